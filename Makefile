@@ -1,0 +1,40 @@
+# prchain — every entry point a user or CI needs.
+PY      ?= .venv/bin/python
+PRCHAIN ?= .venv/bin/prchain
+export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
+
+.PHONY: install system test test-fast lint schema bench mine clean
+
+install: .venv/.installed system ## Python environment plus Docker engine, PostgreSQL, base image
+
+.venv/.installed: pyproject.toml
+	python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+system:
+	bash scripts/setup-system.sh
+	$(PRCHAIN) env base
+
+test: .venv/.installed ## the whole suite, Docker and PostgreSQL tests included
+	$(PY) -m pytest -q
+
+test-fast: .venv/.installed ## skip the Docker-marked tests (for machines without an engine)
+	$(PY) -m pytest -q -m "not docker"
+
+lint: .venv/.installed
+	$(PY) -m ruff check .
+	$(PY) -m mypy prchain sql miner chains llm environments agent prm
+
+schema: .venv/.installed ## regenerate sql/schema.sql from the models
+	$(PY) -m sql.schema
+
+bench: .venv/.installed ## speed figures of every stage (see bench/)
+	$(PY) bench/run_all.py
+
+mine: .venv/.installed ## mine repos.txt from GitHub (needs GITHUB_TOKEN)
+	$(PRCHAIN) mine --repos-file repos.txt
+
+clean:
+	rm -rf .venv data bench/out

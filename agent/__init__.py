@@ -1,0 +1,1 @@
+"""The agent loop, its tools, the judge, rollouts and trajectory export."""

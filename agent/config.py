@@ -1,0 +1,18 @@
+"""Configuration of the agent loop, the judge and the keep policy."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action_format: str = Field("tools", description="tools (native tool calling) or text (one fenced command per reply).")
+    max_steps_per_stage: int = Field(60, ge=1, description="Agent steps allowed in one stage (refinements included).")
+    max_steps_per_chain: int = Field(250, ge=1, description="Agent steps allowed across a chain.")
+    max_tokens_per_chain: int = Field(1_000_000, ge=1, description="Prompt+completion tokens allowed across a chain.")
+    context_window: int = Field(128_000, ge=1024, description="Model context; a conversation beyond it ends the stage.")
+    max_observation_chars: int = Field(10_000, ge=256, description="Tool output past this is truncated with a marker.")
+    judge_threshold: float = Field(0.8, ge=0, le=1, description="Stage score needed to pass.")
+    max_refinements: int = Field(3, ge=0, description="Judge-feedback rounds after the first submission.")
+    keep_policy: str = Field("all", description="all (every stage passes) or prefix (longest passing prefix).")
+    workers: int = Field(1, ge=1, description="Chains rolled out in parallel.")

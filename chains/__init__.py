@@ -1,0 +1,1 @@
+"""Reference graph, chain strategies, intent-level queries and task export."""

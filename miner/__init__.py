@@ -1,0 +1,1 @@
+"""Mining pull requests and the references between them into the store."""

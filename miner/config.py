@@ -1,0 +1,24 @@
+"""Configuration of the PR miner."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class GithubConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    api_url: str = Field("https://api.github.com", description="REST base URL (GraphQL is <api_url>/graphql).")
+    token_env: str = Field("GITHUB_TOKEN", description="Environment variable holding one or more comma-separated tokens.")
+    page_size: int = Field(50, ge=1, le=100, description="PRs per GraphQL page.")
+    max_retries: int = Field(5, ge=0, description="Retries of one request on 5xx or a secondary rate limit.")
+    backoff_seconds: float = Field(2.0, ge=0, description="First backoff delay; doubles on each retry.")
+    max_wait_seconds: float = Field(3700.0, ge=0, description="Longest wait for a primary rate-limit reset.")
+    timeout_seconds: float = Field(30.0, gt=0, description="HTTP timeout of one request.")
+
+
+class MinerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field("github", description="PR source: github (API) or git (a local clone's history).")
+    clone_dir: str = Field("data/clones", description="Where bare clones are kept for patches.")
+    max_patch_bytes: int = Field(2_000_000, ge=0, description="Patches larger than this are stored as too_large.")
+    github: GithubConfig = Field(default_factory=GithubConfig)

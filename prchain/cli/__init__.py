@@ -1,0 +1,69 @@
+"""The `prchain` command: a thin skin over the library.
+
+Every command parses its options, loads the one config, calls one library function and prints a
+summary. Errors prchain raises on purpose are shown as one line plus a hint.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from prchain.errors import PrchainError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# Each module adds its commands to `main` when imported.
+COMMAND_MODULES = ("mine", "stats", "chains", "env", "rollout", "dev")
+
+
+class PrchainGroup(click.Group):
+    """Turns deliberate errors into one clear line and exit code 1 instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PrchainError as exc:
+            click.secho(f"error: {exc}", fg="red", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=PrchainGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="prchain")
+def main() -> None:
+    """Turn chains of real pull requests into long-horizon training data for coding agents.
+
+    The pipeline, one command per step, each reading only the store:
+
+    \b
+      prchain mine        PRs, patches and references → store
+      prchain chains      reference graph → ordered chains of PRs
+      prchain queries     one intent-level sub-query per PR (LLM)
+      prchain env         sandbox images for the rollouts
+      prchain rollout     the agent works through each chain, judged per stage
+      prchain export      kept trajectories → SFT-ready JSONL
+
+    Example:
+
+    \b
+      prchain mine --source git --name astral-sh/ruff ~/clones/ruff
+      prchain stats
+    """
+
+
+def _load_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            importlib.import_module(f"prchain.cli.{name}")
+        except ModuleNotFoundError as exc:
+            # A command module not written yet must not break the others.
+            if exc.name != f"prchain.cli.{name}":
+                raise
+
+
+_load_commands()

@@ -1,0 +1,45 @@
+"""Options shared by every command and the one place that turns them into a Config."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from prchain.config import Config, load_config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def config_options(func: F) -> F:
+    """--config FILE, --set key=value (repeatable) and --db URL."""
+    func = click.option(
+        "--db",
+        "db_url",
+        metavar="URL",
+        help="SQLAlchemy URL of the store (default sqlite:///data/prchain.db; postgresql+psycopg://… works).",
+    )(func)
+    func = click.option(
+        "--set",
+        "overrides",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override one config field, e.g. --set llm.workers=8 (repeatable).",
+    )(func)
+    func = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        help="YAML config file (default ./prchain.yaml when present).",
+    )(func)
+    return func
+
+
+def build_config(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, **extra: Any) -> Config:
+    """Layer the config file, the --set overrides, then explicit command options (given ones only)."""
+    items = list(overrides)
+    if db_url:
+        items.append(f"store.url={db_url}")
+    items += [f"{key}={value}" for key, value in extra.items() if value is not None]
+    return load_config(config_path, items)

@@ -1,0 +1,1 @@
+"""pytest fixtures (loaded by tests/conftest.py as a plugin)."""

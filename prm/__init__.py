@@ -1,0 +1,1 @@
+"""SWE-PRM: taxonomy-guided course correction during rollouts."""

@@ -1,0 +1,1 @@
+"""The store: SQLAlchemy models, engine/session helpers and the generated schema.sql."""

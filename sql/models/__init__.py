@@ -1,0 +1,42 @@
+"""All tables of the store. Import from here; each area keeps its tables in its own module."""
+
+from sql.models.base import Base
+from sql.models.environment import EnvTransition
+from sql.models.llm import LLMCacheEntry, LLMCall
+from sql.models.mining import (
+    Comment,
+    Issue,
+    PRCommit,
+    PRFile,
+    PRPatch,
+    PullRequest,
+    Reference,
+    Repo,
+    SyncCursor,
+)
+from sql.models.prm import PRMCall
+from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
+from sql.models.tasks import Chain, ChainStage
+
+__all__ = [
+    "Base",
+    "Chain",
+    "ChainStage",
+    "Comment",
+    "EnvTransition",
+    "Issue",
+    "Judgement",
+    "LLMCacheEntry",
+    "LLMCall",
+    "PRCommit",
+    "PRFile",
+    "PRMCall",
+    "PRPatch",
+    "PullRequest",
+    "Reference",
+    "Repo",
+    "Rollout",
+    "RolloutStage",
+    "Step",
+    "SyncCursor",
+]

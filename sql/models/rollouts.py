@@ -1,0 +1,82 @@
+"""Rollouts of the agent over chains: every step as it happens, stage results and judgements."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from sql.models.base import Base, utcnow
+
+
+class Rollout(Base):
+    __tablename__ = "rollouts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    chain_id: Mapped[int] = mapped_column(ForeignKey("chains.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(20), default="running")  # running | kept | rejected | failed
+    reason: Mapped[str | None] = mapped_column(Text)
+    conflict_policy: Mapped[str] = mapped_column(String(20))
+    keep_policy: Mapped[str] = mapped_column(String(20), default="all")
+    prm_variant: Mapped[str | None] = mapped_column(String(10))
+    kept_stages: Mapped[int] = mapped_column(default=0)
+    models: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    prompt_tokens: Mapped[int] = mapped_column(default=0)
+    completion_tokens: Mapped[int] = mapped_column(default=0)
+    cost_usd: Mapped[float] = mapped_column(default=0.0)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+
+class RolloutStage(Base):
+    __tablename__ = "rollout_stages"
+    __table_args__ = (UniqueConstraint("rollout_id", "stage_idx"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    stage_idx: Mapped[int]
+    status: Mapped[str] = mapped_column(String(20), default="running")  # running | passed | failed | stopped
+    reason: Mapped[str | None] = mapped_column(Text)
+    score: Mapped[float | None]
+    rounds: Mapped[int] = mapped_column(default=0)
+    stage_diff: Mapped[str] = mapped_column(Text, default="")
+    cumulative_diff: Mapped[str] = mapped_column(Text, default="")
+    test_result: Mapped[dict[str, Any] | None]
+    finished_at: Mapped[datetime | None]
+
+
+class Step(Base):
+    """One message of a trajectory, stored as it happens."""
+
+    __tablename__ = "steps"
+    __table_args__ = (UniqueConstraint("rollout_id", "idx"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    stage_idx: Mapped[int]
+    idx: Mapped[int]  # position in the rollout's message list
+    kind: Mapped[str] = mapped_column(String(20))  # system | query | assistant | tool | feedback | prm | format_error
+    message: Mapped[dict[str, Any]]  # the OpenAI-format message exactly as sent
+    tool_call: Mapped[dict[str, Any] | None]
+    observation: Mapped[str | None] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(default=0)
+    completion_tokens: Mapped[int] = mapped_column(default=0)
+    latency_ms: Mapped[float] = mapped_column(default=0.0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Judgement(Base):
+    __tablename__ = "judgements"
+    __table_args__ = (UniqueConstraint("rollout_id", "stage_idx", "round"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    stage_idx: Mapped[int]
+    round: Mapped[int]  # 0 = first submission, 1..3 = refinements
+    score: Mapped[float]
+    comment: Mapped[str] = mapped_column(Text, default="")
+    passed: Mapped[bool]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

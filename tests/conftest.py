@@ -1,0 +1,73 @@
+"""Fixtures shared by the whole suite: databases (SQLite and PostgreSQL) and the local fake servers."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from sql.db import make_engine
+
+pytest_plugins = [
+    "prchain.testing.github_fixtures",
+    "prchain.testing.llm_fixtures",
+    "prchain.testing.docker_fixtures",
+]
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+POSTGRES_URL = os.environ.get("PRCHAIN_TEST_POSTGRES_URL", "")
+
+
+def _postgres_admin() -> Engine | None:
+    if not POSTGRES_URL:
+        return None
+    engine = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect():
+            return engine
+    except Exception:
+        return None
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[Engine]:
+    engine = _postgres_admin()
+    if engine is None:
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is not reachable at PRCHAIN_TEST_POSTGRES_URL={POSTGRES_URL!r}")
+        pytest.skip("PostgreSQL not reachable (run `make install` to start it)")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database URL: a SQLite file, or a new PostgreSQL database dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'prchain.db'}"
+        return
+    admin: Engine = request.getfixturevalue("postgres_admin")
+    name = f"prchain_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'prchain.db'}"
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
