@@ -17,7 +17,7 @@ from prchain.errors import PrchainError
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # Each module adds its commands to `main` when imported.
-COMMAND_MODULES = ("mine", "stats", "chains", "env", "rollout", "dev")
+COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "dev")
 
 
 class PrchainGroup(click.Group):
