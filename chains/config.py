@@ -2,6 +2,17 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# How strongly each reference type says "this PR builds on that one" (higher is stronger).
+DEFAULT_TYPE_STRENGTH = {
+    "fixes": 3,
+    "follow_up": 3,
+    "reverts": 3,
+    "cross_reference": 2,
+    "closing_issue": 2,
+    "issue_mediated": 2,
+    "mention": 1,
+}
+
 
 class ChainFilters(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -20,5 +31,38 @@ class ChainsConfig(BaseModel):
     min_len: int = Field(2, ge=1, description="Shortest chain kept.")
     max_len: int = Field(5, ge=1, description="Longest chain kept (the paper uses 5).")
     filters: ChainFilters = Field(default_factory=ChainFilters)
+    type_strength: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_TYPE_STRENGTH),
+        description="Strength of each reference type; an edge takes the strongest of its references. "
+        "Types missing here count as 1.",
+    )
+    weak_strength: int = Field(
+        1, ge=0, description="Edges whose strength is at most this are 'weak' and need weak_min_overlap."
+    )
+    weak_min_overlap: float = Field(
+        0.05, ge=0, le=1, description="File overlap (Jaccard) a weak edge (a plain mention) needs to be kept."
+    )
+    min_overlap: float = Field(
+        0.0, ge=0, le=1, description="File overlap (Jaccard) every edge needs; 0 keeps edges between disjoint PRs."
+    )
+    overlap_weight: float = Field(2.0, ge=0, description="Weight of file overlap beside strength in an edge's score.")
+    max_issue_fanout: int = Field(
+        4, ge=2, description="An issue that mediates links among more PRs than this is an umbrella issue; "
+        "its issue_mediated links are ignored."
+    )
+    check_ancestry: bool = Field(
+        True, description="Where the repo's clone is at hand, require pr_(i-1)'s merge commit to be an "
+        "ancestor of pr_i's base commit."
+    )
+    ancestry_fallback_limit: int = Field(
+        2000, ge=0, description="Edges off the first-parent history checked one by one with git merge-base; "
+        "beyond this they are kept unchecked."
+    )
+    max_branching: int = Field(8, ge=1, description="Successors explored per PR in the path search, strongest first.")
+    max_paths_per_start: int = Field(50, ge=1, description="Candidate paths emitted per starting PR (bounds dense graphs).")
+    temporal_window: int = Field(
+        10, ge=1, description="temporal strategy: how many later merges to look through for the next PR "
+        "touching an overlapping file."
+    )
     query_patch_tokens: int = Field(3000, ge=100, description="Token budget of the patch shown to the query writer.")
     query_max_attempts: int = Field(4, ge=1, description="Regenerations of a query that leaks an identifier.")

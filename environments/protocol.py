@@ -33,8 +33,15 @@ class Transition:
     outcome: str  # clean | conflict_stopped | oracle_reset | partial
     reverted: list[int] = field(default_factory=list)
     applied: bool = False
-    rejected_hunks: str = ""
+    rejected_hunks: str = ""  # hunks of Δ_(t-1) that did not apply (policy partial), as .rej text
     seconds: float = 0.0
+    # Additive detail: gold patches that did not revert cleanly (their leftover hunks), the size of
+    # the carried patch, and the two commits the stage diff and cumulative diff are taken against.
+    revert_failed: list[int] = field(default_factory=list)
+    revert_rejected_hunks: str = ""
+    carried_bytes: int = 0
+    stage_base: str = ""
+    stage_start: str = ""
 
     @property
     def stopped(self) -> bool:

@@ -36,9 +36,21 @@ class LLMConfig(BaseModel):
     temperature: dict[str, float] = Field(default_factory=dict, description="Sampling temperature per role.")
     workers: int = Field(4, ge=1, description="Concurrent requests.")
     max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and malformed output.")
+    retry_backoff_seconds: float = Field(
+        1.0, ge=0, description="First wait before a retry; doubles each time (with jitter), up to the max."
+    )
+    retry_backoff_max_seconds: float = Field(
+        30.0, ge=0, description="Longest wait between retries, also the cap on a server's Retry-After."
+    )
     timeout_seconds: float = Field(120.0, gt=0, description="Timeout of one request.")
     cache: bool = Field(True, description="Reuse a stored response for an identical request.")
-    prices: dict[str, Price] = Field(default_factory=dict, description="Price per model name.")
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="Price per model name; the key `*` prices any model not listed."
+    )
 
     def model_for(self, role: str) -> str:
         return self.models.get(role, self.default_model)
+
+    def temperature_for(self, role: str) -> float | None:
+        """None leaves the temperature to the server's default."""
+        return self.temperature.get(role)

@@ -13,6 +13,18 @@ class GithubConfig(BaseModel):
     backoff_seconds: float = Field(2.0, ge=0, description="First backoff delay; doubles on each retry.")
     max_wait_seconds: float = Field(3700.0, ge=0, description="Longest wait for a primary rate-limit reset.")
     timeout_seconds: float = Field(30.0, gt=0, description="HTTP timeout of one request.")
+    secondary_wait_seconds: float = Field(
+        60.0, ge=0, description="First wait after a secondary rate limit that gave no Retry-After (GitHub asks >= 60 s); doubles."
+    )
+    request_interval_seconds: float = Field(
+        0.0, ge=0, description="Least pause between two requests (GitHub asks for serial requests, which we always make)."
+    )
+    clone_url_template: str = Field(
+        "https://github.com/{full_name}.git",
+        description="Where the bare clone for patches is fetched from; {full_name} is owner/name. Never holds a token.",
+    )
+    use_clone: bool = Field(True, description="Take patches from a local bare clone (False: from the API, one request per PR).")
+    api_patch_fallback: bool = Field(True, description="Ask the API for a PR's diff when the clone lacks its commits.")
 
 
 class MinerConfig(BaseModel):

@@ -84,3 +84,19 @@ class JudgeOutputInvalid(LLMOutputInvalid):
 
 class NothingToDo(PrchainError):
     hint = "run the earlier pipeline stage first (mine → chains build → queries build → rollout)"
+
+
+class LLMUnavailable(LLMError):
+    """The LLM server kept failing (429, 5xx, timeouts, refused connections) after the retry budget."""
+
+    hint = "the LLM server kept failing; rerun later: finished work and cached replies are kept"
+
+
+class PRMOutputInvalid(LLMOutputInvalid):
+    """The PRM's reply is not a verdict of the shape its variant asks for."""
+
+
+class GithubQueryFailed(PrchainError):
+    """GitHub answered, but refused the request for a reason retrying cannot fix (e.g. a GraphQL error)."""
+
+    hint = "the GitHub API refused a query; rerun with -v for details, finished work is kept"

@@ -24,9 +24,13 @@ class Rollout(Base):
     kept_stages: Mapped[int] = mapped_column(default=0)
     models: Mapped[dict[str, Any]] = mapped_column(default=dict)
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    prompt_tokens: Mapped[int] = mapped_column(default=0)
+    action_format: Mapped[str] = mapped_column(String(10), default="tools")
+    prompt_tokens: Mapped[int] = mapped_column(default=0)  # billed over every policy call
     completion_tokens: Mapped[int] = mapped_column(default=0)
-    cost_usd: Mapped[float] = mapped_column(default=0.0)
+    trajectory_tokens: Mapped[int] = mapped_column(default=0)  # length of the final conversation
+    agent_steps: Mapped[int] = mapped_column(default=0)
+    tool_calls: Mapped[int] = mapped_column(default=0)
+    cost_usd: Mapped[float] = mapped_column(default=0.0)  # every LLM call of the rollout (policy, judge, PRM)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
@@ -45,6 +49,8 @@ class RolloutStage(Base):
     stage_diff: Mapped[str] = mapped_column(Text, default="")
     cumulative_diff: Mapped[str] = mapped_column(Text, default="")
     test_result: Mapped[dict[str, Any] | None]
+    agent_steps: Mapped[int] = mapped_column(default=0)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
 
@@ -79,4 +85,6 @@ class Judgement(Base):
     score: Mapped[float]
     comment: Mapped[str] = mapped_column(Text, default="")
     passed: Mapped[bool]
+    attempts: Mapped[int] = mapped_column(default=1)  # judge calls needed (malformed or leaking output re-asked)
+    redacted: Mapped[bool] = mapped_column(default=False)  # comment still quoted the gold patch and was redacted
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

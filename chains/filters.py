@@ -1,0 +1,102 @@
+"""Which PRs may be a chain stage: no bots, no docs-only or lockfile-only work, nothing reverted, nothing huge."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from chains.config import ChainFilters
+
+if TYPE_CHECKING:
+    from chains.graph import PRNode
+
+BOT_NAMES = frozenset({
+    "dependabot", "dependabot-preview", "renovate", "renovate-bot", "github-actions", "pre-commit-ci",
+    "mergify", "greenkeeper", "snyk-bot", "imgbot", "allcontributors",
+})
+LOCKFILES = frozenset({
+    "cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "pipfile.lock",
+    "gemfile.lock", "composer.lock", "go.sum", "pdm.lock", "bun.lockb", "flake.lock", "mix.lock", "podfile.lock",
+})
+DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
+DOC_DIRS = frozenset({"docs", "doc", "documentation"})
+DOC_NAMES = ("readme", "changelog", "changes", "license", "contributing", "authors", "code_of_conduct")
+
+
+class _Ref(Protocol):
+    src: int
+    dst: int
+    type: str
+
+
+@dataclass
+class FilterReport:
+    """How many PRs each filter removed (a PR is counted under the first filter it fails)."""
+
+    removed: Counter[str] = field(default_factory=Counter)
+
+
+def is_bot(author: str | None) -> bool:
+    if not author:
+        return False
+    name = author.lower().strip()
+    return name.endswith("[bot]") or name.endswith("-bot") or name in BOT_NAMES
+
+
+def is_doc_path(path: str) -> bool:
+    parts = path.lower().split("/")  # str.split, not pathlib: this runs for every file of every PR
+    name = parts[-1]
+    if name.startswith("requirements"):
+        return False
+    if any(part in DOC_DIRS for part in parts[:-1]):
+        return True
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return suffix in DOC_SUFFIXES or name.startswith(DOC_NAMES)
+
+
+def is_lockfile(path: str) -> bool:
+    return path.rsplit("/", 1)[-1].lower() in LOCKFILES
+
+
+def reverted_prs(refs: Iterable[_Ref], nodes: Mapping[int, PRNode]) -> set[int]:
+    """PRs a later PR reverts (the reverting PR is the newer one of the pair)."""
+    reverted: set[int] = set()
+    for ref in refs:
+        if ref.type != "reverts" or ref.src not in nodes or ref.dst not in nodes:
+            continue
+        src, dst = nodes[ref.src], nodes[ref.dst]
+        reverted.add(dst.id if dst.merged_at <= src.merged_at else src.id)
+    return reverted
+
+
+def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | None:
+    """The first filter this PR fails, or None when it may be a stage."""
+    if filters.skip_bots and is_bot(node.author):
+        return "bot"
+    if filters.skip_reverted and node.id in reverted:
+        return "reverted"
+    if node.lines > filters.max_patch_lines:
+        return "patch_too_large"
+    if node.files and filters.skip_lockfile_only and all(is_lockfile(p) for p in node.files):
+        return "lockfile_only"
+    if node.files and filters.skip_docs_only and all(is_doc_path(p) for p in node.files):
+        return "docs_only"
+    return None
+
+
+def apply_filters(
+    nodes: Mapping[int, PRNode], refs: Iterable[_Ref], filters: ChainFilters
+) -> tuple[set[int], FilterReport]:
+    """The ids of PRs that pass every filter, and what each filter removed."""
+    report = FilterReport()
+    reverted = reverted_prs(refs, nodes) if filters.skip_reverted else set()
+    kept: set[int] = set()
+    for node in nodes.values():
+        reason = rejection(node, filters, reverted)
+        if reason:
+            report.removed[reason] += 1
+        else:
+            kept.add(node.id)
+    return kept, report

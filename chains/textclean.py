@@ -1,0 +1,120 @@
+"""Text in and out of the query writer: cleaned PR bodies, patches cut to a budget, parsed replies.
+
+PR templates leave HTML comments, checklists, empty headings, images and badges behind; none of
+it helps a model understand the intent, and links must not leak into the queries. A reply is
+accepted only as plain prose (no code, links or step lists), else it is an LLMOutputInvalid
+that the client retries.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prchain.errors import LLMOutputInvalid
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_IMAGE_MD = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_IMAGE_HTML = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:details|summary|p|br|div|span|sub|sup|picture|source|b|i|em|strong)\b[^>]*>", re.IGNORECASE)
+_LINK_MD = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"<?https?://[^\s)>\]]+>?")
+_CHECKLIST = re.compile(r"^\s*[-*+]\s*\[[ xX]\].*$", re.MULTILINE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_BLANKS = re.compile(r"\n{3,}")
+
+DEFAULT_MAX_CHARS = 6000
+
+
+def clean_body(body: str | None, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The description without comments, checklists, images, links, tags and empty sections."""
+    text = (body or "").replace("\r\n", "\n")
+    for pattern in (_HTML_COMMENT, _IMAGE_MD, _IMAGE_HTML, _CHECKLIST):
+        text = pattern.sub("", text)
+    text = _HTML_TAG.sub(" ", text)
+    text = _LINK_MD.sub(r"\1", text)
+    text = _URL.sub("", text)
+    text = _drop_empty_sections(text)
+    text = _BLANKS.sub("\n\n", text).strip()
+    return text if len(text) <= max_chars else text[:max_chars].rstrip() + "\n[… description truncated]"
+
+
+def _drop_empty_sections(text: str) -> str:
+    """Remove headings with nothing under them before the next heading of any level (template leftovers)."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    for index, line in enumerate(lines):
+        if _HEADING.match(line) and not _has_content_before_next_heading(lines, index + 1):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _has_content_before_next_heading(lines: list[str], start: int) -> bool:
+    for line in lines[start:]:
+        if _HEADING.match(line):
+            return False
+        if line.strip():
+            return True
+    return False
+
+
+_SECTION = re.compile(r"^diff --git ", re.MULTILINE)
+_CODE_FENCE = re.compile(r"```")
+_PREAMBLE = re.compile(r"^\s*(?:\*\*)?(?:query|overview|rewritten (?:query|text))(?:\*\*)?\s*:\s*", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token; good enough to budget a prompt."""
+    return (len(text) + 3) // 4
+
+
+def trim_patch(diff: str, budget_tokens: int) -> tuple[str, bool]:
+    """(the diff cut to about `budget_tokens`, whether anything was cut).
+
+    Whole files are kept in order while they fit; the file that crosses the budget is cut at a
+    line boundary, and later files are only named, so the writer still sees everything touched.
+    """
+    budget = budget_tokens * 4
+    if len(diff) <= budget:
+        return diff, False
+    starts = [m.start() for m in _SECTION.finditer(diff)] or [0]
+    sections = [diff[a:b] for a, b in zip(starts, [*starts[1:], len(diff)], strict=True)]
+    kept: list[str] = []
+    used = 0
+    for index, section in enumerate(sections):
+        if used + len(section) > budget:
+            kept.append(_cut(section, budget - used))
+            omitted = [_section_name(rest) for rest in sections[index + 1 :]]
+            if omitted:
+                kept.append(f"[… diff trimmed; also changed: {', '.join(omitted)}]\n")
+            break
+        kept.append(section)
+        used += len(section)
+    return "".join(kept), True
+
+
+def _cut(section: str, room: int) -> str:
+    head = section[: max(room, 0)]
+    head = head[: head.rfind("\n") + 1] if "\n" in head else ""
+    dropped = section[len(head) :].count("\n")
+    return head + f"[… {dropped} more lines of {_section_name(section)} omitted]\n"
+
+
+def _section_name(section: str) -> str:
+    first = section.split("\n", 1)[0]
+    return first.rsplit(" b/", 1)[-1] if " b/" in first else first.removeprefix("diff --git ").strip()
+
+
+def parse_query(text: str) -> str:
+    """The model's query as plain prose; LLMOutputInvalid when it is empty, code, a list or has links."""
+    query = _PREAMBLE.sub("", text.strip()).strip().strip('"').strip()
+    if not query:
+        raise LLMOutputInvalid("the reply is empty; write the query as prose")
+    if _CODE_FENCE.search(query) or "`" in query:
+        raise LLMOutputInvalid("the reply contains code or code formatting; write prose without backticks")
+    if _URL.search(query):
+        raise LLMOutputInvalid("the reply contains a URL; remove every link")
+    if len(_LIST_ITEM.findall(query)) >= 2:
+        raise LLMOutputInvalid("the reply is a list of steps; write flowing prose instead")
+    return query

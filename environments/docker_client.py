@@ -1,0 +1,265 @@
+"""The one module that touches the docker SDK: images, containers, exec with bounded output.
+
+Every call that can fail turns the SDK's exceptions into prchain's typed errors, so the rest of
+`environments/` never imports `docker`.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import docker
+from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
+
+from prchain.errors import ContainerDied, EnvironmentFailure
+
+MANAGED_LABEL = "prchain.managed"
+
+
+@dataclass(frozen=True)
+class RawExec:
+    """What one `docker exec` gave back, before the environment turns it into an ExecResult."""
+
+    output: bytes
+    exit_code: int
+    seconds: float
+    dropped: int = 0  # bytes dropped from the middle of the output
+    head: int = 0  # output[:head] came before the dropped bytes, output[head:] after
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str
+    name: str
+    labels: dict[str, str]
+    environment: dict[str, str]
+    user: str = "root"
+    network: bool = False
+    cpus: float = 1.0
+    memory: str = "2g"
+    pids_limit: int = 256
+    cap_add: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Bounded:
+    """Keeps the head and the tail of a stream, dropping the middle past `limit` bytes."""
+
+    limit: int
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.limit // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        excess = len(self.tail) - (self.limit - self.limit // 2)
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+
+def connect() -> docker.DockerClient:
+    """A client for the local engine; a clear error when no engine answers."""
+    try:
+        client = docker.from_env(timeout=300)
+        client.ping()
+        return client
+    except DockerException as exc:
+        raise EnvironmentFailure(f"cannot reach the Docker engine: {exc}") from None
+
+
+class DockerClient:
+    """Thin wrapper over the SDK with only the operations prchain needs."""
+
+    def __init__(self, client: docker.DockerClient | None = None) -> None:
+        self._client = client or connect()
+        self.api = self._client.api
+
+    # ---- images -------------------------------------------------------------------------------
+
+    def image_id(self, name: str) -> str | None:
+        try:
+            return str(self._client.images.get(name).id)
+        except ImageNotFound:
+            return None
+        except APIError as exc:
+            raise EnvironmentFailure(f"cannot inspect image {name}: {exc}") from None
+
+    def pull(self, name: str) -> str | None:
+        """Try a registry once; None when it cannot be reached or has no such image."""
+        try:
+            return str(self._client.images.pull(name).id)
+        except DockerException:
+            return None
+
+    def import_tar(self, stream: Iterable[bytes] | Any, name: str, labels: dict[str, str]) -> str:
+        """`docker import` of a root filesystem tarball (a file object or an iterable of bytes)."""
+        repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
+        changes = [f"LABEL {k}={v}" for k, v in labels.items()] + ['CMD ["/bin/bash"]']
+        try:
+            self.api.import_image_from_stream(stream, repository=repo, tag=tag, changes=changes)
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker import of {name} failed: {exc}") from None
+        found = self.image_id(name)
+        if found is None:
+            raise EnvironmentFailure(f"docker import of {name} produced no image")
+        return found
+
+    def build(self, context: str, tag: str, labels: dict[str, str], network: bool = True) -> tuple[str, str]:
+        """`docker build` of a directory holding a Dockerfile; returns (image id, build log)."""
+        lines: list[str] = []
+        try:
+            image, logs = self._client.images.build(
+                path=context, tag=tag, labels=labels, rm=True, forcerm=True,
+                network_mode=None if network else "none",
+            )
+            lines += [str(entry.get("stream", "")) for entry in logs]
+        except BuildError as exc:
+            lines += [str(entry.get("stream", entry.get("error", ""))) for entry in exc.build_log]
+            raise EnvironmentFailure(f"docker build of {tag} failed: {exc.msg}\n{''.join(lines)[-2000:]}") from None
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker build of {tag} failed: {exc}") from None
+        return str(image.id), "".join(lines)
+
+    def tag(self, image_id: str, name: str) -> None:
+        repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
+        self._client.images.get(image_id).tag(repo, tag)
+
+    def images(self, labels: dict[str, str]) -> list[dict[str, Any]]:
+        """Managed images as plain dicts: id, tags, labels, size, created."""
+        found = self._client.images.list(filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+        return [
+            {"id": img.id, "tags": img.tags, "labels": img.labels, "size": img.attrs.get("Size", 0),
+             "created": img.attrs.get("Created", "")}
+            for img in found
+        ]
+
+    def remove_image(self, ref: str) -> bool:
+        try:
+            self._client.images.remove(ref, force=False, noprune=False)
+            return True
+        except (NotFound, ImageNotFound):
+            return False
+        except APIError:  # still used by a container, or by another tag: keep it
+            return False
+
+    # ---- containers ---------------------------------------------------------------------------
+
+    def run(self, spec: ContainerSpec) -> str:
+        """Start a detached, locked-down container that idles until it is execed into."""
+        try:
+            container = self._client.containers.run(
+                spec.image, ["sleep", "infinity"], name=spec.name, detach=True, labels=spec.labels,
+                environment=spec.environment, user=spec.user, init=True,
+                network_mode="bridge" if spec.network else "none",
+                nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, memswap_limit=spec.memory,
+                pids_limit=spec.pids_limit, cap_drop=["ALL"], cap_add=spec.cap_add or None,
+                security_opt=["no-new-privileges"], working_dir="/",
+            )
+        except DockerException as exc:
+            raise EnvironmentFailure(f"cannot start a container from {spec.image}: {exc}") from None
+        return str(container.id)
+
+    def containers(self, labels: dict[str, str]) -> list[dict[str, Any]]:
+        found = self._client.containers.list(
+            all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]}
+        )
+        return [{"id": c.id, "name": c.name, "status": c.status, "labels": c.labels} for c in found]
+
+    def remove_container(self, container_id: str) -> bool:
+        try:
+            self._client.containers.get(container_id).remove(force=True, v=True)
+            return True
+        except NotFound:
+            return False
+        except APIError as exc:
+            if exc.status_code == 409:  # removal already in progress
+                return False
+            raise EnvironmentFailure(f"cannot remove container {container_id[:12]}: {exc}") from None
+
+    def is_running(self, container_id: str) -> bool:
+        try:
+            return bool(self.api.inspect_container(container_id)["State"]["Running"])
+        except NotFound:
+            return False
+
+    def commit(self, container_id: str, repository: str, tag: str) -> str:
+        image = self._client.containers.get(container_id).commit(repository=repository, tag=tag)
+        return str(image.id)
+
+    # ---- exec and files -----------------------------------------------------------------------
+
+    def exec(
+        self, container_id: str, argv: list[str], *, user: str, workdir: str, env: dict[str, str],
+        limit: int, deadline: float | None = None,
+    ) -> RawExec:
+        """Run argv in the container; keep head and tail of the output within `limit` bytes.
+
+        `deadline` is a host-side guard (seconds) for a stream that stays open after the in-container
+        timeout fired (e.g. a daemon that escaped the process group): we stop reading then.
+        """
+        start = time.monotonic()
+        try:
+            exec_id = self.api.exec_create(container_id, argv, user=user, workdir=workdir, environment=env)["Id"]
+            stream = self.api.exec_start(exec_id, stream=True, demux=False)
+        except NotFound:
+            raise ContainerDied(f"container {container_id[:12]} is gone") from None
+        except APIError as exc:
+            self._raise_if_dead(container_id, exc)
+            raise EnvironmentFailure(f"docker exec failed: {exc}") from None
+        buffer = _Bounded(limit)
+        finished = self._drain(stream, buffer, deadline)
+        try:
+            code = self.api.exec_inspect(exec_id).get("ExitCode") if finished else None
+        except NotFound:
+            raise ContainerDied(f"container {container_id[:12]} is gone") from None
+        if code is None or code in (-1, 137):  # killed: the command, or the whole container?
+            self._raise_if_dead(container_id, None)
+            code = 137 if code is None else code
+        output = bytes(buffer.head + buffer.tail)
+        return RawExec(output, int(code), time.monotonic() - start, buffer.dropped, len(buffer.head))
+
+    @staticmethod
+    def _drain(stream: Iterator[bytes], buffer: _Bounded, deadline: float | None) -> bool:
+        def pump() -> None:
+            try:
+                for chunk in stream:
+                    buffer.feed(chunk)
+            except DockerException:
+                pass
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        reader.join(deadline)
+        return not reader.is_alive()
+
+    def _raise_if_dead(self, container_id: str, exc: Exception | None) -> None:
+        if not self.is_running(container_id):
+            raise ContainerDied(f"container {container_id[:12]} is not running") from exc
+
+    def put_files(self, container_id: str, directory: str, files: dict[str, bytes], uid: int, mode: int) -> None:
+        """Copy files into an existing directory of the container, owned by `uid`, in one request."""
+        blob = io.BytesIO()
+        with tarfile.open(fileobj=blob, mode="w") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size, info.uid, info.gid, info.mode, info.mtime = len(data), uid, uid, mode, int(time.time())
+                tar.addfile(info, io.BytesIO(data))
+        try:
+            ok = self.api.put_archive(container_id, directory, blob.getvalue())
+        except NotFound:
+            raise ContainerDied(f"container {container_id[:12]} is gone") from None
+        except APIError as exc:
+            raise EnvironmentFailure(f"cannot copy {sorted(files)} into the container: {exc}") from None
+        if not ok:
+            raise EnvironmentFailure(f"cannot copy {sorted(files)} into {directory}")

@@ -1,0 +1,230 @@
+"""Base and per-repo sandbox images, tagged by a hash of their recipe so nothing is rebuilt twice.
+
+The base image (python3 + git) comes from the local engine, a registry, or, for `prchain/*` names
+that no registry serves, a local `debootstrap` + `docker import`. A repo image adds a full mirror
+of the local clone (root-only, so the agent cannot read future history) and the per-repo install
+commands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.carry import ORIGIN_DIR, STATE_DIR, WORKDIR
+from environments.config import EnvironmentConfig
+from environments.docker_client import MANAGED_LABEL, DockerClient
+from prchain.errors import EnvironmentFailure, GitError
+
+Notify = Callable[[str], None]
+RECIPE_VERSION = "1"  # bump when the Dockerfile below changes meaning
+
+DOCKERFILE = """\
+FROM {base}
+RUN set -e; id -u agent >/dev/null 2>&1 || useradd --create-home --uid 1000 --shell /bin/bash agent \\
+    || useradd --create-home --shell /bin/bash agent; \\
+    mkdir -p /opt/prchain {state} /work; chmod 0700 /opt/prchain
+COPY origin.git {origin}
+COPY worktree {workdir}
+COPY gitconfig /root/.gitconfig
+COPY gitconfig /home/agent/.gitconfig
+ENV LANG=C.UTF-8 HOME=/home/agent PYTHONDONTWRITEBYTECODE=1
+WORKDIR {workdir}
+{install}RUN chown -R agent:agent /work /home/agent {state} && chmod 0700 {state} && chmod -R go-rwx {origin}
+"""
+
+GITCONFIG = """\
+[user]
+\tname = prchain agent
+\temail = agent@prchain.invalid
+[safe]
+\tdirectory = *
+[advice]
+\tdetachedHead = false
+[init]
+\tdefaultBranch = main
+[core]
+\tpager = cat
+[gc]
+\tauto = 0
+"""
+
+
+@dataclass(frozen=True)
+class RepoImage:
+    repo: str
+    tag: str
+    image_id: str
+    built: bool  # False when the recipe was already built
+    log_path: Path | None = None
+
+
+def recipe_hash(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _labels(kind: str, recipe: str, **extra: str) -> dict[str, str]:
+    return {MANAGED_LABEL: "1", "prchain.kind": kind, "prchain.recipe": recipe, **extra}
+
+
+def _log_file(config: EnvironmentConfig, name: str) -> Path:
+    target = Path(config.log_dir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".log")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+# ---- base image -------------------------------------------------------------------------------
+
+
+def base_recipe(config: EnvironmentConfig) -> str:
+    return recipe_hash("base", RECIPE_VERSION, config.base_suite, sorted(config.base_packages), config.debian_mirror)
+
+
+def ensure_base_image(client: DockerClient, config: EnvironmentConfig, notify: Notify = print) -> str:
+    """The id of `config.base_image`, pulling or building it when the engine does not have it."""
+    found = client.image_id(config.base_image)
+    if found:
+        return found
+    if not config.base_image.startswith("prchain/"):
+        pulled = client.pull(config.base_image)
+        if pulled:
+            return pulled
+        raise EnvironmentFailure(
+            f"base image {config.base_image} is not present and could not be pulled",
+            hint="load it with `docker load`, or use a prchain/* name so prchain builds one with debootstrap",
+        )
+    recipe = base_recipe(config)
+    cached = f"prchain/base:recipe-{recipe[:16]}"
+    image = client.image_id(cached) or _debootstrap_import(client, config, cached, recipe, notify)
+    client.tag(image, config.base_image)
+    return image
+
+
+def _debootstrap_import(client: DockerClient, config: EnvironmentConfig, tag: str, recipe: str, notify: Notify) -> str:
+    if shutil.which("debootstrap") is None:
+        raise EnvironmentFailure(
+            f"base image {config.base_image} is missing and debootstrap is not installed",
+            hint="apt-get install debootstrap (scripts/setup-system.sh does), then rerun `prchain env base`",
+        )
+    notify(
+        f"base image {config.base_image} not found and no registry is used: building it locally with "
+        f"debootstrap ({config.base_suite}, {', '.join(config.base_packages)}); this takes about a minute"
+    )
+    log = _log_file(config, f"base-{recipe[:16]}")
+    with tempfile.TemporaryDirectory(prefix="prchain-rootfs-") as tmp:
+        root = Path(tmp) / "root"
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(config.base_packages)}",
+               config.base_suite, str(root), config.debian_mirror]
+        with log.open("w") as out:
+            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                raise EnvironmentFailure(f"debootstrap failed; see {log}")
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            shutil.rmtree(root / junk, ignore_errors=True)
+        tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
+        image = client.import_tar(tar.stdout, tag, _labels("base", recipe))
+        if tar.wait() != 0:
+            raise EnvironmentFailure(f"tar of the root filesystem failed; see {log}")
+    notify(f"built base image {tag} ({image[:19]}), tagged {config.base_image}; log: {log}")
+    return image
+
+
+# ---- repo images ------------------------------------------------------------------------------
+
+
+def _git(clone: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(clone), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed in {clone}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def clone_state(clone: Path) -> str:
+    """A digest of every ref and HEAD: any new commit or ref in the clone changes it."""
+    if not (clone / ".git").exists() and not (clone / "HEAD").exists():
+        raise GitError(f"{clone} is not a git clone")
+    refs = _git(clone, "for-each-ref", "--format=%(objectname) %(refname)")
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "-q", "--verify", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    return recipe_hash(refs, head)
+
+
+def repo_image_tag(repo: str, recipe: str) -> str:
+    slug = re.sub(r"[^a-z0-9_.-]+", "-", repo.lower()).strip("-.") or "repo"
+    return f"prchain/repo-{slug}:{recipe[:16]}"
+
+
+def repo_recipe(base_id: str, clone: Path, commands: list[str]) -> str:
+    return recipe_hash("repo", RECIPE_VERSION, base_id, clone_state(clone), commands)
+
+
+def ensure_repo_image(
+    client: DockerClient, config: EnvironmentConfig, repo: str, clone_path: str | Path, notify: Notify = print
+) -> RepoImage:
+    """The repo's image for the current clone and install commands, built only if that recipe is new."""
+    clone = Path(clone_path).resolve()
+    base = ensure_base_image(client, config, notify)
+    commands = config.install_commands.get(repo, [])
+    recipe = repo_recipe(base, clone, commands)
+    tag = repo_image_tag(repo, recipe)
+    found = client.image_id(tag)
+    if found:
+        return RepoImage(repo, tag, found, built=False)
+    notify(f"building {tag} from {clone}")
+    log = _log_file(config, tag)
+    with tempfile.TemporaryDirectory(prefix="prchain-build-") as tmp:
+        _write_context(Path(tmp), clone, config.base_image, commands)
+        image, text = client.build(tmp, tag, _labels("repo", recipe, **{"prchain.repo": repo}))
+    log.write_text(text)
+    return RepoImage(repo, tag, image, built=True, log_path=log)
+
+
+def _write_context(ctx: Path, clone: Path, base: str, commands: list[str]) -> None:
+    origin = ctx / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", "--no-hardlinks", str(clone), str(origin)],
+                   check=True, capture_output=True)
+    # Stages fetch B_t by sha from this mirror; it must not point back at the host path.
+    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    _git(origin, "config", "--remove-section", "remote.origin")
+    worktree = ctx / "worktree"
+    worktree.mkdir()
+    if subprocess.run(["git", "-C", str(clone), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True).returncode == 0:
+        archive = subprocess.Popen(["git", "-C", str(clone), "archive", "HEAD"], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(worktree)], stdin=archive.stdout, check=True)
+        archive.wait()
+    (ctx / "gitconfig").write_text(GITCONFIG)
+    install = "".join(f"RUN {json.dumps(['/bin/bash', '-c', cmd])}\n" for cmd in commands)
+    (ctx / "Dockerfile").write_text(
+        DOCKERFILE.format(base=base, state=STATE_DIR, origin=ORIGIN_DIR, workdir=WORKDIR, install=install)
+    )
+
+
+# ---- housekeeping -----------------------------------------------------------------------------
+
+
+def list_images(client: DockerClient) -> list[dict[str, object]]:
+    return sorted(client.images({MANAGED_LABEL: "1"}), key=lambda i: str(i["created"]), reverse=True)
+
+
+def prune_images(client: DockerClient, *, keep_latest: bool = True) -> list[str]:
+    """Remove repo images superseded by a newer recipe (all repo images with keep_latest=False)."""
+    seen: set[str] = set()
+    removed: list[str] = []
+    for image in list_images(client):
+        labels = image["labels"] if isinstance(image["labels"], dict) else {}
+        if labels.get("prchain.kind") != "repo":
+            continue
+        repo = labels.get("prchain.repo", "")
+        if keep_latest and repo not in seen:
+            seen.add(repo)
+            continue
+        tags = image["tags"] if isinstance(image["tags"], list) else []
+        if all(client.remove_image(t) for t in tags) and tags:
+            removed.append(str(tags[0]))
+    return removed

@@ -1,0 +1,83 @@
+"""Recording every LLM call (never its credentials) and summing what calls cost."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, case, func, select
+from sqlalchemy.orm import Session
+
+from sql.db import session_scope
+from sql.models import LLMCall
+
+# Servers echo a refused key in their error text ("Incorrect API key provided: sk-..."); never store one.
+_KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """`text` with the given secrets and anything shaped like an API key replaced by ***."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _KEY_PATTERN.sub("***", text)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    role: str
+    model: str
+    cache_key: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    cached: bool = False
+    status: str = "ok"  # ok | error | invalid_output
+    error: str | None = None
+    rollout_id: int | None = None
+
+
+@dataclass
+class Usage:
+    """Running totals of one client, for the summaries commands print."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, record: CallRecord) -> None:
+        with self._lock:
+            self.calls += 1
+            self.cached_calls += record.cached
+            self.failed_calls += record.status == "error"
+            self.prompt_tokens += record.prompt_tokens
+            self.completion_tokens += record.completion_tokens
+            self.cost_usd += record.cost_usd
+
+    @property
+    def paid_calls(self) -> int:
+        """Calls that reached the server (cache hits excluded)."""
+        return self.calls - self.cached_calls
+
+
+def record_call(engine: Engine | None, record: CallRecord) -> None:
+    if engine is None:
+        return
+    with session_scope(engine) as session:
+        session.add(LLMCall(**record.__dict__))
+
+
+def cost_by_role(session: Session) -> dict[str, dict[str, float]]:
+    """{role: {calls, cached, cost_usd}} over every recorded call."""
+    cached = func.sum(case((LLMCall.cached, 1), else_=0))
+    query = select(LLMCall.role, func.count(), cached, func.sum(LLMCall.cost_usd)).group_by(LLMCall.role)
+    return {
+        role: {"calls": calls, "cached": int(cached or 0), "cost_usd": float(cost or 0.0)}
+        for role, calls, cached, cost in session.execute(query)
+    }

@@ -1,0 +1,339 @@
+"""GitHub as a PR source: bulk GraphQL through PyGithub, patches from a local bare clone.
+
+The only module that imports PyGithub. `GithubClient.request` is the single choke point every
+HTTP request passes: it counts requests, picks a token with quota, and applies `miner.limits`.
+
+PyGithub's own retry (`GithubRetry`, urllib3 under the hood) is switched off on purpose
+(`retry=None`): it sleeps silently inside urllib3, cannot rotate to another token, is not bounded
+by our config, and its retries would be HTTP requests our counter never sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import requests
+from github import Auth, Github, GithubException
+
+from miner import graphql as gq
+from miner.clone import CloneReader, clone_path, ensure_clone
+from miner.config import GithubConfig
+from miner.gitdiff import iter_patches, parse_files
+from miner.limits import (
+    BAD_CREDENTIALS,
+    NOT_FOUND,
+    OK,
+    PRIMARY,
+    SECONDARY,
+    SERVER,
+    TOO_LARGE,
+    Verdict,
+    backoff,
+    classify,
+    wait_visibly,
+)
+from miner.source import SOURCES, IssueRecord, PRRecord, SourceInfo
+from miner.tokens import TokenPool
+from prchain.errors import (
+    BadCredentials,
+    GitError,
+    GithubQueryFailed,
+    InvalidRepoName,
+    RateLimited,
+    RepoNotFound,
+    ServiceUnavailable,
+)
+
+log = logging.getLogger("prchain.miner.github")
+REPO_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+DIFF_ACCEPT = {"Accept": "application/vnd.github.v3.diff"}
+
+
+def split_name(full_name: str) -> tuple[str, str]:
+    """owner/name → (owner, name), or InvalidRepoName for anything else (URLs, spaces, ..)."""
+    if not REPO_NAME.match(full_name or "") or full_name.endswith((".", ".git")) or "/.." in full_name:
+        raise InvalidRepoName(f"not a GitHub repository name: {full_name!r} (expected owner/name)")
+    owner, name = full_name.split("/")
+    return owner, name
+
+
+class GithubClient:
+    """PyGithub requesters, one per token, behind one bounded, counted, rate-limit-aware loop."""
+
+    def __init__(self, config: GithubConfig, pool: TokenPool) -> None:
+        self.config, self.pool = config, pool
+        self.requests = 0
+        self._clients: dict[int, Github] = {}
+
+    def _client(self, index: int) -> Github:
+        if index not in self._clients:
+            self._clients[index] = Github(
+                base_url=self.config.api_url.rstrip("/"), auth=Auth.Token(self.pool.tokens[index]),
+                timeout=int(max(self.config.timeout_seconds, 1)), retry=None, per_page=100,
+                seconds_between_requests=self.config.request_interval_seconds or None, seconds_between_writes=None,
+            )
+        return self._clients[index]
+
+    def rest(self, path: str, headers: dict[str, str] | None = None, tolerate: tuple[str, ...] = ()) -> tuple[Verdict, Any]:
+        return self.request("core", "GET", path, headers=headers, tolerate=tolerate)
+
+    def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        url = self._client(0).requester.graphql_url
+        _, body = self.request("graphql", "POST", url, payload={"query": query, "variables": variables})
+        return body["data"]
+
+    def request(
+        self, resource: str, verb: str, url: str, *, headers: dict[str, str] | None = None,
+        payload: Any = None, tolerate: tuple[str, ...] = (),
+    ) -> tuple[Verdict, Any]:
+        """Send until answered: OK or a tolerated verdict returns, anything else is waited out or raised."""
+        retries = limited = 0
+        while True:
+            index = self._token(resource)
+            verdict, body = self._attempt(index, resource, verb, url, headers, payload)
+            if verdict.kind == OK or verdict.kind in tolerate:
+                return verdict, body
+            if verdict.kind == PRIMARY:
+                limited = self._on_primary(verdict, index, resource, limited)
+            elif verdict.kind in (SECONDARY, SERVER):
+                retries = self._on_retryable(verdict, retries, url)
+            else:
+                raise self._error(verdict, index, url)
+
+    def _attempt(
+        self, index: int, resource: str, verb: str, url: str, headers: dict[str, str] | None, payload: Any
+    ) -> tuple[Verdict, Any]:
+        self.requests += 1
+        requester = self._client(index).requester
+        try:
+            reply_headers, body = requester.requestJsonAndCheck(verb, url, headers=headers, input=payload)
+            status = 200
+        except GithubException as exc:
+            status, reply_headers, body = exc.status, dict(exc.headers or {}), exc.data
+        except (requests.RequestException, ValueError) as exc:  # dropped connection, timeout, cut-off JSON
+            return Verdict(SERVER, f"{type(exc).__name__}: {str(exc)[:200]}"), None
+        self.pool.observe(index, resource, reply_headers)
+        return classify(status, reply_headers, body), body
+
+    def _token(self, resource: str) -> int:
+        """A token with quota left; when all are spent, wait (visibly) for the earliest reset."""
+        while True:
+            index, wait = self.pool.pick(resource)
+            if index is not None:
+                return index
+            if wait > self.config.max_wait_seconds:
+                raise RateLimited(f"all {len(self.pool)} GitHub token(s) are out of {resource} quota for {wait:.0f} s more")
+            reset = time.strftime("%H:%M:%S", time.localtime(time.time() + wait))
+            wait_visibly(wait + 1, f"primary rate limit ({resource}) reached on all {len(self.pool)} token(s), resets at {reset}")
+
+    def _on_primary(self, verdict: Verdict, index: int, resource: str, limited: int) -> int:
+        if limited > self.config.max_retries + len(self.pool):
+            raise RateLimited(f"GitHub keeps refusing with a primary rate limit: {verdict.message[:200]}")
+        self.pool.exhaust(index, resource, verdict.reset_at or time.time() + 60)
+        following, _ = self.pool.pick(resource)
+        if following is not None:
+            log.warning("GitHub: %s is out of %s quota; switching to %s", self.pool.label(index), resource,
+                        self.pool.label(following))
+        return limited + 1
+
+    def _on_retryable(self, verdict: Verdict, retries: int, url: str) -> int:
+        if retries >= self.config.max_retries:
+            error = RateLimited if verdict.kind == SECONDARY else ServiceUnavailable
+            raise error(f"GitHub kept failing on {url} after {retries} retries: {verdict.message[:200]}")
+        if verdict.retry_after is not None:
+            wait = verdict.retry_after
+        else:
+            first = self.config.secondary_wait_seconds if verdict.kind == SECONDARY else self.config.backoff_seconds
+            wait = backoff(first, retries)
+        what = "secondary rate limit" if verdict.kind == SECONDARY else f"server error ({verdict.message[:80]})"
+        wait_visibly(wait, f"{what}; retry {retries + 1}/{self.config.max_retries}")
+        return retries + 1
+
+    def _error(self, verdict: Verdict, index: int, url: str) -> Exception:
+        if verdict.kind == BAD_CREDENTIALS:
+            return BadCredentials(f"GitHub refused {self.pool.label(index)} from {self.config.token_env} (401 Bad credentials)")
+        if verdict.kind == NOT_FOUND:
+            return RepoNotFound(f"GitHub has no {url} ({verdict.message[:120]})")
+        return GithubQueryFailed(f"GitHub refused {url}: {verdict.message}")
+
+
+@SOURCES.register("github")
+class GithubSource:
+    """PRs and issues of one repository, changed since a cursor (the updatedAt of the last PR yielded)."""
+
+    name = "github"
+
+    def __init__(
+        self, config: GithubConfig, full_name: str, clone_dir: str, since: datetime | None = None,
+        max_patch_bytes: int = 2_000_000,
+    ) -> None:
+        self.owner, self.repo = split_name(full_name)
+        self.full_name, self.config, self.clone_dir = full_name, config, clone_dir
+        self.since, self.max_patch_bytes = since, max_patch_bytes
+        self.client = GithubClient(config, TokenPool.from_env(config.token_env))
+        self._info: SourceInfo | None = None
+        self._reader: CloneReader | None = None
+        self._clone_tried = False
+        self._prs: set[int] = set()
+        self._issues: set[int] = set()
+        self._cursor_of: dict[int, str] = {}
+
+    # ------------------------------------------------------------------ PRSource
+
+    def describe(self) -> SourceInfo:
+        if self._info is None:
+            verdict, repo = self.client.rest(f"/repos/{self.owner}/{self.repo}", tolerate=(NOT_FOUND,))
+            if verdict.kind == NOT_FOUND:
+                raise RepoNotFound(f"GitHub has no repository {self.full_name} (or the token cannot see it)")
+            path = clone_path(self.clone_dir, self.full_name) if self.config.use_clone else None
+            self._info = SourceInfo(repo.get("full_name") or self.full_name, repo.get("default_branch"),
+                                    str(path) if path else None)
+        return self._info
+
+    def pull_requests(self, since_cursor: str | None) -> Iterator[PRRecord]:
+        self.describe()
+        since = self._since(since_cursor)
+        pages = self._all_pages() if since is None else self._changed_pages(since)
+        for nodes in pages:
+            records = [gq.pr_record(self._complete(node)) for node in nodes]
+            self._attach_patches(records)
+            for record in records:
+                self._prs.add(record.number)
+                yield record
+
+    def issues(self, since_cursor: str | None) -> Iterator[IssueRecord]:
+        since = self._since(since_cursor)
+        variables = self._vars(since=gq.format_time(since) if since else None)
+        for node in self._paginate(gq.ISSUE_PAGE_QUERY, variables, "issues"):
+            self._issues.add(node["number"])
+            yield gq.issue_record(node)
+
+    def cursor_after(self, record: PRRecord) -> str:
+        if record.number in self._cursor_of:
+            return self._cursor_of[record.number]
+        return gq.format_time(record.updated_at) if record.updated_at else ""
+
+    def known_numbers(self) -> tuple[set[int], set[int]] | None:
+        return set(self._prs), set(self._issues)
+
+    def requests_made(self) -> int:
+        return self.client.requests
+
+    # ------------------------------------------------------------------ pages
+
+    def _vars(self, **extra: Any) -> dict[str, Any]:
+        return {"owner": self.owner, "name": self.repo, **extra}
+
+    def _since(self, cursor: str | None) -> datetime | None:
+        """The later of the stored cursor and --since. Inclusive: a PR sharing the cursor's second
+        is fetched again rather than lost (rows are upserted, so that costs nothing)."""
+        found = [t for t in (gq.parse_time(cursor) if cursor else None, self._naive(self.since)) if t]
+        return max(found) if found else None
+
+    @staticmethod
+    def _naive(value: datetime | None) -> datetime | None:
+        return gq.parse_time(value.isoformat()) if value and value.tzinfo else value
+
+    def _repository(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        repo = self.client.graphql(query, variables).get("repository")
+        if repo is None:
+            raise RepoNotFound(f"GitHub has no repository {self.full_name}")
+        return repo
+
+    def _paginate(self, query: str, variables: dict[str, Any], field: str) -> Iterator[dict[str, Any]]:
+        for nodes in self._pages(query, variables, field):
+            yield from nodes
+
+    def _pages(self, query: str, variables: dict[str, Any], field: str) -> Iterator[list[dict[str, Any]]]:
+        after = None
+        while True:
+            conn = self._repository(query, {**variables, "after": after})[field]
+            yield conn["nodes"]
+            if not conn["pageInfo"]["hasNextPage"]:
+                return
+            after = conn["pageInfo"]["endCursor"]
+
+    def _all_pages(self) -> Iterator[list[dict[str, Any]]]:
+        yield from self._pages(gq.PR_PAGE_QUERY, self._vars(first=self.config.page_size), "pullRequests")
+
+    def _changed_pages(self, since: datetime) -> Iterator[list[dict[str, Any]]]:
+        """Newest first, numbers only, until past `since`; then those PRs in full, oldest first."""
+        changed: list[tuple[int, str]] = []
+        for nodes in self._pages(gq.PR_RECENT_QUERY, self._vars(), "pullRequests"):
+            fresh = [(n["number"], n["updatedAt"]) for n in nodes if (gq.parse_time(n["updatedAt"]) or since) >= since]
+            changed += fresh
+            if len(fresh) < len(nodes):
+                break
+        changed.reverse()
+        self._cursor_of.update(changed)
+        size = self.config.page_size
+        for start in range(0, len(changed), size):
+            numbers = [n for n, _ in changed[start : start + size]]
+            repo = self._repository(gq.pr_batch_query(numbers), self._vars())
+            yield [repo[f"pr{n}"] for n in numbers if repo.get(f"pr{n}")]
+
+    def _complete(self, pr: dict[str, Any]) -> dict[str, Any]:
+        """Fetch the rest of every inner connection that overflowed its first page."""
+        for name in gq.PR_CONNECTIONS:
+            conn = pr[name]
+            while conn["pageInfo"]["hasNextPage"]:
+                variables = self._vars(number=pr["number"], after=conn["pageInfo"]["endCursor"])
+                more = self._repository(gq.connection_query(name), variables)["pullRequest"][name]
+                conn["nodes"] += more["nodes"]
+                conn["pageInfo"] = more["pageInfo"]
+        for review in pr["reviews"]["nodes"]:
+            self._complete_review(review)
+        return pr
+
+    def _complete_review(self, review: dict[str, Any]) -> None:
+        conn = review["comments"]
+        while conn["pageInfo"]["hasNextPage"]:
+            variables = {"id": review["id"], "after": conn["pageInfo"]["endCursor"]}
+            more = self.client.graphql(gq.REVIEW_COMMENTS_QUERY, variables)["node"]["comments"]
+            conn["nodes"] += more["nodes"]
+            conn["pageInfo"] = more["pageInfo"]
+
+    # ------------------------------------------------------------------ patches
+
+    def _clone(self) -> CloneReader | None:
+        if not self._clone_tried:
+            self._clone_tried = True
+            if self.config.use_clone:
+                url = self.config.clone_url_template.format(full_name=self.full_name)
+                try:
+                    self._reader = CloneReader(ensure_clone(url, clone_path(self.clone_dir, self.full_name)))
+                except GitError as exc:
+                    log.warning("GitHub: no clone of %s (%s); patches come from the API", self.full_name, exc)
+        return self._reader
+
+    def _attach_patches(self, records: list[PRRecord]) -> None:
+        """One `git diff-tree` for the whole page; the API only for PRs the clone cannot answer."""
+        reader = self._clone()
+        ranges = {r.number: reader.patch_range(r) for r in records} if reader else {}
+        todo = [r for r in records if ranges.get(r.number)]
+        if reader and todo:
+            pairs = [(ranges[r.number][1], ranges[r.number][0]) for r in todo]  # type: ignore[index]
+            for record, (_, result) in zip(todo, iter_patches(str(reader.path), pairs, self.max_patch_bytes), strict=True):
+                record.base_sha = ranges[record.number][0]  # type: ignore[index]  # the base the patch applies to
+                record.patch, record.patch_status = result.patch, result.status
+                record.files = result.files or record.files
+        for record in records:
+            if record.patch_status in ("pending", "unavailable") and self.config.api_patch_fallback:
+                self._patch_from_api(record)
+            elif record.patch_status == "pending":
+                record.patch_status = "unavailable"
+
+    def _patch_from_api(self, record: PRRecord) -> None:
+        path = f"/repos/{self.owner}/{self.repo}/pulls/{record.number}"
+        verdict, body = self.client.rest(path, headers=DIFF_ACCEPT, tolerate=(NOT_FOUND, TOO_LARGE))
+        text = (body or {}).get("data", "") if verdict.kind == OK else None
+        if text is None or len(text.encode("utf-8", errors="replace")) > self.max_patch_bytes:
+            record.patch, record.patch_status = None, "unavailable" if verdict.kind == NOT_FOUND else "too_large"
+            return
+        record.patch, record.patch_status = text, "ok"
+        record.files = parse_files(text) or record.files

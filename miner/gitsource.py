@@ -1,0 +1,243 @@
+"""PRs from a local clone's history alone: squash commits `Title (#N)` and `Merge pull request #N`.
+
+One `git log` pass reads every new commit's parents and message; the first-parent line of HEAD is
+where PRs land. A merge PR's commits are the commits its second parent brings in that nothing
+before it did (`first_parent..second_parent`, computed from the parent map instead of one git call
+per merge). Patches come from `miner.gitdiff` streamed in batches by a few diff-tree processes.
+The cursor is the last first-parent commit handled, so a rerun walks only `CURSOR..HEAD`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter, deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from miner.gitdiff import PatchResult, iter_patches
+from miner.source import SOURCES, CommitRecord, IssueRecord, PRRecord, SourceInfo
+from prchain.errors import GitError
+
+SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
+MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9}) from (?P<branch>\S+)")
+GITHUB_URL = re.compile(r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)")
+NOT_REPOS = ("user-attachments/assets", "user-attachments/files")  # GitHub upload URLs, not repos
+LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%at%x1f%ct%x1f%B"
+PATCH_BATCH = 200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
+
+
+@dataclass
+class _Commit:
+    sha: str
+    parents: list[str]
+    author: str
+    authored_at: datetime
+    committed_at: datetime
+    message: str
+
+
+def _time(epoch: str) -> datetime:
+    return datetime.fromtimestamp(int(epoch or 0), UTC).replace(tzinfo=None)
+
+
+def run_git(repo: str, *args: str, check: bool = True) -> str:
+    done = subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False)
+    if check and done.returncode != 0:
+        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+@SOURCES.register("git")
+class GitSource:
+    """A local clone (bare or not, with or without a remote) read without any network."""
+
+    name = "git"
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        full_name: str | None = None,
+        since: datetime | None = None,
+        max_patch_bytes: int = 2_000_000,
+        workers: int = 2,
+    ) -> None:
+        self.path = str(Path(path).expanduser().resolve())
+        self._check_clone()
+        self.since, self.max_patch_bytes, self.workers = since, max_patch_bytes, max(1, workers)
+        self.full_name = full_name or self._guess_name()
+        self._pending: int | None = None
+
+    # ------------------------------------------------------------ the PRSource protocol
+
+    def describe(self) -> SourceInfo:
+        branch = run_git(self.path, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip() or None
+        return SourceInfo(self.full_name, branch, self.path)
+
+    def pull_requests(self, since_cursor: str | None) -> Iterator[PRRecord]:
+        head, commits = self._read_log(since_cursor)
+        prs = [pr for pr in self._prs(head, commits) if self.since is None or (pr.merged_at and pr.merged_at >= self.since)]
+        self._pending = len(prs)
+        yield from self._with_patches(prs)
+
+    def issues(self, since_cursor: str | None) -> Iterator[IssueRecord]:
+        return iter(())  # a clone holds no issues
+
+    def cursor_after(self, record: PRRecord) -> str:
+        return str(record.merge_commit_sha)
+
+    def known_numbers(self) -> tuple[set[int], set[int]] | None:
+        return None  # history cannot tell an issue number from a PR that did not land
+
+    def requests_made(self) -> int:
+        return 0
+
+    def expected_count(self) -> int | None:
+        """How many PRs the current `pull_requests` walk will yield (known once it started)."""
+        return self._pending
+
+    # ------------------------------------------------------------ reading history
+
+    def _check_clone(self) -> None:
+        if not Path(self.path).exists():
+            raise GitError(f"{self.path} does not exist")
+        if run_git(self.path, "rev-parse", "--git-dir", check=False).strip() == "":
+            raise GitError(f"{self.path} is not a git clone")
+
+    def _guess_name(self) -> str:
+        """owner/name from the remote URL, else the GitHub repository most linked in history."""
+        for remote in run_git(self.path, "remote", "-v", check=False).splitlines():
+            m = GITHUB_URL.search(remote)
+            if m:
+                return f"{m.group('owner')}/{m.group('name')}"
+        # Counted once per commit: dependency-bump messages repeat one action's URL dozens of times.
+        log = run_git(self.path, "log", "--format=%x1e%B", check=False)
+        counts: Counter[str] = Counter()
+        for message in log.split("\x1e"):
+            counts.update({f"{m.group('owner')}/{m.group('name')}" for m in GITHUB_URL.finditer(message)})
+        for ignored in NOT_REPOS:
+            counts.pop(ignored, None)
+        if not counts:
+            raise GitError(f"cannot tell which GitHub repository {self.path} is; pass --name OWNER/NAME")
+        return counts.most_common(1)[0][0]
+
+    def _head(self) -> str | None:
+        head = run_git(self.path, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip()
+        return head or None
+
+    def _read_log(self, since_cursor: str | None) -> tuple[str | None, list[_Commit]]:
+        """HEAD and every commit reachable from it and not from the cursor, parents first."""
+        head = self._head()
+        if head is None:
+            return None, []
+        rev = head if not self._usable_cursor(since_cursor, head) else f"{since_cursor}..{head}"
+        raw = subprocess.run(
+            ["git", "-C", self.path, "log", "--topo-order", "--reverse", "--encoding=UTF-8", f"--format={LOG_FORMAT}", rev],
+            capture_output=True, check=False,
+        )
+        if raw.returncode != 0:
+            raise GitError(f"git log failed in {self.path}: {raw.stderr.decode(errors='replace').strip()}")
+        return head, [_parse_entry(e) for e in raw.stdout.decode("utf-8", errors="replace").split("\x1e")[1:]]
+
+    def _usable_cursor(self, cursor: str | None, head: str) -> bool:
+        """A cursor still in HEAD's history; after a force-push the whole history is walked again."""
+        if not cursor:
+            return False
+        done = subprocess.run(["git", "-C", self.path, "merge-base", "--is-ancestor", cursor, head], capture_output=True)
+        return done.returncode == 0
+
+    def _prs(self, head: str | None, commits: list[_Commit]) -> list[PRRecord]:
+        by_sha = {c.sha: c for c in commits}
+        mainline = _first_parent_line(head, by_sha)
+        claimed = set(mainline)
+        prs = []
+        for sha in mainline:
+            commit = by_sha[sha]
+            branch = _claim(commit, by_sha, claimed) if len(commit.parents) > 1 else []
+            pr = _pr_from(commit, [by_sha[s] for s in branch])
+            if pr is not None:
+                prs.append(pr)
+        return prs
+
+    # ------------------------------------------------------------ patches, in parallel batches
+
+    def _with_patches(self, prs: list[PRRecord]) -> Iterator[PRRecord]:
+        batches = [prs[i : i + PATCH_BATCH] for i in range(0, len(prs), PATCH_BATCH)]
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="gitdiff") as pool:
+            queue: deque[Future[list[PatchResult]]] = deque()
+            for batch in batches[: self.workers + 1]:
+                queue.append(pool.submit(self._patch_batch, batch))
+            for index, batch in enumerate(batches):
+                results = queue.popleft().result()
+                nxt = index + self.workers + 1
+                if nxt < len(batches):
+                    queue.append(pool.submit(self._patch_batch, batches[nxt]))
+                for pr, result in zip(batch, results, strict=True):
+                    pr.patch, pr.files, pr.patch_status = result.patch, result.files, result.status
+                    pr.additions = sum(f.additions for f in result.files)
+                    pr.deletions = sum(f.deletions for f in result.files)
+                    yield pr
+
+    def _patch_batch(self, batch: list[PRRecord]) -> list[PatchResult]:
+        pairs = [(str(pr.merge_commit_sha), pr.base_sha) for pr in batch]
+        return [result for _sha, result in iter_patches(self.path, pairs, self.max_patch_bytes)]
+
+
+def _parse_entry(entry: str) -> _Commit:
+    sha, parents, author, authored, committed, message = entry.split("\x1f", 5)
+    return _Commit(sha, parents.split(), author, _time(authored), _time(committed), message.strip("\n"))
+
+
+def _first_parent_line(head: str | None, by_sha: dict[str, _Commit]) -> list[str]:
+    """HEAD's first-parent chain within the walked commits, oldest first."""
+    line: list[str] = []
+    sha = head
+    while sha is not None and sha in by_sha:
+        line.append(sha)
+        parents = by_sha[sha].parents
+        sha = parents[0] if parents else None
+    line.reverse()
+    return line
+
+
+def _claim(merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str]) -> list[str]:
+    """Commits the merge's other parents bring in that no earlier first-parent commit did."""
+    found: list[str] = []
+    stack = [p for p in merge.parents[1:] if p in by_sha and p not in claimed]
+    while stack:
+        sha = stack.pop()
+        if sha in claimed:
+            continue
+        claimed.add(sha)
+        found.append(sha)
+        stack.extend(p for p in by_sha[sha].parents if p in by_sha and p not in claimed)
+    found.sort(key=lambda s: (by_sha[s].committed_at, s))
+    return found
+
+
+def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
+    subject, _, rest = commit.message.partition("\n")
+    merge = MERGE.match(subject) if len(commit.parents) > 1 else None
+    if merge:
+        title, _, body = rest.strip("\n").partition("\n")
+        return _record(commit, int(merge.group("num")), title.strip() or subject, body.strip("\n"), branch)
+    squash = SQUASH.match(subject)
+    if squash and len(commit.parents) <= 1:
+        return _record(commit, int(squash.group("num")), squash.group("title"), rest.strip("\n"), [commit])
+    return None
+
+
+def _record(commit: _Commit, number: int, title: str, body: str, branch: list[_Commit]) -> PRRecord:
+    commits = [CommitRecord(c.sha, c.message, c.author, c.authored_at) for c in branch]
+    created = min((c.authored_at for c in branch), default=commit.authored_at)
+    return PRRecord(
+        number=number, title=title, body=body, state="merged", author=(branch[0] if branch else commit).author,
+        created_at=created, merged_at=commit.committed_at, closed_at=commit.committed_at,
+        updated_at=commit.committed_at, base_sha=commit.parents[0] if commit.parents else None,
+        head_sha=commit.parents[1] if len(commit.parents) > 1 else commit.sha,
+        merge_commit_sha=commit.sha, commits=commits,
+    )

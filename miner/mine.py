@@ -1,0 +1,168 @@
+"""`mine`: every repository from its source into the store, then resolve what the references point to."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from miner.ingest import Ingestor, batched, ensure_repo, read_cursor, PR_CURSOR, ISSUE_CURSOR
+from miner.resolve import resolve_repo
+from miner.source import SOURCES, PRRecord, PRSource
+from prchain.config import Config
+from prchain.errors import ConfigError, InvalidRepoName
+from sql.db import make_engine
+
+# Sources register themselves on import; importing by name keeps each one's dependencies lazy.
+SOURCE_MODULES = {"git": "miner.gitsource", "github": "miner.github"}
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
+BATCH_SIZE = 500
+
+Progress = Callable[[str, int, int | None], None]
+"""progress(repo, PRs done so far, PRs expected or None when unknown)."""
+
+
+@dataclass
+class RepoSummary:
+    repo: str
+    source: str
+    prs_new: int = 0
+    prs_updated: int = 0
+    issues: int = 0
+    references: int = 0
+    pr_pr_references: int = 0
+    issue_mediated: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+
+    @property
+    def requests_per_pr(self) -> float:
+        done = self.prs_new + self.prs_updated
+        return self.requests / done if done else 0.0
+
+
+@dataclass
+class MineSummary:
+    repos: list[RepoSummary] = field(default_factory=list)
+
+
+def validate_repo_name(name: str) -> str:
+    name = name.strip().removeprefix("https://github.com/").removesuffix(".git").strip("/")
+    if not REPO_NAME.match(name):
+        raise InvalidRepoName(f"{name!r} is not a repository name of the form owner/name")
+    return name
+
+
+def parse_since(value: str | datetime | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError:
+        raise ConfigError(f"--since expects a date like 2024-01-31, got {value!r}") from None
+
+
+def open_source(config: Config, repo: str, *, source: str, clone_dir: str | None, name: str | None,
+                since: datetime | None) -> PRSource:
+    """The named source for one repository argument (a path for git, owner/name for github)."""
+    module = SOURCE_MODULES.get(source)
+    if module is not None:
+        importlib.import_module(module)
+    cls: Any = SOURCES.get(source)
+    if source == "git":
+        full_name = validate_repo_name(name) if name else None
+        return cls(repo, full_name=full_name, since=since, max_patch_bytes=config.miner.max_patch_bytes)
+    full_name = validate_repo_name(repo)
+    clone_root = clone_dir or config.miner.clone_dir
+    return cls(config.miner.github, full_name, clone_root, since, max_patch_bytes=config.miner.max_patch_bytes)
+
+
+def mine(
+    config: Config, repos: list[str], *, source: str | None = None, clone_dir: str | None = None,
+    name: str | None = None, since: str | datetime | None = None, limit: int | None = None,
+    progress: Progress | None = None, engine: Engine | None = None,
+) -> MineSummary:
+    """Mine each repository in turn; finished batches are kept whatever happens later."""
+    source = source or config.miner.source
+    if source == "github":
+        repos = [validate_repo_name(r) for r in repos]  # every name checked before any work starts
+    if name and len(repos) > 1:
+        raise ConfigError("--name applies to one repository; give one REPO with it")
+    engine = engine or make_engine(config.store.url)
+    summary = MineSummary()
+    for repo in repos:
+        src = open_source(config, repo, source=source, clone_dir=clone_dir, name=name, since=parse_since(since))
+        summary.repos.append(mine_one(engine, src, limit=limit, progress=progress))
+    return summary
+
+
+def mine_one(engine: Engine, src: PRSource, *, limit: int | None = None, progress: Progress | None = None) -> RepoSummary:
+    started = time.monotonic()
+    info = src.describe()
+    repo_id = ensure_repo(engine, info, src.name)
+    ingestor = Ingestor(engine, repo_id, info.full_name, src.name)
+    result = RepoSummary(info.full_name, src.name)
+    _ingest_prs(engine, src, ingestor, result, limit, progress)
+    _ingest_issues(engine, src, ingestor, result)
+    resolution = resolve_repo(engine, repo_id)
+    result.references, result.pr_pr_references = resolution.references, resolution.pr_pr_references
+    result.issue_mediated = resolution.issue_mediated
+    result.requests, result.seconds = src.requests_made(), time.monotonic() - started
+    return result
+
+
+def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary,
+                limit: int | None, progress: Progress | None) -> None:
+    cursor = read_cursor(engine, ingestor.repo_id, src.name, PR_CURSOR)
+    records = src.pull_requests(cursor)
+    if limit is not None:
+        records = _take(records, limit)
+    done = 0
+    for batch in batched(records, BATCH_SIZE):
+        counts = ingestor.write_prs(batch, src.cursor_after(batch[-1]) or None)
+        result.prs_new, result.prs_updated = result.prs_new + counts.new, result.prs_updated + counts.updated
+        done += len(batch)
+        if progress:
+            expected = getattr(src, "expected_count", lambda: None)()
+            progress(info_name(ingestor), done, min(expected, limit) if expected and limit else expected)
+
+
+def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary) -> None:
+    cursor = read_cursor(engine, ingestor.repo_id, src.name, ISSUE_CURSOR)
+    for batch in batched(src.issues(cursor), BATCH_SIZE):
+        last = batch[-1]
+        stamp = last.closed_at or last.created_at
+        result.issues += ingestor.write_issues(batch, _issue_cursor(src, batch) or (stamp.isoformat() if stamp else None))
+
+
+def _issue_cursor(src: PRSource, batch: list[Any]) -> str | None:
+    """Sources that track issue progress themselves expose issue_cursor_after; others get None."""
+    after = getattr(src, "issue_cursor_after", None)
+    return after(batch[-1]) if after else None
+
+
+def _take(records: Any, limit: int) -> Any:
+    for index, record in enumerate(records):
+        if index >= limit:
+            return
+        yield record
+
+
+def info_name(ingestor: Ingestor) -> str:
+    return ingestor.full_name
+
+
+def read_repos_file(path: str | Path) -> list[str]:
+    """One repository per line; blank lines and `#` comments are skipped."""
+    lines = Path(path).read_text().splitlines()
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+
+
+__all__ = ["MineSummary", "PRRecord", "RepoSummary", "mine", "mine_one", "read_repos_file", "validate_repo_name"]

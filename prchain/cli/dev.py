@@ -1,0 +1,56 @@
+"""`prchain dev`: tools for demos and local development."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import click
+
+from prchain.cli import main
+from prchain.testing.fake_llm import ScriptedLLMServer
+
+
+@main.group()
+def dev() -> None:
+    """Development helpers: a scripted local LLM server for demos and tests.
+
+    Example:
+
+    \b
+      prchain dev fake-llm --script demo/llm-script.yaml --port 8765
+    """
+
+
+@dev.command("fake-llm")
+@click.option(
+    "--script",
+    "script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="YAML/JSON list of rules: {model, content, tool_calls, status, contains, times}.",
+)
+@click.option("--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
+def fake_llm(script: Path, port: int) -> None:
+    """Serve an OpenAI-compatible API on 127.0.0.1 that answers from a script, until Ctrl-C.
+
+    Each rule answers requests for its `model` (omit it to match any model), optionally only
+    when the last message contains `contains`, `times` times (null = forever). Point prchain at it
+    with the two exports it prints.
+
+    Example:
+
+    \b
+      prchain dev fake-llm --script demo/llm-script.yaml --port 8765 &
+      export OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=dummy
+      prchain queries build
+    """
+    server = ScriptedLLMServer(port=port)
+    count = server.load_script(script)
+    with server:
+        click.echo(f"fake LLM serving {count} rules from {script} at {server.base_url}")
+        click.echo(f"export OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=dummy")
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            click.echo(f"stopped after {len(server.requests)} requests")

@@ -1,0 +1,78 @@
+"""`prchain queries`: write one intent-level sub-query per chain stage (and each chain's overview)."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chains.queries import QuerySummary, build_queries
+from prchain.cli import main
+from prchain.cli.options import build_config, config_options
+from sql.db import make_engine
+
+
+@main.group()
+def queries() -> None:
+    """Intent-level sub-queries for the stages of every chain, written by an LLM.
+
+    Example:
+
+    \b
+      prchain queries build --workers 8
+    """
+
+
+@queries.command("build")
+@config_options
+@click.option("--workers", type=click.IntRange(min=1), help="Concurrent LLM requests (default llm.workers).")
+@click.option("--chain", "chain_ids", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable).")
+def build(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, workers: int | None, chain_ids: tuple[int, ...]
+) -> None:
+    """Write the missing queries and overviews; stages that have one are skipped, so reruns are free.
+
+    Each query says why, where (file paths) and vaguely how, never naming the identifiers the gold
+    patch adds or changes; a query that does is regenerated up to chains.query_max_attempts. The
+    model of each role is llm.models.query_constructor / llm.models.overview; the server is
+    OPENAI_BASE_URL with OPENAI_API_KEY.
+
+    Example:
+
+    \b
+      prchain queries build --workers 8
+      prchain queries build --chain 12 --chain 40 --set llm.models.query_constructor=gpt-4o
+    """
+    config = build_config(config_path, overrides, db_url)
+    engine = make_engine(config.store.url)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("queries", total=None)
+
+        def report(description: str, done: int, total: int) -> None:
+            bar.update(task, description=description, completed=done, total=total)
+
+        summary = build_queries(config, engine, workers=workers, chain_ids=list(chain_ids) or None, progress=report)
+    Console().print(summary_table(summary))
+    for failure in summary.failures[:20]:
+        click.secho(f"failed: {failure}", fg="yellow", err=True)
+
+
+def summary_table(summary: QuerySummary) -> Table:
+    table = Table("queries", "value", title="queries build")
+    rows = [
+        ("chains worked on", summary.chains),
+        ("stages written", summary.stages_done),
+        ("stages skipped (already had a query)", summary.stages_skipped),
+        ("stages failed (output invalid)", summary.stages_failed),
+        ("overviews written", summary.overviews),
+        ("first drafts that leaked, regenerated", summary.regenerated),
+        ("leakage rate (after regeneration)", f"{summary.leakage_rate:.1%}"),
+        ("LLM calls (paid / cached)", f"{summary.llm_calls} / {summary.cached_calls}"),
+        ("tokens (prompt / completion)", f"{summary.prompt_tokens} / {summary.completion_tokens}"),
+        ("cost", f"${summary.cost_usd:.4f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    return table

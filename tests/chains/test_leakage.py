@@ -1,0 +1,107 @@
+"""Identifier extraction from gold patches, the leak check, body cleaning, patch trimming, parsing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chains.leakage import changed_identifiers, find_leaks, names_in_line
+from chains.textclean import clean_body, parse_query, trim_patch
+from prchain.errors import LLMOutputInvalid
+from prchain.testing.repos import make_chain_repo
+
+RUST_DIFF = """diff --git a/crates/ruff/src/rules/pylint/mod.rs b/crates/ruff/src/rules/pylint/mod.rs
+--- a/crates/ruff/src/rules/pylint/mod.rs
++++ b/crates/ruff/src/rules/pylint/mod.rs
+@@ -10,2 +10,7 @@ impl Checker {
+     let settings = &self.settings;
+-    let max_args = settings.max_args;
++    let max_positional_args = settings.max_positional_args;
++    if parameters.len() > max_positional_args {
++        self.diagnostics.push(Diagnostic::new(TooManyPositional { count }, range));
++    }
++    // Keep the old error message for now
++    let message = String::from("too many");
+diff --git a/docs/rules.md b/docs/rules.md
+--- a/docs/rules.md
++++ b/docs/rules.md
+@@ -1 +1,2 @@
+ # Rules
++The new `TooManyPositionalInDocs` rule.
+"""
+
+
+def test_identifiers_of_a_real_git_patch(tmp_path: Path) -> None:
+    repo = make_chain_repo(tmp_path / "calc")
+    assert changed_identifiers([repo.prs[2].gold_patch]) == {"multiply"}
+    assert changed_identifiers([repo.prs[4].gold_patch]) == set()  # docs only
+    # divide is defined; subtract is named by the hunk header (the enclosing context git prints)
+    assert "divide" in changed_identifiers([repo.prs[3].gold_patch])
+    assert "ZeroDivisionError" not in changed_identifiers([repo.prs[3].gold_patch])  # a builtin
+
+
+def test_identifiers_are_precise() -> None:
+    names = changed_identifiers([RUST_DIFF])
+    assert {"max_args", "max_positional_args", "TooManyPositional"} <= names
+    # Plain words (even capitalised) that are merely used, not defined, do not count.
+    assert not {"Diagnostic", "diagnostics", "parameters"} & names
+    assert "Checker" not in names  # a one-hump plain word in the hunk header, not defined there
+    assert not {"settings", "message", "String", "len", "too", "many", "the", "old"} & names
+    assert "TooManyPositionalInDocs" not in names  # documentation files are skipped
+
+
+def test_a_diff_unidiff_refuses_is_still_read() -> None:
+    broken = RUST_DIFF.replace("@@ -10,2 +10,7 @@", "@@ -10,9 +10,1 @@")
+    assert changed_identifiers([broken]) == changed_identifiers([RUST_DIFF])
+
+
+def test_definitions_of_plain_words_count_unless_common() -> None:
+    assert names_in_line("def frobnicate(x):") == {"frobnicate"}
+    assert names_in_line("def parse(x):") == set()  # too common to give anything away
+    assert names_in_line("class Tokenizer:") == {"Tokenizer"}
+    assert names_in_line("    cache_dir = tmp") == {"cache_dir"}
+    assert names_in_line("pub fn is_valid_noqa(line: &str) -> bool {") == {"is_valid_noqa"}
+    assert names_in_line("def __init__(self, ab):") == set()
+
+
+def test_find_leaks_matches_whole_words_and_allows_paths() -> None:
+    ids = {"max_positional_args", "multiply", "ops_registry"}
+    assert find_leaks("Limit positional arguments via max_positional_args.", ids) == ["max_positional_args"]
+    assert find_leaks("Multiply is needed.", ids) == ["multiply"]
+    assert find_leaks("Products of numbers (multiplying) in calc/ops_registry/mod.rs and ops_registry.py.", ids) == []
+
+
+def test_clean_body_removes_template_noise() -> None:
+    body = (
+        "## Summary\n\nAllow negative numbers.\n\n<!-- What does this PR do? -->\n"
+        "## Test Plan\n\n<!-- How was it tested? -->\n\n## Checklist\n- [x] I read the guide\n- [ ] docs\n\n## Notes\n"
+        "![img](https://x.io/a.png) See [the docs](https://x.io/docs) or https://x.io/raw.\n<details><summary>Log</summary>trace</details>"
+    )
+    cleaned = clean_body(body)
+    assert cleaned.startswith("## Summary\n\nAllow negative numbers.")
+    assert "Test Plan" not in cleaned and "Checklist" not in cleaned and "<!--" not in cleaned
+    assert "http" not in cleaned and "See the docs or" in cleaned and "<details>" not in cleaned and "Log trace" in cleaned
+    assert clean_body(None) == "" and clean_body("x" * 50, max_chars=10).endswith("truncated]")
+
+
+def test_trim_patch_keeps_whole_files_first_and_names_the_rest() -> None:
+    files = [f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1,40 @@\n" + "+line\n" * 40 for i in range(3)]
+    diff = "".join(files)
+    assert trim_patch(diff, 10_000) == (diff, False)
+    trimmed, cut = trim_patch(diff, (len(files[0]) + 100) // 4)
+    assert cut and trimmed.startswith(files[0]) and "more lines of f1.py omitted" in trimmed
+    assert "also changed: f2.py" in trimmed and len(trimmed) < len(diff)
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [("", "empty"), ("Use `foo` here.", "code"), ("See https://x.io.", "URL"), ("1. do a\n2. do b", "list of steps")],
+)
+def test_parse_query_rejects_what_a_query_must_not_be(reply: str, error: str) -> None:
+    with pytest.raises(LLMOutputInvalid, match=error):
+        parse_query(reply)
+
+
+def test_parse_query_strips_a_preamble() -> None:
+    assert parse_query('Query: "Make the parser tolerate trailing commas."\n') == "Make the parser tolerate trailing commas."

@@ -1,0 +1,122 @@
+"""Carry-forward on a real 3-PR chain in real containers: W_t = (B_t − g_1 … − g_(t−1)) + Δ_(t−1)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from prchain.testing.repos import OPS_V0, TEST_V0, git
+
+pytestmark = pytest.mark.docker
+
+AGENT_OPS = OPS_V0 + "\n\ndef subtract(a, b):\n    return -(b - a)\n"  # not the gold solution
+README_MINE = "# calc\n\nMy own calculator notes.\n"  # clashes with PR #4's README, which B_3 holds
+
+
+def replica(chain_path: Path, tmp: Path, base: str, reverts: list[str], patches: list[str]) -> Path:
+    """A host-side worktree at `base` with `reverts` reverted and `patches` applied: the expected state."""
+    work = tmp / f"replica-{len(list(tmp.iterdir()))}"
+    subprocess.run(["git", "clone", "-q", str(chain_path), str(work)], check=True)
+    git(work, "checkout", "-q", "--detach", base)
+    for patch, reverse in [(p, True) for p in reverts] + [(p, False) for p in patches]:
+        args = ["git", "-C", str(work), "apply", "--index", *(["-R"] if reverse else []), "-"]
+        text = patch if patch.endswith("\n") else patch + "\n"
+        subprocess.run(args, input=text, text=True, check=True)
+    return work
+
+
+def tree_of(work: Path) -> str:
+    git(work, "add", "-A")
+    return git(work, "write-tree")
+
+
+def sandbox_tree(env) -> str:
+    return env.execute("git add -A && git write-tree && git reset -q").output.strip()
+
+
+def test_stage_one_starts_at_b1_unchanged(make_env, calc_chain) -> None:
+    env = make_env()
+    transition = env.enter_stage(1)
+    assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [], False)
+    assert env.execute("git rev-parse HEAD").output.strip() == calc_chain.stages[0].base_sha
+    assert env.execute("git status --porcelain").output == ""
+    assert env.diff() == "" and env.cumulative_diff() == ""
+
+
+def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(make_env, calc_chain, tmp_path) -> None:
+    env = make_env()
+    env.enter_stage(1)
+    env.write_file("calc/ops.py", AGENT_OPS)
+    env.write_file("calc/extra.py", "X = 1\n")
+    delta1 = env.cumulative_diff()
+    assert delta1 == env.diff()
+
+    transition = env.enter_stage(2)
+    b2, g1 = calc_chain.stages[1].base_sha, calc_chain.stages[0].gold_patch
+    assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [1], True)
+    assert transition.base_sha == b2 and transition.carried_bytes == len(delta1.encode())
+    assert env.execute(f"git merge-base --is-ancestor {b2} HEAD").exit_code == 0
+    assert env.read_file("calc/ops.py") == AGENT_OPS  # the gold subtract is gone, the agent's is back
+    assert env.read_file("tests/test_ops.py") == TEST_V0  # g_1's test is reverted too
+    assert env.read_file("calc/extra.py") == "X = 1\n"
+    expected = replica(calc_chain.path, tmp_path, b2, [g1], [delta1])
+    assert sandbox_tree(env) == tree_of(expected)
+    assert env.diff() == "" and env.cumulative_diff() == delta1
+    assert env.execute("git status --porcelain").output == ""
+
+
+def test_stage_three_reverts_newest_gold_first_and_keeps_unrelated_history(make_env, calc_chain, tmp_path) -> None:
+    env = make_env()
+    env.enter_stage(1)
+    env.write_file("calc/ops.py", AGENT_OPS)
+    env.enter_stage(2)
+    env.write_file("calc/ops.py", AGENT_OPS + "\n\ndef multiply(a, b):\n    return a * b\n")
+    delta2 = env.cumulative_diff()
+    transition = env.enter_stage(3)
+    assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [2, 1], True)
+    assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # PR #4 is not in the chain
+    stages = calc_chain.stages
+    expected = replica(calc_chain.path, tmp_path, stages[2].base_sha, [stages[1].gold_patch, stages[0].gold_patch], [delta2])
+    assert sandbox_tree(env) == tree_of(expected)
+    # The chain's future (PR #3's own commit) is not in the sandbox at all, not even unreferenced.
+    future = calc_chain.repo.prs[3].merge_sha
+    assert env.execute(f"git cat-file -e {future}").exit_code != 0
+
+
+def _conflicting_run(make_env, policy: str):
+    env = make_env(conflict_policy=policy)
+    env.enter_stage(1)
+    env.write_file("calc/ops.py", AGENT_OPS)
+    env.write_file("README.md", README_MINE)
+    assert env.enter_stage(2).outcome == "clean"  # B_2 − g_1 = B_1: nothing to clash with yet
+    return env, env.enter_stage(3)
+
+
+def test_conflict_strict_stops_the_chain(make_env) -> None:
+    env, transition = _conflicting_run(make_env, "strict")
+    assert transition.outcome == "conflict_stopped" and transition.stopped and not transition.applied
+    assert env.read_file("calc/ops.py") == OPS_V0  # the stage base, untouched
+    assert env.cumulative_diff() == "" and env.diff() == ""
+
+
+def test_conflict_oracle_starts_from_the_reverted_base(make_env) -> None:
+    env, transition = _conflicting_run(make_env, "oracle")
+    assert transition.outcome == "oracle_reset" and not transition.stopped and not transition.applied
+    assert transition.reverted == [2, 1]
+    assert env.read_file("calc/ops.py") == OPS_V0
+    assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"
+    assert env.cumulative_diff() == "" and env.execute("git status --porcelain").output == ""
+
+
+def test_conflict_partial_applies_what_applies_and_records_the_rest(make_env) -> None:
+    env, transition = _conflicting_run(make_env, "partial")
+    assert transition.outcome == "partial" and transition.applied and not transition.stopped
+    assert env.read_file("calc/ops.py") == AGENT_OPS
+    assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"
+    assert "=== README.md.rej ===" in transition.rejected_hunks
+    assert "+My own calculator notes." in transition.rejected_hunks
+    assert env.execute("git status --porcelain --ignored").output == ""  # no .rej left behind
+    carried = env.cumulative_diff()
+    assert "calc/ops.py" in carried and "README" not in carried and env.diff() == ""

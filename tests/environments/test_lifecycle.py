@@ -1,0 +1,84 @@
+"""No container outlives its owner: normal exit, Ctrl-C and SIGTERM clean up; `prchain env gc` after SIGKILL."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from prchain.cli import main
+
+pytestmark = pytest.mark.docker
+
+OWNER = textwrap.dedent('''
+    import sys, time
+    from environments.config import EnvironmentConfig
+    from environments.factory import open_environment
+    from environments.protocol import StageSpec
+
+    stages = [StageSpec(1, sys.argv[2], "")]
+    with open_environment(EnvironmentConfig(), repo="acme/calc", clone_path=sys.argv[1], stages=stages,
+                          labels={"prchain.chain": "test"}) as env:
+        env.enter_stage(1)
+        print(env.container_id, flush=True)
+        if sys.argv[3] == "wait":
+            time.sleep(300)
+    print("closed", flush=True)
+''')
+
+
+def start_owner(tmp_path: Path, calc_chain, mode: str) -> tuple[subprocess.Popen[str], str]:
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(calc_chain.path), calc_chain.stages[0].base_sha, mode],
+        stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    container = proc.stdout.readline().strip()
+    assert container, "the owner process did not start a container"
+    return proc, container
+
+
+def exists(docker_client, container: str) -> bool:
+    return any(c["id"] == container for c in docker_client.containers({"prchain.managed": "1"}))
+
+
+def test_normal_exit_removes_the_container(tmp_path, calc_chain, calc_image, docker_client) -> None:
+    proc, container = start_owner(tmp_path, calc_chain, "exit")
+    assert proc.wait(timeout=60) == 0
+    assert not exists(docker_client, container)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_remove_the_container(tmp_path, calc_chain, calc_image, docker_client, signum) -> None:
+    proc, container = start_owner(tmp_path, calc_chain, "wait")
+    assert exists(docker_client, container)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=60) != 0
+    assert not exists(docker_client, container)
+
+
+def test_sigkill_leaves_a_container_that_env_gc_removes(tmp_path, calc_chain, calc_image, docker_client) -> None:
+    proc, container = start_owner(tmp_path, calc_chain, "wait")
+    labels = next(c["labels"] for c in docker_client.containers({"prchain.managed": "1"}) if c["id"] == container)
+    assert labels["prchain.chain"] == "test" and labels["prchain.owner_pid"] == str(proc.pid)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert exists(docker_client, container)  # nobody could clean up after SIGKILL…
+    result = CliRunner().invoke(main, ["env", "gc"])
+    assert result.exit_code == 0, result.output
+    assert not exists(docker_client, container)  # …until gc, which saw the owner was gone
+    assert "container(s) removed" in result.output
+
+
+def test_gc_keeps_containers_of_live_owners(make_env, docker_client) -> None:
+    env = make_env()
+    result = CliRunner().invoke(main, ["env", "gc"])
+    assert result.exit_code == 0
+    assert exists(docker_client, env.container_id)
