@@ -27,7 +27,7 @@ def collect(session: Session) -> dict[str, Any]:
     ).where(Rollout.status == "kept")
     n_kept, tokens, calls, cost, _ = session.execute(kept).one()
     total_cost = session.scalar(select(func.coalesce(func.sum(Rollout.cost_usd), 0.0))) or 0.0
-    scores = [s for s in session.scalars(select(RolloutStage.score).where(RolloutStage.score.is_not(None)))]
+    scores: list[float] = [s for s in session.scalars(select(RolloutStage.score)) if s is not None]
     data: dict[str, Any] = {
         "trajectories_kept": int(statuses.get("kept", 0)),
         "trajectories_rejected": int(statuses.get("rejected", 0)),

@@ -51,6 +51,7 @@ from prchain.errors import (
 
 log = logging.getLogger("prchain.miner.github")
 REPO_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+MIN_PAGE = 5  # the smallest PR page we shrink to before giving up
 DIFF_ACCEPT = {"Accept": "application/vnd.github.v3.diff"}
 
 
@@ -252,11 +253,23 @@ class GithubSource:
     def _pages(self, query: str, variables: dict[str, Any], field: str) -> Iterator[list[dict[str, Any]]]:
         after = None
         while True:
-            conn = self._repository(query, {**variables, "after": after})[field]
+            conn = self._page(query, {**variables, "after": after})[field]
             yield conn["nodes"]
             if not conn["pageInfo"]["hasNextPage"]:
                 return
             after = conn["pageInfo"]["endCursor"]
+
+    def _page(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One page; when GitHub keeps timing out on it, the same page again at half the size
+        (heavy PR pages with huge bodies or many files do time out on github.com)."""
+        while True:
+            try:
+                return self._repository(query, variables)
+            except ServiceUnavailable:
+                if variables.get("first", 0) <= MIN_PAGE:
+                    raise
+                variables = {**variables, "first": max(variables["first"] // 2, MIN_PAGE)}
+                log.warning("GitHub: page keeps failing; retrying it with %d PRs", variables["first"])
 
     def _all_pages(self) -> Iterator[list[dict[str, Any]]]:
         yield from self._pages(gq.PR_PAGE_QUERY, self._vars(first=self.config.page_size), "pullRequests")

@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from miner.ingest import Ingestor, batched, ensure_repo, read_cursor, PR_CURSOR, ISSUE_CURSOR
+from miner.ingest import ISSUE_CURSOR, PR_CURSOR, Ingestor, batched, ensure_repo, read_cursor
 from miner.resolve import resolve_repo
-from miner.source import SOURCES, PRRecord, PRSource
+from miner.source import SOURCES, IssueRecord, PRRecord, PRSource
 from prchain.config import Config
 from prchain.errors import ConfigError, InvalidRepoName
 from sql.db import make_engine
@@ -137,15 +137,13 @@ def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoS
 def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, ISSUE_CURSOR)
     for batch in batched(src.issues(cursor), BATCH_SIZE):
-        last = batch[-1]
-        stamp = last.closed_at or last.created_at
-        result.issues += ingestor.write_issues(batch, _issue_cursor(src, batch) or (stamp.isoformat() if stamp else None))
+        result.issues += ingestor.write_issues(batch, _issue_cursor(batch) or cursor)
 
 
-def _issue_cursor(src: PRSource, batch: list[Any]) -> str | None:
-    """Sources that track issue progress themselves expose issue_cursor_after; others get None."""
-    after = getattr(src, "issue_cursor_after", None)
-    return after(batch[-1]) if after else None
+def _issue_cursor(batch: list[IssueRecord]) -> str | None:
+    """The latest change in the batch, in GitHub's time format (issues arrive oldest update first)."""
+    stamps = [t for r in batch for t in (r.updated_at or r.closed_at or r.created_at,) if t]
+    return max(stamps).isoformat(timespec="seconds") + "Z" if stamps else None
 
 
 def _take(records: Any, limit: int) -> Any:

@@ -105,9 +105,9 @@ def _trim_name(name: str) -> str:
 def _classify(clean: str, start: int, previous: tuple[int, str] | None) -> str:
     line_start = clean.rfind("\n", 0, start) + 1
     before = clean[line_start:start]
-    if previous and previous[0] >= line_start and previous[1] != "mention":
-        if LIST_GAP.match(clean[previous[0] : start]):
-            return previous[1]
+    in_list = previous and previous[0] >= line_start and LIST_GAP.match(clean[previous[0] : start])
+    if previous and in_list and previous[1] != "mention":
+        return previous[1]
     if FIXES_BEFORE.search(before):
         return "fixes"
     if REVERTS_BEFORE.search(before) or _inside_revert_title(clean, start):

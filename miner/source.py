@@ -88,6 +88,7 @@ class IssueRecord:
     author: str | None = None
     created_at: datetime | None = None
     closed_at: datetime | None = None
+    updated_at: datetime | None = None  # the issue cursor; sources yield issues oldest update first
 
 
 @dataclass

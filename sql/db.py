@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -63,13 +63,15 @@ def upsert(
     """
     if not rows:
         return
-    table = model.__table__
+    table = cast(Table, model.__table__)
     dialect = session.get_bind().dialect.name
-    insert = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}.get(dialect)
-    if insert is None:
+    if dialect not in ("sqlite", "postgresql"):
         raise NotImplementedError(f"upsert is not implemented for {dialect}")
+    # Both dialects' Insert have the same on_conflict API; the union type keeps mypy honest.
+    stmt: sqlite.Insert | postgresql.Insert = (
+        sqlite.insert(table) if dialect == "sqlite" else postgresql.insert(table)
+    )
     columns = set(rows[0])
-    stmt = insert(table)
     if update is None:
         update = [c for c in columns if c not in conflict and c != "id"]
     if update:

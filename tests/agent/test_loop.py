@@ -24,7 +24,7 @@ from llm.config import LLMConfig
 from llm.prompts import render
 from prchain.testing.fake_llm import ScriptedLLMServer
 from sql.models import Chain, Step
-from tests.agent.conftest import bash, seed_chain, submit
+from tests.agent.conftest import bash, seed_chain
 
 TASK = "Add subtraction to calc/ops.py."
 

@@ -69,6 +69,16 @@ def test_server_errors_past_the_budget_raise(fake_github: FakeGithub, chain_gith
     assert fake_github.counts["POST /graphql"] == 3  # the first try and two retries, no more
 
 
+def test_a_page_that_keeps_timing_out_is_fetched_smaller(
+    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_github.inject("graphql_timeout", path="/graphql", times=3)  # the first try and both retries of page 1
+    with caplog.at_level(logging.WARNING, logger="prchain.miner.github"):
+        _, numbers = mine(fake_github, generated_repo, tmp_path, max_retries=2, page_size=50)
+    assert len(numbers) == len(set(numbers)) == 120
+    assert "retrying it with 25 PRs" in caplog.text
+
+
 def test_secondary_limits_past_the_budget_raise(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
     fake_github.inject("secondary_html", path="/graphql", times=10)
     with pytest.raises(RateLimited):
