@@ -9,8 +9,12 @@ class AgentConfig(BaseModel):
     action_format: str = Field("tools", description="tools (native tool calling) or text (one fenced command per reply).")
     max_steps_per_stage: int = Field(60, ge=1, description="Agent steps allowed in one stage (refinements included).")
     max_steps_per_chain: int = Field(250, ge=1, description="Agent steps allowed across a chain.")
-    max_tokens_per_stage: int = Field(400_000, ge=1, description="Policy prompt+completion tokens allowed in one stage.")
-    max_tokens_per_chain: int = Field(1_000_000, ge=1, description="Prompt+completion tokens allowed across a chain.")
+    max_tokens_per_stage: int = Field(
+        4_000_000, ge=1, description="Policy tokens billed in one stage (prompt+completion summed over its calls)."
+    )
+    max_tokens_per_chain: int = Field(
+        10_000_000, ge=1, description="Policy tokens billed across a chain (a ~85k-token, 116-call trajectory bills ~5M)."
+    )
     context_window: int = Field(128_000, ge=1024, description="Model context; a conversation beyond it ends the stage.")
     max_observation_chars: int = Field(10_000, ge=256, description="Tool output past this is truncated with a marker.")
     command_timeout: float = Field(120.0, gt=0, description="Seconds a `bash` tool call may run before it is killed.")

@@ -138,6 +138,7 @@ def build_record(session: Any, rollout: Rollout, *, min_score: float, policy: st
     if prompt_leaks(messages, gold):
         return None, "a prompt shows a gold-patch line"
     metadata = _metadata(session, rollout, chain, steps, stages[:kept], [n for _, n in chain_stages][:kept])
+    metadata["config_json"] = redact(metadata["config_json"])
     metadata["redactions"] = redact.count
     return {"messages": messages, "tools": TOOL_SCHEMAS, "metadata": metadata}, ""
 
@@ -153,7 +154,7 @@ def _metadata(session: Any, rollout: Rollout, chain: Chain, steps: list[Step], s
         "keep_policy": rollout.keep_policy, "conflict_policy": rollout.conflict_policy,
         "action_format": rollout.action_format, "prm_variant": rollout.prm_variant or "",
         "models": {k: str(v or "") for k, v in rollout.models.items()},
-        "config_json": json.dumps(rollout.config, sort_keys=True),
+        "config_json": json.dumps(rollout.config, sort_keys=True),  # redacted by the caller like every string
         "prompt_tokens": sum(s.prompt_tokens for s in assistant),
         "completion_tokens": sum(s.completion_tokens for s in assistant),
         "trajectory_tokens": (assistant[-1].prompt_tokens + assistant[-1].completion_tokens) if assistant else 0,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.engine import make_url
 
 from agent.hooks import StepHook
 from agent.judge import Judge
@@ -225,7 +226,7 @@ class ChainRunner:
             "conflict_policy": c.environment.conflict_policy, "keep_policy": c.agent.keep_policy,
             "prm_variant": c.prm.variant, "action_format": c.agent.action_format,
             "models": {role: c.llm.model_for(role) for role in ("policy", "judge", "prm")},
-            "config": c.model_dump(mode="json"),
+            "config": _public_config(c),
         }
 
 
@@ -246,6 +247,13 @@ def rebuild(env: Environment, last: RolloutStage) -> None:
     result = env.execute(f"git apply --whitespace=nowarn - <<'{marker}'\n{delta}\n{marker}\n")
     if result.exit_code != 0:
         raise EnvironmentFailure(f"could not restore stage {last.stage_idx}'s changes on resume: {result.output[-500:]}")
+
+
+def _public_config(config: Config) -> dict[str, Any]:
+    """The config as stored with the rollout (and exported): a database password never leaves the host."""
+    data = config.model_dump(mode="json")
+    data["store"]["url"] = make_url(config.store.url).render_as_string(hide_password=True)
+    return data
 
 
 def _tests(env: Environment) -> dict[str, Any] | None:
@@ -272,13 +280,14 @@ def _totals(loop: AgentLoop) -> dict[str, Any]:
 
 
 def pending_chains(engine: Engine, chain_ids: Iterable[int] = (), limit: int | None = None) -> list[int]:
-    """Chains with queries whose newest rollout is missing or unfinished, in id order."""
+    """Chains whose every stage has a query and that have no finished rollout, in id order."""
     wanted = set(chain_ids)
     with session_scope(engine) as session:
         ids = [cid for cid in session.scalars(select(Chain.id).order_by(Chain.id)) if not wanted or cid in wanted]
         done = set(session.scalars(select(Rollout.chain_id).where(Rollout.status.in_(FINISHED))))
-        ready = set(session.scalars(select(ChainStage.chain_id).where(ChainStage.query.is_not(None))))
-    todo = [cid for cid in ids if cid not in done and cid in ready]
+        unready = set(session.scalars(select(ChainStage.chain_id).where(ChainStage.query.is_(None))))
+        staged = set(session.scalars(select(ChainStage.chain_id)))
+    todo = [cid for cid in ids if cid not in done and cid in staged and cid not in unready]
     return todo[:limit] if limit else todo
 
 

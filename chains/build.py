@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, delete, select
 
 from chains.graph import GraphReport, PRNode, load_graph
 from chains.patches import SplitPatch, split_patch
@@ -19,7 +19,7 @@ from chains.strategies import STRATEGIES, ChainCandidate
 from prchain.config import Config
 from prchain.errors import ConfigError
 from sql.db import session_scope, upsert
-from sql.models import Chain, ChainStage, PRPatch
+from sql.models import Chain, ChainStage, PRPatch, Rollout
 
 Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
@@ -36,6 +36,7 @@ class BuildSummary:
     by_length: Counter[int] = field(default_factory=Counter)
     new: int = 0
     stages: int = 0
+    pruned: int = 0
     graph: GraphReport = field(default_factory=GraphReport)
 
     @property
@@ -95,6 +96,19 @@ def _write_batch(
     return len(chains) - len(existing), len(stages)
 
 
+def prune_stale(engine: Engine, strategy: str, keep: set[str]) -> int:
+    """Delete the strategy's chains not in `keep` (stages go with them); chains with rollouts stay."""
+    with session_scope(engine) as session:
+        rows = session.execute(select(Chain.id, Chain.signature).where(Chain.strategy == strategy)).all()
+        stale = [cid for cid, signature in rows if signature not in keep]
+        used = set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(stale)))) if stale else set()
+        doomed = [cid for cid in stale if cid not in used]
+        for chunk in batches(doomed):
+            session.execute(delete(ChainStage).where(ChainStage.chain_id.in_(chunk)))
+            session.execute(delete(Chain).where(Chain.id.in_(chunk)))
+        return len(doomed)
+
+
 def build_chains(
     config: Config,
     engine: Engine,
@@ -125,4 +139,6 @@ def build_chains(
         done += len(batch)
         if progress:
             progress("writing chains", done, len(chains))
+    if cfg.prune_stale:
+        summary.pruned = prune_stale(engine, name, {c.signature for c in chains})
     return summary

@@ -36,14 +36,18 @@ class ChainsConfig(BaseModel):
         description="Strength of each reference type; an edge takes the strongest of its references. "
         "Types missing here count as 1.",
     )
-    weak_strength: int = Field(
-        1, ge=0, description="Edges whose strength is at most this are 'weak' and need weak_min_overlap."
+    cued_mention_strength: int = Field(
+        2, ge=0, description="Strength of a plain mention whose wording says the newer PR builds on the older "
+        "('introduced in #X', 'while working on #X'); a mention worded as parallel work ('similar to #X') gets 0."
     )
-    weak_min_overlap: float = Field(
-        0.05, ge=0, le=1, description="File overlap (Jaccard) a weak edge (a plain mention) needs to be kept."
+    flipped_penalty: int = Field(
+        1, ge=0, description="Strength taken off a reference written in the older PR's own title, body or "
+        "commits about the newer one (it was still open then; the link is vaguer)."
     )
-    min_overlap: float = Field(
-        0.0, ge=0, le=1, description="File overlap (Jaccard) every edge needs; 0 keeps edges between disjoint PRs."
+    min_overlap_by_strength: dict[int, float] = Field(
+        default_factory=lambda: {1: 0.2, 2: 0.05, 3: 0.0},
+        description="File overlap (Jaccard) an edge of each strength needs; strength 0 edges are never kept, "
+        "strengths not listed need none.",
     )
     overlap_weight: float = Field(2.0, ge=0, description="Weight of file overlap beside strength in an edge's score.")
     max_issue_fanout: int = Field(
@@ -63,6 +67,10 @@ class ChainsConfig(BaseModel):
     temporal_window: int = Field(
         10, ge=1, description="temporal strategy: how many later merges to look through for the next PR "
         "touching an overlapping file."
+    )
+    prune_stale: bool = Field(
+        True, description="After a build, delete this strategy's chains the build no longer selects "
+        "(chains that already have rollouts are kept)."
     )
     query_patch_tokens: int = Field(3000, ge=100, description="Token budget of the patch shown to the query writer.")
     query_max_attempts: int = Field(4, ge=1, description="Regenerations of a query that leaks an identifier.")

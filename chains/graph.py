@@ -19,11 +19,14 @@ from sqlalchemy import Engine, select
 
 from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
+from chains.cues import mention_cue
 from chains.filters import FilterReport, apply_filters
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
 MAX_EVIDENCE = 4
+# Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
+AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit"})
 
 
 @dataclass
@@ -147,30 +150,52 @@ def _group_references(
     return pairs
 
 
+def reference_strength(ref: RefRow, newer: PRNode, config: ChainsConfig) -> int:
+    """How strongly one reference says the newer PR builds on the older one."""
+    strength = config.type_strength.get(ref.type, 1)
+    if ref.type == "mention":
+        cue = mention_cue(ref.evidence)
+        strength = {"parallel": 0, "dependent": max(strength, config.cued_mention_strength)}.get(cue, strength)
+    if ref.src != newer.id and ref.found_in in AUTHORED_BEFORE_MERGE:
+        strength -= config.flipped_penalty
+    return max(strength, 0)
+
+
 def edge_attributes(refs: list[RefRow], newer: PRNode, older: PRNode, config: ChainsConfig) -> dict[str, Any]:
     types = sorted({r.type for r in refs})
-    strength = max(config.type_strength.get(t, 1) for t in types)
-    overlap = jaccard(newer.files, older.files)
-    evidence = [
-        {"type": r.type, "found_in": r.found_in, "via_issue": r.via_issue, "text": r.evidence}
-        for r in sorted(refs, key=lambda r: -config.type_strength.get(r.type, 1))[:MAX_EVIDENCE]
-    ]
-    return {
-        "types": types,
-        "strength": strength,
-        "overlap": round(overlap, 4),
-        "weight": strength + config.overlap_weight * overlap,
-        "evidence": evidence,
-    }
+    strength = max(reference_strength(r, newer, config) for r in refs)
+    overlap = round(jaccard(newer.files, older.files), 4)
+    return {"types": types, "strength": strength, "overlap": overlap, "weight": strength + config.overlap_weight * overlap}
+
+
+def evidence(refs: list[RefRow], newer: PRNode, config: ChainsConfig) -> list[dict[str, Any]]:
+    """The strongest few references behind an edge, as shown by `chains show` and exported."""
+    ranked = sorted(refs, key=lambda r: -reference_strength(r, newer, config))[:MAX_EVIDENCE]
+    return [{"type": r.type, "found_in": r.found_in, "via_issue": r.via_issue, "text": r.evidence} for r in ranked]
 
 
 def _strong_enough(attrs: dict[str, Any], config: ChainsConfig) -> str | None:
     """The reason an edge is too weak to keep, or None."""
-    if attrs["overlap"] < config.min_overlap:
-        return "no_file_overlap"
-    if attrs["strength"] <= config.weak_strength and attrs["overlap"] < config.weak_min_overlap:
-        return "weak_mention_without_overlap"
+    if attrs["strength"] <= 0:
+        return "parallel_or_vague_mention"
+    if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
+        return f"strength_{attrs['strength']}_without_file_overlap"
     return None
+
+
+def _candidate_edges(
+    refs: list[RefRow], nodes: dict[int, PRNode], kept: set[int], config: ChainsConfig, report: GraphReport
+) -> dict[tuple[int, int], dict[str, Any]]:
+    candidates: dict[tuple[int, int], dict[str, Any]] = {}
+    for (new_id, old_id), group in _group_references(refs, {i: nodes[i] for i in kept}, config, report).items():
+        attrs = edge_attributes(group, nodes[new_id], nodes[old_id], config)
+        reason = _strong_enough(attrs, config)
+        if reason:
+            report.dropped[reason] += 1
+        else:
+            attrs["evidence"] = evidence(group, nodes[new_id], config)
+            candidates[(new_id, old_id)] = attrs
+    return candidates
 
 
 def build_graph(
@@ -179,24 +204,21 @@ def build_graph(
     config: ChainsConfig,
     repos: dict[int, tuple[str, str | None, str | None]] | None = None,
 ) -> tuple[nx.DiGraph, GraphReport]:
-    """The filtered reference graph; edges point from the newer PR to the one it builds on."""
+    """The filtered reference graph; edges point from the newer PR to the one it builds on.
+
+    The PR records ride along as `graph.graph["prs"]` (id → PRNode) rather than as node attributes,
+    which would cost a dict per node.
+    """
     report = GraphReport(references=len(refs))
     kept, report.filtered = apply_filters(nodes, refs, config.filters)
-    graph = nx.DiGraph()
-    graph.add_nodes_from((pr_id, {"pr": nodes[pr_id]}) for pr_id in kept)
-    candidates: dict[tuple[int, int], dict[str, Any]] = {}
-    for (new_id, old_id), group in _group_references(refs, {i: nodes[i] for i in kept}, config, report).items():
-        attrs = edge_attributes(group, nodes[new_id], nodes[old_id], config)
-        reason = _strong_enough(attrs, config)
-        if reason:
-            report.dropped[reason] += 1
-        else:
-            candidates[(new_id, old_id)] = attrs
+    candidates = _candidate_edges(refs, nodes, kept, config, report)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
         for pair in list(oracle.failing(candidates, nodes)):
             del candidates[pair]
             report.dropped["not_an_ancestor"] += 1
+    graph = nx.DiGraph(prs=nodes)
+    graph.add_nodes_from(kept)
     graph.add_edges_from((a, b, attrs) for (a, b), attrs in candidates.items())
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
     return graph, report

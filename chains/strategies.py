@@ -36,7 +36,7 @@ STRATEGIES: Registry[Strategy] = Registry("chain strategy")
 
 
 def _pr(graph: nx.DiGraph, pr_id: int) -> PRNode:
-    return graph.nodes[pr_id]["pr"]
+    return graph.graph["prs"][pr_id]
 
 
 def _edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:

@@ -7,7 +7,9 @@ path; it never carries a token.
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +19,7 @@ import git as gitpython
 from miner.source import PRRecord
 from prchain.errors import GitError
 
+log = logging.getLogger("prchain.miner.github")
 REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+refs/pull/*/head:refs/pull/*/head")
 # Never ask for credentials on a terminal: a private or missing repo must fail, not hang.
 QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true"}
@@ -41,6 +44,8 @@ def ensure_clone(url: str, path: Path) -> Path:
     if not (path / "HEAD").exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)  # left by a clone that was killed
+        log.info("cloning %s into %s (once; later runs only fetch)", url, path)
         _run(["clone", "--bare", "--quiet", url, str(partial)])
         partial.rename(path)  # a killed clone leaves only the .partial directory behind
     _run(["-C", str(path), "fetch", "--quiet", "--prune", url, *REFSPECS])

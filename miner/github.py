@@ -183,6 +183,7 @@ class GithubSource:
         self._prs: set[int] = set()
         self._issues: set[int] = set()
         self._cursor_of: dict[int, str] = {}
+        self._expected: int | None = None
 
     # ------------------------------------------------------------------ PRSource
 
@@ -225,6 +226,10 @@ class GithubSource:
     def requests_made(self) -> int:
         return self.client.requests
 
+    def expected_count(self) -> int | None:
+        """How many PRs this run will yield, once the first page told (for progress bars)."""
+        return self._expected
+
     # ------------------------------------------------------------------ pages
 
     def _vars(self, **extra: Any) -> dict[str, Any]:
@@ -254,6 +259,7 @@ class GithubSource:
         after = None
         while True:
             conn = self._page(query, {**variables, "after": after})[field]
+            self._expected = conn.get("totalCount", self._expected)
             yield conn["nodes"]
             if not conn["pageInfo"]["hasNextPage"]:
                 return
@@ -283,6 +289,7 @@ class GithubSource:
             if len(fresh) < len(nodes):
                 break
         changed.reverse()
+        self._expected = len(changed)
         self._cursor_of.update(changed)
         size = self.config.page_size
         for start in range(0, len(changed), size):

@@ -48,7 +48,7 @@ PR_FIELDS = (
 PR_PAGE_QUERY = (
     "query PullRequestPage($owner: String!, $name: String!, $first: Int!, $after: String) { "
     "repository(owner: $owner, name: $name) { pullRequests(first: $first, after: $after, "
-    "orderBy: {field: UPDATED_AT, direction: ASC}) { " + PAGE_INFO + " nodes { ...PRFields } } } } " + PR_FIELDS
+    "orderBy: {field: UPDATED_AT, direction: ASC}) { totalCount " + PAGE_INFO + " nodes { ...PRFields } } } } " + PR_FIELDS
 )
 
 # Incremental runs: newest changes first, numbers only, until we pass the cursor...
@@ -176,5 +176,6 @@ def issue_record(node: dict[str, Any]) -> IssueRecord:
         number=node["number"], title=node.get("title") or "", body=node.get("body") or "",
         state=str(node.get("state", "OPEN")).lower(), author=_login(node),
         created_at=parse_time(node.get("createdAt")), closed_at=parse_time(node.get("closedAt")),
+        updated_at=parse_time(node.get("updatedAt")),
     )
 

@@ -71,7 +71,8 @@ def _counts(session: Session, repo_id: int) -> tuple[int, int]:
 def _rebuild_issue_mediated(session: Session, repo_id: int, full_name: str) -> int:
     session.execute(delete(Reference).where(Reference.repo_id == repo_id, Reference.type == "issue_mediated"))
     fixers, referrers = _issue_links(session, repo_id, full_name)
-    numbers = dict(session.execute(select(PullRequest.id, PullRequest.number).where(PullRequest.repo_id == repo_id)))
+    query = select(PullRequest.id, PullRequest.number).where(PullRequest.repo_id == repo_id)
+    numbers: dict[int, int] = {pr_id: number for pr_id, number in session.execute(query)}
     ids = {n: i for i, n in numbers.items()}
     _add_issue_openers(session, repo_id, full_name, fixers, referrers, ids)
     rows: dict[tuple[int, int, int], dict[str, Any]] = {}

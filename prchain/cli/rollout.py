@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -132,7 +133,8 @@ def show_command(config_path: str | None, overrides: tuple[str, ...], db_url: st
 def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:
     r = view.rollout
     console.print(f"[bold]rollout {r.id}[/] chain {r.chain_id} · {r.status} · kept {r.kept_stages} stage(s) · "
-                  f"{r.agent_steps} steps · {r.tool_calls} tool calls · ${r.cost_usd:.4f}" + (f"\n{r.reason}" if r.reason else ""))
+                  f"{r.agent_steps} steps · {r.tool_calls} tool calls · ${r.cost_usd:.4f}"
+                  + (f"\n{escape(r.reason)}" if r.reason else ""))
     verdicts = {(j.stage_idx, j.round): j for j in view.judgements}
     stages = {s.stage_idx: s for s in view.stages}
     transitions = {t.stage_idx: t for t in view.transitions}
@@ -147,13 +149,14 @@ def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:
             submits += 1
             if verdict is not None:
                 colour = "green" if verdict.passed else "red"
-                console.print(f"  [{colour}]judge round {verdict.round}: score {verdict.score:.2f}[/] {verdict.comment}")
+                console.print(f"  [{colour}]judge round {verdict.round}: score {verdict.score:.2f}[/] {escape(verdict.comment)}")
 
 
 def _stage_rule(console: Console, idx: int, stage: object, transition: object) -> None:
     status = getattr(stage, "status", "?")
     detail = f" · entered {getattr(transition, 'outcome', '?')}" if transition is not None else ""
-    console.rule(f"stage {idx} · {status}{detail}" + (f" · {stage.reason}" if getattr(stage, "reason", None) else ""))  # type: ignore[attr-defined]
+    reason = getattr(stage, "reason", None)
+    console.rule(escape(f"stage {idx} · {status}{detail}" + (f" · {reason}" if reason else "")))
 
 
 def _print_message(console: Console, kind: str, message: dict, limit: int | None) -> None:
@@ -161,8 +164,8 @@ def _print_message(console: Console, kind: str, message: dict, limit: int | None
         return text if limit is None or len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more]"
 
     content = message.get("content") or ""
-    console.print(f"[bold cyan]{kind}[/] ({message['role']})" + (f": {cut(content)}" if content else ""),
-                  markup=True, highlight=False)
+    console.print(f"[bold cyan]{kind}[/] ({message['role']})" + (f": {escape(cut(content))}" if content else ""),
+                  highlight=False)
     for call in message.get("tool_calls") or []:
         console.print(f"  → {call['function']['name']} {cut(call['function']['arguments'])}", markup=False)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, func, select
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from agent.rollout import ChainRunner
@@ -86,6 +87,7 @@ def test_feedback_refines_stage_one_and_stage_two_starts_from_the_carried_patch(
     assert roles == {"policy": 8, "judge": 3}
     assert rollout is not None and rollout.status == "kept" and rollout.tool_calls == 8 and rollout.agent_steps == 8
     assert rollout.cost_usd == pytest.approx(call_cost) and rollout.cost_usd > 0
+    assert make_url(rollout.config["store"]["url"]).password in (None, "***")  # no database password stored
 
 
 def test_a_chain_that_never_reaches_the_threshold_is_rejected_after_three_refinements(
@@ -124,3 +126,23 @@ def test_a_finished_chain_is_not_rolled_out_again(
     assert (again.status, again.rollout_id) == ("skipped", rollout_id)
     with Session(sqlite_engine) as session:
         assert session.scalar(select(func.count()).select_from(Step)) == before
+
+
+def test_a_strict_conflict_stops_the_chain_with_a_recorded_reason(
+    fake_llm: ScriptedLLMServer, sqlite_engine: Engine, tmp_path: Path, make_runner: Callable[..., ChainRunner]
+) -> None:
+    # Chain #1 → #3: B_3 contains the docs PR #4, which rewrote the README line the agent also edits.
+    seeded = seed_chain(str(sqlite_engine.url), tmp_path, prs=(1, 3))
+    fake_llm.push(model="policy", tool_calls=bash("printf '# Calc tool\\n' > README.md && echo ok"))
+    fake_llm.push(model="policy", tool_calls=submit())
+    fake_llm.push(model="judge", content=verdict(0.85, "Acceptable."))
+    result = make_runner(sqlite_engine, keep_policy="prefix").run(seeded.chain_id)
+
+    with Session(sqlite_engine) as session:
+        transitions = [(t.stage_idx, t.outcome) for t in session.scalars(select(EnvTransition).order_by(EnvTransition.stage_idx))]
+        stages = [(s.stage_idx, s.status) for s in session.scalars(select(RolloutStage).order_by(RolloutStage.stage_idx))]
+        queries = list(session.scalars(select(Step).filter_by(kind="query")))
+    assert transitions == [(1, "clean"), (2, "conflict_stopped")]
+    assert stages == [(1, "passed"), (2, "stopped")] and len(queries) == 1
+    assert result.status == "kept" and result.kept_stages == 1  # the prefix policy keeps the passing stage
+    assert "conflicts" in (result.reason or "")

@@ -65,8 +65,8 @@ def test_rest_faults_are_retried_too(fake_github: FakeGithub, chain_github_repo:
 def test_server_errors_past_the_budget_raise(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
     fake_github.inject("bad_gateway", path="/graphql", times=10)
     with pytest.raises(ServiceUnavailable, match="after 2 retries"):
-        mine(fake_github, chain_github_repo, tmp_path, max_retries=2)
-    assert fake_github.counts["POST /graphql"] == 3  # the first try and two retries, no more
+        mine(fake_github, chain_github_repo, tmp_path, max_retries=2, page_size=5)
+    assert fake_github.counts["POST /graphql"] == 3  # the first try and two retries; 5 PRs is the smallest page
 
 
 def test_a_page_that_keeps_timing_out_is_fetched_smaller(

@@ -202,3 +202,46 @@ def test_records_are_plain_data(mined: tuple[GithubSource, dict[int, PRRecord]])
     assert replace(record) == record
     assert record.created_at is not None and record.created_at.tzinfo is None
     assert all(type(c).__module__ == "miner.source" for c in [*record.commits, *record.comments, *record.files, *record.links])
+
+
+def test_a_killed_clone_is_redone_and_later_runs_fetch(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+    partial = tmp_path / "clones" / "acme" / "calc.git.partial"
+    partial.mkdir(parents=True)
+    (partial / "junk").write_text("left behind by SIGKILL")
+    first = source_for(fake_github, chain_github_repo, tmp_path)
+    assert all(r.patch_status == "ok" for r in first.pull_requests(None))
+    assert not partial.exists() and (tmp_path / "clones" / "acme" / "calc.git" / "HEAD").exists()
+    again = source_for(fake_github, chain_github_repo, tmp_path)
+    assert all(r.patch_status == "ok" for r in again.pull_requests(None))
+    assert fake_github.counts["GET /repos/{owner}/{repo}/pulls/{number}"] == 0
+
+
+def test_mine_github_into_the_store_and_rerun(fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, db_url: str) -> None:
+    """End to end through miner.mine: the records land in a real database; a rerun adds nothing."""
+    from sqlalchemy import func, select
+
+    from miner.mine import mine
+    from prchain.config import Config
+    from sql.db import make_engine
+    from sql.models.mining import PRPatch, PullRequest, Reference
+
+    fake_github.add_repo(generated_repo)
+    github = github_config(fake_github, generated_repo).model_dump()
+    config = Config.model_validate({"store": {"url": db_url}, "miner": {
+        "source": "github", "clone_dir": str(tmp_path / "clones"), "max_patch_bytes": MAX_PATCH, "github": github}})
+    engine = make_engine(db_url)
+    try:
+        first = mine(config, ["acme/widgets"], engine=engine).repos[0]
+        assert first.prs_new == 120 and first.requests == fake_github.total
+        with engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(PullRequest)) == 120
+            assert conn.scalar(select(func.count()).select_from(PRPatch)) == 119  # all but the huge one
+            assert conn.scalar(select(func.count()).select_from(Reference).where(Reference.type == "closing_issue"))
+            assert conn.scalar(select(func.count()).select_from(Reference).where(Reference.target_kind == "pr"))
+        fake_github.reset_counts()
+        again = mine(config, ["acme/widgets"], engine=engine).repos[0]
+        assert again.prs_new == 0 and again.requests <= 5
+        with engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(PullRequest)) == 120
+    finally:
+        engine.dispose()

@@ -1,0 +1,37 @@
+"""The chains section of `prchain stats`: chains by length, stages, stages with a query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sql.models import Chain, ChainStage
+
+
+def collect(session: Session) -> dict[str, Any]:
+    by_length = session.execute(select(Chain.length, func.count()).group_by(Chain.length).order_by(Chain.length))
+    by_strategy = session.execute(select(Chain.strategy, func.count()).group_by(Chain.strategy))
+    return {
+        "chains": session.scalar(select(func.count()).select_from(Chain)) or 0,
+        "chains_by_length": {str(length): count for length, count in by_length},
+        "chains_by_strategy": {name: count for name, count in by_strategy},
+        "stages": session.scalar(select(func.count()).select_from(ChainStage)) or 0,
+        "queries": session.scalar(select(func.count()).select_from(ChainStage).where(ChainStage.query.is_not(None))) or 0,
+    }
+
+
+def render(data: dict[str, Any]) -> list[Table]:
+    table = Table(title="Chains")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("chains", str(data.get("chains", 0)))
+    for length, count in data.get("chains_by_length", {}).items():
+        table.add_row(f"  of length {length}", str(count))
+    for name, count in data.get("chains_by_strategy", {}).items():
+        table.add_row(f"  by strategy {name}", str(count))
+    table.add_row("stages", str(data.get("stages", 0)))
+    table.add_row("stages with a query", str(data.get("queries", 0)))
+    return [table]
