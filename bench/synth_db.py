@@ -10,6 +10,7 @@ Usage: python bench/synth_db.py OUT.db [--prs 100000] [--refs 300000]
 from __future__ import annotations
 
 import argparse
+import bisect
 import random
 import sys
 from datetime import datetime, timedelta
@@ -27,6 +28,11 @@ T0 = datetime(2020, 1, 1)
 AREAS_PER_REPO = 400
 FILES_PER_AREA = 6
 PR_TYPES = ["mention"] * 45 + ["fixes"] * 15 + ["follow_up"] * 15 + ["cross_reference"] * 20 + ["reverts"] * 1
+EVIDENCE = {
+    "mention": ["introduced in #{}", "see #{}", "Similar to #{}, but for sets", "While working on #{} I noticed"],
+    "fixes": ["Fixes #{}"], "follow_up": ["Follow-up to #{}"], "cross_reference": ["#{}"],
+    "reverts": ["Reverts #{}"], "issue_mediated": ["fixes an issue #{} also refers to"], "closing_issue": ["Closes #{}"],
+}
 BOTS = ["dependabot[bot]", "renovate[bot]"]
 
 
@@ -43,7 +49,8 @@ def _prs(rng: random.Random, n: int, repos: int) -> tuple[list[dict[str, Any]], 
     for i in range(1, n + 1):
         repo_id, area = 1 + i % repos, rng.randrange(AREAS_PER_REPO)
         merged = T0 + timedelta(minutes=10 * i)
-        paths = sorted({f"src/area{area}/mod{rng.randrange(FILES_PER_AREA)}.py" for _ in range(rng.randint(1, 3))})
+        # Every PR of an area touches its core module, so linked PRs share files as real follow-ups do.
+        paths = sorted({f"src/area{area}/core.py"} | {f"src/area{area}/mod{rng.randrange(FILES_PER_AREA)}.py" for _ in range(rng.randint(0, 2))})
         if rng.random() < 0.3:
             paths.append(f"tests/area{area}/test_mod.py")
         prs.append({
@@ -61,12 +68,22 @@ def _prs(rng: random.Random, n: int, repos: int) -> tuple[list[dict[str, Any]], 
 
 
 def _earlier_in_area(rng: random.Random, i: int, areas: list[int], repos: int) -> int | None:
-    """A PR a few hundred merges back in the same repo, usually in the same area."""
-    for _ in range(8):
+    """One of the last few PRs of the same repo and area (now and then any recent PR of the repo)."""
+    if rng.random() < 0.1:
         j = i - repos * rng.randint(1, 300)
-        if j >= 1 and (areas[j - 1] == areas[i - 1] or rng.random() < 0.1):
-            return j
-    return None
+        return j if j >= 1 else None
+    same = _AREA_INDEX.get((i % repos, areas[i - 1]), [])
+    pos = bisect.bisect_left(same, i)
+    return same[pos - rng.randint(1, min(pos, 10))] if pos else None
+
+
+_AREA_INDEX: dict[tuple[int, int], list[int]] = {}
+
+
+def _index_areas(areas: list[int], repos: int) -> None:
+    _AREA_INDEX.clear()
+    for i, area in enumerate(areas, start=1):
+        _AREA_INDEX.setdefault((i % repos, area), []).append(i)
 
 
 def _references(rng: random.Random, n: int, total: int, areas: list[int], repos: int) -> list[dict[str, Any]]:
@@ -88,7 +105,7 @@ def _references(rng: random.Random, n: int, total: int, areas: list[int], repos:
             "repo_id": 1 + i % repos, "src_pr_id": i, "target_repo": f"acme/repo{1 + i % repos}" if kind != "external" else "other/lib",
             "target_number": target, "target_kind": kind, "target_pr_id": target if kind == "pr" else None,
             "type": rtype, "found_in": rng.choice(["body", "commit", "comment", "title"]), "via_issue": via,
-            "evidence": f"see #{target}",
+            "evidence": rng.choice(EVIDENCE[rtype]).format(target),
         }
     # Shared-issue links need their (found_in) uniqueness by construction: one row per key above.
     return list(refs.values())
@@ -106,6 +123,7 @@ def make_synthetic_db(path: Path, prs: int = 100_000, refs: int = 300_000, repos
     engine = make_engine(f"sqlite:///{path}")
     rng = random.Random(seed)
     pr_rows, file_rows, patch_rows, areas = _prs(rng, prs, repos)
+    _index_areas(areas, repos)
     ref_rows = _references(rng, prs, refs, areas, repos)
     _bulk(engine, Repo, [{"id": r, "full_name": f"acme/repo{r}", "source": "git"} for r in range(1, repos + 1)])
     for model, rows in ((PullRequest, pr_rows), (PRFile, file_rows), (PRPatch, patch_rows), (Reference, ref_rows)):

@@ -9,7 +9,7 @@ DEFAULT_TYPE_STRENGTH = {
     "reverts": 3,
     "cross_reference": 2,
     "closing_issue": 2,
-    "issue_mediated": 2,
+    "issue_mediated": 1,  # two PRs about one issue are often parallel fixes; needs file overlap
     "mention": 1,
 }
 
@@ -21,7 +21,9 @@ class ChainFilters(BaseModel):
     skip_docs_only: bool = Field(True, description="Drop PRs touching only documentation.")
     skip_lockfile_only: bool = Field(True, description="Drop PRs touching only lock files.")
     skip_reverted: bool = Field(True, description="Drop PRs that a later PR reverted.")
-    max_patch_lines: int = Field(2000, ge=1, description="Drop PRs whose patch is longer than this.")
+    max_patch_lines: int = Field(
+        2000, ge=1, description="Drop PRs whose code patch (test files and fixtures not counted) changes more lines."
+    )
 
 
 class ChainsConfig(BaseModel):
@@ -45,9 +47,10 @@ class ChainsConfig(BaseModel):
         "commits about the newer one (it was still open then; the link is vaguer)."
     )
     min_overlap_by_strength: dict[int, float] = Field(
-        default_factory=lambda: {1: 0.2, 2: 0.05, 3: 0.0},
+        default_factory=lambda: {1: 0.2, 2: 0.05, 3: 0.01},
         description="File overlap (Jaccard) an edge of each strength needs; strength 0 edges are never kept, "
-        "strengths not listed need none.",
+        "strengths not listed need none. Even explicit links need a shared file: '#N' sometimes names an "
+        "issue of a sibling repository that happens to share a number with one of ours.",
     )
     overlap_weight: float = Field(2.0, ge=0, description="Weight of file overlap beside strength in an edge's score.")
     max_issue_fanout: int = Field(

@@ -15,14 +15,18 @@ DEPENDENT = re.compile(
     r"|\b(?:since|after|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
     r"|prototype|improves|extends|generaliz\w*|discovered\s+(?:during|in|while)|while\s+(?:working\s+on|fixing|reviewing)"
-    r"|reviewing|feedback|suggestion|discussion|my\s+mistake|regression|leftover|missed|oversight|revert)\b"
+    r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
+    r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|pulled\s+out"
+    r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by)\b"
+    r"|\b\w+ed\s+(?:\S+\s+){0,5}?in\s+(?:#\d|https?://\S+/pull/\d)"
+    r"|\bin\s+(?:#\d+|https?://\S+/pull/\d+\S*),?\s+(?:we|I)\b"
     r"|#\d+\s+(?:added|introduced|changed|made|moved|removed|no\s+longer|modeled|broke|caused)\b"
     r"|/pull/\d+#(?:discussion|issuecomment|pullrequestreview)",
     re.I,
 )
 PARALLEL = re.compile(
     r"\b(?:similar(?:\s+in\s+spirit)?\s+to|same\s+as|just\s+like|like\s+in|analog(?:ous)?|peer\s+to|inspired\s+by"
-    r"|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also|related:?|unrelated"
+    r"|like\s+(?:#|https?://)|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also|related:?|unrelated"
     r"|also\s+(?:see|fixed)|sibling)\b",
     re.I,
 )

@@ -21,6 +21,7 @@ from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
 from chains.cues import mention_cue
 from chains.filters import FilterReport, apply_filters
+from chains.patches import is_test_path
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
@@ -77,20 +78,27 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def load_nodes(engine: Engine) -> dict[int, PRNode]:
-    """Every merged PR with an `ok` patch, its files attached; two queries."""
+    """Every merged PR with an `ok` patch, its files attached; two queries.
+
+    `lines` counts the non-test files' changed lines when the files are known (snapshots and
+    fixtures make many real PRs look huge; the size limit is about the code an agent must write).
+    """
     pr = PullRequest
     query = select(
         pr.id, pr.repo_id, pr.number, pr.title, pr.author, pr.created_at, pr.merged_at,
         pr.base_sha, pr.merge_commit_sha, pr.additions, pr.deletions,
     ).where(pr.merged_at.is_not(None), pr.patch_status == "ok")
+    files: dict[int, set[str]] = defaultdict(set)
+    code_lines: dict[int, int] = defaultdict(int)
     with engine.connect() as conn:
-        nodes = {row[0]: PRNode(*row[:9], lines=(row[9] or 0) + (row[10] or 0)) for row in conn.execute(query)}
-        files: dict[int, set[str]] = defaultdict(set)
-        for pr_id, path in conn.execute(select(PRFile.pr_id, PRFile.path)):
+        nodes = {row[0]: PRNode(*row[:9], lines=(row[9] or 0) + (row[10] or 0)) for row in conn.execute(query)}  # type: ignore[arg-type]  # merged_at is filtered non-null
+        for pr_id, path, added, deleted in conn.execute(select(PRFile.pr_id, PRFile.path, PRFile.additions, PRFile.deletions)):
             if pr_id in nodes:
                 files[pr_id].add(path)
+                code_lines[pr_id] += 0 if is_test_path(path) else (added or 0) + (deleted or 0)
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
+        nodes[pr_id].lines = code_lines[pr_id]
     return nodes
 
 
@@ -101,7 +109,8 @@ def load_references(engine: Engine) -> list[RefRow]:
         ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id
     )
     with engine.connect() as conn:
-        return [RefRow(a, b, t, f, v or 0, (e or "")[:EVIDENCE_CHARS]) for a, b, t, f, v, e in conn.execute(query)]
+        rows = conn.execute(query)
+        return [RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS]) for a, b, t, f, v, e in rows]
 
 
 def load_repos(engine: Engine) -> dict[int, tuple[str, str | None, str | None]]:
@@ -155,7 +164,10 @@ def reference_strength(ref: RefRow, newer: PRNode, config: ChainsConfig) -> int:
     strength = config.type_strength.get(ref.type, 1)
     if ref.type == "mention":
         cue = mention_cue(ref.evidence)
-        strength = {"parallel": 0, "dependent": max(strength, config.cued_mention_strength)}.get(cue, strength)
+        if cue == "parallel":
+            return 0
+        if cue == "dependent":  # the wording says so, whichever of the two PRs wrote it
+            return max(strength, config.cued_mention_strength)
     if ref.src != newer.id and ref.found_in in AUTHORED_BEFORE_MERGE:
         strength -= config.flipped_penalty
     return max(strength, 0)

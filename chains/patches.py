@@ -57,7 +57,7 @@ def section_path(section: str) -> str:
     try:
         files = PatchSet(header)
         if files:
-            return str(files[0].path)
+            return str(files[0].path).strip('"')  # unidiff keeps git's quotes around odd names
     except (UnidiffParseError, UnicodeError):
         pass  # git diffs unidiff cannot read still carry their paths in the header line
     match = _HEADER.search(section)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import networkx as nx
@@ -96,13 +97,16 @@ def _paths_from(
 
 
 def _sub_paths(path: tuple[int, ...], min_len: int) -> Iterator[tuple[int, ...]]:
+    """Every ordered selection of ≥ min_len PRs of the path (contiguous or skipping some)."""
     for size in range(min_len, len(path) + 1):
-        for i in range(len(path) - size + 1):
-            yield path[i : i + size]
+        yield from combinations(path, size)
 
 
 def dedup_sub_paths(paths: list[tuple[tuple[int, ...], float]], min_len: int) -> list[tuple[int, ...]]:
-    """Longest and strongest first; a path that is a contiguous part of a kept one is not kept again."""
+    """Longest and strongest first; a path whose PRs all sit, in order, in a kept one is not kept again.
+
+    That covers contiguous sub-paths and also shortcuts (a ← c when a ← b ← c is kept).
+    """
     covered: set[tuple[int, ...]] = set()
     kept = []
     for path, _score in sorted(paths, key=lambda item: (-len(item[0]), -item[1], item[0])):

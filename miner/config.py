@@ -33,4 +33,6 @@ class MinerConfig(BaseModel):
     source: str = Field("github", description="PR source: github (API) or git (a local clone's history).")
     clone_dir: str = Field("data/clones", description="Where bare clones are kept for patches.")
     max_patch_bytes: int = Field(2_000_000, ge=0, description="Patches larger than this are stored as too_large.")
+    batch_size: int = Field(500, ge=1, description="PRs written per transaction; the cursor advances once per batch.")
+    git_workers: int = Field(2, ge=1, description="Parallel `git diff-tree` processes making patches (git source).")
     github: GithubConfig = Field(default_factory=GithubConfig)

@@ -152,12 +152,13 @@ class GitSource:
 
     def _prs(self, head: str | None, commits: list[_Commit]) -> list[PRRecord]:
         by_sha = {c.sha: c for c in commits}
+        position = {c.sha: i for i, c in enumerate(commits)}  # topological: parents first
         mainline = _first_parent_line(head, by_sha)
         claimed = set(mainline)
         prs = []
         for sha in mainline:
             commit = by_sha[sha]
-            branch = _claim(commit, by_sha, claimed) if len(commit.parents) > 1 else []
+            branch = _claim(commit, by_sha, claimed, position) if len(commit.parents) > 1 else []
             pr = _pr_from(commit, [by_sha[s] for s in branch])
             if pr is not None:
                 prs.append(pr)
@@ -204,7 +205,7 @@ def _first_parent_line(head: str | None, by_sha: dict[str, _Commit]) -> list[str
     return line
 
 
-def _claim(merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str]) -> list[str]:
+def _claim(merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str], position: dict[str, int]) -> list[str]:
     """Commits the merge's other parents bring in that no earlier first-parent commit did."""
     found: list[str] = []
     stack = [p for p in merge.parents[1:] if p in by_sha and p not in claimed]
@@ -215,7 +216,7 @@ def _claim(merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str]) -> lis
         claimed.add(sha)
         found.append(sha)
         stack.extend(p for p in by_sha[sha].parents if p in by_sha and p not in claimed)
-    found.sort(key=lambda s: (by_sha[s].committed_at, s))
+    found.sort(key=position.__getitem__)
     return found
 
 

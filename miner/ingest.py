@@ -233,7 +233,8 @@ def _lookup_sha(by_sha: dict[str, int], sha: str) -> int | None:
 def pr_refs(record: PRRecord, repo: str) -> list[Ref]:
     """References in every text of a PR, one per (target, type): the first place it was found wins."""
     texts = [("title", record.title), ("body", record.body)]
-    texts += [("commit", c.message) for c in record.commits]
+    # A squash commit's message is the PR's title and body again: reading it twice adds nothing.
+    texts += [("commit", c.message) for c in record.commits if c.sha != record.merge_commit_sha]
     texts += [(FOUND_IN_BY_COMMENT_KIND.get(c.kind, "comment"), c.body) for c in record.comments]
     seen: dict[tuple[str, int | None, str | None, str], Ref] = {}
     for found_in, text in texts:

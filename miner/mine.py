@@ -23,7 +23,6 @@ from sql.db import make_engine
 # Sources register themselves on import; importing by name keeps each one's dependencies lazy.
 SOURCE_MODULES = {"git": "miner.gitsource", "github": "miner.github"}
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
-BATCH_SIZE = 500
 
 Progress = Callable[[str, int, int | None], None]
 """progress(repo, PRs done so far, PRs expected or None when unknown)."""
@@ -78,7 +77,8 @@ def open_source(config: Config, repo: str, *, source: str, clone_dir: str | None
     cls: Any = SOURCES.get(source)
     if source == "git":
         full_name = validate_repo_name(name) if name else None
-        return cls(repo, full_name=full_name, since=since, max_patch_bytes=config.miner.max_patch_bytes)
+        return cls(repo, full_name=full_name, since=since, max_patch_bytes=config.miner.max_patch_bytes,
+                   workers=config.miner.git_workers)
     full_name = validate_repo_name(repo)
     clone_root = clone_dir or config.miner.clone_dir
     return cls(config.miner.github, full_name, clone_root, since, max_patch_bytes=config.miner.max_patch_bytes)
@@ -99,18 +99,20 @@ def mine(
     summary = MineSummary()
     for repo in repos:
         src = open_source(config, repo, source=source, clone_dir=clone_dir, name=name, since=parse_since(since))
-        summary.repos.append(mine_one(engine, src, limit=limit, progress=progress))
+        summary.repos.append(mine_one(engine, src, limit=limit, progress=progress, batch_size=config.miner.batch_size))
     return summary
 
 
-def mine_one(engine: Engine, src: PRSource, *, limit: int | None = None, progress: Progress | None = None) -> RepoSummary:
+def mine_one(
+    engine: Engine, src: PRSource, *, limit: int | None = None, progress: Progress | None = None, batch_size: int = 500
+) -> RepoSummary:
     started = time.monotonic()
     info = src.describe()
     repo_id = ensure_repo(engine, info, src.name)
     ingestor = Ingestor(engine, repo_id, info.full_name, src.name)
     result = RepoSummary(info.full_name, src.name)
-    _ingest_prs(engine, src, ingestor, result, limit, progress)
-    _ingest_issues(engine, src, ingestor, result)
+    _ingest_prs(engine, src, ingestor, result, limit, progress, batch_size)
+    _ingest_issues(engine, src, ingestor, result, batch_size)
     resolution = resolve_repo(engine, repo_id)
     result.references, result.pr_pr_references = resolution.references, resolution.pr_pr_references
     result.issue_mediated = resolution.issue_mediated
@@ -119,13 +121,13 @@ def mine_one(engine: Engine, src: PRSource, *, limit: int | None = None, progres
 
 
 def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary,
-                limit: int | None, progress: Progress | None) -> None:
+                limit: int | None, progress: Progress | None, batch_size: int) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, PR_CURSOR)
     records = src.pull_requests(cursor)
     if limit is not None:
         records = _take(records, limit)
     done = 0
-    for batch in batched(records, BATCH_SIZE):
+    for batch in batched(records, batch_size):
         counts = ingestor.write_prs(batch, src.cursor_after(batch[-1]) or None)
         result.prs_new, result.prs_updated = result.prs_new + counts.new, result.prs_updated + counts.updated
         done += len(batch)
@@ -134,9 +136,9 @@ def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoS
             progress(info_name(ingestor), done, min(expected, limit) if expected and limit else expected)
 
 
-def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary) -> None:
+def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary, batch_size: int) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, ISSUE_CURSOR)
-    for batch in batched(src.issues(cursor), BATCH_SIZE):
+    for batch in batched(src.issues(cursor), batch_size):
         result.issues += ingestor.write_issues(batch, _issue_cursor(batch) or cursor)
 
 

@@ -17,8 +17,9 @@ EVIDENCE_CHARS = 200
 
 FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
+INLINE_CODE = re.compile(r"(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*$", re.M)
+IGNORED = ((("```", "~~~"), FENCE), (("<!--",), HTML_COMMENT), (("`",), INLINE_CODE), ((">",), QUOTED_LINE))
 
 URL = re.compile(
     r"https?://(?:www\.)?github\.com/(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)"
@@ -27,6 +28,7 @@ URL = re.compile(
 )
 REPO_REF = re.compile(r"(?<![\w/.@-])(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+)#(?P<num>\d+)\b")
 HASH_REF = re.compile(r"(?<![\w&/#@\\])(?:#|\bGH-)(?P<num>\d+)\b", re.I)
+MAY_REFER = re.compile(r"#\d|GH-\d|/(?:pull|pulls|issues)/\d|reverts commit", re.I)
 REVERT_COMMIT = re.compile(r"\bThis reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.I)
 
 FIXES_BEFORE = re.compile(
@@ -61,14 +63,16 @@ def strip_ignored(text: str) -> str:
     def blank(match: re.Match[str]) -> str:
         return re.sub(r"[^\n]", " ", match.group(0))
 
-    for pattern in (FENCE, HTML_COMMENT, INLINE_CODE, QUOTED_LINE):
-        text = pattern.sub(blank, text)
+    # Each pattern only runs when its marker occurs at all: most texts have none of them.
+    for markers, pattern in IGNORED:
+        if any(m in text for m in markers):
+            text = pattern.sub(blank, text)
     return text
 
 
 def extract_refs(text: str, found_in: str, repo: str) -> list[Ref]:
     """Every reference in `text`, in order of appearance; `repo` is the text's own owner/name."""
-    if not text:
+    if not text or not MAY_REFER.search(text):
         return []
     clean = strip_ignored(text)
     spans = _number_spans(clean, repo)

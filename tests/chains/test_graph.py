@@ -1,0 +1,143 @@
+"""The reference graph over hand-built stores: which references become edges, and why others do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from chains.config import ChainsConfig
+from chains.cues import mention_cue
+from chains.filters import is_bot, is_doc_path, is_lockfile
+from chains.graph import load_graph
+from prchain.testing.chain_store import StoreBuilder
+from prchain.testing.repos import make_chain_repo
+
+
+def _graph(engine: Engine, **overrides: object):
+    graph, nodes, report = load_graph(engine, ChainsConfig(**overrides))
+    return graph, report
+
+
+def test_edges_point_from_newer_to_older_with_strength_and_overlap(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    a, b, c = store.pr(1, ["calc/ops.py"]), store.pr(2, ["calc/ops.py", "calc/x.py"]), store.pr(3, ["calc/ops.py"])
+    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
+    store.ref(3, 2, "fixes", evidence="Fixes #2")
+    store.ref(3, 2, "mention", found_in="comment", evidence="as #2 introduced")
+    store.write()
+    graph, report = _graph(engine)
+    assert set(graph.edges) == {(b, a), (c, b)}
+    edge = graph[c][b]
+    assert edge["types"] == ["fixes", "mention"]
+    assert edge["strength"] == 3
+    assert edge["overlap"] == 0.5
+    assert edge["evidence"][0]["text"] == "Fixes #2"
+    assert report.nodes == 3 and report.edges == 2
+
+
+def test_a_reference_from_the_older_pr_is_oriented_by_time(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["a.py"])
+    store.pr(2, ["a.py"])
+    # #1 was merged before #2 was opened, yet #1's later comment names #2: still #2 builds on #1.
+    store.ref(1, 2, "mention", found_in="comment", evidence="this regressed in #2")
+    store.write()
+    graph, _ = _graph(engine)
+    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
+
+
+def test_overlapping_lifetimes_give_no_edge(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["a.py"], day=5, created_day=1)
+    store.pr(2, ["a.py"], day=6, created_day=2)  # opened before #1 merged
+    store.ref(2, 1, "follow_up")
+    store.write()
+    graph, report = _graph(engine)
+    assert graph.number_of_edges() == 0
+    assert report.dropped["not_merged_before_created"] == 1
+
+
+def test_weak_and_parallel_mentions_are_dropped(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    for n in range(1, 7):
+        store.pr(n, ["core.py", f"f{n}.py"] if n < 5 else [f"only{n}.py"])
+    store.ref(2, 1, "mention", evidence="Similar to #1, but for lambdas")  # parallel work
+    store.ref(3, 2, "mention", evidence="introduced in #2")  # cue: builds on it
+    store.ref(4, 3, "mention", evidence="#3.")  # no cue, overlap 1/3 >= 0.2: kept
+    store.ref(6, 5, "follow_up", evidence="Follow-up to #5")  # no shared file at all
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(3), pid(2)), (pid(4), pid(3))}
+    assert graph[pid(3)][pid(2)]["strength"] == 2
+    assert report.dropped["parallel_or_vague_mention"] == 1
+    assert report.dropped["strength_3_without_file_overlap"] == 1
+
+
+def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    for n in range(1, 9):
+        store.pr(n, ["core.py"])
+    store.ref(2, 1, "issue_mediated", via_issue=100, found_in="issue", evidence="#2 fixes #100, which #1 also refers to")
+    for n in range(4, 9):  # issue 200 links six PRs: a tracking issue
+        store.ref(n, 3, "issue_mediated", via_issue=200, found_in="issue")
+    store.write()
+    graph, report = _graph(engine)
+    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
+    assert report.dropped["umbrella_issue"] == 5
+
+
+def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["calc/a.py"])
+    store.pr(2, ["calc/a.py"], author="renovate[bot]")
+    store.pr(3, ["docs/guide.md", "README.md"])
+    store.pr(4, ["Cargo.lock"])
+    store.pr(5, ["calc/a.py"])
+    store.pr(6, ["calc/a.py"])  # reverts #5
+    store.pr(7, ["calc/big.py"])
+    store.files[-1]["additions"] = 5000
+    store.pr(8, ["calc/a.py", "tests/snapshots/big.snap"])
+    store.files[-1]["additions"] = 5000  # test data does not count towards the size limit
+    store.ref(6, 5, "reverts", evidence="Revert #5")
+    store.write()
+    graph, report = _graph(engine)
+    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8)]
+    assert dict(report.filtered.removed) == {"bot": 1, "docs_only": 1, "lockfile_only": 1, "reverted": 1, "patch_too_large": 1}
+    graph, _ = _graph(engine, filters={"skip_bots": False, "skip_reverted": False, "max_patch_lines": 10_000})
+    assert store.pr_id(2) in graph and store.pr_id(5) in graph and store.pr_id(7) in graph
+
+
+def test_ancestry_in_a_real_clone(engine: Engine, tmp_path: Path) -> None:
+    repo = make_chain_repo(tmp_path / "calc")
+    store = StoreBuilder(engine, clone_path=str(repo.path))
+    for number, info in repo.prs.items():
+        store.pr(number, ["calc/ops.py"], base_sha=info.base_sha, merge_commit_sha=info.merge_sha)
+    store.ref(2, 1, "follow_up")
+    store.ref(3, 2, "fixes")
+    store.write()
+    graph, report = _graph(engine)
+    assert graph.number_of_edges() == 2
+    # Pretend #3 branched off before #2 landed: #2's merge is then not in #3's base history.
+    with engine.begin() as conn:
+        from sqlalchemy import update
+
+        from sql.models import PullRequest
+
+        conn.execute(update(PullRequest).where(PullRequest.number == 3).values(base_sha=repo.prs[1].merge_sha))
+    graph, report = _graph(engine)
+    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
+    assert report.dropped["not_an_ancestor"] == 1
+    graph, _ = _graph(engine, check_ancestry=False)
+    assert graph.number_of_edges() == 2
+
+
+def test_path_and_author_classifiers() -> None:
+    assert is_bot("dependabot[bot]") and is_bot("renovate") and not is_bot("Eric Botti") and not is_bot(None)
+    assert is_doc_path("docs/api/index.rst") and is_doc_path("CHANGELOG.md") and not is_doc_path("requirements.txt")
+    assert not is_doc_path("src/doc_utils.py")
+    assert is_lockfile("web/package-lock.json") and not is_lockfile("Cargo.toml")
+    assert mention_cue("Like #5772, but for subscripts.") == "parallel"
+    assert mention_cue("This is setup for #18996, which will") == "dependent"
+    assert mention_cue("https://github.com/acme/calc/pull/12.") == "none"

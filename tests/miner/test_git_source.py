@@ -1,0 +1,160 @@
+"""The git source on real repositories built in a temp dir: squash and merge PRs, names, cursors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from miner.gitsource import GitSource
+from miner.source import SOURCES
+from prchain.errors import GitError
+from prchain.testing.repos import GIT_IDENTITY, ChainRepo, git, make_chain_repo
+
+
+@pytest.fixture
+def chain(tmp_path: Path) -> ChainRepo:
+    return make_chain_repo(tmp_path / "calc")
+
+
+def _squash(repo: Path, message: str, name: str = "notes.txt", date: str | None = None) -> str:
+    path = repo / name
+    path.write_text((path.read_text() if path.exists() else "") + message.splitlines()[0] + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message, date=date)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def _commit_bytes(repo: Path, message: bytes, *config: str) -> None:
+    (repo / "bytes.txt").write_text(str(len(message)))
+    git(repo, "add", "-A")
+    cfg = [arg for item in config for arg in ("-c", item)]
+    env = {**os.environ, **GIT_IDENTITY}
+    subprocess.run(["git", "-C", str(repo), *cfg, "commit", "-q", "-F", "-"], input=message, env=env, check=True)
+
+
+def test_registered_by_name() -> None:
+    assert SOURCES.get("git") is GitSource
+
+
+def test_squash_and_merge_prs_of_the_chain_repo(chain: ChainRepo) -> None:
+    source = GitSource(str(chain.path))
+    prs = list(source.pull_requests(None))
+    assert [pr.number for pr in prs] == [1, 2, 4, 3]
+    by_number = {pr.number: pr for pr in prs}
+    for number, info in chain.prs.items():
+        pr = by_number[number]
+        assert (pr.title, pr.base_sha, pr.merge_commit_sha) == (info.title, info.base_sha, info.merge_sha)
+        assert (pr.patch_status, pr.patch) == ("ok", info.gold_patch + "\n")
+        assert pr.state == "merged" and pr.merged_at == datetime(2024, 1, int(pr.merged_at.day), 10, 0)  # type: ignore[union-attr]
+    assert by_number[2].body == "Follow-up to #1: the calculator also needs products."
+    merge = by_number[3]
+    assert [c.message for c in merge.commits] == ["Add divide\n\nFixes #2 by completing the arithmetic set."]
+    assert merge.head_sha == merge.commits[0].sha != merge.merge_commit_sha
+    assert merge.files[0].path == "calc/ops.py" and merge.additions == 6
+    assert [c.sha for c in by_number[1].commits] == [chain.prs[1].merge_sha]
+    assert source.known_numbers() is None and source.requests_made() == 0
+
+
+def test_bare_clone_without_remote_gets_its_name_from_history(chain: ChainRepo, tmp_path: Path) -> None:
+    _squash(chain.path, "Docs (#5)\n\nSee https://github.com/acme/calc/issues/9 and https://github.com/other/x/pull/1")
+    _squash(chain.path, "More docs (#6)\n\nAs https://github.com/acme/calc/pull/5 said")
+    bare = tmp_path / "calc.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(chain.path), str(bare)], check=True)
+    git(bare, "remote", "remove", "origin")
+    source = GitSource(str(bare))
+    assert source.full_name == "acme/calc"
+    assert [pr.number for pr in source.pull_requests(None)] == [1, 2, 4, 3, 5, 6]
+    assert source.describe().clone_path == str(bare.resolve())
+
+
+def test_name_from_remote_and_from_the_option(tmp_path: Path) -> None:
+    repo = make_chain_repo(tmp_path / "r", remote="git@github.com:Acme/Calc.git").path
+    assert GitSource(str(repo)).full_name == "Acme/Calc"
+    assert GitSource(str(repo), full_name="other/name").full_name == "other/name"
+
+
+def test_no_way_to_tell_the_name_is_a_clear_error(tmp_path: Path) -> None:
+    repo = make_chain_repo(tmp_path / "r", remote=None).path
+    with pytest.raises(GitError, match="--name"):
+        GitSource(str(repo))
+
+
+def test_not_a_clone_and_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="does not exist"):
+        GitSource(str(tmp_path / "nowhere"), full_name="a/b")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(GitError, match="not a git clone"):
+        GitSource(str(tmp_path / "plain"), full_name="a/b")
+
+
+def test_cursor_walks_only_new_history(chain: ChainRepo) -> None:
+    source = GitSource(str(chain.path))
+    prs = list(source.pull_requests(None))
+    cursor = source.cursor_after(prs[-1])
+    assert list(source.pull_requests(cursor)) == []
+    _squash(chain.path, "Unrelated commit without a PR number")
+    _squash(chain.path, "Add modulo (#7)\n\nBuilds on #3.")
+    assert [pr.number for pr in source.pull_requests(cursor)] == [7]
+
+
+def test_since_keeps_later_prs_only(chain: ChainRepo) -> None:
+    source = GitSource(str(chain.path), since=datetime(2024, 1, 4))
+    assert [pr.number for pr in source.pull_requests(None)] == [4, 3]
+
+
+def test_non_utf8_commit_messages(chain: ChainRepo) -> None:
+    # Declared latin-1 (git converts it) and undeclared raw bytes (replaced, never an exception).
+    _commit_bytes(chain.path, "Caf\xe9 menu (#8)\n\nCr\xe8me br\xfbl\xe9e.".encode("latin-1"), "i18n.commitEncoding=latin-1")
+    _commit_bytes(chain.path, b"Raw \xff\xfe bytes (#9)\n\nbody \xe9")
+    prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
+    assert (prs[8].title, prs[8].body) == ("Café menu", "Crème brûlée.")
+    # Undeclared bytes come out as some text (git may guess latin-1): never an exception, never lost.
+    assert prs[9].title.startswith("Raw ") and prs[9].title.endswith(" bytes") and prs[9].body.startswith("body ")
+
+
+def test_revert_and_reland_keep_their_own_numbers(chain: ChainRepo) -> None:
+    _squash(chain.path, 'Revert "Add multiply operation (#2)" (#10)\n\nThis reverts commit abc.')
+    prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
+    assert prs[10].title == 'Revert "Add multiply operation (#2)"'
+
+
+def test_missing_object_marks_the_patch_unavailable_and_goes_on(chain: ChainRepo) -> None:
+    # ops.py as #1 left it: #1 adds it and #2 changes it (and no work-tree file can stand in for it).
+    blob = git(chain.path, "rev-parse", f"{chain.prs[1].merge_sha}:calc/ops.py")
+    (chain.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
+    assert {n: pr.patch_status for n, pr in prs.items()} == {1: "unavailable", 2: "unavailable", 4: "ok", 3: "ok"}
+    assert prs[2].patch is None and prs[2].title == "Add multiply operation"
+    assert prs[4].patch == chain.prs[4].gold_patch + "\n"
+
+
+def test_huge_and_binary_patches(chain: ChainRepo) -> None:
+    (chain.path / "data.bin").write_bytes(bytes(range(256)) * 4)
+    (chain.path / "big.txt").write_text("x\n" * 10_000)
+    _squash(chain.path, "Add data (#11)")
+    source = GitSource(str(chain.path), max_patch_bytes=5_000)
+    pr = [p for p in source.pull_requests(None) if p.number == 11][0]
+    assert pr.patch_status == "too_large" and pr.patch is None
+    files = {f.path: f for f in pr.files}
+    assert files["data.bin"].is_binary and files["big.txt"].additions == 10_000
+
+
+def test_merge_commit_of_a_branch_that_merged_main_in(chain: ChainRepo) -> None:
+    repo = chain.path
+    git(repo, "checkout", "-q", "-b", "feature")
+    _squash(repo, "feature work", name="feature.txt")
+    git(repo, "checkout", "-q", "main")
+    _squash(repo, "Main moves on (#12)")
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into feature")
+    _squash(repo, "more feature work", name="feature.txt")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #13 from dev/feature\n\nAdd the feature")
+    prs = {pr.number: pr for pr in GitSource(str(repo)).pull_requests(None)}
+    assert [c.message for c in prs[13].commits] == ["feature work", "Merge branch 'main' into feature", "more feature work"]
+    assert {f.path for f in prs[13].files} == {"feature.txt"}
+    assert prs[13].title == "Add the feature"
