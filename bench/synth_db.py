@@ -1,7 +1,10 @@
 """A synthetic store of many PRs and references, shaped like a real one, for the chains benchmark.
 
-PRs live in code areas (a handful of files each); most references point a few hundred merges back
-into the same area, some to issues or outside the repository, a few are shared-issue links. Written
+PRs live in code areas (a core module plus a few files each). 35% of references name an earlier PR
+(half of them one of the last ten PRs of the same area, half any of the last 1,500 merges), 7% are
+shared-issue links, the rest point to issues or outside the repository. Evidence texts mix explicit
+wording, cue phrases and bare numbers. The result is far denser in chains than a real repository
+(astral-sh/ruff: ~650 chains from 15k PRs; here tens of thousands from 100k), a stress test. Written
 with bulk inserts, so 100,000 PRs and 300,000 references take seconds.
 
 Usage: python bench/synth_db.py OUT.db [--prs 100000] [--refs 300000]
@@ -68,8 +71,8 @@ def _prs(rng: random.Random, n: int, repos: int) -> tuple[list[dict[str, Any]], 
 
 
 def _earlier_in_area(rng: random.Random, i: int, areas: list[int], repos: int) -> int | None:
-    """One of the last few PRs of the same repo and area (now and then any recent PR of the repo)."""
-    if rng.random() < 0.1:
+    """Half the time one of the last few PRs of the same repo and area, else any recent PR of the repo."""
+    if rng.random() < 0.5:
         j = i - repos * rng.randint(1, 300)
         return j if j >= 1 else None
     same = _AREA_INDEX.get((i % repos, areas[i - 1]), [])

@@ -11,6 +11,8 @@ import subprocess
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from io import BufferedReader
+from typing import cast
 
 from miner.source import FileRecord
 
@@ -65,31 +67,34 @@ def parse_files(patch: str) -> list[FileRecord]:
 def _file_from_section(section: str) -> FileRecord:
     header, sep, hunks = section.partition("\n@@")
     lines = header.split("\n")
-    meta = {"status": "modified", "old": None, "new": None, "binary": False}
+    record = FileRecord("")
+    old: str | None = None
     for line in lines[1:]:
-        _read_header_line(line, meta)
-    path = meta["new"] or meta["old"] or _path_from_diff_line(lines[0])
-    previous = meta["old"] if meta["status"] == "renamed" else None
-    additions = hunks.count("\n+") if sep else 0
-    deletions = hunks.count("\n-") if sep else 0
-    return FileRecord(str(path), str(meta["status"]), additions, deletions, bool(meta["binary"]), previous)
+        old = _read_header_line(line, record, old)
+    record.path = record.path or old or _path_from_diff_line(lines[0])
+    record.previous_path = old if record.status == "renamed" else None
+    record.additions = hunks.count("\n+") if sep else 0
+    record.deletions = hunks.count("\n-") if sep else 0
+    return record
 
 
-def _read_header_line(line: str, meta: dict[str, object]) -> None:
+def _read_header_line(line: str, record: FileRecord, old: str | None) -> str | None:
+    """Update `record` from one extended header line; return the old path seen so far."""
     if line.startswith("new file mode"):
-        meta["status"] = "added"
+        record.status = "added"
     elif line.startswith("deleted file mode"):
-        meta["status"] = "removed"
+        record.status = "removed"
     elif line.startswith("rename from "):
-        meta["status"], meta["old"] = "renamed", _unquote(line[12:])
+        record.status, old = "renamed", _unquote(line[12:])
     elif line.startswith("rename to "):
-        meta["new"] = _unquote(line[10:])
+        record.path = _unquote(line[10:])
     elif line.startswith("Binary files ") or line == "GIT binary patch":
-        meta["binary"] = True
-    elif line.startswith("+++ b/") and meta["new"] is None:
-        meta["new"] = _unquote(line[6:].rstrip("\t"))
-    elif line.startswith("--- a/") and meta["old"] is None:
-        meta["old"] = _unquote(line[6:].rstrip("\t"))
+        record.is_binary = True
+    elif line.startswith("+++ b/") and not record.path:
+        record.path = _unquote(line[6:].rstrip("\t"))
+    elif line.startswith("--- a/") and old is None:
+        old = _unquote(line[6:].rstrip("\t"))
+    return old
 
 
 def _path_from_diff_line(line: str) -> str:
@@ -156,7 +161,8 @@ def _run_batch(
         _feed(proc, stdin)
         assert proc.stdout is not None
         cutter = _Cutter(pairs, start)
-        while chunk := proc.stdout.read1(1 << 20):
+        stdout = cast(BufferedReader, proc.stdout)
+        while chunk := stdout.read1(1 << 20):
             for index, raw in cutter.feed(chunk):
                 yield pairs[index][0], result_from_bytes(raw, max_bytes)
         ok = proc.wait() == 0

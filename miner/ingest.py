@@ -55,7 +55,7 @@ def ensure_repo(engine: Engine, info: SourceInfo, source: str) -> int:
         row = {"full_name": info.full_name, "source": source, "default_branch": info.default_branch,
                "clone_path": info.clone_path}
         upsert(session, Repo, [row], ["full_name"])
-        return int(session.scalar(select(Repo.id).where(Repo.full_name == info.full_name)))
+        return int(session.scalars(select(Repo.id).where(Repo.full_name == info.full_name)).one())
 
 
 def read_cursor(engine: Engine, repo_id: int, source: str, kind: str) -> str | None:
@@ -180,7 +180,7 @@ class Ingestor:
             return {}
         full = [s for s in shas if len(s) == 40]
         query = select(PullRequest.merge_commit_sha, PullRequest.number).where(PullRequest.repo_id == self.repo_id)
-        found = {sha: n for sha, n in session.execute(query.where(PullRequest.merge_commit_sha.in_(full)))}
+        found = {str(sha): n for sha, n in session.execute(query.where(PullRequest.merge_commit_sha.in_(full)))}
         for short in sorted(shas - set(full)):
             hit = session.execute(query.where(PullRequest.merge_commit_sha.startswith(short)).limit(2)).all()
             if len(hit) == 1:  # an ambiguous short sha names no one PR

@@ -129,7 +129,7 @@ def _sentence_before(before: str) -> str:
 def _inside_revert_title(clean: str, start: int) -> bool:
     """`Revert "Add foo (#12)"`: the number inside the quoted title is the reverted PR."""
     m = REVERT_TITLE.match(clean)
-    return bool(m) and m.start("inner") <= start < m.end("inner")
+    return m is not None and m.start("inner") <= start < m.end("inner")
 
 
 def _commit_refs(clean: str, found_in: str, repo: str) -> list[Ref]:

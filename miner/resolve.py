@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, and_, delete, exists, select, update
+from sqlalchemy import Engine, Table, and_, delete, exists, select, update
 from sqlalchemy.orm import Session
 
 from miner.refs import extract_refs
@@ -42,7 +42,8 @@ def resolve_repo(engine: Engine, repo_id: int) -> Resolution:
 
 
 def _resolve_kinds(session: Session, repo_id: int, full_name: str) -> None:
-    ref = Reference.__table__.c
+    table = cast(Table, Reference.__table__)
+    ref = table.c
     same_repo = and_(ref.repo_id == repo_id, ref.target_repo == full_name)
     pr_id = (
         select(PullRequest.id)
@@ -51,7 +52,6 @@ def _resolve_kinds(session: Session, repo_id: int, full_name: str) -> None:
     )
     is_pr = exists().where(PullRequest.repo_id == repo_id, PullRequest.number == ref.target_number)
     is_issue = exists().where(Issue.repo_id == repo_id, Issue.number == ref.target_number)
-    table = Reference.__table__
     session.execute(update(table).where(same_repo, is_pr).values(target_kind="pr", target_pr_id=pr_id))
     session.execute(update(table).where(same_repo, ~is_pr, is_issue).values(target_kind="issue", target_pr_id=None))
     # GitHub's own timeline knows what a number is even when we have not mined it; text does not.

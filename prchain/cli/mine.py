@@ -54,14 +54,14 @@ def mine_command(
         summary = mine(config, targets, source=source, clone_dir=clone_dir, name=name, since=since, limit=limit,
                        progress=report)
     Console().print(summary_table(summary))
-    click.echo("new/updated: PRs written; refs: references stored; PR→PR: those pointing at a mined PR")
 
 
 def summary_table(summary: MineSummary) -> Table:
     table = Table(title="prchain mine")
-    for column in ("repo", "source", "new", "updated", "issues", "refs", "PR→PR", "API req", "req/PR", "s"):
-        table.add_column(column, justify="left" if column in ("repo", "source") else "right")
+    table.add_column("repository", no_wrap=True, min_width=max((len(r.repo) for r in summary.repos), default=10))
+    for column in ("source", "PRs new/upd", "issues", "refs", "PR→PR", "API req (/PR)", "s"):
+        table.add_column(column, justify="left" if column == "source" else "right")
     for r in summary.repos:
-        table.add_row(r.repo, r.source, str(r.prs_new), str(r.prs_updated), str(r.issues), str(r.references),
-                      str(r.pr_pr_references), str(r.requests), f"{r.requests_per_pr:.3f}", f"{r.seconds:.1f}")
+        table.add_row(r.repo, r.source, f"{r.prs_new}/{r.prs_updated}", str(r.issues), str(r.references),
+                      str(r.pr_pr_references), f"{r.requests} ({r.requests_per_pr:.2f})", f"{r.seconds:.1f}")
     return table

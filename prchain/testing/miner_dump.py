@@ -34,7 +34,10 @@ def canonical_dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
             "issues": [_row(i, repo=repos[i.repo_id]) for i in session.scalars(select(Issue))],
             "sync_cursors": [_row(c, repo=repos[c.repo_id]) for c in session.scalars(select(SyncCursor))],
         }
-        for name, model in (("pr_patches", PRPatch), ("pr_files", PRFile), ("pr_commits", PRCommit), ("comments", Comment)):
+        children: tuple[tuple[str, Any], ...] = (
+            ("pr_patches", PRPatch), ("pr_files", PRFile), ("pr_commits", PRCommit), ("comments", Comment)
+        )
+        for name, model in children:
             dump[name] = [_row(row, pr=prs[row.pr_id]) for row in session.scalars(select(model))]
         dump["pr_references"] = [
             _row(r, src=prs[r.src_pr_id], target_pr=prs.get(r.target_pr_id) if r.target_pr_id else None)

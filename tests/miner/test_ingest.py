@@ -12,7 +12,15 @@ from miner.gitsource import GitSource
 from miner.ingest import Ingestor, ensure_repo, read_cursor
 from miner.mine import mine_one
 from miner.resolve import resolve_repo
-from miner.source import CommentRecord, CommitRecord, FileRecord, IssueRecord, PRRecord, SourceInfo, TimelineLink
+from miner.source import (
+    CommentRecord,
+    CommitRecord,
+    FileRecord,
+    IssueRecord,
+    PRRecord,
+    SourceInfo,
+    TimelineLink,
+)
 from prchain.testing.miner_dump import canonical_dump
 from prchain.testing.repos import git, make_chain_repo
 from sql.models import PRFile, PRPatch, PullRequest, Reference
