@@ -32,6 +32,7 @@ from miner.limits import (
     SECONDARY,
     SERVER,
     TOO_LARGE,
+    UNREACHABLE,
     Verdict,
     backoff,
     classify,
@@ -47,6 +48,7 @@ from prchain.errors import (
     RateLimited,
     RepoNotFound,
     ServiceUnavailable,
+    ServiceUnreachable,
 )
 
 log = logging.getLogger("prchain.miner.github")
@@ -69,6 +71,7 @@ class GithubClient:
     def __init__(self, config: GithubConfig, pool: TokenPool) -> None:
         self.config, self.pool = config, pool
         self.requests = 0
+        self._answered = False  # whether the host has ever answered; until then a connection error is final
         self._clients: dict[int, Github] = {}
 
     def _client(self, index: int) -> Github:
@@ -116,8 +119,13 @@ class GithubClient:
             status = 200
         except GithubException as exc:
             status, reply_headers, body = exc.status, dict(exc.headers or {}), exc.data
-        except (requests.RequestException, ValueError) as exc:  # dropped connection, timeout, cut-off JSON
+        except requests.ConnectionError as exc:
+            # A host that never answered (no network, DNS failure) will not answer on retry either.
+            kind = SERVER if self._answered else UNREACHABLE
+            return Verdict(kind, f"{type(exc).__name__}: {str(exc)[:200]}"), None
+        except (requests.RequestException, ValueError) as exc:  # timeout, cut-off JSON
             return Verdict(SERVER, f"{type(exc).__name__}: {str(exc)[:200]}"), None
+        self._answered = True
         self.pool.observe(index, resource, reply_headers)
         return classify(status, reply_headers, body), body
 
@@ -156,6 +164,8 @@ class GithubClient:
         return retries + 1
 
     def _error(self, verdict: Verdict, index: int, url: str) -> Exception:
+        if verdict.kind == UNREACHABLE:
+            return ServiceUnreachable(f"cannot reach GitHub at {self.config.api_url}: {verdict.message[:120]}")
         if verdict.kind == BAD_CREDENTIALS:
             return BadCredentials(f"GitHub refused {self.pool.label(index)} from {self.config.token_env} (401 Bad credentials)")
         if verdict.kind == NOT_FOUND:

@@ -162,7 +162,7 @@ class Ingestor:
         rows: dict[tuple[Any, ...], dict[str, Any]] = {}
         for pr_id, number, refs in per_pr:
             for ref in refs:
-                target = ref.target_number if ref.target_sha is None else _lookup_sha(by_sha, ref.target_sha)
+                target = ref.target_number if ref.target_sha is None else by_sha.get(ref.target_sha)
                 if target is None or (target == number and not ref.external):
                     continue
                 row = self._ref_row(pr_id, ref, target)
@@ -224,10 +224,6 @@ REF_KEY = ("src_pr_id", "target_repo", "target_number", "type", "found_in", "via
 
 def _ref_key(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row[k] for k in REF_KEY)
-
-
-def _lookup_sha(by_sha: dict[str, int], sha: str) -> int | None:
-    return by_sha.get(sha)
 
 
 def pr_refs(record: PRRecord, repo: str) -> list[Ref]:

@@ -19,8 +19,8 @@ from typing import Any
 
 log = logging.getLogger("prchain.miner.github")
 
-OK, PRIMARY, SECONDARY, SERVER, BAD_CREDENTIALS, NOT_FOUND, TOO_LARGE, FAILED = (
-    "ok", "primary", "secondary", "server", "bad_credentials", "not_found", "too_large", "failed",
+OK, PRIMARY, SECONDARY, SERVER, BAD_CREDENTIALS, NOT_FOUND, TOO_LARGE, FAILED, UNREACHABLE = (
+    "ok", "primary", "secondary", "server", "bad_credentials", "not_found", "too_large", "failed", "unreachable",
 )
 SECONDARY_WORDS = ("secondary rate limit", "abuse detection", "abuse-rate-limits", "please wait a few minutes")
 TRANSIENT_GRAPHQL_WORDS = ("something went wrong", "timeout", "timed out", "try again")

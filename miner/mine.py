@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -133,7 +133,7 @@ def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoS
         done += len(batch)
         if progress:
             expected = getattr(src, "expected_count", lambda: None)()
-            progress(info_name(ingestor), done, min(expected, limit) if expected and limit else expected)
+            progress(ingestor.full_name, done, min(expected, limit) if expected and limit else expected)
 
 
 def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary, batch_size: int) -> None:
@@ -148,15 +148,11 @@ def _issue_cursor(batch: list[IssueRecord]) -> str | None:
     return max(stamps).isoformat(timespec="seconds") + "Z" if stamps else None
 
 
-def _take(records: Any, limit: int) -> Any:
+def _take(records: Iterator[PRRecord], limit: int) -> Iterator[PRRecord]:
     for index, record in enumerate(records):
         if index >= limit:
             return
         yield record
-
-
-def info_name(ingestor: Ingestor) -> str:
-    return ingestor.full_name
 
 
 def read_repos_file(path: str | Path) -> list[str]:
@@ -165,4 +161,3 @@ def read_repos_file(path: str | Path) -> list[str]:
     return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
 
 
-__all__ = ["MineSummary", "PRRecord", "RepoSummary", "mine", "mine_one", "read_repos_file", "validate_repo_name"]

@@ -52,6 +52,10 @@ class ServiceUnavailable(PrchainError):
     hint = "the remote service failed repeatedly; rerun later: finished work is kept"
 
 
+class ServiceUnreachable(ServiceUnavailable):
+    hint = "no network to the service? set GITHUB_TOKEN on a machine that reaches it, point miner.github.api_url elsewhere, or mine a local clone with --source git"
+
+
 class GitError(PrchainError):
     hint = "check that the path is a git clone and that git can read it"
 
