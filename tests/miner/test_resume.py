@@ -71,6 +71,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, l
     return repo, canonical_dump(make_engine(f"sqlite:///{db}"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_points", [(0,), (1,), (9,), (24,), (41,), (4, 17), (2, 30, 40)],
                          ids=lambda points: "kill-at-" + "-".join(map(str, points)))
 def test_killed_and_rerun_equals_uninterrupted(
