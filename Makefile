@@ -3,7 +3,7 @@ PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
-.PHONY: install system test test-fast lint schema bench mine clean
+.PHONY: install system test test-fast lint schema bench mine demo clean
 
 install: .venv/.installed system ## Python environment plus Docker engine, PostgreSQL, base image
 
@@ -35,6 +35,9 @@ bench: .venv/.installed ## speed figures of every stage (see bench/)
 
 mine: .venv/.installed ## mine repos.txt from GitHub (needs GITHUB_TOKEN)
 	$(PRCHAIN) mine --repos-file repos.txt
+
+demo: .venv/.installed ## the whole pipeline offline on a repo made here, with the scripted LLM server
+	bash scripts/demo.sh
 
 clean:
 	rm -rf .venv data bench/out

@@ -44,9 +44,11 @@ def main() -> None:
       prchain mine        PRs, patches and references → store
       prchain chains      reference graph → ordered chains of PRs
       prchain queries     one intent-level sub-query per PR (LLM)
+      prchain tasks       chains as task files for agents and single-PR tools
       prchain env         sandbox images for the rollouts
       prchain rollout     the agent works through each chain, judged per stage
       prchain export      kept trajectories → SFT-ready JSONL
+      prchain stats       what the store holds, stage by stage
 
     Example:
 

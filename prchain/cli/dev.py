@@ -9,11 +9,12 @@ import click
 
 from prchain.cli import main
 from prchain.testing.fake_llm import ScriptedLLMServer
+from prchain.testing.repos import make_chain_repo
 
 
 @main.group()
 def dev() -> None:
-    """Development helpers: a scripted local LLM server for demos and tests.
+    """Development helpers: a demo repository and a scripted local LLM server, for demos and tests.
 
     Example:
 
@@ -54,3 +55,23 @@ def fake_llm(script: Path, port: int) -> None:
             threading.Event().wait()
         except KeyboardInterrupt:
             click.echo(f"stopped after {len(server.requests)} requests")
+
+
+@dev.command("make-repo")
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+def make_repo(path: Path) -> None:
+    """Create a small real git repository whose history holds a 3-PR chain (#1 ← #2 ← #3).
+
+    Squash and merge commits in GitHub's shapes, with a remote named acme/calc; the same history
+    the test suite uses.
+
+    Example:
+
+    \b
+      prchain dev make-repo data/demo/calc
+      prchain mine --source git data/demo/calc
+    """
+    if path.exists() and any(path.iterdir()):
+        raise click.ClickException(f"{path} exists and is not empty")
+    repo = make_chain_repo(path)
+    click.echo(f"made {path} with PRs {sorted(repo.prs)}")

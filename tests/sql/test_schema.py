@@ -1,6 +1,6 @@
 from sqlalchemy import inspect
 
-from sql.db import make_engine, upsert
+from sql.db import upsert
 from sql.models import Base, Repo
 from sql.schema import SCHEMA_FILE, render_schema
 

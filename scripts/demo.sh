@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole pipeline offline: a repository made here, the scripted local LLM server, real containers.
+# mine → chains build → queries build → rollout → export, then the export is loaded with `datasets`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PRCHAIN=${PRCHAIN:-.venv/bin/prchain}
+DEMO=${DEMO_DIR:-data/demo}
+rm -rf "$DEMO" && mkdir -p "$DEMO"
+DB="sqlite:///$DEMO/prchain.db"
+ARGS=(--config examples/demo.yaml --db "$DB")
+
+"$PRCHAIN" dev make-repo "$DEMO/calc"
+"$PRCHAIN" dev fake-llm --script examples/demo-llm.yaml --port 0 >"$DEMO/fake-llm.log" 2>&1 &
+LLM_PID=$!
+trap 'kill $LLM_PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do grep -q '^export ' "$DEMO/fake-llm.log" 2>/dev/null && break; sleep 0.2; done
+eval "$(grep '^export ' "$DEMO/fake-llm.log")"
+
+"$PRCHAIN" mine --source git --name acme/calc "$DEMO/calc" "${ARGS[@]}"
+"$PRCHAIN" chains build "${ARGS[@]}"
+"$PRCHAIN" queries build "${ARGS[@]}"
+"$PRCHAIN" rollout "${ARGS[@]}"
+"$PRCHAIN" export "$DEMO/trajectories.jsonl" "${ARGS[@]}"
+"$PRCHAIN" stats "${ARGS[@]}"
+.venv/bin/python -c "import datasets, sys; print(datasets.load_dataset('json', data_files=sys.argv[1])['train'])" \
+  "$DEMO/trajectories.jsonl"
