@@ -67,6 +67,14 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 @pytest.fixture
+def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+    """SQLite only: for tests whose subject is not the store (e.g. each run starts a container)."""
+    eng = make_engine(sqlite_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
     eng = make_engine(db_url)
     yield eng

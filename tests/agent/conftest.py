@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,13 +62,6 @@ def seed_chain(url: str, root: Path, prs: tuple[int, ...] = (1, 2)) -> SeededCha
 
 def test_config(url: str, llm_config: LLMConfig, **agent: Any) -> Config:
     return Config(store=StoreConfig(url=url), llm=llm_config, agent=AgentConfig(**{"max_steps_per_stage": 30, **agent}))
-
-
-@pytest.fixture
-def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
-    eng = make_engine(sqlite_url)
-    yield eng
-    eng.dispose()
 
 
 @pytest.fixture

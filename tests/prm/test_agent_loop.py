@@ -27,7 +27,6 @@ from prchain.testing.repos import make_chain_repo
 from prm.config import PRMConfig
 from prm.guidance import PRM_MARKER, is_prm_message
 from prm.hook import build_prm_hook
-from sql.db import make_engine
 from sql.models import PRMCall, Step
 
 pytestmark = pytest.mark.docker
@@ -35,11 +34,9 @@ TASK = "Add a subtract(a, b) function to calc/ops.py."
 
 
 @pytest.fixture
-def engine(sqlite_url: str) -> Iterator[Engine]:
+def engine(sqlite_engine: Engine) -> Engine:
     """SQLite only: the store is not what these tests are about, and each run starts a container."""
-    eng = make_engine(sqlite_url)
-    yield eng
-    eng.dispose()
+    return sqlite_engine
 
 
 @pytest.fixture
