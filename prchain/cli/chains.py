@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -118,19 +119,20 @@ def show(config_path: str | None, overrides: tuple[str, ...], db_url: str | None
 def print_chain(console: Console, view: ChainView) -> None:
     console.print(f"[bold]chain {view.id}[/] {view.repo} strategy={view.strategy} length={view.length} score={view.score:.2f}")
     if view.overview:
-        console.print(f"[bold]overview:[/] {view.overview}")
+        console.print(f"[bold]overview:[/] {escape(view.overview)}")
     stages = Table("t", "PR", "title", "merged", "base", "end", "code ±", "test ±", title="stages (oldest first)")
     for s in view.stages:
-        stages.add_row(str(s.idx), f"#{s.pr_number}", s.title, s.merged_at[:10], s.base_sha[:10], s.end_sha[:10],
+        stages.add_row(str(s.idx), f"#{s.pr_number}", escape(s.title), s.merged_at[:10], s.base_sha[:10], s.end_sha[:10],
                        str(s.code_lines), str(s.test_lines))
     edges = Table("newer → older", "types", "strength", "file overlap", "evidence", title="edges")
     for e in view.edges:
-        evidence = "\n".join(f"[{x['type']} in {x['found_in']}] {x['text']}" for x in e.get("evidence", []))
+        # Titles and evidence are PR text ("[ty] Fix …"): escape them so rich does not read them as markup.
+        evidence = "\n".join(escape(f"[{x['type']} in {x['found_in']}] {x['text']}") for x in e.get("evidence", []))
         edges.add_row(f"#{e.get('src_number')} → #{e.get('dst_number')}", ", ".join(e.get("types", [])),
                       str(e.get("strength")), f"{e.get('overlap', 0):.2f}", evidence)
     console.print(stages, edges)
     for s in view.stages:
-        console.print(f"[bold]query {s.idx} (#{s.pr_number}):[/] {s.query or '[dim](none yet)[/]'}")
+        console.print(f"[bold]query {s.idx} (#{s.pr_number}):[/] {escape(s.query) if s.query else '[dim](none yet)[/]'}")
 
 
 @main.group()

@@ -73,7 +73,7 @@ def _results_table(results: list[RolloutResult]) -> Table:
         table.add_column(column)
     for r in results:
         scores = " ".join("-" if s is None else f"{s:.2f}" for s in r.scores)
-        table.add_row(str(r.chain_id), str(r.rollout_id), r.status, str(r.kept_stages), scores, r.reason or "")
+        table.add_row(str(r.chain_id), str(r.rollout_id), r.status, str(r.kept_stages), scores, escape(r.reason or ""))
     return table
 
 

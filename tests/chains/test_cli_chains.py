@@ -58,3 +58,20 @@ def test_show_of_an_unknown_chain_is_one_clear_line(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no chain with id 99" in result.output
     result = runner.invoke(main, ["chains", "build", "--strategy", "nope", "--db", url])
     assert result.exit_code == 2 and "semantic" in result.output
+
+
+def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
+    """Real titles start with tags like "[ty]"; rich must not swallow them as markup."""
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from sql.models import PullRequest
+
+    url = _mined(tmp_path)
+    with Session(make_engine(url)) as session, session.begin():
+        session.execute(update(PullRequest).where(PullRequest.number == 1).values(title="[red-knot] Add subtract"))
+    runner = CliRunner(env={"COLUMNS": "250"})
+    assert runner.invoke(main, ["chains", "build", "--db", url]).exit_code == 0
+    shown = runner.invoke(main, ["chains", "show", "1", "--db", url])
+    assert shown.exit_code == 0, shown.output
+    assert "[red-knot] Add subtract" in shown.output
