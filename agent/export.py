@@ -9,8 +9,6 @@ are redacted; a prompt that would show a line of a gold patch drops the trajecto
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,25 +19,12 @@ from sqlalchemy import Engine, select
 from agent.judge import gold_lines
 from agent.keep import decide
 from agent.tools import TOOL_SCHEMAS
+from prchain.secrets import Redactor
 from sql.db import session_scope
 from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
 
 FORMAT_VERSION = "prchain.trajectory/1"
-REDACTED = "[REDACTED]"
 EXPORTED_KINDS = ("system", "query", "assistant", "tool", "feedback")
-SECRET_PATTERNS = [
-    re.compile(p)
-    for p in (
-        r"gh[pousr]_[A-Za-z0-9]{20,}",
-        r"github_pat_[A-Za-z0-9_]{20,}",
-        r"\bsk-[A-Za-z0-9_-]{16,}",
-        r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{16,}",
-        r"\bAKIA[0-9A-Z]{16}\b",
-        r"xox[abprs]-[A-Za-z0-9-]{10,}",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-    )
-]
-SECRET_ENV = ("OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY")
 
 _CALL = {"type": "object", "additionalProperties": False, "required": ["id", "type", "function"], "properties": {
     "id": {"type": "string", "minLength": 1}, "type": {"const": "function"},
@@ -83,23 +68,7 @@ class ExportSummary:
     tokens: int = 0
 
 
-class _Redactor:
-    def __init__(self) -> None:
-        self.count = 0
-        self.known = [v for k in SECRET_ENV if len(v := os.environ.get(k, "")) >= 8]
-
-    def __call__(self, text: str) -> str:
-        for value in self.known:
-            if value in text:
-                self.count += text.count(value)
-                text = text.replace(value, REDACTED)
-        for pattern in SECRET_PATTERNS:
-            text, n = pattern.subn(REDACTED, text)
-            self.count += n
-        return text
-
-
-def export_message(message: dict[str, Any], redact: _Redactor) -> dict[str, Any]:
+def export_message(message: dict[str, Any], redact: Redactor) -> dict[str, Any]:
     """One message in the exported shape: string content always, call fields only where they belong."""
     out: dict[str, Any] = {"role": message["role"], "content": redact(message.get("content") or "")}
     if message["role"] == "assistant" and message.get("tool_calls"):
@@ -130,7 +99,7 @@ def build_record(session: Any, rollout: Rollout, *, min_score: float, policy: st
     kinds = EXPORTED_KINDS + (("prm",) if keep_prm else ())
     steps = list(session.scalars(select(Step).filter(Step.rollout_id == rollout.id, Step.stage_idx <= kept,
                                                      Step.kind.in_(kinds)).order_by(Step.idx)))
-    redact = _Redactor()
+    redact = Redactor()
     messages = [export_message(step.message, redact) for step in steps]
     chain_stages = list(session.execute(select(ChainStage, PullRequest.number).join(
         PullRequest, PullRequest.id == ChainStage.pr_id).where(ChainStage.chain_id == chain.id).order_by(ChainStage.idx)))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Engine, case, func, select
 from sqlalchemy.orm import Session
 
+from prchain.secrets import SECRET_PATTERNS, Redactor
 from sql.db import session_scope
 from sql.models import LLMCall
 
@@ -17,11 +18,11 @@ _KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECAS
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """`text` with the given secrets and anything shaped like an API key replaced by ***."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub("***", text)
+    """`text` with the given secrets, the process's known secrets and key-shaped strings replaced by ***.
+
+    Error text is terse, so the looser key pattern is safe here (unlike in trajectories).
+    """
+    return Redactor(secrets, [*SECRET_PATTERNS, _KEY_PATTERN], replacement="***")(text)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ import pytest
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from agent.export import REDACTED, SECRET_PATTERNS, export_trajectories, validate_record
+from agent.export import export_trajectories, validate_record
 from agent.rollout import ChainRunner
+from prchain.secrets import REDACTED, SECRET_PATTERNS
 from prchain.testing.fake_llm import ScriptedLLMServer
 from prchain.testing.llm_fixtures import FAKE_API_KEY
 from sql.db import session_scope
