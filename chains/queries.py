@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from chains.leakage import changed_identifiers, find_leaks
 from chains.textclean import clean_body, parse_query, trim_patch
+from llm.calls import Usage
 from llm.client import LLMClient
 from llm.prompts import render
 from prchain.config import Config
@@ -78,12 +79,13 @@ class QuerySummary:
     overviews: int = 0
     regenerated: int = 0  # stages whose first draft leaked and was rewritten
     leaked: int = 0  # stages whose query (or, for stage 1, overview) still leaks after every attempt
-    llm_calls: int = 0  # requests that reached the server
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
+    usage: Usage = field(default_factory=Usage)  # the client's calls, tokens and cost for this build
     failures: list[str] = field(default_factory=list)
+
+    @property
+    def llm_calls(self) -> int:
+        """Requests that reached the server (cache hits excluded)."""
+        return self.usage.paid_calls
 
     @property
     def leakage_rate(self) -> float:
@@ -133,7 +135,7 @@ def build_queries(
                 done += _pending_stages([futures[future]])
                 if progress:
                     progress("queries", done, total)
-    _add_usage(summary, client)
+    summary.usage = client.usage
     return summary
 
 
@@ -289,14 +291,6 @@ def save_overview(engine: Engine, chain_id: int, first_stage_id: int, result: Ge
         stage.query_leaks = sorted(set(stage.query_leaks or []) | set(result.leaks))
         return int(bool(stage.query_leaks) and not before)
 
-
-def _add_usage(summary: QuerySummary, client: LLMClient) -> None:
-    usage = client.usage
-    summary.llm_calls = usage.paid_calls
-    summary.cached_calls = usage.cached_calls
-    summary.prompt_tokens = usage.prompt_tokens
-    summary.completion_tokens = usage.completion_tokens
-    summary.cost_usd = usage.cost_usd
 
 
 def _diff_paths(diff: str) -> list[str]:

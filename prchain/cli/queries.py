@@ -69,9 +69,9 @@ def summary_table(summary: QuerySummary) -> Table:
         ("overviews written", summary.overviews),
         ("first drafts that leaked, regenerated", summary.regenerated),
         ("leakage rate (after regeneration)", f"{summary.leakage_rate:.1%}"),
-        ("LLM calls (paid / cached)", f"{summary.llm_calls} / {summary.cached_calls}"),
-        ("tokens (prompt / completion)", f"{summary.prompt_tokens} / {summary.completion_tokens}"),
-        ("cost", f"${summary.cost_usd:.4f}"),
+        ("LLM calls (paid / cached)", f"{summary.llm_calls} / {summary.usage.cached_calls}"),
+        ("tokens (prompt / completion)", f"{summary.usage.prompt_tokens} / {summary.usage.completion_tokens}"),
+        ("cost", f"${summary.usage.cost_usd:.4f}"),
     ]
     for name, value in rows:
         table.add_row(name, str(value))

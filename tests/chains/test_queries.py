@@ -88,7 +88,7 @@ def test_every_stage_gets_a_query_and_a_rerun_makes_no_calls(
     summary = build_queries(_config(), engine, workers=2)
     assert [s.query for s in _stages(engine)] == [CLEAN[1], CLEAN[2], CLEAN[3]]
     assert (summary.stages_done, summary.overviews, summary.leakage_rate, summary.llm_calls) == (3, 1, 0.0, 4)
-    assert summary.cost_usd > 0 and not summary.failures
+    assert summary.usage.cost_usd > 0 and not summary.failures
     with Session(engine) as session:
         assert session.get_one(Chain, chain_id).overview == OVERVIEW
         assert len(session.scalars(select(LLMCall)).all()) == 4
@@ -100,7 +100,7 @@ def test_every_stage_gets_a_query_and_a_rerun_makes_no_calls(
     assert "<!--" not in stage1 and "[x]" not in stage1
     before = len(fake_llm.requests)
     again = build_queries(_config(), engine, workers=2)
-    assert (again.stages_done, again.stages_skipped, again.llm_calls, again.cached_calls) == (0, 3, 0, 0)
+    assert (again.stages_done, again.stages_skipped, again.llm_calls, again.usage.cached_calls) == (0, 3, 0, 0)
     assert len(fake_llm.requests) == before
 
 
