@@ -49,3 +49,17 @@ def verdict_json(
     if action is not None:
         body["recommended_action"] = action
     return json.dumps(body)
+
+
+# SWE-PRM Table 1 as the tests expect it: variant → (taxonomy style, with example,
+# reasoning passed to the policy, recommends an action).
+TABLE1 = {
+    "S": ("simple", False, True, False),
+    "C": ("concise", True, True, False),
+    "CG": ("concise", True, False, False),
+    "D": ("detailed", True, True, False),
+    "DN": ("detailed", False, True, False),
+    "DG": ("detailed", True, False, False),
+    "DNG": ("detailed", False, False, False),
+    "DR": ("detailed", True, True, True),
+}

@@ -14,7 +14,7 @@ from llm.client import LLMClient
 from llm.config import LLMConfig
 from prchain.config import Config
 from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.prm import TOOLS, bash_step, verdict_json
+from prchain.testing.prm import TABLE1, TOOLS, bash_step, verdict_json
 from prm.config import PRMConfig
 from prm.guidance import PRM_MARKER, is_prm_message
 from prm.hook import PRMHook, build_prm_hook
@@ -72,17 +72,6 @@ def test_long_observations_are_cut_head_and_tail(fake_llm: ScriptedLLMServer, ll
     assert "observation truncated" in prompt
 
 
-# What Table 1 says each variant's prompt holds: taxonomy style, example, action recommendation.
-TABLE1 = {
-    "S": ("simple", False, True, False),
-    "C": ("concise", True, True, False),
-    "CG": ("concise", True, False, False),
-    "D": ("detailed", True, True, False),
-    "DN": ("detailed", False, True, False),
-    "DG": ("detailed", True, False, False),
-    "DNG": ("detailed", False, False, False),
-    "DR": ("detailed", True, True, True),
-}
 EVIDENCE = "ran `ls calc` in steps 1, 2 and 3 with the same output"
 GUIDANCE = "You already know the listing; open calc/ops.py and fix add()."
 

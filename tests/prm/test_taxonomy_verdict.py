@@ -7,7 +7,7 @@ import json
 import pytest
 
 from prchain.errors import PRMOutputInvalid, UnknownName
-from prchain.testing.prm import verdict_json
+from prchain.testing.prm import TABLE1, verdict_json
 from prm.taxonomy import load_taxonomy
 from prm.variants import VARIANTS, get_variant
 from prm.verdict import TaskStatus, parse_verdict
@@ -29,16 +29,7 @@ def test_taxonomy_has_three_families_of_four_categories_each_with_definition_and
 def test_all_eight_table1_variants_are_registered_with_their_axes() -> None:
     assert VARIANTS.names() == sorted(["S", "C", "CG", "D", "DN", "DG", "DNG", "DR"])
     axes = {name: (v.style, v.example, v.reasoning_to_policy, v.recommend_action) for name in VARIANTS for v in [VARIANTS.get(name)]}
-    assert axes == {
-        "S": ("simple", False, True, False),
-        "C": ("concise", True, True, False),
-        "CG": ("concise", True, False, False),
-        "D": ("detailed", True, True, False),
-        "DN": ("detailed", False, True, False),
-        "DG": ("detailed", True, False, False),
-        "DNG": ("detailed", False, False, False),
-        "DR": ("detailed", True, True, True),
-    }
+    assert axes == TABLE1
     assert get_variant("dng").name == "DNG"
 
 
