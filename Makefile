@@ -25,7 +25,8 @@ test-fast: .venv/.installed ## skip the Docker-marked tests (for machines withou
 
 lint: .venv/.installed
 	$(PY) -m ruff check .
-	$(PY) -m mypy prchain sql miner chains llm environments agent prm
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy prchain sql miner chains environments
 
 schema: .venv/.installed ## regenerate sql/schema.sql from the models
 	$(PY) -m sql.schema

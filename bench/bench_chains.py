@@ -22,7 +22,7 @@ from bench.synth_db import make_synthetic_db  # noqa: E402
 from chains.build import build_chains  # noqa: E402
 from chains.graph import build_graph, load_nodes, load_references, load_repos  # noqa: E402
 from chains.strategies import STRATEGIES  # noqa: E402
-from prchain.config import Config  # noqa: E402
+from prchain.app.config import Config  # noqa: E402
 from sql.db import make_engine  # noqa: E402
 
 TARGET_SECONDS = 20.0
@@ -40,15 +40,24 @@ def phases(url: str, config: Config) -> None:
     engine = make_engine(url)
     nodes = timed("load PRs + files", lambda: load_nodes(engine))
     refs = timed("load references", lambda: load_references(engine))
-    graph, report = timed("build graph (filters, edges)", lambda: build_graph(nodes, refs, config.chains, load_repos(engine)))
-    print(f"  graph: {report.nodes} nodes, {report.edges} edges, filtered {dict(report.filtered.removed)}")
-    chains = timed("semantic strategy", lambda: STRATEGIES.get("semantic")(graph, config.chains, 2, 5))
+    graph, report = timed(
+        "build graph (filters, edges)",
+        lambda: build_graph(nodes, refs, config.chains, load_repos(engine)),
+    )
+    print(
+        f"  graph: {report.nodes} nodes, {report.edges} edges, filtered {dict(report.filtered.removed)}"
+    )
+    chains = timed(
+        "semantic strategy", lambda: STRATEGIES.get("semantic")(graph, config.chains, 2, 5)
+    )
     print(f"  candidate chains: {len(chains)}")
     engine.dispose()
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--prs", type=int, default=100_000)
     parser.add_argument("--refs", type=int, default=300_000)
     parser.add_argument("--keep", type=Path, help="Write the database here and keep it.")
@@ -56,21 +65,27 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / "synthetic.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        counts = timed("generate synthetic store", lambda: make_synthetic_db(path, args.prs, args.refs))
+        counts = timed(
+            "generate synthetic store", lambda: make_synthetic_db(path, args.prs, args.refs)
+        )
         print(f"  store: {counts}")
         url, config = f"sqlite:///{path}", Config()
         phases(url, config)
         engine = make_engine(url)
         start = time.perf_counter()
-        summary = build_chains(config, engine)
+        summary = build_chains(config.chains, engine)
         fresh = time.perf_counter() - start
-        print(f"  build_chains (fresh)         {fresh:8.2f} s  chains by length {dict(sorted(summary.by_length.items()))}"
-              f", {summary.stages} stages")
-        rerun = timed("build_chains (rerun)", lambda: build_chains(config, engine))
+        print(
+            f"  build_chains (fresh)         {fresh:8.2f} s  chains by length {dict(sorted(summary.by_length.items()))}"
+            f", {summary.stages} stages"
+        )
+        rerun = timed("build_chains (rerun)", lambda: build_chains(config.chains, engine))
         print(f"  rerun wrote {rerun.new} new chains (idempotent: expect 0)")
         engine.dispose()
     verdict = "OK" if fresh < TARGET_SECONDS else "SLOW"
-    print(f"chains build over {args.prs} PRs / {args.refs} references: {fresh:.2f} s (target < {TARGET_SECONDS:.0f} s) {verdict}")
+    print(
+        f"chains build over {args.prs} PRs / {args.refs} references: {fresh:.2f} s (target < {TARGET_SECONDS:.0f} s) {verdict}"
+    )
     return 0
 
 

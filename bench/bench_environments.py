@@ -16,7 +16,7 @@ from environments.docker_client import DockerClient
 from environments.docker_env import DockerEnvironment
 from environments.images import ensure_base_image, ensure_repo_image
 from environments.protocol import StageSpec
-from prchain.testing.repos import git, make_chain_repo
+from prchain.dev.repos import git, make_chain_repo
 
 TRANSITIONS = 20
 
@@ -29,7 +29,10 @@ def timed(fn, *args, **kwargs) -> tuple[float, object]:
 
 def chain_stages(path: Path) -> list[StageSpec]:
     repo = make_chain_repo(path)
-    return [StageSpec(i, repo.prs[n].base_sha, repo.prs[n].gold_patch) for i, n in enumerate((1, 2, 3), 1)]
+    return [
+        StageSpec(i, repo.prs[n].base_sha, repo.prs[n].gold_patch)
+        for i, n in enumerate((1, 2, 3), 1)
+    ]
 
 
 def fresh_build_seconds(client: DockerClient, config: EnvironmentConfig, tmp: Path) -> float:
@@ -63,11 +66,15 @@ def main() -> int:
         build = fresh_build_seconds(client, config, Path(tmp))
         starts, closes, execs = [], [], []
         for _ in range(5):
-            env = DockerEnvironment(config, repo="acme/calc", clone_path=str(Path(tmp) / "calc"), stages=stages)
+            env = DockerEnvironment(
+                config, repo="acme/calc", clone_path=str(Path(tmp) / "calc"), stages=stages
+            )
             starts.append(timed(env.start)[0])
             execs += [timed(env.execute, "true")[0] for _ in range(10)]
             closes.append(timed(env.close)[0])
-        with DockerEnvironment(config, repo="acme/calc", clone_path=str(Path(tmp) / "calc"), stages=stages) as env:
+        with DockerEnvironment(
+            config, repo="acme/calc", clone_path=str(Path(tmp) / "calc"), stages=stages
+        ) as env:
             moves = transitions(env)
             diff = statistics.median(timed(env.diff)[0] for _ in range(10))
     rows = [

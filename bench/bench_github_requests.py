@@ -20,18 +20,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import Engine  # noqa: E402
 
 from miner.mine import RepoSummary, mine  # noqa: E402
-from prchain.config import Config  # noqa: E402
-from prchain.testing.fake_github import FakeGithub  # noqa: E402
-from prchain.testing.fake_github_data import generate_repo  # noqa: E402
+from prchain.app.config import Config  # noqa: E402
 from sql.db import make_engine  # noqa: E402
+from tests.support.fake_github import FakeGithub  # noqa: E402
+from tests.support.fake_github_data import generate_repo  # noqa: E402
 
 BUDGET = 50
 
 
-def run(fake: FakeGithub, config: Config, engine: Engine) -> tuple[RepoSummary, Counter[str], float]:
+def run(
+    fake: FakeGithub, config: Config, engine: Engine
+) -> tuple[RepoSummary, Counter[str], float]:
     fake.reset_counts()
     start = time.perf_counter()
-    summary = mine(config, ["acme/widgets"], engine=engine).repos[0]
+    summary = mine(config.miner, engine, ["acme/widgets"]).repos[0]
     return summary, Counter(fake.counts), time.perf_counter() - start
 
 
@@ -44,9 +46,19 @@ def main(n_prs: int) -> int:
         fake = FakeGithub(tokens=("ghp_bench",)).start()
         fake.add_repo(repo)
         os.environ["GITHUB_TOKEN"] = "ghp_bench"
-        config = Config.model_validate({"store": {"url": f"sqlite:///{root / 'bench.db'}"}, "miner": {
-            "source": "github", "clone_dir": str(root / "clones"),
-            "github": {"api_url": fake.url, "clone_url_template": f"file://{root / 'origins'}/{{full_name}}"}}})
+        config = Config.model_validate(
+            {
+                "store": {"url": f"sqlite:///{root / 'bench.db'}"},
+                "miner": {
+                    "source": "github",
+                    "clone_dir": str(root / "clones"),
+                    "github": {
+                        "api_url": fake.url,
+                        "clone_url_template": f"file://{root / 'origins'}/{{full_name}}",
+                    },
+                },
+            }
+        )
         engine = make_engine(config.store.url)
         first, by_endpoint, seconds = run(fake, config, engine)
         again, _, again_seconds = run(fake, config, engine)
@@ -54,16 +66,24 @@ def main(n_prs: int) -> int:
         fake.stop()
     files = sum(len(p.files) for p in repo.prs.values())
     commits = sum(len(p.commits) for p in repo.prs.values())
-    comments = sum(len(p.comments) + sum(len(r.comments) + 1 for r in p.reviews) for p in repo.prs.values())
-    print(f"dataset: {n_prs} PRs, {len(repo.issues)} issues, {files} files, {commits} commits, {comments} comments "
-          f"(git history built in {built:.1f} s); GraphQL page size {config.miner.github.page_size}")
-    print(f"full run (miner.mine into SQLite): {first.prs_new} PRs + {first.issues} issues, {first.references} references "
-          f"({first.pr_pr_references} PR->PR) in {seconds:.1f} s")
+    comments = sum(
+        len(p.comments) + sum(len(r.comments) + 1 for r in p.reviews) for p in repo.prs.values()
+    )
+    print(
+        f"dataset: {n_prs} PRs, {len(repo.issues)} issues, {files} files, {commits} commits, {comments} comments "
+        f"(git history built in {built:.1f} s); GraphQL page size {config.miner.github.page_size}"
+    )
+    print(
+        f"full run (miner.mine into SQLite): {first.prs_new} PRs + {first.issues} issues, {first.references} references "
+        f"({first.pr_pr_references} PR->PR) in {seconds:.1f} s"
+    )
     print(f"  API requests: {first.requests} ({first.requests_per_pr:.3f} requests/PR)")
     for endpoint, count in sorted(by_endpoint.items()):
         print(f"    {endpoint}: {count}")
-    print(f"rerun with nothing new: {again.prs_new} new PRs, {again.prs_updated} re-read at the cursor, "
-          f"{again.requests} API requests, {again_seconds:.2f} s")
+    print(
+        f"rerun with nothing new: {again.prs_new} new PRs, {again.prs_updated} re-read at the cursor, "
+        f"{again.requests} API requests, {again_seconds:.2f} s"
+    )
     ok = first.requests <= BUDGET * n_prs / 1000
     print(f"acceptance (<= {BUDGET} requests per 1,000 PRs): {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1

@@ -13,17 +13,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chains.leakage import changed_identifiers  # noqa: E402
-from llm.client import LLMClient  # noqa: E402
-from prchain.testing.fake_llm import ScriptedLLMServer  # noqa: E402
-from prchain.testing.llm_fixtures import make_test_llm_config  # noqa: E402
+from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
+from prchain.llm.client import LLMClient  # noqa: E402
 from sql.db import make_engine  # noqa: E402
+from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 REQUESTS = 400
 WORKERS = 8
 
 
 def _run(client: LLMClient) -> float:
-    asks = [[{"role": "user", "content": f"question {i} " + "context " * 200}] for i in range(REQUESTS)]
+    asks = [
+        [{"role": "user", "content": f"question {i} " + "context " * 200}] for i in range(REQUESTS)
+    ]
     started = time.perf_counter()
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(lambda m: client.complete("query_constructor", m), asks))
@@ -39,20 +41,30 @@ def bench_client(directory: Path) -> None:
         cold = _run(LLMClient(config, engine))
         warm = _run(LLMClient(config, engine))
     print(f"client, {REQUESTS} requests, {WORKERS} workers, SQLite store")
-    print(f"  uncached: {cold:.2f} s  ({REQUESTS / cold:.0f} req/s, {cold / REQUESTS * 1000:.1f} ms each)")
-    print(f"  cached:   {warm:.2f} s  ({REQUESTS / warm:.0f} req/s, {warm / REQUESTS * 1000:.1f} ms each)")
+    print(
+        f"  uncached: {cold:.2f} s  ({REQUESTS / cold:.0f} req/s, {cold / REQUESTS * 1000:.1f} ms each)"
+    )
+    print(
+        f"  cached:   {warm:.2f} s  ({REQUESTS / warm:.0f} req/s, {warm / REQUESTS * 1000:.1f} ms each)"
+    )
 
 
 def bench_leakage() -> None:
     hunk = "@@ -1,3 +1,40 @@ def some_function(x):\n" + "".join(
-        f"+    value_{i} = compute_thing_{i}(argument, OtherType{i})  # a comment about it\n" for i in range(40)
+        f"+    value_{i} = compute_thing_{i}(argument, OtherType{i})  # a comment about it\n"
+        for i in range(40)
     )
-    diff = "".join(f"diff --git a/src/m{f}.py b/src/m{f}.py\n--- a/src/m{f}.py\n+++ b/src/m{f}.py\n{hunk}" for f in range(20))
+    diff = "".join(
+        f"diff --git a/src/m{f}.py b/src/m{f}.py\n--- a/src/m{f}.py\n+++ b/src/m{f}.py\n{hunk}"
+        for f in range(20)
+    )
     started = time.perf_counter()
     for _ in range(50):
         names = changed_identifiers([diff])
     seconds = (time.perf_counter() - started) / 50
-    print(f"leakage: {len(diff) // 1024} KiB patch, {len(names)} identifiers in {seconds * 1000:.1f} ms")
+    print(
+        f"leakage: {len(diff) // 1024} KiB patch, {len(names)} identifiers in {seconds * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,9 @@ def _timed(args: list[str]) -> float:
 
 
 def _stats(db: str) -> dict[str, object]:
-    done = subprocess.run(PRCHAIN + ["stats", "--db", db, "--json"], check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        PRCHAIN + ["stats", "--db", db, "--json"], check=True, capture_output=True, text=True
+    )
     return json.loads(done.stdout)
 
 
@@ -44,14 +46,20 @@ def main() -> int:
     prs, pr_pr = int(stats["prs"]), int(stats["pr_pr_references"])  # type: ignore[call-overload]
     by_type: dict[str, int] = stats["references_by_type"]  # type: ignore[assignment]
     print(f"cores available          {os.cpu_count()}")
-    print(f"PRs                      {prs}  (with a patch: {stats['prs_with_patch']}, by patch status: {stats['prs_by_patch_status']})")
+    print(
+        f"PRs                      {prs}  (with a patch: {stats['prs_with_patch']}, by patch status: {stats['prs_by_patch_status']})"
+    )
     print(f"references               {stats['references']}")
-    print(f"PR→PR references         {pr_pr}  (of which issue-mediated: {by_type.get('issue_mediated', 0)})")
+    print(
+        f"PR→PR references         {pr_pr}  (of which issue-mediated: {by_type.get('issue_mediated', 0)})"
+    )
     print(f"first run seconds        {first:.1f}")
     print(f"second run seconds       {second:.1f}")
     print(f"PRs/s (first run)        {prs / first:.0f}")
     ok = prs >= 15_000 and pr_pr >= 1_500 and first < 60 and second < 5
-    print(f"acceptance (>=15000 PRs, >=1500 PR→PR, <60 s, rerun <5 s): {'met' if ok else 'NOT met'}")
+    print(
+        f"acceptance (>=15000 PRs, >=1500 PR→PR, <60 s, rerun <5 s): {'met' if ok else 'NOT met'}"
+    )
     return 0
 
 

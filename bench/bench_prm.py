@@ -15,18 +15,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.hooks import HookContext  # noqa: E402
-from llm.client import LLMClient  # noqa: E402
-from prchain.config import Config  # noqa: E402
-from prchain.testing.fake_llm import ScriptedLLMServer, estimate_tokens  # noqa: E402
-from prchain.testing.prm import TOOLS, bash_step, verdict_json  # noqa: E402
-from prm.hook import build_prm_hook, build_request  # noqa: E402
-from prm.serialize import serialize_window  # noqa: E402
-from prm.taxonomy import load_taxonomy  # noqa: E402
-from prm.variants import VARIANTS  # noqa: E402
-from prm.verdict import parse_verdict  # noqa: E402
+from prchain.agent.hooks import HookContext  # noqa: E402
+from prchain.app.config import Config  # noqa: E402
+from prchain.dev.fake_llm import ScriptedLLMServer, estimate_tokens  # noqa: E402
+from prchain.llm.client import LLMClient  # noqa: E402
+from prchain.prm.hook import build_prm_hook, build_request  # noqa: E402
+from prchain.prm.serialize import serialize_window  # noqa: E402
+from prchain.prm.taxonomy import load_taxonomy  # noqa: E402
+from prchain.prm.variants import VARIANTS  # noqa: E402
+from prchain.prm.verdict import parse_verdict  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
 from sql.models import Chain, Repo, Rollout  # noqa: E402
+from tests.support.prm import TOOLS, bash_step, verdict_json  # noqa: E402
 
 STEPS = [bash_step(i, f"pytest tests/test_{i}.py -q", ("x" * 70 + "\n") * 60) for i in range(1, 21)]
 
@@ -48,10 +48,14 @@ def prompt_sizes() -> None:
         variant = VARIANTS.get(name)
         messages = build_request(variant, taxonomy, "Fix the failing tests.", window, TOOLS)
         chars = sum(len(m["content"]) for m in messages)
-        ms = _ms(lambda v=variant: build_request(v, taxonomy, "Fix the failing tests.", window, TOOLS))
+        ms = _ms(
+            lambda v=variant: build_request(v, taxonomy, "Fix the failing tests.", window, TOOLS)
+        )
         print(f"{name:8} {chars:>13} {estimate_tokens('x' * chars):>8} {ms:>10.3f}")
     reply = verdict_json()
-    print(f"parse one verdict: {_ms(lambda: parse_verdict(reply, VARIANTS.get('D'), taxonomy, ['bash'])):.3f} ms")
+    print(
+        f"parse one verdict: {_ms(lambda: parse_verdict(reply, VARIANTS.get('D'), taxonomy, ['bash'])):.3f} ms"
+    )
 
 
 def end_to_end(calls: int = 50) -> None:
@@ -66,8 +70,10 @@ def end_to_end(calls: int = 50) -> None:
             ):
                 session.add(row)
                 session.flush()  # parents first: the foreign keys are checked on insert
-        config = Config.model_validate({"llm": {"models": {"prm": "prm"}, "cache": False}, "prm": {"variant": "D"}})
-        hook = build_prm_hook(config, LLMClient(config.llm, engine), engine, 1)
+        config = Config.model_validate(
+            {"llm": {"models": {"prm": "prm"}, "cache": False}, "prm": {"variant": "D"}}
+        )
+        hook = build_prm_hook(config.prm, LLMClient(config.llm, engine), engine, 1)
         assert hook is not None
         server.push(model="prm", content=verdict_json(), times=None)
         times = []
@@ -76,7 +82,9 @@ def end_to_end(calls: int = 50) -> None:
             started = time.perf_counter()
             hook(context)
             times.append((time.perf_counter() - started) * 1000)
-        print(f"hook call end to end (HTTP + parse + store), median of {calls}: {statistics.median(times):.2f} ms")
+        print(
+            f"hook call end to end (HTTP + parse + store), median of {calls}: {statistics.median(times):.2f} ms"
+        )
 
 
 if __name__ == "__main__":

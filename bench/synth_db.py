@@ -30,11 +30,26 @@ from sql.models import PRFile, PRPatch, PullRequest, Reference, Repo  # noqa: E4
 T0 = datetime(2020, 1, 1)
 AREAS_PER_REPO = 400
 FILES_PER_AREA = 6
-PR_TYPES = ["mention"] * 45 + ["fixes"] * 15 + ["follow_up"] * 15 + ["cross_reference"] * 20 + ["reverts"] * 1
+PR_TYPES = (
+    ["mention"] * 45
+    + ["fixes"] * 15
+    + ["follow_up"] * 15
+    + ["cross_reference"] * 20
+    + ["reverts"] * 1
+)
 EVIDENCE = {
-    "mention": ["introduced in #{}", "see #{}", "Similar to #{}, but for sets", "While working on #{} I noticed"],
-    "fixes": ["Fixes #{}"], "follow_up": ["Follow-up to #{}"], "cross_reference": ["#{}"],
-    "reverts": ["Reverts #{}"], "issue_mediated": ["fixes an issue #{} also refers to"], "closing_issue": ["Closes #{}"],
+    "mention": [
+        "introduced in #{}",
+        "see #{}",
+        "Similar to #{}, but for sets",
+        "While working on #{} I noticed",
+    ],
+    "fixes": ["Fixes #{}"],
+    "follow_up": ["Follow-up to #{}"],
+    "cross_reference": ["#{}"],
+    "reverts": ["Reverts #{}"],
+    "issue_mediated": ["fixes an issue #{} also refers to"],
+    "closing_issue": ["Closes #{}"],
 }
 BOTS = ["dependabot[bot]", "renovate[bot]"]
 
@@ -47,24 +62,54 @@ def _diff(paths: list[str], number: int) -> str:
     )
 
 
-def _prs(rng: random.Random, n: int, repos: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[int]]:
+def _prs(
+    rng: random.Random, n: int, repos: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[int]]:
     prs, files, patches, areas = [], [], [], []
     for i in range(1, n + 1):
         repo_id, area = 1 + i % repos, rng.randrange(AREAS_PER_REPO)
         merged = T0 + timedelta(minutes=10 * i)
         # Every PR of an area touches its core module, so linked PRs share files as real follow-ups do.
-        paths = sorted({f"src/area{area}/core.py"} | {f"src/area{area}/mod{rng.randrange(FILES_PER_AREA)}.py" for _ in range(rng.randint(0, 2))})
+        paths = sorted(
+            {f"src/area{area}/core.py"}
+            | {
+                f"src/area{area}/mod{rng.randrange(FILES_PER_AREA)}.py"
+                for _ in range(rng.randint(0, 2))
+            }
+        )
         if rng.random() < 0.3:
             paths.append(f"tests/area{area}/test_mod.py")
-        prs.append({
-            "id": i, "repo_id": repo_id, "number": i, "title": f"Change {i}", "body": "", "state": "merged",
-            "author": rng.choice(BOTS) if rng.random() < 0.02 else f"dev{rng.randrange(300)}",
-            "created_at": merged - timedelta(hours=rng.randint(1, 72)), "merged_at": merged,
-            "base_sha": f"{i:040x}", "merge_commit_sha": f"{i + 10**9:040x}", "additions": 3 * len(paths),
-            "deletions": 0, "changed_files": len(paths), "patch_status": "ok" if rng.random() < 0.97 else "unavailable",
-            "source": "git",
-        })
-        files += [{"pr_id": i, "path": p, "status": "modified", "additions": 1, "deletions": 0, "is_binary": False} for p in paths]
+        prs.append(
+            {
+                "id": i,
+                "repo_id": repo_id,
+                "number": i,
+                "title": f"Change {i}",
+                "body": "",
+                "state": "merged",
+                "author": rng.choice(BOTS) if rng.random() < 0.02 else f"dev{rng.randrange(300)}",
+                "created_at": merged - timedelta(hours=rng.randint(1, 72)),
+                "merged_at": merged,
+                "base_sha": f"{i:040x}",
+                "merge_commit_sha": f"{i + 10**9:040x}",
+                "additions": 3 * len(paths),
+                "deletions": 0,
+                "changed_files": len(paths),
+                "patch_status": "ok" if rng.random() < 0.97 else "unavailable",
+                "source": "git",
+            }
+        )
+        files += [
+            {
+                "pr_id": i,
+                "path": p,
+                "status": "modified",
+                "additions": 1,
+                "deletions": 0,
+                "is_binary": False,
+            }
+            for p in paths
+        ]
         patches.append({"pr_id": i, "diff": _diff(paths, i), "size_bytes": 120 * len(paths)})
         areas.append(area)
     return prs, files, patches, areas
@@ -89,7 +134,9 @@ def _index_areas(areas: list[int], repos: int) -> None:
         _AREA_INDEX.setdefault((i % repos, area), []).append(i)
 
 
-def _references(rng: random.Random, n: int, total: int, areas: list[int], repos: int) -> list[dict[str, Any]]:
+def _references(
+    rng: random.Random, n: int, total: int, areas: list[int], repos: int
+) -> list[dict[str, Any]]:
     refs: dict[tuple[Any, ...], dict[str, Any]] = {}
     while len(refs) < total:
         i = rng.randint(1, n)
@@ -105,9 +152,15 @@ def _references(rng: random.Random, n: int, total: int, areas: list[int], repos:
             kind, target = "external", rng.randint(1, 10**5)
         key = (i, target, kind, rtype, via)
         refs[key] = {
-            "repo_id": 1 + i % repos, "src_pr_id": i, "target_repo": f"acme/repo{1 + i % repos}" if kind != "external" else "other/lib",
-            "target_number": target, "target_kind": kind, "target_pr_id": target if kind == "pr" else None,
-            "type": rtype, "found_in": rng.choice(["body", "commit", "comment", "title"]), "via_issue": via,
+            "repo_id": 1 + i % repos,
+            "src_pr_id": i,
+            "target_repo": f"acme/repo{1 + i % repos}" if kind != "external" else "other/lib",
+            "target_number": target,
+            "target_kind": kind,
+            "target_pr_id": target if kind == "pr" else None,
+            "type": rtype,
+            "found_in": rng.choice(["body", "commit", "comment", "title"]),
+            "via_issue": via,
             "evidence": rng.choice(EVIDENCE[rtype]).format(target),
         }
     # Shared-issue links need their (found_in) uniqueness by construction: one row per key above.
@@ -120,7 +173,9 @@ def _bulk(engine: Engine, model: Any, rows: list[dict[str, Any]], chunk: int = 2
             conn.execute(insert(model), rows[start : start + chunk])
 
 
-def make_synthetic_db(path: Path, prs: int = 100_000, refs: int = 300_000, repos: int = 5, seed: int = 7) -> dict[str, int]:
+def make_synthetic_db(
+    path: Path, prs: int = 100_000, refs: int = 300_000, repos: int = 5, seed: int = 7
+) -> dict[str, int]:
     """Write a fresh SQLite store at `path`; returns the row counts."""
     path.unlink(missing_ok=True)
     engine = make_engine(f"sqlite:///{path}")
@@ -128,15 +183,26 @@ def make_synthetic_db(path: Path, prs: int = 100_000, refs: int = 300_000, repos
     pr_rows, file_rows, patch_rows, areas = _prs(rng, prs, repos)
     _index_areas(areas, repos)
     ref_rows = _references(rng, prs, refs, areas, repos)
-    _bulk(engine, Repo, [{"id": r, "full_name": f"acme/repo{r}", "source": "git"} for r in range(1, repos + 1)])
-    for model, rows in ((PullRequest, pr_rows), (PRFile, file_rows), (PRPatch, patch_rows), (Reference, ref_rows)):
+    _bulk(
+        engine,
+        Repo,
+        [{"id": r, "full_name": f"acme/repo{r}", "source": "git"} for r in range(1, repos + 1)],
+    )
+    for model, rows in (
+        (PullRequest, pr_rows),
+        (PRFile, file_rows),
+        (PRPatch, patch_rows),
+        (Reference, ref_rows),
+    ):
         _bulk(engine, model, rows)
     engine.dispose()
     return {"prs": len(pr_rows), "files": len(file_rows), "references": len(ref_rows)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("out", type=Path)
     parser.add_argument("--prs", type=int, default=100_000)
     parser.add_argument("--refs", type=int, default=300_000)

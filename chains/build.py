@@ -13,11 +13,11 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine, delete, select
 
+from chains.config import ChainsConfig
 from chains.graph import GraphReport, PRNode, load_graph
 from chains.patches import SplitPatch, split_patch
 from chains.strategies import STRATEGIES, ChainCandidate
-from prchain.config import Config
-from prchain.errors import ConfigError
+from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
 from sql.models import Chain, ChainStage, PRPatch, Rollout
 
@@ -60,14 +60,23 @@ def _chain_row(chain: ChainCandidate, strategy: str) -> dict[str, Any]:
     }
 
 
-def _stage_rows(chain_id: int, chain: ChainCandidate, nodes: dict[int, PRNode], patches: dict[int, SplitPatch]) -> list[dict[str, Any]]:
+def _stage_rows(
+    chain_id: int, chain: ChainCandidate, nodes: dict[int, PRNode], patches: dict[int, SplitPatch]
+) -> list[dict[str, Any]]:
     rows = []
     for idx, pr_id in enumerate(chain.pr_ids, start=1):
         split = patches.get(pr_id, NO_PATCH)
-        rows.append({
-            "chain_id": chain_id, "idx": idx, "pr_id": pr_id, "base_sha": nodes[pr_id].base_sha,
-            "end_sha": nodes[pr_id].merge_sha, "gold_patch": split.code, "gold_test_patch": split.test,
-        })
+        rows.append(
+            {
+                "chain_id": chain_id,
+                "idx": idx,
+                "pr_id": pr_id,
+                "base_sha": nodes[pr_id].base_sha,
+                "end_sha": nodes[pr_id].merge_sha,
+                "gold_patch": split.code,
+                "gold_test_patch": split.test,
+            }
+        )
     return rows
 
 
@@ -77,7 +86,11 @@ def _pairs(rows: Any) -> dict[Any, Any]:
 
 
 def _write_batch(
-    engine: Engine, strategy: str, chains: Sequence[ChainCandidate], nodes: dict[int, PRNode], patches: dict[int, SplitPatch]
+    engine: Engine,
+    strategy: str,
+    chains: Sequence[ChainCandidate],
+    nodes: dict[int, PRNode],
+    patches: dict[int, SplitPatch],
 ) -> tuple[int, int]:
     """Upsert one batch of chains with their stages; returns (new chains, stages written).
 
@@ -86,9 +99,27 @@ def _write_batch(
     signatures = [c.signature for c in chains]
     pr_ids = sorted({pr for c in chains for pr in c.pr_ids} - patches.keys())
     with session_scope(engine) as session:
-        existing = set(session.scalars(select(Chain.signature).where(Chain.strategy == strategy, Chain.signature.in_(signatures))))
-        upsert(session, Chain, [_chain_row(c, strategy) for c in chains], ["strategy", "signature"], update=CHAIN_COLUMNS)
-        ids = _pairs(session.execute(select(Chain.signature, Chain.id).where(Chain.strategy == strategy, Chain.signature.in_(signatures))))
+        existing = set(
+            session.scalars(
+                select(Chain.signature).where(
+                    Chain.strategy == strategy, Chain.signature.in_(signatures)
+                )
+            )
+        )
+        upsert(
+            session,
+            Chain,
+            [_chain_row(c, strategy) for c in chains],
+            ["strategy", "signature"],
+            update=CHAIN_COLUMNS,
+        )
+        ids = _pairs(
+            session.execute(
+                select(Chain.signature, Chain.id).where(
+                    Chain.strategy == strategy, Chain.signature.in_(signatures)
+                )
+            )
+        )
         query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(pr_ids))
         patches.update((pr_id, split_patch(diff)) for pr_id, diff in session.execute(query))
         stages = [row for c in chains for row in _stage_rows(ids[c.signature], c, nodes, patches)]
@@ -99,9 +130,15 @@ def _write_batch(
 def prune_stale(engine: Engine, strategy: str, keep: set[str]) -> int:
     """Delete the strategy's chains not in `keep` (stages go with them); chains with rollouts stay."""
     with session_scope(engine) as session:
-        rows = session.execute(select(Chain.id, Chain.signature).where(Chain.strategy == strategy)).all()
+        rows = session.execute(
+            select(Chain.id, Chain.signature).where(Chain.strategy == strategy)
+        ).all()
         stale = [cid for cid, signature in rows if signature not in keep]
-        used = set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(stale)))) if stale else set()
+        used = (
+            set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(stale))))
+            if stale
+            else set()
+        )
         doomed = [cid for cid in stale if cid not in used]
         for chunk in batches(doomed):
             session.execute(delete(ChainStage).where(ChainStage.chain_id.in_(chunk)))
@@ -110,7 +147,7 @@ def prune_stale(engine: Engine, strategy: str, keep: set[str]) -> int:
 
 
 def build_chains(
-    config: Config,
+    config: ChainsConfig,
     engine: Engine,
     *,
     strategy: str | None = None,
@@ -119,7 +156,7 @@ def build_chains(
     progress: Progress | None = None,
 ) -> BuildSummary:
     """Select chains from the store's reference graph with `strategy` and write them with their stages."""
-    cfg = config.chains
+    cfg = config
     name = strategy or cfg.strategy
     select_chains = STRATEGIES.get(name)
     low, high = min_len or cfg.min_len, max_len or cfg.max_len

@@ -12,17 +12,51 @@ from chains.config import ChainFilters
 if TYPE_CHECKING:
     from chains.graph import PRNode
 
-BOT_NAMES = frozenset({
-    "dependabot", "dependabot-preview", "renovate", "renovate-bot", "github-actions", "pre-commit-ci",
-    "mergify", "greenkeeper", "snyk-bot", "imgbot", "allcontributors",
-})
-LOCKFILES = frozenset({
-    "cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "pipfile.lock",
-    "gemfile.lock", "composer.lock", "go.sum", "pdm.lock", "bun.lockb", "flake.lock", "mix.lock", "podfile.lock",
-})
+BOT_NAMES = frozenset(
+    {
+        "dependabot",
+        "dependabot-preview",
+        "renovate",
+        "renovate-bot",
+        "github-actions",
+        "pre-commit-ci",
+        "mergify",
+        "greenkeeper",
+        "snyk-bot",
+        "imgbot",
+        "allcontributors",
+    }
+)
+LOCKFILES = frozenset(
+    {
+        "cargo.lock",
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "uv.lock",
+        "pipfile.lock",
+        "gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "pdm.lock",
+        "bun.lockb",
+        "flake.lock",
+        "mix.lock",
+        "podfile.lock",
+    }
+)
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
 DOC_DIRS = frozenset({"docs", "doc", "documentation"})
-DOC_NAMES = ("readme", "changelog", "changes", "license", "contributing", "authors", "code_of_conduct")
+DOC_NAMES = (
+    "readme",
+    "changelog",
+    "changes",
+    "license",
+    "contributing",
+    "authors",
+    "code_of_conduct",
+)
 
 
 class _Ref(Protocol):

@@ -85,14 +85,29 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     """
     pr = PullRequest
     query = select(
-        pr.id, pr.repo_id, pr.number, pr.title, pr.author, pr.created_at, pr.merged_at,
-        pr.base_sha, pr.merge_commit_sha, pr.additions, pr.deletions,
+        pr.id,
+        pr.repo_id,
+        pr.number,
+        pr.title,
+        pr.author,
+        pr.created_at,
+        pr.merged_at,
+        pr.base_sha,
+        pr.merge_commit_sha,
+        pr.additions,
+        pr.deletions,
     ).where(pr.merged_at.is_not(None), pr.patch_status == "ok")
     files: dict[int, set[str]] = defaultdict(set)
     code_lines: dict[int, int] = defaultdict(int)
     with engine.connect() as conn:
-        nodes = {row[0]: PRNode(*row[:9], lines=(row[9] or 0) + (row[10] or 0)) for row in conn.execute(query)}  # type: ignore[arg-type]  # merged_at is filtered non-null
-        for pr_id, path, added, deleted in conn.execute(select(PRFile.pr_id, PRFile.path, PRFile.additions, PRFile.deletions)):
+        nodes = {
+            # merged_at is filtered non-null
+            row[0]: PRNode(*row[:9], lines=(row[9] or 0) + (row[10] or 0))  # type: ignore[arg-type]
+            for row in conn.execute(query)
+        }
+        for pr_id, path, added, deleted in conn.execute(
+            select(PRFile.pr_id, PRFile.path, PRFile.additions, PRFile.deletions)
+        ):
             if pr_id in nodes:
                 files[pr_id].add(path)
                 code_lines[pr_id] += 0 if is_test_path(path) else (added or 0) + (deleted or 0)
@@ -105,12 +120,14 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
 def load_references(engine: Engine) -> list[RefRow]:
     """Every reference that resolved to a PR of the store (direct or through an issue)."""
     ref = Reference
-    query = select(ref.src_pr_id, ref.target_pr_id, ref.type, ref.found_in, ref.via_issue, ref.evidence).where(
-        ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id
-    )
+    query = select(
+        ref.src_pr_id, ref.target_pr_id, ref.type, ref.found_in, ref.via_issue, ref.evidence
+    ).where(ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id)
     with engine.connect() as conn:
         rows = conn.execute(query)
-        return [RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS]) for a, b, t, f, v, e in rows]
+        return [
+            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS]) for a, b, t, f, v, e in rows
+        ]
 
 
 def load_repos(engine: Engine) -> dict[int, tuple[str, str | None, str | None]]:
@@ -173,17 +190,27 @@ def reference_strength(ref: RefRow, newer: PRNode, config: ChainsConfig) -> int:
     return max(strength, 0)
 
 
-def edge_attributes(refs: list[RefRow], newer: PRNode, older: PRNode, config: ChainsConfig) -> dict[str, Any]:
+def edge_attributes(
+    refs: list[RefRow], newer: PRNode, older: PRNode, config: ChainsConfig
+) -> dict[str, Any]:
     types = sorted({r.type for r in refs})
     strength = max(reference_strength(r, newer, config) for r in refs)
     overlap = round(jaccard(newer.files, older.files), 4)
-    return {"types": types, "strength": strength, "overlap": overlap, "weight": strength + config.overlap_weight * overlap}
+    return {
+        "types": types,
+        "strength": strength,
+        "overlap": overlap,
+        "weight": strength + config.overlap_weight * overlap,
+    }
 
 
 def evidence(refs: list[RefRow], newer: PRNode, config: ChainsConfig) -> list[dict[str, Any]]:
     """The strongest few references behind an edge, as shown by `chains show` and exported."""
     ranked = sorted(refs, key=lambda r: -reference_strength(r, newer, config))[:MAX_EVIDENCE]
-    return [{"type": r.type, "found_in": r.found_in, "via_issue": r.via_issue, "text": r.evidence} for r in ranked]
+    return [
+        {"type": r.type, "found_in": r.found_in, "via_issue": r.via_issue, "text": r.evidence}
+        for r in ranked
+    ]
 
 
 def _strong_enough(attrs: dict[str, Any], config: ChainsConfig) -> str | None:
@@ -196,10 +223,16 @@ def _strong_enough(attrs: dict[str, Any], config: ChainsConfig) -> str | None:
 
 
 def _candidate_edges(
-    refs: list[RefRow], nodes: dict[int, PRNode], kept: set[int], config: ChainsConfig, report: GraphReport
+    refs: list[RefRow],
+    nodes: dict[int, PRNode],
+    kept: set[int],
+    config: ChainsConfig,
+    report: GraphReport,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
-    for (new_id, old_id), group in _group_references(refs, {i: nodes[i] for i in kept}, config, report).items():
+    for (new_id, old_id), group in _group_references(
+        refs, {i: nodes[i] for i in kept}, config, report
+    ).items():
         attrs = edge_attributes(group, nodes[new_id], nodes[old_id], config)
         reason = _strong_enough(attrs, config)
         if reason:
@@ -236,7 +269,9 @@ def build_graph(
     return graph, report
 
 
-def load_graph(engine: Engine, config: ChainsConfig) -> tuple[nx.DiGraph, dict[int, PRNode], GraphReport]:
+def load_graph(
+    engine: Engine, config: ChainsConfig
+) -> tuple[nx.DiGraph, dict[int, PRNode], GraphReport]:
     """Load the store's PRs and references and build the graph (nodes also returned unfiltered)."""
     nodes = load_nodes(engine)
     graph, report = build_graph(nodes, load_references(engine), config, load_repos(engine))

@@ -19,7 +19,9 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 MIN_LENGTH = 4
-DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".html", ".svg", ".json", ".lock", ".csv"})
+DOC_SUFFIXES = frozenset(
+    {".md", ".rst", ".txt", ".adoc", ".html", ".svg", ".json", ".lock", ".csv"}
+)
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEFINITION = re.compile(
@@ -29,17 +31,74 @@ _DEFINITION = re.compile(
 _ASSIGNMENT = re.compile(r"^\s*(?:self\.|this\.)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 # Paths and file names are allowed in a query: "crates/ruff/src/rules/mod.rs", "ops.py".
-_PATHLIKE = re.compile(r"[\w.\-]*/[\w./\-]*|\b[\w\-]+\.(?:py|rs|go|js|ts|tsx|jsx|java|kt|c|h|cc|cpp|hpp|rb|toml|yaml|yml|json|md)\b")
+_PATHLIKE = re.compile(
+    r"[\w.\-]*/[\w./\-]*|\b[\w\-]+\.(?:py|rs|go|js|ts|tsx|jsx|java|kt|c|h|cc|cpp|hpp|rb|toml|yaml|yml|json|md)\b"
+)
 
 # Standard-library names a patch merely uses; naming them is not naming the project's code.
 STANDARD_NAMES = frozenset(
     {name for name in dir(builtins)}
-    | {"HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "String", "Option", "Result", "Some", "None",
-       "Box", "Arc", "Rc", "RefCell", "Mutex", "RwLock", "Cow", "Vec", "Default", "Debug", "Clone", "Copy",
-       "PartialEq", "PartialOrd", "Display", "Iterator", "IntoIterator", "FromStr", "TryFrom", "AsRef",
-       "Self", "self", "JSON", "Promise", "Array", "Object", "Error", "TODO", "FIXME", "NOTE", "XXX",
-       "Optional", "Union", "Any", "List", "Dict", "Tuple", "Callable", "Iterable", "Sequence", "Mapping",
-       "TypeVar", "Protocol", "dataclass", "pytest", "unittest", "typing", "__future__", "annotations"}
+    | {
+        "HashMap",
+        "HashSet",
+        "BTreeMap",
+        "BTreeSet",
+        "VecDeque",
+        "String",
+        "Option",
+        "Result",
+        "Some",
+        "None",
+        "Box",
+        "Arc",
+        "Rc",
+        "RefCell",
+        "Mutex",
+        "RwLock",
+        "Cow",
+        "Vec",
+        "Default",
+        "Debug",
+        "Clone",
+        "Copy",
+        "PartialEq",
+        "PartialOrd",
+        "Display",
+        "Iterator",
+        "IntoIterator",
+        "FromStr",
+        "TryFrom",
+        "AsRef",
+        "Self",
+        "self",
+        "JSON",
+        "Promise",
+        "Array",
+        "Object",
+        "Error",
+        "TODO",
+        "FIXME",
+        "NOTE",
+        "XXX",
+        "Optional",
+        "Union",
+        "Any",
+        "List",
+        "Dict",
+        "Tuple",
+        "Callable",
+        "Iterable",
+        "Sequence",
+        "Mapping",
+        "TypeVar",
+        "Protocol",
+        "dataclass",
+        "pytest",
+        "unittest",
+        "typing",
+        "__future__",
+        "annotations",
+    }
 )
 
 
@@ -47,13 +106,19 @@ STANDARD_NAMES = frozenset(
 def common_words() -> frozenset[str]:
     """Words every codebase and every English sentence share (chains/common_words.txt)."""
     lines = Path(__file__).with_name("common_words.txt").read_text().splitlines()
-    return frozenset(line.strip().lower() for line in lines if line.strip() and not line.startswith("#"))
+    return frozenset(
+        line.strip().lower() for line in lines if line.strip() and not line.startswith("#")
+    )
 
 
 def is_code_shaped(name: str) -> bool:
     """snake_case, camelCase, PascalCase with two humps, CONSTANT_CASE or a name with digits."""
     inner = name.strip("_")
-    return "_" in inner or bool(_CAMEL.search(name)) or (any(c.isdigit() for c in name) and any(c.isalpha() for c in name))
+    return (
+        "_" in inner
+        or bool(_CAMEL.search(name))
+        or (any(c.isdigit() for c in name) and any(c.isalpha() for c in name))
+    )
 
 
 def is_ignored(name: str) -> bool:

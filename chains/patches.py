@@ -17,7 +17,9 @@ _PLAIN = re.compile(r"diff --git a/([^\s\"]+) b/([^\s\"]+)\n")
 _HEADER = re.compile(r"^diff --git (?:\"?a/)?(.+?)\"? (?:\"?b/)?(.+?)\"?$", re.MULTILINE)
 
 # Directory names whose contents are tests or test data (fixtures, snapshots).
-TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots", "testdata"})
+TEST_DIRS = frozenset(
+    {"test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots", "testdata"}
+)
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_test\.(py|go|rs|rb|c|cc|cpp)$)|(^conftest\.py$)|(\.(spec|test)\.[jt]sx?$)"
     r"|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
@@ -51,7 +53,9 @@ def section_path(section: str) -> str:
     """The path a section changes (the new path of a rename, the old path of a deletion)."""
     plain = _PLAIN.match(section)
     if plain and plain.group(1) == plain.group(2):
-        return plain.group(1)  # the common "a/x b/x" header; unidiff reads the rest (renames, quoting)
+        return plain.group(
+            1
+        )  # the common "a/x b/x" header; unidiff reads the rest (renames, quoting)
     # Only the header lines name the path; parsing the hunks too would cost most of the time.
     header = section.split("\n@@", 1)[0] + "\n"
     try:

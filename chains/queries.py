@@ -17,13 +17,13 @@ from typing import Any
 from sqlalchemy import Engine, and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
+from chains.config import ChainsConfig
 from chains.leakage import changed_identifiers, find_leaks
 from chains.textclean import clean_body, parse_query, trim_patch
-from llm.calls import Usage
-from llm.client import LLMClient
-from llm.prompts import render
-from prchain.config import Config
-from prchain.errors import LLMOutputInvalid, NothingToDo
+from prchain.core.errors import LLMOutputInvalid, NothingToDo
+from prchain.llm.calls import Usage
+from prchain.llm.client import LLMClient
+from prchain.llm.prompts import render
 from sql.db import session_scope
 from sql.models import Chain, ChainStage, PullRequest, Repo
 
@@ -47,7 +47,9 @@ class StageInput:
 
     @property
     def files(self) -> list[str]:
-        return _diff_paths(self.patch) + [p for p in _diff_paths(self.test_patch) if p not in _diff_paths(self.patch)]
+        return _diff_paths(self.patch) + [
+            p for p in _diff_paths(self.test_patch) if p not in _diff_paths(self.patch)
+        ]
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,12 @@ class QuerySummary:
     stages_failed: int = 0
     overviews: int = 0
     regenerated: int = 0  # stages whose first draft leaked and was rewritten
-    leaked: int = 0  # stages whose query (or, for stage 1, overview) still leaks after every attempt
-    usage: Usage = field(default_factory=Usage)  # the client's calls, tokens and cost for this build
+    leaked: int = (
+        0  # stages whose query (or, for stage 1, overview) still leaks after every attempt
+    )
+    usage: Usage = field(
+        default_factory=Usage
+    )  # the client's calls, tokens and cost for this build
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -97,39 +103,51 @@ class QuerySummary:
         return self.regenerated / self.stages_done if self.stages_done else 0.0
 
     def merge(self, other: QuerySummary) -> None:
-        for name in ("chains", "stages_done", "stages_failed", "overviews", "regenerated", "leaked"):
+        for name in (
+            "chains",
+            "stages_done",
+            "stages_failed",
+            "overviews",
+            "regenerated",
+            "leaked",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures.extend(other.failures)
 
 
 def build_queries(
-    config: Config,
+    config: ChainsConfig,
     engine: Engine,
+    client: LLMClient,
     *,
-    workers: int | None = None,
+    workers: int = 1,
     chain_ids: list[int] | None = None,
     progress: Progress | None = None,
-    client: LLMClient | None = None,
 ) -> QuerySummary:
     """Write every missing query and overview; chains run concurrently, `workers` at a time."""
-    workers = workers or config.llm.workers
-    client = client or LLMClient(config.llm.model_copy(update={"workers": workers}), engine)
     stages = count_stages(engine, chain_ids)
     if not stages:
-        raise NothingToDo("no chain stages to write queries for" + (f" in chains {chain_ids}" if chain_ids else ""))
+        raise NothingToDo(
+            "no chain stages to write queries for"
+            + (f" in chains {chain_ids}" if chain_ids else "")
+        )
     chains = load_pending(engine, chain_ids)
     summary = QuerySummary(stages_skipped=stages - _pending_stages(chains))
     total, done = _pending_stages(chains), 0
     if progress:
         progress("queries", 0, total)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_process_chain, chain, config, engine, client): chain for chain in chains}
+        futures = {
+            pool.submit(_process_chain, chain, config, engine, client): chain for chain in chains
+        }
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in finished:
                 if (error := future.exception()) is not None:
-                    pool.shutdown(cancel_futures=True)  # the server is gone: stop; finished stages are saved
+                    pool.shutdown(
+                        cancel_futures=True
+                    )  # the server is gone: stop; finished stages are saved
                     raise error
                 summary.merge(future.result())
                 done += _pending_stages([futures[future]])
@@ -149,13 +167,20 @@ def _needs_work() -> Any:
 
 def load_pending(engine: Engine, chain_ids: list[int] | None = None) -> list[ChainInput]:
     """Chains with a stage lacking its query, or lacking their overview, with everything a prompt needs."""
-    query = select(Chain.id, Repo.full_name, Chain.overview).join(Repo, Repo.id == Chain.repo_id).where(_needs_work())
+    query = (
+        select(Chain.id, Repo.full_name, Chain.overview)
+        .join(Repo, Repo.id == Chain.repo_id)
+        .where(_needs_work())
+    )
     if chain_ids:
         query = query.where(Chain.id.in_(chain_ids))
     with session_scope(engine) as session:
         heads = session.execute(query.order_by(Chain.id)).all()
         stages = _load_stages(session, [head.id for head in heads])
-    return [ChainInput(head.id, head.full_name, head.overview, stages.get(head.id, [])) for head in heads]
+    return [
+        ChainInput(head.id, head.full_name, head.overview, stages.get(head.id, []))
+        for head in heads
+    ]
 
 
 def _load_stages(session: Any, chain_ids: list[int]) -> dict[int, list[StageInput]]:
@@ -169,7 +194,15 @@ def _load_stages(session: Any, chain_ids: list[int]) -> dict[int, list[StageInpu
         )
         for stage, title, body in session.execute(query):
             patch = stage.gold_patch or stage.gold_test_patch
-            item = StageInput(stage.id, stage.idx, title or "", clean_body(body), patch, stage.gold_test_patch, stage.query)
+            item = StageInput(
+                stage.id,
+                stage.idx,
+                title or "",
+                clean_body(body),
+                patch,
+                stage.gold_test_patch,
+                stage.query,
+            )
             by_chain.setdefault(stage.chain_id, []).append(item)
     return by_chain
 
@@ -189,14 +222,22 @@ def _pending_stages(chains: list[ChainInput]) -> int:
 # -- one chain ---------------------------------------------------------------------------------
 
 
-def _process_chain(chain: ChainInput, config: Config, engine: Engine, client: LLMClient) -> QuerySummary:
+def _process_chain(
+    chain: ChainInput, config: ChainsConfig, engine: Engine, client: LLMClient
+) -> QuerySummary:
     summary = QuerySummary(chains=1)
     identifiers = {stage.idx: changed_identifiers([stage.patch]) for stage in chain.stages}
     for stage in chain.stages:
         if stage.query is not None:
             continue
         try:
-            result = _generate(client, QUERY_ROLE, query_prompt(chain, stage, config), identifiers[stage.idx], config)
+            result = _generate(
+                client,
+                QUERY_ROLE,
+                query_prompt(chain, stage, config),
+                identifiers[stage.idx],
+                config,
+            )
         except LLMOutputInvalid as exc:
             summary.stages_failed += 1
             summary.failures.append(f"chain {chain.chain_id} stage {stage.idx}: {exc}")
@@ -211,7 +252,12 @@ def _process_chain(chain: ChainInput, config: Config, engine: Engine, client: LL
 
 
 def _overview(
-    chain: ChainInput, config: Config, engine: Engine, client: LLMClient, identifiers: set[str], summary: QuerySummary
+    chain: ChainInput,
+    config: ChainsConfig,
+    engine: Engine,
+    client: LLMClient,
+    identifiers: set[str],
+    summary: QuerySummary,
 ) -> None:
     try:
         result = _generate(client, OVERVIEW_ROLE, overview_prompt(chain), identifiers, config)
@@ -223,9 +269,11 @@ def _overview(
     summary.leaked += newly_leaking
 
 
-def _generate(client: LLMClient, role: str, prompt: str, identifiers: set[str], config: Config) -> Generated:
+def _generate(
+    client: LLMClient, role: str, prompt: str, identifiers: set[str], config: ChainsConfig
+) -> Generated:
     """Ask, check for leaked identifiers, and ask again naming the words to avoid, up to the bound."""
-    attempts = config.chains.query_max_attempts
+    attempts = config.query_max_attempts
     ask = {"role": "user", "content": prompt}
     messages: list[dict[str, Any]] = [ask]
     avoid: set[str] = set()
@@ -238,16 +286,22 @@ def _generate(client: LLMClient, role: str, prompt: str, identifiers: set[str], 
         first_leaked = True
         avoid |= set(leaks)
         # The attempt number in the feedback also keeps each retry's cache key distinct.
-        feedback = render(PROMPTS, "regenerate.j2", leaks=sorted(avoid), attempt=attempt + 1, attempts=attempts)
-        messages = [ask, {"role": "assistant", "content": text}, {"role": "user", "content": feedback}]
+        feedback = render(
+            PROMPTS, "regenerate.j2", leaks=sorted(avoid), attempt=attempt + 1, attempts=attempts
+        )
+        messages = [
+            ask,
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": feedback},
+        ]
     return Generated(text, attempts, leaks, first_leaked)
 
 
 # -- prompts -----------------------------------------------------------------------------------
 
 
-def query_prompt(chain: ChainInput, stage: StageInput, config: Config) -> str:
-    patch, trimmed = trim_patch(stage.patch, config.chains.query_patch_tokens)
+def query_prompt(chain: ChainInput, stage: StageInput, config: ChainsConfig) -> str:
+    patch, trimmed = trim_patch(stage.patch, config.query_patch_tokens)
     return render(
         PROMPTS,
         "query.j2",
@@ -265,7 +319,8 @@ def query_prompt(chain: ChainInput, stage: StageInput, config: Config) -> str:
 
 def overview_prompt(chain: ChainInput) -> str:
     stages = [
-        {"title": s.title, "files": s.files, "body": clean_body(s.body, OVERVIEW_BODY_CHARS)} for s in chain.stages
+        {"title": s.title, "files": s.files, "body": clean_body(s.body, OVERVIEW_BODY_CHARS)}
+        for s in chain.stages
     ]
     return render(PROMPTS, "overview.j2", repo=chain.repo, stages=stages)
 
@@ -292,7 +347,6 @@ def save_overview(engine: Engine, chain_id: int, first_stage_id: int, result: Ge
         return int(bool(stage.query_leaks) and not before)
 
 
-
 def _diff_paths(diff: str) -> list[str]:
     paths = []
     for line in diff.splitlines():
@@ -303,9 +357,14 @@ def _diff_paths(diff: str) -> list[str]:
 
 def query_stats(session: Session) -> dict[str, Any]:
     """Store-wide numbers for `prchain stats`: queries written, overviews, final leakage rate."""
-    leaks = session.scalars(select(ChainStage.query_leaks).where(ChainStage.query.is_not(None))).all()
+    leaks = session.scalars(
+        select(ChainStage.query_leaks).where(ChainStage.query.is_not(None))
+    ).all()
     leaking = sum(1 for names in leaks if names)
-    overviews = session.scalar(select(func.count()).select_from(Chain).where(Chain.overview.is_not(None))) or 0
+    overviews = (
+        session.scalar(select(func.count()).select_from(Chain).where(Chain.overview.is_not(None)))
+        or 0
+    )
     return {
         "queries": len(leaks),
         "queries_leaking": leaking,

@@ -12,14 +12,19 @@ from sql.models import Chain, ChainStage
 
 
 def collect(session: Session) -> dict[str, Any]:
-    by_length = session.execute(select(Chain.length, func.count()).group_by(Chain.length).order_by(Chain.length))
+    by_length = session.execute(
+        select(Chain.length, func.count()).group_by(Chain.length).order_by(Chain.length)
+    )
     by_strategy = session.execute(select(Chain.strategy, func.count()).group_by(Chain.strategy))
     return {
         "chains": session.scalar(select(func.count()).select_from(Chain)) or 0,
         "chains_by_length": {str(length): count for length, count in by_length},
         "chains_by_strategy": {name: count for name, count in by_strategy},
         "stages": session.scalar(select(func.count()).select_from(ChainStage)) or 0,
-        "queries": session.scalar(select(func.count()).select_from(ChainStage).where(ChainStage.query.is_not(None))) or 0,
+        "queries": session.scalar(
+            select(func.count()).select_from(ChainStage).where(ChainStage.query.is_not(None))
+        )
+        or 0,
     }
 
 

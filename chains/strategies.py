@@ -17,7 +17,7 @@ import networkx as nx
 
 from chains.config import ChainsConfig
 from chains.graph import PRNode, jaccard
-from prchain.registry import Registry
+from prchain.core.registry import Registry
 
 
 @dataclass
@@ -79,7 +79,12 @@ def _heights(graph: nx.DiGraph, succ: dict[int, list[int]], cap: int) -> dict[in
 
 
 def _paths_from(
-    start: int, succ: dict[int, list[int]], height: dict[int, int], need: int | None, max_len: int, cap: int
+    start: int,
+    succ: dict[int, list[int]],
+    height: dict[int, int],
+    need: int | None,
+    max_len: int,
+    cap: int,
 ) -> Iterator[tuple[int, ...]]:
     """Maximal forward paths from `start`: to a PR nothing builds on, or to max_len (exactly `need` when set)."""
     stack: list[tuple[int, ...]] = [(start,)]
@@ -87,7 +92,11 @@ def _paths_from(
     while stack and emitted < cap:
         path = stack.pop()
         room = max_len - len(path)
-        nexts = [u for u in succ[path[-1]] if need is None or height[u] >= need - len(path)] if room else []
+        nexts = (
+            [u for u in succ[path[-1]] if need is None or height[u] >= need - len(path)]
+            if room
+            else []
+        )
         if not nexts:
             if need is None or len(path) == need:
                 emitted += 1
@@ -102,7 +111,9 @@ def _sub_paths(path: tuple[int, ...], min_len: int) -> Iterator[tuple[int, ...]]
         yield from combinations(path, size)
 
 
-def dedup_sub_paths(paths: list[tuple[tuple[int, ...], float]], min_len: int) -> list[tuple[int, ...]]:
+def dedup_sub_paths(
+    paths: list[tuple[tuple[int, ...], float]], min_len: int
+) -> list[tuple[int, ...]]:
     """Longest and strongest first; a path whose PRs all sit, in order, in a kept one is not kept again.
 
     That covers contiguous sub-paths and also shortcuts (a ← c when a ← b ← c is kept).
@@ -118,7 +129,9 @@ def dedup_sub_paths(paths: list[tuple[tuple[int, ...], float]], min_len: int) ->
 
 
 @STRATEGIES.register("semantic")
-def semantic(graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int) -> list[ChainCandidate]:
+def semantic(
+    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+) -> list[ChainCandidate]:
     """Maximal reference paths of min_len..max_len PRs, scored by edge strength and file overlap."""
     succ = _successors(graph, config.max_branching)
     height = _heights(graph, succ, max_len)
@@ -135,7 +148,9 @@ def semantic(graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
 
 
 def _path_weight(graph: nx.DiGraph, path: tuple[int, ...]) -> float:
-    return sum(graph[path[i + 1]][path[i]]["weight"] for i in range(len(path) - 1)) / (len(path) - 1)
+    return sum(graph[path[i + 1]][path[i]]["weight"] for i in range(len(path) - 1)) / (
+        len(path) - 1
+    )
 
 
 def _temporal_links(prs: list[PRNode], window: int) -> dict[int, int]:
@@ -154,9 +169,16 @@ def _temporal_links(prs: list[PRNode], window: int) -> dict[int, int]:
 def _temporal_edge(older: PRNode, newer: PRNode) -> dict[str, Any]:
     shared = sorted(older.files & newer.files)
     return {
-        "src": newer.id, "dst": older.id, "src_number": newer.number, "dst_number": older.number,
-        "types": ["temporal"], "strength": 0, "overlap": round(jaccard(older.files, newer.files), 4),
-        "evidence": [{"type": "temporal", "found_in": "files", "via_issue": 0, "text": ", ".join(shared[:5])}],
+        "src": newer.id,
+        "dst": older.id,
+        "src_number": newer.number,
+        "dst_number": older.number,
+        "types": ["temporal"],
+        "strength": 0,
+        "overlap": round(jaccard(older.files, newer.files), 4),
+        "evidence": [
+            {"type": "temporal", "found_in": "files", "via_issue": 0, "text": ", ".join(shared[:5])}
+        ],
     }
 
 
@@ -170,7 +192,9 @@ def _runs(prs: list[PRNode], link: dict[int, int]) -> Iterator[list[int]]:
 
 
 @STRATEGIES.register("temporal")
-def temporal(graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int) -> list[ChainCandidate]:
+def temporal(
+    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+) -> list[ChainCandidate]:
     """Chronologically adjacent merged PRs touching overlapping files, cut into chains of ≤ max_len."""
     by_repo: dict[int, list[PRNode]] = defaultdict(list)
     for pr_id in graph:
@@ -183,14 +207,19 @@ def temporal(graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
             for i in range(0, len(run), max_len):
                 piece = tuple(run[i : i + max_len])
                 if len(piece) >= min_len:
-                    edges = [_temporal_edge(lookup[a], lookup[b]) for a, b in zip(piece, piece[1:], strict=False)]
+                    edges = [
+                        _temporal_edge(lookup[a], lookup[b])
+                        for a, b in zip(piece, piece[1:], strict=False)
+                    ]
                     score = sum(e["overlap"] for e in edges) / len(edges) if edges else 0.0
                     chains.append(ChainCandidate(repo_id, piece, round(score, 4), edges))
     return chains
 
 
 @STRATEGIES.register("single")
-def single(graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int) -> list[ChainCandidate]:
+def single(
+    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+) -> list[ChainCandidate]:
     """Every PR with no reference edge at all, as a chain of one."""
     return [
         ChainCandidate(_pr(graph, pr_id).repo_id, (pr_id,), 0.0)

@@ -33,13 +33,20 @@ def instance_id(repo: str, number: int) -> str:
 
 def _edge(edge: dict[str, Any]) -> dict[str, Any]:
     return {
-        "src": int(edge["src"]), "dst": int(edge["dst"]),
-        "src_number": int(edge.get("src_number", 0)), "dst_number": int(edge.get("dst_number", 0)),
-        "types": [str(t) for t in edge.get("types", [])], "strength": int(edge.get("strength", 0)),
+        "src": int(edge["src"]),
+        "dst": int(edge["dst"]),
+        "src_number": int(edge.get("src_number", 0)),
+        "dst_number": int(edge.get("dst_number", 0)),
+        "types": [str(t) for t in edge.get("types", [])],
+        "strength": int(edge.get("strength", 0)),
         "overlap": float(edge.get("overlap", 0.0)),
         "evidence": [
-            {"type": str(e.get("type", "")), "found_in": str(e.get("found_in", "")),
-             "via_issue": int(e.get("via_issue", 0)), "text": str(e.get("text", ""))}
+            {
+                "type": str(e.get("type", "")),
+                "found_in": str(e.get("found_in", "")),
+                "via_issue": int(e.get("via_issue", 0)),
+                "text": str(e.get("text", "")),
+            }
             for e in edge.get("evidence", [])
         ],
     }
@@ -48,12 +55,20 @@ def _edge(edge: dict[str, Any]) -> dict[str, Any]:
 def stage_record(stage: ChainStage, pr: PullRequest, repo: str) -> dict[str, Any]:
     fallback = f"{pr.title}\n\n{pr.body}".strip()
     return {
-        "idx": stage.idx, "pr_id": pr.id, "pr_number": pr.number, "title": pr.title or "",
-        "instance_id": instance_id(repo, pr.number), "repo": repo,
-        "base_commit": stage.base_sha or "", "end_commit": stage.end_sha or "",
-        "patch": stage.gold_patch, "test_patch": stage.gold_test_patch,
-        "query": stage.query or "", "problem_statement": stage.query or fallback,
-        "created_at": _iso(pr.created_at), "merged_at": _iso(pr.merged_at),
+        "idx": stage.idx,
+        "pr_id": pr.id,
+        "pr_number": pr.number,
+        "title": pr.title or "",
+        "instance_id": instance_id(repo, pr.number),
+        "repo": repo,
+        "base_commit": stage.base_sha or "",
+        "end_commit": stage.end_sha or "",
+        "patch": stage.gold_patch,
+        "test_patch": stage.gold_test_patch,
+        "query": stage.query or "",
+        "problem_statement": stage.query or fallback,
+        "created_at": _iso(pr.created_at),
+        "merged_at": _iso(pr.merged_at),
         # SWE-bench fills hints from issue comments posted before the fix; we hold none such, so it stays empty.
         "hints_text": "",
     }
@@ -61,16 +76,34 @@ def stage_record(stage: ChainStage, pr: PullRequest, repo: str) -> dict[str, Any
 
 def chain_record(chain: Chain, stages: list[dict[str, Any]], repo: str) -> dict[str, Any]:
     return {
-        "format": TASK_FORMAT, "chain_id": chain.id, "strategy": chain.strategy, "signature": chain.signature,
-        "repo": repo, "length": chain.length, "score": float(chain.score), "overview": chain.overview or "",
-        "edges": [_edge(e) for e in chain.edges or []], "stages": stages,
+        "format": TASK_FORMAT,
+        "chain_id": chain.id,
+        "strategy": chain.strategy,
+        "signature": chain.signature,
+        "repo": repo,
+        "length": chain.length,
+        "score": float(chain.score),
+        "overview": chain.overview or "",
+        "edges": [_edge(e) for e in chain.edges or []],
+        "stages": stages,
     }
 
 
-def _records(session: Session, chains: Sequence[Chain], repos: dict[int, str]) -> Iterator[dict[str, Any]]:
+def _records(
+    session: Session, chains: Sequence[Chain], repos: dict[int, str]
+) -> Iterator[dict[str, Any]]:
     ids = [c.id for c in chains]
-    stages = session.scalars(select(ChainStage).where(ChainStage.chain_id.in_(ids)).order_by(ChainStage.chain_id, ChainStage.idx)).all()
-    prs = {p.id: p for p in session.scalars(select(PullRequest).where(PullRequest.id.in_({s.pr_id for s in stages})))}
+    stages = session.scalars(
+        select(ChainStage)
+        .where(ChainStage.chain_id.in_(ids))
+        .order_by(ChainStage.chain_id, ChainStage.idx)
+    ).all()
+    prs = {
+        p.id: p
+        for p in session.scalars(
+            select(PullRequest).where(PullRequest.id.in_({s.pr_id for s in stages}))
+        )
+    }
     by_chain: dict[int, list[ChainStage]] = {}
     for stage in stages:
         by_chain.setdefault(stage.chain_id, []).append(stage)

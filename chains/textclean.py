@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 
-from prchain.errors import LLMOutputInvalid
+from prchain.core.errors import LLMOutputInvalid
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IMAGE_MD = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _IMAGE_HTML = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?(?:details|summary|p|br|div|span|sub|sup|picture|source|b|i|em|strong)\b[^>]*>", re.IGNORECASE)
+_HTML_TAG = re.compile(
+    r"</?(?:details|summary|p|br|div|span|sub|sup|picture|source|b|i|em|strong)\b[^>]*>",
+    re.IGNORECASE,
+)
 _LINK_MD = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"<?https?://[^\s)>\]]+>?")
 _CHECKLIST = re.compile(r"^\s*[-*+]\s*\[[ xX]\].*$", re.MULTILINE)
@@ -35,7 +38,11 @@ def clean_body(body: str | None, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     text = _URL.sub("", text)
     text = _drop_empty_sections(text)
     text = _BLANKS.sub("\n\n", text).strip()
-    return text if len(text) <= max_chars else text[:max_chars].rstrip() + "\n[… description truncated]"
+    return (
+        text
+        if len(text) <= max_chars
+        else text[:max_chars].rstrip() + "\n[… description truncated]"
+    )
 
 
 def _drop_empty_sections(text: str) -> str:
@@ -60,7 +67,9 @@ def _has_content_before_next_heading(lines: list[str], start: int) -> bool:
 
 _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
 _CODE_FENCE = re.compile(r"```")
-_PREAMBLE = re.compile(r"^\s*(?:\*\*)?(?:query|overview|rewritten (?:query|text))(?:\*\*)?\s*:\s*", re.IGNORECASE)
+_PREAMBLE = re.compile(
+    r"^\s*(?:\*\*)?(?:query|overview|rewritten (?:query|text))(?:\*\*)?\s*:\s*", re.IGNORECASE
+)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 
 
@@ -103,7 +112,9 @@ def _cut(section: str, room: int) -> str:
 
 def _section_name(section: str) -> str:
     first = section.split("\n", 1)[0]
-    return first.rsplit(" b/", 1)[-1] if " b/" in first else first.removeprefix("diff --git ").strip()
+    return (
+        first.rsplit(" b/", 1)[-1] if " b/" in first else first.removeprefix("diff --git ").strip()
+    )
 
 
 def parse_query(text: str) -> str:
@@ -112,7 +123,9 @@ def parse_query(text: str) -> str:
     if not query:
         raise LLMOutputInvalid("the reply is empty; write the query as prose")
     if _CODE_FENCE.search(query) or "`" in query:
-        raise LLMOutputInvalid("the reply contains code or code formatting; write prose without backticks")
+        raise LLMOutputInvalid(
+            "the reply contains code or code formatting; write prose without backticks"
+        )
     if _URL.search(query):
         raise LLMOutputInvalid("the reply contains a URL; remove every link")
     if len(_LIST_ITEM.findall(query)) >= 2:

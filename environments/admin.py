@@ -10,7 +10,7 @@ from sqlalchemy import select
 from environments import cleanup, images
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
-from prchain.errors import GitError, NothingToDo
+from prchain.core.errors import GitError, NothingToDo
 from sql.db import make_engine, session_scope
 from sql.models import Repo
 
@@ -37,7 +37,12 @@ def clone_of(store_url: str, repo: str) -> Path:
 
 
 def build_repo(
-    config: EnvironmentConfig, repo: str, *, clone: str | None, store_url: str, notify: images.Notify = print
+    config: EnvironmentConfig,
+    repo: str,
+    *,
+    clone: str | None,
+    store_url: str,
+    notify: images.Notify = print,
 ) -> images.RepoImage:
     path = Path(clone) if clone else clone_of(store_url, repo)
     if not path.exists():

@@ -182,7 +182,11 @@ def parse_transition(output: str) -> TransitionReport:
         elif key == "REVERT_FAILED":
             report.revert_failed.append(int(value))
         elif key in ("BASE", "START", "OUTCOME"):
-            setattr(report, {"BASE": "stage_base", "START": "stage_start", "OUTCOME": "outcome"}[key], value)
+            setattr(
+                report,
+                {"BASE": "stage_base", "START": "stage_start", "OUTCOME": "outcome"}[key],
+                value,
+            )
         elif key == "APPLIED":
             report.applied = value == "1"
         elif key == "DELTA_BYTES":

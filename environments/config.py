@@ -1,31 +1,61 @@
 """Configuration of the stage-wise sandbox."""
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+ConflictPolicy = Literal["strict", "oracle", "partial"]
+"""When the carried patch Δ_(t-1) does not apply on B_t: stop the chain, reset to the gold end state
+of stage t-1, or apply what applies and record the rejects."""
+CONFLICT_POLICIES: tuple[str, ...] = get_args(ConflictPolicy)
 
 
 class EnvironmentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: str = Field(default="docker", description="Environment backend.")
-    base_image: str = Field(default="prchain/base:bookworm", description="Image with python3 and git; built locally if missing.")
-    base_suite: str = Field(default="bookworm", description="Debian suite debootstrap uses when prchain builds the base image.")
+    base_image: str = Field(
+        default="prchain/base:bookworm",
+        description="Image with python3 and git; built locally if missing.",
+    )
+    base_suite: str = Field(
+        default="bookworm",
+        description="Debian suite debootstrap uses when prchain builds the base image.",
+    )
     base_packages: list[str] = Field(
         default_factory=lambda: ["python3", "python3-pytest", "git", "ca-certificates"],
         description="Debian packages of a locally built base image (debootstrap --include).",
     )
-    debian_mirror: str = Field(default="http://deb.debian.org/debian", description="Mirror debootstrap downloads from.")
-    install_commands: dict[str, list[str]] = Field(
-        default_factory=dict, description="Per repo (owner/name), shell commands baked into its image."
+    debian_mirror: str = Field(
+        default="http://deb.debian.org/debian", description="Mirror debootstrap downloads from."
     )
-    conflict_policy: Literal["strict", "oracle", "partial"] = Field(default="strict", description="strict | oracle | partial when the carried patch conflicts.")
-    network: bool = Field(default=False, description="Give the sandbox network access (off by default).")
+    install_commands: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per repo (owner/name), shell commands baked into its image.",
+    )
+    conflict_policy: ConflictPolicy = Field(
+        default="strict", description="strict | oracle | partial when the carried patch conflicts."
+    )
+    network: bool = Field(
+        default=False, description="Give the sandbox network access (off by default)."
+    )
     cpus: float = Field(default=1.0, gt=0, description="CPU limit of a sandbox.")
-    memory: str = Field(default="2g", description="Memory limit of a sandbox (swap is not added on top).")
-    pids_limit: int = Field(default=256, ge=16, description="Process-count limit (contains fork bombs).")
-    command_timeout: float = Field(default=120.0, gt=0, description="Seconds before a command is killed.")
-    max_output_bytes: int = Field(default=20_000, ge=256, description="Output past this is truncated with a marker.")
-    test_command: dict[str, str] = Field(default_factory=dict, description="Optional per-repo test command.")
-    test_timeout: float = Field(default=900.0, gt=0, description="Seconds before a stage's test command is killed.")
+    memory: str = Field(
+        default="2g", description="Memory limit of a sandbox (swap is not added on top)."
+    )
+    pids_limit: int = Field(
+        default=256, ge=16, description="Process-count limit (contains fork bombs)."
+    )
+    command_timeout: float = Field(
+        default=120.0, gt=0, description="Seconds before a command is killed."
+    )
+    max_output_bytes: int = Field(
+        default=20_000, ge=256, description="Output past this is truncated with a marker."
+    )
+    test_command: dict[str, str] = Field(
+        default_factory=dict, description="Optional per-repo test command."
+    )
+    test_timeout: float = Field(
+        default=900.0, gt=0, description="Seconds before a stage's test command is killed."
+    )
     log_dir: str = Field(default="data/env-logs", description="Where image build logs are kept.")

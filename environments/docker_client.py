@@ -17,7 +17,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
 
-from prchain.errors import ContainerDied, EnvironmentFailure
+from prchain.core.errors import ContainerDied, EnvironmentFailure
 
 MANAGED_LABEL = "prchain.managed"
 
@@ -115,18 +115,26 @@ class DockerClient:
             raise EnvironmentFailure(f"docker import of {name} produced no image")
         return found
 
-    def build(self, context: str, tag: str, labels: dict[str, str], network: bool = True) -> tuple[str, str]:
+    def build(
+        self, context: str, tag: str, labels: dict[str, str], network: bool = True
+    ) -> tuple[str, str]:
         """`docker build` of a directory holding a Dockerfile; returns (image id, build log)."""
         lines: list[str] = []
         try:
             image, logs = self._client.images.build(
-                path=context, tag=tag, labels=labels, rm=True, forcerm=True,
+                path=context,
+                tag=tag,
+                labels=labels,
+                rm=True,
+                forcerm=True,
                 network_mode=None if network else "none",
             )
             lines += [str(entry.get("stream", "")) for entry in logs]
         except BuildError as exc:
             lines += [str(entry.get("stream", entry.get("error", ""))) for entry in exc.build_log]
-            raise EnvironmentFailure(f"docker build of {tag} failed: {exc.msg}\n{''.join(lines)[-2000:]}") from None
+            raise EnvironmentFailure(
+                f"docker build of {tag} failed: {exc.msg}\n{''.join(lines)[-2000:]}"
+            ) from None
         except DockerException as exc:
             raise EnvironmentFailure(f"docker build of {tag} failed: {exc}") from None
         return str(image.id), "".join(lines)
@@ -139,8 +147,13 @@ class DockerClient:
         """Managed images as plain dicts: id, tags, labels, size, created."""
         found = self._client.images.list(filters={"label": [f"{k}={v}" for k, v in labels.items()]})
         return [
-            {"id": img.id, "tags": img.tags, "labels": img.labels, "size": img.attrs.get("Size", 0),
-             "created": img.attrs.get("Created", "")}
+            {
+                "id": img.id,
+                "tags": img.tags,
+                "labels": img.labels,
+                "size": img.attrs.get("Size", 0),
+                "created": img.attrs.get("Created", ""),
+            }
             for img in found
         ]
 
@@ -159,12 +172,23 @@ class DockerClient:
         """Start a detached, locked-down container that idles until it is execed into."""
         try:
             container = self._client.containers.run(
-                spec.image, ["sleep", "infinity"], name=spec.name, detach=True, labels=spec.labels,
-                environment=spec.environment, user=spec.user, init=True,
+                spec.image,
+                ["sleep", "infinity"],
+                name=spec.name,
+                detach=True,
+                labels=spec.labels,
+                environment=spec.environment,
+                user=spec.user,
+                init=True,
                 network_mode="bridge" if spec.network else "none",
-                nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory, memswap_limit=spec.memory,
-                pids_limit=spec.pids_limit, cap_drop=["ALL"], cap_add=spec.cap_add or None,
-                security_opt=["no-new-privileges"], working_dir="/",
+                nano_cpus=int(spec.cpus * 1e9),
+                mem_limit=spec.memory,
+                memswap_limit=spec.memory,
+                pids_limit=spec.pids_limit,
+                cap_drop=["ALL"],
+                cap_add=spec.cap_add or None,
+                security_opt=["no-new-privileges"],
+                working_dir="/",
             )
         except DockerException as exc:
             raise EnvironmentFailure(f"cannot start a container from {spec.image}: {exc}") from None
@@ -185,7 +209,9 @@ class DockerClient:
         except APIError as exc:
             if exc.status_code == 409:  # removal already in progress
                 return False
-            raise EnvironmentFailure(f"cannot remove container {container_id[:12]}: {exc}") from None
+            raise EnvironmentFailure(
+                f"cannot remove container {container_id[:12]}: {exc}"
+            ) from None
 
     def is_running(self, container_id: str) -> bool:
         try:
@@ -200,8 +226,15 @@ class DockerClient:
     # ---- exec and files -----------------------------------------------------------------------
 
     def exec(
-        self, container_id: str, argv: list[str], *, user: str, workdir: str, env: dict[str, str],
-        limit: int, deadline: float | None = None,
+        self,
+        container_id: str,
+        argv: list[str],
+        *,
+        user: str,
+        workdir: str,
+        env: dict[str, str],
+        limit: int,
+        deadline: float | None = None,
     ) -> RawExec:
         """Run argv in the container; keep head and tail of the output within `limit` bytes.
 
@@ -210,7 +243,9 @@ class DockerClient:
         """
         start = time.monotonic()
         try:
-            exec_id = self.api.exec_create(container_id, argv, user=user, workdir=workdir, environment=env)["Id"]
+            exec_id = self.api.exec_create(
+                container_id, argv, user=user, workdir=workdir, environment=env
+            )["Id"]
             stream = self.api.exec_start(exec_id, stream=True, demux=False)
         except NotFound:
             raise ContainerDied(f"container {container_id[:12]} is gone") from None
@@ -227,7 +262,9 @@ class DockerClient:
             self._raise_if_dead(container_id, None)
             code = 137 if code is None else code
         output = bytes(buffer.head + buffer.tail)
-        return RawExec(output, int(code), time.monotonic() - start, buffer.dropped, len(buffer.head))
+        return RawExec(
+            output, int(code), time.monotonic() - start, buffer.dropped, len(buffer.head)
+        )
 
     @staticmethod
     def _drain(stream: Iterator[bytes], buffer: _Bounded, deadline: float | None) -> bool:
@@ -247,19 +284,29 @@ class DockerClient:
         if not self.is_running(container_id):
             raise ContainerDied(f"container {container_id[:12]} is not running") from exc
 
-    def put_files(self, container_id: str, directory: str, files: dict[str, bytes], uid: int, mode: int) -> None:
+    def put_files(
+        self, container_id: str, directory: str, files: dict[str, bytes], uid: int, mode: int
+    ) -> None:
         """Copy files into an existing directory of the container, owned by `uid`, in one request."""
         blob = io.BytesIO()
         with tarfile.open(fileobj=blob, mode="w") as tar:
             for name, data in files.items():
                 info = tarfile.TarInfo(name)
-                info.size, info.uid, info.gid, info.mode, info.mtime = len(data), uid, uid, mode, int(time.time())
+                info.size, info.uid, info.gid, info.mode, info.mtime = (
+                    len(data),
+                    uid,
+                    uid,
+                    mode,
+                    int(time.time()),
+                )
                 tar.addfile(info, io.BytesIO(data))
         try:
             ok = self.api.put_archive(container_id, directory, blob.getvalue())
         except NotFound:
             raise ContainerDied(f"container {container_id[:12]} is gone") from None
         except APIError as exc:
-            raise EnvironmentFailure(f"cannot copy {sorted(files)} into the container: {exc}") from None
+            raise EnvironmentFailure(
+                f"cannot copy {sorted(files)} into the container: {exc}"
+            ) from None
         if not ok:
             raise EnvironmentFailure(f"cannot copy {sorted(files)} into {directory}")

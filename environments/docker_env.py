@@ -17,7 +17,7 @@ from environments.config import EnvironmentConfig
 from environments.docker_client import ContainerSpec, DockerClient, RawExec
 from environments.images import Notify, RepoImage, ensure_repo_image
 from environments.protocol import ExecResult, StageSpec, Transition
-from prchain.errors import ConfigError, EnvironmentFailure
+from prchain.core.errors import ConfigError, EnvironmentFailure
 
 AGENT = "agent"
 AGENT_ENV = {
@@ -32,7 +32,6 @@ AGENT_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 INTERNAL_LIMIT = 1 << 30  # bookkeeping output (diffs, files) is never truncated below this
-POLICIES = ("strict", "oracle", "partial")
 # `timeout` leads a process group of its own; once the command ends (or is killed) the whole group
 # goes too, so nothing it left in the background (a fork bomb, a stray server) outlives it.
 # A process that wants to outlive its command has to leave the group (`setsid`).
@@ -50,11 +49,16 @@ class DockerEnvironment:
     """The Docker implementation of environments.protocol.Environment."""
 
     def __init__(
-        self, config: EnvironmentConfig, *, repo: str, clone_path: str, stages: list[StageSpec],
-        labels: dict[str, str] | None = None, client: DockerClient | None = None, notify: Notify | None = None,
+        self,
+        config: EnvironmentConfig,
+        *,
+        repo: str,
+        clone_path: str,
+        stages: list[StageSpec],
+        labels: dict[str, str] | None = None,
+        client: DockerClient | None = None,
+        notify: Notify | None = None,
     ) -> None:
-        if config.conflict_policy not in POLICIES:
-            raise ConfigError(f"environment.conflict_policy must be one of {', '.join(POLICIES)}")
         self.config, self.repo, self.clone_path = config, repo, clone_path
         self.stages = {s.idx: s for s in stages}
         self.labels = dict(labels or {})
@@ -82,7 +86,9 @@ class DockerEnvironment:
         """Build or reuse the repo image and start the chain's container (idempotent)."""
         if self.container_id:
             return self
-        self.image = ensure_repo_image(self.client, self.config, self.repo, self.clone_path, self._notify)
+        self.image = ensure_repo_image(
+            self.client, self.config, self.repo, self.clone_path, self._notify
+        )
         self.container_id = self.client.run(self._spec(self.image.tag))
         cleanup.register(self.container_id, self.close)
         self._root(carry.INIT_REPO)
@@ -90,13 +96,24 @@ class DockerEnvironment:
         return self
 
     def _spec(self, image: str) -> ContainerSpec:
-        labels = {**cleanup.owner_labels(), "prchain.kind": "sandbox", "prchain.repo": self.repo, **self.labels}
+        labels = {
+            **cleanup.owner_labels(),
+            "prchain.kind": "sandbox",
+            "prchain.repo": self.repo,
+            **self.labels,
+        }
         slug = "".join(c if c.isalnum() else "-" for c in self.repo.lower())[:40]
         return ContainerSpec(
-            image=image, name=f"prchain-{slug}-{secrets.token_hex(4)}", labels=labels,
+            image=image,
+            name=f"prchain-{slug}-{secrets.token_hex(4)}",
+            labels=labels,
             environment={"HOME": "/home/agent", "LANG": "C.UTF-8", "PATH": AGENT_ENV["PATH"]},
-            user="root", network=self.config.network, cpus=self.config.cpus, memory=self.config.memory,
-            pids_limit=self.config.pids_limit, cap_add=ROOT_CAPS,
+            user="root",
+            network=self.config.network,
+            cpus=self.config.cpus,
+            memory=self.config.memory,
+            pids_limit=self.config.pids_limit,
+            cap_add=ROOT_CAPS,
         )
 
     def close(self) -> None:
@@ -114,19 +131,30 @@ class DockerEnvironment:
 
     # ---- low-level exec ---------------------------------------------------------------------------
 
-    def _run(self, script: str, *args: str, user: str, env: dict[str, str] | None = None) -> RawExec:
+    def _run(
+        self, script: str, *args: str, user: str, env: dict[str, str] | None = None
+    ) -> RawExec:
         if not self.container_id:
             self.start()
         assert self.container_id
         argv = ["bash", "-c", script, "prchain", *args]
-        return self.client.exec(self.container_id, argv, user=user, workdir=carry.WORKDIR,
-                                env={**AGENT_ENV, **(env or {})}, limit=INTERNAL_LIMIT, deadline=600)
+        return self.client.exec(
+            self.container_id,
+            argv,
+            user=user,
+            workdir=carry.WORKDIR,
+            env={**AGENT_ENV, **(env or {})},
+            limit=INTERNAL_LIMIT,
+            deadline=600,
+        )
 
     def _checked(self, script: str, *args: str, user: str = AGENT, what: str = "") -> str:
         raw = self._run(script, *args, user=user, env=carry.BOOKKEEPING_ENV)
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code != 0:
-            raise EnvironmentFailure(f"{what or 'sandbox bookkeeping'} failed (exit {raw.exit_code}): {text[-1500:]}")
+            raise EnvironmentFailure(
+                f"{what or 'sandbox bookkeeping'} failed (exit {raw.exit_code}): {text[-1500:]}"
+            )
         return text
 
     def _root(self, script: str, *args: str) -> ExecResult:
@@ -142,10 +170,19 @@ class DockerEnvironment:
         assert self.container_id
         limit = timeout or self.config.command_timeout
         argv = ["bash", "-c", RUN_COMMAND, "prchain", f"{limit:g}s", command]
-        raw = self.client.exec(self.container_id, argv, user=AGENT, workdir=carry.WORKDIR, env=AGENT_ENV,
-                               limit=self.config.max_output_bytes, deadline=limit + 10)
+        raw = self.client.exec(
+            self.container_id,
+            argv,
+            user=AGENT,
+            workdir=carry.WORKDIR,
+            env=AGENT_ENV,
+            limit=self.config.max_output_bytes,
+            deadline=limit + 10,
+        )
         timed_out = raw.exit_code in (124, 137) and raw.seconds >= limit - 0.05
-        return ExecResult(_render(raw, limit if timed_out else None), raw.exit_code, timed_out, raw.dropped > 0)
+        return ExecResult(
+            _render(raw, limit if timed_out else None), raw.exit_code, timed_out, raw.dropped > 0
+        )
 
     def _abs(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(carry.WORKDIR, path))
@@ -170,34 +207,54 @@ class DockerEnvironment:
             self.start()
         assert self.container_id
         name = f"in-{secrets.token_hex(8)}"
-        self.client.put_files(self.container_id, carry.STATE_DIR, {name: content.encode()}, self._uid, 0o600)
+        self.client.put_files(
+            self.container_id, carry.STATE_DIR, {name: content.encode()}, self._uid, 0o600
+        )
         script = 'src=$1; dst=$2; mkdir -p -- "$(dirname -- "$dst")" && cat -- "$src" > "$dst"; rc=$?; rm -f -- "$src"; exit $rc'
         raw = self._run(script, f"{carry.STATE_DIR}/{name}", self._abs(path), user=AGENT)
         if raw.exit_code != 0:
-            raise PermissionError(f"cannot write {path}: {raw.output.decode('utf-8', 'replace').strip()}")
+            raise PermissionError(
+                f"cannot write {path}: {raw.output.decode('utf-8', 'replace').strip()}"
+            )
 
     def diff(self) -> str:
         """The stage diff: everything the agent changed since this stage started (untracked files too)."""
-        return self._checked(carry.DIFF_AGAINST, self.stage_start, what="diff") if self.stage_start else ""
+        return (
+            self._checked(carry.DIFF_AGAINST, self.stage_start, what="diff")
+            if self.stage_start
+            else ""
+        )
 
     def cumulative_diff(self) -> str:
         """Δ_t: the agent's change over all stages so far, against B_t − g_1 … − g_(t−1)."""
-        return self._checked(carry.DIFF_AGAINST, self.stage_base, what="diff") if self.stage_base else ""
+        return (
+            self._checked(carry.DIFF_AGAINST, self.stage_base, what="diff")
+            if self.stage_base
+            else ""
+        )
 
     def snapshot(self) -> str:
         """Record the whole worktree (untracked files too) and the stage; returns an id for restore()."""
         if not self.stage_start:
             raise EnvironmentFailure("snapshot() before any stage was entered")
-        text = self._checked(carry.SNAPSHOT, str(self.stage), self.stage_base, self.stage_start, what="snapshot")
+        text = self._checked(
+            carry.SNAPSHOT, str(self.stage), self.stage_base, self.stage_start, what="snapshot"
+        )
         return text.strip().splitlines()[-1]
 
     def restore(self, snapshot: str) -> None:
         """Put the worktree and the stage bookkeeping back to what snapshot() recorded."""
-        info = carry.parse_snapshot_info(self._checked(carry.SNAPSHOT_INFO, snapshot, what="restore"))
+        info = carry.parse_snapshot_info(
+            self._checked(carry.SNAPSHOT_INFO, snapshot, what="restore")
+        )
         if not {"stage", "stage-base", "stage-start"} <= info.keys():
             raise EnvironmentFailure(f"{snapshot} is not a snapshot of this sandbox")
         self._checked(carry.RESTORE, info["stage-start"], snapshot, what="restore")
-        self.stage, self.stage_base, self.stage_start = int(info["stage"]), info["stage-base"], info["stage-start"]
+        self.stage, self.stage_base, self.stage_start = (
+            int(info["stage"]),
+            info["stage-base"],
+            info["stage-start"],
+        )
 
     def run_tests(self) -> ExecResult | None:
         """The repo's configured test command in the current state (None when none is configured)."""
@@ -217,16 +274,33 @@ class DockerEnvironment:
             raise ConfigError(f"stage {t} is not one of this chain's stages {sorted(self.stages)}")
         missing = [j for j in range(1, t) if j not in self.stages]
         if missing:
-            raise ConfigError(f"stage {t} needs the gold patches of stages {missing}, which were not given")
+            raise ConfigError(
+                f"stage {t} needs the gold patches of stages {missing}, which were not given"
+            )
         started = time.monotonic()
         spec = self.stages[t]
         if spec.base_sha not in self._fetched:
-            self._checked(carry.FETCH_BASE, spec.base_sha, str(t), user="root", what=f"fetching B_{t} {spec.base_sha[:12]}")
+            self._checked(
+                carry.FETCH_BASE,
+                spec.base_sha,
+                str(t),
+                user="root",
+                what=f"fetching B_{t} {spec.base_sha[:12]}",
+            )
             self._fetched.add(spec.base_sha)
-        golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]  # newest first
+        golds = [
+            j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()
+        ]  # newest first
         self._upload_golds(golds)
-        text = self._checked(carry.TRANSITION, str(t), spec.base_sha, self.config.conflict_policy,
-                             self.stage_base, *map(str, golds), what=f"entering stage {t}")
+        text = self._checked(
+            carry.TRANSITION,
+            str(t),
+            spec.base_sha,
+            self.config.conflict_policy,
+            self.stage_base,
+            *map(str, golds),
+            what=f"entering stage {t}",
+        )
         report = carry.parse_transition(text)
         self.stage, self.stage_base, self.stage_start = t, report.stage_base, report.stage_start
         transition = self._transition(spec, report, time.monotonic() - started)
@@ -242,7 +316,9 @@ class DockerEnvironment:
         if files:
             self.client.put_files(self.container_id, carry.STATE_DIR, files, self._uid, 0o600)
 
-    def _transition(self, spec: StageSpec, report: carry.TransitionReport, seconds: float) -> Transition:
+    def _transition(
+        self, spec: StageSpec, report: carry.TransitionReport, seconds: float
+    ) -> Transition:
         outcome = report.outcome
         # A gold patch that does not revert cleanly means the stage cannot start as specified.
         if report.revert_failed and self.config.conflict_policy == "strict":
@@ -250,10 +326,19 @@ class DockerEnvironment:
         elif report.revert_failed and outcome == "clean":
             outcome = "partial"
         return Transition(
-            stage_idx=spec.idx, base_sha=spec.base_sha, policy=self.config.conflict_policy, outcome=outcome,
-            reverted=report.reverted, applied=report.applied, rejected_hunks=report.rejects,
-            seconds=seconds, revert_failed=report.revert_failed, revert_rejected_hunks=report.revert_rejects,
-            carried_bytes=report.delta_bytes, stage_base=report.stage_base, stage_start=report.stage_start,
+            stage_idx=spec.idx,
+            base_sha=spec.base_sha,
+            policy=self.config.conflict_policy,
+            outcome=outcome,
+            reverted=report.reverted,
+            applied=report.applied,
+            rejected_hunks=report.rejects,
+            seconds=seconds,
+            revert_failed=report.revert_failed,
+            revert_rejected_hunks=report.revert_rejects,
+            carried_bytes=report.delta_bytes,
+            stage_base=report.stage_base,
+            stage_start=report.stage_start,
         )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from environments.config import EnvironmentConfig
 from environments.protocol import Environment, StageSpec
-from prchain.registry import Registry
+from prchain.core.registry import Registry
 
 Opener = Callable[..., Environment]
 BACKENDS: Registry[Callable[[], Opener]] = Registry("environment backend")
@@ -21,11 +21,17 @@ def _docker() -> Opener:
 
 
 def open_environment(
-    config: EnvironmentConfig, *, repo: str, clone_path: str, stages: list[StageSpec],
+    config: EnvironmentConfig,
+    *,
+    repo: str,
+    clone_path: str,
+    stages: list[StageSpec],
     labels: dict[str, str] | None = None,
 ) -> Environment:
     """A not-yet-started sandbox for one chain; `with` starts it and always removes it.
 
     Example: `with open_environment(cfg, repo="acme/calc", clone_path=p, stages=s) as env: env.enter_stage(1)`.
     """
-    return BACKENDS.get(config.backend)()(config, repo=repo, clone_path=clone_path, stages=stages, labels=labels)
+    return BACKENDS.get(config.backend)()(
+        config, repo=repo, clone_path=clone_path, stages=stages, labels=labels
+    )

@@ -21,7 +21,8 @@ from pathlib import Path
 from environments.carry import ORIGIN_DIR, STATE_DIR, WORKDIR
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
-from prchain.errors import EnvironmentFailure, GitError
+from prchain.core import git
+from prchain.core.errors import EnvironmentFailure, GitError
 
 Notify = Callable[[str], None]
 RECIPE_VERSION = "1"  # bump when the Dockerfile below changes meaning
@@ -84,10 +85,18 @@ def _log_file(config: EnvironmentConfig, name: str) -> Path:
 
 
 def base_recipe(config: EnvironmentConfig) -> str:
-    return recipe_hash("base", RECIPE_VERSION, config.base_suite, sorted(config.base_packages), config.debian_mirror)
+    return recipe_hash(
+        "base",
+        RECIPE_VERSION,
+        config.base_suite,
+        sorted(config.base_packages),
+        config.debian_mirror,
+    )
 
 
-def ensure_base_image(client: DockerClient, config: EnvironmentConfig, notify: Notify = print) -> str:
+def ensure_base_image(
+    client: DockerClient, config: EnvironmentConfig, notify: Notify = print
+) -> str:
     """The id of `config.base_image`, pulling or building it when the engine does not have it."""
     found = client.image_id(config.base_image)
     if found:
@@ -107,7 +116,9 @@ def ensure_base_image(client: DockerClient, config: EnvironmentConfig, notify: N
     return image
 
 
-def _debootstrap_import(client: DockerClient, config: EnvironmentConfig, tag: str, recipe: str, notify: Notify) -> str:
+def _debootstrap_import(
+    client: DockerClient, config: EnvironmentConfig, tag: str, recipe: str, notify: Notify
+) -> str:
     if shutil.which("debootstrap") is None:
         raise EnvironmentFailure(
             f"base image {config.base_image} is missing and debootstrap is not installed",
@@ -120,14 +131,22 @@ def _debootstrap_import(client: DockerClient, config: EnvironmentConfig, tag: st
     log = _log_file(config, f"base-{recipe[:16]}")
     with tempfile.TemporaryDirectory(prefix="prchain-rootfs-") as tmp:
         root = Path(tmp) / "root"
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(config.base_packages)}",
-               config.base_suite, str(root), config.debian_mirror]
+        cmd = [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(config.base_packages)}",
+            config.base_suite,
+            str(root),
+            config.debian_mirror,
+        ]
         with log.open("w") as out:
             if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
                 raise EnvironmentFailure(f"debootstrap failed; see {log}")
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             shutil.rmtree(root / junk, ignore_errors=True)
-        tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
+        tar = subprocess.Popen(
+            ["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE
+        )
         image = client.import_tar(tar.stdout, tag, _labels("base", recipe))
         if tar.wait() != 0:
             raise EnvironmentFailure(f"tar of the root filesystem failed; see {log}")
@@ -138,20 +157,12 @@ def _debootstrap_import(client: DockerClient, config: EnvironmentConfig, tag: st
 # ---- repo images ------------------------------------------------------------------------------
 
 
-def _git(clone: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(clone), *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed in {clone}: {done.stderr.strip()}")
-    return done.stdout
-
-
 def clone_state(clone: Path) -> str:
     """A digest of every ref and HEAD: any new commit or ref in the clone changes it."""
     if not (clone / ".git").exists() and not (clone / "HEAD").exists():
         raise GitError(f"{clone} is not a git clone")
-    refs = _git(clone, "for-each-ref", "--format=%(objectname) %(refname)")
-    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "-q", "--verify", "HEAD"],
-                          capture_output=True, text=True).stdout.strip()
+    refs = git.output(clone, "for-each-ref", "--format=%(objectname) %(refname)")
+    head = git.resolve(clone, "HEAD") or ""
     return recipe_hash(refs, head)
 
 
@@ -165,7 +176,11 @@ def repo_recipe(base_id: str, clone: Path, commands: list[str]) -> str:
 
 
 def ensure_repo_image(
-    client: DockerClient, config: EnvironmentConfig, repo: str, clone_path: str | Path, notify: Notify = print
+    client: DockerClient,
+    config: EnvironmentConfig,
+    repo: str,
+    clone_path: str | Path,
+    notify: Notify = print,
 ) -> RepoImage:
     """The repo's image for the current clone and install commands, built only if that recipe is new."""
     clone = Path(clone_path).resolve()
@@ -187,21 +202,22 @@ def ensure_repo_image(
 
 def _write_context(ctx: Path, clone: Path, base: str, commands: list[str]) -> None:
     origin = ctx / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--mirror", "--no-hardlinks", str(clone), str(origin)],
-                   check=True, capture_output=True)
+    git.run(None, "clone", "-q", "--mirror", "--no-hardlinks", str(clone), str(origin))
     # Stages fetch B_t by sha from this mirror; it must not point back at the host path.
-    _git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
-    _git(origin, "config", "--remove-section", "remote.origin")
+    git.run(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    git.run(origin, "config", "--remove-section", "remote.origin")
     worktree = ctx / "worktree"
     worktree.mkdir()
-    if subprocess.run(["git", "-C", str(clone), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True).returncode == 0:
-        archive = subprocess.Popen(["git", "-C", str(clone), "archive", "HEAD"], stdout=subprocess.PIPE)
+    if git.resolve(clone, "HEAD") is not None:
+        archive = git.stream(clone, "archive", "HEAD")
         subprocess.run(["tar", "-x", "-C", str(worktree)], stdin=archive.stdout, check=True)
         archive.wait()
     (ctx / "gitconfig").write_text(GITCONFIG)
     install = "".join(f"RUN {json.dumps(['/bin/bash', '-c', cmd])}\n" for cmd in commands)
     (ctx / "Dockerfile").write_text(
-        DOCKERFILE.format(base=base, state=STATE_DIR, origin=ORIGIN_DIR, workdir=WORKDIR, install=install)
+        DOCKERFILE.format(
+            base=base, state=STATE_DIR, origin=ORIGIN_DIR, workdir=WORKDIR, install=install
+        )
     )
 
 
@@ -209,7 +225,9 @@ def _write_context(ctx: Path, clone: Path, base: str, commands: list[str]) -> No
 
 
 def list_images(client: DockerClient) -> list[dict[str, object]]:
-    return sorted(client.images({MANAGED_LABEL: "1"}), key=lambda i: str(i["created"]), reverse=True)
+    return sorted(
+        client.images({MANAGED_LABEL: "1"}), key=lambda i: str(i["created"]), reverse=True
+    )
 
 
 def prune_images(client: DockerClient, *, keep_latest: bool = True) -> list[str]:

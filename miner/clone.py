@@ -8,35 +8,23 @@ path; it never carries a token.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
-import git as gitpython
-
 from miner.source import PRRecord
-from prchain.errors import GitError
+from prchain.core import git
 
 log = logging.getLogger("prchain.miner.github")
-REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+refs/pull/*/head:refs/pull/*/head")
-# Never ask for credentials on a terminal: a private or missing repo must fail, not hang.
-QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true"}
+REFSPECS = (
+    "+refs/heads/*:refs/heads/*",
+    "+refs/tags/*:refs/tags/*",
+    "+refs/pull/*/head:refs/pull/*/head",
+)
 
 
 def clone_path(clone_dir: str | Path, full_name: str) -> Path:
     owner, name = full_name.split("/", 1)
     return Path(clone_dir) / owner / f"{name}.git"
-
-
-def _run(args: Sequence[str], timeout: float | None = None) -> None:
-    try:
-        done = subprocess.run(["git", *args], capture_output=True, env={**os.environ, **QUIET_ENV}, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git {args[0]} failed: {exc}") from None
-    if done.returncode != 0:
-        raise GitError(f"git {' '.join(args[:2])} failed: {done.stderr.decode(errors='replace').strip()[-400:]}")
 
 
 def ensure_clone(url: str, path: Path) -> Path:
@@ -46,9 +34,9 @@ def ensure_clone(url: str, path: Path) -> Path:
         partial = path.with_name(path.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)  # left by a clone that was killed
         log.info("cloning %s into %s (once; later runs only fetch)", url, path)
-        _run(["clone", "--bare", "--quiet", url, str(partial)])
+        git.run(None, "clone", "--bare", "--quiet", url, str(partial))
         partial.rename(path)  # a killed clone leaves only the .partial directory behind
-    _run(["-C", str(path), "fetch", "--quiet", "--prune", url, *REFSPECS])
+    git.run(path, "fetch", "--quiet", "--prune", url, *REFSPECS)
     return path
 
 
@@ -57,31 +45,24 @@ class CloneReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.repo = gitpython.Repo(str(path))
 
     def close(self) -> None:
-        self.repo.close()
+        """Nothing is held open between git calls; kept so callers can release a reader uniformly."""
 
     def parents(self, sha: str | None) -> list[str] | None:
         """The commit's parents, or None when the clone lacks it."""
-        if not sha:
+        if not sha or git.resolve(self.path, sha) is None:
             return None
-        try:
-            return [p.hexsha for p in self.repo.commit(sha).parents]
-        except (ValueError, gitpython.BadName, gitpython.GitCommandError):
-            return None
+        return git.output(self.path, "rev-list", "--parents", "-n", "1", sha, "--").split()[1:]
 
     def message(self, sha: str) -> str:
-        msg = self.repo.commit(sha).message
-        return msg.decode(errors="replace") if isinstance(msg, bytes) else msg
+        return git.output(self.path, "log", "-1", "--format=%B", sha, "--")
 
     def merge_base(self, a: str | None, b: str | None) -> str | None:
         if self.parents(a) is None or self.parents(b) is None:
             return None
-        try:
-            return str(self.repo.git.merge_base(a, b)).strip() or None
-        except gitpython.GitCommandError:
-            return None
+        done = git.run(self.path, "merge-base", a or "", b or "", check=False)
+        return done.text.strip() or None if done.ok else None
 
     def first_parent_ancestor(self, sha: str, generations: int) -> str | None:
         for _ in range(generations):

@@ -15,6 +15,7 @@ from io import BufferedReader
 from typing import cast
 
 from miner.source import FileRecord
+from prchain.core import git
 
 # quotepath=false keeps non-ASCII paths readable; no external diff drivers or colour, ever.
 GIT_DIFF_OPTS = ("-c", "core.quotepath=false", "-c", "diff.noprefix=false")
@@ -28,18 +29,12 @@ class PatchResult:
     status: str = "ok"  # ok | unavailable (missing objects) | too_large
 
 
-def _git(repo_path: str) -> list[str]:
-    return ["git", *GIT_DIFF_OPTS, "-C", repo_path]
-
-
 def patch_between(repo_path: str, base_sha: str, head_sha: str, max_bytes: int) -> PatchResult:
     """The diff base..head. Missing objects → "unavailable"; more than max_bytes → "too_large"."""
-    cmd = [*_git(repo_path), "diff", *DIFF_FLAGS, base_sha, head_sha, "--"]
-    try:
-        done = subprocess.run(cmd, capture_output=True, check=False)
-    except OSError:
-        return PatchResult(None, [], "unavailable")
-    if done.returncode != 0:
+    done = git.run(
+        repo_path, "diff", *DIFF_FLAGS, base_sha, head_sha, "--", options=GIT_DIFF_OPTS, check=False
+    )
+    if not done.ok:
         return PatchResult(None, [], "unavailable")
     return result_from_bytes(done.stdout, max_bytes)
 
@@ -54,13 +49,14 @@ def result_from_bytes(raw: bytes, max_bytes: int) -> PatchResult:
 
 # ---------------------------------------------------------------- parsing a unified git diff
 
+
 def parse_files(patch: str) -> list[FileRecord]:
     """Per-file status, line counts, binary flag and rename source, from the diff text alone."""
     if not patch:
         return []
     sections = patch.split("\ndiff --git ")
     first = sections[0]
-    sections[0] = first[len("diff --git "):] if first.startswith("diff --git ") else first
+    sections[0] = first[len("diff --git ") :] if first.startswith("diff --git ") else first
     return [_file_from_section(s) for s in sections if s and not s.startswith("\n")]
 
 
@@ -115,6 +111,7 @@ def _unquote(text: str) -> str:
 
 # ---------------------------------------------------------------- many patches, one process
 
+
 def iter_patches(
     repo_path: str, pairs: Sequence[tuple[str, str | None]], max_bytes: int
 ) -> Iterator[tuple[str, PatchResult]]:
@@ -141,10 +138,8 @@ def _single(repo_path: str, head: str, base: str | None, max_bytes: int) -> Patc
 
 
 def _empty_tree(repo_path: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", repo_path, "hash-object", "-t", "tree", "--stdin"], input=b"", capture_output=True, check=False
-    )
-    return done.stdout.decode().strip() or "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    done = git.run(repo_path, "hash-object", "-t", "tree", "--stdin", input=b"", check=False)
+    return done.text.strip() or git.EMPTY_TREE
 
 
 def _run_batch(
@@ -156,8 +151,16 @@ def _run_batch(
     even when the diff is empty), so the output is cut at the next expected sha.
     """
     stdin = "".join(f"{h} {b}\n" if b else f"{h}\n" for h, b in pairs[start:]).encode()
-    cmd = [*_git(repo_path), "diff-tree", "--stdin", "--always", "--root", *DIFF_FLAGS]
-    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+    with git.stream(
+        repo_path,
+        "diff-tree",
+        "--stdin",
+        "--always",
+        "--root",
+        *DIFF_FLAGS,
+        stdin=True,
+        options=GIT_DIFF_OPTS,
+    ) as proc:
         _feed(proc, stdin)
         assert proc.stdout is not None
         cutter = _Cutter(pairs, start)

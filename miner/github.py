@@ -40,7 +40,7 @@ from miner.limits import (
 )
 from miner.source import SOURCES, IssueRecord, PRRecord, SourceInfo
 from miner.tokens import TokenPool
-from prchain.errors import (
+from prchain.core.errors import (
     BadCredentials,
     GitError,
     GithubQueryFailed,
@@ -59,7 +59,11 @@ DIFF_ACCEPT = {"Accept": "application/vnd.github.v3.diff"}
 
 def split_name(full_name: str) -> tuple[str, str]:
     """owner/name → (owner, name), or InvalidRepoName for anything else (URLs, spaces, ..)."""
-    if not REPO_NAME.match(full_name or "") or full_name.endswith((".", ".git")) or "/.." in full_name:
+    if (
+        not REPO_NAME.match(full_name or "")
+        or full_name.endswith((".", ".git"))
+        or "/.." in full_name
+    ):
         raise InvalidRepoName(f"not a GitHub repository name: {full_name!r} (expected owner/name)")
     owner, name = full_name.split("/")
     return owner, name
@@ -71,29 +75,45 @@ class GithubClient:
     def __init__(self, config: GithubConfig, pool: TokenPool) -> None:
         self.config, self.pool = config, pool
         self.requests = 0
-        self._answered = False  # whether the host has ever answered; until then a connection error is final
+        self._answered = (
+            False  # whether the host has ever answered; until then a connection error is final
+        )
         self._clients: dict[int, Github] = {}
 
     def _client(self, index: int) -> Github:
         if index not in self._clients:
             self._clients[index] = Github(
-                base_url=self.config.api_url.rstrip("/"), auth=Auth.Token(self.pool.tokens[index]),
-                timeout=int(max(self.config.timeout_seconds, 1)), retry=None, per_page=100,
-                seconds_between_requests=self.config.request_interval_seconds or None, seconds_between_writes=None,
+                base_url=self.config.api_url.rstrip("/"),
+                auth=Auth.Token(self.pool.tokens[index]),
+                timeout=int(max(self.config.timeout_seconds, 1)),
+                retry=None,
+                per_page=100,
+                seconds_between_requests=self.config.request_interval_seconds or None,
+                seconds_between_writes=None,
             )
         return self._clients[index]
 
-    def rest(self, path: str, headers: dict[str, str] | None = None, tolerate: tuple[str, ...] = ()) -> tuple[Verdict, Any]:
+    def rest(
+        self, path: str, headers: dict[str, str] | None = None, tolerate: tuple[str, ...] = ()
+    ) -> tuple[Verdict, Any]:
         return self.request("core", "GET", path, headers=headers, tolerate=tolerate)
 
     def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         url = self._client(0).requester.graphql_url
-        _, body = self.request("graphql", "POST", url, payload={"query": query, "variables": variables})
+        _, body = self.request(
+            "graphql", "POST", url, payload={"query": query, "variables": variables}
+        )
         return body["data"]
 
     def request(
-        self, resource: str, verb: str, url: str, *, headers: dict[str, str] | None = None,
-        payload: Any = None, tolerate: tuple[str, ...] = (),
+        self,
+        resource: str,
+        verb: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        payload: Any = None,
+        tolerate: tuple[str, ...] = (),
     ) -> tuple[Verdict, Any]:
         """Send until answered: OK or a tolerated verdict returns, anything else is waited out or raised."""
         retries = limited = 0
@@ -110,12 +130,20 @@ class GithubClient:
                 raise self._error(verdict, index, url)
 
     def _attempt(
-        self, index: int, resource: str, verb: str, url: str, headers: dict[str, str] | None, payload: Any
+        self,
+        index: int,
+        resource: str,
+        verb: str,
+        url: str,
+        headers: dict[str, str] | None,
+        payload: Any,
     ) -> tuple[Verdict, Any]:
         self.requests += 1
         requester = self._client(index).requester
         try:
-            reply_headers, body = requester.requestJsonAndCheck(verb, url, headers=headers, input=payload)
+            reply_headers, body = requester.requestJsonAndCheck(
+                verb, url, headers=headers, input=payload
+            )
             status = 200
         except GithubException as exc:
             status, reply_headers, body = exc.status, dict(exc.headers or {}), exc.data
@@ -136,38 +164,63 @@ class GithubClient:
             if index is not None:
                 return index
             if wait > self.config.max_wait_seconds:
-                raise RateLimited(f"all {len(self.pool)} GitHub token(s) are out of {resource} quota for {wait:.0f} s more")
+                raise RateLimited(
+                    f"all {len(self.pool)} GitHub token(s) are out of {resource} quota for {wait:.0f} s more"
+                )
             reset = time.strftime("%H:%M:%S", time.localtime(time.time() + wait))
-            wait_visibly(wait + 1, f"primary rate limit ({resource}) reached on all {len(self.pool)} token(s), resets at {reset}")
+            wait_visibly(
+                wait + 1,
+                f"primary rate limit ({resource}) reached on all {len(self.pool)} token(s), resets at {reset}",
+            )
 
     def _on_primary(self, verdict: Verdict, index: int, resource: str, limited: int) -> int:
         if limited > self.config.max_retries + len(self.pool):
-            raise RateLimited(f"GitHub keeps refusing with a primary rate limit: {verdict.message[:200]}")
+            raise RateLimited(
+                f"GitHub keeps refusing with a primary rate limit: {verdict.message[:200]}"
+            )
         self.pool.exhaust(index, resource, verdict.reset_at or time.time() + 60)
         following, _ = self.pool.pick(resource)
         if following is not None:
-            log.warning("GitHub: %s is out of %s quota; switching to %s", self.pool.label(index), resource,
-                        self.pool.label(following))
+            log.warning(
+                "GitHub: %s is out of %s quota; switching to %s",
+                self.pool.label(index),
+                resource,
+                self.pool.label(following),
+            )
         return limited + 1
 
     def _on_retryable(self, verdict: Verdict, retries: int, url: str) -> int:
         if retries >= self.config.max_retries:
             error = RateLimited if verdict.kind == SECONDARY else ServiceUnavailable
-            raise error(f"GitHub kept failing on {url} after {retries} retries: {verdict.message[:200]}")
+            raise error(
+                f"GitHub kept failing on {url} after {retries} retries: {verdict.message[:200]}"
+            )
         if verdict.retry_after is not None:
             wait = verdict.retry_after
         else:
-            first = self.config.secondary_wait_seconds if verdict.kind == SECONDARY else self.config.backoff_seconds
+            first = (
+                self.config.secondary_wait_seconds
+                if verdict.kind == SECONDARY
+                else self.config.backoff_seconds
+            )
             wait = backoff(first, retries)
-        what = "secondary rate limit" if verdict.kind == SECONDARY else f"server error ({verdict.message[:80]})"
+        what = (
+            "secondary rate limit"
+            if verdict.kind == SECONDARY
+            else f"server error ({verdict.message[:80]})"
+        )
         wait_visibly(wait, f"{what}; retry {retries + 1}/{self.config.max_retries}")
         return retries + 1
 
     def _error(self, verdict: Verdict, index: int, url: str) -> Exception:
         if verdict.kind == UNREACHABLE:
-            return ServiceUnreachable(f"cannot reach GitHub at {self.config.api_url}: {verdict.message[:120]}")
+            return ServiceUnreachable(
+                f"cannot reach GitHub at {self.config.api_url}: {verdict.message[:120]}"
+            )
         if verdict.kind == BAD_CREDENTIALS:
-            return BadCredentials(f"GitHub refused {self.pool.label(index)} from {self.config.token_env} (401 Bad credentials)")
+            return BadCredentials(
+                f"GitHub refused {self.pool.label(index)} from {self.config.token_env} (401 Bad credentials)"
+            )
         if verdict.kind == NOT_FOUND:
             return RepoNotFound(f"GitHub has no {url} ({verdict.message[:120]})")
         return GithubQueryFailed(f"GitHub refused {url}: {verdict.message}")
@@ -180,7 +233,11 @@ class GithubSource:
     name = "github"
 
     def __init__(
-        self, config: GithubConfig, full_name: str, clone_dir: str, since: datetime | None = None,
+        self,
+        config: GithubConfig,
+        full_name: str,
+        clone_dir: str,
+        since: datetime | None = None,
         max_patch_bytes: int = 2_000_000,
     ) -> None:
         self.owner, self.repo = split_name(full_name)
@@ -199,12 +256,19 @@ class GithubSource:
 
     def describe(self) -> SourceInfo:
         if self._info is None:
-            verdict, repo = self.client.rest(f"/repos/{self.owner}/{self.repo}", tolerate=(NOT_FOUND,))
+            verdict, repo = self.client.rest(
+                f"/repos/{self.owner}/{self.repo}", tolerate=(NOT_FOUND,)
+            )
             if verdict.kind == NOT_FOUND:
-                raise RepoNotFound(f"GitHub has no repository {self.full_name} (or the token cannot see it)")
+                raise RepoNotFound(
+                    f"GitHub has no repository {self.full_name} (or the token cannot see it)"
+                )
             path = clone_path(self.clone_dir, self.full_name) if self.config.use_clone else None
-            self._info = SourceInfo(repo.get("full_name") or self.full_name, repo.get("default_branch"),
-                                    str(path) if path else None)
+            self._info = SourceInfo(
+                repo.get("full_name") or self.full_name,
+                repo.get("default_branch"),
+                str(path) if path else None,
+            )
         return self._info
 
     def pull_requests(self, since_cursor: str | None) -> Iterator[PRRecord]:
@@ -248,7 +312,9 @@ class GithubSource:
     def _since(self, cursor: str | None) -> datetime | None:
         """The later of the stored cursor and --since. Inclusive: a PR sharing the cursor's second
         is fetched again rather than lost (rows are upserted, so that costs nothing)."""
-        found = [t for t in (gq.parse_time(cursor) if cursor else None, self._naive(self.since)) if t]
+        found = [
+            t for t in (gq.parse_time(cursor) if cursor else None, self._naive(self.since)) if t
+        ]
         return max(found) if found else None
 
     @staticmethod
@@ -261,11 +327,15 @@ class GithubSource:
             raise RepoNotFound(f"GitHub has no repository {self.full_name}")
         return repo
 
-    def _paginate(self, query: str, variables: dict[str, Any], field: str) -> Iterator[dict[str, Any]]:
+    def _paginate(
+        self, query: str, variables: dict[str, Any], field: str
+    ) -> Iterator[dict[str, Any]]:
         for nodes in self._pages(query, variables, field):
             yield from nodes
 
-    def _pages(self, query: str, variables: dict[str, Any], field: str) -> Iterator[list[dict[str, Any]]]:
+    def _pages(
+        self, query: str, variables: dict[str, Any], field: str
+    ) -> Iterator[list[dict[str, Any]]]:
         after = None
         while True:
             conn = self._page(query, {**variables, "after": after})[field]
@@ -285,16 +355,24 @@ class GithubSource:
                 if variables.get("first", 0) <= MIN_PAGE:
                     raise
                 variables = {**variables, "first": max(variables["first"] // 2, MIN_PAGE)}
-                log.warning("GitHub: page keeps failing; retrying it with %d PRs", variables["first"])
+                log.warning(
+                    "GitHub: page keeps failing; retrying it with %d PRs", variables["first"]
+                )
 
     def _all_pages(self) -> Iterator[list[dict[str, Any]]]:
-        yield from self._pages(gq.PR_PAGE_QUERY, self._vars(first=self.config.page_size), "pullRequests")
+        yield from self._pages(
+            gq.PR_PAGE_QUERY, self._vars(first=self.config.page_size), "pullRequests"
+        )
 
     def _changed_pages(self, since: datetime) -> Iterator[list[dict[str, Any]]]:
         """Newest first, numbers only, until past `since`; then those PRs in full, oldest first."""
         changed: list[tuple[int, str]] = []
         for nodes in self._pages(gq.PR_RECENT_QUERY, self._vars(), "pullRequests"):
-            fresh = [(n["number"], n["updatedAt"]) for n in nodes if (gq.parse_time(n["updatedAt"]) or since) >= since]
+            fresh = [
+                (n["number"], n["updatedAt"])
+                for n in nodes
+                if (gq.parse_time(n["updatedAt"]) or since) >= since
+            ]
             changed += fresh
             if len(fresh) < len(nodes):
                 break
@@ -336,9 +414,15 @@ class GithubSource:
             if self.config.use_clone:
                 url = self.config.clone_url_template.format(full_name=self.full_name)
                 try:
-                    self._reader = CloneReader(ensure_clone(url, clone_path(self.clone_dir, self.full_name)))
+                    self._reader = CloneReader(
+                        ensure_clone(url, clone_path(self.clone_dir, self.full_name))
+                    )
                 except GitError as exc:
-                    log.warning("GitHub: no clone of %s (%s); patches come from the API", self.full_name, exc)
+                    log.warning(
+                        "GitHub: no clone of %s (%s); patches come from the API",
+                        self.full_name,
+                        exc,
+                    )
         return self._reader
 
     def _attach_patches(self, records: list[PRRecord]) -> None:
@@ -348,7 +432,9 @@ class GithubSource:
         todo = [r for r in records if ranges.get(r.number)]
         if reader and todo:
             pairs = [(ranges[r.number][1], ranges[r.number][0]) for r in todo]  # type: ignore[index]
-            for record, (_, result) in zip(todo, iter_patches(str(reader.path), pairs, self.max_patch_bytes), strict=True):
+            for record, (_, result) in zip(
+                todo, iter_patches(str(reader.path), pairs, self.max_patch_bytes), strict=True
+            ):
                 record.base_sha = ranges[record.number][0]  # type: ignore[index]  # the base the patch applies to
                 record.patch, record.patch_status = result.patch, result.status
                 record.files = result.files or record.files
@@ -363,7 +449,10 @@ class GithubSource:
         verdict, body = self.client.rest(path, headers=DIFF_ACCEPT, tolerate=(NOT_FOUND, TOO_LARGE))
         text = (body or {}).get("data", "") if verdict.kind == OK else None
         if text is None or len(text.encode("utf-8", errors="replace")) > self.max_patch_bytes:
-            record.patch, record.patch_status = None, "unavailable" if verdict.kind == NOT_FOUND else "too_large"
+            record.patch, record.patch_status = (
+                None,
+                "unavailable" if verdict.kind == NOT_FOUND else "too_large",
+            )
             return
         record.patch, record.patch_status = text, "ok"
         record.files = parse_files(text) or record.files

@@ -10,7 +10,6 @@ The cursor is the last first-parent commit handled, so a rerun walks only `CURSO
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,14 +19,19 @@ from pathlib import Path
 
 from miner.gitdiff import PatchResult, iter_patches
 from miner.source import SOURCES, CommitRecord, IssueRecord, PRRecord, SourceInfo
-from prchain.errors import GitError
+from prchain.core import git
+from prchain.core.errors import GitError
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
 MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9}) from (?P<branch>\S+)")
-GITHUB_URL = re.compile(r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)")
+GITHUB_URL = re.compile(
+    r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
+)
 NOT_REPOS = ("user-attachments/assets", "user-attachments/files")  # GitHub upload URLs, not repos
 LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%at%x1f%ct%x1f%B"
-PATCH_BATCH = 200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
+PATCH_BATCH = (
+    200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
+)
 
 
 @dataclass
@@ -42,13 +46,6 @@ class _Commit:
 
 def _time(epoch: str) -> datetime:
     return datetime.fromtimestamp(int(epoch or 0), UTC).replace(tzinfo=None)
-
-
-def run_git(repo: str, *args: str, check: bool = True) -> str:
-    done = subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False)
-    if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args[:2])} failed in {repo}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.decode("utf-8", errors="replace")
 
 
 @SOURCES.register("git")
@@ -75,12 +72,19 @@ class GitSource:
     # ------------------------------------------------------------ the PRSource protocol
 
     def describe(self) -> SourceInfo:
-        branch = run_git(self.path, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip() or None
+        branch = (
+            git.output(self.path, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip()
+            or None
+        )
         return SourceInfo(self.full_name, branch, self.path)
 
     def pull_requests(self, since_cursor: str | None) -> Iterator[PRRecord]:
         head, commits = self._read_log(since_cursor)
-        prs = [pr for pr in self._prs(head, commits) if self.since is None or (pr.merged_at and pr.merged_at >= self.since)]
+        prs = [
+            pr
+            for pr in self._prs(head, commits)
+            if self.since is None or (pr.merged_at and pr.merged_at >= self.since)
+        ]
         self._pending = len(prs)
         yield from self._with_patches(prs)
 
@@ -105,28 +109,34 @@ class GitSource:
     def _check_clone(self) -> None:
         if not Path(self.path).exists():
             raise GitError(f"{self.path} does not exist")
-        if run_git(self.path, "rev-parse", "--git-dir", check=False).strip() == "":
+        if git.output(self.path, "rev-parse", "--git-dir", check=False).strip() == "":
             raise GitError(f"{self.path} is not a git clone")
 
     def _guess_name(self) -> str:
         """owner/name from the remote URL, else the GitHub repository most linked in history."""
-        for remote in run_git(self.path, "remote", "-v", check=False).splitlines():
+        for remote in git.output(self.path, "remote", "-v", check=False).splitlines():
             m = GITHUB_URL.search(remote)
             if m:
                 return f"{m.group('owner')}/{m.group('name')}"
         # Counted once per commit: dependency-bump messages repeat one action's URL dozens of times.
-        log = run_git(self.path, "log", "--format=%x1e%B", check=False)
+        log = git.output(self.path, "log", "--format=%x1e%B", check=False)
         counts: Counter[str] = Counter()
         for message in log.split("\x1e"):
-            counts.update({f"{m.group('owner')}/{m.group('name')}" for m in GITHUB_URL.finditer(message)})
+            counts.update(
+                {f"{m.group('owner')}/{m.group('name')}" for m in GITHUB_URL.finditer(message)}
+            )
         for ignored in NOT_REPOS:
             counts.pop(ignored, None)
         if not counts:
-            raise GitError(f"cannot tell which GitHub repository {self.path} is; pass --name OWNER/NAME")
+            raise GitError(
+                f"cannot tell which GitHub repository {self.path} is; pass --name OWNER/NAME"
+            )
         return counts.most_common(1)[0][0]
 
     def _head(self) -> str | None:
-        head = run_git(self.path, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip()
+        head = git.output(
+            self.path, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False
+        ).strip()
         return head or None
 
     def _read_log(self, since_cursor: str | None) -> tuple[str | None, list[_Commit]]:
@@ -135,20 +145,22 @@ class GitSource:
         if head is None:
             return None, []
         rev = head if not self._usable_cursor(since_cursor, head) else f"{since_cursor}..{head}"
-        raw = subprocess.run(
-            ["git", "-C", self.path, "log", "--topo-order", "--reverse", "--encoding=UTF-8", f"--format={LOG_FORMAT}", rev],
-            capture_output=True, check=False,
+        raw = git.output(
+            self.path,
+            "log",
+            "--topo-order",
+            "--reverse",
+            "--encoding=UTF-8",
+            f"--format={LOG_FORMAT}",
+            rev,
         )
-        if raw.returncode != 0:
-            raise GitError(f"git log failed in {self.path}: {raw.stderr.decode(errors='replace').strip()}")
-        return head, [_parse_entry(e) for e in raw.stdout.decode("utf-8", errors="replace").split("\x1e")[1:]]
+        return head, [_parse_entry(e) for e in raw.split("\x1e")[1:]]
 
     def _usable_cursor(self, cursor: str | None, head: str) -> bool:
         """A cursor still in HEAD's history; after a force-push the whole history is walked again."""
         if not cursor:
             return False
-        done = subprocess.run(["git", "-C", self.path, "merge-base", "--is-ancestor", cursor, head], capture_output=True)
-        return done.returncode == 0
+        return git.succeeds(self.path, "merge-base", "--is-ancestor", cursor, head)
 
     def _prs(self, head: str | None, commits: list[_Commit]) -> list[PRRecord]:
         by_sha = {c.sha: c for c in commits}
@@ -190,7 +202,9 @@ class GitSource:
 
 def _parse_entry(entry: str) -> _Commit:
     sha, parents, author, authored, committed, message = entry.split("\x1f", 5)
-    return _Commit(sha, parents.split(), author, _time(authored), _time(committed), message.strip("\n"))
+    return _Commit(
+        sha, parents.split(), author, _time(authored), _time(committed), message.strip("\n")
+    )
 
 
 def _first_parent_line(head: str | None, by_sha: dict[str, _Commit]) -> list[str]:
@@ -205,7 +219,9 @@ def _first_parent_line(head: str | None, by_sha: dict[str, _Commit]) -> list[str
     return line
 
 
-def _claim(merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str], position: dict[str, int]) -> list[str]:
+def _claim(
+    merge: _Commit, by_sha: dict[str, _Commit], claimed: set[str], position: dict[str, int]
+) -> list[str]:
     """Commits the merge's other parents bring in that no earlier first-parent commit did."""
     found: list[str] = []
     stack = [p for p in merge.parents[1:] if p in by_sha and p not in claimed]
@@ -225,10 +241,14 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
     merge = MERGE.match(subject) if len(commit.parents) > 1 else None
     if merge:
         title, _, body = rest.strip("\n").partition("\n")
-        return _record(commit, int(merge.group("num")), title.strip() or subject, body.strip("\n"), branch)
+        return _record(
+            commit, int(merge.group("num")), title.strip() or subject, body.strip("\n"), branch
+        )
     squash = SQUASH.match(subject)
     if squash and len(commit.parents) <= 1:
-        return _record(commit, int(squash.group("num")), squash.group("title"), rest.strip("\n"), [commit])
+        return _record(
+            commit, int(squash.group("num")), squash.group("title"), rest.strip("\n"), [commit]
+        )
     return None
 
 
@@ -236,9 +256,17 @@ def _record(commit: _Commit, number: int, title: str, body: str, branch: list[_C
     commits = [CommitRecord(c.sha, c.message, c.author, c.authored_at) for c in branch]
     created = min((c.authored_at for c in branch), default=commit.authored_at)
     return PRRecord(
-        number=number, title=title, body=body, state="merged", author=(branch[0] if branch else commit).author,
-        created_at=created, merged_at=commit.committed_at, closed_at=commit.committed_at,
-        updated_at=commit.committed_at, base_sha=commit.parents[0] if commit.parents else None,
+        number=number,
+        title=title,
+        body=body,
+        state="merged",
+        author=(branch[0] if branch else commit).author,
+        created_at=created,
+        merged_at=commit.committed_at,
+        closed_at=commit.committed_at,
+        updated_at=commit.committed_at,
+        base_sha=commit.parents[0] if commit.parents else None,
         head_sha=commit.parents[1] if len(commit.parents) > 1 else commit.sha,
-        merge_commit_sha=commit.sha, commits=commits,
+        merge_commit_sha=commit.sha,
+        commits=commits,
     )

@@ -11,7 +11,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from miner.source import CommentRecord, CommitRecord, FileRecord, IssueRecord, PRRecord, TimelineLink
+from miner.source import (
+    CommentRecord,
+    CommitRecord,
+    FileRecord,
+    IssueRecord,
+    PRRecord,
+    TimelineLink,
+)
 
 PAGE_INFO = "pageInfo { hasNextPage endCursor }"
 REPO_REF = "repository { nameWithOwner }"
@@ -22,11 +29,23 @@ PR_CONNECTIONS: dict[str, tuple[int, str]] = {
     "files": (100, "path additions deletions changeType"),
     "commits": (100, "commit { oid message authoredDate author { name user { login } } }"),
     "comments": (50, "databaseId body createdAt author { login }"),
-    "reviews": (20, "id databaseId body state submittedAt author { login } "
-                    "comments(first: 30) { " + PAGE_INFO + " nodes { databaseId body createdAt path author { login } } }"),
+    "reviews": (
+        20,
+        "id databaseId body state submittedAt author { login } "
+        "comments(first: 30) { "
+        + PAGE_INFO
+        + " nodes { databaseId body createdAt path author { login } } }",
+    ),
     "closingIssuesReferences": (10, "number " + REPO_REF),
-    "timelineItems": (25, "__typename ... on CrossReferencedEvent { willCloseTarget source { __typename "
-                          "... on PullRequest { number " + REPO_REF + " } ... on Issue { number " + REPO_REF + " } } }"),
+    "timelineItems": (
+        25,
+        "__typename ... on CrossReferencedEvent { willCloseTarget source { __typename "
+        "... on PullRequest { number "
+        + REPO_REF
+        + " } ... on Issue { number "
+        + REPO_REF
+        + " } } }",
+    ),
 }
 CONNECTION_ARGS = {"timelineItems": "itemTypes: [CROSS_REFERENCED_EVENT]"}
 REVIEW_COMMENT_FIELDS = "databaseId body createdAt path author { login }"
@@ -34,28 +53,37 @@ REVIEW_COMMENT_FIELDS = "databaseId body createdAt path author { login }"
 
 def _connection(name: str, first: int, after: str | None = None) -> str:
     size, fields = PR_CONNECTIONS[name]
-    args = [f"first: {first or size}"] + ([f"after: {after}"] if after else []) + (
-        [CONNECTION_ARGS[name]] if name in CONNECTION_ARGS else [])
+    args = (
+        [f"first: {first or size}"]
+        + ([f"after: {after}"] if after else [])
+        + ([CONNECTION_ARGS[name]] if name in CONNECTION_ARGS else [])
+    )
     return f"{name}({', '.join(args)}) {{ totalCount {PAGE_INFO} nodes {{ {fields} }} }}"
 
 
 PR_FIELDS = (
     "fragment PRFields on PullRequest { number title body state createdAt updatedAt mergedAt closedAt "
     "author { login } baseRefName baseRefOid headRefOid mergeCommit { oid } additions deletions "
-    + " ".join(_connection(name, 0) for name in PR_CONNECTIONS) + " }"
+    + " ".join(_connection(name, 0) for name in PR_CONNECTIONS)
+    + " }"
 )
 
 PR_PAGE_QUERY = (
     "query PullRequestPage($owner: String!, $name: String!, $first: Int!, $after: String) { "
     "repository(owner: $owner, name: $name) { pullRequests(first: $first, after: $after, "
-    "orderBy: {field: UPDATED_AT, direction: ASC}) { totalCount " + PAGE_INFO + " nodes { ...PRFields } } } } " + PR_FIELDS
+    "orderBy: {field: UPDATED_AT, direction: ASC}) { totalCount "
+    + PAGE_INFO
+    + " nodes { ...PRFields } } } } "
+    + PR_FIELDS
 )
 
 # Incremental runs: newest changes first, numbers only, until we pass the cursor...
 PR_RECENT_QUERY = (
     "query RecentPullRequests($owner: String!, $name: String!, $after: String) { "
     "repository(owner: $owner, name: $name) { pullRequests(first: 100, after: $after, "
-    "orderBy: {field: UPDATED_AT, direction: DESC}) { " + PAGE_INFO + " nodes { number updatedAt } } } }"
+    "orderBy: {field: UPDATED_AT, direction: DESC}) { "
+    + PAGE_INFO
+    + " nodes { number updatedAt } } } }"
 )
 
 
@@ -73,7 +101,8 @@ def connection_query(name: str) -> str:
     return (
         f"query PullRequest_{name}($owner: String!, $name: String!, $number: Int!, $after: String) {{ "
         "repository(owner: $owner, name: $name) { pullRequest(number: $number) { "
-        + _connection(name, 100, "$after") + " } } }"
+        + _connection(name, 100, "$after")
+        + " } } }"
     )
 
 
@@ -85,12 +114,14 @@ REVIEW_COMMENTS_QUERY = (
 ISSUE_PAGE_QUERY = (
     "query IssuePage($owner: String!, $name: String!, $after: String, $since: DateTime) { "
     "repository(owner: $owner, name: $name) { issues(first: 100, after: $after, filterBy: {since: $since}, "
-    "orderBy: {field: UPDATED_AT, direction: ASC}) { " + PAGE_INFO
+    "orderBy: {field: UPDATED_AT, direction: ASC}) { "
+    + PAGE_INFO
     + " nodes { number title body state createdAt updatedAt closedAt author { login } } } } }"
 )
 
 
 # ---------------------------------------------------------------- answers → records
+
 
 def parse_time(value: str | None) -> datetime | None:
     """GitHub's ISO 8601 (with Z) → naive UTC."""
@@ -120,18 +151,28 @@ def commit_record(node: dict[str, Any]) -> CommitRecord:
     commit = node["commit"]
     author = commit.get("author") or {}
     login = (author.get("user") or {}).get("login") or author.get("name")
-    return CommitRecord(commit["oid"], commit.get("message") or "", login, parse_time(commit.get("authoredDate")))
+    return CommitRecord(
+        commit["oid"], commit.get("message") or "", login, parse_time(commit.get("authoredDate"))
+    )
 
 
 def comment_record(node: dict[str, Any], kind: str = "comment") -> CommentRecord:
     created = node.get("createdAt") or node.get("submittedAt")
     external = f"{kind}:{node.get('databaseId')}"
-    return CommentRecord(kind, external, node.get("body") or "", _login(node), parse_time(created), node.get("path"))
+    return CommentRecord(
+        kind, external, node.get("body") or "", _login(node), parse_time(created), node.get("path")
+    )
 
 
 def link_records(pr: dict[str, Any]) -> list[TimelineLink]:
     links = [
-        TimelineLink("closing_issue", n["repository"]["nameWithOwner"], n["number"], "issue", "closing issue reference")
+        TimelineLink(
+            "closing_issue",
+            n["repository"]["nameWithOwner"],
+            n["number"],
+            "issue",
+            "closing issue reference",
+        )
         for n in pr["closingIssuesReferences"]["nodes"]
     ]
     for event in pr["timelineItems"]["nodes"]:
@@ -140,8 +181,12 @@ def link_records(pr: dict[str, Any]) -> list[TimelineLink]:
             continue
         kind = "pr" if source.get("__typename") == "PullRequest" else "issue"
         repo = source["repository"]["nameWithOwner"]
-        evidence = f"cross-referenced from {repo}#{source['number']}" + (" (will close)" if event.get("willCloseTarget") else "")
-        links.append(TimelineLink("cross_reference", repo, source["number"], kind, evidence, incoming=True))
+        evidence = f"cross-referenced from {repo}#{source['number']}" + (
+            " (will close)" if event.get("willCloseTarget") else ""
+        )
+        links.append(
+            TimelineLink("cross_reference", repo, source["number"], kind, evidence, incoming=True)
+        )
     return links
 
 
@@ -157,13 +202,21 @@ def review_records(pr: dict[str, Any]) -> list[CommentRecord]:
 def pr_record(pr: dict[str, Any]) -> PRRecord:
     """A fully paginated PR node → PRRecord (the patch is filled in later, from the clone)."""
     return PRRecord(
-        number=pr["number"], title=pr.get("title") or "", body=pr.get("body") or "",
-        state=str(pr.get("state", "OPEN")).lower(), author=_login(pr),
-        created_at=parse_time(pr.get("createdAt")), merged_at=parse_time(pr.get("mergedAt")),
-        closed_at=parse_time(pr.get("closedAt")), updated_at=parse_time(pr.get("updatedAt")),
-        base_ref=pr.get("baseRefName"), base_sha=pr.get("baseRefOid"), head_sha=pr.get("headRefOid"),
+        number=pr["number"],
+        title=pr.get("title") or "",
+        body=pr.get("body") or "",
+        state=str(pr.get("state", "OPEN")).lower(),
+        author=_login(pr),
+        created_at=parse_time(pr.get("createdAt")),
+        merged_at=parse_time(pr.get("mergedAt")),
+        closed_at=parse_time(pr.get("closedAt")),
+        updated_at=parse_time(pr.get("updatedAt")),
+        base_ref=pr.get("baseRefName"),
+        base_sha=pr.get("baseRefOid"),
+        head_sha=pr.get("headRefOid"),
         merge_commit_sha=(pr.get("mergeCommit") or {}).get("oid"),
-        additions=pr.get("additions") or 0, deletions=pr.get("deletions") or 0,
+        additions=pr.get("additions") or 0,
+        deletions=pr.get("deletions") or 0,
         files=[file_record(n) for n in pr["files"]["nodes"]],
         commits=[commit_record(n) for n in pr["commits"]["nodes"]],
         comments=[comment_record(n) for n in pr["comments"]["nodes"]] + review_records(pr),
@@ -173,9 +226,12 @@ def pr_record(pr: dict[str, Any]) -> PRRecord:
 
 def issue_record(node: dict[str, Any]) -> IssueRecord:
     return IssueRecord(
-        number=node["number"], title=node.get("title") or "", body=node.get("body") or "",
-        state=str(node.get("state", "OPEN")).lower(), author=_login(node),
-        created_at=parse_time(node.get("createdAt")), closed_at=parse_time(node.get("closedAt")),
+        number=node["number"],
+        title=node.get("title") or "",
+        body=node.get("body") or "",
+        state=str(node.get("state", "OPEN")).lower(),
+        author=_login(node),
+        created_at=parse_time(node.get("createdAt")),
+        closed_at=parse_time(node.get("closedAt")),
         updated_at=parse_time(node.get("updatedAt")),
     )
-

@@ -18,7 +18,17 @@ from sqlalchemy.orm import Session
 from miner.refs import Ref, extract_refs
 from miner.source import IssueRecord, PRRecord, SourceInfo, TimelineLink
 from sql.db import session_scope, upsert
-from sql.models import Comment, Issue, PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo, SyncCursor
+from sql.models import (
+    Comment,
+    Issue,
+    PRCommit,
+    PRFile,
+    PRPatch,
+    PullRequest,
+    Reference,
+    Repo,
+    SyncCursor,
+)
 
 T = TypeVar("T")
 PR_CURSOR, ISSUE_CURSOR = "prs", "issues"
@@ -52,8 +62,12 @@ class BatchCounts:
 
 def ensure_repo(engine: Engine, info: SourceInfo, source: str) -> int:
     with session_scope(engine) as session:
-        row = {"full_name": info.full_name, "source": source, "default_branch": info.default_branch,
-               "clone_path": info.clone_path}
+        row = {
+            "full_name": info.full_name,
+            "source": source,
+            "default_branch": info.default_branch,
+            "clone_path": info.clone_path,
+        }
         upsert(session, Repo, [row], ["full_name"])
         return int(session.scalars(select(Repo.id).where(Repo.full_name == info.full_name)).one())
 
@@ -68,8 +82,12 @@ def read_cursor(engine: Engine, repo_id: int, source: str, kind: str) -> str | N
 
 
 def _write_cursor(session: Session, repo_id: int, source: str, kind: str, value: str) -> None:
-    upsert(session, SyncCursor, [{"repo_id": repo_id, "source": source, "kind": kind, "value": value}],
-           ["repo_id", "source", "kind"])
+    upsert(
+        session,
+        SyncCursor,
+        [{"repo_id": repo_id, "source": source, "kind": kind, "value": value}],
+        ["repo_id", "source", "kind"],
+    )
 
 
 class Ingestor:
@@ -100,7 +118,9 @@ class Ingestor:
     # ------------------------------------------------------------ pull requests
 
     def _existing_numbers(self, session: Session, numbers: list[int]) -> set[int]:
-        query = select(PullRequest.number).where(PullRequest.repo_id == self.repo_id, PullRequest.number.in_(numbers))
+        query = select(PullRequest.number).where(
+            PullRequest.repo_id == self.repo_id, PullRequest.number.in_(numbers)
+        )
         return set(session.scalars(query))
 
     def _upsert_prs(self, session: Session, records: Sequence[PRRecord]) -> dict[int, int]:
@@ -114,38 +134,79 @@ class Ingestor:
 
     def _pr_row(self, r: PRRecord) -> dict[str, Any]:
         return {
-            "repo_id": self.repo_id, "number": r.number, "title": clean(r.title), "body": clean(r.body),
-            "state": r.state, "author": r.author, "created_at": r.created_at, "merged_at": r.merged_at,
-            "closed_at": r.closed_at, "updated_at": r.updated_at, "base_ref": r.base_ref, "base_sha": r.base_sha,
-            "head_sha": r.head_sha, "merge_commit_sha": r.merge_commit_sha, "additions": r.additions,
-            "deletions": r.deletions, "changed_files": len(r.files), "patch_status": r.patch_status,
+            "repo_id": self.repo_id,
+            "number": r.number,
+            "title": clean(r.title),
+            "body": clean(r.body),
+            "state": r.state,
+            "author": r.author,
+            "created_at": r.created_at,
+            "merged_at": r.merged_at,
+            "closed_at": r.closed_at,
+            "updated_at": r.updated_at,
+            "base_ref": r.base_ref,
+            "base_sha": r.base_sha,
+            "head_sha": r.head_sha,
+            "merge_commit_sha": r.merge_commit_sha,
+            "additions": r.additions,
+            "deletions": r.deletions,
+            "changed_files": len(r.files),
+            "patch_status": r.patch_status,
             "source": self.source,
         }
 
     def _issue_row(self, r: IssueRecord) -> dict[str, Any]:
         return {
-            "repo_id": self.repo_id, "number": r.number, "title": clean(r.title), "body": clean(r.body),
-            "state": r.state, "author": r.author, "created_at": r.created_at, "closed_at": r.closed_at,
+            "repo_id": self.repo_id,
+            "number": r.number,
+            "title": clean(r.title),
+            "body": clean(r.body),
+            "state": r.state,
+            "author": r.author,
+            "created_at": r.created_at,
+            "closed_at": r.closed_at,
         }
 
-    def _write_children(self, session: Session, records: Sequence[PRRecord], ids: dict[int, int]) -> None:
+    def _write_children(
+        self, session: Session, records: Sequence[PRRecord], ids: dict[int, int]
+    ) -> None:
         last = {r.number: r for r in records}.values()
         self._write_patches(session, last, ids)
         with_files = [ids[r.number] for r in last if r.files or r.patch_status != "pending"]
-        _replace(session, PRFile, with_files, [_file_row(ids[r.number], f) for r in last for f in _unique_files(r)])
+        _replace(
+            session,
+            PRFile,
+            with_files,
+            [_file_row(ids[r.number], f) for r in last for f in _unique_files(r)],
+        )
         with_commits = [ids[r.number] for r in last if r.commits]
-        commit_rows = [_commit_row(ids[r.number], c) for r in last for c in {c.sha: c for c in r.commits}.values()]
+        commit_rows = [
+            _commit_row(ids[r.number], c)
+            for r in last
+            for c in {c.sha: c for c in r.commits}.values()
+        ]
         _replace(session, PRCommit, with_commits, commit_rows)
         comment_rows = [_comment_row(ids[r.number], c) for r in last for c in r.comments]
-        for chunk in batched(list({(c["pr_id"], c["kind"], c["external_id"]): c for c in comment_rows}.values()), 1000):
+        for chunk in batched(
+            list({(c["pr_id"], c["kind"], c["external_id"]): c for c in comment_rows}.values()),
+            1000,
+        ):
             upsert(session, Comment, chunk, ["pr_id", "kind", "external_id"])
 
-    def _write_patches(self, session: Session, records: Iterable[PRRecord], ids: dict[int, int]) -> None:
+    def _write_patches(
+        self, session: Session, records: Iterable[PRRecord], ids: dict[int, int]
+    ) -> None:
         rows, gone = [], []
         for r in records:
             if r.patch is not None:
                 diff = clean(r.patch)
-                rows.append({"pr_id": ids[r.number], "diff": diff, "size_bytes": len(diff.encode("utf-8", "replace"))})
+                rows.append(
+                    {
+                        "pr_id": ids[r.number],
+                        "diff": diff,
+                        "size_bytes": len(diff.encode("utf-8", "replace")),
+                    }
+                )
             elif r.patch_status in ("too_large", "unavailable"):
                 gone.append(ids[r.number])
         if gone:
@@ -155,7 +216,9 @@ class Ingestor:
 
     # ------------------------------------------------------------ references
 
-    def _write_references(self, session: Session, records: Sequence[PRRecord], ids: dict[int, int]) -> int:
+    def _write_references(
+        self, session: Session, records: Sequence[PRRecord], ids: dict[int, int]
+    ) -> int:
         per_pr = [(ids[r.number], r.number, pr_refs(r, self.full_name)) for r in records]
         shas = {ref.target_sha for _, _, refs in per_pr for ref in refs if ref.target_sha}
         by_sha = self._prs_by_sha(session, shas)
@@ -179,43 +242,72 @@ class Ingestor:
         if not shas:
             return {}
         full = [s for s in shas if len(s) == 40]
-        query = select(PullRequest.merge_commit_sha, PullRequest.number).where(PullRequest.repo_id == self.repo_id)
-        found = {str(sha): n for sha, n in session.execute(query.where(PullRequest.merge_commit_sha.in_(full)))}
+        query = select(PullRequest.merge_commit_sha, PullRequest.number).where(
+            PullRequest.repo_id == self.repo_id
+        )
+        found = {
+            str(sha): n
+            for sha, n in session.execute(query.where(PullRequest.merge_commit_sha.in_(full)))
+        }
         for short in sorted(shas - set(full)):
-            hit = session.execute(query.where(PullRequest.merge_commit_sha.startswith(short)).limit(2)).all()
+            hit = session.execute(
+                query.where(PullRequest.merge_commit_sha.startswith(short)).limit(2)
+            ).all()
             if len(hit) == 1:  # an ambiguous short sha names no one PR
                 found[short] = hit[0][1]
         return found
 
     def _ref_row(self, pr_id: int, ref: Ref, target: int) -> dict[str, Any]:
         return {
-            "repo_id": self.repo_id, "src_pr_id": pr_id, "target_repo": ref.target_repo, "target_number": target,
-            "target_kind": "external" if ref.external else "unknown", "target_pr_id": None, "type": ref.type,
-            "found_in": ref.found_in, "via_issue": 0, "evidence": clean(ref.evidence),
+            "repo_id": self.repo_id,
+            "src_pr_id": pr_id,
+            "target_repo": ref.target_repo,
+            "target_number": target,
+            "target_kind": "external" if ref.external else "unknown",
+            "target_pr_id": None,
+            "type": ref.type,
+            "found_in": ref.found_in,
+            "via_issue": 0,
+            "evidence": clean(ref.evidence),
         }
 
-    def _link_rows(self, session: Session, pr_id: int, number: int, links: list[TimelineLink]) -> list[dict[str, Any]]:
+    def _link_rows(
+        self, session: Session, pr_id: int, number: int, links: list[TimelineLink]
+    ) -> list[dict[str, Any]]:
         rows = []
         for link in links:
             external = link.target_repo.lower() != self.full_name.lower()
             kind = "external" if external else link.target_kind
             if not link.incoming:
-                rows.append(self._timeline_row(pr_id, link, link.target_repo, link.target_number, kind))
+                rows.append(
+                    self._timeline_row(pr_id, link, link.target_repo, link.target_number, kind)
+                )
             elif not external and link.target_kind == "pr":
                 other = self._existing_id(session, link.target_number)
                 if other is not None and other != pr_id:
                     rows.append(self._timeline_row(other, link, self.full_name, number, "pr"))
         return rows
 
-    def _timeline_row(self, src: int, link: TimelineLink, repo: str, number: int, kind: str) -> dict[str, Any]:
+    def _timeline_row(
+        self, src: int, link: TimelineLink, repo: str, number: int, kind: str
+    ) -> dict[str, Any]:
         return {
-            "repo_id": self.repo_id, "src_pr_id": src, "target_repo": repo, "target_number": number,
-            "target_kind": kind, "target_pr_id": None, "type": link.type, "found_in": "timeline", "via_issue": 0,
+            "repo_id": self.repo_id,
+            "src_pr_id": src,
+            "target_repo": repo,
+            "target_number": number,
+            "target_kind": kind,
+            "target_pr_id": None,
+            "type": link.type,
+            "found_in": "timeline",
+            "via_issue": 0,
             "evidence": clean(link.evidence)[:200],
         }
 
     def _existing_id(self, session: Session, number: int) -> int | None:
-        query = select(PullRequest.id).where(PullRequest.repo_id == self.repo_id, PullRequest.number == number)
+        query = select(PullRequest.id).where(
+            PullRequest.repo_id == self.repo_id, PullRequest.number == number
+        )
         return session.scalar(query)
 
 
@@ -235,7 +327,9 @@ def pr_refs(record: PRRecord, repo: str) -> list[Ref]:
     seen: dict[tuple[str, int | None, str | None, str], Ref] = {}
     for found_in, text in texts:
         for ref in extract_refs(text or "", found_in, repo):
-            seen.setdefault((ref.target_repo.lower(), ref.target_number, ref.target_sha, ref.type), ref)
+            seen.setdefault(
+                (ref.target_repo.lower(), ref.target_number, ref.target_sha, ref.type), ref
+            )
     return list(seen.values())
 
 
@@ -251,14 +345,34 @@ def _unique_files(record: PRRecord) -> list[Any]:
 
 
 def _file_row(pr_id: int, f: Any) -> dict[str, Any]:
-    return {"pr_id": pr_id, "path": clean(f.path), "previous_path": f.previous_path, "status": f.status,
-            "additions": f.additions, "deletions": f.deletions, "is_binary": f.is_binary}
+    return {
+        "pr_id": pr_id,
+        "path": clean(f.path),
+        "previous_path": f.previous_path,
+        "status": f.status,
+        "additions": f.additions,
+        "deletions": f.deletions,
+        "is_binary": f.is_binary,
+    }
 
 
 def _commit_row(pr_id: int, c: Any) -> dict[str, Any]:
-    return {"pr_id": pr_id, "sha": c.sha, "message": clean(c.message), "author": c.author, "authored_at": c.authored_at}
+    return {
+        "pr_id": pr_id,
+        "sha": c.sha,
+        "message": clean(c.message),
+        "author": c.author,
+        "authored_at": c.authored_at,
+    }
 
 
 def _comment_row(pr_id: int, c: Any) -> dict[str, Any]:
-    return {"pr_id": pr_id, "kind": c.kind, "external_id": str(c.external_id), "author": c.author,
-            "body": clean(c.body), "path": c.path, "created_at": c.created_at}
+    return {
+        "pr_id": pr_id,
+        "kind": c.kind,
+        "external_id": str(c.external_id),
+        "author": c.author,
+        "body": clean(c.body),
+        "path": c.path,
+        "created_at": c.created_at,
+    }

@@ -20,9 +20,22 @@ from typing import Any
 log = logging.getLogger("prchain.miner.github")
 
 OK, PRIMARY, SECONDARY, SERVER, BAD_CREDENTIALS, NOT_FOUND, TOO_LARGE, FAILED, UNREACHABLE = (
-    "ok", "primary", "secondary", "server", "bad_credentials", "not_found", "too_large", "failed", "unreachable",
+    "ok",
+    "primary",
+    "secondary",
+    "server",
+    "bad_credentials",
+    "not_found",
+    "too_large",
+    "failed",
+    "unreachable",
 )
-SECONDARY_WORDS = ("secondary rate limit", "abuse detection", "abuse-rate-limits", "please wait a few minutes")
+SECONDARY_WORDS = (
+    "secondary rate limit",
+    "abuse detection",
+    "abuse-rate-limits",
+    "please wait a few minutes",
+)
 TRANSIENT_GRAPHQL_WORDS = ("something went wrong", "timeout", "timed out", "try again")
 
 
@@ -58,7 +71,11 @@ def classify(status: int, headers: Mapping[str, str], body: Any) -> Verdict:
     """The verdict on one HTTP response (headers with lower-case names)."""
     message = message_of(body)
     if status < 300:
-        return graphql_verdict(headers, body) if isinstance(body, dict) and body.get("errors") else Verdict(OK)
+        return (
+            graphql_verdict(headers, body)
+            if isinstance(body, dict) and body.get("errors")
+            else Verdict(OK)
+        )
     if status == 401:
         return Verdict(BAD_CREDENTIALS, message)
     if status in (403, 429):
@@ -91,7 +108,9 @@ def graphql_verdict(headers: Mapping[str, str], body: dict[str, Any]) -> Verdict
         return Verdict(PRIMARY, message, reset_at=_number(headers, "x-ratelimit-reset"))
     if kind == "NOT_FOUND":
         return Verdict(NOT_FOUND, message)
-    if body.get("data") is None and any(word in message.lower() for word in TRANSIENT_GRAPHQL_WORDS):
+    if body.get("data") is None and any(
+        word in message.lower() for word in TRANSIENT_GRAPHQL_WORDS
+    ):
         return Verdict(SERVER, f"GraphQL: {message[:200]}")
     return Verdict(FAILED, f"GraphQL: {message[:300]}")
 

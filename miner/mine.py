@@ -13,15 +13,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from miner.config import SOURCE_MODULES, MinerConfig
 from miner.ingest import ISSUE_CURSOR, PR_CURSOR, Ingestor, batched, ensure_repo, read_cursor
 from miner.resolve import resolve_repo
 from miner.source import SOURCES, IssueRecord, PRRecord, PRSource
-from prchain.config import Config
-from prchain.errors import ConfigError, InvalidRepoName
-from sql.db import make_engine
+from prchain.core.errors import ConfigError, InvalidRepoName
 
 # Sources register themselves on import; importing by name keeps each one's dependencies lazy.
-SOURCE_MODULES = {"git": "miner.gitsource", "github": "miner.github"}
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 
 Progress = Callable[[str, int, int | None], None]
@@ -68,8 +66,15 @@ def parse_since(value: str | datetime | None) -> datetime | None:
         raise ConfigError(f"--since expects a date like 2024-01-31, got {value!r}") from None
 
 
-def open_source(config: Config, repo: str, *, source: str, clone_dir: str | None, name: str | None,
-                since: datetime | None) -> PRSource:
+def open_source(
+    config: MinerConfig,
+    repo: str,
+    *,
+    source: str,
+    clone_dir: str | None,
+    name: str | None,
+    since: datetime | None,
+) -> PRSource:
     """The named source for one repository argument (a path for git, owner/name for github)."""
     module = SOURCE_MODULES.get(source)
     if module is not None:
@@ -77,34 +82,54 @@ def open_source(config: Config, repo: str, *, source: str, clone_dir: str | None
     cls: Any = SOURCES.get(source)
     if source == "git":
         full_name = validate_repo_name(name) if name else None
-        return cls(repo, full_name=full_name, since=since, max_patch_bytes=config.miner.max_patch_bytes,
-                   workers=config.miner.git_workers)
+        return cls(
+            repo,
+            full_name=full_name,
+            since=since,
+            max_patch_bytes=config.max_patch_bytes,
+            workers=config.git_workers,
+        )
     full_name = validate_repo_name(repo)
-    clone_root = clone_dir or config.miner.clone_dir
-    return cls(config.miner.github, full_name, clone_root, since, max_patch_bytes=config.miner.max_patch_bytes)
+    clone_root = clone_dir or config.clone_dir
+    return cls(config.github, full_name, clone_root, since, max_patch_bytes=config.max_patch_bytes)
 
 
 def mine(
-    config: Config, repos: list[str], *, source: str | None = None, clone_dir: str | None = None,
-    name: str | None = None, since: str | datetime | None = None, limit: int | None = None,
-    progress: Progress | None = None, engine: Engine | None = None,
+    config: MinerConfig,
+    engine: Engine,
+    repos: list[str],
+    *,
+    source: str | None = None,
+    clone_dir: str | None = None,
+    name: str | None = None,
+    since: str | datetime | None = None,
+    limit: int | None = None,
+    progress: Progress | None = None,
 ) -> MineSummary:
     """Mine each repository in turn; finished batches are kept whatever happens later."""
-    source = source or config.miner.source
+    source = source or config.source
     if source == "github":
         repos = [validate_repo_name(r) for r in repos]  # every name checked before any work starts
     if name and len(repos) > 1:
         raise ConfigError("--name applies to one repository; give one REPO with it")
-    engine = engine or make_engine(config.store.url)
     summary = MineSummary()
     for repo in repos:
-        src = open_source(config, repo, source=source, clone_dir=clone_dir, name=name, since=parse_since(since))
-        summary.repos.append(mine_one(engine, src, limit=limit, progress=progress, batch_size=config.miner.batch_size))
+        src = open_source(
+            config, repo, source=source, clone_dir=clone_dir, name=name, since=parse_since(since)
+        )
+        summary.repos.append(
+            mine_one(engine, src, limit=limit, progress=progress, batch_size=config.batch_size)
+        )
     return summary
 
 
 def mine_one(
-    engine: Engine, src: PRSource, *, limit: int | None = None, progress: Progress | None = None, batch_size: int = 500
+    engine: Engine,
+    src: PRSource,
+    *,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    batch_size: int = 500,
 ) -> RepoSummary:
     started = time.monotonic()
     info = src.describe()
@@ -120,8 +145,15 @@ def mine_one(
     return result
 
 
-def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary,
-                limit: int | None, progress: Progress | None, batch_size: int) -> None:
+def _ingest_prs(
+    engine: Engine,
+    src: PRSource,
+    ingestor: Ingestor,
+    result: RepoSummary,
+    limit: int | None,
+    progress: Progress | None,
+    batch_size: int,
+) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, PR_CURSOR)
     records = src.pull_requests(cursor)
     if limit is not None:
@@ -129,14 +161,21 @@ def _ingest_prs(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoS
     done = 0
     for batch in batched(records, batch_size):
         counts = ingestor.write_prs(batch, src.cursor_after(batch[-1]) or None)
-        result.prs_new, result.prs_updated = result.prs_new + counts.new, result.prs_updated + counts.updated
+        result.prs_new, result.prs_updated = (
+            result.prs_new + counts.new,
+            result.prs_updated + counts.updated,
+        )
         done += len(batch)
         if progress:
             expected = getattr(src, "expected_count", lambda: None)()
-            progress(ingestor.full_name, done, min(expected, limit) if expected and limit else expected)
+            progress(
+                ingestor.full_name, done, min(expected, limit) if expected and limit else expected
+            )
 
 
-def _ingest_issues(engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary, batch_size: int) -> None:
+def _ingest_issues(
+    engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary, batch_size: int
+) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, ISSUE_CURSOR)
     for batch in batched(src.issues(cursor), batch_size):
         result.issues += ingestor.write_issues(batch, _issue_cursor(batch) or cursor)
@@ -159,5 +198,3 @@ def read_repos_file(path: str | Path) -> list[str]:
     """One repository per line; blank lines and `#` comments are skipped."""
     lines = Path(path).read_text().splitlines()
     return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
-
-

@@ -19,14 +19,21 @@ FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 INLINE_CODE = re.compile(r"(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*$", re.M)
-IGNORED = ((("```", "~~~"), FENCE), (("<!--",), HTML_COMMENT), (("`",), INLINE_CODE), ((">",), QUOTED_LINE))
+IGNORED = (
+    (("```", "~~~"), FENCE),
+    (("<!--",), HTML_COMMENT),
+    (("`",), INLINE_CODE),
+    ((">",), QUOTED_LINE),
+)
 
 URL = re.compile(
     r"https?://(?:www\.)?github\.com/(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)"
     r"/(?:pull|pulls|issues)/(?P<num>\d+)(?![\d])[^\s)\]>]*",
     re.I,
 )
-REPO_REF = re.compile(r"(?<![\w/.@-])(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+)#(?P<num>\d+)\b")
+REPO_REF = re.compile(
+    r"(?<![\w/.@-])(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+)#(?P<num>\d+)\b"
+)
 HASH_REF = re.compile(r"(?<![\w&/#@\\])(?:#|\bGH-)(?P<num>\d+)\b", re.I)
 MAY_REFER = re.compile(r"#\d|GH-\d|/(?:pull|pulls|issues)/\d|reverts commit", re.I)
 REVERT_COMMIT = re.compile(r"\bThis reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.I)
@@ -34,7 +41,9 @@ REVERT_COMMIT = re.compile(r"\bThis reverts commit (?P<sha>[0-9a-f]{7,40})\b", r
 FIXES_BEFORE = re.compile(
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*(?:(?:issue|bug|pr)\s+)?$", re.I
 )
-REVERTS_BEFORE = re.compile(r"\brevert(?:s|ed|ing)?\s*:?\s*(?:(?:pr|pull request|commit)\s+)?$", re.I)
+REVERTS_BEFORE = re.compile(
+    r"\brevert(?:s|ed|ing)?\s*:?\s*(?:(?:pr|pull request|commit)\s+)?$", re.I
+)
 FOLLOW_BEFORE = re.compile(
     r"\b(?:follow[- ]?ups?(?:\s+(?:to|of|on|for|from))?|builds?\s+(?:up)?on(?:\s+top\s+of)?|built\s+on"
     r"(?:\s+top\s+of)?|part\s+of|supersed(?:es|ed\s+by|e)|continuation\s+of|continues|extends|stacked\s+on"
@@ -83,7 +92,9 @@ def extract_refs(text: str, found_in: str, repo: str) -> list[Ref]:
         previous = (end, kind)
         same = owner_name is None or owner_name.lower() == repo.lower()
         target = repo if same else str(owner_name)
-        refs.append(Ref(target, number, kind, found_in, evidence(clean, start, end), external=not same))
+        refs.append(
+            Ref(target, number, kind, found_in, evidence(clean, start, end), external=not same)
+        )
     refs.extend(_commit_refs(clean, found_in, repo))
     return refs
 
@@ -96,7 +107,11 @@ def _number_spans(clean: str, repo: str) -> list[tuple[int, int, str | None, int
         for m in pattern.finditer(clean):
             if any(taken[m.start() : m.end()]) or len(m.group("num")) > 9:
                 continue
-            owner_name = f"{m.group('owner')}/{_trim_name(m.group('name'))}" if "owner" in m.groupdict() else None
+            owner_name = (
+                f"{m.group('owner')}/{_trim_name(m.group('name'))}"
+                if "owner" in m.groupdict()
+                else None
+            )
             spans.append((m.start(), m.end(), owner_name, int(m.group("num"))))
             taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     return sorted(spans)
@@ -134,7 +149,14 @@ def _inside_revert_title(clean: str, start: int) -> bool:
 
 def _commit_refs(clean: str, found_in: str, repo: str) -> list[Ref]:
     return [
-        Ref(repo, None, "reverts", found_in, evidence(clean, m.start(), m.end()), target_sha=m.group("sha"))
+        Ref(
+            repo,
+            None,
+            "reverts",
+            found_in,
+            evidence(clean, m.start(), m.end()),
+            target_sha=m.group("sha"),
+        )
         for m in REVERT_COMMIT.finditer(clean)
     ]
 

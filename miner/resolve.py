@@ -52,8 +52,14 @@ def _resolve_kinds(session: Session, repo_id: int, full_name: str) -> None:
     )
     is_pr = exists().where(PullRequest.repo_id == repo_id, PullRequest.number == ref.target_number)
     is_issue = exists().where(Issue.repo_id == repo_id, Issue.number == ref.target_number)
-    session.execute(update(table).where(same_repo, is_pr).values(target_kind="pr", target_pr_id=pr_id))
-    session.execute(update(table).where(same_repo, ~is_pr, is_issue).values(target_kind="issue", target_pr_id=None))
+    session.execute(
+        update(table).where(same_repo, is_pr).values(target_kind="pr", target_pr_id=pr_id)
+    )
+    session.execute(
+        update(table)
+        .where(same_repo, ~is_pr, is_issue)
+        .values(target_kind="issue", target_pr_id=None)
+    )
     # GitHub's own timeline knows what a number is even when we have not mined it; text does not.
     session.execute(
         update(table)
@@ -64,12 +70,18 @@ def _resolve_kinds(session: Session, repo_id: int, full_name: str) -> None:
 
 def _counts(session: Session, repo_id: int) -> tuple[int, int]:
     total = session.query(Reference).filter(Reference.repo_id == repo_id).count()
-    pr_pr = session.query(Reference).filter(Reference.repo_id == repo_id, Reference.target_pr_id.is_not(None)).count()
+    pr_pr = (
+        session.query(Reference)
+        .filter(Reference.repo_id == repo_id, Reference.target_pr_id.is_not(None))
+        .count()
+    )
     return total, pr_pr
 
 
 def _rebuild_issue_mediated(session: Session, repo_id: int, full_name: str) -> int:
-    session.execute(delete(Reference).where(Reference.repo_id == repo_id, Reference.type == "issue_mediated"))
+    session.execute(
+        delete(Reference).where(Reference.repo_id == repo_id, Reference.type == "issue_mediated")
+    )
     fixers, referrers = _issue_links(session, repo_id, full_name)
     query = select(PullRequest.id, PullRequest.number).where(PullRequest.repo_id == repo_id)
     numbers: dict[int, int] = {pr_id: number for pr_id, number in session.execute(query)}
@@ -84,11 +96,18 @@ def _rebuild_issue_mediated(session: Session, repo_id: int, full_name: str) -> i
             for a in sorted(about - {b}):
                 rows[(b, a, issue)] = _mediated_row(repo_id, full_name, b, a, numbers, issue)
     for chunk in _chunks(list(rows.values()), 1000):
-        upsert(session, Reference, chunk, ["src_pr_id", "target_repo", "target_number", "type", "found_in", "via_issue"])
+        upsert(
+            session,
+            Reference,
+            chunk,
+            ["src_pr_id", "target_repo", "target_number", "type", "found_in", "via_issue"],
+        )
     return len(rows)
 
 
-def _issue_links(session: Session, repo_id: int, full_name: str) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+def _issue_links(
+    session: Session, repo_id: int, full_name: str
+) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
     """issue number → PR ids fixing it, and issue number → PR ids referring to it at all."""
     query = select(Reference.target_number, Reference.src_pr_id, Reference.type).where(
         Reference.repo_id == repo_id,
@@ -105,13 +124,19 @@ def _issue_links(session: Session, repo_id: int, full_name: str) -> tuple[dict[i
 
 
 def _add_issue_openers(
-    session: Session, repo_id: int, full_name: str, fixers: dict[int, set[int]],
-    referrers: dict[int, set[int]], ids: dict[int, int],
+    session: Session,
+    repo_id: int,
+    full_name: str,
+    fixers: dict[int, set[int]],
+    referrers: dict[int, set[int]],
+    ids: dict[int, int],
 ) -> None:
     """An issue whose text refers to PR A was opened about A: A counts as referring to it."""
     if not fixers:
         return
-    query = select(Issue.number, Issue.title, Issue.body).where(Issue.repo_id == repo_id, Issue.number.in_(list(fixers)))
+    query = select(Issue.number, Issue.title, Issue.body).where(
+        Issue.repo_id == repo_id, Issue.number.in_(list(fixers))
+    )
     for number, title, body in session.execute(query):
         for ref in extract_refs(f"{title}\n{body}", "issue", full_name):
             if not ref.external and ref.target_number in ids:
@@ -122,8 +147,14 @@ def _mediated_row(
     repo_id: int, full_name: str, src: int, target: int, numbers: dict[int, int], issue: int
 ) -> dict[str, Any]:
     return {
-        "repo_id": repo_id, "src_pr_id": src, "target_repo": full_name, "target_number": numbers[target],
-        "target_kind": "pr", "target_pr_id": target, "type": "issue_mediated", "found_in": "issue",
+        "repo_id": repo_id,
+        "src_pr_id": src,
+        "target_repo": full_name,
+        "target_number": numbers[target],
+        "target_kind": "pr",
+        "target_pr_id": target,
+        "type": "issue_mediated",
+        "found_in": "issue",
         "via_issue": issue,
         "evidence": f"#{numbers[src]} fixes #{issue}, which #{numbers[target]} also refers to",
     }

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from prchain.registry import Registry
+from prchain.core.registry import Registry
 
 
 @dataclass

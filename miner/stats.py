@@ -18,8 +18,12 @@ def _count(session: Session, query: Any) -> int:
 def collect(session: Session) -> dict[str, Any]:
     refs = select(func.count()).select_from(Reference)
     by_type = session.execute(select(Reference.type, func.count()).group_by(Reference.type))
-    by_kind = session.execute(select(Reference.target_kind, func.count()).group_by(Reference.target_kind))
-    by_status = session.execute(select(PullRequest.patch_status, func.count()).group_by(PullRequest.patch_status))
+    by_kind = session.execute(
+        select(Reference.target_kind, func.count()).group_by(Reference.target_kind)
+    )
+    by_status = session.execute(
+        select(PullRequest.patch_status, func.count()).group_by(PullRequest.patch_status)
+    )
     return {
         "repos": _count(session, select(func.count()).select_from(Repo)),
         "prs": _count(session, select(func.count()).select_from(PullRequest)),
@@ -38,8 +42,14 @@ def render(data: dict[str, Any]) -> list[Table]:
     table = Table(title="Mined")
     table.add_column("what")
     table.add_column("count", justify="right")
-    for label, key in (("repositories", "repos"), ("pull requests", "prs"), ("  with a patch", "prs_with_patch"),
-                       ("issues", "issues"), ("references", "references"), ("  PR → PR", "pr_pr_references")):
+    for label, key in (
+        ("repositories", "repos"),
+        ("pull requests", "prs"),
+        ("  with a patch", "prs_with_patch"),
+        ("issues", "issues"),
+        ("references", "references"),
+        ("  PR → PR", "pr_pr_references"),
+    ):
         table.add_row(label, str(data.get(key, 0)))
     for status, count in data.get("prs_by_patch_status", {}).items():
         table.add_row(f"  patch {status}", str(count))

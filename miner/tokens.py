@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from prchain.errors import MissingCredentials
+from prchain.core.errors import MissingCredentials
 
 
 @dataclass

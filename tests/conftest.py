@@ -14,9 +14,9 @@ from sqlalchemy.engine import make_url
 from sql.db import make_engine
 
 pytest_plugins = [
-    "prchain.testing.github_fixtures",
-    "prchain.testing.llm_fixtures",
-    "prchain.testing.docker_fixtures",
+    "tests.support.github_fixtures",
+    "tests.support.llm_fixtures",
+    "tests.support.docker_fixtures",
 ]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -39,7 +39,9 @@ def postgres_admin() -> Iterator[Engine]:
     engine = _postgres_admin()
     if engine is None:
         if IN_CI:
-            pytest.fail(f"PostgreSQL is not reachable at PRCHAIN_TEST_POSTGRES_URL={POSTGRES_URL!r}")
+            pytest.fail(
+                f"PostgreSQL is not reachable at PRCHAIN_TEST_POSTGRES_URL={POSTGRES_URL!r}"
+            )
         pytest.skip("PostgreSQL not reachable (run `make install` to start it)")
     yield engine
     engine.dispose()

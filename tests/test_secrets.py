@@ -1,6 +1,6 @@
 """The one secret recogniser used by the LLM call log and the trajectory export."""
 
-from prchain.secrets import REDACTED, Redactor
+from prchain.core.secrets import REDACTED, Redactor
 
 
 def test_known_values_from_the_environment_are_redacted_each_token_of_a_list(monkeypatch) -> None:

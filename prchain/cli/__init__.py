@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from prchain.errors import PrchainError
+from prchain.core.errors import PrchainError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -60,12 +60,7 @@ def main() -> None:
 
 def _load_commands() -> None:
     for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(f"prchain.cli.{name}")
-        except ModuleNotFoundError as exc:
-            # A command module not written yet must not break the others.
-            if exc.name != f"prchain.cli.{name}":
-                raise
+        importlib.import_module(f"prchain.cli.{name}")
 
 
 _load_commands()

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chains.build import BuildSummary, build_chains
-from chains.strategies import STRATEGIES
-from chains.tasks import export_tasks
-from chains.views import ChainView, chain_view, list_chains
+from prchain.app.choices import STRATEGY_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
-from sql.db import make_engine
+
+if TYPE_CHECKING:
+    from chains.build import BuildSummary
+    from prchain.app.views import ChainView
 
 
 @main.group()
@@ -32,12 +34,24 @@ def chains() -> None:
 
 @chains.command("build")
 @config_options
-@click.option("--strategy", type=click.Choice(STRATEGIES.names()), help="semantic (default), temporal or single.")
-@click.option("--min-len", type=click.IntRange(min=1), help="Shortest chain kept (default chains.min_len = 2).")
-@click.option("--max-len", type=click.IntRange(min=1), help="Longest chain kept (default chains.max_len = 5).")
+@click.option(
+    "--strategy", type=click.Choice(STRATEGY_NAMES), help="semantic (default), temporal or single."
+)
+@click.option(
+    "--min-len",
+    type=click.IntRange(min=1),
+    help="Shortest chain kept (default chains.min_len = 2).",
+)
+@click.option(
+    "--max-len", type=click.IntRange(min=1), help="Longest chain kept (default chains.max_len = 5)."
+)
 def build(
-    config_path: str | None, overrides: tuple[str, ...], db_url: str | None,
-    strategy: str | None, min_len: int | None, max_len: int | None,
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    strategy: str | None,
+    min_len: int | None,
+    max_len: int | None,
 ) -> None:
     """Select chains from the mined PRs and references and write them with their stages.
 
@@ -50,16 +64,24 @@ def build(
       prchain chains build --strategy temporal --max-len 3
       prchain chains build --set chains.filters.max_patch_lines=800
     """
+    from prchain.app.pipeline import chains_from_config
+
     config = build_config(config_path, overrides, db_url)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("reading the reference graph", total=None)
 
         def report(description: str, done: int, total: int) -> None:
             bar.update(task, description=description, completed=done, total=total)
 
-        summary = build_chains(config, make_engine(config.store.url), strategy=strategy,
-                               min_len=min_len, max_len=max_len, progress=report)
+        summary = chains_from_config(
+            config, strategy=strategy, min_len=min_len, max_len=max_len, progress=report
+        )
     Console().print(*summary_tables(summary))
 
 
@@ -70,9 +92,14 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
     lengths.add_row("total", str(summary.total), style="bold")
     graph = Table("graph", "count", title="reference graph")
     report = summary.graph
-    rows = [("PRs kept as nodes", report.nodes), ("edges", report.edges), ("PR-to-PR references read", report.references),
-            ("new chains", summary.new), ("stages written", summary.stages),
-            ("stale chains removed", summary.pruned)]
+    rows = [
+        ("PRs kept as nodes", report.nodes),
+        ("edges", report.edges),
+        ("PR-to-PR references read", report.references),
+        ("new chains", summary.new),
+        ("stages written", summary.stages),
+        ("stale chains removed", summary.pruned),
+    ]
     rows += [(f"PRs filtered: {k}", v) for k, v in sorted(report.filtered.removed.items())]
     rows += [(f"references dropped: {k}", v) for k, v in sorted(report.dropped.items())]
     for name, value in rows:
@@ -82,9 +109,17 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
 
 @chains.command("list")
 @config_options
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many chains.")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many chains."
+)
 @click.option("--strategy", help="Only chains of this strategy.")
-def list_(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, limit: int, strategy: str | None) -> None:
+def list_(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    limit: int,
+    strategy: str | None,
+) -> None:
     """List chains, longest and strongest first.
 
     Example:
@@ -92,19 +127,34 @@ def list_(config_path: str | None, overrides: tuple[str, ...], db_url: str | Non
     \b
       prchain chains list --limit 50 --strategy semantic
     """
+    from prchain.app.views import list_chains, make_engine
+
     config = build_config(config_path, overrides, db_url)
-    table = Table("id", "repo", "strategy", "len", "score", "PRs (oldest first)", "edge types", title="chains")
-    for chain, repo, numbers in list_chains(make_engine(config.store.url), limit=limit, strategy=strategy):
+    table = Table(
+        "id", "repo", "strategy", "len", "score", "PRs (oldest first)", "edge types", title="chains"
+    )
+    for chain, repo, numbers in list_chains(
+        make_engine(config.store.url), limit=limit, strategy=strategy
+    ):
         types = " ".join("/".join(e.get("types", [])) for e in chain.edges or [])
-        table.add_row(str(chain.id), repo, chain.strategy, str(chain.length), f"{chain.score:.2f}",
-                      " ← ".join(f"#{n}" for n in numbers), types)
+        table.add_row(
+            str(chain.id),
+            repo,
+            chain.strategy,
+            str(chain.length),
+            f"{chain.score:.2f}",
+            " ← ".join(f"#{n}" for n in numbers),
+            types,
+        )
     Console().print(table)
 
 
 @chains.command("show")
 @config_options
 @click.argument("chain_id", type=int)
-def show(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, chain_id: int) -> None:
+def show(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, chain_id: int
+) -> None:
     """Show one chain: its stages, the references linking them (with evidence), its queries.
 
     Example:
@@ -112,27 +162,58 @@ def show(config_path: str | None, overrides: tuple[str, ...], db_url: str | None
     \b
       prchain chains show 12
     """
+    from prchain.app.views import chain_view, make_engine
+
     config = build_config(config_path, overrides, db_url)
     print_chain(Console(), chain_view(make_engine(config.store.url), chain_id))
 
 
 def print_chain(console: Console, view: ChainView) -> None:
-    console.print(f"[bold]chain {view.id}[/] {view.repo} strategy={view.strategy} length={view.length} score={view.score:.2f}")
+    console.print(
+        f"[bold]chain {view.id}[/] {view.repo} strategy={view.strategy} length={view.length} score={view.score:.2f}"
+    )
     if view.overview:
         console.print(f"[bold]overview:[/] {escape(view.overview)}")
-    stages = Table("t", "PR", "title", "merged", "base", "end", "code ±", "test ±", title="stages (oldest first)")
+    stages = Table(
+        "t",
+        "PR",
+        "title",
+        "merged",
+        "base",
+        "end",
+        "code ±",
+        "test ±",
+        title="stages (oldest first)",
+    )
     for s in view.stages:
-        stages.add_row(str(s.idx), f"#{s.pr_number}", escape(s.title), s.merged_at[:10], s.base_sha[:10], s.end_sha[:10],
-                       str(s.code_lines), str(s.test_lines))
+        stages.add_row(
+            str(s.idx),
+            f"#{s.pr_number}",
+            escape(s.title),
+            s.merged_at[:10],
+            s.base_sha[:10],
+            s.end_sha[:10],
+            str(s.code_lines),
+            str(s.test_lines),
+        )
     edges = Table("newer → older", "types", "strength", "file overlap", "evidence", title="edges")
     for e in view.edges:
         # Titles and evidence are PR text ("[ty] Fix …"): escape them so rich does not read them as markup.
-        evidence = "\n".join(escape(f"[{x['type']} in {x['found_in']}] {x['text']}") for x in e.get("evidence", []))
-        edges.add_row(f"#{e.get('src_number')} → #{e.get('dst_number')}", ", ".join(e.get("types", [])),
-                      str(e.get("strength")), f"{e.get('overlap', 0):.2f}", evidence)
+        evidence = "\n".join(
+            escape(f"[{x['type']} in {x['found_in']}] {x['text']}") for x in e.get("evidence", [])
+        )
+        edges.add_row(
+            f"#{e.get('src_number')} → #{e.get('dst_number')}",
+            ", ".join(e.get("types", [])),
+            str(e.get("strength")),
+            f"{e.get('overlap', 0):.2f}",
+            evidence,
+        )
     console.print(stages, edges)
     for s in view.stages:
-        console.print(f"[bold]query {s.idx} (#{s.pr_number}):[/] {escape(s.query) if s.query else '[dim](none yet)[/]'}")
+        console.print(
+            f"[bold]query {s.idx} (#{s.pr_number}):[/] {escape(s.query) if s.query else '[dim](none yet)[/]'}"
+        )
 
 
 @main.group()
@@ -150,7 +231,13 @@ def tasks() -> None:
 @config_options
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--strategy", help="Only chains of this strategy.")
-def export(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, out: str, strategy: str | None) -> None:
+def export(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    out: str,
+    strategy: str | None,
+) -> None:
     """Write one JSON line per chain with its stages; loads with datasets.load_dataset("json", ...).
 
     Example:
@@ -159,6 +246,8 @@ def export(config_path: str | None, overrides: tuple[str, ...], db_url: str | No
       prchain tasks export data/tasks.jsonl
       prchain tasks export data/temporal.jsonl --strategy temporal
     """
+    from prchain.app.views import export_tasks, make_engine
+
     config = build_config(config_path, overrides, db_url)
     count = export_tasks(make_engine(config.store.url), out, strategy=strategy)
     click.echo(f"wrote {count} chains to {out}")

@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from prchain.cli import main
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.repos import make_chain_repo
 
 
 @main.group()
@@ -31,7 +29,9 @@ def dev() -> None:
     required=True,
     help="YAML/JSON list of rules: {model, content, tool_calls, status, contains, times}.",
 )
-@click.option("--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
+@click.option(
+    "--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one)."
+)
 def fake_llm(script: Path, port: int) -> None:
     """Serve an OpenAI-compatible API on 127.0.0.1 that answers from a script, until Ctrl-C.
 
@@ -46,6 +46,8 @@ def fake_llm(script: Path, port: int) -> None:
       export OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=dummy
       prchain queries build
     """
+    from prchain.dev.fake_llm import ScriptedLLMServer
+
     server = ScriptedLLMServer(port=port)
     count = server.load_script(script)
     with server:
@@ -73,5 +75,7 @@ def make_repo(path: Path) -> None:
     """
     if path.exists() and any(path.iterdir()):
         raise click.ClickException(f"{path} exists and is not empty")
+    from prchain.dev.repos import make_chain_repo
+
     repo = make_chain_repo(path)
     click.echo(f"made {path} with PRs {sorted(repo.prs)}")

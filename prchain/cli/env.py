@@ -6,7 +6,6 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from environments import admin
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.options import build_config, config_options
 
@@ -44,6 +43,8 @@ def base(config_path: str | None, overrides: tuple[str, ...], db_url: str | None
       prchain env base --set environment.base_image=prchain/base:bookworm
     """
     config = build_config(config_path, overrides, db_url)
+    from prchain.app import sandbox as admin
+
     image = admin.build_base(config.environment, _say)
     _say(f"base image {config.environment.base_image} is ready ({image[7:19]})")
 
@@ -51,8 +52,18 @@ def base(config_path: str | None, overrides: tuple[str, ...], db_url: str | None
 @env.command()
 @config_options
 @click.argument("repo")
-@click.option("--clone", type=click.Path(exists=True, file_okay=False), help="Local clone (default: the store's).")
-def build(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, repo: str, clone: str | None) -> None:
+@click.option(
+    "--clone",
+    type=click.Path(exists=True, file_okay=False),
+    help="Local clone (default: the store's).",
+)
+def build(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    repo: str,
+    clone: str | None,
+) -> None:
     """Build the image of REPO (owner/name): base + full clone + its install commands.
 
     The tag is a hash of the recipe, so an unchanged clone and config is never rebuilt.
@@ -64,7 +75,11 @@ def build(config_path: str | None, overrides: tuple[str, ...], db_url: str | Non
       prchain env build acme/calc --clone ./calc
     """
     config = build_config(config_path, overrides, db_url)
-    image = admin.build_repo(config.environment, repo, clone=clone, store_url=config.store.url, notify=_say)
+    from prchain.app import sandbox as admin
+
+    image = admin.build_repo(
+        config.environment, repo, clone=clone, store_url=config.store.url, notify=_say
+    )
     state = f"built (log {image.log_path})" if image.built else "up to date"
     _say(f"{image.tag} {state}")
 
@@ -78,24 +93,38 @@ def list_() -> None:
     \b
       prchain env ls
     """
+    from prchain.app import sandbox as admin
+
     images, containers = admin.list_all()
     table = Table("image", "kind", "repo", "size MB", "created", title="images")
     for image in images:
         labels = image["labels"] or {}
         tags = ", ".join(image["tags"]) or image["id"][7:19]
-        table.add_row(tags, labels.get("prchain.kind", ""), labels.get("prchain.repo", ""),
-                      f"{image['size'] / 1e6:.0f}", str(image["created"])[:19])
+        table.add_row(
+            tags,
+            labels.get("prchain.kind", ""),
+            labels.get("prchain.repo", ""),
+            f"{image['size'] / 1e6:.0f}",
+            str(image["created"])[:19],
+        )
     console.print(table)
     table = Table("container", "status", "repo", "owner pid", "owner alive", title="containers")
     for c in containers:
         labels = c["labels"]
-        table.add_row(c["name"], c["status"], labels.get("prchain.repo", ""), labels.get("prchain.owner_pid", ""),
-                      "yes" if c["owner_alive"] else "no")
+        table.add_row(
+            c["name"],
+            c["status"],
+            labels.get("prchain.repo", ""),
+            labels.get("prchain.owner_pid", ""),
+            "yes" if c["owner_alive"] else "no",
+        )
     console.print(table)
 
 
 @env.command()
-@click.option("--all", "everything", is_flag=True, help="Remove every repo image, not only superseded ones.")
+@click.option(
+    "--all", "everything", is_flag=True, help="Remove every repo image, not only superseded ones."
+)
 def prune(everything: bool) -> None:
     """Remove repo images whose recipe was superseded by a newer build (base images are kept).
 
@@ -105,6 +134,8 @@ def prune(everything: bool) -> None:
       prchain env prune
       prchain env prune --all
     """
+    from prchain.app import sandbox as admin
+
     removed = admin.prune(everything=everything)
     for tag in removed:
         _say(f"removed {tag}")
@@ -112,7 +143,9 @@ def prune(everything: bool) -> None:
 
 
 @env.command()
-@click.option("--all", "everything", is_flag=True, help="Remove every prchain container, even of live owners.")
+@click.option(
+    "--all", "everything", is_flag=True, help="Remove every prchain container, even of live owners."
+)
 def gc(everything: bool) -> None:
     """Remove sandbox containers whose owning process is gone (e.g. a rollout killed with SIGKILL).
 
@@ -121,7 +154,11 @@ def gc(everything: bool) -> None:
     \b
       prchain env gc
     """
+    from prchain.app import sandbox as admin
+
     removed = admin.gc(everything=everything)
     for container in removed:
-        _say(f"removed {container['name']} (owner pid {container['labels'].get('prchain.owner_pid', '?')})")
+        _say(
+            f"removed {container['name']} (owner pid {container['labels'].get('prchain.owner_pid', '?')})"
+        )
     _say(f"{len(removed)} container(s) removed")

@@ -2,29 +2,57 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from miner.mine import MineSummary, mine, read_repos_file
+from prchain.app.choices import SOURCE_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
-from prchain.errors import ConfigError
+from prchain.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from miner.mine import MineSummary
 
 
 @main.command("mine")
 @config_options
 @click.argument("repos", nargs=-1)
-@click.option("--repos-file", type=click.Path(dir_okay=False, exists=True), help="One repository per line; # comments.")
-@click.option("--source", type=click.Choice(["github", "git"]), help="Where PRs come from (default miner.source).")
-@click.option("--clone-dir", type=click.Path(file_okay=False), help="Bare clones for patches (default miner.clone_dir).")
-@click.option("--name", metavar="OWNER/NAME", help="The GitHub name of a --source git clone (else guessed).")
-@click.option("--since", metavar="DATE", help="Only PRs merged or updated on or after DATE (2024-01-31).")
-@click.option("--limit", type=click.IntRange(min=1), help="At most N PRs per repository in this run.")
+@click.option(
+    "--repos-file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="One repository per line; # comments.",
+)
+@click.option(
+    "--source", type=click.Choice(SOURCE_NAMES), help="Where PRs come from (default miner.source)."
+)
+@click.option(
+    "--clone-dir",
+    type=click.Path(file_okay=False),
+    help="Bare clones for patches (default miner.clone_dir).",
+)
+@click.option(
+    "--name", metavar="OWNER/NAME", help="The GitHub name of a --source git clone (else guessed)."
+)
+@click.option(
+    "--since", metavar="DATE", help="Only PRs merged or updated on or after DATE (2024-01-31)."
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), help="At most N PRs per repository in this run."
+)
 def mine_command(
-    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, repos: tuple[str, ...],
-    repos_file: str | None, source: str | None, clone_dir: str | None, name: str | None, since: str | None,
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    repos: tuple[str, ...],
+    repos_file: str | None,
+    source: str | None,
+    clone_dir: str | None,
+    name: str | None,
+    since: str | None,
     limit: int | None,
 ) -> None:
     """Mine PRs, their patches, commits, comments and the references between them into the store.
@@ -40,28 +68,53 @@ def mine_command(
       prchain mine --source git --name astral-sh/ruff ~/clones/ruff.git
       prchain mine astral-sh/ruff --since 2024-06-01 --limit 500
     """
+    from prchain.app.pipeline import mine_from_config, read_repos_file
+
     config = build_config(config_path, overrides, db_url)
     targets = list(repos) + (read_repos_file(repos_file) if repos_file else [])
     if not targets:
         raise ConfigError("give at least one REPO or --repos-file FILE")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("mining", total=None)
 
         def report(repo: str, done: int, total: int | None) -> None:
             bar.update(task, description=f"mining {repo}", completed=done, total=total)
 
-        summary = mine(config, targets, source=source, clone_dir=clone_dir, name=name, since=since, limit=limit,
-                       progress=report)
+        summary = mine_from_config(
+            config,
+            targets,
+            source=source,
+            clone_dir=clone_dir,
+            name=name,
+            since=since,
+            limit=limit,
+            progress=report,
+        )
     Console().print(summary_table(summary))
 
 
 def summary_table(summary: MineSummary) -> Table:
     table = Table(title="prchain mine")
-    table.add_column("repository", no_wrap=True, min_width=max((len(r.repo) for r in summary.repos), default=10))
+    table.add_column(
+        "repository", no_wrap=True, min_width=max((len(r.repo) for r in summary.repos), default=10)
+    )
     for column in ("source", "PRs new/upd", "issues", "refs", "PR→PR", "API req (/PR)", "s"):
         table.add_column(column, justify="left" if column == "source" else "right")
     for r in summary.repos:
-        table.add_row(r.repo, r.source, f"{r.prs_new}/{r.prs_updated}", str(r.issues), str(r.references),
-                      str(r.pr_pr_references), f"{r.requests} ({r.requests_per_pr:.2f})", f"{r.seconds:.1f}")
+        table.add_row(
+            r.repo,
+            r.source,
+            f"{r.prs_new}/{r.prs_updated}",
+            str(r.issues),
+            str(r.references),
+            str(r.pr_pr_references),
+            f"{r.requests} ({r.requests_per_pr:.2f})",
+            f"{r.seconds:.1f}",
+        )
     return table

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from prchain.config import Config, load_config
+from prchain.app.config import Config, load_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,7 +36,9 @@ def config_options(func: F) -> F:
     return func
 
 
-def build_config(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, **extra: Any) -> Config:
+def build_config(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, **extra: Any
+) -> Config:
     """Layer the config file, the --set overrides, then explicit command options (given ones only)."""
     items = list(overrides)
     if db_url:

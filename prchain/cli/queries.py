@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chains.queries import QuerySummary, build_queries
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
-from sql.db import make_engine
+
+if TYPE_CHECKING:
+    from chains.queries import QuerySummary
 
 
 @main.group()
@@ -26,10 +29,23 @@ def queries() -> None:
 
 @queries.command("build")
 @config_options
-@click.option("--workers", type=click.IntRange(min=1), help="Concurrent LLM requests (default llm.workers).")
-@click.option("--chain", "chain_ids", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable).")
+@click.option(
+    "--workers", type=click.IntRange(min=1), help="Concurrent LLM requests (default llm.workers)."
+)
+@click.option(
+    "--chain",
+    "chain_ids",
+    type=int,
+    multiple=True,
+    metavar="ID",
+    help="Only this chain (repeatable).",
+)
 def build(
-    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, workers: int | None, chain_ids: tuple[int, ...]
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    workers: int | None,
+    chain_ids: tuple[int, ...],
 ) -> None:
     """Write the missing queries and overviews; stages that have one are skipped, so reruns are free.
 
@@ -44,16 +60,24 @@ def build(
       prchain queries build --workers 8
       prchain queries build --chain 12 --chain 40 --set llm.models.query_constructor=gpt-4o
     """
+    from prchain.app.pipeline import queries_from_config
+
     config = build_config(config_path, overrides, db_url)
-    engine = make_engine(config.store.url)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("queries", total=None)
 
         def report(description: str, done: int, total: int) -> None:
             bar.update(task, description=description, completed=done, total=total)
 
-        summary = build_queries(config, engine, workers=workers, chain_ids=list(chain_ids) or None, progress=report)
+        summary = queries_from_config(
+            config, workers=workers, chain_ids=list(chain_ids) or None, progress=report
+        )
     Console().print(summary_table(summary))
     for failure in summary.failures[:20]:
         click.secho(f"failed: {failure}", fg="yellow", err=True)
@@ -70,7 +94,10 @@ def summary_table(summary: QuerySummary) -> Table:
         ("first drafts that leaked, regenerated", summary.regenerated),
         ("leakage rate (after regeneration)", f"{summary.leakage_rate:.1%}"),
         ("LLM calls (paid / cached)", f"{summary.llm_calls} / {summary.usage.cached_calls}"),
-        ("tokens (prompt / completion)", f"{summary.usage.prompt_tokens} / {summary.usage.completion_tokens}"),
+        (
+            "tokens (prompt / completion)",
+            f"{summary.usage.prompt_tokens} / {summary.usage.completion_tokens}",
+        ),
         ("cost", f"${summary.usage.cost_usd:.4f}"),
     ]
     for name, value in rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -10,32 +11,57 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agent.export import export_trajectories
-from agent.persist import RolloutView, list_rollouts, load_rollout
-from agent.rollout import RolloutResult, rollout_from_config
+from prchain.app.choices import CONFLICT_POLICIES, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
-from prchain.config import save_config
-from prchain.errors import NothingToDo
-from sql.db import make_engine
+from prchain.core.errors import NothingToDo
+
+if TYPE_CHECKING:
+    from prchain.app.views import RolloutResult, RolloutView
 
 PREVIEW = 300  # characters of each message `trajectories show` prints
 
 
 @main.command()
 @config_options
-@click.option("--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable).")
+@click.option(
+    "--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable)."
+)
 @click.option("--limit", type=int, help="Roll out at most N pending chains.")
-@click.option("--workers", type=int, help="Chains in parallel, each in its own sandbox (agent.workers).")
-@click.option("--policy", type=click.Choice(["strict", "oracle", "partial"]),
-              help="What to do when the carried patch conflicts (environment.conflict_policy).")
-@click.option("--keep", type=click.Choice(["all", "prefix"]), help="Keep policy (agent.keep_policy).")
-@click.option("--prm", "prm_variant", metavar="VARIANT", help="Guide the agent with this PRM variant (prm.variant).")
+@click.option(
+    "--workers", type=int, help="Chains in parallel, each in its own sandbox (agent.workers)."
+)
+@click.option(
+    "--policy",
+    type=click.Choice(CONFLICT_POLICIES),
+    help="What to do when the carried patch conflicts (environment.conflict_policy).",
+)
+@click.option(
+    "--keep",
+    type=click.Choice(KEEP_POLICIES),
+    help="Which stages become training data (agent.keep_policy).",
+)
+@click.option(
+    "--prm",
+    "prm_variant",
+    type=click.Choice([*PRM_VARIANTS, "none"], case_sensitive=False),
+    help="Guide the agent with this SWE-PRM variant (prm.variant).",
+)
 @click.option("--prm-every", type=int, help="Invoke the PRM every n steps (prm.every).")
 @click.option("--prm-window", type=int, help="Show the PRM the last k steps (prm.window).")
-def rollout(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, chains: tuple[int, ...],
-            limit: int | None, workers: int | None, policy: str | None, keep: str | None, prm_variant: str | None,
-            prm_every: int | None, prm_window: int | None) -> None:
+def rollout(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    chains: tuple[int, ...],
+    limit: int | None,
+    workers: int | None,
+    policy: str | None,
+    keep: str | None,
+    prm_variant: str | None,
+    prm_every: int | None,
+    prm_window: int | None,
+) -> None:
     """Roll the agent through each pending chain, judge every stage, keep or reject the trajectory.
 
     A killed run resumes where it stopped: finished stages are kept and the interrupted stage
@@ -47,24 +73,44 @@ def rollout(config_path: str | None, overrides: tuple[str, ...], db_url: str | N
       prchain rollout --workers 4
       prchain rollout --chain 12 --keep prefix --prm DR --prm-every 5
     """
-    config = build_config(config_path, overrides, db_url, **{
-        "agent.workers": workers, "environment.conflict_policy": policy, "agent.keep_policy": keep,
-        "prm.variant": prm_variant, "prm.every": prm_every, "prm.window": prm_window,
-    })
+    config = build_config(
+        config_path,
+        overrides,
+        db_url,
+        **{
+            "agent.workers": workers,
+            "environment.conflict_policy": policy,
+            "agent.keep_policy": keep,
+            "prm.variant": prm_variant,
+            "prm.every": prm_every,
+            "prm.window": prm_window,
+        },
+    )
+    from prchain.app.rollout import rollout_from_config
+
     console = Console(stderr=True)
     with _progress(console) as progress:
         task = progress.add_task("rollouts", total=None)
         results = rollout_from_config(
-            config, chain_ids=chains, limit=limit,
+            config,
+            chain_ids=chains,
+            limit=limit,
             on_start=lambda n: progress.update(task, total=n),
-            on_done=lambda r: progress.update(task, advance=1, description=f"chain {r.chain_id}: {r.status}"),
+            on_done=lambda r: progress.update(
+                task, advance=1, description=f"chain {r.chain_id}: {r.status}"
+            ),
         )
     Console().print(_results_table(results))
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
 
 
 def _results_table(results: list[RolloutResult]) -> Table:
@@ -73,7 +119,14 @@ def _results_table(results: list[RolloutResult]) -> Table:
         table.add_column(column)
     for r in results:
         scores = " ".join("-" if s is None else f"{s:.2f}" for s in r.scores)
-        table.add_row(str(r.chain_id), str(r.rollout_id), r.status, str(r.kept_stages), scores, escape(r.reason or ""))
+        table.add_row(
+            str(r.chain_id),
+            str(r.rollout_id),
+            r.status,
+            str(r.kept_stages),
+            scores,
+            escape(r.reason or ""),
+        )
     return table
 
 
@@ -92,7 +145,9 @@ def trajectories() -> None:
 @trajectories.command("list")
 @config_options
 @click.option("--limit", default=100, show_default=True, help="Newest N rollouts.")
-def list_command(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, limit: int) -> None:
+def list_command(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, limit: int
+) -> None:
     """List rollouts, newest first, with status, kept stages, size and cost.
 
     Example:
@@ -100,13 +155,34 @@ def list_command(config_path: str | None, overrides: tuple[str, ...], db_url: st
     \b
       prchain trajectories list --limit 20
     """
+    from prchain.app.views import list_rollouts, make_engine
+
     config = build_config(config_path, overrides, db_url)
     table = Table(title="Trajectories")
-    for column in ("id", "chain", "status", "kept", "steps", "tool calls", "tokens", "cost $", "reason"):
+    for column in (
+        "id",
+        "chain",
+        "status",
+        "kept",
+        "steps",
+        "tool calls",
+        "tokens",
+        "cost $",
+        "reason",
+    ):
         table.add_column(column)
     for r in list_rollouts(make_engine(config.store.url), limit):
-        table.add_row(str(r.id), str(r.chain_id), r.status, str(r.kept_stages), str(r.agent_steps), str(r.tool_calls),
-                      str(r.trajectory_tokens), f"{r.cost_usd:.4f}", r.reason or "")
+        table.add_row(
+            str(r.id),
+            str(r.chain_id),
+            r.status,
+            str(r.kept_stages),
+            str(r.agent_steps),
+            str(r.tool_calls),
+            str(r.trajectory_tokens),
+            f"{r.cost_usd:.4f}",
+            r.reason or "",
+        )
     Console().print(table)
 
 
@@ -114,8 +190,13 @@ def list_command(config_path: str | None, overrides: tuple[str, ...], db_url: st
 @config_options
 @click.argument("rollout_id", type=int)
 @click.option("--full", is_flag=True, help="Print whole messages instead of the first characters.")
-def show_command(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, rollout_id: int,
-                 full: bool) -> None:
+def show_command(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    rollout_id: int,
+    full: bool,
+) -> None:
     """Print one trajectory: stage boundaries, every message and tool call, judge verdicts.
 
     Example:
@@ -123,18 +204,24 @@ def show_command(config_path: str | None, overrides: tuple[str, ...], db_url: st
     \b
       prchain trajectories show 3 --full | less -R
     """
+    from prchain.app.views import load_rollout, make_engine
+
     config = build_config(config_path, overrides, db_url)
     view = load_rollout(make_engine(config.store.url), rollout_id)
     if view is None:
-        raise NothingToDo(f"rollout {rollout_id} does not exist", hint="`prchain trajectories list` shows the ids")
+        raise NothingToDo(
+            f"rollout {rollout_id} does not exist", hint="`prchain trajectories list` shows the ids"
+        )
     _print_view(Console(), view, None if full else PREVIEW)
 
 
 def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:
     r = view.rollout
-    console.print(f"[bold]rollout {r.id}[/] chain {r.chain_id} · {r.status} · kept {r.kept_stages} stage(s) · "
-                  f"{r.agent_steps} steps · {r.tool_calls} tool calls · ${r.cost_usd:.4f}"
-                  + (f"\n{escape(r.reason)}" if r.reason else ""))
+    console.print(
+        f"[bold]rollout {r.id}[/] chain {r.chain_id} · {r.status} · kept {r.kept_stages} stage(s) · "
+        f"{r.agent_steps} steps · {r.tool_calls} tool calls · ${r.cost_usd:.4f}"
+        + (f"\n{escape(r.reason)}" if r.reason else "")
+    )
     verdicts = {(j.stage_idx, j.round): j for j in view.judgements}
     stages = {s.stage_idx: s for s in view.stages}
     transitions = {t.stage_idx: t for t in view.transitions}
@@ -144,12 +231,17 @@ def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:
             current, submits = step.stage_idx, 0
             _stage_rule(console, current, stages.get(current), transitions.get(current))
         _print_message(console, step.kind, step.message, limit)
-        if step.kind == "tool" and (step.tool_call or {}).get("function", {}).get("name") == "submit":
+        if (
+            step.kind == "tool"
+            and (step.tool_call or {}).get("function", {}).get("name") == "submit"
+        ):
             verdict = verdicts.get((current, submits))
             submits += 1
             if verdict is not None:
                 colour = "green" if verdict.passed else "red"
-                console.print(f"  [{colour}]judge round {verdict.round}: score {verdict.score:.2f}[/] {escape(verdict.comment)}")
+                console.print(
+                    f"  [{colour}]judge round {verdict.round}: score {verdict.score:.2f}[/] {escape(verdict.comment)}"
+                )
 
 
 def _stage_rule(console: Console, idx: int, stage: object, transition: object) -> None:
@@ -161,35 +253,67 @@ def _stage_rule(console: Console, idx: int, stage: object, transition: object) -
 
 def _print_message(console: Console, kind: str, message: dict, limit: int | None) -> None:
     def cut(text: str) -> str:
-        return text if limit is None or len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more]"
+        return (
+            text
+            if limit is None or len(text) <= limit
+            else text[:limit] + f" … [{len(text) - limit} more]"
+        )
 
     content = message.get("content") or ""
-    console.print(f"[bold cyan]{kind}[/] ({message['role']})" + (f": {escape(cut(content))}" if content else ""),
-                  highlight=False)
+    console.print(
+        f"[bold cyan]{kind}[/] ({message['role']})"
+        + (f": {escape(cut(content))}" if content else ""),
+        highlight=False,
+    )
     for call in message.get("tool_calls") or []:
-        console.print(f"  → {call['function']['name']} {cut(call['function']['arguments'])}", markup=False)
+        console.print(
+            f"  → {call['function']['name']} {cut(call['function']['arguments'])}", markup=False
+        )
 
 
 @main.command("export")
 @config_options
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--min-score", type=float, help="Stage score a kept stage needs (default agent.judge_threshold).")
-@click.option("--policy", type=click.Choice(["all", "prefix"]), help="all stages, or the longest passing prefix.")
-@click.option("--keep-prm/--no-keep-prm", default=None, help="Keep PRM guidance turns (default prm.keep_in_export).")
-def export_command(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, out: Path,
-                   min_score: float | None, policy: str | None, keep_prm: bool | None) -> None:
+@click.option(
+    "--min-score",
+    type=float,
+    help="Stage score a kept stage needs (default agent.judge_threshold).",
+)
+@click.option(
+    "--keep",
+    type=click.Choice(KEEP_POLICIES),
+    help="all stages, or the longest passing prefix (default agent.keep_policy).",
+)
+@click.option(
+    "--keep-prm/--no-keep-prm",
+    default=None,
+    help="Keep PRM guidance turns (default prm.keep_in_export).",
+)
+def export_command(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    out: Path,
+    min_score: float | None,
+    keep: str | None,
+    keep_prm: bool | None,
+) -> None:
     """Write kept trajectories as SFT-ready JSONL (messages + tools + metadata), one chain per line.
 
     Example:
 
     \b
-      prchain export data/trajectories.jsonl --min-score 0.8 --policy prefix
+      prchain export data/trajectories.jsonl --min-score 0.8 --keep prefix
     """
-    config = build_config(config_path, overrides, db_url)
+    from prchain.app.config import save_config
+    from prchain.app.views import export_trajectories, make_engine
+
+    config = build_config(config_path, overrides, db_url, **{"agent.keep_policy": keep})
     summary = export_trajectories(
-        make_engine(config.store.url), out,
+        make_engine(config.store.url),
+        out,
         min_score=config.agent.judge_threshold if min_score is None else min_score,
-        policy=policy or config.agent.keep_policy,
+        keep=config.agent.keep_policy,
         keep_prm=config.prm.keep_in_export if keep_prm is None else keep_prm,
         leak_min_chars=config.agent.leak_min_chars,
     )
@@ -197,8 +321,12 @@ def export_command(config_path: str | None, overrides: tuple[str, ...], db_url: 
     table = Table(title=f"Export → {summary.path}")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for name, value in [("trajectories written", summary.written), ("tool calls", summary.tool_calls),
-                        ("tokens (final context, summed)", summary.tokens), ("secrets redacted", summary.redactions),
-                        *((f"skipped: {why}", n) for why, n in summary.skipped.items())]:
+    for name, value in [
+        ("trajectories written", summary.written),
+        ("tool calls", summary.tool_calls),
+        ("tokens (final context, summed)", summary.tokens),
+        ("secrets redacted", summary.redactions),
+        *((f"skipped: {why}", n) for why, n in summary.skipped.items()),
+    ]:
         table.add_row(name, str(value))
     Console().print(table)

@@ -9,14 +9,14 @@ from rich.console import Console
 
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
-from prchain.stats import collect_stats, render_stats
-from sql.db import make_engine
 
 
 @main.command()
 @config_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def stats(config_path: str | None, overrides: tuple[str, ...], db_url: str | None, as_json: bool) -> None:
+def stats(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, as_json: bool
+) -> None:
     """Show what the store holds: repos, PRs, references, chains, queries, trajectories, PRM use.
 
     Example:
@@ -26,6 +26,9 @@ def stats(config_path: str | None, overrides: tuple[str, ...], db_url: str | Non
       prchain stats --json | jq .pr_pr_references
     """
     config = build_config(config_path, overrides, db_url)
+    from prchain.app.stats import collect_stats, render_stats
+    from prchain.app.views import make_engine
+
     data = collect_stats(make_engine(config.store.url))
     if as_json:
         click.echo(json.dumps(data, sort_keys=True, default=str))

@@ -53,7 +53,9 @@ class PRPatch(Base):
 
     __tablename__ = "pr_patches"
 
-    pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"), primary_key=True)
+    pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), primary_key=True
+    )
     diff: Mapped[str] = mapped_column(Text)
     size_bytes: Mapped[int]
 
@@ -63,7 +65,9 @@ class PRFile(Base):
     __table_args__ = (UniqueConstraint("pr_id", "path"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True)
+    pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
     path: Mapped[str] = mapped_column(Text)
     previous_path: Mapped[str | None] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(20), default="modified")
@@ -77,7 +81,9 @@ class PRCommit(Base):
     __table_args__ = (UniqueConstraint("pr_id", "sha"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True)
+    pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
     sha: Mapped[str] = mapped_column(String(64))
     message: Mapped[str] = mapped_column(Text, default="")
     author: Mapped[str | None] = mapped_column(String(200))
@@ -91,7 +97,9 @@ class Comment(Base):
     __table_args__ = (UniqueConstraint("pr_id", "kind", "external_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True)
+    pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
     kind: Mapped[str] = mapped_column(String(20))  # comment | review | review_comment
     external_id: Mapped[str] = mapped_column(String(100))
     author: Mapped[str | None] = mapped_column(String(200))
@@ -123,21 +131,33 @@ class Reference(Base):
 
     __tablename__ = "pr_references"
     __table_args__ = (
-        UniqueConstraint("src_pr_id", "target_repo", "target_number", "type", "found_in", "via_issue"),
+        UniqueConstraint(
+            "src_pr_id", "target_repo", "target_number", "type", "found_in", "via_issue"
+        ),
         Index(None, "repo_id", "target_number"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"))
-    src_pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True)
-    target_repo: Mapped[str] = mapped_column(String(200))  # owner/name; equals the source repo unless external
+    src_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    target_repo: Mapped[str] = mapped_column(
+        String(200)
+    )  # owner/name; equals the source repo unless external
     target_number: Mapped[int]
     target_kind: Mapped[str] = mapped_column(String(20))  # pr | issue | external | unknown
-    target_pr_id: Mapped[int | None] = mapped_column(ForeignKey("pull_requests.id", ondelete="SET NULL"))
+    target_pr_id: Mapped[int | None] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="SET NULL")
+    )
     # mention | fixes | reverts | follow_up | cross_reference | closing_issue | issue_mediated
     type: Mapped[str] = mapped_column(String(20))
-    found_in: Mapped[str] = mapped_column(String(20))  # title | body | commit | comment | review | timeline | issue
-    via_issue: Mapped[int] = mapped_column(default=0)  # the mediating issue number; 0 for direct links
+    found_in: Mapped[str] = mapped_column(
+        String(20)
+    )  # title | body | commit | comment | review | timeline | issue
+    via_issue: Mapped[int] = mapped_column(
+        default=0
+    )  # the mediating issue number; 0 for direct links
     evidence: Mapped[str] = mapped_column(Text, default="")
 
 
@@ -146,7 +166,9 @@ class SyncCursor(Base):
 
     __tablename__ = "sync_cursors"
 
-    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), primary_key=True)
+    repo_id: Mapped[int] = mapped_column(
+        ForeignKey("repos.id", ondelete="CASCADE"), primary_key=True
+    )
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
     kind: Mapped[str] = mapped_column(String(40), primary_key=True)
     value: Mapped[str] = mapped_column(Text)

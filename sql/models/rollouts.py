@@ -16,7 +16,9 @@ class Rollout(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     chain_id: Mapped[int] = mapped_column(ForeignKey("chains.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(20), default="running")  # running | kept | rejected | failed
+    status: Mapped[str] = mapped_column(
+        String(20), default="running"
+    )  # running | kept | rejected | failed
     reason: Mapped[str | None] = mapped_column(Text)
     conflict_policy: Mapped[str] = mapped_column(String(20))
     keep_policy: Mapped[str] = mapped_column(String(20), default="all")
@@ -30,7 +32,9 @@ class Rollout(Base):
     trajectory_tokens: Mapped[int] = mapped_column(default=0)  # length of the final conversation
     agent_steps: Mapped[int] = mapped_column(default=0)
     tool_calls: Mapped[int] = mapped_column(default=0)
-    cost_usd: Mapped[float] = mapped_column(default=0.0)  # every LLM call of the rollout (policy, judge, PRM)
+    cost_usd: Mapped[float] = mapped_column(
+        default=0.0
+    )  # every LLM call of the rollout (policy, judge, PRM)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
@@ -40,9 +44,13 @@ class RolloutStage(Base):
     __table_args__ = (UniqueConstraint("rollout_id", "stage_idx"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    rollout_id: Mapped[int] = mapped_column(
+        ForeignKey("rollouts.id", ondelete="CASCADE"), index=True
+    )
     stage_idx: Mapped[int]
-    status: Mapped[str] = mapped_column(String(20), default="running")  # running | passed | failed | stopped
+    status: Mapped[str] = mapped_column(
+        String(20), default="running"
+    )  # running | passed | failed | stopped
     reason: Mapped[str | None] = mapped_column(Text)
     score: Mapped[float | None]
     rounds: Mapped[int] = mapped_column(default=0)
@@ -61,10 +69,14 @@ class Step(Base):
     __table_args__ = (UniqueConstraint("rollout_id", "idx"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    rollout_id: Mapped[int] = mapped_column(
+        ForeignKey("rollouts.id", ondelete="CASCADE"), index=True
+    )
     stage_idx: Mapped[int]
     idx: Mapped[int]  # position in the rollout's message list
-    kind: Mapped[str] = mapped_column(String(20))  # system | query | assistant | tool | feedback | prm | format_error
+    kind: Mapped[str] = mapped_column(
+        String(20)
+    )  # system | query | assistant | tool | feedback | prm | format_error
     message: Mapped[dict[str, Any]]  # the OpenAI-format message exactly as sent
     tool_call: Mapped[dict[str, Any] | None]
     observation: Mapped[str | None] = mapped_column(Text)
@@ -79,12 +91,18 @@ class Judgement(Base):
     __table_args__ = (UniqueConstraint("rollout_id", "stage_idx", "round"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    rollout_id: Mapped[int] = mapped_column(ForeignKey("rollouts.id", ondelete="CASCADE"), index=True)
+    rollout_id: Mapped[int] = mapped_column(
+        ForeignKey("rollouts.id", ondelete="CASCADE"), index=True
+    )
     stage_idx: Mapped[int]
     round: Mapped[int]  # 0 = first submission, 1..3 = refinements
     score: Mapped[float]
     comment: Mapped[str] = mapped_column(Text, default="")
     passed: Mapped[bool]
-    attempts: Mapped[int] = mapped_column(default=1)  # judge calls needed (malformed or leaking output re-asked)
-    redacted: Mapped[bool] = mapped_column(default=False)  # comment still quoted the gold patch and was redacted
+    attempts: Mapped[int] = mapped_column(
+        default=1
+    )  # judge calls needed (malformed or leaking output re-asked)
+    redacted: Mapped[bool] = mapped_column(
+        default=False
+    )  # comment still quoted the gold patch and was redacted
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -21,7 +21,9 @@ class Chain(Base):
     signature: Mapped[str] = mapped_column(String(400))  # PR ids in stage order, "12-40-77"
     length: Mapped[int]
     score: Mapped[float] = mapped_column(default=0.0)
-    edges: Mapped[list[Any]] = mapped_column(default=list)  # [{src, dst, types, strength, overlap, evidence}]
+    edges: Mapped[list[Any]] = mapped_column(
+        default=list
+    )  # [{src, dst, types, strength, overlap, evidence}]
     overview: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -40,4 +42,6 @@ class ChainStage(Base):
     gold_test_patch: Mapped[str] = mapped_column(Text, default="")
     query: Mapped[str | None] = mapped_column(Text)
     query_attempts: Mapped[int] = mapped_column(default=0)
-    query_leaks: Mapped[list[Any]] = mapped_column(default=list)  # identifiers the final query still names
+    query_leaks: Mapped[list[Any]] = mapped_column(
+        default=list
+    )  # identifiers the final query still names

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from agent.config import AgentConfig
-from agent.rollout import ChainRunner
-from llm.client import LLMClient
-from llm.config import LLMConfig
-from prchain.config import Config
-from prchain.testing.repos import ChainRepo, make_chain_repo
+from prchain.agent.config import AgentConfig
+from prchain.agent.runner import ChainRunner
+from prchain.app.config import Config
+from prchain.app.rollout import make_chain_runner
+from prchain.dev.repos import ChainRepo, make_chain_repo
+from prchain.llm.client import LLMClient
+from prchain.llm.config import LLMConfig
 from sql.config import StoreConfig
 from sql.db import make_engine, session_scope
 from sql.models import Chain, ChainStage, PullRequest, Repo
@@ -40,40 +41,68 @@ def seed_chain(url: str, root: Path, prs: tuple[int, ...] = (1, 2)) -> SeededCha
     repo = make_chain_repo(root / "calc")
     engine = make_engine(url)
     with session_scope(engine) as session:
-        row = Repo(full_name="acme/calc", source="git", clone_path=str(repo.path), default_branch="main")
+        row = Repo(
+            full_name="acme/calc", source="git", clone_path=str(repo.path), default_branch="main"
+        )
         session.add(row)
         session.flush()
-        chain = Chain(repo_id=row.id, strategy="test", signature="-".join(map(str, prs)), length=len(prs),
-                      overview=OVERVIEW)
+        chain = Chain(
+            repo_id=row.id,
+            strategy="test",
+            signature="-".join(map(str, prs)),
+            length=len(prs),
+            overview=OVERVIEW,
+        )
         session.add(chain)
         session.flush()
         for idx, number in enumerate(prs, 1):
             info = repo.prs[number]
-            pr = PullRequest(repo_id=row.id, number=number, title=info.title, source="git", base_sha=info.base_sha,
-                             merge_commit_sha=info.merge_sha, patch_status="ok")
+            pr = PullRequest(
+                repo_id=row.id,
+                number=number,
+                title=info.title,
+                source="git",
+                base_sha=info.base_sha,
+                merge_commit_sha=info.merge_sha,
+                patch_status="ok",
+            )
             session.add(pr)
             session.flush()
-            session.add(ChainStage(chain_id=chain.id, idx=idx, pr_id=pr.id, base_sha=info.base_sha,
-                                   end_sha=info.merge_sha, gold_patch=info.gold_patch, query=QUERIES.get(idx, "Go on.")))
+            session.add(
+                ChainStage(
+                    chain_id=chain.id,
+                    idx=idx,
+                    pr_id=pr.id,
+                    base_sha=info.base_sha,
+                    end_sha=info.merge_sha,
+                    gold_patch=info.gold_patch,
+                    query=QUERIES.get(idx, "Go on."),
+                )
+            )
         chain_id = chain.id
     engine.dispose()
     return SeededChain(repo, chain_id, url)
 
 
 def test_config(url: str, llm_config: LLMConfig, **agent: Any) -> Config:
-    return Config(store=StoreConfig(url=url), llm=llm_config, agent=AgentConfig(**{"max_steps_per_stage": 30, **agent}))
+    return Config(
+        store=StoreConfig(url=url),
+        llm=llm_config,
+        agent=AgentConfig(**{"max_steps_per_stage": 30, **agent}),
+    )
 
 
 @pytest.fixture
 def make_runner(llm_config: LLMConfig) -> Callable[..., ChainRunner]:
     def make(engine: Engine, **agent: Any) -> ChainRunner:
         config = test_config(engine.url.render_as_string(hide_password=False), llm_config, **agent)
-        return ChainRunner(config, engine, LLMClient(config.llm, engine))
+        return make_chain_runner(config, engine, LLMClient(config.llm, engine))
 
     return make
 
 
 # -- scripted replies ---------------------------------------------------------------------------------
+
 
 def bash(command: str) -> list[dict[str, Any]]:
     return [{"name": "bash", "arguments": {"command": command}}]

@@ -11,17 +11,17 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from agent.export import validate_record
-from llm.config import LLMConfig
-from miner.mine import mine
+from prchain.agent.export import validate_record
 from prchain.cli import main
-from prchain.config import load_config
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.repos import make_chain_repo
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.dev.repos import make_chain_repo
+from prchain.llm.config import LLMConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 QUERY = "Users of the calculator module want one more arithmetic capability; extend the operations file accordingly."
-OVERVIEW = "Over a few steps the calculator grows from addition to a fuller set of arithmetic operations."
+OVERVIEW = (
+    "Over a few steps the calculator grows from addition to a fuller set of arithmetic operations."
+)
 
 
 def _policy(body: dict[str, Any]) -> dict[str, Any]:
@@ -31,10 +31,17 @@ def _policy(body: dict[str, Any]) -> dict[str, Any]:
         if message["role"] == "user":
             break
         turns += message["role"] == "assistant"
-    stage = sum(1 for m in body["messages"] if m["role"] == "user" and "Task " in str(m.get("content")))
+    stage = sum(
+        1 for m in body["messages"] if m["role"] == "user" and "Task " in str(m.get("content"))
+    )
     actions = [
         {"name": "bash", "arguments": {"command": "ls calc && tail -n 3 calc/ops.py"}},
-        {"name": "bash", "arguments": {"command": f"printf '\\n\\ndef op_{stage}(x, y):\\n    return (x, y)\\n' >> calc/ops.py"}},
+        {
+            "name": "bash",
+            "arguments": {
+                "command": f"printf '\\n\\ndef op_{stage}(x, y):\\n    return (x, y)\\n' >> calc/ops.py"
+            },
+        },
         {"name": "submit", "arguments": {"summary": f"stage {stage} done"}},
     ]
     return {"tool_calls": [actions[min(turns, 2)]]}
@@ -55,13 +62,12 @@ def test_readme_pipeline_on_a_repository_made_here(
     fake_llm.push(model="query_constructor", content=QUERY, times=None)
     fake_llm.push(model="overview", content=OVERVIEW, times=None)
     fake_llm.push(model="policy", responder=_policy, times=None)
-    fake_llm.push(model="judge", content=json.dumps({"score": 0.9, "comment": "Acceptable."}), times=None)
+    fake_llm.push(
+        model="judge", content=json.dumps({"score": 0.9, "comment": "Acceptable."}), times=None
+    )
     common = ["--config", str(config), "--db", sqlite_url]
 
-    if "mine" in main.commands:
-        _invoke("mine", "--source", "git", "--name", "acme/calc", str(repo.path), *common)
-    else:  # the miner's command module is still being written; its library entry point is what it calls
-        mine(load_config(config, [f"store.url={sqlite_url}"]), [str(repo.path)], source="git", name="acme/calc")
+    _invoke("mine", "--source", "git", "--name", "acme/calc", str(repo.path), *common)
     _invoke("chains", "build", *common)
     _invoke("queries", "build", *common)
     rolled = _invoke("rollout", "--workers", "2", *common)
@@ -73,7 +79,9 @@ def test_readme_pipeline_on_a_repository_made_here(
     assert records, "no trajectory was exported"
     for record in records:
         validate_record(record)
-        assert record["metadata"]["repo"] == "acme/calc" and len(record["metadata"]["pr_numbers"]) >= 2
+        assert (
+            record["metadata"]["repo"] == "acme/calc" and len(record["metadata"]["pr_numbers"]) >= 2
+        )
     loaded = datasets.load_dataset("json", data_files=str(out), split="train")
     assert loaded.num_rows == len(records)
     stats = json.loads(_invoke("stats", "--json", *common))

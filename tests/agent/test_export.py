@@ -11,15 +11,15 @@ import pytest
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from agent.export import export_trajectories, validate_record
-from agent.rollout import ChainRunner
-from prchain.secrets import REDACTED, SECRET_PATTERNS
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.llm_fixtures import FAKE_API_KEY
+from prchain.agent.export import export_trajectories, validate_record
+from prchain.agent.runner import ChainRunner
+from prchain.core.secrets import REDACTED, SECRET_PATTERNS
+from prchain.dev.fake_llm import ScriptedLLMServer
 from sql.db import session_scope
 from sql.models import ChainStage, RolloutStage, Step
 from tests.agent.conftest import bash
 from tests.agent.test_rollout import COMMENT_1, run_happy_chain
+from tests.support.llm_fixtures import FAKE_API_KEY
 
 pytestmark = pytest.mark.docker
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -34,16 +34,25 @@ def _texts(record: dict) -> list[str]:
 
 
 @pytest.fixture
-def exported_rollout(fake_llm: ScriptedLLMServer, sqlite_engine: Engine, tmp_path: Path,
-                     make_runner: Callable[..., ChainRunner]) -> int:
+def exported_rollout(
+    fake_llm: ScriptedLLMServer,
+    sqlite_engine: Engine,
+    tmp_path: Path,
+    make_runner: Callable[..., ChainRunner],
+) -> int:
     # The agent prints a token-like string and tries to read the API key (the sandbox has none).
-    fake_llm.push(model="policy", tool_calls=bash(f"echo deploy with {GITHUB_TOKEN}; echo key=$OPENAI_API_KEY"))
+    fake_llm.push(
+        model="policy",
+        tool_calls=bash(f"echo deploy with {GITHUB_TOKEN}; echo key=$OPENAI_API_KEY"),
+    )
     return run_happy_chain(fake_llm, str(sqlite_engine.url), tmp_path, make_runner, sqlite_engine)
 
 
-def test_the_export_is_valid_loadable_and_clean(exported_rollout: int, sqlite_engine: Engine, tmp_path: Path) -> None:
+def test_the_export_is_valid_loadable_and_clean(
+    exported_rollout: int, sqlite_engine: Engine, tmp_path: Path
+) -> None:
     out = tmp_path / "out" / "trajectories.jsonl"
-    summary = export_trajectories(sqlite_engine, out, min_score=0.8, policy="all")
+    summary = export_trajectories(sqlite_engine, out, min_score=0.8, keep="all")
     assert summary.written == 1 and summary.redactions >= 1
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     validate_record(record)
@@ -51,15 +60,29 @@ def test_the_export_is_valid_loadable_and_clean(exported_rollout: int, sqlite_en
     roles = [m["role"] for m in record["messages"]]
     assert roles[:2] == ["system", "user"] and roles.count("tool") == 9 and roles[-1] == "tool"
     meta = record["metadata"]
-    assert (meta["pr_numbers"], meta["stage_scores"], meta["kept_stages"]) == ([1, 2], [0.9, 0.95], 2)
-    assert meta["tool_calls"] == 9 and meta["models"]["policy"] == "policy" and meta["trajectory_tokens"] > 0
-    assert any(COMMENT_1 in m["content"] for m in record["messages"] if m["role"] == "user")  # the feedback turn
+    assert (meta["pr_numbers"], meta["stage_scores"], meta["kept_stages"]) == (
+        [1, 2],
+        [0.9, 0.95],
+        2,
+    )
+    assert (
+        meta["tool_calls"] == 9
+        and meta["models"]["policy"] == "policy"
+        and meta["trajectory_tokens"] > 0
+    )
+    assert any(
+        COMMENT_1 in m["content"] for m in record["messages"] if m["role"] == "user"
+    )  # the feedback turn
 
     texts = _texts(record)
     with Session(sqlite_engine) as session:
         golds = [s.gold_patch for s in session.scalars(select(ChainStage))]
-    gold = [line[1:].strip() for patch in golds for line in patch.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---")) and len(line[1:].strip()) >= 10]
+    gold = [
+        line[1:].strip()
+        for patch in golds
+        for line in patch.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and len(line[1:].strip()) >= 10
+    ]
     assert gold and not [g for g in gold for t in texts if g in t]
     assert not any("<reference_patch>" in t or '"score"' in t for t in texts)  # no judge internals
     raw = out.read_text()
@@ -72,19 +95,34 @@ def test_the_export_is_valid_loadable_and_clean(exported_rollout: int, sqlite_en
     assert json.loads(loaded[0]["metadata"]["config_json"])["agent"]["judge_threshold"] == 0.8
 
 
-def test_prefix_policy_and_prm_turns(exported_rollout: int, sqlite_engine: Engine, tmp_path: Path) -> None:
+def test_prefix_policy_and_prm_turns(
+    exported_rollout: int, sqlite_engine: Engine, tmp_path: Path
+) -> None:
     with session_scope(sqlite_engine) as session:
         session.execute(update(RolloutStage).where(RolloutStage.stage_idx == 2).values(score=0.5))
-        session.add(Step(rollout_id=exported_rollout, stage_idx=1, idx=10_000, kind="prm",
-                         message={"role": "user", "content": "[PRM] consider running the tests"}))
-    assert export_trajectories(sqlite_engine, tmp_path / "all.jsonl", policy="all").written == 0
+        session.add(
+            Step(
+                rollout_id=exported_rollout,
+                stage_idx=1,
+                idx=10_000,
+                kind="prm",
+                message={"role": "user", "content": "[PRM] consider running the tests"},
+            )
+        )
+    assert export_trajectories(sqlite_engine, tmp_path / "all.jsonl", keep="all").written == 0
 
-    summary = export_trajectories(sqlite_engine, tmp_path / "prefix.jsonl", policy="prefix")
+    summary = export_trajectories(sqlite_engine, tmp_path / "prefix.jsonl", keep="prefix")
     (record,) = [json.loads(line) for line in (tmp_path / "prefix.jsonl").read_text().splitlines()]
-    assert summary.written == 1 and record["metadata"]["kept_stages"] == 1 and record["metadata"]["pr_numbers"] == [1]
-    assert not any("Task 2 of 2" in m["content"] or "[PRM]" in m["content"] for m in record["messages"])
+    assert (
+        summary.written == 1
+        and record["metadata"]["kept_stages"] == 1
+        and record["metadata"]["pr_numbers"] == [1]
+    )
+    assert not any(
+        "Task 2 of 2" in m["content"] or "[PRM]" in m["content"] for m in record["messages"]
+    )
 
-    export_trajectories(sqlite_engine, tmp_path / "prm.jsonl", policy="prefix", keep_prm=True)
+    export_trajectories(sqlite_engine, tmp_path / "prm.jsonl", keep="prefix", keep_prm=True)
     (with_prm,) = [json.loads(line) for line in (tmp_path / "prm.jsonl").read_text().splitlines()]
     assert any(m["content"].startswith("[PRM]") for m in with_prm["messages"])
     validate_record(with_prm)

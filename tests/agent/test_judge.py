@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from agent.judge import REDACTED, Judge, gold_lines, leaked_lines, parse_verdict
-from llm.client import LLMClient
-from llm.config import LLMConfig
-from prchain.errors import JudgeOutputInvalid, LLMOutputInvalid
-from prchain.testing.fake_llm import ScriptedLLMServer
+from prchain.agent.judge import REDACTED, Judge, gold_lines, leaked_lines, parse_verdict
+from prchain.core.errors import JudgeOutputInvalid, LLMOutputInvalid
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.llm.client import LLMClient
+from prchain.llm.config import LLMConfig
 from tests.agent.conftest import verdict
 
 GOLD = """diff --git a/calc/ops.py b/calc/ops.py
@@ -30,14 +30,23 @@ def judge(llm_config: LLMConfig, engine: Engine) -> Judge:
 
 
 def ask(j: Judge) -> object:
-    return j.judge(query="Add subtraction.", gold_patch=GOLD, agent_patch="+def subtract(x, y): return x + y")
+    return j.judge(
+        query="Add subtraction.", gold_patch=GOLD, agent_patch="+def subtract(x, y): return x + y"
+    )
 
 
-@pytest.mark.parametrize("reply", [
-    "The patch looks fine to me.", '{"score": "0.9", "comment": "ok"}', '{"score": 1.4, "comment": "ok"}',
-    '{"score": 0.9}', '{"score": 0.9, "comment": "ok", "confidence": 1}', '{"score": true, "comment": "ok"}',
-    '{"score": 0.9, "comment": ""}',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The patch looks fine to me.",
+        '{"score": "0.9", "comment": "ok"}',
+        '{"score": 1.4, "comment": "ok"}',
+        '{"score": 0.9}',
+        '{"score": 0.9, "comment": "ok", "confidence": 1}',
+        '{"score": true, "comment": "ok"}',
+        '{"score": 0.9, "comment": ""}',
+    ],
+)
 def test_malformed_verdicts_are_refused_not_guessed(reply: str) -> None:
     with pytest.raises(LLMOutputInvalid):
         parse_verdict(reply)
@@ -45,7 +54,10 @@ def test_malformed_verdicts_are_refused_not_guessed(reply: str) -> None:
 
 def test_a_fenced_or_bare_verdict_parses() -> None:
     assert parse_verdict('```json\n{"score": 1, "comment": "fine"}\n```').score == 1
-    assert parse_verdict('{"score": 0.25, "comment": "missing the error case"}').comment == "missing the error case"
+    assert (
+        parse_verdict('{"score": 0.25, "comment": "missing the error case"}').comment
+        == "missing the error case"
+    )
 
 
 def test_malformed_output_is_retried_with_the_problem_named(
@@ -73,10 +85,16 @@ def test_a_comment_quoting_the_gold_patch_is_regenerated(
     fake_llm: ScriptedLLMServer, llm_config: LLMConfig, sqlite_engine: Engine
 ) -> None:
     fake_llm.push(model="judge", content=verdict(0.3, LEAKY))
-    fake_llm.push(model="judge", content=verdict(0.3, "subtract adds its arguments; it should take the second away."))
+    fake_llm.push(
+        model="judge",
+        content=verdict(0.3, "subtract adds its arguments; it should take the second away."),
+    )
     judged = ask(judge(llm_config, sqlite_engine))
     assert "minuend - subtrahend" not in judged.comment and judged.attempts == 2  # type: ignore[attr-defined]
-    assert "copies code from the reference" in fake_llm.requests_for("judge")[1]["messages"][-1]["content"]
+    assert (
+        "copies code from the reference"
+        in fake_llm.requests_for("judge")[1]["messages"][-1]["content"]
+    )
 
 
 def test_a_judge_that_keeps_quoting_is_redacted(
@@ -89,4 +107,7 @@ def test_a_judge_that_keeps_quoting_is_redacted(
 
 
 def test_gold_lines_are_the_long_added_and_removed_lines() -> None:
-    assert gold_lines(GOLD, 20) == ["def subtract(minuend, subtrahend):", "return minuend - subtrahend"]
+    assert gold_lines(GOLD, 20) == [
+        "def subtract(minuend, subtrahend):",
+        "return minuend - subtrahend",
+    ]

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from environments import cleanup
 from environments.docker_client import DockerClient
-from llm.config import LLMConfig
-from prchain.testing.fake_llm import ScriptedLLMServer
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.llm.config import LLMConfig
 from sql.db import make_engine
 from sql.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
 from tests.agent.conftest import bash, edit, seed_chain, submit, verdict
@@ -31,20 +31,36 @@ SUBTRACT = "    return a + b\n\n\ndef subtract(x, y):\n    return x - y  # carri
 
 def _config_file(tmp_path: Path, llm_config: LLMConfig) -> Path:
     path = tmp_path / "prchain.yaml"
-    path.write_text(yaml.safe_dump({"llm": llm_config.model_dump(mode="json"), "agent": {"max_steps_per_stage": 20}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"llm": llm_config.model_dump(mode="json"), "agent": {"max_steps_per_stage": 20}}
+        )
+    )
     return path
 
 
 def _script_stage_one(fake_llm: ScriptedLLMServer) -> None:
-    fake_llm.push(model="policy", tool_calls=edit(command="str_replace", path="calc/ops.py",
-                                                  old_str="    return a + b\n", new_str=SUBTRACT))
+    fake_llm.push(
+        model="policy",
+        tool_calls=edit(
+            command="str_replace",
+            path="calc/ops.py",
+            old_str="    return a + b\n",
+            new_str=SUBTRACT,
+        ),
+    )
     fake_llm.push(model="policy", tool_calls=submit())
     fake_llm.push(model="judge", content=verdict(0.9, "Subtraction works."))
 
 
 def _script_stage_two(fake_llm: ScriptedLLMServer) -> None:
     fake_llm.push(model="policy", contains="Task 2 of 2", tool_calls=bash("cat calc/ops.py"))
-    fake_llm.push(model="policy", tool_calls=edit(command="create", path="calc/mul.py", file_text="def times(x, y):\n    return x * y\n"))
+    fake_llm.push(
+        model="policy",
+        tool_calls=edit(
+            command="create", path="calc/mul.py", file_text="def times(x, y):\n    return x * y\n"
+        ),
+    )
     fake_llm.push(model="policy", tool_calls=submit())
     fake_llm.push(model="judge", content=verdict(0.95, "Multiplication works."))
 
@@ -53,7 +69,9 @@ def _wait(event: threading.Event, proc: subprocess.Popen[bytes], seconds: float 
     deadline = time.monotonic() + seconds
     while not event.wait(0.2):
         if proc.poll() is not None:
-            raise AssertionError(f"rollout exited early ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            raise AssertionError(
+                f"rollout exited early ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}"
+            )  # type: ignore[union-attr]
         if time.monotonic() > deadline:
             raise AssertionError("the rollout never reached stage 2")
 
@@ -63,11 +81,25 @@ def _rows(url: str) -> dict[str, Any]:
     with Session(engine) as session:
         data = {
             "rollouts": [(r.id, r.status) for r in session.scalars(select(Rollout))],
-            "steps": [(s.id, s.idx, s.stage_idx, s.kind) for s in session.scalars(select(Step).order_by(Step.idx))],
-            "stages": [(s.stage_idx, s.status) for s in session.scalars(select(RolloutStage).order_by(RolloutStage.stage_idx))],
+            "steps": [
+                (s.id, s.idx, s.stage_idx, s.kind)
+                for s in session.scalars(select(Step).order_by(Step.idx))
+            ],
+            "stages": [
+                (s.stage_idx, s.status)
+                for s in session.scalars(select(RolloutStage).order_by(RolloutStage.stage_idx))
+            ],
             "judgements": session.scalar(select(func.count()).select_from(Judgement)),
-            "transitions": [t.stage_idx for t in session.scalars(select(EnvTransition).order_by(EnvTransition.stage_idx))],
-            "stage2_look": [s.observation for s in session.scalars(select(Step).where(Step.stage_idx == 2, Step.kind == "tool"))],
+            "transitions": [
+                t.stage_idx
+                for t in session.scalars(select(EnvTransition).order_by(EnvTransition.stage_idx))
+            ],
+            "stage2_look": [
+                s.observation
+                for s in session.scalars(
+                    select(Step).where(Step.stage_idx == 2, Step.kind == "tool")
+                )
+            ],
         }
     engine.dispose()
     return data
@@ -100,7 +132,10 @@ def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
             proc.kill()
     cleanup.gc(DockerClient())  # the killed owner's container, as `prchain env gc` would
 
-    assert before["rollouts"] == [(1, "running")] and before["stages"] == [(1, "passed"), (2, "running")]
+    assert before["rollouts"] == [(1, "running")] and before["stages"] == [
+        (1, "passed"),
+        (2, "running"),
+    ]
     assert before["steps"][-1][2:] == (2, "query")
     stage_one = [s for s in before["steps"] if s[2] == 1]
 
@@ -117,6 +152,10 @@ def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
     assert after["transitions"] == [1, 2]
     # The rebuilt sandbox held the agent's stage-1 work when stage 2 restarted.
     assert "return x - y  # carried" in after["stage2_look"][0]
-    resumed = [r for r in fake_llm.requests_for("policy") if "Task 2 of 2" in str(r["messages"][-1]["content"])]
+    resumed = [
+        r
+        for r in fake_llm.requests_for("policy")
+        if "Task 2 of 2" in str(r["messages"][-1]["content"])
+    ]
     assert len(resumed) == 2  # the killed attempt and the resumed one, each starting stage 2 afresh
     assert seeded.chain_id == 1

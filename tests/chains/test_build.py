@@ -7,11 +7,11 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from chains.build import build_chains
+from chains.config import ChainsConfig
 from chains.patches import is_test_path, split_patch
-from prchain.config import Config
-from prchain.errors import ConfigError
-from prchain.testing.chain_store import StoreBuilder
+from prchain.core.errors import ConfigError
 from sql.models import Chain, ChainStage
+from tests.support.chain_store import StoreBuilder
 
 
 def _store(engine: Engine) -> StoreBuilder:
@@ -28,17 +28,22 @@ def _store(engine: Engine) -> StoreBuilder:
 
 def _counts(engine: Engine) -> tuple[int, int]:
     with Session(engine) as session:
-        return session.scalar(select(func.count()).select_from(Chain)), session.scalar(select(func.count()).select_from(ChainStage))
+        return session.scalar(select(func.count()).select_from(Chain)), session.scalar(
+            select(func.count()).select_from(ChainStage)
+        )
 
 
 def test_build_writes_ordered_stages_and_is_idempotent(engine: Engine) -> None:
     store = _store(engine)
-    summary = build_chains(Config(), engine)
+    summary = build_chains(ChainsConfig(), engine)
     assert dict(summary.by_length) == {3: 1} and summary.new == 1 and summary.stages == 3
     with Session(engine) as session:
         chain = session.scalars(select(Chain)).one()
         stages = session.scalars(select(ChainStage).order_by(ChainStage.idx)).all()
-    assert chain.signature == f"{store.pr_id(1)}-{store.pr_id(2)}-{store.pr_id(3)}" and chain.length == 3
+    assert (
+        chain.signature == f"{store.pr_id(1)}-{store.pr_id(2)}-{store.pr_id(3)}"
+        and chain.length == 3
+    )
     assert [e["types"] for e in chain.edges] == [["follow_up"], ["fixes"]]
     assert [s.pr_id for s in stages] == [store.pr_id(n) for n in (1, 2, 3)]
     assert stages[0].base_sha == f"{1:040x}" and stages[0].end_sha == f"{9001:040x}"
@@ -46,9 +51,13 @@ def test_build_writes_ordered_stages_and_is_idempotent(engine: Engine) -> None:
     assert "tests/test_ops.py" in stages[0].gold_test_patch and stages[1].gold_test_patch == ""
 
     with Session(engine) as session, session.begin():
-        session.execute(update(ChainStage).where(ChainStage.idx == 1).values(query="Let users subtract.", query_attempts=2))
+        session.execute(
+            update(ChainStage)
+            .where(ChainStage.idx == 1)
+            .values(query="Let users subtract.", query_attempts=2)
+        )
         session.execute(update(Chain).values(overview="A calculator grows."))
-    again = build_chains(Config(), engine)
+    again = build_chains(ChainsConfig(), engine)
     assert again.new == 0 and _counts(engine) == (1, 3)
     with Session(engine) as session:
         first = session.scalars(select(ChainStage).where(ChainStage.idx == 1)).one()
@@ -58,18 +67,18 @@ def test_build_writes_ordered_stages_and_is_idempotent(engine: Engine) -> None:
 
 def test_strategies_live_side_by_side_and_stale_chains_are_pruned(engine: Engine) -> None:
     _store(engine)
-    build_chains(Config(), engine)
-    single = build_chains(Config(), engine, strategy="single")
+    build_chains(ChainsConfig(), engine)
+    single = build_chains(ChainsConfig(), engine, strategy="single")
     assert dict(single.by_length) == {1: 1}  # #4 alone
     assert _counts(engine) == (2, 4)
-    shorter = build_chains(Config(), engine, max_len=2)
+    shorter = build_chains(ChainsConfig(), engine, max_len=2)
     assert dict(shorter.by_length) == {2: 2} and shorter.pruned == 1
     assert _counts(engine) == (3, 5)
 
 
 def test_bad_lengths_are_a_config_error(engine: Engine) -> None:
     with pytest.raises(ConfigError, match="larger than"):
-        build_chains(Config(), engine, min_len=4, max_len=2)
+        build_chains(ChainsConfig(), engine, min_len=4, max_len=2)
 
 
 def test_patch_split_keeps_sections_byte_for_byte() -> None:
@@ -82,6 +91,12 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
     split = split_patch(diff)
     assert split.code_paths == ("src/a.py", "src/sp ace.py")
     assert split.test_paths == ("crates/x/resources/test/fixtures/b.py",)
-    assert sorted(split.code.split("diff --git") + split.test.split("diff --git")) == sorted(diff.split("diff --git") + [""])
+    assert sorted(split.code.split("diff --git") + split.test.split("diff --git")) == sorted(
+        diff.split("diff --git") + [""]
+    )
     assert split_patch("").code == ""
-    assert is_test_path("pkg/foo_test.go") and is_test_path("src/snapshots/x.snap") and not is_test_path("src/testing_utils_x.py")
+    assert (
+        is_test_path("pkg/foo_test.go")
+        and is_test_path("src/snapshots/x.snap")
+        and not is_test_path("src/testing_utils_x.py")
+    )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from miner.config import MinerConfig
 from prchain.cli import main
-from prchain.config import Config
-from prchain.testing.repos import make_chain_repo
+from prchain.dev.repos import make_chain_repo
 from sql.db import make_engine
 
 
@@ -18,7 +18,7 @@ def _mined(tmp_path: Path) -> str:
 
     repo = make_chain_repo(tmp_path / "calc")
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    mine(Config(), [str(repo.path)], source="git", name="acme/calc", engine=make_engine(url))
+    mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/calc")
     return url
 
 
@@ -41,13 +41,22 @@ def test_mined_chain_repo_gives_the_three_pr_chain(tmp_path: Path) -> None:
     exported = runner.invoke(main, ["tasks", "export", str(out), "--db", url])
     assert exported.exit_code == 0 and "wrote 1 chains" in exported.output
     task = json.loads(out.read_text())
-    assert [s["instance_id"] for s in task["stages"]] == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
+    assert [s["instance_id"] for s in task["stages"]] == [
+        "acme__calc-1",
+        "acme__calc-2",
+        "acme__calc-3",
+    ]
     assert "def divide" in task["stages"][2]["patch"]
 
     stats = runner.invoke(main, ["stats", "--json", "--db", url])
     assert stats.exit_code == 0
     data = json.loads(stats.output)
-    assert data["chains"] == 1 and data["chains_by_length"] == {"3": 1} and data["queries"] == 0 and data["stages"] == 3
+    assert (
+        data["chains"] == 1
+        and data["chains_by_length"] == {"3": 1}
+        and data["queries"] == 0
+        and data["stages"] == 3
+    )
 
 
 def test_show_of_an_unknown_chain_is_one_clear_line(tmp_path: Path) -> None:
@@ -69,7 +78,11 @@ def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
 
     url = _mined(tmp_path)
     with Session(make_engine(url)) as session, session.begin():
-        session.execute(update(PullRequest).where(PullRequest.number == 1).values(title="[red-knot] Add subtract"))
+        session.execute(
+            update(PullRequest)
+            .where(PullRequest.number == 1)
+            .values(title="[red-knot] Add subtract")
+        )
     runner = CliRunner(env={"COLUMNS": "250"})
     assert runner.invoke(main, ["chains", "build", "--db", url]).exit_code == 0
     shown = runner.invoke(main, ["chains", "show", "1", "--db", url])

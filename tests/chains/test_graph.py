@@ -10,8 +10,8 @@ from chains.config import ChainsConfig
 from chains.cues import mention_cue
 from chains.filters import is_bot, is_doc_path, is_lockfile
 from chains.graph import load_graph
-from prchain.testing.chain_store import StoreBuilder
-from prchain.testing.repos import make_chain_repo
+from prchain.dev.repos import make_chain_repo
+from tests.support.chain_store import StoreBuilder
 
 
 def _graph(engine: Engine, **overrides: object):
@@ -21,7 +21,11 @@ def _graph(engine: Engine, **overrides: object):
 
 def test_edges_point_from_newer_to_older_with_strength_and_overlap(engine: Engine) -> None:
     store = StoreBuilder(engine)
-    a, b, c = store.pr(1, ["calc/ops.py"]), store.pr(2, ["calc/ops.py", "calc/x.py"]), store.pr(3, ["calc/ops.py"])
+    a, b, c = (
+        store.pr(1, ["calc/ops.py"]),
+        store.pr(2, ["calc/ops.py", "calc/x.py"]),
+        store.pr(3, ["calc/ops.py"]),
+    )
     store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
     store.ref(3, 2, "fixes", evidence="Fixes #2")
     store.ref(3, 2, "mention", found_in="comment", evidence="as #2 introduced")
@@ -79,7 +83,14 @@ def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
     store = StoreBuilder(engine)
     for n in range(1, 9):
         store.pr(n, ["core.py"])
-    store.ref(2, 1, "issue_mediated", via_issue=100, found_in="issue", evidence="#2 fixes #100, which #1 also refers to")
+    store.ref(
+        2,
+        1,
+        "issue_mediated",
+        via_issue=100,
+        found_in="issue",
+        evidence="#2 fixes #100, which #1 also refers to",
+    )
     for n in range(4, 9):  # issue 200 links six PRs: a tracking issue
         store.ref(n, 3, "issue_mediated", via_issue=200, found_in="issue")
     store.write()
@@ -104,8 +115,16 @@ def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) ->
     store.write()
     graph, report = _graph(engine)
     assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8)]
-    assert dict(report.filtered.removed) == {"bot": 1, "docs_only": 1, "lockfile_only": 1, "reverted": 1, "patch_too_large": 1}
-    graph, _ = _graph(engine, filters={"skip_bots": False, "skip_reverted": False, "max_patch_lines": 10_000})
+    assert dict(report.filtered.removed) == {
+        "bot": 1,
+        "docs_only": 1,
+        "lockfile_only": 1,
+        "reverted": 1,
+        "patch_too_large": 1,
+    }
+    graph, _ = _graph(
+        engine, filters={"skip_bots": False, "skip_reverted": False, "max_patch_lines": 10_000}
+    )
     assert store.pr_id(2) in graph and store.pr_id(5) in graph and store.pr_id(7) in graph
 
 
@@ -125,7 +144,11 @@ def test_ancestry_in_a_real_clone(engine: Engine, tmp_path: Path) -> None:
 
         from sql.models import PullRequest
 
-        conn.execute(update(PullRequest).where(PullRequest.number == 3).values(base_sha=repo.prs[1].merge_sha))
+        conn.execute(
+            update(PullRequest)
+            .where(PullRequest.number == 3)
+            .values(base_sha=repo.prs[1].merge_sha)
+        )
     graph, report = _graph(engine)
     assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
     assert report.dropped["not_an_ancestor"] == 1
@@ -134,8 +157,17 @@ def test_ancestry_in_a_real_clone(engine: Engine, tmp_path: Path) -> None:
 
 
 def test_path_and_author_classifiers() -> None:
-    assert is_bot("dependabot[bot]") and is_bot("renovate") and not is_bot("Eric Botti") and not is_bot(None)
-    assert is_doc_path("docs/api/index.rst") and is_doc_path("CHANGELOG.md") and not is_doc_path("requirements.txt")
+    assert (
+        is_bot("dependabot[bot]")
+        and is_bot("renovate")
+        and not is_bot("Eric Botti")
+        and not is_bot(None)
+    )
+    assert (
+        is_doc_path("docs/api/index.rst")
+        and is_doc_path("CHANGELOG.md")
+        and not is_doc_path("requirements.txt")
+    )
     assert not is_doc_path("src/doc_utils.py")
     assert is_lockfile("web/package-lock.json") and not is_lockfile("Cargo.toml")
     assert mention_cue("Like #5772, but for subscripts.") == "parallel"

@@ -8,8 +8,8 @@ import pytest
 
 from chains.leakage import changed_identifiers, find_leaks, names_in_line
 from chains.textclean import clean_body, parse_query, trim_patch
-from prchain.errors import LLMOutputInvalid
-from prchain.testing.repos import make_chain_repo
+from prchain.core.errors import LLMOutputInvalid
+from prchain.dev.repos import make_chain_repo
 
 RUST_DIFF = """diff --git a/crates/ruff/src/rules/pylint/mod.rs b/crates/ruff/src/rules/pylint/mod.rs
 --- a/crates/ruff/src/rules/pylint/mod.rs
@@ -67,9 +67,17 @@ def test_definitions_of_plain_words_count_unless_common() -> None:
 
 def test_find_leaks_matches_whole_words_and_allows_paths() -> None:
     ids = {"max_positional_args", "multiply", "ops_registry"}
-    assert find_leaks("Limit positional arguments via max_positional_args.", ids) == ["max_positional_args"]
+    assert find_leaks("Limit positional arguments via max_positional_args.", ids) == [
+        "max_positional_args"
+    ]
     assert find_leaks("Multiply is needed.", ids) == ["multiply"]
-    assert find_leaks("Products of numbers (multiplying) in calc/ops_registry/mod.rs and ops_registry.py.", ids) == []
+    assert (
+        find_leaks(
+            "Products of numbers (multiplying) in calc/ops_registry/mod.rs and ops_registry.py.",
+            ids,
+        )
+        == []
+    )
 
 
 def test_clean_body_removes_template_noise() -> None:
@@ -81,12 +89,21 @@ def test_clean_body_removes_template_noise() -> None:
     cleaned = clean_body(body)
     assert cleaned.startswith("## Summary\n\nAllow negative numbers.")
     assert "Test Plan" not in cleaned and "Checklist" not in cleaned and "<!--" not in cleaned
-    assert "http" not in cleaned and "See the docs or" in cleaned and "<details>" not in cleaned and "Log trace" in cleaned
+    assert (
+        "http" not in cleaned
+        and "See the docs or" in cleaned
+        and "<details>" not in cleaned
+        and "Log trace" in cleaned
+    )
     assert clean_body(None) == "" and clean_body("x" * 50, max_chars=10).endswith("truncated]")
 
 
 def test_trim_patch_keeps_whole_files_first_and_names_the_rest() -> None:
-    files = [f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1,40 @@\n" + "+line\n" * 40 for i in range(3)]
+    files = [
+        f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1,40 @@\n"
+        + "+line\n" * 40
+        for i in range(3)
+    ]
     diff = "".join(files)
     assert trim_patch(diff, 10_000) == (diff, False)
     trimmed, cut = trim_patch(diff, (len(files[0]) + 100) // 4)
@@ -96,7 +113,12 @@ def test_trim_patch_keeps_whole_files_first_and_names_the_rest() -> None:
 
 @pytest.mark.parametrize(
     ("reply", "error"),
-    [("", "empty"), ("Use `foo` here.", "code"), ("See https://x.io.", "URL"), ("1. do a\n2. do b", "list of steps")],
+    [
+        ("", "empty"),
+        ("Use `foo` here.", "code"),
+        ("See https://x.io.", "URL"),
+        ("1. do a\n2. do b", "list of steps"),
+    ],
 )
 def test_parse_query_rejects_what_a_query_must_not_be(reply: str, error: str) -> None:
     with pytest.raises(LLMOutputInvalid, match=error):
@@ -104,4 +126,7 @@ def test_parse_query_rejects_what_a_query_must_not_be(reply: str, error: str) ->
 
 
 def test_parse_query_strips_a_preamble() -> None:
-    assert parse_query('Query: "Make the parser tolerate trailing commas."\n') == "Make the parser tolerate trailing commas."
+    assert (
+        parse_query('Query: "Make the parser tolerate trailing commas."\n')
+        == "Make the parser tolerate trailing commas."
+    )

@@ -10,30 +10,61 @@ import pytest
 from chains.config import ChainsConfig
 from chains.graph import PRNode
 from chains.strategies import STRATEGIES, dedup_sub_paths
-from prchain.errors import UnknownName
+from prchain.core.errors import UnknownName
 
 T0 = datetime(2024, 1, 1)
 
 
-def make_graph(edges: list[tuple[int, int]], files: dict[int, set[str]] | None = None, n: int | None = None) -> nx.DiGraph:
+def make_graph(
+    edges: list[tuple[int, int]], files: dict[int, set[str]] | None = None, n: int | None = None
+) -> nx.DiGraph:
     """Nodes 1..n merged one day apart; each (newer, older) edge strength 3 with full overlap."""
     count = n or max(max(e) for e in edges)
     files = files or {}
     prs = {
-        i: PRNode(i, 1, i, f"PR {i}", "ada", T0 + timedelta(days=i, hours=-1), T0 + timedelta(days=i), f"b{i}", f"m{i}", 1,
-                  frozenset(files.get(i, {"core.py"})))
+        i: PRNode(
+            i,
+            1,
+            i,
+            f"PR {i}",
+            "ada",
+            T0 + timedelta(days=i, hours=-1),
+            T0 + timedelta(days=i),
+            f"b{i}",
+            f"m{i}",
+            1,
+            frozenset(files.get(i, {"core.py"})),
+        )
         for i in range(1, count + 1)
     }
     graph = nx.DiGraph(prs=prs)
     graph.add_nodes_from(prs)
     for newer, older in edges:
-        graph.add_edge(newer, older, types=["follow_up"], strength=3, overlap=1.0, weight=5.0,
-                       evidence=[{"type": "follow_up", "found_in": "body", "via_issue": 0, "text": f"Follow-up to #{older}"}])
+        graph.add_edge(
+            newer,
+            older,
+            types=["follow_up"],
+            strength=3,
+            overlap=1.0,
+            weight=5.0,
+            evidence=[
+                {
+                    "type": "follow_up",
+                    "found_in": "body",
+                    "via_issue": 0,
+                    "text": f"Follow-up to #{older}",
+                }
+            ],
+        )
     return graph
 
 
-def chains_of(name: str, graph: nx.DiGraph, min_len: int = 2, max_len: int = 5, **config: object) -> list[tuple[int, ...]]:
-    return sorted(c.pr_ids for c in STRATEGIES.get(name)(graph, ChainsConfig(**config), min_len, max_len))
+def chains_of(
+    name: str, graph: nx.DiGraph, min_len: int = 2, max_len: int = 5, **config: object
+) -> list[tuple[int, ...]]:
+    return sorted(
+        c.pr_ids for c in STRATEGIES.get(name)(graph, ChainsConfig(**config), min_len, max_len)
+    )
 
 
 def test_semantic_finds_the_maximal_paths_oldest_first() -> None:
@@ -46,12 +77,19 @@ def test_semantic_keeps_no_sub_path_or_shortcut_of_a_kept_chain() -> None:
     # 3 also references 1 directly: (1, 3) is a shortcut inside (1, 2, 3).
     graph = make_graph([(2, 1), (3, 2), (3, 1)])
     assert chains_of("semantic", graph) == [(1, 2, 3)]
-    assert dedup_sub_paths([((1, 2), 1.0), ((1, 2, 3), 1.0), ((2, 3), 9.0), ((3, 4), 1.0)], 2) == [(1, 2, 3), (3, 4)]
+    assert dedup_sub_paths([((1, 2), 1.0), ((1, 2, 3), 1.0), ((2, 3), 9.0), ((3, 4), 1.0)], 2) == [
+        (1, 2, 3),
+        (3, 4),
+    ]
 
 
 def test_semantic_cuts_long_chains_into_full_windows() -> None:
     graph = make_graph([(i + 1, i) for i in range(1, 7)])  # 1 ← 2 ← … ← 7
-    assert chains_of("semantic", graph, max_len=5) == [(1, 2, 3, 4, 5), (2, 3, 4, 5, 6), (3, 4, 5, 6, 7)]
+    assert chains_of("semantic", graph, max_len=5) == [
+        (1, 2, 3, 4, 5),
+        (2, 3, 4, 5, 6),
+        (3, 4, 5, 6, 7),
+    ]
     assert chains_of("semantic", graph, min_len=2, max_len=2) == [(i, i + 1) for i in range(1, 7)]
 
 

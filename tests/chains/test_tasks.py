@@ -10,28 +10,36 @@ from sqlalchemy import Engine, update
 from sqlalchemy.orm import Session
 
 from chains.build import build_chains
+from chains.config import ChainsConfig
 from chains.tasks import export_tasks, instance_id
-from prchain.config import Config
-from prchain.testing.chain_store import StoreBuilder
 from sql.models import ChainStage
+from tests.support.chain_store import StoreBuilder
 
 
 def _build(engine: Engine) -> StoreBuilder:
     store = StoreBuilder(engine, repo="acme/calc")
-    store.pr(1, ["calc/ops.py", "tests/test_ops.py"], title="Add subtract", body="Users asked for it.")
+    store.pr(
+        1, ["calc/ops.py", "tests/test_ops.py"], title="Add subtract", body="Users asked for it."
+    )
     store.pr(2, ["calc/ops.py"], title="Add multiply")
     store.pr(3, ["calc/other.py"], title="Lonely change")
     store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
     store.write()
-    build_chains(Config(), engine, strategy="single")  # a chain with no edges at all first
-    build_chains(Config(), engine)
+    build_chains(ChainsConfig(), engine, strategy="single")  # a chain with no edges at all first
+    build_chains(ChainsConfig(), engine)
     return store
 
 
-def test_export_has_swe_bench_fields_and_loads_with_datasets(engine: Engine, tmp_path: Path) -> None:
+def test_export_has_swe_bench_fields_and_loads_with_datasets(
+    engine: Engine, tmp_path: Path
+) -> None:
     _build(engine)
     with Session(engine) as session, session.begin():
-        session.execute(update(ChainStage).where(ChainStage.idx == 2).values(query="Let the calculator multiply."))
+        session.execute(
+            update(ChainStage)
+            .where(ChainStage.idx == 2)
+            .values(query="Let the calculator multiply.")
+        )
     out = tmp_path / "tasks.jsonl"
     assert export_tasks(engine, out) == 2
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -41,7 +49,9 @@ def test_export_has_swe_bench_fields_and_loads_with_datasets(engine: Engine, tmp
     assert first["instance_id"] == "acme__calc-1" and first["repo"] == "acme/calc"
     assert first["base_commit"] == f"{1:040x}" and "tests/test_ops.py" in first["test_patch"]
     assert "tests/test_ops.py" not in first["patch"]
-    assert first["problem_statement"] == "Add subtract\n\nUsers asked for it." and first["query"] == ""
+    assert (
+        first["problem_statement"] == "Add subtract\n\nUsers asked for it." and first["query"] == ""
+    )
     assert second["problem_statement"] == "Let the calculator multiply."
     assert chain["edges"][0]["evidence"][0]["text"] == "Follow-up to #1"
 

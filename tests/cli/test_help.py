@@ -20,7 +20,9 @@ def test_every_command_has_help_with_an_example() -> None:
     for path, command in found:
         result = runner.invoke(main, [*path, "-h"])
         assert result.exit_code == 0, (path, result.output)
-        assert command.help and "Example" in command.help, f"`prchain {' '.join(path)}` lacks an Example"
+        assert command.help and "Example" in command.help, (
+            f"`prchain {' '.join(path)}` lacks an Example"
+        )
 
 
 def test_unknown_config_key_is_one_clear_line(tmp_path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prchain.testing.repos import OPS_V0, TEST_V0, git
+from prchain.dev.repos import OPS_V0, TEST_V0, git
 
 pytestmark = pytest.mark.docker
 
@@ -45,7 +45,9 @@ def test_stage_one_starts_at_b1_unchanged(make_env, calc_chain) -> None:
     assert env.diff() == "" and env.cumulative_diff() == ""
 
 
-def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(make_env, calc_chain, tmp_path) -> None:
+def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(
+    make_env, calc_chain, tmp_path
+) -> None:
     env = make_env()
     env.enter_stage(1)
     env.write_file("calc/ops.py", AGENT_OPS)
@@ -58,7 +60,9 @@ def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(make_env, calc
     assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [1], True)
     assert transition.base_sha == b2 and transition.carried_bytes == len(delta1.encode())
     assert env.execute(f"git merge-base --is-ancestor {b2} HEAD").exit_code == 0
-    assert env.read_file("calc/ops.py") == AGENT_OPS  # the gold subtract is gone, the agent's is back
+    assert (
+        env.read_file("calc/ops.py") == AGENT_OPS
+    )  # the gold subtract is gone, the agent's is back
     assert env.read_file("tests/test_ops.py") == TEST_V0  # g_1's test is reverted too
     assert env.read_file("calc/extra.py") == "X = 1\n"
     expected = replica(calc_chain.path, tmp_path, b2, [g1], [delta1])
@@ -67,7 +71,9 @@ def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(make_env, calc
     assert env.execute("git status --porcelain").output == ""
 
 
-def test_stage_three_reverts_newest_gold_first_and_keeps_unrelated_history(make_env, calc_chain, tmp_path) -> None:
+def test_stage_three_reverts_newest_gold_first_and_keeps_unrelated_history(
+    make_env, calc_chain, tmp_path
+) -> None:
     env = make_env()
     env.enter_stage(1)
     env.write_file("calc/ops.py", AGENT_OPS)
@@ -76,9 +82,17 @@ def test_stage_three_reverts_newest_gold_first_and_keeps_unrelated_history(make_
     delta2 = env.cumulative_diff()
     transition = env.enter_stage(3)
     assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [2, 1], True)
-    assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # PR #4 is not in the chain
+    assert (
+        env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"
+    )  # PR #4 is not in the chain
     stages = calc_chain.stages
-    expected = replica(calc_chain.path, tmp_path, stages[2].base_sha, [stages[1].gold_patch, stages[0].gold_patch], [delta2])
+    expected = replica(
+        calc_chain.path,
+        tmp_path,
+        stages[2].base_sha,
+        [stages[1].gold_patch, stages[0].gold_patch],
+        [delta2],
+    )
     assert sandbox_tree(env) == tree_of(expected)
     # The chain's future (PR #3's own commit) is not in the sandbox at all, not even unreferenced.
     future = calc_chain.repo.prs[3].merge_sha
@@ -96,14 +110,18 @@ def _conflicting_run(make_env, policy: str):
 
 def test_conflict_strict_stops_the_chain(make_env) -> None:
     env, transition = _conflicting_run(make_env, "strict")
-    assert transition.outcome == "conflict_stopped" and transition.stopped and not transition.applied
+    assert (
+        transition.outcome == "conflict_stopped" and transition.stopped and not transition.applied
+    )
     assert env.read_file("calc/ops.py") == OPS_V0  # the stage base, untouched
     assert env.cumulative_diff() == "" and env.diff() == ""
 
 
 def test_conflict_oracle_starts_from_the_reverted_base(make_env) -> None:
     env, transition = _conflicting_run(make_env, "oracle")
-    assert transition.outcome == "oracle_reset" and not transition.stopped and not transition.applied
+    assert (
+        transition.outcome == "oracle_reset" and not transition.stopped and not transition.applied
+    )
     assert transition.reverted == [2, 1]
     assert env.read_file("calc/ops.py") == OPS_V0
     assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prchain.testing.repos import OPS_V0, git
+from prchain.dev.repos import OPS_V0, git
 
 pytestmark = pytest.mark.docker
 
@@ -27,7 +27,12 @@ def host_diff(chain_path: Path, tmp: Path, start: str, start_patch: str) -> str:
     subprocess.run(["git", "clone", "-q", str(chain_path), str(work)], check=True)
     git(work, "checkout", "-q", "--detach", start)
     if start_patch:
-        subprocess.run(["git", "-C", str(work), "apply", "--index", "-"], input=start_patch, text=True, check=True)
+        subprocess.run(
+            ["git", "-C", str(work), "apply", "--index", "-"],
+            input=start_patch,
+            text=True,
+            check=True,
+        )
         git(work, "commit", "-q", "-m", "start")
     (work / "calc/ops.py").write_text(MULTIPLY)
     (work / "calc/sub").mkdir()
@@ -36,8 +41,12 @@ def host_diff(chain_path: Path, tmp: Path, start: str, start_patch: str) -> str:
     (work / "run.sh").write_text("#!/bin/sh\necho hi\n")
     (work / "run.sh").chmod(0o755)
     git(work, "add", "-A")
-    return subprocess.run(["git", "-C", str(work), "diff", "--cached", "--binary", "HEAD"],
-                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(work), "diff", "--cached", "--binary", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_diff_is_exactly_the_agents_change(make_env, calc_chain, tmp_path) -> None:
@@ -84,7 +93,7 @@ def test_snapshot_and_restore_within_and_across_stages(make_env) -> None:
 
 
 def test_restore_of_an_unknown_snapshot_is_a_clear_error(make_env) -> None:
-    from prchain.errors import EnvironmentFailure
+    from prchain.core.errors import EnvironmentFailure
 
     env = make_env()
     env.enter_stage(1)

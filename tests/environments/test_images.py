@@ -26,7 +26,7 @@ def test_unchanged_recipe_is_not_rebuilt(docker_client, calc_image, calc_chain) 
 
 
 def test_a_new_commit_changes_the_recipe(tmp_path, base_image, calc_chain) -> None:
-    from prchain.testing.repos import git, make_chain_repo
+    from prchain.dev.repos import git, make_chain_repo
 
     clone = make_chain_repo(tmp_path / "calc")
     before = repo_recipe(base_image, clone.path, [])
@@ -37,17 +37,23 @@ def test_a_new_commit_changes_the_recipe(tmp_path, base_image, calc_chain) -> No
     assert repo_recipe(base_image, clone.path, ["true"]) != repo_recipe(base_image, clone.path, [])
 
 
-def test_install_commands_are_baked_in_and_logged(docker_client, base_image, calc_chain, tmp_path) -> None:
+def test_install_commands_are_baked_in_and_logged(
+    docker_client, base_image, calc_chain, tmp_path
+) -> None:
     from environments.docker_env import DockerEnvironment
 
     repo = "acme/calc-install"
     config = EnvironmentConfig(
-        install_commands={repo: ["echo installed > /home/agent/marker", "python3 -c 'print(40 + 2)'"]},
+        install_commands={
+            repo: ["echo installed > /home/agent/marker", "python3 -c 'print(40 + 2)'"]
+        },
         log_dir=str(tmp_path / "logs"),
     )
     image = ensure_repo_image(docker_client, config, repo, calc_chain.path)
     assert image.built and image.log_path and "42" in Path(image.log_path).read_text()
-    with DockerEnvironment(config, repo=repo, clone_path=str(calc_chain.path), stages=calc_chain.stages) as env:
+    with DockerEnvironment(
+        config, repo=repo, clone_path=str(calc_chain.path), stages=calc_chain.stages
+    ) as env:
         assert env.execute("cat /home/agent/marker").output == "installed\n"
     newer = EnvironmentConfig(install_commands={repo: ["true"]}, log_dir=str(tmp_path / "logs"))
     second = ensure_repo_image(docker_client, newer, repo, calc_chain.path)
@@ -60,7 +66,9 @@ def test_install_commands_are_baked_in_and_logged(docker_client, base_image, cal
 
 
 def test_env_build_and_ls_commands(calc_chain, calc_image, sqlite_url) -> None:
-    result = CliRunner().invoke(main, ["env", "build", "acme/calc", "--clone", str(calc_chain.path), "--db", sqlite_url])
+    result = CliRunner().invoke(
+        main, ["env", "build", "acme/calc", "--clone", str(calc_chain.path), "--db", sqlite_url]
+    )
     assert result.exit_code == 0 and "up to date" in result.output
     missing = CliRunner().invoke(main, ["env", "build", "acme/unknown", "--db", sqlite_url])
     assert missing.exit_code == 1 and "not in the store" in missing.output
@@ -78,6 +86,8 @@ def test_env_build_finds_the_clone_in_the_store(calc_chain, calc_image, sqlite_u
         session.add(Repo(full_name="acme/noclone", source="github", clone_path=None))
     engine.dispose()
     result = CliRunner().invoke(main, ["env", "build", "acme/calc", "--db", sqlite_url])
-    assert result.exit_code == 0 and calc_image.tag in result.output and "up to date" in result.output
+    assert (
+        result.exit_code == 0 and calc_image.tag in result.output and "up to date" in result.output
+    )
     result = CliRunner().invoke(main, ["env", "build", "acme/noclone", "--db", sqlite_url])
     assert result.exit_code == 1 and "no local clone" in result.output

@@ -15,7 +15,7 @@ from prchain.cli import main
 
 pytestmark = pytest.mark.docker
 
-OWNER = textwrap.dedent('''
+OWNER = textwrap.dedent("""
     import sys, time
     from environments.config import EnvironmentConfig
     from environments.factory import open_environment
@@ -29,7 +29,7 @@ OWNER = textwrap.dedent('''
         if sys.argv[3] == "wait":
             time.sleep(300)
     print("closed", flush=True)
-''')
+""")
 
 
 def start_owner(tmp_path: Path, calc_chain, mode: str) -> tuple[subprocess.Popen[str], str]:
@@ -37,7 +37,9 @@ def start_owner(tmp_path: Path, calc_chain, mode: str) -> tuple[subprocess.Popen
     script.write_text(OWNER)
     proc = subprocess.Popen(
         [sys.executable, str(script), str(calc_chain.path), calc_chain.stages[0].base_sha, mode],
-        stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.stdout is not None
     container = proc.stdout.readline().strip()
@@ -56,7 +58,9 @@ def test_normal_exit_removes_the_container(tmp_path, calc_chain, calc_image, doc
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_and_sigterm_remove_the_container(tmp_path, calc_chain, calc_image, docker_client, signum) -> None:
+def test_ctrl_c_and_sigterm_remove_the_container(
+    tmp_path, calc_chain, calc_image, docker_client, signum
+) -> None:
     proc, container = start_owner(tmp_path, calc_chain, "wait")
     assert exists(docker_client, container)
     proc.send_signal(signum)
@@ -64,9 +68,15 @@ def test_ctrl_c_and_sigterm_remove_the_container(tmp_path, calc_chain, calc_imag
     assert not exists(docker_client, container)
 
 
-def test_sigkill_leaves_a_container_that_env_gc_removes(tmp_path, calc_chain, calc_image, docker_client) -> None:
+def test_sigkill_leaves_a_container_that_env_gc_removes(
+    tmp_path, calc_chain, calc_image, docker_client
+) -> None:
     proc, container = start_owner(tmp_path, calc_chain, "wait")
-    labels = next(c["labels"] for c in docker_client.containers({"prchain.managed": "1"}) if c["id"] == container)
+    labels = next(
+        c["labels"]
+        for c in docker_client.containers({"prchain.managed": "1"})
+        if c["id"] == container
+    )
     assert labels["prchain.chain"] == "test" and labels["prchain.owner_pid"] == str(proc.pid)
     proc.kill()
     proc.wait(timeout=30)

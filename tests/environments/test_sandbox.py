@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prchain.errors import ContainerDied
+from prchain.core.errors import ContainerDied
 
 pytestmark = pytest.mark.docker
 
@@ -44,7 +44,9 @@ def test_fork_bomb_is_contained_by_the_pids_limit(make_env) -> None:
     assert not bomb.timed_out
     after = env.execute("echo alive; ls /proc | grep -c '^[0-9]'")
     lines = after.output.split()
-    assert after.exit_code == 0 and lines[0] == "alive" and int(lines[1]) < 10  # nothing of the bomb left
+    assert (
+        after.exit_code == 0 and lines[0] == "alive" and int(lines[1]) < 10
+    )  # nothing of the bomb left
 
 
 def test_ten_gigabyte_allocation_is_killed_by_the_memory_limit(make_env) -> None:

@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from llm.client import LLMClient
-from llm.config import LLMConfig
-from llm.parsing import extract_json_object
-from prchain.errors import LLMError, LLMOutputInvalid, LLMUnavailable
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.llm_fixtures import FAKE_API_KEY, make_test_llm_config
+from prchain.core.errors import LLMError, LLMOutputInvalid, LLMUnavailable
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.llm.client import LLMClient
+from prchain.llm.config import LLMConfig
+from prchain.llm.parsing import extract_json_object
 from sql.models import LLMCacheEntry, LLMCall
+from tests.support.llm_fixtures import FAKE_API_KEY, make_test_llm_config
 
 ASK = [{"role": "user", "content": "Say hello."}]
 
@@ -25,7 +25,9 @@ def _calls(engine: Engine) -> list[LLMCall]:
         return list(session.scalars(select(LLMCall).order_by(LLMCall.id)))
 
 
-def test_reply_is_recorded_with_tokens_and_cost(fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine) -> None:
+def test_reply_is_recorded_with_tokens_and_cost(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine
+) -> None:
     fake_llm.push(model="judge", content="hello there")
     client = LLMClient(llm_config, engine)
     completion = client.complete("judge", ASK, rollout_id=7)
@@ -35,7 +37,13 @@ def test_reply_is_recorded_with_tokens_and_cost(fake_llm: ScriptedLLMServer, llm
     expected = (completion.prompt_tokens * 1.0 + completion.completion_tokens * 2.0) / 1e6
     assert completion.cost_usd == pytest.approx(expected)
     [call] = _calls(engine)
-    assert (call.role, call.model, call.status, call.rollout_id, call.cached) == ("judge", "judge", "ok", 7, False)
+    assert (call.role, call.model, call.status, call.rollout_id, call.cached) == (
+        "judge",
+        "judge",
+        "ok",
+        7,
+        False,
+    )
     assert call.cost_usd == pytest.approx(expected)
     assert call.prompt_tokens == completion.prompt_tokens and call.latency_ms > 0
     assert fake_llm.requests[0]["model"] == "judge" and fake_llm.requests[0]["messages"] == ASK
@@ -48,7 +56,9 @@ def test_429_then_success(fake_llm: ScriptedLLMServer, llm_config: LLMConfig) ->
 
 
 def test_500_then_success(fake_llm: ScriptedLLMServer, llm_config: LLMConfig) -> None:
-    fake_llm.push(model="prm", status=500).push(model="prm", status=503).push(model="prm", content="ok")
+    fake_llm.push(model="prm", status=500).push(model="prm", status=503).push(
+        model="prm", content="ok"
+    )
     assert LLMClient(llm_config).complete("prm", ASK).content == "ok"
     assert len(fake_llm.requests) == 3
 
@@ -72,12 +82,16 @@ def test_client_errors_are_not_retried(fake_llm: ScriptedLLMServer, llm_config: 
     assert len(fake_llm.requests) == 1
 
 
-def test_unscripted_request_fails_loudly_naming_the_model(fake_llm: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+def test_unscripted_request_fails_loudly_naming_the_model(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
     with pytest.raises(LLMUnavailable, match="no scripted reply left for model 'overview'"):
         LLMClient(llm_config).complete("overview", ASK)
 
 
-def test_unreachable_server_is_a_typed_error(monkeypatch: pytest.MonkeyPatch, llm_config: LLMConfig) -> None:
+def test_unreachable_server_is_a_typed_error(
+    monkeypatch: pytest.MonkeyPatch, llm_config: LLMConfig
+) -> None:
     with ScriptedLLMServer() as server:
         url = server.base_url
     monkeypatch.setenv("OPENAI_BASE_URL", url)  # nobody listens there any more
@@ -86,10 +100,14 @@ def test_unreachable_server_is_a_typed_error(monkeypatch: pytest.MonkeyPatch, ll
         LLMClient(llm_config).complete("judge", ASK)
 
 
-def test_cache_hit_on_rerun_makes_no_request(fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine) -> None:
+def test_cache_hit_on_rerun_makes_no_request(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine
+) -> None:
     fake_llm.push(model="overview", content="the big picture")
     LLMClient(llm_config, engine).complete("overview", ASK)
-    rerun = LLMClient(llm_config, engine)  # a new process would build a new client on the same store
+    rerun = LLMClient(
+        llm_config, engine
+    )  # a new process would build a new client on the same store
     again = rerun.complete("overview", ASK)
     assert again.content == "the big picture" and again.cached and again.cost_usd == 0.0
     assert len(fake_llm.requests) == 1
@@ -98,13 +116,17 @@ def test_cache_hit_on_rerun_makes_no_request(fake_llm: ScriptedLLMServer, llm_co
     assert rerun.usage.paid_calls == 0 and rerun.usage.cached_calls == 1
 
 
-def test_cache_key_depends_on_messages_tools_and_model(fake_llm: ScriptedLLMServer, engine: Engine) -> None:
+def test_cache_key_depends_on_messages_tools_and_model(
+    fake_llm: ScriptedLLMServer, engine: Engine
+) -> None:
     fake_llm.push(content="a", times=None)
     config = make_test_llm_config()
     client = LLMClient(config, engine)
     client.complete("judge", ASK)
     client.complete("judge", [{"role": "user", "content": "Say goodbye."}])
-    client.complete("judge", ASK, tools=[{"type": "function", "function": {"name": "bash", "parameters": {}}}])
+    client.complete(
+        "judge", ASK, tools=[{"type": "function", "function": {"name": "bash", "parameters": {}}}]
+    )
     client.complete("prm", ASK)
     LLMClient(make_test_llm_config(temperature={"judge": 0.7}), engine).complete("judge", ASK)
     assert len(fake_llm.requests) == 5
@@ -121,38 +143,56 @@ def test_cache_can_be_turned_off(fake_llm: ScriptedLLMServer, engine: Engine) ->
         assert session.scalars(select(LLMCacheEntry)).first() is None
 
 
-def test_tool_calls_come_back_in_openai_shape(fake_llm: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+def test_tool_calls_come_back_in_openai_shape(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
     fake_llm.push(model="policy", tool_calls=[{"name": "bash", "arguments": {"command": "ls"}}])
     tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
     completion = LLMClient(llm_config).complete("policy", ASK, tools=tools)
     [call] = completion.tool_calls
     assert call["type"] == "function" and call["id"].startswith("call_")
-    assert call["function"]["name"] == "bash" and json.loads(call["function"]["arguments"]) == {"command": "ls"}
+    assert call["function"]["name"] == "bash" and json.loads(call["function"]["arguments"]) == {
+        "command": "ls"
+    }
     assert completion.finish_reason == "tool_calls"
     assert completion.as_message()["tool_calls"] == completion.tool_calls
     assert fake_llm.requests[0]["tools"] == tools
 
 
-def test_malformed_output_is_retried_then_parsed(fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine) -> None:
-    fake_llm.push(model="judge", content="I think it is fine").push(model="judge", content='{"score": 0.9}')
-    value, completion = LLMClient(llm_config, engine).complete_parsed("judge", ASK, extract_json_object)
+def test_malformed_output_is_retried_then_parsed(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine
+) -> None:
+    fake_llm.push(model="judge", content="I think it is fine").push(
+        model="judge", content='{"score": 0.9}'
+    )
+    value, completion = LLMClient(llm_config, engine).complete_parsed(
+        "judge", ASK, extract_json_object
+    )
     assert value == {"score": 0.9} and completion.content == '{"score": 0.9}'
     retry = fake_llm.requests[1]["messages"]
     assert retry[:1] == ASK and retry[1] == {"role": "assistant", "content": "I think it is fine"}
     assert "could not be used" in retry[2]["content"]
     # A rerun replays both attempts from the cache: nothing is paid twice.
-    assert LLMClient(llm_config, engine).complete_parsed("judge", ASK, extract_json_object)[0] == value
+    assert (
+        LLMClient(llm_config, engine).complete_parsed("judge", ASK, extract_json_object)[0] == value
+    )
     assert len(fake_llm.requests) == 2
 
 
-def test_malformed_output_every_time_is_a_typed_error(fake_llm: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+def test_malformed_output_every_time_is_a_typed_error(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
     fake_llm.push(model="judge", content="not json", times=None)
     with pytest.raises(LLMOutputInvalid, match="still invalid after 3 attempts"):
         LLMClient(llm_config).complete_parsed("judge", ASK, extract_json_object, attempts=3)
-    assert len(fake_llm.requests) == 3  # each attempt had its own cache key: no replay of the bad reply
+    assert (
+        len(fake_llm.requests) == 3
+    )  # each attempt had its own cache key: no replay of the bad reply
 
 
-def test_api_key_never_reaches_the_store(fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine) -> None:
+def test_api_key_never_reaches_the_store(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine
+) -> None:
     fake_llm.push(model="judge", content="fine").push(model="judge", status=401)
     client = LLMClient(llm_config.model_copy(update={"cache": False}), engine)
     client.complete("judge", ASK)
@@ -164,7 +204,9 @@ def test_api_key_never_reaches_the_store(fake_llm: ScriptedLLMServer, llm_config
     assert len(rows) >= 2 and not any(FAKE_API_KEY in row for row in rows)
 
 
-def test_per_role_endpoint_overrides_the_environment(fake_llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_per_role_endpoint_overrides_the_environment(
+    fake_llm: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with ScriptedLLMServer() as prm_server:
         prm_server.push(model="prm", content="from the prm server")
         config = make_test_llm_config(endpoints={"prm": prm_server.base_url})
@@ -172,15 +214,23 @@ def test_per_role_endpoint_overrides_the_environment(fake_llm: ScriptedLLMServer
     assert fake_llm.requests == []
 
 
-def test_missing_credentials_is_a_typed_error(monkeypatch: pytest.MonkeyPatch, llm_config: LLMConfig) -> None:
+def test_missing_credentials_is_a_typed_error(
+    monkeypatch: pytest.MonkeyPatch, llm_config: LLMConfig
+) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(LLMError, match="OPENAI_BASE_URL"):
         LLMClient(llm_config).complete("judge", ASK)
 
 
-def test_concurrent_use_from_a_thread_pool(fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine) -> None:
-    fake_llm.push(model="query_constructor", responder=lambda body: {"content": body["messages"][-1]["content"].upper()}, times=None)
+def test_concurrent_use_from_a_thread_pool(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine
+) -> None:
+    fake_llm.push(
+        model="query_constructor",
+        responder=lambda body: {"content": body["messages"][-1]["content"].upper()},
+        times=None,
+    )
     client = LLMClient(llm_config, engine)
     asks = [[{"role": "user", "content": f"item {i}"}] for i in range(24)]
     with ThreadPoolExecutor(8) as pool:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from llm.client import LLMClient
-from llm.config import LLMConfig
-from prchain.errors import ConfigError
-from prchain.testing.fake_llm import ScriptedLLMServer
+from prchain.core.errors import ConfigError
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.llm.client import LLMClient
+from prchain.llm.config import LLMConfig
 
 SCRIPT = """
 - model: judge
@@ -27,7 +27,9 @@ SCRIPT = """
 
 
 def _post(url: str, body: dict) -> tuple[int, dict]:
-    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, json.loads(response.read())
@@ -35,25 +37,46 @@ def _post(url: str, body: dict) -> tuple[int, dict]:
         return exc.code, json.loads(exc.read())
 
 
-def test_script_file_rules_answer_through_the_client(tmp_path: Path, fake_llm: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+def test_script_file_rules_answer_through_the_client(
+    tmp_path: Path, fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)
     assert fake_llm.load_script(script) == 3
     client = LLMClient(llm_config)
     for _ in range(3):
-        assert client.complete("judge", [{"role": "user", "content": f"judge {_}"}]).content == '{"score": 1.0}'
-    assert client.complete("overview", [{"role": "user", "content": "an overview please"}]).content.startswith("A chain")
-    assert client.complete("policy", [{"role": "user", "content": "go"}]).tool_calls[0]["function"]["name"] == "submit"
+        assert (
+            client.complete("judge", [{"role": "user", "content": f"judge {_}"}]).content
+            == '{"score": 1.0}'
+        )
+    assert client.complete(
+        "overview", [{"role": "user", "content": "an overview please"}]
+    ).content.startswith("A chain")
+    assert (
+        client.complete("policy", [{"role": "user", "content": "go"}]).tool_calls[0]["function"][
+            "name"
+        ]
+        == "submit"
+    )
     assert [rule.model for rule in fake_llm.pending()] == ["judge"]  # the forever rule stays
 
 
 def test_contains_selects_among_rules_of_one_model(fake_llm: ScriptedLLMServer) -> None:
     fake_llm.push(model="m", contains="second", content="B").push(model="m", content="A")
-    status, first = _post(f"{fake_llm.base_url}/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "first"}]})
-    _, second = _post(f"{fake_llm.base_url}/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "the second"}]})
+    status, first = _post(
+        f"{fake_llm.base_url}/chat/completions",
+        {"model": "m", "messages": [{"role": "user", "content": "first"}]},
+    )
+    _, second = _post(
+        f"{fake_llm.base_url}/chat/completions",
+        {"model": "m", "messages": [{"role": "user", "content": "the second"}]},
+    )
     assert status == 200 and first["choices"][0]["message"]["content"] == "A"
     assert second["choices"][0]["message"]["content"] == "B"
-    assert first["usage"]["total_tokens"] == first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
+    assert (
+        first["usage"]["total_tokens"]
+        == first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
+    )
 
 
 def test_errors_are_openai_shaped(fake_llm: ScriptedLLMServer) -> None:
@@ -65,7 +88,9 @@ def test_errors_are_openai_shaped(fake_llm: ScriptedLLMServer) -> None:
         urllib.request.urlopen(request)
     assert caught.value.code == 429 and caught.value.headers["Retry-After"] == "2"
     assert json.loads(caught.value.read())["error"]["type"] == "rate_limit_error"
-    status, body = _post(f"{fake_llm.base_url}/chat/completions", {"model": "nobody", "messages": []})
+    status, body = _post(
+        f"{fake_llm.base_url}/chat/completions", {"model": "nobody", "messages": []}
+    )
     assert status == 500 and "'nobody'" in body["error"]["message"]
 
 
@@ -86,14 +111,25 @@ def test_dev_fake_llm_command_serves_the_script(tmp_path: Path) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)
     process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "prchain"), "dev", "fake-llm", "--script", str(script), "--port", "0"],
+        [
+            str(Path(sys.executable).parent / "prchain"),
+            "dev",
+            "fake-llm",
+            "--script",
+            str(script),
+            "--port",
+            "0",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert process.stdout is not None
         base_url = process.stdout.readline().rsplit(" at ", 1)[1].strip()
-        status, body = _post(f"{base_url}/chat/completions", {"model": "judge", "messages": [{"role": "user", "content": "hi"}]})
+        status, body = _post(
+            f"{base_url}/chat/completions",
+            {"model": "judge", "messages": [{"role": "user", "content": "hi"}]},
+        )
         assert status == 200 and body["choices"][0]["message"]["content"] == '{"score": 1.0}'
     finally:
         process.terminate()

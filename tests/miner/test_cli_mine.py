@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from prchain.cli import main
-from prchain.testing.repos import make_chain_repo
+from prchain.dev.repos import make_chain_repo
 
 
 @pytest.fixture
@@ -29,8 +29,14 @@ def test_mine_a_clone_then_stats_json(runner: CliRunner, tmp_path: Path, sqlite_
     assert result.exit_code == 0, result.output
     assert "acme/calc" in result.output and "prchain mine" in result.output
     data = _stats(runner, sqlite_url)
-    assert {k: data[k] for k in ("repos", "prs", "references", "pr_pr_references", "prs_with_patch")} == {
-        "repos": 1, "prs": 4, "references": 2, "pr_pr_references": 2, "prs_with_patch": 4,
+    assert {
+        k: data[k] for k in ("repos", "prs", "references", "pr_pr_references", "prs_with_patch")
+    } == {
+        "repos": 1,
+        "prs": 4,
+        "references": 2,
+        "pr_pr_references": 2,
+        "prs_with_patch": 4,
     }
     assert data["references_by_type"] == {"fixes": 1, "follow_up": 1}
     assert data["references_by_kind"] == {"pr": 2}
@@ -47,7 +53,19 @@ def test_name_limit_and_repos_file(runner: CliRunner, tmp_path: Path, sqlite_url
     repo = make_chain_repo(tmp_path / "calc", remote=None).path
     listing = tmp_path / "repos.txt"
     listing.write_text(f"# clones to mine\n\n{repo}  # the calculator\n")
-    args = ["mine", "--source", "git", "--repos-file", str(listing), "--name", "me/calc", "--limit", "3", "--db", sqlite_url]
+    args = [
+        "mine",
+        "--source",
+        "git",
+        "--repos-file",
+        str(listing),
+        "--name",
+        "me/calc",
+        "--limit",
+        "3",
+        "--db",
+        sqlite_url,
+    ]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "me/calc" in result.output and _stats(runner, sqlite_url)["prs"] == 3
@@ -64,7 +82,9 @@ def _one_line_error(result: Result, fragment: str) -> None:
 
 
 def test_unknown_path(runner: CliRunner, tmp_path: Path, sqlite_url: str) -> None:
-    result = runner.invoke(main, ["mine", "--source", "git", str(tmp_path / "nope"), "--db", sqlite_url])
+    result = runner.invoke(
+        main, ["mine", "--source", "git", str(tmp_path / "nope"), "--db", sqlite_url]
+    )
     _one_line_error(result, "does not exist")
 
 
@@ -73,7 +93,9 @@ def test_directory_that_is_not_a_clone(runner: CliRunner, tmp_path: Path, sqlite
     _one_line_error(result, "not a git clone")
 
 
-@pytest.mark.parametrize("name", ["ruff", "astral-sh/", "/ruff", "a/b/c", "astral sh/ruff", "astral-sh/ruff!", "_x/ruff"])
+@pytest.mark.parametrize(
+    "name", ["ruff", "astral-sh/", "/ruff", "a/b/c", "astral sh/ruff", "astral-sh/ruff!", "_x/ruff"]
+)
 def test_malformed_owner_repo(runner: CliRunner, sqlite_url: str, name: str) -> None:
     result = runner.invoke(main, ["mine", "--source", "github", name, "--db", sqlite_url])
     _one_line_error(result, "owner/name")
@@ -81,18 +103,26 @@ def test_malformed_owner_repo(runner: CliRunner, sqlite_url: str, name: str) -> 
 
 def test_malformed_name_for_a_clone(runner: CliRunner, tmp_path: Path, sqlite_url: str) -> None:
     repo = make_chain_repo(tmp_path / "calc").path
-    result = runner.invoke(main, ["mine", "--source", "git", str(repo), "--name", "nope", "--db", sqlite_url])
+    result = runner.invoke(
+        main, ["mine", "--source", "git", str(repo), "--name", "nope", "--db", sqlite_url]
+    )
     _one_line_error(result, "owner/name")
 
 
-def test_missing_token_is_one_clear_line(runner: CliRunner, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_token_is_one_clear_line(
+    runner: CliRunner, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    result = runner.invoke(main, ["mine", "--source", "github", "astral-sh/ruff", "--db", sqlite_url])
+    result = runner.invoke(
+        main, ["mine", "--source", "github", "astral-sh/ruff", "--db", sqlite_url]
+    )
     _one_line_error(result, "GITHUB_TOKEN")
 
 
 def test_nothing_to_mine_and_bad_since(runner: CliRunner, tmp_path: Path, sqlite_url: str) -> None:
     _one_line_error(runner.invoke(main, ["mine", "--db", sqlite_url]), "REPO")
     repo = make_chain_repo(tmp_path / "calc").path
-    result = runner.invoke(main, ["mine", "--source", "git", str(repo), "--since", "last tuesday", "--db", sqlite_url])
+    result = runner.invoke(
+        main, ["mine", "--source", "git", str(repo), "--since", "last tuesday", "--db", sqlite_url]
+    )
     _one_line_error(result, "--since")

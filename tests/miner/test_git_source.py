@@ -11,8 +11,8 @@ import pytest
 
 from miner.gitsource import GitSource
 from miner.source import SOURCES
-from prchain.errors import GitError
-from prchain.testing.repos import GIT_IDENTITY, ChainRepo, git, make_chain_repo
+from prchain.core.errors import GitError
+from prchain.dev.repos import GIT_IDENTITY, ChainRepo, git, make_chain_repo
 
 
 @pytest.fixture
@@ -33,7 +33,12 @@ def _commit_bytes(repo: Path, message: bytes, *config: str) -> None:
     git(repo, "add", "-A")
     cfg = [arg for item in config for arg in ("-c", item)]
     env = {**os.environ, **GIT_IDENTITY}
-    subprocess.run(["git", "-C", str(repo), *cfg, "commit", "-q", "-F", "-"], input=message, env=env, check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), *cfg, "commit", "-q", "-F", "-"],
+        input=message,
+        env=env,
+        check=True,
+    )
 
 
 def test_registered_by_name() -> None:
@@ -47,20 +52,33 @@ def test_squash_and_merge_prs_of_the_chain_repo(chain: ChainRepo) -> None:
     by_number = {pr.number: pr for pr in prs}
     for number, info in chain.prs.items():
         pr = by_number[number]
-        assert (pr.title, pr.base_sha, pr.merge_commit_sha) == (info.title, info.base_sha, info.merge_sha)
+        assert (pr.title, pr.base_sha, pr.merge_commit_sha) == (
+            info.title,
+            info.base_sha,
+            info.merge_sha,
+        )
         assert (pr.patch_status, pr.patch) == ("ok", info.gold_patch + "\n")
-        assert pr.state == "merged" and pr.merged_at == datetime(2024, 1, int(pr.merged_at.day), 10, 0)  # type: ignore[union-attr]
+        assert pr.state == "merged" and pr.merged_at == datetime(
+            2024, 1, int(pr.merged_at.day), 10, 0
+        )  # type: ignore[union-attr]
     assert by_number[2].body == "Follow-up to #1: the calculator also needs products."
     merge = by_number[3]
-    assert [c.message for c in merge.commits] == ["Add divide\n\nFixes #2 by completing the arithmetic set."]
+    assert [c.message for c in merge.commits] == [
+        "Add divide\n\nFixes #2 by completing the arithmetic set."
+    ]
     assert merge.head_sha == merge.commits[0].sha != merge.merge_commit_sha
     assert merge.files[0].path == "calc/ops.py" and merge.additions == 6
     assert [c.sha for c in by_number[1].commits] == [chain.prs[1].merge_sha]
     assert source.known_numbers() is None and source.requests_made() == 0
 
 
-def test_bare_clone_without_remote_gets_its_name_from_history(chain: ChainRepo, tmp_path: Path) -> None:
-    _squash(chain.path, "Docs (#5)\n\nSee https://github.com/acme/calc/issues/9 and https://github.com/other/x/pull/1")
+def test_bare_clone_without_remote_gets_its_name_from_history(
+    chain: ChainRepo, tmp_path: Path
+) -> None:
+    _squash(
+        chain.path,
+        "Docs (#5)\n\nSee https://github.com/acme/calc/issues/9 and https://github.com/other/x/pull/1",
+    )
     _squash(chain.path, "More docs (#6)\n\nAs https://github.com/acme/calc/pull/5 said")
     bare = tmp_path / "calc.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(chain.path), str(bare)], check=True)
@@ -108,12 +126,20 @@ def test_since_keeps_later_prs_only(chain: ChainRepo) -> None:
 
 def test_non_utf8_commit_messages(chain: ChainRepo) -> None:
     # Declared latin-1 (git converts it) and undeclared raw bytes (replaced, never an exception).
-    _commit_bytes(chain.path, "Caf\xe9 menu (#8)\n\nCr\xe8me br\xfbl\xe9e.".encode("latin-1"), "i18n.commitEncoding=latin-1")
+    _commit_bytes(
+        chain.path,
+        "Caf\xe9 menu (#8)\n\nCr\xe8me br\xfbl\xe9e.".encode("latin-1"),
+        "i18n.commitEncoding=latin-1",
+    )
     _commit_bytes(chain.path, b"Raw \xff\xfe bytes (#9)\n\nbody \xe9")
     prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
     assert (prs[8].title, prs[8].body) == ("Café menu", "Crème brûlée.")
     # Undeclared bytes come out as some text (git may guess latin-1): never an exception, never lost.
-    assert prs[9].title.startswith("Raw ") and prs[9].title.endswith(" bytes") and prs[9].body.startswith("body ")
+    assert (
+        prs[9].title.startswith("Raw ")
+        and prs[9].title.endswith(" bytes")
+        and prs[9].body.startswith("body ")
+    )
 
 
 def test_revert_and_reland_keep_their_own_numbers(chain: ChainRepo) -> None:
@@ -127,7 +153,12 @@ def test_missing_object_marks_the_patch_unavailable_and_goes_on(chain: ChainRepo
     blob = git(chain.path, "rev-parse", f"{chain.prs[1].merge_sha}:calc/ops.py")
     (chain.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
-    assert {n: pr.patch_status for n, pr in prs.items()} == {1: "unavailable", 2: "unavailable", 4: "ok", 3: "ok"}
+    assert {n: pr.patch_status for n, pr in prs.items()} == {
+        1: "unavailable",
+        2: "unavailable",
+        4: "ok",
+        3: "ok",
+    }
     assert prs[2].patch is None and prs[2].title == "Add multiply operation"
     assert prs[4].patch == chain.prs[4].gold_patch + "\n"
 
@@ -153,8 +184,20 @@ def test_merge_commit_of_a_branch_that_merged_main_in(chain: ChainRepo) -> None:
     git(repo, "merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into feature")
     _squash(repo, "more feature work", name="feature.txt")
     git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #13 from dev/feature\n\nAdd the feature")
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "feature",
+        "-m",
+        "Merge pull request #13 from dev/feature\n\nAdd the feature",
+    )
     prs = {pr.number: pr for pr in GitSource(str(repo)).pull_requests(None)}
-    assert [c.message for c in prs[13].commits] == ["feature work", "Merge branch 'main' into feature", "more feature work"]
+    assert [c.message for c in prs[13].commits] == [
+        "feature work",
+        "Merge branch 'main' into feature",
+        "more feature work",
+    ]
     assert {f.path for f in prs[13].files} == {"feature.txt"}
     assert prs[13].title == "Add the feature"

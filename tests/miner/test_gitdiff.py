@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from miner.gitdiff import iter_patches, parse_files, patch_between
-from prchain.testing.repos import ChainRepo, git, make_chain_repo
+from prchain.dev.repos import ChainRepo, git, make_chain_repo
 
 
 @pytest.fixture
@@ -32,7 +32,9 @@ def test_patch_equals_git_diff_for_each_pr(chain: ChainRepo) -> None:
         assert result.status == "ok"
         assert result.patch == info.gold_patch + "\n"
         assert [f.path for f in result.files] == [
-            line.split(" b/")[-1] for line in info.gold_patch.splitlines() if line.startswith("diff --git")
+            line.split(" b/")[-1]
+            for line in info.gold_patch.splitlines()
+            if line.startswith("diff --git")
         ]
 
 
@@ -40,7 +42,10 @@ def test_file_counts_match_numstat(chain: ChainRepo) -> None:
     info = chain.prs[1]
     result = patch_between(str(chain.path), info.base_sha, info.merge_sha, 1_000_000)
     numstat = git(chain.path, "diff", "--numstat", info.base_sha, info.merge_sha).splitlines()
-    expected = {line.split("\t")[2]: (int(line.split("\t")[0]), int(line.split("\t")[1])) for line in numstat}
+    expected = {
+        line.split("\t")[2]: (int(line.split("\t")[0]), int(line.split("\t")[1]))
+        for line in numstat
+    }
     assert {f.path: (f.additions, f.deletions) for f in result.files} == expected
 
 
@@ -56,9 +61,14 @@ def test_binary_added_renamed_and_removed_files(chain: ChainRepo) -> None:
     files = {f.path: f for f in result.files}
     assert files["logo.png"].is_binary and files["logo.png"].status == "added"
     assert "PNG" not in (result.patch or "")  # flagged, never inlined
-    assert files["README.rst"].status == "renamed" and files["README.rst"].previous_path == "README.md"
+    assert (
+        files["README.rst"].status == "renamed" and files["README.rst"].previous_path == "README.md"
+    )
     removed = len((git(repo, "show", f"{base}:tests/test_ops.py") + "\n").splitlines())
-    assert files["tests/test_ops.py"].status == "removed" and files["tests/test_ops.py"].deletions == removed
+    assert (
+        files["tests/test_ops.py"].status == "removed"
+        and files["tests/test_ops.py"].deletions == removed
+    )
     assert files["calc/new.py"].status == "added" and files["calc/new.py"].additions == 1
 
 
@@ -91,7 +101,10 @@ def test_missing_blob_marks_only_that_patch_unavailable(chain: ChainRepo) -> Non
     pairs = [(info.merge_sha, info.base_sha) for info in chain.prs.values()]
     blob = git(repo, "rev-parse", f"{chain.prs[2].merge_sha}:calc/ops.py")
     _drop_object(repo, blob)
-    assert patch_between(str(repo), chain.prs[2].base_sha, chain.prs[2].merge_sha, 10**6).status == "unavailable"
+    assert (
+        patch_between(str(repo), chain.prs[2].base_sha, chain.prs[2].merge_sha, 10**6).status
+        == "unavailable"
+    )
     results = dict(iter_patches(str(repo), pairs, 1_000_000))
     assert list(results) == [sha for sha, _ in pairs]
     statuses = {number: results[info.merge_sha].status for number, info in chain.prs.items()}
@@ -103,10 +116,17 @@ def test_missing_blob_marks_only_that_patch_unavailable(chain: ChainRepo) -> Non
 def test_iter_patches_matches_one_by_one_and_handles_a_root_commit(chain: ChainRepo) -> None:
     repo = str(chain.path)
     root = git(chain.path, "rev-list", "--max-parents=0", "HEAD")
-    pairs: list[tuple[str, str | None]] = [(root, None)] + [(i.merge_sha, i.base_sha) for i in chain.prs.values()]
+    pairs: list[tuple[str, str | None]] = [(root, None)] + [
+        (i.merge_sha, i.base_sha) for i in chain.prs.values()
+    ]
     batch = list(iter_patches(repo, pairs, 1_000_000))
     assert [sha for sha, _ in batch] == [sha for sha, _ in pairs]
-    assert {f.path for f in batch[0][1].files} == {"calc/__init__.py", "calc/ops.py", "tests/test_ops.py", "README.md"}
+    assert {f.path for f in batch[0][1].files} == {
+        "calc/__init__.py",
+        "calc/ops.py",
+        "tests/test_ops.py",
+        "README.md",
+    }
     for (head, base), (_, result) in zip(pairs[1:], batch[1:], strict=True):
         assert result == patch_between(repo, str(base), head, 1_000_000)
 

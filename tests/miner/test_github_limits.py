@@ -10,15 +10,19 @@ import pytest
 from miner.github import GithubSource
 from miner.limits import OK, PRIMARY, SECONDARY, SERVER, classify
 from miner.tokens import TokenPool
-from prchain.errors import MissingCredentials, RateLimited, ServiceUnavailable
-from prchain.testing.fake_github import FakeGithub
-from prchain.testing.fake_github_data import FakeRepo
-from prchain.testing.github_fixtures import FAKE_TOKEN, SECOND_TOKEN, github_config
+from prchain.core.errors import MissingCredentials, RateLimited, ServiceUnavailable
+from tests.support.fake_github import FakeGithub
+from tests.support.fake_github_data import FakeRepo
+from tests.support.github_fixtures import FAKE_TOKEN, SECOND_TOKEN, github_config
 
 
-def mine(fake: FakeGithub, repo: FakeRepo, tmp_path: Path, **fields: object) -> tuple[GithubSource, list[int]]:
+def mine(
+    fake: FakeGithub, repo: FakeRepo, tmp_path: Path, **fields: object
+) -> tuple[GithubSource, list[int]]:
     fake.add_repo(repo)
-    source = GithubSource(github_config(fake, repo, **fields), repo.full_name, str(tmp_path / "clones"))
+    source = GithubSource(
+        github_config(fake, repo, **fields), repo.full_name, str(tmp_path / "clones")
+    )
     return source, [r.number for r in source.pull_requests(None)]
 
 
@@ -43,8 +47,13 @@ def baseline(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Pat
     ],
 )
 def test_each_fault_is_waited_out(
-    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path, baseline: int,
-    caplog: pytest.LogCaptureFixture, kind: str, words: str,
+    fake_github: FakeGithub,
+    chain_github_repo: FakeRepo,
+    tmp_path: Path,
+    baseline: int,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+    words: str,
 ) -> None:
     fake_github.inject(kind, path="/graphql", reset_in=1.0)
     with caplog.at_level(logging.WARNING, logger="prchain.miner.github"):
@@ -54,7 +63,9 @@ def test_each_fault_is_waited_out(
     assert words in caplog.text and "waiting" in caplog.text
 
 
-def test_rest_faults_are_retried_too(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path, baseline: int) -> None:
+def test_rest_faults_are_retried_too(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path, baseline: int
+) -> None:
     fake_github.inject("bad_gateway", path="/repos/")
     fake_github.inject("too_many", path="/repos/")
     source, numbers = mine(fake_github, chain_github_repo, tmp_path)
@@ -62,24 +73,35 @@ def test_rest_faults_are_retried_too(fake_github: FakeGithub, chain_github_repo:
     assert fake_github.counts["GET /repos/{owner}/{repo}"] == 3
 
 
-def test_server_errors_past_the_budget_raise(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_server_errors_past_the_budget_raise(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     fake_github.inject("bad_gateway", path="/graphql", times=10)
     with pytest.raises(ServiceUnavailable, match="after 2 retries"):
         mine(fake_github, chain_github_repo, tmp_path, max_retries=2, page_size=5)
-    assert fake_github.counts["POST /graphql"] == 3  # the first try and two retries; 5 PRs is the smallest page
+    assert (
+        fake_github.counts["POST /graphql"] == 3
+    )  # the first try and two retries; 5 PRs is the smallest page
 
 
 def test_a_page_that_keeps_timing_out_is_fetched_smaller(
-    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    fake_github: FakeGithub,
+    generated_repo: FakeRepo,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    fake_github.inject("graphql_timeout", path="/graphql", times=3)  # the first try and both retries of page 1
+    fake_github.inject(
+        "graphql_timeout", path="/graphql", times=3
+    )  # the first try and both retries of page 1
     with caplog.at_level(logging.WARNING, logger="prchain.miner.github"):
         _, numbers = mine(fake_github, generated_repo, tmp_path, max_retries=2, page_size=50)
     assert len(numbers) == len(set(numbers)) == 120
     assert "retrying it with 25 PRs" in caplog.text
 
 
-def test_secondary_limits_past_the_budget_raise(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_secondary_limits_past_the_budget_raise(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     fake_github.inject("secondary_html", path="/graphql", times=10)
     with pytest.raises(RateLimited):
         mine(fake_github, chain_github_repo, tmp_path, max_retries=1)
@@ -87,7 +109,10 @@ def test_secondary_limits_past_the_budget_raise(fake_github: FakeGithub, chain_g
 
 
 def test_exhausted_quota_waits_for_the_reset(
-    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    fake_github: FakeGithub,
+    generated_repo: FakeRepo,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake_github.set_quota(FAKE_TOKEN, remaining=2, resource="graphql", reset_in=1.5)
     with caplog.at_level(logging.WARNING, logger="prchain.miner.github"):
@@ -99,8 +124,11 @@ def test_exhausted_quota_waits_for_the_reset(
 
 
 def test_tokens_rotate_before_waiting(
-    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    fake_github: FakeGithub,
+    generated_repo: FakeRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", f"{FAKE_TOKEN}, {SECOND_TOKEN}")
     fake_github.inject("primary", path="/graphql", reset_in=3600)
@@ -112,7 +140,9 @@ def test_tokens_rotate_before_waiting(
     assert FAKE_TOKEN not in caplog.text and SECOND_TOKEN not in caplog.text
 
 
-def test_a_reset_too_far_away_raises(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_a_reset_too_far_away_raises(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     fake_github.set_quota(FAKE_TOKEN, remaining=0, resource="graphql", reset_in=3600)
     with pytest.raises(RateLimited, match="out of graphql quota"):
         mine(fake_github, chain_github_repo, tmp_path, max_wait_seconds=5)
@@ -120,17 +150,32 @@ def test_a_reset_too_far_away_raises(fake_github: FakeGithub, chain_github_repo:
 
 # ---------------------------------------------------------------- the rules themselves
 
+
 def test_classify_follows_githubs_documented_rules() -> None:
     assert classify(200, {}, {"data": {}}).kind == OK
     secondary = classify(403, {"retry-after": "30", "x-ratelimit-remaining": "0"}, {"message": "x"})
     assert secondary.kind == SECONDARY and secondary.retry_after == 30
-    primary = classify(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1700000000"}, {"message": "API rate limit exceeded"})
+    primary = classify(
+        403,
+        {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1700000000"},
+        {"message": "API rate limit exceeded"},
+    )
     assert primary.kind == PRIMARY and primary.reset_at == 1700000000
     assert classify(429, {"x-ratelimit-remaining": "10"}, None).kind == SECONDARY
     assert classify(403, {}, {"data": "<html>abuse detection mechanism</html>"}).kind == SECONDARY
     assert classify(403, {}, {"message": "Resource not accessible by integration"}).kind == "failed"
-    assert classify(200, {"x-ratelimit-reset": "5"}, {"errors": [{"type": "RATE_LIMITED", "message": "m"}]}).kind == PRIMARY
-    assert classify(200, {}, {"data": None, "errors": [{"message": "Something went wrong ... timeout"}]}).kind == SERVER
+    assert (
+        classify(
+            200, {"x-ratelimit-reset": "5"}, {"errors": [{"type": "RATE_LIMITED", "message": "m"}]}
+        ).kind
+        == PRIMARY
+    )
+    assert (
+        classify(
+            200, {}, {"data": None, "errors": [{"message": "Something went wrong ... timeout"}]}
+        ).kind
+        == SERVER
+    )
     assert classify(504, {}, {"data": "<html>"}).kind == SERVER
 
 

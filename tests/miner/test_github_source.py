@@ -11,17 +11,19 @@ import pytest
 
 from miner.github import GithubSource
 from miner.source import SOURCES, PRRecord
-from prchain.errors import BadCredentials, InvalidRepoName, MissingCredentials, RepoNotFound
-from prchain.testing.fake_github import FakeGithub
-from prchain.testing.fake_github_data import FakeComment, FakeRepo, generate_repo
-from prchain.testing.github_fixtures import HUGE_BYTES, github_config
+from prchain.core.errors import BadCredentials, InvalidRepoName, MissingCredentials, RepoNotFound
+from tests.support.fake_github import FakeGithub
+from tests.support.fake_github_data import FakeComment, FakeRepo, generate_repo
+from tests.support.github_fixtures import HUGE_BYTES, github_config
 
 MAX_PATCH = HUGE_BYTES // 2
 
 
 def git_diff(repo: FakeRepo, base: str | None, head: str | None) -> str:
     assert base and head
-    out = subprocess.run(["git", "-C", str(repo.git_path), "diff", base, head], capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(repo.git_path), "diff", base, head], capture_output=True, check=True
+    ).stdout
     return out.decode("utf-8", errors="replace")
 
 
@@ -32,7 +34,9 @@ def source_for(fake: FakeGithub, repo: FakeRepo, tmp_path: Path, **fields: objec
 
 
 @pytest.fixture
-def mined(fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path) -> tuple[GithubSource, dict[int, PRRecord]]:
+def mined(
+    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path
+) -> tuple[GithubSource, dict[int, PRRecord]]:
     source = source_for(fake_github, generated_repo, tmp_path)
     return source, {pr.number: pr for pr in source.pull_requests(None)}
 
@@ -46,7 +50,9 @@ def test_full_fetch_pages_through_every_pr_oldest_update_first(
 ) -> None:
     source = source_for(fake_github, generated_repo, tmp_path, page_size=50)
     records = list(source.pull_requests(None))
-    assert [r.number for r in records] == sorted(generated_repo.prs, key=lambda n: (generated_repo.prs[n].updated_at, n))
+    assert [r.number for r in records] == sorted(
+        generated_repo.prs, key=lambda n: (generated_repo.prs[n].updated_at, n)
+    )
     # 120 PRs in pages of 50 → 3 pages; PR #8 overflows commits, comments and one review's comments.
     assert fake_github.counts["POST /graphql"] == 3 + 3
     assert fake_github.counts["GET /repos/{owner}/{repo}"] == 1
@@ -55,38 +61,73 @@ def test_full_fetch_pages_through_every_pr_oldest_update_first(
     assert cursors == sorted(cursors)
 
 
-def test_records_carry_what_github_holds(mined: tuple[GithubSource, dict[int, PRRecord]], generated_repo: FakeRepo) -> None:
+def test_records_carry_what_github_holds(
+    mined: tuple[GithubSource, dict[int, PRRecord]], generated_repo: FakeRepo
+) -> None:
     _, records = mined
     for number, pr in generated_repo.prs.items():
         record = records[number]
-        assert (record.title, record.body, record.author, record.state) == (pr.title, pr.body, pr.author, pr.state.lower())
+        assert (record.title, record.body, record.author, record.state) == (
+            pr.title,
+            pr.body,
+            pr.author,
+            pr.state.lower(),
+        )
         assert record.head_sha == pr.head_sha and record.merge_commit_sha == pr.merge_sha
         assert [c.sha for c in record.commits] == [c.oid for c in pr.commits]
-        expected_comments = len(pr.comments) + sum(len(r.comments) + bool(r.body) for r in pr.reviews)
+        expected_comments = len(pr.comments) + sum(
+            len(r.comments) + bool(r.body) for r in pr.reviews
+        )
         assert len(record.comments) == expected_comments
-        assert (record.created_at, record.merged_at, record.updated_at) == (pr.created_at, pr.merged_at, pr.updated_at)
+        assert (record.created_at, record.merged_at, record.updated_at) == (
+            pr.created_at,
+            pr.merged_at,
+            pr.updated_at,
+        )
     many = records[8]
     assert len(many.commits) == 132 and many.commits[-1].message == "Step 129 of f_8"
     assert sum(c.kind == "review_comment" for c in many.comments) == 40
-    assert {c.external_id for c in many.comments} == {c.external_id for c in many.comments if ":" in c.external_id}
+    assert {c.external_id for c in many.comments} == {
+        c.external_id for c in many.comments if ":" in c.external_id
+    }
 
 
-def test_links_from_timeline_and_closing_issues(mined: tuple[GithubSource, dict[int, PRRecord]]) -> None:
+def test_links_from_timeline_and_closing_issues(
+    mined: tuple[GithubSource, dict[int, PRRecord]],
+) -> None:
     _, records = mined
-    closing = [(link.target_number, link.target_kind) for link in records[6].links if link.type == "closing_issue"]
+    closing = [
+        (link.target_number, link.target_kind)
+        for link in records[6].links
+        if link.type == "closing_issue"
+    ]
     assert closing == [(5, "issue")]
-    incoming = {(link.target_number, link.target_kind) for link in records[4].links if link.type == "cross_reference"}
+    incoming = {
+        (link.target_number, link.target_kind)
+        for link in records[4].links
+        if link.type == "cross_reference"
+    }
     assert (6, "pr") in incoming  # #6's body says "Follow-up to #4"
     assert all(link.incoming for link in records[4].links if link.type == "cross_reference")
 
 
-def test_patches_come_from_the_clone(mined: tuple[GithubSource, dict[int, PRRecord]], generated_repo: FakeRepo, fake_github: FakeGithub) -> None:
+def test_patches_come_from_the_clone(
+    mined: tuple[GithubSource, dict[int, PRRecord]],
+    generated_repo: FakeRepo,
+    fake_github: FakeGithub,
+) -> None:
     _, records = mined
     squash, merge_commit, open_pr = records[1], records[21], records[11]
-    assert squash.patch == git_diff(generated_repo, f"{squash.merge_commit_sha}^", squash.merge_commit_sha)
-    assert merge_commit.patch == git_diff(generated_repo, f"{merge_commit.merge_commit_sha}^1", merge_commit.merge_commit_sha)
+    assert squash.patch == git_diff(
+        generated_repo, f"{squash.merge_commit_sha}^", squash.merge_commit_sha
+    )
+    assert merge_commit.patch == git_diff(
+        generated_repo, f"{merge_commit.merge_commit_sha}^1", merge_commit.merge_commit_sha
+    )
     assert merge_commit.base_sha == generated_repo.prs[21].base_sha
-    assert open_pr.state == "open" and open_pr.patch == git_diff(generated_repo, open_pr.base_sha, open_pr.head_sha)
+    assert open_pr.state == "open" and open_pr.patch == git_diff(
+        generated_repo, open_pr.base_sha, open_pr.head_sha
+    )
     ok = [r for r in records.values() if r.patch_status == "ok"]
     assert len(ok) == len(records) - 1  # all but the huge one
     # Only #7, whose head no clone can fetch, cost a diff request.
@@ -107,10 +148,14 @@ def test_odd_patches_binary_huge_non_utf8_and_missing_objects(
     assert latin.patch_status == "ok" and "docs/caf_6.txt" in (latin.patch or "")
     missing = records[7]  # head only under refs/hidden: the clone lacks it, the API diff stands in
     assert missing.patch_status == "ok"
-    assert missing.patch == git_diff(generated_repo, generated_repo.prs[7].base_sha, generated_repo.prs[7].head_sha)
+    assert missing.patch == git_diff(
+        generated_repo, generated_repo.prs[7].base_sha, generated_repo.prs[7].head_sha
+    )
 
 
-def test_issues_and_known_numbers(mined: tuple[GithubSource, dict[int, PRRecord]], generated_repo: FakeRepo) -> None:
+def test_issues_and_known_numbers(
+    mined: tuple[GithubSource, dict[int, PRRecord]], generated_repo: FakeRepo
+) -> None:
     source, records = mined
     issues = {i.number: i for i in source.issues(None)}
     assert set(issues) == set(generated_repo.issues)
@@ -127,7 +172,9 @@ def test_incremental_run_fetches_only_what_changed(fake_github: FakeGithub, tmp_
     for number in (2, 9):  # new comments bump updatedAt, as on GitHub
         pr = repo.prs[number]
         pr.updated_at = newest + timedelta(hours=number)
-        pr.comments.append(FakeComment(99_000 + number, f"Late remark, see #{number - 1}", "ken", pr.updated_at))
+        pr.comments.append(
+            FakeComment(99_000 + number, f"Late remark, see #{number - 1}", "ken", pr.updated_at)
+        )
     fake_github.reset_counts()
     second = source_for(fake_github, repo, tmp_path, page_size=10)
     changed = list(second.pull_requests(cursor))
@@ -140,28 +187,45 @@ def test_incremental_run_fetches_only_what_changed(fake_github: FakeGithub, tmp_
     assert [r.number for r in third.pull_requests(second.cursor_after(changed[-1]))] == [9]
 
 
-def test_since_bounds_the_first_run(fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path) -> None:
+def test_since_bounds_the_first_run(
+    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path
+) -> None:
     since = sorted(pr.updated_at for pr in generated_repo.prs.values())[-5]
     fake_github.add_repo(generated_repo)
-    source = GithubSource(github_config(fake_github, generated_repo), generated_repo.full_name, str(tmp_path), since=since)
+    source = GithubSource(
+        github_config(fake_github, generated_repo),
+        generated_repo.full_name,
+        str(tmp_path),
+        since=since,
+    )
     assert len(list(source.pull_requests(None))) == 5
 
 
-def test_chain_repo_patches_equal_the_gold_patches(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_chain_repo_patches_equal_the_gold_patches(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     source = source_for(fake_github, chain_github_repo, tmp_path)
     records = {r.number: r for r in source.pull_requests(None)}
     assert set(records) == {1, 2, 3, 4}
     for number, record in records.items():
-        gold = git_diff(chain_github_repo, chain_github_repo.prs[number].base_sha, chain_github_repo.prs[number].merge_sha)
+        gold = git_diff(
+            chain_github_repo,
+            chain_github_repo.prs[number].base_sha,
+            chain_github_repo.prs[number].merge_sha,
+        )
         assert record.patch == gold
     assert len(records[3].commits) == 1 and records[3].commits[0].message.startswith("Add divide")
     assert any(link.target_number == 2 and link.incoming for link in records[1].links)
     assert source.describe().full_name == "acme/calc" and source.describe().default_branch == "main"
 
 
-def test_without_a_clone_patches_come_from_the_api(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_without_a_clone_patches_come_from_the_api(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     fake_github.add_repo(chain_github_repo)
-    config = github_config(fake_github, chain_github_repo, clone_url_template="file:///nowhere/{full_name}")
+    config = github_config(
+        fake_github, chain_github_repo, clone_url_template="file:///nowhere/{full_name}"
+    )
     source = GithubSource(config, "acme/calc", str(tmp_path / "clones"))
     records = list(source.pull_requests(None))
     assert all(r.patch_status == "ok" for r in records)
@@ -174,20 +238,38 @@ def test_unknown_repo(fake_github: FakeGithub, tmp_path: Path) -> None:
         list(source.pull_requests(None))
 
 
-@pytest.mark.parametrize("name", ["acme", "acme/calc/extra", "https://github.com/acme/calc", "ac me/calc", "", "acme/..", "-x/y"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "acme",
+        "acme/calc/extra",
+        "https://github.com/acme/calc",
+        "ac me/calc",
+        "",
+        "acme/..",
+        "-x/y",
+    ],
+)
 def test_malformed_repo_names(fake_github: FakeGithub, tmp_path: Path, name: str) -> None:
     with pytest.raises(InvalidRepoName):
         GithubSource(github_config(fake_github), name, str(tmp_path))
     assert fake_github.total == 0
 
 
-def test_missing_token(fake_github: FakeGithub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_token(
+    fake_github: FakeGithub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
     with pytest.raises(MissingCredentials, match="export GITHUB_TOKEN"):
         GithubSource(github_config(fake_github), "acme/calc", str(tmp_path))
 
 
-def test_bad_token(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_token(
+    fake_github: FakeGithub,
+    chain_github_repo: FakeRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_revoked")
     source = source_for(fake_github, chain_github_repo, tmp_path)
     with pytest.raises(BadCredentials) as caught:
@@ -201,10 +283,15 @@ def test_records_are_plain_data(mined: tuple[GithubSource, dict[int, PRRecord]])
     record = records[6]
     assert replace(record) == record
     assert record.created_at is not None and record.created_at.tzinfo is None
-    assert all(type(c).__module__ == "miner.source" for c in [*record.commits, *record.comments, *record.files, *record.links])
+    assert all(
+        type(c).__module__ == "miner.source"
+        for c in [*record.commits, *record.comments, *record.files, *record.links]
+    )
 
 
-def test_a_killed_clone_is_redone_and_later_runs_fetch(fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path) -> None:
+def test_a_killed_clone_is_redone_and_later_runs_fetch(
+    fake_github: FakeGithub, chain_github_repo: FakeRepo, tmp_path: Path
+) -> None:
     partial = tmp_path / "clones" / "acme" / "calc.git.partial"
     partial.mkdir(parents=True)
     (partial / "junk").write_text("left behind by SIGKILL")
@@ -216,30 +303,47 @@ def test_a_killed_clone_is_redone_and_later_runs_fetch(fake_github: FakeGithub, 
     assert fake_github.counts["GET /repos/{owner}/{repo}/pulls/{number}"] == 0
 
 
-def test_mine_github_into_the_store_and_rerun(fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, db_url: str) -> None:
+def test_mine_github_into_the_store_and_rerun(
+    fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, db_url: str
+) -> None:
     """End to end through miner.mine: the records land in a real database; a rerun adds nothing."""
     from sqlalchemy import func, select
 
     from miner.mine import mine
-    from prchain.config import Config
+    from prchain.app.config import Config
     from sql.db import make_engine
     from sql.models.mining import PRPatch, PullRequest, Reference
 
     fake_github.add_repo(generated_repo)
     github = github_config(fake_github, generated_repo).model_dump()
-    config = Config.model_validate({"store": {"url": db_url}, "miner": {
-        "source": "github", "clone_dir": str(tmp_path / "clones"), "max_patch_bytes": MAX_PATCH, "github": github}})
+    config = Config.model_validate(
+        {
+            "store": {"url": db_url},
+            "miner": {
+                "source": "github",
+                "clone_dir": str(tmp_path / "clones"),
+                "max_patch_bytes": MAX_PATCH,
+                "github": github,
+            },
+        }
+    )
     engine = make_engine(db_url)
     try:
-        first = mine(config, ["acme/widgets"], engine=engine).repos[0]
+        first = mine(config.miner, engine, ["acme/widgets"]).repos[0]
         assert first.prs_new == 120 and first.requests == fake_github.total
         with engine.connect() as conn:
             assert conn.scalar(select(func.count()).select_from(PullRequest)) == 120
-            assert conn.scalar(select(func.count()).select_from(PRPatch)) == 119  # all but the huge one
-            assert conn.scalar(select(func.count()).select_from(Reference).where(Reference.type == "closing_issue"))
-            assert conn.scalar(select(func.count()).select_from(Reference).where(Reference.target_kind == "pr"))
+            assert (
+                conn.scalar(select(func.count()).select_from(PRPatch)) == 119
+            )  # all but the huge one
+            assert conn.scalar(
+                select(func.count()).select_from(Reference).where(Reference.type == "closing_issue")
+            )
+            assert conn.scalar(
+                select(func.count()).select_from(Reference).where(Reference.target_kind == "pr")
+            )
         fake_github.reset_counts()
-        again = mine(config, ["acme/widgets"], engine=engine).repos[0]
+        again = mine(config.miner, engine, ["acme/widgets"]).repos[0]
         assert again.prs_new == 0 and again.requests <= 5
         with engine.connect() as conn:
             assert conn.scalar(select(func.count()).select_from(PullRequest)) == 120

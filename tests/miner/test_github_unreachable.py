@@ -13,13 +13,25 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_unreachable_api_fails_on_first_request_with_a_hint(sqlite_url: str, monkeypatch, tmp_path) -> None:
+def test_unreachable_api_fails_on_first_request_with_a_hint(
+    sqlite_url: str, monkeypatch, tmp_path
+) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_not_a_real_token_0000000000000000")
     api = f"http://127.0.0.1:{_closed_port()}"
     result = CliRunner().invoke(
         main,
-        ["mine", "acme/calc", "--db", sqlite_url, "--clone-dir", str(tmp_path / "clones"),
-         "--set", f"miner.github.api_url={api}", "--set", "miner.github.backoff_seconds=30"],
+        [
+            "mine",
+            "acme/calc",
+            "--db",
+            sqlite_url,
+            "--clone-dir",
+            str(tmp_path / "clones"),
+            "--set",
+            f"miner.github.api_url={api}",
+            "--set",
+            "miner.github.backoff_seconds=30",
+        ],
     )
     assert result.exit_code == 1
     assert f"cannot reach GitHub at {api}" in result.output

@@ -21,18 +21,23 @@ from miner.source import (
     SourceInfo,
     TimelineLink,
 )
-from prchain.testing.miner_dump import canonical_dump
-from prchain.testing.repos import git, make_chain_repo
+from prchain.dev.repos import git, make_chain_repo
 from sql.models import PRFile, PRPatch, PullRequest, Reference
+from tests.support.miner_dump import canonical_dump
 
 REPO = "acme/calc"
 
 
 def _refs(engine: Engine) -> set[tuple[int, int, str, str, str, int]]:
     with Session(engine) as session:
-        numbers = {pr_id: n for pr_id, n in session.execute(select(PullRequest.id, PullRequest.number))}
+        numbers = {
+            pr_id: n for pr_id, n in session.execute(select(PullRequest.id, PullRequest.number))
+        }
         rows = session.scalars(select(Reference)).all()
-        return {(numbers[r.src_pr_id], r.target_number, r.target_kind, r.type, r.found_in, r.via_issue) for r in rows}
+        return {
+            (numbers[r.src_pr_id], r.target_number, r.target_kind, r.type, r.found_in, r.via_issue)
+            for r in rows
+        }
 
 
 def _ingestor(engine: Engine) -> Ingestor:
@@ -47,13 +52,21 @@ def test_git_mining_twice_changes_nothing(engine: Engine, tmp_path: Path) -> Non
     again = mine_one(engine, GitSource(str(chain.path)), batch_size=2)
     assert (first.prs_new, again.prs_new, again.prs_updated) == (4, 0, 0)
     assert canonical_dump(engine) == dump
-    assert _refs(engine) == {(2, 1, "pr", "follow_up", "body", 0), (3, 2, "pr", "fixes", "commit", 0)}
+    assert _refs(engine) == {
+        (2, 1, "pr", "follow_up", "body", 0),
+        (3, 2, "pr", "fixes", "commit", 0),
+    }
     with Session(engine) as session:
-        patches = {pr: diff for pr, diff in session.execute(select(PullRequest.number, PRPatch.diff).join(PRPatch))}
+        patches = {
+            pr: diff
+            for pr, diff in session.execute(select(PullRequest.number, PRPatch.diff).join(PRPatch))
+        }
         assert patches == {n: info.gold_patch + "\n" for n, info in chain.prs.items()}
         ref = session.scalars(select(Reference).where(Reference.type == "fixes")).one()
         assert ref.evidence == "Fixes #2 by completing the arithmetic set."
-        assert ref.target_pr_id == session.scalar(select(PullRequest.id).where(PullRequest.number == 2))
+        assert ref.target_pr_id == session.scalar(
+            select(PullRequest.id).where(PullRequest.number == 2)
+        )
 
 
 def test_forced_full_rewalk_upserts_without_duplicates(engine: Engine, tmp_path: Path) -> None:
@@ -89,21 +102,36 @@ def test_new_commits_are_picked_up_from_the_cursor(engine: Engine, tmp_path: Pat
 
 
 def _pr(number: int, body: str = "", **extra: object) -> PRRecord:
-    base = {"title": f"PR {number}", "body": body, "merged_at": datetime(2024, 1, number), "merge_commit_sha": f"{number:040x}"}
+    base = {
+        "title": f"PR {number}",
+        "body": body,
+        "merged_at": datetime(2024, 1, number),
+        "merge_commit_sha": f"{number:040x}",
+    }
     return PRRecord(number=number, **{**base, **extra})  # type: ignore[arg-type]
 
 
 def test_comments_timeline_links_and_issues_resolve(engine: Engine) -> None:
     ingestor = _ingestor(engine)
-    ingestor.write_issues([IssueRecord(50, "Crash on divide"), IssueRecord(60, "Opened about #1", "Since #1 it fails")], "c1")
+    ingestor.write_issues(
+        [
+            IssueRecord(50, "Crash on divide"),
+            IssueRecord(60, "Opened about #1", "Since #1 it fails"),
+        ],
+        "c1",
+    )
     records = [
         _pr(1, "Mentions #50 and other/lib#3."),
         _pr(2, "Unrelated", comments=[CommentRecord("review_comment", "r1", "see #1", "bob")]),
-        _pr(3, "Closes #50, closes #60", links=[
-            TimelineLink("closing_issue", REPO, 50, "issue"),
-            TimelineLink("cross_reference", REPO, 2, "pr", "mentioned in #2", incoming=True),
-            TimelineLink("cross_reference", "other/lib", 7, "pr"),
-        ]),
+        _pr(
+            3,
+            "Closes #50, closes #60",
+            links=[
+                TimelineLink("closing_issue", REPO, 50, "issue"),
+                TimelineLink("cross_reference", REPO, 2, "pr", "mentioned in #2", incoming=True),
+                TimelineLink("cross_reference", "other/lib", 7, "pr"),
+            ],
+        ),
     ]
     ingestor.write_prs(records, "cursor-1")
     resolution = resolve_repo(engine, ingestor.repo_id)
@@ -136,11 +164,21 @@ def test_unknown_numbers_stay_unknown_and_become_prs_once_mined(engine: Engine) 
 
 def test_rewritten_pr_replaces_its_files_and_commits(engine: Engine) -> None:
     ingestor = _ingestor(engine)
-    first = _pr(1, files=[FileRecord("a.py"), FileRecord("b.py")], commits=[CommitRecord("s1", "one")],
-                patch="diff a", patch_status="ok")
+    first = _pr(
+        1,
+        files=[FileRecord("a.py"), FileRecord("b.py")],
+        commits=[CommitRecord("s1", "one")],
+        patch="diff a",
+        patch_status="ok",
+    )
     ingestor.write_prs([first], None)
-    second = _pr(1, files=[FileRecord("c.py", "added", 3)], commits=[CommitRecord("s2", "two")],
-                 patch=None, patch_status="too_large")
+    second = _pr(
+        1,
+        files=[FileRecord("c.py", "added", 3)],
+        commits=[CommitRecord("s2", "two")],
+        patch=None,
+        patch_status="too_large",
+    )
     counts = ingestor.write_prs([second, second], None)  # the same PR twice in one batch is one row
     assert (counts.new, counts.updated) == (0, 1)
     dump = canonical_dump(engine)
@@ -153,15 +191,27 @@ def test_rewritten_pr_replaces_its_files_and_commits(engine: Engine) -> None:
 def test_revert_commit_sha_becomes_a_reference_to_the_reverted_pr(engine: Engine) -> None:
     ingestor = _ingestor(engine)
     sha = "ab" * 20
-    ingestor.write_prs([_pr(1, merge_commit_sha=sha), _pr(2, f"This reverts commit {sha[:10]}.")], None)
+    ingestor.write_prs(
+        [_pr(1, merge_commit_sha=sha), _pr(2, f"This reverts commit {sha[:10]}.")], None
+    )
     resolve_repo(engine, ingestor.repo_id)
     assert _refs(engine) == {(2, 1, "pr", "reverts", "body", 0)}
 
 
 def test_nul_characters_and_odd_text_are_stored(engine: Engine) -> None:
     ingestor = _ingestor(engine)
-    ingestor.write_prs([_pr(1, "body\x00with NUL", patch="+\x00x\n", patch_status="ok",
-                            files=[FileRecord("dé.txt")])], None)
+    ingestor.write_prs(
+        [
+            _pr(
+                1,
+                "body\x00with NUL",
+                patch="+\x00x\n",
+                patch_status="ok",
+                files=[FileRecord("dé.txt")],
+            )
+        ],
+        None,
+    )
     with Session(engine) as session:
         assert session.scalar(select(PullRequest.body)) == "body\ufffdwith NUL"
         assert session.scalar(select(PRPatch.diff)) == "+\ufffdx\n"

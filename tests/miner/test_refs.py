@@ -19,7 +19,10 @@ CASES = [
     ("resolved: GH-4", [(REPO, 4, "fixes", False)]),
     ("fix #5", [(REPO, 5, "fixes", False)]),
     ("Fixed issue #6", [(REPO, 6, "fixes", False)]),
-    ("Fixes #1, #2 and #3", [(REPO, 1, "fixes", False), (REPO, 2, "fixes", False), (REPO, 3, "fixes", False)]),
+    (
+        "Fixes #1, #2 and #3",
+        [(REPO, 1, "fixes", False), (REPO, 2, "fixes", False), (REPO, 3, "fixes", False)],
+    ),
     ("Fixes #1. See also #2", [(REPO, 1, "fixes", False), (REPO, 2, "mention", False)]),
     ("See #7", [(REPO, 7, "mention", False)]),
     ("(#7)", [(REPO, 7, "mention", False)]),
@@ -37,13 +40,19 @@ CASES = [
     ("Reverts #4", [(REPO, 4, "reverts", False)]),
     ("revert: #4", [(REPO, 4, "reverts", False)]),
     ('Revert "Add multiply (#2)"', [(REPO, 2, "reverts", False)]),
-    ('Revert "Add multiply (#2)"\n\nAs discussed in #5', [(REPO, 2, "reverts", False), (REPO, 5, "mention", False)]),
+    (
+        'Revert "Add multiply (#2)"\n\nAs discussed in #5',
+        [(REPO, 2, "reverts", False), (REPO, 5, "mention", False)],
+    ),
     ("See acme/calc#11", [(REPO, 11, "mention", False)]),
     ("See ACME/Calc#11", [(REPO, 11, "mention", False)]),
     ("Fixes python/cpython#123", [("python/cpython", 123, "fixes", True)]),
     ("https://github.com/acme/calc/pull/77", [(REPO, 77, "mention", False)]),
     ("Fixes https://github.com/acme/calc/issues/78", [(REPO, 78, "fixes", False)]),
-    ("see https://github.com/other/lib/issues/3#issuecomment-1", [("other/lib", 3, "mention", True)]),
+    (
+        "see https://github.com/other/lib/issues/3#issuecomment-1",
+        [("other/lib", 3, "mention", True)],
+    ),
     ("see https://github.com/other/lib.git/pull/3", [("other/lib", 3, "mention", True)]),
     ("https://www.github.com/acme/calc/pulls/5", [(REPO, 5, "mention", False)]),
     # Ignored: code, quotes, HTML comments, anchors and entities that only look like references.
@@ -65,13 +74,18 @@ CASES = [
 
 @pytest.mark.parametrize(("text", "expected"), CASES, ids=[c[0][:40] or "empty" for c in CASES])
 def test_extract_refs_table(text: str, expected: list[tuple[str, int, str, bool]]) -> None:
-    found = [(r.target_repo, r.target_number, r.type, r.external) for r in extract_refs(text, "body", REPO)]
+    found = [
+        (r.target_repo, r.target_number, r.type, r.external)
+        for r in extract_refs(text, "body", REPO)
+    ]
     assert found == expected
 
 
 def test_revert_commit_sha_is_a_commit_reference() -> None:
     refs = extract_refs("Revert foo\n\nThis reverts commit 0123abcd4567.", "commit", REPO)
-    assert [(r.target_number, r.target_sha, r.type, r.found_in) for r in refs] == [(None, "0123abcd4567", "reverts", "commit")]
+    assert [(r.target_number, r.target_sha, r.type, r.found_in) for r in refs] == [
+        (None, "0123abcd4567", "reverts", "commit")
+    ]
 
 
 def test_found_in_is_carried() -> None:

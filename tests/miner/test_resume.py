@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from prchain.testing.miner_dump import canonical_dump
-from prchain.testing.repos import git, make_chain_repo
+from prchain.dev.repos import git, make_chain_repo
 from sql.db import make_engine
+from tests.support.miner_dump import canonical_dump
 
 PRCHAIN = str(Path(sys.executable).parent / "prchain")
 EXTRA_PRS = 36
@@ -25,12 +25,30 @@ def _busy_history(path: Path) -> Path:
     repo = make_chain_repo(path).path
     for n in range(5, 5 + EXTRA_PRS):
         (repo / "calc" / f"m{n}.py").write_text(f"VALUE = {n}\n" * (n % 7 + 1))
-        body = f"Follow-up to #{n - 1}. Fixes #{n + 100}." if n % 3 else f"See #{n - 2} and acme/other#{n}."
+        body = (
+            f"Follow-up to #{n - 1}. Fixes #{n + 100}."
+            if n % 3
+            else f"See #{n - 2} and acme/other#{n}."
+        )
         git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"Add module {n} (#{n})\n\n{body}", date=f"2024-02-{n % 28 + 1:02d}T10:00:00")
+        git(
+            repo,
+            "commit",
+            "-q",
+            "-m",
+            f"Add module {n} (#{n})\n\n{body}",
+            date=f"2024-02-{n % 28 + 1:02d}T10:00:00",
+        )
     sha = git(repo, "rev-parse", "HEAD~3")
     git(repo, "revert", "--no-edit", "HEAD~3")
-    git(repo, "commit", "-q", "--amend", "-m", f'Revert "Add module 37 (#37)" (#90)\n\nThis reverts commit {sha}.')
+    git(
+        repo,
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        f'Revert "Add module 37 (#37)" (#90)\n\nThis reverts commit {sha}.',
+    )
     return repo
 
 
@@ -63,7 +81,9 @@ def _complete(repo: Path, db: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[tuple[object, ...]]]]:
+def history(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, list[tuple[object, ...]]]]:
     root = tmp_path_factory.mktemp("resume")
     repo = _busy_history(root / "calc")
     db = root / "reference.db"
@@ -72,13 +92,20 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, l
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill_points", [(0,), (1,), (9,), (24,), (41,), (4, 17), (2, 30, 40)],
-                         ids=lambda points: "kill-at-" + "-".join(map(str, points)))
+@pytest.mark.parametrize(
+    "kill_points",
+    [(0,), (1,), (9,), (24,), (41,), (4, 17), (2, 30, 40)],
+    ids=lambda points: "kill-at-" + "-".join(map(str, points)),
+)
 def test_killed_and_rerun_equals_uninterrupted(
-    history: tuple[Path, dict[str, list[tuple[object, ...]]]], tmp_path: Path, kill_points: tuple[int, ...]
+    history: tuple[Path, dict[str, list[tuple[object, ...]]]],
+    tmp_path: Path,
+    kill_points: tuple[int, ...],
 ) -> None:
     repo, expected = history
-    assert len(expected["pull_requests"]) == 5 + EXTRA_PRS  # 4 of the chain repo, the extra ones, the revert
+    assert (
+        len(expected["pull_requests"]) == 5 + EXTRA_PRS
+    )  # 4 of the chain repo, the extra ones, the revert
     db_file = tmp_path / "killed.db"
     for point in kill_points:
         _kill_when(_mine(repo, f"sqlite:///{db_file}"), db_file, point)
@@ -86,8 +113,15 @@ def test_killed_and_rerun_equals_uninterrupted(
     assert canonical_dump(make_engine(f"sqlite:///{db_file}")) == expected
 
 
-def test_reference_run_has_the_links(history: tuple[Path, dict[str, list[tuple[object, ...]]]]) -> None:
+def test_reference_run_has_the_links(
+    history: tuple[Path, dict[str, list[tuple[object, ...]]]],
+) -> None:
     _, expected = history
     refs = [dict(row) for row in expected["pr_references"]]
     kinds = {(r["type"], r["target_kind"]) for r in refs}
-    assert {("follow_up", "pr"), ("fixes", "unknown"), ("mention", "external"), ("reverts", "pr")} <= kinds
+    assert {
+        ("follow_up", "pr"),
+        ("fixes", "unknown"),
+        ("mention", "external"),
+        ("reverts", "pr"),
+    } <= kinds

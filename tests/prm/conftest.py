@@ -29,7 +29,11 @@ def make_rollout(engine: Engine) -> MakeRollout:
                 session.flush()
                 chain_ids.append(chain.id)
             rollout = Rollout(
-                chain_id=chain_ids[0], status=status, conflict_policy="strict", prm_variant=prm_variant, cost_usd=cost_usd
+                chain_id=chain_ids[0],
+                status=status,
+                conflict_policy="strict",
+                prm_variant=prm_variant,
+                cost_usd=cost_usd,
             )
             session.add(rollout)
             session.flush()

@@ -12,22 +12,22 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from agent.config import AgentConfig
-from agent.loop import AgentLoop
-from agent.persist import Recorder
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
 from environments.protocol import StageSpec
-from llm.client import LLMClient
-from llm.config import LLMConfig
-from prchain.config import Config
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.prm import verdict_json
-from prchain.testing.repos import make_chain_repo
-from prm.config import PRMConfig
-from prm.guidance import PRM_MARKER, is_prm_message
-from prm.hook import build_prm_hook
+from prchain.agent.config import AgentConfig
+from prchain.agent.loop import AgentLoop
+from prchain.agent.persist import Recorder
+from prchain.app.config import Config
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.dev.repos import make_chain_repo
+from prchain.llm.client import LLMClient
+from prchain.llm.config import LLMConfig
+from prchain.prm.config import PRMConfig
+from prchain.prm.guidance import PRM_MARKER, is_prm_message
+from prchain.prm.hook import build_prm_hook
 from sql.models import PRMCall, Step
+from tests.support.prm import verdict_json
 
 pytestmark = pytest.mark.docker
 TASK = "Add a subtract(a, b) function to calc/ops.py."
@@ -44,20 +44,34 @@ def sandbox(tmp_path: Path) -> Iterator[DockerEnvironment]:
     repo = make_chain_repo(tmp_path / "calc")
     pr = repo.prs[1]
     env = DockerEnvironment(
-        EnvironmentConfig(), repo="acme/calc", clone_path=str(repo.path), stages=[StageSpec(1, pr.base_sha, pr.gold_patch)]
+        EnvironmentConfig(),
+        repo="acme/calc",
+        clone_path=str(repo.path),
+        stages=[StageSpec(1, pr.base_sha, pr.gold_patch)],
     )
     with env:
         env.enter_stage(1)
         yield env
 
 
-def _run_stage(llm_config: LLMConfig, engine: Engine, rollout_id: int, env: DockerEnvironment, **prm: Any) -> AgentLoop:
+def _run_stage(
+    llm_config: LLMConfig, engine: Engine, rollout_id: int, env: DockerEnvironment, **prm: Any
+) -> AgentLoop:
     config = Config(llm=llm_config, prm=PRMConfig(variant="D", **prm))
     llm = LLMClient(config.llm, engine)
-    hook = build_prm_hook(config, llm, engine, rollout_id)
-    loop = AgentLoop(llm, env, AgentConfig(max_steps_per_stage=20), sink=Recorder(engine, rollout_id), hook=hook,
-                     rollout_id=rollout_id)
-    opening = [("system", {"role": "system", "content": "You are a coding agent."}), ("query", {"role": "user", "content": TASK})]
+    hook = build_prm_hook(config.prm, llm, engine, rollout_id)
+    loop = AgentLoop(
+        llm,
+        env,
+        AgentConfig(max_steps_per_stage=20),
+        sink=Recorder(engine, rollout_id),
+        hook=hook,
+        rollout_id=rollout_id,
+    )
+    opening = [
+        ("system", {"role": "system", "content": "You are a coding agent."}),
+        ("query", {"role": "user", "content": TASK}),
+    ]
     assert loop.run_stage(1, TASK, opening=opening).submitted
     return loop
 
@@ -74,11 +88,17 @@ def _echo_step(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_loop_invokes_the_prm_every_n_steps_with_the_last_k(
-    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine, make_rollout, sandbox: DockerEnvironment
+    fake_llm: ScriptedLLMServer,
+    llm_config: LLMConfig,
+    engine: Engine,
+    make_rollout,
+    sandbox: DockerEnvironment,
 ) -> None:
     rollout_id = make_rollout("D")
     fake_llm.push(model="policy", responder=_echo_step, times=None)
-    fake_llm.push(model="prm", content=verdict_json(status="on_track", detected={}, guidance=""), times=None)
+    fake_llm.push(
+        model="prm", content=verdict_json(status="on_track", detected={}, guidance=""), times=None
+    )
     loop = _run_stage(llm_config, engine, rollout_id, sandbox, every=5, window=3)
 
     assert loop.chain.steps == 12  # 11 echo steps, then submit
@@ -92,7 +112,10 @@ def test_the_loop_invokes_the_prm_every_n_steps_with_the_last_k(
     assert "marker-$((40+10))" in last and "marker-50" in last  # the command and its real output
     with Session(engine) as session:
         rows = list(session.scalars(select(PRMCall).order_by(PRMCall.step_idx)))
-    assert [(r.step_idx, r.task_status, r.injected) for r in rows] == [(5, "on_track", False), (10, "on_track", False)]
+    assert [(r.step_idx, r.task_status, r.injected) for r in rows] == [
+        (5, "on_track", False),
+        (10, "on_track", False),
+    ]
     assert not any(is_prm_message(m) for m in loop.messages)  # clean windows stay silent
 
 
@@ -107,16 +130,31 @@ def _repetition_prm(body: dict[str, Any]) -> dict[str, Any]:
     shown = json.loads(command)["command"]
     evidence = f"`{shown}` was run {times} times with identical output"
     guidance = f"Stop re-running `{shown}`: you already know calc/ops.py exists. Open it and add subtract()."
-    return {"content": verdict_json(detected={"step_repetition": (evidence, "Move on to editing calc/ops.py.")}, guidance=guidance)}
+    return {
+        "content": verdict_json(
+            detected={"step_repetition": (evidence, "Move on to editing calc/ops.py.")},
+            guidance=guidance,
+        )
+    }
 
 
 def test_repeating_a_command_brings_step_repetition_guidance_into_the_next_policy_request(
-    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, engine: Engine, make_rollout, sandbox: DockerEnvironment
+    fake_llm: ScriptedLLMServer,
+    llm_config: LLMConfig,
+    engine: Engine,
+    make_rollout,
+    sandbox: DockerEnvironment,
 ) -> None:
     rollout_id = make_rollout("D")
     # The policy submits only once it has read the supervisor's guidance (rules are tried in order).
-    fake_llm.push(model="policy", contains=PRM_MARKER, tool_calls=[{"name": "submit", "arguments": {}}])
-    fake_llm.push(model="policy", tool_calls=[{"name": "bash", "arguments": {"command": "ls calc"}}], times=None)
+    fake_llm.push(
+        model="policy", contains=PRM_MARKER, tool_calls=[{"name": "submit", "arguments": {}}]
+    )
+    fake_llm.push(
+        model="policy",
+        tool_calls=[{"name": "bash", "arguments": {"command": "ls calc"}}],
+        times=None,
+    )
     fake_llm.push(model="prm", responder=_repetition_prm, times=None)
     loop = _run_stage(llm_config, engine, rollout_id, sandbox, every=5, window=8)
 
@@ -130,7 +168,17 @@ def test_repeating_a_command_brings_step_repetition_guidance_into_the_next_polic
     # The observation the PRM judged came from the container.
     assert "ops.py" in fake_llm.requests_for("prm")[0]["messages"][-1]["content"]
     with Session(engine) as session:
-        kinds = [s.kind for s in session.scalars(select(Step).where(Step.rollout_id == rollout_id).order_by(Step.idx))]
+        kinds = [
+            s.kind
+            for s in session.scalars(
+                select(Step).where(Step.rollout_id == rollout_id).order_by(Step.idx)
+            )
+        ]
         (row,) = session.scalars(select(PRMCall))
     assert kinds[-3:] == ["prm", "assistant", "tool"]
-    assert (row.step_idx, row.task_status, row.injected, row.status) == (5, "needs_correction", True, "ok")
+    assert (row.step_idx, row.task_status, row.injected, row.status) == (
+        5,
+        "needs_correction",
+        True,
+        "ok",
+    )

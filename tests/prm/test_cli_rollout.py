@@ -11,13 +11,13 @@ from click.testing import CliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from llm.config import LLMConfig
 from prchain.cli import main
-from prchain.testing.fake_llm import ScriptedLLMServer
-from prchain.testing.prm import verdict_json
+from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.llm.config import LLMConfig
 from sql.db import make_engine
 from sql.models import PRMCall, Step
 from tests.agent.conftest import bash, seed_chain, submit, verdict
+from tests.support.prm import verdict_json
 
 pytestmark = pytest.mark.docker
 GUIDANCE = "Stop listing the directory again; read calc/ops.py instead."
@@ -35,10 +35,24 @@ def test_rollout_with_prm_flags_injects_guidance_and_stats_report_the_variant(
     fake_llm.push(model="policy", tool_calls=submit())
     fake_llm.push(model="judge", content=verdict(0.9, "Fine."))
 
-    result = CliRunner().invoke(main, [
-        "rollout", "--config", str(config), "--db", sqlite_url, "--chain", str(seeded.chain_id),
-        "--prm", "D", "--prm-every", "2", "--prm-window", "2",
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "rollout",
+            "--config",
+            str(config),
+            "--db",
+            sqlite_url,
+            "--chain",
+            str(seeded.chain_id),
+            "--prm",
+            "D",
+            "--prm-every",
+            "2",
+            "--prm-window",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
 
     third_policy_request = fake_llm.requests_for("policy")[2]
@@ -51,7 +65,15 @@ def test_rollout_with_prm_flags_injects_guidance_and_stats_report_the_variant(
     stats = CliRunner().invoke(main, ["stats", "--json", "--db", sqlite_url])
     assert stats.exit_code == 0, stats.output
     data = json.loads(stats.output)
-    variant_metrics = {key.split(".", 2)[2]: value for key, value in data.items() if key.startswith("prm.D.")}
-    assert variant_metrics["trajectories"] == 1 and variant_metrics["invocations_per_trajectory"] == 1.0
-    assert variant_metrics["suboptimal_windows_per_trajectory"] == 1.0 and variant_metrics["acceptance_rate"] == 1.0
+    variant_metrics = {
+        key.split(".", 2)[2]: value for key, value in data.items() if key.startswith("prm.D.")
+    }
+    assert (
+        variant_metrics["trajectories"] == 1
+        and variant_metrics["invocations_per_trajectory"] == 1.0
+    )
+    assert (
+        variant_metrics["suboptimal_windows_per_trajectory"] == 1.0
+        and variant_metrics["acceptance_rate"] == 1.0
+    )
     assert variant_metrics["mean_steps"] == 3.0 and variant_metrics["prm_cost_per_100"] > 0

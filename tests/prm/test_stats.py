@@ -15,21 +15,50 @@ from sql.models import PRMCall, Step
 
 def _steps(engine: Engine, rollout_id: int, n: int) -> None:
     with session_scope(engine) as session:
-        session.add(Step(rollout_id=rollout_id, stage_idx=1, idx=0, kind="system", message={"role": "system"}))
+        session.add(
+            Step(
+                rollout_id=rollout_id, stage_idx=1, idx=0, kind="system", message={"role": "system"}
+            )
+        )
         for i in range(n):
             message = {"role": "assistant", "content": f"step {i}"}
-            session.add(Step(rollout_id=rollout_id, stage_idx=1, idx=2 * i + 1, kind="assistant", message=message))
-            session.add(Step(rollout_id=rollout_id, stage_idx=1, idx=2 * i + 2, kind="tool", message={"role": "tool"}))
+            session.add(
+                Step(
+                    rollout_id=rollout_id,
+                    stage_idx=1,
+                    idx=2 * i + 1,
+                    kind="assistant",
+                    message=message,
+                )
+            )
+            session.add(
+                Step(
+                    rollout_id=rollout_id,
+                    stage_idx=1,
+                    idx=2 * i + 2,
+                    kind="tool",
+                    message={"role": "tool"},
+                )
+            )
 
 
-def _calls(engine: Engine, rollout_id: int, variant: str, statuses: list[str | None], cost: float = 0.01) -> None:
+def _calls(
+    engine: Engine, rollout_id: int, variant: str, statuses: list[str | None], cost: float = 0.01
+) -> None:
     with session_scope(engine) as session:
         for n, status in enumerate(statuses, start=1):
             session.add(
                 PRMCall(
-                    rollout_id=rollout_id, stage_idx=1, step_idx=5 * n, variant=variant, task_status=status,
-                    status="ok" if status or variant == "S" else "invalid_output", injected=status != "on_track",
-                    prompt_tokens=1000, completion_tokens=200, cost_usd=cost,
+                    rollout_id=rollout_id,
+                    stage_idx=1,
+                    step_idx=5 * n,
+                    variant=variant,
+                    task_status=status,
+                    status="ok" if status or variant == "S" else "invalid_output",
+                    injected=status != "on_track",
+                    prompt_tokens=1000,
+                    completion_tokens=200,
+                    cost_usd=cost,
                 )
             )
 
@@ -39,11 +68,16 @@ def populated(engine: Engine, make_rollout) -> Engine:
     """base: 2 rollouts (1 kept); D: 2 rollouts (both kept); S: 1 rollout (rejected)."""
     for status, steps in (("kept", 10), ("rejected", 20)):
         _steps(engine, make_rollout(None, status=status, cost_usd=0.5), steps)
-    d1, d2 = make_rollout("D", status="kept", cost_usd=1.0), make_rollout("D", status="kept", cost_usd=2.0)
+    d1, d2 = (
+        make_rollout("D", status="kept", cost_usd=1.0),
+        make_rollout("D", status="kept", cost_usd=2.0),
+    )
     _steps(engine, d1, 12)
     _steps(engine, d2, 8)
     _calls(engine, d1, "D", ["needs_correction", "critical"])
-    _calls(engine, d2, "D", ["on_track", "needs_correction", None])  # the last one was invalid output
+    _calls(
+        engine, d2, "D", ["on_track", "needs_correction", None]
+    )  # the last one was invalid output
     s1 = make_rollout("S", status="rejected", cost_usd=0.25)
     _steps(engine, s1, 15)
     _calls(engine, s1, "S", [None, None, None], cost=0.02)
@@ -79,7 +113,14 @@ def test_stats_json_has_table4_numbers_per_variant(populated: Engine) -> None:
 def test_stats_prints_the_per_variant_table(populated: Engine) -> None:
     output = _run(populated)
     assert "SWE-PRM by variant" in output
-    for header in ("Accepted %", "Mean steps", "PRM calls / traj", "Optimal windows / traj", "Suboptimal windows / traj", "PRM $ / 100 traj"):
+    for header in (
+        "Accepted %",
+        "Mean steps",
+        "PRM calls / traj",
+        "Optimal windows / traj",
+        "Suboptimal windows / traj",
+        "PRM $ / 100 traj",
+    ):
         assert header in output
     rows = {line.split("│")[1].strip(): line for line in output.splitlines() if line.count("│") > 5}
     assert {"base", "S", "D"} <= set(rows)

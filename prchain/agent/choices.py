@@ -1,0 +1,21 @@
+"""The closed sets of values of a rollout, each defined once: configs, the store and the CLI derive
+their choices from these."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+KeepPolicyName = Literal["all", "prefix"]
+"""all: a chain is kept only when every stage passes; prefix: the stages up to the first failure."""
+KEEP_POLICIES: tuple[str, ...] = get_args(KeepPolicyName)
+
+ActionFormat = Literal["tools", "text"]
+"""tools: native OpenAI tool calls; text: one fenced command per reply (servers without tool calling)."""
+ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
+
+RolloutStatus = Literal["running", "kept", "rejected", "failed"]
+ROLLOUT_STATUSES: tuple[str, ...] = get_args(RolloutStatus)
+FINISHED: tuple[RolloutStatus, ...] = ("kept", "rejected")
+
+StageStatus = Literal["running", "passed", "failed", "stopped"]
+STAGE_STATUSES: tuple[str, ...] = get_args(StageStatus)

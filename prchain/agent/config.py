@@ -1,0 +1,57 @@
+"""Configuration of the agent loop, the judge and the keep policy."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prchain.agent.choices import ActionFormat, KeepPolicyName
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action_format: ActionFormat = Field(
+        "tools", description="tools (native tool calling) or text (one fenced command per reply)."
+    )
+    max_steps_per_stage: int = Field(
+        60, ge=1, description="Agent steps allowed in one stage (refinements included)."
+    )
+    max_steps_per_chain: int = Field(250, ge=1, description="Agent steps allowed across a chain.")
+    max_tokens_per_stage: int = Field(
+        4_000_000,
+        ge=1,
+        description="Policy tokens billed in one stage (prompt+completion summed over its calls).",
+    )
+    max_tokens_per_chain: int = Field(
+        10_000_000,
+        ge=1,
+        description="Policy tokens billed across a chain (a ~85k-token, 116-call trajectory bills ~5M).",
+    )
+    context_window: int = Field(
+        128_000, ge=1024, description="Model context; a conversation beyond it ends the stage."
+    )
+    max_observation_chars: int = Field(
+        10_000, ge=256, description="Tool output past this is truncated with a marker."
+    )
+    command_timeout: float = Field(
+        120.0, gt=0, description="Seconds a `bash` tool call may run before it is killed."
+    )
+    max_format_errors: int = Field(
+        3, ge=1, description="Consecutive replies without a usable action before the stage ends."
+    )
+    judge_threshold: float = Field(0.8, ge=0, le=1, description="Stage score needed to pass.")
+    max_refinements: int = Field(
+        3, ge=0, description="Judge-feedback rounds after the first submission."
+    )
+    judge_retries: int = Field(
+        2, ge=0, description="Re-asks of the judge after malformed or leaking output."
+    )
+    leak_min_chars: int = Field(
+        20,
+        ge=1,
+        description="Gold-patch lines longer than this may not appear verbatim in judge comments.",
+    )
+    keep_policy: KeepPolicyName = Field(
+        "all", description="all (every stage passes) or prefix (longest passing prefix)."
+    )
+    workers: int = Field(
+        1, ge=1, description="Chains rolled out in parallel, each in its own sandbox."
+    )

@@ -1,0 +1,284 @@
+"""Kept trajectories → SFT-ready JSONL: one line per chain with `messages`, `tools` and `metadata`.
+
+Messages are OpenAI chat messages (assistant `tool_calls`, `tool` results with `tool_call_id`, judge
+feedback as user turns). Never exported: gold patches, judge scores and internals, format-error
+turns, and PRM guidance unless asked for. Every string is scanned for token-like secrets, which
+are redacted; a prompt that would show a line of a gold patch drops the trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from prchain.agent.choices import KeepPolicyName
+from prchain.agent.judge import gold_lines
+from prchain.agent.keep import decide
+from prchain.agent.tools import TOOL_SCHEMAS
+from prchain.core.secrets import Redactor
+from sql.db import session_scope
+from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
+
+FORMAT_VERSION = "prchain.trajectory/1"
+EXPORTED_KINDS = ("system", "query", "assistant", "tool", "feedback")
+
+_CALL = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "type", "function"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "type": {"const": "function"},
+        "function": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "arguments"],
+            "properties": {"name": {"type": "string"}, "arguments": {"type": "string"}},
+        },
+    },
+}
+_MESSAGE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["role", "content"],
+    "properties": {
+        "role": {"enum": ["system", "user", "assistant", "tool"]},
+        "content": {"type": "string"},
+        "tool_calls": {"type": "array", "items": _CALL},
+        "tool_call_id": {"type": "string"},
+        "name": {"type": "string"},
+    },
+}
+TRAJECTORY_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["messages", "tools", "metadata"],
+    "properties": {
+        "messages": {"type": "array", "minItems": 3, "items": _MESSAGE},
+        "tools": {"type": "array", "items": {"type": "object", "required": ["type", "function"]}},
+        "metadata": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "format_version": {"const": FORMAT_VERSION},
+                "rollout_id": {"type": "integer"},
+                "chain_id": {"type": "integer"},
+                "repo": {"type": "string"},
+                "pr_numbers": {"type": "array", "items": {"type": "integer"}},
+                "stage_scores": {"type": "array", "items": {"type": "number"}},
+                "n_stages": {"type": "integer"},
+                "kept_stages": {"type": "integer", "minimum": 1},
+                "keep_policy": {"type": "string"},
+                "conflict_policy": {"type": "string"},
+                "action_format": {"type": "string"},
+                "prm_variant": {"type": "string"},
+                "models": {"type": "object", "additionalProperties": {"type": "string"}},
+                "config_json": {"type": "string"},
+                "prompt_tokens": {"type": "integer"},
+                "completion_tokens": {"type": "integer"},
+                "trajectory_tokens": {"type": "integer"},
+                "agent_steps": {"type": "integer"},
+                "tool_calls": {"type": "integer"},
+                "cost_usd": {"type": "number"},
+                "redactions": {"type": "integer"},
+            },
+            "required": [
+                "format_version",
+                "rollout_id",
+                "chain_id",
+                "repo",
+                "pr_numbers",
+                "stage_scores",
+                "kept_stages",
+                "models",
+                "trajectory_tokens",
+                "tool_calls",
+            ],
+        },
+    },
+}
+
+
+@dataclass
+class ExportSummary:
+    path: Path
+    written: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    redactions: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+
+
+def export_message(message: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    """One message in the exported shape: string content always, call fields only where they belong."""
+    out: dict[str, Any] = {"role": message["role"], "content": redact(message.get("content") or "")}
+    if message["role"] == "assistant" and message.get("tool_calls"):
+        out["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {
+                    "name": c["function"]["name"],
+                    "arguments": redact(c["function"].get("arguments") or "{}"),
+                },
+            }
+            for c in message["tool_calls"]
+        ]
+    if message["role"] == "tool":
+        out["tool_call_id"] = message["tool_call_id"]
+        out["name"] = message.get("name") or ""
+    return out
+
+
+def prompt_leaks(messages: list[dict[str, Any]], gold: list[str]) -> bool:
+    """Did a prompt we wrote (system or user turn) show a line of any gold patch of the chain?"""
+    return any(
+        line in m["content"] for m in messages if m["role"] in ("system", "user") for line in gold
+    )
+
+
+def build_record(
+    session: Any,
+    rollout: Rollout,
+    *,
+    min_score: float,
+    keep: KeepPolicyName,
+    keep_prm: bool,
+    leak_min_chars: int = 20,
+) -> tuple[dict[str, Any] | None, str]:
+    """(the JSONL record or None, why it was skipped)."""
+    chain = session.get(Chain, rollout.chain_id)
+    stages = list(
+        session.scalars(
+            select(RolloutStage).filter_by(rollout_id=rollout.id).order_by(RolloutStage.stage_idx)
+        )
+    )
+    kept = decide(keep, [s.score for s in stages], chain.length, min_score).kept_stages
+    if not kept:
+        return None, f"below min score ({keep})"
+    kinds = EXPORTED_KINDS + (("prm",) if keep_prm else ())
+    steps = list(
+        session.scalars(
+            select(Step)
+            .filter(Step.rollout_id == rollout.id, Step.stage_idx <= kept, Step.kind.in_(kinds))
+            .order_by(Step.idx)
+        )
+    )
+    redact = Redactor()
+    messages = [export_message(step.message, redact) for step in steps]
+    chain_stages = list(
+        session.execute(
+            select(ChainStage, PullRequest.number)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .where(ChainStage.chain_id == chain.id)
+            .order_by(ChainStage.idx)
+        )
+    )
+    gold = [
+        line for stage, _ in chain_stages for line in gold_lines(stage.gold_patch, leak_min_chars)
+    ]
+    if prompt_leaks(messages, gold):
+        return None, "a prompt shows a gold-patch line"
+    metadata = _metadata(
+        session, rollout, chain, steps, stages[:kept], [n for _, n in chain_stages][:kept]
+    )
+    metadata["config_json"] = redact(metadata["config_json"])
+    metadata["redactions"] = redact.count
+    return {"messages": messages, "tools": TOOL_SCHEMAS, "metadata": metadata}, ""
+
+
+def _metadata(
+    session: Any,
+    rollout: Rollout,
+    chain: Chain,
+    steps: list[Step],
+    stages: list[RolloutStage],
+    pr_numbers: list[int],
+) -> dict[str, Any]:
+    assistant = [s for s in steps if s.kind == "assistant"]
+    repo = session.get(Repo, chain.repo_id)
+    return {
+        "format_version": FORMAT_VERSION,
+        "rollout_id": rollout.id,
+        "chain_id": chain.id,
+        "repo": repo.full_name if repo else "",
+        "pr_numbers": pr_numbers,
+        "stage_scores": [float(s.score or 0.0) for s in stages],
+        "n_stages": chain.length,
+        "kept_stages": len(stages),
+        "keep_policy": rollout.keep_policy,
+        "conflict_policy": rollout.conflict_policy,
+        "action_format": rollout.action_format,
+        "prm_variant": rollout.prm_variant or "",
+        "models": {k: str(v or "") for k, v in rollout.models.items()},
+        "config_json": json.dumps(
+            rollout.config, sort_keys=True
+        ),  # redacted by the caller like every string
+        "prompt_tokens": sum(s.prompt_tokens for s in assistant),
+        "completion_tokens": sum(s.completion_tokens for s in assistant),
+        "trajectory_tokens": (assistant[-1].prompt_tokens + assistant[-1].completion_tokens)
+        if assistant
+        else 0,
+        "agent_steps": len(assistant),
+        "tool_calls": sum(len(s.message.get("tool_calls") or []) for s in assistant),
+        "cost_usd": float(rollout.cost_usd),
+    }
+
+
+def export_trajectories(
+    engine: Engine,
+    out: str | Path,
+    *,
+    min_score: float = 0.8,
+    keep: KeepPolicyName = "all",
+    keep_prm: bool = False,
+    leak_min_chars: int = 20,
+) -> ExportSummary:
+    """Write every finished rollout that passes the filter; the file is replaced atomically."""
+    summary = ExportSummary(Path(out))
+    summary.path.parent.mkdir(parents=True, exist_ok=True)
+    partial = summary.path.with_name(summary.path.name + ".partial")
+    with session_scope(engine) as session, partial.open("w") as handle:
+        rollouts = session.scalars(
+            select(Rollout).where(Rollout.status.in_(("kept", "rejected"))).order_by(Rollout.id)
+        )
+        for rollout in rollouts:
+            record, why = build_record(
+                session,
+                rollout,
+                min_score=min_score,
+                keep=keep,
+                keep_prm=keep_prm,
+                leak_min_chars=leak_min_chars,
+            )
+            if record is None:
+                summary.skipped[why] += 1
+                continue
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            summary.written += 1
+            summary.redactions += record["metadata"]["redactions"]
+            summary.tool_calls += record["metadata"]["tool_calls"]
+            summary.tokens += record["metadata"]["trajectory_tokens"]
+    partial.replace(summary.path)
+    return summary
+
+
+def validate_record(record: dict[str, Any]) -> None:
+    """Raise jsonschema.ValidationError when a record does not match TRAJECTORY_SCHEMA."""
+    import jsonschema  # a dev dependency: only tests and `prchain export --check` validate
+
+    jsonschema.validate(record, TRAJECTORY_SCHEMA)
+    ids = {c["id"] for m in record["messages"] for c in m.get("tool_calls", [])}
+    orphans = [
+        m["tool_call_id"]
+        for m in record["messages"]
+        if m["role"] == "tool" and m["tool_call_id"] not in ids
+    ]
+    if orphans:
+        raise jsonschema.ValidationError(f"tool results without a matching call: {orphans}")

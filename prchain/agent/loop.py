@@ -1,0 +1,264 @@
+"""The ReAct loop: ask the policy for an action, run it in the environment, repeat until `submit`.
+
+The conversation is kept as OpenAI messages (assistant `tool_calls`, `tool` results) whatever the
+wire format; each message is stored the moment it exists. Budgets and the context window end a
+stage with a recorded reason; the step hook (PRM) may add messages every n steps.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from environments.protocol import Environment
+from prchain.agent.config import AgentConfig
+from prchain.agent.hooks import HookContext, StepHook, StepRecord
+from prchain.agent.textformat import FormatError, parse_action, to_wire
+from prchain.agent.tools import TOOL_SCHEMAS, ToolBox
+from prchain.core.errors import ContextOverflow
+from prchain.llm.prompts import render
+from prchain.llm.protocol import ChatLLM, Completion, Message
+
+PROMPTS = Path(__file__).with_name("prompts")
+CHARS_PER_TOKEN = 4  # only for the context estimate between two server-reported counts
+
+
+class StepSink(Protocol):
+    """Where each message goes as it happens (the store's Recorder in a rollout)."""
+
+    def step(self, stage_idx: int, kind: str, message: Message, **extra: Any) -> int: ...
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """How one stretch of work (up to a submit) ended: submitted, or a budget/context/format reason."""
+
+    submitted: bool
+    reason: str | None = None
+
+
+@dataclass
+class Counters:
+    steps: int = 0  # assistant replies
+    tool_calls: int = 0
+    prompt_tokens: int = 0  # billed, over every policy call
+    completion_tokens: int = 0
+    context_tokens: int = 0  # size of the conversation at the last policy call
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class AgentLoop:
+    llm: ChatLLM
+    env: Environment
+    config: AgentConfig
+    sink: StepSink | None = None
+    hook: StepHook | None = None
+    rollout_id: int | None = None
+    messages: list[Message] = field(default_factory=list)
+    chain: Counters = field(default_factory=Counters)
+    stage: Counters = field(default_factory=Counters)
+    history: list[StepRecord] = field(default_factory=list)
+    task: str = ""
+    stage_idx: int = 0
+
+    def __post_init__(self) -> None:
+        self.toolbox = ToolBox(
+            self.env,
+            command_timeout=self.config.command_timeout,
+            max_chars=self.config.max_observation_chars,
+        )
+        self._chars_since_count = sum(len(json.dumps(m)) for m in self.messages)
+
+    # -- the conversation ---------------------------------------------------------------------
+
+    def add(self, kind: str, message: Message, **extra: Any) -> None:
+        self.messages.append(message)
+        self._chars_since_count += len(json.dumps(message))
+        if self.sink is not None:
+            self.sink.step(self.stage_idx, kind, message, **extra)
+
+    def begin_stage(self, stage_idx: int, task: str) -> None:
+        self.stage_idx, self.task, self.stage = stage_idx, task, Counters()
+
+    def run_stage(
+        self, stage_idx: int, task: str, *, opening: list[tuple[str, Message]]
+    ) -> StageRun:
+        """Start a stage, add its opening messages, work to a submit."""
+        self.begin_stage(stage_idx, task)
+        for kind, message in opening:
+            self.add(kind, message)
+        return self.work()
+
+    def work(self) -> StageRun:
+        """Steps until the agent submits or a limit ends the stage."""
+        format_errors = 0
+        while True:
+            if (reason := self._limit_reached()) is not None:
+                return StageRun(False, reason)
+            try:
+                completion = self.llm.complete(
+                    "policy", self._wire(), tools=self._tools(), rollout_id=self.rollout_id
+                )
+            except ContextOverflow as exc:
+                return StageRun(
+                    False, f"context window exceeded (the server refused the request: {exc})"
+                )
+            self._count(completion)
+            calls, thought, error = self._actions(completion)
+            if error is not None:
+                format_errors += 1
+                self._format_error(completion, error)
+                if format_errors >= self.config.max_format_errors:
+                    return StageRun(
+                        False, f"{format_errors} consecutive replies without a usable action"
+                    )
+                continue
+            format_errors = 0
+            if self._act(completion, thought, calls):
+                return StageRun(True)
+            self._maybe_hook()
+
+    # -- one step -----------------------------------------------------------------------------
+
+    def _act(self, completion: Completion, thought: str, calls: list[dict[str, Any]]) -> bool:
+        assistant: Message = {"role": "assistant", "content": thought or None, "tool_calls": calls}
+        self.add(
+            "assistant",
+            assistant,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            latency_ms=completion.latency_ms,
+        )
+        observations, submitted = [], False
+        for call in calls:
+            result = self.toolbox.run(
+                call["function"]["name"], call["function"].get("arguments") or "{}"
+            )
+            submitted = submitted or result.submitted
+            observations.append(result.observation)
+            tool_msg: Message = {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "name": call["function"]["name"],
+                "content": result.observation,
+            }
+            self.add("tool", tool_msg, tool_call=call, observation=result.observation)
+        for counters in (self.chain, self.stage):
+            counters.tool_calls += len(calls)
+        self.history.append(StepRecord(self.chain.steps, self.stage_idx, assistant, observations))
+        return submitted
+
+    def _actions(self, completion: Completion) -> tuple[list[dict[str, Any]], str, str | None]:
+        """(tool calls, the reasoning text, a format error or None)."""
+        if self.config.action_format == "text":
+            try:
+                action = parse_action(completion.content)
+            except FormatError as exc:
+                return [], "", str(exc)
+            call_id = f"call_{self.rollout_id or 0}_{len(self.messages)}"
+            call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": action.name, "arguments": action.arguments},
+            }
+            return [call], action.thought, None
+        if not completion.tool_calls:
+            return [], "", "Your reply did not call a tool."
+        return (
+            [self._normalized(call, n) for n, call in enumerate(completion.tool_calls)],
+            completion.content,
+            None,
+        )
+
+    def _normalized(self, call: dict[str, Any], n: int) -> dict[str, Any]:
+        # Some servers omit ids; the export needs every tool result tied to its call.
+        call_id = call.get("id") or f"call_{self.rollout_id or 0}_{len(self.messages)}_{n}"
+        function = call.get("function", {})
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {
+                "name": function.get("name", ""),
+                "arguments": function.get("arguments") or "{}",
+            },
+        }
+
+    def _format_error(self, completion: Completion, error: str) -> None:
+        self.add(
+            "format_error",
+            {"role": "assistant", "content": completion.content or ""},
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            latency_ms=completion.latency_ms,
+        )
+        text = render(
+            PROMPTS, "format_error.j2", error=error, action_format=self.config.action_format
+        )
+        self.add("format_error", {"role": "user", "content": text})
+
+    def _maybe_hook(self) -> None:
+        if self.hook is None or self.chain.steps % self.hook.every != 0:
+            return
+        context = HookContext(
+            self.rollout_id,
+            self.stage_idx,
+            self.chain.steps,
+            self.task,
+            self.history[-self.hook.window :],
+            TOOL_SCHEMAS,
+        )
+        for message in self.hook(context):
+            self.add("prm", message)
+
+    # -- accounting ---------------------------------------------------------------------------
+
+    def _count(self, completion: Completion) -> None:
+        for counters in (self.chain, self.stage):
+            counters.steps += 1
+            counters.prompt_tokens += completion.prompt_tokens
+            counters.completion_tokens += completion.completion_tokens
+        self.chain.context_tokens = completion.prompt_tokens + completion.completion_tokens
+        self._chars_since_count = 0
+
+    def context_estimate(self) -> int:
+        if self.chain.context_tokens:
+            return self.chain.context_tokens + self._chars_since_count // CHARS_PER_TOKEN
+        return sum(len(json.dumps(m)) for m in self.messages) // CHARS_PER_TOKEN
+
+    def _limit_reached(self) -> str | None:
+        c = self.config
+        checks = [
+            (
+                self.stage.steps >= c.max_steps_per_stage,
+                f"stage step budget spent ({c.max_steps_per_stage} steps)",
+            ),
+            (
+                self.chain.steps >= c.max_steps_per_chain,
+                f"chain step budget spent ({c.max_steps_per_chain} steps)",
+            ),
+            (
+                self.stage.tokens >= c.max_tokens_per_stage,
+                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
+            ),
+            (
+                self.chain.tokens >= c.max_tokens_per_chain,
+                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
+            ),
+            (
+                self.context_estimate() > c.context_window,
+                f"context window exceeded (~{self.context_estimate()} > {c.context_window} tokens)",
+            ),
+        ]
+        return next((reason for hit, reason in checks if hit), None)
+
+    def _wire(self) -> list[Message]:
+        return to_wire(self.messages) if self.config.action_format == "text" else self.messages
+
+    def _tools(self) -> list[dict[str, Any]] | None:
+        return TOOL_SCHEMAS if self.config.action_format == "tools" else None

@@ -1,0 +1,274 @@
+"""Roll the agent through one whole chain: stage after stage, judged, refined, kept or rejected.
+
+`ChainRunner.run(chain_id)` owns one sandbox and one rollout row. A rollout that was killed (or failed
+on infrastructure) is resumed: its passed stages are kept, the sandbox is rebuilt to the end of the
+last one from the stored cumulative diff, and work restarts at the start of the next stage.
+
+The runner knows nothing of how sandboxes are made or whether a PRM watches: both come in as
+factories (the app layer wires them from the config).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from environments.protocol import Environment
+from prchain.agent.choices import FINISHED
+from prchain.agent.config import AgentConfig
+from prchain.agent.hooks import StepHook
+from prchain.agent.judge import Judge
+from prchain.agent.keep import decide
+from prchain.agent.loop import AgentLoop, Counters
+from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
+from prchain.agent.resume import rebuild, restored_counters
+from prchain.agent.tasks import ChainTask, StageTask, load_chain
+from prchain.core.errors import PrchainError
+from prchain.llm.prompts import render
+from prchain.llm.protocol import ChatLLM, Message
+from sql.models import RolloutStage
+
+PROMPTS = Path(__file__).with_name("prompts")
+
+EnvFactory = Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
+"""(chain, rollout id) → a context manager holding the chain's sandbox."""
+HookFactory = Callable[[int], StepHook | None]
+"""rollout id → the step hook watching that rollout (a PRM), or None."""
+
+
+@dataclass
+class RolloutResult:
+    chain_id: int
+    rollout_id: int
+    status: str  # a RolloutStatus value, or "skipped" (already finished before)
+    kept_stages: int = 0
+    reason: str | None = None
+    scores: list[float | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    passed: bool
+    score: float | None
+    reason: str | None = None
+
+
+class ChainRunner:
+    def __init__(
+        self,
+        config: AgentConfig,
+        engine: Engine,
+        llm: ChatLLM,
+        open_env: EnvFactory,
+        *,
+        hook_factory: HookFactory | None = None,
+        rollout_fields: dict[str, Any] | None = None,
+    ) -> None:
+        self.config, self.engine, self.llm, self.open_env = config, engine, llm, open_env
+        self.hook_factory = hook_factory
+        self.rollout_fields = rollout_fields or {}
+        self.judge = Judge(llm, retries=config.judge_retries, leak_min_chars=config.leak_min_chars)
+
+    def run(self, chain_id: int) -> RolloutResult:
+        task = load_chain(self.engine, chain_id)
+        existing = open_rollout(self.engine, chain_id)
+        if existing is not None and existing.status in FINISHED:
+            return RolloutResult(
+                chain_id, existing.id, "skipped", existing.kept_stages, existing.reason
+            )
+        rollout_id = (
+            existing.id if existing else new_rollout(self.engine, chain_id, **self.rollout_fields)
+        )
+        kept = passed_stages(self.engine, rollout_id)
+        steps = rewind(self.engine, rollout_id, len(kept))
+        if not steps:
+            kept = []
+        recorder = Recorder(self.engine, rollout_id, next_idx=len(steps))
+        counters = restored_counters(steps)
+        try:
+            scores, reason = self._run(
+                task, rollout_id, recorder, kept, [s.message for s in steps], counters
+            )
+        except PrchainError as exc:
+            recorder.finish("failed", f"{type(exc).__name__}: {exc}", **_totals(counters))
+            return RolloutResult(chain_id, rollout_id, "failed", 0, str(exc))
+        return self._finish(task, rollout_id, recorder, counters, scores, reason)
+
+    def _run(
+        self,
+        task: ChainTask,
+        rollout_id: int,
+        recorder: Recorder,
+        kept: list[RolloutStage],
+        messages: list[Message],
+        counters: Counters,
+    ) -> tuple[list[float | None], str | None]:
+        scores: list[float | None] = [stage.score for stage in kept]
+        with self.open_env(task, rollout_id) as env:
+            hook = self.hook_factory(rollout_id) if self.hook_factory else None
+            loop = AgentLoop(
+                self.llm,
+                env,
+                self.config,
+                recorder,
+                hook,
+                rollout_id,
+                messages=messages,
+                chain=counters,
+            )
+            if kept:
+                rebuild(env, kept[-1])
+            for stage in task.stages[len(kept) :]:
+                outcome = self._stage(env, loop, recorder, task, stage)
+                scores.append(outcome.score)
+                if not outcome.passed:
+                    return scores, outcome.reason
+        return scores, None
+
+    def _stage(
+        self,
+        env: Environment,
+        loop: AgentLoop,
+        recorder: Recorder,
+        task: ChainTask,
+        stage: StageTask,
+    ) -> StageOutcome:
+        transition = env.enter_stage(stage.idx)
+        recorder.transition(transition)
+        recorder.stage_started(stage.idx)
+        if transition.stopped:
+            reason = (
+                f"stage {stage.idx}: the carried patch conflicts with the new base "
+                f"({transition.policy} policy)"
+            )
+            recorder.stage_finished(stage.idx, status="stopped", reason=reason)
+            return StageOutcome(False, None, reason)
+        run = loop.run_stage(stage.idx, _task_text(task, stage), opening=self._opening(task, stage))
+        outcome, rounds = self._judged_rounds(env, loop, recorder, stage, run.submitted, run.reason)
+        recorder.stage_finished(
+            stage.idx,
+            status="passed" if outcome.passed else "failed",
+            reason=outcome.reason,
+            score=outcome.score,
+            rounds=rounds,
+            stage_diff=env.diff(),
+            cumulative_diff=env.cumulative_diff(),
+            agent_steps=loop.stage.steps,
+            test_result=_tests(env),
+        )
+        return outcome
+
+    def _judged_rounds(
+        self,
+        env: Environment,
+        loop: AgentLoop,
+        recorder: Recorder,
+        stage: StageTask,
+        submitted: bool,
+        reason: str | None,
+    ) -> tuple[StageOutcome, int]:
+        """Judge the submitted patch; below the threshold the comment goes back for another try."""
+        config, score = self.config, None
+        for round_ in range(config.max_refinements + 1):
+            if not submitted:
+                return StageOutcome(False, score, f"stage {stage.idx}: {reason}"), round_
+            judged = self.judge.judge(
+                query=stage.query,
+                gold_patch=stage.gold_patch,
+                agent_patch=env.diff(),
+                rollout_id=loop.rollout_id,
+            )
+            score, passed = judged.score, judged.score >= config.judge_threshold
+            recorder.judgement(
+                stage.idx,
+                round_,
+                score=score,
+                comment=judged.comment,
+                passed=passed,
+                attempts=judged.attempts,
+                redacted=judged.redacted,
+            )
+            if passed:
+                return StageOutcome(True, score), round_
+            if round_ == config.max_refinements:
+                break
+            feedback = render(PROMPTS, "feedback.j2", comment=judged.comment)
+            loop.add("feedback", {"role": "user", "content": feedback})
+            run = loop.work()
+            submitted, reason = run.submitted, run.reason
+        why = (
+            f"stage {stage.idx}: score {score:.2f} below {config.judge_threshold:g} "
+            f"after {config.max_refinements} refinements"
+        )
+        return StageOutcome(False, score, why), config.max_refinements
+
+    def _opening(self, task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
+        n = len(task.stages)
+        if stage.idx == task.stages[0].idx:
+            system = render(PROMPTS, "system.j2", action_format=self.config.action_format)
+            first = render(
+                PROMPTS, "first_task.j2", n_stages=n, overview=task.overview, query=stage.query
+            )
+            return [
+                ("system", {"role": "system", "content": system}),
+                ("query", {"role": "user", "content": first}),
+            ]
+        text = render(PROMPTS, "next_task.j2", idx=stage.idx, n_stages=n, query=stage.query)
+        return [("query", {"role": "user", "content": text})]
+
+    def _finish(
+        self,
+        task: ChainTask,
+        rollout_id: int,
+        recorder: Recorder,
+        counters: Counters,
+        scores: list[float | None],
+        reason: str | None,
+    ) -> RolloutResult:
+        config = self.config
+        decision = decide(config.keep_policy, scores, len(task.stages), config.judge_threshold)
+        status = "kept" if decision.kept else "rejected"
+        if decision.kept and decision.kept_stages < len(task.stages):
+            reason = f"kept stages 1-{decision.kept_stages}; {reason}"
+        stored_reason = None if status == "kept" and reason is None else (reason or decision.reason)
+        recorder.finish(
+            status, stored_reason, kept_stages=decision.kept_stages, **_totals(counters)
+        )
+        return RolloutResult(
+            task.chain_id,
+            rollout_id,
+            status,
+            decision.kept_stages,
+            reason or decision.reason,
+            scores,
+        )
+
+
+def _task_text(task: ChainTask, stage: StageTask) -> str:
+    return f"{task.overview}\n\n{stage.query}" if stage.idx == 1 else stage.query
+
+
+def _tests(env: Environment) -> dict[str, Any] | None:
+    result = env.run_tests()
+    if result is None:
+        return None
+    return {
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "output": result.output[-4000:],
+    }
+
+
+def _totals(counters: Counters) -> dict[str, Any]:
+    return {
+        "prompt_tokens": counters.prompt_tokens,
+        "completion_tokens": counters.completion_tokens,
+        "trajectory_tokens": counters.context_tokens,
+        "agent_steps": counters.steps,
+        "tool_calls": counters.tool_calls,
+    }

@@ -1,0 +1,86 @@
+"""What a rollout works on: a chain read from the store as plain task objects, and which chains wait."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, select
+
+from prchain.agent.choices import FINISHED
+from prchain.core.errors import NothingToDo
+from sql.db import session_scope
+from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout
+
+
+@dataclass(frozen=True)
+class StageTask:
+    idx: int
+    pr_number: int
+    base_sha: str
+    gold_patch: str
+    query: str
+
+
+@dataclass(frozen=True)
+class ChainTask:
+    chain_id: int
+    repo: str
+    clone_path: str
+    overview: str
+    stages: list[StageTask]
+
+
+def load_chain(engine: Engine, chain_id: int) -> ChainTask:
+    with session_scope(engine) as session:
+        chain = session.get(Chain, chain_id)
+        if chain is None:
+            raise NothingToDo(
+                f"chain {chain_id} does not exist", hint="`prchain chains build` makes chains"
+            )
+        repo = session.get(Repo, chain.repo_id)
+        rows = session.execute(
+            select(ChainStage, PullRequest.number)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .where(ChainStage.chain_id == chain_id)
+            .order_by(ChainStage.idx)
+        ).all()
+        missing = [stage.idx for stage, _ in rows if not stage.query]
+        if missing or not rows:
+            raise NothingToDo(
+                f"chain {chain_id} has no query for stage(s) {missing or 'any'}",
+                hint="run `prchain queries build` first",
+            )
+        if repo is None or not repo.clone_path:
+            raise NothingToDo(
+                f"chain {chain_id}: its repository has no local clone",
+                hint="mine with --source git or give the repo a clone_path",
+            )
+        stages = [
+            StageTask(s.idx, number, s.base_sha or "", s.gold_patch, s.query or "")
+            for s, number in rows
+        ]
+        overview = chain.overview or (
+            f"{len(stages)} related changes to {repo.full_name}, in the order they were made."
+        )
+        return ChainTask(chain_id, repo.full_name, repo.clone_path, overview, stages)
+
+
+def pending_chains(
+    engine: Engine, chain_ids: Iterable[int] = (), limit: int | None = None
+) -> list[int]:
+    """Chains whose every stage has a query and that have no finished rollout, in id order."""
+    wanted = set(chain_ids)
+    with session_scope(engine) as session:
+        ids = [
+            cid
+            for cid in session.scalars(select(Chain.id).order_by(Chain.id))
+            if not wanted or cid in wanted
+        ]
+        done = set(session.scalars(select(Rollout.chain_id).where(Rollout.status.in_(FINISHED))))
+        unready = set(
+            session.scalars(select(ChainStage.chain_id).where(ChainStage.query.is_(None)))
+        )
+        staged = set(session.scalars(select(ChainStage.chain_id)))
+    todo = [cid for cid in ids if cid not in done and cid in staged and cid not in unready]
+    return todo[:limit] if limit else todo

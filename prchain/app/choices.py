@@ -1,0 +1,24 @@
+"""Every closed set of values the CLI offers, re-exported from where each is defined once.
+
+Light on purpose: the CLI imports this at start-up to build its `--help`, so nothing here may pull in
+openai, docker, networkx or the store.
+"""
+
+from __future__ import annotations
+
+from chains.config import STRATEGY_NAMES
+from environments.config import CONFLICT_POLICIES
+from miner.config import SOURCE_NAMES
+from prchain.agent.choices import ACTION_FORMATS, KEEP_POLICIES
+from prchain.prm.variants import VARIANTS
+
+PRM_VARIANTS: tuple[str, ...] = tuple(VARIANTS.names())
+
+__all__ = [
+    "ACTION_FORMATS",
+    "CONFLICT_POLICIES",
+    "KEEP_POLICIES",
+    "PRM_VARIANTS",
+    "SOURCE_NAMES",
+    "STRATEGY_NAMES",
+]

@@ -1,0 +1,108 @@
+"""The exceptions prchain raises on purpose.
+
+Each name says what happened; each carries a one-line hint that the CLI prints beside the message.
+Library code raises these; only the CLI edge catches them.
+"""
+
+from __future__ import annotations
+
+
+class PrchainError(Exception):
+    """Base of every error prchain raises deliberately."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class ConfigError(PrchainError):
+    hint = "check your config file and --set overrides (prchain config show prints the result)"
+
+
+class UnknownName(ConfigError):
+    """A registry lookup for a name nobody registered."""
+
+
+class MissingCredentials(PrchainError):
+    hint = "export GITHUB_TOKEN=<token>[,<token>...] or mine a local clone with --source git"
+
+
+class BadCredentials(PrchainError):
+    hint = "the token was refused (401); create a new one or check GITHUB_TOKEN"
+
+
+class RepoNotFound(PrchainError):
+    hint = "check the owner/name spelling, or that the token can see a private repository"
+
+
+class InvalidRepoName(PrchainError):
+    hint = "repositories are written owner/name, e.g. astral-sh/ruff"
+
+
+class RateLimited(PrchainError):
+    """The service keeps refusing us after the retry budget was spent."""
+
+    hint = "wait for the reset or add more tokens (comma-separated GITHUB_TOKEN)"
+
+
+class ServiceUnavailable(PrchainError):
+    hint = "the remote service failed repeatedly; rerun later: finished work is kept"
+
+
+class ServiceUnreachable(ServiceUnavailable):
+    hint = "no network to the service? set GITHUB_TOKEN on a machine that reaches it, point miner.github.api_url elsewhere, or mine a local clone with --source git"
+
+
+class GitError(PrchainError):
+    hint = "check that the path is a git clone and that git can read it"
+
+
+class EnvironmentFailure(PrchainError):
+    hint = "is the Docker engine running? `docker info` should answer"
+
+
+class ContainerDied(EnvironmentFailure):
+    hint = "the sandbox container exited unexpectedly; the stage is recorded as failed"
+
+
+class LLMError(PrchainError):
+    hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
+
+
+class LLMOutputInvalid(LLMError):
+    """The model answered, but not in the shape its role's parser requires."""
+
+    hint = "the model's reply could not be parsed even after retries; try a stronger model for this role"
+
+
+class JudgeOutputInvalid(LLMOutputInvalid):
+    pass
+
+
+class NothingToDo(PrchainError):
+    hint = "run the earlier pipeline stage first (mine → chains build → queries build → rollout)"
+
+
+class LLMUnavailable(LLMError):
+    """The LLM server kept failing (429, 5xx, timeouts, refused connections) after the retry budget."""
+
+    hint = "the LLM server kept failing; rerun later: finished work and cached replies are kept"
+
+
+class ContextOverflow(LLMError):
+    """The server refused the request because the conversation no longer fits the model's context."""
+
+    hint = "the conversation outgrew the model's context window; lower the step budget or use a longer-context model"
+
+
+class PRMOutputInvalid(LLMOutputInvalid):
+    """The PRM's reply is not a verdict of the shape its variant asks for."""
+
+
+class GithubQueryFailed(PrchainError):
+    """GitHub answered, but refused the request for a reason retrying cannot fix (e.g. a GraphQL error)."""
+
+    hint = "the GitHub API refused a query; rerun with -v for details, finished work is kept"

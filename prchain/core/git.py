@@ -1,0 +1,123 @@
+"""The one way prchain runs git on the host: the git CLI, with one rule for errors, timeouts and
+credentials.
+
+Why the CLI and not GitPython: every heavy use (streaming `diff-tree --stdin`, `log -p`, mirrors,
+`archive`) is a plain git process anyway, and one runner keeps one set of rules. Never prompting for
+credentials matters: a private or missing repository must fail, not hang.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prchain.core.errors import GitError
+
+QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true"}
+EMPTY_TREE = (
+    "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # sha1 of the empty tree, in every sha1 repo
+)
+Where = str | Path | None
+
+
+@dataclass(frozen=True)
+class GitResult:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+
+def command(repo: Where, args: Sequence[str], options: Sequence[str] = ()) -> list[str]:
+    """argv of `git [options] [-C repo] args…`."""
+    return ["git", *options, *(["-C", str(repo)] if repo is not None else []), *args]
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, **QUIET_ENV, **(extra or {})}
+
+
+def run(
+    repo: Where,
+    *args: str,
+    input: bytes | None = None,
+    check: bool = True,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    options: Sequence[str] = (),
+) -> GitResult:
+    """Run git to completion. `check` turns a non-zero exit into GitError with git's own words."""
+    argv = command(repo, args, options)
+    try:
+        done = subprocess.run(
+            argv,
+            input=input,
+            capture_output=True,
+            env=environment(env),
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(f"{_describe(repo, args)} took longer than {timeout:g} s") from None
+    except OSError as exc:
+        raise GitError(f"{_describe(repo, args)} could not start: {exc}") from None
+    result = GitResult(done.returncode, done.stdout, done.stderr)
+    if check and not result.ok:
+        words = result.stderr.decode(errors="replace").strip()[-400:]
+        raise GitError(f"{_describe(repo, args)} failed: {words}")
+    return result
+
+
+def output(repo: Where, *args: str, **kwargs: object) -> str:
+    """git's stdout as text; raises GitError when git fails."""
+    return run(repo, *args, **kwargs).text  # type: ignore[arg-type]
+
+
+def succeeds(repo: Where, *args: str, timeout: float | None = None) -> bool:
+    """Whether git exits 0 (for questions such as `merge-base --is-ancestor`)."""
+    return run(repo, *args, check=False, timeout=timeout).ok
+
+
+def answer(repo: Where, *args: str, timeout: float | None = None) -> bool | None:
+    """A yes/no question: exit 0 → True, 1 → False, anything else (unknown object) → None."""
+    code = run(repo, *args, check=False, timeout=timeout).returncode
+    return {0: True, 1: False}.get(code)
+
+
+def resolve(repo: Where, rev: str) -> str | None:
+    """The full sha `rev` names, or None when the repository has no such commit."""
+    if not rev:
+        return None
+    done = run(repo, "rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False)
+    return done.text.strip() or None if done.ok else None
+
+
+def stream(
+    repo: Where, *args: str, stdin: bool = False, options: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    """A git process whose stdout (and optionally stdin) the caller reads as a stream."""
+    try:
+        return subprocess.Popen(
+            command(repo, args, options),
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=environment(),
+        )
+    except OSError as exc:
+        raise GitError(f"{_describe(repo, args)} could not start: {exc}") from None
+
+
+def _describe(repo: Where, args: Sequence[str]) -> str:
+    where = f" in {repo}" if repo is not None else ""
+    return f"git {' '.join(args[:2])}{where}"

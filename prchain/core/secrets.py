@@ -1,0 +1,57 @@
+"""Recognise secrets in text so that none reaches the database, logs or exported data."""
+
+from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "[REDACTED]"
+# Shapes of credentials worth catching even when we never held them ourselves.
+SECRET_PATTERNS = [
+    re.compile(p)
+    for p in (
+        r"gh[pousr]_[A-Za-z0-9]{20,}",
+        r"github_pat_[A-Za-z0-9_]{20,}",
+        r"\bsk-[A-Za-z0-9_-]{16,}",
+        r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{16,}",
+        r"\bAKIA[0-9A-Z]{16}\b",
+        r"xox[abprs]-[A-Za-z0-9-]{10,}",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+    )
+]
+# Environment variables whose values are secrets wherever they appear.
+SECRET_ENV = ("OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY")
+
+
+def known_secrets(extra: tuple[str, ...] = ()) -> list[str]:
+    """Secret values held in this process's environment (long enough to be unambiguous), plus `extra`.
+
+    GITHUB_TOKEN may hold several comma-separated tokens; each is a secret of its own.
+    """
+    values = [part for name in SECRET_ENV for part in os.environ.get(name, "").split(",")]
+    return [v.strip() for v in (*values, *extra) if len(v.strip()) >= 8]
+
+
+class Redactor:
+    """Replaces known secret values and credential-shaped strings; counts what it replaced."""
+
+    def __init__(
+        self,
+        extra: tuple[str, ...] = (),
+        patterns: list[re.Pattern[str]] | None = None,
+        replacement: str = REDACTED,
+    ) -> None:
+        self.count = 0
+        self.known = known_secrets(extra)
+        self.patterns = SECRET_PATTERNS if patterns is None else patterns
+        self.replacement = replacement
+
+    def __call__(self, text: str) -> str:
+        for value in self.known:
+            if value in text:
+                self.count += text.count(value)
+                text = text.replace(value, self.replacement)
+        for pattern in self.patterns:
+            text, n = pattern.subn(self.replacement, text)
+            self.count += n
+        return text

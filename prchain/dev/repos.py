@@ -1,0 +1,167 @@
+"""Build small but real git histories with PR-shaped commits (squash and merge), for tests and demos."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prchain.core import git as git_runner
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Dev",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Dev",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+}
+
+
+def git(repo: Path, *args: str, date: str | None = None) -> str:
+    """git in the demo repository, as the demo author, at `date` when given."""
+    env = dict(GIT_IDENTITY)
+    if date:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
+    return git_runner.output(repo, *args, env=env).strip()
+
+
+@dataclass
+class PRCommitInfo:
+    number: int
+    title: str
+    base_sha: str  # first parent: the PR's base commit B
+    merge_sha: str  # the commit that landed the PR
+    gold_patch: str  # diff base..merge
+
+
+@dataclass
+class ChainRepo:
+    path: Path
+    prs: dict[int, PRCommitInfo] = field(default_factory=dict)
+
+
+OPS_V0 = """def add(a, b):
+    return a + b
+"""
+
+TEST_V0 = """from calc.ops import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+"""
+
+
+def _write(repo: Path, rel: str, text: str) -> None:
+    target = repo / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+
+def _squash(
+    repo: Path, number: int, title: str, body: str, files: dict[str, str], date: str
+) -> PRCommitInfo:
+    base = git(repo, "rev-parse", "HEAD")
+    for rel, text in files.items():
+        _write(repo, rel, text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", f"{title} (#{number})\n\n{body}", date=date)
+    merge = git(repo, "rev-parse", "HEAD")
+    return PRCommitInfo(number, title, base, merge, git(repo, "diff", base, merge))
+
+
+def _merge(
+    repo: Path,
+    number: int,
+    title: str,
+    branch: str,
+    commits: list[tuple[str, dict[str, str]]],
+    date: str,
+) -> PRCommitInfo:
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", branch)
+    for message, files in commits:
+        for rel, text in files.items():
+            _write(repo, rel, text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", message, date=date)
+    git(repo, "checkout", "-q", "main")
+    # An unrelated commit on main first, so the merge is a real two-parent merge.
+    _write(repo, "CHANGELOG.md", f"- {title}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Update changelog", date=date)
+    base = git(repo, "rev-parse", "HEAD")
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        branch,
+        "-m",
+        f"Merge pull request #{number} from dev/{branch}\n\n{title}",
+        date=date,
+    )
+    merge = git(repo, "rev-parse", "HEAD")
+    return PRCommitInfo(number, title, base, merge, git(repo, "diff", base, merge))
+
+
+def make_chain_repo(
+    path: Path, *, remote: str | None = "https://github.com/acme/calc.git"
+) -> ChainRepo:
+    """A small Python project whose history holds a 3-PR reference chain (#1 ← #2 ← #3) and noise.
+
+    #1 adds subtract; #2 ("Follow-up to #1") adds multiply; #3 (a merge commit, "Fixes #2") adds
+    divide and changes multiply's error message; #4 is an unrelated docs PR.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    if remote:
+        git(path, "remote", "add", "origin", remote)
+    _write(path, "calc/__init__.py", "")
+    _write(path, "calc/ops.py", OPS_V0)
+    _write(path, "tests/test_ops.py", TEST_V0)
+    _write(path, "README.md", "# calc\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Initial commit", date="2024-01-01T10:00:00")
+    repo = ChainRepo(path)
+    ops1 = OPS_V0 + "\n\ndef subtract(a, b):\n    return a - b\n"
+    repo.prs[1] = _squash(
+        path,
+        1,
+        "Add subtract operation",
+        "Users asked for subtraction.",
+        {
+            "calc/ops.py": ops1,
+            "tests/test_ops.py": TEST_V0
+            + "\n\ndef test_subtract():\n    from calc.ops import subtract\n    assert subtract(5, 3) == 2\n",
+        },
+        "2024-01-02T10:00:00",
+    )
+    ops2 = ops1 + "\n\ndef multiply(a, b):\n    return a * b\n"
+    repo.prs[2] = _squash(
+        path,
+        2,
+        "Add multiply operation",
+        "Follow-up to #1: the calculator also needs products.",
+        {"calc/ops.py": ops2},
+        "2024-01-03T10:00:00",
+    )
+    repo.prs[4] = _squash(
+        path,
+        4,
+        "Document the calculator",
+        "Docs only.",
+        {"README.md": "# calc\n\nA tiny calculator.\n"},
+        "2024-01-04T10:00:00",
+    )
+    ops3 = (
+        ops2
+        + "\n\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError('divide by zero')\n    return a / b\n"
+    )
+    repo.prs[3] = _merge(
+        path,
+        3,
+        "Add divide operation",
+        "divide",
+        [("Add divide\n\nFixes #2 by completing the arithmetic set.", {"calc/ops.py": ops3})],
+        "2024-01-05T10:00:00",
+    )
+    return repo

@@ -1,0 +1,62 @@
+"""The response cache: an identical request (model, messages, tools, temperature) is answered once.
+
+Entries live in the `llm_cache` table when the client has a store, else in memory for the
+client's lifetime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any
+
+from sqlalchemy import Engine
+
+from sql.db import session_scope, upsert
+from sql.models import LLMCacheEntry
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the request: key order and whitespace never matter."""
+    canonical = json.dumps(
+        request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Thread-safe get/put of stored replies by cache key."""
+
+    def __init__(self, engine: Engine | None) -> None:
+        self._engine = engine
+        self._memory: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self._engine is None:
+            with self._lock:
+                return self._memory.get(key)
+        with session_scope(self._engine) as session:
+            entry = session.get(LLMCacheEntry, key)
+            return dict(entry.response) if entry is not None else None
+
+    def put(self, key: str, role: str, model: str, response: dict[str, Any]) -> None:
+        if self._engine is None:
+            with self._lock:
+                self._memory[key] = response
+            return
+        row = {"cache_key": key, "role": role, "model": model, "response": response}
+        with session_scope(self._engine) as session:
+            # Two workers may race to store the same reply; the first one wins, both are identical.
+            upsert(session, LLMCacheEntry, [row], ["cache_key"], update=[])
+
+    def delete(self, key: str) -> None:
+        if self._engine is None:
+            with self._lock:
+                self._memory.pop(key, None)
+            return
+        with session_scope(self._engine) as session:
+            entry = session.get(LLMCacheEntry, key)
+            if entry is not None:
+                session.delete(entry)

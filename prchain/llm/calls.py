@@ -1,0 +1,73 @@
+"""Recording every LLM call (never its credentials) and summing what calls cost."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+
+from prchain.core.secrets import SECRET_PATTERNS, Redactor
+from sql.db import session_scope
+from sql.models import LLMCall
+
+# Servers echo a refused key in their error text ("Incorrect API key provided: sk-..."); never store one.
+_KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """`text` with the given secrets, the process's known secrets and key-shaped strings replaced by ***.
+
+    Error text is terse, so the looser key pattern is safe here (unlike in trajectories).
+    """
+    return Redactor(secrets, [*SECRET_PATTERNS, _KEY_PATTERN], replacement="***")(text)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    role: str
+    model: str
+    cache_key: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    cached: bool = False
+    status: str = "ok"  # ok | error | invalid_output
+    error: str | None = None
+    rollout_id: int | None = None
+
+
+@dataclass
+class Usage:
+    """Running totals of one client, for the summaries commands print."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, record: CallRecord) -> None:
+        with self._lock:
+            self.calls += 1
+            self.cached_calls += record.cached
+            self.failed_calls += record.status == "error"
+            self.prompt_tokens += record.prompt_tokens
+            self.completion_tokens += record.completion_tokens
+            self.cost_usd += record.cost_usd
+
+    @property
+    def paid_calls(self) -> int:
+        """Calls that reached the server (cache hits excluded)."""
+        return self.calls - self.cached_calls
+
+
+def record_call(engine: Engine | None, record: CallRecord) -> None:
+    if engine is None:
+        return
+    with session_scope(engine) as session:
+        session.add(LLMCall(**record.__dict__))

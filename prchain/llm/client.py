@@ -1,0 +1,292 @@
+"""The one thin layer over any OpenAI-compatible server, shared by every LLM role.
+
+The only module that imports `openai`. It owns the retry policy (the SDK's own retries are off),
+bounded concurrency, the response cache and the record of every call with its cost.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import openai
+from sqlalchemy import Engine
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from prchain.core.errors import ContextOverflow, LLMError, LLMOutputInvalid, LLMUnavailable
+from prchain.llm.cache import ResponseCache, cache_key
+from prchain.llm.calls import CallRecord, Usage, record_call, redact
+from prchain.llm.config import LLMConfig
+from prchain.llm.pricing import cost_usd
+from prchain.llm.protocol import Completion, Message
+
+T = TypeVar("T")
+
+# Worth another try: the server was busy, broken for a moment, or unreachable.
+RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+# Local servers (vLLM, llama.cpp, the fake) ignore the key; the SDK still insists on one.
+PLACEHOLDER_KEY = "no-key-needed"
+
+CORRECTION = (
+    "Your previous reply could not be used: {error}\n"
+    "Answer the original request again, following the required output format exactly."
+)
+
+
+class LLMClient:
+    """Answers chat requests per role; safe to share between the threads of a pool."""
+
+    def __init__(self, config: LLMConfig, engine: Engine | None = None) -> None:
+        self.config = config
+        self.engine = engine
+        self.cache = ResponseCache(engine)
+        self.usage = Usage()
+        self._slots = threading.BoundedSemaphore(config.workers)
+        self._clients: dict[tuple[str | None, str], openai.OpenAI] = {}
+        self._lock = threading.Lock()
+
+    def complete(
+        self,
+        role: str,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        rollout_id: int | None = None,
+    ) -> Completion:
+        return self._complete(role, messages, tools, rollout_id, attempt=0)
+
+    def complete_parsed(
+        self,
+        role: str,
+        messages: list[Message],
+        parse: Callable[[str], T],
+        *,
+        attempts: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        rollout_id: int | None = None,
+    ) -> tuple[T, Completion]:
+        """A reply `parse` accepts; after an LLMOutputInvalid the model is told what was wrong and asked again.
+
+        Each attempt has its own cache key, so a malformed cached reply is never replayed into
+        the next attempt, while a rerun still gets every earlier attempt for free.
+        """
+        attempts = attempts or self.config.max_retries + 1
+        conversation = list(messages)
+        error: LLMOutputInvalid | None = None
+        for attempt in range(attempts):
+            completion = self._complete(role, conversation, tools, rollout_id, attempt=attempt)
+            try:
+                return parse(completion.content), completion
+            except LLMOutputInvalid as exc:
+                error = exc
+                feedback = {"role": "user", "content": CORRECTION.format(error=exc)}
+                conversation = [*messages, completion.as_message(), feedback]
+        assert error is not None
+        raise type(error)(
+            f"{role}: reply still invalid after {attempts} attempts: {error}"
+        ) from error
+
+    # -- one request -------------------------------------------------------------------------
+
+    def _complete(
+        self,
+        role: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        rollout_id: int | None,
+        *,
+        attempt: int,
+    ) -> Completion:
+        request = self._request(role, messages, tools)
+        key = cache_key({**request, "attempt": attempt} if attempt else request)
+        if self.config.cache and (hit := self.cache.get(key)) is not None:
+            completion = _from_cached(hit)
+            self._record(role, key, completion, rollout_id)
+            return completion
+        completion = self._call_server(role, request, key, rollout_id)
+        if self.config.cache:
+            self.cache.put(key, role, completion.model, _to_cached(completion))
+        return completion
+
+    def _request(
+        self, role: str, messages: list[Message], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        return {
+            "model": self.config.model_for(role),
+            "messages": messages,
+            "tools": tools or None,
+            "temperature": self.config.temperature_for(role),
+        }
+
+    def _call_server(
+        self, role: str, request: dict[str, Any], key: str, rollout_id: int | None
+    ) -> Completion:
+        client, secret = self._client_for(role)
+        arguments = {name: value for name, value in request.items() if value is not None}
+        started = time.perf_counter()
+        try:
+            with self._slots:
+                response = self._retrying()(client.chat.completions.create, **arguments)
+        except openai.OpenAIError as exc:
+            error = _typed_error(role, request["model"], exc, secret)
+            self._record(role, key, None, rollout_id, model=request["model"], error=str(error))
+            raise error from None
+        latency_ms = (time.perf_counter() - started) * 1000
+        completion = self._completion(request["model"], response, latency_ms)
+        self._record(role, key, completion, rollout_id)
+        return completion
+
+    def _completion(self, model: str, response: Any, latency_ms: float) -> Completion:
+        if not response.choices:
+            raise LLMOutputInvalid(f"{model}: the server returned no choices")
+        choice = response.choices[0]
+        usage = response.usage
+        prompt, completion_tokens = (
+            (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
+        )
+        return Completion(
+            content=choice.message.content or "",
+            tool_calls=[_tool_call(call) for call in choice.message.tool_calls or []],
+            model=model,
+            prompt_tokens=prompt,
+            completion_tokens=completion_tokens,
+            latency_ms=latency_ms,
+            cost_usd=cost_usd(self.config.prices, model, prompt, completion_tokens),
+            finish_reason=choice.finish_reason,
+        )
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _client_for(self, role: str) -> tuple[openai.OpenAI, str]:
+        """The SDK client for the role's endpoint, read from the environment at call time."""
+        base_url = (
+            self.config.endpoints.get(role) or os.environ.get(self.config.base_url_env) or None
+        )
+        api_key = os.environ.get(self.config.api_key_env, "")
+        if not api_key and base_url is None:
+            raise LLMError(
+                f"neither {self.config.base_url_env} nor {self.config.api_key_env} is set"
+            )
+        api_key = api_key or PLACEHOLDER_KEY
+        with self._lock:
+            client = self._clients.get((base_url, api_key))
+            if client is None:
+                client = openai.OpenAI(
+                    base_url=base_url,
+                    api_key=api_key,
+                    max_retries=0,
+                    timeout=self.config.timeout_seconds,
+                )
+                self._clients[(base_url, api_key)] = client
+        return client, api_key
+
+    def _retrying(self) -> Retrying:
+        return Retrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=self._backoff,
+            retry=retry_if_exception_type(RETRYABLE),
+            reraise=True,
+        )
+
+    def _backoff(self, state: RetryCallState) -> float:
+        """Exponential with jitter; a 429's Retry-After is honoured up to the configured cap."""
+        cap = self.config.retry_backoff_max_seconds
+        wait = min(cap, self.config.retry_backoff_seconds * 2 ** (state.attempt_number - 1))
+        wait *= 0.5 + random.random() / 2
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, openai.RateLimitError):
+            wait = max(wait, min(cap, _retry_after(exc)))
+        return wait
+
+    def _record(
+        self,
+        role: str,
+        key: str,
+        completion: Completion | None,
+        rollout_id: int | None,
+        *,
+        model: str = "",
+        error: str | None = None,
+    ) -> None:
+        done = completion or Completion(content="", model=model)
+        record = CallRecord(
+            role=role,
+            model=done.model,
+            cache_key=key,
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+            latency_ms=done.latency_ms,
+            cost_usd=done.cost_usd,
+            cached=done.cached,
+            status="error" if error else "ok",
+            error=error,
+            rollout_id=rollout_id,
+        )
+        self.usage.add(record)
+        record_call(self.engine, record)
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.function.name, "arguments": call.function.arguments or ""},
+    }
+
+
+def _retry_after(exc: openai.APIStatusError) -> float:
+    try:
+        return float(exc.response.headers.get("retry-after", 0))
+    except ValueError:  # an HTTP date instead of seconds: fall back to our own backoff
+        return 0.0
+
+
+def _typed_error(role: str, model: str, exc: openai.OpenAIError, secret: str) -> LLMError:
+    message = redact(f"{role} ({model}): {type(exc).__name__}: {exc}", (secret,))
+    if isinstance(exc, RETRYABLE):
+        return LLMUnavailable(f"{message} (gave up after the retry budget)")
+    if isinstance(exc, openai.AuthenticationError):
+        return LLMError(message, hint="the server refused the API key; check OPENAI_API_KEY")
+    if isinstance(exc, openai.BadRequestError) and _is_context_overflow(exc):
+        return ContextOverflow(message)
+    return LLMError(message)
+
+
+# Servers word it differently: OpenAI sends the code `context_length_exceeded`; vLLM, SGLang and
+# llama.cpp only say it in the message.
+_OVERFLOW_CODES = ("context_length_exceeded", "exceed_context_size_error")
+_OVERFLOW_WORDS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "too many tokens",
+    "context window",
+    "context size",
+)
+
+
+def _is_context_overflow(exc: openai.BadRequestError) -> bool:
+    if getattr(exc, "code", None) in _OVERFLOW_CODES:
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in _OVERFLOW_WORDS)
+
+
+def _to_cached(completion: Completion) -> dict[str, Any]:
+    return {
+        "content": completion.content,
+        "tool_calls": completion.tool_calls,
+        "model": completion.model,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "finish_reason": completion.finish_reason,
+    }
+
+
+def _from_cached(stored: dict[str, Any]) -> Completion:
+    """A replayed reply: same content and token counts, but it cost nothing this time."""
+    return Completion(**stored, latency_ms=0.0, cost_usd=0.0, cached=True)

@@ -1,0 +1,45 @@
+"""The seam every LLM role talks through; tests swap the server, never this interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Message = dict[str, Any]  # an OpenAI chat message: {"role": ..., "content": ..., "tool_calls": ...}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply with what it cost."""
+
+    content: str
+    tool_calls: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # OpenAI shape: {id, type, function{name, arguments}}
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    cached: bool = False
+    finish_reason: str | None = None
+
+    def as_message(self) -> Message:
+        """The assistant message to append to a conversation."""
+        message: Message = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        return message
+
+
+class ChatLLM(Protocol):
+    """Anything that answers chat requests for a named role (query_constructor, policy, judge, prm, ...)."""
+
+    def complete(
+        self,
+        role: str,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        rollout_id: int | None = None,
+    ) -> Completion: ...

@@ -1,0 +1,1 @@
+"""Test-only fakes and fixtures: a fake GitHub, pytest fixtures, store builders. Not installed."""

@@ -1,0 +1,127 @@
+"""Write hand-made PRs, files, patches and references straight into a store, for chain tests.
+
+Each PR gets a real unified diff over its files (code and tests alike), so stage splitting and
+export see realistic patches. Times step one day per PR number unless given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, insert
+
+from sql.models import PRFile, PRPatch, PullRequest, Reference, Repo
+
+T0 = datetime(2024, 1, 1)
+
+
+def file_diff(path: str, number: int) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,2 +1,3 @@\n line one\n+change for #{number}\n line two\n"
+    )
+
+
+@dataclass
+class StoreBuilder:
+    """Collects rows, then `write()` inserts them in bulk; ids are PR numbers offset per repo."""
+
+    engine: Engine
+    repo: str = "acme/calc"
+    repo_id: int = 1
+    clone_path: str | None = None
+    prs: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    patches: list[dict[str, Any]] = field(default_factory=list)
+    refs: list[dict[str, Any]] = field(default_factory=list)
+
+    def pr_id(self, number: int) -> int:
+        return self.repo_id * 100_000 + number
+
+    def pr(
+        self,
+        number: int,
+        files: list[str] | None = None,
+        *,
+        author: str = "ada",
+        day: float | None = None,
+        created_day: float | None = None,
+        title: str | None = None,
+        body: str = "",
+        **extra: Any,
+    ) -> int:
+        day = number if day is None else day
+        paths = files if files is not None else [f"calc/mod{number}.py"]
+        pr_id = self.pr_id(number)
+        self.prs.append(
+            {
+                "id": pr_id,
+                "repo_id": self.repo_id,
+                "number": number,
+                "title": title or f"Change {number}",
+                "body": body,
+                "state": "merged",
+                "author": author,
+                "created_at": T0
+                + timedelta(days=created_day if created_day is not None else day - 0.5),
+                "merged_at": T0 + timedelta(days=day),
+                "base_sha": f"{number:040x}",
+                "merge_commit_sha": f"{number + 9000:040x}",
+                "additions": len(paths),
+                "deletions": 0,
+                "changed_files": len(paths),
+                "patch_status": "ok",
+                "source": "git",
+                **extra,
+            }
+        )
+        self.files += [{"pr_id": pr_id, "path": p, "additions": 1, "deletions": 0} for p in paths]
+        diff = "".join(file_diff(p, number) for p in paths)
+        self.patches.append({"pr_id": pr_id, "diff": diff, "size_bytes": len(diff)})
+        return pr_id
+
+    def ref(
+        self,
+        src: int,
+        dst: int,
+        type: str = "mention",
+        *,
+        evidence: str | None = None,
+        via_issue: int = 0,
+        found_in: str = "body",
+    ) -> None:
+        self.refs.append(
+            {
+                "repo_id": self.repo_id,
+                "src_pr_id": self.pr_id(src),
+                "target_repo": self.repo,
+                "target_number": dst,
+                "target_kind": "pr",
+                "target_pr_id": self.pr_id(dst),
+                "type": type,
+                "found_in": found_in,
+                "via_issue": via_issue,
+                "evidence": evidence if evidence is not None else f"see #{dst}",
+            }
+        )
+
+    def write(self) -> None:
+        repo = {
+            "id": self.repo_id,
+            "full_name": self.repo,
+            "source": "git",
+            "default_branch": "main",
+            "clone_path": self.clone_path,
+        }
+        with self.engine.begin() as conn:
+            conn.execute(insert(Repo), [repo])
+            for model, rows in (
+                (PullRequest, self.prs),
+                (PRFile, self.files),
+                (PRPatch, self.patches),
+                (Reference, self.refs),
+            ):
+                if rows:
+                    conn.execute(insert(model), rows)
