@@ -26,6 +26,7 @@ test-fast: .venv/.installed ## skip the Docker-marked tests (for machines withou
 lint: .venv/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	.venv/bin/lint-imports
 	$(PY) -m mypy prchain sql miner chains environments
 
 schema: .venv/.installed ## regenerate sql/schema.sql from the models

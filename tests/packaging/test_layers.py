@@ -1,0 +1,55 @@
+"""The layer picture in pyproject.toml holds, and the check really catches a lower package importing
+a higher one (shown on a copy of the tree with one bad import added)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("prchain", "sql", "miner", "chains", "environments")
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    command = Path(sys.executable).with_name("lint-imports")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [str(command), "--no-cache"], cwd=tree, env=env, capture_output=True, text=True
+    )
+
+
+def copy_tree(target: Path) -> Path:
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    return target
+
+
+def test_the_layers_hold() -> None:
+    done = lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_a_store_module_importing_the_app_layer_breaks_the_contract(tmp_path: Path) -> None:
+    tree = copy_tree(tmp_path)
+    db = tree / "sql" / "db.py"
+    db.write_text(db.read_text() + "\nfrom prchain.app.config import Config  # a layer violation\n")
+    done = lint_imports(tree)
+    assert done.returncode != 0
+    assert "prchain layers BROKEN" in done.stdout
+    assert "sql.db -> prchain.app.config" in done.stdout
+
+
+def test_the_cli_importing_a_library_package_breaks_the_contract(tmp_path: Path) -> None:
+    tree = copy_tree(tmp_path)
+    stats = tree / "prchain" / "cli" / "stats.py"
+    stats.write_text(
+        stats.read_text() + "\nfrom sql.db import make_engine  # skips the app layer\n"
+    )
+    done = lint_imports(tree)
+    assert done.returncode != 0
+    assert "prchain.cli.stats -> sql.db" in done.stdout
