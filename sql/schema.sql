@@ -314,6 +314,7 @@ CREATE TABLE rollout_stages (
 	stage_diff TEXT NOT NULL, 
 	cumulative_diff TEXT NOT NULL, 
 	test_result JSON, 
+	tests_passed BOOLEAN, 
 	agent_steps INTEGER NOT NULL, 
 	started_at DATETIME NOT NULL, 
 	finished_at DATETIME, 
@@ -323,6 +324,29 @@ CREATE TABLE rollout_stages (
 );
 
 CREATE INDEX ix_rollout_stages_rollout_id ON rollout_stages (rollout_id);
+
+CREATE TABLE stage_verifications (
+	id INTEGER NOT NULL, 
+	chain_stage_id INTEGER NOT NULL, 
+	recipe VARCHAR(64) NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	reason TEXT, 
+	test_command TEXT NOT NULL, 
+	test_files JSON NOT NULL, 
+	fail_to_pass JSON NOT NULL, 
+	pass_to_pass JSON NOT NULL, 
+	flaky JSON NOT NULL, 
+	gold_failing JSON NOT NULL, 
+	runs JSON NOT NULL, 
+	output_tail TEXT NOT NULL, 
+	seconds DOUBLE NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_stage_verifications PRIMARY KEY (id), 
+	CONSTRAINT uq_stage_verifications_chain_stage_id UNIQUE (chain_stage_id), 
+	CONSTRAINT fk_stage_verifications_chain_stage_id_chain_stages FOREIGN KEY(chain_stage_id) REFERENCES chain_stages (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_stage_verifications_recipe ON stage_verifications (recipe);
 
 CREATE TABLE steps (
 	id INTEGER NOT NULL, 

@@ -20,6 +20,7 @@ from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
 from prchain.llm.config import LLMConfig
 from prchain.prm.config import PRMConfig
+from prchain.verdicts.config import VerdictsConfig
 from sql.config import StoreConfig
 
 DEFAULT_CONFIG_FILE = "prchain.yaml"
@@ -35,6 +36,7 @@ class Config(BaseModel):
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     prm: PRMConfig = Field(default_factory=PRMConfig)
+    verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

@@ -17,6 +17,7 @@ from sql.models.mining import (
 from sql.models.prm import PRMCall
 from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
 from sql.models.tasks import Chain, ChainStage
+from sql.models.verdicts import StageVerification
 
 __all__ = [
     "Base",
@@ -37,6 +38,7 @@ __all__ = [
     "Repo",
     "Rollout",
     "RolloutStage",
+    "StageVerification",
     "Step",
     "SyncCursor",
 ]

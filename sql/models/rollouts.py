@@ -57,6 +57,8 @@ class RolloutStage(Base):
     stage_diff: Mapped[str] = mapped_column(Text, default="")
     cumulative_diff: Mapped[str] = mapped_column(Text, default="")
     test_result: Mapped[dict[str, Any] | None]
+    # T(p̂): every FAIL_TO_PASS and PASS_TO_PASS test passes (None: the stage has no verified tests).
+    tests_passed: Mapped[bool | None]
     agent_steps: Mapped[int] = mapped_column(default=0)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]

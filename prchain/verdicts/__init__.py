@@ -1,0 +1,1 @@
+"""Test verdicts per stage: which tests a gold patch turns from failing to passing, and T(p̂)."""

@@ -1,0 +1,78 @@
+"""From three kinds of runs to SWE-bench's lists: pure, so the rules are tested on their own.
+
+Runs on the stage start: `start` (no gold patch), `tests` (gold test patch only), then `gold`
+(gold test + code patch, repeated). A test is
+  flaky         when it passes in some gold runs and not in others: dropped from both lists;
+  FAIL_TO_PASS  when it passes in every gold run and did not pass with the test patch alone;
+  PASS_TO_PASS  when it passes in every gold run and already passed with the test patch alone;
+  gold-failing  when it fails (or errors) in every gold run and is the stage's own: new in the test
+                patch (absent from `start`), or passing before the gold code patch (a regression).
+A pre-existing test that fails before and after is broken in this environment and ignored, as
+SWE-bench ignores it. A stage is usable for P2T only with FAIL_TO_PASS tests and no gold-failing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from prchain.verdicts.pytest_report import is_passing
+
+Status = Literal["usable", "unusable"]
+STATUSES: tuple[str, ...] = get_args(Status)
+SHOWN = 5  # test ids quoted in a reason
+
+
+@dataclass
+class Classification:
+    status: Status
+    reason: str | None = None
+    fail_to_pass: list[str] = field(default_factory=list)
+    pass_to_pass: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)
+    gold_failing: list[str] = field(default_factory=list)
+
+
+def unusable(reason: str) -> Classification:
+    return Classification("unusable", reason)
+
+
+def flaky_tests(gold: list[dict[str, str]]) -> list[str]:
+    """Tests that passed in some gold runs and not in others (missing from a run counts as not)."""
+    ids = set().union(*gold) if gold else set()
+    return sorted(t for t in ids if len({is_passing(run.get(t)) for run in gold}) > 1)
+
+
+def _quoted(tests: list[str]) -> str:
+    more = f" and {len(tests) - SHOWN} more" if len(tests) > SHOWN else ""
+    return ", ".join(tests[:SHOWN]) + more
+
+
+def classify(
+    start: dict[str, str], tests: dict[str, str], gold: list[dict[str, str]]
+) -> Classification:
+    if not gold or not any(gold):
+        return unusable("the gold run reported no test outcome (does the test command run?)")
+    flaky = flaky_tests(gold)
+    stable = sorted(set().union(*gold) - set(flaky))
+    passing = [t for t in stable if is_passing(gold[0][t])]
+    found = Classification(
+        "usable",
+        fail_to_pass=[t for t in passing if not is_passing(tests.get(t))],
+        pass_to_pass=[t for t in passing if is_passing(tests.get(t))],
+        flaky=flaky,
+        gold_failing=[
+            t
+            for t in stable
+            if gold[0][t] in ("failed", "error") and (t not in start or is_passing(tests.get(t)))
+        ],
+    )
+    if found.gold_failing:
+        found.status = "unusable"
+        found.reason = f"the gold patch fails {len(found.gold_failing)} of its own tests: {_quoted(found.gold_failing)}"
+    elif not found.fail_to_pass:
+        found.status = "unusable"
+        found.reason = "no test fails before the gold code patch and passes after it" + (
+            f" ({len(flaky)} flaky tests dropped)" if flaky else ""
+        )
+    return found

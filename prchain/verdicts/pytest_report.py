@@ -1,0 +1,144 @@
+"""Per-test outcomes from pytest, keyed by node id (`path/to/test_x.py::Class::test_y[param]`).
+
+Two readers: the junit XML report (`--junitxml`, family xunit1 so each case names its file) is the
+primary one; the `-rA` short summary in the console output is the fallback when no report was
+written (pytest crashed before writing it, or the command is not plain pytest). Node ids are the
+same in both, so SWE-bench-style lists can be compared across them.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Literal, get_args
+
+Outcome = Literal["passed", "xfailed", "xpassed", "skipped", "failed", "error"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# SWE-bench counts an expected failure as passing; so does pytest a non-strict unexpected pass (the
+# junit report even calls it passed). Anything else, skips included, is not a pass.
+PASSING = frozenset({"passed", "xfailed", "xpassed"})
+# When pytest reports one test twice (a failure, then an error in its teardown) the worse one wins.
+_RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
+
+# pytest's options that make both readers work whatever the command looks like; a module that
+# fails to import must not hide the outcomes of all the others
+# (passed through the PYTEST_ADDOPTS environment variable).
+PYTEST_OPTIONS = "-rA --continue-on-collection-errors -o junit_family=xunit1 --junitxml={path}"
+
+_SUMMARY_HEADER = re.compile(r"^=+ short test summary info =+$")
+_SUMMARY_END = re.compile(r"^=+ .* =+$")
+_SUMMARY_WORDS = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "XFAIL": "xfailed",
+    "XPASS": "xpassed",
+}
+
+
+def is_passing(outcome: str | None) -> bool:
+    return outcome in PASSING
+
+
+def _record(outcomes: dict[str, str], nodeid: str, outcome: str) -> None:
+    previous = outcomes.get(nodeid)
+    if previous is None or _RANK[outcome] > _RANK[previous]:
+        outcomes[nodeid] = outcome
+
+
+# ---- junit XML ----------------------------------------------------------------------------------
+
+
+def parse_junit(text: str) -> dict[str, str]:
+    """Node id → outcome for every test case of a junit XML report; ValueError if it is not XML."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ValueError(f"not a junit XML report: {exc}") from None
+    outcomes: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        _record(outcomes, junit_nodeid(case.attrib), _case_outcome(case))
+    return outcomes
+
+
+def _case_outcome(case: ET.Element) -> str:
+    tags = {child.tag: child for child in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    skipped = tags.get("skipped")
+    if skipped is not None:
+        return "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
+    return "passed"
+
+
+def junit_nodeid(attrs: dict[str, str]) -> str:
+    """Rebuild pytest's node id from a test case's classname, name and (xunit1) file."""
+    classname, name, file = attrs.get("classname", ""), attrs.get("name", ""), attrs.get("file")
+    if not classname:  # a collection error: the name is the module's dotted path
+        return file or name.replace(".", "/") + ".py"
+    if file:
+        module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+        if classname == module or classname.startswith(module + "."):
+            classes = classname[len(module) :].strip(".")
+            return "::".join(p for p in (file, *classes.split("."), name) if p)
+    # No usable file attribute: the module ends before the first capitalised (class) component.
+    parts = classname.split(".")
+    cut = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
+    path = "/".join(parts[:cut]) + ".py"
+    return "::".join([path, *parts[cut:], name])
+
+
+# ---- the -rA short summary ---------------------------------------------------------------------
+
+
+def parse_summary(output: str) -> dict[str, str]:
+    """Node id → outcome from the `short test summary info` lines of `pytest -rA`.
+
+    Skips are reported there by location, not by node id, so they are absent (not passing either).
+    """
+    outcomes: dict[str, str] = {}
+    inside = False
+    for line in output.splitlines():
+        if _SUMMARY_HEADER.match(line):
+            inside = True
+            continue
+        if not inside:
+            continue
+        if _SUMMARY_END.match(line):
+            inside = False
+            continue
+        word, _, rest = line.partition(" ")
+        if word in _SUMMARY_WORDS and rest:
+            _record(outcomes, summary_nodeid(rest), _SUMMARY_WORDS[word])
+    return outcomes
+
+
+def summary_nodeid(rest: str) -> str:
+    """The node id at the start of a summary line, before its ` - message` (brackets respected)."""
+    depth = 0
+    for i, char in enumerate(rest):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and rest.startswith(" - ", i):
+            return rest[:i]
+    if depth:  # unbalanced brackets in a parameter id: cut after the last closing bracket instead
+        end = rest.rfind("] - ")
+        if end >= 0:
+            return rest[: end + 1]
+    return rest.rstrip()
+
+
+def parse_outcomes(report: str | None, output: str) -> dict[str, str]:
+    """The junit report when there is a readable one with test cases, else the console summary."""
+    if report:
+        try:
+            found = parse_junit(report)
+        except ValueError:
+            found = {}
+        if found:
+            return found
+    return parse_summary(output)

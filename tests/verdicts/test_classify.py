@@ -1,0 +1,60 @@
+"""SWE-bench's FAIL_TO_PASS / PASS_TO_PASS, flaky tests dropped, unusable stages with a reason."""
+
+from __future__ import annotations
+
+from prchain.verdicts.classify import classify, flaky_tests
+
+START = {
+    "t.py::old": "passed",
+    "t.py::broken": "failed",
+    "t.py::changed": "passed",
+    "t.py::wobbly": "failed",
+}
+TESTS = {**START, "t.py::new": "failed", "t.py::changed": "failed"}
+GOLD = {**TESTS, "t.py::new": "passed", "t.py::changed": "passed"}
+
+
+def test_fail_to_pass_and_pass_to_pass() -> None:
+    found = classify(START, TESTS, [GOLD, GOLD, GOLD])
+    assert found.status == "usable" and found.reason is None
+    assert found.fail_to_pass == ["t.py::changed", "t.py::new"]
+    assert found.pass_to_pass == ["t.py::old"]
+    assert found.gold_failing == [] and found.flaky == []
+
+
+def test_flaky_tests_are_dropped_from_both_lists() -> None:
+    runs = [
+        {**GOLD, "t.py::wobbly": "passed", "t.py::old": "passed"},
+        {**GOLD, "t.py::wobbly": "failed"},
+        {**GOLD, "t.py::wobbly": "passed", "t.py::old": "error"},
+    ]
+    found = classify(START, TESTS, runs)
+    assert found.flaky == ["t.py::old", "t.py::wobbly"] == flaky_tests(runs)
+    assert found.pass_to_pass == [] and found.fail_to_pass == ["t.py::changed", "t.py::new"]
+    # failed and error are both "not passing": not flaky
+    assert flaky_tests([{"a": "failed"}, {"a": "error"}, {}]) == []
+    assert flaky_tests([{"a": "passed"}, {}]) == ["a"]  # missing from a run counts as not passing
+
+
+def test_a_gold_patch_failing_its_own_new_test_is_unusable() -> None:
+    gold = {**GOLD, "t.py::new": "failed"}
+    found = classify(START, TESTS, [gold, gold, gold])
+    assert found.status == "unusable" and found.gold_failing == ["t.py::new"]
+    assert found.reason == "the gold patch fails 1 of its own tests: t.py::new"
+
+
+def test_a_regression_is_gold_failing_but_an_old_broken_test_is_ignored() -> None:
+    gold = {**GOLD, "t.py::old": "error"}
+    found = classify(START, TESTS, [gold] * 3)
+    assert found.gold_failing == ["t.py::old"] and found.status == "unusable"
+    assert "t.py::broken" not in found.gold_failing + found.fail_to_pass + found.pass_to_pass
+
+
+def test_no_fail_to_pass_or_no_outcome_is_unusable() -> None:
+    found = classify(START, START, [START, START, START])
+    assert found.status == "unusable"
+    assert found.reason == "no test fails before the gold code patch and passes after it"
+    assert found.pass_to_pass == ["t.py::changed", "t.py::old"]
+    assert found.gold_failing == []  # wobbly and broken fail everywhere: old, broken, ignored
+    empty = classify({}, {}, [{}, {}])
+    assert empty.status == "unusable" and "no test outcome" in (empty.reason or "")

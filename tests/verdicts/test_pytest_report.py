@@ -1,0 +1,153 @@
+"""pytest's own reports of a real test module (run here in a subprocess), read both ways."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from prchain.verdicts.pytest_report import (
+    PYTEST_OPTIONS,
+    is_passing,
+    junit_nodeid,
+    parse_junit,
+    parse_outcomes,
+    parse_summary,
+    summary_nodeid,
+)
+
+MODULE = """
+import pytest
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture setup fails")
+
+
+@pytest.mark.parametrize("text", ["a - b", "x[1]", "plain", "caf\\u00e9"])
+def test_param(text):
+    assert text != "plain"
+
+
+def test_ok():
+    pass
+
+
+def test_error(broken):
+    pass
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_expected_failure():
+    assert False
+
+
+@pytest.mark.xfail(reason="fixed already")
+def test_unexpected_pass():
+    pass
+
+
+class TestGroup:
+    class TestInner:
+        def test_nested(self):
+            pass
+
+    @pytest.mark.parametrize("n", [1, 2], ids=["one - 1", "two"])
+    def test_method(self, n):
+        assert n == 1
+"""
+
+EXPECTED = {
+    "pkg/test_sample.py::test_param[a - b]": "passed",
+    "pkg/test_sample.py::test_param[x[1]]": "passed",
+    "pkg/test_sample.py::test_param[plain]": "failed",
+    "pkg/test_sample.py::test_param[caf\\xe9]": "passed",
+    "pkg/test_sample.py::test_ok": "passed",
+    "pkg/test_sample.py::test_error": "error",
+    "pkg/test_sample.py::test_expected_failure": "xfailed",
+    "pkg/test_sample.py::TestGroup::TestInner::test_nested": "passed",
+    "pkg/test_sample.py::TestGroup::test_method[one - 1]": "passed",
+    "pkg/test_sample.py::TestGroup::test_method[two]": "failed",
+}
+
+
+@pytest.fixture(scope="module")
+def pytest_run(tmp_path_factory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("sample")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "test_sample.py").write_text(MODULE)
+    (root / "pkg" / "test_broken.py").write_text("import not_a_module_anywhere\n")
+    report = root / "report.xml"
+    env = {**os.environ, "PYTEST_ADDOPTS": PYTEST_OPTIONS.format(path=report)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "pkg"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return report.read_text(), done.stdout
+
+
+def test_junit_report_gives_node_ids_and_outcomes(pytest_run) -> None:
+    found = parse_junit(pytest_run[0])
+    assert {k: found[k] for k in EXPECTED} == EXPECTED
+    assert found["pkg/test_sample.py::test_skipped"] == "skipped"
+    assert found["pkg/test_sample.py::test_unexpected_pass"] == "passed"  # junit has no xpass
+    assert found["pkg/test_broken.py"] == "error"  # the collection error, by module
+
+
+def test_short_summary_agrees_with_the_report(pytest_run) -> None:
+    found = parse_summary(pytest_run[1])
+    assert {k: found[k] for k in EXPECTED} == EXPECTED
+    assert found["pkg/test_broken.py"] == "error"
+    assert found["pkg/test_sample.py::test_unexpected_pass"] == "xpassed"
+    assert is_passing("xpassed") and is_passing("xfailed") and not is_passing("skipped")
+    assert "pkg/test_sample.py::test_skipped" not in found  # skips are listed by location only
+
+
+def test_summary_is_the_fallback_when_the_report_is_missing_or_broken(pytest_run) -> None:
+    report, output = pytest_run
+    assert parse_outcomes(report, "") == parse_junit(report)
+    assert parse_outcomes(None, output) == parse_summary(output)
+    assert parse_outcomes("<testsuites><testsuite", output) == parse_summary(output)
+    with pytest.raises(ValueError, match="not a junit XML report"):
+        parse_junit("no xml here")
+
+
+def test_summary_lines_outside_the_summary_section_are_ignored() -> None:
+    output = "PASSED a.py::printed_by_a_test\n==== short test summary info ====\nFAILED t.py::x - boom\n==== 1 failed in 0.1s ====\nPASSED t.py::after\n"
+    assert parse_summary(output) == {"t.py::x": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("rest", "nodeid"),
+    [
+        ("t.py::test_a - AssertionError: 1 - 2", "t.py::test_a"),
+        ("t.py::test_a[x - y] - boom", "t.py::test_a[x - y]"),
+        ("t.py::test_a[[1, 2]] - boom", "t.py::test_a[[1, 2]]"),
+        ("t.py::test_a[a[b] - boom", "t.py::test_a[a[b]"),
+        ("t.py::test_a", "t.py::test_a"),
+    ],
+)
+def test_summary_node_ids_keep_their_parameters(rest: str, nodeid: str) -> None:
+    assert summary_nodeid(rest) == nodeid
+
+
+def test_node_ids_without_a_file_attribute() -> None:
+    case = {"classname": "testing.test_hooks.TestSpec", "name": "test_x[1]"}
+    assert junit_nodeid(case) == "testing/test_hooks.py::TestSpec::test_x[1]"
+    assert (
+        junit_nodeid({"classname": "testing.test_hooks", "name": "t"}) == "testing/test_hooks.py::t"
+    )
+    assert (
+        junit_nodeid({"classname": "", "name": "testing.test_broken"}) == "testing/test_broken.py"
+    )
