@@ -165,3 +165,126 @@ def make_chain_repo(
         "2024-01-05T10:00:00",
     )
     return repo
+
+
+SHAPES_V0 = """def square_area(side):
+    return side * side
+"""
+
+SHAPES_TEST_V0 = """from geo.shapes import square_area
+
+
+def test_square_area():
+    assert square_area(3) == 9
+"""
+
+CIRCLE = """
+
+def circle_area(radius):
+    return round(3.14159 * radius * radius, 5)
+"""
+
+CIRCLE_TESTS = """
+
+import os
+
+import pytest
+
+
+@pytest.mark.parametrize(("radius", "expected"), [(1, 3.14159), (2, 12.56636)], ids=["unit - r", "r=2"])
+def test_circle_area(radius, expected):
+    from geo.shapes import circle_area
+
+    assert circle_area(radius) == expected
+
+
+def test_coin_flip():
+    # Flaky on purpose: passes and fails on alternate runs in the same sandbox.
+    flag = "/tmp/geo-coin"
+    if os.path.exists(flag):
+        os.remove(flag)
+        raise AssertionError("tails")
+    open(flag, "w").close()
+"""
+
+RECTANGLE = """
+
+def rectangle_area(width, height):
+    return width * height
+"""
+
+RECTANGLE_TESTS = """
+
+def test_rectangle_area():
+    from geo.shapes import rectangle_area
+
+    assert rectangle_area(2, 3) == 6
+"""
+
+# The gold patch of #3 is wrong on purpose: its own new test fails with it applied.
+PERIMETER = """
+
+def perimeter(width, height):
+    return width + height
+"""
+
+PERIMETER_TESTS = """from geo.shapes import perimeter
+
+
+def test_perimeter():
+    assert perimeter(2, 3) == 10
+"""
+
+
+def make_tested_repo(
+    path: Path, *, remote: str | None = "https://github.com/acme/geo.git"
+) -> ChainRepo:
+    """A Python project whose PRs carry tests: a 3-PR chain (#1 ← #2 ← #3) for test verdicts.
+
+    #1 adds circle_area with parametrised tests (FAIL_TO_PASS, ids with ` - ` inside) and a flaky
+    test; #2 ("Follow-up to #1", a merge commit) adds rectangle_area and its test; #3 ("Fixes #2")
+    adds a perimeter whose gold patch fails its own new test, so that stage is unusable.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    if remote:
+        git(path, "remote", "add", "origin", remote)
+    _write(path, "geo/__init__.py", "")
+    _write(path, "geo/shapes.py", SHAPES_V0)
+    _write(path, "tests/test_shapes.py", SHAPES_TEST_V0)
+    _write(path, "README.md", "# geo\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Initial commit", date="2024-02-01T10:00:00")
+    repo = ChainRepo(path)
+    shapes1, tests1 = SHAPES_V0 + CIRCLE, SHAPES_TEST_V0 + CIRCLE_TESTS
+    repo.prs[1] = _squash(
+        path,
+        1,
+        "Add circle area",
+        "Circles are shapes too.",
+        {"geo/shapes.py": shapes1, "tests/test_shapes.py": tests1},
+        "2024-02-02T10:00:00",
+    )
+    shapes2, tests2 = shapes1 + RECTANGLE, tests1 + RECTANGLE_TESTS
+    repo.prs[2] = _merge(
+        path,
+        2,
+        "Add rectangle area",
+        "rectangle",
+        [
+            (
+                "Add rectangle area\n\nFollow-up to #1: rectangles next to circles.",
+                {"geo/shapes.py": shapes2, "tests/test_shapes.py": tests2},
+            )
+        ],
+        "2024-02-03T10:00:00",
+    )
+    repo.prs[3] = _squash(
+        path,
+        3,
+        "Add perimeter",
+        "Fixes #2: rectangles need a perimeter as well.",
+        {"geo/shapes.py": shapes2 + PERIMETER, "tests/test_perimeter.py": PERIMETER_TESTS},
+        "2024-02-04T10:00:00",
+    )
+    return repo

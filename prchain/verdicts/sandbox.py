@@ -47,7 +47,7 @@ def patch_paths(patch: str) -> list[str]:
     return [path for path in map(section_path, file_sections(patch)) if path]
 
 
-def test_modules(test_patch: str) -> list[str]:
+def collected_test_files(test_patch: str) -> list[str]:
     """The test files pytest collects among those the test patch leaves in place (SWE-bench's scope)."""
     found = []
     for section in file_sections(test_patch):
