@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from sql.models import Chain, ChainStage, PullRequest, Repo
+from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 TASK_FORMAT = "prchain.task/1"
 BATCH = 500
@@ -52,7 +52,9 @@ def _edge(edge: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def stage_record(stage: ChainStage, pr: PullRequest, repo: str) -> dict[str, Any]:
+def stage_record(
+    stage: ChainStage, pr: PullRequest, repo: str, tests: StageVerification | None = None
+) -> dict[str, Any]:
     fallback = f"{pr.title}\n\n{pr.body}".strip()
     return {
         "idx": stage.idx,
@@ -71,6 +73,12 @@ def stage_record(stage: ChainStage, pr: PullRequest, repo: str) -> dict[str, Any
         "merged_at": _iso(pr.merged_at),
         # SWE-bench fills hints from issue comments posted before the fix; we hold none such, so it stays empty.
         "hints_text": "",
+        # SWE-bench's test lists, found by `prchain tests verify` (empty until then); tests_status
+        # says whether the stage is usable for P2T ("" when not verified) and tests_reason why not.
+        "FAIL_TO_PASS": list(tests.fail_to_pass) if tests else [],
+        "PASS_TO_PASS": list(tests.pass_to_pass) if tests else [],
+        "tests_status": tests.status if tests else "",
+        "tests_reason": (tests.reason or "") if tests else "",
     }
 
 
@@ -104,12 +112,23 @@ def _records(
             select(PullRequest).where(PullRequest.id.in_({s.pr_id for s in stages}))
         )
     }
+    verified = {
+        v.chain_stage_id: v
+        for v in session.scalars(
+            select(StageVerification).where(
+                StageVerification.chain_stage_id.in_([s.id for s in stages])
+            )
+        )
+    }
     by_chain: dict[int, list[ChainStage]] = {}
     for stage in stages:
         by_chain.setdefault(stage.chain_id, []).append(stage)
     for chain in chains:
         repo = repos.get(chain.repo_id, "")
-        records = [stage_record(s, prs[s.pr_id], repo) for s in by_chain.get(chain.id, [])]
+        records = [
+            stage_record(s, prs[s.pr_id], repo, verified.get(s.id))
+            for s in by_chain.get(chain.id, [])
+        ]
         yield chain_record(chain, records, repo)
 
 

@@ -33,6 +33,11 @@ class EnvironmentConfig(BaseModel):
         default_factory=dict,
         description="Per repo (owner/name), shell commands baked into its image.",
     )
+    build_ca_bundle: str = Field(
+        default="/etc/ssl/certs/ca-certificates.crt",
+        description="Host CA bundle the install commands trust while the image is built (for "
+        "networks that re-sign TLS); removed from the image afterwards. Empty: use the image's own.",
+    )
     conflict_policy: ConflictPolicy = Field(
         default="strict", description="strict | oracle | partial when the carried patch conflicts."
     )

@@ -25,7 +25,7 @@ from prchain.core import git
 from prchain.core.errors import EnvironmentFailure, GitError
 
 Notify = Callable[[str], None]
-RECIPE_VERSION = "1"  # bump when the Dockerfile below changes meaning
+RECIPE_VERSION = "2"  # bump when the Dockerfile below changes meaning
 
 DOCKERFILE = """\
 FROM {base}
@@ -79,6 +79,29 @@ def _log_file(config: EnvironmentConfig, name: str) -> Path:
     target = Path(config.log_dir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".log")
     target.parent.mkdir(parents=True, exist_ok=True)
     return target
+
+
+# The install commands run with the network on; pip, requests, curl and git are pointed at the
+# host's CA bundle (copied in for the build only) so they work behind a TLS-re-signing proxy.
+BUILD_CA = "/opt/prchain/build-ca.crt"
+CA_VARIABLES = (
+    "SSL_CERT_FILE",
+    "PIP_CERT",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+)
+
+
+def install_steps(commands: list[str], with_ca: bool) -> str:
+    """The Dockerfile lines that run the install commands (as root, in the repo's worktree)."""
+    if not commands:
+        return ""
+    prefix = "".join(f"export {name}={BUILD_CA}; " for name in CA_VARIABLES) if with_ca else ""
+    steps = "".join(f"RUN {json.dumps(['/bin/bash', '-c', prefix + cmd])}\n" for cmd in commands)
+    if not with_ca:
+        return steps
+    return f"COPY build-ca.crt {BUILD_CA}\n{steps}RUN rm -f {BUILD_CA}\n"
 
 
 # ---- base image -------------------------------------------------------------------------------
@@ -194,13 +217,15 @@ def ensure_repo_image(
     notify(f"building {tag} from {clone}")
     log = _log_file(config, tag)
     with tempfile.TemporaryDirectory(prefix="prchain-build-") as tmp:
-        _write_context(Path(tmp), clone, config.base_image, commands)
+        _write_context(Path(tmp), clone, config.base_image, commands, config.build_ca_bundle)
         image, text = client.build(tmp, tag, _labels("repo", recipe, **{"prchain.repo": repo}))
     log.write_text(text)
     return RepoImage(repo, tag, image, built=True, log_path=log)
 
 
-def _write_context(ctx: Path, clone: Path, base: str, commands: list[str]) -> None:
+def _write_context(
+    ctx: Path, clone: Path, base: str, commands: list[str], ca_bundle: str = ""
+) -> None:
     origin = ctx / "origin.git"
     git.run(None, "clone", "-q", "--mirror", "--no-hardlinks", str(clone), str(origin))
     # Stages fetch B_t by sha from this mirror; it must not point back at the host path.
@@ -213,7 +238,10 @@ def _write_context(ctx: Path, clone: Path, base: str, commands: list[str]) -> No
         subprocess.run(["tar", "-x", "-C", str(worktree)], stdin=archive.stdout, check=True)
         archive.wait()
     (ctx / "gitconfig").write_text(GITCONFIG)
-    install = "".join(f"RUN {json.dumps(['/bin/bash', '-c', cmd])}\n" for cmd in commands)
+    with_ca = bool(commands and ca_bundle and Path(ca_bundle).is_file())
+    if with_ca:
+        shutil.copyfile(ca_bundle, ctx / "build-ca.crt")
+    install = install_steps(commands, with_ca)
     (ctx / "Dockerfile").write_text(
         DOCKERFILE.format(
             base=base, state=STATE_DIR, origin=ORIGIN_DIR, workdir=WORKDIR, install=install

@@ -31,6 +31,7 @@ from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import PrchainError
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
+from prchain.verdicts.oracle import TestVerdict
 from sql.models import RolloutStage
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -39,6 +40,8 @@ EnvFactory = Callable[[ChainTask, int], contextlib.AbstractContextManager[Enviro
 """(chain, rollout id) → a context manager holding the chain's sandbox."""
 HookFactory = Callable[[int], StepHook | None]
 """rollout id → the step hook watching that rollout (a PRM), or None."""
+TestsCheck = Callable[[Environment, int], TestVerdict | None]
+"""(sandbox, chain stage id) → T(p̂) on the sandbox's state, None when the stage has no verified tests."""
 
 
 @dataclass
@@ -68,9 +71,11 @@ class ChainRunner:
         *,
         hook_factory: HookFactory | None = None,
         rollout_fields: dict[str, Any] | None = None,
+        check_tests: TestsCheck | None = None,
     ) -> None:
         self.config, self.engine, self.llm, self.open_env = config, engine, llm, open_env
         self.hook_factory = hook_factory
+        self.check_tests = check_tests
         self.rollout_fields = rollout_fields or {}
         self.judge = Judge(llm, retries=config.judge_retries, leak_min_chars=config.leak_min_chars)
 
@@ -150,6 +155,8 @@ class ChainRunner:
             return StageOutcome(False, None, reason)
         run = loop.run_stage(stage.idx, _task_text(task, stage), opening=self._opening(task, stage))
         outcome, rounds = self._judged_rounds(env, loop, recorder, stage, run.submitted, run.reason)
+        # T(p̂) beside the judge's score: recorded, not (yet) part of the keep decision.
+        verdict = self.check_tests(env, stage.stage_id) if self.check_tests else None
         recorder.stage_finished(
             stage.idx,
             status="passed" if outcome.passed else "failed",
@@ -159,7 +166,8 @@ class ChainRunner:
             stage_diff=env.diff(),
             cumulative_diff=env.cumulative_diff(),
             agent_steps=loop.stage.steps,
-            test_result=_tests(env),
+            test_result=_verdict(verdict) if verdict else _tests(env),
+            tests_passed=verdict.passed if verdict else None,
         )
         return outcome
 
@@ -261,6 +269,15 @@ def _tests(env: Environment) -> dict[str, Any] | None:
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
         "output": result.output[-4000:],
+    }
+
+
+def _verdict(verdict: TestVerdict) -> dict[str, Any]:
+    return {
+        "passed": verdict.passed,
+        "failing": verdict.failing,
+        "error": verdict.error,
+        "output": verdict.output_tail,
     }
 
 

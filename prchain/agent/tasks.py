@@ -20,6 +20,7 @@ class StageTask:
     base_sha: str
     gold_patch: str
     query: str
+    stage_id: int = 0  # ChainStage.id: where its verified tests are found
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
                 hint="mine with --source git or give the repo a clone_path",
             )
         stages = [
-            StageTask(s.idx, number, s.base_sha or "", s.gold_patch, s.query or "")
+            StageTask(s.idx, number, s.base_sha or "", s.gold_patch, s.query or "", s.id)
             for s, number in rows
         ]
         overview = chain.overview or (

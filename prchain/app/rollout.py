@@ -16,6 +16,7 @@ from prchain.agent.pool import run_in_threads
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
 from prchain.agent.tasks import ChainTask, pending_chains
 from prchain.app.config import Config
+from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.core.errors import NothingToDo
 from prchain.llm.protocol import ChatLLM
 
@@ -74,9 +75,10 @@ def make_chain_runner(
         config.agent,
         engine,
         llm,
-        open_env or environment_factory(config.environment),
+        open_env or environment_factory(environment_config(config)),
         hook_factory=prm_hook_factory(config, llm, engine),
         rollout_fields=rollout_fields(config),
+        check_tests=tests_oracle(config, engine),
     )
 
 

@@ -17,7 +17,7 @@ from prchain.core.errors import PrchainError
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # Each module adds its commands to `main` when imported.
-COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "dev")
+COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "verdicts", "dev")
 
 
 class PrchainGroup(click.Group):
@@ -46,6 +46,7 @@ def main() -> None:
       prchain queries     one intent-level sub-query per PR (LLM)
       prchain tasks       chains as task files for agents and single-PR tools
       prchain env         sandbox images for the rollouts
+      prchain tests       FAIL_TO_PASS / PASS_TO_PASS per stage, run in the sandbox
       prchain rollout     the agent works through each chain, judged per stage
       prchain export      kept trajectories → SFT-ready JSONL
       prchain stats       what the store holds, stage by stage

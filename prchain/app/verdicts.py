@@ -1,0 +1,96 @@
+"""Wiring for test verdicts: the sandbox config with each repo's test dependencies, `prchain tests
+verify`, and the T(p̂) check a rollout runs after the judge."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sqlalchemy import Engine
+
+from environments.config import EnvironmentConfig
+from environments.protocol import Environment, StageSpec
+from prchain.app.config import Config
+from prchain.core.errors import NothingToDo
+from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
+from prchain.verdicts.verify import StageJob, StageReport, find_stages, verify_stages
+
+
+def environment_config(config: Config) -> EnvironmentConfig:
+    """The sandbox config with each repository's test install commands baked into its image."""
+    extra = {repo: tests.install for repo, tests in config.verdicts.repos.items() if tests.install}
+    if not extra:
+        return config.environment
+    merged = dict(config.environment.install_commands)
+    for repo, commands in extra.items():
+        merged[repo] = [*merged.get(repo, []), *commands]
+    return config.environment.model_copy(update={"install_commands": merged})
+
+
+def verify_opener(
+    config: EnvironmentConfig,
+) -> Callable[[StageJob], contextlib.AbstractContextManager[Environment]]:
+    """A fresh sandbox per stage whose only stage starts at B_t (no earlier gold patch reverted)."""
+
+    def open_env(job: StageJob) -> contextlib.AbstractContextManager[Environment]:
+        from environments.factory import open_environment  # the docker SDK loads only here
+
+        env: Any = open_environment(
+            config,
+            repo=job.repo,
+            clone_path=job.clone_path,
+            stages=[StageSpec(1, job.base_sha, "")],
+            labels={"prchain.verify": str(job.stage_id)},
+        )
+        return env  # type: ignore[no-any-return]
+
+    return open_env
+
+
+def verify_from_config(
+    config: Config,
+    *,
+    chain_ids: Iterable[int] = (),
+    redo: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[StageReport], None] | None = None,
+) -> list[StageReport]:
+    """What `prchain tests verify` does."""
+    from sql.db import make_engine
+
+    engine = make_engine(config.store.url)
+    chain_ids = list(chain_ids)
+    if not find_stages(engine, chain_ids):
+        raise NothingToDo("no chain stage to verify", hint="`prchain chains build` makes chains")
+    if not config.verdicts.repos:
+        raise NothingToDo(
+            "no repository has a test command",
+            hint="set verdicts.repos.<owner/name>.test (and .install); see docs/verdicts.md",
+        )
+    return verify_stages(
+        engine,
+        config.verdicts,
+        verify_opener(environment_config(config)),
+        chain_ids=chain_ids,
+        redo=redo,
+        on_start=on_start,
+        on_done=on_done,
+    )
+
+
+TestsOracle = Callable[[Environment, int], TestVerdict | None]
+
+
+def tests_oracle(config: Config, engine: Engine) -> TestsOracle:
+    """T(p̂) for a rollout: (sandbox, chain stage id) → the verdict, None without verified tests."""
+
+    def check(env: Environment, stage_id: int) -> TestVerdict | None:
+        tests = stage_tests(engine, stage_id)
+        if tests is None:
+            return None
+        tests.report_path = config.verdicts.report_path
+        tests.tail_chars = config.verdicts.output_tail_chars
+        return run_tests(env, tests, config.verdicts.timeout)
+
+    return check

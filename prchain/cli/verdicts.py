@@ -1,0 +1,109 @@
+"""`prchain tests verify`: FAIL_TO_PASS / PASS_TO_PASS per chain stage."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from prchain.cli import CONTEXT_SETTINGS, main
+from prchain.cli.options import build_config, config_options
+from prchain.cli.rollout import _progress
+
+if TYPE_CHECKING:
+    from prchain.verdicts.verify import StageReport
+
+REASON_CHARS = 90
+
+
+@main.group(context_settings=CONTEXT_SETTINGS)
+def tests() -> None:
+    """Run each stage's tests in its repository's image: which tests the gold patch fixes.
+
+    Example:
+
+    \b
+      prchain tests verify
+      prchain tests verify --chain 3 --gold-runs 5
+    """
+
+
+@tests.command()
+@config_options
+@click.option(
+    "--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable)."
+)
+@click.option("--gold-runs", type=int, help="Repeat the gold run N times (verdicts.gold_runs).")
+@click.option("--redo", is_flag=True, help="Verify again stages whose result is stored.")
+def verify(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    chains: tuple[int, ...],
+    gold_runs: int | None,
+    redo: bool,
+) -> None:
+    """Find FAIL_TO_PASS and PASS_TO_PASS tests of every chain stage (SWE-bench's meaning).
+
+    Per stage, in a fresh sandbox on its base: the repo's test command (verdicts.repos.<repo>.test)
+    runs without the gold patch, with the gold test patch, then with the gold code patch as well,
+    the last run repeated; tests whose outcome varies are dropped as flaky. A stage whose gold patch
+    fails its own tests, or fixes none, is stored as unusable with the reason. Reruns skip stages
+    already verified with the same recipe.
+
+    Example:
+
+    \b
+      prchain tests verify --set 'verdicts.repos.acme/calc.test=python3 -m pytest {files}'
+      prchain tests verify --config prchain.yaml --chain 3
+    """
+    config = build_config(config_path, overrides, db_url, **{"verdicts.gold_runs": gold_runs})
+    from prchain.app.verdicts import verify_from_config
+
+    console = Console(stderr=True)
+    with _progress(console) as progress:
+        task = progress.add_task("stages", total=None)
+        reports = verify_from_config(
+            config,
+            chain_ids=chains,
+            redo=redo,
+            on_start=lambda n: progress.update(task, total=n),
+            on_done=lambda r: progress.update(
+                task, advance=1, description=f"chain {r.job.chain_id} stage {r.job.idx}: {r.result}"
+            ),
+        )
+    Console().print(_table(reports))
+    Console().print(_totals(reports))
+
+
+def _table(reports: list[StageReport]) -> Table:
+    table = Table(title="Test verdicts")
+    for column in ("chain", "stage", "PR", "result", "F2P", "P2P", "flaky", "seconds", "reason"):
+        table.add_column(column)
+    for r in reports:
+        reason = r.reason or ""
+        table.add_row(
+            str(r.job.chain_id),
+            str(r.job.idx),
+            f"#{r.job.pr_number}",
+            r.result,
+            str(r.fail_to_pass),
+            str(r.pass_to_pass),
+            str(r.flaky),
+            f"{r.seconds:.1f}",
+            escape(reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"),
+        )
+    return table
+
+
+def _totals(reports: list[StageReport]) -> str:
+    counts: dict[str, int] = {}
+    for r in reports:
+        counts[r.result] = counts.get(r.result, 0) + 1
+    usable = [r for r in reports if r.result in ("usable", "skipped", "reused") and r.fail_to_pass]
+    by_result = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+    f2p = sum(r.fail_to_pass for r in usable)
+    return f"{len(reports)} stages: {by_result}; {f2p} FAIL_TO_PASS tests in {len(usable)} usable stages"

@@ -1,0 +1,308 @@
+"""`prchain tests verify`: find each chain stage's FAIL_TO_PASS and PASS_TO_PASS tests.
+
+Per stage, in a fresh sandbox on the stage's base B_t (the state a perfect agent reaches: every
+earlier gold patch is part of B_t), the configured test command runs
+  1. on the start as it is,
+  2. with the gold test patch applied,
+  3. with the gold code patch applied on top, `gold_runs` times;
+and classify.py turns the outcomes into the two lists. Results are stored per chain stage with a
+recipe hash (base, patches, command, gold runs): a rerun skips stages whose recipe is unchanged, and
+an identical stage of another chain reuses the result instead of running again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy import Engine, delete, select
+
+from environments.images import recipe_hash
+from environments.protocol import Environment
+from prchain.core.errors import PrchainError
+from prchain.verdicts.classify import Classification, classify, unusable
+from prchain.verdicts.config import RepoTests, VerdictsConfig
+from prchain.verdicts.sandbox import (
+    FILES_PLACEHOLDER,
+    SuiteRun,
+    apply_patch,
+    collected_test_files,
+    fill_command,
+    run_suite,
+)
+from sql.db import session_scope
+from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
+
+Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error"]
+RECIPE_VERSION = "1"  # bump when the procedure below changes what a result means
+
+
+@dataclass(frozen=True)
+class StageJob:
+    """One chain stage to verify, as read from the store."""
+
+    stage_id: int
+    chain_id: int
+    idx: int
+    pr_number: int
+    repo: str
+    clone_path: str
+    base_sha: str
+    gold_patch: str
+    gold_test_patch: str
+
+
+@dataclass
+class Verified:
+    """What the runs of one stage found."""
+
+    found: Classification
+    test_command: str = ""
+    test_files: list[str] = field(default_factory=list)
+    runs: dict[str, Any] = field(default_factory=dict)
+    output_tail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class StageReport:
+    """What verify did with one stage (for the progress line and the summary table)."""
+
+    job: StageJob
+    result: Result
+    reason: str | None = None
+    fail_to_pass: int = 0
+    pass_to_pass: int = 0
+    flaky: int = 0
+    seconds: float = 0.0
+
+
+EnvOpener = Callable[[StageJob], contextlib.AbstractContextManager[Environment]]
+
+
+def find_stages(engine: Engine, chain_ids: Iterable[int] = ()) -> list[StageJob]:
+    """Every stage of the chosen chains (all chains by default), in chain and stage order."""
+    wanted = set(chain_ids)
+    query = (
+        select(ChainStage, PullRequest.number, Repo.full_name, Repo.clone_path)
+        .join(Chain, Chain.id == ChainStage.chain_id)
+        .join(Repo, Repo.id == Chain.repo_id)
+        .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+        .order_by(ChainStage.chain_id, ChainStage.idx)
+    )
+    if wanted:
+        query = query.where(ChainStage.chain_id.in_(wanted))
+    with session_scope(engine) as session:
+        return [
+            StageJob(
+                s.id,
+                s.chain_id,
+                s.idx,
+                number,
+                repo,
+                clone or "",
+                s.base_sha or "",
+                s.gold_patch,
+                s.gold_test_patch,
+            )
+            for s, number, repo, clone in session.execute(query)
+        ]
+
+
+def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
+    return recipe_hash(
+        "verify",
+        RECIPE_VERSION,
+        job.base_sha,
+        job.gold_patch,
+        job.gold_test_patch,
+        tests.install,
+        tests.test,
+        gold_runs,
+    )
+
+
+# ---- one stage in one sandbox -------------------------------------------------------------------
+
+
+def verify_stage(
+    env: Environment, job: StageJob, tests: RepoTests, config: VerdictsConfig
+) -> Verified:
+    """Run the three kinds of runs on the stage's start in `env` and classify the outcomes."""
+    started = time.monotonic()
+    files = collected_test_files(job.gold_test_patch)
+    command = fill_command(tests.test, files)
+    done = Verified(unusable(""), command, files)
+    reason = _precheck(job, tests, files)
+    if reason is None:
+        reason = _runs(env, job, config, done)
+    if reason is not None:
+        done.found = unusable(reason)
+    done.seconds = time.monotonic() - started
+    return done
+
+
+def _precheck(job: StageJob, tests: RepoTests, files: list[str]) -> str | None:
+    if not job.base_sha:
+        return "the stage has no base commit"
+    if not job.gold_test_patch.strip():
+        return "the PR changes no test file (no gold test patch)"
+    if FILES_PLACEHOLDER in tests.test and not files:
+        return "the gold test patch changes no test module the command could run"
+    return None
+
+
+def _runs(env: Environment, job: StageJob, config: VerdictsConfig, done: Verified) -> str | None:
+    def run() -> SuiteRun:
+        return run_suite(
+            env,
+            done.test_command,
+            timeout=config.timeout,
+            report_path=config.report_path,
+            tail_chars=config.output_tail_chars,
+        )
+
+    env.enter_stage(1)
+    start = run()
+    error = apply_patch(env, job.gold_test_patch, reset=False)
+    if error is not None:
+        return f"the gold test patch does not apply on the base: {error[-300:]}"
+    with_tests = run()
+    error = apply_patch(env, job.gold_patch, reset=False)
+    if error is not None:
+        return f"the gold code patch does not apply after the test patch: {error[-300:]}"
+    gold = [run() for _ in range(config.gold_runs)]
+    done.runs = {
+        "start": start.outcomes,
+        "tests": with_tests.outcomes,
+        "gold": [g.outcomes for g in gold],
+        "exit_codes": [start.exit_code, with_tests.exit_code, *(g.exit_code for g in gold)],
+        "timed_out": any(r.timed_out for r in (start, with_tests, *gold)),
+    }
+    done.output_tail = gold[-1].output_tail
+    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold])
+    if gold[-1].timed_out and not any(g.outcomes for g in gold):
+        return f"the gold run timed out after {config.timeout:g} s"
+    return None
+
+
+# ---- the store ------------------------------------------------------------------------------------
+
+
+def _row(job: StageJob, recipe: str, done: Verified) -> dict[str, Any]:
+    found = done.found
+    return {
+        "chain_stage_id": job.stage_id,
+        "recipe": recipe,
+        "status": found.status,
+        "reason": found.reason,
+        "test_command": done.test_command,
+        "test_files": done.test_files,
+        "fail_to_pass": found.fail_to_pass,
+        "pass_to_pass": found.pass_to_pass,
+        "flaky": found.flaky,
+        "gold_failing": found.gold_failing,
+        "runs": done.runs,
+        "output_tail": done.output_tail,
+        "seconds": done.seconds,
+    }
+
+
+COPIED = [
+    "status",
+    "reason",
+    "test_command",
+    "test_files",
+    "fail_to_pass",
+    "pass_to_pass",
+    "flaky",
+    "gold_failing",
+    "runs",
+    "output_tail",
+    "seconds",
+]
+
+
+def store(engine: Engine, row: dict[str, Any]) -> None:
+    """Replace the stage's result (one row per chain stage, never two)."""
+    with session_scope(engine) as session:
+        session.execute(
+            delete(StageVerification).where(
+                StageVerification.chain_stage_id == row["chain_stage_id"]
+            )
+        )
+        session.add(StageVerification(**row))
+
+
+def _known(engine: Engine, job: StageJob, recipe: str) -> tuple[str | None, dict[str, Any] | None]:
+    """(this stage's stored recipe, a stored result with the same recipe from any stage)."""
+    with session_scope(engine) as session:
+        own = session.scalar(
+            select(StageVerification.recipe).where(StageVerification.chain_stage_id == job.stage_id)
+        )
+        same = session.scalars(
+            select(StageVerification).where(StageVerification.recipe == recipe).limit(1)
+        ).first()
+        return own, ({c: getattr(same, c) for c in COPIED} if same is not None else None)
+
+
+def _report(job: StageJob, result: Result, row: dict[str, Any]) -> StageReport:
+    return StageReport(
+        job,
+        result,
+        row.get("reason"),
+        len(row.get("fail_to_pass", [])),
+        len(row.get("pass_to_pass", [])),
+        len(row.get("flaky", [])),
+        float(row.get("seconds", 0.0)),
+    )
+
+
+def verify_one(
+    engine: Engine, job: StageJob, config: VerdictsConfig, open_env: EnvOpener, redo: bool
+) -> StageReport:
+    """Verify one stage unless its result is stored already; infrastructure errors are reported,
+    not stored, so the next run tries the stage again."""
+    tests = config.repos.get(job.repo)
+    if tests is None:
+        return StageReport(job, "unconfigured", f"no verdicts.repos entry for {job.repo}")
+    recipe = stage_recipe(job, tests, config.gold_runs)
+    own, same = _known(engine, job, recipe)
+    if own == recipe and not redo and same is not None:
+        return _report(job, "skipped", same)
+    if same is not None and not redo:
+        store(engine, {"chain_stage_id": job.stage_id, "recipe": recipe, **same})
+        return _report(job, "reused", same)
+    try:
+        with open_env(job) as env:
+            done = verify_stage(env, job, tests, config)
+    except PrchainError as exc:
+        return StageReport(job, "error", f"{type(exc).__name__}: {exc}")
+    row = _row(job, recipe, done)
+    store(engine, row)
+    return _report(job, done.found.status, row)
+
+
+def verify_stages(
+    engine: Engine,
+    config: VerdictsConfig,
+    open_env: EnvOpener,
+    *,
+    chain_ids: Iterable[int] = (),
+    redo: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[StageReport], None] | None = None,
+) -> list[StageReport]:
+    """Verify every stage of the chosen chains, one sandbox per stage, in order."""
+    jobs = find_stages(engine, chain_ids)
+    if on_start is not None:
+        on_start(len(jobs))
+    reports = []
+    for job in jobs:
+        reports.append(verify_one(engine, job, config, open_env, redo))
+        if on_done is not None:
+            on_done(reports[-1])
+    return reports
