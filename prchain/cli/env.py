@@ -66,6 +66,9 @@ def build(
 ) -> None:
     """Build the image of REPO (owner/name): base + full clone + its install commands.
 
+    The install commands are environment.install_commands[REPO] followed by
+    verdicts.repos.REPO.install (the test dependencies); the network is on only during this build.
+
     The tag is a hash of the recipe, so an unchanged clone and config is never rebuilt.
 
     Example:
@@ -77,8 +80,10 @@ def build(
     config = build_config(config_path, overrides, db_url)
     from prchain.app import sandbox as admin
 
+    from prchain.app.verdicts import environment_config  # test installs join the recipe
+
     image = admin.build_repo(
-        config.environment, repo, clone=clone, store_url=config.store.url, notify=_say
+        environment_config(config), repo, clone=clone, store_url=config.store.url, notify=_say
     )
     state = f"built (log {image.log_path})" if image.built else "up to date"
     _say(f"{image.tag} {state}")
