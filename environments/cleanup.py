@@ -111,7 +111,9 @@ def _handler(signum: int, previous: Any) -> Callable[[int, FrameType | None], No
 def gc(client: DockerClient, *, everything: bool = False) -> list[dict[str, Any]]:
     """Remove managed containers whose owner is gone (all managed containers with everything=True)."""
     removed = []
-    for container in client.containers({MANAGED_LABEL: "1"}):
+    # Only sandboxes: a container also inherits the managed label from its image, so an image
+    # build's intermediate containers (FROM the base image) carry it too, with no owner.
+    for container in client.containers({MANAGED_LABEL: "1", "prchain.kind": "sandbox"}):
         orphan = everything or not owner_alive(container["labels"])
         if orphan and client.remove_container(container["id"]):
             removed.append(container)
