@@ -79,7 +79,6 @@ def build(
     """
     config = build_config(config_path, overrides, db_url)
     from prchain.app import sandbox as admin
-
     from prchain.app.verdicts import environment_config  # test installs join the recipe
 
     image = admin.build_repo(
