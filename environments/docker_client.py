@@ -195,10 +195,20 @@ class DockerClient:
         return str(container.id)
 
     def containers(self, labels: dict[str, str]) -> list[dict[str, Any]]:
-        found = self._client.containers.list(
+        # The plain list call, not containers.list(): that inspects each container afterwards and
+        # fails when one goes away in between, which on a shared engine happens all the time.
+        found = self._client.api.containers(
             all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]}
         )
-        return [{"id": c.id, "name": c.name, "status": c.status, "labels": c.labels} for c in found]
+        return [
+            {
+                "id": c["Id"],
+                "name": (c.get("Names") or ["/"])[0].lstrip("/"),
+                "status": c.get("State", ""),
+                "labels": c.get("Labels") or {},
+            }
+            for c in found
+        ]
 
     def remove_container(self, container_id: str) -> bool:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -92,3 +93,21 @@ def test_gc_keeps_containers_of_live_owners(make_env, docker_client) -> None:
     result = CliRunner().invoke(main, ["env", "gc"])
     assert result.exit_code == 0
     assert exists(docker_client, env.container_id)
+
+
+def test_gc_leaves_image_builds_alone(docker_client, base_image) -> None:
+    """A build's step containers inherit the base image's managed label but are no sandbox."""
+    from environments.docker_client import ContainerSpec
+
+    step = docker_client.run(
+        ContainerSpec(
+            image=base_image, name=f"prchain-build-step-{os.getpid()}", labels={}, environment={}
+        )
+    )
+    try:
+        labels = next(c["labels"] for c in docker_client.containers({}) if c["id"] == step)
+        assert labels.get("prchain.managed") == "1" and "prchain.owner_pid" not in labels
+        result = CliRunner().invoke(main, ["env", "gc"])
+        assert result.exit_code == 0 and exists(docker_client, step)
+    finally:
+        docker_client.remove_container(step)
