@@ -25,10 +25,14 @@ from prchain.core import git
 from prchain.core.errors import EnvironmentFailure, GitError
 
 Notify = Callable[[str], None]
-RECIPE_VERSION = "2"  # bump when the Dockerfile below changes meaning
+RECIPE_VERSION = "3"  # bump when the Dockerfile below changes meaning
 
+# The build's step containers would inherit the base image's managed label, and an older
+# `prchain env gc` (or any label-based cleanup) would kill them mid-build as owner-less sandboxes;
+# the label is marked "building" until the final image gets its labels back at the end.
 DOCKERFILE = """\
 FROM {base}
+LABEL {managed}=building
 RUN set -e; id -u agent >/dev/null 2>&1 || useradd --create-home --uid 1000 --shell /bin/bash agent \\
     || useradd --create-home --shell /bin/bash agent; \\
     mkdir -p /opt/prchain {state} /work; chmod 0700 /opt/prchain
@@ -244,7 +248,12 @@ def _write_context(
     install = install_steps(commands, with_ca)
     (ctx / "Dockerfile").write_text(
         DOCKERFILE.format(
-            base=base, state=STATE_DIR, origin=ORIGIN_DIR, workdir=WORKDIR, install=install
+            base=base,
+            managed=MANAGED_LABEL,
+            state=STATE_DIR,
+            origin=ORIGIN_DIR,
+            workdir=WORKDIR,
+            install=install,
         )
     )
 
