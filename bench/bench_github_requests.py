@@ -1,8 +1,10 @@
-"""API requests spent mining 1,000 PRs (with files, commits, comments, reviews) from the fake GitHub,
-end to end through `miner.mine` into a SQLite store.
+"""API requests and GraphQL points spent mining 1,000 PRs (with files, commits, comments, reviews,
+review comments, closing issues) from the fake GitHub, end to end through `miner.mine` into SQLite.
 
-Acceptance: at most 50 requests for 1,000 PRs — GraphQL pages of PRs plus patches from the bare
-clone. Prints total requests, requests per PR, the split by endpoint, and a rerun with nothing new.
+The fake charges each GraphQL query the points GitHub's documented rule gives (`miner/points.py`)
+and reports them in `rateLimit { cost }`; the miner adds up what the server says.
+Acceptance: at most 50 requests and at most 0.15 points per PR for 1,000 PRs. Prints requests and
+points per PR, the split by endpoint, and a rerun with nothing new.
 Run: .venv/bin/python bench/bench_github_requests.py [N_PRS]
 """
 
@@ -26,6 +28,7 @@ from tests.support.fake_github import FakeGithub  # noqa: E402
 from tests.support.fake_github_data import generate_repo  # noqa: E402
 
 BUDGET = 50
+POINTS_PER_PR = 0.15
 
 
 def run(
@@ -61,6 +64,7 @@ def main(n_prs: int) -> int:
         )
         engine = make_engine(config.store.url)
         first, by_endpoint, seconds = run(fake, config, engine)
+        charged = fake.points_charged
         again, _, again_seconds = run(fake, config, engine)
         engine.dispose()
         fake.stop()
@@ -78,14 +82,21 @@ def main(n_prs: int) -> int:
         f"({first.pr_pr_references} PR->PR) in {seconds:.1f} s"
     )
     print(f"  API requests: {first.requests} ({first.requests_per_pr:.3f} requests/PR)")
+    print(
+        f"  GraphQL points: {first.points} ({first.points_per_pr:.3f} points/PR; "
+        f"the fake charged {charged})"
+    )
     for endpoint, count in sorted(by_endpoint.items()):
         print(f"    {endpoint}: {count}")
     print(
         f"rerun with nothing new: {again.prs_new} new PRs, {again.prs_updated} re-read at the cursor, "
         f"{again.requests} API requests, {again_seconds:.2f} s"
     )
-    ok = first.requests <= BUDGET * n_prs / 1000
-    print(f"acceptance (<= {BUDGET} requests per 1,000 PRs): {'PASS' if ok else 'FAIL'}")
+    ok = first.requests <= BUDGET * n_prs / 1000 and first.points_per_pr <= POINTS_PER_PR
+    print(
+        f"acceptance (<= {BUDGET} requests per 1,000 PRs, <= {POINTS_PER_PR} points per PR): "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
     return 0 if ok else 1
 
 

@@ -38,6 +38,7 @@ from miner.limits import (
     classify,
     wait_visibly,
 )
+from miner.points import query_cost
 from miner.source import SOURCES, IssueRecord, PRRecord, SourceInfo
 from miner.tokens import TokenPool
 from prchain.core.errors import (
@@ -75,6 +76,7 @@ class GithubClient:
     def __init__(self, config: GithubConfig, pool: TokenPool) -> None:
         self.config, self.pool = config, pool
         self.requests = 0
+        self.points = 0  # GraphQL points the server says it charged (rateLimit.cost)
         self._answered = (
             False  # whether the host has ever answered; until then a connection error is final
         )
@@ -100,10 +102,18 @@ class GithubClient:
 
     def graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         url = self._client(0).requester.graphql_url
+        estimate = query_cost(query, variables).points
         _, body = self.request(
-            "graphql", "POST", url, payload={"query": query, "variables": variables}
+            "graphql",
+            "POST",
+            url,
+            payload={"query": query, "variables": variables},
+            points=estimate,
         )
-        return body["data"]
+        data = body["data"]
+        spent = (data or {}).get("rateLimit") or {}
+        self.points += int(spent.get("cost") or 0)
+        return data
 
     def request(
         self,
@@ -114,11 +124,14 @@ class GithubClient:
         headers: dict[str, str] | None = None,
         payload: Any = None,
         tolerate: tuple[str, ...] = (),
+        points: int = 1,
     ) -> tuple[Verdict, Any]:
-        """Send until answered: OK or a tolerated verdict returns, anything else is waited out or raised."""
+        """Send until answered: OK or a tolerated verdict returns, anything else is waited out or
+        raised. `points` is what the request is expected to cost (GraphQL), so a token whose
+        remaining points cannot pay for it is not used."""
         retries = limited = 0
         while True:
-            index = self._token(resource)
+            index = self._token(resource, points)
             verdict, body = self._attempt(index, resource, verb, url, headers, payload)
             if verdict.kind == OK or verdict.kind in tolerate:
                 return verdict, body
@@ -157,10 +170,10 @@ class GithubClient:
         self.pool.observe(index, resource, reply_headers)
         return classify(status, reply_headers, body), body
 
-    def _token(self, resource: str) -> int:
+    def _token(self, resource: str, need: int = 1) -> int:
         """A token with quota left; when all are spent, wait (visibly) for the earliest reset."""
         while True:
-            index, wait = self.pool.pick(resource)
+            index, wait = self.pool.pick(resource, need=need)
             if index is not None:
                 return index
             if wait > self.config.max_wait_seconds:
@@ -276,6 +289,7 @@ class GithubSource:
         since = self._since(since_cursor)
         pages = self._all_pages() if since is None else self._changed_pages(since)
         for nodes in pages:
+            self._attach_review_comments(nodes)
             records = [gq.pr_record(self._complete(node)) for node in nodes]
             self._attach_patches(records)
             for record in records:
@@ -299,6 +313,9 @@ class GithubSource:
 
     def requests_made(self) -> int:
         return self.client.requests
+
+    def points_spent(self) -> int:
+        return self.client.points
 
     def expected_count(self) -> int | None:
         """How many PRs this run will yield, once the first page told (for progress bars)."""
@@ -395,14 +412,29 @@ class GithubSource:
                 conn["nodes"] += more["nodes"]
                 conn["pageInfo"] = more["pageInfo"]
         for review in pr["reviews"]["nodes"]:
+            if "comments" not in review:  # a review the page's follow-up query did not reach
+                self._attach_review_comments([{"reviews": {"nodes": [review]}}])
             self._complete_review(review)
         return pr
+
+    def _attach_review_comments(self, prs: list[dict[str, Any]]) -> None:
+        """The comments of every review on a page, 100 reviews per query (pages without reviews
+        cost nothing)."""
+        reviews = {r["id"]: r for pr in prs for r in pr["reviews"]["nodes"]}
+        ids = list(reviews)
+        for start in range(0, len(ids), gq.REVIEWS_PER_QUERY):
+            chunk = ids[start : start + gq.REVIEWS_PER_QUERY]
+            data = self.client.graphql(gq.REVIEW_COMMENTS_QUERY, {"ids": chunk})
+            for node in data["nodes"]:
+                if node and node.get("id") in reviews:
+                    reviews[node["id"]]["comments"] = node["comments"]
 
     def _complete_review(self, review: dict[str, Any]) -> None:
         conn = review["comments"]
         while conn["pageInfo"]["hasNextPage"]:
             variables = {"id": review["id"], "after": conn["pageInfo"]["endCursor"]}
-            more = self.client.graphql(gq.REVIEW_COMMENTS_QUERY, variables)["node"]["comments"]
+            data = self.client.graphql(gq.MORE_REVIEW_COMMENTS_QUERY, variables)
+            more = data["node"]["comments"]
             conn["nodes"] += more["nodes"]
             conn["pageInfo"] = more["pageInfo"]
 

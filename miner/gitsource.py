@@ -100,6 +100,9 @@ class GitSource:
     def requests_made(self) -> int:
         return 0
 
+    def points_spent(self) -> int:
+        return 0
+
     def expected_count(self) -> int | None:
         """How many PRs the current `pull_requests` walk will yield (known once it started)."""
         return self._pending

@@ -1,9 +1,21 @@
 """The GraphQL queries the GitHub source sends, and the turning of their answers into records.
 
-One page of pull requests carries everything a PR record needs (body, commits with messages,
-files, comments, reviews with their comments, closing issues, timeline cross-references), so 50
-PRs cost one request. Inner connections that overflow their first page are fetched afterwards,
-one connection at a time (`CONNECTION_QUERY`). Texts only; no HTTP here.
+One page of pull requests carries almost everything a PR record needs: body, commits with
+messages, files, comments, reviews, closing issues and timeline cross-references. So 50 PRs cost
+one request.
+
+The shapes are chosen for GitHub's point cost (see `miner/points.py`), not only for the request
+count:
+- Each connection nested in a PR costs one request per PR on the page.
+- A connection nested two deep costs one request per (PR × review). Review comments nested inside
+  reviews were ~1,000 of the ~1,300 requests of a 50-PR page.
+- So review comments come in a follow-up query, by review id (`nodes(ids:)`), only for pages that
+  have reviews.
+- Inner connections that overflow their first page are fetched afterwards, one connection at a
+  time.
+
+Every query also asks for `rateLimit { cost remaining resetAt }`, so the miner paces itself on
+points and reports them. Texts only; no HTTP here.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from miner.source import (
 )
 
 PAGE_INFO = "pageInfo { hasNextPage endCursor }"
+RATE_LIMIT = "rateLimit { cost remaining resetAt }"
 REPO_REF = "repository { nameWithOwner }"
 
 # Selections of the connections nested in a pull request: (first page size, node fields).
@@ -29,13 +42,7 @@ PR_CONNECTIONS: dict[str, tuple[int, str]] = {
     "files": (100, "path additions deletions changeType"),
     "commits": (100, "commit { oid message authoredDate author { name user { login } } }"),
     "comments": (50, "databaseId body createdAt author { login }"),
-    "reviews": (
-        20,
-        "id databaseId body state submittedAt author { login } "
-        "comments(first: 30) { "
-        + PAGE_INFO
-        + " nodes { databaseId body createdAt path author { login } } }",
-    ),
+    "reviews": (20, "id databaseId body state submittedAt author { login }"),
     "closingIssuesReferences": (10, "number " + REPO_REF),
     "timelineItems": (
         25,
@@ -73,7 +80,9 @@ PR_PAGE_QUERY = (
     "repository(owner: $owner, name: $name) { pullRequests(first: $first, after: $after, "
     "orderBy: {field: UPDATED_AT, direction: ASC}) { totalCount "
     + PAGE_INFO
-    + " nodes { ...PRFields } } } } "
+    + " nodes { ...PRFields } } } "
+    + RATE_LIMIT
+    + " } "
     + PR_FIELDS
 )
 
@@ -83,7 +92,9 @@ PR_RECENT_QUERY = (
     "repository(owner: $owner, name: $name) { pullRequests(first: 100, after: $after, "
     "orderBy: {field: UPDATED_AT, direction: DESC}) { "
     + PAGE_INFO
-    + " nodes { number updatedAt } } } }"
+    + " nodes { number updatedAt } } } "
+    + RATE_LIMIT
+    + " }"
 )
 
 
@@ -92,7 +103,7 @@ def pr_batch_query(numbers: list[int]) -> str:
     fields = " ".join(f"pr{n}: pullRequest(number: {n}) {{ ...PRFields }}" for n in numbers)
     return (
         "query PullRequestBatch($owner: String!, $name: String!) { "
-        f"repository(owner: $owner, name: $name) {{ {fields} }} }} " + PR_FIELDS
+        f"repository(owner: $owner, name: $name) {{ {fields} }} {RATE_LIMIT} }} " + PR_FIELDS
     )
 
 
@@ -102,13 +113,24 @@ def connection_query(name: str) -> str:
         f"query PullRequest_{name}($owner: String!, $name: String!, $number: Int!, $after: String) {{ "
         "repository(owner: $owner, name: $name) { pullRequest(number: $number) { "
         + _connection(name, 100, "$after")
-        + " } } }"
+        + " } } "
+        + RATE_LIMIT
+        + " }"
     )
 
 
 REVIEW_COMMENTS_QUERY = (
-    "query ReviewComments($id: ID!, $after: String) { node(id: $id) { ... on PullRequestReview { "
-    f"comments(first: 100, after: $after) {{ {PAGE_INFO} nodes {{ {REVIEW_COMMENT_FIELDS} }} }} }} }} }}"
+    "query ReviewComments($ids: [ID!]!) { nodes(ids: $ids) { ... on PullRequestReview { id "
+    f"comments(first: 100) {{ {PAGE_INFO} nodes {{ {REVIEW_COMMENT_FIELDS} }} }} }} }} {RATE_LIMIT} }}"
+)
+"""The first 100 comments of up to 100 reviews: under a list field, not a connection, one request."""
+REVIEWS_PER_QUERY = 100
+
+MORE_REVIEW_COMMENTS_QUERY = (
+    "query MoreReviewComments($id: ID!, $after: String) { node(id: $id) { "
+    "... on PullRequestReview { "
+    f"comments(first: 100, after: $after) {{ {PAGE_INFO} nodes {{ {REVIEW_COMMENT_FIELDS} }} }} }} }} "
+    f"{RATE_LIMIT} }}"
 )
 
 ISSUE_PAGE_QUERY = (
@@ -116,7 +138,9 @@ ISSUE_PAGE_QUERY = (
     "repository(owner: $owner, name: $name) { issues(first: 100, after: $after, filterBy: {since: $since}, "
     "orderBy: {field: UPDATED_AT, direction: ASC}) { "
     + PAGE_INFO
-    + " nodes { number title body state createdAt updatedAt closedAt author { login } } } } }"
+    + " nodes { number title body state createdAt updatedAt closedAt author { login } } } } "
+    + RATE_LIMIT
+    + " }"
 )
 
 
@@ -195,7 +219,8 @@ def review_records(pr: dict[str, Any]) -> list[CommentRecord]:
     for review in pr["reviews"]["nodes"]:
         if review.get("body"):
             out.append(comment_record(review, "review"))
-        out.extend(comment_record(c, "review_comment") for c in review["comments"]["nodes"])
+        comments = review.get("comments") or {"nodes": []}  # filled in by the follow-up query
+        out.extend(comment_record(c, "review_comment") for c in comments["nodes"])
     return out
 
 

@@ -17,10 +17,11 @@ from sqlalchemy.orm import Session
 
 from miner.refs import Ref, extract_refs
 from miner.source import IssueRecord, PRRecord, SourceInfo, TimelineLink
-from sql.db import session_scope, upsert
+from sql.db import insert_rows, session_scope, upsert
 from sql.models import (
     Comment,
     Issue,
+    MineRun,
     PRCommit,
     PRFile,
     PRPatch,
@@ -79,6 +80,20 @@ def read_cursor(engine: Engine, repo_id: int, source: str, kind: str) -> str | N
                 SyncCursor.repo_id == repo_id, SyncCursor.source == source, SyncCursor.kind == kind
             )
         )
+
+
+def record_run(engine: Engine, repo_id: int, source: str, summary: Any) -> None:
+    """Keep what a finished run cost, so `prchain stats` can report points per PR over all runs."""
+    with session_scope(engine) as session:
+        row = {
+            "repo_id": repo_id,
+            "source": source,
+            "prs": summary.prs,
+            "requests": summary.requests,
+            "points": summary.points,
+            "seconds": summary.seconds,
+        }
+        insert_rows(session, MineRun, [row])
 
 
 def _write_cursor(session: Session, repo_id: int, source: str, kind: str, value: str) -> None:
@@ -337,7 +352,7 @@ def _replace(session: Session, model: Any, pr_ids: list[int], rows: list[dict[st
     if pr_ids:
         session.execute(delete(model).where(model.pr_id.in_(pr_ids)))
     for chunk in batched(rows, 1000):
-        session.execute(model.__table__.insert(), chunk)
+        insert_rows(session, model, chunk)
 
 
 def _unique_files(record: PRRecord) -> list[Any]:

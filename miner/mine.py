@@ -14,7 +14,15 @@ from typing import Any
 from sqlalchemy import Engine
 
 from miner.config import SOURCE_MODULES, MinerConfig
-from miner.ingest import ISSUE_CURSOR, PR_CURSOR, Ingestor, batched, ensure_repo, read_cursor
+from miner.ingest import (
+    ISSUE_CURSOR,
+    PR_CURSOR,
+    Ingestor,
+    batched,
+    ensure_repo,
+    read_cursor,
+    record_run,
+)
 from miner.resolve import resolve_repo
 from miner.source import SOURCES, IssueRecord, PRRecord, PRSource
 from prchain.core.errors import ConfigError, InvalidRepoName
@@ -37,12 +45,20 @@ class RepoSummary:
     pr_pr_references: int = 0
     issue_mediated: int = 0
     requests: int = 0
+    points: int = 0
     seconds: float = 0.0
 
     @property
+    def prs(self) -> int:
+        return self.prs_new + self.prs_updated
+
+    @property
     def requests_per_pr(self) -> float:
-        done = self.prs_new + self.prs_updated
-        return self.requests / done if done else 0.0
+        return self.requests / self.prs if self.prs else 0.0
+
+    @property
+    def points_per_pr(self) -> float:
+        return self.points / self.prs if self.prs else 0.0
 
 
 @dataclass
@@ -141,7 +157,9 @@ def mine_one(
     resolution = resolve_repo(engine, repo_id)
     result.references, result.pr_pr_references = resolution.references, resolution.pr_pr_references
     result.issue_mediated = resolution.issue_mediated
-    result.requests, result.seconds = src.requests_made(), time.monotonic() - started
+    result.requests, result.points = src.requests_made(), src.points_spent()
+    result.seconds = time.monotonic() - started
+    record_run(engine, repo_id, src.name, result)
     return result
 
 

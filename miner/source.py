@@ -123,5 +123,9 @@ class PRSource(Protocol):
         """API requests spent so far (0 for sources that make none)."""
         ...
 
+    def points_spent(self) -> int:
+        """GraphQL rate-limit points the server charged so far (0 for sources without an API)."""
+        ...
+
 
 SOURCES: Registry[type] = Registry("PR source")

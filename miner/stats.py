@@ -8,7 +8,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sql.models import Issue, PRPatch, PullRequest, Reference, Repo
+from sql.models import Issue, MineRun, PRPatch, PullRequest, Reference, Repo
 
 
 def _count(session: Session, query: Any) -> int:
@@ -24,7 +24,14 @@ def collect(session: Session) -> dict[str, Any]:
     by_status = session.execute(
         select(PullRequest.patch_status, func.count()).group_by(PullRequest.patch_status)
     )
+    runs = session.execute(
+        select(func.sum(MineRun.prs), func.sum(MineRun.requests), func.sum(MineRun.points))
+    ).one()
+    run_prs, requests, points = (int(v or 0) for v in runs)
     return {
+        "api_requests": requests,
+        "graphql_points": points,
+        "graphql_points_per_pr": round(points / run_prs, 4) if run_prs else 0.0,
         "repos": _count(session, select(func.count()).select_from(Repo)),
         "prs": _count(session, select(func.count()).select_from(PullRequest)),
         "issues": _count(session, select(func.count()).select_from(Issue)),
@@ -49,6 +56,9 @@ def render(data: dict[str, Any]) -> list[Table]:
         ("issues", "issues"),
         ("references", "references"),
         ("  PR → PR", "pr_pr_references"),
+        ("API requests (all runs)", "api_requests"),
+        ("GraphQL points (all runs)", "graphql_points"),
+        ("  points per PR mined", "graphql_points_per_pr"),
     ):
         table.add_row(label, str(data.get(key, 0)))
     for status, count in data.get("prs_by_patch_status", {}).items():

@@ -50,17 +50,19 @@ class TokenPool:
     def quota(self, index: int, resource: str) -> Quota:
         return self._quotas.setdefault((index, resource), Quota())
 
-    def usable(self, index: int, resource: str, now: float) -> bool:
+    def usable(self, index: int, resource: str, now: float, need: int = 1) -> bool:
         q = self.quota(index, resource)
-        return q.remaining is None or q.remaining > 0 or now >= q.reset_at
+        return q.remaining is None or q.remaining >= need or now >= q.reset_at
 
-    def pick(self, resource: str, now: float | None = None) -> tuple[int | None, float]:
-        """(index of a token with quota left, 0) trying the current one first; else (None, seconds
-        until the earliest reset)."""
+    def pick(
+        self, resource: str, now: float | None = None, need: int = 1
+    ) -> tuple[int | None, float]:
+        """(index of a token that can pay `need` (requests, or GraphQL points), 0), the current one
+        first; else (None, seconds until the earliest reset)."""
         now = time.time() if now is None else now
         order = [(self.current + k) % len(self.tokens) for k in range(len(self.tokens))]
         for index in order:
-            if self.usable(index, resource, now):
+            if self.usable(index, resource, now, need):
                 self.current = index
                 return index, 0.0
         earliest = min(self.quota(i, resource).reset_at for i in order)

@@ -75,6 +75,19 @@ CREATE TABLE issues (
 	CONSTRAINT fk_issues_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
 );
 
+CREATE TABLE mine_runs (
+	id INTEGER NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	source VARCHAR(20) NOT NULL, 
+	prs INTEGER NOT NULL, 
+	requests INTEGER NOT NULL, 
+	points INTEGER NOT NULL, 
+	seconds DOUBLE NOT NULL, 
+	finished_at DATETIME NOT NULL, 
+	CONSTRAINT pk_mine_runs PRIMARY KEY (id), 
+	CONSTRAINT fk_mine_runs_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
 CREATE TABLE pull_requests (
 	id INTEGER NOT NULL, 
 	repo_id INTEGER NOT NULL, 

@@ -104,7 +104,17 @@ def summary_table(summary: MineSummary) -> Table:
     table.add_column(
         "repository", no_wrap=True, min_width=max((len(r.repo) for r in summary.repos), default=10)
     )
-    for column in ("source", "PRs new/upd", "issues", "refs", "PR→PR", "API req (/PR)", "s"):
+    columns = (
+        "source",
+        "PRs new/upd",
+        "issues",
+        "refs",
+        "PR→PR",
+        "API req (/PR)",
+        "points (/PR)",
+        "s",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column == "source" else "right")
     for r in summary.repos:
         table.add_row(
@@ -115,6 +125,7 @@ def summary_table(summary: MineSummary) -> Table:
             str(r.references),
             str(r.pr_pr_references),
             f"{r.requests} ({r.requests_per_pr:.2f})",
+            f"{r.points} ({r.points_per_pr:.3f})",
             f"{r.seconds:.1f}",
         )
     return table

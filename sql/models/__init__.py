@@ -6,6 +6,7 @@ from sql.models.llm import LLMCacheEntry, LLMCall
 from sql.models.mining import (
     Comment,
     Issue,
+    MineRun,
     PRCommit,
     PRFile,
     PRPatch,
@@ -29,6 +30,7 @@ __all__ = [
     "Judgement",
     "LLMCacheEntry",
     "LLMCall",
+    "MineRun",
     "PRCommit",
     "PRFile",
     "PRMCall",

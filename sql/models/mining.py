@@ -173,3 +173,18 @@ class SyncCursor(Base):
     kind: Mapped[str] = mapped_column(String(40), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class MineRun(Base):
+    """What one `prchain mine` run of one repository cost: API requests and GraphQL points."""
+
+    __tablename__ = "mine_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(20))
+    prs: Mapped[int] = mapped_column(default=0)
+    requests: Mapped[int] = mapped_column(default=0)
+    points: Mapped[int] = mapped_column(default=0)  # as the server reported them (rateLimit.cost)
+    seconds: Mapped[float] = mapped_column(default=0.0)
+    finished_at: Mapped[datetime] = mapped_column(default=utcnow)

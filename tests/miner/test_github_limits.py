@@ -114,13 +114,16 @@ def test_exhausted_quota_waits_for_the_reset(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    fake_github.set_quota(FAKE_TOKEN, remaining=2, resource="graphql", reset_in=1.5)
+    # A 50-PR page costs 3 points, its reviews' comments 1: after those, 1 point is left.
+    fake_github.set_quota(FAKE_TOKEN, remaining=5, resource="graphql", reset_in=1.5)
     with caplog.at_level(logging.WARNING, logger="prchain.miner.github"):
         source, numbers = mine(fake_github, generated_repo, tmp_path, page_size=50)
     assert len(numbers) == 120
     assert "primary rate limit (graphql) reached on all 1 token(s)" in caplog.text
-    # The pool saw remaining=0 in the second answer's headers, so no request was spent on a refusal.
-    assert source.requests_made() == fake_github.total == 1 + 6 + 1
+    # The pool saw 1 point remaining and paced itself on the next page's 3 points, so no request
+    # was spent on a refusal: 1 REST lookup, 3 pages + 3 review-comment queries + 2 overflows, and
+    # 1 REST patch fallback.
+    assert source.requests_made() == fake_github.total == 1 + 8 + 1
 
 
 def test_tokens_rotate_before_waiting(

@@ -53,8 +53,9 @@ def test_full_fetch_pages_through_every_pr_oldest_update_first(
     assert [r.number for r in records] == sorted(
         generated_repo.prs, key=lambda n: (generated_repo.prs[n].updated_at, n)
     )
-    # 120 PRs in pages of 50 → 3 pages; PR #8 overflows commits, comments and one review's comments.
-    assert fake_github.counts["POST /graphql"] == 3 + 3
+    # 120 PRs in pages of 50 → 3 pages, each followed by one query for its reviews' comments (the
+    # 40 comments of PR #8's busy review fit its first 100); PR #8 overflows commits and comments.
+    assert fake_github.counts["POST /graphql"] == 3 + 3 + 2
     assert fake_github.counts["GET /repos/{owner}/{repo}"] == 1
     assert source.requests_made() == fake_github.total
     cursors = [source.cursor_after(r) for r in records]
@@ -181,7 +182,8 @@ def test_incremental_run_fetches_only_what_changed(fake_github: FakeGithub, tmp_
     # Inclusive cursor: the last PR of the first run comes again (an upsert), then the two changed.
     assert [r.number for r in changed] == [records[-1].number, 2, 9]
     assert changed[-1].comments[-1].body == "Late remark, see #8"
-    assert fake_github.counts["POST /graphql"] == 2  # one scan page, one batch of three PRs
+    # One scan page, one batch of three PRs, one query for their reviews' comments.
+    assert fake_github.counts["POST /graphql"] == 3
     assert second.cursor_after(changed[-1]) > cursor
     third = source_for(fake_github, repo, tmp_path)
     assert [r.number for r in third.pull_requests(second.cursor_after(changed[-1]))] == [9]

@@ -16,10 +16,13 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from miner.points import NODE_LIMIT, QueryCost, query_cost
+from prchain.core.errors import PrchainError
 from tests.support.fake_github_data import FakeIssue, FakePR, FakeRepo
 from tests.support.fake_github_views import GraphView, file_json, issue_json, pr_json, repo_json
 from tests.support.fake_graphql import execute
@@ -91,6 +94,25 @@ class Reply:
     headers: dict[str, str] | None = None
 
 
+def graphql_cost(body: bytes) -> QueryCost | Reply | None:
+    """The points a GraphQL request costs, by GitHub's documented rule; a Reply when GitHub would
+    refuse it unrun (over 500,000 nodes). None when the body is not a query (the route says why)."""
+    try:
+        request = json.loads(body or b"{}")
+        cost = query_cost(request["query"], request.get("variables") or {})
+    except (ValueError, KeyError, TypeError, PrchainError):
+        return None
+    if not cost.within_node_limit:
+        message = (
+            f"This query requests up to {cost.nodes:,} possible nodes which exceeds the maximum "
+            f"limit of {NODE_LIMIT:,}."
+        )
+        return json_reply(
+            200, {"errors": [{"type": "MAX_NODE_LIMIT_EXCEEDED", "message": message}]}
+        )
+    return cost
+
+
 def json_reply(status: int, data: Any, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, json.dumps(data).encode(), headers=headers)
 
@@ -110,6 +132,7 @@ class FakeGithub:
             tuple[str, str], list[float]
         ] = {}  # (token, resource) → [remaining, reset_at]
         self.diff_max_bytes = 3_000_000
+        self.points_charged = 0
         self.lock = threading.Lock()
         self.view = GraphView(self.repos)
         self._server: ThreadingHTTPServer | None = None
@@ -181,7 +204,11 @@ class FakeGithub:
             )
         with self.lock:
             self.by_token[token] += 1
-        refused = self._fault(parts.path, token, resource) or self._spend(token, resource)
+        cost = graphql_cost(body) if resource == "graphql" else None
+        if isinstance(cost, Reply):  # unparsable, or over the node limit: refused before running
+            return self._limited(cost, token, resource)
+        points = cost.points if cost else 1
+        refused = self._fault(parts.path, token, resource) or self._spend(token, resource, points)
         if refused:
             return self._limited(refused, token, resource)
         if route is None:
@@ -196,12 +223,14 @@ class FakeGithub:
             bucket[:] = [self.LIMIT, time.time() + 3600]
         return bucket
 
-    def _spend(self, token: str, resource: str) -> Reply | None:
+    def _spend(self, token: str, resource: str, amount: int = 1) -> Reply | None:
+        """Take `amount` (1 per REST request; the query's points on GraphQL) from the quota."""
         with self.lock:
             bucket = self._bucket(token, resource)
-            if bucket[0] <= 0:
+            if bucket[0] < amount:
                 return self._primary_reply(resource)
-            bucket[0] -= 1
+            bucket[0] -= amount
+            self.points_charged += amount if resource == "graphql" else 0
         return None
 
     def _primary_reply(self, resource: str) -> Reply:
@@ -421,9 +450,20 @@ class FakeGithub:
                     ]
                 },
             )
-        return json_reply(
-            200, execute(request["query"], request.get("variables") or {}, self.view.root())
-        )
+        token = re.sub(r"^(token|bearer)\s+", "", headers.get("authorization", ""), flags=re.I)
+        variables = request.get("variables") or {}
+        cost = query_cost(request["query"], variables)
+        with self.lock:
+            remaining, reset = self._bucket(token, "graphql")
+        rate_limit = {
+            "cost": cost.points,
+            "limit": self.LIMIT,
+            "remaining": int(remaining),
+            "used": int(self.LIMIT - remaining),
+            "resetAt": datetime.fromtimestamp(reset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "nodeCount": cost.nodes,
+        }
+        return json_reply(200, execute(request["query"], variables, self.view.root(rate_limit)))
 
     def _page(self, items: list[Any], path: str, query: dict[str, list[str]]) -> Reply:
         """One page plus GitHub's Link header (first/prev/next/last)."""

@@ -216,20 +216,28 @@ class GraphView:
     def __init__(self, repos: dict[str, FakeRepo]) -> None:
         self.repos = repos
 
-    def root(self) -> Obj:
+    def root(self, rate_limit: Obj | None = None) -> Obj:
         return {
             "__typename": "Query",
             "repository": self.repository,
             "node": self.node,
+            "nodes": self.nodes,
             "viewer": {"__typename": "User", "login": "fake-viewer"},
-            "rateLimit": {
-                "__typename": "RateLimit",
-                "cost": 1,
-                "limit": 5000,
-                "remaining": 4999,
-                "resetAt": None,
-            },
+            "rateLimit": {"__typename": "RateLimit", **(rate_limit or {})},
         }
+
+    def nodes(self, args: Obj) -> list[Obj | None]:
+        """`nodes(ids:)`: GitHub answers null for an id it cannot resolve (plus an error)."""
+        ids = args.get("ids") or []
+        if len(ids) > 100:
+            raise GraphQLError("You may not request more than 100 nodes at once.", "MAX_NODES")
+        reviews = {
+            f"PRR_{review.id}": review
+            for repo in self.repos.values()
+            for pr in repo.prs.values()
+            for review in pr.reviews
+        }
+        return [review_obj(reviews[i]) if i in reviews else None for i in ids]
 
     def repository(self, args: Obj) -> Obj:
         full = f"{args.get('owner')}/{args.get('name')}"
