@@ -86,7 +86,9 @@ class GitSource:
             if self.since is None or (pr.merged_at and pr.merged_at >= self.since)
         ]
         self._pending = len(prs)
-        yield from self._with_patches(prs)
+        batches = deque(prs[i : i + PATCH_BATCH] for i in range(0, len(prs), PATCH_BATCH))
+        del prs  # each record gains its patch below: only the batches in flight may hold them
+        yield from self._with_patches(batches)
 
     def issues(self, since_cursor: str | None) -> Iterator[IssueRecord]:
         return iter(())  # a clone holds no issues
@@ -181,18 +183,19 @@ class GitSource:
 
     # ------------------------------------------------------------ patches, in parallel batches
 
-    def _with_patches(self, prs: list[PRRecord]) -> Iterator[PRRecord]:
-        batches = [prs[i : i + PATCH_BATCH] for i in range(0, len(prs), PATCH_BATCH)]
+    def _with_patches(self, batches: deque[list[PRRecord]]) -> Iterator[PRRecord]:
+        """Patches for `batches` in order, `workers` diff-tree processes ahead of the consumer.
+
+        Batches leave the deque when submitted and are dropped once yielded, so memory holds
+        the batches in flight, never the whole history's patches."""
         with ThreadPoolExecutor(self.workers, thread_name_prefix="gitdiff") as pool:
-            queue: deque[Future[list[PatchResult]]] = deque()
-            for batch in batches[: self.workers + 1]:
-                queue.append(pool.submit(self._patch_batch, batch))
-            for index, batch in enumerate(batches):
-                results = queue.popleft().result()
-                nxt = index + self.workers + 1
-                if nxt < len(batches):
-                    queue.append(pool.submit(self._patch_batch, batches[nxt]))
-                for pr, result in zip(batch, results, strict=True):
+            queue: deque[tuple[list[PRRecord], Future[list[PatchResult]]]] = deque()
+            while batches or queue:
+                while batches and len(queue) <= self.workers:
+                    batch = batches.popleft()
+                    queue.append((batch, pool.submit(self._patch_batch, batch)))
+                batch, future = queue.popleft()
+                for pr, result in zip(batch, future.result(), strict=True):
                     pr.patch, pr.files, pr.patch_status = result.patch, result.files, result.status
                     pr.additions = sum(f.additions for f in result.files)
                     pr.deletions = sum(f.deletions for f in result.files)

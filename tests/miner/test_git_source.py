@@ -201,3 +201,28 @@ def test_merge_commit_of_a_branch_that_merged_main_in(chain: ChainRepo) -> None:
     ]
     assert {f.path for f in prs[13].files} == {"feature.txt"}
     assert prs[13].title == "Add the feature"
+
+
+def test_patches_of_yielded_prs_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory is bounded by the batches in flight: once a batch was yielded and the consumer let
+    go of it, nothing in the source still holds its records (and their patches)."""
+    import gc
+    import weakref
+
+    from miner import gitsource
+
+    repo = tmp_path / "many"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for n in range(1, 25):
+        _squash(repo, f"Change {n} (#{n})", name=f"f{n}.txt")
+    monkeypatch.setattr(gitsource, "PATCH_BATCH", 2)
+    records = GitSource(str(repo), full_name="acme/many", workers=1).pull_requests(None)
+    first = weakref.ref(next(records))
+    for _ in range(12):  # well past the first batch and the ones in flight
+        next(records)
+    gc.collect()
+    assert first() is None
+    assert len(list(records)) == 24 - 13
