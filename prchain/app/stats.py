@@ -13,7 +13,13 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-SECTION_MODULES = ("miner.stats", "chains.stats", "prchain.agent.stats", "prchain.prm.stats")
+SECTION_MODULES = (
+    "miner.stats",
+    "chains.stats",
+    "prchain.verdicts.stats",
+    "prchain.agent.stats",
+    "prchain.prm.stats",
+)
 
 
 def _sections() -> list[ModuleType]:

@@ -6,15 +6,17 @@ agent user, so a verdict sees exactly what the agent's own `pytest` would see.
 
 from __future__ import annotations
 
+import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
 
-from chains.patches import file_sections, is_test_path, section_path
+from chains.patches import file_sections, section_path
 from environments.protocol import Environment
 from prchain.verdicts.pytest_report import PYTEST_OPTIONS, parse_outcomes
 
 FILES_PLACEHOLDER = "{files}"
+_PYTEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
 
 # Reset the files a patch touches to the stage's starting version (the agent may have edited them;
 # SWE-bench resets them the same way), then apply the patch. $1 is the patch, the rest its paths.
@@ -48,13 +50,17 @@ def patch_paths(patch: str) -> list[str]:
 
 
 def collected_test_files(test_patch: str) -> list[str]:
-    """The test files pytest collects among those the test patch leaves in place (SWE-bench's scope)."""
+    """The test modules among the files the test patch leaves in place (SWE-bench's scope).
+
+    Only names pytest collects by default (test_*.py, *_test.py): a file named on the command line
+    is collected whatever its name, and helpers such as a benchmark module under the test directory
+    need plugins the repository does not run by default.
+    """
     found = []
     for section in file_sections(test_patch):
         path = section_path(section)
-        name = path.rsplit("/", 1)[-1]
         deleted = "\ndeleted file mode" in section.split("\n@@", 1)[0]
-        if path.endswith(".py") and is_test_path(path) and not deleted and name != "conftest.py":
+        if _PYTEST_MODULE.match(path.rsplit("/", 1)[-1]) and not deleted:
             found.append(path)
     return found
 

@@ -37,7 +37,7 @@ from sql.db import session_scope
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error"]
-RECIPE_VERSION = "1"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "2"  # bump when the procedure below changes what a result means
 
 
 @dataclass(frozen=True)

@@ -58,3 +58,24 @@ def test_no_fail_to_pass_or_no_outcome_is_unusable() -> None:
     assert found.gold_failing == []  # wobbly and broken fail everywhere: old, broken, ignored
     empty = classify({}, {}, [{}, {}])
     assert empty.status == "unusable" and "no test outcome" in (empty.reason or "")
+
+
+def test_only_modules_pytest_collects_are_the_scope() -> None:
+    from prchain.verdicts.sandbox import collected_test_files
+
+    def section(path: str, deleted: bool = False) -> str:
+        mode = "deleted file mode 100644\n" if deleted else ""
+        return (
+            f"diff --git a/{path} b/{path}\n{mode}--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+        )
+
+    patch = "".join(
+        [
+            section("testing/test_hooks.py"),
+            section("testing/benchmark.py"),  # under the test dir, but not collected by default
+            section("testing/conftest.py"),
+            section("pkg/io_test.py"),
+            section("testing/test_gone.py", deleted=True),
+        ]
+    )
+    assert collected_test_files(patch) == ["testing/test_hooks.py", "pkg/io_test.py"]

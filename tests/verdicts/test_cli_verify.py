@@ -110,3 +110,10 @@ def test_verify_then_rollout_records_t_of_p_hat(
         (0.9, False, ["tests/test_shapes.py::test_rectangle_area"]),  # judged fine, tests say no
         (0.9, None, None),  # unusable stage: no verdict
     ]
+    stats = json.loads(_invoke("stats", "--json", *common))
+    assert (stats["stages_usable"], stats["stages_unusable"], stats["fail_to_pass_tests"]) == (
+        2,
+        1,
+        3,
+    )
+    assert (stats["rollout_stages_tests_passed"], stats["rollout_stages_tests_failed"]) == (1, 1)

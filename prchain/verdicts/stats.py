@@ -1,0 +1,57 @@
+"""The test-verdicts section of `prchain stats`: verified stages, their tests, and T(p̂) of rollouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sql.models import RolloutStage, StageVerification
+
+
+def collect(session: Session) -> dict[str, Any]:
+    by_status = dict(
+        session.execute(
+            select(StageVerification.status, func.count()).group_by(StageVerification.status)
+        ).all()
+    )
+    lists = session.execute(
+        select(StageVerification.fail_to_pass, StageVerification.pass_to_pass).where(
+            StageVerification.status == "usable"
+        )
+    ).all()
+    t_values = dict(
+        session.execute(
+            select(RolloutStage.tests_passed, func.count())
+            .where(RolloutStage.tests_passed.is_not(None))
+            .group_by(RolloutStage.tests_passed)
+        ).all()
+    )
+    return {
+        "stages_verified": sum(by_status.values()),
+        "stages_usable": by_status.get("usable", 0),
+        "stages_unusable": by_status.get("unusable", 0),
+        "fail_to_pass_tests": sum(len(f2p) for f2p, _ in lists),
+        "pass_to_pass_tests": sum(len(p2p) for _, p2p in lists),
+        "rollout_stages_tests_passed": t_values.get(True, 0),
+        "rollout_stages_tests_failed": t_values.get(False, 0),
+    }
+
+
+def render(data: dict[str, Any]) -> list[Table]:
+    table = Table(title="Test verdicts")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key, label in (
+        ("stages_verified", "stages verified"),
+        ("stages_usable", "  usable (with FAIL_TO_PASS tests)"),
+        ("stages_unusable", "  unusable"),
+        ("fail_to_pass_tests", "FAIL_TO_PASS tests (usable stages)"),
+        ("pass_to_pass_tests", "PASS_TO_PASS tests (usable stages)"),
+        ("rollout_stages_tests_passed", "rollout stages with T(p̂) = 1"),
+        ("rollout_stages_tests_failed", "rollout stages with T(p̂) = 0"),
+    ):
+        table.add_row(label, str(data.get(key, 0)))
+    return [table]
