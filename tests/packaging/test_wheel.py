@@ -1,16 +1,25 @@
 """The wheel holds the product only: the card's top-level packages plus `prchain`, every prompt and
-data file, no test code, and no shipped module that imports pytest."""
+data file, no test code, and no shipped module that imports pytest.
+
+The import check stands in for `pip install .` into a fresh virtualenv: every module the wheel
+ships is imported from the unpacked wheel while every installed distribution that the base
+dependencies do not pull in (the dev tools, and the extras such as ray or the report's plotting)
+is made unimportable. A module that needs an extra must import it inside the function using it."""
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP_LEVEL = {"prchain", "sql", "miner", "chains", "environments"}
@@ -63,6 +72,65 @@ def test_no_shipped_module_imports_pytest(wheel: Path) -> None:
                 assert not any(m.split(".")[0] == "pytest" for m in modules), name
 
 
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def base_distributions() -> set[str]:
+    """The distributions `pip install .` brings in: the base dependencies and theirs (with the
+    extras a requirement names, e.g. psycopg[binary]), none of prchain's own extras."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    todo: list[tuple[Requirement, set[str]]] = [
+        (Requirement(r), {""}) for r in project["dependencies"]
+    ]
+    seen: set[tuple[str, str]] = set()
+    names: set[str] = set()
+    while todo:
+        requirement, wanted_by = todo.pop()
+        marker = requirement.marker
+        if marker and not any(marker.evaluate({"extra": extra}) for extra in wanted_by):
+            continue
+        name = _normal(requirement.name)
+        extras = {"", *requirement.extras}
+        if all((name, extra) in seen for extra in extras):
+            continue
+        seen |= {(name, extra) for extra in extras}
+        names.add(name)
+        try:
+            todo += [(Requirement(r), extras) for r in metadata.requires(name) or []]
+        except metadata.PackageNotFoundError:
+            continue
+    return names
+
+
+# What every virtualenv has, and what the wheel itself installs.
+ALWAYS_THERE = {"pip", "setuptools", "pkg_resources", "_distutils_hack"}
+
+
+def modules_a_fresh_install_lacks() -> list[str]:
+    base = base_distributions()
+    ours = {"prchain", "sql", "miner", "chains", "environments"}
+    return sorted(
+        module
+        for module, dists in metadata.packages_distributions().items()
+        if not any(_normal(d) in base for d in dists)
+        and module not in ours | ALWAYS_THERE
+        and module.isidentifier()
+    )
+
+
+BLOCKER = """
+import importlib.abc, importlib.util, sys
+BLOCKED = set(%r)
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"{name} is not installed (an extra or a dev tool)", name=name)
+        return None
+sys.meta_path.insert(0, Absent())
+"""
+
+
 def test_every_shipped_module_imports_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(tmp_path)
@@ -71,7 +139,7 @@ def test_every_shipped_module_imports_from_the_unpacked_wheel(wheel: Path, tmp_p
         for name in _names(wheel)
         if name.endswith(".py")
     )
-    probe = (
+    probe = BLOCKER % (modules_a_fresh_install_lacks(),) + (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    module = importlib.import_module(name)\n"
@@ -82,3 +150,11 @@ def test_every_shipped_module_imports_from_the_unpacked_wheel(wheel: Path, tmp_p
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_fresh_install_stand_in_hides_extras_and_dev_tools() -> None:
+    lacking = modules_a_fresh_install_lacks()
+    assert {"pytest", "mypy"} <= set(lacking) and "sqlalchemy" not in lacking
+    probe = BLOCKER % (lacking,) + "import pytest\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode != 0 and "is not installed" in done.stderr
