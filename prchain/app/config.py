@@ -19,6 +19,7 @@ from miner.config import MinerConfig
 from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
 from prchain.llm.config import LLMConfig
+from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
 from prchain.verdicts.config import VerdictsConfig
 from sql.config import StoreConfig
@@ -37,6 +38,7 @@ class Config(BaseModel):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     prm: PRMConfig = Field(default_factory=PRMConfig)
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig)
+    p2t: P2TConfig = Field(default_factory=P2TConfig)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

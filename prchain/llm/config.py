@@ -10,6 +10,7 @@ ROLES = (
     "prm",
     "p2t_proposer",
     "p2t_critic",
+    "p2t_seed",
     "p2t_curator",
     "p2t_claim_judge",
     "p2t_verifier",
