@@ -56,8 +56,10 @@ class LLMClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
+        sample: int = 0,
     ) -> Completion:
-        return self._complete(role, messages, tools, rollout_id, attempt=0)
+        """`sample` > 0 asks for another draw of the same request, cached apart from the first."""
+        return self._complete(role, messages, tools, rollout_id, attempt=0, sample=sample)
 
     def complete_parsed(
         self,
@@ -100,9 +102,13 @@ class LLMClient:
         rollout_id: int | None,
         *,
         attempt: int,
+        sample: int = 0,
     ) -> Completion:
         request = self._request(role, messages, tools)
-        key = cache_key({**request, "attempt": attempt} if attempt else request)
+        draw = {"attempt": attempt} if attempt else {}
+        if sample:
+            draw["sample"] = sample
+        key = cache_key({**request, **draw})
         if self.config.cache and (hit := self.cache.get(key)) is not None:
             completion = _from_cached(hit)
             self._record(role, key, completion, rollout_id)

@@ -42,4 +42,5 @@ class ChatLLM(Protocol):
         *,
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
+        sample: int = 0,
     ) -> Completion: ...
