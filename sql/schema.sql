@@ -162,6 +162,25 @@ CREATE TABLE comments (
 
 CREATE INDEX ix_comments_pr_id ON comments (pr_id);
 
+CREATE TABLE p2t_graphs (
+	id INTEGER NOT NULL, 
+	chain_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	graph JSON NOT NULL, 
+	rounds INTEGER NOT NULL, 
+	stop_reason VARCHAR(20) NOT NULL, 
+	pruned JSON NOT NULL, 
+	feedback JSON NOT NULL, 
+	missing_artifacts JSON NOT NULL, 
+	cost_usd DOUBLE NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_p2t_graphs PRIMARY KEY (id), 
+	CONSTRAINT uq_p2t_graphs_chain_id_stage_idx UNIQUE (chain_id, stage_idx), 
+	CONSTRAINT fk_p2t_graphs_chain_id_chains FOREIGN KEY(chain_id) REFERENCES chains (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_p2t_graphs_chain_id ON p2t_graphs (chain_id);
+
 CREATE TABLE pr_commits (
 	id INTEGER NOT NULL, 
 	pr_id INTEGER NOT NULL, 
@@ -228,6 +247,7 @@ CREATE TABLE rollouts (
 	chain_id INTEGER NOT NULL, 
 	status VARCHAR(20) NOT NULL, 
 	reason TEXT, 
+	source VARCHAR(10) DEFAULT 'agent' NOT NULL, 
 	conflict_policy VARCHAR(20) NOT NULL, 
 	keep_policy VARCHAR(20) NOT NULL, 
 	prm_variant VARCHAR(10), 
@@ -290,6 +310,28 @@ CREATE TABLE judgements (
 );
 
 CREATE INDEX ix_judgements_rollout_id ON judgements (rollout_id);
+
+CREATE TABLE p2t_stages (
+	id INTEGER NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	graph_id INTEGER, 
+	admitted BOOLEAN NOT NULL, 
+	reason TEXT NOT NULL, 
+	established JSON NOT NULL, 
+	coverage DOUBLE NOT NULL, 
+	windows JSON NOT NULL, 
+	steps INTEGER NOT NULL, 
+	response_tokens INTEGER NOT NULL, 
+	redundant_view_fraction DOUBLE NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_p2t_stages PRIMARY KEY (id), 
+	CONSTRAINT uq_p2t_stages_rollout_id_stage_idx UNIQUE (rollout_id, stage_idx), 
+	CONSTRAINT fk_p2t_stages_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_p2t_stages_graph_id_p2t_graphs FOREIGN KEY(graph_id) REFERENCES p2t_graphs (id) ON DELETE SET NULL
+);
+
+CREATE INDEX ix_p2t_stages_rollout_id ON p2t_stages (rollout_id);
 
 CREATE TABLE prm_calls (
 	id INTEGER NOT NULL, 

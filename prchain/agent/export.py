@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
             "properties": {
                 "format_version": {"const": FORMAT_VERSION},
                 "rollout_id": {"type": "integer"},
+                "source": {"enum": ["agent", "p2t"]},
                 "chain_id": {"type": "integer"},
                 "repo": {"type": "string"},
                 "pr_numbers": {"type": "array", "items": {"type": "integer"}},
@@ -91,6 +93,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
             "required": [
                 "format_version",
                 "rollout_id",
+                "source",
                 "chain_id",
                 "repo",
                 "pr_numbers",
@@ -143,6 +146,21 @@ def prompt_leaks(messages: list[dict[str, Any]], gold: list[str]) -> bool:
     )
 
 
+Forbidden = Callable[[Any, Rollout], list[str]]
+"""Strings no exported message of a rollout may contain (e.g. a curated trajectory's hidden test
+names and process-graph statements); supplied by the layer that knows them."""
+
+
+def any_message_shows(messages: list[dict[str, Any]], forbidden: list[str]) -> str | None:
+    for m in messages:
+        texts = [m["content"]] + [c["function"]["arguments"] for c in m.get("tool_calls", [])]
+        for text in texts:
+            hit = next((f for f in forbidden if f and f in text), None)
+            if hit is not None:
+                return hit
+    return None
+
+
 def build_record(
     session: Any,
     rollout: Rollout,
@@ -151,6 +169,7 @@ def build_record(
     keep: KeepPolicyName,
     keep_prm: bool,
     leak_min_chars: int = 20,
+    forbidden: Forbidden | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the JSONL record or None, why it was skipped)."""
     chain = session.get(Chain, rollout.chain_id)
@@ -185,6 +204,8 @@ def build_record(
     ]
     if prompt_leaks(messages, gold):
         return None, "a prompt shows a gold-patch line"
+    if forbidden is not None and any_message_shows(messages, forbidden(session, rollout)):
+        return None, "a message shows oracle text (hidden test name or graph statement)"
     metadata = _metadata(
         session, rollout, chain, steps, stages[:kept], [n for _, n in chain_stages][:kept]
     )
@@ -206,6 +227,7 @@ def _metadata(
     return {
         "format_version": FORMAT_VERSION,
         "rollout_id": rollout.id,
+        "source": rollout.source,
         "chain_id": chain.id,
         "repo": repo.full_name if repo else "",
         "pr_numbers": pr_numbers,
@@ -239,6 +261,7 @@ def export_trajectories(
     keep: KeepPolicyName = "all",
     keep_prm: bool = False,
     leak_min_chars: int = 20,
+    forbidden: Forbidden | None = None,
 ) -> ExportSummary:
     """Write every finished rollout that passes the filter; the file is replaced atomically."""
     summary = ExportSummary(Path(out))
@@ -256,6 +279,7 @@ def export_trajectories(
                 keep=keep,
                 keep_prm=keep_prm,
                 leak_min_chars=leak_min_chars,
+                forbidden=forbidden,
             )
             if record is None:
                 summary.skipped[why] += 1

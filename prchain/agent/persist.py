@@ -132,7 +132,7 @@ def open_rollout(engine: Engine, chain_id: int) -> Rollout | None:
     with session_scope(engine) as session:
         return session.scalars(
             select(Rollout)
-            .filter_by(chain_id=chain_id)
+            .filter_by(chain_id=chain_id, source="agent")
             .order_by((Rollout.status == "running").desc(), Rollout.id.desc())
         ).first()
 

@@ -78,7 +78,13 @@ def pending_chains(
             for cid in session.scalars(select(Chain.id).order_by(Chain.id))
             if not wanted or cid in wanted
         ]
-        done = set(session.scalars(select(Rollout.chain_id).where(Rollout.status.in_(FINISHED))))
+        done = set(
+            session.scalars(
+                select(Rollout.chain_id).where(
+                    Rollout.status.in_(FINISHED), Rollout.source == "agent"
+                )
+            )
+        )
         unready = set(
             session.scalars(select(ChainStage.chain_id).where(ChainStage.query.is_(None)))
         )

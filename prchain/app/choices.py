@@ -10,13 +10,21 @@ from chains.config import STRATEGY_NAMES
 from environments.config import CONFLICT_POLICIES
 from miner.config import SOURCE_NAMES
 from prchain.agent.choices import ACTION_FORMATS, KEEP_POLICIES
+from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
 from prchain.prm.variants import VARIANTS
 
 PRM_VARIANTS: tuple[str, ...] = tuple(VARIANTS.names())
+GRAPH_FORMATS = ("tree", "text", "json")
+ABLATIONS = ("none", "no-gate", "random-pick")  # P2T ablations of the paper's §5.4
 
 __all__ = [
     "ACTION_FORMATS",
     "CONFLICT_POLICIES",
+    "ETA_MODES",
+    "GRAPH_FORMATS",
+    "ABLATIONS",
+    "LEN_MODES",
+    "OOO_MODES",
     "KEEP_POLICIES",
     "PRM_VARIANTS",
     "SOURCE_NAMES",

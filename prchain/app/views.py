@@ -3,12 +3,22 @@ depends on the app layer only. Imported inside commands, never at CLI start-up."
 
 from __future__ import annotations
 
+from typing import Any
+
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
-from prchain.agent.export import export_trajectories
+from prchain.agent import export as _export
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
 from prchain.agent.runner import RolloutResult
+from prchain.p2t.store import oracle_strings
 from sql.db import make_engine
+
+
+def export_trajectories(*args: Any, **kwargs: Any) -> _export.ExportSummary:
+    """The SFT export, with curated (P2T) trajectories also checked for oracle text."""
+    kwargs.setdefault("forbidden", oracle_strings)
+    return _export.export_trajectories(*args, **kwargs)
+
 
 __all__ = [
     "ChainView",

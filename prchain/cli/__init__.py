@@ -17,7 +17,7 @@ from prchain.core.errors import PrchainError
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # Each module adds its commands to `main` when imported.
-COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "verdicts", "dev")
+COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "verdicts", "p2t", "dev")
 
 
 class PrchainGroup(click.Group):
@@ -48,6 +48,7 @@ def main() -> None:
       prchain env         sandbox images for the rollouts
       prchain tests       FAIL_TO_PASS / PASS_TO_PASS per stage, run in the sandbox
       prchain rollout     the agent works through each chain, judged per stage
+      prchain p2t         process graphs from gold patches; curated trajectories
       prchain export      kept trajectories → SFT-ready JSONL
       prchain stats       what the store holds, stage by stage
 

@@ -16,7 +16,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any
 
 from environments.protocol import Environment
 from prchain.agent.tools import ToolBox
@@ -25,23 +25,10 @@ from prchain.p2t.config import P2TConfig
 from prchain.p2t.entities import check_entities, step_entities
 from prchain.p2t.graph import ProcessGraph, frontier
 from prchain.p2t.metrics import estimate_tokens
+from prchain.p2t.oracle import TestOracle
 from prchain.p2t.progress import Progress
 from prchain.p2t.roles_forward import Blind, ClaimJudge, Curator, StepRec, Verifier
 from prchain.p2t.select import Scored, floor, select
-
-
-class TestOracle(Protocol):
-    """T(p̂): do the stage's tests pass on the sandbox's current state?"""
-
-    def passes(self, env: Environment) -> bool: ...
-
-
-class CommandOracle:
-    """The repository's configured test command exits 0 (used until per-test verdicts exist)."""
-
-    def passes(self, env: Environment) -> bool:
-        result = env.run_tests()
-        return result is not None and result.exit_code == 0 and not result.timed_out
 
 
 @dataclass

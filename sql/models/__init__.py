@@ -15,6 +15,7 @@ from sql.models.mining import (
     Repo,
     SyncCursor,
 )
+from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
 from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
 from sql.models.tasks import Chain, ChainStage
@@ -33,6 +34,8 @@ __all__ = [
     "MineRun",
     "PRCommit",
     "PRFile",
+    "P2TGraph",
+    "P2TStage",
     "PRMCall",
     "PRPatch",
     "PullRequest",

@@ -20,6 +20,8 @@ class Rollout(Base):
         String(20), default="running"
     )  # running | kept | rejected | failed
     reason: Mapped[str | None] = mapped_column(Text)
+    # agent: a plain rollout; p2t: a trajectory curated against process graphs
+    source: Mapped[str] = mapped_column(String(10), default="agent", server_default="agent")
     conflict_policy: Mapped[str] = mapped_column(String(20))
     keep_policy: Mapped[str] = mapped_column(String(20), default="all")
     prm_variant: Mapped[str | None] = mapped_column(String(10))

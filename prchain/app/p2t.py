@@ -1,0 +1,293 @@
+"""Wiring for `prchain p2t …`: graphs per stage (reverse phase) and curated chains (forward phase),
+each in the configured sandbox, recorded as a rollout with source p2t so the export takes it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from environments.protocol import Environment
+from prchain.agent.loop import PROMPTS as AGENT_PROMPTS
+from prchain.agent.persist import Recorder, new_rollout
+from prchain.agent.tasks import ChainTask, StageTask, load_chain
+from prchain.app.config import Config
+from prchain.app.rollout import environment_factory, rollout_fields
+from prchain.core.errors import NothingToDo
+from prchain.llm.prompts import render
+from prchain.llm.protocol import ChatLLM, Message
+from prchain.p2t import store
+from prchain.p2t.draw import draw_text, draw_tree
+from prchain.p2t.forward import ForwardPhase, StageCuration
+from prchain.p2t.graph import ProcessGraph
+from prchain.p2t.metrics import coverage, redundant_view_fraction
+from prchain.p2t.oracle import GoldTestsOracle, TestOracle
+from prchain.p2t.patches import split_patch
+from prchain.p2t.reverse import ReversePhase, ReverseResult
+from prchain.p2t.stats import compare
+from sql.db import session_scope
+from sql.models import LLMCall
+
+Notify = Callable[[str], None]
+__all__ = ["compare", "curate_chain", "draw_text", "draw_tree", "graph_for_stage", "make_llm"]
+
+
+def p2t_llm_config(config: Config) -> Any:
+    """The LLM config with P2T's per-role temperatures wherever llm.temperature sets none."""
+    temperatures = {**config.p2t.temperatures, **config.llm.temperature}
+    return config.llm.model_copy(update={"temperature": temperatures})
+
+
+def make_llm(config: Config, engine: Engine) -> ChatLLM:
+    from prchain.llm.client import LLMClient  # openai loads only when a command needs it
+
+    return LLMClient(p2t_llm_config(config), engine)
+
+
+@contextlib.contextmanager
+def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environment]:
+    with environment_factory(config.environment)(task, label) as env:
+        yield env
+
+
+def _spent(engine: Engine, since_id: int) -> float:
+    with session_scope(engine) as session:
+        return float(
+            session.scalar(
+                select(func.coalesce(func.sum(LLMCall.cost_usd), 0.0)).where(LLMCall.id > since_id)
+            )
+            or 0.0
+        )
+
+
+def _last_call(engine: Engine) -> int:
+    with session_scope(engine) as session:
+        return int(session.scalar(select(func.coalesce(func.max(LLMCall.id), 0))) or 0)
+
+
+def build_graph(
+    config: Config,
+    engine: Engine,
+    llm: ChatLLM,
+    env: Environment,
+    task: ChainTask,
+    stage: StageTask,
+) -> tuple[int, ReverseResult]:
+    """Run the reverse phase in `env` (already at the stage) and store the graph."""
+    before = _last_call(engine)
+    result = ReversePhase(llm, env, config.p2t, stage.query, stage.gold_patch).run()
+    graph_id = store.save_graph(engine, task.chain_id, stage.idx, result, _spent(engine, before))
+    return graph_id, result
+
+
+def graph_for_stage(
+    config: Config,
+    chain_id: int,
+    stage_idx: int,
+    *,
+    rebuild: bool = False,
+    engine: Engine | None = None,
+) -> tuple[ProcessGraph, Any]:
+    """The stored graph of a chain stage, built first (in a fresh sandbox) when missing or asked."""
+    from sql.db import make_engine
+
+    engine = engine or make_engine(config.store.url)
+    if not rebuild and (row := store.load_graph_row(engine, chain_id, stage_idx)) is not None:
+        return ProcessGraph.from_dict(row.graph), row
+    task = load_chain(engine, chain_id)
+    stage = next((s for s in task.stages if s.idx == stage_idx), None)
+    if stage is None:
+        raise NothingToDo(f"chain {chain_id} has no stage {stage_idx}")
+    llm = make_llm(config, engine)
+    with stage_env(config, task, 0) as env:
+        for s in task.stages:
+            if s.idx <= stage_idx:
+                env.enter_stage(s.idx)  # with nothing carried: the gold history up to the stage
+        build_graph(config, engine, llm, env, task, stage)
+    row = store.load_graph_row(engine, chain_id, stage_idx)
+    assert row is not None
+    return ProcessGraph.from_dict(row.graph), row
+
+
+def opening(task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
+    """The same task messages a plain rollout starts each stage with."""
+    n = len(task.stages)
+    if stage.idx == task.stages[0].idx:
+        system = render(AGENT_PROMPTS, "system.j2", action_format="tools")
+        first = render(
+            AGENT_PROMPTS, "first_task.j2", n_stages=n, overview=task.overview, query=stage.query
+        )
+        return [
+            ("system", {"role": "system", "content": system}),
+            ("query", {"role": "user", "content": first}),
+        ]
+    text = render(AGENT_PROMPTS, "next_task.j2", idx=stage.idx, n_stages=n, query=stage.query)
+    return [("query", {"role": "user", "content": text})]
+
+
+def default_oracle(config: Config, task: ChainTask, stage: StageTask) -> TestOracle:
+    """The stage's hidden tests through the repository's configured test command."""
+    command = config.environment.test_command.get(task.repo)
+    if not command:
+        raise NothingToDo(
+            f"no test command is configured for {task.repo}: a curated stage is admitted "
+            "only when its tests pass",
+            hint=f"set environment.test_command.{task.repo}='python3 -m pytest -q'",
+        )
+    return GoldTestsOracle(
+        split_patch(stage.gold_patch)[1], command, config.environment.test_timeout
+    )
+
+
+@dataclass
+class CurationResult:
+    chain_id: int
+    rollout_id: int
+    status: str  # kept | rejected
+    admitted_stages: int
+    reason: str
+    cost_usd: float
+
+
+def curate_chain(
+    config: Config,
+    engine: Engine,
+    llm: ChatLLM,
+    chain_id: int,
+    *,
+    oracle: TestOracle | None = None,
+    open_env: Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
+    | None = None,
+    notify: Notify = lambda _m: None,
+) -> CurationResult:
+    """Curate every stage of a chain in one sandbox, carrying each committed patch forward."""
+    task = load_chain(engine, chain_id)
+    fields = rollout_fields(config)
+    fields["models"] = {
+        r: config.llm.model_for(r) for r in ("p2t_seed", "p2t_verifier", "p2t_curator")
+    }
+    rollout_id = new_rollout(engine, chain_id, source="p2t", **fields)
+    recorder = Recorder(engine, rollout_id)
+    opener = open_env or (lambda t, rid: stage_env(config, t, rid))
+    history: list[Message] = []
+    admitted, reason = 0, ""
+    with opener(task, rollout_id) as env:
+        for stage in task.stages:
+            ok, reason = _curate_stage(
+                config,
+                engine,
+                llm,
+                env,
+                task,
+                stage,
+                recorder,
+                history,
+                oracle or default_oracle(config, task, stage),
+                notify,
+            )
+            if not ok:
+                break
+            admitted += 1
+    status = "kept" if admitted == len(task.stages) else "rejected"
+    totals = {
+        "agent_steps": sum(1 for m in history if m.get("role") == "assistant"),
+        "kept_stages": admitted,
+    }
+    recorder.finish(status, None if status == "kept" else reason, **totals)
+    with session_scope(engine) as session:
+        from sql.models import Rollout
+
+        row = session.get(Rollout, rollout_id)
+        cost = float(row.cost_usd) if row else 0.0
+    return CurationResult(chain_id, rollout_id, status, admitted, reason, cost)
+
+
+def _curate_stage(
+    config: Config,
+    engine: Engine,
+    llm: ChatLLM,
+    env: Environment,
+    task: ChainTask,
+    stage: StageTask,
+    recorder: Recorder,
+    history: list[Message],
+    oracle: TestOracle,
+    notify: Notify,
+) -> tuple[bool, str]:
+    transition = env.enter_stage(stage.idx)
+    recorder.transition(transition)
+    recorder.stage_started(stage.idx)
+    if transition.stopped:
+        recorder.stage_finished(stage.idx, status="stopped", reason="the carried patch conflicts")
+        return False, f"stage {stage.idx}: the carried patch conflicts with the new base"
+    loaded = store.load_graph(engine, task.chain_id, stage.idx)
+    if loaded is None:
+        notify(f"stage {stage.idx}: building the process graph")
+        graph_id, result = build_graph(config, engine, llm, env, task, stage)
+        graph = result.graph
+    else:
+        graph_id, graph = loaded
+    for kind, message in opening(task, stage):
+        recorder.step(stage.idx, kind, message)
+        history.append(message)
+    notify(f"stage {stage.idx}: curating against {len(graph.nodes)} nodes")
+    issue = next(
+        (n.id for n in graph.nodes if n.unlocker.action.startswith("VIEW problem_statement")), None
+    )
+    phase = ForwardPhase(
+        llm,
+        env,
+        config.p2t,
+        graph,
+        stage.query,
+        oracle,
+        command_timeout=config.agent.command_timeout,
+        max_observation_chars=config.agent.max_observation_chars,
+    )
+    curation = phase.run(list(history), {issue} if issue else set())
+    _record(engine, recorder, stage.idx, graph_id, graph, curation, history, env)
+    return curation.admitted, f"stage {stage.idx}: {curation.reason}"
+
+
+def _record(
+    engine: Engine,
+    recorder: Recorder,
+    stage_idx: int,
+    graph_id: int,
+    graph: ProcessGraph,
+    curation: StageCuration,
+    history: list[Message],
+    env: Environment,
+) -> None:
+    for message in curation.messages:
+        kind = "assistant" if message["role"] == "assistant" else "tool"
+        recorder.step(
+            stage_idx, kind, message, observation=message.get("content") if kind == "tool" else None
+        )
+        history.append(message)
+    store.save_stage(
+        engine,
+        recorder.rollout_id,
+        stage_idx,
+        graph_id=graph_id,
+        admitted=curation.admitted,
+        reason=curation.reason,
+        established=sorted(curation.established),
+        coverage=coverage(curation.established, graph.ids),
+        windows=store.windows_json(curation.windows),
+        steps=curation.steps,
+        response_tokens=curation.response_tokens,
+        redundant_view_fraction=redundant_view_fraction(curation.messages),
+    )
+    recorder.stage_finished(
+        stage_idx,
+        status="passed" if curation.admitted else "failed",
+        reason=None if curation.admitted else curation.reason,
+        score=1.0 if curation.admitted else 0.0,
+        stage_diff=env.diff(),
+        cumulative_diff=env.cumulative_diff(),
+        agent_steps=curation.steps,
+    )
