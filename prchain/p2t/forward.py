@@ -118,7 +118,8 @@ class ForwardPhase:
         submitted = bool(committed) and committed[-1].submitted
         admitted = submitted and self.oracle.passes(self.env)
         if submitted and not admitted:
-            reason = "the tests do not pass on the curated patch"
+            tail = getattr(self.oracle, "last_output", "")
+            reason = "the tests do not pass on the curated patch" + (f":\n{tail}" if tail else "")
         messages = [m for s in committed for m in s.messages]
         tokens = sum(s.response_tokens for s in committed)
         return StageCuration(messages, done, windows, submitted, admitted, reason, tokens)

@@ -27,16 +27,19 @@ class GoldTestsOracle:
     test_patch: str
     command: str
     timeout: float
+    last_output: str = ""  # the tail of the last run, for the stage's recorded reason
 
     def passes(self, env: Environment) -> bool:
         snapshot = env.snapshot()
         try:
             if self.test_patch.strip():
-                env.write_file(TEST_PATCH_FILE, self.test_patch)
+                env.write_file(TEST_PATCH_FILE, self.test_patch.rstrip("\n") + "\n")  # git needs it
                 applied = env.execute(f"git apply --whitespace=nowarn {TEST_PATCH_FILE}")
                 if applied.exit_code != 0:
+                    self.last_output = f"the test patch does not apply: {applied.output[-500:]}"
                     return False
             result = env.execute(self.command, timeout=self.timeout)
+            self.last_output = result.output[-1500:]
             return result.exit_code == 0 and not result.timed_out
         finally:
             env.restore(snapshot)

@@ -54,7 +54,7 @@ class Workspace:
         """Each file the gold code change touches, as it reads after the change (None: deleted)."""
         if self._gold_files is None:
             try:
-                self.env.write_file(GOLD_FILE, code_patch)
+                self.env.write_file(GOLD_FILE, code_patch.rstrip("\n") + "\n")  # git needs it
                 applied = self.env.execute(f"git apply --whitespace=nowarn {GOLD_FILE}")
                 if applied.exit_code != 0:
                     raise Unreplayable(f"the gold patch does not apply: {applied.output[:200]}")
