@@ -17,8 +17,8 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import ROLES
 from sql.db import session_scope
 from sql.models import P2TGraph, P2TStage, Rollout, Step
-from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, editor, verifier
 from tests.agent.conftest import seed_chain
+from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, editor, verifier
 
 pytestmark = pytest.mark.docker
 
