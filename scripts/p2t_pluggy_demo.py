@@ -302,15 +302,16 @@ def main_(clone: Path, work: Path) -> None:
             "prices": {"*": {"prompt_per_million": 1.0, "completion_per_million": 2.0}},
         },
         "environment": {
+            # No network in the build here (a TLS-intercepting proxy): run pluggy from the
+            # worktree's src/ with the image's own pytest; `python` is the agent's interpreter.
             "install_commands": {
                 "pytest-dev/pluggy": [
-                    "apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null",
-                    "python3 -m venv /opt/venv && printf '#!/bin/sh\\nexec /opt/venv/bin/python \"$@\"\\n' > /usr/local/bin/python && chmod 755 /usr/local/bin/python",
-                    "SETUPTOOLS_SCM_PRETEND_VERSION=1.6.0 /opt/venv/bin/pip install -q --no-cache-dir -e . pytest",
+                    "printf '#!/bin/sh\\nPYTHONPATH=/work/repo/src exec python3 \"$@\"\\n' "
+                    "> /usr/local/bin/python && chmod 755 /usr/local/bin/python"
                 ]
             },
             "test_command": {
-                "pytest-dev/pluggy": "python -m pytest -q -p no:cacheprovider testing/test_pluginmanager.py"
+                "pytest-dev/pluggy": "python -m pytest -c /dev/null -q -p no:cacheprovider testing/test_pluginmanager.py"
             },
         },
         "p2t": {"window": 8, "commit": 8, "seeds": 2, "mutate": False},

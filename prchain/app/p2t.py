@@ -246,6 +246,7 @@ def _curate_stage(
         oracle,
         command_timeout=config.agent.command_timeout,
         max_observation_chars=config.agent.max_observation_chars,
+        rollout_id=recorder.rollout_id,
     )
     curation = phase.run(list(history), {issue} if issue else set())
     _record(engine, recorder, stage.idx, graph_id, graph, curation, history, env)
@@ -262,11 +263,12 @@ def _record(
     history: list[Message],
     env: Environment,
 ) -> None:
+    tokens = iter(curation.step_tokens)
     for message in curation.messages:
-        kind = "assistant" if message["role"] == "assistant" else "tool"
-        recorder.step(
-            stage_idx, kind, message, observation=message.get("content") if kind == "tool" else None
-        )
+        if message["role"] == "assistant":
+            recorder.step(stage_idx, "assistant", message, completion_tokens=next(tokens, 0))
+        else:
+            recorder.step(stage_idx, "tool", message, observation=message.get("content"))
         history.append(message)
     store.save_stage(
         engine,

@@ -67,6 +67,7 @@ class StageCuration:
     admitted: bool
     reason: str
     response_tokens: int
+    step_tokens: list[int] = field(default_factory=list)  # response tokens of each assistant step
 
     @property
     def steps(self) -> int:
@@ -83,16 +84,18 @@ class ForwardPhase:
     oracle: TestOracle
     command_timeout: float = 120.0
     max_observation_chars: int = 10_000
+    rollout_id: int | None = None  # the curated rollout its LLM calls are billed to
 
     def __post_init__(self) -> None:
         c = self.config
         toolbox = ToolBox(
             self.env, command_timeout=self.command_timeout, max_chars=self.max_observation_chars
         )
-        self.blind = Blind(self.llm, toolbox)
-        self.verifier = Verifier(self.llm, self.query, c.schema_retries)
-        self.curator = Curator(self.llm, self.query, c.schema_retries)
-        self.judge = ClaimJudge(self.llm, self.query, c.schema_retries)
+        rid = self.rollout_id
+        self.blind = Blind(self.llm, toolbox, rollout_id=rid)
+        self.verifier = Verifier(self.llm, self.query, c.schema_retries, rid)
+        self.curator = Curator(self.llm, self.query, c.schema_retries, rid)
+        self.judge = ClaimJudge(self.llm, self.query, c.schema_retries, rid)
         self.rng = random.Random(c.seed_random)
 
     # -- the stage ----------------------------------------------------------------------------------
@@ -122,7 +125,8 @@ class ForwardPhase:
             reason = "the tests do not pass on the curated patch" + (f":\n{tail}" if tail else "")
         messages = [m for s in committed for m in s.messages]
         tokens = sum(s.response_tokens for s in committed)
-        return StageCuration(messages, done, windows, submitted, admitted, reason, tokens)
+        per_step = [s.response_tokens for s in committed]
+        return StageCuration(messages, done, windows, submitted, admitted, reason, tokens, per_step)
 
     # -- one window ---------------------------------------------------------------------------------
 

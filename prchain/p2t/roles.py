@@ -28,6 +28,7 @@ class RoleCall:
     toolbox: ToolBox | None = None  # the sandbox, for roles that may look around first
     max_tool_calls: int = 0
     tool_calls: int = 0
+    rollout_id: int | None = None  # bills the calls to a curated rollout
 
     def ask(self, system: str, user: str, parse: Callable[[dict[str, Any]], T]) -> T | None:
         messages: list[Message] = [
@@ -36,7 +37,9 @@ class RoleCall:
         ]
         attempts = 0
         while True:
-            reply = self.llm.complete(self.role, messages, tools=self._tools())
+            reply = self.llm.complete(
+                self.role, messages, tools=self._tools(), rollout_id=self.rollout_id
+            )
             if reply.tool_calls and self._tools():
                 messages.append(reply.as_message())
                 messages.extend(self._run_tools(reply.tool_calls))

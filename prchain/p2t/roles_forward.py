@@ -71,6 +71,7 @@ class Blind:
     toolbox: ToolBox
     role: str = "p2t_seed"
     counter: int = 0
+    rollout_id: int | None = None
 
     def act(self, messages: list[Message], sample: int = 0) -> tuple[Message, int] | None:
         """The next reply with one or more tool calls, or None after repeated blank replies.
@@ -79,7 +80,11 @@ class Blind:
         """
         for blank in range(MAX_BLANK_REPLIES):
             reply = self.llm.complete(
-                self.role, messages, tools=TOOL_SCHEMAS, sample=sample * MAX_BLANK_REPLIES + blank
+                self.role,
+                messages,
+                tools=TOOL_SCHEMAS,
+                rollout_id=self.rollout_id,
+                sample=sample * MAX_BLANK_REPLIES + blank,
             )
             if reply.tool_calls:
                 calls = [self._call(c) for c in reply.tool_calls]
@@ -120,6 +125,7 @@ class Verifier:
     llm: ChatLLM
     query: str
     retries: int
+    rollout_id: int | None = None
 
     def established(self, history: Sequence[Message], node: Node) -> bool:
         system = render(PROMPTS, "verifier_system.j2")
@@ -132,7 +138,9 @@ class Verifier:
             statement=node.statement,
             action=node.unlocker.action,
         )
-        answer = RoleCall(self.llm, "p2t_verifier", self.retries).ask(system, user, _established)
+        answer = RoleCall(self.llm, "p2t_verifier", self.retries, rollout_id=self.rollout_id).ask(
+            system, user, _established
+        )
         return bool(answer)
 
 
@@ -148,6 +156,7 @@ class Curator:
     llm: ChatLLM
     query: str
     retries: int
+    rollout_id: int | None = None
 
     def rewrite(
         self, history: Sequence[Message], original: StepRec, target: Node, call_id: str
@@ -175,7 +184,9 @@ class Curator:
                 "tool_calls": [shaped_call(call["name"], call.get("arguments") or {}, call_id)],
             }
 
-        return RoleCall(self.llm, "p2t_curator", self.retries).ask(system, user, parse)
+        return RoleCall(self.llm, "p2t_curator", self.retries, rollout_id=self.rollout_id).ask(
+            system, user, parse
+        )
 
 
 @dataclass
@@ -183,6 +194,7 @@ class ClaimJudge:
     llm: ChatLLM
     query: str
     retries: int
+    rollout_id: int | None = None
 
     def valid(self, history: Sequence[Message], step: Message) -> bool:
         system = render(PROMPTS, "claim_judge_system.j2")
@@ -199,4 +211,8 @@ class ClaimJudge:
                 raise ValueError('"valid" must be true or false')
             return bool(data["valid"])
 
-        return bool(RoleCall(self.llm, "p2t_claim_judge", self.retries).ask(system, user, parse))
+        return bool(
+            RoleCall(self.llm, "p2t_claim_judge", self.retries, rollout_id=self.rollout_id).ask(
+                system, user, parse
+            )
+        )

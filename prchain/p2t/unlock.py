@@ -22,7 +22,10 @@ from prchain.agent.tools import truncate
 TOOLS = ("VIEW", "BASH", "CREATE", "STR_REPLACE", "THINK")
 ISSUE_TARGET = "problem_statement"
 _RANGE = re.compile(r"^(?P<path>[^:]+?)(?::(?P<start>\d+)-(?P<end>\d+))?$")
-PLACEHOLDER = re.compile(r"\.\.\.|…|<[a-z_ ]+>|\bTODO\b")
+PLACEHOLDER = re.compile(r"<[a-z_ ]+>|\bTODO\b")
+ELLIPSIS = re.compile(r"\.\.\.|…")
+# Python's Ellipsis in code the action runs (`def f(): ...`, `x = ...`, `f(...)`) is not elision.
+CODE_BEFORE_ELLIPSIS = (":", "=", "(", "[", ",", "return")
 _DURATION = re.compile(r"\d+(?:\.\d+)?\s*(?:s|sec|seconds|ms)\b")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -43,9 +46,17 @@ class Action:
             raise Unreplayable(f"unknown action {tool!r}; allowed: {', '.join(TOOLS)}")
         if not arg.strip():
             raise Unreplayable(f"{tool} needs an argument")
-        if tool != "THINK" and PLACEHOLDER.search(arg):
+        if tool != "THINK" and (PLACEHOLDER.search(arg) or _elided(arg)):
             raise Unreplayable(f"{tool} argument has a placeholder: {arg[:80]!r}")
         return cls(tool, arg.strip())
+
+
+def _elided(text: str) -> bool:
+    """An ellipsis that stands for something left out rather than Python's `...`."""
+    return any(
+        not text[: m.start()].rstrip().endswith(CODE_BEFORE_ELLIPSIS)
+        for m in ELLIPSIS.finditer(text)
+    )
 
 
 def normalize_observation(text: str) -> str:
