@@ -25,7 +25,7 @@ from prchain.p2t.forward import ForwardPhase, StageCuration
 from prchain.p2t.graph import ProcessGraph
 from prchain.p2t.metrics import coverage, redundant_view_fraction
 from prchain.p2t.oracle import GoldTestsOracle, TestOracle
-from prchain.p2t.patches import split_patch
+from prchain.p2t.patches import split_patch, touched_files
 from prchain.p2t.reverse import ReversePhase, ReverseResult
 from prchain.p2t.stats import compare
 from sql.db import session_scope
@@ -49,7 +49,9 @@ def make_llm(config: Config, engine: Engine) -> ChatLLM:
 
 @contextlib.contextmanager
 def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environment]:
-    with environment_factory(config.environment)(task, label) as env:
+    from prchain.app.verdicts import environment_config  # the repo's test install baked in
+
+    with environment_factory(environment_config(config))(task, label) as env:
         yield env
 
 
@@ -78,7 +80,7 @@ def build_graph(
 ) -> tuple[int, ReverseResult]:
     """Run the reverse phase in `env` (already at the stage) and store the graph."""
     before = _last_call(engine)
-    result = ReversePhase(llm, env, config.p2t, stage.query, stage.gold_patch).run()
+    result = ReversePhase(llm, env, config.p2t, stage.query, full_gold(engine, stage)).run()
     graph_id = store.save_graph(engine, task.chain_id, stage.idx, result, _spent(engine, before))
     return graph_id, result
 
@@ -128,18 +130,55 @@ def opening(task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
     return [("query", {"role": "user", "content": text})]
 
 
-def default_oracle(config: Config, task: ChainTask, stage: StageTask) -> TestOracle:
-    """The stage's hidden tests through the repository's configured test command."""
-    command = config.environment.test_command.get(task.repo)
+@dataclass
+class VerifiedOracle:
+    """T(p̂) from the stage's verified FAIL_TO_PASS / PASS_TO_PASS (`prchain tests verify`)."""
+
+    check: Callable[[Environment, int], Any]
+    stage_id: int
+    last_output: str = ""
+
+    def passes(self, env: Environment) -> bool:
+        verdict = self.check(env, self.stage_id)
+        self.last_output = verdict.output_tail if verdict is not None else "no verified tests"
+        return verdict is not None and bool(verdict.passed)
+
+
+def full_gold(engine: Engine, stage: StageTask) -> str:
+    """Code and test parts of the stage's gold patch (chains store them apart)."""
+    from sql.models import ChainStage
+
+    with session_scope(engine) as session:
+        row = session.get(ChainStage, stage.stage_id) if stage.stage_id else None
+        tests = row.gold_test_patch if row is not None else ""
+    code = stage.gold_patch
+    return code if not tests else code.rstrip("\n") + "\n" + tests
+
+
+def default_oracle(
+    config: Config, task: ChainTask, stage: StageTask, engine: Engine | None = None
+) -> TestOracle:
+    """The stage's verified tests when it has them; else its hidden gold tests run by the repo's
+    test command (verdicts.repos or environment.test_command), whole-command pass/fail."""
+    from prchain.app.verdicts import tests_oracle
+    from prchain.verdicts.oracle import stage_tests
+
+    if engine is not None and stage.stage_id and stage_tests(engine, stage.stage_id) is not None:
+        return VerifiedOracle(tests_oracle(config, engine), stage.stage_id)
+    gold = full_gold(engine, stage) if engine is not None else stage.gold_patch
+    test_patch = split_patch(gold)[1]
+    repo_tests = config.verdicts.repos.get(task.repo)
+    command = repo_tests.test if repo_tests else config.environment.test_command.get(task.repo)
+    if command and "{files}" in command:
+        command = command.replace("{files}", " ".join(touched_files(test_patch)))
     if not command:
         raise NothingToDo(
             f"no test command is configured for {task.repo}: a curated stage is admitted "
             "only when its tests pass",
-            hint=f"set environment.test_command.{task.repo}='python3 -m pytest -q'",
+            hint=f"run `prchain tests verify`, or set verdicts.repos.{task.repo}.test "
+            "(see docs/verdicts.md)",
         )
-    return GoldTestsOracle(
-        split_patch(stage.gold_patch)[1], command, config.environment.test_timeout
-    )
+    return GoldTestsOracle(test_patch, command, config.environment.test_timeout)
 
 
 @dataclass
@@ -185,7 +224,7 @@ def curate_chain(
                 stage,
                 recorder,
                 history,
-                oracle or default_oracle(config, task, stage),
+                oracle or default_oracle(config, task, stage, engine),
                 notify,
             )
             if not ok:

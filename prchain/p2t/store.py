@@ -81,7 +81,11 @@ def oracle_strings(session: Any, rollout: Any) -> list[str]:
     from sql.models import ChainStage  # the store's tables, read in the caller's session
 
     stages = session.scalars(select(ChainStage).filter_by(chain_id=rollout.chain_id))
-    names = [n for s in stages for n in test_names(split_patch(s.gold_patch)[1])]
+    names = [
+        n
+        for s in stages
+        for n in test_names((s.gold_test_patch or "") + split_patch(s.gold_patch)[1])
+    ]
     graphs = session.scalars(select(P2TGraph).filter_by(chain_id=rollout.chain_id))
     statements = [
         n["statement"]

@@ -15,8 +15,9 @@ from sqlalchemy import Engine, select
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import ROLES
+from prchain.p2t.patches import split_patch
 from sql.db import session_scope
-from sql.models import P2TGraph, P2TStage, Rollout, Step
+from sql.models import ChainStage, P2TGraph, P2TStage, Rollout, StageVerification, Step
 from tests.agent.conftest import seed_chain
 from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, editor, verifier
 
@@ -65,7 +66,26 @@ def script(server: ScriptedLLMServer) -> None:
         server.push(model="p2t_seed", tool_calls=calls)
 
 
-def config_file(tmp_path: Path, url: str) -> Path:
+def store_like_chain_build(engine: Engine, verified: bool) -> None:
+    """Code and tests apart, as `chains build` stores them; optionally verified by `tests verify`."""
+    with session_scope(engine) as session:
+        stage = session.scalars(select(ChainStage)).one()
+        stage.gold_patch, stage.gold_test_patch = split_patch(stage.gold_patch)
+        if verified:
+            session.add(
+                StageVerification(
+                    chain_stage_id=stage.id,
+                    recipe="test",
+                    status="usable",
+                    test_command="python3 -m pytest -q -p no:cacheprovider tests/test_ops.py",
+                    test_files=["tests/test_ops.py"],
+                    fail_to_pass=["tests/test_ops.py::test_subtract"],
+                    pass_to_pass=["tests/test_ops.py::test_add"],
+                )
+            )
+
+
+def config_file(tmp_path: Path, url: str, test_command: bool = True) -> Path:
     config = {
         "store": {"url": url},
         "llm": {
@@ -74,6 +94,8 @@ def config_file(tmp_path: Path, url: str) -> Path:
         },
         "environment": {
             "test_command": {"acme/calc": "python3 -m pytest -q -p no:cacheprovider tests"}
+            if test_command
+            else {}
         },
         "p2t": {"window": 3, "commit": 3, "seeds": 1, "mutate": False},
     }
@@ -82,13 +104,19 @@ def config_file(tmp_path: Path, url: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("verified", [False, True], ids=["gold-tests", "verified-tests"])
 def test_curate_graph_stats_and_export(
-    fake_llm: ScriptedLLMServer, sqlite_engine: Engine, tmp_path: Path, base_image: Any
+    fake_llm: ScriptedLLMServer,
+    sqlite_engine: Engine,
+    tmp_path: Path,
+    base_image: Any,
+    verified: bool,
 ) -> None:
     url = str(sqlite_engine.url)
     seeded = seed_chain(url, tmp_path, prs=(1,))
+    store_like_chain_build(sqlite_engine, verified)
     script(fake_llm)
-    cfg = str(config_file(tmp_path, url))
+    cfg = str(config_file(tmp_path, url, test_command=not verified))
     cli = CliRunner()
 
     curated = cli.invoke(
@@ -98,6 +126,8 @@ def test_curate_graph_stats_and_export(
     )
     assert curated.exit_code == 0, curated.output
     assert "kept" in curated.output
+    # The proposer saw the hidden tests even though the chain stores them apart from the code.
+    assert "test_subtract" in json.dumps(fake_llm.requests_for("p2t_proposer")[0]["messages"])
     with session_scope(sqlite_engine) as session:
         rollout = session.scalars(select(Rollout)).one()
         assert (rollout.source, rollout.status, rollout.kept_stages) == ("p2t", "kept", 1)
