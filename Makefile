@@ -5,12 +5,12 @@ export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0
 
 .PHONY: install system test test-fast lint schema bench mine demo clean
 
-install: .venv/.installed system ## Python environment plus Docker engine, PostgreSQL, base image
+install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
 
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,ray]'
 	touch $@
 
 system:

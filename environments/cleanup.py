@@ -108,12 +108,15 @@ def _handler(signum: int, previous: Any) -> Callable[[int, FrameType | None], No
     return handle
 
 
-def gc(client: DockerClient, *, everything: bool = False) -> list[dict[str, Any]]:
-    """Remove managed containers whose owner is gone (all managed containers with everything=True)."""
+def gc(
+    client: DockerClient, *, everything: bool = False, labels: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Remove managed containers whose owner is gone (all managed containers with everything=True);
+    `labels` narrows it to one run's containers (e.g. {"prchain.store": tag})."""
     removed = []
     # Only sandboxes: a container also inherits the managed label from its image, so an image
     # build's intermediate containers (FROM the base image) carry it too, with no owner.
-    for container in client.containers({MANAGED_LABEL: "1", "prchain.kind": "sandbox"}):
+    for container in client.containers({**(labels or {}), MANAGED_LABEL: "1", "prchain.kind": "sandbox"}):
         orphan = everything or not owner_alive(container["labels"])
         if orphan and client.remove_container(container["id"]):
             removed.append(container)

@@ -1,12 +1,26 @@
-"""Rolling out many chains at once on this machine: one thread (and one sandbox) per chain."""
+"""Rolling out many chains at once on this machine with a ready-made runner: the local backend of
+`prchain.scale` over a plain callable (the app layer uses the configured backend instead)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from prchain.scale.local import LocalBackend
 
 Result = TypeVar("Result")
+
+
+@dataclass
+class _Plain(Generic[Result]):
+    call: Callable[[int], Result]
+
+    def __call__(self, item: int) -> Result:
+        return self.call(item)
+
+    def close(self) -> None:
+        pass
 
 
 def run_in_threads(
@@ -17,11 +31,9 @@ def run_in_threads(
     on_done: Callable[[Result], None] | None = None,
 ) -> list[Result]:
     """`work(chain_id)` for every chain on `workers` threads; results in completion order."""
-    results: list[Result] = []
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rollout") as pool:
-        futures = [pool.submit(work, cid) for cid in chain_ids]
-        for future in as_completed(futures):
-            results.append(future.result())
-            if on_done is not None:
-                on_done(results[-1])
-    return results
+    done = LocalBackend(workers).map(
+        _Plain(work),
+        chain_ids,
+        on_done=None if on_done is None else (lambda d: on_done(d.result)),  # type: ignore[arg-type]
+    )
+    return [d.result for d in done]  # type: ignore[misc]

@@ -12,6 +12,7 @@ from miner.config import SOURCE_NAMES
 from prchain.agent.choices import ACTION_FORMATS, KEEP_POLICIES
 from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
 from prchain.prm.variants import VARIANTS
+from prchain.scale.config import BACKEND_NAMES
 
 PRM_VARIANTS: tuple[str, ...] = tuple(VARIANTS.names())
 GRAPH_FORMATS = ("tree", "text", "json")
@@ -19,6 +20,7 @@ ABLATIONS = ("none", "no-gate", "random-pick")  # P2T ablations of the paper's Â
 
 __all__ = [
     "ACTION_FORMATS",
+    "BACKEND_NAMES",
     "CONFLICT_POLICIES",
     "ETA_MODES",
     "GRAPH_FORMATS",

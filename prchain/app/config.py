@@ -22,6 +22,7 @@ from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
 from prchain.verdicts.config import VerdictsConfig
+from prchain.scale.config import ScaleConfig
 from sql.config import StoreConfig
 
 DEFAULT_CONFIG_FILE = "prchain.yaml"
@@ -39,6 +40,7 @@ class Config(BaseModel):
     prm: PRMConfig = Field(default_factory=PRMConfig)
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig)
     p2t: P2TConfig = Field(default_factory=P2TConfig)
+    scale: ScaleConfig = Field(default_factory=ScaleConfig)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from prchain.app.config import Config
+from prchain.app.scale import Notify, backend_for, portable
+from prchain.app.work import MineWork, QueryWork
 
 if TYPE_CHECKING:
     from chains.build import BuildSummary
     from chains.queries import QuerySummary
-    from miner.mine import MineSummary
+    from miner.mine import MineSummary, RepoSummary
+    from prchain.scale.protocol import Done
 
 MineProgress = Callable[[str, int, int | None], None]
 """progress(repository, PRs done, PRs expected or None when unknown)."""
@@ -36,10 +40,14 @@ def mine_from_config(
     since: str | datetime | None = None,
     limit: int | None = None,
     progress: MineProgress | None = None,
+    notify: Notify = print,
 ) -> MineSummary:
     from miner.mine import mine
     from sql.db import make_engine
 
+    if config.scale.backend != "local" and len(repos) > 1 and not name:
+        options = {"source": source, "clone_dir": clone_dir, "since": since, "limit": limit}
+        return _mine_spread(config, repos, options, progress, notify)
     return mine(
         config.miner,
         make_engine(config.store.url),
@@ -80,14 +88,88 @@ def queries_from_config(
     workers: int | None = None,
     chain_ids: list[int] | None = None,
     progress: Progress | None = None,
+    notify: Notify = print,
 ) -> QuerySummary:
     from chains.queries import build_queries
     from prchain.llm.client import LLMClient
     from sql.db import make_engine
 
     engine = make_engine(config.store.url)
+    if config.scale.backend != "local":
+        spread = _queries_spread(config, engine, workers or config.llm.workers, chain_ids, progress, notify)
+        if spread is not None:
+            return spread
     workers = workers or config.llm.workers
     client = LLMClient(config.llm.model_copy(update={"workers": workers}), engine)
     return build_queries(
         config.chains, engine, client, workers=workers, chain_ids=chain_ids, progress=progress
     )
+
+
+# -- one task per repository / chain on a cluster backend ------------------------------------------
+
+
+def _mine_spread(
+    config: Config,
+    repos: list[str],
+    options: dict[str, Any],
+    progress: MineProgress | None,
+    notify: Notify,
+) -> MineSummary:
+    """One task per repository; a local clone's path is made absolute so another process finds it."""
+    from miner.mine import MineSummary, validate_repo_name
+    from sql.db import make_engine
+
+    if (options["source"] or config.miner.source) == "git":
+        repos = [str(Path(repo).resolve()) for repo in repos]
+    else:
+        repos = [validate_repo_name(repo) for repo in repos]  # every name checked before any work
+    make_engine(config.store.url).dispose()  # tables exist before the first worker writes
+    summary = MineSummary()
+
+    def report(done: Done[str, RepoSummary]) -> None:
+        if done.result is None:
+            notify(f"{done.item}: lost ({done.lost}); rerun to continue it")
+            return
+        summary.repos.append(done.result)
+        if progress:
+            progress(f"{done.result.repo} on {done.node}", len(summary.repos), len(repos))
+
+    with backend_for(config, workers=len(repos), notify=notify) as backend:
+        backend.map(MineWork(portable(config), options), repos, on_done=report)
+    return summary
+
+
+def _queries_spread(
+    config: Config,
+    engine: Any,
+    workers: int,
+    chain_ids: list[int] | None,
+    progress: Progress | None,
+    notify: Notify,
+) -> QuerySummary | None:
+    """One task per chain needing queries; None when nothing is pending (the local path says so)."""
+    from chains.queries import QuerySummary, count_stages, load_pending
+
+    chains = load_pending(engine, chain_ids)
+    if not chains:
+        return None
+    pending = {c.chain_id: sum(s.query is None for s in c.stages) for c in chains}
+    total = sum(pending.values())
+    summary = QuerySummary(stages_skipped=count_stages(engine, chain_ids) - total)
+    finished = 0
+
+    def report(done: Done[int, QuerySummary]) -> None:
+        nonlocal finished
+        if done.result is None:
+            summary.failures.append(f"chain {done.item}: lost ({done.lost})")
+            return
+        summary.merge(done.result)
+        summary.usage.merge(done.result.usage)
+        finished += pending[done.item]
+        if progress:
+            progress(f"queries (last on {done.node})", finished, total)
+
+    with backend_for(config, workers=workers, notify=notify) as backend:
+        backend.map(QueryWork(portable(config)), list(pending), on_done=report)
+    return summary

@@ -1,10 +1,13 @@
 """Wiring for `prchain rollout`: sandboxes from the environment config, the PRM from its config, the
-runner from the agent config, and the pending chains fanned out over the configured workers."""
+runner from the agent config, and the pending chains fanned out over the configured backend (threads
+here, or one Ray task per chain)."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Engine
@@ -12,17 +15,27 @@ from sqlalchemy.engine import make_url
 
 from environments.config import EnvironmentConfig
 from environments.protocol import Environment, StageSpec
-from prchain.agent.pool import run_in_threads
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
 from prchain.agent.tasks import ChainTask, pending_chains
 from prchain.app.config import Config
 from prchain.app.verdicts import environment_config, tests_oracle
+from prchain.app.scale import Notify, backend_for, portable
+from prchain.app.work import RolloutWork
 from prchain.core.errors import NothingToDo
 from prchain.llm.protocol import ChatLLM
+from prchain.scale.protocol import Done, Needs
 
 
-def environment_factory(config: EnvironmentConfig) -> EnvFactory:
+def store_label(url: str) -> str:
+    """A short tag of the store a sandbox works for, so one engine's containers can be told apart
+    by run (several stores, users or test databases may share a Docker engine or a cluster)."""
+    shown = make_url(url).render_as_string(hide_password=True)
+    return hashlib.sha256(shown.encode()).hexdigest()[:12]
+
+
+def environment_factory(config: EnvironmentConfig, store_url: str | None = None) -> EnvFactory:
     """The configured sandbox backend, one container per rollout, labelled so orphans can be found."""
+    store = {"prchain.store": store_label(store_url)} if store_url else {}
 
     def factory(task: ChainTask, rollout_id: int) -> contextlib.AbstractContextManager[Environment]:
         from environments.factory import (
@@ -30,7 +43,11 @@ def environment_factory(config: EnvironmentConfig) -> EnvFactory:
         )
 
         specs = [StageSpec(s.idx, s.base_sha, s.gold_patch) for s in task.stages]
-        labels = {"prchain.rollout": str(rollout_id), "prchain.chain": str(task.chain_id)}
+        labels = {
+            "prchain.rollout": str(rollout_id),
+            "prchain.chain": str(task.chain_id),
+            **store,
+        }
         env: Any = open_environment(
             config, repo=task.repo, clone_path=task.clone_path, stages=specs, labels=labels
         )
@@ -75,7 +92,7 @@ def make_chain_runner(
         config.agent,
         engine,
         llm,
-        open_env or environment_factory(environment_config(config)),
+        open_env or environment_factory(environment_config(config), config.store.url),
         hook_factory=prm_hook_factory(config, llm, engine),
         rollout_fields=rollout_fields(config),
         check_tests=tests_oracle(config, engine),
@@ -89,19 +106,33 @@ def rollout_from_config(
     limit: int | None = None,
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[RolloutResult], None] | None = None,
+    notify: Notify = print,
 ) -> list[RolloutResult]:
-    """What `prchain rollout` does: pick pending chains and roll them out with the configured workers."""
-    from prchain.llm.client import LLMClient  # the openai import stays out of module import
+    """What `prchain rollout` does: pick pending chains and roll each out on the configured backend,
+    one sandbox per chain. Each result says which node ran it."""
     from sql.db import make_engine
 
-    engine = make_engine(config.store.url)
+    engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
     todo = pending_chains(engine, chain_ids, limit)
+    engine.dispose()
     if not todo:
         raise NothingToDo(
             "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
         )
     if on_start is not None:
         on_start(len(todo))
-    runner = make_chain_runner(config, engine, LLMClient(config.llm, engine))
-    results = run_in_threads(runner.run, todo, workers=config.agent.workers, on_done=on_done)
-    return sorted(results, key=lambda r: r.chain_id)
+
+    def report(done: Done[int, RolloutResult]) -> None:
+        if on_done is not None:
+            on_done(as_result(done))
+
+    with backend_for(config, workers=config.agent.workers, notify=notify) as backend:
+        done = backend.map(RolloutWork(portable(config)), todo, needs=Needs(sandboxes=1), on_done=report)
+    return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
+
+
+def as_result(done: Done[int, RolloutResult]) -> RolloutResult:
+    """The runner's result with the node that ran it; a chain whose task was lost says so."""
+    if done.result is None:
+        return RolloutResult(done.item, 0, "lost", reason=done.lost, node=done.node)
+    return replace(done.result, node=done.node)

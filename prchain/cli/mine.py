@@ -11,7 +11,7 @@ from rich.table import Table
 
 from prchain.app.choices import SOURCE_NAMES
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 @click.option(
     "--limit", type=click.IntRange(min=1), help="At most N PRs per repository in this run."
 )
+@backend_options
 def mine_command(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -54,6 +55,8 @@ def mine_command(
     name: str | None,
     since: str | None,
     limit: int | None,
+    backend: str | None,
+    ray_address: str | None,
 ) -> None:
     """Mine PRs, their patches, commits, comments and the references between them into the store.
 
@@ -67,10 +70,16 @@ def mine_command(
       prchain mine --repos-file repos.txt
       prchain mine --source git --name astral-sh/ruff ~/clones/ruff.git
       prchain mine astral-sh/ruff --since 2024-06-01 --limit 500
+      prchain mine --repos-file repos.txt --backend ray   # one Ray task per repository
     """
     from prchain.app.pipeline import mine_from_config, read_repos_file
 
-    config = build_config(config_path, overrides, db_url)
+    config = build_config(
+        config_path,
+        overrides,
+        db_url,
+        **{"scale.backend": backend, "scale.ray_address": ray_address},
+    )
     targets = list(repos) + (read_repos_file(repos_file) if repos_file else [])
     if not targets:
         raise ConfigError("give at least one REPO or --repos-file FILE")

@@ -45,3 +45,20 @@ def build_config(
         items.append(f"store.url={db_url}")
     items += [f"{key}={value}" for key, value in extra.items() if value is not None]
     return load_config(config_path, items)
+
+
+def backend_options(func: F) -> F:
+    """--backend local|ray and --ray-address ADDR (scale.backend, scale.ray_address)."""
+    from prchain.app.choices import BACKEND_NAMES
+
+    func = click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to join (auto, host:6379); unset starts Ray here (scale.ray_address).",
+    )(func)
+    func = click.option(
+        "--backend",
+        type=click.Choice(BACKEND_NAMES),
+        help="Where the work runs: threads here, or one Ray task each (scale.backend).",
+    )(func)
+    return func

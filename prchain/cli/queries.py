@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options
 
 if TYPE_CHECKING:
     from chains.queries import QuerySummary
@@ -40,12 +40,15 @@ def queries() -> None:
     metavar="ID",
     help="Only this chain (repeatable).",
 )
+@backend_options
 def build(
     config_path: str | None,
     overrides: tuple[str, ...],
     db_url: str | None,
     workers: int | None,
     chain_ids: tuple[int, ...],
+    backend: str | None,
+    ray_address: str | None,
 ) -> None:
     """Write the missing queries and overviews; stages that have one are skipped, so reruns are free.
 
@@ -59,10 +62,16 @@ def build(
     \b
       prchain queries build --workers 8
       prchain queries build --chain 12 --chain 40 --set llm.models.query_constructor=gpt-4o
+      prchain queries build --backend ray --ray-address auto   # one Ray task per chain
     """
     from prchain.app.pipeline import queries_from_config
 
-    config = build_config(config_path, overrides, db_url)
+    config = build_config(
+        config_path,
+        overrides,
+        db_url,
+        **{"scale.backend": backend, "scale.ray_address": ray_address},
+    )
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from prchain.app.choices import CONFLICT_POLICIES, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import NothingToDo
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ PREVIEW = 300  # characters of each message `trajectories show` prints
 )
 @click.option("--prm-every", type=int, help="Invoke the PRM every n steps (prm.every).")
 @click.option("--prm-window", type=int, help="Show the PRM the last k steps (prm.window).")
+@backend_options
 def rollout(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -61,16 +63,20 @@ def rollout(
     prm_variant: str | None,
     prm_every: int | None,
     prm_window: int | None,
+    backend: str | None,
+    ray_address: str | None,
 ) -> None:
     """Roll the agent through each pending chain, judge every stage, keep or reject the trajectory.
 
     A killed run resumes where it stopped: finished stages are kept and the interrupted stage
-    starts again from its beginning. Chains with a finished rollout are skipped.
+    starts again from its beginning. Chains with a finished rollout are skipped. With --backend ray
+    each chain is one Ray task on whichever node has a free sandbox slot (see docs/scale.md).
 
     Example:
 
     \b
       prchain rollout --workers 4
+      prchain rollout --backend ray --ray-address auto --db postgresql+psycopg://prchain@db/prchain
       prchain rollout --chain 12 --keep prefix --prm DR --prm-every 5
     """
     config = build_config(
@@ -84,11 +90,22 @@ def rollout(
             "prm.variant": prm_variant,
             "prm.every": prm_every,
             "prm.window": prm_window,
+            "scale.backend": backend,
+            "scale.ray_address": ray_address,
         },
     )
     from prchain.app.rollout import rollout_from_config
 
     console = Console(stderr=True)
+    nodes: Counter[str] = Counter()
+
+    def done(result: RolloutResult) -> None:
+        nodes[result.node or "?"] += 1
+        per_node = " · ".join(f"{node} {n}" for node, n in sorted(nodes.items()))
+        progress.update(
+            task, advance=1, description=f"chain {result.chain_id}: {result.status} [{per_node}]"
+        )
+
     with _progress(console) as progress:
         task = progress.add_task("rollouts", total=None)
         results = rollout_from_config(
@@ -96,9 +113,8 @@ def rollout(
             chain_ids=chains,
             limit=limit,
             on_start=lambda n: progress.update(task, total=n),
-            on_done=lambda r: progress.update(
-                task, advance=1, description=f"chain {r.chain_id}: {r.status}"
-            ),
+            on_done=done,
+            notify=lambda message: console.print(escape(message)),
         )
     Console().print(_results_table(results))
 
@@ -115,7 +131,7 @@ def _progress(console: Console) -> Progress:
 
 def _results_table(results: list[RolloutResult]) -> Table:
     table = Table(title="Rollouts")
-    for column in ("chain", "rollout", "status", "kept stages", "scores", "reason"):
+    for column in ("chain", "rollout", "status", "kept stages", "scores", "node", "reason"):
         table.add_column(column)
     for r in results:
         scores = " ".join("-" if s is None else f"{s:.2f}" for s in r.scores)
@@ -125,6 +141,7 @@ def _results_table(results: list[RolloutResult]) -> Table:
             r.status,
             str(r.kept_stages),
             scores,
+            r.node or "",
             escape(r.reason or ""),
         )
     return table

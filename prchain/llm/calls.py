@@ -39,6 +39,9 @@ class CallRecord:
     rollout_id: int | None = None
 
 
+COUNTS = ("calls", "cached_calls", "failed_calls", "prompt_tokens", "completion_tokens")
+
+
 @dataclass
 class Usage:
     """Running totals of one client, for the summaries commands print."""
@@ -59,6 +62,19 @@ class Usage:
             self.prompt_tokens += record.prompt_tokens
             self.completion_tokens += record.completion_tokens
             self.cost_usd += record.cost_usd
+
+    def merge(self, other: Usage) -> None:
+        """Add another client's totals (e.g. one returned by a task on another machine)."""
+        with self._lock:
+            for name in (*COUNTS, "cost_usd"):
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def __getstate__(self) -> dict[str, object]:
+        # Totals travel between processes (a Ray task's summary); the lock stays behind.
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
 
     @property
     def paid_calls(self) -> int:

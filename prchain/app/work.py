@@ -1,0 +1,106 @@
+"""The units of work a backend fans out: one rollout per chain, one chain's queries, one repository.
+
+Each is a small picklable object holding only config. It builds its engine, LLM client and runner on
+first use in whatever process runs it, so a thread pool shares one set while each Ray task makes its
+own on the node it landed on. Workers never create tables: the driver has already done so.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prchain.app.config import Config
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from chains.queries import QuerySummary
+    from miner.mine import RepoSummary
+    from prchain.agent.runner import ChainRunner, RolloutResult
+
+
+@dataclass
+class _Lazy:
+    """Per-process state: made on first call, dropped when pickled, released by close()."""
+
+    config: Config
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _engine: Engine | None = field(default=None, init=False, repr=False)
+
+    def engine(self) -> Engine:
+        from sql.db import make_engine
+
+        with self._lock:
+            if self._engine is None:
+                self._engine = make_engine(self.config.store.url, create=False)
+            return self._engine
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+            self._engine = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"])  # type: ignore[misc]
+
+
+@dataclass
+class RolloutWork(_Lazy):
+    """Roll out one chain (resuming its rollout if an earlier attempt died)."""
+
+    _runner: ChainRunner | None = field(default=None, init=False, repr=False)
+
+    def __call__(self, chain_id: int) -> RolloutResult:
+        return self.runner().run(chain_id)
+
+    def runner(self) -> ChainRunner:
+        from prchain.app.rollout import make_chain_runner
+        from prchain.llm.client import LLMClient
+
+        engine = self.engine()
+        with self._lock:
+            if self._runner is None:
+                llm = LLMClient(self.config.llm, engine)
+                self._runner = make_chain_runner(self.config, engine, llm)
+            return self._runner
+
+    def close(self) -> None:
+        self._runner = None
+        super().close()
+
+
+@dataclass
+class QueryWork(_Lazy):
+    """Write the missing queries and overview of one chain."""
+
+    def __call__(self, chain_id: int) -> QuerySummary:
+        from chains.queries import build_queries
+        from prchain.llm.client import LLMClient
+
+        engine = self.engine()
+        client = LLMClient(self.config.llm, engine)
+        return build_queries(self.config.chains, engine, client, workers=1, chain_ids=[chain_id])
+
+
+@dataclass
+class MineWork(_Lazy):
+    """Mine one repository (its own batches, cursors and reference resolution)."""
+
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, repo: str) -> RepoSummary:
+        from miner.mine import mine
+
+        return mine(self.config.miner, self.engine(), [repo], **self.options).repos[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "options": self.options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"], state["options"])  # type: ignore[misc]
