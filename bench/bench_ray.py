@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_agent import CHAINS, STEPS_PER_STAGE, _policy, _seed  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from bench_agent import CHAINS, STEPS_PER_STAGE, _policy, _seed  # noqa: E402
 from prchain.agent.config import AgentConfig  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
 from prchain.app.rollout import rollout_from_config  # noqa: E402
@@ -120,7 +120,10 @@ def main() -> None:
         local_s, local_fixed = chains_per_minute(server, root, "local")
         started = time.perf_counter()
         ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"docker_slots": SLOTS}
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            resources={"docker_slots": SLOTS},
         )
         print(f"ray.init of a local instance: {time.perf_counter() - started:.1f} s (once per run)")
         try:

@@ -48,7 +48,9 @@ TestsCheck = Callable[[Environment, int], TestVerdict | None]
 class RolloutResult:
     chain_id: int
     rollout_id: int
-    status: str  # a RolloutStatus value, "skipped" (finished before) or "lost" (its task kept dying)
+    status: (
+        str  # a RolloutStatus value, "skipped" (finished before) or "lost" (its task kept dying)
+    )
     kept_stages: int = 0
     reason: str | None = None
     scores: list[float | None] = field(default_factory=list)

@@ -96,7 +96,9 @@ def queries_from_config(
 
     engine = make_engine(config.store.url)
     if config.scale.backend != "local":
-        spread = _queries_spread(config, engine, workers or config.llm.workers, chain_ids, progress, notify)
+        spread = _queries_spread(
+            config, engine, workers or config.llm.workers, chain_ids, progress, notify
+        )
         if spread is not None:
             return spread
     workers = workers or config.llm.workers

@@ -127,7 +127,9 @@ def rollout_from_config(
             on_done(as_result(done))
 
     with backend_for(config, workers=config.agent.workers, notify=notify) as backend:
-        done = backend.map(RolloutWork(portable(config)), todo, needs=Needs(sandboxes=1), on_done=report)
+        done = backend.map(
+            RolloutWork(portable(config)), todo, needs=Needs(sandboxes=1), on_done=report
+        )
     return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
 
 

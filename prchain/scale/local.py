@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from types import TracebackType
 from typing import Self, TypeVar
 
-from prchain.scale.protocol import Done, Needs, Work
+from prchain.scale.protocol import NO_NEEDS, Done, Needs, Work
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -26,7 +26,7 @@ class LocalBackend:
         work: Work[Item, Result],
         items: Sequence[Item],
         *,
-        needs: Needs = Needs(),
+        needs: Needs = NO_NEEDS,
         on_done: Callable[[Done[Item, Result]], None] | None = None,
     ) -> list[Done[Item, Result]]:
         done: list[Done[Item, Result]] = []

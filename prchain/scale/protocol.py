@@ -17,7 +17,7 @@ class Work(Protocol[Item_contra, Result_co]):
     """One picklable unit of work. A backend may call a copy of it in another process, so it builds
     what it needs (engine, LLM client, sandbox) on first use there; `close` releases that."""
 
-    def __call__(self, item: Item_contra) -> Result_co: ...
+    def __call__(self, item: Item_contra, /) -> Result_co: ...
 
     def close(self) -> None: ...
 
@@ -27,6 +27,9 @@ class Needs:
     """What one call needs on the node that runs it; backends that cannot count ignore it."""
 
     sandboxes: int = 0
+
+
+NO_NEEDS = Needs()
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Backend(Protocol):
         work: Work[Item, Result],
         items: Sequence[Item],
         *,
-        needs: Needs = Needs(),
+        needs: Needs = NO_NEEDS,
         on_done: Callable[[Done[Item, Result]], None] | None = None,
     ) -> list[Done[Item, Result]]:
         """`work(item)` for every item, results in completion order. Ctrl-C stops the calls still

@@ -8,6 +8,7 @@ work's own business (a rollout restarts from its last passed stage).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from typing import Any, Self, TypeVar
 
 from prchain.core.errors import ConfigError
 from prchain.scale.config import ScaleConfig
-from prchain.scale.protocol import Done, Needs, Work
+from prchain.scale.protocol import NO_NEEDS, Done, Needs, Work
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -83,7 +84,7 @@ class RayBackend:
         work: Work[Item, Result],
         items: Sequence[Item],
         *,
-        needs: Needs = Needs(),
+        needs: Needs = NO_NEEDS,
         on_done: Callable[[Done[Item, Result]], None] | None = None,
     ) -> list[Done[Item, Result]]:
         self._check_room(needs)
@@ -160,10 +161,8 @@ class RayBackend:
     def _cancel(self, refs: list[Any]) -> None:
         """Ctrl-C or an error: stop what still runs and give each task time to remove its sandbox."""
         for ref in refs:
-            try:
+            with contextlib.suppress(Exception):  # already finished or lost: nothing to stop
                 self.ray.cancel(ref)
-            except Exception:  # noqa: BLE001 - already finished or lost: nothing to stop
-                pass
         if refs:
             self.ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_SECONDS)
 
@@ -171,4 +170,3 @@ class RayBackend:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-

@@ -1,4 +1,4 @@
-"""`--help` is instant: no command's help loads the heavy clients (openai, docker, networkx).
+"""`--help` is instant: no command's help loads the heavy clients (openai, docker, networkx, ray).
 
 Run in a fresh interpreter, because the rest of the suite has long since imported them here.
 """
@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("openai", "docker", "networkx", "github", "sqlalchemy")
+HEAVY = ("openai", "docker", "networkx", "github", "sqlalchemy", "ray")
 
 PROBE = """
 import json, sys

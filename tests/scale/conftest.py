@@ -8,7 +8,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,12 +22,30 @@ from prchain.llm.config import LLMConfig
 from prchain.scale.config import ScaleConfig
 from sql.config import StoreConfig
 from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, EnvTransition, Judgement, PullRequest, Repo, Rollout
-from sql.models import RolloutStage, Step
+from sql.models import (
+    Chain,
+    ChainStage,
+    EnvTransition,
+    Judgement,
+    PullRequest,
+    Repo,
+    Rollout,
+    RolloutStage,
+    Step,
+)
 from tests.conftest import POSTGRES_URL
 
 CHAINS = {"alpha": (1, 2), "beta": (2, 3)}  # tag → PR numbers of the calc repo, stage order
-ROW_NOISE = {"id", "rollout_id", "started_at", "finished_at", "created_at", "latency_ms", "config"}
+ROW_NOISE = {
+    "id",
+    "rollout_id",
+    "started_at",
+    "finished_at",
+    "created_at",
+    "latency_ms",
+    "seconds",
+    "config",
+}
 
 
 @pytest.fixture
@@ -58,7 +75,9 @@ def seed_demo_chains(url: str, repo: ChainRepo) -> dict[str, int]:
     engine = make_engine(url)
     ids: dict[str, int] = {}
     with session_scope(engine) as session:
-        row = Repo(full_name="acme/calc", source="git", clone_path=str(repo.path), default_branch="main")
+        row = Repo(
+            full_name="acme/calc", source="git", clone_path=str(repo.path), default_branch="main"
+        )
         session.add(row)
         session.flush()
         prs = {}
@@ -80,8 +99,12 @@ def seed_demo_chains(url: str, repo: ChainRepo) -> dict[str, int]:
                 info = repo.prs[number]
                 session.add(
                     ChainStage(
-                        chain_id=chain.id, idx=idx, pr_id=prs[number].id, base_sha=info.base_sha,
-                        end_sha=info.merge_sha, gold_patch=info.gold_patch,
+                        chain_id=chain.id,
+                        idx=idx,
+                        pr_id=prs[number].id,
+                        base_sha=info.base_sha,
+                        end_sha=info.merge_sha,
+                        gold_patch=info.gold_patch,
                         query=f"Give the calculator operation number {idx} [{tag}].",
                     )  # fmt: skip
                 )
@@ -174,9 +197,7 @@ def _rollout(session: Any, rollout: Rollout) -> dict[str, Any]:
 
 
 def _clean(row: Any) -> dict[str, Any]:
-    return {
-        c.key: getattr(row, c.key) for c in row.__table__.columns if c.key not in ROW_NOISE
-    }
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns if c.key not in ROW_NOISE}
 
 
 def assert_each_chain_once(shot: dict[str, Any]) -> None:
@@ -186,9 +207,13 @@ def assert_each_chain_once(shot: dict[str, Any]) -> None:
         assert len(rollouts) == 1, f"chain {tag}: {len(rollouts)} rollouts"
         rows = rollouts[0]
         assert rows["rollout"]["status"] == "kept", rows["rollout"]
-        assert [s["stage_idx"] for s in rows["rollout_stages"]] == list(range(1, len(CHAINS[tag]) + 1))
+        assert [s["stage_idx"] for s in rows["rollout_stages"]] == list(
+            range(1, len(CHAINS[tag]) + 1)
+        )
         assert [s["idx"] for s in rows["steps"]] == list(range(len(rows["steps"])))
-        assert len({(j["stage_idx"], j["round"]) for j in rows["judgements"]}) == len(rows["judgements"])
+        assert len({(j["stage_idx"], j["round"]) for j in rows["judgements"]}) == len(
+            rows["judgements"]
+        )
 
 
 def chain_containers(store_url: str) -> list[dict[str, Any]]:
@@ -196,3 +221,20 @@ def chain_containers(store_url: str) -> list[dict[str, Any]]:
     from prchain.app.rollout import store_label
 
     return DockerClient().containers({"prchain.store": store_label(store_url)})
+
+
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two snapshots differ, as readable paths (an assertion message, not a bare `!=`)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            d
+            for k in sorted(set(a) | set(b), key=str)
+            for d in differences(a.get(k), b.get(k), f"{path}.{k}")
+        ]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {str(a)[:200]!r} != {str(b)[:200]!r}"]

@@ -26,6 +26,7 @@ from tests.scale.conftest import (
     assert_each_chain_once,
     chain_containers,
     demo_config,
+    differences,
     script_demo,
     seed_demo_chains,
     snapshot,
@@ -35,10 +36,29 @@ ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow]
 
 
+@pytest.fixture(autouse=True)
+def _no_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a throwaway local cluster needs no token
+
+
+def _patiently(start: Callable[[], Any], attempts: int = 3) -> Any:
+    """Ray gives a starting node 30 s to register (fixed in its code). On a machine whose two cores
+    are shared with other test runs that is sometimes too short, so try again after a clean stop."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return start()
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception on this timeout
+            ray.shutdown()
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise
+
+
 @pytest.fixture
 def local_ray() -> Iterator[None]:
-    ray.init(
-        num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"docker_slots": 2}
+    _patiently(
+        lambda: ray.init(
+            num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"docker_slots": 2}
+        )
     )
     yield
     ray.shutdown()
@@ -90,11 +110,20 @@ def test_ray_rollout_equals_a_local_run_even_when_a_worker_is_killed(
     assert {r.node for r in spread} == {here}
     shot = snapshot(ray_url)
     assert_each_chain_once(shot)
-    assert shot == snapshot(local_url)  # the resumed chain's rows match an uninterrupted run
-    # The killed worker's sandbox is an orphan on this node: `prchain env gc` removes it.
-    orphans = cleanup.gc(DockerClient(), labels={"prchain.store": store_label(ray_url)})
-    assert [c["labels"]["prchain.owner_pid"] for c in orphans] == [str(killed[0])]
-    assert chain_containers(ray_url) == []
+    # the resumed chain's rows match an uninterrupted run's
+    assert differences(shot, snapshot(local_url)) == []
+    _orphans_cleaned(ray_url, {str(killed[0])})
+
+
+def _orphans_cleaned(url: str, dead_owners: set[str]) -> None:
+    """What a lost worker leaves behind is only its own sandbox, and `prchain env gc` removes it.
+    (Another run's unscoped `prchain env gc` on this shared engine may have removed it first.)"""
+    left = chain_containers(url)
+    assert {c["labels"]["prchain.owner_pid"] for c in left} <= dead_owners, left
+    for container in left:
+        assert not cleanup.owner_alive(container["labels"]), container
+    cleanup.gc(DockerClient(), labels={"prchain.store": store_label(url)})
+    assert chain_containers(url) == []
 
 
 def test_two_node_cluster_losing_a_node_still_rolls_out_every_chain_once(
@@ -106,11 +135,13 @@ def test_two_node_cluster_losing_a_node_still_rolls_out_every_chain_once(
 ) -> None:
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "resources": {"docker_slots": 1}},
+    cluster = _patiently(
+        lambda: Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "resources": {"docker_slots": 1}},
+        )
     )
-    worker = cluster.add_node(num_cpus=1, resources={"docker_slots": 1})
+    worker = _patiently(lambda: cluster.add_node(num_cpus=1, resources={"docker_slots": 1}))
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
     try:
         cluster.wait_for_nodes()
@@ -119,9 +150,13 @@ def test_two_node_cluster_losing_a_node_still_rolls_out_every_chain_once(
         url = make_store()
         seed_demo_chains(url, calc_repo)
 
+        lost_owners: set[str] = set()
+
         def remove_worker_node() -> None:
             gate.wait_all()
+            held = {c["labels"]["prchain.owner_pid"] for c in chain_containers(url)}
             cluster.remove_node(worker, allow_graceful=False)
+            lost_owners.update(held)  # whichever of the two held workers died with its node
             gate.release()
 
         remover = threading.Thread(target=remove_worker_node, daemon=True)
@@ -136,6 +171,4 @@ def test_two_node_cluster_losing_a_node_still_rolls_out_every_chain_once(
     assert [r.status for r in results] == ["kept", "kept"]
     assert {r.node for r in results} == {head}  # the lost node's chain was rerun on the head
     assert_each_chain_once(snapshot(url))
-    orphans = cleanup.gc(DockerClient(), labels={"prchain.store": store_label(url)})
-    assert len(orphans) == 1  # the lost node's sandbox
-    assert chain_containers(url) == []
+    _orphans_cleaned(url, lost_owners)
