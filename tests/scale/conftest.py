@@ -14,8 +14,11 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.engine import make_url
 
+from environments.cleanup import gc, owner_alive
+from environments.docker_client import DockerClient
 from prchain.agent.config import AgentConfig
 from prchain.app.config import Config
+from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import ChainRepo, make_chain_repo
 from prchain.llm.config import LLMConfig
@@ -217,9 +220,6 @@ def assert_each_chain_once(shot: dict[str, Any]) -> None:
 
 
 def chain_containers(store_url: str) -> list[dict[str, Any]]:
-    from environments.docker_client import DockerClient
-    from prchain.app.rollout import store_label
-
     return DockerClient().containers({"prchain.store": store_label(store_url)})
 
 
@@ -238,3 +238,29 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
             for d in differences(x, y, f"{path}[{i}]")
         ]
     return [] if a == b else [f"{path}: {str(a)[:200]!r} != {str(b)[:200]!r}"]
+
+
+def patiently(start: Callable[[], Any], attempts: int = 3) -> Any:
+    """Ray gives a starting node 30 s to register (fixed in its code). On a machine whose two cores
+    are shared with other test runs that is sometimes too short, so try again after a clean stop."""
+    import ray
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return start()
+        except Exception as exc:  # Ray raises a bare Exception on this timeout
+            ray.shutdown()
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise
+    return None
+
+
+def orphans_cleaned(url: str, dead_owners: set[str]) -> None:
+    """What a lost worker leaves behind is only its own sandbox, and `prchain env gc` removes it.
+    (Another run's unscoped `prchain env gc` on this shared engine may have removed it first.)"""
+    left = chain_containers(url)
+    assert {c["labels"]["prchain.owner_pid"] for c in left} <= dead_owners, left
+    for container in left:
+        assert not owner_alive(container["labels"]), container
+    gc(DockerClient(), labels={"prchain.store": store_label(url)})
+    assert chain_containers(url) == []

@@ -1,7 +1,7 @@
-"""Rollouts through Ray with real containers and a PostgreSQL store: the same rows as a local run,
-and every chain exactly once when a worker is killed or a node is removed in the middle of a stage.
+"""Through a local Ray instance: rollouts with real containers and a PostgreSQL store give the same
+rows as a local run even when a worker is killed mid-stage; mining and queries run one task each.
 
-Kept to two tests: each starts Ray (a local instance, then a simulated two-node cluster).
+Kept lean (one Ray instance for the module): the machine has two cores shared with other runs.
 """
 
 from __future__ import annotations
@@ -10,23 +10,30 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
+from sqlalchemy import func, select
 
-from environments import cleanup
-from environments.docker_client import DockerClient
-from prchain.app.rollout import rollout_from_config, store_label
+from prchain.app.rollout import rollout_from_config
+from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.dev.repos import ChainRepo
+from prchain.dev.repos import ChainRepo, make_chain_repo
 from prchain.llm.config import LLMConfig
 from prchain.scale.ray_backend import node_label
+from sql.db import make_engine, session_scope
+from sql.models import Chain, ChainStage, Repo
 from tests.scale.conftest import (
     Gate,
     assert_each_chain_once,
     chain_containers,
     demo_config,
     differences,
+    orphans_cleaned,
+    patiently,
     script_demo,
     seed_demo_chains,
     snapshot,
@@ -36,26 +43,10 @@ ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow]
 
 
-@pytest.fixture(autouse=True)
-def _no_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a throwaway local cluster needs no token
-
-
-def _patiently(start: Callable[[], Any], attempts: int = 3) -> Any:
-    """Ray gives a starting node 30 s to register (fixed in its code). On a machine whose two cores
-    are shared with other test runs that is sometimes too short, so try again after a clean stop."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return start()
-        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception on this timeout
-            ray.shutdown()
-            if attempt == attempts or "timed out during startup" not in str(exc):
-                raise
-
-
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    _patiently(
+    """One local Ray instance for this module's tests (starting one costs tens of seconds here)."""
+    patiently(
         lambda: ray.init(
             num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"docker_slots": 2}
         )
@@ -112,63 +103,43 @@ def test_ray_rollout_equals_a_local_run_even_when_a_worker_is_killed(
     assert_each_chain_once(shot)
     # the resumed chain's rows match an uninterrupted run's
     assert differences(shot, snapshot(local_url)) == []
-    _orphans_cleaned(ray_url, {str(killed[0])})
+    orphans_cleaned(ray_url, {str(killed[0])})
 
 
-def _orphans_cleaned(url: str, dead_owners: set[str]) -> None:
-    """What a lost worker leaves behind is only its own sandbox, and `prchain env gc` removes it.
-    (Another run's unscoped `prchain env gc` on this shared engine may have removed it first.)"""
-    left = chain_containers(url)
-    assert {c["labels"]["prchain.owner_pid"] for c in left} <= dead_owners, left
-    for container in left:
-        assert not cleanup.owner_alive(container["labels"]), container
-    cleanup.gc(DockerClient(), labels={"prchain.store": store_label(url)})
-    assert chain_containers(url) == []
-
-
-def test_two_node_cluster_losing_a_node_still_rolls_out_every_chain_once(
-    fake_llm: ScriptedLLMServer,
-    llm_config: LLMConfig,
-    calc_image: Any,
-    calc_repo: ChainRepo,
-    make_store: Callable[[], str],
+def test_mine_and_queries_run_one_ray_task_each_on_a_local_sqlite_store(
+    local_ray: None, fake_llm: ScriptedLLMServer, llm_config: LLMConfig, tmp_path: Path
 ) -> None:
-    from ray.cluster_utils import Cluster
-
-    cluster = _patiently(
-        lambda: Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 1, "resources": {"docker_slots": 1}},
-        )
+    repos = []
+    for name in ("calc", "abacus"):
+        repo = make_chain_repo(tmp_path / name, remote=f"https://github.com/acme/{name}.git")
+        repos.append(str(repo.path))
+    (tmp_path / "repos.txt").write_text("\n".join(repos) + "\n")
+    config = tmp_path / "prchain.yaml"
+    config.write_text(yaml.safe_dump({"llm": llm_config.model_dump(mode="json")}))
+    fake_llm.push(
+        model="query_constructor", content="Extend the calculator's operations.", times=None
     )
-    worker = _patiently(lambda: cluster.add_node(num_cpus=1, resources={"docker_slots": 1}))
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
-    try:
-        cluster.wait_for_nodes()
-        gate = Gate({"alpha", "beta"})  # one slot per node: one chain held on each
-        script_demo(fake_llm, gate)
-        url = make_store()
-        seed_demo_chains(url, calc_repo)
+    fake_llm.push(model="overview", content="The calculator grows.", times=None)
+    common = ["--config", str(config), "--db", f"sqlite:///{tmp_path / 'p.db'}", "--backend", "ray"]
+    cli = CliRunner()
 
-        lost_owners: set[str] = set()
-
-        def remove_worker_node() -> None:
-            gate.wait_all()
-            held = {c["labels"]["prchain.owner_pid"] for c in chain_containers(url)}
-            cluster.remove_node(worker, allow_graceful=False)
-            lost_owners.update(held)  # whichever of the two held workers died with its node
-            gate.release()
-
-        remover = threading.Thread(target=remove_worker_node, daemon=True)
-        remover.start()
-        results = rollout_from_config(demo_config(url, llm_config, backend="ray"))
-        remover.join(timeout=5)
-        head = node_label(ray.get_runtime_context().get_node_id())
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-
-    assert [r.status for r in results] == ["kept", "kept"]
-    assert {r.node for r in results} == {head}  # the lost node's chain was rerun on the head
-    assert_each_chain_once(snapshot(url))
-    _orphans_cleaned(url, lost_owners)
+    mined = cli.invoke(
+        main, ["mine", "--source", "git", "--repos-file", str(tmp_path / "repos.txt"), *common]
+    )
+    assert mined.exit_code == 0, mined.output
+    assert "allowed because every ray node runs on this machine" in mined.output
+    assert "acme/calc" in mined.output and "acme/abacus" in mined.output
+    assert cli.invoke(main, ["chains", "build", *common[:-2]]).exit_code == 0
+    built = cli.invoke(main, ["queries", "build", *common])
+    assert built.exit_code == 0, built.output
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    with session_scope(engine) as session:
+        chains = session.scalar(select(func.count()).select_from(Chain))
+        missing = session.scalar(select(func.count()).where(ChainStage.query.is_(None)))
+        repos_mined = session.scalar(select(func.count()).select_from(Repo))
+    engine.dispose()
+    assert repos_mined == 2 and chains and missing == 0
+    calls = len(fake_llm.requests)
+    again = cli.invoke(main, ["queries", "build", *common])  # nothing pending: no task, no call
+    assert again.exit_code == 0, again.output
+    assert len(fake_llm.requests) == calls
