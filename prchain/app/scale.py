@@ -10,15 +10,11 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from prchain.app.config import Config
-from prchain.core.errors import ConfigError
+from prchain.core.errors import StoreNotShared
 from prchain.scale.backends import open_backend
 from prchain.scale.protocol import Backend
 
 Notify = Callable[[str], None]
-
-
-class StoreNotShared(ConfigError):
-    hint = "use PostgreSQL for a cluster: --db postgresql+psycopg://user:password@host/prchain"
 
 
 def task_env(config: Config) -> dict[str, str]:

@@ -102,9 +102,8 @@ def rollout(
     def done(result: RolloutResult) -> None:
         nodes[result.node or "?"] += 1
         per_node = " · ".join(f"{node} {n}" for node, n in sorted(nodes.items()))
-        progress.update(
-            task, advance=1, description=f"chain {result.chain_id}: {result.status} [{per_node}]"
-        )
+        description = f"chain {result.chain_id}: {result.status} ({per_node})"
+        progress.update(task, advance=1, description=escape(description))
 
     with _progress(console) as progress:
         task = progress.add_task("rollouts", total=None)

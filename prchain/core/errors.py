@@ -106,3 +106,15 @@ class GithubQueryFailed(PrchainError):
     """GitHub answered, but refused the request for a reason retrying cannot fix (e.g. a GraphQL error)."""
 
     hint = "the GitHub API refused a query; rerun with -v for details, finished work is kept"
+
+
+class BackendUnavailable(PrchainError):
+    """The execution backend (a Ray cluster) could not be started or reached."""
+
+    hint = "check `ray status`, or run with --backend local"
+
+
+class StoreNotShared(ConfigError):
+    """The store cannot be written by every worker of the backend (a SQLite file, remote workers)."""
+
+    hint = "use PostgreSQL for a cluster: --db postgresql+psycopg://user:password@host/prchain"

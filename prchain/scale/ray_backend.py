@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from prchain.core.errors import ConfigError
+from prchain.core.errors import BackendUnavailable, ConfigError
 from prchain.scale.config import ScaleConfig
 from prchain.scale.protocol import NO_NEEDS, Done, Needs, Work
 
@@ -23,6 +23,8 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 POLL_SECONDS = 1.0  # how often the driver wakes from waiting, so Ctrl-C is seen at once
 CANCEL_GRACE_SECONDS = 60.0  # how long cancelled tasks get to remove their sandboxes
+# Ray gives a new node a fixed 30 s to register; a busy machine can miss that, so start again.
+START_ATTEMPTS = 3
 
 
 def _import_ray() -> Any:
@@ -68,13 +70,19 @@ class RayBackend:
             kwargs["address"] = self.config.ray_address
         else:  # a Ray instance of our own on this machine, with as many sandboxes as workers
             kwargs["resources"] = {self.config.slot_resource: self.config.local_slots or workers}
-        try:
-            self.ray.init(**kwargs)
-        except ConnectionError as exc:
-            raise ConfigError(
-                f"cannot reach the Ray cluster at {self.config.ray_address}: {exc}",
-                hint="start it with `ray start --head` and pass its address with --ray-address",
-            ) from None
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                self.ray.init(**kwargs)
+                break
+            except ConnectionError as exc:
+                raise ConfigError(
+                    f"cannot reach the Ray cluster at {self.config.ray_address}: {exc}",
+                    hint="start it with `ray start --head` and pass its address with --ray-address",
+                ) from None
+            except Exception as exc:  # Ray raises a bare Exception when its node is slow to start
+                self.ray.shutdown()
+                if attempt == START_ATTEMPTS or "timed out during startup" not in str(exc):
+                    raise BackendUnavailable(f"Ray did not start on this machine: {exc}") from None
         self.started_here = True
 
     # ---- the Backend interface ---------------------------------------------------------------

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from prchain.app.config import load_config
-from prchain.app.scale import StoreNotShared, check_store, portable, task_env
+from prchain.app.scale import check_store, portable, task_env
 from prchain.cli import main
-from prchain.core.errors import UnknownName
+from prchain.core.errors import StoreNotShared, UnknownName
 from prchain.scale.backends import BACKENDS, open_backend
 from prchain.scale.config import ScaleConfig
 from prchain.scale.local import LocalBackend
