@@ -116,7 +116,9 @@ def gc(
     removed = []
     # Only sandboxes: a container also inherits the managed label from its image, so an image
     # build's intermediate containers (FROM the base image) carry it too, with no owner.
-    for container in client.containers({**(labels or {}), MANAGED_LABEL: "1", "prchain.kind": "sandbox"}):
+    for container in client.containers(
+        {**(labels or {}), MANAGED_LABEL: "1", "prchain.kind": "sandbox"}
+    ):
         orphan = everything or not owner_alive(container["labels"])
         if orphan and client.remove_container(container["id"]):
             removed.append(container)

@@ -21,8 +21,8 @@ from prchain.core.errors import ConfigError
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
-from prchain.verdicts.config import VerdictsConfig
 from prchain.scale.config import ScaleConfig
+from prchain.verdicts.config import VerdictsConfig
 from sql.config import StoreConfig
 
 DEFAULT_CONFIG_FILE = "prchain.yaml"

@@ -18,8 +18,8 @@ from environments.protocol import Environment, StageSpec
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
 from prchain.agent.tasks import ChainTask, pending_chains
 from prchain.app.config import Config
-from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.scale import Notify, backend_for, portable
+from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import RolloutWork
 from prchain.core.errors import NothingToDo
 from prchain.llm.protocol import ChatLLM
