@@ -119,12 +119,21 @@ def main() -> None:
         print(f"store: {'PostgreSQL' if POSTGRES else 'SQLite'}; {SLOTS} workers / sandbox slots")
         local_s, local_fixed = chains_per_minute(server, root, "local")
         started = time.perf_counter()
-        ray.init(
-            num_cpus=2,
-            include_dashboard=False,
-            log_to_driver=False,
-            resources={"docker_slots": SLOTS},
-        )
+        for attempt in range(
+            3
+        ):  # Ray allows a new node 30 s to register; a busy machine may miss it
+            try:
+                ray.init(
+                    num_cpus=2,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    resources={"docker_slots": SLOTS},
+                )
+                break
+            except Exception:
+                ray.shutdown()
+                if attempt == 2:
+                    raise
         print(f"ray.init of a local instance: {time.perf_counter() - started:.1f} s (once per run)")
         try:
             ray_s, ray_fixed = chains_per_minute(server, root, "ray")
