@@ -3,14 +3,14 @@ PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
-.PHONY: install system test test-fast lint schema bench mine demo clean
+.PHONY: install system test test-fast lint schema bench mine demo report-demo clean
 
 install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
 
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,ray]'
+	$(PY) -m pip install -q -e '.[dev,ray,report]'
 	touch $@
 
 system:
@@ -40,6 +40,11 @@ mine: .venv/.installed ## mine repos.txt from GitHub (needs GITHUB_TOKEN)
 
 demo: .venv/.installed ## the whole pipeline offline on a repo made here, with the scripted LLM server
 	bash scripts/demo.sh
+
+report-demo: .venv/.installed ## HTML report of the demo store (built first if missing) plus PNG screenshots
+	test -f data/demo/prchain.db || bash scripts/demo.sh
+	$(PRCHAIN) report data/demo/report --config examples/demo.yaml --db sqlite:///data/demo/prchain.db
+	$(PY) scripts/screenshots.py data/demo/report
 
 clean:
 	rm -rf .venv data bench/out

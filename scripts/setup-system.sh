@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install and start what prchain needs outside Python: git, Docker's engine, debootstrap (to build
-# base images without a registry) and PostgreSQL (the test suite runs against it too).
+# base images without a registry), PostgreSQL (the test suite runs against it too) and Chromium
+# (tests open the HTML report in it, headless).
 # Idempotent: a second run only checks that the services are up.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ command -v git >/dev/null || need+=(git)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v pg_ctlcluster >/dev/null || need+=(postgresql)
+command -v chromium >/dev/null || need+=(chromium)  # the report's browser tests drive it headless
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]} from Debian"
   apt-get update -qq

@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.support.github_fixtures",
     "tests.support.llm_fixtures",
     "tests.support.docker_fixtures",
+    "tests.support.browser",
 ]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -21,6 +21,7 @@ from prchain.core.errors import ConfigError
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
+from prchain.report.config import ReportConfig
 from prchain.scale.config import ScaleConfig
 from prchain.verdicts.config import VerdictsConfig
 from sql.config import StoreConfig
@@ -41,6 +42,7 @@ class Config(BaseModel):
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig)
     p2t: P2TConfig = Field(default_factory=P2TConfig)
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

@@ -17,7 +17,18 @@ from prchain.core.errors import PrchainError
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # Each module adds its commands to `main` when imported.
-COMMAND_MODULES = ("mine", "stats", "chains", "queries", "env", "rollout", "verdicts", "p2t", "dev")
+COMMAND_MODULES = (
+    "mine",
+    "stats",
+    "chains",
+    "queries",
+    "env",
+    "rollout",
+    "verdicts",
+    "p2t",
+    "report",
+    "dev",
+)
 
 
 class PrchainGroup(click.Group):
@@ -51,6 +62,7 @@ def main() -> None:
       prchain p2t         process graphs from gold patches; curated trajectories
       prchain export      kept trajectories → SFT-ready JSONL
       prchain stats       what the store holds, stage by stage
+      prchain report      an offline HTML report of the store
 
     Example:
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from prchain.app.choices import STRATEGY_NAMES
 from prchain.cli import main
@@ -168,48 +170,67 @@ def show(
     print_chain(Console(), chain_view(make_engine(config.store.url), chain_id))
 
 
+WIDE = 110  # from this console width on, `chains show` also prints each stage's base and end
+
+
 def print_chain(console: Console, view: ChainView) -> None:
+    """The chain in an 80-column terminal: one line per stage, edge and piece of evidence.
+
+    Titles and evidence are cut with an ellipsis rather than wrapped word by word."""
     console.print(
-        f"[bold]chain {view.id}[/] {view.repo} strategy={view.strategy} length={view.length} score={view.score:.2f}"
+        f"[bold]chain {view.id}[/] {escape(view.repo)} strategy={view.strategy} "
+        f"length={view.length} score={view.score:.2f}"
     )
     if view.overview:
         console.print(f"[bold]overview:[/] {escape(view.overview)}")
-    stages = Table(
-        "t",
-        "PR",
-        "title",
-        "merged",
-        "base",
-        "end",
-        "code ±",
-        "test ±",
-        title="stages (oldest first)",
-    )
-    for s in view.stages:
-        stages.add_row(
+    wide = console.width >= WIDE
+    rows = [
+        (
             str(s.idx),
             f"#{s.pr_number}",
             escape(s.title),
             s.merged_at[:10],
-            s.base_sha[:10],
-            s.end_sha[:10],
+            *((s.base_sha[:10], s.end_sha[:10]) if wide else ()),
             str(s.code_lines),
             str(s.test_lines),
         )
-    edges = Table("newer → older", "types", "strength", "file overlap", "evidence", title="edges")
-    for e in view.edges:
-        # Titles and evidence are PR text ("[ty] Fix …"): escape them so rich does not read them as markup.
-        evidence = "\n".join(
-            escape(f"[{x['type']} in {x['found_in']}] {x['text']}") for x in e.get("evidence", [])
+        for s in view.stages
+    ]
+    names = ["t", "PR", "title", "merged", *(("base", "end") if wide else ()), "code ±", "test ±"]
+    stages = Table(title="stages (oldest first)", box=box.SIMPLE_HEAD, pad_edge=False)
+    widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(names)]
+    # Every other column keeps its full width; only the title gives way (3 = padding + rule).
+    room = console.width - sum(w for n, w in zip(names, widths, strict=True) if n != "title")
+    for i, name in enumerate(names):
+        width = max(room - 3 * len(names), 12) if name == "title" else widths[i]
+        stages.add_column(
+            name,
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=width,
+            min_width=None if name == "title" else width,
+            justify="right" if name.endswith("±") else "left",
         )
+    for row in rows:
+        stages.add_row(*row)
+    edges = Table(title="edges", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("newer → older", "types", "strength", "overlap"):
+        edges.add_column(name, no_wrap=True, overflow="ellipsis")
+    for e in view.edges:
         edges.add_row(
             f"#{e.get('src_number')} → #{e.get('dst_number')}",
             ", ".join(e.get("types", [])),
             str(e.get("strength")),
             f"{e.get('overlap', 0):.2f}",
-            evidence,
         )
     console.print(stages, edges)
+    for e in view.edges:
+        for x in e.get("evidence", []):
+            # Evidence is PR text ("[ty] Fix …"): plain Text, so rich does not read it as markup.
+            line = Text(f"  #{e.get('src_number')} → #{e.get('dst_number')} ")
+            line.append(f"[{x['type']} in {x['found_in']}] ", style="dim")
+            line.append(" ".join(str(x["text"]).split()))
+            console.print(line, no_wrap=True, overflow="ellipsis")
     for s in view.stages:
         console.print(
             f"[bold]query {s.idx} (#{s.pr_number}):[/] {escape(s.query) if s.query else '[dim](none yet)[/]'}"

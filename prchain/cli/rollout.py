@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from prchain.app.choices import CONFLICT_POLICIES, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
@@ -254,10 +255,12 @@ def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:
             verdict = verdicts.get((current, submits))
             submits += 1
             if verdict is not None:
-                colour = "green" if verdict.passed else "red"
-                console.print(
-                    f"  [{colour}]judge round {verdict.round}: score {verdict.score:.2f}[/] {escape(verdict.comment)}"
+                line = Text(
+                    f"  judge round {verdict.round}: score {verdict.score:.2f} ",
+                    style="green" if verdict.passed else "red",
                 )
+                line.append(verdict.comment if limit is None else " ".join(verdict.comment.split()))
+                console.print(line, no_wrap=limit is not None, overflow="ellipsis")
 
 
 def _stage_rule(console: Console, idx: int, stage: object, transition: object) -> None:
@@ -268,23 +271,32 @@ def _stage_rule(console: Console, idx: int, stage: object, transition: object) -
 
 
 def _print_message(console: Console, kind: str, message: dict, limit: int | None) -> None:
-    def cut(text: str) -> str:
-        return (
-            text
-            if limit is None or len(text) <= limit
-            else text[:limit] + f" … [{len(text) - limit} more]"
-        )
-
+    """One message; the preview is one line per message and per tool call, cut with an ellipsis
+    at the terminal's width (an 80-column terminal shows it without wrapping word by word)."""
     content = message.get("content") or ""
-    console.print(
-        f"[bold cyan]{kind}[/] ({message['role']})"
-        + (f": {escape(cut(content))}" if content else ""),
-        highlight=False,
-    )
-    for call in message.get("tool_calls") or []:
+    if limit is not None:
+        head = Text(f"{kind} ", style="bold cyan")
+        head.append(f"({message['role']})")
+        if content:
+            head.append(": " + " ".join(str(content)[: limit * 2].split()))
+        console.print(head, no_wrap=True, overflow="ellipsis", highlight=False)
+    else:
         console.print(
-            f"  → {call['function']['name']} {cut(call['function']['arguments'])}", markup=False
+            f"[bold cyan]{kind}[/] ({message['role']})"
+            + (f": {escape(content)}" if content else ""),
+            highlight=False,
         )
+    for call in message.get("tool_calls") or []:
+        line = f"  → {call['function']['name']} {call['function']['arguments']}"
+        if limit is not None:
+            console.print(
+                Text("  " + " ".join(line.split())),
+                no_wrap=True,
+                overflow="ellipsis",
+                highlight=False,
+            )
+        else:
+            console.print(line, markup=False)
 
 
 @main.command("export")

@@ -118,3 +118,9 @@ class StoreNotShared(ConfigError):
     """The store cannot be written by every worker of the backend (a SQLite file, remote workers)."""
 
     hint = "use PostgreSQL for a cluster: --db postgresql+psycopg://user:password@host/prchain"
+
+
+class MissingExtra(PrchainError):
+    """An optional dependency group is not installed (e.g. plotly for `prchain report`)."""
+
+    hint = "pip install 'prchain[report]' (make install installs every extra)"

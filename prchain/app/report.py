@@ -1,0 +1,76 @@
+"""`prchain report`: the facts the store does not hold, worked out with this run's config, then
+the site. The only place the report meets the chains, export and pricing configuration."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.engine import make_url
+
+from prchain.app.config import Config
+from prchain.report.facts import ExportFacts, GraphFacts, PipelineFacts
+from prchain.report.site import Progress, ReportSummary, write_report
+from sql.db import make_engine, session_scope
+
+
+def graph_facts(engine: Engine, config: Config) -> GraphFacts:
+    """The reference graph as `chains build` would build it with this config."""
+    from chains.graph import load_graph
+
+    _, _, report = load_graph(engine, config.chains)
+    return GraphFacts(
+        filtered=dict(report.filtered.removed),
+        nodes=report.nodes,
+        references=report.references,
+        edges=report.edges,
+        dropped=dict(report.dropped),
+    )
+
+
+def export_facts(engine: Engine, config: Config) -> ExportFacts:
+    """What `prchain export` with this config would write, and why it would skip the rest."""
+    from prchain.agent.export import build_record
+    from sql.models import Rollout
+
+    facts, skipped = ExportFacts(), Counter[str]()
+    with session_scope(engine) as session:
+        finished = select(Rollout).where(Rollout.status.in_(("kept", "rejected")))
+        for rollout in session.scalars(finished):
+            record, why = build_record(
+                session,
+                rollout,
+                min_score=config.agent.judge_threshold,
+                keep=config.agent.keep_policy,
+                keep_prm=config.prm.keep_in_export,
+                leak_min_chars=config.agent.leak_min_chars,
+            )
+            if record is None:
+                skipped[why] += 1
+            else:
+                facts.written += 1
+    facts.skipped = dict(skipped)
+    return facts
+
+
+def report_from_config(
+    config: Config, out_dir: str | Path, progress: Progress | None = None
+) -> ReportSummary:
+    from prchain.llm.pricing import cost_usd
+
+    engine = make_engine(config.store.url)
+    facts = PipelineFacts(
+        graph=graph_facts(engine, config) if config.report.funnel_graph else None,
+        export=export_facts(engine, config),
+    )
+    prices = config.llm.prices
+    return write_report(
+        engine,
+        out_dir,
+        config.report,
+        facts,
+        cost=lambda model, p, c: cost_usd(prices, model, p, c),
+        store=make_url(config.store.url).render_as_string(hide_password=True),
+        progress=progress,
+    )

@@ -1,0 +1,123 @@
+"""The funnel: each pipeline step's count, and every drop on the way with its reason and count."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from prchain.report.facts import PipelineFacts
+from prchain.report.optional import verdict_counts
+from sql.models import Chain, ChainStage, PullRequest, Rollout, RolloutStage
+
+
+@dataclass
+class FunnelStep:
+    name: str
+    count: int
+    drops: list[tuple[str, int]] = field(default_factory=list)  # (reason, how many), largest first
+    detail: list[tuple[str, int]] = field(default_factory=list)  # breakdown that is not a loss
+
+
+def _sorted(counts: dict[str, int] | Counter[str]) -> list[tuple[str, int]]:
+    return sorted(((k, v) for k, v in counts.items() if v), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _mined(session: Session) -> tuple[FunnelStep, FunnelStep]:
+    pr = PullRequest
+    total = session.scalar(select(func.count()).select_from(pr)) or 0
+    drops: Counter[str] = Counter()
+    merged = pr.merged_at.is_not(None)
+    grouped = select(merged, pr.patch_status, func.count()).group_by(merged, pr.patch_status)
+    for is_merged, status, n in session.execute(grouped):
+        if not is_merged:
+            drops["not merged"] += n
+        elif status != "ok":
+            drops[f"patch {status}"] += n
+    usable = total - sum(drops.values())
+    return FunnelStep("pull requests mined", total), FunnelStep(
+        "merged with a usable patch", usable, _sorted(drops)
+    )
+
+
+def _graph(facts: PipelineFacts, usable: FunnelStep) -> list[FunnelStep]:
+    graph = facts.graph
+    if graph is None:
+        return []
+    return [
+        FunnelStep("PRs past the chain filters", graph.nodes, _sorted(graph.filtered)),
+        FunnelStep(
+            "reference graph edges",
+            graph.edges,
+            _sorted(graph.dropped),
+            [("PR-to-PR references read", graph.references)],
+        ),
+    ]
+
+
+def _chains(session: Session) -> list[FunnelStep]:
+    lengths = session.execute(
+        select(Chain.length, func.count()).group_by(Chain.length).order_by(Chain.length)
+    ).all()
+    chains = sum(n for _, n in lengths)
+    stages = session.scalar(select(func.count()).select_from(ChainStage)) or 0
+    queried = session.scalar(select(func.count()).where(ChainStage.query.is_not(None))) or 0
+    return [
+        FunnelStep("chains", chains, detail=[(f"length {k}", n) for k, n in lengths]),
+        FunnelStep("chain stages", stages),
+        FunnelStep("stages with a query", queried, _sorted({"no query yet": stages - queried})),
+    ]
+
+
+def _rollouts(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
+    steps: list[FunnelStep] = []
+    by_status = dict(
+        session.execute(select(Rollout.status, func.count()).group_by(Rollout.status)).all()
+    )
+    rollouts = sum(by_status.values())
+    rolled = session.execute(
+        select(RolloutStage.status, RolloutStage.reason, RolloutStage.test_result.is_not(None))
+    ).all()
+    tested = sum(1 for _, _, has_tests in rolled if has_tests)
+    steps.append(
+        FunnelStep(
+            "stages rolled out",
+            len(rolled),
+            detail=_sorted(Counter(status for status, _, _ in rolled)),
+        )
+    )
+    steps.append(
+        FunnelStep(
+            "stages with test results", tested, _sorted({"no test run": len(rolled) - tested})
+        )
+    )
+    failed = Counter(
+        f"{status}: {reason or 'no reason given'}"
+        for status, reason, _ in rolled
+        if status != "passed"
+    )
+    passed = sum(1 for status, _, _ in rolled if status == "passed")
+    steps.append(FunnelStep("judge-passed stages", passed, _sorted(failed)))
+    reasons = Counter(
+        f"{status}: {reason or 'no reason given'}"
+        for status, reason in session.execute(
+            select(Rollout.status, Rollout.reason).where(Rollout.status != "kept")
+        )
+    )
+    steps.insert(0, FunnelStep("rollouts", rollouts, detail=_sorted(by_status)))
+    steps.append(FunnelStep("kept trajectories", by_status.get("kept", 0), _sorted(reasons)))
+    if facts.export is not None:
+        steps.append(FunnelStep("exported", facts.export.written, _sorted(facts.export.skipped)))
+    return steps
+
+
+def build_funnel(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
+    """Every step in pipeline order; steps without data (no verdict table, no rollouts) included."""
+    mined, usable = _mined(session)
+    funnel = [mined, usable, *_graph(facts, usable), *_chains(session)]
+    verdicts = verdict_counts(session)
+    if verdicts is not None:
+        funnel.append(FunnelStep("stages with verified tests", *verdicts))
+    return funnel + _rollouts(session, facts)

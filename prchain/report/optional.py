@@ -1,0 +1,73 @@
+"""Tables other packages may add to the store: rendered when present, skipped when not.
+
+Read by reflection so the report works on a store written before those packages existed (and
+does not import them): test verdicts (`stage_verifications`) and P2T runs (tables named `p2t_*`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sqlalchemy import MetaData, Table, func, inspect, select
+from sqlalchemy.orm import Session
+
+VERDICTS = "stage_verifications"
+P2T_PREFIX = "p2t_"
+
+
+def _table(session: Session, name: str) -> Table | None:
+    bind = session.get_bind()
+    if not inspect(bind).has_table(name):
+        return None
+    return Table(name, MetaData(), autoload_with=bind)
+
+
+def p2t_tables(session: Session) -> list[Table]:
+    bind = session.get_bind()
+    names = sorted(n for n in inspect(bind).get_table_names() if n.startswith(P2T_PREFIX))
+    return [Table(name, MetaData(), autoload_with=bind) for name in names]
+
+
+def verdict_counts(session: Session) -> tuple[int, list[tuple[str, int]]] | None:
+    """(stages verified usable, [(why unusable, n)]) or None when the table does not exist."""
+    table = _table(session, VERDICTS)
+    if table is None:
+        return None
+    rows = session.execute(select(table.c.status, table.c.reason)).all()
+    drops = Counter(f"{status}: {reason or '-'}" for status, reason in rows if status != "usable")
+    usable = sum(1 for status, _ in rows if status == "usable")
+    return usable, sorted(drops.items(), key=lambda kv: -kv[1])
+
+
+def stage_verdicts(session: Session, stage_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """chain_stage_id → its verdict row (status, reason, FAIL_TO_PASS, PASS_TO_PASS, ...)."""
+    table = _table(session, VERDICTS)
+    if table is None or not stage_ids:
+        return {}
+    rows = session.execute(select(table).where(table.c.chain_stage_id.in_(stage_ids))).mappings()
+    return {row["chain_stage_id"]: dict(row) for row in rows}
+
+
+def p2t_counts(session: Session) -> list[tuple[str, int]]:
+    return [
+        (t.name, session.scalar(select(func.count()).select_from(t)) or 0)
+        for t in p2t_tables(session)
+    ]
+
+
+def p2t_rows(session: Session, rollout_id: int) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """Per P2T table that refers to rollouts: (name, columns, this rollout's rows)."""
+    found = []
+    for table in p2t_tables(session):
+        if "rollout_id" not in table.c:
+            continue
+        query = select(table).where(table.c.rollout_id == rollout_id)
+        order = [c for c in ("stage_idx", "window", "window_idx", "idx", "id") if c in table.c]
+        rows = session.execute(query.order_by(*(table.c[c] for c in order))).all()
+        if rows:
+            columns = [c.name for c in table.c if c.name not in ("rollout_id", "created_at")]
+            found.append(
+                (table.name, columns, [[row._mapping[c] for c in columns] for row in rows])
+            )
+    return found
