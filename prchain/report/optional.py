@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 VERDICTS = "stage_verifications"
 P2T_PREFIX = "p2t_"
+P2T_STAGES = "p2t_stages"
 
 
 def _table(session: Session, name: str) -> Table | None:
@@ -56,11 +57,22 @@ def p2t_counts(session: Session) -> list[tuple[str, int]]:
     ]
 
 
+def p2t_stages(session: Session, rollout_id: int) -> list[dict[str, Any]]:
+    """The P2T forward phase of a curated rollout, one row per stage: admitted, coverage, the nodes
+    established and each window's candidates (name, Eff, length, ...), the one chosen and the
+    steps committed (`p2t_stages.windows`, as `prchain.p2t` writes it)."""
+    table = _table(session, P2T_STAGES)
+    if table is None:
+        return []
+    query = select(table).where(table.c.rollout_id == rollout_id).order_by(table.c.stage_idx)
+    return [dict(row) for row in session.execute(query).mappings()]
+
+
 def p2t_rows(session: Session, rollout_id: int) -> list[tuple[str, list[str], list[list[Any]]]]:
-    """Per P2T table that refers to rollouts: (name, columns, this rollout's rows)."""
+    """Per other P2T table that refers to rollouts: (name, columns, this rollout's rows)."""
     found = []
     for table in p2t_tables(session):
-        if "rollout_id" not in table.c:
+        if "rollout_id" not in table.c or table.name == P2T_STAGES:
             continue
         query = select(table).where(table.c.rollout_id == rollout_id)
         order = [c for c in ("stage_idx", "window", "window_idx", "idx", "id") if c in table.c]

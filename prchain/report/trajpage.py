@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from prchain.report.optional import p2t_rows
+from prchain.report.optional import p2t_rows, p2t_stages
 from prchain.report.patches import PatchPiece, step_piece
 from sql.models import (
     ChainStage,
@@ -60,6 +60,7 @@ class TrajectoryPage:
     rollout: Rollout
     stages: list[StageView]
     p2t: list[tuple[str, list[str], list[list[Any]]]]
+    curation: list[dict[str, Any]] = field(default_factory=list)  # p2t_stages rows
 
     @property
     def steps(self) -> int:
@@ -162,4 +163,6 @@ def trajectory_page(
     for stage in ordered:  # each stage begins from the cumulative diff the one before stored
         stage.start = PatchPiece(-1, previous, exact=True)
         previous = stage.stage.cumulative_diff if stage.stage is not None else previous
-    return TrajectoryPage(rollout, ordered, p2t_rows(session, rollout.id))
+    return TrajectoryPage(
+        rollout, ordered, p2t_rows(session, rollout.id), p2t_stages(session, rollout.id)
+    )

@@ -83,7 +83,7 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     """Test verdicts (issue 10's table) and P2T tables (`p2t_*`, made here by hand) are shown."""
     from sqlalchemy import insert, text
 
-    from sql.models import Rollout, RolloutStage, StageVerification, Step
+    from sql.models import P2TStage, Rollout, RolloutStage, StageVerification, Step
 
     _mined_with_chains(tmp_path, sqlite_url)
     engine = make_engine(sqlite_url)
@@ -128,6 +128,31 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
                 }
             ],
         )
+        window = {
+            "start_step": 0,
+            "frontier": ["api.subtract"],
+            "candidates": [
+                {"name": "seed-0", "eff": 0.5, "length": 9, "seed": True, "grounded": True},
+                {"name": "fix-subtract", "eff": 1.0, "length": 4, "seed": False, "grounded": True},
+            ],
+            "chosen": "fix-subtract",
+            "committed": 4,
+            "credited": ["api.subtract"],
+        }
+        conn.execute(
+            insert(P2TStage),
+            [
+                {
+                    "rollout_id": 1,
+                    "stage_idx": 1,
+                    "admitted": True,
+                    "coverage": 1.0,
+                    "established": ["api.subtract"],
+                    "windows": [window],
+                    "steps": 4,
+                }
+            ],
+        )
         conn.execute(
             insert(Step),
             [
@@ -149,4 +174,6 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     assert "FAIL_TO_PASS 1" in chain and "tests/test_ops.py::test_subtract" in chain
     trajectory = (out / "trajectories/1.html").read_text()
     assert "p2t_candidates" in trajectory
-    assert trajectory.count('class="committed"') == 1  # the candidate committed for the window
+    assert trajectory.count('class="committed"') == 2  # committed candidate, both P2T views
+    assert "P2T curation" in trajectory and "fix-subtract" in trajectory
+    assert "api.subtract" in trajectory
