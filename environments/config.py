@@ -9,6 +9,13 @@ ConflictPolicy = Literal["strict", "oracle", "partial"]
 of stage t-1, or apply what applies and record the rejects."""
 CONFLICT_POLICIES: tuple[str, ...] = get_args(ConflictPolicy)
 
+DiskCap = Literal["auto", "storage-opt", "tmpfs", "off"]
+"""How a sandbox's disk is bounded: a size limit on the container's writable layer (storage-opt;
+needs overlay2 on xfs with pquota, or btrfs/zfs), a read-only image with size-limited tmpfs mounts
+for every place the agent can write (tmpfs), the first that this engine supports (auto), or not at
+all (off)."""
+DISK_CAPS: tuple[str, ...] = get_args(DiskCap)
+
 
 class EnvironmentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -62,5 +69,24 @@ class EnvironmentConfig(BaseModel):
     )
     test_timeout: float = Field(
         default=900.0, gt=0, description="Seconds before a stage's test command is killed."
+    )
+    disk_cap: DiskCap = Field(
+        default="auto",
+        description="auto | storage-opt | tmpfs | off: how the sandbox disk is bounded.",
+    )
+    disk_limit: str = Field(
+        default="2g",
+        description="Writable space of a sandbox: the writable layer's size (storage-opt), or the "
+        "tmpfs at /work holding the repository (tmpfs; counts against `memory`).",
+    )
+    scratch_limit: str = Field(
+        default="256m",
+        description="tmpfs only: size of each of /tmp and the agent's home (counts against `memory`).",
+    )
+    max_diff_bytes: int = Field(
+        default=2_000_000,
+        ge=1024,
+        description="A stage or cumulative diff past this many bytes is replaced by a diffstat "
+        "summary, and the stage ends with that as its reason.",
     )
     log_dir: str = Field(default="data/env-logs", description="Where image build logs are kept.")

@@ -6,8 +6,7 @@ Every call that can fail turns the SDK's exceptions into prchain's typed errors,
 
 from __future__ import annotations
 
-import io
-import tarfile
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -16,10 +15,18 @@ from typing import Any
 
 import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
+from docker.types import Mount
+from docker.utils.socket import frames_iter
 
 from prchain.core.errors import ContainerDied, EnvironmentFailure
 
 MANAGED_LABEL = "prchain.managed"
+
+
+class StorageQuotaUnsupported(EnvironmentFailure):
+    """The engine's storage driver cannot bound a container's writable layer (--storage-opt size)."""
+
+    hint = "set environment.disk_cap=tmpfs (or auto), which bounds the sandbox with tmpfs mounts"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,10 @@ class ContainerSpec:
     memory: str = "2g"
     pids_limit: int = 256
     cap_add: list[str] = field(default_factory=list)
+    read_only: bool = False  # the image's filesystem; writable places come from the two below
+    tmpfs: dict[str, str] = field(default_factory=dict)  # path → mount options (size=…)
+    volumes: list[str] = field(default_factory=list)  # paths that get an anonymous volume
+    storage_opt: dict[str, str] = field(default_factory=dict)  # e.g. {"size": "2g"}
 
 
 @dataclass
@@ -170,6 +181,7 @@ class DockerClient:
 
     def run(self, spec: ContainerSpec) -> str:
         """Start a detached, locked-down container that idles until it is execed into."""
+        mounts = [Mount(target=path, source=None, type="volume") for path in spec.volumes]
         try:
             container = self._client.containers.run(
                 spec.image,
@@ -189,8 +201,18 @@ class DockerClient:
                 cap_add=spec.cap_add or None,
                 security_opt=["no-new-privileges"],
                 working_dir="/",
+                read_only=spec.read_only,
+                tmpfs=spec.tmpfs or None,
+                mounts=mounts or None,
+                storage_opt=spec.storage_opt or None,
             )
         except DockerException as exc:
+            if spec.storage_opt and "storage-opt" in str(
+                exc
+            ):  # refused at create: nothing to remove
+                raise StorageQuotaUnsupported(
+                    f"the engine cannot limit a container's disk: {exc}"
+                ) from None
             raise EnvironmentFailure(f"cannot start a container from {spec.image}: {exc}") from None
         return str(container.id)
 
@@ -245,18 +267,29 @@ class DockerClient:
         env: dict[str, str],
         limit: int,
         deadline: float | None = None,
+        stdin: bytes | None = None,
     ) -> RawExec:
         """Run argv in the container; keep head and tail of the output within `limit` bytes.
 
         `deadline` is a host-side guard (seconds) for a stream that stays open after the in-container
         timeout fired (e.g. a daemon that escaped the process group): we stop reading then.
+        `stdin` is written to the command's standard input, which is then closed: the one channel
+        that reaches any directory (a tmpfs too) without trusting a path the agent could redirect.
         """
         start = time.monotonic()
         try:
             exec_id = self.api.exec_create(
-                container_id, argv, user=user, workdir=workdir, environment=env
+                container_id,
+                argv,
+                user=user,
+                workdir=workdir,
+                environment=env,
+                stdin=stdin is not None,
             )["Id"]
-            stream = self.api.exec_start(exec_id, stream=True, demux=False)
+            if stdin is None:
+                stream = self.api.exec_start(exec_id, stream=True, demux=False)
+            else:
+                stream = self._feed(exec_id, stdin)
         except NotFound:
             raise ContainerDied(f"container {container_id[:12]} is gone") from None
         except APIError as exc:
@@ -276,6 +309,13 @@ class DockerClient:
             output, int(code), time.monotonic() - start, buffer.dropped, len(buffer.head)
         )
 
+    def _feed(self, exec_id: str, data: bytes) -> Iterator[bytes]:
+        sock = self.api.exec_start(exec_id, socket=True)
+        raw = getattr(sock, "_sock", sock)
+        raw.sendall(data)
+        raw.shutdown(socket.SHUT_WR)
+        return (chunk for _stream, chunk in frames_iter(sock, tty=False))
+
     @staticmethod
     def _drain(stream: Iterator[bytes], buffer: _Bounded, deadline: float | None) -> bool:
         def pump() -> None:
@@ -293,30 +333,3 @@ class DockerClient:
     def _raise_if_dead(self, container_id: str, exc: Exception | None) -> None:
         if not self.is_running(container_id):
             raise ContainerDied(f"container {container_id[:12]} is not running") from exc
-
-    def put_files(
-        self, container_id: str, directory: str, files: dict[str, bytes], uid: int, mode: int
-    ) -> None:
-        """Copy files into an existing directory of the container, owned by `uid`, in one request."""
-        blob = io.BytesIO()
-        with tarfile.open(fileobj=blob, mode="w") as tar:
-            for name, data in files.items():
-                info = tarfile.TarInfo(name)
-                info.size, info.uid, info.gid, info.mode, info.mtime = (
-                    len(data),
-                    uid,
-                    uid,
-                    mode,
-                    int(time.time()),
-                )
-                tar.addfile(info, io.BytesIO(data))
-        try:
-            ok = self.api.put_archive(container_id, directory, blob.getvalue())
-        except NotFound:
-            raise ContainerDied(f"container {container_id[:12]} is gone") from None
-        except APIError as exc:
-            raise EnvironmentFailure(
-                f"cannot copy {sorted(files)} into the container: {exc}"
-            ) from None
-        if not ok:
-            raise EnvironmentFailure(f"cannot copy {sorted(files)} into {directory}")

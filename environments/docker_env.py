@@ -1,22 +1,32 @@
 """DockerEnvironment: one locked-down container per chain, stage by stage (B_t ⊕ Δ_(t−1)).
 
 The agent's commands run as the unprivileged `agent` user in /work/repo with no network, bounded
-CPU, memory and processes, and an explicit minimal environment (nothing of the host's). Git
-bookkeeping (environments/carry.py) runs through the same exec channel.
+CPU, memory, processes and disk, and an explicit minimal environment (nothing of the host's). Git
+bookkeeping (environments/carry.py) runs through the same exec channel, split between root (the
+mirror and the gold patches, never the agent's files) and the agent (its own repository); see
+docs/sandbox.md.
 """
 
 from __future__ import annotations
 
+import io
 import posixpath
 import secrets
+import tarfile
 import time
-from typing import Self
+from dataclasses import replace
+from typing import ClassVar, Self
 
 from environments import carry, cleanup
 from environments.config import EnvironmentConfig
-from environments.docker_client import ContainerSpec, DockerClient, RawExec
+from environments.docker_client import (
+    ContainerSpec,
+    DockerClient,
+    RawExec,
+    StorageQuotaUnsupported,
+)
 from environments.images import Notify, RepoImage, ensure_repo_image
-from environments.protocol import ExecResult, StageSpec, Transition
+from environments.protocol import ExecResult, StageSpec, Transition, capped_diff
 from prchain.core.errors import ConfigError, EnvironmentFailure
 
 AGENT = "agent"
@@ -41,12 +51,18 @@ wait "$pid" 2>/dev/null; rc=$?
 kill -KILL -- "-$pid" 2>/dev/null
 exit "$rc"
 """
-# Root needs these for the fetch from its private mirror into the agent's repo; the agent gets none.
-ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]
+# Root needs these to fill a tmpfs sandbox from its seed at start and to end the agent's processes
+# at each stage entry; the agent (a non-root uid) has no effective capability at all.
+ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
+# With disk_cap=tmpfs the image is read-only; these are the only places anyone can write.
+ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
 
 
 class DockerEnvironment:
     """The Docker implementation of environments.protocol.Environment."""
+
+    # Whether this engine can bound a writable layer; learnt by the first sandbox (disk_cap=auto).
+    _quota_supported: ClassVar[bool | None] = None
 
     def __init__(
         self,
@@ -72,7 +88,7 @@ class DockerEnvironment:
         self.transitions: list[Transition] = []
         self.test_results: dict[int, ExecResult] = {}
         self._uid = 1000
-        self._fetched: set[str] = set()  # B_t already in the sandbox's repo
+        self.disk_mode = "off"  # how this sandbox's disk is bounded: storage-opt | tmpfs | off
 
     # ---- lifecycle --------------------------------------------------------------------------------
 
@@ -89,13 +105,30 @@ class DockerEnvironment:
         self.image = ensure_repo_image(
             self.client, self.config, self.repo, self.clone_path, self._notify
         )
-        self.container_id = self.client.run(self._spec(self.image.tag))
+        self.container_id = self._run_container(self.image.tag)
         cleanup.register(self.container_id, self.close)
-        self._root(carry.INIT_REPO)
+        self._root(carry.INIT_ROOT, "seed" if self.disk_mode == "tmpfs" else "")
+        self._checked(carry.INIT_AGENT, what="initialising the agent's repository")
         self._uid = int(self._root("id -u agent").output.strip())
         return self
 
-    def _spec(self, image: str) -> ContainerSpec:
+    def _run_container(self, image: str) -> str:
+        mode = self.config.disk_cap
+        if mode == "auto":
+            mode = "tmpfs" if DockerEnvironment._quota_supported is False else "storage-opt"
+        try:
+            container = self.client.run(self._spec(image, mode))
+        except StorageQuotaUnsupported:
+            if self.config.disk_cap != "auto":
+                raise
+            DockerEnvironment._quota_supported, mode = False, "tmpfs"
+            container = self.client.run(self._spec(image, mode))
+        if mode == "storage-opt":
+            DockerEnvironment._quota_supported = True
+        self.disk_mode = mode
+        return container
+
+    def _spec(self, image: str, disk_mode: str) -> ContainerSpec:
         labels = {
             **cleanup.owner_labels(),
             "prchain.kind": "sandbox",
@@ -103,7 +136,7 @@ class DockerEnvironment:
             **self.labels,
         }
         slug = "".join(c if c.isalnum() else "-" for c in self.repo.lower())[:40]
-        return ContainerSpec(
+        spec = ContainerSpec(
             image=image,
             name=f"prchain-{slug}-{secrets.token_hex(4)}",
             labels=labels,
@@ -115,10 +148,20 @@ class DockerEnvironment:
             pids_limit=self.config.pids_limit,
             cap_add=ROOT_CAPS,
         )
+        if disk_mode == "storage-opt":
+            return replace(spec, storage_opt={"size": self.config.disk_limit})
+        if disk_mode == "tmpfs":
+            scratch = self.config.scratch_limit
+            tmpfs = {
+                "/work": f"size={self.config.disk_limit},mode=0755,exec",
+                "/tmp": f"size={scratch},mode=1777,exec",
+                "/home/agent": f"size={scratch},mode=0755,exec",
+            }
+            return replace(spec, read_only=True, tmpfs=tmpfs, volumes=[ROOT_STATE_VOLUME])
+        return spec
 
     def close(self) -> None:
         container, self.container_id = self.container_id, None
-        self._fetched.clear()
         if container:
             cleanup.unregister(container)
             self.client.remove_container(container)
@@ -132,24 +175,39 @@ class DockerEnvironment:
     # ---- low-level exec ---------------------------------------------------------------------------
 
     def _run(
-        self, script: str, *args: str, user: str, env: dict[str, str] | None = None
+        self,
+        script: str,
+        *args: str,
+        user: str,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
     ) -> RawExec:
         if not self.container_id:
             self.start()
         assert self.container_id
         argv = ["bash", "-c", script, "prchain", *args]
+        # Root starts in its own directory with its own environment: never in a place, or with a
+        # HOME, the agent can write to.
         return self.client.exec(
             self.container_id,
             argv,
             user=user,
-            workdir=carry.WORKDIR,
-            env={**AGENT_ENV, **(env or {})},
+            workdir="/" if user == "root" else carry.WORKDIR,
+            env=carry.ROOT_ENV if user == "root" else {**AGENT_ENV, **(env or {})},
             limit=INTERNAL_LIMIT,
             deadline=600,
+            stdin=stdin,
         )
 
-    def _checked(self, script: str, *args: str, user: str = AGENT, what: str = "") -> str:
-        raw = self._run(script, *args, user=user, env=carry.BOOKKEEPING_ENV)
+    def _checked(
+        self,
+        script: str,
+        *args: str,
+        user: str = AGENT,
+        what: str = "",
+        stdin: bytes | None = None,
+    ) -> str:
+        raw = self._run(script, *args, user=user, env=carry.BOOKKEEPING_ENV, stdin=stdin)
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code != 0:
             raise EnvironmentFailure(
@@ -157,8 +215,8 @@ class DockerEnvironment:
             )
         return text
 
-    def _root(self, script: str, *args: str) -> ExecResult:
-        text = self._checked(script, *args, user="root")
+    def _root(self, script: str, *args: str, stdin: bytes | None = None) -> ExecResult:
+        text = self._checked(script, *args, user="root", stdin=stdin)
         return ExecResult(text, 0)
 
     # ---- the agent's interface ------------------------------------------------------------------
@@ -203,35 +261,32 @@ class DockerEnvironment:
 
     def write_file(self, path: str, content: str) -> None:
         """Write a file as the agent would (its permissions apply); parent directories are created."""
-        if not self.container_id:
-            self.start()
-        assert self.container_id
-        name = f"in-{secrets.token_hex(8)}"
-        self.client.put_files(
-            self.container_id, carry.STATE_DIR, {name: content.encode()}, self._uid, 0o600
-        )
-        script = 'src=$1; dst=$2; mkdir -p -- "$(dirname -- "$dst")" && cat -- "$src" > "$dst"; rc=$?; rm -f -- "$src"; exit $rc'
-        raw = self._run(script, f"{carry.STATE_DIR}/{name}", self._abs(path), user=AGENT)
+        script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+        raw = self._run(script, self._abs(path), user=AGENT, stdin=content.encode())
         if raw.exit_code != 0:
             raise PermissionError(
                 f"cannot write {path}: {raw.output.decode('utf-8', 'replace').strip()}"
             )
 
     def diff(self) -> str:
-        """The stage diff: everything the agent changed since this stage started (untracked files too)."""
-        return (
-            self._checked(carry.DIFF_AGAINST, self.stage_start, what="diff")
-            if self.stage_start
-            else ""
-        )
+        """The stage diff: everything the agent changed since this stage started (untracked files too).
+
+        Past `max_diff_bytes` a diffstat stands in for it (see protocol.capped_diff)."""
+        return self._diff_against(self.stage_start)
 
     def cumulative_diff(self) -> str:
         """Δ_t: the agent's change over all stages so far, against B_t − g_1 … − g_(t−1)."""
-        return (
-            self._checked(carry.DIFF_AGAINST, self.stage_base, what="diff")
-            if self.stage_base
-            else ""
-        )
+        return self._diff_against(self.stage_base)
+
+    def _diff_against(self, origin: str) -> str:
+        if not origin:
+            return ""
+        cap = self.config.max_diff_bytes
+        text = self._checked(carry.DIFF_AGAINST, origin, str(cap), what="diff")
+        if text.startswith("@@CAPPED "):
+            first, _, summary = text.partition("\n")
+            return capped_diff(int(first.split()[1]), cap, summary)
+        return text
 
     def snapshot(self) -> str:
         """Record the whole worktree (untracked files too) and the stage; returns an id for restore()."""
@@ -279,42 +334,48 @@ class DockerEnvironment:
             )
         started = time.monotonic()
         spec = self.stages[t]
-        if spec.base_sha not in self._fetched:
+        report = carry.TransitionReport()
+        golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]
+        carry.parse_stage_base(
             self._checked(
-                carry.FETCH_BASE,
-                spec.base_sha,
+                carry.STAGE_BASE,
                 str(t),
+                spec.base_sha,
+                *map(str, golds),
                 user="root",
-                what=f"fetching B_{t} {spec.base_sha[:12]}",
-            )
-            self._fetched.add(spec.base_sha)
-        golds = [
-            j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()
-        ]  # newest first
-        self._upload_golds(golds)
-        text = self._checked(
-            carry.TRANSITION,
-            str(t),
-            spec.base_sha,
-            self.config.conflict_policy,
-            self.stage_base,
-            *map(str, golds),
-            what=f"entering stage {t}",
+                what=f"ending the agent's processes and preparing stage {t} from B_{t}",
+                stdin=self._gold_archive(golds) if golds else None,
+            ),
+            report,
         )
-        report = carry.parse_transition(text)
+        carry.parse_transition(
+            self._checked(
+                carry.TRANSITION,
+                str(t),
+                spec.base_sha,
+                report.stage_base,
+                self.config.conflict_policy,
+                self.stage_base,
+                what=f"entering stage {t}",
+            ),
+            report,
+        )
         self.stage, self.stage_base, self.stage_start = t, report.stage_base, report.stage_start
         transition = self._transition(spec, report, time.monotonic() - started)
         self.transitions.append(transition)
         return transition
 
-    def _upload_golds(self, golds: list[int]) -> None:
-        assert self.container_id
-        files = {}
-        for j in golds:
-            patch = self.stages[j].gold_patch
-            files[f"gold-{j}.patch"] = (patch if patch.endswith("\n") else patch + "\n").encode()
-        if files:
-            self.client.put_files(self.container_id, carry.STATE_DIR, files, self._uid, 0o600)
+    def _gold_archive(self, golds: list[int]) -> bytes:
+        """The gold patches as a tar for root's private directory (read by nobody else)."""
+        blob = io.BytesIO()
+        with tarfile.open(fileobj=blob, mode="w") as tar:
+            for j in golds:
+                patch = self.stages[j].gold_patch
+                data = (patch if patch.endswith("\n") else patch + "\n").encode()
+                info = tarfile.TarInfo(f"gold-{j}.patch")
+                info.size, info.mode = len(data), 0o600
+                tar.addfile(info, io.BytesIO(data))
+        return blob.getvalue()
 
     def _transition(
         self, spec: StageSpec, report: carry.TransitionReport, seconds: float
@@ -336,6 +397,7 @@ class DockerEnvironment:
             seconds=seconds,
             revert_failed=report.revert_failed,
             revert_rejected_hunks=report.revert_rejects,
+            revert_errors=report.revert_errors if report.revert_failed else "",
             carried_bytes=report.delta_bytes,
             stage_base=report.stage_base,
             stage_start=report.stage_start,

@@ -2,8 +2,9 @@
 
 The base image (python3 + git) comes from the local engine, a registry, or, for `prchain/*` names
 that no registry serves, a local `debootstrap` + `docker import`. A repo image adds a full mirror
-of the local clone (root-only, so the agent cannot read future history) and the per-repo install
-commands.
+of the local clone (root-only, so the agent cannot read future history), the per-repo install
+commands, and a root-only seed copy of /work and the agent's home for sandboxes whose writable
+places are tmpfs mounts (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from environments.carry import ORIGIN_DIR, STATE_DIR, WORKDIR
+from environments.carry import ORIGIN_DIR, SEED_DIR, STATE_ROOT, WORKDIR
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from prchain.core import git
 from prchain.core.errors import EnvironmentFailure, GitError
 
 Notify = Callable[[str], None]
-RECIPE_VERSION = "3"  # bump when the Dockerfile below changes meaning
+RECIPE_VERSION = "4"  # bump when the build changes meaning beyond the two templates below
 
 # The build's step containers would inherit the base image's managed label, and an older
 # `prchain env gc` (or any label-based cleanup) would kill them mid-build as owner-less sandboxes;
@@ -38,19 +39,19 @@ RUN set -e; id -u agent >/dev/null 2>&1 || useradd --create-home --uid 1000 --sh
     mkdir -p /opt/prchain {state} /work; chmod 0700 /opt/prchain
 COPY origin.git {origin}
 COPY worktree {workdir}
-COPY gitconfig /root/.gitconfig
 COPY gitconfig /home/agent/.gitconfig
 ENV LANG=C.UTF-8 HOME=/home/agent PYTHONDONTWRITEBYTECODE=1
 WORKDIR {workdir}
-{install}RUN chown -R agent:agent /work /home/agent {state} && chmod 0700 {state} && chmod -R go-rwx {origin}
+{install}RUN chown -R agent:agent /work /home/agent && chmod -R go-rwx {origin} \\
+    && mkdir -p {seed} && cp -a /work {seed}/work && cp -a /home/agent {seed}/home
 """
 
+# The agent's own git identity. No `safe.directory`: root never works in the agent's repository and
+# the agent never in root's, so no repository needs to be trusted across owners.
 GITCONFIG = """\
 [user]
 \tname = prchain agent
 \temail = agent@prchain.invalid
-[safe]
-\tdirectory = *
 [advice]
 \tdetachedHead = false
 [init]
@@ -199,7 +200,10 @@ def repo_image_tag(repo: str, recipe: str) -> str:
 
 
 def repo_recipe(base_id: str, clone: Path, commands: list[str]) -> str:
-    return recipe_hash("repo", RECIPE_VERSION, base_id, clone_state(clone), commands)
+    # The templates are part of the recipe: two versions of this file never share an image tag.
+    return recipe_hash(
+        "repo", RECIPE_VERSION, DOCKERFILE, GITCONFIG, base_id, clone_state(clone), commands
+    )
 
 
 def ensure_repo_image(
@@ -250,10 +254,11 @@ def _write_context(
         DOCKERFILE.format(
             base=base,
             managed=MANAGED_LABEL,
-            state=STATE_DIR,
+            state=STATE_ROOT,
             origin=ORIGIN_DIR,
             workdir=WORKDIR,
             install=install,
+            seed=SEED_DIR,
         )
     )
 

@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol, Self
+
+_CAPPED = (
+    "[prchain: the diff is {size} bytes, over the {cap}-byte cap; a summary stands in for it]\n"
+)
+_CAPPED_RE = re.compile(r"\A\[prchain: the diff is (\d+) bytes, over the (\d+)-byte cap;")
+
+
+def capped_diff(size: int, cap: int, summary: str) -> str:
+    """What diff() returns for a diff past the environment's cap: a marker line, then a diffstat."""
+    return _CAPPED.format(size=size, cap=cap) + summary
+
+
+def diff_cap_hit(diff: str) -> tuple[int, int] | None:
+    """(size, cap) when `diff` is a capped diff's summary, else None."""
+    found = _CAPPED_RE.match(diff)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,7 @@ class Transition:
     # the carried patch, and the two commits the stage diff and cumulative diff are taken against.
     revert_failed: list[int] = field(default_factory=list)
     revert_rejected_hunks: str = ""
+    revert_errors: str = ""  # what git said when a gold patch would not revert (e.g. binary files)
     carried_bytes: int = 0
     stage_base: str = ""
     stage_start: str = ""
@@ -46,6 +64,30 @@ class Transition:
     @property
     def stopped(self) -> bool:
         return self.outcome == "conflict_stopped"
+
+    def stop_reason(self) -> str:
+        """Why the stage could not start: a gold patch that would not revert, or the carried patch."""
+        if self.revert_failed and self.policy == "strict":
+            stages = ", ".join(map(str, self.revert_failed))
+            said = "; ".join(_git_errors(self.revert_errors)[:3])
+            return (
+                f"stage {self.stage_idx}: the gold patch of stage {stages} could not be reverted "
+                f"on B_{self.stage_idx} {self.base_sha[:12]}" + (f" (git: {said})" if said else "")
+            )
+        return (
+            f"stage {self.stage_idx}: the carried patch conflicts with the new base "
+            f"({self.policy} policy)"
+        )
+
+
+def _git_errors(text: str) -> list[str]:
+    """git's own `error:` lines, once each; never the hunk text it quotes after "while searching"."""
+    seen: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("error:") and "while searching" not in line and line not in seen:
+            seen.append(line)
+    return seen
 
 
 class Environment(Protocol):

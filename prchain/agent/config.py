@@ -41,6 +41,12 @@ class AgentConfig(BaseModel):
     max_refinements: int = Field(
         3, ge=0, description="Judge-feedback rounds after the first submission."
     )
+    max_judge_prompt_tokens: int = Field(
+        60_000,
+        ge=1000,
+        description="Judge prompts estimated past this many tokens are not sent; the stage fails "
+        "with that as its reason (bounds the judge's cost per call).",
+    )
     judge_retries: int = Field(
         2, ge=0, description="Re-asks of the judge after malformed or leaking output."
     )

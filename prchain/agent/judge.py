@@ -13,13 +13,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
-from prchain.core.errors import JudgeOutputInvalid, LLMOutputInvalid
+from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
 from prchain.llm.parsing import extract_json_object
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 
 PROMPTS = Path(__file__).with_name("prompts")
 REDACTED = "[reference code withheld]"
+CHARS_PER_TOKEN = 3  # a conservative estimate: code tokenises denser than prose
 
 
 class Verdict(BaseModel):
@@ -64,10 +65,18 @@ def parse_verdict(reply: str) -> Verdict:
 
 
 class Judge:
-    def __init__(self, llm: ChatLLM, *, retries: int = 2, leak_min_chars: int = 20) -> None:
+    def __init__(
+        self,
+        llm: ChatLLM,
+        *,
+        retries: int = 2,
+        leak_min_chars: int = 20,
+        max_prompt_tokens: int | None = None,
+    ) -> None:
         self.llm = llm
         self.retries = retries
         self.leak_min_chars = leak_min_chars
+        self.max_prompt_tokens = max_prompt_tokens
 
     def judge(
         self, *, query: str, gold_patch: str, agent_patch: str, rollout_id: int | None = None
@@ -83,6 +92,7 @@ class Judge:
         last_error = "no answer"
         verdict: Verdict | None = None
         for attempt in range(1, self.retries + 2):
+            self._check_size(messages)
             reply = self.llm.complete("judge", messages, rollout_id=rollout_id).content
             try:
                 verdict = parse_verdict(reply)
@@ -110,6 +120,17 @@ class Judge:
         raise JudgeOutputInvalid(
             f"the judge gave no valid verdict after {self.retries + 1} attempts: {last_error}"
         )
+
+    def _check_size(self, messages: list[Message]) -> None:
+        """Refuse a prompt past the cap before it is sent (and billed)."""
+        if self.max_prompt_tokens is None:
+            return
+        tokens = sum(len(str(m.get("content") or "")) for m in messages) // CHARS_PER_TOKEN
+        if tokens > self.max_prompt_tokens:
+            raise JudgeInputTooLarge(
+                f"the judge prompt is ~{tokens} tokens, over agent.max_judge_prompt_tokens "
+                f"({self.max_prompt_tokens}); not sent"
+            )
 
     def _redact(self, comment: str, gold_patch: str) -> str:
         for line in sorted(

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.protocol import Environment
+from environments.protocol import Environment, diff_cap_hit
 from prchain.agent.choices import FINISHED
 from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import StepHook
@@ -28,7 +28,7 @@ from prchain.agent.loop import AgentLoop, Counters
 from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
-from prchain.core.errors import PrchainError
+from prchain.core.errors import JudgeInputTooLarge, PrchainError
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.verdicts.oracle import TestVerdict
@@ -80,7 +80,12 @@ class ChainRunner:
         self.hook_factory = hook_factory
         self.check_tests = check_tests
         self.rollout_fields = rollout_fields or {}
-        self.judge = Judge(llm, retries=config.judge_retries, leak_min_chars=config.leak_min_chars)
+        self.judge = Judge(
+            llm,
+            retries=config.judge_retries,
+            leak_min_chars=config.leak_min_chars,
+            max_prompt_tokens=config.max_judge_prompt_tokens,
+        )
 
     def run(self, chain_id: int) -> RolloutResult:
         task = load_chain(self.engine, chain_id)
@@ -150,16 +155,16 @@ class ChainRunner:
         recorder.transition(transition)
         recorder.stage_started(stage.idx)
         if transition.stopped:
-            reason = (
-                f"stage {stage.idx}: the carried patch conflicts with the new base "
-                f"({transition.policy} policy)"
-            )
+            reason = transition.stop_reason()
             recorder.stage_finished(stage.idx, status="stopped", reason=reason)
             return StageOutcome(False, None, reason)
         run = loop.run_stage(stage.idx, _task_text(task, stage), opening=self._opening(task, stage))
         outcome, rounds = self._judged_rounds(env, loop, recorder, stage, run.submitted, run.reason)
         # T(p̂) beside the judge's score: recorded, not (yet) part of the keep decision.
         verdict = self.check_tests(env, stage.stage_id) if self.check_tests else None
+        cumulative = env.cumulative_diff()
+        if outcome.passed and (hit := _over_cap(stage.idx, "cumulative diff", cumulative)):
+            outcome = StageOutcome(False, outcome.score, hit)  # a resume could not rebuild it
         recorder.stage_finished(
             stage.idx,
             status="passed" if outcome.passed else "failed",
@@ -167,7 +172,7 @@ class ChainRunner:
             score=outcome.score,
             rounds=rounds,
             stage_diff=env.diff(),
-            cumulative_diff=env.cumulative_diff(),
+            cumulative_diff=cumulative,
             agent_steps=loop.stage.steps,
             test_result=_verdict(verdict) if verdict else _tests(env),
             tests_passed=verdict.passed if verdict else None,
@@ -188,12 +193,18 @@ class ChainRunner:
         for round_ in range(config.max_refinements + 1):
             if not submitted:
                 return StageOutcome(False, score, f"stage {stage.idx}: {reason}"), round_
-            judged = self.judge.judge(
-                query=stage.query,
-                gold_patch=stage.gold_patch,
-                agent_patch=env.diff(),
-                rollout_id=loop.rollout_id,
-            )
+            agent_patch = env.diff()
+            if hit := _over_cap(stage.idx, "diff", agent_patch):
+                return StageOutcome(False, score, hit), round_
+            try:
+                judged = self.judge.judge(
+                    query=stage.query,
+                    gold_patch=stage.gold_patch,
+                    agent_patch=agent_patch,
+                    rollout_id=loop.rollout_id,
+                )
+            except JudgeInputTooLarge as exc:
+                return StageOutcome(False, score, f"stage {stage.idx}: {exc}"), round_
             score, passed = judged.score, judged.score >= config.judge_threshold
             recorder.judgement(
                 stage.idx,
@@ -258,6 +269,18 @@ class ChainRunner:
             reason or decision.reason,
             scores,
         )
+
+
+def _over_cap(idx: int, what: str, diff: str) -> str | None:
+    """The stage's reason when `diff` is only the summary of a diff past the environment's cap."""
+    hit = diff_cap_hit(diff)
+    if hit is None:
+        return None
+    size, cap = hit
+    return (
+        f"stage {idx}: the {what} is {size} bytes, over environment.max_diff_bytes ({cap}); "
+        "a diffstat was stored instead and the stage was not judged"
+    )
 
 
 def _task_text(task: ChainTask, stage: StageTask) -> str:

@@ -82,6 +82,12 @@ class JudgeOutputInvalid(LLMOutputInvalid):
     pass
 
 
+class JudgeInputTooLarge(PrchainError):
+    """The judge's prompt would exceed agent.max_judge_prompt_tokens; the stage ends unjudged."""
+
+    hint = "the agent's diff is too large to judge; raise agent.max_judge_prompt_tokens if it is legitimate"
+
+
 class NothingToDo(PrchainError):
     hint = "run the earlier pipeline stage first (mine → chains build → queries build → rollout)"
 

@@ -245,4 +245,5 @@ def test_a_strict_conflict_stops_the_chain_with_a_recorded_reason(
     assert (
         result.status == "kept" and result.kept_stages == 1
     )  # the prefix policy keeps the passing stage
-    assert "conflicts" in (result.reason or "")
+    # Reverting g_1 on B_3 (which also holds PR #2) is what fails here, and the reason says so.
+    assert "the gold patch of stage 1 could not be reverted" in (result.reason or "")
