@@ -28,12 +28,18 @@ _DEFINITION = re.compile(
     r"\b(?:def|class|fn|func|function|struct|enum|trait|interface|type|const|let|var|static|mod|module|macro_rules!)"
     r"\s+(?:mut\s+)?([A-Za-z_][A-Za-z0-9_]*)"
 )
-_ASSIGNMENT = re.compile(r"^\s*(?:self\.|this\.)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)")
+# Possessive quantifiers: a long annotation (`x:` and a minified tail) must not backtrack.
+_ASSIGNMENT = re.compile(r"^\s*+(?:self\.|this\.)?([A-Za-z_][A-Za-z0-9_]*+)\s*+(?::[^=]++)?=(?!=)")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 # Paths and file names are allowed in a query: "crates/ruff/src/rules/mod.rs", "ops.py".
-_PATHLIKE = re.compile(
-    r"[\w.\-]*/[\w./\-]*|\b[\w\-]+\.(?:py|rs|go|js|ts|tsx|jsx|java|kt|c|h|cc|cpp|hpp|rb|toml|yaml|yml|json|md)\b"
-)
+# A pattern like `[\w.-]*/` rescans a long run from every start, so a 3 MB reply took minutes
+# (finding 7 of issue 16). Here a match is a maximal run of path characters holding a dot or a
+# slash: the lookbehind pins it to the start of a run and possessive quantifiers never give back,
+# so each character is looked at a bounded number of times.
+_PATH_RUN = re.compile(r"(?<![\w./\-])[\w\-]*+[./][\w./\-]*+")
+FILE_SUFFIXES = "py rs go js ts tsx jsx java kt c h cc cpp hpp rb toml yaml yml json md".split()
+# A file name inside such a run: pinned to the start of a name, never backtracking.
+_FILE_NAME = re.compile(rf"(?<![\w\-])[\w\-]*+\.(?:{'|'.join(FILE_SUFFIXES)})(?![\w])")
 
 # Standard-library names a patch merely uses; naming them is not naming the project's code.
 STANDARD_NAMES = frozenset(
@@ -179,6 +185,12 @@ def changed_identifiers(diffs: Iterable[str]) -> set[str]:
 
 def find_leaks(text: str, identifiers: Iterable[str]) -> list[str]:
     """The identifiers `text` names as whole words (any case), file paths excepted; sorted."""
-    prose = _PATHLIKE.sub(" ", text)
+    prose = _PATH_RUN.sub(_without_paths, text)
     words = {token.lower() for token in _TOKEN.findall(prose)}
     return sorted(name for name in identifiers if name.lower() in words)
+
+
+def _without_paths(run: re.Match[str]) -> str:
+    """A run of path characters minus its paths (any run with a slash) and file names (x.py)."""
+    token = run.group()
+    return " " if "/" in token else _FILE_NAME.sub(" ", token)

@@ -45,6 +45,7 @@ from prchain.core.errors import (
     BadCredentials,
     GitError,
     GithubQueryFailed,
+    GithubReplyInvalid,
     InvalidRepoName,
     RateLimited,
     RepoNotFound,
@@ -133,7 +134,10 @@ class GithubClient:
         while True:
             index = self._token(resource, points)
             verdict, body = self._attempt(index, resource, verb, url, headers, payload)
-            if verdict.kind == OK or verdict.kind in tolerate:
+            if verdict.kind == OK:
+                wants_json = "diff" not in (headers or {}).get("Accept", "")
+                return verdict, self._json(body, url) if wants_json else body
+            if verdict.kind in tolerate:
                 return verdict, body
             if verdict.kind == PRIMARY:
                 limited = self._on_primary(verdict, index, resource, limited)
@@ -141,6 +145,16 @@ class GithubClient:
                 retries = self._on_retryable(verdict, retries, url)
             else:
                 raise self._error(verdict, index, url)
+
+    def _json(self, body: Any, url: str) -> Any:
+        """The body, unless it is not JSON: PyGithub wraps such a reply as {"data": "<html>..."}."""
+        if isinstance(body, dict) and list(body) == ["data"] and isinstance(body["data"], str):
+            snippet = " ".join(body["data"].split())[:80]
+            raise GithubReplyInvalid(
+                f"the server at {self.config.api_url} answered {url} with something that is not "
+                f"JSON: {snippet!r}"
+            )
+        return body
 
     def _attempt(
         self,

@@ -129,12 +129,18 @@ def mine(
     if name and len(repos) > 1:
         raise ConfigError("--name applies to one repository; give one REPO with it")
     summary = MineSummary()
+    bound = parse_since(since)
     for repo in repos:
-        src = open_source(
-            config, repo, source=source, clone_dir=clone_dir, name=name, since=parse_since(since)
-        )
+        src = open_source(config, repo, source=source, clone_dir=clone_dir, name=name, since=bound)
         summary.repos.append(
-            mine_one(engine, src, limit=limit, progress=progress, batch_size=config.batch_size)
+            mine_one(
+                engine,
+                src,
+                limit=limit,
+                progress=progress,
+                batch_size=config.batch_size,
+                move_cursor=bound is None,
+            )
         )
     return summary
 
@@ -146,14 +152,21 @@ def mine_one(
     limit: int | None = None,
     progress: Progress | None = None,
     batch_size: int = 500,
+    move_cursor: bool = True,
 ) -> RepoSummary:
+    """Mine one repository from where its cursor stopped.
+
+    A run bounded by --since (`move_cursor=False`) reads from the later of the cursor and the
+    date but never moves the cursor: the cursor promises that everything before it is stored,
+    and a bounded run skipped what came before its date (finding 3 of issue 16).
+    """
     started = time.monotonic()
     info = src.describe()
     repo_id = ensure_repo(engine, info, src.name)
     ingestor = Ingestor(engine, repo_id, info.full_name, src.name)
     result = RepoSummary(info.full_name, src.name)
-    _ingest_prs(engine, src, ingestor, result, limit, progress, batch_size)
-    _ingest_issues(engine, src, ingestor, result, batch_size)
+    _ingest_prs(engine, src, ingestor, result, limit, progress, batch_size, move_cursor)
+    _ingest_issues(engine, src, ingestor, result, batch_size, move_cursor)
     resolution = resolve_repo(engine, repo_id)
     result.references, result.pr_pr_references = resolution.references, resolution.pr_pr_references
     result.issue_mediated = resolution.issue_mediated
@@ -171,6 +184,7 @@ def _ingest_prs(
     limit: int | None,
     progress: Progress | None,
     batch_size: int,
+    move_cursor: bool,
 ) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, PR_CURSOR)
     records = src.pull_requests(cursor)
@@ -178,7 +192,8 @@ def _ingest_prs(
         records = _take(records, limit)
     done = 0
     for batch in batched(records, batch_size):
-        counts = ingestor.write_prs(batch, src.cursor_after(batch[-1]) or None)
+        after = src.cursor_after(batch[-1]) if move_cursor else None
+        counts = ingestor.write_prs(batch, after or None)
         result.prs_new, result.prs_updated = (
             result.prs_new + counts.new,
             result.prs_updated + counts.updated,
@@ -192,11 +207,17 @@ def _ingest_prs(
 
 
 def _ingest_issues(
-    engine: Engine, src: PRSource, ingestor: Ingestor, result: RepoSummary, batch_size: int
+    engine: Engine,
+    src: PRSource,
+    ingestor: Ingestor,
+    result: RepoSummary,
+    batch_size: int,
+    move_cursor: bool,
 ) -> None:
     cursor = read_cursor(engine, ingestor.repo_id, src.name, ISSUE_CURSOR)
     for batch in batched(src.issues(cursor), batch_size):
-        result.issues += ingestor.write_issues(batch, _issue_cursor(batch) or cursor)
+        after = (_issue_cursor(batch) or cursor) if move_cursor else None
+        result.issues += ingestor.write_issues(batch, after)
 
 
 def _issue_cursor(batch: list[IssueRecord]) -> str | None:

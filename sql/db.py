@@ -11,9 +11,11 @@ from typing import Any, cast
 
 from sqlalchemy import Engine, Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.engine import URL, Dialect, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
+from prchain.core.errors import StoreUnavailable
 from sql.models import Base
 
 
@@ -28,16 +30,50 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_engine(url: str, *, create: bool = True) -> Engine:
-    """An engine for any SQLAlchemy URL; SQLite parent directories are made and tables created."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, future=True)
+    """An engine for any SQLAlchemy URL; SQLite parent directories are made and tables created.
+
+    A URL that cannot be read, a server that refuses us and a file that is not a database are
+    StoreUnavailable: one line naming the store (password masked) and the driver's reason.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreUnavailable(
+            f"the store URL {url.split('@')[-1]!r} is not a database URL",
+            hint="write it like sqlite:///data/prchain.db or postgresql+psycopg://user:pw@host/db",
+        ) from None
+    try:
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, future=True)
+    except (NoSuchModuleError, ArgumentError, ImportError, OSError) as exc:
+        raise StoreUnavailable(f"cannot open the store {_shown(parsed)}: {exc}") from None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     if create:
-        Base.metadata.create_all(engine)
+        try:
+            Base.metadata.create_all(engine)
+        except DBAPIError as exc:
+            engine.dispose()
+            raise store_error(exc, parsed) from None
     return engine
+
+
+def _shown(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def store_error(exc: DBAPIError, url: URL | None = None) -> StoreUnavailable:
+    """A driver failure as one line: the first line of the driver's own message."""
+    reason = str(exc.orig or exc).strip().splitlines()
+    first = reason[0] if reason else type(exc).__name__
+    where = f" {_shown(url)}" if url is not None else ""
+    if "not a database" in first or "malformed" in first:
+        return StoreUnavailable(
+            f"the store{where} is not a usable SQLite database: {first}",
+            hint="the file is damaged or not a database; restore it or point --db at another file",
+        )
+    return StoreUnavailable(f"cannot use the store{where}: {first}")
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -5,6 +5,9 @@ CREATE TABLE llm_cache (
 	role VARCHAR(40) NOT NULL, 
 	model VARCHAR(200) NOT NULL, 
 	response JSON NOT NULL, 
+	valid BOOLEAN NOT NULL, 
+	error TEXT, 
+	scrubbed_chars INTEGER NOT NULL, 
 	created_at DATETIME NOT NULL, 
 	CONSTRAINT pk_llm_cache PRIMARY KEY (cache_key)
 );
@@ -124,6 +127,15 @@ CREATE TABLE sync_cursors (
 	updated_at DATETIME NOT NULL, 
 	CONSTRAINT pk_sync_cursors PRIMARY KEY (repo_id, source, kind), 
 	CONSTRAINT fk_sync_cursors_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE TABLE chain_leases (
+	chain_id INTEGER NOT NULL, 
+	owner VARCHAR(200) NOT NULL, 
+	heartbeat_at DATETIME NOT NULL, 
+	acquired_at DATETIME NOT NULL, 
+	CONSTRAINT pk_chain_leases PRIMARY KEY (chain_id), 
+	CONSTRAINT fk_chain_leases_chain_id_chains FOREIGN KEY(chain_id) REFERENCES chains (id) ON DELETE CASCADE
 );
 
 CREATE TABLE chain_stages (

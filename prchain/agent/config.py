@@ -4,6 +4,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prchain.agent.choices import ActionFormat, KeepPolicyName
 
+LEAK_MIN_CHARS = 6
+
 
 class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -51,13 +53,23 @@ class AgentConfig(BaseModel):
         2, ge=0, description="Re-asks of the judge after malformed or leaking output."
     )
     leak_min_chars: int = Field(
-        20,
+        LEAK_MIN_CHARS,
         ge=1,
-        description="Gold-patch lines longer than this may not appear verbatim in judge comments.",
+        description="Gold-patch lines with at least this many non-space characters (and a word "
+        "other than return/else/None/...) may not appear verbatim in judge comments or prompts.",
     )
     keep_policy: KeepPolicyName = Field(
         "all", description="all (every stage passes) or prefix (longest passing prefix)."
     )
     workers: int = Field(
         1, ge=1, description="Chains rolled out in parallel, each in its own sandbox."
+    )
+    lease_heartbeat_seconds: float = Field(
+        10.0, gt=0, description="How often a runner refreshes the lease of the chain it works on."
+    )
+    lease_timeout_seconds: float = Field(
+        120.0,
+        gt=0,
+        description="A chain lease not refreshed for this long belongs to a dead runner and is "
+        "taken over (keep it well above the heartbeat and any clock skew between hosts).",
     )

@@ -18,9 +18,11 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from prchain.agent.choices import KeepPolicyName
+from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.agent.judge import gold_lines
 from prchain.agent.keep import decide
 from prchain.agent.tools import TOOL_SCHEMAS
+from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
 from sql.db import session_scope
 from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
@@ -168,7 +170,7 @@ def build_record(
     min_score: float,
     keep: KeepPolicyName,
     keep_prm: bool,
-    leak_min_chars: int = 20,
+    leak_min_chars: int = LEAK_MIN_CHARS,
     forbidden: Forbidden | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the JSONL record or None, why it was skipped)."""
@@ -260,14 +262,13 @@ def export_trajectories(
     min_score: float = 0.8,
     keep: KeepPolicyName = "all",
     keep_prm: bool = False,
-    leak_min_chars: int = 20,
+    leak_min_chars: int = LEAK_MIN_CHARS,
     forbidden: Forbidden | None = None,
 ) -> ExportSummary:
-    """Write every finished rollout that passes the filter; the file is replaced atomically."""
+    """Write every finished rollout that passes the filter; the file is replaced atomically (and a
+    target that is not a regular file is refused, see prchain.core.files)."""
     summary = ExportSummary(Path(out))
-    summary.path.parent.mkdir(parents=True, exist_ok=True)
-    partial = summary.path.with_name(summary.path.name + ".partial")
-    with session_scope(engine) as session, partial.open("w") as handle:
+    with session_scope(engine) as session, atomic_output(summary.path) as handle:
         rollouts = session.scalars(
             select(Rollout).where(Rollout.status.in_(("kept", "rejected"))).order_by(Rollout.id)
         )
@@ -289,7 +290,6 @@ def export_trajectories(
             summary.redactions += record["metadata"]["redactions"]
             summary.tool_calls += record["metadata"]["tool_calls"]
             summary.tokens += record["metadata"]["trajectory_tokens"]
-    partial.replace(summary.path)
     return summary
 
 

@@ -7,16 +7,18 @@ comment repeating a long gold line is regenerated, and redacted if the judge kee
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
+from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
 from prchain.llm.parsing import extract_json_object
 from prchain.llm.prompts import render
-from prchain.llm.protocol import ChatLLM, Message
+from prchain.llm.protocol import ChatLLM, Completion, Message
 
 PROMPTS = Path(__file__).with_name("prompts")
 REDACTED = "[reference code withheld]"
@@ -38,14 +40,57 @@ class Judged:
     redacted: bool = False
 
 
+# Lines made only of these words and punctuation say nothing about a solution (`}`, `return`,
+# `else:`, `return None`); every other changed line with enough non-space characters is hidden.
+GENERIC_WORDS = frozenset(
+    [
+        "return",
+        "else",
+        "elif",
+        "end",
+        "pass",
+        "break",
+        "continue",
+        "try",
+        "except",
+        "finally",
+        "do",
+        "then",
+        "fi",
+        "done",
+        "esac",
+        "None",
+        "null",
+        "nil",
+        "True",
+        "False",
+        "true",
+        "false",
+        "self",
+        "this",
+        "super",
+        "default",
+        "begin",
+    ]
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+
+
+def is_worth_hiding(line: str, min_chars: int) -> bool:
+    """At least `min_chars` non-space characters and one word that is not generic."""
+    if sum(not c.isspace() for c in line) < min_chars:
+        return False
+    return any(word not in GENERIC_WORDS for word in _WORD.findall(line))
+
+
 def gold_lines(patch: str, min_chars: int) -> list[str]:
-    """Added and removed lines of a unified diff, stripped, longer than `min_chars`."""
+    """Added and removed lines of a unified diff, stripped, that are worth hiding."""
     lines = []
     for line in patch.splitlines():
         if line.startswith(("+++", "---")) or not line.startswith(("+", "-")):
             continue
         body = line[1:].strip()
-        if len(body) > min_chars:
+        if is_worth_hiding(body, min_chars):
             lines.append(body)
     return lines
 
@@ -64,13 +109,17 @@ def parse_verdict(reply: str) -> Verdict:
         raise LLMOutputInvalid(f"judge verdict is malformed: {problems}") from None
 
 
+def _parses_as_verdict(completion: Completion) -> None:
+    parse_verdict(completion.content)
+
+
 class Judge:
     def __init__(
         self,
         llm: ChatLLM,
         *,
         retries: int = 2,
-        leak_min_chars: int = 20,
+        leak_min_chars: int = LEAK_MIN_CHARS,
         max_prompt_tokens: int | None = None,
     ) -> None:
         self.llm = llm
@@ -93,7 +142,9 @@ class Judge:
         verdict: Verdict | None = None
         for attempt in range(1, self.retries + 2):
             self._check_size(messages)
-            reply = self.llm.complete("judge", messages, rollout_id=rollout_id).content
+            reply = self.llm.complete(
+                "judge", messages, rollout_id=rollout_id, check=_parses_as_verdict
+            ).content
             try:
                 verdict = parse_verdict(reply)
             except LLMOutputInvalid as exc:

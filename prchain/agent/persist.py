@@ -1,30 +1,72 @@
 """Everything a rollout writes to the store, each row as it happens, and what a resume reads back.
 
-Rows are upserted on their natural keys (rollout, idx) / (rollout, stage[, round]), so a resumed
-rollout that replays a stage overwrites instead of duplicating.
+Stage rows are upserted on their natural keys (rollout, stage[, round]), so a resumed rollout that
+replays a stage overwrites instead of duplicating. Steps are plain inserts at the rollout's next
+position: the unique (rollout, idx) refuses a second writer at the same position, and with a lease
+every write first checks in its own transaction that this runner still owns the chain.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy.orm import Session
 
 from environments.protocol import Transition
+from prchain.core.secrets import Redactor
+from prchain.core.text import storable
 from prchain.llm.protocol import Message
 from sql.db import session_scope, upsert
 from sql.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
 from sql.models.base import utcnow
 
+if TYPE_CHECKING:
+    from prchain.agent.lease import Lease
+
 
 class Recorder:
-    """Writes one rollout's rows; `next_idx` is the position of the next message."""
+    """Writes one rollout's rows; `next_idx` is the position of the next message.
 
-    def __init__(self, engine: Engine, rollout_id: int, next_idx: int = 0) -> None:
+    Every text is redacted before it is stored (an agent that echoes a key must not put it in the
+    store, whatever shell later exports it) and made storable (NUL and lone surrogates replaced);
+    `redactions` and `scrubbed` count both.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        rollout_id: int,
+        next_idx: int = 0,
+        lease: Lease | None = None,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
         self.engine = engine
         self.rollout_id = rollout_id
         self.next_idx = next_idx
+        self.lease = lease
+        self.redact = Redactor(secrets)
+        self.scrubbed = 0
+
+    @property
+    def redactions(self) -> int:
+        return self.redact.count
+
+    def _clean(self, value: Any) -> Any:
+        value, scrubbed = storable(self.redact.value(value))
+        self.scrubbed += scrubbed
+        return value
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        """One transaction that commits only while this runner still holds the chain's lease."""
+        with session_scope(self.engine) as session:
+            if self.lease is not None:
+                self.lease.check(session.connection())
+            yield session
 
     def step(self, stage_idx: int, kind: str, message: Message, **extra: Any) -> int:
         row = {
@@ -32,16 +74,16 @@ class Recorder:
             "stage_idx": stage_idx,
             "idx": self.next_idx,
             "kind": kind,
-            "message": message,
-            "tool_call": extra.get("tool_call"),
-            "observation": extra.get("observation"),
+            "message": self._clean(message),
+            "tool_call": self._clean(extra.get("tool_call")),
+            "observation": self._clean(extra.get("observation")),
             "prompt_tokens": extra.get("prompt_tokens", 0),
             "completion_tokens": extra.get("completion_tokens", 0),
             "latency_ms": extra.get("latency_ms", 0.0),
             "created_at": utcnow(),
         }
-        with session_scope(self.engine) as session:
-            upsert(session, Step, [row], ["rollout_id", "idx"])
+        with self._write() as session:
+            session.execute(insert(Step), [row])
         self.next_idx += 1
         return self.next_idx - 1
 
@@ -56,16 +98,16 @@ class Recorder:
             "started_at": utcnow(),
             "finished_at": None,
         }
-        with session_scope(self.engine) as session:
+        with self._write() as session:
             upsert(session, RolloutStage, [row], ["rollout_id", "stage_idx"])
 
     def stage_finished(self, stage_idx: int, **fields: Any) -> None:
-        with session_scope(self.engine) as session:
+        with self._write() as session:
             stage = session.scalars(
                 select(RolloutStage).filter_by(rollout_id=self.rollout_id, stage_idx=stage_idx)
             ).one()
             for key, value in fields.items():
-                setattr(stage, key, value)
+                setattr(stage, key, self._clean(value))
             stage.finished_at = utcnow()
 
     def judgement(
@@ -84,13 +126,13 @@ class Recorder:
             "stage_idx": stage_idx,
             "round": round_,
             "score": score,
-            "comment": comment,
+            "comment": self._clean(comment),
             "passed": passed,
             "attempts": attempts,
             "redacted": redacted,
             "created_at": utcnow(),
         }
-        with session_scope(self.engine) as session:
+        with self._write() as session:
             upsert(session, Judgement, [row], ["rollout_id", "stage_idx", "round"])
 
     def transition(self, transition: Transition) -> None:
@@ -98,15 +140,16 @@ class Recorder:
         fields = {
             k: v for k, v in asdict(transition).items() if k in columns
         }  # backends may report more
-        row = {**fields, "rollout_id": self.rollout_id, "created_at": utcnow()}
-        with session_scope(self.engine) as session:
+        row = {**self._clean(fields), "rollout_id": self.rollout_id, "created_at": utcnow()}
+        with self._write() as session:
             upsert(session, EnvTransition, [row], ["rollout_id", "stage_idx"])
 
     def finish(self, status: str, reason: str | None, **fields: Any) -> None:
-        with session_scope(self.engine) as session:
+        with self._write() as session:
             rollout = session.get(Rollout, self.rollout_id)
             assert rollout is not None
-            rollout.status, rollout.reason, rollout.finished_at = status, reason, utcnow()
+            rollout.status, rollout.finished_at = status, utcnow()
+            rollout.reason = self._clean(reason)
             rollout.cost_usd = float(
                 session.scalar(
                     select(func.coalesce(func.sum(LLMCall.cost_usd), 0.0)).filter_by(

@@ -24,6 +24,7 @@ from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import StepHook
 from prchain.agent.judge import Judge
 from prchain.agent.keep import decide
+from prchain.agent.lease import Lease, LeaseLost, holder_of, new_owner_id, try_claim
 from prchain.agent.loop import AgentLoop, Counters
 from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild, restored_counters
@@ -49,7 +50,8 @@ class RolloutResult:
     chain_id: int
     rollout_id: int
     status: (
-        str  # a RolloutStatus value, "skipped" (finished before) or "lost" (its task kept dying)
+        str  # a RolloutStatus value, "skipped" (finished before), "busy" (another runner has it)
+        # or "lost" (its task kept dying)
     )
     kept_stages: int = 0
     reason: str | None = None
@@ -75,8 +77,10 @@ class ChainRunner:
         hook_factory: HookFactory | None = None,
         rollout_fields: dict[str, Any] | None = None,
         check_tests: TestsCheck | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.config, self.engine, self.llm, self.open_env = config, engine, llm, open_env
+        self.secrets = secrets  # redacted from every stored row, beside the recogniser's patterns
         self.hook_factory = hook_factory
         self.check_tests = check_tests
         self.rollout_fields = rollout_fields or {}
@@ -88,7 +92,20 @@ class ChainRunner:
         )
 
     def run(self, chain_id: int) -> RolloutResult:
+        """Claim the chain's lease and roll it out; a chain another live runner holds is left alone."""
         task = load_chain(self.engine, chain_id)
+        owner, config = new_owner_id(), self.config
+        if not try_claim(self.engine, chain_id, owner, config.lease_timeout_seconds):
+            holder = holder_of(self.engine, chain_id)
+            return RolloutResult(chain_id, 0, "busy", reason=f"rolled out by {holder}")
+        with Lease(self.engine, chain_id, owner, config.lease_heartbeat_seconds) as lease:
+            try:
+                return self._run_claimed(task, lease)
+            except LeaseLost as exc:  # nothing more may be written: the new owner carries on
+                return RolloutResult(chain_id, 0, "busy", reason=str(exc))
+
+    def _run_claimed(self, task: ChainTask, lease: Lease) -> RolloutResult:
+        chain_id = task.chain_id
         existing = open_rollout(self.engine, chain_id)
         if existing is not None and existing.status in FINISHED:
             return RolloutResult(
@@ -101,12 +118,17 @@ class ChainRunner:
         steps = rewind(self.engine, rollout_id, len(kept))
         if not steps:
             kept = []
-        recorder = Recorder(self.engine, rollout_id, next_idx=len(steps))
+        next_idx = steps[-1].idx + 1 if steps else 0
+        recorder = Recorder(
+            self.engine, rollout_id, next_idx=next_idx, lease=lease, secrets=self.secrets
+        )
         counters = restored_counters(steps)
         try:
             scores, reason = self._run(
                 task, rollout_id, recorder, kept, [s.message for s in steps], counters
             )
+        except LeaseLost:
+            raise
         except PrchainError as exc:
             recorder.finish("failed", f"{type(exc).__name__}: {exc}", **_totals(counters))
             return RolloutResult(chain_id, rollout_id, "failed", 0, str(exc))

@@ -70,14 +70,22 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
 def pending_chains(
     engine: Engine, chain_ids: Iterable[int] = (), limit: int | None = None
 ) -> list[int]:
-    """Chains whose every stage has a query and that have no finished rollout, in id order."""
+    """Chains whose every stage has a query and that have no finished rollout, in id order.
+
+    Asked-for chains that do not exist are an error (NothingToDo naming them), not "finished".
+    """
     wanted = set(chain_ids)
     with session_scope(engine) as session:
-        ids = [
-            cid
-            for cid in session.scalars(select(Chain.id).order_by(Chain.id))
-            if not wanted or cid in wanted
-        ]
+        every = list(session.scalars(select(Chain.id).order_by(Chain.id)))
+        missing = sorted(wanted - set(every))
+        if missing:
+            raise NothingToDo(
+                f"chain {', '.join(map(str, missing))} does not exist"
+                if len(missing) == 1
+                else f"chains {', '.join(map(str, missing))} do not exist",
+                hint="`prchain chains list` shows the chains there are",
+            )
+        ids = [cid for cid in every if not wanted or cid in wanted]
         done = set(
             session.scalars(
                 select(Rollout.chain_id).where(

@@ -6,18 +6,24 @@ one YAML file, applies `--set key=value` overrides and saves the result beside a
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from chains.config import ChainsConfig
 from environments.config import EnvironmentConfig
 from miner.config import MinerConfig
 from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
+from prchain.core.files import write_text_atomically
+from prchain.core.secrets import Redactor
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
@@ -50,7 +56,10 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set expects key=value, got {item!r}")
-    return key.strip().split("."), yaml.safe_load(raw) if raw else ""
+    try:
+        return key.strip().split("."), yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError:
+        raise ConfigError(f"--set {key.strip()}: {raw!r} is not a YAML value") from None
 
 
 def _apply(tree: dict[str, Any], path: list[str], value: Any) -> None:
@@ -62,6 +71,18 @@ def _apply(tree: dict[str, Any], path: list[str], value: Any) -> None:
     node[path[-1]] = value
 
 
+def _read_yaml(file: Path) -> Any:
+    try:
+        return yaml.safe_load(file.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{file} is not valid YAML ({problem}{where})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc}") from None
+
+
 def load_config(
     path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
 ) -> Config:
@@ -71,7 +92,7 @@ def load_config(
     if path and not file.exists():
         raise ConfigError(f"config file {file} does not exist")
     if file.exists():
-        loaded = yaml.safe_load(file.read_text()) or {}
+        loaded = _read_yaml(file)
         if not isinstance(loaded, dict):
             raise ConfigError(f"{file} must hold a mapping at the top level")
         tree = loaded
@@ -83,9 +104,32 @@ def load_config(
         raise ConfigError(f"invalid configuration: {exc}") from None
 
 
+def configured_secrets(config: Config) -> tuple[str, ...]:
+    """Every secret the config points at: the values of its token/key variables (each token of a
+    comma-separated list) and the store's password. The recogniser redacts them wherever they
+    appear, whichever shell later reads the store."""
+    names = (config.llm.api_key_env, config.miner.github.token_env)
+    values = [part.strip() for name in names for part in os.environ.get(name, "").split(",")]
+    try:
+        password = make_url(config.store.url).password
+    except ArgumentError:
+        password = None
+    return tuple(v for v in (*values, str(password or "")) if v)
+
+
+def masked_config(config: Config) -> dict[str, Any]:
+    """The config as stored with a rollout, saved beside an output or shown: no credential in it."""
+    data = config.model_dump(mode="json")
+    # A URL SQLAlchemy cannot read stays as written: the recogniser below still masks its password.
+    with contextlib.suppress(ArgumentError):
+        data["store"]["url"] = make_url(config.store.url).render_as_string(hide_password=True)
+    masked: dict[str, Any] = Redactor(configured_secrets(config)).value(data)
+    return masked
+
+
 def save_config(config: Config, directory: str | Path, name: str = "config.json") -> Path:
-    """Write the config a run used beside its output, so every result can be traced to it."""
+    """Write the config a run used (credentials masked) beside its output, so every result can be
+    traced to it."""
     target = Path(directory) / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(config.model_dump(mode="json"), indent=2) + "\n")
+    write_text_atomically(target, json.dumps(masked_config(config), indent=2) + "\n")
     return target

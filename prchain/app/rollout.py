@@ -15,9 +15,10 @@ from sqlalchemy.engine import make_url
 
 from environments.config import EnvironmentConfig
 from environments.protocol import Environment, StageSpec
+from prchain.agent.lease import busy_chains
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
 from prchain.agent.tasks import ChainTask, pending_chains
-from prchain.app.config import Config
+from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import RolloutWork
@@ -65,13 +66,6 @@ def prm_hook_factory(config: Config, llm: ChatLLM, engine: Engine) -> HookFactor
     return lambda rollout_id: build_prm_hook(config.prm, llm, engine, rollout_id)
 
 
-def public_config(config: Config) -> dict[str, Any]:
-    """The config as stored with a rollout (and exported): a database password never leaves the host."""
-    data = config.model_dump(mode="json")
-    data["store"]["url"] = make_url(config.store.url).render_as_string(hide_password=True)
-    return data
-
-
 def rollout_fields(config: Config) -> dict[str, Any]:
     """What a new rollout row records about how it was made."""
     return {
@@ -80,7 +74,7 @@ def rollout_fields(config: Config) -> dict[str, Any]:
         "prm_variant": config.prm.variant,
         "action_format": config.agent.action_format,
         "models": {role: config.llm.model_for(role) for role in ("policy", "judge", "prm")},
-        "config": public_config(config),
+        "config": masked_config(config),
     }
 
 
@@ -96,6 +90,7 @@ def make_chain_runner(
         hook_factory=prm_hook_factory(config, llm, engine),
         rollout_fields=rollout_fields(config),
         check_tests=tests_oracle(config, engine),
+        secrets=configured_secrets(config),
     )
 
 
@@ -113,11 +108,16 @@ def rollout_from_config(
     from sql.db import make_engine
 
     engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
-    todo = pending_chains(engine, chain_ids, limit)
+    pending = pending_chains(engine, chain_ids)
+    # Chains another live runner holds are left to it (the claim re-checks this atomically).
+    busy = busy_chains(engine, config.agent.lease_timeout_seconds)
+    todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
     engine.dispose()
     if not todo:
         raise NothingToDo(
-            "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
+            f"{len(pending)} pending chain(s) are all being rolled out by other runners"
+            if pending
+            else "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
         )
     if on_start is not None:
         on_start(len(todo))

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "verdicts",
     "p2t",
     "report",
+    "config",
     "dev",
 )
 
@@ -38,10 +39,31 @@ class PrchainGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PrchainError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
-            if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
-            sys.exit(1)
+            _fail(exc)
+        except Exception as exc:
+            known = _known_failure(exc)
+            if known is None:
+                raise
+            _fail(known)
+
+
+def _fail(exc: PrchainError) -> None:
+    click.secho(f"error: {exc}", fg="red", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+    sys.exit(1)
+
+
+def _known_failure(exc: Exception) -> PrchainError | None:
+    """Failures of the store's driver past the first connection (a server gone, a file damaged
+    mid-run) are one line too; anything else is a bug and keeps its traceback."""
+    if not type(exc).__module__.startswith("sqlalchemy"):
+        return None
+    from sqlalchemy.exc import DBAPIError  # loaded already: the exception came from it
+
+    from prchain.app.store import store_error
+
+    return store_error(exc) if isinstance(exc, DBAPIError) else None
 
 
 @click.group(cls=PrchainGroup, context_settings=CONTEXT_SETTINGS)
@@ -63,6 +85,7 @@ def main() -> None:
       prchain export      kept trajectories → SFT-ready JSONL
       prchain stats       what the store holds, stage by stage
       prchain report      an offline HTML report of the store
+      prchain config      the effective configuration, credentials masked
 
     Example:
 

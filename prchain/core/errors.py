@@ -130,3 +130,21 @@ class MissingExtra(PrchainError):
     """An optional dependency group is not installed (e.g. plotly for `prchain report`)."""
 
     hint = "pip install 'prchain[report]' (make install installs every extra)"
+
+
+class OutputPathError(PrchainError):
+    """An output path that cannot or must not be written (unwritable, a device, a FIFO, ...)."""
+
+    hint = "choose a regular file in a directory you can write to"
+
+
+class GithubReplyInvalid(ServiceUnavailable):
+    """GitHub (or whatever answers at the configured URL) sent something that is not JSON."""
+
+    hint = "is miner.github.api_url the GitHub API (https://api.github.com), not a web page or a proxy's login page?"
+
+
+class StoreUnavailable(PrchainError):
+    """The store cannot be opened: wrong URL or password, server down, or not a database file."""
+
+    hint = "check --db / store.url (`prchain config show` prints the effective one)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 REDACTED = "[REDACTED]"
 # Shapes of credentials worth catching even when we never held them ourselves.
@@ -19,6 +20,9 @@ SECRET_PATTERNS = [
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
     )
 ]
+# The password of any URL (postgresql://user:PASSWORD@host/db, https://user:PASSWORD@host): only
+# the password is replaced, so the URL still says where it points.
+URL_PASSWORD = re.compile(r"(?<=://)([^/\s:@]*):([^@\s/]+)@")
 # Environment variables whose values are secrets wherever they appear.
 SECRET_ENV = ("OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY")
 
@@ -54,4 +58,16 @@ class Redactor:
         for pattern in self.patterns:
             text, n = pattern.subn(self.replacement, text)
             self.count += n
+        text, n = URL_PASSWORD.subn(rf"\1:{self.replacement}@", text)
+        self.count += n
         return text
+
+    def value(self, value: Any) -> Any:
+        """Every string inside a JSON-shaped value redacted (a stored message, a tool call)."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(item) for item in value]
+        return value

@@ -1,7 +1,9 @@
 """The response cache: an identical request (model, messages, tools, temperature) is answered once.
 
 Entries live in the `llm_cache` table when the client has a store, else in memory for the
-client's lifetime.
+client's lifetime. Only replies that passed their role's check are replayed: a refused reply is
+stored with the reason (for diagnosis) but a rerun asks the server again, so one bad answer
+cannot fail every later run the same way (finding 4 of issue 16).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from prchain.core.text import storable
 from sql.db import session_scope, upsert
 from sql.models import LLMCacheEntry
 
@@ -34,22 +37,44 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The valid reply stored for `key`, if any (a refused one is never replayed)."""
         if self._engine is None:
             with self._lock:
                 return self._memory.get(key)
         with session_scope(self._engine) as session:
             entry = session.get(LLMCacheEntry, key)
-            return dict(entry.response) if entry is not None else None
+            return dict(entry.response) if entry is not None and entry.valid else None
 
-    def put(self, key: str, role: str, model: str, response: dict[str, Any]) -> None:
+    def put(
+        self,
+        key: str,
+        role: str,
+        model: str,
+        response: dict[str, Any],
+        *,
+        error: str | None = None,
+    ) -> int:
+        """Store a reply (refused when `error` is given); returns how many characters were scrubbed."""
+        clean, scrubbed = storable(response)
         if self._engine is None:
-            with self._lock:
-                self._memory[key] = response
-            return
-        row = {"cache_key": key, "role": role, "model": model, "response": response}
+            if error is None:
+                with self._lock:
+                    self._memory[key] = clean
+            return scrubbed
+        row = {
+            "cache_key": key,
+            "role": role,
+            "model": model,
+            "response": clean,
+            "valid": error is None,
+            "error": storable(error)[0],
+            "scrubbed_chars": scrubbed,
+        }
         with session_scope(self._engine) as session:
-            # Two workers may race to store the same reply; the first one wins, both are identical.
-            upsert(session, LLMCacheEntry, [row], ["cache_key"], update=[])
+            # A later reply to the same request replaces a refused one; two workers storing the same
+            # valid reply at once write identical rows.
+            upsert(session, LLMCacheEntry, [row], ["cache_key"])
+        return scrubbed
 
     def delete(self, key: str) -> None:
         if self._engine is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Engine
 
 from prchain.core.secrets import SECRET_PATTERNS, Redactor
+from prchain.core.text import storable
 from sql.db import session_scope
 from sql.models import LLMCall
 
@@ -52,6 +53,9 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    scrubbed_chars: int = (
+        0  # NUL and lone surrogates replaced in replies so the store can hold them
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, record: CallRecord) -> None:
@@ -66,7 +70,7 @@ class Usage:
     def merge(self, other: Usage) -> None:
         """Add another client's totals (e.g. one returned by a task on another machine)."""
         with self._lock:
-            for name in (*COUNTS, "cost_usd"):
+            for name in (*COUNTS, "cost_usd", "scrubbed_chars"):
                 setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def __getstate__(self) -> dict[str, object]:
@@ -75,6 +79,11 @@ class Usage:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state, _lock=threading.Lock())
+
+    def add_scrubbed(self, count: int) -> None:
+        if count:
+            with self._lock:
+                self.scrubbed_chars += count
 
     @property
     def paid_calls(self) -> int:
@@ -85,5 +94,6 @@ class Usage:
 def record_call(engine: Engine | None, record: CallRecord) -> None:
     if engine is None:
         return
+    fields = {**record.__dict__, "error": storable(record.error)[0]}
     with session_scope(engine) as session:
-        session.add(LLMCall(**record.__dict__))
+        session.add(LLMCall(**fields))

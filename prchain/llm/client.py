@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from prchain.core.errors import ContextOverflow, LLMError, LLMOutputInvalid, LLMUnavailable
+from prchain.core.text import storable
 from prchain.llm.cache import ResponseCache, cache_key
 from prchain.llm.calls import CallRecord, Usage, record_call, redact
 from prchain.llm.config import LLMConfig
@@ -25,6 +26,8 @@ from prchain.llm.pricing import cost_usd
 from prchain.llm.protocol import Completion, Message
 
 T = TypeVar("T")
+Check = Callable[[Completion], object]
+"""Raises LLMOutputInvalid when a reply is unusable for its role; such replies are never replayed."""
 
 # Worth another try: the server was busy, broken for a moment, or unreachable.
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
@@ -57,9 +60,14 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
         sample: int = 0,
+        check: Check | None = None,
     ) -> Completion:
-        """`sample` > 0 asks for another draw of the same request, cached apart from the first."""
-        return self._complete(role, messages, tools, rollout_id, attempt=0, sample=sample)
+        """The reply to `messages`. `sample` > 0 asks for another draw of the same request, cached
+        apart from the first. With `check`, a reply it refuses is returned all the same (the
+        caller re-asks) but kept out of the replay cache."""
+        return self._complete(
+            role, messages, tools, rollout_id, attempt=0, sample=sample, check=check
+        )
 
     def complete_parsed(
         self,
@@ -73,14 +81,21 @@ class LLMClient:
     ) -> tuple[T, Completion]:
         """A reply `parse` accepts; after an LLMOutputInvalid the model is told what was wrong and asked again.
 
-        Each attempt has its own cache key, so a malformed cached reply is never replayed into
-        the next attempt, while a rerun still gets every earlier attempt for free.
+        Only replies `parse` accepts are cached, so a rerun asks the server again instead of
+        replaying a malformed reply; each attempt has its own cache key.
         """
         attempts = attempts or self.config.max_retries + 1
         conversation = list(messages)
         error: LLMOutputInvalid | None = None
         for attempt in range(attempts):
-            completion = self._complete(role, conversation, tools, rollout_id, attempt=attempt)
+            completion = self._complete(
+                role,
+                conversation,
+                tools,
+                rollout_id,
+                attempt=attempt,
+                check=lambda reply: parse(reply.content),
+            )
             try:
                 return parse(completion.content), completion
             except LLMOutputInvalid as exc:
@@ -103,6 +118,7 @@ class LLMClient:
         *,
         attempt: int,
         sample: int = 0,
+        check: Check | None = None,
     ) -> Completion:
         request = self._request(role, messages, tools)
         draw = {"attempt": attempt} if attempt else {}
@@ -115,7 +131,8 @@ class LLMClient:
             return completion
         completion = self._call_server(role, request, key, rollout_id)
         if self.config.cache:
-            self.cache.put(key, role, completion.model, _to_cached(completion))
+            refused = _refusal(check, completion)
+            self.cache.put(key, role, completion.model, _to_cached(completion), error=refused)
         return completion
 
     def _request(
@@ -154,9 +171,15 @@ class LLMClient:
         prompt, completion_tokens = (
             (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         )
+        # NUL and lone surrogates would fail every later write of this reply (steps, cache).
+        content, scrubbed = storable(choice.message.content or "")
+        tool_calls, scrubbed_in_calls = storable(
+            [_tool_call(call) for call in choice.message.tool_calls or []]
+        )
+        self.usage.add_scrubbed(scrubbed + scrubbed_in_calls)
         return Completion(
-            content=choice.message.content or "",
-            tool_calls=[_tool_call(call) for call in choice.message.tool_calls or []],
+            content=content,
+            tool_calls=tool_calls,
             model=model,
             prompt_tokens=prompt,
             completion_tokens=completion_tokens,
@@ -234,6 +257,17 @@ class LLMClient:
         )
         self.usage.add(record)
         record_call(self.engine, record)
+
+
+def _refusal(check: Check | None, completion: Completion) -> str | None:
+    """Why `check` refuses the reply, or None when there is no check or it passes."""
+    if check is None:
+        return None
+    try:
+        check(completion)
+    except LLMOutputInvalid as exc:
+        return str(exc)
+    return None
 
 
 def _tool_call(call: Any) -> dict[str, Any]:

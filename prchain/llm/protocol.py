@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,4 +44,8 @@ class ChatLLM(Protocol):
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
         sample: int = 0,
-    ) -> Completion: ...
+        check: Callable[[Completion], object] | None = None,
+    ) -> Completion:
+        """The reply; `check` raises LLMOutputInvalid for a reply the role cannot use, which is
+        then returned all the same but never replayed from a cache."""
+        ...

@@ -132,7 +132,14 @@ class PRMHook:
         attempts = 1 + self.config.max_parse_retries
         for attempt in range(1, attempts + 1):
             try:
-                completion = self.llm.complete(ROLE, conversation, rollout_id=rollout_id)
+                completion = self.llm.complete(
+                    ROLE,
+                    conversation,
+                    rollout_id=rollout_id,
+                    check=lambda reply: parse_verdict(
+                        reply.content, self.variant, self.taxonomy, tools
+                    ),
+                )
             except (
                 LLMError
             ) as exc:  # not PRMOutputInvalid: the client only raises server-side failures here

@@ -30,10 +30,16 @@ class LLMCall(Base):
 
 
 class LLMCacheEntry(Base):
+    """A stored reply. Only `valid` ones are replayed; a reply its role's parser refused is kept
+    with the reason, for diagnosis, and replaced by the next reply to the same request."""
+
     __tablename__ = "llm_cache"
 
     cache_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     role: Mapped[str] = mapped_column(String(40))
     model: Mapped[str] = mapped_column(String(200))
     response: Mapped[dict[str, Any]]
+    valid: Mapped[bool] = mapped_column(default=True)
+    error: Mapped[str | None] = mapped_column(Text)  # why the parser refused it (when not valid)
+    scrubbed_chars: Mapped[int] = mapped_column(default=0)  # NUL/surrogates replaced to store it
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -130,3 +130,30 @@ def test_parse_query_strips_a_preamble() -> None:
         parse_query('Query: "Make the parser tolerate trailing commas."\n')
         == "Make the parser tolerate trailing commas."
     )
+
+
+@pytest.mark.parametrize(
+    "filler",
+    ["a" * 3_000_000, "a-" * 1_500_000, "a." * 1_500_000, ("word " * 20 + "x" * 5000 + "\n") * 600],
+)
+def test_find_leaks_reads_a_3mb_reply_in_one_pass(filler: str) -> None:
+    # Finding 7 of issue 16: the path regex rescanned long runs from every start, so a 3 MB reply
+    # (64 KB already took 11 s) hung `queries build`. The tokenizer reads it once; timings are
+    # in bench/bench_leakage.py.
+    ids = {"max_positional_args", "frobnicate"}
+    assert find_leaks(filler + " then frobnicate, not src/max_positional_args.rs", ids) == [
+        "frobnicate"
+    ]
+
+
+def test_assignments_in_long_annotated_lines_are_read_in_one_pass() -> None:
+    line = "frobnicate: " + " " * 200_000 + "Path" + " " * 200_000
+    assert names_in_line(line) == set()  # no `=`: not an assignment, and no backtracking
+    assert names_in_line("frobnicate: Path = tmp") == {"frobnicate"}
+
+
+def test_file_names_and_paths_are_not_leaks() -> None:
+    ids = {"ops_registry", "max_args"}
+    assert find_leaks("see ops_registry.py and -max_args.rs.", ids) == []
+    assert find_leaks("see ops_registry.pyx", ids) == ["ops_registry"]  # not a known suffix
+    assert find_leaks("a.b.ops_registry.toml and max_args.", ids) == ["max_args"]

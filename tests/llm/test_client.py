@@ -172,11 +172,11 @@ def test_malformed_output_is_retried_then_parsed(
     retry = fake_llm.requests[1]["messages"]
     assert retry[:1] == ASK and retry[1] == {"role": "assistant", "content": "I think it is fine"}
     assert "could not be used" in retry[2]["content"]
-    # A rerun replays both attempts from the cache: nothing is paid twice.
-    assert (
-        LLMClient(llm_config, engine).complete_parsed("judge", ASK, extract_json_object)[0] == value
-    )
-    assert len(fake_llm.requests) == 2
+    # A rerun never replays the refused first reply: it asks again (and is answered well).
+    fake_llm.push(model="judge", content='{"score": 0.8}')
+    rerun, _ = LLMClient(llm_config, engine).complete_parsed("judge", ASK, extract_json_object)
+    assert rerun == {"score": 0.8} and len(fake_llm.requests) == 3
+    assert fake_llm.requests[2]["messages"] == ASK
 
 
 def test_malformed_output_every_time_is_a_typed_error(

@@ -1,0 +1,138 @@
+"""Claiming a chain in the store, so that concurrent rollouts (threads, processes, hosts) on one
+store never work the same chain twice.
+
+A claim is one statement only one writer can win: an INSERT that does nothing on conflict, else an
+UPDATE whose WHERE accepts only our own row or a stale one (PostgreSQL re-checks the WHERE on the
+row it locks; SQLite serialises writers). While the chain runs a background thread refreshes the
+heartbeat; every step write checks the owner in its own transaction (see `Recorder`), so a runner
+whose lease was taken over stops instead of interleaving its steps with the new owner's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from datetime import timedelta
+from types import TracebackType
+
+from sqlalchemy import Connection, Engine, delete, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from prchain.core.errors import PrchainError
+from sql.db import session_scope
+from sql.models import ChainLease
+from sql.models.base import utcnow
+
+
+class LeaseLost(PrchainError):
+    hint = "another runner took the chain over after this one stopped refreshing its lease"
+
+
+def new_owner_id() -> str:
+    """host:pid:uuid — unique per runner, and says where a stuck lease comes from."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def try_claim(engine: Engine, chain_id: int, owner: str, timeout_seconds: float) -> bool:
+    """Whether `owner` now holds the chain's lease (new, already ours, or taken over when stale)."""
+    now = utcnow()
+    with engine.begin() as connection:
+        if _insert_if_free(connection, chain_id, owner, now):
+            return True
+        stale = now - timedelta(seconds=timeout_seconds)
+        taken = connection.execute(
+            update(ChainLease)
+            .where(
+                ChainLease.chain_id == chain_id,
+                (ChainLease.owner == owner) | (ChainLease.heartbeat_at < stale),
+            )
+            .values(owner=owner, heartbeat_at=now, acquired_at=now)
+        )
+        return taken.rowcount == 1
+
+
+def _insert_if_free(connection: Connection, chain_id: int, owner: str, now: object) -> bool:
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    row = {"chain_id": chain_id, "owner": owner, "heartbeat_at": now, "acquired_at": now}
+    result = connection.execute(
+        insert(ChainLease).values(row).on_conflict_do_nothing(index_elements=["chain_id"])
+    )
+    return result.rowcount == 1
+
+
+def refresh(connection: Connection, chain_id: int, owner: str) -> bool:
+    """Renew the heartbeat inside the caller's transaction; False when the lease is no longer ours.
+
+    On PostgreSQL the UPDATE keeps the row locked until the caller commits, so a takeover cannot
+    slip between this check and the caller's write.
+    """
+    result = connection.execute(
+        update(ChainLease)
+        .where(ChainLease.chain_id == chain_id, ChainLease.owner == owner)
+        .values(heartbeat_at=utcnow())
+    )
+    return result.rowcount == 1
+
+
+def release(engine: Engine, chain_id: int, owner: str) -> None:
+    with session_scope(engine) as session:
+        session.execute(
+            delete(ChainLease).where(ChainLease.chain_id == chain_id, ChainLease.owner == owner)
+        )
+
+
+def holder_of(engine: Engine, chain_id: int) -> str:
+    with session_scope(engine) as session:
+        lease = session.get(ChainLease, chain_id)
+        return lease.owner if lease is not None else "nobody"
+
+
+def busy_chains(engine: Engine, timeout_seconds: float) -> set[int]:
+    """Chains whose lease is live (refreshed within the timeout): someone is on them."""
+    stale = utcnow() - timedelta(seconds=timeout_seconds)
+    with session_scope(engine) as session:
+        rows = session.query(ChainLease.chain_id).filter(ChainLease.heartbeat_at >= stale)
+        return {chain_id for (chain_id,) in rows}
+
+
+class Lease:
+    """A held chain lease with its heartbeat thread; use as a context manager (releases on exit)."""
+
+    def __init__(self, engine: Engine, chain_id: int, owner: str, heartbeat_seconds: float) -> None:
+        self.engine, self.chain_id, self.owner = engine, chain_id, owner
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._interval = heartbeat_seconds
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{chain_id}", daemon=True)
+
+    def __enter__(self) -> Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        release(self.engine, self.chain_id, self.owner)
+
+    def check(self, connection: Connection) -> None:
+        """Raise LeaseLost unless the lease is still ours (called inside each write transaction)."""
+        if not refresh(connection, self.chain_id, self.owner):
+            self.lost.set()
+            raise LeaseLost(f"chain {self.chain_id}: lease lost by {self.owner}")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                with self.engine.begin() as connection:
+                    if not refresh(connection, self.chain_id, self.owner):
+                        self.lost.set()
+                        return
+            except Exception:  # a store hiccup: the next beat tries again, the timeout is generous
+                continue
