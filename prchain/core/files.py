@@ -30,7 +30,7 @@ def check_target(path: Path) -> None:
             ) from None
         return
     except OSError as exc:
-        raise OutputPathError(f"cannot use {path}: {exc.strerror}") from None
+        raise OutputPathError(f"cannot write {path}: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise OutputPathError(f"{path} is {kind}; refusing to replace it")

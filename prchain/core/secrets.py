@@ -23,6 +23,7 @@ SECRET_PATTERNS = [
 # The password of any URL (postgresql://user:PASSWORD@host/db, https://user:PASSWORD@host): only
 # the password is replaced, so the URL still says where it points.
 URL_PASSWORD = re.compile(r"(?<=://)([^/\s:@]*):([^@\s/]+)@")
+MASKS = ("***", REDACTED)  # passwords already masked (SQLAlchemy's hide_password writes ***)
 # Environment variables whose values are secrets wherever they appear.
 SECRET_ENV = ("OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY")
 
@@ -58,9 +59,13 @@ class Redactor:
         for pattern in self.patterns:
             text, n = pattern.subn(self.replacement, text)
             self.count += n
-        text, n = URL_PASSWORD.subn(rf"\1:{self.replacement}@", text)
-        self.count += n
-        return text
+        return URL_PASSWORD.sub(self._mask_password, text)
+
+    def _mask_password(self, match: re.Match[str]) -> str:
+        if match.group(2) in (*MASKS, self.replacement):
+            return match.group()
+        self.count += 1
+        return f"{match.group(1)}:{self.replacement}@"
 
     def value(self, value: Any) -> Any:
         """Every string inside a JSON-shaped value redacted (a stored message, a tool call)."""
