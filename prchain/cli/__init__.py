@@ -59,11 +59,14 @@ def _known_failure(exc: Exception) -> PrchainError | None:
     mid-run) are one line too; anything else is a bug and keeps its traceback."""
     if not type(exc).__module__.startswith("sqlalchemy"):
         return None
-    from sqlalchemy.exc import DBAPIError  # loaded already: the exception came from it
+    from sqlalchemy.exc import DBAPIError, IntegrityError  # loaded: the exception came from it
 
     from prchain.app.store import store_error
 
-    return store_error(exc) if isinstance(exc, DBAPIError) else None
+    # A violated constraint is our bug, not the user's store: it keeps its traceback.
+    if isinstance(exc, DBAPIError) and not isinstance(exc, IntegrityError):
+        return store_error(exc)
+    return None
 
 
 @click.group(cls=PrchainGroup, context_settings=CONTEXT_SETTINGS)
