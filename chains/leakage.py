@@ -37,7 +37,28 @@ _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 # slash: the lookbehind pins it to the start of a run and possessive quantifiers never give back,
 # so each character is looked at a bounded number of times.
 _PATH_RUN = re.compile(r"(?<![\w./\-])[\w\-]*+[./][\w./\-]*+")
-FILE_SUFFIXES = "py rs go js ts tsx jsx java kt c h cc cpp hpp rb toml yaml yml json md".split()
+FILE_SUFFIXES = [
+    "py",
+    "rs",
+    "go",
+    "js",
+    "ts",
+    "tsx",
+    "jsx",
+    "java",
+    "kt",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "rb",
+    "toml",
+    "yaml",
+    "yml",
+    "json",
+    "md",
+]
 # A file name inside such a run: pinned to the start of a name, never backtracking.
 _FILE_NAME = re.compile(rf"(?<![\w\-])[\w\-]*+\.(?:{'|'.join(FILE_SUFFIXES)})(?![\w])")
 
