@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from prchain.core.files import atomic_output
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 TASK_FORMAT = "prchain.task/1"
@@ -147,11 +148,10 @@ def iter_tasks(engine: Engine, strategy: str | None = None) -> Iterator[dict[str
 
 
 def export_tasks(engine: Engine, out_path: str | Path, *, strategy: str | None = None) -> int:
-    """Write one JSON line per chain to `out_path`; returns the number of chains written."""
-    target = Path(out_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Write one JSON line per chain to `out_path` (whole or not at all, never through a device or
+    FIFO: see prchain.core.files); returns the number of chains written."""
     count = 0
-    with target.open("w", encoding="utf-8") as out:
+    with atomic_output(out_path) as out:
         for record in iter_tasks(engine, strategy):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
