@@ -17,7 +17,7 @@ import uuid
 from datetime import timedelta
 from types import TracebackType
 
-from sqlalchemy import Connection, Engine, delete, update
+from sqlalchemy import Connection, Engine, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from prchain.core.errors import PrchainError
@@ -36,21 +36,38 @@ def new_owner_id() -> str:
 
 
 def try_claim(engine: Engine, chain_id: int, owner: str, timeout_seconds: float) -> bool:
-    """Whether `owner` now holds the chain's lease (new, already ours, or taken over when stale)."""
+    """Whether `owner` now holds the chain's lease: new, already ours, or taken over because its
+    heartbeat is stale or its holder was a process of this host that no longer exists (a killed
+    run is resumed at once, not after the timeout)."""
     now = utcnow()
     with engine.begin() as connection:
         if _insert_if_free(connection, chain_id, owner, now):
             return True
         stale = now - timedelta(seconds=timeout_seconds)
+        takeover = (ChainLease.owner == owner) | (ChainLease.heartbeat_at < stale)
+        holder = connection.scalar(select(ChainLease.owner).where(ChainLease.chain_id == chain_id))
+        if holder is not None and _died_here(holder):
+            takeover = takeover | (ChainLease.owner == holder)  # still conditional: one winner
         taken = connection.execute(
             update(ChainLease)
-            .where(
-                ChainLease.chain_id == chain_id,
-                (ChainLease.owner == owner) | (ChainLease.heartbeat_at < stale),
-            )
+            .where(ChainLease.chain_id == chain_id, takeover)
             .values(owner=owner, heartbeat_at=now, acquired_at=now)
         )
         return taken.rowcount == 1
+
+
+def _died_here(owner: str) -> bool:
+    """Whether `owner` names a process of this host that is gone (a reused pid counts as alive)."""
+    host, _, pid = owner.rpartition(":")[0].rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, and someone else's
+        return False
+    return False
 
 
 def _insert_if_free(connection: Connection, chain_id: int, owner: str, now: object) -> bool:
@@ -90,11 +107,13 @@ def holder_of(engine: Engine, chain_id: int) -> str:
 
 
 def busy_chains(engine: Engine, timeout_seconds: float) -> set[int]:
-    """Chains whose lease is live (refreshed within the timeout): someone is on them."""
+    """Chains whose lease is live (fresh, and not held by a dead process of this host)."""
     stale = utcnow() - timedelta(seconds=timeout_seconds)
     with session_scope(engine) as session:
-        rows = session.query(ChainLease.chain_id).filter(ChainLease.heartbeat_at >= stale)
-        return {chain_id for (chain_id,) in rows}
+        rows = session.execute(
+            select(ChainLease.chain_id, ChainLease.owner).where(ChainLease.heartbeat_at >= stale)
+        )
+        return {chain_id for chain_id, owner in rows if not _died_here(owner)}
 
 
 class Lease:

@@ -114,10 +114,14 @@ def rollout_from_config(
     todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
     engine.dispose()
     if not todo:
+        if pending:
+            raise NothingToDo(
+                f"{len(pending)} pending chain(s) are all being rolled out by other runners",
+                hint="let them finish; a runner that died elsewhere frees its chains after "
+                "agent.lease_timeout_seconds",
+            )
         raise NothingToDo(
-            f"{len(pending)} pending chain(s) are all being rolled out by other runners"
-            if pending
-            else "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
+            "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
         )
     if on_start is not None:
         on_start(len(todo))

@@ -3,6 +3,8 @@ runner that lost its lease cannot write another step (issue 16, finding 2)."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -117,3 +119,22 @@ def test_two_writers_cannot_share_a_step_position(engine: Engine, chain_id: int)
     Recorder(engine, rollout_id).step(1, "system", {"role": "system", "content": "a"})
     with pytest.raises(IntegrityError):
         Recorder(engine, rollout_id).step(1, "system", {"role": "system", "content": "b"})
+
+
+def test_a_lease_of_a_killed_local_process_is_taken_over_at_once(
+    engine: Engine, chain_id: int
+) -> None:
+    dead = f"{socket.gethostname()}:{_gone_pid()}:feedc0ffee00"  # a pid that existed, now gone
+    assert try_claim(engine, chain_id, dead, TIMEOUT)  # fresh heartbeat, but its process is gone
+    assert busy_chains(engine, TIMEOUT) == set()
+    assert try_claim(engine, chain_id, new_owner_id(), TIMEOUT)
+    elsewhere = f"other-host:{_gone_pid()}:feedc0ffee01"  # another host: only the timeout counts
+    release(engine, chain_id, holder_of(engine, chain_id))
+    assert try_claim(engine, chain_id, elsewhere, TIMEOUT)
+    assert not try_claim(engine, chain_id, new_owner_id(), TIMEOUT)
+
+
+def _gone_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
