@@ -14,8 +14,6 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from chains.config import ChainsConfig
 from environments.config import EnvironmentConfig
@@ -108,6 +106,9 @@ def configured_secrets(config: Config) -> tuple[str, ...]:
     """Every secret the config points at: the values of its token/key variables (each token of a
     comma-separated list) and the store's password. The recogniser redacts them wherever they
     appear, whichever shell later reads the store."""
+    from sqlalchemy.engine import make_url  # not at import: `--help` stays free of SQLAlchemy
+    from sqlalchemy.exc import ArgumentError
+
     names = (config.llm.api_key_env, config.miner.github.token_env)
     values = [part.strip() for name in names for part in os.environ.get(name, "").split(",")]
     try:
@@ -119,6 +120,9 @@ def configured_secrets(config: Config) -> tuple[str, ...]:
 
 def masked_config(config: Config) -> dict[str, Any]:
     """The config as stored with a rollout, saved beside an output or shown: no credential in it."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     data = config.model_dump(mode="json")
     # A URL SQLAlchemy cannot read stays as written: the recogniser below still masks its password.
     with contextlib.suppress(ArgumentError):
