@@ -14,7 +14,7 @@ from environments.protocol import Environment
 from prchain.agent.loop import PROMPTS as AGENT_PROMPTS
 from prchain.agent.persist import Recorder, new_rollout
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
-from prchain.app.config import Config
+from prchain.app.config import Config, configured_secrets
 from prchain.app.rollout import environment_factory, rollout_fields
 from prchain.core.errors import NothingToDo
 from prchain.llm.prompts import render
@@ -209,7 +209,7 @@ def curate_chain(
         r: config.llm.model_for(r) for r in ("p2t_seed", "p2t_verifier", "p2t_curator")
     }
     rollout_id = new_rollout(engine, chain_id, source="p2t", **fields)
-    recorder = Recorder(engine, rollout_id)
+    recorder = Recorder(engine, rollout_id, secrets=configured_secrets(config))
     opener = open_env or (lambda t, rid: stage_env(config, t, rid))
     history: list[Message] = []
     admitted, reason = 0, ""
