@@ -112,6 +112,10 @@ for ((round = 0; ; round++)); do
 done
 """
 
+# Root: before hidden tests run, nothing the agent left running (a `setsid` process that waits for
+# the test patch to appear and then edits the tree) may still be alive.
+END_AGENT = "set -uo pipefail\n" + _KILL_AGENT
+
 _COLLECT_REJECTS = """
 collect_rejects() {
   find . -path ./.git -prune -o -type f -name '*.rej' -newer "$S/mark" -print | sort | while read -r f; do

@@ -288,6 +288,9 @@ class DockerEnvironment:
             return capped_diff(int(first.split()[1]), cap, summary)
         return text
 
+    def end_agent_processes(self) -> None:
+        self._root(carry.END_AGENT)
+
     def snapshot(self) -> str:
         """Record the whole worktree (untracked files too) and the stage; returns an id for restore()."""
         if not self.stage_start:

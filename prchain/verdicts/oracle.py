@@ -74,7 +74,11 @@ def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
 
 
 def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdict:
-    """Run the stage's tests on the sandbox's current state; the state is restored afterwards."""
+    """Run the stage's tests on the sandbox's current state; the state is restored afterwards.
+
+    The agent's processes are ended first: one left running could wait for the hidden test patch
+    to appear and rewrite the tree under the tests."""
+    env.end_agent_processes()
     snapshot = env.snapshot()
     try:
         error = apply_patch(env, tests.test_patch, reset=True)
