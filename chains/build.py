@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+import networkx as nx
 from sqlalchemy import Engine, delete, select
 
 from chains.config import ChainsConfig
-from chains.graph import GraphReport, PRNode, load_graph
+from chains.decontam import Decontaminator, StageKey, decontaminator
+from chains.dedup import dedup_chains
+from chains.filters import chain_code_lines
+from chains.graph import GraphReport, PRNode, load_graph, load_repos
 from chains.patches import SplitPatch, split_patch
-from chains.strategies import STRATEGIES, ChainCandidate
+from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
-from sql.models import Chain, ChainStage, PRPatch, Rollout
+from sql.models import Chain, ChainBuild, ChainStage, PRPatch, Rollout
 
 Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
@@ -31,17 +35,42 @@ STAGE_COLUMNS = ("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch"
 
 
 @dataclass
+class RuleCount:
+    """What one rule dropped: PRs (PR filters), links (link rules) or chains (chain rules)."""
+
+    rule: str
+    level: str  # pr | link | chain
+    prs: int = 0
+    links: int = 0
+    chains: int = 0
+
+
+@dataclass
 class BuildSummary:
     strategy: str
     by_length: Counter[int] = field(default_factory=Counter)
     new: int = 0
     stages: int = 0
     pruned: int = 0
+    candidates: int = 0
     graph: GraphReport = field(default_factory=GraphReport)
+    chains_dropped: Counter[str] = field(default_factory=Counter)
+    links_in_dropped: Counter[str] = field(default_factory=Counter)
+    contaminated: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
         return sum(self.by_length.values())
+
+    def rules(self) -> list[RuleCount]:
+        """Every rule that dropped something, in pipeline order: PR filters, link rules, chain rules."""
+        rows = [RuleCount(k, "pr", prs=v) for k, v in sorted(self.graph.filtered.removed.items())]
+        rows += [RuleCount(k, "link", links=v) for k, v in sorted(self.graph.dropped.items())]
+        rows += [
+            RuleCount(k, "chain", links=self.links_in_dropped[k], chains=v)
+            for k, v in self.chains_dropped.items()
+        ]
+        return rows
 
 
 def batches(items: Sequence[T], size: int = BATCH) -> Iterator[Sequence[T]]:
@@ -153,9 +182,13 @@ def build_chains(
     strategy: str | None = None,
     min_len: int | None = None,
     max_len: int | None = None,
+    decontaminate: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> BuildSummary:
-    """Select chains from the store's reference graph with `strategy` and write them with their stages."""
+    """Select chains from the store's reference graph with `strategy` and write them with their stages.
+
+    `decontaminate` adds instance sources to `config.decontam.sources` for this build.
+    """
     cfg = config
     name = strategy or cfg.strategy
     select_chains = STRATEGIES.get(name)
@@ -164,11 +197,14 @@ def build_chains(
         low = high = 1
     if low > high:
         raise ConfigError(f"--min-len {low} is larger than --max-len {high}")
+    decon = decontaminator(cfg.decontam, decontaminate)  # fail on a bad source before any work
     graph, nodes, report = load_graph(engine, cfg)
-    chains = select_chains(graph, cfg, low, high)
-    summary = BuildSummary(name, Counter(len(c.pr_ids) for c in chains), graph=report)
-    done = 0
+    candidates = select_chains(graph, cfg, low, high)
+    summary = BuildSummary(name, candidates=len(candidates), graph=report)
     patches: dict[int, SplitPatch] = {}
+    chains = _chain_rules(candidates, graph, nodes, cfg, high, decon, engine, patches, summary)
+    summary.by_length = Counter(len(c.pr_ids) for c in chains)
+    done = 0
     for batch in batches(chains):
         new, stages = _write_batch(engine, name, batch, nodes, patches)
         summary.new += new
@@ -178,4 +214,92 @@ def build_chains(
             progress("writing chains", done, len(chains))
     if cfg.prune_stale:
         summary.pruned = prune_stale(engine, name, {c.signature for c in chains})
+    record_build(engine, summary)
     return summary
+
+
+def _drop(summary: BuildSummary, chain: ChainCandidate, rule: str) -> None:
+    summary.chains_dropped[rule] += 1
+    summary.links_in_dropped[rule] += len(chain.pr_ids) - 1
+
+
+def _chain_rules(
+    chains: list[ChainCandidate],
+    graph: nx.DiGraph,
+    nodes: dict[int, PRNode],
+    cfg: ChainsConfig,
+    max_len: int,
+    decon: Decontaminator | None,
+    engine: Engine,
+    patches: dict[int, SplitPatch],
+    summary: BuildSummary,
+) -> list[ChainCandidate]:
+    """Substance, then benchmark contamination, then near-duplicates; each drop counted by rule."""
+    kept = []
+    for chain in chains:
+        # A chain of one (the `single` ablation) is a PR task, judged by the PR filters alone.
+        short = chain_code_lines(chain.pr_ids, nodes) < cfg.min_chain_code_lines
+        if short and len(chain.pr_ids) > 1:
+            _drop(summary, chain, "below_substance")
+        else:
+            kept.append(chain)
+    if decon is not None:
+        kept = _decontaminate(kept, nodes, decon, engine, patches, summary)
+    if cfg.dedup_near_duplicates and max_len > 1:
+        kept, counts = dedup_chains(kept, graph, max_len, candidate)
+        for rule in ("near_duplicate_merged", "near_duplicate_dropped"):
+            if counts[rule]:
+                summary.chains_dropped[rule] += counts[rule]
+                summary.links_in_dropped[rule] += counts[f"{rule}:links"]
+    return kept
+
+
+def _decontaminate(
+    chains: list[ChainCandidate],
+    nodes: dict[int, PRNode],
+    decon: Decontaminator,
+    engine: Engine,
+    patches: dict[int, SplitPatch],
+    summary: BuildSummary,
+) -> list[ChainCandidate]:
+    pr_ids = sorted({pr for c in chains for pr in c.pr_ids})
+    _load_patches(engine, pr_ids, patches)
+    repos = {rid: name for rid, (name, _path, _branch) in load_repos(engine).items()}
+    keys = (
+        StageKey(
+            pr,
+            repos[nodes[pr].repo_id],
+            nodes[pr].number,
+            nodes[pr].base_sha,
+            patches.get(pr, NO_PATCH).code,
+        )
+        for pr in pr_ids
+    )
+    hits = {pr: (rule, instance) for pr, rule, instance in decon.contaminated(keys)}
+    kept = []
+    for chain in chains:
+        found = [hits[pr] for pr in chain.pr_ids if pr in hits]
+        if found:
+            _drop(summary, chain, found[0][0])
+        else:
+            kept.append(chain)
+    summary.contaminated = [
+        {"pr": nodes[pr].number, "rule": rule, "instance": instance}
+        for pr, (rule, instance) in sorted(hits.items())
+    ]
+    return kept
+
+
+def _load_patches(engine: Engine, pr_ids: list[int], patches: dict[int, SplitPatch]) -> None:
+    missing = [pr for pr in pr_ids if pr not in patches]
+    with engine.connect() as conn:
+        for chunk in batches(missing):
+            query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))
+            patches.update((pr_id, split_patch(diff)) for pr_id, diff in conn.execute(query))
+
+
+def record_build(engine: Engine, summary: BuildSummary) -> None:
+    """Keep what each rule dropped, for `prchain stats`."""
+    rules = [asdict(rule) for rule in summary.rules()]
+    with session_scope(engine) as session:
+        session.add(ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules))

@@ -4,19 +4,18 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chains.cues import EvidenceClass
+
 StrategyName = Literal["semantic", "temporal", "single"]
 """The chain strategies `chains/strategies.py` registers (a test keeps the two equal)."""
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 
-# How strongly each reference type says "this PR builds on that one" (higher is stronger).
-DEFAULT_TYPE_STRENGTH = {
-    "fixes": 3,
-    "follow_up": 3,
-    "reverts": 3,
-    "cross_reference": 2,
-    "closing_issue": 2,
-    "issue_mediated": 1,  # two PRs about one issue are often parallel fixes; needs file overlap
-    "mention": 1,
+DEFAULT_EVIDENCE_WEIGHTS: dict[EvidenceClass, int] = {
+    "strong": 3,  # follow-up / extends / fix-of-regression wording
+    "revert": 3,  # the newer PR reverts the older (see revert_links)
+    "medium": 2,  # a plain mention
+    "issue_only": 1,  # both PRs refer to one issue; kept only with corroboration
+    "parallel": 0,  # analogy or list wording: siblings, never an edge
 }
 
 
@@ -28,12 +27,35 @@ class ChainFilters(BaseModel):
     )
     skip_docs_only: bool = Field(True, description="Drop PRs touching only documentation.")
     skip_lockfile_only: bool = Field(True, description="Drop PRs touching only lock files.")
-    skip_reverted: bool = Field(True, description="Drop PRs that a later PR reverted.")
+    skip_reverted: bool = Field(
+        False,
+        description="Drop PRs that a later PR reverted (off by default: with chains.revert_links a "
+        "revert is a stage of its own, built on the PR it reverts).",
+    )
     max_patch_lines: int = Field(
         2000,
         ge=1,
         description="Drop PRs whose code patch (test files and fixtures not counted) changes more lines.",
     )
+
+
+class DecontamConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(
+        default_factory=list,
+        description="SWE-bench-style instance sets whose PRs no chain may contain: a local JSONL, "
+        "JSON or parquet path, or a Hugging Face hub name (needs the network).",
+    )
+    split: str = Field("test", description="Split read from hub datasets.")
+    threshold: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Estimated Jaccard similarity of normalised changed lines from which a stage's "
+        "gold patch counts as a near-duplicate of an instance patch.",
+    )
+    num_perm: int = Field(128, ge=16, description="MinHash permutations.")
 
 
 class ChainsConfig(BaseModel):
@@ -45,17 +67,43 @@ class ChainsConfig(BaseModel):
     min_len: int = Field(2, ge=1, description="Shortest chain kept.")
     max_len: int = Field(5, ge=1, description="Longest chain kept (the paper uses 5).")
     filters: ChainFilters = Field(default_factory=ChainFilters)
-    type_strength: dict[str, int] = Field(
-        default_factory=lambda: dict(DEFAULT_TYPE_STRENGTH),
-        description="Strength of each reference type; an edge takes the strongest of its references. "
-        "Types missing here count as 1.",
+    evidence_weights: dict[EvidenceClass, int] = Field(
+        default_factory=lambda: dict(DEFAULT_EVIDENCE_WEIGHTS),
+        description="Weight of each evidence class (strong, revert, medium, issue_only, parallel); an "
+        "edge takes its strongest reference, a weight of 0 is never an edge. Analogy or list wording "
+        "vetoes an edge unless a strong or revert reference backs it.",
     )
-    cued_mention_strength: int = Field(
-        2,
+    revert_links: bool = Field(
+        True, description="A revert is an edge from the reverting PR to the PR it reverts."
+    )
+    corroborate_issue_only: bool = Field(
+        True,
+        description="An edge resting only on a shared issue needs file overlap plus a second signal "
+        "(same author, or the newer PR's diff removing lines the older one added); else it is dropped.",
+    )
+    medium_needs_lines: bool = Field(
+        True,
+        description="An edge resting on a plain mention (no wording either way) needs the newer PR to "
+        "remove or rewrite a line the older PR added; sibling PRs that only mention each other rarely do.",
+    )
+    max_gap_days: float = Field(
+        90.0,
+        gt=0,
+        description="Longest time from the older PR's merge to the newer PR's opening for an edge "
+        "(the newer base drifts from the older end state; chosen from ruff's history, docs/chains.md).",
+    )
+    min_chain_code_lines: int = Field(
+        30,
         ge=0,
-        description="Strength of a plain mention whose wording says the newer PR builds on the older "
-        "('introduced in #X', 'while working on #X'); a mention worded as parallel work ('similar to #X') gets 0.",
+        description="Fewest changed lines of code (tests, fixtures, docs and config not counted) a "
+        "whole chain must change (chosen from ruff's history, docs/chains.md).",
     )
+    dedup_near_duplicates: bool = Field(
+        True,
+        description="Two chains sharing all but one PR are merged when their union is itself a "
+        "chain, else the weaker is dropped.",
+    )
+    decontam: DecontamConfig = Field(default_factory=DecontamConfig)
     flipped_penalty: int = Field(
         1,
         ge=0,

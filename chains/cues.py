@@ -1,41 +1,100 @@
-"""Read the words around a plain mention: does the newer PR build on the older one, or only resemble it?
+"""Sort each reference into an evidence class: does the newer PR build on the older one?
 
-The miner types a reference `mention` when no closing, revert or follow-up wording precedes it.
-Many such mentions still say "introduced in #X", "regressed in #X", "while working on #X" (the
-newer PR builds on or repairs the older) while others say "similar to #X", "same as #X but for…"
-(parallel work that shares no code state). Only the evidence window the miner stored is read.
+Classes (weights in `ChainsConfig.evidence_weights`):
+- strong: follow-up, extends or fix-of-regression wording ("follow-up to #X", "fixes #X",
+  "introduced in #X", "prerequisite for #X");
+- medium: a plain mention with no wording either way;
+- parallel: analogy, list or drive-by wording ("similar to #X", "as in #X", "same as #X",
+  "Related: - #X", "noticed while working on #X"):
+  siblings that share no code state, never an edge;
+- issue_only: the two PRs only meet through an issue; an edge only with corroboration;
+- revert: the newer PR reverts the older.
+
+Only the evidence window the miner stored is read. Analogy wording is looked for just before the
+number (and in a list's lead-in line, which the miner prefixes as "lead | item"), so "follow-up to
+#1, similar to #2" calls #1 strong and #2 parallel.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
+
+EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert"]
+EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
+
+# Reference types whose own wording (read by the miner right before the number) is a dependency.
+STRONG_TYPES = frozenset({"fixes", "follow_up"})
+WINDOW = 60  # characters before the number in which analogy wording applies to it
+# A link into one PR's review ("/pull/12#discussion_r…") is a review follow-up of that PR only.
+REVIEW_ANCHOR = "(?:discussion|issuecomment|pullrequestreview)"
 
 DEPENDENT = re.compile(
     r"\b(?:introduced|added|regressed|broken|broke|caused|landed|implemented|started|changed|missed)\s+(?:\w+\s+){0,3}?(?:in|by|with)\b"
-    r"|\b(?:since|after|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
+    r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
-    r"|prototype|improves|extends|generaliz\w*|discovered\s+(?:during|in|while)|while\s+(?:working\s+on|fixing|reviewing)"
+    r"|prototype|improves|extends|generaliz\w*|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
     r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|pulled\s+out"
-    r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by)\b"
+    r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor\w*|TODO"
+    r"|(?:required|necessary)\s+(?:\w+\s+){0,3}?for|to\s+(?:use|support)|bug\s+(?:\w+\s+){0,3}?(?:in|from)"
+    r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from|left\s+(?:behind\s+)?in)\b"
     r"|\b\w+ed\s+(?:\S+\s+){0,5}?in\s+(?:#\d|https?://\S+/pull/\d)"
     r"|\bin\s+(?:#\d+|https?://\S+/pull/\d+\S*),?\s+(?:we|I)\b"
     r"|#\d+\s+(?:added|introduced|changed|made|moved|removed|no\s+longer|modeled|broke|caused)\b"
-    r"|/pull/\d+#(?:discussion|issuecomment|pullrequestreview)",
+    r"|\bfollows?\s+up|\bsplit(?:ting)?\s+(?:\w+\s+){0,3}?out\s+(?:of|from)",
     re.I,
 )
 PARALLEL = re.compile(
-    r"\b(?:similar(?:\s+in\s+spirit)?\s+to|same\s+as|just\s+like|like\s+in|analog(?:ous)?|peer\s+to|inspired\s+by"
-    r"|like\s+(?:#|https?://)|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also|related:?|unrelated"
-    r"|also\s+(?:see|fixed)|sibling)\b",
+    r"\b(?:similar(?:\s+in\s+spirit)?\s+to|similar\s+(?:\w+\s+){0,2}?(?:as|approach)|same\s+(?:\w+\s+){0,6}?as"
+    r"|(?:just\s+)?like\s+(?:in|for|we\s+did\s+in)|analog(?:ous)?|peer\s+to|inspired\s+by|akin\s+to"
+    r"|(?:same|similar)\s+(?:basic\s+)?(?:approach|idea|pattern|change|fix)|along\s+the\s+lines\s+of"
+    r"|like\s+(?:#|https?://)|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also"
+    r"|related(?:\s+to)?:?|unrelated|also\s+(?:see|fixed)|sibling|as\s+(?:was\s+)?(?:done\s+)?in|as\s+with"
+    r"|as\s+we\s+did\s+(?:in|for)|companion|in\s+parallel|independent(?:ly)?\s+(?:of|from)"
+    r"|(?:smaller|simpler|larger|bigger|shorter)\s+than|(?:noticed|found|spotted)\s+(?:\w+\s+){0,4}?while"
+    r"|while\s+working\s+on|drive[- ]?by|in\s+the\s+works|in\s+flight)\b",
     re.I,
 )
 
 
-def mention_cue(evidence: str) -> str:
-    """'parallel', 'dependent' or 'none' for the evidence text of a plain mention (parallel wins)."""
-    if PARALLEL.search(evidence):
+def mention_cue(evidence: str, number: int | None = None) -> str:
+    """'parallel', 'dependent' or 'none' for the evidence of a plain mention (parallel wins)."""
+    if PARALLEL.search(analogy_window(evidence, number)):
         return "parallel"
     if DEPENDENT.search(evidence):
         return "dependent"
     return "none"
+
+
+def analogy_window(evidence: str, number: int | None) -> str:
+    """The list lead-in plus the text just before the number (back to the previous reference)."""
+    lead, _, item = evidence.rpartition(" | ")
+    if number is None:
+        return evidence
+    found = re.search(rf"(?:#|/)({number})\b", item)
+    if found is None:
+        return evidence
+    before = item[max(0, found.start() - WINDOW) : found.start()]
+    before = re.split(r"#\d+|/pull/\d+|/issues/\d+", before)[-1]
+    # The marker itself stays in the window: "Like #12" is an analogy, "like" alone is not.
+    return f"{lead} {before}{item[found.start() : found.end()]}"
+
+
+def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[EvidenceClass, str]:
+    """The evidence class of one reference and the words that decided it."""
+    if ref_type == "reverts":
+        return "revert", "revert wording"
+    if ref_type == "issue_mediated":
+        return "issue_only", "only a shared issue"
+    if ref_type in STRONG_TYPES:
+        return "strong", f"{ref_type.replace('_', '-')} wording"
+    parallel = PARALLEL.search(analogy_window(evidence, number))
+    if parallel:
+        return "parallel", f"analogy/list wording '{parallel.group(0).strip()}'"
+    dependent = DEPENDENT.search(evidence)
+    if dependent:
+        return "strong", f"dependency wording '{dependent.group(0).strip()}'"
+    if number is not None and re.search(rf"/pull/{number}/?#{REVIEW_ANCHOR}", evidence):
+        return "strong", "a link into the older PR's review"
+    return "medium", f"plain {ref_type.replace('_', ' ')}"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from chains.config import ChainFilters
+from chains.patches import is_test_path
 
 if TYPE_CHECKING:
     from chains.graph import PRNode
@@ -44,6 +45,27 @@ LOCKFILES = frozenset(
         "flake.lock",
         "mix.lock",
         "podfile.lock",
+    }
+)
+# Configuration, CI and packaging: a chain of edits to these alone is not a coding task.
+CONFIG_SUFFIXES = frozenset(
+    {".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".lock", ".conf", ".jsonc", ".editorconfig"}
+)
+CONFIG_DIRS = frozenset({".github", ".circleci", ".gitlab", ".devcontainer", ".cargo", ".config"})
+CONFIG_NAMES = frozenset(
+    {
+        "dockerfile",
+        "makefile",
+        "justfile",
+        ".gitignore",
+        ".gitattributes",
+        ".pre-commit-config.yaml",
+        "rust-toolchain",
+        "noxfile.py",
+        "tox.ini",
+        "setup.cfg",
+        "codecov.yml",
+        "mkdocs.yml",
     }
 )
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
@@ -88,6 +110,28 @@ def is_doc_path(path: str) -> bool:
         return True
     suffix = name[name.rfind(".") :] if "." in name else ""
     return suffix in DOC_SUFFIXES or name.startswith(DOC_NAMES)
+
+
+def is_config_path(path: str) -> bool:
+    """CI, packaging and tool configuration files (and lock files)."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    if any(part in CONFIG_DIRS for part in parts[:-1]) or name in CONFIG_NAMES:
+        return True
+    if name.startswith("requirements") or is_lockfile(path):
+        return True
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return suffix in CONFIG_SUFFIXES
+
+
+def counts_as_code(path: str) -> bool:
+    """Does a change to this file count toward a chain's substance (not test, config or docs)?"""
+    return not (is_test_path(path) or is_config_path(path) or is_doc_path(path))
+
+
+def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:
+    """Changed lines of code over the chain's PRs (tests, fixtures, config and docs not counted)."""
+    return sum(nodes[pr].code_lines for pr in pr_ids)
 
 
 def is_lockfile(path: str) -> bool:

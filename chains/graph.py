@@ -19,8 +19,9 @@ from sqlalchemy import Engine, select
 
 from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
-from chains.cues import mention_cue
-from chains.filters import FilterReport, apply_filters
+from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify
+from chains.filters import FilterReport, apply_filters, counts_as_code
+from chains.lines import LineOracle, PatchLines
 from chains.patches import is_test_path
 from sql.models import PRFile, PullRequest, Reference, Repo
 
@@ -28,6 +29,9 @@ EVIDENCE_CHARS = 240
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
 AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit"})
+# Tie-break between references of equal weight: the more specific class decides the edge.
+EVIDENCE_ORDER = ("revert", "strong", "medium", "issue_only", "parallel")
+assert set(EVIDENCE_ORDER) == set(EVIDENCE_CLASSES)
 
 
 @dataclass
@@ -43,6 +47,7 @@ class PRNode:
     merge_sha: str | None
     lines: int
     files: frozenset[str] = frozenset()
+    code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
 
     @property
     def opened(self) -> datetime:
@@ -57,6 +62,7 @@ class RefRow:
     found_in: str
     via_issue: int
     evidence: str
+    number: int | None = None  # the number as written (the target's), to find it in the evidence
 
 
 @dataclass
@@ -81,7 +87,8 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     """Every merged PR with an `ok` patch, its files attached; two queries.
 
     `lines` counts the non-test files' changed lines when the files are known (snapshots and
-    fixtures make many real PRs look huge; the size limit is about the code an agent must write).
+    fixtures make many real PRs look huge; the size limit is about the code an agent must write);
+    `code_lines` also leaves out config and docs (the substance a chain is measured by).
     """
     pr = PullRequest
     query = select(
@@ -99,6 +106,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     ).where(pr.merged_at.is_not(None), pr.patch_status == "ok")
     files: dict[int, set[str]] = defaultdict(set)
     code_lines: dict[int, int] = defaultdict(int)
+    substance: dict[int, int] = defaultdict(int)
     with engine.connect() as conn:
         nodes = {
             # merged_at is filtered non-null
@@ -110,10 +118,13 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         ):
             if pr_id in nodes:
                 files[pr_id].add(path)
-                code_lines[pr_id] += 0 if is_test_path(path) else (added or 0) + (deleted or 0)
+                changed = (added or 0) + (deleted or 0)
+                code_lines[pr_id] += 0 if is_test_path(path) else changed
+                substance[pr_id] += changed if counts_as_code(path) else 0
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
         nodes[pr_id].lines = code_lines[pr_id]
+        nodes[pr_id].code_lines = substance[pr_id]
     return nodes
 
 
@@ -121,12 +132,19 @@ def load_references(engine: Engine) -> list[RefRow]:
     """Every reference that resolved to a PR of the store (direct or through an issue)."""
     ref = Reference
     query = select(
-        ref.src_pr_id, ref.target_pr_id, ref.type, ref.found_in, ref.via_issue, ref.evidence
+        ref.src_pr_id,
+        ref.target_pr_id,
+        ref.type,
+        ref.found_in,
+        ref.via_issue,
+        ref.evidence,
+        ref.target_number,
     ).where(ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id)
     with engine.connect() as conn:
         rows = conn.execute(query)
         return [
-            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS]) for a, b, t, f, v, e in rows
+            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS], n)
+            for a, b, t, f, v, e, n in rows
         ]
 
 
@@ -158,68 +176,159 @@ def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
 def _group_references(
     refs: list[RefRow], nodes: dict[int, PRNode], config: ChainsConfig, report: GraphReport
 ) -> dict[tuple[int, int], list[RefRow]]:
-    """References grouped by the (newer, older) pair they link; references that cannot be edges are counted."""
+    """References grouped by the (newer, older) pair they link; pairs that cannot be edges are counted.
+
+    Counts are of links (unordered PR pairs), each under the first rule that rules it out.
+    """
     umbrellas = umbrella_issues(refs, config.max_issue_fanout)
     pairs: dict[tuple[int, int], list[RefRow]] = defaultdict(list)
+    ruled_out: dict[frozenset[int], str] = {}
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
+        key = frozenset((ref.src, ref.dst))
         if a is None or b is None:
-            report.dropped["endpoint_not_a_node"] += 1
+            ruled_out.setdefault(key, "pr_filtered_or_not_mined")
         elif a.repo_id != b.repo_id:
-            report.dropped["cross_repo"] += 1
+            ruled_out.setdefault(key, "cross_repo")
         elif ref.type == "issue_mediated" and ref.via_issue in umbrellas:
-            report.dropped["umbrella_issue"] += 1
+            ruled_out.setdefault(key, "umbrella_issue")
         elif (pair := orient(a, b)) is None:
-            report.dropped["not_merged_before_created"] += 1
+            ruled_out.setdefault(key, "not_merged_before_created")
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
+    linked = {frozenset(pair) for pair in pairs}
+    for key, rule in ruled_out.items():
+        if key not in linked:
+            report.dropped[rule] += 1
     return pairs
 
 
-def reference_strength(ref: RefRow, newer: PRNode, config: ChainsConfig) -> int:
-    """How strongly one reference says the newer PR builds on the older one."""
-    strength = config.type_strength.get(ref.type, 1)
-    if ref.type == "mention":
-        cue = mention_cue(ref.evidence)
-        if cue == "parallel":
-            return 0
-        if cue == "dependent":  # the wording says so, whichever of the two PRs wrote it
-            return max(strength, config.cued_mention_strength)
-    if ref.src != newer.id and ref.found_in in AUTHORED_BEFORE_MERGE:
-        strength -= config.flipped_penalty
-    return max(strength, 0)
+@dataclass
+class Judged:
+    """One reference with its evidence class, weight and the words that decided the class."""
+
+    ref: RefRow
+    cls: EvidenceClass
+    cue: str
+    strength: int
 
 
-def edge_attributes(
-    refs: list[RefRow], newer: PRNode, older: PRNode, config: ChainsConfig
-) -> dict[str, Any]:
-    types = sorted({r.type for r in refs})
-    strength = max(reference_strength(r, newer, config) for r in refs)
+def judge_reference(ref: RefRow, newer: PRNode, config: ChainsConfig) -> Judged:
+    cls, cue = classify(ref.type, ref.evidence, ref.number)
+    strength = config.evidence_weights.get(cls, 0)
+    if cls == "revert" and not config.revert_links:
+        strength = 0
+    # Written by the older PR while it was open, about the newer one: a vaguer, forward link.
+    if strength and ref.src != newer.id and ref.found_in in AUTHORED_BEFORE_MERGE:
+        strength = max(strength - config.flipped_penalty, 1)
+    return Judged(ref, cls, cue, strength)
+
+
+def _best(judged: list[Judged]) -> Judged:
+    """The reference that decides the edge: strongest first; analogy wording vetoes a weaker one."""
+    ranked = sorted(
+        judged, key=lambda j: (-j.strength, EVIDENCE_ORDER.index(j.cls), j.ref.found_in)
+    )
+    top = ranked[0]
+    if top.cls not in ("strong", "revert"):
+        parallel = [j for j in ranked if j.cls == "parallel"]
+        if parallel:
+            return parallel[0]
+    return top
+
+
+def _describe(best: Judged, writer: int) -> str:
+    text = best.ref.evidence if len(best.ref.evidence) <= 90 else best.ref.evidence[:87] + "..."
+    return f"{best.cls}: {best.cue} ({best.ref.type} in the {best.ref.found_in} of #{writer}: '{text}')"
+
+
+def assess_edge(
+    refs: list[RefRow],
+    newer: PRNode,
+    older: PRNode,
+    config: ChainsConfig,
+    lines: LineOracle | None = None,
+) -> tuple[str | None, dict[str, Any]]:
+    """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
+    judged = [judge_reference(r, newer, config) for r in refs]
+    best = _best(judged)
     overlap = round(jaccard(newer.files, older.files), 4)
-    return {
-        "types": types,
-        "strength": strength,
+    gap = (newer.opened - older.merged_at).total_seconds() / 86400
+    attrs: dict[str, Any] = {
+        "types": sorted({r.type for r in refs}),
+        "evidence_class": best.cls,
+        "strength": 0 if best.cls == "parallel" else best.strength,
         "overlap": overlap,
-        "weight": strength + config.overlap_weight * overlap,
+        "gap_days": round(gap, 1),
     }
-
-
-def evidence(refs: list[RefRow], newer: PRNode, config: ChainsConfig) -> list[dict[str, Any]]:
-    """The strongest few references behind an edge, as shown by `chains show` and exported."""
-    ranked = sorted(refs, key=lambda r: -reference_strength(r, newer, config))[:MAX_EVIDENCE]
-    return [
-        {"type": r.type, "found_in": r.found_in, "via_issue": r.via_issue, "text": r.evidence}
-        for r in ranked
+    attrs["weight"] = attrs["strength"] + config.overlap_weight * overlap
+    writer = newer.number if best.ref.src == newer.id else older.number
+    why = _describe(best, writer)
+    rule = _link_rule(best, attrs, newer, older, config, lines)
+    if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
+        why += f"; corroborated by {_corroboration(newer, older, lines)}"
+    if best.cls == "medium" and rule is None and config.medium_needs_lines:
+        why += "; corroborated by the newer PR changing lines the older one added"
+    attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
+    attrs["evidence"] = [
+        {
+            "type": j.ref.type,
+            "class": j.cls,
+            "found_in": j.ref.found_in,
+            "via_issue": j.ref.via_issue,
+            "text": j.ref.evidence,
+        }
+        for j in sorted(judged, key=lambda j: -j.strength)[:MAX_EVIDENCE]
     ]
+    return rule, attrs
 
 
-def _strong_enough(attrs: dict[str, Any], config: ChainsConfig) -> str | None:
-    """The reason an edge is too weak to keep, or None."""
+def _link_rule(
+    best: Judged,
+    attrs: dict[str, Any],
+    newer: PRNode,
+    older: PRNode,
+    config: ChainsConfig,
+    lines: LineOracle | None,
+) -> str | None:
+    """The first link rule this pair fails, or None when it is an edge."""
+    if best.cls == "parallel":
+        return "parallel_wording"
+    if best.cls == "revert" and not config.revert_links:
+        return "revert_links_off"
     if attrs["strength"] <= 0:
-        return "parallel_or_vague_mention"
+        return "zero_weight"
+    needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
+    if needs_backing and not _corroboration(newer, older, lines):
+        return "issue_only_uncorroborated"
+    if (
+        best.cls == "medium"
+        and config.medium_needs_lines
+        and not _line_overlap(newer, older, lines)
+    ):
+        return "plain_mention_without_shared_lines"
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
-        return f"strength_{attrs['strength']}_without_file_overlap"
+        return "too_little_file_overlap"
+    if attrs["gap_days"] > config.max_gap_days:
+        return "gap_too_long"
     return None
+
+
+def _line_overlap(newer: PRNode, older: PRNode, lines: LineOracle | None) -> bool:
+    shared = newer.files & older.files
+    return bool(shared) and lines is not None and lines.touches_added(newer.id, older.id, shared)
+
+
+def _corroboration(newer: PRNode, older: PRNode, lines: LineOracle | None) -> str:
+    """What backs an issue-only link besides the issue ('' when nothing does)."""
+    shared = newer.files & older.files
+    if not shared:
+        return ""
+    if newer.author and newer.author == older.author:
+        return f"shared files and the same author ({newer.author})"
+    if lines is not None and lines.touches_added(newer.id, older.id, shared):
+        return "shared files and the newer PR changing lines the older one added"
+    return ""
 
 
 def _candidate_edges(
@@ -228,17 +337,16 @@ def _candidate_edges(
     kept: set[int],
     config: ChainsConfig,
     report: GraphReport,
+    lines: LineOracle | None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
     for (new_id, old_id), group in _group_references(
         refs, {i: nodes[i] for i in kept}, config, report
     ).items():
-        attrs = edge_attributes(group, nodes[new_id], nodes[old_id], config)
-        reason = _strong_enough(attrs, config)
-        if reason:
-            report.dropped[reason] += 1
+        rule, attrs = assess_edge(group, nodes[new_id], nodes[old_id], config, lines)
+        if rule:
+            report.dropped[rule] += 1
         else:
-            attrs["evidence"] = evidence(group, nodes[new_id], config)
             candidates[(new_id, old_id)] = attrs
     return candidates
 
@@ -248,6 +356,7 @@ def build_graph(
     refs: list[RefRow],
     config: ChainsConfig,
     repos: dict[int, tuple[str, str | None, str | None]] | None = None,
+    lines: LineOracle | None = None,
 ) -> tuple[nx.DiGraph, GraphReport]:
     """The filtered reference graph; edges point from the newer PR to the one it builds on.
 
@@ -256,7 +365,7 @@ def build_graph(
     """
     report = GraphReport(references=len(refs))
     kept, report.filtered = apply_filters(nodes, refs, config.filters)
-    candidates = _candidate_edges(refs, nodes, kept, config, report)
+    candidates = _candidate_edges(refs, nodes, kept, config, report, lines)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
         for pair in list(oracle.failing(candidates, nodes)):
@@ -274,5 +383,7 @@ def load_graph(
 ) -> tuple[nx.DiGraph, dict[int, PRNode], GraphReport]:
     """Load the store's PRs and references and build the graph (nodes also returned unfiltered)."""
     nodes = load_nodes(engine)
-    graph, report = build_graph(nodes, load_references(engine), config, load_repos(engine))
+    graph, report = build_graph(
+        nodes, load_references(engine), config, load_repos(engine), PatchLines(engine)
+    )
     return graph, nodes, report

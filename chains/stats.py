@@ -1,4 +1,5 @@
-"""The chains section of `prchain stats`: chains by length, stages, stages with a query."""
+"""The chains section of `prchain stats`: chains by length, stages, stages with a query, and what
+each rule dropped in the latest build of each strategy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sql.models import Chain, ChainStage
+from sql.models import Chain, ChainBuild, ChainStage
+
+
+def latest_builds(session: Session) -> dict[str, list[dict[str, Any]]]:
+    """strategy → the rules of its latest `chains build`."""
+    latest = select(ChainBuild.strategy, func.max(ChainBuild.id)).group_by(ChainBuild.strategy)
+    ids = [build_id for _strategy, build_id in session.execute(latest)]
+    builds = session.scalars(select(ChainBuild).where(ChainBuild.id.in_(ids)))
+    return {b.strategy: list(b.rules or []) for b in sorted(builds, key=lambda b: b.strategy)}
 
 
 def collect(session: Session) -> dict[str, Any]:
@@ -25,6 +34,7 @@ def collect(session: Session) -> dict[str, Any]:
             select(func.count()).select_from(ChainStage).where(ChainStage.query.is_not(None))
         )
         or 0,
+        "chain_build_drops": latest_builds(session),
     }
 
 
@@ -39,4 +49,22 @@ def render(data: dict[str, Any]) -> list[Table]:
         table.add_row(f"  by strategy {name}", str(count))
     table.add_row("stages", str(data.get("stages", 0)))
     table.add_row("stages with a query", str(data.get("queries", 0)))
-    return [table]
+    tables = [table]
+    for strategy, rules in data.get("chain_build_drops", {}).items():
+        tables.append(rules_table(rules, f"latest build ({strategy}): dropped by rule"))
+    return tables
+
+
+def rules_table(rules: list[dict[str, Any]], title: str = "dropped by rule") -> Table:
+    """Per rule: the PRs, links and chains it dropped (a dash where the rule does not act)."""
+    table = Table("rule", "acts on", "PRs", "links", "chains", title=title)
+    for rule in rules:
+        level = rule["level"]
+        table.add_row(
+            rule["rule"],
+            level,
+            str(rule["prs"]) if level == "pr" else "-",
+            str(rule["links"]) if level != "pr" else "-",
+            str(rule["chains"]) if level == "chain" else "-",
+        )
+    return table

@@ -50,6 +50,9 @@ def _edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:
         "types": data["types"],
         "strength": data["strength"],
         "overlap": data["overlap"],
+        "evidence_class": data.get("evidence_class", ""),
+        "gap_days": data.get("gap_days"),
+        "why": data.get("why", ""),
         "evidence": data["evidence"],
     }
 
@@ -175,6 +178,8 @@ def _temporal_edge(older: PRNode, newer: PRNode) -> dict[str, Any]:
         "dst_number": older.number,
         "types": ["temporal"],
         "strength": 0,
+        "evidence_class": "temporal",
+        "why": "temporal: the next merge touching a shared file (no reference needed)",
         "overlap": round(jaccard(older.files, newer.files), 4),
         "evidence": [
             {"type": "temporal", "found_in": "files", "via_issue": 0, "text": ", ".join(shared[:5])}

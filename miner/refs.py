@@ -4,7 +4,9 @@ Pure functions. What counts: `#N`, `GH-N`, `owner/repo#N`, GitHub URLs to pull/ 
 "This reverts commit <sha>" (a commit, mapped to its PR by the caller). Each reference is typed by
 the words before it: closing keywords → fixes, revert wording → reverts, follow-up wording →
 follow_up, otherwise mention. Code (fenced and inline), quoted replies and HTML comments are
-ignored: numbers there are rarely meant as links.
+ignored: numbers there are rarely meant as links. So is the text of an HTML anchor or markdown link
+whose URL points anywhere but this repository: bots write `<a href=".../other/repo/issues/5">#5</a>`,
+and that `#5` is the other repository's (the URL itself is still read, as an external reference).
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from dataclasses import dataclass
 
 MAX_NUMBER = 999_999_999  # fits a 32-bit INTEGER column; longer digit runs are not PR numbers
 EVIDENCE_CHARS = 200
+LEAD_CHARS = 60
+MAX_WRAPPED_LINES = 6
+HEADING = re.compile(r"[ \t]*#{1,6}[ \t]")
+SENTENCE_STOP = re.compile(r"[.!?](?=\s)")
+LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
 
 FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -26,10 +33,17 @@ IGNORED = (
     ((">",), QUOTED_LINE),
 )
 
+HTML_LINK = re.compile(
+    r"<a\s[^>]*?href\s*=\s*[\"'](?P<url>[^\"']*)[\"'][^>]*>(?P<text>.*?)</a\s*>", re.I | re.S
+)
+MD_LINK = re.compile(r"\[(?P<text>[^\[\]\n]*)\]\((?P<url>[^()\s]*)(?:\s+\"[^\"\n]*\")?\)")
 URL = re.compile(
     r"https?://(?:www\.)?github\.com/(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)"
     r"/(?:pull|pulls|issues)/(?P<num>\d+)(?![\d])[^\s)\]>]*",
     re.I,
+)
+GITHUB_REPO_URL = re.compile(
+    r"https?://(?:www\.)?github\.com/(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+)", re.I
 )
 REPO_REF = re.compile(
     r"(?<![\w/.@-])(?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+)#(?P<num>\d+)\b"
@@ -39,10 +53,10 @@ MAY_REFER = re.compile(r"#\d|GH-\d|/(?:pull|pulls|issues)/\d|reverts commit", re
 REVERT_COMMIT = re.compile(r"\bThis reverts commit (?P<sha>[0-9a-f]{7,40})\b", re.I)
 
 FIXES_BEFORE = re.compile(
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*(?:(?:issue|bug|pr)\s+)?$", re.I
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*(?:(?:issue|bug|pr)\s+)?\[?$", re.I
 )
 REVERTS_BEFORE = re.compile(
-    r"\brevert(?:s|ed|ing)?\s*:?\s*(?:(?:pr|pull request|commit)\s+)?$", re.I
+    r"\brevert(?:s|ed|ing)?\s*:?\s*(?:(?:pr|pull request|commit)\s+)?\[?$", re.I
 )
 FOLLOW_BEFORE = re.compile(
     r"\b(?:follow[- ]?ups?(?:\s+(?:to|of|on|for|from))?|builds?\s+(?:up)?on(?:\s+top\s+of)?|built\s+on"
@@ -79,11 +93,39 @@ def strip_ignored(text: str) -> str:
     return text
 
 
+def _points_here(url: str, repo: str) -> bool:
+    """Does a link's URL name this repository (or no place at all, as a bare #anchor does)?"""
+    if not url or url.startswith("#"):
+        return True
+    m = URL.match(url) or GITHUB_REPO_URL.match(url)
+    return (
+        m is not None
+        and f"{m.group('owner')}/{_trim_name(m.group('name'))}".lower() == repo.lower()
+    )
+
+
+def blank_foreign_link_text(text: str, repo: str) -> str:
+    """Blank the visible text of links whose URL points outside this repository (positions kept)."""
+    if "<a" not in text and "](" not in text:
+        return text
+
+    def blank(match: re.Match[str]) -> str:
+        if _points_here(match.group("url"), repo):
+            return match.group(0)
+        start, end = match.span("text")
+        inner = re.sub(r"[^\n]", " ", match.group("text"))
+        return text[match.start() : start] + inner + text[end : match.end()]
+
+    for pattern in (HTML_LINK, MD_LINK):
+        text = pattern.sub(blank, text)
+    return text
+
+
 def extract_refs(text: str, found_in: str, repo: str) -> list[Ref]:
     """Every reference in `text`, in order of appearance; `repo` is the text's own owner/name."""
     if not text or not MAY_REFER.search(text):
         return []
-    clean = strip_ignored(text)
+    clean = blank_foreign_link_text(strip_ignored(text), repo)
     spans = _number_spans(clean, repo)
     refs: list[Ref] = []
     previous: tuple[int, str] | None = None  # (end, type) of the last reference, for lists
@@ -123,7 +165,8 @@ def _trim_name(name: str) -> str:
 
 def _classify(clean: str, start: int, previous: tuple[int, str] | None) -> str:
     line_start = clean.rfind("\n", 0, start) + 1
-    before = clean[line_start:start]
+    # The words before the number, across hard-wrapped lines ("Follow-up to\n#12").
+    before = clean[_paragraph_start(clean, start) : start].replace("\n", " ")
     in_list = previous and previous[0] >= line_start and LIST_GAP.match(clean[previous[0] : start])
     if previous and in_list and previous[1] != "mention":
         return previous[1]
@@ -162,10 +205,37 @@ def _commit_refs(clean: str, found_in: str, repo: str) -> list[Ref]:
 
 
 def evidence(text: str, start: int, end: int) -> str:
-    """The sentence around text[start:end], whitespace squeezed, at most EVIDENCE_CHARS long."""
-    left = max(text.rfind("\n", 0, start), _last_stop(text, start)) + 1
-    right_candidates = [i for i in (text.find("\n", end), _next_stop(text, end)) if i >= 0]
-    right = min(right_candidates) if right_candidates else len(text)
+    """The sentence around text[start:end], whitespace squeezed, at most EVIDENCE_CHARS long.
+
+    A reference in a list item carries the list's lead-in line ("Related:", "Stack:") in front,
+    joined by " | ": that line is what says whether the listed PRs are built on or only related.
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    lead = _list_lead(text, line_start) if LIST_ITEM.match(text, line_start) else ""
+    own = _sentence(text, start, end)
+    return f"{lead} | {own}"[:EVIDENCE_CHARS] if lead else own
+
+
+def _list_lead(text: str, line_start: int) -> str:
+    """The first non-empty line above a run of list items (at most LEAD_CHARS of it)."""
+    pos = line_start
+    while pos > 0:
+        prev_start = text.rfind("\n", 0, pos - 1) + 1
+        line = text[prev_start : pos - 1]
+        if line.strip() and not LIST_ITEM.match(line):
+            lead = " ".join(text[_paragraph_start(text, prev_start) : pos - 1].split())
+            return lead[-LEAD_CHARS:]
+        pos = prev_start
+    return ""
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence around the reference, across hard-wrapped lines (commit bodies wrap at ~72)."""
+    para_start, para_end = _paragraph_start(text, start), _paragraph_end(text, end)
+    stops = [m.end() for m in SENTENCE_STOP.finditer(text, para_start, start)]
+    left = stops[-1] if stops else para_start
+    after = SENTENCE_STOP.search(text, end, para_end)
+    right = after.start() + 1 if after else para_end
     snippet = " ".join(text[left:right].split())
     if len(snippet) <= EVIDENCE_CHARS:
         return snippet
@@ -174,12 +244,33 @@ def evidence(text: str, start: int, end: int) -> str:
     return snippet[begin : begin + EVIDENCE_CHARS]
 
 
-def _last_stop(text: str, start: int) -> int:
-    found = [text.rfind(stop, 0, start) for stop in (". ", "! ", "? ")]
-    best = max(found)
-    return best + 1 if best >= 0 else -1
+def _starts_block(text: str, pos: int) -> bool:
+    """Does the line at `pos` start a list item or heading (so a wrapped sentence cannot cross it)?"""
+    return bool(LIST_ITEM.match(text, pos) or HEADING.match(text, pos))
 
 
-def _next_stop(text: str, end: int) -> int:
-    found = [i for i in (text.find(stop, end) for stop in (". ", "! ", "? ")) if i >= 0]
-    return min(found) + 1 if found else -1
+def _paragraph_start(text: str, start: int) -> int:
+    """Start of the run of wrapped lines holding `start`: back over non-blank, non-block lines."""
+    pos = text.rfind("\n", 0, start) + 1
+    for _ in range(MAX_WRAPPED_LINES):
+        if pos == 0 or _starts_block(text, pos):
+            break
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        if not text[prev : pos - 1].strip() or HEADING.match(text, prev):
+            break
+        pos = prev
+    return pos
+
+
+def _paragraph_end(text: str, end: int) -> int:
+    """End of the run of wrapped lines holding `end` (the newline before a blank or block line)."""
+    pos = text.find("\n", end)
+    for _ in range(MAX_WRAPPED_LINES):
+        if pos < 0:
+            return len(text)
+        following = text.find("\n", pos + 1)
+        line = text[pos + 1 : following if following >= 0 else len(text)]
+        if not line.strip() or _starts_block(text, pos + 1):
+            return pos
+        pos = following
+    return pos if pos >= 0 else len(text)

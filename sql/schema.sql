@@ -1,5 +1,16 @@
 -- Generated from sql/models by `python -m sql.schema`; do not edit by hand.
 
+CREATE TABLE chain_builds (
+	id INTEGER NOT NULL, 
+	strategy VARCHAR(40) NOT NULL, 
+	chains INTEGER NOT NULL, 
+	rules JSON NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_chain_builds PRIMARY KEY (id)
+);
+
+CREATE INDEX ix_chain_builds_strategy ON chain_builds (strategy);
+
 CREATE TABLE llm_cache (
 	cache_key VARCHAR(64) NOT NULL, 
 	role VARCHAR(40) NOT NULL, 

@@ -67,6 +67,7 @@ def chains_from_config(
     strategy: str | None = None,
     min_len: int | None = None,
     max_len: int | None = None,
+    decontaminate: tuple[str, ...] = (),
     progress: Progress | None = None,
 ) -> BuildSummary:
     from chains.build import build_chains
@@ -78,6 +79,7 @@ def chains_from_config(
         strategy=strategy,
         min_len=min_len,
         max_len=max_len,
+        decontaminate=decontaminate,
         progress=progress,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chains.stats import rules_table
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
 from prchain.agent import export as _export
@@ -31,4 +32,5 @@ __all__ = [
     "list_rollouts",
     "load_rollout",
     "make_engine",
+    "rules_table",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import click
@@ -47,6 +48,14 @@ def chains() -> None:
 @click.option(
     "--max-len", type=click.IntRange(min=1), help="Longest chain kept (default chains.max_len = 5)."
 )
+@click.option(
+    "--decontaminate",
+    "decontaminate",
+    multiple=True,
+    metavar="SOURCE",
+    help="SWE-bench-style instances no chain may contain: a local .jsonl/.parquet file or a hub "
+    "name (repeatable; adds to chains.decontam.sources).",
+)
 def build(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -54,6 +63,7 @@ def build(
     strategy: str | None,
     min_len: int | None,
     max_len: int | None,
+    decontaminate: tuple[str, ...],
 ) -> None:
     """Select chains from the mined PRs and references and write them with their stages.
 
@@ -65,6 +75,7 @@ def build(
       prchain chains build
       prchain chains build --strategy temporal --max-len 3
       prchain chains build --set chains.filters.max_patch_lines=800
+      prchain chains build --decontaminate data/swe-bench-lite.jsonl
     """
     from prchain.app.pipeline import chains_from_config
 
@@ -82,7 +93,12 @@ def build(
             bar.update(task, description=description, completed=done, total=total)
 
         summary = chains_from_config(
-            config, strategy=strategy, min_len=min_len, max_len=max_len, progress=report
+            config,
+            strategy=strategy,
+            min_len=min_len,
+            max_len=max_len,
+            decontaminate=decontaminate,
+            progress=report,
         )
     Console().print(*summary_tables(summary))
 
@@ -98,15 +114,16 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("PRs kept as nodes", report.nodes),
         ("edges", report.edges),
         ("PR-to-PR references read", report.references),
+        ("candidate chains", summary.candidates),
         ("new chains", summary.new),
         ("stages written", summary.stages),
         ("stale chains removed", summary.pruned),
     ]
-    rows += [(f"PRs filtered: {k}", v) for k, v in sorted(report.filtered.removed.items())]
-    rows += [(f"references dropped: {k}", v) for k, v in sorted(report.dropped.items())]
     for name, value in rows:
         graph.add_row(name, str(value))
-    return [lengths, graph]
+    from prchain.app.views import rules_table
+
+    return [lengths, graph, rules_table([asdict(rule) for rule in summary.rules()])]
 
 
 @chains.command("list")
@@ -214,21 +231,28 @@ def print_chain(console: Console, view: ChainView) -> None:
     for row in rows:
         stages.add_row(*row)
     edges = Table(title="edges", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("newer → older", "types", "strength", "overlap"):
+    for name in ("newer → older", "class", "strength", "overlap", "gap (days)"):
         edges.add_column(name, no_wrap=True, overflow="ellipsis")
     for e in view.edges:
         edges.add_row(
             f"#{e.get('src_number')} → #{e.get('dst_number')}",
-            ", ".join(e.get("types", [])),
+            str(e.get("evidence_class") or ", ".join(e.get("types", []))),
             str(e.get("strength")),
             f"{e.get('overlap', 0):.2f}",
+            "" if e.get("gap_days") is None else f"{e['gap_days']:.0f}",
         )
     console.print(stages, edges)
     for e in view.edges:
+        if e.get("why"):  # why the build kept this link, wrapped: it is the point of the page
+            why = Text(f"  #{e.get('src_number')} → #{e.get('dst_number')} kept: ", style="bold")
+            why.append(str(e["why"]), style="")
+            console.print(why)
         for x in e.get("evidence", []):
             # Evidence is PR text ("[ty] Fix …"): plain Text, so rich does not read it as markup.
             line = Text(f"  #{e.get('src_number')} → #{e.get('dst_number')} ")
-            line.append(f"[{x['type']} in {x['found_in']}] ", style="dim")
+            line.append(
+                f"[{x.get('class', x['type'])}: {x['type']} in {x['found_in']}] ", style="dim"
+            )
             line.append(" ".join(str(x["text"]).split()))
             console.print(line, no_wrap=True, overflow="ellipsis")
     for s in view.stages:

@@ -18,12 +18,13 @@ from sql.models.mining import (
 from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
 from sql.models.rollouts import ChainLease, Judgement, Rollout, RolloutStage, Step
-from sql.models.tasks import Chain, ChainStage
+from sql.models.tasks import Chain, ChainBuild, ChainStage
 from sql.models.verdicts import StageVerification
 
 __all__ = [
     "Base",
     "Chain",
+    "ChainBuild",
     "ChainLease",
     "ChainStage",
     "Comment",

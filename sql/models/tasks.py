@@ -45,3 +45,16 @@ class ChainStage(Base):
     query_leaks: Mapped[list[Any]] = mapped_column(
         default=list
     )  # identifiers the final query still names
+
+
+class ChainBuild(Base):
+    """One `chains build` run: what each rule dropped, for `prchain stats` and later comparison."""
+
+    __tablename__ = "chain_builds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    strategy: Mapped[str] = mapped_column(String(40), index=True)
+    chains: Mapped[int] = mapped_column(default=0)
+    # [{rule, level (pr | link | chain), prs, links, chains}] in pipeline order
+    rules: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -58,7 +58,14 @@ def test_readme_pipeline_on_a_repository_made_here(
 ) -> None:
     repo = make_chain_repo(tmp_path / "calc")
     config = tmp_path / "prchain.yaml"
-    config.write_text(yaml.safe_dump({"llm": llm_config.model_dump(mode="json")}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "llm": llm_config.model_dump(mode="json"),
+                "chains": {"min_chain_code_lines": 0},  # the demo chain is a few lines per PR
+            }
+        )
+    )
     fake_llm.push(model="query_constructor", content=QUERY, times=None)
     fake_llm.push(model="overview", content=OVERVIEW, times=None)
     fake_llm.push(model="policy", responder=_policy, times=None)

@@ -72,8 +72,10 @@ def test_strategies_live_side_by_side_and_stale_chains_are_pruned(engine: Engine
     assert dict(single.by_length) == {1: 1}  # #4 alone
     assert _counts(engine) == (2, 4)
     shorter = build_chains(ChainsConfig(), engine, max_len=2)
-    assert dict(shorter.by_length) == {2: 2} and shorter.pruned == 1
-    assert _counts(engine) == (3, 5)
+    # #1 ← #2 and #2 ← #3 share all but one PR: only the first (equal score, smaller signature) stays.
+    assert dict(shorter.by_length) == {2: 1} and shorter.pruned == 1
+    assert shorter.chains_dropped["near_duplicate_dropped"] == 1
+    assert _counts(engine) == (2, 3)
 
 
 def test_bad_lengths_are_a_config_error(engine: Engine) -> None:

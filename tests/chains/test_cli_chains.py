@@ -12,6 +12,10 @@ from prchain.cli import main
 from prchain.dev.repos import make_chain_repo
 from sql.db import make_engine
 
+# The demo repository's chain changes a few lines per PR, below the substance threshold for real
+# histories; these tests are about the commands, not that threshold.
+TINY = ("--set", "chains.min_chain_code_lines=0")
+
 
 def _mined(tmp_path: Path) -> str:
     from miner.mine import mine
@@ -25,7 +29,7 @@ def _mined(tmp_path: Path) -> str:
 def test_mined_chain_repo_gives_the_three_pr_chain(tmp_path: Path) -> None:
     url = _mined(tmp_path)
     runner = CliRunner(env={"COLUMNS": "250"})
-    built = runner.invoke(main, ["chains", "build", "--db", url])
+    built = runner.invoke(main, ["chains", "build", "--db", url, *TINY])
     assert built.exit_code == 0, built.output
     assert "│ 3      │ 1" in built.output  # one chain of length 3: #1 ← #2 ← #3
 
@@ -62,10 +66,10 @@ def test_mined_chain_repo_gives_the_three_pr_chain(tmp_path: Path) -> None:
 def test_show_of_an_unknown_chain_is_one_clear_line(tmp_path: Path) -> None:
     url = _mined(tmp_path)
     runner = CliRunner(env={"COLUMNS": "250"})
-    assert runner.invoke(main, ["chains", "build", "--db", url]).exit_code == 0
+    assert runner.invoke(main, ["chains", "build", "--db", url, *TINY]).exit_code == 0
     result = runner.invoke(main, ["chains", "show", "99", "--db", url])
     assert result.exit_code == 1 and "no chain with id 99" in result.output
-    result = runner.invoke(main, ["chains", "build", "--strategy", "nope", "--db", url])
+    result = runner.invoke(main, ["chains", "build", "--strategy", "nope", "--db", url, *TINY])
     assert result.exit_code == 2 and "semantic" in result.output
 
 
@@ -84,7 +88,7 @@ def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
             .values(title="[red-knot] Add subtract")
         )
     runner = CliRunner(env={"COLUMNS": "250"})
-    assert runner.invoke(main, ["chains", "build", "--db", url]).exit_code == 0
+    assert runner.invoke(main, ["chains", "build", "--db", url, *TINY]).exit_code == 0
     shown = runner.invoke(main, ["chains", "show", "1", "--db", url])
     assert shown.exit_code == 0, shown.output
     assert "[red-knot] Add subtract" in shown.output

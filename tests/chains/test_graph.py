@@ -68,15 +68,17 @@ def test_weak_and_parallel_mentions_are_dropped(engine: Engine) -> None:
         store.pr(n, ["core.py", f"f{n}.py"] if n < 5 else [f"only{n}.py"])
     store.ref(2, 1, "mention", evidence="Similar to #1, but for lambdas")  # parallel work
     store.ref(3, 2, "mention", evidence="introduced in #2")  # cue: builds on it
-    store.ref(4, 3, "mention", evidence="#3.")  # no cue, overlap 1/3 >= 0.2: kept
+    store.ref(4, 3, "mention", evidence="#3.")  # plain mention (medium), overlap 1/3: kept
     store.ref(6, 5, "follow_up", evidence="Follow-up to #5")  # no shared file at all
     store.write()
-    graph, report = _graph(engine)
+    # Changed-line evidence for plain mentions is tested in test_evidence.py.
+    graph, report = _graph(engine, medium_needs_lines=False)
     pid = store.pr_id
     assert set(graph.edges) == {(pid(3), pid(2)), (pid(4), pid(3))}
-    assert graph[pid(3)][pid(2)]["strength"] == 2
-    assert report.dropped["parallel_or_vague_mention"] == 1
-    assert report.dropped["strength_3_without_file_overlap"] == 1
+    assert graph[pid(3)][pid(2)]["strength"] == 3  # dependency wording: strong
+    assert graph[pid(4)][pid(3)]["strength"] == 2
+    assert report.dropped["parallel_wording"] == 1
+    assert report.dropped["too_little_file_overlap"] == 1
 
 
 def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
@@ -113,7 +115,7 @@ def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) ->
     store.files[-1]["additions"] = 5000  # test data does not count towards the size limit
     store.ref(6, 5, "reverts", evidence="Revert #5")
     store.write()
-    graph, report = _graph(engine)
+    graph, report = _graph(engine, filters={"skip_reverted": True})
     assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8)]
     assert dict(report.filtered.removed) == {
         "bot": 1,

@@ -112,3 +112,25 @@ def test_strip_ignored_keeps_positions() -> None:
     assert stripped.count("\n") == text.count("\n")
     assert "#" not in stripped
     assert stripped.endswith("c")
+
+
+def test_numbers_in_links_to_other_repositories_are_not_ours() -> None:
+    body = (
+        'Bumps <a href="https://github.com/other/tool/issues/5396">#5396</a> and '
+        "[#77](https://github.com/other/tool/pull/77); see also #12 and "
+        "[#78](https://github.com/acme/calc/pull/78)."
+    )
+    refs = extract_refs(body, "body", "acme/calc")
+    ours = sorted({r.target_number for r in refs if not r.external})
+    theirs = sorted({(r.target_repo, r.target_number) for r in refs if r.external})
+    assert ours == [12, 78]
+    assert theirs == [("other/tool", 77), ("other/tool", 5396)]
+
+
+def test_wrapped_sentences_and_list_leads_are_the_evidence() -> None:
+    body = "Contains the same changes as\n#17705.\n\nRelated:\n- #12\n- #13\n"
+    refs = {r.target_number: r for r in extract_refs(body, "body", "acme/calc")}
+    assert refs[17705].evidence == "Contains the same changes as #17705."
+    assert refs[13].evidence == "Related: | - #13"
+    follow = extract_refs("This is a follow-up to\n#44 with tests.", "body", "acme/calc")
+    assert follow[0].type == "follow_up"

@@ -50,6 +50,7 @@ class StoreBuilder:
         created_day: float | None = None,
         title: str | None = None,
         body: str = "",
+        lines: int = 20,
         **extra: Any,
     ) -> int:
         day = number if day is None else day
@@ -69,7 +70,7 @@ class StoreBuilder:
                 "merged_at": T0 + timedelta(days=day),
                 "base_sha": f"{number:040x}",
                 "merge_commit_sha": f"{number + 9000:040x}",
-                "additions": len(paths),
+                "additions": lines * len(paths),
                 "deletions": 0,
                 "changed_files": len(paths),
                 "patch_status": "ok",
@@ -77,7 +78,10 @@ class StoreBuilder:
                 **extra,
             }
         )
-        self.files += [{"pr_id": pr_id, "path": p, "additions": 1, "deletions": 0} for p in paths]
+        # `lines` per file is what the size and substance rules read (the diff below is smaller).
+        self.files += [
+            {"pr_id": pr_id, "path": p, "additions": lines, "deletions": 0} for p in paths
+        ]
         diff = "".join(file_diff(p, number) for p in paths)
         self.patches.append({"pr_id": pr_id, "diff": diff, "size_bytes": len(diff)})
         return pr_id

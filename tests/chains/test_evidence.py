@@ -1,0 +1,146 @@
+"""Evidence classes, reverts, issue-only corroboration and the gap rule, each with its recorded reason."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from chains.cues import classify
+from chains.graph import load_graph
+from tests.support.chain_store import StoreBuilder
+
+
+def _graph(engine: Engine, **overrides: object):
+    graph, _nodes, report = load_graph(engine, ChainsConfig(**overrides))
+    return graph, report
+
+
+def _rewrite(store: StoreBuilder, older: int, newer: int) -> None:
+    """Give `older` a patch adding a line to core.py and `newer` one rewriting that line."""
+    head = "diff --git a/core.py b/core.py\n--- a/core.py\n+++ b/core.py\n"
+    store.patches[older - 1]["diff"] = (
+        head + "@@ -1 +1,2 @@\n x = 1\n+PARSER = build_parser(config)\n"
+    )
+    store.patches[newer - 1]["diff"] = (
+        head + "@@ -1,2 +1,2 @@\n x = 1\n-PARSER = build_parser(config)\n"
+        "+PARSER = build_parser(config, strict=True)\n"
+    )
+
+
+def test_each_wording_gets_its_class() -> None:
+    assert classify("follow_up", "Follow-up to #12", 12)[0] == "strong"
+    assert classify("fixes", "Fixes #12", 12)[0] == "strong"
+    assert classify("mention", "This regressed in #12.", 12)[0] == "strong"
+    assert classify("mention", "This extends #12 to lambdas", 12)[0] == "strong"
+    assert classify("mention", "See #12.", 12)[0] == "medium"
+    for parallel in (
+        "Related: | - #12",
+        "As in #12, we skip stubs",
+        "Same as #12 but for sets",
+        "Same basic approach as #12.",
+        "Similar approach to #12",
+        "This fix is independent of #12.",
+    ):
+        assert classify("mention", parallel, 12)[0] == "parallel", parallel
+    assert (
+        classify("issue_mediated", "#3 fixes #9, which #12 also refers to", 12)[0] == "issue_only"
+    )
+    assert classify("reverts", 'Revert "Add x (#12)"', 12)[0] == "revert"
+    # Analogy wording about another number does not taint this one.
+    assert classify("mention", "Similar to #11; the bug was introduced in #12", 12)[0] == "strong"
+
+
+def test_classes_decide_edges_and_every_kept_edge_says_why(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    for n in range(1, 11):
+        store.pr(n, ["core.py", f"f{n}.py"])
+    _rewrite(store, older=3, newer=4)
+    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
+    store.ref(4, 3, "mention", evidence="See #3 for the parser.")  # and rewrites #3's line
+    store.ref(10, 9, "mention", evidence="See #9 for the parser.")  # changes nothing #9 added
+    store.ref(6, 5, "mention", evidence="Related: | - #5")
+    store.ref(6, 5, "mention", found_in="comment", evidence="cf. #5")  # vetoed by the analogy
+    store.ref(8, 7, "mention", evidence="Same as #7, but for dict literals.")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(2), pid(1)), (pid(4), pid(3))}
+    strong, medium = graph[pid(2)][pid(1)], graph[pid(4)][pid(3)]
+    assert (strong["evidence_class"], strong["strength"]) == ("strong", 3)
+    assert (medium["evidence_class"], medium["strength"]) == ("medium", 2)
+    assert strong["why"].startswith("strong: follow-up wording (follow_up in the body of #2")
+    assert "file overlap 0.33" in strong["why"]
+    assert report.dropped["parallel_wording"] == 2
+    assert report.dropped["plain_mention_without_shared_lines"] == 1
+    assert "corroborated by the newer PR changing lines the older one added" in medium["why"]
+
+
+def test_issue_only_links_need_file_overlap_and_a_second_signal(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["core.py"], author="ada")
+    store.pr(2, ["core.py"], author="ada")  # same author, shared file: corroborated
+    store.pr(3, ["core.py"], author="bob")
+    store.pr(4, ["core.py"], author="cy")  # other author, shared file, no shared lines: dropped
+    store.pr(5, ["core.py"], author="dee")
+    store.pr(6, ["core.py"], author="eve")  # rewrites a line #5 added: corroborated
+    _rewrite(store, older=5, newer=6)
+    for newer, older, issue in ((2, 1, 10), (4, 3, 11), (6, 5, 12)):
+        store.ref(newer, older, "issue_mediated", via_issue=issue, found_in="issue")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(2), pid(1)), (pid(6), pid(5))}
+    assert "same author (ada)" in graph[pid(2)][pid(1)]["why"]
+    assert "changing lines the older one added" in graph[pid(6)][pid(5)]["why"]
+    assert report.dropped["issue_only_uncorroborated"] == 1
+    loose, _ = _graph(engine, corroborate_issue_only=False)
+    assert (pid(4), pid(3)) in loose.edges
+
+
+def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["core.py"], title="Add a cache")
+    store.pr(2, ["core.py"], title='Revert "Add a cache (#1)"')
+    store.pr(3, ["core.py"], title="Add a cache, again")
+    store.ref(2, 1, "reverts", found_in="title", evidence='Revert "Add a cache (#1)"')
+    store.ref(3, 2, "follow_up", evidence="Re-lands #2's revert with the fix")
+    store.write()
+    graph, _ = _graph(engine)
+    pid = store.pr_id
+    edge = graph[pid(2)][pid(1)]
+    assert (edge["evidence_class"], edge["strength"]) == ("revert", 3)
+    summary = build_chains(ChainsConfig(), engine)
+    assert dict(summary.by_length) == {3: 1}
+    off, report = _graph(engine, revert_links=False)
+    assert (pid(2), pid(1)) not in off.edges and report.dropped["revert_links_off"] == 1
+
+
+def test_links_spanning_too_long_a_gap_are_dropped(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["core.py"], day=1)
+    store.pr(2, ["core.py"], day=40)
+    store.pr(3, ["core.py"], day=400)
+    store.ref(2, 1, "follow_up")
+    store.ref(3, 2, "follow_up")
+    store.write()
+    graph, report = _graph(engine, max_gap_days=90)
+    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
+    assert graph[store.pr_id(2)][store.pr_id(1)]["gap_days"] == 38.5
+    assert report.dropped["gap_too_long"] == 1
+
+
+def test_chains_under_the_substance_threshold_are_dropped(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/core.py"], lines=30)
+    store.pr(2, ["src/core.py", "tests/test_core.py"], lines=30)
+    store.pr(3, [".github/workflows/ci.yml", "pyproject.toml"], lines=40)  # config only
+    store.pr(4, [".github/workflows/ci.yml", "docs/ci.md"], lines=40)
+    store.ref(2, 1, "follow_up")
+    store.ref(4, 3, "follow_up")
+    store.write()
+    summary = build_chains(ChainsConfig(min_chain_code_lines=50), engine)
+    assert dict(summary.by_length) == {2: 1}  # #1 ← #2: 60 lines of code; tests do not count
+    assert summary.chains_dropped["below_substance"] == 1
+    rules = {r.rule: r for r in summary.rules()}
+    assert (rules["below_substance"].chains, rules["below_substance"].links) == (1, 1)
