@@ -70,6 +70,7 @@ def test_verify_then_rollout_records_t_of_p_hat(
                 "llm": llm_config.model_dump(mode="json"),
                 "verdicts": {"repos": {GEO_REPO: {"test": GEO_TEST_COMMAND}}},
                 "environment": {"log_dir": str(tmp_path / "logs")},
+                "chains": {"min_chain_code_lines": 0},  # the made-up chain is a few lines per PR
             }
         )
     )
