@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -243,16 +244,14 @@ def print_chain(console: Console, view: ChainView) -> None:
         )
     console.print(stages, edges)
     for e in view.edges:
-        if e.get("why"):  # why the build kept this link, wrapped: it is the point of the page
+        if e.get("why"):  # why the build kept this link; the quoted evidence has its own line
             why = Text(f"  #{e.get('src_number')} → #{e.get('dst_number')} kept: ", style="bold")
-            why.append(str(e["why"]), style="")
+            why.append(re.sub(r": '.*'\)", ")", str(e["why"]), count=1), style="")
             console.print(why)
         for x in e.get("evidence", []):
             # Evidence is PR text ("[ty] Fix …"): plain Text, so rich does not read it as markup.
             line = Text(f"  #{e.get('src_number')} → #{e.get('dst_number')} ")
-            line.append(
-                f"[{x.get('class', x['type'])}: {x['type']} in {x['found_in']}] ", style="dim"
-            )
+            line.append(f"[{x['type']} in {x['found_in']}] ", style="dim")
             line.append(" ".join(str(x["text"]).split()))
             console.print(line, no_wrap=True, overflow="ellipsis")
     for s in view.stages:
