@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from chains.config import ChainsConfig
 from chains.leakage import changed_identifiers, find_leaks
-from chains.textclean import clean_body, parse_query, trim_patch
+from chains.textclean import clean_body, parse_query_repaired, trim_patch
 from prchain.core.errors import LLMOutputInvalid, NothingToDo
 from prchain.llm.calls import Usage
 from prchain.llm.client import LLMClient
@@ -279,7 +279,7 @@ def _generate(
     avoid: set[str] = set()
     first_leaked = False
     for attempt in range(1, attempts + 1):
-        text, _ = client.complete_parsed(role, messages, parse_query)
+        text, _ = client.complete_parsed(role, messages, parse_query_repaired)
         leaks = find_leaks(text, identifiers)
         if not leaks:
             return Generated(text, attempt, [], first_leaked)

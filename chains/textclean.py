@@ -3,7 +3,8 @@
 PR templates leave HTML comments, checklists, empty headings, images and badges behind; none of
 it helps a model understand the intent, and links must not leak into the queries. A reply is
 accepted only as plain prose (no code, links or step lists), else it is an LLMOutputInvalid
-that the client retries.
+that the client retries. Markup that is only formatting (backticks around a command, bold or
+italic emphasis) is stripped instead, and the repair is recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 
 from prchain.core.errors import LLMOutputInvalid
+from prchain.llm.repairs import Repaired
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IMAGE_MD = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -117,17 +119,40 @@ def _section_name(section: str) -> str:
     )
 
 
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+# Only asterisks: underscores belong to identifiers (snake_case, __init__) more often than to italics.
+_EMPHASIS = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1")
+
+
+def strip_markup(text: str) -> str:
+    """Prose with inline code spans and bold/italic markers reduced to their words."""
+    text = _INLINE_CODE.sub(r"\1", text)
+    return _EMPHASIS.sub(r"\2", text)
+
+
 def parse_query(text: str) -> str:
-    """The model's query as plain prose; LLMOutputInvalid when it is empty, code, a list or has links."""
+    """The model's query as plain prose (formatting markup stripped); LLMOutputInvalid otherwise."""
+    return parse_query_repaired(text).value
+
+
+def parse_query_repaired(text: str) -> Repaired[str]:
+    """parse_query, reporting whether markup had to be stripped (the client records the repair).
+
+    The leakage check runs later on the returned, repaired text, so stripping backticks cannot
+    hide an identifier the query must not name.
+    """
     query = _PREAMBLE.sub("", text.strip()).strip().strip('"').strip()
     if not query:
         raise LLMOutputInvalid("the reply is empty; write the query as prose")
-    if _CODE_FENCE.search(query) or "`" in query:
+    if _CODE_FENCE.search(query):
+        raise LLMOutputInvalid("the reply contains code (a fenced block); write prose without code")
+    cleaned = strip_markup(query)
+    if "`" in cleaned:
         raise LLMOutputInvalid(
-            "the reply contains code or code formatting; write prose without backticks"
+            "the reply contains code formatting (a stray backtick); write prose without backticks"
         )
     if _URL.search(query):
         raise LLMOutputInvalid("the reply contains a URL; remove every link")
     if len(_LIST_ITEM.findall(query)) >= 2:
         raise LLMOutputInvalid("the reply is a list of steps; write flowing prose instead")
-    return query
+    return Repaired(cleaned, ("markup_stripped",) if cleaned != query else ())

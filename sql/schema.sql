@@ -42,9 +42,25 @@ CREATE TABLE llm_calls (
 
 CREATE INDEX ix_llm_calls_cache_key ON llm_calls (cache_key);
 
+CREATE INDEX ix_llm_calls_created_at ON llm_calls (created_at);
+
 CREATE INDEX ix_llm_calls_role ON llm_calls (role);
 
 CREATE INDEX ix_llm_calls_rollout_id ON llm_calls (rollout_id);
+
+CREATE TABLE llm_repairs (
+	id INTEGER NOT NULL, 
+	role VARCHAR(40) NOT NULL, 
+	kind VARCHAR(40) NOT NULL, 
+	detail TEXT, 
+	rollout_id INTEGER, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_llm_repairs PRIMARY KEY (id)
+);
+
+CREATE INDEX ix_llm_repairs_role ON llm_repairs (role);
+
+CREATE INDEX ix_llm_repairs_rollout_id ON llm_repairs (rollout_id);
 
 CREATE TABLE repos (
 	id INTEGER NOT NULL, 
@@ -278,6 +294,8 @@ CREATE TABLE rollouts (
 	models JSON NOT NULL, 
 	config JSON NOT NULL, 
 	action_format VARCHAR(10) NOT NULL, 
+	prompt_hash VARCHAR(64) NOT NULL, 
+	tool_schema_hash VARCHAR(64) NOT NULL, 
 	prompt_tokens INTEGER NOT NULL, 
 	completion_tokens INTEGER NOT NULL, 
 	trajectory_tokens INTEGER NOT NULL, 

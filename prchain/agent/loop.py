@@ -1,7 +1,10 @@
 """The ReAct loop: ask the policy for an action, run it in the environment, repeat until `submit`.
 
 The conversation is kept as OpenAI messages (assistant `tool_calls`, `tool` results) whatever the
-wire format; each message is stored the moment it exists. Budgets and the context window end a
+wire format; each message is stored the moment it exists. Format-only defects are repaired and
+recorded (a tool call written as text, several action blocks); a reply with no usable action gets
+a format error that grows firmer, at a higher temperature, each time in a row. A reasoning model's
+reasoning is stored on its assistant message but never parsed and never sent back. Budgets and the context window end a
 stage with a recorded reason; the step hook (PRM) may add messages every n steps.
 """
 
@@ -15,11 +18,19 @@ from typing import Any, Protocol
 from environments.protocol import Environment
 from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
-from prchain.agent.textformat import FormatError, parse_action, to_wire
-from prchain.agent.tools import TOOL_SCHEMAS, ToolBox
+from prchain.agent.textformat import (
+    FormatError,
+    ignored_note,
+    parse_action,
+    to_wire,
+    without_reasoning,
+)
+from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox
 from prchain.core.errors import ContextOverflow
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
+from prchain.llm.repairs import RepairKind
+from prchain.llm.toolcalls import calls_from_text
 
 PROMPTS = Path(__file__).with_name("prompts")
 CHARS_PER_TOKEN = 4  # only for the context estimate between two server-reported counts
@@ -37,6 +48,17 @@ class StageRun:
 
     submitted: bool
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one reply asks for: the calls and the reasoning text, or why it could not be used."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    thought: str = ""
+    error: str | None = None
+    repairs: tuple[RepairKind, ...] = ()
+    note: str = ""  # added to the first observation (e.g. which blocks were ignored)
 
 
 @dataclass
@@ -102,79 +124,111 @@ class AgentLoop:
             if (reason := self._limit_reached()) is not None:
                 return StageRun(False, reason)
             try:
+                # After a format error the retry is a different request: warmer, firmer feedback.
                 completion = self.llm.complete(
-                    "policy", self._wire(), tools=self._tools(), rollout_id=self.rollout_id
+                    "policy",
+                    self._wire(),
+                    tools=self._tools(),
+                    rollout_id=self.rollout_id,
+                    attempt=format_errors,
                 )
             except ContextOverflow as exc:
                 return StageRun(
                     False, f"context window exceeded (the server refused the request: {exc})"
                 )
             self._count(completion)
-            calls, thought, error = self._actions(completion)
-            if error is not None:
+            parsed = self._actions(completion)
+            if parsed.error is not None:
                 format_errors += 1
-                self._format_error(completion, error)
+                self._format_error(completion, parsed.error, format_errors)
                 if format_errors >= self.config.max_format_errors:
                     return StageRun(
                         False, f"{format_errors} consecutive replies without a usable action"
                     )
                 continue
             format_errors = 0
-            if self._act(completion, thought, calls):
+            if self._act(completion, parsed):
                 return StageRun(True)
             self._maybe_hook()
 
     # -- one step -----------------------------------------------------------------------------
 
-    def _act(self, completion: Completion, thought: str, calls: list[dict[str, Any]]) -> bool:
-        assistant: Message = {"role": "assistant", "content": thought or None, "tool_calls": calls}
+    def _act(self, completion: Completion, parsed: Parsed) -> bool:
+        calls = parsed.calls
+        assistant: Message = {
+            "role": "assistant",
+            "content": parsed.thought or None,
+            "tool_calls": calls,
+        }
+        if completion.reasoning:
+            assistant["reasoning_content"] = completion.reasoning
         self.add(
             "assistant",
             assistant,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             latency_ms=completion.latency_ms,
+            repairs=parsed.repairs,
         )
         observations, submitted = [], False
-        for call in calls:
+        for n, call in enumerate(calls):
             result = self.toolbox.run(
                 call["function"]["name"], call["function"].get("arguments") or "{}"
             )
             submitted = submitted or result.submitted
-            observations.append(result.observation)
+            observation = result.observation + (parsed.note if n == 0 else "")
+            observations.append(observation)
             tool_msg: Message = {
                 "role": "tool",
                 "tool_call_id": call["id"],
                 "name": call["function"]["name"],
-                "content": result.observation,
+                "content": observation,
             }
-            self.add("tool", tool_msg, tool_call=call, observation=result.observation)
+            self.add("tool", tool_msg, tool_call=call, observation=observation)
         for counters in (self.chain, self.stage):
             counters.tool_calls += len(calls)
         self.history.append(StepRecord(self.chain.steps, self.stage_idx, assistant, observations))
         return submitted
 
-    def _actions(self, completion: Completion) -> tuple[list[dict[str, Any]], str, str | None]:
-        """(tool calls, the reasoning text, a format error or None)."""
+    def _actions(self, completion: Completion) -> Parsed:
         if self.config.action_format == "text":
-            try:
-                action = parse_action(completion.content)
-            except FormatError as exc:
-                return [], "", str(exc)
-            call_id = f"call_{self.rollout_id or 0}_{len(self.messages)}"
-            call = {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": action.name, "arguments": action.arguments},
-            }
-            return [call], action.thought, None
-        if not completion.tool_calls:
-            return [], "", "Your reply did not call a tool."
-        return (
-            [self._normalized(call, n) for n, call in enumerate(completion.tool_calls)],
-            completion.content,
-            None,
+            return self._text_action(completion.content)
+        if completion.tool_calls:
+            calls = [self._normalized(call, n) for n, call in enumerate(completion.tool_calls)]
+            return Parsed(calls, completion.content)
+        return self._calls_in_text(completion.content) or Parsed(
+            error="Your reply did not call a tool."
         )
+
+    def _text_action(self, content: str) -> Parsed:
+        try:
+            action = parse_action(content)
+        except FormatError as exc:
+            # A model trained on tool calling may write one even when asked for fenced blocks.
+            return self._calls_in_text(content) or Parsed(error=str(exc))
+        call_id = f"call_{self.rollout_id or 0}_{len(self.messages)}"
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": action.name, "arguments": action.arguments},
+        }
+        if not action.ignored:
+            return Parsed([call], action.thought)
+        return Parsed(
+            [call],
+            action.thought,
+            repairs=("extra_blocks_ignored",),
+            note=ignored_note(action.ignored),
+        )
+
+    def _calls_in_text(self, content: str) -> Parsed | None:
+        """A call the server left as text (its tool-call parser missed it), parsed as that call."""
+        found = calls_from_text(content, TOOL_NAMES)
+        if found is None:
+            return None
+        calls, prose = found
+        normalized = [self._normalized(call, n) for n, call in enumerate(calls)]
+        return Parsed(normalized, prose, repairs=("tool_call_in_text",))
 
     def _normalized(self, call: dict[str, Any], n: int) -> dict[str, Any]:
         # Some servers omit ids; the export needs every tool result tied to its call.
@@ -189,18 +243,32 @@ class AgentLoop:
             },
         }
 
-    def _format_error(self, completion: Completion, error: str) -> None:
+    def _format_error(self, completion: Completion, error: str, attempt: int) -> None:
+        reply: Message = {"role": "assistant", "content": completion.content or ""}
+        if completion.reasoning:
+            reply["reasoning_content"] = completion.reasoning
         self.add(
             "format_error",
-            {"role": "assistant", "content": completion.content or ""},
+            reply,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             latency_ms=completion.latency_ms,
         )
         text = render(
-            PROMPTS, "format_error.j2", error=error, action_format=self.config.action_format
+            PROMPTS,
+            "format_error.j2",
+            error=error,
+            action_format=self.config.action_format,
+            attempt=attempt,
+            echoed=attempt > 1 and self._echoes_feedback(completion.content),
         )
         self.add("format_error", {"role": "user", "content": text})
+
+    def _echoes_feedback(self, content: str) -> bool:
+        """Did the reply repeat our last format-error message instead of acting?"""
+        last = next((m for m in reversed(self.messages) if m["role"] == "user"), {"content": ""})
+        head = (last.get("content") or "").strip().split("\n", 1)[0]
+        return bool(content.strip()) and bool(head) and head in content
 
     def _maybe_hook(self) -> None:
         if self.hook is None or self.chain.steps % self.hook.every != 0:
@@ -258,7 +326,9 @@ class AgentLoop:
         return next((reason for hit, reason in checks if hit), None)
 
     def _wire(self) -> list[Message]:
-        return to_wire(self.messages) if self.config.action_format == "text" else self.messages
+        if self.config.action_format == "text":
+            return to_wire(self.messages)
+        return without_reasoning(self.messages)
 
     def _tools(self) -> list[dict[str, Any]] | None:
         return TOOL_SCHEMAS if self.config.action_format == "tools" else None

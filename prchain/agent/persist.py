@@ -20,6 +20,7 @@ from environments.protocol import Transition
 from prchain.core.secrets import Redactor
 from prchain.core.text import storable
 from prchain.llm.protocol import Message
+from prchain.llm.repairs import record_repairs
 from sql.db import session_scope, upsert
 from sql.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
 from sql.models.base import utcnow
@@ -84,6 +85,10 @@ class Recorder:
         }
         with self._write() as session:
             session.execute(insert(Step), [row])
+        # The policy's repaired replies are counted with every other role's in llm_repairs.
+        record_repairs(
+            self.engine, "policy", extra.get("repairs") or (), rollout_id=self.rollout_id
+        )
         self.next_idx += 1
         return self.next_idx - 1
 

@@ -29,7 +29,7 @@ from prchain.agent.loop import AgentLoop, Counters
 from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
-from prchain.core.errors import JudgeInputTooLarge, PrchainError
+from prchain.core.errors import BudgetExhausted, JudgeInputTooLarge, PrchainError
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.verdicts.oracle import TestVerdict
@@ -129,6 +129,8 @@ class ChainRunner:
             )
         except LeaseLost:
             raise
+        except BudgetExhausted:
+            raise  # the rollout stays `running`: the next run resumes it
         except PrchainError as exc:
             recorder.finish("failed", f"{type(exc).__name__}: {exc}", **_totals(counters))
             return RolloutResult(chain_id, rollout_id, "failed", 0, str(exc))

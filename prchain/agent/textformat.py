@@ -1,8 +1,9 @@
 """The text action format, for model servers without native tool calling.
 
-The model answers with its reasoning and exactly one fenced block whose info string names the tool:
+The model answers with its reasoning and one fenced block whose info string names the tool:
 ```bash for a shell command, ```str_replace_editor with a JSON object of arguments, ```submit (body
-optional). Anything else is a format error the agent is told about. Internally and in the export
+optional). When a reply holds several action blocks the first one runs and the model is told the
+others were ignored (a recorded repair); a reply with no action block is a format error. Internally and in the export
 the actions are ordinary OpenAI tool calls; only the wire format differs.
 """
 
@@ -29,23 +30,33 @@ class TextAction:
     thought: str
     name: str
     arguments: str  # JSON, as in an OpenAI tool call
+    ignored: int = 0  # further action blocks in the reply that were not run
 
 
 def parse_action(reply: str) -> TextAction:
     blocks = list(_FENCE.finditer(reply))
-    if len(blocks) != 1:
-        found = "no fenced block" if not blocks else f"{len(blocks)} fenced blocks"
+    if not blocks:
+        raise FormatError("Your reply must contain one fenced action block; it contained none.")
+    actions = [block for block in blocks if block.group(1) in TOOL_NAMES]
+    if not actions:
+        tags = ", ".join(repr(block.group(1)) for block in blocks)
         raise FormatError(
-            f"Your reply must contain exactly one fenced action block; it contained {found}."
+            f"The fenced block must be tagged with a tool name ({', '.join(TOOL_NAMES)}), not {tags}."
         )
-    block = blocks[0]
+    block = actions[0]
     name, body = block.group(1), block.group(2).strip()
-    if name not in TOOL_NAMES:
-        raise FormatError(
-            f"The fenced block must be tagged with a tool name ({', '.join(TOOL_NAMES)}), not {name!r}."
-        )
-    thought = (reply[: block.start()] + reply[block.end() :]).strip()
-    return TextAction(thought, name, _arguments(name, body))
+    # The reasoning is what came before the action; later blocks are not part of this step.
+    thought = reply[: block.start()].strip()
+    return TextAction(thought, name, _arguments(name, body), ignored=len(actions) - 1)
+
+
+def ignored_note(ignored: int) -> str:
+    """Appended to the observation when a reply held more than one action block."""
+    blocks = "block was" if ignored == 1 else "blocks were"
+    return (
+        f"\n\n[Note: your reply held {ignored + 1} action blocks; only the first was run and the "
+        f"other {ignored} {blocks} ignored. Send one action per reply and wait for its result.]"
+    )
 
 
 def _arguments(name: str, body: str) -> str:
@@ -100,3 +111,11 @@ def to_wire(messages: list[Message]) -> list[Message]:
         else:
             wire.append({"role": message["role"], "content": message.get("content") or ""})
     return wire
+
+
+def without_reasoning(messages: list[Message]) -> list[Message]:
+    """The conversation as sent back to a server: stored reasoning stays in the store."""
+    return [
+        {k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m
+        for m in messages
+    ]

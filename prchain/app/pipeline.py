@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from chains.build import BuildSummary
     from chains.queries import QuerySummary
     from miner.mine import MineSummary, RepoSummary
+    from prchain.llm.estimate import RoleEstimate
     from prchain.scale.protocol import Done
 
 MineProgress = Callable[[str, int, int | None], None]
@@ -177,3 +178,12 @@ def _queries_spread(
     with backend_for(config, workers=workers, notify=notify) as backend:
         backend.map(QueryWork(portable(config)), list(pending), on_done=report)
     return summary
+
+
+def plan_queries_from_config(
+    config: Config, *, chain_ids: list[int] | None = None
+) -> list[RoleEstimate]:
+    from chains.plan import plan_queries
+    from sql.db import make_engine
+
+    return plan_queries(config.chains, config.llm, make_engine(config.store.url), chain_ids)

@@ -8,6 +8,8 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -66,9 +68,28 @@ def prm_hook_factory(config: Config, llm: ChatLLM, engine: Engine) -> HookFactor
     return lambda rollout_id: build_prm_hook(config.prm, llm, engine, rollout_id)
 
 
+def public_config(config: Config) -> dict[str, Any]:
+    """The config as stored with a rollout (and exported): a database password never leaves the host."""
+    return masked_config(config)
+
+
+def prompt_dirs(config: Config) -> list[Path]:
+    """The template directories whose text shapes a rollout: the agent's, and the PRM's when on."""
+    from prchain.agent.provenance import AGENT_PROMPTS
+
+    dirs = [AGENT_PROMPTS]
+    if config.prm.variant is not None:
+        dirs.append(Path(str(resources.files("prchain.prm") / "prompts")))
+    return dirs
+
+
 def rollout_fields(config: Config) -> dict[str, Any]:
-    """What a new rollout row records about how it was made."""
+    """What a new rollout row records about how it was made (provenance hashes included)."""
+    from prchain.agent.provenance import prompts_hash, tool_schema_hash
+
     return {
+        "prompt_hash": prompts_hash(*prompt_dirs(config)),
+        "tool_schema_hash": tool_schema_hash(),
         "conflict_policy": config.environment.conflict_policy,
         "keep_policy": config.agent.keep_policy,
         "prm_variant": config.prm.variant,
@@ -142,3 +163,15 @@ def as_result(done: Done[int, RolloutResult]) -> RolloutResult:
     if done.result is None:
         return RolloutResult(done.item, 0, "lost", reason=done.lost, node=done.node)
     return replace(done.result, node=done.node)
+
+
+def plan_rollouts_from_config(
+    config: Config, *, chain_ids: Iterable[int] = (), limit: int | None = None
+) -> list[Any]:
+    """What `prchain rollout --dry-run` prints: expected calls, tokens and cost per role."""
+    from prchain.agent.plan import plan_rollouts
+    from sql.db import make_engine
+
+    return plan_rollouts(
+        config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit
+    )

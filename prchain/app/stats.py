@@ -17,6 +17,7 @@ SECTION_MODULES = (
     "miner.stats",
     "chains.stats",
     "prchain.verdicts.stats",
+    "prchain.llm.stats",
     "prchain.agent.stats",
     "prchain.prm.stats",
 )

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from prchain.cli import main
+from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.options import backend_options, build_config, config_options
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def queries() -> None:
     help="Only this chain (repeatable).",
 )
 @backend_options
+@budget_options
 def build(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -49,6 +51,9 @@ def build(
     chain_ids: tuple[int, ...],
     backend: str | None,
     ray_address: str | None,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    dry_run: bool,
 ) -> None:
     """Write the missing queries and overviews; stages that have one are skipped, so reruns are free.
 
@@ -57,21 +62,30 @@ def build(
     model of each role is llm.models.query_constructor / llm.models.overview; the server is
     OPENAI_BASE_URL with OPENAI_API_KEY.
 
+    With --budget-usd / --budget-tokens the run stops before the call that would pass the limit
+    (all workers share it); rerun to resume. --dry-run prints the expected calls, tokens and cost.
+
     Example:
 
     \b
       prchain queries build --workers 8
       prchain queries build --chain 12 --chain 40 --set llm.models.query_constructor=gpt-4o
       prchain queries build --backend ray --ray-address auto   # one Ray task per chain
+      prchain queries build --dry-run && prchain queries build --budget-usd 2
     """
-    from prchain.app.pipeline import queries_from_config
+    from prchain.app.pipeline import plan_queries_from_config, queries_from_config
 
     config = build_config(
         config_path,
         overrides,
         db_url,
         **{"scale.backend": backend, "scale.ray_address": ray_address},
+        **budget_overrides(budget_usd, budget_tokens),
     )
+    if dry_run:
+        rows = plan_queries_from_config(config, chain_ids=list(chain_ids) or None)
+        Console().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))
+        return
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from prchain.app.choices import CONFLICT_POLICIES, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
+from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import NothingToDo
 
@@ -52,6 +53,7 @@ PREVIEW = 300  # characters of each message `trajectories show` prints
 @click.option("--prm-every", type=int, help="Invoke the PRM every n steps (prm.every).")
 @click.option("--prm-window", type=int, help="Show the PRM the last k steps (prm.window).")
 @backend_options
+@budget_options
 def rollout(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -66,12 +68,17 @@ def rollout(
     prm_window: int | None,
     backend: str | None,
     ray_address: str | None,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    dry_run: bool,
 ) -> None:
     """Roll the agent through each pending chain, judge every stage, keep or reject the trajectory.
 
     A killed run resumes where it stopped: finished stages are kept and the interrupted stage
     starts again from its beginning. Chains with a finished rollout are skipped. With --backend ray
     each chain is one Ray task on whichever node has a free sandbox slot (see docs/scale.md).
+    starts again from its beginning. Chains with a finished rollout are skipped. A budget
+    (--budget-usd / --budget-tokens, shared by all workers) stops the run the same resumable way.
 
     Example:
 
@@ -79,6 +86,7 @@ def rollout(
       prchain rollout --workers 4
       prchain rollout --backend ray --ray-address auto --db postgresql+psycopg://prchain@db/prchain
       prchain rollout --chain 12 --keep prefix --prm DR --prm-every 5
+      prchain rollout --dry-run && prchain rollout --budget-usd 20
     """
     config = build_config(
         config_path,
@@ -93,9 +101,15 @@ def rollout(
             "prm.window": prm_window,
             "scale.backend": backend,
             "scale.ray_address": ray_address,
+            **budget_overrides(budget_usd, budget_tokens),
         },
     )
-    from prchain.app.rollout import rollout_from_config
+    from prchain.app.rollout import plan_rollouts_from_config, rollout_from_config
+
+    if dry_run:
+        rows = plan_rollouts_from_config(config, chain_ids=chains, limit=limit)
+        Console().print(estimate_table(rows, "rollout --dry-run"))
+        return
 
     console = Console(stderr=True)
     nodes: Counter[str] = Counter()

@@ -148,3 +148,9 @@ class StoreUnavailable(PrchainError):
     """The store cannot be opened: wrong URL or password, server down, or not a database file."""
 
     hint = "check --db / store.url (`prchain config show` prints the effective one)"
+
+
+class BudgetExhausted(PrchainError):
+    """The run reached its --budget-usd / --budget-tokens; work stopped before the next LLM call."""
+
+    hint = "finished work is kept: rerun (with a larger budget) to resume where it stopped"

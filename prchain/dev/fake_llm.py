@@ -6,6 +6,7 @@ Tests (and the README demo, via `prchain dev fake-llm`) drive the real `openai` 
         server.push(model="judge", content='{"score": 0.9}')
         server.push(model="policy", status=429)           # then the next policy reply
         server.push(model="policy", tool_calls=[{"name": "bash", "arguments": {"cmd": "ls"}}])
+        server.push(model="policy", content="ok", reasoning_content="thinking first")  # vLLM/SGLang
 
 Replies are queued FIFO per model; a rule may also require that the last message contains a
 string, answer several times (`times`, None = forever) or compute the reply (`responder`).
@@ -29,7 +30,20 @@ import yaml
 from prchain.core.errors import ConfigError
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
-SCRIPT_FIELDS = {"model", "content", "tool_calls", "status", "contains", "times", "retry_after"}
+SCRIPT_FIELDS = {
+    "model",
+    "content",
+    "tool_calls",
+    "status",
+    "contains",
+    "times",
+    "retry_after",
+    "reasoning_content",
+    "reasoning",
+}
+# Reasoning servers put the model's thinking beside the content: `reasoning_content` (SGLang,
+# llama.cpp, older vLLM) or `reasoning` (newer vLLM, Ollama).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
 
 
@@ -45,6 +59,8 @@ class Rule:
     times: int | None = 1
     responder: Responder | None = None
     retry_after: float = 1.0
+    reasoning_content: str | None = None
+    reasoning: str | None = None
 
     def matches(self, body: dict[str, Any]) -> bool:
         if self.model is not None and body.get("model") != self.model:
@@ -108,11 +124,13 @@ class ScriptedLLMServer:
         times: int | None = 1,
         responder: Responder | None = None,
         retry_after: float = 1.0,
+        reasoning_content: str | None = None,
+        reasoning: str | None = None,
     ) -> ScriptedLLMServer:
+        rule = Rule(model, content, tool_calls, status, contains, times, responder, retry_after)
+        rule.reasoning_content, rule.reasoning = reasoning_content, reasoning
         with self._lock:
-            self._rules.append(
-                Rule(model, content, tool_calls, status, contains, times, responder, retry_after)
-            )
+            self._rules.append(rule)
         return self
 
     def load_script(self, path: str | Path) -> int:
@@ -206,7 +224,12 @@ class ScriptedLLMServer:
             )
         content = reply.get("content", rule.content)
         calls = reply.get("tool_calls", rule.tool_calls)
-        return 200, self._completion(body, content, calls), {}
+        extra = {
+            name: reply.get(name, getattr(rule, name))
+            for name in REASONING_FIELDS
+            if reply.get(name, getattr(rule, name)) is not None
+        }
+        return 200, self._completion(body, content, calls, extra), {}
 
     def _take(self, body: dict[str, Any]) -> Rule | None:
         for rule in self._rules:
@@ -217,15 +240,21 @@ class ScriptedLLMServer:
         return None
 
     def _completion(
-        self, body: dict[str, Any], content: str | None, calls: list[dict[str, Any]] | None
+        self,
+        body: dict[str, Any],
+        content: str | None,
+        calls: list[dict[str, Any]] | None,
+        extra: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         tool_calls = openai_tool_calls(calls, self._ids) if calls else None
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        message: dict[str, Any] = {"role": "assistant", "content": content, **(extra or {})}
         if tool_calls:
             message["tool_calls"] = tool_calls
         prompt_text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools") or [])
         completion_tokens = estimate_tokens(
-            (content or "") + (json.dumps(tool_calls) if tool_calls else "")
+            (content or "")
+            + "".join((extra or {}).values())
+            + (json.dumps(tool_calls) if tool_calls else "")
         )
         prompt_tokens = estimate_tokens(prompt_text)
         return {

@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
@@ -19,11 +20,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from prchain.core.errors import ContextOverflow, LLMError, LLMOutputInvalid, LLMUnavailable
 from prchain.core.text import storable
+from prchain.llm.budget import Budget
 from prchain.llm.cache import ResponseCache, cache_key
 from prchain.llm.calls import CallRecord, Usage, record_call, redact
 from prchain.llm.config import LLMConfig
 from prchain.llm.pricing import cost_usd
+from prchain.llm.prompts import render
 from prchain.llm.protocol import Completion, Message
+from prchain.llm.reasoning import split_reasoning
+from prchain.llm.repairs import Repaired, RepairKind, record_repairs
 
 T = TypeVar("T")
 Check = Callable[[Completion], object]
@@ -34,20 +39,23 @@ RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnec
 # Local servers (vLLM, llama.cpp, the fake) ignore the key; the SDK still insists on one.
 PLACEHOLDER_KEY = "no-key-needed"
 
-CORRECTION = (
-    "Your previous reply could not be used: {error}\n"
-    "Answer the original request again, following the required output format exactly."
-)
+PROMPTS = Path(__file__).with_name("prompts")
 
 
 class LLMClient:
     """Answers chat requests per role; safe to share between the threads of a pool."""
 
-    def __init__(self, config: LLMConfig, engine: Engine | None = None) -> None:
+    def __init__(
+        self, config: LLMConfig, engine: Engine | None = None, budget: Budget | None = None
+    ) -> None:
         self.config = config
         self.engine = engine
         self.cache = ResponseCache(engine)
         self.usage = Usage()
+        # One budget per client: every worker thread sharing the client shares the limit.
+        self.budget = budget or Budget(
+            config.budget_usd, config.budget_tokens, engine, prices=config.prices
+        )
         self._slots = threading.BoundedSemaphore(config.workers)
         self._clients: dict[tuple[str | None, str], openai.OpenAI] = {}
         self._lock = threading.Lock()
@@ -61,19 +69,25 @@ class LLMClient:
         rollout_id: int | None = None,
         sample: int = 0,
         check: Check | None = None,
+        attempt: int = 0,
     ) -> Completion:
         """The reply to `messages`. `sample` > 0 asks for another draw of the same request, cached
         apart from the first. With `check`, a reply it refuses is returned all the same (the
         caller re-asks) but kept out of the replay cache."""
         return self._complete(
-            role, messages, tools, rollout_id, attempt=0, sample=sample, check=check
+            role, messages, tools, rollout_id, attempt=attempt, sample=sample, check=check
         )
+
+    def record_repairs(
+        self, role: str, kinds: tuple[RepairKind, ...], rollout_id: int | None = None
+    ) -> None:
+        record_repairs(self.engine, role, kinds, rollout_id=rollout_id)
 
     def complete_parsed(
         self,
         role: str,
         messages: list[Message],
-        parse: Callable[[str], T],
+        parse: Callable[[str], T | Repaired[T]],
         *,
         attempts: int | None = None,
         tools: list[dict[str, Any]] | None = None,
@@ -83,6 +97,8 @@ class LLMClient:
 
         Only replies `parse` accepts are cached, so a rerun asks the server again instead of
         replaying a malformed reply; each attempt has its own cache key.
+        A retry is a different request (a higher temperature, the attempt named in the feedback),
+        so the same bad reply is not bought twice.
         """
         attempts = attempts or self.config.max_retries + 1
         conversation = list(messages)
@@ -97,11 +113,19 @@ class LLMClient:
                 check=lambda reply: parse(reply.content),
             )
             try:
-                return parse(completion.content), completion
+                parsed = parse(completion.content)
             except LLMOutputInvalid as exc:
                 error = exc
-                feedback = {"role": "user", "content": CORRECTION.format(error=exc)}
+                feedback = {
+                    "role": "user",
+                    "content": _correction(exc, completion, attempt, attempts),
+                }
                 conversation = [*messages, completion.as_message(), feedback]
+                continue
+            if isinstance(parsed, Repaired):
+                self.record_repairs(role, parsed.kinds, rollout_id)
+                return parsed.value, completion
+            return parsed, completion
         assert error is not None
         raise type(error)(
             f"{role}: reply still invalid after {attempts} attempts: {error}"
@@ -120,7 +144,7 @@ class LLMClient:
         sample: int = 0,
         check: Check | None = None,
     ) -> Completion:
-        request = self._request(role, messages, tools)
+        request = self._request(role, messages, tools, attempt)
         draw = {"attempt": attempt} if attempt else {}
         if sample:
             draw["sample"] = sample
@@ -129,20 +153,32 @@ class LLMClient:
             completion = _from_cached(hit)
             self._record(role, key, completion, rollout_id)
             return completion
-        completion = self._call_server(role, request, key, rollout_id)
+        reservation = self.budget.reserve(request["model"], request)  # BudgetExhausted stops here
+        completion = None
+        try:
+            completion = self._call_server(role, request, key, rollout_id)
+        finally:
+            done = completion or Completion(content="")
+            self.budget.release(
+                reservation, done.prompt_tokens, done.completion_tokens, done.cost_usd
+            )
         if self.config.cache:
             refused = _refusal(check, completion)
             self.cache.put(key, role, completion.model, _to_cached(completion), error=refused)
         return completion
 
     def _request(
-        self, role: str, messages: list[Message], tools: list[dict[str, Any]] | None
+        self,
+        role: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        attempt: int = 0,
     ) -> dict[str, Any]:
         return {
             "model": self.config.model_for(role),
             "messages": messages,
             "tools": tools or None,
-            "temperature": self.config.temperature_for(role),
+            "temperature": self.config.temperature_for(role, attempt),
         }
 
     def _call_server(
@@ -172,13 +208,16 @@ class LLMClient:
             (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         )
         # NUL and lone surrogates would fail every later write of this reply (steps, cache).
-        content, scrubbed = storable(choice.message.content or "")
+        answer, reasoning = split_reasoning(choice.message)
+        content, scrubbed = storable(answer)
+        reasoning, scrubbed_in_reasoning = storable(reasoning)
         tool_calls, scrubbed_in_calls = storable(
             [_tool_call(call) for call in choice.message.tool_calls or []]
         )
-        self.usage.add_scrubbed(scrubbed + scrubbed_in_calls)
+        self.usage.add_scrubbed(scrubbed + scrubbed_in_calls + scrubbed_in_reasoning)
         return Completion(
             content=content,
+            reasoning=reasoning,
             tool_calls=tool_calls,
             model=model,
             prompt_tokens=prompt,
@@ -270,6 +309,17 @@ def _refusal(check: Check | None, completion: Completion) -> str | None:
     return None
 
 
+def _correction(error: Exception, completion: Completion, attempt: int, attempts: int) -> str:
+    """What went wrong, said more firmly each time; an echo of the feedback is called out."""
+    text = str(error)
+    echoed = bool(completion.content) and (
+        "could not be used" in completion.content or text[:60] in completion.content
+    )
+    return render(
+        PROMPTS, "correction.j2", error=text, echoed=echoed, attempt=attempt, attempts=attempts
+    )
+
+
 def _tool_call(call: Any) -> dict[str, Any]:
     return {
         "id": call.id,
@@ -319,6 +369,7 @@ def _is_context_overflow(exc: openai.BadRequestError) -> bool:
 def _to_cached(completion: Completion) -> dict[str, Any]:
     return {
         "content": completion.content,
+        "reasoning": completion.reasoning,
         "tool_calls": completion.tool_calls,
         "model": completion.model,
         "prompt_tokens": completion.prompt_tokens,

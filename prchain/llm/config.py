@@ -17,6 +17,10 @@ ROLES = (
 )
 
 
+DEFAULT_SERVER_TEMPERATURE = 0.7  # what most servers use when a request names no temperature
+MAX_RETRY_TEMPERATURE = 1.0
+
+
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -60,6 +64,18 @@ class LLMConfig(BaseModel):
         ge=0,
         description="Longest wait between retries, also the cap on a server's Retry-After.",
     )
+    retry_temperature_step: float = Field(
+        0.2,
+        ge=0,
+        description="Added to the temperature on each retry after a format error, so a retry is "
+        "not the same request again (from 0.7 when the role's temperature is unset; capped at 1).",
+    )
+    budget_usd: float | None = Field(
+        None, gt=0, description="Stop a run before the LLM call that would spend more (USD)."
+    )
+    budget_tokens: int | None = Field(
+        None, gt=0, description="Stop a run before the LLM call that would use more tokens."
+    )
     timeout_seconds: float = Field(120.0, gt=0, description="Timeout of one request.")
     cache: bool = Field(True, description="Reuse a stored response for an identical request.")
     prices: dict[str, Price] = Field(
@@ -70,6 +86,10 @@ class LLMConfig(BaseModel):
     def model_for(self, role: str) -> str:
         return self.models.get(role, self.default_model)
 
-    def temperature_for(self, role: str) -> float | None:
-        """None leaves the temperature to the server's default."""
-        return self.temperature.get(role)
+    def temperature_for(self, role: str, attempt: int = 0) -> float | None:
+        """None leaves the temperature to the server's default; a retry raises it a step."""
+        base = self.temperature.get(role)
+        if attempt == 0 or self.retry_temperature_step == 0:
+            return base
+        start = DEFAULT_SERVER_TEMPERATURE if base is None else base
+        return round(min(MAX_RETRY_TEMPERATURE, start + attempt * self.retry_temperature_step), 3)

@@ -13,7 +13,7 @@ Message = dict[str, Any]  # an OpenAI chat message: {"role": ..., "content": ...
 class Completion:
     """One model reply with what it cost."""
 
-    content: str
+    content: str  # the answer, with any <think> block taken out
     tool_calls: list[dict[str, Any]] = field(
         default_factory=list
     )  # OpenAI shape: {id, type, function{name, arguments}}
@@ -24,6 +24,7 @@ class Completion:
     cost_usd: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+    reasoning: str = ""  # reasoning_content / reasoning field, or the <think> block
 
     def as_message(self) -> Message:
         """The assistant message to append to a conversation."""
@@ -44,6 +45,7 @@ class ChatLLM(Protocol):
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
         sample: int = 0,
+        attempt: int = 0,
         check: Callable[[Completion], object] | None = None,
     ) -> Completion:
         """The reply; `check` raises LLMOutputInvalid for a reply the role cannot use, which is

@@ -2,7 +2,7 @@
 
 from sql.models.base import Base
 from sql.models.environment import EnvTransition
-from sql.models.llm import LLMCacheEntry, LLMCall
+from sql.models.llm import LLMCacheEntry, LLMCall, LLMRepair
 from sql.models.mining import (
     Comment,
     Issue,
@@ -33,6 +33,7 @@ __all__ = [
     "Judgement",
     "LLMCacheEntry",
     "LLMCall",
+    "LLMRepair",
     "MineRun",
     "PRCommit",
     "PRFile",

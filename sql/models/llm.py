@@ -26,6 +26,20 @@ class LLMCall(Base):
     status: Mapped[str] = mapped_column(String(20), default="ok")  # ok | error
     error: Mapped[str | None] = mapped_column(Text)
     rollout_id: Mapped[int | None] = mapped_column(index=True)
+    # Budgets read the spend since a run started from here, so every process sees the same total.
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class LLMRepair(Base):
+    """A reply whose format was repaired instead of rejected (one row per repair)."""
+
+    __tablename__ = "llm_repairs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    role: Mapped[str] = mapped_column(String(40), index=True)
+    kind: Mapped[str] = mapped_column(String(40))  # a prchain.llm.repairs.RepairKind value
+    detail: Mapped[str | None] = mapped_column(Text)
+    rollout_id: Mapped[int | None] = mapped_column(index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

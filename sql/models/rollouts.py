@@ -29,6 +29,9 @@ class Rollout(Base):
     models: Mapped[dict[str, Any]] = mapped_column(default=dict)
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     action_format: Mapped[str] = mapped_column(String(10), default="tools")
+    # Provenance: sha256 of the prompt templates and of the tool schemas the rollout was made with.
+    prompt_hash: Mapped[str] = mapped_column(String(64), default="")
+    tool_schema_hash: Mapped[str] = mapped_column(String(64), default="")
     prompt_tokens: Mapped[int] = mapped_column(default=0)  # billed over every policy call
     completion_tokens: Mapped[int] = mapped_column(default=0)
     trajectory_tokens: Mapped[int] = mapped_column(default=0)  # length of the final conversation

@@ -85,7 +85,6 @@ def test_text_actions_parse_strictly() -> None:
     assert parse_action("Done.\n```submit\n```").name == "submit"
     for bad in [
         "no block at all",
-        "```bash\nls\n```\n```bash\npwd\n```",
         "```python\nprint(1)\n```",
         "```str_replace_editor\nview calc\n```",
         '```str_replace_editor\n{"command": "view"}\n```',
@@ -139,7 +138,7 @@ def test_text_format_round_trip_with_a_format_error(
     fake_llm.push(model="policy", content="I think I am done.")
     fake_llm.push(
         model="policy",
-        contains="exactly one fenced",
+        contains="one fenced action block",
         content='Submitting.\n```submit\n{"summary": "read it"}\n```',
     )
     loop = _loop(llm_config, sqlite_engine, sandbox, tmp_path, action_format="text")

@@ -115,7 +115,7 @@ def test_trim_patch_keeps_whole_files_first_and_names_the_rest() -> None:
     ("reply", "error"),
     [
         ("", "empty"),
-        ("Use `foo` here.", "code"),
+        ("Use this:\n```\nfoo()\n```", "code"),
         ("See https://x.io.", "URL"),
         ("1. do a\n2. do b", "list of steps"),
     ],

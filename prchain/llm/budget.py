@@ -1,0 +1,120 @@
+"""A hard spending limit for one run, checked before every LLM call and shared by all its workers.
+
+The spend is read from the `llm_calls` table (calls recorded since the run started), so workers in
+other processes (Ray tasks) writing to the same store count against the same limit. Calls still in
+flight in this process are reserved at an estimate before they start, so concurrent workers cannot
+all slip under the limit at once: a run stops within about one call of its limit.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from prchain.core.errors import BudgetExhausted
+from prchain.llm.config import Price
+from prchain.llm.pricing import cost_usd
+from sql.db import session_scope
+from sql.models import LLMCall
+from sql.models.base import utcnow
+
+CHARS_PER_TOKEN = 4
+FIRST_COMPLETION_GUESS = 256  # completion tokens assumed before any call of the run has finished
+
+
+@dataclass(frozen=True)
+class Spend:
+    calls: int = 0
+    tokens: int = 0
+    completion_tokens: int = 0
+    usd: float = 0.0
+
+    def describe(self) -> str:
+        return f"${self.usd:.4f} and {self.tokens:,} tokens over {self.calls} paid calls"
+
+
+@dataclass
+class Budget:
+    """Limits (None = unlimited) on the paid calls made since `since`."""
+
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    engine: Engine | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    since: datetime = field(default_factory=utcnow)
+    _reserved: list[tuple[int, float]] = field(default_factory=list, repr=False)
+    _local: Spend = field(default_factory=Spend, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def limited(self) -> bool:
+        return self.max_usd is not None or self.max_tokens is not None
+
+    def spent(self) -> Spend:
+        """What the run has paid so far (every process writing to the store included)."""
+        if self.engine is None:
+            return self._local
+        query = select(
+            func.count(),
+            func.coalesce(func.sum(LLMCall.prompt_tokens + LLMCall.completion_tokens), 0),
+            func.coalesce(func.sum(LLMCall.completion_tokens), 0),
+            func.coalesce(func.sum(LLMCall.cost_usd), 0.0),
+        ).where(LLMCall.created_at >= self.since, LLMCall.cached.is_(False))
+        with session_scope(self.engine) as session:
+            calls, tokens, completion, usd = session.execute(query).one()
+        return Spend(int(calls), int(tokens), int(completion), float(usd))
+
+    def reserve(self, model: str, request: dict[str, Any]) -> tuple[int, float]:
+        """Hold the estimated size of one call, or raise BudgetExhausted when it would not fit."""
+        if not self.limited:
+            return (0, 0.0)
+        with self._lock:
+            spent = self.spent()
+            estimate = self._estimate(model, request, spent)
+            tokens = spent.tokens + sum(t for t, _ in self._reserved) + estimate[0]
+            usd = spent.usd + sum(u for _, u in self._reserved) + estimate[1]
+            if (self.max_tokens is not None and tokens > self.max_tokens) or (
+                self.max_usd is not None and usd > self.max_usd
+            ):
+                raise BudgetExhausted(f"budget reached: {self._limits()}; spent {spent.describe()}")
+            self._reserved.append(estimate)
+            return estimate
+
+    def release(
+        self, reservation: tuple[int, float], prompt: int = 0, completion: int = 0, usd: float = 0.0
+    ) -> None:
+        """The call is over (and recorded in the store): drop its reservation."""
+        if not self.limited:
+            return
+        with self._lock:
+            if reservation in self._reserved:
+                self._reserved.remove(reservation)
+            if self.engine is None:  # no store: this process's own calls are the whole spend
+                s = self._local
+                self._local = Spend(
+                    s.calls + 1,
+                    s.tokens + prompt + completion,
+                    s.completion_tokens + completion,
+                    s.usd + usd,
+                )
+
+    def _estimate(self, model: str, request: dict[str, Any], spent: Spend) -> tuple[int, float]:
+        text = json.dumps(request.get("messages", [])) + json.dumps(request.get("tools") or [])
+        prompt = len(text) // CHARS_PER_TOKEN
+        completion = (
+            spent.completion_tokens // spent.calls if spent.calls else FIRST_COMPLETION_GUESS
+        )
+        return prompt + completion, cost_usd(self.prices, model, prompt, completion)
+
+    def _limits(self) -> str:
+        parts = []
+        if self.max_usd is not None:
+            parts.append(f"${self.max_usd:g}")
+        if self.max_tokens is not None:
+            parts.append(f"{self.max_tokens:,} tokens")
+        return "limit " + " / ".join(parts)

@@ -1,0 +1,72 @@
+"""What a run is expected to cost before it starts (`--dry-run`): calls, tokens and USD per role.
+
+Token sizes come from the store's history of the same role when there is one (mean tokens per
+paid call), else from the caller's own estimate; prices from the configured price table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, func, select
+
+from prchain.llm.config import LLMConfig
+from prchain.llm.pricing import cost_usd
+from sql.db import session_scope
+from sql.models import LLMCall
+
+
+@dataclass(frozen=True)
+class RoleEstimate:
+    role: str
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    basis: str  # where the token sizes came from
+
+
+@dataclass(frozen=True)
+class History:
+    calls: int = 0
+    mean_prompt: float = 0.0
+    mean_completion: float = 0.0
+
+
+def role_history(engine: Engine, role: str) -> History:
+    """Mean tokens of the role's paid, successful calls in the store."""
+    query = select(
+        func.count(), func.avg(LLMCall.prompt_tokens), func.avg(LLMCall.completion_tokens)
+    ).where(LLMCall.role == role, LLMCall.cached.is_(False), LLMCall.status == "ok")
+    with session_scope(engine) as session:
+        calls, prompt, completion = session.execute(query).one()
+    return History(int(calls), float(prompt or 0), float(completion or 0))
+
+
+def estimate_role(
+    llm: LLMConfig,
+    engine: Engine,
+    role: str,
+    calls: int,
+    *,
+    prompt_tokens: int | None = None,
+    completion_per_call: int,
+    prompt_per_call: int = 0,
+) -> RoleEstimate:
+    """`calls` calls of `role`; `prompt_tokens` (a total measured from the real prompts) wins over
+    history, history wins over the `*_per_call` fallbacks."""
+    history = role_history(engine, role)
+    if history.calls:
+        completion = round(history.mean_completion * calls)
+        basis = f"history ({history.calls} calls)"
+        prompt = prompt_tokens if prompt_tokens is not None else round(history.mean_prompt * calls)
+    else:
+        completion = completion_per_call * calls
+        basis = "no history: assumed sizes"
+        prompt = prompt_tokens if prompt_tokens is not None else prompt_per_call * calls
+    if prompt_tokens is not None:
+        basis += ", prompts measured"
+    model = llm.model_for(role)
+    usd = cost_usd(llm.prices, model, prompt, completion)
+    return RoleEstimate(role, model, calls, prompt, completion, usd, basis)
