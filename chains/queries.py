@@ -279,7 +279,7 @@ def _generate(
     avoid: set[str] = set()
     first_leaked = False
     for attempt in range(1, attempts + 1):
-        text, _ = client.complete_parsed(role, messages, parse_query_repaired)
+        text, _ = client.complete_repaired(role, messages, parse_query_repaired)
         leaks = find_leaks(text, identifiers)
         if not leaks:
             return Generated(text, attempt, [], first_leaked)

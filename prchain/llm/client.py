@@ -87,7 +87,7 @@ class LLMClient:
         self,
         role: str,
         messages: list[Message],
-        parse: Callable[[str], T | Repaired[T]],
+        parse: Callable[[str], T],
         *,
         attempts: int | None = None,
         tools: list[dict[str, Any]] | None = None,
@@ -113,7 +113,7 @@ class LLMClient:
                 check=lambda reply: parse(reply.content),
             )
             try:
-                parsed = parse(completion.content)
+                return parse(completion.content), completion
             except LLMOutputInvalid as exc:
                 error = exc
                 feedback = {
@@ -121,15 +121,23 @@ class LLMClient:
                     "content": _correction(exc, completion, attempt, attempts),
                 }
                 conversation = [*messages, completion.as_message(), feedback]
-                continue
-            if isinstance(parsed, Repaired):
-                self.record_repairs(role, parsed.kinds, rollout_id)
-                return parsed.value, completion
-            return parsed, completion
         assert error is not None
         raise type(error)(
             f"{role}: reply still invalid after {attempts} attempts: {error}"
         ) from error
+
+    def complete_repaired(
+        self,
+        role: str,
+        messages: list[Message],
+        parse: Callable[[str], Repaired[T]],
+        *,
+        rollout_id: int | None = None,
+    ) -> tuple[T, Completion]:
+        """complete_parsed for a parser that repairs format-only defects; each repair is recorded."""
+        parsed, completion = self.complete_parsed(role, messages, parse, rollout_id=rollout_id)
+        self.record_repairs(role, parsed.kinds, rollout_id)
+        return parsed.value, completion
 
     # -- one request -------------------------------------------------------------------------
 
@@ -154,18 +162,18 @@ class LLMClient:
             self._record(role, key, completion, rollout_id)
             return completion
         reservation = self.budget.reserve(request["model"], request)  # BudgetExhausted stops here
-        completion = None
+        answer: Completion | None = None
         try:
-            completion = self._call_server(role, request, key, rollout_id)
+            answer = self._call_server(role, request, key, rollout_id)
         finally:
-            done = completion or Completion(content="")
+            done = answer or Completion(content="")
             self.budget.release(
                 reservation, done.prompt_tokens, done.completion_tokens, done.cost_usd
             )
         if self.config.cache:
-            refused = _refusal(check, completion)
-            self.cache.put(key, role, completion.model, _to_cached(completion), error=refused)
-        return completion
+            refused = _refusal(check, answer)
+            self.cache.put(key, role, answer.model, _to_cached(answer), error=refused)
+        return answer
 
     def _request(
         self,
