@@ -21,7 +21,22 @@ eval "$(grep '^export ' "$DEMO/fake-llm.log")"
 "$PRCHAIN" chains build --set chains.min_chain_code_lines=0 "${ARGS[@]}"
 "$PRCHAIN" queries build "${ARGS[@]}"
 "$PRCHAIN" rollout "${ARGS[@]}"
-"$PRCHAIN" export "$DEMO/trajectories.jsonl" "${ARGS[@]}"
+# Three exports for trainers, each in its own directory beside its dataset card and manifest.
+OPENAI="$DEMO/export/openai/trajectories.jsonl"
+SHAREGPT="$DEMO/export/sharegpt/trajectories.jsonl"
+PARQUET="$DEMO/export/parquet/trajectories.parquet"
+"$PRCHAIN" export "$OPENAI" "${ARGS[@]}"
+"$PRCHAIN" export "$SHAREGPT" --format sharegpt "${ARGS[@]}"
+"$PRCHAIN" export "$PARQUET" "${ARGS[@]}"
 "$PRCHAIN" stats "${ARGS[@]}"
-.venv/bin/python -c "import datasets, sys; print(datasets.load_dataset('json', data_files=sys.argv[1])['train'])" \
-  "$DEMO/trajectories.jsonl"
+.venv/bin/python - "$OPENAI" "$SHAREGPT" "$PARQUET" <<'PY'
+import sys
+
+import datasets
+
+for path in sys.argv[1:]:
+    kind = "parquet" if path.endswith(".parquet") else "json"
+    print(path, datasets.load_dataset(kind, data_files=path, split="train"))
+PY
+echo "exports (each with README.md and a manifest beside it):"
+printf '  %s\n' "$OPENAI" "$SHAREGPT" "$PARQUET"

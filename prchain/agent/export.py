@@ -55,6 +55,7 @@ _MESSAGE = {
         "tool_calls": {"type": "array", "items": _CALL},
         "tool_call_id": {"type": "string"},
         "name": {"type": "string"},
+        "reasoning_content": {"type": "string"},  # only with --keep-reasoning
     },
 }
 TRAJECTORY_SCHEMA: dict[str, Any] = {
@@ -91,6 +92,8 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 "tool_calls": {"type": "integer"},
                 "cost_usd": {"type": "number"},
                 "redactions": {"type": "integer"},
+                "prompt_hash": {"type": "string"},
+                "tool_schema_hash": {"type": "string"},
             },
             "required": [
                 "format_version",
@@ -120,9 +123,13 @@ class ExportSummary:
     tokens: int = 0
 
 
-def export_message(message: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+def export_message(
+    message: dict[str, Any], redact: Redactor, keep_reasoning: bool = False
+) -> dict[str, Any]:
     """One message in the exported shape: string content always, call fields only where they belong."""
     out: dict[str, Any] = {"role": message["role"], "content": redact(message.get("content") or "")}
+    if keep_reasoning and message["role"] == "assistant" and message.get("reasoning_content"):
+        out["reasoning_content"] = redact(message["reasoning_content"])
     if message["role"] == "assistant" and message.get("tool_calls"):
         out["tool_calls"] = [
             {
@@ -172,6 +179,7 @@ def build_record(
     keep_prm: bool,
     leak_min_chars: int = LEAK_MIN_CHARS,
     forbidden: Forbidden | None = None,
+    keep_reasoning: bool = False,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the JSONL record or None, why it was skipped)."""
     chain = session.get(Chain, rollout.chain_id)
@@ -192,7 +200,7 @@ def build_record(
         )
     )
     redact = Redactor()
-    messages = [export_message(step.message, redact) for step in steps]
+    messages = [export_message(step.message, redact, keep_reasoning) for step in steps]
     chain_stages = list(
         session.execute(
             select(ChainStage, PullRequest.number)
@@ -252,6 +260,8 @@ def _metadata(
         "agent_steps": len(assistant),
         "tool_calls": sum(len(s.message.get("tool_calls") or []) for s in assistant),
         "cost_usd": float(rollout.cost_usd),
+        "prompt_hash": rollout.prompt_hash,
+        "tool_schema_hash": rollout.tool_schema_hash,
     }
 
 

@@ -9,6 +9,9 @@ from chains.stats import rules_table
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
 from prchain.agent import export as _export
+from prchain.agent.formats import dataset as _dataset
+from prchain.agent.formats.card import read_manifest
+from prchain.agent.formats.dataset import ExportOptions, check_row
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
 from prchain.agent.runner import RolloutResult
 from prchain.p2t.store import oracle_strings
@@ -21,8 +24,18 @@ def export_trajectories(*args: Any, **kwargs: Any) -> _export.ExportSummary:
     return _export.export_trajectories(*args, **kwargs)
 
 
+def export_dataset(*args: Any, **kwargs: Any) -> _dataset.DatasetExport:
+    """`prchain export` in any format, with the same oracle-text check as the SFT export."""
+    kwargs.setdefault("forbidden", oracle_strings)
+    return _dataset.export_dataset(*args, **kwargs)
+
+
 __all__ = [
     "ChainView",
+    "ExportOptions",
+    "check_row",
+    "export_dataset",
+    "read_manifest",
     "RolloutResult",
     "RolloutView",
     "chain_view",

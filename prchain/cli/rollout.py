@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from prchain.app.choices import CONFLICT_POLICIES, KEEP_POLICIES, PRM_VARIANTS
+from prchain.app.choices import CONFLICT_POLICIES, EXPORT_FORMATS, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.options import backend_options, build_config, config_options
@@ -331,6 +331,24 @@ def _print_message(console: Console, kind: str, message: dict, limit: int | None
     default=None,
     help="Keep PRM guidance turns (default prm.keep_in_export).",
 )
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(EXPORT_FORMATS),
+    default="openai",
+    show_default=True,
+    help="openai (messages + tools) or sharegpt (LLaMA-Factory). A .parquet OUT writes Parquet.",
+)
+@click.option(
+    "--keep-reasoning",
+    is_flag=True,
+    help="Export reasoning models' reasoning (openai: reasoning_content; sharegpt: <think>).",
+)
+@click.option(
+    "--manifest",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Export exactly the rollouts a previous export's manifest lists.",
+)
 def export_command(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -339,28 +357,39 @@ def export_command(
     min_score: float | None,
     keep: str | None,
     keep_prm: bool | None,
+    format_: str,
+    keep_reasoning: bool,
+    manifest: Path | None,
 ) -> None:
-    """Write kept trajectories as SFT-ready JSONL (messages + tools + metadata), one chain per line.
+    """Write kept trajectories for a trainer, one chain per row, with a dataset card and manifest.
+
+    OUT ending in .parquet writes Parquet, anything else JSON Lines. Beside OUT: README.md (the
+    dataset card: counts, repos, filters, models, prompt hashes, config) and OUT.manifest.json
+    (the exported ids; --manifest reproduces that subset).
 
     Example:
 
     \b
       prchain export data/trajectories.jsonl --min-score 0.8 --keep prefix
+      prchain export data/sharegpt/train.parquet --format sharegpt --keep-reasoning
     """
     from prchain.app.config import save_config
-    from prchain.app.views import export_trajectories, make_engine
+    from prchain.app.rollout import public_config
+    from prchain.app.views import ExportOptions, export_dataset, make_engine, read_manifest
 
     config = build_config(config_path, overrides, db_url, **{"agent.keep_policy": keep})
-    summary = export_trajectories(
-        make_engine(config.store.url),
-        out,
+    options = ExportOptions(
+        format=format_,  # type: ignore[arg-type]  # click.Choice of EXPORT_FORMATS
         min_score=config.agent.judge_threshold if min_score is None else min_score,
         keep=config.agent.keep_policy,
         keep_prm=config.prm.keep_in_export if keep_prm is None else keep_prm,
+        keep_reasoning=keep_reasoning,
         leak_min_chars=config.agent.leak_min_chars,
+        rollout_ids=tuple(read_manifest(manifest)) if manifest else None,
     )
+    summary = export_dataset(make_engine(config.store.url), out, options, public_config(config))
     save_config(config, out.parent, name=f"{out.stem}.config.json")
-    table = Table(title=f"Export → {summary.path}")
+    table = Table(title=f"Export ({format_}) → {summary.path}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in [
@@ -369,6 +398,8 @@ def export_command(
         ("tokens (final context, summed)", summary.tokens),
         ("secrets redacted", summary.redactions),
         *((f"skipped: {why}", n) for why, n in summary.skipped.items()),
+        ("dataset card", summary.card),
+        ("manifest", summary.manifest),
     ]:
         table.add_row(name, str(value))
     Console().print(table)
