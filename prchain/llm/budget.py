@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,9 @@ from sql.models.base import utcnow
 
 CHARS_PER_TOKEN = 4
 FIRST_COMPLETION_GUESS = 256  # completion tokens assumed before any call of the run has finished
+# Between full recounts only rows with a newer id are summed (cheap on a big store); the recount
+# catches rows another process committed late with an older id (PostgreSQL sequences).
+FULL_RECOUNT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,10 @@ class Budget:
     since: datetime = field(default_factory=utcnow)
     _reserved: list[tuple[int, float]] = field(default_factory=list, repr=False)
     _local: Spend = field(default_factory=Spend, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _counted: Spend = field(default_factory=Spend, repr=False)  # store rows up to _last_id
+    _last_id: int = field(default=0, repr=False)
+    _recounted_at: float = field(default=0.0, repr=False)
 
     @property
     def limited(self) -> bool:
@@ -59,15 +66,35 @@ class Budget:
         """What the run has paid so far (every process writing to the store included)."""
         if self.engine is None:
             return self._local
+        with self._lock:
+            return self._spent_in_store(self.engine)
+
+    def _spent_in_store(self, engine: Engine) -> Spend:
+        if time.monotonic() - self._recounted_at > FULL_RECOUNT_SECONDS:
+            self._counted, self._last_id = Spend(), 0
+            self._recounted_at = time.monotonic()
+        # After the first count, newer ids alone say what is new (a primary-key range scan).
+        window = (
+            LLMCall.created_at >= self.since if self._last_id == 0 else LLMCall.id > self._last_id
+        )
         query = select(
             func.count(),
             func.coalesce(func.sum(LLMCall.prompt_tokens + LLMCall.completion_tokens), 0),
             func.coalesce(func.sum(LLMCall.completion_tokens), 0),
             func.coalesce(func.sum(LLMCall.cost_usd), 0.0),
-        ).where(LLMCall.created_at >= self.since, LLMCall.cached.is_(False))
-        with session_scope(self.engine) as session:
-            calls, tokens, completion, usd = session.execute(query).one()
-        return Spend(int(calls), int(tokens), int(completion), float(usd))
+            func.max(LLMCall.id),
+        ).where(window, LLMCall.cached.is_(False))
+        with session_scope(engine) as session:
+            calls, tokens, completion, usd, last = session.execute(query).one()
+        c = self._counted
+        self._counted = Spend(
+            c.calls + int(calls),
+            c.tokens + int(tokens),
+            c.completion_tokens + int(completion),
+            c.usd + float(usd),
+        )
+        self._last_id = max(self._last_id, int(last or 0))
+        return self._counted
 
     def reserve(self, model: str, request: dict[str, Any]) -> tuple[int, float]:
         """Hold the estimated size of one call, or raise BudgetExhausted when it would not fit."""
