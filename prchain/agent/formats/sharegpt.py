@@ -76,11 +76,21 @@ def _turn(message: dict[str, Any]) -> tuple[str, str]:
     if not calls:
         return "gpt", prefix + message["content"]
     shaped = [
-        {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+        {"name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"])}
         for c in calls
     ]
     value = shaped[0] if len(shaped) == 1 else shaped
     return "function_call", prefix + json.dumps(value, ensure_ascii=False)
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    """The call's arguments as an object (LLaMA-Factory requires one). A model that wrote broken
+    JSON got an error observation for it; its text is kept under `raw` so the turn stays faithful."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"raw": raw}
+    return value if isinstance(value, dict) else {"raw": raw}
 
 
 def _append(turns: list[dict[str, str]], side: str, value: str) -> None:
