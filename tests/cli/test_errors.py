@@ -106,7 +106,8 @@ def test_export_replaces_a_regular_file_through_a_temp_file(
     assert run("export", str(target), "--db", empty_store).exit_code == 0
     assert target.read_text() == "" and target.stat().st_mode & 0o777 == 0o644
     written = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("store.db"))
-    assert written == ["out.config.json", "out.jsonl"]  # no temp file left behind
+    # no temp file left behind; the dataset card and the manifest are written beside the export
+    assert written == ["README.md", "out.config.json", "out.jsonl", "out.manifest.json"]
 
 
 class _HtmlPage(BaseHTTPRequestHandler):

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from prchain.core.files import write_text_atomically
+
 CARD_NAME = "README.md"
 
 
@@ -60,7 +62,7 @@ def write_manifest(out: Path, facts: CardFacts) -> Path:
         "rollout_ids": facts.rollout_ids,
         "chain_ids": facts.chain_ids,
     }
-    path.write_text(json.dumps(body, indent=1) + "\n")
+    write_text_atomically(path, json.dumps(body, indent=1) + "\n")
     return path
 
 
@@ -92,7 +94,7 @@ def write_card(out: Path, facts: CardFacts) -> Path:
     }
     text = "---\n" + yaml.safe_dump(header, sort_keys=False, width=100) + "---\n\n" + _body(facts)
     path = out.with_name(CARD_NAME)
-    path.write_text(text)
+    write_text_atomically(path, text)
     return path
 
 
