@@ -18,7 +18,7 @@ eval "$(grep '^export ' "$DEMO/fake-llm.log")"
 
 "$PRCHAIN" mine --source git --name acme/calc "$DEMO/calc" "${ARGS[@]}"
 # The demo chain is a few lines per PR: below the substance threshold meant for real histories.
-"$PRCHAIN" chains build --set chains.min_chain_code_lines=0 "${ARGS[@]}"
+"$PRCHAIN" chains build "${ARGS[@]}"
 "$PRCHAIN" queries build "${ARGS[@]}"
 "$PRCHAIN" rollout "${ARGS[@]}"
 # Three exports for trainers, each in its own directory beside its dataset card and manifest.

@@ -73,3 +73,9 @@ class AgentConfig(BaseModel):
         description="A chain lease not refreshed for this long belongs to a dead runner and is "
         "taken over (keep it well above the heartbeat and any clock skew between hosts).",
     )
+    lease_wait_seconds: float = Field(
+        15.0,
+        ge=0,
+        description="How long a runner waits for a lease held by a process of this host that is "
+        "on its way out (a Ray worker whose node was just removed) before calling the chain busy.",
+    )

@@ -15,6 +15,7 @@ import socket
 import threading
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from types import TracebackType
 
 from sqlalchemy import Connection, Engine, delete, select, update
@@ -67,7 +68,19 @@ def _died_here(owner: str) -> bool:
         return True
     except PermissionError:  # alive, and someone else's
         return False
-    return False
+    return _zombie(int(pid))
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process nobody has reaped yet still answers kill(0): a Ray worker whose node was
+    removed, reparented to a PID 1 that does not reap, stays a zombie for good."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return any(
+        line.split()[1:2] == ["Z"] for line in status.splitlines() if line.startswith("State:")
+    )
 
 
 def _insert_if_free(connection: Connection, chain_id: int, owner: str, now: object) -> bool:
@@ -104,6 +117,11 @@ def holder_of(engine: Engine, chain_id: int) -> str:
     with session_scope(engine) as session:
         lease = session.get(ChainLease, chain_id)
         return lease.owner if lease is not None else "nobody"
+
+
+def held_here(engine: Engine, chain_id: int) -> bool:
+    """Whether the chain's lease is held by a process of this host."""
+    return holder_of(engine, chain_id).rpartition(":")[0].rpartition(":")[0] == socket.gethostname()
 
 
 def busy_chains(engine: Engine, timeout_seconds: float) -> set[int]:

@@ -11,6 +11,7 @@ factories (the app layer wires them from the config).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,14 @@ from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import StepHook
 from prchain.agent.judge import Judge
 from prchain.agent.keep import decide
-from prchain.agent.lease import Lease, LeaseLost, holder_of, new_owner_id, try_claim
+from prchain.agent.lease import (
+    Lease,
+    LeaseLost,
+    held_here,
+    holder_of,
+    new_owner_id,
+    try_claim,
+)
 from prchain.agent.loop import AgentLoop, Counters
 from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild, restored_counters
@@ -95,7 +103,7 @@ class ChainRunner:
         """Claim the chain's lease and roll it out; a chain another live runner holds is left alone."""
         task = load_chain(self.engine, chain_id)
         owner, config = new_owner_id(), self.config
-        if not try_claim(self.engine, chain_id, owner, config.lease_timeout_seconds):
+        if not self._claim(chain_id, owner):
             holder = holder_of(self.engine, chain_id)
             return RolloutResult(chain_id, 0, "busy", reason=f"rolled out by {holder}")
         with Lease(self.engine, chain_id, owner, config.lease_heartbeat_seconds) as lease:
@@ -103,6 +111,17 @@ class ChainRunner:
                 return self._run_claimed(task, lease)
             except LeaseLost as exc:  # nothing more may be written: the new owner carries on
                 return RolloutResult(chain_id, 0, "busy", reason=str(exc))
+
+    def _claim(self, chain_id: int, owner: str) -> bool:
+        """Claim the lease; a holder on this host gets a short while to finish dying (its
+        heartbeat stops with it, and a dead holder of this host is taken over at once)."""
+        config = self.config
+        deadline = time.monotonic() + config.lease_wait_seconds
+        while not try_claim(self.engine, chain_id, owner, config.lease_timeout_seconds):
+            if time.monotonic() >= deadline or not held_here(self.engine, chain_id):
+                return False
+            time.sleep(0.5)
+        return True
 
     def _run_claimed(self, task: ChainTask, lease: Lease) -> RolloutResult:
         chain_id = task.chain_id
