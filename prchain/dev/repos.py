@@ -103,6 +103,19 @@ def _merge(
     return PRCommitInfo(number, title, base, merge, git(repo, "diff", base, merge))
 
 
+def _initial_repo(path: Path, remote: str | None, files: dict[str, str], *, date: str) -> ChainRepo:
+    """A new repository on `main` (with `remote` as origin) whose first commit holds `files`."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    if remote:
+        git(path, "remote", "add", "origin", remote)
+    for name, text in files.items():
+        _write(path, name, text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Initial commit", date=date)
+    return ChainRepo(path)
+
+
 def make_chain_repo(
     path: Path, *, remote: str | None = "https://github.com/acme/calc.git"
 ) -> ChainRepo:
@@ -111,17 +124,17 @@ def make_chain_repo(
     #1 adds subtract; #2 ("Follow-up to #1") adds multiply; #3 (a merge commit, "Fixes #2") adds
     divide and changes multiply's error message; #4 is an unrelated docs PR.
     """
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    if remote:
-        git(path, "remote", "add", "origin", remote)
-    _write(path, "calc/__init__.py", "")
-    _write(path, "calc/ops.py", OPS_V0)
-    _write(path, "tests/test_ops.py", TEST_V0)
-    _write(path, "README.md", "# calc\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "Initial commit", date="2024-01-01T10:00:00")
-    repo = ChainRepo(path)
+    repo = _initial_repo(
+        path,
+        remote,
+        {
+            "calc/__init__.py": "",
+            "calc/ops.py": OPS_V0,
+            "tests/test_ops.py": TEST_V0,
+            "README.md": "# calc\n",
+        },
+        date="2024-01-01T10:00:00",
+    )
     ops1 = OPS_V0 + "\n\ndef subtract(a, b):\n    return a - b\n"
     repo.prs[1] = _squash(
         path,
@@ -245,17 +258,13 @@ def make_tested_repo(
     test; #2 ("Follow-up to #1", a merge commit) adds rectangle_area and its test; #3 ("Fixes #2")
     adds a perimeter whose gold patch fails its own new test, so that stage is unusable.
     """
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    if remote:
-        git(path, "remote", "add", "origin", remote)
-    _write(path, "geo/__init__.py", "")
-    _write(path, "geo/shapes.py", SHAPES_V0)
-    _write(path, "tests/test_shapes.py", SHAPES_TEST_V0)
-    _write(path, "README.md", "# geo\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "Initial commit", date="2024-02-01T10:00:00")
-    repo = ChainRepo(path)
+    files = {
+        "geo/__init__.py": "",
+        "geo/shapes.py": SHAPES_V0,
+        "tests/test_shapes.py": SHAPES_TEST_V0,
+        "README.md": "# geo\n",
+    }
+    repo = _initial_repo(path, remote, files, date="2024-02-01T10:00:00")
     shapes1, tests1 = SHAPES_V0 + CIRCLE, SHAPES_TEST_V0 + CIRCLE_TESTS
     repo.prs[1] = _squash(
         path,
