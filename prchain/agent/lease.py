@@ -57,9 +57,15 @@ def try_claim(engine: Engine, chain_id: int, owner: str, timeout_seconds: float)
         return taken.rowcount == 1
 
 
+def _host_and_pid(owner: str) -> tuple[str, str]:
+    """host:pid:uuid (see `new_owner_id`) → (host, pid); host names may hold colons."""
+    host, _, pid = owner.rpartition(":")[0].rpartition(":")
+    return host, pid
+
+
 def _died_here(owner: str) -> bool:
     """Whether `owner` names a process of this host that is gone (a reused pid counts as alive)."""
-    host, _, pid = owner.rpartition(":")[0].rpartition(":")
+    host, pid = _host_and_pid(owner)
     if host != socket.gethostname() or not pid.isdigit():
         return False
     try:
@@ -121,7 +127,7 @@ def holder_of(engine: Engine, chain_id: int) -> str:
 
 def held_here(engine: Engine, chain_id: int) -> bool:
     """Whether the chain's lease is held by a process of this host."""
-    return holder_of(engine, chain_id).rpartition(":")[0].rpartition(":")[0] == socket.gethostname()
+    return _host_and_pid(holder_of(engine, chain_id))[0] == socket.gethostname()
 
 
 def busy_chains(engine: Engine, timeout_seconds: float) -> set[int]:
