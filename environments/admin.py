@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
-from environments import cleanup, images
+from environments import cleanup, images, lifecycle
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from prchain.core.errors import GitError, NothingToDo
@@ -59,9 +60,49 @@ def list_all() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return images.list_images(client), containers
 
 
-def prune(*, everything: bool = False) -> list[str]:
-    return images.prune_images(DockerClient(), keep_latest=not everything)
+def store_repos(store_url: str) -> dict[str, Path | None]:
+    """Every repository of the store with its clone (None when it has none)."""
+    engine = make_engine(store_url)
+    try:
+        with session_scope(engine) as session:
+            rows = session.execute(select(Repo.full_name, Repo.clone_path)).all()
+    finally:
+        engine.dispose()
+    return {name: Path(path) if path else None for name, path in rows}
 
 
-def gc(*, everything: bool = False) -> list[dict[str, Any]]:
-    return cleanup.gc(DockerClient(), everything=everything)
+def default_image(
+    client: DockerClient, config: EnvironmentConfig, repo: str, clone: Path | None
+) -> str | None:
+    """The tag `ensure_repo_image` would give the repository's image today (None: cannot tell,
+    e.g. no clone or no base image, so no image of that recipe exists either)."""
+    base = client.image_id(config.base_image)
+    if base is None or clone is None or not clone.exists():
+        return None
+    try:
+        recipe = images.repo_recipe(base, clone, config.install_commands.get(repo, []))
+    except GitError:
+        return None
+    return images.repo_image_tag(repo, recipe)
+
+
+def prune(
+    config: EnvironmentConfig,
+    store_url: str,
+    *,
+    needed: Iterable[str] = (),
+    dry_run: bool = False,
+) -> lifecycle.PrunePlan:
+    """Remove the images of the store's repositories that no recipe in use needs: each
+    repository's current default image and the images in `needed` (recipe memory) are kept."""
+    client = DockerClient()
+    repos = store_repos(store_url)
+    if not repos:
+        raise NothingToDo("the store has no repository", hint="prune works on a store's images")
+    defaults = [default_image(client, config, repo, clone) for repo, clone in repos.items()]
+    keep = [tag for tag in [*defaults, *needed] if tag]
+    return lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
+
+
+def gc(*, everything: bool = False, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    return cleanup.gc(DockerClient(), everything=everything, labels=labels)

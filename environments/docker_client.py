@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -18,7 +19,7 @@ from docker.errors import APIError, BuildError, DockerException, ImageNotFound, 
 from docker.types import Mount
 from docker.utils.socket import frames_iter
 
-from prchain.core.errors import ContainerDied, EnvironmentFailure
+from prchain.core.errors import BuildFailed, ContainerDied, EnvironmentFailure
 
 MANAGED_LABEL = "prchain.managed"
 
@@ -27,6 +28,21 @@ class StorageQuotaUnsupported(EnvironmentFailure):
     """The engine's storage driver cannot bound a container's writable layer (--storage-opt size)."""
 
     hint = "set environment.disk_cap=tmpfs (or auto), which bounds the sandbox with tmpfs mounts"
+
+
+def _build_failed(tag: str, message: str, log: str, log_path: Path | None) -> BuildFailed:
+    from environments.buildlog import diagnose
+
+    if log_path is not None:
+        log_path.write_text(log)
+    found = diagnose(log or message)
+    where = f"; log: {log_path}" if log_path is not None else ""
+    return BuildFailed(
+        f"docker build of {tag} failed ({found.kind}): {found.root}{where}",
+        hint=found.hint,
+        kind=found.kind,
+        log=log,
+    )
 
 
 @dataclass(frozen=True)
@@ -127,9 +143,18 @@ class DockerClient:
         return found
 
     def build(
-        self, context: str, tag: str, labels: dict[str, str], network: bool = True
+        self,
+        context: str,
+        tag: str,
+        labels: dict[str, str],
+        network: bool = True,
+        log_path: Path | None = None,
     ) -> tuple[str, str]:
-        """`docker build` of a directory holding a Dockerfile; returns (image id, build log)."""
+        """`docker build` of a directory holding a Dockerfile; returns (image id, build log).
+
+        The log is written to `log_path` whether the build succeeds or not; a failed build raises
+        BuildFailed whose kind and hint come from the log (environments.buildlog), so a package
+        that cannot be resolved is not reported as an engine that cannot be reached."""
         lines: list[str] = []
         try:
             image, logs = self._client.images.build(
@@ -143,12 +168,31 @@ class DockerClient:
             lines += [str(entry.get("stream", "")) for entry in logs]
         except BuildError as exc:
             lines += [str(entry.get("stream", entry.get("error", ""))) for entry in exc.build_log]
-            raise EnvironmentFailure(
-                f"docker build of {tag} failed: {exc.msg}\n{''.join(lines)[-2000:]}"
-            ) from None
+            raise _build_failed(tag, str(exc.msg), "".join(lines), log_path) from None
+        except APIError as exc:  # the engine answered: e.g. a FROM image it does not have
+            raise _build_failed(tag, str(exc), "".join(lines) + str(exc), log_path) from None
         except DockerException as exc:
             raise EnvironmentFailure(f"docker build of {tag} failed: {exc}") from None
-        return str(image.id), "".join(lines)
+        text = "".join(lines)
+        if log_path is not None:
+            log_path.write_text(text)
+        return str(image.id), text
+
+    def image_ancestors(self, ref: str) -> list[str]:
+        """The ids of `ref` and of every image it was built from (the classic builder's Parent
+        chain); an image other images are built from must not lose its tag to a cleanup."""
+        chain: list[str] = []
+        current = ref
+        while current and len(chain) < 1000:
+            try:
+                found = self.api.inspect_image(current)
+            except (NotFound, ImageNotFound):
+                break
+            except APIError as exc:
+                raise EnvironmentFailure(f"cannot inspect image {current}: {exc}") from None
+            chain.append(str(found["Id"]))
+            current = str(found.get("Parent") or "")
+        return chain
 
     def tag(self, image_id: str, name: str) -> None:
         repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
@@ -167,6 +211,10 @@ class DockerClient:
             }
             for img in found
         ]
+
+    def image_in_use(self, image_id: str) -> bool:
+        """Whether any container (running or not) was created from this image."""
+        return bool(self.api.containers(all=True, quiet=True, filters={"ancestor": image_id}))
 
     def remove_image(self, ref: str) -> bool:
         try:

@@ -226,8 +226,9 @@ def ensure_repo_image(
     log = _log_file(config, tag)
     with tempfile.TemporaryDirectory(prefix="prchain-build-") as tmp:
         _write_context(Path(tmp), clone, config.base_image, commands, config.build_ca_bundle)
-        image, text = client.build(tmp, tag, _labels("repo", recipe, **{"prchain.repo": repo}))
-    log.write_text(text)
+        image, _text = client.build(
+            tmp, tag, _labels("repo", recipe, **{"prchain.repo": repo}), log_path=log
+        )
     return RepoImage(repo, tag, image, built=True, log_path=log)
 
 
@@ -270,21 +271,3 @@ def list_images(client: DockerClient) -> list[dict[str, object]]:
     return sorted(
         client.images({MANAGED_LABEL: "1"}), key=lambda i: str(i["created"]), reverse=True
     )
-
-
-def prune_images(client: DockerClient, *, keep_latest: bool = True) -> list[str]:
-    """Remove repo images superseded by a newer recipe (all repo images with keep_latest=False)."""
-    seen: set[str] = set()
-    removed: list[str] = []
-    for image in list_images(client):
-        labels = image["labels"] if isinstance(image["labels"], dict) else {}
-        if labels.get("prchain.kind") != "repo":
-            continue
-        repo = labels.get("prchain.repo", "")
-        if keep_latest and repo not in seen:
-            seen.add(repo)
-            continue
-        tags = image["tags"] if isinstance(image["tags"], list) else []
-        if all(client.remove_image(t) for t in tags) and tags:
-            removed.append(str(tags[0]))
-    return removed

@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.support.github_fixtures",
     "tests.support.llm_fixtures",
     "tests.support.docker_fixtures",
+    "tests.support.foreign_docker",
     "tests.support.browser",
 ]
 

@@ -126,43 +126,75 @@ def list_() -> None:
 
 
 @env.command()
-@click.option(
-    "--all", "everything", is_flag=True, help="Remove every repo image, not only superseded ones."
-)
-def prune(everything: bool) -> None:
-    """Remove repo images whose recipe was superseded by a newer build (base images are kept).
+@config_options
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+def prune(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, dry_run: bool
+) -> None:
+    """Remove the images of this store's repositories that no recipe in use needs.
+
+    Kept: each repository's current image (its clone and install commands as they are now), every
+    era image recipe memory uses, and the images those are built from. Never touched: base images,
+    images of repositories this store does not know (another store's, another user's) and anything
+    prchain did not build. An image a container still uses is kept and reported.
 
     Example:
 
     \b
-      prchain env prune
-      prchain env prune --all
+      prchain env prune --dry-run
+      prchain env prune --db postgresql+psycopg://prchain:prchain@127.0.0.1/prchain
     """
+    config = build_config(config_path, overrides, db_url)
     from prchain.app import sandbox as admin
 
-    removed = admin.prune(everything=everything)
-    for tag in removed:
-        _say(f"removed {tag}")
-    _say(f"{len(removed)} image(s) removed")
+    plan = admin.prune(config, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for name in [c.name for c in plan.remove] if dry_run else plan.removed:
+        _say(f"{verb} {name}")
+    for name in plan.busy:
+        _say(f"kept {name}: a container still uses it")
+    count = len(plan.remove) if dry_run else len(plan.removed)
+    _say(
+        f"{count} image(s) {verb}; {len(plan.needed)} kept for recipes in use; "
+        f"{plan.other_repos} of other repositories left alone"
+    )
 
 
 @env.command()
 @click.option(
     "--all", "everything", is_flag=True, help="Remove every prchain container, even of live owners."
 )
-def gc(everything: bool) -> None:
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only containers carrying this label (repeatable), e.g. prchain.store=<tag> for one store's.",
+)
+def gc(everything: bool, labels: tuple[str, ...]) -> None:
     """Remove sandbox containers whose owning process is gone (e.g. a rollout killed with SIGKILL).
 
     Example:
 
     \b
       prchain env gc
+      prchain env gc --label prchain.chain=12
     """
     from prchain.app import sandbox as admin
 
-    removed = admin.gc(everything=everything)
+    removed = admin.gc(everything=everything, labels=_label_pairs(labels))
     for container in removed:
         _say(
             f"removed {container['name']} (owner pid {container['labels'].get('prchain.owner_pid', '?')})"
         )
     _say(f"{len(removed)} container(s) removed")
+
+
+def _label_pairs(labels: tuple[str, ...]) -> dict[str, str]:
+    pairs = {}
+    for label in labels:
+        key, sep, value = label.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{label!r} is not KEY=VALUE", param_hint="--label")
+        pairs[key] = value
+    return pairs

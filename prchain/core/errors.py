@@ -64,6 +64,19 @@ class EnvironmentFailure(PrchainError):
     hint = "is the Docker engine running? `docker info` should answer"
 
 
+class BuildFailed(EnvironmentFailure):
+    """An image build ran and failed; `kind` and the hint come from its log (environments.buildlog)."""
+
+    hint = "the image build failed; read its log"
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, kind: str = "command", log: str = ""
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.log = log
+
+
 class ContainerDied(EnvironmentFailure):
     hint = "the sandbox container exited unexpectedly; the stage is recorded as failed"
 

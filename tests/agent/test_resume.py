@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from environments import cleanup
 from environments.docker_client import DockerClient
+from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import LLMConfig
 from sql.db import make_engine
@@ -130,7 +131,9 @@ def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
         release.set()
         if proc.poll() is None:
             proc.kill()
-    cleanup.gc(DockerClient())  # the killed owner's container, as `prchain env gc` would
+    # The killed owner's container, as `prchain env gc` would; narrowed to this test's store so
+    # no one else's orphan on a shared engine goes with it.
+    cleanup.gc(DockerClient(), labels={"prchain.store": store_label(db_url)})
 
     assert before["rollouts"] == [(1, "running")] and before["stages"] == [
         (1, "passed"),

@@ -7,14 +7,21 @@ import signal
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from prchain.cli import main
+from tests.support import foreign_docker
 
 pytestmark = pytest.mark.docker
+
+# This module's containers carry this label and its `env gc` runs are narrowed to it, so the suite
+# never removes an orphan container someone else left on a shared engine.
+RUN = f"lifecycle-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+GC = ["env", "gc", "--label", f"prchain.test_run={RUN}"]
 
 OWNER = textwrap.dedent("""
     import sys, time
@@ -24,7 +31,7 @@ OWNER = textwrap.dedent("""
 
     stages = [StageSpec(1, sys.argv[2], "")]
     with open_environment(EnvironmentConfig(), repo="acme/calc", clone_path=sys.argv[1], stages=stages,
-                          labels={"prchain.chain": "test"}) as env:
+                          labels={"prchain.chain": "test", "prchain.test_run": sys.argv[4]}) as env:
         env.enter_stage(1)
         print(env.container_id, flush=True)
         if sys.argv[3] == "wait":
@@ -33,11 +40,20 @@ OWNER = textwrap.dedent("""
 """)
 
 
-def start_owner(tmp_path: Path, calc_chain, mode: str) -> tuple[subprocess.Popen[str], str]:
+def start_owner(
+    tmp_path: Path, calc_chain, mode: str, run: str = RUN
+) -> tuple[subprocess.Popen[str], str]:
     script = tmp_path / "owner.py"
     script.write_text(OWNER)
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(calc_chain.path), calc_chain.stages[0].base_sha, mode],
+        [
+            sys.executable,
+            str(script),
+            str(calc_chain.path),
+            calc_chain.stages[0].base_sha,
+            mode,
+            run,
+        ],
         stdout=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
@@ -70,7 +86,7 @@ def test_ctrl_c_and_sigterm_remove_the_container(
 
 
 def test_sigkill_leaves_a_container_that_env_gc_removes(
-    tmp_path, calc_chain, calc_image, docker_client
+    tmp_path, calc_chain, calc_image, docker_client, foreign_docker_objects
 ) -> None:
     proc, container = start_owner(tmp_path, calc_chain, "wait")
     labels = next(
@@ -82,15 +98,18 @@ def test_sigkill_leaves_a_container_that_env_gc_removes(
     proc.kill()
     proc.wait(timeout=30)
     assert exists(docker_client, container)  # nobody could clean up after SIGKILL…
-    result = CliRunner().invoke(main, ["env", "gc"])
+    result = CliRunner().invoke(main, GC)
     assert result.exit_code == 0, result.output
     assert not exists(docker_client, container)  # …until gc, which saw the owner was gone
     assert "container(s) removed" in result.output
+    # Another store's orphan (the session's sentinel, owner gone too) is outside the label.
+    assert foreign_docker_objects is not None
+    assert not foreign_docker.missing(docker_client, foreign_docker_objects)
 
 
 def test_gc_keeps_containers_of_live_owners(make_env, docker_client) -> None:
-    env = make_env()
-    result = CliRunner().invoke(main, ["env", "gc"])
+    env = make_env(labels={"prchain.test_run": RUN})
+    result = CliRunner().invoke(main, GC)
     assert result.exit_code == 0
     assert exists(docker_client, env.container_id)
 
@@ -101,13 +120,16 @@ def test_gc_leaves_image_builds_alone(docker_client, base_image) -> None:
 
     step = docker_client.run(
         ContainerSpec(
-            image=base_image, name=f"prchain-build-step-{os.getpid()}", labels={}, environment={}
+            image=base_image,
+            name=f"prchain-build-step-{os.getpid()}",
+            labels={"prchain.test_run": RUN},
+            environment={},
         )
     )
     try:
         labels = next(c["labels"] for c in docker_client.containers({}) if c["id"] == step)
         assert labels.get("prchain.managed") == "1" and "prchain.owner_pid" not in labels
-        result = CliRunner().invoke(main, ["env", "gc"])
+        result = CliRunner().invoke(main, GC)
         assert result.exit_code == 0 and exists(docker_client, step)
     finally:
         docker_client.remove_container(step)

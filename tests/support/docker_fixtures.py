@@ -83,13 +83,14 @@ def calc_image(docker_client: Any, base_image: str, calc_chain: CalcChain) -> An
 def make_env(
     docker_client: Any, calc_image: Any, calc_chain: CalcChain
 ) -> Iterator[Callable[..., Any]]:
-    """Opens DockerEnvironments on the calc chain with config overrides; closes them all afterwards."""
+    """Opens DockerEnvironments on the calc chain with config overrides (and extra container
+    labels); closes them all afterwards."""
     from environments.config import EnvironmentConfig
     from environments.docker_env import DockerEnvironment
 
     opened: list[DockerEnvironment] = []
 
-    def open_env(**overrides: Any) -> DockerEnvironment:
+    def open_env(labels: dict[str, str] | None = None, **overrides: Any) -> DockerEnvironment:
         config = EnvironmentConfig(**overrides)
         env = DockerEnvironment(
             config,
@@ -97,6 +98,7 @@ def make_env(
             clone_path=str(calc_chain.path),
             stages=calc_chain.stages,
             client=docker_client,
+            labels=labels,
         ).start()
         opened.append(env)
         return env

@@ -1,0 +1,220 @@
+"""Image lifecycle: `env prune` removes only this store's images that no recipe in use needs;
+failed builds say what failed; the suite's guard over foreign Docker objects can fail."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from environments import admin
+from environments.buildlog import HINTS, diagnose
+from environments.config import EnvironmentConfig
+from environments.images import ensure_repo_image
+from prchain.cli import main
+from prchain.core.errors import BuildFailed, EnvironmentFailure
+from tests.support import foreign_docker
+
+# ---- build-failure hints (pure) ---------------------------------------------------------------
+
+PIP_RESOLUTION = """\
+Step 9/12 : RUN pip install 'flask<1' 'werkzeug>=3'
+ ---> Running in 4c1d
+ERROR: Cannot install flask<1 and werkzeug>=3 because these package versions have conflicting dependencies.
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+The command '/bin/bash -c pip install' returned a non-zero code: 1
+"""
+UV_RESOLUTION = """\
+  × No solution found when resolving dependencies:
+  ╰─▶ Because only attrs<=17.4.0 is available and you require attrs>=18, we can conclude that
+      your requirements are unsatisfiable.
+"""
+PIP_PYTHON = """\
+ERROR: Package 'markupsafe' requires a different Python: 3.13.1 not in '<3.10,>=3.7'
+The command '/bin/bash -c pip install -e .' returned a non-zero code: 1
+"""
+OFFLINE = """\
+WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(': Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/flask/
+ERROR: Could not find a version that satisfies the requirement flask (from versions: none)
+ERROR: No matching distribution found for flask
+"""
+GCC = """\
+  building 'yaml._yaml' extension
+  ext/_yaml.c:4:10: fatal error: yaml.h: No such file or directory
+  error: command '/usr/bin/gcc' failed with exit code 1
+  ERROR: Failed building wheel for pyyaml
+"""
+PLAIN = """\
+Step 7/9 : RUN make install
+ ---> Running in 77aa
+make: *** No rule to make target 'install'.  Stop.
+Error: something in the makefile went wrong
+The command '/bin/bash -c make install' returned a non-zero code: 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "kind", "root"),
+    [
+        (PIP_RESOLUTION, "resolution", "conflicting dependencies"),
+        (UV_RESOLUTION, "resolution", "No solution found"),
+        (PIP_PYTHON, "interpreter", "requires a different Python"),
+        (OFFLINE, "network", "Temporary failure in name resolution"),
+        (GCC, "compile", "fatal error: yaml.h"),
+        (PLAIN, "command", "Error: something in the makefile went wrong"),
+    ],
+)
+def test_a_failed_build_is_classified_from_its_log(log: str, kind: str, root: str) -> None:
+    found = diagnose(log)
+    assert found.kind == kind and root in found.root
+    assert found.hint == HINTS[found.kind]
+    assert "Docker engine running" not in found.hint
+
+
+def test_an_empty_log_still_gives_one_line() -> None:
+    found = diagnose("")
+    assert found.kind == "command" and found.root
+
+
+# ---- real builds and images ------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_a_build_that_cannot_resolve_says_so_and_keeps_its_log(
+    docker_client, base_image, calc_chain, tmp_path
+) -> None:
+    """The command prints what pip prints for an unsatisfiable set; the error is not the engine's."""
+    repo = f"acme/unresolvable-{uuid.uuid4().hex[:8]}"
+    lines = " ".join(repr(line) for line in PIP_RESOLUTION.splitlines()[2:4])
+    command = f"printf '%s\\n' {lines} >&2; exit 1"
+    config = EnvironmentConfig(install_commands={repo: [command]}, log_dir=str(tmp_path))
+    with pytest.raises(BuildFailed) as caught:
+        ensure_repo_image(docker_client, config, repo, calc_chain.path, notify=lambda _m: None)
+    error = caught.value
+    assert error.kind == "resolution" and "conflicting dependencies" in str(error)
+    assert "\x1b" not in str(error) and not str(error).split("): ")[1].startswith("Step")
+    assert error.hint == HINTS["resolution"] != EnvironmentFailure.hint
+    logs = list(Path(tmp_path).glob("*.log"))
+    assert len(logs) == 1 and "ResolutionImpossible" in logs[0].read_text()
+    assert str(logs[0]) in str(error)
+
+
+def _tar(text: str) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        data = text.encode()
+        info = tarfile.TarInfo("content.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return io.BytesIO(buffer.getvalue())
+
+
+class Made:
+    """Images and containers this test makes, all removed at the end (and nothing else)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.images: list[str] = []
+        self.containers: list[str] = []
+
+    def image(self, tag: str, labels: dict[str, str]) -> str:
+        image = self.client.import_tar(iter([_tar(tag).getvalue()]), tag, labels)
+        self.images.append(tag)
+        return str(image)
+
+    def child(self, tag: str, parent: str, labels: dict[str, str], ctx: Path) -> str:
+        ctx.mkdir()
+        (ctx / "Dockerfile").write_text(f"FROM {parent}\nLABEL child=1\n")
+        image, _log = self.client.build(str(ctx), tag, labels)
+        self.images.append(tag)
+        return image
+
+    def container(self, image: str) -> str:
+        created = self.client.api.create_container(image, ["/nonexistent"])
+        self.containers.append(str(created["Id"]))
+        return str(created["Id"])
+
+    def close(self) -> None:
+        for cid in self.containers:
+            self.client.remove_container(cid)
+        for tag in reversed(self.images):
+            self.client.remove_image(tag)
+
+
+@pytest.mark.docker
+def test_prune_removes_only_what_no_recipe_of_this_store_needs(
+    docker_client, base_image, tmp_path, foreign_docker_objects
+) -> None:
+    from prchain.dev.repos import make_chain_repo
+    from sql.db import make_engine, session_scope
+    from sql.models import Repo
+
+    slug = uuid.uuid4().hex[:8]
+    repo = f"acme/prune-{slug}"  # only this test's images carry this repository's label
+    clone = make_chain_repo(tmp_path / "clone").path
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        session.add(Repo(full_name=repo, source="git", clone_path=str(clone)))
+    engine.dispose()
+    config = EnvironmentConfig()
+    ours = {"prchain.managed": "1", "prchain.repo": repo}
+    current = admin.default_image(docker_client, config, repo, clone)
+    assert current is not None
+    made = Made(docker_client)
+    try:
+        made.image(current, {**ours, "prchain.kind": "repo"})
+        made.image(f"prchain/repo-prune-{slug}:superseded", {**ours, "prchain.kind": "repo"})
+        era = made.image(f"prchain/era-prune-{slug}:py39", {**ours, "prchain.kind": "era"})
+        sandbox = made.child(
+            f"prchain/repo-prune-{slug}:on-era",
+            era,
+            {**ours, "prchain.kind": "repo"},
+            tmp_path / "c",
+        )
+        busy = made.image(f"prchain/repo-prune-{slug}:busy", {**ours, "prchain.kind": "repo"})
+        made.container(busy)
+        unlabelled = made.image(f"prchain-test-foreign/prune-{slug}:x", {})
+
+        dry = CliRunner().invoke(main, ["env", "prune", "--dry-run", "--db", url])
+        assert dry.exit_code == 0, dry.output
+        assert f"would remove prchain/repo-prune-{slug}:superseded" in dry.output
+        assert current not in dry.output  # the repository's current image is in use
+        assert docker_client.image_id(f"prchain/repo-prune-{slug}:superseded")  # dry run
+
+        plan = admin.prune(config, url, needed=[f"prchain/repo-prune-{slug}:on-era"])
+        assert plan.removed == [f"prchain/repo-prune-{slug}:superseded"]
+        assert plan.busy == [f"prchain/repo-prune-{slug}:busy"]
+        assert sorted(c.name for c in plan.needed) == sorted(
+            [current, f"prchain/era-prune-{slug}:py39", f"prchain/repo-prune-{slug}:on-era"]
+        )
+        assert plan.other_repos >= 2  # at least the session's "someone/elses" images
+        made.images.remove(f"prchain/repo-prune-{slug}:superseded")
+        for tag in made.images:
+            assert docker_client.image_id(tag), tag
+        assert docker_client.image_id(sandbox) and docker_client.image_id(unlabelled)
+        assert foreign_docker_objects is None or not foreign_docker.missing(
+            docker_client, foreign_docker_objects
+        )
+    finally:
+        made.close()
+
+
+@pytest.mark.docker
+def test_the_foreign_object_guard_notices_a_removal(docker_client) -> None:
+    """The session guard is only worth something if it can fail: remove one of a private set."""
+    made = foreign_docker.create(docker_client, f"guard-{uuid.uuid4().hex[:8]}")
+    try:
+        assert foreign_docker.missing(docker_client, made) == []
+        orphan = next(name for name in made.containers if "orphan" in name)
+        docker_client.remove_container(made.containers[orphan])
+        old = next(tag for tag in made.images if tag.endswith("-old"))
+        docker_client.remove_image(old)
+        assert sorted(foreign_docker.missing(docker_client, made)) == sorted([old, orphan])
+    finally:
+        foreign_docker.remove(docker_client, made)
