@@ -217,26 +217,31 @@ echo "@@REJECTS"; cat "$S/rejects"
 """
 
 # The agent: the whole worktree (tracked, modified and untracked-but-not-ignored files) diffed
-# against $1. A private index keeps the agent's own index untouched. Past $2 bytes only a summary
-# (a diffstat) is printed, after a first line `@@CAPPED <bytes>`.
+# against $1. A private index keeps the agent's own index untouched. The first line is
+# `SIZE <bytes of the whole diff>`; then the diff itself, or, when $2 >= 0 and the diff is larger,
+# a summary (a diffstat) cut at $2 bytes. Only stdout carries results: git's warnings (an embedded
+# repository, CRLF conversion) go to a file, shown only when the script fails. Nothing is piped
+# into a reader that stops early, so no size or file count can end it with SIGPIPE.
 DIFF_AGAINST = f"""
 set -euo pipefail
 cd {WORKDIR}
 {_SAFE_GIT}
-mkdir -p {AGENT_STATE}
-export GIT_INDEX_FILE={AGENT_STATE}/index.diff
+S={AGENT_STATE}
+mkdir -p "$S"
+export GIT_INDEX_FILE=$S/index.diff
+exec 2>"$S/diff.err"
+trap 'rc=$?; [ $rc -eq 0 ] || cat "$S/diff.err"; rm -f "$GIT_INDEX_FILE" "$S/diff.sum"; exit $rc' EXIT
 cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
-git add -A
-out={AGENT_STATE}/diff.out
-git diff --cached --binary --no-color --no-ext-diff --no-textconv "$1" > "$out"
-size=$(stat -c %s "$out")
-if [ "$size" -gt "$2" ]; then
-  echo "@@CAPPED $size"
-  git diff --cached --stat=200 --summary --no-color --no-ext-diff --no-textconv "$1" | head -c "$2"
+git add -A --ignore-errors || true
+opts=(--cached --no-color --no-ext-diff --no-textconv)
+size=$(git diff "${{opts[@]}}" --binary "$1" | wc -c)
+echo "SIZE $size"
+if [ "$2" -ge 0 ] && [ "$size" -gt "$2" ]; then
+  git diff "${{opts[@]}}" --stat=200 --summary "$1" > "$S/diff.sum"
+  head -c "$2" "$S/diff.sum"
 else
-  cat "$out"
+  git diff "${{opts[@]}}" --binary "$1"
 fi
-rm -f "$GIT_INDEX_FILE" "$out"
 """
 
 SNAPSHOT = f"""

@@ -278,15 +278,26 @@ class DockerEnvironment:
         """Δ_t: the agent's change over all stages so far, against B_t − g_1 … − g_(t−1)."""
         return self._diff_against(self.stage_base)
 
+    def cumulative_patch(self) -> bytes:
+        """Δ_t byte for byte (`git diff --binary`, whatever its size): what a resume re-applies."""
+        return self._raw_diff(self.stage_base, -1)[1] if self.stage_base else b""
+
     def _diff_against(self, origin: str) -> str:
         if not origin:
             return ""
         cap = self.config.max_diff_bytes
-        text = self._checked(carry.DIFF_AGAINST, origin, str(cap), what="diff")
-        if text.startswith("@@CAPPED "):
-            first, _, summary = text.partition("\n")
-            return capped_diff(int(first.split()[1]), cap, summary)
-        return text
+        size, body = self._raw_diff(origin, cap)
+        text = body.decode("utf-8", "replace")
+        return capped_diff(size, cap, text) if size > cap else text
+
+    def _raw_diff(self, origin: str, cap: int) -> tuple[int, bytes]:
+        """(the whole diff's size, the diff or, past `cap` when cap >= 0, its summary)."""
+        raw = self._run(carry.DIFF_AGAINST, origin, str(cap), user=AGENT, env=carry.BOOKKEEPING_ENV)
+        head, _, body = raw.output.partition(b"\n")
+        if raw.exit_code != 0 or raw.dropped or not head.startswith(b"SIZE "):
+            said = raw.output[-1500:].decode("utf-8", "replace")
+            raise EnvironmentFailure(f"diff failed (exit {raw.exit_code}): {said}")
+        return int(head.split()[1]), body
 
     def end_agent_processes(self) -> None:
         self._root(carry.END_AGENT)

@@ -212,11 +212,22 @@ def ensure_repo_image(
     repo: str,
     clone_path: str | Path,
     notify: Notify = print,
+    *,
+    base_image: str | None = None,
+    commands: list[str] | None = None,
 ) -> RepoImage:
-    """The repo's image for the current clone and install commands, built only if that recipe is new."""
+    """The repo's image for the current clone and install commands, built only if that recipe is new.
+
+    `base_image` (an era's image: a Debian suite's interpreter plus the recipe's dependencies)
+    replaces `config.base_image` as the FROM; `commands` replaces `config.install_commands[repo]`.
+    None keeps the configured value."""
     clone = Path(clone_path).resolve()
-    base = ensure_base_image(client, config, notify)
-    commands = config.install_commands.get(repo, [])
+    base_name = base_image or config.base_image
+    base = (
+        _era_base(client, base_image) if base_image else ensure_base_image(client, config, notify)
+    )
+    if commands is None:
+        commands = config.install_commands.get(repo, [])
     recipe = repo_recipe(base, clone, commands)
     tag = repo_image_tag(repo, recipe)
     found = client.image_id(tag)
@@ -225,11 +236,22 @@ def ensure_repo_image(
     notify(f"building {tag} from {clone}")
     log = _log_file(config, tag)
     with tempfile.TemporaryDirectory(prefix="prchain-build-") as tmp:
-        _write_context(Path(tmp), clone, config.base_image, commands, config.build_ca_bundle)
+        _write_context(Path(tmp), clone, base_name, commands, config.build_ca_bundle)
         image, _text = client.build(
             tmp, tag, _labels("repo", recipe, **{"prchain.repo": repo}), log_path=log
         )
     return RepoImage(repo, tag, image, built=True, log_path=log)
+
+
+def _era_base(client: DockerClient, name: str) -> str:
+    """The id of an explicitly given base image: present in the engine, or pulled."""
+    found = client.image_id(name) or (None if name.startswith("prchain/") else client.pull(name))
+    if not found:
+        raise EnvironmentFailure(
+            f"base image {name} is not present and could not be pulled",
+            hint="build the era's image first (`prchain env setup`), or load it with `docker load`",
+        )
+    return found
 
 
 def _write_context(

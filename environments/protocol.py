@@ -38,6 +38,14 @@ class StageSpec:
     idx: int  # 1-based t
     base_sha: str  # B_t
     gold_patch: str  # g_t, code and tests together, as merged into history after B_t
+    # The era's sandbox image tag ("" = the repository's default image); a stage whose image differs
+    # from the running container's moves to a new container of that image at entry.
+    image: str = ""
+    # The command `run_tests` runs ("" = config.test_command[repo]).
+    test_command: str = ""
+    # Run as the agent, offline, right after entering the stage (e.g. `pip install --no-deps -e .`);
+    # what it writes never shows in the stage's diffs. "" = nothing.
+    setup_command: str = ""
 
 
 @dataclass
@@ -110,6 +118,10 @@ class Environment(Protocol):
 
     def cumulative_diff(self) -> str:
         """Δ_t: the agent's whole change over stages 1..t, what is carried into stage t+1."""
+        ...
+
+    def cumulative_patch(self) -> bytes:
+        """Δ_t byte for byte (`git diff --binary`, never a summary): what a resume re-applies."""
         ...
 
     def snapshot(self) -> str: ...

@@ -110,3 +110,22 @@ def test_run_tests_runs_the_configured_command(make_env) -> None:
     env.write_file("calc/ops.py", "def add(a, b):\n    return a - b\n")
     failed = env.run_tests()
     assert failed is not None and failed.exit_code != 0 and env.test_results[2] == failed
+
+
+def test_cumulative_patch_is_the_carried_change_byte_for_byte(
+    make_env, calc_chain, tmp_path
+) -> None:
+    env = make_env()
+    assert env.cumulative_patch() == b""  # no stage yet
+    env.enter_stage(1)
+    env.execute("printf 'caf\\xe9\\r\\n\\x00\\xff' > data.bin && printf 'x\\r\\ny\\n' > crlf.txt")
+    env.write_file("calc/ops.py", MULTIPLY)
+    patch = env.cumulative_patch()
+    assert isinstance(patch, bytes) and b"GIT binary patch" in patch
+    work = tmp_path / "host"
+    subprocess.run(["git", "clone", "-q", str(calc_chain.path), str(work)], check=True)
+    git(work, "checkout", "-q", "--detach", calc_chain.stages[0].base_sha)
+    subprocess.run(["git", "-C", str(work), "apply", "-"], input=patch, check=True)
+    assert (work / "data.bin").read_bytes() == b"caf\xe9\r\n\x00\xff"
+    assert (work / "crlf.txt").read_bytes() == b"x\r\ny\n"
+    assert (work / "calc/ops.py").read_text() == MULTIPLY

@@ -89,3 +89,24 @@ def test_env_build_finds_the_clone_in_the_store(calc_chain, calc_image, sqlite_u
     )
     result = CliRunner().invoke(main, ["env", "build", "acme/noclone", "--db", sqlite_url])
     assert result.exit_code == 1 and "no local clone" in result.output
+
+
+def test_an_explicit_base_image_and_commands_replace_the_configured_ones(
+    docker_client, calc_image, calc_chain
+) -> None:
+    from prchain.core.errors import EnvironmentFailure
+
+    config = EnvironmentConfig()
+    same = ensure_repo_image(
+        docker_client,
+        config,
+        "acme/calc",
+        calc_chain.path,
+        base_image=config.base_image,
+        commands=[],
+    )
+    assert not same.built and same.tag == calc_image.tag  # the defaults, spelt out
+    with pytest.raises(EnvironmentFailure, match="prchain/no-such-era"):
+        ensure_repo_image(
+            docker_client, config, "acme/calc", calc_chain.path, base_image="prchain/no-such-era:x"
+        )
