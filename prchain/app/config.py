@@ -22,6 +22,7 @@ from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
 from prchain.core.files import write_text_atomically
 from prchain.core.secrets import Redactor
+from prchain.envsetup.config import SetupAgentConfig
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
@@ -47,6 +48,7 @@ class Config(BaseModel):
     p2t: P2TConfig = Field(default_factory=P2TConfig)
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
+    env_setup: SetupAgentConfig = Field(default_factory=SetupAgentConfig)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

@@ -14,6 +14,7 @@ ROLES = (
     "p2t_curator",
     "p2t_claim_judge",
     "p2t_verifier",
+    "env_setup",
 )
 
 
