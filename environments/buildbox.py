@@ -67,9 +67,7 @@ class BuildBox:
     def start(self) -> Self:
         self._launch(self.image)
         archive = git.run(self.clone, "archive", "--format=tar", self.sha).stdout
-        copied = self.run(
-            f"mkdir -p {WORKDIR} && tar -x -C {WORKDIR}", stdin=archive, workdir="/"
-        )
+        copied = self.run(f"mkdir -p {WORKDIR} && tar -x -C {WORKDIR}", stdin=archive, workdir="/")
         if not copied.ok:
             raise EnvironmentFailure(f"cannot copy {self.repo}@{self.sha[:12]}: {copied.output}")
         self.checkpoint()
@@ -98,7 +96,12 @@ class BuildBox:
         cleanup.register(self.container_id, self._remove_container)
 
     def run(
-        self, command: str, *, timeout: float = 900, stdin: bytes | None = None, workdir: str = WORKDIR
+        self,
+        command: str,
+        *,
+        timeout: float = 900,
+        stdin: bytes | None = None,
+        workdir: str = WORKDIR,
     ) -> StepResult:
         """`command` under bash as root in the repository; output head and tail within bounds."""
         assert self.container_id, "start() the build box first"

@@ -19,9 +19,11 @@ pytestmark = pytest.mark.docker
 
 TEST_COMMAND = "python3 -m pytest -q"
 # The failed step leaves a half-made state behind, as a failed install would.
-FAILED_STEP = "touch /opt/half-installed && python3 -c 'import sys; sys.exit(\"no wheel for shim\")'"
+FAILED_STEP = (
+    "touch /opt/half-installed && python3 -c 'import sys; sys.exit(\"no wheel for shim\")'"
+)
 GOOD_STEP = (
-    "python3 -c \"import os, site; d = site.getsitepackages()[0]; os.makedirs(d, exist_ok=True); "
+    'python3 -c "import os, site; d = site.getsitepackages()[0]; os.makedirs(d, exist_ok=True); '
     "open(os.path.join(d, 'shim.py'), 'w').write('VALUE = 42\\n')\""
 )
 
