@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from environments.protocol import Environment, diff_cap_hit
 from prchain.agent.choices import FINISHED
@@ -41,6 +41,7 @@ from prchain.core.errors import BudgetExhausted, JudgeInputTooLarge, PrchainErro
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.verdicts.oracle import TestVerdict
+from sql.db import session_scope
 from sql.models import RolloutStage
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -58,13 +59,15 @@ class RolloutResult:
     chain_id: int
     rollout_id: int
     status: (
-        str  # a RolloutStatus value, "skipped" (finished before), "busy" (another runner has it)
-        # or "lost" (its task kept dying)
+        str  # a RolloutStatus value, "busy" (another runner has it) or "lost" (its task kept dying)
     )
     kept_stages: int = 0
     reason: str | None = None
     scores: list[float | None] = field(default_factory=list)
     node: str | None = None  # where it ran, filled in by whoever scheduled it
+    # An earlier attempt had started this rollout (it was resumed) or finished it (its stored final
+    # state is reported): a task Ray reran after its node died, or a rerun of the command.
+    retried: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,16 @@ class ChainRunner:
         chain_id = task.chain_id
         existing = open_rollout(self.engine, chain_id)
         if existing is not None and existing.status in FINISHED:
+            # e.g. the worker finished the chain but died before Ray heard back: the rerun task
+            # reports what is stored, not that it did nothing.
             return RolloutResult(
-                chain_id, existing.id, "skipped", existing.kept_stages, existing.reason
+                chain_id,
+                existing.id,
+                existing.status,
+                existing.kept_stages,
+                existing.reason,
+                scores=stored_scores(self.engine, existing.id),
+                retried=True,
             )
         rollout_id = (
             existing.id if existing else new_rollout(self.engine, chain_id, **self.rollout_fields)
@@ -152,8 +163,11 @@ class ChainRunner:
             raise  # the rollout stays `running`: the next run resumes it
         except PrchainError as exc:
             recorder.finish("failed", f"{type(exc).__name__}: {exc}", **_totals(counters))
-            return RolloutResult(chain_id, rollout_id, "failed", 0, str(exc))
-        return self._finish(task, rollout_id, recorder, counters, scores, reason)
+            return RolloutResult(
+                chain_id, rollout_id, "failed", 0, str(exc), retried=existing is not None
+            )
+        result = self._finish(task, rollout_id, recorder, counters, scores, reason)
+        return replace(result, retried=existing is not None)
 
     def _run(
         self,
@@ -312,6 +326,13 @@ class ChainRunner:
             reason or decision.reason,
             scores,
         )
+
+
+def stored_scores(engine: Engine, rollout_id: int) -> list[float | None]:
+    """The judge's score of each stage of a stored rollout, in stage order."""
+    with session_scope(engine) as session:
+        query = select(RolloutStage.score).filter_by(rollout_id=rollout_id)
+        return list(session.scalars(query.order_by(RolloutStage.stage_idx)))
 
 
 def _over_cap(idx: int, what: str, diff: str) -> str | None:

@@ -1,8 +1,9 @@
 """The units of work a backend fans out: one rollout per chain, one chain's queries, one repository.
 
 Each is a small picklable object holding only config. It builds its engine, LLM client and runner on
-first use in whatever process runs it, so a thread pool shares one set while each Ray task makes its
-own on the node it landed on. Workers never create tables: the driver has already done so.
+first use in whatever process runs it and keeps them for its next items: a thread pool shares one
+set, and each Ray worker process keeps one set for every task of the run it serves
+(`prchain/scale/ray_backend.py`). Workers never create tables: the driver has already done so.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from chains.queries import QuerySummary
     from miner.mine import RepoSummary
     from prchain.agent.runner import ChainRunner, RolloutResult
+    from prchain.llm.client import LLMClient
 
 
 @dataclass
@@ -28,6 +30,7 @@ class _Lazy:
     config: Config
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _engine: Engine | None = field(default=None, init=False, repr=False)
+    _llm: LLMClient | None = field(default=None, init=False, repr=False)
 
     def engine(self) -> Engine:
         from sql.db import make_engine
@@ -37,11 +40,20 @@ class _Lazy:
                 self._engine = make_engine(self.config.store.url, create=False)
             return self._engine
 
+    def llm(self) -> LLMClient:
+        from prchain.llm.client import LLMClient
+
+        engine = self.engine()
+        with self._lock:
+            if self._llm is None:
+                self._llm = LLMClient(self.config.llm, engine)
+            return self._llm
+
     def close(self) -> None:
         with self._lock:
             if self._engine is not None:
                 self._engine.dispose()
-            self._engine = None
+            self._engine, self._llm = None, None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config}
@@ -61,12 +73,10 @@ class RolloutWork(_Lazy):
 
     def runner(self) -> ChainRunner:
         from prchain.app.rollout import make_chain_runner
-        from prchain.llm.client import LLMClient
 
-        engine = self.engine()
+        engine, llm = self.engine(), self.llm()
         with self._lock:
             if self._runner is None:
-                llm = LLMClient(self.config.llm, engine)
                 self._runner = make_chain_runner(self.config, engine, llm)
             return self._runner
 
@@ -81,11 +91,11 @@ class QueryWork(_Lazy):
 
     def __call__(self, chain_id: int) -> QuerySummary:
         from chains.queries import build_queries
-        from prchain.llm.client import LLMClient
 
         engine = self.engine()
-        client = LLMClient(self.config.llm, engine)
-        return build_queries(self.config.chains, engine, client, workers=1, chain_ids=[chain_id])
+        return build_queries(
+            self.config.chains, engine, self.llm(), workers=1, chain_ids=[chain_id]
+        )
 
 
 @dataclass

@@ -117,7 +117,7 @@ def rollout(
     def done(result: RolloutResult) -> None:
         nodes[result.node or "?"] += 1
         per_node = " · ".join(f"{node} {n}" for node, n in sorted(nodes.items()))
-        description = f"chain {result.chain_id}: {result.status} ({per_node})"
+        description = f"chain {result.chain_id}: {_status(result)} ({per_node})"
         progress.update(task, advance=1, description=escape(description))
 
     with _progress(console) as progress:
@@ -143,6 +143,11 @@ def _progress(console: Console) -> Progress:
     )
 
 
+def _status(result: RolloutResult) -> str:
+    """The chain's final state; a rerun task (its node died) or a rerun command says so."""
+    return f"{result.status} (retried)" if result.retried else result.status
+
+
 def _results_table(results: list[RolloutResult]) -> Table:
     table = Table(title="Rollouts")
     for column in ("chain", "rollout", "status", "kept stages", "scores", "node", "reason"):
@@ -152,7 +157,7 @@ def _results_table(results: list[RolloutResult]) -> Table:
         table.add_row(
             str(r.chain_id),
             str(r.rollout_id),
-            r.status,
+            _status(r),
             str(r.kept_stages),
             scores,
             r.node or "",

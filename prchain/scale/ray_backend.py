@@ -1,16 +1,21 @@
 """Ray: one task per item, placed by Ray on any node with room; retried elsewhere if its node dies.
 
-Each task gets its own copy of the work and builds its own engine, LLM client and sandbox on the node
-it lands on. A task that needs a sandbox takes one unit of the node's slot resource, so a node never
-runs more sandboxes than it declared. Nothing here touches the store: resuming a rerun task is the
-work's own business (a rollout restarts from its last passed stage).
+Ray runs a job's tasks in a few long-lived worker processes. The first task of a run in a process
+keeps its copy of the work (and so the engine, LLM client and runner it builds) for every later task
+of the same run in that process: a worker stays warm instead of rebuilding per task. Only the
+sandbox is per task. A task that needs a sandbox takes one unit of the node's slot resource, so a
+node never runs more sandboxes than it declared. Nothing here touches the store: resuming a rerun
+task is the work's own business (a rollout restarts from its last passed stage).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import socket
+import threading
+import uuid
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -43,15 +48,45 @@ def node_label(node_id: str) -> str:
     return f"{socket.gethostname()}:{node_id[:6]}"
 
 
-def _execute(work: Work[Any, Any], item: Any, env: dict[str, str]) -> tuple[Any, str]:
-    """Runs inside a Ray worker: the driver's environment for this work, then one call."""
+# The works this worker process keeps warm, by run (one `map` call); the oldest is closed when a
+# process serves more runs than this (a long-lived driver calling `map` again and again).
+WARM_RUNS = 2
+_warm: dict[str, Work[Any, Any]] = {}
+_warm_lock = threading.Lock()
+
+
+def _warm_work(run: str, work: Work[Any, Any]) -> Work[Any, Any]:
+    """This process's copy of the run's work: the first one it received, kept with what it built."""
+    with _warm_lock:
+        if run not in _warm:
+            if not _warm:
+                atexit.register(_close_warm)
+            while len(_warm) >= WARM_RUNS:
+                _close_quietly(_warm.pop(next(iter(_warm))))
+            _warm[run] = work
+        return _warm[run]
+
+
+def _close_warm() -> None:
+    with _warm_lock:
+        while _warm:
+            _close_quietly(_warm.pop(next(iter(_warm))))
+
+
+def _close_quietly(work: Work[Any, Any]) -> None:
+    with contextlib.suppress(Exception):  # its store may be gone (a test database dropped)
+        work.close()
+
+
+def _execute(run: str, work: Work[Any, Any], item: Any, env: dict[str, str]) -> tuple[Any, str]:
+    """Runs inside a Ray worker: the driver's environment for this work, then one call on the warm
+    copy of the run's work. Its engine, clients and runner outlive the task; the process's exit (or
+    a later run pushing it out) closes them."""
     import ray
 
     os.environ.update(env)
-    try:
-        return work(item), node_label(ray.get_runtime_context().get_node_id())
-    finally:
-        work.close()
+    warm = _warm_work(run, work)
+    return warm(item), node_label(ray.get_runtime_context().get_node_id())
 
 
 class RayBackend:
@@ -97,8 +132,9 @@ class RayBackend:
     ) -> list[Done[Item, Result]]:
         self._check_room(needs)
         task = self.ray.remote(_execute).options(**self._options(needs))
-        shared = self.ray.put(work)  # serialised once; every task unpickles its own copy
-        pending = {task.remote(shared, item, self.env): item for item in items}
+        shared = self.ray.put(work)  # serialised once; a process keeps the first copy it unpickles
+        run = uuid.uuid4().hex
+        pending = {task.remote(run, shared, item, self.env): item for item in items}
         done: list[Done[Item, Result]] = []
         try:
             while pending:

@@ -212,7 +212,9 @@ def test_a_finished_chain_is_not_rolled_out_again(
         chain_id = session.get(Rollout, rollout_id).chain_id  # type: ignore[union-attr]
         before = session.scalar(select(func.count()).select_from(Step))
     again = make_runner(sqlite_engine).run(chain_id)
-    assert (again.status, again.rollout_id) == ("skipped", rollout_id)
+    # its stored final state, marked as found finished by an earlier attempt
+    assert (again.status, again.rollout_id, again.retried) == ("kept", rollout_id, True)
+    assert again.kept_stages == 2 and again.scores == [0.9, 0.95]
     with Session(sqlite_engine) as session:
         assert session.scalar(select(func.count()).select_from(Step)) == before
 

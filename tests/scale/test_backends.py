@@ -131,3 +131,17 @@ def test_backend_flags_reach_the_config(
     assert seen["scale"].backend == "ray" and seen["scale"].ray_address == "auto"
     bad = runner.invoke(main, [*command, "--backend", "slurm"])
     assert bad.exit_code == 2 and "'slurm' is not one of 'local', 'ray'" in bad.output
+
+
+def test_a_ray_worker_process_keeps_the_first_copy_of_a_runs_work_warm() -> None:
+    from prchain.scale import ray_backend
+
+    ray_backend._close_warm()
+    first, copy, later_run, third_run = Squares(), Squares(), Squares(), Squares()
+    assert ray_backend._warm_work("run-a", first) is first
+    assert ray_backend._warm_work("run-a", copy) is first  # the next task's copy is not used
+    assert ray_backend._warm_work("run-b", later_run) is later_run and first.closed == 0
+    ray_backend._warm_work("run-c", third_run)  # a third run pushes the oldest one out
+    assert (first.closed, later_run.closed, third_run.closed) == (1, 0, 0)
+    ray_backend._close_warm()
+    assert (later_run.closed, third_run.closed, copy.closed) == (1, 1, 0)
