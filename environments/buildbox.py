@@ -2,7 +2,8 @@
 image (`docker commit`), and roll a failed step back to the last checkpoint.
 
 This is where the LLM setup agent works (prchain/envsetup). The repository's tracked files at one
-commit are copied to /work/repo of a container of the era's base image; nothing else of the
+commit are copied into a container of the era's base image (to `src`: where the era build puts
+them, so a recipe found here replays there); nothing else of the
 repository (no history, no later commit) is there. Unlike an agent's sandbox, the network is on:
 installing needs a package index. It is a plain bridge network; prchain does not filter which
 hosts it reaches (on a machine whose firewall admits only the package registries, that is all
@@ -60,6 +61,10 @@ class BuildBox:
     memory: str = "4g"
     cpus: float = 2.0
     network: bool = True
+    network_mode: str = ""  # e.g. "host"; "" = bridge (or none without network)
+    src: str = WORKDIR  # where the tree goes and commands start
+    binds: dict[str, tuple[str, str]] = field(default_factory=dict)  # tools and caches, not kept
+    environment: dict[str, str] = field(default_factory=dict)  # over BUILD_ENV
     container_id: str | None = None
     checkpoints: list[str] = field(default_factory=list)  # image ids, oldest first
     _run_id: str = field(default_factory=lambda: secrets.token_hex(4))
@@ -84,9 +89,11 @@ class BuildBox:
             image=image,
             name=f"prchain-build-{self._run_id}-{len(self.checkpoints)}",
             labels=labels,
-            environment=BUILD_ENV,
+            environment=self._env,
             user="root",
             network=self.network,
+            network_mode=self.network_mode if self.network else "",
+            binds=self.binds,
             cpus=self.cpus,
             memory=self.memory,
             pids_limit=4096,
@@ -94,6 +101,10 @@ class BuildBox:
         )
         self.container_id = self.client.run(spec)
         cleanup.register(self.container_id, self._remove_container)
+
+    @property
+    def _env(self) -> dict[str, str]:
+        return {**BUILD_ENV, **self.environment}
 
     def run(
         self,
@@ -111,8 +122,8 @@ class BuildBox:
             self.container_id,
             argv,
             user="root",
-            workdir=workdir,
-            env=BUILD_ENV,
+            workdir=workdir or self.src,
+            env=self._env,
             limit=OUTPUT_LIMIT,
             deadline=timeout + 30,
             stdin=stdin,

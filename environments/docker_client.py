@@ -72,6 +72,10 @@ class ContainerSpec:
     tmpfs: dict[str, str] = field(default_factory=dict)  # path → mount options (size=…)
     volumes: list[str] = field(default_factory=list)  # paths that get an anonymous volume
     storage_opt: dict[str, str] = field(default_factory=dict)  # e.g. {"size": "2g"}
+    # Build sandboxes only: host paths or named volumes → (target, "ro"|"rw"), and a network
+    # mode other than bridge/none (e.g. host, to reach an index on the host's 127.0.0.1).
+    binds: dict[str, tuple[str, str]] = field(default_factory=dict)
+    network_mode: str = ""
 
 
 @dataclass
@@ -230,6 +234,15 @@ class DockerClient:
     def run(self, spec: ContainerSpec) -> str:
         """Start a detached, locked-down container that idles until it is execed into."""
         mounts = [Mount(target=path, source=None, type="volume") for path in spec.volumes]
+        mounts += [
+            Mount(
+                target=target,
+                source=source,
+                type="bind" if source.startswith("/") else "volume",
+                read_only=mode == "ro",
+            )
+            for source, (target, mode) in spec.binds.items()
+        ]
         try:
             container = self._client.containers.run(
                 spec.image,
@@ -240,7 +253,7 @@ class DockerClient:
                 environment=spec.environment,
                 user=spec.user,
                 init=True,
-                network_mode="bridge" if spec.network else "none",
+                network_mode=spec.network_mode or ("bridge" if spec.network else "none"),
                 nano_cpus=int(spec.cpus * 1e9),
                 mem_limit=spec.memory,
                 memswap_limit=spec.memory,
