@@ -48,6 +48,16 @@ class StepResult:
         return self.exit_code == 0 and not self.timed_out
 
 
+@dataclass(frozen=True)
+class BoxSettings:
+    """How the box's container is made, to match the build its recipes replay in."""
+
+    src: str = WORKDIR  # where the tree goes and commands start
+    binds: dict[str, tuple[str, str]] = field(default_factory=dict)  # tools and caches, not kept
+    environment: dict[str, str] = field(default_factory=dict)  # over BUILD_ENV
+    network_mode: str = ""  # e.g. "host"; "" = bridge
+
+
 @dataclass
 class BuildBox:
     """One build sandbox. `run` a step; `checkpoint` after a step that worked; `rollback` to it."""
@@ -61,10 +71,7 @@ class BuildBox:
     memory: str = "4g"
     cpus: float = 2.0
     network: bool = True
-    network_mode: str = ""  # e.g. "host"; "" = bridge (or none without network)
-    src: str = WORKDIR  # where the tree goes and commands start
-    binds: dict[str, tuple[str, str]] = field(default_factory=dict)  # tools and caches, not kept
-    environment: dict[str, str] = field(default_factory=dict)  # over BUILD_ENV
+    settings: BoxSettings = field(default_factory=BoxSettings)
     container_id: str | None = None
     checkpoints: list[str] = field(default_factory=list)  # image ids, oldest first
     _run_id: str = field(default_factory=lambda: secrets.token_hex(4))
@@ -72,7 +79,8 @@ class BuildBox:
     def start(self) -> Self:
         self._launch(self.image)
         archive = git.run(self.clone, "archive", "--format=tar", self.sha).stdout
-        copied = self.run(f"mkdir -p {WORKDIR} && tar -x -C {WORKDIR}", stdin=archive, workdir="/")
+        src = self.settings.src
+        copied = self.run(f"mkdir -p {src} && tar -x -C {src}", stdin=archive, workdir="/")
         if not copied.ok:
             raise EnvironmentFailure(f"cannot copy {self.repo}@{self.sha[:12]}: {copied.output}")
         self.checkpoint()
@@ -92,8 +100,8 @@ class BuildBox:
             environment=self._env,
             user="root",
             network=self.network,
-            network_mode=self.network_mode if self.network else "",
-            binds=self.binds,
+            network_mode=self.settings.network_mode if self.network else "",
+            binds=self.settings.binds,
             cpus=self.cpus,
             memory=self.memory,
             pids_limit=4096,
@@ -104,7 +112,7 @@ class BuildBox:
 
     @property
     def _env(self) -> dict[str, str]:
-        return {**BUILD_ENV, **self.environment}
+        return {**BUILD_ENV, **self.settings.environment}
 
     def run(
         self,
@@ -112,7 +120,7 @@ class BuildBox:
         *,
         timeout: float = 900,
         stdin: bytes | None = None,
-        workdir: str = WORKDIR,
+        workdir: str | None = None,
     ) -> StepResult:
         """`command` under bash as root in the repository; output head and tail within bounds."""
         assert self.container_id, "start() the build box first"
@@ -122,7 +130,7 @@ class BuildBox:
             self.container_id,
             argv,
             user="root",
-            workdir=workdir or self.src,
+            workdir=workdir or self.settings.src,
             env=self._env,
             limit=OUTPUT_LIMIT,
             deadline=timeout + 30,

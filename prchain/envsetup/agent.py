@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from environments.buildbox import BuildBox, StepResult
+from environments.buildbox import BoxSettings, BuildBox, StepResult
 from environments.docker_client import DockerClient
 from prchain.core import git
 from prchain.core.errors import ContextOverflow, LLMError, PrchainError
@@ -134,12 +134,22 @@ class _State:
 
 
 def run_setup_agent(
-    llm: ChatLLM, client: DockerClient, request: SetupRequest, config: SetupAgentConfig
+    llm: ChatLLM,
+    client: DockerClient,
+    request: SetupRequest,
+    config: SetupAgentConfig,
+    settings: BoxSettings | None = None,
 ) -> AgentRecipe:
     """Let the model repair the planner's recipe in a build sandbox; the recipe it ends with."""
     started = time.monotonic()
     with BuildBox(
-        client, request.base_image, request.repo, request.clone, request.sha, memory=config.memory
+        client,
+        request.base_image,
+        request.repo,
+        request.clone,
+        request.sha,
+        memory=config.memory,
+        settings=settings or BoxSettings(),
     ) as box:
         return _Session(llm, box, request, config, started).loop()
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from environments.buildbox import BuildBox
+from environments.buildbox import BoxSettings, BuildBox
 from prchain.core.errors import PrchainError
 from prchain.dev.repos import git
 from prchain.envsetup.agent import SetupAgentFailed, SetupRequest, run_setup_agent
@@ -135,3 +135,33 @@ def test_the_step_budget_stops_the_agent(
         SetupAgentConfig(max_steps=3),
     )
     assert result.outcome == "step_limit" and result.replies == 3
+
+
+def test_the_box_matches_the_build_it_replays_in_and_rollback_restores_the_tree(
+    tmp_path, docker_client, base_image
+) -> None:
+    sha = make_repo(tmp_path / "repo")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "tool").write_text("#!/bin/sh\necho tool says $ERA_VAR\n")
+    (tools / "tool").chmod(0o755)
+    settings = BoxSettings(
+        src="/opt/prchain/src",
+        binds={str(tools): ("/opt/prchain/bin", "ro")},
+        environment={"ERA_VAR": "hello", "PATH": "/opt/prchain/bin:/usr/bin:/bin"},
+    )
+    with BuildBox(
+        docker_client, base_image, "acme/shimmed", tmp_path / "repo", sha, settings=settings
+    ) as box:
+        assert box.run("pwd && tool").output.split() == [
+            "/opt/prchain/src",
+            "tool",
+            "says",
+            "hello",
+        ]
+        assert not box.run("touch /opt/prchain/bin/x").ok  # tools are read-only
+        assert box.run("echo broken > calcpkg/__init__.py && rm -r tests").ok
+        box.rollback()
+        assert "from shim import VALUE" in box.run("cat calcpkg/__init__.py").output
+        assert box.run("test -f tests/test_answer.py").ok
+    assert not (tools / "x").exists()
