@@ -3,7 +3,7 @@ PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
-.PHONY: install system test test-fast lint schema bench mine demo report-demo clean
+.PHONY: install system test test-fast lint schema migration bench mine demo report-demo clean
 
 install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
 
@@ -30,6 +30,13 @@ lint: .venv/.installed
 	$(PY) -m mypy prchain sql miner chains environments
 
 schema: .venv/.installed ## regenerate sql/schema.sql from the models
+	$(PY) -m sql.schema
+
+migration: .venv/.installed ## a migration for your model change: make migration m="what changed"
+	@test -n "$(m)" || { echo 'usage: make migration m="what changed"'; exit 2; }
+	$(PY) -m sql.migrate revision "$(m)"
+	$(PY) -m ruff format -q sql/migrations/versions
+	$(PY) -m ruff check -q --fix sql/migrations/versions
 	$(PY) -m sql.schema
 
 bench: .venv/.installed ## speed figures of every stage (see bench/)

@@ -15,7 +15,7 @@ from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
-from prchain.core.errors import StoreUnavailable
+from prchain.core.errors import PrchainError, StoreUnavailable
 from sql.models import Base
 
 
@@ -30,7 +30,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_engine(url: str, *, create: bool = True) -> Engine:
-    """An engine for any SQLAlchemy URL; SQLite parent directories are made and tables created.
+    """An engine for any SQLAlchemy URL; SQLite parent directories are made.
+
+    With `create`, the store's schema revision is checked (`sql.migrate.check`): an empty store is
+    created at the current revision; an older one raises StoreOutdated (`prchain db upgrade`), a
+    newer one StoreTooNew. Workers pass create=False: their driver has checked.
 
     A URL that cannot be read, a server that refuses us and a file that is not a database are
     StoreUnavailable: one line naming the store (password masked) and the driver's reason.
@@ -51,11 +55,16 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     if create:
+        from sql.migrate import check  # Alembic loads only for commands that open a store
+
         try:
-            Base.metadata.create_all(engine)
+            check(engine, _shown(parsed))
         except DBAPIError as exc:
             engine.dispose()
             raise store_error(exc, parsed) from None
+        except PrchainError:
+            engine.dispose()
+            raise
     return engine
 
 

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "p2t",
     "report",
     "config",
+    "db",
     "dev",
 )
 
@@ -89,6 +90,7 @@ def main() -> None:
       prchain stats       what the store holds, stage by stage
       prchain report      an offline HTML report of the store
       prchain config      the effective configuration, credentials masked
+      prchain db          the store's schema revision; upgrading an older store
 
     Example:
 

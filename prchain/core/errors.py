@@ -167,3 +167,21 @@ class BudgetExhausted(PrchainError):
     """The run reached its --budget-usd / --budget-tokens; work stopped before the next LLM call."""
 
     hint = "finished work is kept: rerun (with a larger budget) to resume where it stopped"
+
+
+class StoreOutdated(StoreUnavailable):
+    """The store's schema is older than this prchain's (or it predates migrations)."""
+
+    hint = "run `prchain db upgrade` with the same --db/--config (back the store up first)"
+
+
+class StoreTooNew(StoreUnavailable):
+    """The store was written by a newer prchain: its schema revision is unknown here."""
+
+    hint = "use the prchain that wrote this store (pip install -U prchain), or point --db elsewhere"
+
+
+class StoreUnrecognised(StoreUnavailable):
+    """The database holds tables, but not a prchain store's."""
+
+    hint = "point --db at a prchain store or at an empty database"

@@ -66,6 +66,9 @@ def test_prompts_and_data_files_ship(wheel: Path) -> None:
         "chains/prompts/query.j2",
         "chains/common_words.txt",
         "sql/schema.sql",
+        "sql/migrations/env.py",
+        "sql/migrations/script.py.mako",
+        "sql/migrations/versions/0001_first_store.py",
     ):
         assert required in names
 

@@ -1,0 +1,369 @@
+-- The store schema of prchain at commit fa84d32 (postgresql), rendered from that commit's sql/models.
+
+CREATE TABLE llm_cache (
+	cache_key VARCHAR(64) NOT NULL, 
+	role VARCHAR(40) NOT NULL, 
+	model VARCHAR(200) NOT NULL, 
+	response JSON NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_llm_cache PRIMARY KEY (cache_key)
+);
+
+CREATE TABLE llm_calls (
+	id SERIAL NOT NULL, 
+	role VARCHAR(40) NOT NULL, 
+	model VARCHAR(200) NOT NULL, 
+	prompt_tokens INTEGER NOT NULL, 
+	completion_tokens INTEGER NOT NULL, 
+	latency_ms DOUBLE PRECISION NOT NULL, 
+	cost_usd DOUBLE PRECISION NOT NULL, 
+	cache_key VARCHAR(64) NOT NULL, 
+	cached BOOLEAN NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	error TEXT, 
+	rollout_id INTEGER, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_llm_calls PRIMARY KEY (id)
+);
+
+CREATE INDEX ix_llm_calls_cache_key ON llm_calls (cache_key);
+
+CREATE INDEX ix_llm_calls_role ON llm_calls (role);
+
+CREATE INDEX ix_llm_calls_rollout_id ON llm_calls (rollout_id);
+
+CREATE TABLE repos (
+	id SERIAL NOT NULL, 
+	full_name VARCHAR(200) NOT NULL, 
+	source VARCHAR(20) NOT NULL, 
+	default_branch VARCHAR(200), 
+	clone_path TEXT, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_repos PRIMARY KEY (id), 
+	CONSTRAINT uq_repos_full_name UNIQUE (full_name)
+);
+
+CREATE TABLE chains (
+	id SERIAL NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	strategy VARCHAR(40) NOT NULL, 
+	signature VARCHAR(400) NOT NULL, 
+	length INTEGER NOT NULL, 
+	score DOUBLE PRECISION NOT NULL, 
+	edges JSON NOT NULL, 
+	overview TEXT, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_chains PRIMARY KEY (id), 
+	CONSTRAINT uq_chains_strategy_signature UNIQUE (strategy, signature), 
+	CONSTRAINT fk_chains_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_chains_repo_id ON chains (repo_id);
+
+CREATE TABLE issues (
+	id SERIAL NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	number INTEGER NOT NULL, 
+	title TEXT NOT NULL, 
+	body TEXT NOT NULL, 
+	state VARCHAR(20) NOT NULL, 
+	author VARCHAR(200), 
+	created_at TIMESTAMP WITHOUT TIME ZONE, 
+	closed_at TIMESTAMP WITHOUT TIME ZONE, 
+	CONSTRAINT pk_issues PRIMARY KEY (id), 
+	CONSTRAINT uq_issues_repo_id_number UNIQUE (repo_id, number), 
+	CONSTRAINT fk_issues_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE TABLE pull_requests (
+	id SERIAL NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	number INTEGER NOT NULL, 
+	title TEXT NOT NULL, 
+	body TEXT NOT NULL, 
+	state VARCHAR(20) NOT NULL, 
+	author VARCHAR(200), 
+	created_at TIMESTAMP WITHOUT TIME ZONE, 
+	merged_at TIMESTAMP WITHOUT TIME ZONE, 
+	closed_at TIMESTAMP WITHOUT TIME ZONE, 
+	updated_at TIMESTAMP WITHOUT TIME ZONE, 
+	base_ref VARCHAR(200), 
+	base_sha VARCHAR(64), 
+	head_sha VARCHAR(64), 
+	merge_commit_sha VARCHAR(64), 
+	additions INTEGER NOT NULL, 
+	deletions INTEGER NOT NULL, 
+	changed_files INTEGER NOT NULL, 
+	patch_status VARCHAR(20) NOT NULL, 
+	source VARCHAR(20) NOT NULL, 
+	CONSTRAINT pk_pull_requests PRIMARY KEY (id), 
+	CONSTRAINT uq_pull_requests_repo_id_number UNIQUE (repo_id, number), 
+	CONSTRAINT fk_pull_requests_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_pull_requests_repo_id_merged_at ON pull_requests (repo_id, merged_at);
+
+CREATE TABLE sync_cursors (
+	repo_id INTEGER NOT NULL, 
+	source VARCHAR(20) NOT NULL, 
+	kind VARCHAR(40) NOT NULL, 
+	value TEXT NOT NULL, 
+	updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_sync_cursors PRIMARY KEY (repo_id, source, kind), 
+	CONSTRAINT fk_sync_cursors_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE TABLE chain_stages (
+	id SERIAL NOT NULL, 
+	chain_id INTEGER NOT NULL, 
+	idx INTEGER NOT NULL, 
+	pr_id INTEGER NOT NULL, 
+	base_sha VARCHAR(64), 
+	end_sha VARCHAR(64), 
+	gold_patch TEXT NOT NULL, 
+	gold_test_patch TEXT NOT NULL, 
+	query TEXT, 
+	query_attempts INTEGER NOT NULL, 
+	query_leaks JSON NOT NULL, 
+	CONSTRAINT pk_chain_stages PRIMARY KEY (id), 
+	CONSTRAINT uq_chain_stages_chain_id_idx UNIQUE (chain_id, idx), 
+	CONSTRAINT fk_chain_stages_chain_id_chains FOREIGN KEY(chain_id) REFERENCES chains (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_chain_stages_pr_id_pull_requests FOREIGN KEY(pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_chain_stages_chain_id ON chain_stages (chain_id);
+
+CREATE TABLE comments (
+	id SERIAL NOT NULL, 
+	pr_id INTEGER NOT NULL, 
+	kind VARCHAR(20) NOT NULL, 
+	external_id VARCHAR(100) NOT NULL, 
+	author VARCHAR(200), 
+	body TEXT NOT NULL, 
+	path TEXT, 
+	created_at TIMESTAMP WITHOUT TIME ZONE, 
+	CONSTRAINT pk_comments PRIMARY KEY (id), 
+	CONSTRAINT uq_comments_pr_id_kind_external_id UNIQUE (pr_id, kind, external_id), 
+	CONSTRAINT fk_comments_pr_id_pull_requests FOREIGN KEY(pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_comments_pr_id ON comments (pr_id);
+
+CREATE TABLE pr_commits (
+	id SERIAL NOT NULL, 
+	pr_id INTEGER NOT NULL, 
+	sha VARCHAR(64) NOT NULL, 
+	message TEXT NOT NULL, 
+	author VARCHAR(200), 
+	authored_at TIMESTAMP WITHOUT TIME ZONE, 
+	CONSTRAINT pk_pr_commits PRIMARY KEY (id), 
+	CONSTRAINT uq_pr_commits_pr_id_sha UNIQUE (pr_id, sha), 
+	CONSTRAINT fk_pr_commits_pr_id_pull_requests FOREIGN KEY(pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_pr_commits_pr_id ON pr_commits (pr_id);
+
+CREATE TABLE pr_files (
+	id SERIAL NOT NULL, 
+	pr_id INTEGER NOT NULL, 
+	path TEXT NOT NULL, 
+	previous_path TEXT, 
+	status VARCHAR(20) NOT NULL, 
+	additions INTEGER NOT NULL, 
+	deletions INTEGER NOT NULL, 
+	is_binary BOOLEAN NOT NULL, 
+	CONSTRAINT pk_pr_files PRIMARY KEY (id), 
+	CONSTRAINT uq_pr_files_pr_id_path UNIQUE (pr_id, path), 
+	CONSTRAINT fk_pr_files_pr_id_pull_requests FOREIGN KEY(pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_pr_files_pr_id ON pr_files (pr_id);
+
+CREATE TABLE pr_patches (
+	pr_id INTEGER NOT NULL, 
+	diff TEXT NOT NULL, 
+	size_bytes INTEGER NOT NULL, 
+	CONSTRAINT pk_pr_patches PRIMARY KEY (pr_id), 
+	CONSTRAINT fk_pr_patches_pr_id_pull_requests FOREIGN KEY(pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE TABLE pr_references (
+	id SERIAL NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	src_pr_id INTEGER NOT NULL, 
+	target_repo VARCHAR(200) NOT NULL, 
+	target_number INTEGER NOT NULL, 
+	target_kind VARCHAR(20) NOT NULL, 
+	target_pr_id INTEGER, 
+	type VARCHAR(20) NOT NULL, 
+	found_in VARCHAR(20) NOT NULL, 
+	via_issue INTEGER NOT NULL, 
+	evidence TEXT NOT NULL, 
+	CONSTRAINT pk_pr_references PRIMARY KEY (id), 
+	CONSTRAINT uq_pr_references_src_pr_id_target_repo_target_number_ty_417e UNIQUE (src_pr_id, target_repo, target_number, type, found_in, via_issue), 
+	CONSTRAINT fk_pr_references_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_pr_references_src_pr_id_pull_requests FOREIGN KEY(src_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_pr_references_target_pr_id_pull_requests FOREIGN KEY(target_pr_id) REFERENCES pull_requests (id) ON DELETE SET NULL
+);
+
+CREATE INDEX ix_pr_references_repo_id_target_number ON pr_references (repo_id, target_number);
+
+CREATE INDEX ix_pr_references_src_pr_id ON pr_references (src_pr_id);
+
+CREATE TABLE rollouts (
+	id SERIAL NOT NULL, 
+	chain_id INTEGER NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	reason TEXT, 
+	conflict_policy VARCHAR(20) NOT NULL, 
+	keep_policy VARCHAR(20) NOT NULL, 
+	prm_variant VARCHAR(10), 
+	kept_stages INTEGER NOT NULL, 
+	models JSON NOT NULL, 
+	config JSON NOT NULL, 
+	action_format VARCHAR(10) NOT NULL, 
+	prompt_tokens INTEGER NOT NULL, 
+	completion_tokens INTEGER NOT NULL, 
+	trajectory_tokens INTEGER NOT NULL, 
+	agent_steps INTEGER NOT NULL, 
+	tool_calls INTEGER NOT NULL, 
+	cost_usd DOUBLE PRECISION NOT NULL, 
+	started_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	finished_at TIMESTAMP WITHOUT TIME ZONE, 
+	CONSTRAINT pk_rollouts PRIMARY KEY (id), 
+	CONSTRAINT fk_rollouts_chain_id_chains FOREIGN KEY(chain_id) REFERENCES chains (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_rollouts_chain_id ON rollouts (chain_id);
+
+CREATE TABLE env_transitions (
+	id SERIAL NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	base_sha VARCHAR(64) NOT NULL, 
+	policy VARCHAR(20) NOT NULL, 
+	outcome VARCHAR(20) NOT NULL, 
+	reverted JSON NOT NULL, 
+	applied BOOLEAN NOT NULL, 
+	rejected_hunks TEXT NOT NULL, 
+	revert_failed JSON NOT NULL, 
+	revert_rejected_hunks TEXT NOT NULL, 
+	carried_bytes INTEGER NOT NULL, 
+	stage_base VARCHAR(64) NOT NULL, 
+	stage_start VARCHAR(64) NOT NULL, 
+	seconds DOUBLE PRECISION NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_env_transitions PRIMARY KEY (id), 
+	CONSTRAINT uq_env_transitions_rollout_id_stage_idx UNIQUE (rollout_id, stage_idx), 
+	CONSTRAINT fk_env_transitions_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_env_transitions_rollout_id ON env_transitions (rollout_id);
+
+CREATE TABLE judgements (
+	id SERIAL NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	round INTEGER NOT NULL, 
+	score DOUBLE PRECISION NOT NULL, 
+	comment TEXT NOT NULL, 
+	passed BOOLEAN NOT NULL, 
+	attempts INTEGER NOT NULL, 
+	redacted BOOLEAN NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_judgements PRIMARY KEY (id), 
+	CONSTRAINT uq_judgements_rollout_id_stage_idx_round UNIQUE (rollout_id, stage_idx, round), 
+	CONSTRAINT fk_judgements_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_judgements_rollout_id ON judgements (rollout_id);
+
+CREATE TABLE prm_calls (
+	id SERIAL NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	step_idx INTEGER NOT NULL, 
+	variant VARCHAR(10) NOT NULL, 
+	model VARCHAR(200) NOT NULL, 
+	"window" JSON NOT NULL, 
+	verdict JSON, 
+	task_status VARCHAR(30), 
+	status VARCHAR(20) NOT NULL, 
+	error TEXT, 
+	attempts INTEGER NOT NULL, 
+	injected BOOLEAN NOT NULL, 
+	prompt_tokens INTEGER NOT NULL, 
+	completion_tokens INTEGER NOT NULL, 
+	cost_usd DOUBLE PRECISION NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_prm_calls PRIMARY KEY (id), 
+	CONSTRAINT uq_prm_calls_rollout_id_step_idx UNIQUE (rollout_id, step_idx), 
+	CONSTRAINT fk_prm_calls_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_prm_calls_rollout_id ON prm_calls (rollout_id);
+
+CREATE TABLE rollout_stages (
+	id SERIAL NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	reason TEXT, 
+	score DOUBLE PRECISION, 
+	rounds INTEGER NOT NULL, 
+	stage_diff TEXT NOT NULL, 
+	cumulative_diff TEXT NOT NULL, 
+	test_result JSON, 
+	tests_passed BOOLEAN, 
+	agent_steps INTEGER NOT NULL, 
+	started_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	finished_at TIMESTAMP WITHOUT TIME ZONE, 
+	CONSTRAINT pk_rollout_stages PRIMARY KEY (id), 
+	CONSTRAINT uq_rollout_stages_rollout_id_stage_idx UNIQUE (rollout_id, stage_idx), 
+	CONSTRAINT fk_rollout_stages_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_rollout_stages_rollout_id ON rollout_stages (rollout_id);
+
+CREATE TABLE stage_verifications (
+	id SERIAL NOT NULL, 
+	chain_stage_id INTEGER NOT NULL, 
+	recipe VARCHAR(64) NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	reason TEXT, 
+	test_command TEXT NOT NULL, 
+	test_files JSON NOT NULL, 
+	fail_to_pass JSON NOT NULL, 
+	pass_to_pass JSON NOT NULL, 
+	flaky JSON NOT NULL, 
+	gold_failing JSON NOT NULL, 
+	runs JSON NOT NULL, 
+	output_tail TEXT NOT NULL, 
+	seconds DOUBLE PRECISION NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_stage_verifications PRIMARY KEY (id), 
+	CONSTRAINT uq_stage_verifications_chain_stage_id UNIQUE (chain_stage_id), 
+	CONSTRAINT fk_stage_verifications_chain_stage_id_chain_stages FOREIGN KEY(chain_stage_id) REFERENCES chain_stages (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_stage_verifications_recipe ON stage_verifications (recipe);
+
+CREATE TABLE steps (
+	id SERIAL NOT NULL, 
+	rollout_id INTEGER NOT NULL, 
+	stage_idx INTEGER NOT NULL, 
+	idx INTEGER NOT NULL, 
+	kind VARCHAR(20) NOT NULL, 
+	message JSON NOT NULL, 
+	tool_call JSON, 
+	observation TEXT, 
+	prompt_tokens INTEGER NOT NULL, 
+	completion_tokens INTEGER NOT NULL, 
+	latency_ms DOUBLE PRECISION NOT NULL, 
+	created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	CONSTRAINT pk_steps PRIMARY KEY (id), 
+	CONSTRAINT uq_steps_rollout_id_idx UNIQUE (rollout_id, idx), 
+	CONSTRAINT fk_steps_rollout_id_rollouts FOREIGN KEY(rollout_id) REFERENCES rollouts (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_steps_rollout_id ON steps (rollout_id);
