@@ -279,10 +279,15 @@ def _generate(
     avoid: set[str] = set()
     first_leaked = False
     for attempt in range(1, attempts + 1):
-        text, _ = client.complete_repaired(role, messages, parse_query_repaired)
+        # Each retry is warmer as well as told what leaked: never the same paid request again.
+        text, completion = client.complete_repaired(
+            role, messages, parse_query_repaired, first_attempt=attempt - 1
+        )
         leaks = find_leaks(text, identifiers)
         if not leaks:
             return Generated(text, attempt, [], first_leaked)
+        # Counted per role in `prchain stats`, and never replayed to a rerun.
+        client.refuse(role, completion, "leaked", f"names {', '.join(sorted(leaks))}")
         first_leaked = True
         avoid |= set(leaks)
         # The attempt number in the feedback also keeps each retry's cache key distinct.

@@ -39,6 +39,12 @@ class AgentConfig(BaseModel):
     max_format_errors: int = Field(
         3, ge=1, description="Consecutive replies without a usable action before the stage ends."
     )
+    max_repeated_failures: int = Field(
+        3,
+        ge=2,
+        description="The same failing action (or a prompt placeholder) this many times in a row "
+        "ends the stage; the model is told once, one repetition before.",
+    )
     judge_threshold: float = Field(0.8, ge=0, le=1, description="Stage score needed to pass.")
     max_refinements: int = Field(
         3, ge=0, description="Judge-feedback rounds after the first submission."

@@ -17,6 +17,14 @@ from typing import Any, Protocol
 
 from environments.protocol import Environment
 from prchain.agent.config import AgentConfig
+from prchain.agent.guard import (
+    RepeatGuard,
+    dropped_note,
+    missing_arguments,
+    no_call_error,
+    placeholder_message,
+    prompt_placeholder,
+)
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
 from prchain.agent.textformat import (
     FormatError,
@@ -25,8 +33,8 @@ from prchain.agent.textformat import (
     to_wire,
     without_reasoning,
 )
-from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox
-from prchain.core.errors import ContextOverflow
+from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox, ToolResult
+from prchain.core.errors import ContextOverflow, LLMOutputInvalid
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.repairs import RepairKind
@@ -88,6 +96,7 @@ class AgentLoop:
     history: list[StepRecord] = field(default_factory=list)
     task: str = ""
     stage_idx: int = 0
+    guard: RepeatGuard = field(init=False)
 
     def __post_init__(self) -> None:
         self.toolbox = ToolBox(
@@ -96,6 +105,7 @@ class AgentLoop:
             max_chars=self.config.max_observation_chars,
         )
         self._chars_since_count = sum(len(json.dumps(m)) for m in self.messages)
+        self.guard = RepeatGuard(self.config.max_repeated_failures)
 
     # -- the conversation ---------------------------------------------------------------------
 
@@ -107,6 +117,7 @@ class AgentLoop:
 
     def begin_stage(self, stage_idx: int, task: str) -> None:
         self.stage_idx, self.task, self.stage = stage_idx, task, Counters()
+        self.guard = RepeatGuard(self.config.max_repeated_failures)
 
     def run_stage(
         self, stage_idx: int, task: str, *, opening: list[tuple[str, Message]]
@@ -125,12 +136,14 @@ class AgentLoop:
                 return StageRun(False, reason)
             try:
                 # After a format error the retry is a different request: warmer, firmer feedback.
+                # A reply without a usable action is never cached, so a rerun asks again.
                 completion = self.llm.complete(
                     "policy",
                     self._wire(),
                     tools=self._tools(),
                     rollout_id=self.rollout_id,
                     attempt=format_errors,
+                    check=self._check,
                 )
             except ContextOverflow as exc:
                 return StageRun(
@@ -149,7 +162,15 @@ class AgentLoop:
             format_errors = 0
             if self._act(completion, parsed):
                 return StageRun(True)
+            if (reason := self.guard.stuck()) is not None:
+                return StageRun(False, reason)
             self._maybe_hook()
+
+    def _check(self, completion: Completion) -> None:
+        """Refuses (for the cache) a reply the loop cannot act on."""
+        parsed = self._actions(completion)
+        if parsed.error is not None:
+            raise LLMOutputInvalid(parsed.error)
 
     # -- one step -----------------------------------------------------------------------------
 
@@ -157,7 +178,7 @@ class AgentLoop:
         calls = parsed.calls
         assistant: Message = {
             "role": "assistant",
-            "content": parsed.thought or None,
+            "content": parsed.thought,  # a string, never null: see protocol.sendable
             "tool_calls": calls,
         }
         if completion.reasoning:
@@ -172,11 +193,14 @@ class AgentLoop:
         )
         observations, submitted = [], False
         for n, call in enumerate(calls):
-            result = self.toolbox.run(
-                call["function"]["name"], call["function"].get("arguments") or "{}"
-            )
+            name, arguments = call["function"]["name"], call["function"].get("arguments") or "{}"
+            if (placeholder := prompt_placeholder(name, arguments)) is not None:
+                result = ToolResult(placeholder_message(placeholder), failed=True)
+            else:
+                result = self.toolbox.run(name, arguments)
             submitted = submitted or result.submitted
-            observation = result.observation + (parsed.note if n == 0 else "")
+            repeat = self.guard.record(name, arguments, failed=result.failed)
+            observation = result.observation + (parsed.note if n == 0 else "") + repeat
             observations.append(observation)
             tool_msg: Message = {
                 "role": "tool",
@@ -191,13 +215,19 @@ class AgentLoop:
         return submitted
 
     def _actions(self, completion: Completion) -> Parsed:
+        parsed = self._parsed(completion)
+        if parsed.error is None and (missing := missing_arguments(parsed.calls)) is not None:
+            return Parsed(error=missing)
+        return parsed
+
+    def _parsed(self, completion: Completion) -> Parsed:
         if self.config.action_format == "text":
             return self._text_action(completion.content)
         if completion.tool_calls:
             calls = [self._normalized(call, n) for n, call in enumerate(completion.tool_calls)]
             return Parsed(calls, completion.content)
         return self._calls_in_text(completion.content) or Parsed(
-            error="Your reply did not call a tool."
+            error=no_call_error(completion.content)
         )
 
     def _text_action(self, content: str) -> Parsed:
@@ -205,7 +235,7 @@ class AgentLoop:
             action = parse_action(content)
         except FormatError as exc:
             # A model trained on tool calling may write one even when asked for fenced blocks.
-            return self._calls_in_text(content) or Parsed(error=str(exc))
+            return self._calls_in_text(content) or Parsed(error=no_call_error(content, str(exc)))
         call_id = f"call_{self.rollout_id or 0}_{len(self.messages)}"
         call = {
             "id": call_id,
@@ -227,8 +257,16 @@ class AgentLoop:
         if found is None:
             return None
         calls, prose = found
-        normalized = [self._normalized(call, n) for n, call in enumerate(calls)]
-        return Parsed(normalized, prose, repairs=("tool_call_in_text",))
+        first = self._normalized(calls[0], 0)
+        if len(calls) == 1:
+            return Parsed([first], prose, repairs=("tool_call_in_text",))
+        # One action per reply, as in the text format: the first runs, the rest are dropped.
+        return Parsed(
+            [first],
+            prose,
+            repairs=("tool_call_in_text", "extra_calls_dropped"),
+            note=dropped_note(len(calls) - 1),
+        )
 
     def _normalized(self, call: dict[str, Any], n: int) -> dict[str, Any]:
         # Some servers omit ids; the export needs every tool result tied to its call.

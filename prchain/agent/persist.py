@@ -51,6 +51,7 @@ class Recorder:
         self.lease = lease
         self.redact = Redactor(secrets)
         self.scrubbed = 0
+        self.open_stage: int | None = None  # started and not yet finished
 
     @property
     def redactions(self) -> int:
@@ -105,6 +106,7 @@ class Recorder:
         }
         with self._write() as session:
             upsert(session, RolloutStage, [row], ["rollout_id", "stage_idx"])
+        self.open_stage = stage_idx
 
     def stage_finished(self, stage_idx: int, **fields: Any) -> None:
         with self._write() as session:
@@ -114,6 +116,14 @@ class Recorder:
             for key, value in fields.items():
                 setattr(stage, key, self._clean(value))
             stage.finished_at = utcnow()
+        if self.open_stage == stage_idx:
+            self.open_stage = None
+
+    def fail(self, reason: str, **fields: Any) -> None:
+        """The rollout failed: the stage it was in and the rollout row both say so, with one reason."""
+        if self.open_stage is not None:
+            self.stage_finished(self.open_stage, status="failed", reason=reason)
+        self.finish("failed", reason, **fields)
 
     def judgement(
         self,
@@ -173,6 +183,14 @@ def new_rollout(engine: Engine, chain_id: int, **fields: Any) -> int:
         session.add(rollout)
         session.flush()
         return rollout.id
+
+
+def reopen(engine: Engine, rollout_id: int) -> None:
+    """A failed rollout being resumed is running again (its old reason no longer holds)."""
+    with session_scope(engine) as session:
+        rollout = session.get(Rollout, rollout_id)
+        if rollout is not None and rollout.status != "running":
+            rollout.status, rollout.reason, rollout.finished_at = "running", None, None
 
 
 def open_rollout(engine: Engine, chain_id: int) -> Rollout | None:

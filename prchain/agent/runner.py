@@ -34,7 +34,14 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.loop import AgentLoop, Counters
-from prchain.agent.persist import Recorder, new_rollout, open_rollout, passed_stages, rewind
+from prchain.agent.persist import (
+    Recorder,
+    new_rollout,
+    open_rollout,
+    passed_stages,
+    reopen,
+    rewind,
+)
 from prchain.agent.resume import rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, JudgeInputTooLarge, PrchainError
@@ -141,9 +148,11 @@ class ChainRunner:
                 scores=stored_scores(self.engine, existing.id),
                 retried=True,
             )
-        rollout_id = (
-            existing.id if existing else new_rollout(self.engine, chain_id, **self.rollout_fields)
-        )
+        if existing is not None:
+            rollout_id = existing.id
+            reopen(self.engine, rollout_id)  # a failed rollout resumes after its kept stages
+        else:
+            rollout_id = new_rollout(self.engine, chain_id, **self.rollout_fields)
         kept = passed_stages(self.engine, rollout_id)
         steps = rewind(self.engine, rollout_id, len(kept))
         if not steps:
@@ -162,10 +171,16 @@ class ChainRunner:
         except BudgetExhausted:
             raise  # the rollout stays `running`: the next run resumes it
         except PrchainError as exc:
-            recorder.finish("failed", f"{type(exc).__name__}: {exc}", **_totals(counters))
+            # Infrastructure (server, sandbox, store): one typed line; a rerun resumes the rollout.
+            reason = failure_reason(exc)
+            recorder.fail(reason, **_totals(counters))
             return RolloutResult(
-                chain_id, rollout_id, "failed", 0, str(exc), retried=existing is not None
+                chain_id, rollout_id, "failed", 0, reason, retried=existing is not None
             )
+        except Exception as exc:
+            # A bug: the rows still agree (nothing is left `running`), and the traceback is kept.
+            recorder.fail(f"internal error: {failure_reason(exc)}", **_totals(counters))
+            raise
         result = self._finish(task, rollout_id, recorder, counters, scores, reason)
         return replace(result, retried=existing is not None)
 
@@ -333,6 +348,17 @@ def stored_scores(engine: Engine, rollout_id: int) -> list[float | None]:
     with session_scope(engine) as session:
         query = select(RolloutStage.score).filter_by(rollout_id=rollout_id)
         return list(session.scalars(query.order_by(RolloutStage.stage_idx)))
+
+
+REASON_CHARS = 500
+
+
+def failure_reason(exc: BaseException) -> str:
+    """`ErrorType: first line of the message`: what a stored reason of a failed rollout holds."""
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    if len(text) > REASON_CHARS:
+        text = text[: REASON_CHARS - 1] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _over_cap(idx: int, what: str, diff: str) -> str | None:

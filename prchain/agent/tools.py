@@ -106,6 +106,7 @@ def truncate(text: str, limit: int) -> str:
 class ToolResult:
     observation: str
     submitted: bool = False
+    failed: bool = False  # a non-zero exit, a timeout or a tool error (the loop guard counts these)
 
 
 class ToolBox:
@@ -121,40 +122,45 @@ class ToolBox:
         try:
             args = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
-            return ToolResult(f"Error: the arguments of {name} are not valid JSON ({exc.msg}).")
+            return _error(f"Error: the arguments of {name} are not valid JSON ({exc.msg}).")
         if not isinstance(args, dict):
-            return ToolResult(f"Error: the arguments of {name} must be a JSON object.")
+            return _error(f"Error: the arguments of {name} must be a JSON object.")
         if name == SUBMIT:
             return ToolResult(
                 "Your work on this task has been submitted for review.", submitted=True
             )
         if name == "bash":
-            return ToolResult(truncate(self._bash(args), self.max_chars))
+            text, failed = self._bash(args)
+            return ToolResult(truncate(text, self.max_chars), failed=failed)
         if name == "str_replace_editor":
-            return ToolResult(truncate(self._edit(args), self.max_chars))
-        return ToolResult(
-            f"Error: unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}."
-        )
+            text, failed = self._edit(args)
+            return ToolResult(truncate(text, self.max_chars), failed=failed)
+        return _error(f"Error: unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}.")
 
-    def _bash(self, args: dict[str, Any]) -> str:
+    def _bash(self, args: dict[str, Any]) -> tuple[str, bool]:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
-            return "Error: `command` is required."
+            return "Error: `command` is required.", True
         result = self.env.execute(command, timeout=self.command_timeout)
         text = result.output
         if result.timed_out and "timeout" not in text[-200:]:
             text += f"\n[command timed out after {self.command_timeout:g} seconds and was killed]"
         elif result.exit_code != 0:
             text += f"\n[exit code {result.exit_code}]"
-        return text if text.strip() else "[no output]"
+        failed = result.timed_out or result.exit_code != 0
+        return (text if text.strip() else "[no output]"), failed
 
-    def _edit(self, args: dict[str, Any]) -> str:
+    def _edit(self, args: dict[str, Any]) -> tuple[str, bool]:
         try:
-            return self.editor.run(args)
+            return self.editor.run(args), False
         except EditorError as exc:
-            return f"Error: {exc}"
+            return f"Error: {exc}", True
         except ContainerDied:
             raise
         except (PrchainError, OSError, UnicodeDecodeError) as exc:
             # A file the sandbox cannot read (binary, permissions) must not end the rollout.
-            return f"Error: {exc}"
+            return f"Error: {exc}", True
+
+
+def _error(text: str) -> ToolResult:
+    return ToolResult(text, failed=True)

@@ -32,12 +32,19 @@ def dev() -> None:
 @click.option(
     "--port", default=8765, show_default=True, help="Port on 127.0.0.1 (0 picks a free one)."
 )
-def fake_llm(script: Path, port: int) -> None:
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Answer requests real servers refuse (null content, unknown roles, orphan tool results).",
+)
+def fake_llm(script: Path, port: int, lenient: bool) -> None:
     """Serve an OpenAI-compatible API on 127.0.0.1 that answers from a script, until Ctrl-C.
 
     Each rule answers requests for its `model` (omit it to match any model), optionally only
     when the last message contains `contains`, `times` times (null = forever). Point prchain at it
-    with the two exports it prints.
+    with the two exports it prints. Requests a real server refuses get that server's error
+    (`content: null` → 500 as from llama.cpp, an unknown role or a tool result without its call →
+    400) unless --lenient.
 
     Example:
 
@@ -48,7 +55,7 @@ def fake_llm(script: Path, port: int) -> None:
     """
     from prchain.dev.fake_llm import ScriptedLLMServer
 
-    server = ScriptedLLMServer(port=port)
+    server = ScriptedLLMServer(port=port, strict=not lenient)
     count = server.load_script(script)
     with server:
         click.echo(f"fake LLM serving {count} rules from {script} at {server.base_url}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sqlalchemy import Engine
 
@@ -25,6 +26,13 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     return Redactor(secrets, [*SECRET_PATTERNS, _KEY_PATTERN], replacement="***")(text)
 
 
+CallStatus = Literal["ok", "error", "format_error", "leaked", "rejected"]
+"""ok: a usable reply; error: the server failed; format_error: the role's parser refused the reply;
+leaked: it named what it must not (a query naming the gold patch's identifiers); rejected: another
+check of its content refused it. Every refused reply is kept out of the replay cache."""
+REFUSED: tuple[CallStatus, ...] = ("format_error", "leaked", "rejected")
+
+
 @dataclass(frozen=True)
 class CallRecord:
     role: str
@@ -35,7 +43,7 @@ class CallRecord:
     latency_ms: float = 0.0
     cost_usd: float = 0.0
     cached: bool = False
-    status: str = "ok"  # ok | error | invalid_output
+    status: CallStatus = "ok"
     error: str | None = None
     rollout_id: int | None = None
 
@@ -91,9 +99,23 @@ class Usage:
         return self.calls - self.cached_calls
 
 
-def record_call(engine: Engine | None, record: CallRecord) -> None:
+def record_call(engine: Engine | None, record: CallRecord) -> int | None:
+    """Store the call; its row id (None without a store)."""
     if engine is None:
-        return
+        return None
     fields = {**record.__dict__, "error": storable(record.error)[0]}
     with session_scope(engine) as session:
-        session.add(LLMCall(**fields))
+        row = LLMCall(**fields)
+        session.add(row)
+        session.flush()
+        return int(row.id)
+
+
+def mark_refused(engine: Engine | None, call_id: int | None, status: CallStatus, why: str) -> None:
+    """A reply refused after it was recorded (e.g. a query found leaking) says so in its row."""
+    if engine is None or call_id is None:
+        return
+    with session_scope(engine) as session:
+        row = session.get(LLMCall, call_id)
+        if row is not None:
+            row.status, row.error = status, storable(why)[0]

@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,11 +23,11 @@ from prchain.core.errors import ContextOverflow, LLMError, LLMOutputInvalid, LLM
 from prchain.core.text import storable
 from prchain.llm.budget import Budget
 from prchain.llm.cache import ResponseCache, cache_key
-from prchain.llm.calls import CallRecord, Usage, record_call, redact
+from prchain.llm.calls import CallRecord, CallStatus, Usage, mark_refused, record_call, redact
 from prchain.llm.config import LLMConfig
 from prchain.llm.pricing import cost_usd
 from prchain.llm.prompts import render
-from prchain.llm.protocol import Completion, Message
+from prchain.llm.protocol import Completion, Message, sendable
 from prchain.llm.reasoning import split_reasoning
 from prchain.llm.repairs import Repaired, RepairKind, record_repairs
 
@@ -92,13 +93,15 @@ class LLMClient:
         attempts: int | None = None,
         tools: list[dict[str, Any]] | None = None,
         rollout_id: int | None = None,
+        first_attempt: int = 0,
     ) -> tuple[T, Completion]:
         """A reply `parse` accepts; after an LLMOutputInvalid the model is told what was wrong and asked again.
 
         Only replies `parse` accepts are cached, so a rerun asks the server again instead of
         replaying a malformed reply; each attempt has its own cache key.
         A retry is a different request (a higher temperature, the attempt named in the feedback),
-        so the same bad reply is not bought twice.
+        so the same bad reply is not bought twice. `first_attempt` > 0 continues a caller's own
+        retries (e.g. after a leaking reply) at the temperature they have reached.
         """
         attempts = attempts or self.config.max_retries + 1
         conversation = list(messages)
@@ -109,7 +112,7 @@ class LLMClient:
                 conversation,
                 tools,
                 rollout_id,
-                attempt=attempt,
+                attempt=first_attempt + attempt,
                 check=lambda reply: parse(reply.content),
             )
             try:
@@ -133,9 +136,12 @@ class LLMClient:
         parse: Callable[[str], Repaired[T]],
         *,
         rollout_id: int | None = None,
+        first_attempt: int = 0,
     ) -> tuple[T, Completion]:
         """complete_parsed for a parser that repairs format-only defects; each repair is recorded."""
-        parsed, completion = self.complete_parsed(role, messages, parse, rollout_id=rollout_id)
+        parsed, completion = self.complete_parsed(
+            role, messages, parse, rollout_id=rollout_id, first_attempt=first_attempt
+        )
         self.record_repairs(role, parsed.kinds, rollout_id)
         return parsed.value, completion
 
@@ -159,8 +165,8 @@ class LLMClient:
         key = cache_key({**request, **draw})
         if self.config.cache and (hit := self.cache.get(key)) is not None:
             completion = _from_cached(hit)
-            self._record(role, key, completion, rollout_id)
-            return completion
+            call_id = self._record(role, key, completion, rollout_id)
+            return replace(completion, cache_key=key, call_id=call_id)
         reservation = self.budget.reserve(request["model"], request)  # BudgetExhausted stops here
         answer: Completion | None = None
         try:
@@ -170,10 +176,28 @@ class LLMClient:
             self.budget.release(
                 reservation, done.prompt_tokens, done.completion_tokens, done.cost_usd
             )
+        # Only a reply its role's check accepts is replayed: a rerun asks again instead.
+        refused = _refusal(check, answer)
+        call_id = self._record(
+            role,
+            key,
+            answer,
+            rollout_id,
+            status="format_error" if refused else "ok",
+            error=refused,
+        )
         if self.config.cache:
-            refused = _refusal(check, answer)
             self.cache.put(key, role, answer.model, _to_cached(answer), error=refused)
-        return answer
+        return replace(answer, cache_key=key, call_id=call_id)
+
+    def refuse(self, role: str, completion: Completion, status: CallStatus, why: str) -> None:
+        """A reply refused after its call (a leaking query, a judge comment quoting the reference):
+        its call row says so and the cache never replays it."""
+        mark_refused(self.engine, completion.call_id, status, why)
+        if self.config.cache and completion.cache_key:
+            self.cache.put(
+                completion.cache_key, role, completion.model, _to_cached(completion), error=why
+            )
 
     def _request(
         self,
@@ -182,12 +206,16 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         attempt: int = 0,
     ) -> dict[str, Any]:
-        return {
+        request: dict[str, Any] = {
             "model": self.config.model_for(role),
-            "messages": messages,
+            "messages": sendable(messages),
             "tools": tools or None,
             "temperature": self.config.temperature_for(role, attempt),
         }
+        # Only when set, so requests without a cap keep the cache keys they always had.
+        if (max_tokens := self.config.max_tokens.get(role)) is not None:
+            request["max_tokens"] = max_tokens
+        return request
 
     def _call_server(
         self, role: str, request: dict[str, Any], key: str, rollout_id: int | None
@@ -203,9 +231,7 @@ class LLMClient:
             self._record(role, key, None, rollout_id, model=request["model"], error=str(error))
             raise error from None
         latency_ms = (time.perf_counter() - started) * 1000
-        completion = self._completion(request["model"], response, latency_ms)
-        self._record(role, key, completion, rollout_id)
-        return completion
+        return self._completion(request["model"], response, latency_ms)
 
     def _completion(self, model: str, response: Any, latency_ms: float) -> Completion:
         if not response.choices:
@@ -286,8 +312,9 @@ class LLMClient:
         rollout_id: int | None,
         *,
         model: str = "",
+        status: CallStatus | None = None,
         error: str | None = None,
-    ) -> None:
+    ) -> int | None:
         done = completion or Completion(content="", model=model)
         record = CallRecord(
             role=role,
@@ -298,12 +325,12 @@ class LLMClient:
             latency_ms=done.latency_ms,
             cost_usd=done.cost_usd,
             cached=done.cached,
-            status="error" if error else "ok",
+            status=status or ("error" if error else "ok"),
             error=error,
             rollout_id=rollout_id,
         )
         self.usage.add(record)
-        record_call(self.engine, record)
+        return record_call(self.engine, record)
 
 
 def _refusal(check: Check | None, completion: Completion) -> str | None:
@@ -344,7 +371,7 @@ def _retry_after(exc: openai.APIStatusError) -> float:
 
 
 def _typed_error(role: str, model: str, exc: openai.OpenAIError, secret: str) -> LLMError:
-    message = redact(f"{role} ({model}): {type(exc).__name__}: {exc}", (secret,))
+    message = redact(f"{role} ({model}): {server_said(exc)}", (secret,))
     if isinstance(exc, RETRYABLE):
         return LLMUnavailable(f"{message} (gave up after the retry budget)")
     if isinstance(exc, openai.AuthenticationError):
@@ -352,6 +379,42 @@ def _typed_error(role: str, model: str, exc: openai.OpenAIError, secret: str) ->
     if isinstance(exc, openai.BadRequestError) and _is_context_overflow(exc):
         return ContextOverflow(message)
     return LLMError(message)
+
+
+SAID_CHARS = 300  # of the server's own message in a stored reason
+
+
+def server_said(exc: openai.OpenAIError) -> str:
+    """One line for a failed request: the HTTP status and the first line of the server's message.
+
+    The SDK's str() is the whole decoded error object (`Error code: 500 - {'error': {...}}`) and
+    some servers put a stack trace in the message; neither belongs in a stored reason.
+    """
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {_first_line(_error_message(exc.body) or exc.message)}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return "could not connect to the server" + (
+            f" ({_first_line(str(cause))})" if cause is not None else ""
+        )
+    return f"{type(exc).__name__}: {_first_line(str(exc))}"
+
+
+def _error_message(body: object) -> str:
+    """The message inside an error body: {"error": {"message": …}}, {"error": "…"}, {"message": …}."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("message") or inner.get("detail") or "")
+        return str(inner or "")
+    return str(body or "")
+
+
+def _first_line(text: str) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= SAID_CHARS else line[: SAID_CHARS - 1] + "…"
 
 
 # Servers word it differently: OpenAI sends the code `context_length_exceeded`; vLLM, SGLang and

@@ -1,6 +1,6 @@
 """Configuration of the LLM client shared by every role."""
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 ROLES = (
     "query_constructor",
@@ -50,6 +50,11 @@ class LLMConfig(BaseModel):
     )
     temperature: dict[str, float] = Field(
         default_factory=dict, description="Sampling temperature per role."
+    )
+    max_tokens: dict[str, PositiveInt] = Field(
+        default_factory=dict,
+        description="Longest reply per role, in tokens (the request's max_tokens), e.g. "
+        "{policy: 2048, judge: 512}; unset leaves it to the server.",
     )
     workers: int = Field(4, ge=1, description="Concurrent requests.")
     max_retries: int = Field(

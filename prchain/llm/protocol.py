@@ -25,13 +25,26 @@ class Completion:
     cached: bool = False
     finish_reason: str | None = None
     reasoning: str = ""  # reasoning_content / reasoning field, or the <think> block
+    # Where the reply is kept (cache entry, llm_calls row), so a later check can refuse it.
+    cache_key: str = field(default="", compare=False)
+    call_id: int | None = field(default=None, compare=False)
 
     def as_message(self) -> Message:
         """The assistant message to append to a conversation."""
-        message: Message = {"role": "assistant", "content": self.content or None}
+        # A string even beside tool calls: llama.cpp's server answers `null` with HTTP 500.
+        message: Message = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
         return message
+
+
+def sendable(messages: list[Message]) -> list[Message]:
+    """The conversation as every common server accepts it: `content` is never `null` (OpenAI allows
+    it beside tool calls, llama.cpp's server answers it with HTTP 500), so it becomes ""."""
+    return [
+        {**message, "content": ""} if message.get("content", "") is None else message
+        for message in messages
+    ]
 
 
 class ChatLLM(Protocol):

@@ -21,6 +21,7 @@ RepairKind = Literal[
     "markup_stripped",  # backticks or markdown emphasis taken out of prose (queries)
     "extra_blocks_ignored",  # text actions: the first action block ran, the others were ignored
     "tool_call_in_text",  # tools mode: a call written as text was parsed as that call
+    "extra_calls_dropped",  # calls written as text: the first ran, the others were dropped
 ]
 REPAIR_KINDS: tuple[str, ...] = get_args(RepairKind)
 

@@ -90,7 +90,7 @@ class Blind:
                 calls = [self._call(c) for c in reply.tool_calls]
                 assistant = {
                     "role": "assistant",
-                    "content": reply.content or None,
+                    "content": reply.content or "",
                     "tool_calls": calls,
                 }
                 return assistant, reply.completion_tokens
@@ -180,7 +180,7 @@ class Curator:
                 raise ValueError(f'"tool_call" must name one of {", ".join(TOOL_NAMES)}')
             return {
                 "role": "assistant",
-                "content": str(data.get("content") or "") or None,
+                "content": str(data.get("content") or ""),
                 "tool_calls": [shaped_call(call["name"], call.get("arguments") or {}, call_id)],
             }
 

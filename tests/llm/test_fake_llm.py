@@ -82,14 +82,16 @@ def test_contains_selects_among_rules_of_one_model(fake_llm: ScriptedLLMServer) 
 def test_errors_are_openai_shaped(fake_llm: ScriptedLLMServer) -> None:
     fake_llm.push(model="m", status=429, retry_after=2)
     request = urllib.request.Request(
-        f"{fake_llm.base_url}/chat/completions", json.dumps({"model": "m", "messages": []}).encode()
+        f"{fake_llm.base_url}/chat/completions",
+        json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode(),
     )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request)
     assert caught.value.code == 429 and caught.value.headers["Retry-After"] == "2"
     assert json.loads(caught.value.read())["error"]["type"] == "rate_limit_error"
     status, body = _post(
-        f"{fake_llm.base_url}/chat/completions", {"model": "nobody", "messages": []}
+        f"{fake_llm.base_url}/chat/completions",
+        {"model": "nobody", "messages": [{"role": "user", "content": "hi"}]},
     )
     assert status == 500 and "'nobody'" in body["error"]["message"]
 
