@@ -155,9 +155,8 @@ class AgentLoop:
                 format_errors += 1
                 self._format_error(completion, parsed.error, format_errors)
                 if format_errors >= self.config.max_format_errors:
-                    return StageRun(
-                        False, f"{format_errors} consecutive replies without a usable action"
-                    )
+                    replies = "reply" if format_errors == 1 else "consecutive replies"
+                    return StageRun(False, f"{format_errors} {replies} without a usable action")
                 continue
             format_errors = 0
             if self._act(completion, parsed):

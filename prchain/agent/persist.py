@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from environments.protocol import Transition
@@ -51,7 +51,6 @@ class Recorder:
         self.lease = lease
         self.redact = Redactor(secrets)
         self.scrubbed = 0
-        self.open_stage: int | None = None  # started and not yet finished
 
     @property
     def redactions(self) -> int:
@@ -106,7 +105,6 @@ class Recorder:
         }
         with self._write() as session:
             upsert(session, RolloutStage, [row], ["rollout_id", "stage_idx"])
-        self.open_stage = stage_idx
 
     def stage_finished(self, stage_idx: int, **fields: Any) -> None:
         with self._write() as session:
@@ -116,13 +114,15 @@ class Recorder:
             for key, value in fields.items():
                 setattr(stage, key, self._clean(value))
             stage.finished_at = utcnow()
-        if self.open_stage == stage_idx:
-            self.open_stage = None
 
     def fail(self, reason: str, **fields: Any) -> None:
         """The rollout failed: the stage it was in and the rollout row both say so, with one reason."""
-        if self.open_stage is not None:
-            self.stage_finished(self.open_stage, status="failed", reason=reason)
+        with self._write() as session:
+            session.execute(
+                update(RolloutStage)
+                .where(RolloutStage.rollout_id == self.rollout_id, RolloutStage.status == "running")
+                .values(status="failed", reason=self._clean(reason), finished_at=utcnow())
+            )
         self.finish("failed", reason, **fields)
 
     def judgement(

@@ -10,15 +10,16 @@ from __future__ import annotations
 from sqlalchemy import Engine, func, select
 
 from prchain.agent.config import AgentConfig
+from prchain.agent.loop import CHARS_PER_TOKEN, PROMPTS
 from prchain.agent.tasks import pending_chains
 from prchain.llm.config import LLMConfig
 from prchain.llm.estimate import RoleEstimate, estimate_role
+from prchain.llm.prompts import render
 from sql.db import session_scope
 from sql.models import ChainStage, LLMCall, RolloutStage
 
 ASSUMED_POLICY_PROMPT = 8_000  # tokens per policy call when the store has no history
 ASSUMED_POLICY_COMPLETION = 300
-ASSUMED_JUDGE_PROMPT = 3_000
 ASSUMED_JUDGE_COMPLETION = 150
 
 
@@ -28,14 +29,18 @@ def plan_rollouts(
     engine: Engine,
     chain_ids: tuple[int, ...] | list[int] = (),
     limit: int | None = None,
+    redo: tuple[int, ...] | list[int] = (),
 ) -> list[RoleEstimate]:
-    todo = pending_chains(engine, chain_ids, limit)
+    todo = pending_chains(engine, chain_ids, limit, redo=redo)
     with session_scope(engine) as session:
-        stages = (
-            session.scalar(select(func.count()).where(ChainStage.chain_id.in_(todo))) or 0
+        rows = (
+            session.execute(
+                select(ChainStage.query, ChainStage.gold_patch).where(ChainStage.chain_id.in_(todo))
+            ).all()
             if todo
-            else 0
+            else []
         )
+        stages = len(rows)
         done_stages = session.scalar(select(func.count()).select_from(RolloutStage)) or 0
         policy_calls = session.scalar(
             select(func.count()).where(LLMCall.role == "policy", LLMCall.rollout_id.is_not(None))
@@ -55,7 +60,14 @@ def plan_rollouts(
             engine,
             "judge",
             stages,
+            prompt_tokens=sum(judge_prompt_tokens(query or "", gold) for query, gold in rows),
             completion_per_call=ASSUMED_JUDGE_COMPLETION,
-            prompt_per_call=ASSUMED_JUDGE_PROMPT,
         ),
     ]
+
+
+def judge_prompt_tokens(query: str, gold_patch: str) -> int:
+    """The judge's prompt for a stage, rendered with its real query and gold patch and, standing
+    in for the agent's patch, one of the same size (a long gold patch makes a long prompt)."""
+    text = render(PROMPTS, "judge.j2", query=query, gold_patch=gold_patch, agent_patch=gold_patch)
+    return len(text) // CHARS_PER_TOKEN

@@ -109,8 +109,10 @@ class ChainRunner:
             max_prompt_tokens=config.max_judge_prompt_tokens,
         )
 
-    def run(self, chain_id: int) -> RolloutResult:
-        """Claim the chain's lease and roll it out; a chain another live runner holds is left alone."""
+    def run(self, chain_id: int, *, redo: bool = False) -> RolloutResult:
+        """Claim the chain's lease and roll it out; a chain another live runner holds is left alone.
+
+        `redo` starts a new rollout beside the chain's earlier one, whatever its status."""
         task = load_chain(self.engine, chain_id)
         owner, config = new_owner_id(), self.config
         if not self._claim(chain_id, owner):
@@ -118,7 +120,7 @@ class ChainRunner:
             return RolloutResult(chain_id, 0, "busy", reason=f"rolled out by {holder}")
         with Lease(self.engine, chain_id, owner, config.lease_heartbeat_seconds) as lease:
             try:
-                return self._run_claimed(task, lease)
+                return self._run_claimed(task, lease, redo)
             except LeaseLost as exc:  # nothing more may be written: the new owner carries on
                 return RolloutResult(chain_id, 0, "busy", reason=str(exc))
 
@@ -133,9 +135,13 @@ class ChainRunner:
             time.sleep(0.5)
         return True
 
-    def _run_claimed(self, task: ChainTask, lease: Lease) -> RolloutResult:
+    def _run_claimed(self, task: ChainTask, lease: Lease, redo: bool = False) -> RolloutResult:
         chain_id = task.chain_id
         existing = open_rollout(self.engine, chain_id)
+        if redo and existing is not None:
+            if existing.status == "running":  # else a later run would resume it, not the redo
+                Recorder(self.engine, existing.id, lease=lease).fail("superseded by a redo")
+            existing = None
         if existing is not None and existing.status in FINISHED:
             # e.g. the worker finished the chain but died before Ray heard back: the rerun task
             # reports what is stored, not that it did nothing.

@@ -63,17 +63,40 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
         ]
         overview = chain.overview or (
             f"{len(stages)} related changes to {repo.full_name}, in the order they were made."
+            if len(stages) != 1
+            else f"One change to {repo.full_name}."
         )
         return ChainTask(chain_id, repo.full_name, repo.clone_path, overview, stages)
 
 
 def pending_chains(
-    engine: Engine, chain_ids: Iterable[int] = (), limit: int | None = None
+    engine: Engine,
+    chain_ids: Iterable[int] = (),
+    limit: int | None = None,
+    *,
+    redo: Iterable[int] = (),
 ) -> list[int]:
-    """Chains whose every stage has a query and that have no finished rollout, in id order.
+    """Chains whose every stage has a query and that have no finished rollout, in id order;
+    chains in `redo` are pending whatever their rollouts.
 
     Asked-for chains that do not exist are an error (NothingToDo naming them), not "finished".
     """
+    again = set(redo)
+    ready = ready_chains(engine, [*chain_ids, *again])
+    with session_scope(engine) as session:
+        done = set(
+            session.scalars(
+                select(Rollout.chain_id).where(
+                    Rollout.status.in_(FINISHED), Rollout.source == "agent"
+                )
+            )
+        )
+    todo = [cid for cid in ready if cid not in done or cid in again]
+    return todo[:limit] if limit else todo
+
+
+def ready_chains(engine: Engine, chain_ids: Iterable[int] = ()) -> list[int]:
+    """Chains whose every stage has a query (rolled out or not), in id order."""
     wanted = set(chain_ids)
     with session_scope(engine) as session:
         every = list(session.scalars(select(Chain.id).order_by(Chain.id)))
@@ -86,16 +109,8 @@ def pending_chains(
                 hint="`prchain chains list` shows the chains there are",
             )
         ids = [cid for cid in every if not wanted or cid in wanted]
-        done = set(
-            session.scalars(
-                select(Rollout.chain_id).where(
-                    Rollout.status.in_(FINISHED), Rollout.source == "agent"
-                )
-            )
-        )
         unready = set(
             session.scalars(select(ChainStage.chain_id).where(ChainStage.query.is_(None)))
         )
         staged = set(session.scalars(select(ChainStage.chain_id)))
-    todo = [cid for cid in ids if cid not in done and cid in staged and cid not in unready]
-    return todo[:limit] if limit else todo
+    return [cid for cid in ids if cid in staged and cid not in unready]

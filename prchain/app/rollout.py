@@ -19,12 +19,13 @@ from environments.config import EnvironmentConfig
 from environments.protocol import Environment, StageSpec
 from prchain.agent.lease import busy_chains
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
-from prchain.agent.tasks import ChainTask, pending_chains
+from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
 from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import RolloutWork
 from prchain.core.errors import NothingToDo
+from prchain.core.text import plural
 from prchain.llm.protocol import ChatLLM
 from prchain.scale.protocol import Done, Needs
 
@@ -123,26 +124,34 @@ def rollout_from_config(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[RolloutResult], None] | None = None,
     notify: Notify = print,
+    redo: Iterable[int] = (),
 ) -> list[RolloutResult]:
     """What `prchain rollout` does: pick pending chains and roll each out on the configured backend,
-    one sandbox per chain. Each result says which node ran it."""
+    one sandbox per chain. Each result says which node ran it. Chains in `redo` get a new rollout
+    beside their earlier one. An empty list: every chain asked for has a finished rollout."""
     from sql.db import make_engine
 
+    again = frozenset(redo)
     engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
-    pending = pending_chains(engine, chain_ids)
+    pending = pending_chains(engine, chain_ids, redo=again)
     # Chains another live runner holds are left to it (the claim re-checks this atomically).
     busy = busy_chains(engine, config.agent.lease_timeout_seconds)
     todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
+    ready = todo or ready_chains(engine, chain_ids)
     engine.dispose()
     if not todo:
         if pending:
             raise NothingToDo(
-                f"{len(pending)} pending chain(s) are all being rolled out by other runners",
+                f"{plural(len(pending), 'pending chain')} "
+                f"{'is' if len(pending) == 1 else 'are all'} being rolled out by other runners",
                 hint="let them finish; a runner that died elsewhere frees its chains after "
                 "agent.lease_timeout_seconds",
             )
+        if ready:
+            return []  # all work done: every chain with queries has a finished rollout
         raise NothingToDo(
-            "no chain is waiting for a rollout (every chain with queries has a finished rollout)"
+            "no chain has its queries yet, so none can be rolled out",
+            hint="run the earlier pipeline steps first (mine → chains build → queries build)",
         )
     if on_start is not None:
         on_start(len(todo))
@@ -153,7 +162,10 @@ def rollout_from_config(
 
     with backend_for(config, workers=config.agent.workers, notify=notify) as backend:
         done = backend.map(
-            RolloutWork(portable(config)), todo, needs=Needs(sandboxes=1), on_done=report
+            RolloutWork(portable(config), redo=again),
+            todo,
+            needs=Needs(sandboxes=1),
+            on_done=report,
         )
     return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
 
@@ -166,12 +178,16 @@ def as_result(done: Done[int, RolloutResult]) -> RolloutResult:
 
 
 def plan_rollouts_from_config(
-    config: Config, *, chain_ids: Iterable[int] = (), limit: int | None = None
+    config: Config,
+    *,
+    chain_ids: Iterable[int] = (),
+    limit: int | None = None,
+    redo: Iterable[int] = (),
 ) -> list[Any]:
     """What `prchain rollout --dry-run` prints: expected calls, tokens and cost per role."""
     from prchain.agent.plan import plan_rollouts
     from sql.db import make_engine
 
     return plan_rollouts(
-        config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit
+        config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit, list(redo)
     )

@@ -66,10 +66,11 @@ class _Lazy:
 class RolloutWork(_Lazy):
     """Roll out one chain (resuming its rollout if an earlier attempt died)."""
 
+    redo: frozenset[int] = frozenset()  # chains to roll out again, beside their old rollout
     _runner: ChainRunner | None = field(default=None, init=False, repr=False)
 
     def __call__(self, chain_id: int) -> RolloutResult:
-        return self.runner().run(chain_id)
+        return self.runner().run(chain_id, redo=chain_id in self.redo)
 
     def runner(self) -> ChainRunner:
         from prchain.app.rollout import make_chain_runner

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from prchain.cli.exits import CONTRACT, status_of
 from prchain.core.errors import PrchainError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -33,8 +34,31 @@ COMMAND_MODULES = (
 )
 
 
+def _with_contract(
+    command: click.Command, ctx: click.Context, formatter: click.HelpFormatter
+) -> None:
+    click.Command.format_epilog(command, ctx, formatter)
+    formatter.write_paragraph()
+    with formatter.indentation():
+        formatter.write_text(CONTRACT)
+
+
+class PrchainCommand(click.Command):
+    """Every command's help ends with the exit-status contract (prchain.cli.exits)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _with_contract(self, ctx, formatter)
+
+
 class PrchainGroup(click.Group):
-    """Turns deliberate errors into one clear line and exit code 1 instead of a traceback."""
+    """Turns deliberate errors into one clear line and the contract's exit status (1 failed work,
+    2 usage or configuration) instead of a traceback."""
+
+    command_class = PrchainCommand
+    group_class = type  # subgroups are PrchainGroups too: the contract holds at every level
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _with_contract(self, ctx, formatter)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -52,7 +76,7 @@ def _fail(exc: PrchainError) -> None:
     click.secho(f"error: {exc}", fg="red", err=True)
     if exc.hint:
         click.echo(f"hint: {exc.hint}", err=True)
-    sys.exit(1)
+    sys.exit(status_of(exc))
 
 
 def _known_failure(exc: Exception) -> PrchainError | None:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from rich import box
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -38,19 +39,19 @@ def budget_overrides(budget_usd: float | None, budget_tokens: int | None) -> dic
 
 
 def estimate_table(rows: Sequence[RoleEstimate], title: str) -> Table:
-    table = Table(title=title)
-    for column in (
-        "role",
-        "model",
-        "calls",
-        "prompt tokens",
-        "completion tokens",
-        "cost $",
-        "basis",
-    ):
-        table.add_column(
-            column, justify="right" if "tok" in column or column in ("calls", "cost $") else "left"
-        )
+    """Numbers never wrap and the basis of each row goes below the table, so 80 columns hold it."""
+    basis = "; ".join(f"{r.role}: {r.basis}" for r in rows)
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        caption=f"basis: {basis}" if rows else None,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    table.add_column("role", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    for column in ("calls", "prompt tok", "compl. tok", "cost $"):
+        table.add_column(column, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(
             r.role,
@@ -59,11 +60,10 @@ def estimate_table(rows: Sequence[RoleEstimate], title: str) -> Table:
             f"{r.prompt_tokens:,}",
             f"{r.completion_tokens:,}",
             f"{r.cost_usd:.4f}",
-            r.basis,
         )
     total = sum(r.cost_usd for r in rows)
     tokens = sum(r.prompt_tokens + r.completion_tokens for r in rows)
     table.add_row(
-        "total", "", str(sum(r.calls for r in rows)), "", f"{tokens:,} (all)", f"{total:.4f}", ""
+        "total", f"{tokens:,} tokens", str(sum(r.calls for r in rows)), "", "", f"{total:.4f}"
     )
     return table

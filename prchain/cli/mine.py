@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -109,22 +110,17 @@ def mine_command(
 
 
 def summary_table(summary: MineSummary) -> Table:
-    table = Table(title="prchain mine")
-    table.add_column(
-        "repository", no_wrap=True, min_width=max((len(r.repo) for r in summary.repos), default=10)
+    """One row per repository; numbers never wrap, the name folds, so 80 columns hold it."""
+    table = Table(
+        title="prchain mine",
+        box=box.SIMPLE_HEAD,
+        caption=_per_pr_caption(summary),
+        collapse_padding=True,
+        pad_edge=False,
     )
-    columns = (
-        "source",
-        "PRs new/upd",
-        "issues",
-        "refs",
-        "PR→PR",
-        "API req (/PR)",
-        "points (/PR)",
-        "s",
-    )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "source" else "right")
+    table.add_column("repository", overflow="fold", min_width=12)
+    for column in ("source", "PRs new/upd", "issues", "refs", "PR→PR", "API req", "points", "s"):
+        table.add_column(column, justify="left" if column == "source" else "right", no_wrap=True)
     for r in summary.repos:
         table.add_row(
             r.repo,
@@ -133,8 +129,16 @@ def summary_table(summary: MineSummary) -> Table:
             str(r.issues),
             str(r.references),
             str(r.pr_pr_references),
-            f"{r.requests} ({r.requests_per_pr:.2f})",
-            f"{r.points} ({r.points_per_pr:.3f})",
+            str(r.requests),
+            str(r.points),
             f"{r.seconds:.1f}",
         )
     return table
+
+
+def _per_pr_caption(summary: MineSummary) -> str:
+    """Requests and rate-limit points per PR, per repository (the cost of mining one PR)."""
+    return "; ".join(
+        f"{r.repo}: {r.requests_per_pr:.2f} req/PR, {r.points_per_pr:.3f} points/PR"
+        for r in summary.repos
+    )

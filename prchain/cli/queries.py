@@ -11,7 +11,9 @@ from rich.table import Table
 
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
+from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
+from prchain.core.text import plural
 
 if TYPE_CHECKING:
     from chains.queries import QuerySummary
@@ -104,6 +106,8 @@ def build(
     Console().print(summary_table(summary))
     for failure in summary.failures[:20]:
         click.secho(f"failed: {failure}", fg="yellow", err=True)
+    failed = len(summary.failures)  # stages, overviews and chains whose task was lost
+    finish(failed, f"{plural(failed, 'item')} could not be written; rerun to retry them")
 
 
 def summary_table(summary: QuerySummary) -> Table:

@@ -16,19 +16,31 @@ from rich.text import Text
 from prchain.app.choices import CONFLICT_POLICIES, EXPORT_FORMATS, KEEP_POLICIES, PRM_VARIANTS
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
+from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import NothingToDo
+from prchain.core.text import plural
 
 if TYPE_CHECKING:
     from prchain.app.views import RolloutResult, RolloutView
 
 PREVIEW = 300  # characters of each message `trajectories show` prints
+FAILED = ("failed", "lost")  # results that end `prchain rollout` with exit status 1
 
 
 @main.command()
 @config_options
 @click.option(
     "--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable)."
+)
+@click.option(
+    "--redo",
+    "redo",
+    type=int,
+    multiple=True,
+    metavar="ID",
+    help="Roll this chain out again (finished or failed), as a new rollout beside the old one "
+    "(repeatable).",
 )
 @click.option("--limit", type=int, help="Roll out at most N pending chains.")
 @click.option(
@@ -59,6 +71,7 @@ def rollout(
     overrides: tuple[str, ...],
     db_url: str | None,
     chains: tuple[int, ...],
+    redo: tuple[int, ...],
     limit: int | None,
     workers: int | None,
     policy: str | None,
@@ -75,10 +88,11 @@ def rollout(
     """Roll the agent through each pending chain, judge every stage, keep or reject the trajectory.
 
     A killed run resumes where it stopped: finished stages are kept and the interrupted stage
-    starts again from its beginning. Chains with a finished rollout are skipped. With --backend ray
-    each chain is one Ray task on whichever node has a free sandbox slot (see docs/scale.md).
-    starts again from its beginning. Chains with a finished rollout are skipped. A budget
-    (--budget-usd / --budget-tokens, shared by all workers) stops the run the same resumable way.
+    starts again from its beginning; so does a rollout that failed on infrastructure (a server or
+    sandbox failure), once rerun. Chains with a finished rollout are skipped; --redo ID rolls one
+    out again beside the old rollout. A budget (--budget-usd / --budget-tokens, shared by all
+    workers) stops the run the same resumable way. With --backend ray each chain is one Ray task
+    on whichever node has a free sandbox slot (see docs/scale.md).
 
     Example:
 
@@ -86,6 +100,7 @@ def rollout(
       prchain rollout --workers 4
       prchain rollout --backend ray --ray-address auto --db postgresql+psycopg://prchain@db/prchain
       prchain rollout --chain 12 --keep prefix --prm DR --prm-every 5
+      prchain rollout --redo 12
       prchain rollout --dry-run && prchain rollout --budget-usd 20
     """
     config = build_config(
@@ -107,7 +122,7 @@ def rollout(
     from prchain.app.rollout import plan_rollouts_from_config, rollout_from_config
 
     if dry_run:
-        rows = plan_rollouts_from_config(config, chain_ids=chains, limit=limit)
+        rows = plan_rollouts_from_config(config, chain_ids=chains, limit=limit, redo=redo)
         Console().print(estimate_table(rows, "rollout --dry-run"))
         return
 
@@ -129,8 +144,21 @@ def rollout(
             on_start=lambda n: progress.update(task, total=n),
             on_done=done,
             notify=lambda message: console.print(escape(message)),
+            redo=redo,
         )
+    if not results:
+        click.echo(
+            "nothing to do: every chain with queries has a finished rollout "
+            "(`prchain rollout --redo ID` rolls one out again)"
+        )
+        return
     Console().print(_results_table(results))
+    failed = [r for r in results if r.status in FAILED]
+    finish(
+        len(failed),
+        f"{plural(len(failed), 'rollout')} failed; fix the cause and rerun to resume "
+        "(finished stages are kept)",
+    )
 
 
 def _progress(console: Console) -> Progress:

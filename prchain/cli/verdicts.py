@@ -10,8 +10,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
+from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
 from prchain.cli.rollout import _progress
+from prchain.core.text import plural
 
 if TYPE_CHECKING:
     from prchain.verdicts.verify import StageReport
@@ -77,6 +79,10 @@ def verify(
         )
     Console().print(_table(reports))
     Console().print(_totals(reports))
+    # A sandbox that failed, or a repository without a test command, needs the user; an
+    # unusable stage is a finding about the data, not a failure.
+    failed = sum(r.result in ("error", "unconfigured") for r in reports)
+    finish(failed, f"{plural(failed, 'stage')} could not be verified (see the reasons above)")
 
 
 def _table(reports: list[StageReport]) -> Table:

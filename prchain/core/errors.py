@@ -11,6 +11,8 @@ class PrchainError(Exception):
     """Base of every error prchain raises deliberately."""
 
     hint: str = ""
+    # The CLI's exit status (prchain.cli.exits): 1 work failed, 2 usage or configuration error.
+    exit_status: int = 1
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -20,6 +22,7 @@ class PrchainError(Exception):
 
 class ConfigError(PrchainError):
     hint = "check your config file and --set overrides (prchain config show prints the result)"
+    exit_status = 2
 
 
 class UnknownName(ConfigError):
@@ -28,10 +31,12 @@ class UnknownName(ConfigError):
 
 class MissingCredentials(PrchainError):
     hint = "export GITHUB_TOKEN=<token>[,<token>...] or mine a local clone with --source git"
+    exit_status = 2
 
 
 class BadCredentials(PrchainError):
     hint = "the token was refused (401); create a new one or check GITHUB_TOKEN"
+    exit_status = 2
 
 
 class RepoNotFound(PrchainError):
@@ -40,6 +45,7 @@ class RepoNotFound(PrchainError):
 
 class InvalidRepoName(PrchainError):
     hint = "repositories are written owner/name, e.g. astral-sh/ruff"
+    exit_status = 2
 
 
 class RateLimited(PrchainError):
@@ -83,6 +89,12 @@ class ContainerDied(EnvironmentFailure):
 
 class LLMError(PrchainError):
     hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
+
+
+class LLMNotConfigured(LLMError):
+    """No server to talk to (no URL, no key) or a key the server refused: configuration, not work."""
+
+    exit_status = 2
 
 
 class LLMOutputInvalid(LLMError):
@@ -143,12 +155,14 @@ class MissingExtra(PrchainError):
     """An optional dependency group is not installed (e.g. plotly for `prchain report`)."""
 
     hint = "pip install 'prchain[report]' (make install installs every extra)"
+    exit_status = 2
 
 
 class OutputPathError(PrchainError):
     """An output path that cannot or must not be written (unwritable, a device, a FIFO, ...)."""
 
     hint = "choose a regular file in a directory you can write to"
+    exit_status = 2
 
 
 class GithubReplyInvalid(ServiceUnavailable):
@@ -161,6 +175,7 @@ class StoreUnavailable(PrchainError):
     """The store cannot be opened: wrong URL or password, server down, or not a database file."""
 
     hint = "check --db / store.url (`prchain config show` prints the effective one)"
+    exit_status = 2
 
 
 class BudgetExhausted(PrchainError):

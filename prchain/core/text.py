@@ -32,3 +32,8 @@ def storable(value: Any) -> tuple[Any, int]:
         items = [storable(item) for item in value]
         return [item for item, _ in items], sum(n for _, n in items)
     return value, 0
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """`1 chain`, `2 chains`: a count in a message agrees with its noun."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"

@@ -19,7 +19,13 @@ import openai
 from sqlalchemy import Engine
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from prchain.core.errors import ContextOverflow, LLMError, LLMOutputInvalid, LLMUnavailable
+from prchain.core.errors import (
+    ContextOverflow,
+    LLMError,
+    LLMNotConfigured,
+    LLMOutputInvalid,
+    LLMUnavailable,
+)
 from prchain.core.text import storable
 from prchain.llm.budget import Budget
 from prchain.llm.cache import ResponseCache, cache_key
@@ -270,7 +276,7 @@ class LLMClient:
         )
         api_key = os.environ.get(self.config.api_key_env, "")
         if not api_key and base_url is None:
-            raise LLMError(
+            raise LLMNotConfigured(
                 f"neither {self.config.base_url_env} nor {self.config.api_key_env} is set"
             )
         api_key = api_key or PLACEHOLDER_KEY
@@ -375,7 +381,9 @@ def _typed_error(role: str, model: str, exc: openai.OpenAIError, secret: str) ->
     if isinstance(exc, RETRYABLE):
         return LLMUnavailable(f"{message} (gave up after the retry budget)")
     if isinstance(exc, openai.AuthenticationError):
-        return LLMError(message, hint="the server refused the API key; check OPENAI_API_KEY")
+        return LLMNotConfigured(
+            message, hint="the server refused the API key; check OPENAI_API_KEY"
+        )
     if isinstance(exc, openai.BadRequestError) and _is_context_overflow(exc):
         return ContextOverflow(message)
     return LLMError(message)

@@ -1,4 +1,5 @@
-"""`prchain stats` section: LLM calls and spend per role, and the format repairs each role needed."""
+"""`prchain stats` section: LLM calls and spend per role, the format repairs each role needed, and
+the replies each role had refused (format errors, leaking queries, other rejections)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from prchain.llm.calls import REFUSED
 from sql.models import LLMCall, LLMRepair
 
 
@@ -36,22 +38,42 @@ def collect(session: Session) -> dict[str, Any]:
         "llm_cost_usd_by_role": {role: round(float(c), 6) for role, _, _, c in calls},
         "llm_repairs_by_role": by_role,
         "llm_repairs": sum(n for kinds in by_role.values() for n in kinds.values()),
+        "llm_refused_by_role": refused_by_role(session),
     }
 
 
+def refused_by_role(session: Session) -> dict[str, dict[str, int]]:
+    """Per role, replies refused after they arrived: {role: {format_error, leaked, rejected}},
+    every status present (0 when none)."""
+    rows = session.execute(
+        select(LLMCall.role, LLMCall.status, func.count())
+        .where(LLMCall.status.in_(REFUSED))
+        .group_by(LLMCall.role, LLMCall.status)
+    ).all()
+    out: dict[str, dict[str, int]] = {}
+    for role, status, n in rows:
+        out.setdefault(role, dict.fromkeys(REFUSED, 0))[status] = int(n)
+    return out
+
+
 def render(data: dict[str, Any]) -> list[Table]:
-    table = Table(title="LLM calls per role (paid) and format repairs")
-    for column in ("role", "calls", "tokens", "cost $", "repairs"):
-        table.add_column(column, justify="left" if column == "role" else "right")
-    roles = sorted(set(data["llm_paid_calls_by_role"]) | set(data["llm_repairs_by_role"]))
+    table = Table(title="LLM calls per role (paid), format repairs and refused replies")
+    for column in ("role", "calls", "tokens", "cost $", "repairs", "fmt err", "leaked", "rejected"):
+        table.add_column(column, justify="left" if column in ("role", "repairs") else "right")
+    refused = data.get("llm_refused_by_role", {})
+    roles = sorted(
+        set(data["llm_paid_calls_by_role"]) | set(data["llm_repairs_by_role"]) | set(refused)
+    )
     for role in roles:
         kinds = data["llm_repairs_by_role"].get(role, {})
         repairs = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) or "0"
+        counts = refused.get(role, {})
         table.add_row(
             role,
             str(data["llm_paid_calls_by_role"].get(role, 0)),
             str(data["llm_tokens_by_role"].get(role, 0)),
             f"{data['llm_cost_usd_by_role'].get(role, 0.0):.4f}",
             repairs,
+            *(str(counts.get(status, 0)) for status in REFUSED),
         )
     return [table]

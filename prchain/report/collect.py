@@ -193,3 +193,24 @@ def collect_index(session: Session) -> IndexData:
             )
         },
     )
+
+
+def llm_role_rows(session: Session) -> list[dict[str, Any]]:
+    """Per LLM role: paid calls, cost, repairs, and the replies refused (format errors, leaking
+    queries, other rejections), as `prchain stats` shows them."""
+    from prchain.llm.calls import REFUSED
+    from prchain.llm.stats import collect
+
+    data = collect(session)
+    refused = data["llm_refused_by_role"]
+    roles = sorted(set(data["llm_paid_calls_by_role"]) | set(refused))
+    return [
+        {
+            "role": role,
+            "calls": data["llm_paid_calls_by_role"].get(role, 0),
+            "cost": data["llm_cost_usd_by_role"].get(role, 0.0),
+            "repairs": sum(data["llm_repairs_by_role"].get(role, {}).values()),
+            **{status: refused.get(role, {}).get(status, 0) for status in REFUSED},
+        }
+        for role in roles
+    ]

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.report.chainpage import ChainPage, chain_pages
-from prchain.report.collect import collect_index
+from prchain.report.collect import collect_index, llm_role_rows
 from prchain.report.config import ReportConfig
 from prchain.report.diffs import clip
 from prchain.report.embed import script_json
@@ -102,6 +102,7 @@ class SiteWriter:
             plots=index_plots(data),
             repos=data.repos,
             p2t=p2t_counts(session),
+            llm_roles=llm_role_rows(session),
             lengths=sorted({c.length for c in data.chains}),
             outcomes=sorted({c.outcome for c in data.chains}),
             chains_total=len(data.chains),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from click.testing import CliRunner
 from sqlalchemy import insert
 
@@ -82,3 +85,19 @@ def test_trajectories_show_fits_80_columns(sqlite_url: str) -> None:
     query = [line for line in lines if line.startswith("query (user)")]
     assert len(query) == 1 and query[0].endswith("…")  # one line, not wrapped word by word
     assert any(line.startswith("  → bash") and line.endswith("…") for line in lines)
+
+
+def test_mine_summary_fits_80_columns(sqlite_url: str, tmp_path: Path) -> None:
+    from prchain.dev.repos import make_chain_repo
+
+    repo = make_chain_repo(tmp_path / "calc")
+    name = "acme/a-calculator-whose-repository-name-is-long"
+    lines = _narrow("mine", "--source", "git", "--name", name, str(repo.path), "--db", sqlite_url)
+    assert all(len(line) <= 80 for line in lines), "\n".join(lines)
+    header = next(line for line in lines if "repository" in line)
+    for column in ("source", "PRs new/upd", "issues", "refs", "PR→PR", "API req", "points"):
+        assert column in header  # no column dropped or cut to an ellipsis
+    assert header.rstrip().endswith(" s")
+    row = next(line for line in lines if " git " in line)
+    assert re.fullmatch(r"\d+/0", row.split()[2])  # numbers whole, on the name's first line
+    assert f"{name}: " in " ".join(line.strip() for line in lines)  # per-PR costs, by name
