@@ -175,7 +175,6 @@ class StoreUnavailable(PrchainError):
     """The store cannot be opened: wrong URL or password, server down, or not a database file."""
 
     hint = "check --db / store.url (`prchain config show` prints the effective one)"
-    exit_status = 2
 
 
 class BudgetExhausted(PrchainError):

@@ -22,9 +22,10 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-def one_line_error(result: Result, fragment: str, hint: str = "") -> str:
+def one_line_error(result: Result, fragment: str, hint: str = "", status: int = 1) -> str:
+    """One error line and one hint; `status` 2 for usage and configuration errors, else 1."""
     output = result.output
-    assert result.exit_code == 1, output
+    assert result.exit_code == status, output
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and fragment in errors[0], output
     hints = [line for line in output.splitlines() if line.startswith("hint:")]
@@ -59,12 +60,14 @@ def test_corrupted_sqlite_file(tmp_path: Path) -> None:
 def test_invalid_yaml_config(tmp_path: Path) -> None:
     config = tmp_path / "prchain.yaml"
     config.write_text("llm:\n  models: [judge, policy\n  workers: 2\n")
-    line = one_line_error(run("stats", "--config", str(config)), "is not valid YAML")
+    line = one_line_error(run("stats", "--config", str(config)), "is not valid YAML", status=2)
     assert "line " in line
 
 
 def test_invalid_yaml_in_a_set_override() -> None:
-    one_line_error(run("config", "show", "--set", "llm.models=[a, b"), "is not a YAML value")
+    one_line_error(
+        run("config", "show", "--set", "llm.models=[a, b"), "is not a YAML value", status=2
+    )
 
 
 @pytest.fixture
@@ -78,7 +81,10 @@ def test_unwritable_export_path(empty_store: str, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     one_line_error(
-        run("export", str(blocker / "out.jsonl"), "--db", empty_store), "cannot write", "regular"
+        run("export", str(blocker / "out.jsonl"), "--db", empty_store),
+        "cannot write",
+        "regular",
+        status=2,
     )
 
 
@@ -92,7 +98,9 @@ def test_export_refuses_special_targets(empty_store: str, tmp_path: Path, kind: 
     else:
         target.symlink_to("/dev/null")
     before = os.lstat(target)
-    one_line_error(run("export", str(target), "--db", empty_store), "refusing", "regular file")
+    one_line_error(
+        run("export", str(target), "--db", empty_store), "refusing", "regular file", status=2
+    )
     after = os.lstat(target)
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)  # left as it was
     assert not [p for p in target.parent.iterdir() if p.name.endswith(".partial")]
@@ -152,7 +160,9 @@ def test_github_reply_that_is_not_json(
 
 
 def test_the_hint_names_a_command_that_exists(monkeypatch: pytest.MonkeyPatch) -> None:
-    one_line_error(run("stats", "--set", "store.nope=1"), "invalid configuration", "config show")
+    one_line_error(
+        run("stats", "--set", "store.nope=1"), "invalid configuration", "config show", status=2
+    )
     monkeypatch.setenv("OPENAI_API_KEY", "sk-configured-secret-value-123456")
     result = run(
         "config", "show", "--db", "postgresql+psycopg://me:db-password-1@db.example/prchain"

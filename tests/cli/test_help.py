@@ -27,5 +27,5 @@ def test_every_command_has_help_with_an_example() -> None:
 
 def test_unknown_config_key_is_one_clear_line(tmp_path) -> None:
     result = CliRunner().invoke(main, ["stats", "--set", "store.nope=1"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a configuration error
     assert "invalid configuration" in result.output
