@@ -73,6 +73,15 @@ CREATE TABLE repos (
 	CONSTRAINT uq_repos_full_name UNIQUE (full_name)
 );
 
+CREATE TABLE work_leases (
+	kind VARCHAR(40) NOT NULL, 
+	"key" VARCHAR(200) NOT NULL, 
+	owner VARCHAR(200) NOT NULL, 
+	heartbeat_at DATETIME NOT NULL, 
+	acquired_at DATETIME NOT NULL, 
+	CONSTRAINT pk_work_leases PRIMARY KEY (kind, "key")
+);
+
 CREATE TABLE chains (
 	id INTEGER NOT NULL, 
 	repo_id INTEGER NOT NULL, 
@@ -154,15 +163,6 @@ CREATE TABLE sync_cursors (
 	updated_at DATETIME NOT NULL, 
 	CONSTRAINT pk_sync_cursors PRIMARY KEY (repo_id, source, kind), 
 	CONSTRAINT fk_sync_cursors_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
-);
-
-CREATE TABLE chain_leases (
-	chain_id INTEGER NOT NULL, 
-	owner VARCHAR(200) NOT NULL, 
-	heartbeat_at DATETIME NOT NULL, 
-	acquired_at DATETIME NOT NULL, 
-	CONSTRAINT pk_chain_leases PRIMARY KEY (chain_id), 
-	CONSTRAINT fk_chain_leases_chain_id_chains FOREIGN KEY(chain_id) REFERENCES chains (id) ON DELETE CASCADE
 );
 
 CREATE TABLE chain_stages (

@@ -2,6 +2,7 @@
 
 from sql.models.base import Base
 from sql.models.environment import EnvTransition
+from sql.models.leases import WorkLease
 from sql.models.llm import LLMCacheEntry, LLMCall, LLMRepair
 from sql.models.mining import (
     Comment,
@@ -17,7 +18,7 @@ from sql.models.mining import (
 )
 from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
-from sql.models.rollouts import ChainLease, Judgement, Rollout, RolloutStage, Step
+from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
 from sql.models.tasks import Chain, ChainBuild, ChainStage
 from sql.models.verdicts import StageVerification
 
@@ -25,7 +26,6 @@ __all__ = [
     "Base",
     "Chain",
     "ChainBuild",
-    "ChainLease",
     "ChainStage",
     "Comment",
     "EnvTransition",
@@ -49,4 +49,5 @@ __all__ = [
     "StageVerification",
     "Step",
     "SyncCursor",
+    "WorkLease",
 ]

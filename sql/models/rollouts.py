@@ -113,20 +113,3 @@ class Judgement(Base):
         default=False
     )  # comment still quoted the gold patch and was redacted
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-class ChainLease(Base):
-    """Who is rolling a chain out right now: one row per claimed chain, refreshed while it runs.
-
-    A row is won by a conditional INSERT/UPDATE that only one writer can win; a holder whose
-    heartbeat is older than the configured timeout has died, and the next claim takes over.
-    """
-
-    __tablename__ = "chain_leases"
-
-    chain_id: Mapped[int] = mapped_column(
-        ForeignKey("chains.id", ondelete="CASCADE"), primary_key=True
-    )
-    owner: Mapped[str] = mapped_column(String(200))  # host:pid:uuid of the claiming runner
-    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
-    acquired_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -26,7 +26,7 @@ from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from sql.db import make_engine
-from sql.models import Chain, ChainLease, Rollout, Step
+from sql.models import Chain, Rollout, Step, WorkLease
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.postgres]
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_two_rollout_processes_share_the_chains(
         chains = list(session.scalars(select(Chain.id)))
         per_chain = Counter(session.scalars(select(Rollout.chain_id)))
         statuses = set(session.scalars(select(Rollout.status)))
-        leases = list(session.scalars(select(ChainLease)))
+        leases = list(session.scalars(select(WorkLease)))
         positions = [
             list(session.scalars(select(Step.idx).filter_by(rollout_id=r).order_by(Step.idx)))
             for r in session.scalars(select(Rollout.id))

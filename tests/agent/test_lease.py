@@ -24,7 +24,7 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.persist import Recorder, new_rollout
-from sql.models import ChainLease, Step
+from sql.models import Step, WorkLease
 from sql.models.base import utcnow
 from tests.agent.conftest import seed_chain
 
@@ -39,8 +39,8 @@ def chain_id(engine: Engine, tmp_path: Path) -> int:
 def _age(engine: Engine, chain_id: int, seconds: float) -> None:
     with Session(engine) as session, session.begin():
         session.execute(
-            update(ChainLease)
-            .where(ChainLease.chain_id == chain_id)
+            update(WorkLease)
+            .where(WorkLease.kind == "chain", WorkLease.key == str(chain_id))
             .values(heartbeat_at=utcnow() - timedelta(seconds=seconds))
         )
 
@@ -105,7 +105,7 @@ def test_the_heartbeat_keeps_a_lease_fresh(engine: Engine, chain_id: int) -> Non
     with Lease(engine, chain_id, owner, heartbeat_seconds=0.05) as lease:
         while True:  # wait for a beat (no timing assertion: the loop ends when it happened)
             with Session(engine) as session:
-                beat = session.get(ChainLease, chain_id)
+                beat = session.get(WorkLease, ("chain", str(chain_id)))
                 assert beat is not None
                 if beat.heartbeat_at > utcnow() - timedelta(seconds=TIMEOUT / 2):
                     break

@@ -1,0 +1,78 @@
+"""Generic work leases: kinds and keys are independent, `holding` yields None to a second holder
+while the first lives and the lease is free after, and the 0008 migration keeps chain holders."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import Engine, text
+
+from sql import leases, migrate
+from sql.db import make_engine
+from tests.sql.test_migrations import _load_shape
+
+TIMEOUT = 60.0
+
+
+def test_kinds_and_keys_are_separate_leases(engine: Engine) -> None:
+    a, b = leases.new_owner_id(), leases.new_owner_id()
+    assert leases.try_claim(engine, "queries", "7", a, TIMEOUT)
+    assert not leases.try_claim(engine, "queries", "7", b, TIMEOUT)
+    assert leases.try_claim(engine, "verify", "7", b, TIMEOUT)  # same key, another kind
+    assert leases.try_claim(engine, "queries", "8", b, TIMEOUT)  # same kind, another key
+    assert leases.busy_keys(engine, "queries", TIMEOUT) == {"7", "8"}
+    assert leases.holder_of(engine, "queries", "7") == a and leases.held_here(
+        engine, "queries", "7"
+    )
+
+
+def test_holding_one_unit_at_a_time(engine: Engine) -> None:
+    inside = threading.Event()
+    leave = threading.Event()
+    seen: list[object] = []
+
+    def first() -> None:
+        with leases.holding(
+            engine, "p2t", "3:1", timeout_seconds=TIMEOUT, heartbeat_seconds=30
+        ) as lease:
+            seen.append(lease)
+            inside.set()
+            leave.wait(30)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert inside.wait(30)
+    with leases.holding(
+        engine, "p2t", "3:1", timeout_seconds=TIMEOUT, heartbeat_seconds=30
+    ) as second:
+        assert second is None  # the first holder lives: the unit is someone else's
+    leave.set()
+    thread.join()
+    assert isinstance(seen[0], leases.Lease)
+    assert leases.holder_of(engine, "p2t", "3:1") == "nobody"  # released on exit
+    with leases.holding(
+        engine, "p2t", "3:1", timeout_seconds=TIMEOUT, heartbeat_seconds=30
+    ) as third:
+        assert third is not None
+
+
+def test_upgrading_keeps_the_holder_of_a_chain_being_rolled_out(db_url: str) -> None:
+    engine = _load_shape(db_url, "cef42d3")
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO chains (id, repo_id, strategy, signature, length, score, edges, "
+                "created_at) SELECT 5, id, 'linear', 's', 2, 1.0, '[]', created_at FROM repos"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO chain_leases (chain_id, owner, heartbeat_at, acquired_at) VALUES "
+                "(5, 'host:1:abc', '2026-11-01 10:00:00', '2026-11-01 10:00:00')"
+            )
+        )
+    migrate.upgrade(engine, "s")
+    checked = make_engine(db_url)
+    assert leases.holder_of(checked, "chain", "5") == "host:1:abc"
+    checked.dispose()
+    engine.dispose()
