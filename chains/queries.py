@@ -25,6 +25,7 @@ from prchain.llm.calls import Usage
 from prchain.llm.client import LLMClient
 from prchain.llm.prompts import render
 from sql.db import session_scope
+from sql.leases import holding
 from sql.models import Chain, ChainStage, PullRequest, Repo
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -87,6 +88,7 @@ class QuerySummary:
         default_factory=Usage
     )  # the client's calls, tokens and cost for this build
     failures: list[str] = field(default_factory=list)
+    chains_busy: int = 0  # another live process held the chain's lease: its queries are its work
 
     @property
     def llm_calls(self) -> int:
@@ -110,6 +112,7 @@ class QuerySummary:
             "overviews",
             "regenerated",
             "leaked",
+            "chains_busy",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures.extend(other.failures)
@@ -223,6 +226,21 @@ def _pending_stages(chains: list[ChainInput]) -> int:
 
 
 def _process_chain(
+    chain: ChainInput, config: ChainsConfig, engine: Engine, client: LLMClient
+) -> QuerySummary:
+    """Write one chain's missing queries while holding its "queries" lease, so two builds on one
+    store never pay for the same stage: a chain another live build holds is left to it."""
+    with holding(engine, "queries", str(chain.chain_id)) as lease:
+        if lease is None:
+            return QuerySummary(chains_busy=1)
+        # Re-read under the lease: a build that held it before us may have written some stages.
+        fresh = load_pending(engine, [chain.chain_id])
+        if not fresh:
+            return QuerySummary()
+        return _write_chain(fresh[0], config, engine, client)
+
+
+def _write_chain(
     chain: ChainInput, config: ChainsConfig, engine: Engine, client: LLMClient
 ) -> QuerySummary:
     summary = QuerySummary(chains=1)

@@ -36,6 +36,11 @@ from sql.models.base import utcnow
 # What is leased; a new step that needs leases adds its kind here.
 LeaseKind = Literal["chain", "queries", "verify", "p2t", "env_setup"]
 
+# Defaults for steps without their own settings (rollouts use agent.lease_*_seconds): a holder
+# silent for two minutes is dead; heartbeats use the holder's clock, keep it above clock skew.
+TIMEOUT_SECONDS = 120.0
+HEARTBEAT_SECONDS = 10.0
+
 
 class LeaseLost(PrchainError):
     hint = "another process took the work over after this one stopped refreshing its lease"
@@ -226,8 +231,8 @@ def holding(
     kind: LeaseKind,
     key: str,
     *,
-    timeout_seconds: float,
-    heartbeat_seconds: float,
+    timeout_seconds: float = TIMEOUT_SECONDS,
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
     wait_seconds: float = 0.0,
 ) -> Iterator[Lease | None]:
     """Hold the lease of one unit of work for the block; None when a live holder has it.

@@ -116,6 +116,7 @@ def summary_table(summary: QuerySummary) -> Table:
         ("chains worked on", summary.chains),
         ("stages written", summary.stages_done),
         ("stages skipped (already had a query)", summary.stages_skipped),
+        ("chains left to another running build", summary.chains_busy),
         ("stages failed (output invalid)", summary.stages_failed),
         ("overviews written", summary.overviews),
         ("first drafts that leaked, regenerated", summary.regenerated),

@@ -34,9 +34,11 @@ from prchain.verdicts.sandbox import (
     run_suite,
 )
 from sql.db import session_scope
+from sql.leases import holding
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
-Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error"]
+# busy: another `tests verify` holds the stage's lease and is running it now
+Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error", "busy"]
 RECIPE_VERSION = "2"  # bump when the procedure below changes what a result means
 
 
@@ -296,13 +298,21 @@ def verify_stages(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[StageReport], None] | None = None,
 ) -> list[StageReport]:
-    """Verify every stage of the chosen chains, one sandbox per stage, in order."""
+    """Verify every stage of the chosen chains, one sandbox per stage, in order.
+
+    Each stage is verified under its "verify" lease (sql.leases), so two runs at once never run
+    the same stage's suites twice; `verify_one` reads what is stored only once the lease is held.
+    """
     jobs = find_stages(engine, chain_ids)
     if on_start is not None:
         on_start(len(jobs))
     reports = []
     for job in jobs:
-        reports.append(verify_one(engine, job, config, open_env, redo))
+        with holding(engine, "verify", str(job.stage_id)) as lease:
+            if lease is None:
+                reports.append(StageReport(job, "busy", "another `tests verify` is running it"))
+            else:
+                reports.append(verify_one(engine, job, config, open_env, redo))
         if on_done is not None:
             on_done(reports[-1])
     return reports
