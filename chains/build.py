@@ -19,11 +19,12 @@ from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
 from chains.graph import GraphReport, PRNode, load_graph, load_repos
+from chains.inuse import in_use, mark_superseded, unmark
 from chains.patches import SplitPatch, split_patch
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
-from sql.models import Chain, ChainBuild, ChainStage, PRPatch, Rollout
+from sql.models import Chain, ChainBuild, ChainStage, PRPatch
 
 Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
@@ -52,6 +53,8 @@ class BuildSummary:
     new: int = 0
     stages: int = 0
     pruned: int = 0
+    kept_in_use: int = 0  # selected again but worked on already: left exactly as they were
+    superseded: int = 0  # no longer selected but worked on: kept, usable, marked superseded
     candidates: int = 0
     graph: GraphReport = field(default_factory=GraphReport)
     chains_dropped: Counter[str] = field(default_factory=Counter)
@@ -120,21 +123,28 @@ def _write_batch(
     chains: Sequence[ChainCandidate],
     nodes: dict[int, PRNode],
     patches: dict[int, SplitPatch],
-) -> tuple[int, int]:
-    """Upsert one batch of chains with their stages; returns (new chains, stages written).
+) -> tuple[int, int, int]:
+    """Upsert one batch of chains with their stages; returns (new chains, stages written, chains
+    left unchanged because they are in use).
 
     `patches` caches split gold patches across batches, since a PR often sits in several chains.
     """
     signatures = [c.signature for c in chains]
-    pr_ids = sorted({pr for c in chains for pr in c.pr_ids} - patches.keys())
     with session_scope(engine) as session:
-        existing = set(
-            session.scalars(
-                select(Chain.signature).where(
+        existing = _pairs(
+            session.execute(
+                select(Chain.signature, Chain.id).where(
                     Chain.strategy == strategy, Chain.signature.in_(signatures)
                 )
             )
         )
+        # A chain later steps worked on is never rewritten (its stages, gold patches, queries
+        # and verdicts must stay consistent); selected again, it is current again.
+        used = in_use(session, existing.values())
+        unmark(session, used)
+        kept = {signature for signature, chain_id in existing.items() if chain_id in used}
+        chains = [c for c in chains if c.signature not in kept]
+        pr_ids = sorted({pr for c in chains for pr in c.pr_ids} - patches.keys())
         upsert(
             session,
             Chain,
@@ -153,26 +163,24 @@ def _write_batch(
         patches.update((pr_id, split_patch(diff)) for pr_id, diff in session.execute(query))
         stages = [row for c in chains for row in _stage_rows(ids[c.signature], c, nodes, patches)]
         upsert(session, ChainStage, stages, ["chain_id", "idx"], update=STAGE_COLUMNS)
-    return len(chains) - len(existing), len(stages)
+    return len(chains) - (len(existing) - len(kept)), len(stages), len(kept)
 
 
-def prune_stale(engine: Engine, strategy: str, keep: set[str]) -> int:
-    """Delete the strategy's chains not in `keep` (stages go with them); chains with rollouts stay."""
+def prune_stale(engine: Engine, strategy: str, keep: set[str]) -> tuple[int, int]:
+    """Delete the strategy's chains not in `keep` (stages go with them), except chains in use
+    (`chains.inuse`): those are marked superseded and stay usable. Returns (deleted, newly
+    superseded)."""
     with session_scope(engine) as session:
         rows = session.execute(
             select(Chain.id, Chain.signature).where(Chain.strategy == strategy)
         ).all()
         stale = [cid for cid, signature in rows if signature not in keep]
-        used = (
-            set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(stale))))
-            if stale
-            else set()
-        )
+        used = in_use(session, stale)
         doomed = [cid for cid in stale if cid not in used]
         for chunk in batches(doomed):
             session.execute(delete(ChainStage).where(ChainStage.chain_id.in_(chunk)))
             session.execute(delete(Chain).where(Chain.id.in_(chunk)))
-        return len(doomed)
+        return len(doomed), mark_superseded(session, used)
 
 
 def build_chains(
@@ -206,14 +214,17 @@ def build_chains(
     summary.by_length = Counter(len(c.pr_ids) for c in chains)
     done = 0
     for batch in batches(chains):
-        new, stages = _write_batch(engine, name, batch, nodes, patches)
+        new, stages, kept = _write_batch(engine, name, batch, nodes, patches)
         summary.new += new
         summary.stages += stages
+        summary.kept_in_use += kept
         done += len(batch)
         if progress:
             progress("writing chains", done, len(chains))
     if cfg.prune_stale:
-        summary.pruned = prune_stale(engine, name, {c.signature for c in chains})
+        summary.pruned, summary.superseded = prune_stale(
+            engine, name, {c.signature for c in chains}
+        )
     record_build(engine, summary)
     return summary
 

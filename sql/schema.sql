@@ -92,6 +92,7 @@ CREATE TABLE chains (
 	edges JSON NOT NULL, 
 	overview TEXT, 
 	created_at DATETIME NOT NULL, 
+	superseded_at DATETIME, 
 	CONSTRAINT pk_chains PRIMARY KEY (id), 
 	CONSTRAINT uq_chains_strategy_signature UNIQUE (strategy, signature), 
 	CONSTRAINT fk_chains_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE

@@ -119,6 +119,8 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("new chains", summary.new),
         ("stages written", summary.stages),
         ("stale chains removed", summary.pruned),
+        ("chains in use kept unchanged", summary.kept_in_use),
+        ("chains in use kept, marked superseded", summary.superseded),
     ]
     for name, value in rows:
         graph.add_row(name, str(value))

@@ -26,6 +26,9 @@ class Chain(Base):
     )  # [{src, dst, types, strength, overlap, evidence}]
     overview: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set when a later `chains build` no longer selects the chain but work was done on it
+    # (queries, verifications, rollouts, graphs): it is kept unchanged and stays usable.
+    superseded_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class ChainStage(Base):
