@@ -22,9 +22,28 @@ TEST_DIRS = frozenset(
     {"test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots", "testdata"}
 )
 _TEST_NAME = re.compile(
-    r"(^test_.*\.py$)|(_test\.(py|go|rs|rb|c|cc|cpp)$)|(^conftest\.py$)|(\.(spec|test)\.[jt]sx?$)"
-    r"|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
+    r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"
+    r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
 )
+# Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
+# files, tox and nox run the suite, and Python itself imports sitecustomize/usercustomize and .pth
+# files. A change to one of them can make tests pass without touching the code under test.
+TEST_CONFIG_FILES = frozenset(
+    {
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "tox.ini",
+        "noxfile.py",
+        ".coveragerc",
+        "sitecustomize.py",
+        "usercustomize.py",
+    }
+)
+# Files that hold test configuration beside other things: only their test sections count.
+MIXED_CONFIG_FILES = frozenset({"setup.cfg", "pyproject.toml"})
+_CFG_TEST_SECTIONS = ("tool:pytest", "pytest", "coverage:", "tox:", "options.entry_points")
+_TOML_TEST_TABLES = (("tool", "pytest"), ("tool", "coverage"), ("tool", "tox"))
 
 
 @dataclass(frozen=True)
@@ -45,6 +64,66 @@ def is_test_path(path: str) -> bool:
     if any(part.lower() in TEST_DIRS for part in parts[:-1]):
         return True
     return bool(_TEST_NAME.search(parts[-1]))
+
+
+def is_test_config_path(path: str) -> bool:
+    """True for a file that configures the test run as a whole (conftest.py, pytest.ini, tox.ini,
+    noxfile.py, .coveragerc, sitecustomize.py, *.pth …). setup.cfg and pyproject.toml are not:
+    `test_sections_changed` decides for them, from their contents."""
+    name = path.rsplit("/", 1)[-1]
+    return name in TEST_CONFIG_FILES or name.endswith(".pth")
+
+
+def changes_test_config(path: str, before: str | None, after: str | None) -> bool:
+    """Whether changing `path` from `before` to `after` (None = absent) changes test configuration."""
+    if is_test_config_path(path):
+        return True
+    if path.rsplit("/", 1)[-1] not in MIXED_CONFIG_FILES:
+        return False
+    return test_sections(path, before) != test_sections(path, after)
+
+
+def test_sections(path: str, text: str | None) -> object:
+    """The test sections of a setup.cfg or pyproject.toml ([tool:pytest], [tool.pytest.*],
+    coverage, tox, entry points); a file that does not parse is its own text (any change counts)."""
+    if text is None:
+        return None
+    try:
+        if path.endswith(".toml"):
+            return _toml_test_tables(text)
+        return _cfg_test_sections(text)
+    except ValueError:  # configparser.Error and tomllib.TOMLDecodeError are ValueErrors
+        return text
+
+
+def _cfg_test_sections(text: str) -> dict[str, dict[str, str]]:
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from None
+    return {
+        name: dict(parser[name])
+        for name in parser.sections()
+        if name.lower().startswith(_CFG_TEST_SECTIONS)
+    }
+
+
+def _toml_test_tables(text: str) -> dict[str, object]:
+    import tomllib
+
+    data = tomllib.loads(text)
+    found: dict[str, object] = {}
+    for top, name in _TOML_TEST_TABLES:
+        table = data.get(top, {})
+        if isinstance(table, dict) and name in table:
+            found[f"{top}.{name}"] = table[name]
+    plugins = data.get("project", {}).get("entry-points", {}).get("pytest11")
+    if plugins is not None:
+        found["project.entry-points.pytest11"] = plugins
+    return found
 
 
 def file_sections(diff: str) -> list[str]:

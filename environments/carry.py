@@ -6,18 +6,21 @@ precisely") and the privilege split (docs/sandbox.md) read in one place.
 Two domains, and no git command ever crosses from one into the other:
 
 * root works only in root-owned places and never reads anything the agent can write: it fetches
-  B_t from the root-only mirror (which also holds the chain's future) into PUBLIC_DIR, and computes
-  the stage base B_t − g_1 … − g_(t−1) in a private worktree under ROOT_DIR (0700), where the gold
-  patches wait for their revert. PUBLIC_DIR is world-readable and holds only what the agent may
-  know: B_1 … B_t and the stage bases.
+  B_t from the root-only mirror (which also holds the chain's future) into its private store
+  (STORE_DIR), computes the stage base B_t − g_1 … − g_(t−1) in a private worktree under ROOT_DIR
+  (0700), where the gold patches wait for their revert, and commits that tree as a commit with
+  no parent, C_t. Only C_t is published to PUBLIC_DIR (world-readable): fetching it there copies
+  the objects C_t reaches, which are the stage base's files and nothing of B_t's history, of the
+  gold patches or of the future.
 * the agent's own git (its repository, its hooks, its config) runs as the agent and only as the
   agent: the cumulative diff, the 3-way application of the carried patch, snapshots. Its repository
-  borrows B_t's objects from PUBLIC_DIR through `objects/info/alternates`.
+  borrows C_t's objects from PUBLIC_DIR through `objects/info/alternates`. At each stage entry its
+  worktree is emptied and C_t checked out, so nothing ignored or untracked survives from another
+  stage (or from the image).
 
 Refs kept in the agent's repository (all of them its own past, never the future):
-  refs/prchain/base/<t>    B_t
-  refs/prchain/stage-base  B_t − g_1 … − g_(t−1): the origin of the cumulative diff Δ_t
-  refs/prchain/stage-start stage base + Δ_(t−1): the origin of the stage diff
+  refs/prchain/stage-base  C_t, B_t − g_1 … − g_(t−1) without parents: the origin of Δ_t
+  refs/prchain/stage-start C_t + Δ_(t−1): the origin of the stage diff
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ WORKDIR = "/work/repo"
 ORIGIN_DIR = "/opt/prchain/origin.git"  # the full mirror: root-only, never touched by the agent
 SEED_DIR = "/opt/prchain/seed"  # /work and the agent's home as built, for a tmpfs sandbox
 STATE_ROOT = "/var/lib/prchain"
-ROOT_DIR = f"{STATE_ROOT}/root"  # 0700 root: gold patches, the private worktree and index
-PUBLIC_DIR = f"{STATE_ROOT}/public.git"  # root-owned, world-readable: only B_1..B_t
+ROOT_DIR = f"{STATE_ROOT}/root"  # 0700 root: gold patches, the private store, worktree and index
+STORE_DIR = f"{ROOT_DIR}/store.git"  # root-only: B_1..B_t and the stage bases
+PUBLIC_DIR = f"{STATE_ROOT}/public.git"  # root-owned, world-readable: only C_1..C_t (no parents)
 AGENT_STATE = ".git/prchain"  # the agent-side scratch files, outside the worktree's diff
+# What a stage's setup command left in the worktree: excluded from every diff and snapshot.
+SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
+TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
+TESTER_HOME = "/tmp/tester-home"
 
 # Bookkeeping commits get fixed identities and dates so equal states give equal shas; neither side
 # reads a global or system git config, so nothing in the agent's home reaches root's git.
@@ -64,6 +72,8 @@ git() {
     -c diff.external= -c gc.auto=0 -c maintenance.auto=false "$@"
 }
 """
+# The agent's side also leaves out what the stage's setup command produced.
+_AGENT_GIT = _SAFE_GIT.replace("git -c ", f"git -c core.excludesFile={SETUP_EXCLUDE} -c ", 1)
 
 # Root, once per container, before any agent process exists. On a tmpfs sandbox /work and the
 # agent's home start empty, so they are filled from the seed first.
@@ -77,6 +87,7 @@ fi
 mkdir -p {ROOT_DIR} {ROOT_DIR}/work
 chmod 0700 {ROOT_DIR}
 {_SAFE_GIT}
+git init -q --bare {STORE_DIR}
 git init -q --bare {PUBLIC_DIR}
 git --git-dir={PUBLIC_DIR} config core.logAllRefUpdates false
 """
@@ -84,8 +95,9 @@ git --git-dir={PUBLIC_DIR} config core.logAllRefUpdates false
 # The agent, once per container: its repository borrows objects from the public store.
 INIT_AGENT = f"""
 set -euo pipefail
+mkdir -p {WORKDIR}
 cd {WORKDIR}
-{_SAFE_GIT}
+{_AGENT_GIT}
 git init -q .
 echo {PUBLIC_DIR}/objects > .git/objects/info/alternates
 """
@@ -125,14 +137,15 @@ collect_rejects() {
 """
 
 # Root. Args: t, B_t, then the indices j of the gold patches to revert, newest first
-# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t) from the mirror into the public store, reverts the
-# gold patches in the private worktree and publishes the result as refs/prchain/stage-base/<t>.
+# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t) from the mirror into the private store, reverts
+# the gold patches in the private worktree, commits the result without a parent (C_t) and
+# publishes C_t, and only what it reaches, as refs/prchain/stage-base/<t> in the public store.
 # Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
 STAGE_BASE = f"""
 set -uo pipefail
 umask 022
 S={ROOT_DIR}
-export GIT_DIR={PUBLIC_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
+export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
 cd "$S/work"
 {_SAFE_GIT}
 {_COLLECT_REJECTS}
@@ -159,41 +172,54 @@ for j in "$@"; do
   rm -f "$S/gold-$j.patch"
 done
 git add -A
-git diff --cached --quiet HEAD || git commit -q --no-verify -m "Stage $t: starting point" || exit 93
-git update-ref "refs/prchain/stage-base/$t" HEAD
-echo "BASE $(git rev-parse HEAD)"
+tree=$(git write-tree) || exit 93
+c=$(echo "Stage $t: starting point" | git commit-tree "$tree") || exit 93
+git update-ref "refs/prchain/stage-base/$t" "$c"
+( unset GIT_WORK_TREE GIT_INDEX_FILE; export GIT_DIR={PUBLIC_DIR}
+  git fetch -q --no-tags --no-write-fetch-head {STORE_DIR} \
+    "+refs/prchain/stage-base/$t:refs/prchain/stage-base/$t" ) 2>>"$S/err" || {{ cat "$S/err"; exit 96; }}
+echo "BASE $c"
 echo "@@REVERT_REJECTS"; cat "$S/revert-rejects"
 echo "@@ERRORS"; cat "$S/err"
 """
 
-# The agent, after STAGE_BASE. Args: t, B_t, the stage base, policy, previous stage
-# base ('' when no stage is active). Carries the agent's Δ onto the new stage base in its own
-# repository. Prints KEY value lines, then the rejected hunks after a @@REJECTS line.
+# The agent, after STAGE_BASE. Args: t, the stage base C_t, policy, and the previous stage base
+# ('' when no stage is active; '-' when Δ comes on stdin, from a container of another image).
+# Computes the agent's Δ, empties the worktree (ignored files and the image's contents included),
+# checks out C_t, 3-way-applies Δ by the policy and commits. Prints KEY value lines, then the
+# rejected hunks after a @@REJECTS line.
 TRANSITION = f"""
 set -uo pipefail
-cd {WORKDIR}
-{_SAFE_GIT}
+mkdir -p {WORKDIR} && cd {WORKDIR} || exit 94
+{_AGENT_GIT}
 {_COLLECT_REJECTS}
-t=$1; base=$2; stage_base=$3; policy=$4; prev=$5
+t=$1; stage_base=$2; policy=$3; prev=$4
 S={AGENT_STATE}
+[ -d .git ] || git init -q . || exit 94
 mkdir -p "$S" && echo {PUBLIC_DIR}/objects > .git/objects/info/alternates || exit 94
 : > "$S/delta.patch"; : > "$S/rejects"; : > "$S/err"
-if [ -n "$prev" ]; then
+if [ "$prev" = - ]; then
+  cat > "$S/delta.patch" || exit 90
+elif [ -n "$prev" ]; then
   export GIT_INDEX_FILE=$S/index.delta
   cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
-  git add -A && git diff --cached --binary --no-color --no-ext-diff --no-textconv "$prev" \\
-    > "$S/delta.patch" || exit 90
+  git add -A --ignore-errors 2>>"$S/err"
+  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$prev" \
+    > "$S/delta.patch" 2>>"$S/err" || exit 90
   rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
 fi
-git update-ref "refs/prchain/base/$t" "$base" || exit 95
+: > "$S/setup-exclude"
+chmod -R u+rwX . 2>/dev/null
+find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf -- {{}} + || exit 91
+rm -f .git/index
 git checkout -q -f --detach "$stage_base" || exit 91
-git clean -fdq
+git clean -ffdxq
 applied=0; outcome=clean
 if [ -s "$S/delta.patch" ]; then
   if git apply --3way --whitespace=nowarn "$S/delta.patch" 2>>"$S/err"; then
     applied=1
   else
-    git read-tree --reset -u "$stage_base"; git clean -fdq
+    git read-tree --reset -u "$stage_base"; git clean -ffdxq
     case "$policy" in
       oracle) outcome=oracle_reset ;;
       partial)
@@ -216,6 +242,20 @@ rm -f "$S/delta.patch"
 echo "@@REJECTS"; cat "$S/rejects"
 """
 
+# The agent, after its stage's setup command ran: everything the command left untracked is
+# excluded from the diffs and snapshots from now on; tracked files it changed are listed.
+SETUP_DONE = f"""
+set -uo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+export GIT_INDEX_FILE={AGENT_STATE}/index.setup
+cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+git ls-files --others --exclude-standard --directory 2>/dev/null \
+  | sed -e 's/[][*?!#\\]/\\&/g' -e 's|^|/|' >> {SETUP_EXCLUDE}
+git diff --name-only HEAD 2>/dev/null
+rm -f "$GIT_INDEX_FILE"
+"""
+
 # The agent: the whole worktree (tracked, modified and untracked-but-not-ignored files) diffed
 # against $1. A private index keeps the agent's own index untouched. The first line is
 # `SIZE <bytes of the whole diff>`; then the diff itself, or, when $2 >= 0 and the diff is larger,
@@ -225,7 +265,7 @@ echo "@@REJECTS"; cat "$S/rejects"
 DIFF_AGAINST = f"""
 set -euo pipefail
 cd {WORKDIR}
-{_SAFE_GIT}
+{_AGENT_GIT}
 S={AGENT_STATE}
 mkdir -p "$S"
 export GIT_INDEX_FILE=$S/index.diff
@@ -244,14 +284,50 @@ else
 fi
 """
 
+# Root, in a clean room after STAGE_BASE: the private worktree (C_t) with the given paths taken
+# from B_t ($1; absent there = removed) becomes /work/repo, owned by the tester.
+ROOM_TREE = f"""
+set -euo pipefail
+umask 022
+S={ROOT_DIR}
+export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
+cd "$S/work"
+{_SAFE_GIT}
+base=$1; shift
+for f in "$@"; do
+  if git cat-file -e "$base:$f" 2>/dev/null; then git checkout -q "$base" -- "$f"; else rm -f -- "$f"; fi
+done
+rm -rf {WORKDIR}; mkdir -p {WORKDIR} {TESTER_HOME}
+cp -a "$S/work/." {WORKDIR}/
+chown -R {TESTER}:{TESTER} {WORKDIR} {TESTER_HOME}
+"""
+
+# The tester, in a clean room: apply the change on stdin (plain `git apply`: no repository, so
+# no repository config, filter or hook exists to run).
+ROOM_APPLY = f"""
+set -uo pipefail
+cd {WORKDIR}
+cat > {TESTER_HOME}/change.patch
+[ -s {TESTER_HOME}/change.patch ] || exit 0
+git apply --whitespace=nowarn {TESTER_HOME}/change.patch; rc=$?
+rm -f {TESTER_HOME}/change.patch
+exit $rc
+"""
+
+# Root reads a file of a published stage base ($1 = C_t, $2 = path); exit 3 when it has none.
+BASE_FILE = f"""
+git --git-dir={PUBLIC_DIR} cat-file -e "$1:$2" 2>/dev/null || exit 3
+exec git --git-dir={PUBLIC_DIR} cat-file blob "$1:$2"
+"""
+
 SNAPSHOT = f"""
 set -euo pipefail
 cd {WORKDIR}
-{_SAFE_GIT}
+{_AGENT_GIT}
 mkdir -p {AGENT_STATE}
 export GIT_INDEX_FILE={AGENT_STATE}/index.snap
 cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
-git add -A
+git add -A --ignore-errors 2>/dev/null || true
 tree=$(git write-tree)
 rm -f "$GIT_INDEX_FILE"
 snap=$(printf 'prchain snapshot\\n\\nstage: %s\\nstage-base: %s\\nstage-start: %s\\n' "$1" "$2" "$3" \\
@@ -264,7 +340,7 @@ echo "$snap"
 RESTORE = f"""
 set -euo pipefail
 cd {WORKDIR}
-{_SAFE_GIT}
+{_AGENT_GIT}
 git cat-file -e "$2^{{commit}}"
 git checkout -q -f -B main "$1"
 git clean -fdq
@@ -275,7 +351,7 @@ git reset -q
 SNAPSHOT_INFO = f"""
 set -euo pipefail
 cd {WORKDIR}
-{_SAFE_GIT}
+{_AGENT_GIT}
 git log -1 --format=%B "$1"
 """
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 import secrets
 import tarfile
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import ClassVar, Self
 
 from environments import carry, cleanup
+from environments.clean_room import DockerCleanRoom
 from environments.config import EnvironmentConfig
 from environments.docker_client import (
     ContainerSpec,
@@ -27,6 +31,7 @@ from environments.docker_client import (
 )
 from environments.images import Notify, RepoImage, ensure_repo_image
 from environments.protocol import ExecResult, StageSpec, Transition, capped_diff
+from environments.run import INTERNAL_LIMIT, run_command
 from prchain.core.errors import ConfigError, EnvironmentFailure
 
 AGENT = "agent"
@@ -41,16 +46,6 @@ AGENT_ENV = {
     "GIT_PAGER": "cat",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-INTERNAL_LIMIT = 1 << 30  # bookkeeping output (diffs, files) is never truncated below this
-# `timeout` leads a process group of its own; once the command ends (or is killed) the whole group
-# goes too, so nothing it left in the background (a fork bomb, a stray server) outlives it.
-# A process that wants to outlive its command has to leave the group (`setsid`).
-RUN_COMMAND = """
-timeout -s KILL "$1" bash -c "$2" </dev/null & pid=$!
-wait "$pid" 2>/dev/null; rc=$?
-kill -KILL -- "-$pid" 2>/dev/null
-exit "$rc"
-"""
 # Root needs these to fill a tmpfs sandbox from its seed at start and to end the agent's processes
 # at each stage entry; the agent (a non-root uid) has no effective capability at all.
 ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
@@ -80,8 +75,9 @@ class DockerEnvironment:
         self.labels = dict(labels or {})
         self._client = client
         self._notify: Notify = notify or (lambda _msg: None)
-        self.image: RepoImage | None = None
+        self.image: RepoImage | None = None  # the repository's default image, once needed
         self.container_id: str | None = None
+        self.running_image = ""  # the tag the current container runs
         self.stage: int | None = None
         self.stage_base = ""
         self.stage_start = ""
@@ -99,39 +95,56 @@ class DockerEnvironment:
         return self._client
 
     def start(self) -> Self:
-        """Build or reuse the repo image and start the chain's container (idempotent)."""
+        """Start the chain's container on its first stage's image (idempotent)."""
         if self.container_id:
             return self
-        self.image = ensure_repo_image(
-            self.client, self.config, self.repo, self.clone_path, self._notify
-        )
-        self.container_id = self._run_container(self.image.tag)
+        first = self.stages[min(self.stages)] if self.stages else None
+        return self._start(self._image_for(first))
+
+    def _start(self, image: str) -> Self:
+        self.container_id = self._run_container(image)
+        self.running_image = image
         cleanup.register(self.container_id, self.close)
         self._root(carry.INIT_ROOT, "seed" if self.disk_mode == "tmpfs" else "")
         self._checked(carry.INIT_AGENT, what="initialising the agent's repository")
         self._uid = int(self._root("id -u agent").output.strip())
         return self
 
-    def _run_container(self, image: str) -> str:
+    def _image_for(self, spec: StageSpec | None) -> str:
+        """The stage's era image, else the repository's default image (built if its recipe is new)."""
+        if spec is not None and spec.image:
+            if not self.client.image_id(spec.image):
+                raise EnvironmentFailure(
+                    f"stage {spec.idx}'s image {spec.image} is not in the Docker engine",
+                    hint="`prchain env setup` builds the images the chains' stages need",
+                )
+            return spec.image
+        if self.image is None:
+            self.image = ensure_repo_image(
+                self.client, self.config, self.repo, self.clone_path, self._notify
+            )
+        return self.image.tag
+
+    def _run_container(self, image: str, kind: str = "sandbox") -> str:
         mode = self.config.disk_cap
         if mode == "auto":
             mode = "tmpfs" if DockerEnvironment._quota_supported is False else "storage-opt"
         try:
-            container = self.client.run(self._spec(image, mode))
+            container = self.client.run(self._spec(image, mode, kind))
         except StorageQuotaUnsupported:
             if self.config.disk_cap != "auto":
                 raise
             DockerEnvironment._quota_supported, mode = False, "tmpfs"
-            container = self.client.run(self._spec(image, mode))
+            container = self.client.run(self._spec(image, mode, kind))
         if mode == "storage-opt":
             DockerEnvironment._quota_supported = True
         self.disk_mode = mode
         return container
 
-    def _spec(self, image: str, disk_mode: str) -> ContainerSpec:
+    def _spec(self, image: str, disk_mode: str, kind: str = "sandbox") -> ContainerSpec:
         labels = {
             **cleanup.owner_labels(),
-            "prchain.kind": "sandbox",
+            "prchain.kind": kind,
             "prchain.repo": self.repo,
             **self.labels,
         }
@@ -181,15 +194,17 @@ class DockerEnvironment:
         user: str,
         env: dict[str, str] | None = None,
         stdin: bytes | None = None,
+        container: str | None = None,
     ) -> RawExec:
-        if not self.container_id:
+        if container is None and not self.container_id:
             self.start()
-        assert self.container_id
+        target = container or self.container_id
+        assert target
         argv = ["bash", "-c", script, "prchain", *args]
         # Root starts in its own directory with its own environment: never in a place, or with a
-        # HOME, the agent can write to.
+        # HOME, the agent can write to. Bookkeeping starts in / too: the agent may remove its tree.
         return self.client.exec(
-            self.container_id,
+            target,
             argv,
             user=user,
             workdir="/" if user == "root" else carry.WORKDIR,
@@ -206,8 +221,11 @@ class DockerEnvironment:
         user: str = AGENT,
         what: str = "",
         stdin: bytes | None = None,
+        container: str | None = None,
     ) -> str:
-        raw = self._run(script, *args, user=user, env=carry.BOOKKEEPING_ENV, stdin=stdin)
+        raw = self._run(
+            script, *args, user=user, env=carry.BOOKKEEPING_ENV, stdin=stdin, container=container
+        )
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code != 0:
             raise EnvironmentFailure(
@@ -226,20 +244,15 @@ class DockerEnvironment:
         if not self.container_id:
             self.start()
         assert self.container_id
-        limit = timeout or self.config.command_timeout
-        argv = ["bash", "-c", RUN_COMMAND, "prchain", f"{limit:g}s", command]
-        raw = self.client.exec(
+        return run_command(
+            self.client,
             self.container_id,
-            argv,
+            command,
             user=AGENT,
             workdir=carry.WORKDIR,
             env=AGENT_ENV,
-            limit=self.config.max_output_bytes,
-            deadline=limit + 10,
-        )
-        timed_out = raw.exit_code in (124, 137) and raw.seconds >= limit - 0.05
-        return ExecResult(
-            _render(raw, limit if timed_out else None), raw.exit_code, timed_out, raw.dropped > 0
+            timeout=timeout or self.config.command_timeout,
+            max_output=self.config.max_output_bytes,
         )
 
     def _abs(self, path: str) -> str:
@@ -326,8 +339,10 @@ class DockerEnvironment:
         )
 
     def run_tests(self) -> ExecResult | None:
-        """The repo's configured test command in the current state (None when none is configured)."""
-        command = self.config.test_command.get(self.repo)
+        """The stage's test command (its era's, else the repo's configured one) in the current state,
+        as the agent; None when there is none."""
+        spec = self.stages.get(self.stage) if self.stage is not None else None
+        command = (spec.test_command if spec else "") or self.config.test_command.get(self.repo)
         if not command:
             return None
         result = self.execute(command, timeout=self.config.test_timeout)
@@ -348,36 +363,122 @@ class DockerEnvironment:
             )
         started = time.monotonic()
         spec = self.stages[t]
+        carried = self._move_to(self._image_for(spec))
         report = carry.TransitionReport()
-        golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]
-        carry.parse_stage_base(
-            self._checked(
-                carry.STAGE_BASE,
-                str(t),
-                spec.base_sha,
-                *map(str, golds),
-                user="root",
-                what=f"ending the agent's processes and preparing stage {t} from B_{t}",
-                stdin=self._gold_archive(golds) if golds else None,
-            ),
-            report,
-        )
+        carry.parse_stage_base(self._stage_base(t), report)
         carry.parse_transition(
             self._checked(
                 carry.TRANSITION,
                 str(t),
-                spec.base_sha,
                 report.stage_base,
                 self.config.conflict_policy,
-                self.stage_base,
+                "-" if carried is not None else self.stage_base,
                 what=f"entering stage {t}",
+                stdin=carried,
             ),
             report,
         )
         self.stage, self.stage_base, self.stage_start = t, report.stage_base, report.stage_start
         transition = self._transition(spec, report, time.monotonic() - started)
+        if spec.setup_command and not transition.stopped:
+            transition.setup_error = self._setup(spec)
         self.transitions.append(transition)
         return transition
+
+    def _move_to(self, image: str) -> bytes | None:
+        """Start on `image`, or move to a new container of it when another image runs; returns the
+        carried Δ (bytes) after a move, None when the container stays."""
+        if self.container_id and image == self.running_image:
+            return None
+        carried = b""
+        if self.container_id and self.stage is not None:
+            self.end_agent_processes()
+            carried = self.cumulative_patch()
+        self.close()
+        self.stage, self.stage_base, self.stage_start = None, "", ""
+        self._start(image)
+        return carried
+
+    def _stage_base(self, t: int, container: str | None = None) -> str:
+        """Root: end the agent's processes, fetch B_t, revert g_(t−1) … g_1, publish C_t."""
+        golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]
+        return self._checked(
+            carry.STAGE_BASE,
+            str(t),
+            self.stages[t].base_sha,
+            *map(str, golds),
+            user="root",
+            what=f"ending the agent's processes and preparing stage {t} from B_{t}",
+            stdin=self._gold_archive(golds) if golds else None,
+            container=container,
+        )
+
+    def _setup(self, spec: StageSpec) -> str:
+        """Run the stage's setup command as the agent; '' when it succeeded, else what went wrong.
+        What it leaves untracked is excluded from the diffs; tracked files it changes are named."""
+        result = self.execute(spec.setup_command, timeout=self.config.test_timeout)
+        touched = self._checked(carry.SETUP_DONE, what="recording the setup command's files")
+        problems = []
+        if result.exit_code != 0:
+            problems.append(f"exit {result.exit_code}: {result.output.strip()[-500:]}")
+        if touched.strip():
+            problems.append("it changed tracked files: " + ", ".join(touched.split()[:10]))
+        return (
+            f"stage {spec.idx}: the setup command failed ({'; '.join(problems)})"
+            if problems
+            else ""
+        )
+
+    # ---- hidden tests -----------------------------------------------------------------------------
+
+    def base_file(self, path: str) -> bytes | None:
+        """A file of the current stage base C_t as published (read by root), None when absent."""
+        if not self.stage_base:
+            return None
+        raw = self._run(carry.BASE_FILE, self.stage_base, path, user="root")
+        if raw.exit_code == 3:
+            return None
+        if raw.exit_code != 0 or raw.dropped:
+            raise EnvironmentFailure(
+                f"reading {path} of the stage base failed (exit {raw.exit_code})"
+            )
+        return raw.output
+
+    @contextmanager
+    def clean_room(
+        self, base_files: Sequence[str] = (), test_side: Callable[[str], bool] | None = None
+    ) -> Iterator[DockerCleanRoom]:
+        """A fresh container of the current stage's image, where no agent process ever ran, holding
+        the stage base C_t with `base_files` and the `test_side` paths earlier gold patches touched
+        taken from B_t, owned by the tester; removed afterwards."""
+        if self.stage is None:
+            raise EnvironmentFailure("clean_room() before any stage was entered")
+        t = self.stage
+        earlier = {p for j in range(1, t) for p in _paths(self.stages[j].gold_patch)}
+        from_base = sorted(set(base_files) | {p for p in earlier if test_side and test_side(p)})
+        container = self._run_container(self.running_image, kind="clean-room")
+        cleanup.register(
+            container, lambda: None if self.client.remove_container(container) else None
+        )
+        try:
+            seed = "seed" if self.disk_mode == "tmpfs" else ""
+            self._checked(carry.INIT_ROOT, seed, user="root", container=container)
+            self._stage_base(t, container)
+            self._checked(
+                carry.ROOM_TREE,
+                self.stages[t].base_sha,
+                *from_base,
+                user="root",
+                what="building the clean room's tree",
+                container=container,
+            )
+            yield DockerCleanRoom(self.client, container, self.config, self.stages[t].setup_command)
+        finally:
+            cleanup.unregister(container)
+            self._remove(container)
+
+    def _remove(self, container: str) -> None:
+        self.client.remove_container(container)
 
     def _gold_archive(self, golds: list[int]) -> bytes:
         """The gold patches as a tar for root's private directory (read by nobody else)."""
@@ -415,17 +516,13 @@ class DockerEnvironment:
             carried_bytes=report.delta_bytes,
             stage_base=report.stage_base,
             stage_start=report.stage_start,
+            image=self.running_image,
         )
 
 
-def _render(raw: RawExec, killed_after: float | None) -> str:
-    """Decode output; mark dropped bytes between head and tail, and a kill by timeout at the end."""
-    text = raw.output[: raw.head].decode("utf-8", "replace")
-    if raw.dropped:
-        text += f"\n[... {raw.dropped} bytes of output truncated ...]\n"
-    text += raw.output[raw.head :].decode("utf-8", "replace")
-    if killed_after is not None:
-        text += f"\n[command killed after {killed_after:g} s timeout]"
-    elif raw.exit_code == 137:
-        text += "\n[command killed (SIGKILL), e.g. for exceeding the sandbox's memory limit]"
-    return text
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+
+
+def _paths(patch: str) -> set[str]:
+    """The paths a patch's plain `diff --git a/X b/Y` headers name (both sides)."""
+    return {p for pair in _DIFF_HEADER.findall(patch) for p in pair}

@@ -36,14 +36,16 @@ FROM {base}
 LABEL {managed}=building
 RUN set -e; id -u agent >/dev/null 2>&1 || useradd --create-home --uid 1000 --shell /bin/bash agent \\
     || useradd --create-home --shell /bin/bash agent; \\
-    mkdir -p /opt/prchain {state} /work; chmod 0700 /opt/prchain
+    id -u tester >/dev/null 2>&1 || useradd --uid 1001 --shell /bin/bash tester \\
+    || useradd --shell /bin/bash tester; \\
+    mkdir -p /opt/prchain {state} {workdir}; chmod 0700 /opt/prchain
 COPY origin.git {origin}
-COPY worktree {workdir}
 COPY gitconfig /home/agent/.gitconfig
 ENV LANG=C.UTF-8 HOME=/home/agent PYTHONDONTWRITEBYTECODE=1
 WORKDIR {workdir}
-{install}RUN chown -R agent:agent /work /home/agent && chmod -R go-rwx {origin} \\
-    && mkdir -p {seed} && cp -a /work {seed}/work && cp -a /home/agent {seed}/home
+{install}RUN find {workdir} -mindepth 1 -delete && chown -R agent:agent /work /home/agent \\
+    && chmod -R go-rwx {origin} && mkdir -p {seed} && cp -a /work {seed}/work \\
+    && cp -a /home/agent {seed}/home
 """
 
 # The agent's own git identity. No `safe.directory`: root never works in the agent's repository and
@@ -99,7 +101,8 @@ CA_VARIABLES = (
 
 
 def install_steps(commands: list[str], with_ca: bool) -> str:
-    """The Dockerfile lines that run the install commands (as root, in the repo's worktree)."""
+    """The Dockerfile lines that run the install commands (as root, in an empty /work/repo: the
+    image holds no worktree, so they install dependencies, never the project built from HEAD)."""
     if not commands:
         return ""
     prefix = "".join(f"export {name}={BUILD_CA}; " for name in CA_VARIABLES) if with_ca else ""
@@ -262,12 +265,6 @@ def _write_context(
     # Stages fetch B_t by sha from this mirror; it must not point back at the host path.
     git.run(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
     git.run(origin, "config", "--remove-section", "remote.origin")
-    worktree = ctx / "worktree"
-    worktree.mkdir()
-    if git.resolve(clone, "HEAD") is not None:
-        archive = git.stream(clone, "archive", "HEAD")
-        subprocess.run(["tar", "-x", "-C", str(worktree)], stdin=archive.stdout, check=True)
-        archive.wait()
     (ctx / "gitconfig").write_text(GITCONFIG)
     with_ca = bool(commands and ca_bundle and Path(ca_bundle).is_file())
     if with_ca:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, Self
 
@@ -66,8 +68,10 @@ class Transition:
     revert_rejected_hunks: str = ""
     revert_errors: str = ""  # what git said when a gold patch would not revert (e.g. binary files)
     carried_bytes: int = 0
-    stage_base: str = ""
+    stage_base: str = ""  # C_t: the stage base's tree as a commit without parents
     stage_start: str = ""
+    image: str = ""  # the image the stage runs in (a new container when it changed)
+    setup_error: str = ""  # the stage's setup command failed or touched tracked files
 
     @property
     def stopped(self) -> bool:
@@ -96,6 +100,24 @@ def _git_errors(text: str) -> list[str]:
         if line.startswith("error:") and "while searching" not in line and line not in seen:
             seen.append(line)
     return seen
+
+
+class Workspace(Protocol):
+    """Somewhere commands run and files are read and written: a sandbox, or a clean room."""
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecResult: ...
+    def read_file(self, path: str) -> str: ...
+    def write_file(self, path: str, content: str) -> None: ...
+
+
+class CleanRoom(Workspace, Protocol):
+    """Where hidden tests run: a fresh place of the stage's image, as a user that is not the agent,
+    holding the stage base; nothing done there is visible to the agent afterwards."""
+
+    def apply(self, patch: bytes) -> str | None:
+        """Apply a binary-exact patch (the agent's change), then the stage's setup command;
+        None when both succeeded, else why not."""
+        ...
 
 
 class Environment(Protocol):
@@ -129,5 +151,16 @@ class Environment(Protocol):
     def run_tests(self) -> ExecResult | None: ...
     def end_agent_processes(self) -> None:
         """End every process of the agent's user (before anything it must not influence runs)."""
+
+    def base_file(self, path: str) -> bytes | None:
+        """A file of the current stage base as published (not as the agent's repo may show it)."""
+        ...
+
+    def clean_room(
+        self, base_files: Sequence[str] = (), test_side: Callable[[str], bool] | None = None
+    ) -> AbstractContextManager[CleanRoom]:
+        """A clean room on the current stage's base C_t, with `base_files` and every `test_side`
+        path an earlier gold patch touched taken from B_t (the test side as the PR saw it)."""
+        ...
 
     def close(self) -> None: ...

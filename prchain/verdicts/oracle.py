@@ -3,10 +3,11 @@
 `stage_tests` reads what `prchain tests verify` stored for a chain stage; `run_tests` checks them
 on whatever the sandbox holds now (the agent's patch, a curated trajectory's patch, ...).
 
-The run happens on a snapshot: the sandbox is snapshotted, the files the gold test patch touches
-are reset to the stage's starting version and the patch applied, the tests run, and the snapshot is
-restored. The agent's worktree comes back byte for byte (its uncommitted work included); only its
-git index is reset, which no diff of the environment depends on.
+The run happens in a clean room (docs/sandbox.md): a fresh container of the stage's image where
+no agent process ever ran, as a user that is not the agent, on the stage base with the repository's
+test side as of B_t, plus the agent's change Δ_t without test files and test configuration, plus
+the gold test patch. The agent's sandbox is only read (its processes are ended first); nothing the
+tests read or write is ever visible to it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy import Engine, select
 
 from environments.protocol import Environment
 from prchain.verdicts.pytest_report import is_passing
-from prchain.verdicts.sandbox import apply_patch, run_suite
+from prchain.verdicts.sandbox import agent_change, apply_patch, is_test_side, patch_paths, run_suite
 from sql.db import session_scope
 from sql.models import ChainStage, StageVerification
 
@@ -74,27 +75,29 @@ def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
 
 
 def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdict:
-    """Run the stage's tests on the sandbox's current state; the state is restored afterwards.
+    """Run the stage's hidden tests on the agent's change, in a clean room.
 
-    The agent's processes are ended first: one left running could wait for the hidden test patch
-    to appear and rewrite the tree under the tests."""
+    The agent's processes are ended before its change is read and again after (reading it runs the
+    agent's own git filters, which could start one); none of them can reach the clean room anyway."""
     env.end_agent_processes()
-    snapshot = env.snapshot()
-    try:
-        error = apply_patch(env, tests.test_patch, reset=True)
+    change = agent_change(env)
+    env.end_agent_processes()
+    with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
+        error = room.apply(change.patch)
         if error is not None:
-            return TestVerdict(
-                False, {}, error, failing=tests.required, error="the test patch does not apply"
-            )
+            why = "the agent's change does not apply on the stage base"
+            return TestVerdict(False, {}, error, failing=tests.required, error=why)
+        error = apply_patch(room, tests.test_patch, reset=False)
+        if error is not None:
+            why = "the test patch does not apply"
+            return TestVerdict(False, {}, error, failing=tests.required, error=why)
         run = run_suite(
-            env,
+            room,
             tests.test_command,
             timeout=timeout,
             report_path=tests.report_path,
             tail_chars=tests.tail_chars,
         )
-    finally:
-        env.restore(snapshot)
     return verdict(tests, run.outcomes, run.output_tail)
 
 

@@ -1,7 +1,8 @@
-"""The test runs inside a sandbox: applying a patch, running the test command, reading the report.
+"""The test runs: applying a patch, running the test command, reading the report, and the part of
+the agent's change that hidden tests may see.
 
-Everything goes through the Environment protocol (`execute`, `write_file`, `read_file`), as the
-agent user, so a verdict sees exactly what the agent's own `pytest` would see.
+Runs go through the Workspace protocol (`execute`, `write_file`, `read_file`): a sandbox for
+`tests verify` (as the agent user, on a base no agent touched), a clean room for T(p̂).
 """
 
 from __future__ import annotations
@@ -9,11 +10,23 @@ from __future__ import annotations
 import re
 import secrets
 import shlex
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
-from chains.patches import file_sections, section_path
-from environments.protocol import Environment
+from chains.patches import (
+    MIXED_CONFIG_FILES,
+    changes_test_config,
+    file_sections,
+    is_test_config_path,
+    is_test_path,
+    section_path,
+)
+from environments.protocol import Environment, Workspace
 from prchain.verdicts.pytest_report import PYTEST_OPTIONS, parse_outcomes
+
+_BYTE_SECTION = re.compile(rb"^diff --git ", re.MULTILINE)
 
 FILES_PLACEHOLDER = "{files}"
 _PYTEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
@@ -70,7 +83,7 @@ def fill_command(template: str, files: list[str]) -> str:
     return template.replace(FILES_PLACEHOLDER, " ".join(shlex.quote(f) for f in files))
 
 
-def apply_patch(env: Environment, patch: str, *, reset: bool) -> str | None:
+def apply_patch(env: Workspace, patch: str, *, reset: bool) -> str | None:
     """Apply `patch` in the sandbox; None when it applied, else git's complaint."""
     if not patch.strip():
         return None
@@ -82,7 +95,7 @@ def apply_patch(env: Environment, patch: str, *, reset: bool) -> str | None:
 
 
 def run_suite(
-    env: Environment, command: str, *, timeout: float, report_path: str, tail_chars: int
+    env: Workspace, command: str, *, timeout: float, report_path: str, tail_chars: int
 ) -> SuiteRun:
     """Run the test command once with pytest's report options added; parse what it reported."""
     options = PYTEST_OPTIONS.format(path=report_path)
@@ -101,3 +114,88 @@ def run_suite(
         result.timed_out,
         result.output[-tail_chars:],
     )
+
+
+# ---- what of the agent's change the hidden tests see ---------------------------------------------
+
+
+@dataclass
+class AgentChange:
+    """The agent's cumulative change Δ_t without test files and test configuration."""
+
+    patch: bytes  # what the clean room applies, byte for byte
+    dropped: list[str] = field(default_factory=list)  # paths left out, for the record
+
+
+def is_test_side(path: str) -> bool:
+    """A path whose stage-base version, not the agent's, a hidden-test run uses."""
+    return is_test_path(path) or is_test_config_path(path)
+
+
+def agent_change(env: Environment) -> AgentChange:
+    """Δ_t with every section that touches a test file or test configuration left out (a rename
+    counts by both its names; setup.cfg/pyproject.toml only when their test sections change)."""
+    change = AgentChange(b"")
+    kept = []
+    for section in byte_sections(env.cumulative_patch()):
+        paths = section_paths(section.decode("utf-8", "replace"))
+        if any(is_test_side(p) or _mixed_test_change(env, p, section) for p in paths):
+            change.dropped += paths
+        else:
+            kept.append(section)
+    change.patch = b"".join(kept)
+    return change
+
+
+def byte_sections(patch: bytes) -> list[bytes]:
+    """A binary patch cut at each `diff --git` header, byte for byte."""
+    starts = [m.start() for m in _BYTE_SECTION.finditer(patch)]
+    return [patch[a:b] for a, b in zip(starts, [*starts[1:], len(patch)], strict=False)]
+
+
+def section_paths(section: str) -> list[str]:
+    """Every path a section names: its new path, and the old one of a rename or copy."""
+    paths = [section_path(section)]
+    header = section.split("\n@@", 1)[0].split("\nGIT binary patch", 1)[0]
+    for line in header.splitlines():
+        for prefix in ("rename from ", "copy from ", "--- a/"):
+            if line.startswith(prefix):
+                paths.append(line[len(prefix) :].strip('"'))
+    return sorted({p for p in paths if p})
+
+
+def _mixed_test_change(env: Environment, path: str, section: bytes) -> bool:
+    if PurePosixPath(path).name not in MIXED_CONFIG_FILES:
+        return False
+    before = env.base_file(path)
+    applied, after = _patched(path, before, section)
+    if not applied:
+        return True  # cannot tell what the change does to the file: leave it out
+    text = before.decode("utf-8", "replace") if before is not None else None
+    return changes_test_config(path, text, after)
+
+
+def _patched(path: str, before: bytes | None, section: bytes) -> tuple[bool, str | None]:
+    """(applied, the file after `section` is applied to `before`; None = deleted)."""
+    parts = PurePosixPath(path).parts
+    if not parts or ".." in parts or PurePosixPath(path).is_absolute():
+        return False, None
+    with tempfile.TemporaryDirectory(prefix="prchain-cfg-") as tmp:
+        target = Path(tmp, *parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if before is not None:
+            target.write_bytes(before)
+        done = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", "-"],
+            input=section,
+            cwd=tmp,
+            capture_output=True,
+            env={
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": "/dev/null",
+                "PATH": "/usr/bin:/bin",
+            },
+        )
+        if done.returncode != 0:
+            return False, None
+        return True, target.read_text("utf-8", "replace") if target.exists() else None

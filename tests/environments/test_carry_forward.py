@@ -40,8 +40,14 @@ def test_stage_one_starts_at_b1_unchanged(make_env, calc_chain) -> None:
     env = make_env()
     transition = env.enter_stage(1)
     assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [], False)
-    assert env.execute("git rev-parse HEAD").output.strip() == calc_chain.stages[0].base_sha
-    assert env.execute("git status --porcelain").output == ""
+    # B_1's tree, committed without parents: B_1's history is not in the agent's repository.
+    b1 = calc_chain.stages[0].base_sha
+    assert env.execute("git rev-parse HEAD^{tree}").output.strip() == git(
+        calc_chain.path, "rev-parse", f"{b1}^{{tree}}"
+    )
+    assert env.execute("git rev-list --count HEAD").output.strip() == "1"
+    assert env.execute(f"git cat-file -e {b1}").exit_code != 0
+    assert env.execute("git status --porcelain --ignored").output == ""
     assert env.diff() == "" and env.cumulative_diff() == ""
 
 
@@ -59,7 +65,7 @@ def test_stage_two_is_b2_minus_g1_plus_the_agents_stage_one_patch(
     b2, g1 = calc_chain.stages[1].base_sha, calc_chain.stages[0].gold_patch
     assert (transition.outcome, transition.reverted, transition.applied) == ("clean", [1], True)
     assert transition.base_sha == b2 and transition.carried_bytes == len(delta1.encode())
-    assert env.execute(f"git merge-base --is-ancestor {b2} HEAD").exit_code == 0
+    assert env.execute("git rev-list --count HEAD").output.strip() == "2"  # C_2, the carried Δ
     assert (
         env.read_file("calc/ops.py") == AGENT_OPS
     )  # the gold subtract is gone, the agent's is back

@@ -7,6 +7,7 @@ import pytest
 
 from environments.carry import ORIGIN_DIR, PUBLIC_DIR, ROOT_DIR
 from environments.protocol import StageSpec
+from prchain.dev.repos import git
 
 pytestmark = pytest.mark.docker
 
@@ -84,7 +85,7 @@ def test_hooks_and_config_the_agent_plants_never_run_for_the_bookkeeping(
         env.diff(), env.cumulative_diff(), env.snapshot()
     seen = env.execute("cat .hook-ran .loot 2>&1; ls -a").output
     assert "0\n" not in seen.replace("No such file", "")
-    base_files = env.execute(f"git show {calc_chain.stages[0].base_sha}:calc/ops.py").output
+    base_files = git(calc_chain.path, "show", f"{calc_chain.stages[0].base_sha}:calc/ops.py")
     future = calc_chain.repo.prs[3].merge_sha
     assert future not in seen
     assert [line for line in gold_lines(calc_chain.stages, base_files) if line in seen] == []
@@ -124,7 +125,7 @@ def test_stage_entry_ends_every_agent_process_setsid_readers_included(make_env, 
     listed = env.execute(listing).output
     assert "sleep 1000" not in listed and "while true" not in listed
     loot = env.execute("cat /tmp/loot 2>/dev/null").output
-    base_files = env.execute(f"git show {calc_chain.stages[0].base_sha}:calc/ops.py").output
+    base_files = git(calc_chain.path, "show", f"{calc_chain.stages[0].base_sha}:calc/ops.py")
     assert [line for line in gold_lines(calc_chain.stages, base_files) if line in loot] == []
 
 
