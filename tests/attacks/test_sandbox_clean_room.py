@@ -1,0 +1,147 @@
+"""Issue 20 finding 3: the hidden tests run in a clean room, out of the agent's hands.
+
+Each attack ran, on the code before the clean room, in the agent's own tree as the agent, and
+fooled T(p̂) or leaked the hidden tests. Here each one is tried by an agent that has not
+implemented anything (or, for the leak, by an agent fishing for the tests), in a real container."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from chains.patches import split_patch
+from prchain.dev.repos import CIRCLE, SHAPES_V0, ChainRepo, make_tested_repo
+from prchain.verdicts.oracle import StageTests, run_tests
+from prchain.verdicts.sandbox import collected_test_files, fill_command
+
+pytestmark = pytest.mark.docker
+
+REPO = "acme/geo"
+COMMAND = "python3 -m pytest -p no:cacheprovider {files}"
+F2P = [
+    "tests/test_shapes.py::test_circle_area[unit - r]",
+    "tests/test_shapes.py::test_circle_area[r=2]",
+]
+P2P = ["tests/test_shapes.py::test_square_area"]
+FIX = SHAPES_V0 + CIRCLE.replace("radius * radius", "radius ** 2")
+# A pytest plugin that reports every test as passed.
+FORCE_PASS = """
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+"""
+# Code that copies every test module it can find to places the agent reads in its next stage.
+STEAL = """
+import glob, os, shutil
+for _place in ("/home/agent/stolen", "/tmp/stolen", "/work/repo/stolen"):
+    try:
+        os.makedirs(_place, exist_ok=True)
+        for _test in glob.glob("/work/repo/tests/*.py"):
+            shutil.copy(_test, _place)
+    except OSError:
+        pass
+"""
+LOOK = "cat /home/agent/stolen/* /tmp/stolen/* /work/repo/stolen/* 2>/dev/null; echo looked"
+
+
+@pytest.fixture(scope="module")
+def geo(tmp_path_factory: pytest.TempPathFactory) -> ChainRepo:
+    return make_tested_repo(tmp_path_factory.mktemp("geo") / "geo")
+
+
+@pytest.fixture
+def stage_one(docker_client: Any, base_image: str, geo: ChainRepo) -> Iterator[Any]:
+    """The geo chain's stage 1 in a sandbox, as the agent starts it."""
+    from environments.config import EnvironmentConfig
+    from environments.docker_env import DockerEnvironment
+    from environments.protocol import StageSpec
+
+    stages = [StageSpec(1, geo.prs[1].base_sha, split_patch(geo.prs[1].gold_patch).code)]
+    with DockerEnvironment(
+        EnvironmentConfig(),
+        repo=REPO,
+        clone_path=str(geo.path),
+        stages=stages,
+        labels={"prchain.test": "sandbox-attacks"},
+        client=docker_client,
+    ) as env:
+        env.enter_stage(1)
+        yield env
+
+
+def hidden_tests(geo: ChainRepo) -> StageTests:
+    patch = split_patch(geo.prs[1].gold_patch).test
+    files = collected_test_files(patch)
+    return StageTests(F2P, P2P, fill_command(COMMAND, files), files, patch)
+
+
+def test_a_conftest_that_forces_passes_does_not_reach_the_hidden_tests(stage_one, geo) -> None:
+    for place in ("conftest.py", "tests/conftest.py", "geo/conftest.py"):
+        stage_one.write_file(place, FORCE_PASS)
+    verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
+    assert not verdict.passed and verdict.failing == F2P
+    assert stage_one.read_file("conftest.py") == FORCE_PASS  # the agent's tree is untouched
+
+
+def test_test_configuration_that_loads_a_plugin_is_left_out(stage_one, geo) -> None:
+    stage_one.write_file("geo/plugin.py", FORCE_PASS)  # non-test code: it is applied
+    stage_one.write_file(
+        "setup.cfg", "[metadata]\nname = geo\n\n[tool:pytest]\naddopts = -p geo.plugin\n"
+    )
+    stage_one.write_file("pytest.ini", "[pytest]\naddopts = -p geo.plugin\n")
+    verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
+    assert not verdict.passed and verdict.failing == F2P
+
+
+def test_code_that_copies_the_hidden_tests_leaves_nothing_for_the_agent(stage_one, geo) -> None:
+    stage_one.write_file("geo/__init__.py", STEAL)
+    stage_one.write_file("conftest.py", STEAL)
+    verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
+    assert not verdict.passed
+    seen = stage_one.execute(LOOK).output
+    assert "test_circle_area" not in seen and seen.strip().endswith("looked")
+    found = stage_one.execute(
+        "grep -rl test_circle_area /home/agent /tmp /work 2>/dev/null; echo searched"
+    ).output
+    assert found.strip() == "searched"
+
+
+def test_a_git_clean_filter_watcher_cannot_fix_the_tree_under_the_hidden_tests(
+    stage_one, geo
+) -> None:
+    stage_one.write_file("/tmp/fix.py", FIX)
+    stage_one.write_file(
+        "/tmp/watch.sh",
+        "while true; do grep -qs test_circle_area /work/repo/tests/test_shapes.py && "
+        "cp /tmp/fix.py /work/repo/geo/shapes.py; sleep 0.02; done\n",
+    )
+    stage_one.write_file(".gitattributes", "* filter=watch\n")
+    filter_ = "sh -c 'setsid sh /tmp/watch.sh >/dev/null 2>&1 </dev/null & cat'"
+    stage_one.execute(f'git config filter.watch.clean "{filter_}"')
+    stage_one.diff()  # the filter runs: a watcher is alive from now on
+    listing = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"
+    assert "watch.sh" in stage_one.execute(listing).output
+    verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
+    assert not verdict.passed and verdict.failing == F2P
+    assert "watch.sh" not in stage_one.execute(listing).output
+
+
+def test_the_clean_room_is_another_user_with_no_agent_process(stage_one, geo) -> None:
+    stage_one.write_file("geo/shapes.py", FIX)
+    with stage_one.clean_room(["tests/test_shapes.py"]) as room:
+        assert room.execute("id -un").output.strip() == "tester"
+        assert room.execute("id -u agent").output.strip() != room.execute("id -u").output.strip()
+        owners = room.execute("stat -c %U /proc/[0-9]*/ 2>/dev/null | sort -u").output.split()
+        assert "agent" not in owners
+        assert room.execute("test -e .git").exit_code != 0  # no repository: no config, no hooks
+        assert room.apply(b"") is None
+        assert room.read_file("geo/shapes.py") == SHAPES_V0  # the stage base, before the change
+    verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
+    assert verdict.passed and verdict.failing == []  # an honest fix still passes
