@@ -7,7 +7,6 @@ the future is reachable or even present in what the agent can read."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
