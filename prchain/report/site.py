@@ -2,11 +2,12 @@
 
 Layout: index.html, chains/<id>.html, trajectories/<id>.html and assets/ (plotly.js, the
 stylesheet, one small script). Links are relative, so the folder opens from disk or any copy.
+The site is written into a fresh directory beside OUT_DIR and swapped in whole
+(`prchain.core.files.atomic_directory`); OUT_DIR must be new, empty or an earlier report.
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from prchain.core.files import atomic_directory
 from prchain.report.chainpage import ChainPage, chain_pages
 from prchain.report.collect import collect_index, llm_role_rows
 from prchain.report.config import ReportConfig
@@ -171,13 +173,32 @@ def write_report(
     store: str = "",
     progress: Progress | None = None,
 ) -> ReportSummary:
-    """Write the site into `out_dir` (its chains/, trajectories/ and assets/ are replaced)."""
+    """Write the site into a fresh directory beside `out_dir` and swap it in when complete.
+
+    `out_dir` must be new, empty, or a report prchain wrote (a marker file says so): a user's own
+    files are never replaced, and a run killed midway leaves the previous report as it was.
+    """
     started = time.perf_counter()
-    out = Path(out_dir)
+    summary = ReportSummary(Path(out_dir))
+    with atomic_directory(out_dir) as out:
+        _write_site(engine, out, config, facts, cost, store, progress, summary)
+    summary.bytes = _size(summary.out_dir)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _write_site(
+    engine: Engine,
+    out: Path,
+    config: ReportConfig,
+    facts: PipelineFacts,
+    cost: StepCost | None,
+    store: str,
+    progress: Progress | None,
+    summary: ReportSummary,
+) -> None:
     for sub in ("chains", "trajectories", "assets"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    summary = ReportSummary(out)
+        (out / sub).mkdir()
     _assets(out)
     writer = SiteWriter(out, config, cost)
     with Session(engine) as session:
@@ -193,6 +214,3 @@ def write_report(
                 trajectory_page(session, rollout, cost=cost, max_chars=config.max_observation_chars)
             )
             summary.trajectory_pages += 1
-    summary.bytes = _size(out)
-    summary.seconds = time.perf_counter() - started
-    return summary

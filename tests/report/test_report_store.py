@@ -52,8 +52,9 @@ def test_report_of_a_store_without_rollouts(tmp_path: Path, db_url: str) -> None
 def test_rerun_replaces_pages_of_chains_that_are_gone(tmp_path: Path, sqlite_url: str) -> None:
     _mined_with_chains(tmp_path, sqlite_url)
     out = tmp_path / "site"
-    (out / "chains").mkdir(parents=True)
-    (out / "chains" / "999.html").write_text("stale")
+    first = CliRunner().invoke(main, ["report", str(out), "--db", sqlite_url])
+    assert first.exit_code == 0, first.output
+    (out / "chains" / "999.html").write_text("stale")  # a chain page of an earlier report
     result = CliRunner().invoke(main, ["report", str(out), "--db", sqlite_url])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (out / "chains").iterdir()) == ["1.html"]
