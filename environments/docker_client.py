@@ -18,6 +18,8 @@ import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
 from docker.types import Mount
 from docker.utils.socket import frames_iter
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
 
 from prchain.core.errors import BuildFailed, ContainerDied, EnvironmentFailure
 
@@ -311,6 +313,66 @@ class DockerClient:
             return bool(self.api.inspect_container(container_id)["State"]["Running"])
         except NotFound:
             return False
+
+    def run_to_end(
+        self,
+        image: str,
+        argv: list[str],
+        *,
+        name: str,
+        labels: dict[str, str],
+        environment: dict[str, str],
+        binds: dict[str, tuple[str, str]],
+        network_mode: str,
+        timeout: float,
+    ) -> tuple[str, int, str]:
+        """Run argv as root in a new container until it ends (builds: network on, binds of host
+        files, named volumes as caches); returns (container id, exit code or -1 on timeout, log).
+        The container is left for the caller to commit or remove."""
+        # Mounts, not `volumes=`: the latter also declares image volumes, which a commit would keep.
+        mounts = [
+            Mount(
+                target=target,
+                source=source,
+                type="bind" if source.startswith("/") else "volume",
+                read_only=mode == "ro",
+            )
+            for source, (target, mode) in binds.items()
+        ]
+        try:
+            container = self._client.containers.run(
+                image,
+                argv,
+                name=name,
+                detach=True,
+                labels=labels,
+                environment=environment,
+                user="root",
+                network_mode=network_mode,
+                mounts=mounts,
+            )
+        except DockerException as exc:
+            raise EnvironmentFailure(
+                f"cannot start a build container from {image}: {exc}"
+            ) from None
+        try:
+            code = int(container.wait(timeout=timeout).get("StatusCode", -1))
+        except (ReadTimeout, RequestsConnectionError):  # the build ran past its time
+            container.kill()
+            code = -1
+        log = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")
+        return str(container.id), code, log
+
+    def commit_image(
+        self, container_id: str, name: str, labels: dict[str, str], changes: list[str]
+    ) -> str:
+        """`docker commit` with labels and Dockerfile-style changes (ENV, CMD, WORKDIR)."""
+        repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
+        lines = [*(f"LABEL {k}={v}" for k, v in labels.items()), *changes]
+        image = self._client.containers.get(container_id).commit(
+            repository=repo, tag=tag, changes=lines
+        )
+        return str(image.id)
 
     def commit(self, container_id: str, repository: str, tag: str) -> str:
         image = self._client.containers.get(container_id).commit(repository=repository, tag=tag)

@@ -100,6 +100,40 @@ CREATE TABLE chains (
 
 CREATE INDEX ix_chains_repo_id ON chains (repo_id);
 
+CREATE TABLE env_recipes (
+	id INTEGER NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	era_key VARCHAR(64) NOT NULL, 
+	ecosystem VARCHAR(20) NOT NULL, 
+	era_date VARCHAR(32) NOT NULL, 
+	base_sha VARCHAR(64) NOT NULL, 
+	status VARCHAR(20) NOT NULL, 
+	method VARCHAR(20) NOT NULL, 
+	variant VARCHAR(40) NOT NULL, 
+	suite VARCHAR(20) NOT NULL, 
+	interpreter VARCHAR(20) NOT NULL, 
+	cutoff VARCHAR(32) NOT NULL, 
+	commands JSON NOT NULL, 
+	test_command TEXT NOT NULL, 
+	setup_command TEXT NOT NULL, 
+	image TEXT NOT NULL, 
+	image_bytes INTEGER NOT NULL, 
+	verification JSON NOT NULL, 
+	root_error TEXT NOT NULL, 
+	notes JSON NOT NULL, 
+	cost DOUBLE NOT NULL, 
+	build_seconds DOUBLE NOT NULL, 
+	verify_seconds DOUBLE NOT NULL, 
+	log TEXT NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	updated_at DATETIME NOT NULL, 
+	CONSTRAINT pk_env_recipes PRIMARY KEY (id), 
+	CONSTRAINT uq_env_recipes_repo_id_era_key UNIQUE (repo_id, era_key), 
+	CONSTRAINT fk_env_recipes_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_env_recipes_repo_id ON env_recipes (repo_id);
+
 CREATE TABLE issues (
 	id INTEGER NOT NULL, 
 	repo_id INTEGER NOT NULL, 
@@ -421,6 +455,20 @@ CREATE TABLE rollout_stages (
 );
 
 CREATE INDEX ix_rollout_stages_rollout_id ON rollout_stages (rollout_id);
+
+CREATE TABLE stage_eras (
+	chain_stage_id INTEGER NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	era_key VARCHAR(64) NOT NULL, 
+	base_sha VARCHAR(64) NOT NULL, 
+	CONSTRAINT pk_stage_eras PRIMARY KEY (chain_stage_id), 
+	CONSTRAINT fk_stage_eras_chain_stage_id_chain_stages FOREIGN KEY(chain_stage_id) REFERENCES chain_stages (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_stage_eras_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_stage_eras_era_key ON stage_eras (era_key);
+
+CREATE INDEX ix_stage_eras_repo_id ON stage_eras (repo_id);
 
 CREATE TABLE stage_verifications (
 	id INTEGER NOT NULL, 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chains.config import ChainsConfig
 from environments.config import EnvironmentConfig
+from environments.eras.config import ErasConfig
 from miner.config import MinerConfig
 from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
@@ -42,6 +43,7 @@ class Config(BaseModel):
     chains: ChainsConfig = Field(default_factory=ChainsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    eras: ErasConfig = Field(default_factory=ErasConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     prm: PRMConfig = Field(default_factory=PRMConfig)
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig)

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
 from environments.config import EnvironmentConfig
-from environments.protocol import Environment, StageSpec
+from environments.protocol import Environment
 from prchain.agent.lease import busy_chains
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
 from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
@@ -45,17 +45,30 @@ def environment_factory(config: EnvironmentConfig, store_url: str | None = None)
         from environments.factory import (
             open_environment,  # the docker SDK loads only when a sandbox opens
         )
+        from prchain.app.envsetup import era_stages
 
-        specs = [StageSpec(s.idx, s.base_sha, s.gold_patch) for s in task.stages]
+        env_config, specs = era_stages(config, engine(), task)
         labels = {
             "prchain.rollout": str(rollout_id),
             "prchain.chain": str(task.chain_id),
             **store,
         }
         env: Any = open_environment(
-            config, repo=task.repo, clone_path=task.clone_path, stages=specs, labels=labels
+            env_config, repo=task.repo, clone_path=task.clone_path, stages=specs, labels=labels
         )
         return env  # type: ignore[no-any-return]
+
+    engines: list[Engine] = []
+
+    def engine() -> Engine | None:
+        # Each stage's era image and test command come from recipe memory (`prchain env setup`).
+        if store_url is None:
+            return None
+        if not engines:
+            from sql.db import make_engine
+
+            engines.append(make_engine(store_url))
+        return engines[0]
 
     return factory
 

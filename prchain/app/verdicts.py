@@ -10,8 +10,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from environments.config import EnvironmentConfig
+from environments.eras.memory import recipes, stage_env
 from environments.protocol import Environment, StageSpec
 from prchain.app.config import Config
+from prchain.app.envsetup import on_image
 from prchain.core.errors import NothingToDo
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
 from prchain.verdicts.verify import StageJob, StageReport, find_stages, verify_stages
@@ -29,15 +31,17 @@ def environment_config(config: Config) -> EnvironmentConfig:
 
 
 def verify_opener(
-    config: EnvironmentConfig,
+    config: EnvironmentConfig, engine: Engine | None = None
 ) -> Callable[[StageJob], contextlib.AbstractContextManager[Environment]]:
-    """A fresh sandbox per stage whose only stage starts at B_t (no earlier gold patch reverted)."""
+    """A fresh sandbox per stage whose only stage starts at B_t (no earlier gold patch reverted),
+    on the stage's era image when `env setup` made one."""
 
     def open_env(job: StageJob) -> contextlib.AbstractContextManager[Environment]:
         from environments.factory import open_environment  # the docker SDK loads only here
 
+        era = stage_env(engine, job.stage_id) if engine is not None else None
         env: Any = open_environment(
-            config,
+            on_image(config, era.image) if era is not None else config,
             repo=job.repo,
             clone_path=job.clone_path,
             stages=[StageSpec(1, job.base_sha, "")],
@@ -63,15 +67,16 @@ def verify_from_config(
     chain_ids = list(chain_ids)
     if not find_stages(engine, chain_ids):
         raise NothingToDo("no chain stage to verify", hint="`prchain chains build` makes chains")
-    if not config.verdicts.repos:
+    if not config.verdicts.repos and not recipes(engine):
         raise NothingToDo(
             "no repository has a test command",
-            hint="set verdicts.repos.<owner/name>.test (and .install); see docs/verdicts.md",
+            hint="`prchain env setup` makes era recipes (or set verdicts.repos.<owner/name>.test); "
+            "see docs/environments.md",
         )
     return verify_stages(
         engine,
         config.verdicts,
-        verify_opener(environment_config(config)),
+        verify_opener(environment_config(config), engine),
         chain_ids=chain_ids,
         redo=redo,
         on_start=on_start,

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.options import build_config, config_options
+
+if TYPE_CHECKING:
+    from prchain.verdicts.envsetup import EraReport
 
 console = Console()
 
@@ -198,3 +204,155 @@ def _label_pairs(labels: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{label!r} is not KEY=VALUE", param_hint="--label")
         pairs[key] = value
     return pairs
+
+
+@env.command()
+@config_options
+@click.argument("repo", required=False)
+@click.option(
+    "--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable)."
+)
+@click.option("--redo", is_flag=True, help="Set up again eras whose recipe is stored.")
+def setup(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    repo: str | None,
+    chains: tuple[int, ...],
+    redo: bool,
+) -> None:
+    """Build and verify an era image for every stage base the chains need (all repos by default).
+
+    A stage's era comes from its base commit: the dependency manifests and the date. Per new era:
+    the nearest verified era's image, else the planner (Debian suite and python from the manifests,
+    packages uploaded before the commit's date), else the setup agent; a recipe is verified when
+    the suite collects and most of it passes at the base. Reruns skip eras already stored.
+    Exit status 1 when an era stays unverified.
+
+    Example:
+
+    \b
+      prchain env setup pytest-dev/pluggy
+      prchain env setup --chain 3 --chain 7
+    """
+    config = build_config(config_path, overrides, db_url)
+    from prchain.app.envsetup import setup_from_config
+    from prchain.cli.rollout import _progress
+
+    err = Console(stderr=True)
+    with _progress(err) as progress:
+        task = progress.add_task("eras", total=None)
+        reports = setup_from_config(
+            config,
+            repo=repo,
+            chain_ids=chains,
+            redo=redo,
+            notify=lambda m: progress.console.print(f"[cyan]env:[/cyan] {escape(m)}"),
+            on_start=lambda n: progress.update(task, total=n),
+            on_done=lambda r: progress.update(
+                task, advance=1, description=f"{r.repo} era {r.era_key[:8]}: {r.result}"
+            ),
+        )
+    console.print(_setup_table(reports))
+    console.print(_setup_totals(reports))
+    if any(r.result in ("unverified", "error") for r in reports):
+        raise SystemExit(1)
+
+
+def _setup_table(reports: list[EraReport]) -> Table:
+    table = Table(title="Era environments")
+    for column in (
+        "repo",
+        "era",
+        "date",
+        "stages",
+        "result",
+        "method",
+        "tests",
+        "seconds",
+        "why not",
+    ):
+        table.add_column(column)
+    for r in reports:
+        c = r.counts
+        tests = f"{c.passed}/{c.ran} passed" + (
+            f", {c.collection_errors} coll. err" if c.collection_errors else ""
+        )
+        table.add_row(
+            r.repo,
+            r.era_key[:8],
+            r.date,
+            str(r.stages),
+            r.result,
+            r.method,
+            tests,
+            f"{r.seconds:.0f}",
+            escape(r.reason[:90]),
+        )
+    return table
+
+
+def _setup_totals(reports: list[EraReport]) -> str:
+    verified = [
+        r for r in reports if r.result == "verified" or (r.result == "known" and not r.reason)
+    ]
+    by_method: dict[str, int] = {}
+    for r in verified:
+        by_method[r.method] = by_method.get(r.method, 0) + 1
+    methods = ", ".join(f"{n} by {m}" for m, n in sorted(by_method.items())) or "none"
+    stages = sum(r.stages for r in reports)
+    cost = sum(r.cost for r in reports)
+    seconds = sum(r.seconds for r in reports)
+    return (
+        f"{len(reports)} eras for {stages} stages: {len(verified)} verified ({methods}), "
+        f"{len(reports) - len(verified)} not; cost ${cost:.2f}, {seconds:.0f} s"
+    )
+
+
+@env.command()
+@config_options
+@click.argument("repo", required=False)
+def recipes(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, repo: str | None
+) -> None:
+    """List the recipe of every era in recipe memory (of REPO, or of all repositories).
+
+    Example:
+
+    \b
+      prchain env recipes
+      prchain env recipes pallets/click
+    """
+    config = build_config(config_path, overrides, db_url)
+    from prchain.app.envsetup import recipes_from_config
+
+    table = Table(title="Recipes")
+    for column in (
+        "repo",
+        "era",
+        "date",
+        "status",
+        "method",
+        "python",
+        "cutoff",
+        "image",
+        "tests",
+        "test command",
+    ):
+        table.add_column(column)
+    for r in recipes_from_config(config, repo):
+        v = r["verification"]
+        table.add_row(
+            r["repo"],
+            r["era_key"][:8],
+            r["era_date"][:10],
+            r["status"],
+            r["method"],
+            f"{r['interpreter']} ({r['suite']})",
+            r["cutoff"][:10],
+            r["image"],
+            f"{v.get('passed', 0)} passed, {v.get('failed', 0)} failed, "
+            f"{v.get('collection_errors', 0)} coll. err",
+            escape(r["test_command"]),
+        )
+    console.print(table)

@@ -19,6 +19,15 @@ class RepoTests(BaseModel):
         description="Shell command that runs the tests in /work/repo as the agent. `{files}` is "
         "replaced by the stage's test files (SWE-bench's scope); without it the command runs as is."
     )
+    image: str = Field(
+        default="",
+        description="Era image the stage's sandbox is built on (set from recipe memory by `env "
+        "setup`; empty: the repository's default image).",
+    )
+    setup: str = Field(
+        default="",
+        description="Per-stage command run as the agent after entering the stage (from the recipe).",
+    )
 
 
 class VerdictsConfig(BaseModel):

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, delete, select
 
+from environments.eras.memory import stage_env
+from environments.eras.python import PYTEST
 from environments.images import recipe_hash
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
@@ -39,7 +41,7 @@ from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 # busy: another `tests verify` holds the stage's lease and is running it now
 Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error", "busy"]
-RECIPE_VERSION = "2"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "3"  # bump when the procedure below changes what a result means
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,24 @@ def find_stages(engine: Engine, chain_ids: Iterable[int] = ()) -> list[StageJob]
         ]
 
 
+def era_tests(engine: Engine, job: StageJob) -> RepoTests | None:
+    """The stage's test command and image from recipe memory (`prchain env setup`), if any."""
+    found = stage_env(engine, job.stage_id)
+    if found is None:
+        return None
+    return RepoTests(
+        test=files_command(found.test_command), image=found.image, setup=found.setup_command
+    )
+
+
+def files_command(suite: str) -> str:
+    """The recipe's suite command narrowed to the stage's test files: pytest's own arguments are
+    kept, its test directory is replaced by `{files}`."""
+    if FILES_PLACEHOLDER in suite or not suite.startswith(PYTEST):
+        return suite
+    return f"{PYTEST} {FILES_PLACEHOLDER}"
+
+
 def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
     return recipe_hash(
         "verify",
@@ -123,6 +143,8 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         job.gold_test_patch,
         tests.install,
         tests.test,
+        tests.image,
+        tests.setup,
         gold_runs,
     )
 
@@ -140,7 +162,7 @@ def verify_stage(
     done = Verified(unusable(""), command, files)
     reason = _precheck(job, tests, files)
     if reason is None:
-        reason = _runs(env, job, config, done)
+        reason = _runs(env, job, tests, config, done)
     if reason is not None:
         done.found = unusable(reason)
     done.seconds = time.monotonic() - started
@@ -157,7 +179,9 @@ def _precheck(job: StageJob, tests: RepoTests, files: list[str]) -> str | None:
     return None
 
 
-def _runs(env: Environment, job: StageJob, config: VerdictsConfig, done: Verified) -> str | None:
+def _runs(
+    env: Environment, job: StageJob, tests: RepoTests, config: VerdictsConfig, done: Verified
+) -> str | None:
     def run() -> SuiteRun:
         return run_suite(
             env,
@@ -168,6 +192,8 @@ def _runs(env: Environment, job: StageJob, config: VerdictsConfig, done: Verifie
         )
 
     env.enter_stage(1)
+    if tests.setup:  # the recipe's per-stage step (a generated version module, …)
+        env.execute(tests.setup, timeout=120)
     start = run()
     error = apply_patch(env, job.gold_test_patch, reset=False)
     if error is not None:
@@ -268,9 +294,13 @@ def verify_one(
 ) -> StageReport:
     """Verify one stage unless its result is stored already; infrastructure errors are reported,
     not stored, so the next run tries the stage again."""
-    tests = config.repos.get(job.repo)
+    tests = era_tests(engine, job) or config.repos.get(job.repo)
     if tests is None:
-        return StageReport(job, "unconfigured", f"no verdicts.repos entry for {job.repo}")
+        return StageReport(
+            job,
+            "unconfigured",
+            f"no era recipe (`prchain env setup`) nor verdicts.repos entry for {job.repo}",
+        )
     recipe = stage_recipe(job, tests, config.gold_runs)
     own, same = _known(engine, job, recipe)
     if own == recipe and not redo and same is not None:

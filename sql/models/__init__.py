@@ -2,6 +2,7 @@
 
 from sql.models.base import Base
 from sql.models.environment import EnvTransition
+from sql.models.eras import EnvRecipe, StageEra
 from sql.models.leases import WorkLease
 from sql.models.llm import LLMCacheEntry, LLMCall, LLMRepair
 from sql.models.mining import (
@@ -28,6 +29,7 @@ __all__ = [
     "ChainBuild",
     "ChainStage",
     "Comment",
+    "EnvRecipe",
     "EnvTransition",
     "Issue",
     "Judgement",
@@ -46,6 +48,7 @@ __all__ = [
     "Repo",
     "Rollout",
     "RolloutStage",
+    "StageEra",
     "StageVerification",
     "Step",
     "SyncCursor",

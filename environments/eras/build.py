@@ -1,0 +1,182 @@
+"""Era images: a Debian suite's base, then the plan's commands run in a build container and
+committed. The build container has the network (the package index only matters), uv and the host's
+CA bundle mounted read-only, B_t's tracked files in a scratch directory, and uv's download cache on a
+named volume shared by every era build: none of those four is in the committed image.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.config import EnvironmentConfig
+from environments.docker_client import MANAGED_LABEL, DockerClient
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import Plan
+from environments.images import Notify, ensure_base_image, recipe_hash
+from prchain.core import git
+
+BUILD_VERSION = "1"  # bump when the build below changes what an image holds
+UV = "/opt/prchain/bin/uv"
+CA = "/opt/prchain/build-ca.crt"
+SRC = "/opt/prchain/src"
+CACHE = "/opt/prchain/uv-cache"
+
+
+@dataclass(frozen=True)
+class EraImage:
+    tag: str
+    image_id: str
+    built: bool  # False when an image of this plan existed
+    seconds: float
+    log: str  # the build's output ("" when reused)
+    exit_code: int = 0
+
+
+def base_config(env: EnvironmentConfig, eras: ErasConfig, suite: str) -> EnvironmentConfig:
+    """The sandbox config whose base image is `suite`'s, with what builds need added."""
+    packages = sorted({*env.base_packages, *eras.extra_base_packages})
+    return env.model_copy(
+        update={
+            "base_image": f"prchain/base:{suite}-eras",
+            "base_suite": suite,
+            "base_packages": packages,
+            "install_commands": {},
+        }
+    )
+
+
+def plan_hash(repo: str, plan: Plan, snapshot_tree: str, base_id: str) -> str:
+    return recipe_hash(
+        "era-image", BUILD_VERSION, repo, base_id, snapshot_tree, plan.commands, plan.cutoff
+    )
+
+
+def era_tag(repo: str, recipe: str) -> str:
+    slug = re.sub(r"[^a-z0-9_.-]+", "-", repo.lower()).strip("-.") or "repo"
+    return f"prchain/era-{slug}:{recipe[:16]}"
+
+
+def uv_binary() -> str:
+    from uv import find_uv_bin  # the uv wheel prchain depends on ships the binary
+
+    return str(find_uv_bin())
+
+
+def ensure_era_image(
+    client: DockerClient,
+    env: EnvironmentConfig,
+    eras: ErasConfig,
+    *,
+    repo: str,
+    clone: str | Path,
+    sha: str,
+    plan: Plan,
+    era_key: str,
+    notify: Notify = print,
+) -> EraImage:
+    """The era image of `plan` for commit `sha`, built unless an image of the same recipe exists."""
+    started = time.monotonic()
+    base = ensure_base_image(client, base_config(env, eras, plan.suite), notify)
+    tree = git.output(clone, "rev-parse", f"{sha}^{{tree}}").strip()
+    recipe = plan_hash(repo, plan, tree, base)
+    tag = era_tag(repo, recipe)
+    found = client.image_id(tag)
+    if found:
+        return EraImage(tag, found, False, time.monotonic() - started, "")
+    notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
+    with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:
+        _export_tree(clone, sha, Path(tmp) / "src")
+        labels = {
+            MANAGED_LABEL: "1",
+            "prchain.kind": "era",
+            "prchain.repo": repo,
+            "prchain.era": era_key,
+            "prchain.recipe": recipe,
+        }
+        image_id, code, log = _run_and_commit(
+            client, env, eras, base, plan, Path(tmp) / "src", tag, labels
+        )
+    return EraImage(tag, image_id, bool(image_id), time.monotonic() - started, log, code)
+
+
+def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
+    target.mkdir()
+    archive = git.stream(clone, "archive", sha)
+    subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout, check=True)
+    archive.wait()
+    target.chmod(0o777)
+
+
+def _run_and_commit(
+    client: DockerClient,
+    env: EnvironmentConfig,
+    eras: ErasConfig,
+    base: str,
+    plan: Plan,
+    src: Path,
+    tag: str,
+    labels: dict[str, str],
+) -> tuple[str, int, str]:
+    binds = {uv_binary(): (UV, "ro"), str(src): (SRC, "rw"), eras.cache_volume: (CACHE, "rw")}
+    variables = {
+        "PATH": "/opt/prchain/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "UV_PYTHON": "/opt/venv/bin/python",
+        "UV_INDEX_URL": eras.index_url,
+        "UV_CACHE_DIR": CACHE,
+        "UV_LINK_MODE": "copy",
+        "UV_NO_PROGRESS": "1",
+        "UV_HTTP_TIMEOUT": "120",
+        "LANG": "C.UTF-8",
+    }
+    ca = env.build_ca_bundle
+    if ca and Path(ca).is_file():
+        binds[str(Path(ca).resolve())] = (CA, "ro")
+        variables["SSL_CERT_FILE"] = CA
+    script = "set -euxo pipefail\n" + "\n".join(plan.commands) + "\n"
+    container, code, log = client.run_to_end(
+        base,
+        ["/bin/bash", "-c", script],
+        name=f"prchain-era-build-{secrets.token_hex(4)}",
+        labels={**labels, "prchain.kind": "era-build", **_owner()},
+        environment=variables,
+        binds=binds,
+        network_mode=eras.network_mode,
+        timeout=eras.build_timeout,
+    )
+    try:
+        if code != 0:
+            return "", code, log
+        changes = ["ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/bin/bash"]', "WORKDIR /"]
+        return client.commit_image(container, tag, labels, changes), code, log
+    finally:
+        client.remove_container(container)
+
+
+def _owner() -> dict[str, str]:
+    from environments.cleanup import (
+        owner_labels,
+    )  # a killed build's container is gc'd like a sandbox
+
+    return owner_labels()
+
+
+def build_failure(log: str, code: int) -> str:
+    """One line that says why a build failed: uv's `error:` line with the reason under it."""
+    if code == -1:
+        return "the build ran past its time limit"
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith(("error:", "ERROR:")):
+            follow = [
+                n.lstrip("╰─▶ ").strip()
+                for n in lines[i + 1 : i + 3]
+                if n.startswith(("╰─▶", "Caused by", "cause:"))
+            ]
+            return " ".join([line, *follow])[:400]
+    return (lines[-1] if lines else f"exit code {code}")[:300]

@@ -1,0 +1,58 @@
+"""The dependency manifests of one commit, read from the clone without checking anything out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from prchain.core import git
+
+# Files whose content decides what a Python (or Node) environment needs. CI workflows count for
+# their interpreter matrix only (the ecosystem extracts it), so an action bump is no new era.
+MANIFEST = re.compile(
+    r"^(pyproject\.toml|setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?"
+    r"|poetry\.lock|uv\.lock|pdm\.lock|\.python-version|\.travis\.yml|package\.json"
+    r"|package-lock\.json|\.nvmrc"
+    r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in)"
+    r"|\.github/workflows/[^/]+\.ya?ml)$"
+)
+MAX_BYTES = 400_000  # a lock file past this is not read (it would only pin what it already pins)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What an ecosystem may look at: the commit, its date, its manifest texts and its file list."""
+
+    sha: str
+    date: datetime
+    files: dict[str, str]  # manifest path → text
+    paths: list[str] = field(default_factory=list)  # every tracked path (layout detection)
+    version: str = "0.0.0"  # the newest tag reachable from the commit, for version-from-VCS builds
+
+    def text(self, path: str) -> str:
+        return self.files.get(path, "")
+
+
+def commit_date(clone: str | Path, sha: str) -> datetime:
+    stamp = git.output(clone, "show", "-s", "--format=%ct", sha).strip()
+    return datetime.fromtimestamp(int(stamp), tz=UTC)
+
+
+def snapshot(clone: str | Path, sha: str) -> Snapshot:
+    """The manifests of commit `sha` in `clone` (a git error names the commit when it is unknown)."""
+    paths = git.output(clone, "ls-tree", "-r", "--name-only", sha).splitlines()
+    files = {}
+    for path in paths:
+        if MANIFEST.match(path):
+            text = git.output(clone, "show", f"{sha}:{path}")
+            files[path] = text if len(text) <= MAX_BYTES else ""
+    return Snapshot(sha, commit_date(clone, sha), files, paths, _version(clone, sha))
+
+
+def _version(clone: str | Path, sha: str) -> str:
+    found = git.run(clone, "describe", "--tags", "--abbrev=0", sha, check=False)
+    tag = found.stdout.decode(errors="replace").strip() if found.ok else ""
+    digits = re.search(r"\d+(\.\d+)*", tag)
+    return digits.group(0) if digits else "0.0.0"

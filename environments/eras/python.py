@@ -1,0 +1,385 @@
+"""The Python ecosystem: interpreter, dated dependencies, import path and test command of an era.
+
+Everything is read from the stage base's manifests; nothing here runs code of the repository.
+The plan's commands run as root in a build container where /opt/prchain/src is B_t's tree; they
+leave a virtualenv in /opt/venv holding the project's dependencies (never the project itself: the
+agent's /work/repo is put on sys.path by a .pth file, so every stage imports its own code).
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import re
+import shlex
+import tomllib
+from datetime import UTC
+from typing import Any
+
+import yaml
+
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import ECOSYSTEMS, Plan
+from environments.eras.manifests import Snapshot
+
+# When each suite's interpreter came out, and from when its test tooling is sure to support it: a
+# commit older than that still gets pytest from that date (pytest of 2015 does not run on 3.9).
+RELEASED = {"3.9": "2020-10-05", "3.11": "2022-10-24", "3.13": "2024-10-07"}
+TOOLS_FLOOR = {"3.9": "2021-01-01", "3.11": "2023-01-01", "3.13": "2024-12-01"}
+TEST_EXTRAS = ("test", "tests", "testing")
+DEV_EXTRAS = ("dev", "develop", "development")
+TEST_DIRS = ("tests", "test", "testing")
+PROJECT_SRC = "/opt/prchain/src"
+VENV = "/opt/venv"
+PYTEST = "python -m pytest -p no:cacheprovider"
+_VERSION = re.compile(r"(?<![\d.])3\.(\d{1,2})(?![\d])")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)\.(\d+)")
+_TOX_ENV = re.compile(r"\bpy(\d)(\d{1,2})\b")
+_VERSION_FILE = re.compile(
+    r"""(?:write_to|version_file|version-file)["']?\s*[=:]\s*["']([^"']+)["']"""
+)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _toml(snap: Snapshot) -> dict[str, Any]:
+    try:
+        return tomllib.loads(snap.text("pyproject.toml"))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _ini(text: str) -> configparser.RawConfigParser:
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    with contextlib.suppress(configparser.Error):
+        parser.read_string(text)
+    return parser
+
+
+def _get(tree: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        tree = tree.get(key, {}) if isinstance(tree, dict) else {}
+    return tree
+
+
+# ---- which interpreter ----------------------------------------------------------------------------
+
+
+def python_requires(snap: Snapshot) -> str:
+    pyproject = _toml(snap)
+    found = _get(pyproject, "project").get("requires-python") or ""
+    found = found or _ini(snap.text("setup.cfg")).get("options", "python_requires", fallback="")
+    if not found:
+        match = re.search(r"python_requires\s*=\s*['\"]([^'\"]+)['\"]", snap.text("setup.py"))
+        found = match.group(1) if match else ""
+    return str(found).strip()
+
+
+def declared_versions(snap: Snapshot) -> set[str]:
+    """Python 3 versions the project says it supports or tests: classifiers, tox, CI, .python-version."""
+    found: set[str] = set()
+    for path in ("setup.py", "setup.cfg", "pyproject.toml"):
+        found |= {f"{a}.{b}" for a, b in _CLASSIFIER.findall(snap.text(path))}
+    found |= {f"{a}.{b}" for a, b in _TOX_ENV.findall(snap.text("tox.ini")) if a == "3"}
+    found |= {f"3.{m}" for m in _VERSION.findall(snap.text(".python-version"))}
+    for path, text in snap.files.items():
+        if path.startswith(".github/workflows/") or path == ".travis.yml":
+            found |= _ci_versions(text)
+    return {v for v in found if v.startswith("3.")}
+
+
+def _ci_versions(text: str) -> set[str]:
+    """Values under any key naming python in a CI file (BaseLoader keeps "3.10" a string)."""
+    try:
+        tree = yaml.load(text, Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return set()
+    found: set[str] = set()
+
+    def walk(node: Any, under_python: bool) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, under_python or "python" in str(key).lower())
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, under_python)
+        elif under_python and isinstance(node, str):
+            found.update(f"3.{m}" for m in _VERSION.findall(node))
+
+    walk(tree, False)
+    return found
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def _allowed(spec: str, version: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(spec).contains(version + ".0", prereleases=True) if spec else True
+    except InvalidSpecifier:
+        return True
+
+
+def choose_interpreter(snap: Snapshot, suites: dict[str, str]) -> tuple[str, str, str]:
+    """(suite, version, why): what python_requires allows, nearest to the declared versions, else
+    the newest released before the commit."""
+    spec = python_requires(snap)
+    candidates = sorted(suites.items(), key=lambda kv: _key(kv[1]))
+    allowed = [(s, v) for s, v in candidates if _allowed(spec, v)] or candidates
+    declared = declared_versions(snap)
+    when = snap.date.date().isoformat()
+    if declared:
+        top = max(declared, key=_key)
+        fitting = [(s, v) for s, v in allowed if _key(v) <= _key(top)]
+        suite, version = (fitting or allowed[:1])[-1]
+        return suite, version, f"declares up to {top}" + (f", requires {spec}" if spec else "")
+    released = [(s, v) for s, v in allowed if RELEASED.get(v, "0") <= when]
+    suite, version = (released or allowed[:1])[-1]
+    return suite, version, f"newest released before {when}" + (f", requires {spec}" if spec else "")
+
+
+# ---- what to install ------------------------------------------------------------------------------
+
+
+def extras(snap: Snapshot) -> list[str]:
+    """The project's test extras (dev extras when there is no test extra)."""
+    names = set(_get(_toml(snap), "project", "optional-dependencies"))
+    setup_cfg = _ini(snap.text("setup.cfg"))
+    if setup_cfg.has_section("options.extras_require"):
+        names |= set(setup_cfg.options("options.extras_require"))
+    quoted = set(re.findall(r"['\"]([A-Za-z][\w-]*)['\"]\s*:", snap.text("setup.py")))
+    names |= quoted & set(TEST_EXTRAS + DEV_EXTRAS)
+    tests = [n for n in TEST_EXTRAS if n in names]
+    return tests or [n for n in DEV_EXTRAS if n in names][:1]
+
+
+def groups(snap: Snapshot) -> list[str]:
+    found = _get(_toml(snap), "dependency-groups")
+    return [n for n in (*TEST_EXTRAS, *DEV_EXTRAS) if n in found][:2]
+
+
+def requirement_files(snap: Snapshot) -> list[str]:
+    """requirements files for tests or development (docs excluded), and the plain runtime one."""
+    picked = []
+    for path in sorted(snap.files):
+        name = path.lower()
+        if not re.search(r"requirements[^/]*\.txt$|^requirements/[^/]+\.txt$", name):
+            continue
+        if "doc" in name or "lint" in name or "typing" in name or "mypy" in name:
+            continue
+        if path == "requirements.txt" or re.search(r"test|dev|ci", name):
+            picked.append(path)
+    return picked
+
+
+def tox_deps(snap: Snapshot) -> list[str]:
+    """The plain requirements of tox's [testenv] deps (substitutions and options left out)."""
+    parser = _ini(snap.text("tox.ini"))
+    raw = parser.get("testenv", "deps", fallback="")
+    found = []
+    for line in raw.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if ":" in line and not re.search(r"[<>=!~]=?|@", line.split(":", 1)[0]):
+            line = line.split(":", 1)[1].strip()  # a factor condition such as `py27: mock`
+        # URLs and VCS checkouts are never dated (and often unreachable): they are left out.
+        if line and not line.startswith(("-", "{", ".")) and "{" not in line and "://" not in line:
+            found.append(line)
+    return found
+
+
+def poetry_dev(snap: Snapshot) -> list[str]:
+    poetry = _get(_toml(snap), "tool", "poetry")
+    names = list(_get(poetry, "dev-dependencies"))
+    for group in (*TEST_EXTRAS, "dev"):
+        names += list(_get(poetry, "group", group, "dependencies"))
+    return [n for n in names if n != "python"]
+
+
+def _named(requirements: list[str], name: str) -> bool:
+    wanted = name.lower().replace("_", "-")
+    for req in requirements:
+        found = _NAME.match(req)
+        if found and found.group(0).lower().replace("_", "-") == wanted:
+            return True
+    return False
+
+
+# ---- how the project is imported and tested --------------------------------------------------------
+
+
+def import_root(snap: Snapshot) -> str:
+    src = any(re.match(r"^src/[^/]+(/__init__\.py|\.py)$", p) for p in snap.paths)
+    return "/work/repo/src" if src else "/work/repo"
+
+
+def version_file(snap: Snapshot) -> str:
+    for path in ("pyproject.toml", "setup.py", "setup.cfg"):
+        found = _VERSION_FILE.search(snap.text(path))
+        if found and found.group(1).endswith(".py"):
+            return found.group(1)
+    return ""
+
+
+def _has_testpaths(snap: Snapshot) -> bool:
+    if _get(_toml(snap), "tool", "pytest", "ini_options").get("testpaths"):
+        return True
+    for path, section in (
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        if _ini(snap.text(path)).has_option(section, "testpaths"):
+            return True
+    return False
+
+
+def test_command(snap: Snapshot) -> str:
+    """pytest as the agent runs it; the suite's directory unless the pytest config names it."""
+    if _has_testpaths(snap):
+        return PYTEST
+    dirs = {p.split("/", 1)[0] for p in snap.paths if "/" in p}
+    where = next((d for d in TEST_DIRS if d in dirs), "")
+    return f"{PYTEST} {where}".strip()
+
+
+def setup_command(snap: Snapshot) -> str:
+    """A generated version module the package imports (setuptools-scm/hatch-vcs write it at build
+    time, and it is never tracked): written per stage, as the agent, when it is missing."""
+    target = version_file(snap)
+    if not target:
+        return ""
+    version = snap.version
+    parts = ", ".join(p for p in version.split(".") if p.isdigit())
+    body = (
+        f'__version__ = version = "{version}"\\n__version_tuple__ = version_tuple = ({parts},)\\n'
+    )
+    path = shlex.quote(target)
+    return f"[ -e {path} ] || printf '{body}' > {path}"
+
+
+# ---- the build ------------------------------------------------------------------------------------
+
+
+def _later(a: str, b: str) -> str:
+    return max(a, b)
+
+
+def build_commands(
+    snap: Snapshot, config: ErasConfig, cutoff: str, tools_cutoff: str, version: str
+) -> list[str]:
+    """The root commands that make /opt/venv (uv is on PATH; UV_* point at the index and cache)."""
+    reqs = [*tox_deps(snap), *poetry_dev(snap)]
+    tools = [p for p in config.test_packages if not _named(reqs, p)]
+    site = "--system-site-packages " if config.system_site_packages else ""
+    packaged = any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg"))
+    project = shlex.quote(f".[{','.join(extras(snap))}]" if extras(snap) else ".")
+    args = [project] if packaged else []  # a bare requirements.txt project has nothing to build
+    args += [f"-r {shlex.quote(f)}" for f in requirement_files(snap)]
+    args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
+    commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
+    if tools:
+        commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
+    if args:
+        commands.append(
+            f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} "
+            f"uv pip install --exclude-newer {cutoff} {' '.join(args)}"
+        )
+    commands += [
+        _STRIP_PROJECT,
+        f"echo {import_root(snap)} > $({VENV}/bin/python -c "
+        "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/_prchain_repo.pth",
+        _WRAPPERS,
+    ]
+    return commands
+
+
+# The project was installed only to bring its dependencies: its files are deleted again (it is
+# found by the direct_url record pointing at the build's copy of B_t), so the agent's tree is what
+# imports. Its .dist-info stays: importlib.metadata.version() and entry points keep working.
+_STRIP_PROJECT = (
+    f"{VENV}/bin/python -c 'import importlib.metadata as m, json, os\n"
+    "for d in m.distributions():\n"
+    '    u = d.read_text("direct_url.json")\n'
+    f'    if not u or "{PROJECT_SRC}" not in json.loads(u).get("url", ""): continue\n'
+    "    for f in d.files or []:\n"
+    "        p = str(f.locate())\n"
+    '        if ".dist-info" not in str(f) and os.path.isfile(p) and "/bin/" not in p: os.unlink(p)\n'
+    '    print("kept the metadata of", d.metadata["Name"], "without its files")\''
+)
+_WRAPPERS = (
+    "for n in python python3 pytest py.test; do if [ -x "
+    f"{VENV}/bin/$n ]; then printf '#!/bin/sh\\nexec {VENV}/bin/%s \"$@\"\\n' $n "
+    "> /usr/local/bin/$n && chmod 755 /usr/local/bin/$n; fi; done"
+)
+
+
+@ECOSYSTEMS.register("python")
+class Python:
+    name = "python"
+
+    def detects(self, snap: Snapshot) -> bool:
+        return any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg")) or any(
+            p.endswith(".py") for p in snap.paths
+        )
+
+    def era_facts(self, snap: Snapshot) -> dict[str, object]:
+        """The manifests minus what changes without changing the environment: version lines, CI
+        files (only their interpreter matrix counts), tool sections of pyproject.toml."""
+        pyproject = _toml(snap)
+        kept = {k: pyproject.get(k) for k in ("project", "build-system", "dependency-groups")}
+        if isinstance(kept["project"], dict):
+            kept["project"] = {k: v for k, v in kept["project"].items() if k != "version"}
+        tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
+        kept["tool"] = {k: tool[k] for k in ("poetry", "pytest", "setuptools_scm") if k in tool}
+        others = {
+            path: _without_versions(text)
+            for path, text in snap.files.items()
+            if path != "pyproject.toml"
+            and not path.startswith(".github/")
+            and path != ".travis.yml"
+        }
+        return {
+            "pyproject": kept,
+            "files": others,
+            "declared": sorted(declared_versions(snap)),
+            "import_root": import_root(snap),
+            "test_command": test_command(snap),
+        }
+
+    def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        suite, version, why = choose_interpreter(snap, config.suites)
+        cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        floor = TOOLS_FLOOR.get(version, "1970-01-01") + "T00:00:00Z"
+        dated = Plan(
+            "python",
+            suite,
+            version,
+            cutoff,
+            build_commands(snap, config, cutoff, _later(cutoff, floor), snap.version),
+            test_command(snap),
+            setup_command(snap),
+            [f"python {version} on {suite}: {why}", f"packages uploaded before {cutoff[:10]}"],
+        )
+        if floor <= cutoff:
+            return [dated]
+        # Older than the interpreter: everything from the interpreter's first months instead.
+        lifted = Plan(
+            "python",
+            suite,
+            version,
+            floor,
+            build_commands(snap, config, floor, floor, snap.version),
+            dated.test_command,
+            dated.setup_command,
+            [dated.notes[0], f"packages uploaded before {floor[:10]} (python {version}'s tooling)"],
+            variant="interpreter-floor",
+        )
+        return [dated, lifted]
+
+
+def _without_versions(text: str) -> str:
+    return "\n".join(
+        line for line in text.splitlines() if not re.match(r"\s*(__)?version(__)?\s*[=:]", line)
+    )

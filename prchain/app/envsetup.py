@@ -1,0 +1,139 @@
+"""Wiring for `prchain env setup` / `env recipes`: era images built and verified per stage base."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from environments.config import EnvironmentConfig
+from environments.eras.ecosystems import Plan
+from environments.eras.era import Era
+from environments.eras.memory import stage_env
+from environments.protocol import Environment, StageSpec
+from prchain.agent.tasks import ChainTask
+from prchain.app.config import Config
+from prchain.core.errors import NothingToDo
+from prchain.verdicts.envsetup import AgentRepair, EraReport, Setup, setup_eras
+from prchain.verdicts.verify import StageJob
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+
+def on_image(config: EnvironmentConfig, image: str) -> EnvironmentConfig:
+    """The sandbox config whose repo image is built on the era image (no install commands: the
+    era image holds the dependencies)."""
+    return config.model_copy(update={"base_image": image, "install_commands": {}})
+
+
+def image_opener(
+    config: EnvironmentConfig, labels: dict[str, str] | None = None
+) -> Callable[[str, str, str, str], contextlib.AbstractContextManager[Environment]]:
+    def open_on(
+        repo: str, clone: str, sha: str, image: str
+    ) -> contextlib.AbstractContextManager[Environment]:
+        from environments.factory import open_environment  # the docker SDK loads only here
+
+        env: Any = open_environment(
+            on_image(config, image),
+            repo=repo,
+            clone_path=clone,
+            stages=[StageSpec(1, sha, "")],
+            labels={"prchain.era_check": sha[:12], **(labels or {})},
+        )
+        return env  # type: ignore[no-any-return]
+
+    return open_on
+
+
+def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
+    def build(job: StageJob, era: Era, plan: Plan) -> tuple[str, float, str, str]:
+        from environments.docker_client import DockerClient
+        from environments.eras.build import build_failure, ensure_era_image
+
+        made = ensure_era_image(
+            DockerClient(),
+            config.environment,
+            config.eras,
+            repo=job.repo,
+            clone=Path(job.clone_path),
+            sha=job.base_sha,
+            plan=plan,
+            era_key=era.key,
+            notify=notify,
+        )
+        failure = build_failure(made.log, made.exit_code) if not made.image_id else ""
+        return (made.tag if made.image_id else ""), made.seconds, made.log, failure
+
+    return build
+
+
+def setup_from_config(
+    config: Config,
+    *,
+    repo: str | None = None,
+    chain_ids: Iterable[int] = (),
+    redo: bool = False,
+    agent: AgentRepair | None = None,
+    notify: Callable[[str], None] = print,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[EraReport], None] | None = None,
+    labels: dict[str, str] | None = None,
+) -> list[EraReport]:
+    """What `prchain env setup` does."""
+    from sql.db import make_engine
+
+    engine = make_engine(config.store.url)
+    setup = Setup(
+        engine,
+        config.eras,
+        era_builder(config, notify),
+        image_opener(config.environment, labels),
+        agent,
+        redo,
+    )
+    reports = setup_eras(setup, chain_ids=chain_ids, repo=repo, on_start=on_start, on_done=on_done)
+    if not reports:
+        raise NothingToDo(
+            "no chain stage with a base commit and a clone to set up",
+            hint="`prchain chains build` makes chains; the repository needs a local clone",
+        )
+    return reports
+
+
+def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[str, Any]]:
+    from environments.eras.memory import recipes
+    from sql.db import make_engine
+
+    return recipes(make_engine(config.store.url), repo)
+
+
+def era_stages(
+    config: EnvironmentConfig, engine: Engine | None, task: ChainTask
+) -> tuple[EnvironmentConfig, list[StageSpec]]:
+    """The sandbox config and stage specs of a chain with each stage's era image and test command.
+
+    Where StageSpec carries `image`/`test_command`/`setup_command` (the sandbox moves to a new
+    container when the image changes), every stage gets its own; otherwise the chain runs on its
+    first stage's era image."""
+    eras = [
+        stage_env(engine, s.stage_id) if engine is not None and s.stage_id else None
+        for s in task.stages
+    ]
+    per_stage = {f.name for f in dataclasses.fields(StageSpec)} >= {"image", "test_command"}
+    specs = []
+    for stage, era in zip(task.stages, eras, strict=True):
+        extra: dict[str, str] = {}
+        if per_stage and era is not None:
+            extra = {"image": era.image, "test_command": era.test_command}
+            if "setup_command" in {f.name for f in dataclasses.fields(StageSpec)}:
+                extra["setup_command"] = era.setup_command
+        specs.append(StageSpec(stage.idx, stage.base_sha, stage.gold_patch, **extra))
+    first = next((e for e in eras if e is not None), None)
+    if per_stage or first is None:
+        return config, specs
+    tests = {**config.test_command, task.repo: first.test_command}
+    return on_image(config, first.image).model_copy(update={"test_command": tests}), specs

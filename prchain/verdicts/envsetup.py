@@ -1,0 +1,421 @@
+"""`prchain env setup`: an era image per (repository, era key), verified by running its tests.
+
+For every stage of the chosen chains the era of its base B_t is found (environments/eras). Per era
+not yet in recipe memory, candidates are tried in order until one verifies:
+  1. memory: the image of the verified era nearest in time (no build; often the same packages do);
+  2. planner: each plan of the ecosystem (dated resolution first);
+  3. agent: the LLM setup agent, when one is plugged in (`AgentRepair`), given the last failure.
+A candidate is *verified* when the suite run at B_t in its image collects every test module and at
+least `eras.pass_share` of the tests that ran passed. The evidence (counts, root error, logs) and the
+time (and cost) are stored with the recipe, verified or not, so a rerun skips the era.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine
+
+from environments.eras import memory
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import Method, Plan
+from environments.eras.era import Era, era_of
+from environments.eras.manifests import Snapshot
+from environments.protocol import Environment
+from prchain.core.errors import PrchainError
+from prchain.verdicts.pytest_report import is_passing
+from prchain.verdicts.sandbox import run_suite
+from prchain.verdicts.verify import StageJob, find_stages
+
+LOG_CHARS = 20_000  # of each build and test output kept with the recipe
+REPORT_PATH = "/tmp/prchain-era-junit.xml"
+
+# An opener of a sandbox on a given image at one commit: (repo, clone, sha, image) → environment.
+ImageOpener = Callable[[str, str, str, str], contextlib.AbstractContextManager[Environment]]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    method: Method
+    plan: Plan
+    image: str = ""  # an image that exists already (memory, or one the agent committed)
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class RepairRequest:
+    """What the setup agent is given when neither memory nor the planner verified an era."""
+
+    repo: str
+    clone: str
+    sha: str
+    era_key: str
+    snapshot: Snapshot
+    plan: Plan | None  # the planner's last plan, as a starting point
+    failure: str  # its root error, one line
+    log: str  # the build or test output that shows it
+
+
+AgentRepair = Callable[[RepairRequest], Candidate | None]
+
+
+@dataclass
+class Counts:
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    collection_errors: int = 0
+    first_error: str = ""
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed + self.errors
+
+    @property
+    def share(self) -> float:
+        return self.passed / self.ran if self.ran else 0.0
+
+    def verified(self, pass_share: float) -> bool:
+        return not self.collection_errors and self.passed > 0 and self.share >= pass_share
+
+
+@dataclass
+class EraReport:
+    """What setup did with one era (the progress line and the summary table)."""
+
+    repo: str
+    era_key: str
+    date: str
+    stages: int
+    result: str  # verified | unverified | known | error
+    method: str = ""
+    reason: str = ""
+    seconds: float = 0.0
+    cost: float = 0.0
+    counts: Counts = field(default_factory=Counts)
+
+
+# ---- reading a test run ----------------------------------------------------------------------------
+
+# pytest's `E   SomeError: …` lines carry the exception; other tools print `SomeError: …` bare.
+_E_LINE = re.compile(r"^E\s+((\w+\.)*\w*(Error|Exception|Exit)\b.*)")
+_ROOT = re.compile(r"^((\w+\.)*\w*(Error|Exception)|Fatal Python error)\b[: ].*")
+
+
+def count(outcomes: dict[str, str]) -> Counts:
+    """Counts of one suite run; a test id without `::` that errored is a module that did not collect."""
+    found = Counts()
+    for test, outcome in outcomes.items():
+        if "::" not in test and outcome == "error":
+            found.collection_errors += 1
+        elif is_passing(outcome):
+            found.passed += 1
+        elif outcome == "failed":
+            found.failed += 1
+        elif outcome == "error":
+            found.errors += 1
+        else:
+            found.skipped += 1
+    return found
+
+
+def root_error(output: str) -> str:
+    """The first exception pytest reports (`E   ImportError: …`), else the first bare one."""
+    lines = [line.strip() for line in output.splitlines()]
+    for line in lines:
+        found = _E_LINE.match(line)
+        if found:
+            return found.group(1)[:300]
+    for line in lines:
+        if _ROOT.match(line):
+            return line[:300]
+    return ""
+
+
+def check_image(
+    open_on: ImageOpener, job: StageJob, image: str, plan: Plan, timeout: float
+) -> tuple[Counts, str]:
+    """Run the whole suite at B_t in a sandbox of `image`: (counts, output)."""
+    with open_on(job.repo, job.clone_path, job.base_sha, image) as env:
+        env.enter_stage(1)
+        if plan.setup_command:
+            env.execute(plan.setup_command, timeout=120)
+        run = run_suite(
+            env,
+            plan.test_command.replace("{files}", "").strip(),
+            timeout=timeout,
+            report_path=REPORT_PATH,
+            tail_chars=LOG_CHARS,
+        )
+    found = count(run.outcomes)
+    found.first_error = root_error(run.output_tail)
+    if run.timed_out:
+        found.first_error = f"the suite ran past {timeout:g} s" + (
+            f" ({found.first_error})" if found.first_error else ""
+        )
+    if not run.outcomes and not found.first_error:
+        found.first_error = f"the test command reported no test (exit code {run.exit_code})"
+    return found, run.output_tail
+
+
+# ---- one era ---------------------------------------------------------------------------------------
+
+
+BuildFn = Callable[[StageJob, Era, Plan], tuple[str, float, str, str]]
+"""(job, era, plan) → (image tag or "" on failure, seconds, log, root error of a failed build)."""
+
+
+@dataclass
+class Setup:
+    """Everything one `env setup` run needs, wired by the app layer."""
+
+    engine: Engine
+    config: ErasConfig
+    build: BuildFn
+    open_on: ImageOpener
+    agent: AgentRepair | None = None
+    redo: bool = False
+
+
+def _memory_candidate(setup: Setup, repo_id: int, era: Era) -> Candidate | None:
+    if era.ecosystem is None:
+        return None
+    near = memory.nearest_verified(setup.engine, repo_id, era.ecosystem.name, era.date, era.key)
+    if near is None:
+        return None
+    plan = Plan(
+        near["ecosystem"],
+        near["suite"],
+        near["interpreter"],
+        near["cutoff"],
+        list(near["commands"]),
+        near["test_command"],
+        near["setup_command"],
+        [f"the image of era {near['era_key']} ({near['era_date'][:10]})"],
+        variant=f"era {near['era_key']}",
+    )
+    return Candidate("memory", plan, image=near["image"])
+
+
+def _attempt(
+    setup: Setup, job: StageJob, era: Era, candidate: Candidate
+) -> tuple[dict[str, Any], Counts, str]:
+    """Build (unless the candidate has an image) and check one candidate; (record, counts, log)."""
+    record: dict[str, Any] = {"method": candidate.method, "variant": candidate.plan.variant}
+    image, build_seconds, log = candidate.image, 0.0, ""
+    if not image:
+        image, build_seconds, log, failure = setup.build(job, era, candidate.plan)
+        record.update(image=image, build_seconds=round(build_seconds, 1))
+        if not image:
+            record["root_error"] = f"build failed: {failure}"
+            return record, Counts(first_error=record["root_error"]), log
+    started = time.monotonic()
+    counts, output = check_image(
+        setup.open_on, job, image, candidate.plan, setup.config.verify_timeout
+    )
+    record.update(
+        image=image,
+        verify_seconds=round(time.monotonic() - started, 1),
+        counts=_counts_dict(counts),
+        root_error=counts.first_error,
+    )
+    return record, counts, (log[-LOG_CHARS:] + "\n---- tests ----\n" + output)
+
+
+def _counts_dict(c: Counts) -> dict[str, Any]:
+    return {
+        "passed": c.passed,
+        "failed": c.failed,
+        "errors": c.errors,
+        "skipped": c.skipped,
+        "collection_errors": c.collection_errors,
+        "share": round(c.share, 3),
+        "first_error": c.first_error,
+    }
+
+
+def _candidates(setup: Setup, repo_id: int, era: Era) -> list[Candidate]:
+    found = [c for c in [_memory_candidate(setup, repo_id, era)] if c is not None]
+    if era.ecosystem is not None:
+        found += [Candidate("planner", p) for p in era.ecosystem.plans(era.snap, setup.config)]
+    return found
+
+
+def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:
+    """Try memory, the planner's plans, then the agent; store the recipe either way."""
+    started = time.monotonic()
+    report = EraReport(job.repo, era.key, era.date, stages, "unverified")
+    attempts: list[dict[str, Any]] = []
+    chosen: tuple[Candidate, dict[str, Any], Counts, str] | None = None
+    last: tuple[Candidate, dict[str, Any], Counts, str] | None = None
+    queue = _candidates(setup, repo_id, era)
+    while queue:
+        candidate = queue.pop(0)
+        record, counts, log = _attempt(setup, job, era, candidate)
+        attempts.append(record)
+        last = (candidate, record, counts, log)
+        if record.get("counts") and counts.verified(setup.config.pass_share):
+            chosen = last
+            break
+        if not queue and setup.agent is not None and candidate.method != "agent":
+            repaired = setup.agent(_request(job, era, candidate, counts, log))
+            if repaired is not None:
+                queue.append(repaired)
+    if last is None:
+        report.result, report.reason = "unverified", "no ecosystem recognises the stage base"
+        _store(setup, repo_id, job, era, None, attempts, report, time.monotonic() - started)
+        return report
+    report.result = "verified" if chosen else "unverified"
+    candidate, record, counts, log = chosen or last
+    report.method, report.counts = candidate.method, counts
+    report.reason = "" if chosen else (attempts[0].get("root_error") or counts.first_error)
+    report.cost = sum(float(a.get("cost", 0.0)) for a in attempts) + candidate.cost
+    report.seconds = time.monotonic() - started
+    _store(setup, repo_id, job, era, (candidate, record, log), attempts, report, report.seconds)
+    return report
+
+
+def _request(
+    job: StageJob, era: Era, candidate: Candidate, counts: Counts, log: str
+) -> RepairRequest:
+    return RepairRequest(
+        job.repo,
+        job.clone_path,
+        job.base_sha,
+        era.key,
+        era.snap,
+        candidate.plan,
+        counts.first_error,
+        log,
+    )
+
+
+def _store(
+    setup: Setup,
+    repo_id: int,
+    job: StageJob,
+    era: Era,
+    outcome: tuple[Candidate, dict[str, Any], str] | None,
+    attempts: list[dict[str, Any]],
+    report: EraReport,
+    seconds: float,
+) -> None:
+    plan = outcome[0].plan if outcome else None
+    record = outcome[1] if outcome else {}
+    memory.save_recipe(
+        setup.engine,
+        {
+            "repo_id": repo_id,
+            "era_key": era.key,
+            "ecosystem": era.ecosystem.name if era.ecosystem else "unknown",
+            "era_date": era.snap.date.isoformat(),
+            "base_sha": job.base_sha,
+            "status": report.result,
+            "method": report.method or "planner",
+            "variant": plan.variant if plan else "",
+            "suite": plan.suite if plan else "",
+            "interpreter": plan.interpreter if plan else "",
+            "cutoff": plan.cutoff if plan else "",
+            "commands": plan.commands if plan else [],
+            "test_command": plan.test_command if plan else "",
+            "setup_command": plan.setup_command if plan else "",
+            "image": record.get("image", ""),
+            "verification": {**_counts_dict(report.counts), "attempts": attempts},
+            "root_error": report.reason,
+            "notes": plan.notes if plan else [],
+            "cost": report.cost,
+            "build_seconds": sum(float(a.get("build_seconds", 0.0)) for a in attempts),
+            "verify_seconds": sum(float(a.get("verify_seconds", 0.0)) for a in attempts),
+            "log": outcome[2][-LOG_CHARS:] if outcome else "",
+        },
+    )
+
+
+# ---- all eras of the chosen chains -----------------------------------------------------------------
+
+
+def plan_eras(
+    engine: Engine, chain_ids: Iterable[int] = (), repo: str | None = None
+) -> list[tuple[int, StageJob, Era, int]]:
+    """The eras the chosen stages need: (repo id, representative stage, era, number of stages).
+
+    The representative is the era's latest stage base: its date is the resolution cutoff, so
+    whatever any stage of the era requires was released by then."""
+    groups: dict[tuple[int, str], list[tuple[StageJob, Era]]] = {}
+    rows = []
+    for job in find_stages(engine, chain_ids):
+        if (repo and job.repo != repo) or not job.base_sha or not job.clone_path:
+            continue
+        repo_id = memory.repo_id(engine, job.repo)
+        if repo_id is None:
+            continue
+        era = era_of(job.clone_path, job.base_sha)
+        groups.setdefault((repo_id, era.key), []).append((job, era))
+        rows.append(
+            {
+                "chain_stage_id": job.stage_id,
+                "repo_id": repo_id,
+                "era_key": era.key,
+                "base_sha": job.base_sha,
+            }
+        )
+    if rows:
+        memory.save_stage_eras(engine, rows)
+    found = []
+    for (repo_id, _key), members in groups.items():
+        job, era = max(members, key=lambda m: m[1].snap.date)
+        found.append((repo_id, job, era, len(members)))
+    return sorted(found, key=lambda f: (f[1].repo, f[2].snap.date))
+
+
+def setup_eras(
+    setup: Setup,
+    *,
+    chain_ids: Iterable[int] = (),
+    repo: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[EraReport], None] | None = None,
+) -> list[EraReport]:
+    """Every era the chosen stages need; eras with a stored recipe are skipped (unless redo)."""
+    eras = plan_eras(setup.engine, chain_ids, repo)
+    if on_start is not None:
+        on_start(len(eras))
+    reports = []
+    for repo_id, job, era, stages in eras:
+        reports.append(_one(setup, repo_id, job, era, stages))
+        if on_done is not None:
+            on_done(reports[-1])
+    return reports
+
+
+def _one(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:
+    known = memory.recipe(setup.engine, repo_id, era.key)
+    if known is not None and not setup.redo:
+        counts = Counts(**{k: v for k, v in known["verification"].items() if k in _FIELDS})
+        return EraReport(
+            job.repo,
+            era.key,
+            era.date,
+            stages,
+            "known",
+            known["method"],
+            known["root_error"],
+            0.0,
+            known["cost"],
+            counts,
+        )
+    try:
+        return setup_era(setup, repo_id, job, era, stages)
+    except PrchainError as exc:
+        return EraReport(
+            job.repo, era.key, era.date, stages, "error", "", f"{type(exc).__name__}: {exc}"
+        )
+
+
+_FIELDS = {"passed", "failed", "errors", "skipped", "collection_errors", "first_error"}

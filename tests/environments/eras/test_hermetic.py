@@ -1,0 +1,202 @@
+"""Acceptance: era environments from a local index, on a made-up history spanning three eras.
+
+The index on 127.0.0.1 serves `tinylib` 1.0 (uploaded mid-2020, `greet`) and 2.0 (mid-2022: `greet`
+removed, `hello` added). The repository asks for plain `tinylib` throughout; only the dates differ:
+  era 1 (2021): code calls greet → the planner must pick 1.0;   PR #1 adds `farewell` + a test;
+  era 2 (2023): code calls hello → the planner must pick 2.0;   PR #2 adds `shout` + a test;
+  era 3 (2024): requires tinylib>=3, which no index has → unverified, said in one line.
+`prchain env setup` then `prchain tests verify` as a user runs them; FAIL_TO_PASS in eras 1 and 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from sqlalchemy import select
+
+from prchain.cli import main
+from prchain.dev.repos import git
+from sql.db import make_engine, session_scope
+from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from tests.support.fake_index import FakeIndex, Release, make_wheel
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+REPO = "eras-test/greeter"
+
+V1 = "def greet(name):\n    return 'hi ' + name\n"
+V2 = "def hello(name):\n    return 'hello ' + name\n"
+GREETER_V1 = "import tinylib\n\n\ndef welcome(name):\n    return tinylib.greet(name)\n"
+GREETER_V2 = (
+    "import tinylib\n\n\ndef welcome(name):\n    return tinylib.hello(name)\n\n\n"
+    "def farewell(name):\n    return tinylib.hello(name) + ', bye'\n"
+)
+TEST_WELCOME_V1 = (
+    "from greeter import welcome\n\n\ndef test_welcome():\n    assert welcome('ada') == 'hi ada'\n"
+)
+TEST_WELCOME_V2 = "from greeter import welcome\n\n\ndef test_welcome():\n    assert welcome('ada') == 'hello ada'\n"
+FAREWELL = "\n\ndef farewell(name):\n    return tinylib.greet(name) + ', bye'\n"
+TEST_FAREWELL = "from greeter import farewell\n\n\ndef test_farewell():\n    assert farewell('ada') == 'hi ada, bye'\n"
+SHOUT = "\n\ndef shout(name):\n    return tinylib.hello(name).upper()\n"
+TEST_SHOUT = (
+    "from greeter import shout\n\n\ndef test_shout():\n    assert shout('ada') == 'HELLO ADA'\n"
+)
+
+
+def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message, date=date)
+
+
+def make_greeter(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    _commit(
+        path,
+        {
+            "requirements.txt": "tinylib\n",
+            "greeter/__init__.py": GREETER_V1,
+            "tests/test_welcome.py": TEST_WELCOME_V1,
+        },
+        "Start greeter",
+        "2021-03-01T12:00:00Z",
+    )
+    init = (path / "greeter/__init__.py").read_text()
+    _commit(
+        path,
+        {"greeter/__init__.py": init + FAREWELL, "tests/test_farewell.py": TEST_FAREWELL},
+        "Add a farewell (#1)\n\nSay goodbye too.",
+        "2021-04-01T12:00:00Z",
+    )
+    _commit(
+        path,
+        {
+            "greeter/__init__.py": GREETER_V2,
+            "tests/test_welcome.py": TEST_WELCOME_V2,
+            "tests/test_farewell.py": TEST_FAREWELL.replace("hi ada", "hello ada"),
+        },
+        "Move to tinylib's hello",
+        "2023-02-01T12:00:00Z",
+    )
+    _commit(
+        path,
+        {"greeter/__init__.py": GREETER_V2 + SHOUT, "tests/test_shout.py": TEST_SHOUT},
+        "Add shouting (#2)\n\nLoud greetings.",
+        "2023-03-01T12:00:00Z",
+    )
+    _commit(path, {"requirements.txt": "tinylib>=3\n"}, "Require tinylib 3", "2024-02-01T12:00:00Z")
+    _commit(
+        path,
+        {
+            "tests/test_shout.py": TEST_SHOUT
+            + "\n\ndef test_shout_again():\n    assert shout('x')\n"
+        },
+        "Shout twice (#3)\n\nMore tests.",
+        "2024-03-01T12:00:00Z",
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeIndex]:
+    folder = tmp_path_factory.mktemp("wheels")
+    one = make_wheel(folder, "tinylib", "1.0", {"tinylib/__init__.py": V1})
+    two = make_wheel(folder, "tinylib", "2.0", {"tinylib/__init__.py": V2})
+    releases = [
+        Release("tinylib", "1.0", "2020-06-01T00:00:00Z", one),
+        Release("tinylib", "2.0", "2022-06-01T00:00:00Z", two),
+    ]
+    with FakeIndex(releases) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo)."""
+    yield
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _config(tmp_path: Path, index: FakeIndex) -> Path:
+    config = tmp_path / "prchain.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "eras": {
+                    "index_url": index.url,
+                    "network_mode": "host",  # the build reaches the index on 127.0.0.1
+                    "suites": {"bookworm": "3.11"},  # the suite base CI already has
+                    "extra_base_packages": [],
+                    "test_packages": [],
+                    "system_site_packages": True,  # pytest from Debian's python3-pytest
+                },
+                "environment": {"log_dir": str(tmp_path / "logs")},
+                "chains": {"min_chain_code_lines": 0},
+            }
+        )
+    )
+    return config
+
+
+def _rows(url: str) -> tuple[dict[int, EnvRecipe], dict[int, StageVerification]]:
+    with session_scope(make_engine(url)) as session:
+        recipes = session.execute(
+            select(PullRequest.number, EnvRecipe)
+            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
+            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
+            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
+        ).all()
+        verdicts = session.execute(
+            select(PullRequest.number, StageVerification)
+            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+        ).all()
+        session.expunge_all()
+    return dict(recipes), dict(verdicts)
+
+
+def test_each_era_gets_the_packages_of_its_date(
+    tmp_path: Path, index: FakeIndex, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_greeter(tmp_path / "greeter")
+    common = ["--config", str(_config(tmp_path, index)), "--db", sqlite_url]
+    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = _invoke(
+        "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
+    )
+    assert built.exit_code == 0, built.output
+
+    setup = _invoke("env", "setup", *common)
+    assert setup.exit_code == 1, setup.output  # era 3 cannot be made: the user must act
+    assert "3 eras for 3 stages: 2 verified (2 by planner), 1 not" in setup.output
+    recipes, _ = _rows(sqlite_url)
+    assert [recipes[n].status for n in (1, 2, 3)] == ["verified", "verified", "unverified"]
+    assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 2
+    assert "tinylib==1.0" in recipes[1].log and "tinylib==2.0" in recipes[2].log
+    assert (
+        recipes[3].root_error.startswith("build failed:") and "tinylib>=3" in recipes[3].root_error
+    )
+    assert "\n" not in recipes[3].root_error
+
+    again = _invoke("env", "setup", *common)  # resumable: nothing is built or run twice
+    assert "3 eras for 3 stages: 2 verified (2 by planner), 1 not" in again.output
+    assert "building" not in again.output
+
+    verify = _invoke("tests", "verify", "--gold-runs", "1", *common)
+    _, verdicts = _rows(sqlite_url)
+    assert verdicts[1].fail_to_pass == ["tests/test_farewell.py::test_farewell"], verify.output
+    assert verdicts[2].fail_to_pass == ["tests/test_shout.py::test_shout"], verify.output
