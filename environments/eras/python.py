@@ -38,7 +38,7 @@ _TOX_ENV = re.compile(r"\bpy(\d)(\d{1,2})\b")
 _VERSION_FILE = re.compile(
     r"""(?:write_to|version_file|version-file)["']?\s*[=:]\s*["']([^"']+)["']"""
 )
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
+_FACTOR = re.compile(r"^[A-Za-z0-9_.,!-]+:(?!//)\s*")
 
 
 def _toml(snap: Snapshot) -> dict[str, Any]:
@@ -181,8 +181,9 @@ def tox_deps(snap: Snapshot) -> list[str]:
     found = []
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
-        if ":" in line and not re.search(r"[<>=!~]=?|@", line.split(":", 1)[0]):
-            line = line.split(":", 1)[1].strip()  # a factor condition such as `py27: mock`
+        factor = _FACTOR.match(line)
+        if factor:
+            line = line[factor.end() :].strip()  # a factor condition such as `py27: mock`
         # URLs and VCS checkouts are never dated (and often unreachable): they are left out.
         if line and not line.startswith(("-", "{", ".")) and "{" not in line and "://" not in line:
             found.append(line)
@@ -195,15 +196,6 @@ def poetry_dev(snap: Snapshot) -> list[str]:
     for group in (*TEST_EXTRAS, "dev"):
         names += list(_get(poetry, "group", group, "dependencies"))
     return [n for n in names if n != "python"]
-
-
-def _named(requirements: list[str], name: str) -> bool:
-    wanted = name.lower().replace("_", "-")
-    for req in requirements:
-        found = _NAME.match(req)
-        if found and found.group(0).lower().replace("_", "-") == wanted:
-            return True
-    return False
 
 
 # ---- how the project is imported and tested --------------------------------------------------------
@@ -271,7 +263,9 @@ def build_commands(
 ) -> list[str]:
     """The root commands that make /opt/venv (uv is on PATH; UV_* point at the index and cache)."""
     reqs = [*tox_deps(snap), *poetry_dev(snap)]
-    tools = [p for p in config.test_packages if not _named(reqs, p)]
+    # Test tools first, from when the interpreter was supported; the project's own requirements
+    # keep them when they agree, and pin them back when they name a version.
+    tools = list(config.test_packages)
     site = "--system-site-packages " if config.system_site_packages else ""
     packaged = any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg"))
     project = shlex.quote(f".[{','.join(extras(snap))}]" if extras(snap) else ".")

@@ -274,11 +274,18 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
     report.result = "verified" if chosen else "unverified"
     candidate, record, counts, log = chosen or last
     report.method, report.counts = candidate.method, counts
-    report.reason = "" if chosen else (attempts[0].get("root_error") or counts.first_error)
+    report.reason = "" if chosen else _first_root_error(attempts, counts)
     report.cost = sum(float(a.get("cost", 0.0)) for a in attempts) + candidate.cost
     report.seconds = time.monotonic() - started
     _store(setup, repo_id, job, era, (candidate, record, log), attempts, report, report.seconds)
     return report
+
+
+def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:
+    """The planner's first failure when it tried (it names what the manifests ask for), else the
+    first attempt's."""
+    planned = [a for a in attempts if a["method"] == "planner" and a.get("root_error")]
+    return str((planned or attempts)[0].get("root_error") or counts.first_error)
 
 
 def _request(

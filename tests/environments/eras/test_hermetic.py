@@ -91,7 +91,16 @@ def make_greeter(path: Path) -> Path:
         "Add shouting (#2)\n\nLoud greetings.",
         "2023-03-01T12:00:00Z",
     )
-    _commit(path, {"requirements.txt": "tinylib>=3\n"}, "Require tinylib 3", "2024-02-01T12:00:00Z")
+    _commit(
+        path,
+        {
+            "requirements.txt": "tinylib>=3\n",
+            "greeter/__init__.py": GREETER_V2.replace("hello", "wave")
+            + SHOUT.replace("hello", "wave"),
+        },
+        "Require tinylib 3 (it waves)",
+        "2024-02-01T12:00:00Z",
+    )
     _commit(
         path,
         {

@@ -1,0 +1,133 @@
+"""The era key and the Python planner, on real git repositories made here (no container)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from environments.eras.config import ErasConfig
+from environments.eras.era import era_of
+from environments.eras.python import choose_interpreter, extras, requirement_files, tox_deps
+from prchain.dev.repos import git
+
+SETUP_2016 = """from setuptools import setup
+setup(
+    name="oldpkg",
+    version="1.2.0",
+    install_requires=["six"],
+    extras_require={"tests": ["pytest", "mock"], "docs": ["sphinx"]},
+    classifiers=[
+        "Programming Language :: Python :: 2.7",
+        "Programming Language :: Python :: 3.5",
+    ],
+)
+"""
+TOX = "[tox]\nenvlist = py27,py35\n\n[testenv]\ndeps =\n    pytest\n    py27: mock\n    git+https://example.com/x.git\n    {[base]deps}\ncommands = pytest {posargs}\n"
+PYPROJECT_2024 = """[project]
+name = "newpkg"
+version = "3.0"
+requires-python = ">=3.10"
+dependencies = ["attrs>=23"]
+
+[project.optional-dependencies]
+testing = ["pytest>=8", "hypothesis"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+
+[tool.setuptools_scm]
+write_to = "src/newpkg/_version.py"
+
+[tool.ruff]
+line-length = 100
+"""
+WORKFLOW = """on: push
+jobs:
+  test:
+    strategy:
+      matrix:
+        python-version: ["3.10", "3.11", "3.12"]
+"""
+
+
+def _commit(repo: Path, files: dict[str, str], date: str) -> str:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "change", date=date)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    return tmp_path
+
+
+def test_a_2016_setup_py_project_gets_the_oldest_suite_and_a_tooling_floor(repo: Path) -> None:
+    sha = _commit(
+        repo,
+        {"setup.py": SETUP_2016, "tox.ini": TOX, "oldpkg/__init__.py": "", "testing/test_a.py": ""},
+        "2016-05-02T10:00:00Z",
+    )
+    era = era_of(repo, sha)
+    assert era.ecosystem is not None and era.ecosystem.name == "python"
+    assert extras(era.snap) == ["tests"]
+    assert tox_deps(era.snap) == ["pytest", "mock"]  # factor kept, URL and substitution left out
+    plans = era.ecosystem.plans(era.snap, ErasConfig())
+    assert [p.variant for p in plans] == ["dated", "interpreter-floor"]
+    dated = plans[0]
+    assert (dated.suite, dated.interpreter) == ("bullseye", "3.9")
+    assert dated.cutoff == "2016-05-02T10:00:00Z"
+    assert dated.test_command == "python -m pytest -p no:cacheprovider testing"
+    install = next(c for c in dated.commands if "'.[tests]'" in c)
+    assert "--exclude-newer 2016-05-02T10:00:00Z" in install and install.endswith("'.[tests]' pytest mock")
+    tools = next(c for c in dated.commands if c.startswith("uv pip install"))
+    assert "--exclude-newer 2021-01-01T00:00:00Z" in tools  # pytest of 2016 does not run on 3.9
+    assert "/work/repo >" in " ".join(dated.commands)  # flat layout: the repo root is imported
+
+
+def test_a_2024_pyproject_project(repo: Path) -> None:
+    files = {
+        "pyproject.toml": PYPROJECT_2024,
+        ".github/workflows/ci.yml": WORKFLOW,
+        "src/newpkg/__init__.py": "",
+        "requirements/tests.txt": "pytest-xdist\n",
+        "requirements/docs.txt": "sphinx\n",
+    }
+    era = era_of(repo, _commit(repo, files, "2024-11-20T10:00:00Z"))
+    assert era.ecosystem is not None
+    (plan,) = era.ecosystem.plans(era.snap, ErasConfig())
+    assert (plan.suite, plan.interpreter) == ("bookworm", "3.11")  # CI tests up to 3.12
+    assert plan.test_command == "python -m pytest -p no:cacheprovider"  # testpaths configured
+    assert requirement_files(era.snap) == ["requirements/tests.txt"]
+    assert "/work/repo/src >" in " ".join(plan.commands)
+    assert plan.setup_command.startswith("[ -e src/newpkg/_version.py ] || printf")
+    assert choose_interpreter(era.snap, {"trixie": "3.13"})[0] == "trixie"
+
+
+def test_the_era_key_follows_the_environment_not_every_change(repo: Path) -> None:
+    files = {"pyproject.toml": PYPROJECT_2024, "src/newpkg/__init__.py": ""}
+    first = era_of(repo, _commit(repo, files, "2024-02-01T10:00:00Z")).key
+    code = _commit(repo, {"src/newpkg/core.py": "x = 1\n"}, "2024-02-02T10:00:00Z")
+    bumped = _commit(
+        repo,
+        {
+            "pyproject.toml": PYPROJECT_2024.replace('version = "3.0"', 'version = "3.1"').replace(
+                "line-length = 100", "line-length = 90"
+            )
+        },
+        "2024-03-01T10:00:00Z",
+    )
+    assert era_of(repo, code).key == first
+    assert era_of(repo, bumped).key == first  # a version bump and a linter setting are no new era
+    deps = _commit(
+        repo,
+        {"pyproject.toml": PYPROJECT_2024.replace("attrs>=23", "attrs>=24")},
+        "2024-03-02T10:00:00Z",
+    )
+    assert era_of(repo, deps).key != first
+    later = _commit(repo, {"README": "x\n"}, "2024-09-01T10:00:00Z")
+    assert era_of(repo, later).key != era_of(repo, deps).key  # another half-year

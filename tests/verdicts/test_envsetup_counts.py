@@ -1,0 +1,49 @@
+"""How an era check reads a suite run: collection errors apart, the root error, the threshold."""
+
+from __future__ import annotations
+
+from prchain.verdicts.envsetup import count, root_error
+
+OUTPUT = """\
+==================================== ERRORS ====================================
+__________________ ERROR collecting tests/test_plugins.py ___________________
+ImportError while importing test module '/work/repo/tests/test_plugins.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+tests/test_plugins.py:3: in <module>
+    from importlib_metadata import entry_points
+E   ModuleNotFoundError: No module named 'importlib_metadata'
+=========================== short test summary info ============================
+ERROR tests/test_plugins.py
+"""
+
+
+def test_a_module_that_does_not_collect_is_counted_apart() -> None:
+    found = count(
+        {
+            "tests/test_plugins.py": "error",
+            "tests/test_a.py::test_one": "passed",
+            "tests/test_a.py::test_two": "failed",
+            "tests/test_a.py::test_three": "error",
+            "tests/test_a.py::test_four": "skipped",
+            "tests/test_a.py::test_five": "xfailed",
+        }
+    )
+    assert (found.passed, found.failed, found.errors, found.skipped) == (2, 1, 1, 1)
+    assert found.collection_errors == 1 and found.ran == 4
+    assert not found.verified(0.5)  # a module that does not import is never verified
+
+
+def test_verified_needs_the_share_of_passing_tests() -> None:
+    outcomes = {f"t.py::test_{i}": "passed" for i in range(8)}
+    outcomes |= {"t.py::test_8": "failed", "t.py::test_9": "failed"}
+    assert count(outcomes).verified(0.8) and not count(outcomes).verified(0.81)
+    assert not count({}).verified(0.0)  # nothing ran: nothing verified
+
+
+def test_the_root_error_is_the_exception_not_the_banner() -> None:
+    assert root_error(OUTPUT) == "ModuleNotFoundError: No module named 'importlib_metadata'"
+    assert (
+        root_error("Traceback...\nSyntaxError: invalid syntax\n") == "SyntaxError: invalid syntax"
+    )
+    assert root_error("all good\n") == ""
