@@ -83,7 +83,9 @@ def test_a_2016_setup_py_project_gets_the_oldest_suite_and_a_tooling_floor(repo:
     assert dated.cutoff == "2016-05-02T10:00:00Z"
     assert dated.test_command == "python -m pytest -p no:cacheprovider testing"
     install = next(c for c in dated.commands if "'.[tests]'" in c)
-    assert "--exclude-newer 2016-05-02T10:00:00Z" in install and install.endswith("'.[tests]' pytest mock")
+    assert "--exclude-newer 2016-05-02T10:00:00Z" in install and install.endswith(
+        "'.[tests]' pytest mock"
+    )
     tools = next(c for c in dated.commands if c.startswith("uv pip install"))
     assert "--exclude-newer 2021-01-01T00:00:00Z" in tools  # pytest of 2016 does not run on 3.9
     assert "/work/repo >" in " ".join(dated.commands)  # flat layout: the repo root is imported
