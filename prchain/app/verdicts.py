@@ -99,3 +99,52 @@ def tests_oracle(config: Config, engine: Engine) -> TestsOracle:
         return run_tests(env, tests, config.verdicts.timeout)
 
     return check
+
+
+def show_stage(config: Config, chain_id: int, idx: int) -> dict[str, Any]:
+    """What `prchain tests show CHAIN:IDX` prints: the stage's recipe, commands, counts per run,
+    per-test outcomes, the root error and the reason."""
+    from sqlalchemy import select
+
+    from sql.db import make_engine, session_scope
+    from sql.models import ChainStage, PullRequest, StageVerification
+
+    engine = make_engine(config.store.url)
+    with session_scope(engine) as session:
+        row = session.execute(
+            select(ChainStage, PullRequest.number, StageVerification)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .outerjoin(StageVerification, StageVerification.chain_stage_id == ChainStage.id)
+            .where(ChainStage.chain_id == chain_id, ChainStage.idx == idx)
+        ).first()
+        if row is None:
+            raise NothingToDo(
+                f"chain {chain_id} has no stage {idx}", hint="`prchain chains ls` lists chains"
+            )
+        stage, number, found = row
+        shown: dict[str, Any] = {
+            "chain": chain_id,
+            "idx": idx,
+            "pr": number,
+            "base": stage.base_sha,
+        }
+        if found is not None:
+            shown |= {
+                "status": found.status,
+                "reason": found.reason or "",
+                "test_command": found.test_command,
+                "fail_to_pass": list(found.fail_to_pass),
+                "pass_to_pass": list(found.pass_to_pass),
+                "flaky": list(found.flaky),
+                "runs": dict(found.runs),
+                "output_tail": found.output_tail,
+            }
+    era = stage_env(engine, stage.id)
+    if era is not None:
+        shown["era"] = {
+            "image": era.image,
+            "status": era.status,
+            "test_command": era.test_command,
+            "setup_command": era.setup_command,
+        }
+    return shown

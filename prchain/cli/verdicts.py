@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -113,3 +113,69 @@ def _totals(reports: list[StageReport]) -> str:
     by_result = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     f2p = sum(r.fail_to_pass for r in usable)
     return f"{len(reports)} stages: {by_result}; {f2p} FAIL_TO_PASS tests in {len(usable)} usable stages"
+
+
+@tests.command()
+@config_options
+@click.argument("stage", metavar="CHAIN:IDX")
+def show(
+    config_path: str | None, overrides: tuple[str, ...], db_url: str | None, stage: str
+) -> None:
+    """Show one stage's verification: era image and commands, counts per run, per-test outcomes
+    and the root error (the first exception of the gold run, however long its output).
+
+    Example:
+
+    \b
+      prchain tests show 12:1
+    """
+    chain, sep, idx = stage.partition(":")
+    if not sep or not chain.isdigit() or not idx.isdigit():
+        raise click.BadParameter(f"{stage!r} is not CHAIN:IDX (e.g. 12:1)", param_hint="STAGE")
+    config = build_config(config_path, overrides, db_url)
+    from prchain.app.verdicts import show_stage
+
+    _print_stage(Console(), show_stage(config, int(chain), int(idx)))
+
+
+def _print_stage(out: Console, shown: dict[str, Any]) -> None:
+    out.print(
+        f"chain {shown['chain']} stage {shown['idx']}: PR #{shown['pr']} on {shown['base'][:12]}"
+    )
+    era = shown.get("era")
+    if era:
+        out.print(f"era image: {era['image']} ({era['status']})")
+        out.print(f"setup: {escape(era['setup_command'] or '-')}")
+    if "status" not in shown:
+        out.print("not verified yet: `prchain tests verify --chain N`")
+        return
+    out.print(f"test command: {escape(shown['test_command'])}")
+    out.print(
+        f"result: {shown['status']}" + (f" — {escape(shown['reason'])}" if shown["reason"] else "")
+    )
+    runs = shown["runs"]
+    for name, c in runs.get("counts", {}).items():
+        out.print(
+            f"  {name:6} {c['passed']} passed, {c['failed']} failed, {c['errors']} errors, "
+            f"{c['skipped']} skipped, {c['collection_errors']} collection errors"
+        )
+    if runs.get("root_error"):
+        out.print(f"root error: {escape(runs['root_error'])}")
+    out.print(_outcomes(shown))
+
+
+def _outcomes(shown: dict[str, Any]) -> Table:
+    runs = shown["runs"]
+    gold = runs.get("gold") or [{}]
+    table = Table("test", "start", "tests", "gold", "list", title="per-test outcomes")
+    lists = {t: "F2P" for t in shown["fail_to_pass"]} | {t: "P2P" for t in shown["pass_to_pass"]}
+    lists |= {t: "flaky" for t in shown["flaky"]}
+    for test in sorted(set(runs.get("start", {})) | set(runs.get("tests", {})) | set(gold[-1])):
+        table.add_row(
+            escape(test),
+            runs.get("start", {}).get(test, "-"),
+            runs.get("tests", {}).get(test, "-"),
+            gold[-1].get(test, "-"),
+            lists.get(test, ""),
+        )
+    return table

@@ -13,7 +13,6 @@ time (and cost) are stored with the recipe, verified or not, so a rerun skips th
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from environments.eras.era import Era, era_of
 from environments.eras.manifests import Snapshot
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
-from prchain.verdicts.pytest_report import is_passing
+from prchain.verdicts.outcomes import Counts, count, root_error
 from prchain.verdicts.sandbox import run_suite
 from prchain.verdicts.verify import StageJob, find_stages
 
@@ -65,27 +64,6 @@ AgentRepair = Callable[[RepairRequest], Candidate | None]
 
 
 @dataclass
-class Counts:
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-    collection_errors: int = 0
-    first_error: str = ""
-
-    @property
-    def ran(self) -> int:
-        return self.passed + self.failed + self.errors
-
-    @property
-    def share(self) -> float:
-        return self.passed / self.ran if self.ran else 0.0
-
-    def verified(self, pass_share: float) -> bool:
-        return not self.collection_errors and self.passed > 0 and self.share >= pass_share
-
-
-@dataclass
 class EraReport:
     """What setup did with one era (the progress line and the summary table)."""
 
@@ -99,43 +77,6 @@ class EraReport:
     seconds: float = 0.0
     cost: float = 0.0
     counts: Counts = field(default_factory=Counts)
-
-
-# ---- reading a test run ----------------------------------------------------------------------------
-
-# pytest's `E   SomeError: …` lines carry the exception; other tools print `SomeError: …` bare.
-_E_LINE = re.compile(r"^E\s+((\w+\.)*\w*(Error|Exception|Exit)\b.*)")
-_ROOT = re.compile(r"^((\w+\.)*\w*(Error|Exception)|Fatal Python error)\b[: ].*")
-
-
-def count(outcomes: dict[str, str]) -> Counts:
-    """Counts of one suite run; a test id without `::` that errored is a module that did not collect."""
-    found = Counts()
-    for test, outcome in outcomes.items():
-        if "::" not in test and outcome == "error":
-            found.collection_errors += 1
-        elif is_passing(outcome):
-            found.passed += 1
-        elif outcome == "failed":
-            found.failed += 1
-        elif outcome == "error":
-            found.errors += 1
-        else:
-            found.skipped += 1
-    return found
-
-
-def root_error(output: str) -> str:
-    """The first exception pytest reports (`E   ImportError: …`), else the first bare one."""
-    lines = [line.strip() for line in output.splitlines()]
-    for line in lines:
-        found = _E_LINE.match(line)
-        if found:
-            return found.group(1)[:300]
-    for line in lines:
-        if _ROOT.match(line):
-            return line[:300]
-    return ""
 
 
 def check_image(

@@ -27,6 +27,7 @@ from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
+from prchain.verdicts.outcomes import count, root_error
 from prchain.verdicts.sandbox import (
     FILES_PLACEHOLDER,
     SuiteRun,
@@ -42,6 +43,7 @@ from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 # busy: another `tests verify` holds the stage's lease and is running it now
 Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error", "busy"]
 RECIPE_VERSION = "3"  # bump when the procedure below changes what a result means
+WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def _runs(
             done.test_command,
             timeout=config.timeout,
             report_path=config.report_path,
-            tail_chars=config.output_tail_chars,
+            tail_chars=WHOLE_OUTPUT,  # the root error is read from all of it; the tail is cut below
         )
 
     env.enter_stage(1)
@@ -209,11 +211,30 @@ def _runs(
         "gold": [g.outcomes for g in gold],
         "exit_codes": [start.exit_code, with_tests.exit_code, *(g.exit_code for g in gold)],
         "timed_out": any(r.timed_out for r in (start, with_tests, *gold)),
+        "counts": {
+            name: vars(count(r.outcomes))
+            for name, r in (("start", start), ("tests", with_tests), ("gold", gold[-1]))
+        },
+        "root_error": root_error(gold[-1].output_tail),
+        "setup_command": tests.setup,
+        "image": tests.image,
     }
-    done.output_tail = gold[-1].output_tail
+    done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold])
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
+    return broken_environment(gold[-1].outcomes, done.runs["root_error"])
+
+
+def broken_environment(outcomes: dict[str, str], root: str) -> str | None:
+    """The reason when the gold run shows the environment, not the patch, is at fault: a test module
+    that does not even import, or no test reported at all."""
+    first = f" (first: {root})" if root else ""
+    collection = count(outcomes).collection_errors
+    if collection:
+        return f"environment broken: {collection} collection errors{first}"
+    if not outcomes and root:
+        return f"environment broken: the test command reported no test{first}"
     return None
 
 

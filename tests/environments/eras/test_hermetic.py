@@ -209,3 +209,14 @@ def test_each_era_gets_the_packages_of_its_date(
     _, verdicts = _rows(sqlite_url)
     assert verdicts[1].fail_to_pass == ["tests/test_farewell.py::test_farewell"], verify.output
     assert verdicts[2].fail_to_pass == ["tests/test_shout.py::test_shout"], verify.output
+
+    with session_scope(make_engine(sqlite_url)) as session:
+        chain = session.scalar(
+            select(ChainStage.chain_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .where(PullRequest.number == 2)
+        )
+    shown = _invoke("tests", "show", f"{chain}:1", *common).output
+    assert "era image: prchain/era-eras-test-greeter:" in shown
+    assert "tests/test_shout.py::test_shout" in shown and "F2P" in shown
+    assert "gold   1 passed, 0 failed, 0 errors, 0 skipped, 0 collection errors" in shown

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prchain.verdicts.envsetup import count, root_error
+from prchain.verdicts.outcomes import count, root_error
 
 OUTPUT = """\
 ==================================== ERRORS ====================================
@@ -47,3 +47,18 @@ def test_the_root_error_is_the_exception_not_the_banner() -> None:
         root_error("Traceback...\nSyntaxError: invalid syntax\n") == "SyntaxError: invalid syntax"
     )
     assert root_error("all good\n") == ""
+
+
+def test_a_broken_environment_is_not_blamed_on_the_gold_patch() -> None:
+    from prchain.verdicts.verify import broken_environment
+
+    root = "ModuleNotFoundError: No module named 'importlib_metadata'"
+    outcomes = {"tests/test_plugins.py": "error", "tests/test_a.py::test_one": "failed"}
+    assert broken_environment(outcomes, root) == (
+        f"environment broken: 1 collection errors (first: {root})"
+    )
+    assert broken_environment({}, "ImportError: cannot import name 'x'") == (
+        "environment broken: the test command reported no test (first: ImportError: cannot import "
+        "name 'x')"
+    )
+    assert broken_environment({"tests/test_a.py::test_one": "failed"}, "AssertionError") is None
