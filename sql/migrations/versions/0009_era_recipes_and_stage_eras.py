@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_era_recipes_and_stage_eras"
-down_revision = "0007_llm_repairs"
+revision = "0009_era_recipes_and_stage_eras"
+down_revision = "0008_work_leases"
 branch_labels = None
 depends_on = None
 
