@@ -101,6 +101,37 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     return verdict(tests, run.outcomes, run.output_tail)
 
 
+@dataclass
+class CleanRun:
+    """One test command run in a clean room (the coarse T(p̂): did the command exit 0?)."""
+
+    exit_code: int
+    timed_out: bool
+    output: str
+    error: str | None = None  # the run could not happen: a patch did not apply
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.exit_code == 0 and not self.timed_out
+
+
+def run_command_clean(env: Environment, test_patch: str, command: str, timeout: float) -> CleanRun:
+    """Run `command` in a clean room on the agent's change (no test files or test configuration of
+    its own) plus `test_patch`: the same isolation as run_tests, for a whole-command verdict."""
+    env.end_agent_processes()
+    change = agent_change(env)
+    env.end_agent_processes()
+    with env.clean_room(patch_paths(test_patch), is_test_side) as room:
+        error = room.apply(change.patch)
+        if error is not None:
+            return CleanRun(1, False, error, "the agent's change does not apply on the stage base")
+        error = apply_patch(room, test_patch, reset=False)
+        if error is not None:
+            return CleanRun(1, False, error, "the test patch does not apply")
+        result = room.execute(command, timeout=timeout)
+    return CleanRun(result.exit_code, result.timed_out, result.output)
+
+
 def verdict(tests: StageTests, outcomes: dict[str, str], output_tail: str) -> TestVerdict:
     """T(p̂) from a run's outcomes: every required test reported as passing."""
     seen = dict(outcomes)

@@ -145,3 +145,16 @@ def test_the_clean_room_is_another_user_with_no_agent_process(stage_one, geo) ->
         assert room.read_file("geo/shapes.py") == SHAPES_V0  # the stage base, before the change
     verdict = run_tests(stage_one, hidden_tests(geo), timeout=120)
     assert verdict.passed and verdict.failing == []  # an honest fix still passes
+
+
+def test_a_whole_command_run_is_just_as_clean(stage_one, geo) -> None:
+    from prchain.verdicts.oracle import run_command_clean
+
+    test_patch = split_patch(geo.prs[1].gold_patch).test
+    command = "python3 -m pytest -q -p no:cacheprovider tests/test_shapes.py -k 'not coin'"
+    stage_one.write_file("conftest.py", FORCE_PASS)
+    forced = run_command_clean(stage_one, test_patch, command, timeout=120)
+    assert not forced.passed and forced.error is None and "circle_area" in forced.output
+    stage_one.write_file("geo/shapes.py", FIX)
+    fixed = run_command_clean(stage_one, test_patch, command, timeout=120)
+    assert fixed.passed, fixed.output
