@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 from sqlalchemy import Engine, Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
@@ -29,12 +31,40 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str, *, create: bool = True) -> Engine:
+def _sqlite_readonly_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _readonly_connector(path: str) -> Callable[[], sqlite3.Connection]:
+    """Open the file read-only; a WAL store in a place we cannot write (no -shm can be made
+    beside it) is read as the file stands (`immutable`): nobody can be writing it there."""
+    uri = f"file:{quote(path)}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            connection.close()
+            connection = sqlite3.connect(f"{uri}&immutable=1", uri=True, check_same_thread=False)
+        return connection
+
+    return connect
+
+
+def make_engine(url: str, *, create: bool = True, readonly: bool = False) -> Engine:
     """An engine for any SQLAlchemy URL; SQLite parent directories are made.
 
     With `create`, the store's schema revision is checked (`sql.migrate.check`): an empty store is
     created at the current revision; an older one raises StoreOutdated (`prchain db upgrade`), a
     newer one StoreTooNew. Workers pass create=False: their driver has checked.
+
+    `readonly` (commands that only read: stats, export, report, show ...): an existing SQLite file
+    is opened read-only, so a store on a read-only disk or owned by someone else can be read, and
+    nothing is created in it.
 
     A URL that cannot be read, a server that refuses us and a file that is not a database are
     StoreUnavailable: one line naming the store (password masked) and the driver's reason.
@@ -47,18 +77,26 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             hint="write it like sqlite:///data/prchain.db or postgresql+psycopg://user:pw@host/db",
         ) from None
     try:
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, future=True)
+        file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+        if file in ("", ":memory:"):
+            file = None
+        readonly = readonly and file is not None and Path(file).is_file()
+        if readonly and file is not None:
+            engine = create_engine(url, creator=_readonly_connector(file))
+        else:
+            if file is not None:
+                Path(file).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(url, future=True)
     except (NoSuchModuleError, ArgumentError, ImportError, OSError) as exc:
         raise StoreUnavailable(f"cannot open the store {_shown(parsed)}: {exc}") from None
     if parsed.get_backend_name() == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        pragmas = _sqlite_readonly_pragmas if readonly else _sqlite_pragmas
+        event.listen(engine, "connect", pragmas)
     if create:
         from sql.migrate import check  # Alembic loads only for commands that open a store
 
         try:
-            check(engine, _shown(parsed))
+            check(engine, _shown(parsed), create=not readonly)
         except DBAPIError as exc:
             engine.dispose()
             raise store_error(exc, parsed) from None

@@ -59,7 +59,7 @@ def report_from_config(
 ) -> ReportSummary:
     from prchain.llm.pricing import cost_usd
 
-    engine = make_engine(config.store.url)
+    engine = make_engine(config.store.url, readonly=True)
     facts = PipelineFacts(
         graph=graph_facts(engine, config) if config.report.funnel_graph else None,
         export=export_facts(engine, config),

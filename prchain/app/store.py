@@ -30,7 +30,7 @@ def store_revision(url: str) -> StoreRevision:
     """Where the store stands, read without changing anything."""
     from sql import migrate
 
-    engine = make_engine(url, create=False)
+    engine = make_engine(url, create=False, readonly=True)
     try:
         state = migrate.current(engine)
     finally:

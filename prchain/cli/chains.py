@@ -156,7 +156,7 @@ def list_(
         "id", "repo", "strategy", "len", "score", "PRs (oldest first)", "edge types", title="chains"
     )
     for chain, repo, numbers in list_chains(
-        make_engine(config.store.url), limit=limit, strategy=strategy
+        make_engine(config.store.url, readonly=True), limit=limit, strategy=strategy
     ):
         types = " ".join("/".join(e.get("types", [])) for e in chain.edges or [])
         table.add_row(
@@ -187,7 +187,7 @@ def show(
     from prchain.app.views import chain_view, make_engine
 
     config = build_config(config_path, overrides, db_url)
-    print_chain(Console(), chain_view(make_engine(config.store.url), chain_id))
+    print_chain(Console(), chain_view(make_engine(config.store.url, readonly=True), chain_id))
 
 
 WIDE = 110  # from this console width on, `chains show` also prints each stage's base and end
@@ -295,5 +295,5 @@ def export(
     from prchain.app.views import export_tasks, make_engine
 
     config = build_config(config_path, overrides, db_url)
-    count = export_tasks(make_engine(config.store.url), out, strategy=strategy)
+    count = export_tasks(make_engine(config.store.url, readonly=True), out, strategy=strategy)
     click.echo(f"wrote {count} chains to {out}")

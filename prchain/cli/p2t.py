@@ -165,7 +165,7 @@ def stats(
     from prchain.app.p2t import compare
     from prchain.app.views import make_engine
 
-    rows, extra = compare(make_engine(config.store.url))
+    rows, extra = compare(make_engine(config.store.url, readonly=True))
     if as_json:
         click.echo(json.dumps({"comparisons": [r.__dict__ for r in rows], **extra}, sort_keys=True))
         return

@@ -235,7 +235,7 @@ def list_command(
         "reason",
     ):
         table.add_column(column)
-    for r in list_rollouts(make_engine(config.store.url), limit):
+    for r in list_rollouts(make_engine(config.store.url, readonly=True), limit):
         table.add_row(
             str(r.id),
             str(r.chain_id),
@@ -271,7 +271,7 @@ def show_command(
     from prchain.app.views import load_rollout, make_engine
 
     config = build_config(config_path, overrides, db_url)
-    view = load_rollout(make_engine(config.store.url), rollout_id)
+    view = load_rollout(make_engine(config.store.url, readonly=True), rollout_id)
     if view is None:
         raise NothingToDo(
             f"rollout {rollout_id} does not exist", hint="`prchain trajectories list` shows the ids"
@@ -420,7 +420,9 @@ def export_command(
         leak_min_chars=config.agent.leak_min_chars,
         rollout_ids=tuple(read_manifest(manifest)) if manifest else None,
     )
-    summary = export_dataset(make_engine(config.store.url), out, options, public_config(config))
+    summary = export_dataset(
+        make_engine(config.store.url, readonly=True), out, options, public_config(config)
+    )
     save_config(config, out.parent, name=f"{out.stem}.config.json")
     table = Table(title=f"Export ({format_}) → {summary.path}")
     table.add_column("metric")

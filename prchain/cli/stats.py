@@ -29,7 +29,7 @@ def stats(
     from prchain.app.stats import collect_stats, render_stats
     from prchain.app.views import make_engine
 
-    data = collect_stats(make_engine(config.store.url))
+    data = collect_stats(make_engine(config.store.url, readonly=True))
     if as_json:
         click.echo(json.dumps(data, sort_keys=True, default=str))
         return
