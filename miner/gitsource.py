@@ -20,7 +20,7 @@ from pathlib import Path
 from miner.gitdiff import PatchResult, iter_patches
 from miner.source import SOURCES, CommitRecord, IssueRecord, PRRecord, SourceInfo
 from prchain.core import git
-from prchain.core.errors import GitError
+from prchain.core.errors import GitError, NotAClone
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
 MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9}) from (?P<branch>\S+)")
@@ -113,9 +113,9 @@ class GitSource:
 
     def _check_clone(self) -> None:
         if not Path(self.path).exists():
-            raise GitError(f"{self.path} does not exist")
+            raise NotAClone(f"{self.path} does not exist")
         if git.output(self.path, "rev-parse", "--git-dir", check=False).strip() == "":
-            raise GitError(f"{self.path} is not a git clone")
+            raise NotAClone(f"{self.path} is not a git clone")
 
     def _guess_name(self) -> str:
         """owner/name from the remote URL, else the GitHub repository most linked in history."""

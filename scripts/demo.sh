@@ -21,6 +21,14 @@ eval "$(grep '^export ' "$DEMO/fake-llm.log")"
 "$PRCHAIN" chains build "${ARGS[@]}"
 "$PRCHAIN" queries build "${ARGS[@]}"
 "$PRCHAIN" rollout "${ARGS[@]}"
+# The same chains again in the text action format (servers without tool calling), each as a new
+# rollout beside the first; the scripted model sends the same messy reply shapes in both formats.
+mapfile -t CHAINS < <(.venv/bin/python -c 'import sqlite3, sys
+for (chain,) in sqlite3.connect(sys.argv[1]).execute("SELECT DISTINCT chain_id FROM rollouts"):
+    print(chain)' "$DEMO/prchain.db")
+REDO=()
+for chain in "${CHAINS[@]}"; do REDO+=(--redo "$chain"); done
+"$PRCHAIN" rollout "${REDO[@]}" --set agent.action_format=text "${ARGS[@]}"
 # Three exports for trainers, each in its own directory beside its dataset card and manifest.
 OPENAI="$DEMO/export/openai/trajectories.jsonl"
 SHAREGPT="$DEMO/export/sharegpt/trajectories.jsonl"

@@ -81,7 +81,7 @@ def make_repo(path: Path) -> None:
       prchain mine --source git data/demo/calc
     """
     if path.exists() and any(path.iterdir()):
-        raise click.ClickException(f"{path} exists and is not empty")
+        raise click.BadParameter(f"{path} exists and is not empty", param_hint="PATH")
     from prchain.dev.repos import make_chain_repo
 
     repo = make_chain_repo(path)

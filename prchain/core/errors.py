@@ -66,6 +66,12 @@ class GitError(PrchainError):
     hint = "check that the path is a git clone and that git can read it"
 
 
+class NotAClone(GitError):
+    """The path given as a local clone does not exist or is not a git repository (a usage error)."""
+
+    exit_status = 2
+
+
 class EnvironmentFailure(PrchainError):
     hint = "is the Docker engine running? `docker info` should answer"
 

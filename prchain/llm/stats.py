@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -57,23 +58,32 @@ def refused_by_role(session: Session) -> dict[str, dict[str, int]]:
 
 
 def render(data: dict[str, Any]) -> list[Table]:
-    table = Table(title="LLM calls per role (paid), format repairs and refused replies")
-    for column in ("role", "calls", "tokens", "cost $", "repairs", "fmt err", "leaked", "rejected"):
-        table.add_column(column, justify="left" if column in ("role", "repairs") else "right")
+    """One row per role, numbers only, so 80 columns hold it; the repair kinds go below."""
     refused = data.get("llm_refused_by_role", {})
-    roles = sorted(
-        set(data["llm_paid_calls_by_role"]) | set(data["llm_repairs_by_role"]) | set(refused)
+    kinds_by_role = data["llm_repairs_by_role"]
+    kinds = "; ".join(
+        f"{role}: " + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+        for role, kinds in sorted(kinds_by_role.items())
     )
+    table = Table(
+        title="LLM calls per role (paid), format repairs and refused replies",
+        box=box.SIMPLE_HEAD,
+        caption=f"repairs: {kinds}" if kinds else None,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    table.add_column("role", no_wrap=True)
+    for column in ("calls", "tokens", "cost $", "repairs", "fmt err", "leaked", "rejected"):
+        table.add_column(column, justify="right", no_wrap=True)
+    roles = sorted(set(data["llm_paid_calls_by_role"]) | set(kinds_by_role) | set(refused))
     for role in roles:
-        kinds = data["llm_repairs_by_role"].get(role, {})
-        repairs = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) or "0"
         counts = refused.get(role, {})
         table.add_row(
             role,
             str(data["llm_paid_calls_by_role"].get(role, 0)),
             str(data["llm_tokens_by_role"].get(role, 0)),
             f"{data['llm_cost_usd_by_role'].get(role, 0.0):.4f}",
-            repairs,
+            str(sum(kinds_by_role.get(role, {}).values())),
             *(str(counts.get(status, 0)) for status in REFUSED),
         )
     return [table]

@@ -41,8 +41,16 @@ def calls_from_text(text: str, names: Collection[str] | None) -> tuple[list[Call
         found = finder(text, names)
         if found is not None and found[0]:
             calls, prose = found
-            return calls, "" if _LEFTOVER.fullmatch(prose) else prose
+            return calls, _without_leftovers(prose)
     return None
+
+
+def _without_leftovers(prose: str) -> str:
+    """The prose without lines that are only brackets left over from a call (a stray `}`)."""
+    lines = [
+        line for line in prose.splitlines() if not (line.strip() and _LEFTOVER.fullmatch(line))
+    ]
+    return "\n".join(lines).strip()
 
 
 def unknown_tool(text: str, names: Collection[str]) -> str | None:

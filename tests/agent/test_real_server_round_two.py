@@ -23,6 +23,11 @@ from tests.agent.test_loop import TASK, _loop, _open, sandbox  # noqa: F401 (mod
 pytestmark = pytest.mark.docker
 
 TEXT_CALL = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls calc"}}\n</tool_call>'
+# A change the gates accept (a stage whose agent changed nothing fails before the judge).
+TEXT_EDIT = (
+    '<tool_call>\n{"name": "bash", "arguments": {"command": '
+    "\"printf '\\\\ndef subtract(a, b):\\\\n    return a - b\\\\n' >> calc/ops.py\"}}\n</tool_call>"
+)
 TEXT_SUBMIT = '{"name": "submit", "arguments": {"summary": "done"}}'
 
 
@@ -51,7 +56,7 @@ def test_a_repaired_text_call_goes_back_with_string_content_and_the_chain_is_kep
 ) -> None:
     assert fake_llm.strict
     seeded = seed_chain(str(sqlite_engine.url), tmp_path, prs=(1,))
-    fake_llm.push(model="policy", content=TEXT_CALL)  # the only shape that server ever sent
+    fake_llm.push(model="policy", content=TEXT_EDIT)  # the only shape that server ever sent
     fake_llm.push(model="policy", content=TEXT_SUBMIT)
     fake_llm.push(model="judge", content=verdict(0.9, "Fine."))
     result = make_runner(sqlite_engine).run(seeded.chain_id)
@@ -88,6 +93,7 @@ def test_a_server_failure_is_one_typed_line_on_both_rows_and_a_rerun_continues(
 
     # The server is fixed: the rerun resumes the same rollout instead of replaying the failure.
     fake_llm.reset()
+    fake_llm.push(model="policy", content=TEXT_EDIT)
     fake_llm.push(model="policy", tool_calls=submit())
     fake_llm.push(model="judge", content=verdict(0.9, "Fine."))
     again = make_runner(sqlite_engine).run(seeded.chain_id)

@@ -8,13 +8,14 @@ import json
 import pytest
 from sqlalchemy import Engine
 
+from prchain.agent.guard import missing_arguments, no_call_error
 from prchain.core.errors import BudgetExhausted
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.llm.parsing import extract_json_object
 from prchain.llm.reasoning import split_think
-from prchain.llm.toolcalls import calls_from_text
+from prchain.llm.toolcalls import calls_from_text, echoed_tool, unknown_tool
 from tests.support.llm_fixtures import make_test_llm_config
 
 ASK = [{"role": "user", "content": "Score this patch."}]
@@ -105,3 +106,59 @@ def test_a_budget_without_a_store_counts_this_process(fake_llm: ScriptedLLMServe
     assert 0 < len(fake_llm.requests) < 100
     spent = client.budget.spent()
     assert spent.calls == len(fake_llm.requests) and spent.tokens <= 400
+
+
+@pytest.mark.parametrize(
+    ("text", "prose"),
+    [
+        # Two calls in one reply: both are read and neither stays behind as text (issue 21).
+        (
+            'First:\n{"name": "bash", "arguments": {"command": "ls"}}\n'
+            '{"name": "bash", "arguments": {"command": "pwd"}}',
+            "First:",
+        ),
+        ('{"name": "bash", "arguments": {"command": "ls"}}}', ""),  # a stray brace after it
+        ('<tool_call>{"name": "bash", "arguments": {"command": "ls"}}}</tool_call>', ""),
+        (
+            'Looking.\n<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>\n}',
+            "Looking.",
+        ),
+    ],
+)
+def test_nothing_of_a_call_stays_in_the_prose(text: str, prose: str) -> None:
+    found = calls_from_text(text, NAMES)
+    assert found is not None
+    calls, left = found
+    assert json.loads(calls[0]["function"]["arguments"]) == {"command": "ls"} and left == prose
+
+
+def test_an_echoed_tool_definition_is_not_a_call_and_is_named() -> None:
+    echoed = json.dumps(
+        {
+            "name": "bash",
+            "description": "Run a shell command.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+        }
+    )
+    assert calls_from_text(echoed, NAMES) is None
+    assert echoed_tool(echoed, NAMES) == "bash"
+    assert no_call_error(echoed).startswith("Your reply repeated the definition of the `bash` tool")
+    assert no_call_error('{"name": "python", "arguments": {}}').startswith("You called `python`")
+    assert unknown_tool('{"name": "bash", "arguments": {}}', NAMES) is None
+
+
+def test_a_call_missing_required_arguments_names_them() -> None:
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "str_replace_editor", "arguments": "{}"},
+    }
+    assert missing_arguments([call]) == (
+        "Your call to `str_replace_editor` is missing the required arguments `command`, `path`."
+    )
+    bash = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+    }
+    assert missing_arguments([bash]) is None
