@@ -73,9 +73,10 @@ def test_name_limit_and_repos_file(runner: CliRunner, tmp_path: Path, sqlite_url
     assert _stats(runner, sqlite_url)["prs"] == 4
 
 
-def _one_line_error(result: Result, fragment: str) -> None:
+def _one_line_error(result: Result, fragment: str, status: int = 2) -> None:
+    """A usage error (status 2 of the exit-status contract) on one line."""
     output = result.output
-    assert result.exit_code == 1
+    assert result.exit_code == status, output
     lines = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and fragment in lines[0], output
     assert "Traceback" not in output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +14,18 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def _rolled_out_chain(report: DemoReport) -> tuple[int, int]:
-    """(chain id, rollout id) of the demo chain the agent worked through."""
-    trajectories = sorted(report.out.glob("trajectories/*.html"))
+    """(chain id, newest rollout id) of the demo chain the agent worked through (the demo rolls
+    it out twice: tools, then text format; the chain page links the newest)."""
+    trajectories = sorted(report.out.glob("trajectories/*.html"), key=lambda p: int(p.stem))
     assert trajectories, "the demo run made no trajectory page"
-    html = trajectories[0].read_text()
-    chain = re.search(r'href="\.\./chains/(\d+)\.html"', html)
-    assert chain
-    return int(chain.group(1)), int(trajectories[0].stem)
+
+    def chain_of(page: Path) -> int:
+        found = re.search(r'href="\.\./chains/(\d+)\.html"', page.read_text())
+        assert found
+        return int(found.group(1))
+
+    chain = chain_of(trajectories[0])
+    return chain, max(int(p.stem) for p in trajectories if chain_of(p) == chain)
 
 
 def test_index_renders_funnel_and_every_plot(browser_page: RecordingPage) -> None:
