@@ -71,7 +71,7 @@ def test_every_configured_command_exits_2_on_a_configuration_error(
     args = [*path, *needs.get(" ".join(path), []), "--set", "no_such_section.key=1"]
     result = run(*args, "--db", f"sqlite:///{tmp_path / 'store.db'}")
     assert result.exit_code == 2, result.output
-    assert "error:" in result.output and "Traceback" not in result.output
+    assert "error:" in result.output.lower() and "Traceback" not in result.output
 
 
 # -- each command's own failure cases -------------------------------------------------------------
