@@ -197,7 +197,7 @@ class _Session:
             name, args = call["function"]["name"], _arguments(call)
             observation, done = self._act(name, args)
             messages += [
-                {"role": "assistant", "content": completion.content or None, "tool_calls": [call]},
+                {"role": "assistant", "content": completion.content or "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": call["id"], "name": name, "content": observation},
             ]
             if done is not None:
