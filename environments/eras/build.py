@@ -113,17 +113,12 @@ def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
     target.chmod(0o777)
 
 
-def _run_and_commit(
-    client: DockerClient,
-    env: EnvironmentConfig,
-    eras: ErasConfig,
-    base: str,
-    plan: Plan,
-    src: Path,
-    tag: str,
-    labels: dict[str, str],
-) -> tuple[str, int, str]:
-    binds = {uv_binary(): (UV, "ro"), str(src): (SRC, "rw"), eras.cache_volume: (CACHE, "rw")}
+def build_environment(
+    env: EnvironmentConfig, eras: ErasConfig
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """The mounts (uv, the CA bundle, uv's cache; not the tree) and variables of a build
+    container; the setup agent's sandbox uses the same, so its recipes replay here."""
+    binds = {uv_binary(): (UV, "ro"), eras.cache_volume: (CACHE, "rw")}
     variables = {
         "PATH": "/opt/prchain/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "UV_PYTHON": "/opt/venv/bin/python",
@@ -138,6 +133,21 @@ def _run_and_commit(
     if ca and Path(ca).is_file():
         binds[str(Path(ca).resolve())] = (CA, "ro")
         variables["SSL_CERT_FILE"] = CA
+    return binds, variables
+
+
+def _run_and_commit(
+    client: DockerClient,
+    env: EnvironmentConfig,
+    eras: ErasConfig,
+    base: str,
+    plan: Plan,
+    src: Path,
+    tag: str,
+    labels: dict[str, str],
+) -> tuple[str, int, str]:
+    binds, variables = build_environment(env, eras)
+    binds[str(src)] = (SRC, "rw")
     script = "set -euxo pipefail\n" + "\n".join(plan.commands) + "\n"
     container, code, log = client.run_to_end(
         base,

@@ -280,13 +280,18 @@ def build_commands(
             f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} "
             f"uv pip install --exclude-newer {cutoff} {' '.join(args)}"
         )
-    commands += [
+    return commands + finish_commands(snap)
+
+
+def finish_commands(snap: Snapshot) -> list[str]:
+    """How every recipe ends, whoever wrote the steps before (the planner or the setup agent):
+    the project's own files out of /opt/venv, /work/repo's import root on sys.path, wrappers."""
+    return [
         _STRIP_PROJECT,
         f"echo {import_root(snap)} > $({VENV}/bin/python -c "
         "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/_prchain_repo.pth",
         _WRAPPERS,
     ]
-    return commands
 
 
 # The project was installed only to bring its dependencies: its files are deleted again (it is

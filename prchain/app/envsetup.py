@@ -87,6 +87,10 @@ def setup_from_config(
     from sql.db import make_engine
 
     engine = make_engine(config.store.url)
+    if agent is None:
+        from prchain.app.setup_agent import agent_from_config
+
+        agent = agent_from_config(config, engine, notify)
     setup = Setup(
         engine,
         config.eras,

@@ -1,0 +1,93 @@
+"""The setup agent as the last rung of `env setup`'s ladder (memory → planner → agent).
+
+`agent_repair` returns the `AgentRepair` callable prchain.verdicts.envsetup calls when neither
+recipe memory nor the planner verified an era. The agent works in a build sandbox that is the era
+build's container with checkpoints: the same suite base, uv, CA bundle, cache volume, variables and
+the tree at the same place. What it finds is handed back as a plan (its kept steps, then the same
+closing steps a planner recipe ends with) for the era build to rebuild and verify like any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from environments.buildbox import BoxSettings
+from environments.config import EnvironmentConfig
+from environments.docker_client import DockerClient
+from environments.eras import python
+from environments.eras.build import base_config, build_environment
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import Plan
+from environments.images import ensure_base_image
+from prchain.envsetup.agent import AgentRecipe, SetupRequest, run_setup_agent
+from prchain.envsetup.config import SetupAgentConfig
+from prchain.llm.protocol import ChatLLM
+from prchain.verdicts.envsetup import AgentRepair, Candidate, RepairRequest
+
+FAILURE_CHARS = 6000  # of the planner's log shown with its root error
+
+
+def agent_repair(
+    llm: ChatLLM,
+    env: EnvironmentConfig,
+    eras: ErasConfig,
+    config: SetupAgentConfig,
+    *,
+    client: DockerClient | None = None,
+) -> AgentRepair:
+    """The ladder's agent rung, bound to one LLM client and configuration."""
+
+    def repair(request: RepairRequest) -> Candidate | None:
+        docker = client or DockerClient()
+        suite = request.plan.suite if request.plan else next(iter(eras.suites))
+        base = ensure_base_image(docker, base_config(env, eras, suite), lambda _m: None)
+        binds, variables = build_environment(env, eras)
+        found = run_setup_agent(
+            llm,
+            docker,
+            SetupRequest(
+                repo=request.repo,
+                clone=Path(request.clone),
+                sha=request.sha,
+                base_image=base,
+                commands=list(request.plan.commands) if request.plan else [],
+                test_command=request.plan.test_command if request.plan else "",
+                failure=_failure(request),
+            ),
+            config,
+            BoxSettings(python.PROJECT_SRC, binds, variables, eras.network_mode),
+        )
+        if not found.ok:
+            return None
+        return Candidate("agent", _plan(request, suite, found), cost=found.cost_usd)
+
+    return repair
+
+
+def _failure(request: RepairRequest) -> str:
+    tail = request.log[-FAILURE_CHARS:]
+    return f"{request.failure}\n\n---- the planner's log (its end) ----\n{tail}"
+
+
+def _plan(request: RepairRequest, suite: str, found: AgentRecipe) -> Plan:
+    """The agent's steps as a plan; it ends as a planner recipe ends (project out, .pth, wrappers)."""
+    previous = request.plan
+    notes = [
+        f"setup agent: {found.replies} replies, {len(found.commands)} steps kept, "
+        f"{found.rolled_back} rolled back, ${found.cost_usd:.4f}, {found.seconds:.0f} s"
+    ]
+    return Plan(
+        previous.ecosystem if previous else "python",
+        suite,
+        previous.interpreter if previous else eras_interpreter(suite),
+        previous.cutoff if previous else "",
+        [*found.commands, *python.finish_commands(request.snapshot)],
+        found.test_command,
+        previous.setup_command if previous else "",
+        notes,
+        variant="agent",
+    )
+
+
+def eras_interpreter(suite: str) -> str:
+    return ErasConfig().suites.get(suite, "")
