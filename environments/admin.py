@@ -13,7 +13,7 @@ from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from prchain.core.errors import GitError, NothingToDo
 from sql.db import make_engine, session_scope
-from sql.models import Repo
+from sql.models import EnvRecipe, Repo
 
 
 def build_base(config: EnvironmentConfig, notify: images.Notify = print) -> str:
@@ -86,6 +86,35 @@ def default_image(
     return images.repo_image_tag(repo, recipe)
 
 
+def recipe_images(store_url: str) -> list[tuple[str, str]]:
+    """(repository, era image tag) of every verified recipe in the store's recipe memory."""
+    engine = make_engine(store_url)
+    try:
+        with session_scope(engine) as session:
+            rows = session.execute(
+                select(Repo.full_name, EnvRecipe.image)
+                .join(Repo, Repo.id == EnvRecipe.repo_id)
+                .where(EnvRecipe.status == "verified", EnvRecipe.image != "")
+            ).all()
+    finally:
+        engine.dispose()
+    return [(repo, image) for repo, image in rows]
+
+
+def sandbox_image(
+    client: DockerClient, repo: str, clone: Path | None, era_image: str
+) -> str | None:
+    """The tag of the sandbox image a stage of that era opens (the sandbox layer on the era image,
+    as `ensure_repo_image(base_image=era image)` names it), None when it cannot be told."""
+    era_id = client.image_id(era_image)
+    if era_id is None or clone is None or not clone.exists():
+        return None
+    try:
+        return images.repo_image_tag(repo, images.repo_recipe(era_id, clone, []))
+    except GitError:
+        return None
+
+
 def prune(
     config: EnvironmentConfig,
     store_url: str,
@@ -93,14 +122,17 @@ def prune(
     needed: Iterable[str] = (),
     dry_run: bool = False,
 ) -> lifecycle.PrunePlan:
-    """Remove the images of the store's repositories that no recipe in use needs: each
-    repository's current default image and the images in `needed` (recipe memory) are kept."""
+    """Remove the images of the store's repositories that no recipe in use needs. Kept: each
+    repository's current default image, every verified recipe's era image and the sandbox image
+    built on it, the images in `needed`, and everything those are built from."""
     client = DockerClient()
     repos = store_repos(store_url)
     if not repos:
         raise NothingToDo("the store has no repository", hint="prune works on a store's images")
     defaults = [default_image(client, config, repo, clone) for repo, clone in repos.items()]
-    keep = [tag for tag in [*defaults, *needed] if tag]
+    eras = recipe_images(store_url)
+    on_eras = [sandbox_image(client, repo, repos.get(repo), image) for repo, image in eras]
+    keep = [tag for tag in [*defaults, *(i for _, i in eras), *on_eras, *needed] if tag]
     return lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
 
 

@@ -152,7 +152,7 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
 ) -> None:
     from prchain.dev.repos import make_chain_repo
     from sql.db import make_engine, session_scope
-    from sql.models import Repo
+    from sql.models import EnvRecipe, Repo
 
     slug = uuid.uuid4().hex[:8]
     repo = f"acme/prune-{slug}"  # only this test's images carry this repository's label
@@ -160,7 +160,22 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
     url = f"sqlite:///{tmp_path / 'store.db'}"
     engine = make_engine(url)
     with session_scope(engine) as session:
-        session.add(Repo(full_name=repo, source="git", clone_path=str(clone)))
+        row = Repo(full_name=repo, source="git", clone_path=str(clone))
+        session.add(row)
+        session.flush()
+        for era, status in (("py311", "verified"), ("py39", "unverified")):
+            session.add(
+                EnvRecipe(
+                    repo_id=row.id,
+                    era_key=era,
+                    ecosystem="python",
+                    era_date="2024-01-01",
+                    base_sha="0" * 40,
+                    status=status,
+                    method="planner",
+                    image=f"prchain/era-prune-{slug}:{era}",
+                )
+            )
     engine.dispose()
     config = EnvironmentConfig()
     ours = {"prchain.managed": "1", "prchain.repo": repo}
@@ -171,6 +186,11 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
         made.image(current, {**ours, "prchain.kind": "repo"})
         made.image(f"prchain/repo-prune-{slug}:superseded", {**ours, "prchain.kind": "repo"})
         era = made.image(f"prchain/era-prune-{slug}:py39", {**ours, "prchain.kind": "era"})
+        # A verified recipe's era image, and the sandbox layer a stage of it opens: both in use.
+        verified = made.image(f"prchain/era-prune-{slug}:py311", {**ours, "prchain.kind": "era"})
+        layer = admin.sandbox_image(docker_client, repo, clone, verified)
+        assert layer is not None
+        made.child(layer, verified, {**ours, "prchain.kind": "repo"}, tmp_path / "layer")
         sandbox = made.child(
             f"prchain/repo-prune-{slug}:on-era",
             era,
@@ -184,6 +204,7 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
         dry = CliRunner().invoke(main, ["env", "prune", "--dry-run", "--db", url])
         assert dry.exit_code == 0, dry.output
         assert f"would remove prchain/repo-prune-{slug}:superseded" in dry.output
+        assert f"prchain/era-prune-{slug}:py311" not in dry.output and layer not in dry.output
         assert current not in dry.output  # the repository's current image is in use
         assert docker_client.image_id(f"prchain/repo-prune-{slug}:superseded")  # dry run
 
@@ -191,7 +212,13 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
         assert plan.removed == [f"prchain/repo-prune-{slug}:superseded"]
         assert plan.busy == [f"prchain/repo-prune-{slug}:busy"]
         assert sorted(c.name for c in plan.needed) == sorted(
-            [current, f"prchain/era-prune-{slug}:py39", f"prchain/repo-prune-{slug}:on-era"]
+            [
+                current,
+                f"prchain/era-prune-{slug}:py39",  # under the sandbox image `needed` names
+                f"prchain/repo-prune-{slug}:on-era",
+                f"prchain/era-prune-{slug}:py311",  # a verified recipe's (py39's is unverified)
+                layer,
+            ]
         )
         assert plan.other_repos >= 2  # at least the session's "someone/elses" images
         made.images.remove(f"prchain/repo-prune-{slug}:superseded")
