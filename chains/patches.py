@@ -87,7 +87,7 @@ def test_sections(path: str, text: str | None) -> object:
     """The test sections of a setup.cfg or pyproject.toml ([tool:pytest], [tool.pytest.*],
     coverage, tox, entry points); a file that does not parse is its own text (any change counts)."""
     if text is None:
-        return None
+        return {}  # an absent file configures nothing
     try:
         if path.endswith(".toml"):
             return _toml_test_tables(text)

@@ -207,7 +207,7 @@ class DockerEnvironment:
             target,
             argv,
             user=user,
-            workdir="/" if user == "root" else carry.WORKDIR,
+            workdir="/",
             env=carry.ROOT_ENV if user == "root" else {**AGENT_ENV, **(env or {})},
             limit=INTERNAL_LIMIT,
             deadline=600,
