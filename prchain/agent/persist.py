@@ -69,6 +69,12 @@ class Recorder:
                 self.lease.check(session.connection())
             yield session
 
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A transaction of the caller's own rows, committed only while the lease is held."""
+        with self._write() as session:
+            yield session
+
     def step(self, stage_idx: int, kind: str, message: Message, **extra: Any) -> int:
         row = {
             "rollout_id": self.rollout_id,

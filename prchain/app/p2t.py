@@ -4,29 +4,33 @@ each in the configured sandbox, recorded as a rollout with source p2t so the exp
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Engine, func, select
 
 from environments.protocol import Environment
 from prchain.agent.loop import PROMPTS as AGENT_PROMPTS
-from prchain.agent.persist import Recorder, new_rollout
+from prchain.agent.persist import Recorder, new_rollout, passed_stages, rewind
+from prchain.agent.resume import rebuild
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.app.config import Config, configured_secrets
 from prchain.app.rollout import environment_factory, rollout_fields
-from prchain.core.errors import NothingToDo
+from prchain.core.errors import EnvironmentFailure, NothingToDo
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t import store
 from prchain.p2t.draw import draw_text, draw_tree
-from prchain.p2t.forward import ForwardPhase, StageCuration
+from prchain.p2t.forward import Checkpoint, ForwardPhase, StageCuration
 from prchain.p2t.graph import ProcessGraph
 from prchain.p2t.metrics import coverage, redundant_view_fraction
 from prchain.p2t.oracle import GoldTestsOracle, TestOracle
 from prchain.p2t.patches import split_patch, touched_files
 from prchain.p2t.reverse import ReversePhase, ReverseResult
+from prchain.p2t.roles_forward import StepRec
 from prchain.p2t.stats import compare
 from sql.db import session_scope
 from sql.models import LLMCall
@@ -51,7 +55,8 @@ def make_llm(config: Config, engine: Engine) -> ChatLLM:
 def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environment]:
     from prchain.app.verdicts import environment_config  # the repo's test install baked in
 
-    with environment_factory(environment_config(config))(task, label) as env:
+    # labelled with the store, so `prchain env gc` finds a killed curation's sandbox
+    with environment_factory(environment_config(config), config.store.url)(task, label) as env:
         yield env
 
 
@@ -185,10 +190,17 @@ def default_oracle(
 class CurationResult:
     chain_id: int
     rollout_id: int
-    status: str  # kept | rejected
+    status: (
+        str  # kept | rejected | busy (another runner holds the chain) | lost (its task kept dying)
+    )
     admitted_stages: int
     reason: str
     cost_usd: float
+    resumed: bool = False  # continued a curation an earlier (killed) run had started
+    node: str | None = None  # where it ran, filled in by whoever scheduled it
+
+
+EnvOpener = Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
 
 
 def curate_chain(
@@ -198,23 +210,89 @@ def curate_chain(
     chain_id: int,
     *,
     oracle: TestOracle | None = None,
-    open_env: Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
-    | None = None,
+    open_env: EnvOpener | None = None,
     notify: Notify = lambda _m: None,
 ) -> CurationResult:
-    """Curate every stage of a chain in one sandbox, carrying each committed patch forward."""
+    """Curate every stage of a chain in one sandbox, carrying each committed patch forward.
+
+    The chain's lease is held throughout, so two runners never curate one chain at once. A
+    curation an earlier run left `running` (killed, out of budget) is resumed: its admitted stages
+    are kept, and the stage it was in continues from its last committed window."""
+    from prchain.agent.lease import Lease, holder_of, new_owner_id, try_claim
+
+    owner, agent = new_owner_id(), config.agent
+    deadline = time.monotonic() + agent.lease_wait_seconds
+    while not try_claim(engine, chain_id, owner, agent.lease_timeout_seconds):
+        if time.monotonic() >= deadline:
+            return CurationResult(
+                chain_id, 0, "busy", 0, f"held by {holder_of(engine, chain_id)}", 0.0
+            )
+        time.sleep(0.5)
+    with Lease(engine, chain_id, owner, agent.lease_heartbeat_seconds) as lease:
+        return _curate_claimed(config, engine, llm, chain_id, lease, oracle, open_env, notify)
+
+
+def _curate_claimed(
+    config: Config,
+    engine: Engine,
+    llm: ChatLLM,
+    chain_id: int,
+    lease: Any,
+    oracle: TestOracle | None,
+    open_env: EnvOpener | None,
+    notify: Notify,
+) -> CurationResult:
     task = load_chain(engine, chain_id)
-    fields = rollout_fields(config)
-    fields["models"] = {
-        r: config.llm.model_for(r) for r in ("p2t_seed", "p2t_verifier", "p2t_curator")
-    }
-    rollout_id = new_rollout(engine, chain_id, source="p2t", **fields)
-    recorder = Recorder(engine, rollout_id, secrets=configured_secrets(config))
+    existing = store.open_curation(engine, chain_id)
+    if existing is not None:
+        rollout_id = existing.id
+        notify(f"chain {chain_id}: resuming curation {rollout_id}")
+    else:
+        fields = rollout_fields(config)
+        fields["models"] = {
+            r: config.llm.model_for(r) for r in ("p2t_seed", "p2t_verifier", "p2t_curator")
+        }
+        rollout_id = new_rollout(engine, chain_id, source="p2t", **fields)
+    kept = passed_stages(engine, rollout_id)
+    current = next((s for s in task.stages if s.idx == len(kept) + 1), None)
+    checkpoint_row = store.load_checkpoint_row(engine, rollout_id, current.idx) if current else None
+    if checkpoint_row is None:
+        steps = rewind(engine, rollout_id, len(kept))
+    else:
+        assert current is not None
+        steps = store.trim_steps(
+            engine,
+            rollout_id,
+            current.idx,
+            opening=len(opening(task, current)),
+            assistant_steps=sum(w["committed"] for w in checkpoint_row.windows),
+        )
+    recorder = Recorder(
+        engine,
+        rollout_id,
+        next_idx=steps[-1].idx + 1 if steps else 0,
+        lease=lease,
+        secrets=configured_secrets(config),
+    )
     opener = open_env or (lambda t, rid: stage_env(config, t, rid))
-    history: list[Message] = []
-    admitted, reason = 0, ""
+    history: list[Message] = [s.message for s in steps]
+    admitted, reason = len(kept), ""
     with opener(task, rollout_id) as env:
-        for stage in task.stages:
+        if kept:
+            rebuild(env, kept[-1])  # the end of the last admitted stage
+        resume: Checkpoint | None = None
+        if checkpoint_row is not None and current is not None:
+            stage_steps = [s for s in steps if s.stage_idx == current.idx]
+            n_open = len(opening(task, current))
+            resume = Checkpoint.stored(
+                checkpoint_row.windows, checkpoint_row.established, stage_steps[n_open:]
+            )
+            history = [s.message for s in steps if s.stage_idx < current.idx] + [
+                s.message for s in stage_steps[:n_open]
+            ]
+            env.enter_stage(current.idx)  # carries Δ of the admitted stages, as the first time
+            _apply(env, _stage_row(engine, rollout_id, current.idx).stage_diff or "")
+        for stage in task.stages[len(kept) :]:
             ok, reason = _curate_stage(
                 config,
                 engine,
@@ -226,6 +304,7 @@ def curate_chain(
                 history,
                 oracle or default_oracle(config, task, stage, engine),
                 notify,
+                resume if stage is current else None,
             )
             if not ok:
                 break
@@ -241,7 +320,30 @@ def curate_chain(
 
         row = session.get(Rollout, rollout_id)
         cost = float(row.cost_usd) if row else 0.0
-    return CurationResult(chain_id, rollout_id, status, admitted, reason, cost)
+    return CurationResult(
+        chain_id, rollout_id, status, admitted, reason, cost, resumed=existing is not None
+    )
+
+
+def _apply(env: Environment, diff: str) -> None:
+    """Replay the committed windows' changes (the stored stage diff) in a fresh sandbox."""
+    if not diff.strip():
+        return
+    marker = f"PRCHAIN_P2T_{uuid.uuid4().hex}"
+    result = env.execute(f"git apply --whitespace=nowarn - <<'{marker}'\n{diff}\n{marker}\n")
+    if result.exit_code != 0:
+        raise EnvironmentFailure(
+            f"could not restore the committed windows on resume: {result.output[-500:]}"
+        )
+
+
+def _stage_row(engine: Engine, rollout_id: int, stage_idx: int) -> Any:
+    from sql.models import RolloutStage
+
+    with session_scope(engine) as session:
+        return session.scalars(
+            select(RolloutStage).filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
+        ).one()
 
 
 def _curate_stage(
@@ -255,13 +357,17 @@ def _curate_stage(
     history: list[Message],
     oracle: TestOracle,
     notify: Notify,
+    resume: Checkpoint | None = None,
 ) -> tuple[bool, str]:
-    transition = env.enter_stage(stage.idx)
-    recorder.transition(transition)
-    recorder.stage_started(stage.idx)
-    if transition.stopped:
-        recorder.stage_finished(stage.idx, status="stopped", reason="the carried patch conflicts")
-        return False, f"stage {stage.idx}: the carried patch conflicts with the new base"
+    if resume is None:
+        transition = env.enter_stage(stage.idx)
+        recorder.transition(transition)
+        recorder.stage_started(stage.idx)
+        if transition.stopped:
+            recorder.stage_finished(
+                stage.idx, status="stopped", reason="the carried patch conflicts"
+            )
+            return False, f"stage {stage.idx}: the carried patch conflicts with the new base"
     loaded = store.load_graph(engine, task.chain_id, stage.idx)
     if loaded is None:
         notify(f"stage {stage.idx}: building the process graph")
@@ -269,10 +375,15 @@ def _curate_stage(
         graph = result.graph
     else:
         graph_id, graph = loaded
-    for kind, message in opening(task, stage):
-        recorder.step(stage.idx, kind, message)
-        history.append(message)
-    notify(f"stage {stage.idx}: curating against {len(graph.nodes)} nodes")
+    if resume is None:
+        for kind, message in opening(task, stage):
+            recorder.step(stage.idx, kind, message)
+            history.append(message)
+        notify(f"stage {stage.idx}: curating against {len(graph.nodes)} nodes")
+    else:
+        notify(
+            f"stage {stage.idx}: resuming after window {len(resume.windows)} ({resume.steps} steps)"
+        )
     issue = next(
         (n.id for n in graph.nodes if n.unlocker.action.startswith("VIEW problem_statement")), None
     )
@@ -287,7 +398,34 @@ def _curate_stage(
         max_observation_chars=config.agent.max_observation_chars,
         rollout_id=recorder.rollout_id,
     )
-    curation = phase.run(list(history), {issue} if issue else set())
+
+    def commit(state: Checkpoint, steps: Sequence[StepRec]) -> None:
+        """Store the window's steps, then its record and Δ together: the resume point."""
+        for rec in steps:
+            recorder.step(
+                stage.idx, "assistant", rec.assistant, completion_tokens=rec.response_tokens
+            )
+            for message in rec.tools:
+                recorder.step(stage.idx, "tool", message, observation=message.get("content"))
+        with recorder.transaction() as session:
+            store.save_checkpoint(
+                session,
+                recorder.rollout_id,
+                stage.idx,
+                graph_id=graph_id,
+                windows=store.windows_json(state.windows),
+                established=sorted(state.established),
+                steps=state.steps,
+                response_tokens=sum(state.step_tokens),
+                stage_diff=env.diff(),
+            )
+
+    curation = phase.run(
+        list(history),
+        {issue} if issue else set(),
+        resume=resume,
+        on_commit=commit,
+    )
     _record(engine, recorder, stage.idx, graph_id, graph, curation, history, env)
     return curation.admitted, f"stage {stage.idx}: {curation.reason}"
 
@@ -302,13 +440,8 @@ def _record(
     history: list[Message],
     env: Environment,
 ) -> None:
-    tokens = iter(curation.step_tokens)
-    for message in curation.messages:
-        if message["role"] == "assistant":
-            recorder.step(stage_idx, "assistant", message, completion_tokens=next(tokens, 0))
-        else:
-            recorder.step(stage_idx, "tool", message, observation=message.get("content"))
-        history.append(message)
+    """The stage's final record (its steps were stored window by window)."""
+    history.extend(curation.messages)
     store.save_stage(
         engine,
         recorder.rollout_id,
@@ -332,3 +465,108 @@ def _record(
         cumulative_diff=env.cumulative_diff(),
         agent_steps=curation.steps,
     )
+
+
+def curate_from_config(
+    config: Config,
+    chain_ids: Sequence[int],
+    *,
+    on_done: Callable[[CurationResult], None] | None = None,
+    notify: Notify = print,
+) -> list[CurationResult]:
+    """What `prchain p2t curate` does: each chain curated on the configured backend (threads here,
+    or one Ray task per chain), `p2t.workers` sandboxes at once. Results in chain order."""
+    from prchain.app.scale import backend_for, portable
+    from prchain.app.work import CurationWork
+    from prchain.scale.protocol import Done, Needs
+    from sql.db import make_engine
+
+    make_engine(config.store.url).dispose()  # the driver makes the tables; workers only use them
+    work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
+
+    def result(done: Done[int, CurationResult]) -> CurationResult:
+        if done.result is None:
+            return CurationResult(done.item, 0, "lost", 0, done.lost or "", 0.0, node=done.node)
+        return replace(done.result, node=done.node)
+
+    def report(done: Done[int, CurationResult]) -> None:
+        if on_done is not None:
+            on_done(result(done))
+
+    with backend_for(config, workers=config.p2t.workers, notify=notify) as backend:
+        finished = backend.map(
+            CurationWork(portable(work_config)),
+            list(dict.fromkeys(chain_ids)),
+            needs=Needs(sandboxes=1),
+            on_done=report,
+        )
+    return sorted((result(d) for d in finished), key=lambda r: r.chain_id)
+
+
+ASSUMED_NODES = 12  # graph size assumed for a stage whose graph is not built yet
+ASSUMED_PROMPT, ASSUMED_COMPLETION = 4000, 200  # tokens per call when the store has no history
+
+
+def plan_curation(config: Config, chain_ids: Sequence[int]) -> list[Any]:
+    """What `prchain p2t curate --dry-run` prints: an upper bound of calls per role (every stage
+    runs its ⌈max_steps/commit⌉ windows; most submit sooner), tokens and cost from the store's
+    history of each role when it has one. The verifier's share uses the prefilter's measured
+    keep rate from stored windows when there are any."""
+    import math
+
+    from prchain.llm.estimate import estimate_role
+    from sql.db import make_engine
+
+    engine = make_engine(config.store.url)
+    c = config.p2t
+    calls: dict[str, int] = dict.fromkeys(
+        (
+            "p2t_proposer",
+            "p2t_critic",
+            "p2t_seed",
+            "p2t_curator",
+            "p2t_claim_judge",
+            "p2t_verifier",
+        ),
+        0,
+    )
+    keep = _verifier_keep_rate(engine)
+    windows = math.ceil(c.max_steps / c.commit)
+    candidates = c.seeds * (2 if c.mutate else 1)
+    for chain_id in dict.fromkeys(chain_ids):
+        for stage in load_chain(engine, chain_id).stages:
+            loaded = store.load_graph(engine, chain_id, stage.idx)
+            if loaded is None:
+                calls["p2t_proposer"] += c.max_rounds
+                calls["p2t_critic"] += c.max_rounds
+            nodes = len(loaded[1].nodes) if loaded else ASSUMED_NODES
+            calls["p2t_seed"] += windows * candidates * c.window
+            calls["p2t_curator"] += windows * c.seeds if c.mutate else 0
+            calls["p2t_claim_judge"] += windows * c.seeds if c.mutate and c.groundedness_gate else 0
+            calls["p2t_verifier"] += math.ceil(windows * candidates * c.window * nodes * keep)
+    llm = p2t_llm_config(config)
+    return [
+        estimate_role(
+            llm,
+            engine,
+            role,
+            n,
+            prompt_per_call=ASSUMED_PROMPT,
+            completion_per_call=ASSUMED_COMPLETION,
+        )
+        for role, n in calls.items()
+        if n
+    ]
+
+
+def _verifier_keep_rate(engine: Engine) -> float:
+    """Share of pending nodes the prefilter sent to the verifier in stored windows (1 if none)."""
+    from sql.models import P2TStage
+
+    asked = skipped = 0
+    with session_scope(engine) as session:
+        for windows in session.scalars(select(P2TStage.windows)):
+            for w in windows or []:
+                asked += int(w.get("verifier_calls", 0))
+                skipped += int(w.get("verifier_skipped", 0))
+    return asked / (asked + skipped) if asked + skipped else 1.0

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from chains.queries import QuerySummary
     from miner.mine import RepoSummary
     from prchain.agent.runner import ChainRunner, RolloutResult
+    from prchain.app.p2t import CurationResult
     from prchain.llm.client import LLMClient
 
 
@@ -115,3 +116,14 @@ class MineWork(_Lazy):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["config"], state["options"])  # type: ignore[misc]
+
+
+@dataclass
+class CurationWork(_Lazy):
+    """Curate one chain with P2T (resuming a curation a killed run left `running`). Its config's
+    LLM section already carries P2T's per-role temperatures."""
+
+    def __call__(self, chain_id: int) -> CurationResult:
+        from prchain.app.p2t import curate_chain
+
+        return curate_chain(self.config, self.engine(), self.llm(), chain_id)

@@ -6,11 +6,13 @@ import json
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from prchain.app.choices import ABLATIONS, ETA_MODES, GRAPH_FORMATS, OOO_MODES
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.budget import budget_options, budget_overrides, estimate_table
+from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import ConfigError
 
 
@@ -103,6 +105,11 @@ def graph(
 @click.option(
     "--ooo-mode", type=click.Choice(OOO_MODES), help="Out-of-order establishment (p2t.ooo_mode)."
 )
+@click.option(
+    "--workers", type=int, help="Chains curated in parallel, each in its own sandbox (p2t.workers)."
+)
+@backend_options
+@budget_options
 def curate(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -111,41 +118,67 @@ def curate(
     ablation: str,
     eta_mode: str | None,
     ooo_mode: str | None,
+    workers: int | None,
+    backend: str | None,
+    ray_address: str | None,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    dry_run: bool,
 ) -> None:
     """Curate chains stage by stage: graph per stage, windows of seeds and mutations, test-checked.
+
+    Chains run in parallel on the configured backend (--workers, --backend ray). A curation that
+    was killed or ran out of budget is resumed from its last committed window. A budget stops the
+    run before the call that would pass it; the curation stays resumable.
 
     Example:
 
     \b
       prchain p2t curate --chain 1 --set p2t.commit=4
+      prchain p2t curate --chain 1 --chain 2 --workers 2 --budget-usd 5
+      prchain p2t curate --chain 1 --dry-run
     """
-    extra = {"p2t.eta_mode": eta_mode, "p2t.ooo_mode": ooo_mode}
+    extra: dict[str, object] = {
+        "p2t.eta_mode": eta_mode,
+        "p2t.ooo_mode": ooo_mode,
+        "p2t.workers": workers,
+        "scale.backend": backend,
+        "scale.ray_address": ray_address,
+        **budget_overrides(budget_usd, budget_tokens),
+    }
     if ablation == "no-gate":
         extra["p2t.groundedness_gate"] = "false"
     elif ablation == "random-pick":
         extra["p2t.pick"] = "random"
     config = build_config(config_path, overrides, db_url, **extra)
-    from prchain.app.p2t import curate_chain, make_llm
-    from prchain.app.views import make_engine
+    from prchain.app.p2t import curate_from_config, plan_curation
 
-    engine = make_engine(config.store.url)
-    llm = make_llm(config, engine)
+    if dry_run:
+        Console().print(estimate_table(plan_curation(config, chains), "p2t curate --dry-run"))
+        return
+    console = Console(stderr=True)
+    results = curate_from_config(
+        config,
+        chains,
+        on_done=lambda r: console.print(escape(f"chain {r.chain_id}: {r.status} ({r.node})")),
+        notify=lambda message: console.print(escape(message)),
+    )
     table = Table(title="P2T curation")
-    for column in ("chain", "rollout", "status", "admitted stages", "cost $", "reason"):
+    for column in ("chain", "rollout", "status", "admitted stages", "cost $", "node", "reason"):
         table.add_column(column)
-    for chain_id in chains:
-        result = curate_chain(
-            config, engine, llm, chain_id, notify=lambda m: click.echo(m, err=True)
-        )
+    for result in results:
         table.add_row(
-            str(chain_id),
+            str(result.chain_id),
             str(result.rollout_id),
-            result.status,
+            f"{result.status} (resumed)" if result.resumed else result.status,
             str(result.admitted_stages),
             f"{result.cost_usd:.4f}",
-            result.reason if result.status != "kept" else "",
+            result.node or "",
+            escape(result.reason) if result.status != "kept" else "",
         )
     Console().print(table)
+    if any(r.status not in ("kept", "rejected") for r in results):
+        raise SystemExit(1)  # busy or lost chains: the user must rerun (exit-status contract)
 
 
 @p2t.command()

@@ -47,3 +47,9 @@ HardCheck = Literal[
 ]
 """The critic's pruning reasons (H1..H6 of the paper)."""
 HARD_CHECKS: tuple[str, ...] = get_args(HardCheck)
+
+PrefilterMode = Literal["entities", "none"]
+"""Which pending nodes the establishment verifier is asked about after a step: entities = only
+those the step could have surfaced (tool type + entity overlap, prchain/p2t/prefilter.py);
+none = every pending node (the paper's App H, as written)."""
+PREFILTER_MODES: tuple[str, ...] = get_args(PrefilterMode)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prchain.p2t.choices import EtaMode, FallbackMode, LenMode, OutOfOrderMode, PickMode
+from prchain.p2t.choices import (
+    EtaMode,
+    FallbackMode,
+    LenMode,
+    OutOfOrderMode,
+    PickMode,
+    PrefilterMode,
+)
 
 DEFAULT_TEMPERATURES = {
     "p2t_proposer": 0.4,
@@ -63,7 +70,15 @@ class P2TConfig(BaseModel):
     pareto_filter: bool = Field(
         True, description="Select among the non-dominated candidates (Eff up, Len down) only."
     )
+    prefilter: PrefilterMode = Field(
+        "entities",
+        description="Ask the establishment verifier only about nodes the step could have "
+        "surfaced (entities), or about every pending node after every step (none).",
+    )
     max_steps: int = Field(100, ge=1, description="Steps of a curated stage before it gives up.")
+    workers: int = Field(
+        1, ge=1, description="Chains curated in parallel, each in its own sandbox (--workers)."
+    )
     seed_random: int = Field(0, description="Seed of the random pick ablation.")
     temperatures: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_TEMPERATURES),

@@ -13,8 +13,8 @@ admitted only if the tests pass on its patch.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -26,6 +26,7 @@ from prchain.p2t.entities import check_entities, step_entities
 from prchain.p2t.graph import ProcessGraph, frontier
 from prchain.p2t.metrics import estimate_tokens
 from prchain.p2t.oracle import TestOracle
+from prchain.p2t.prefilter import Prefilter
 from prchain.p2t.progress import Progress
 from prchain.p2t.roles_forward import Blind, ClaimJudge, Curator, StepRec, Verifier
 from prchain.p2t.select import Scored, floor, select
@@ -56,6 +57,57 @@ class WindowLog:
     chosen: str
     committed: int
     credited: list[str]
+    submitted: bool = False  # its last committed step submitted
+    verifier_calls: int = 0  # establishment questions asked in this window (after the prefilter)
+    verifier_skipped: int = 0  # pending nodes the prefilter did not ask about
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a stage's committed windows left: the state the next window starts from. It is stored
+    after every window (`prchain/app/p2t.py`), so a killed curation continues from here."""
+
+    messages: tuple[Message, ...] = ()  # committed assistant/tool messages of the stage
+    step_tokens: tuple[int, ...] = ()  # response tokens of each committed assistant step
+    windows: tuple[WindowLog, ...] = ()
+    established: frozenset[str] = frozenset()
+    submitted: bool = False  # the last committed step submitted: the stage's steps are done
+    stopped: bool = False  # the last window committed nothing: the agent stopped acting
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_tokens)
+
+    @classmethod
+    def stored(
+        cls, windows: Sequence[dict[str, Any]], established: Sequence[str], steps: Sequence[Any]
+    ) -> Checkpoint:
+        """Rebuilt from a stage's stored window records and its committed `steps` rows."""
+        logs = tuple(WindowLog(**w) for w in windows)
+        assistant = [s for s in steps if s.message.get("role") == "assistant"]
+        return cls(
+            messages=tuple(s.message for s in steps),
+            step_tokens=tuple(s.completion_tokens for s in assistant),
+            windows=logs,
+            established=frozenset(established),
+            submitted=bool(logs) and logs[-1].submitted,
+            stopped=bool(logs) and logs[-1].committed == 0,
+        )
+
+    def after(self, log: WindowLog, steps: Sequence[StepRec], done: set[str]) -> Checkpoint:
+        return replace(
+            self,
+            messages=self.messages + tuple(m for s in steps for m in s.messages),
+            step_tokens=self.step_tokens + tuple(s.response_tokens for s in steps),
+            windows=(*self.windows, log),
+            established=frozenset(done),
+            submitted=bool(steps) and steps[-1].submitted,
+            stopped=not steps,
+        )
+
+
+OnCommit = Callable[[Checkpoint, Sequence[StepRec]], None]
+"""Called after each window with the new checkpoint and the steps it committed."""
 
 
 @dataclass
@@ -97,36 +149,52 @@ class ForwardPhase:
         self.curator = Curator(self.llm, self.query, c.schema_retries, rid)
         self.judge = ClaimJudge(self.llm, self.query, c.schema_retries, rid)
         self.rng = random.Random(c.seed_random)
+        self.prefilter = Prefilter(enabled=c.prefilter == "entities")
+        # Nodes asked about at a candidate's first step whatever the step shows (see prefilter.py):
+        # every pending node in the stage's first window, else those blocked in earlier windows.
+        self._recheck: frozenset[str] | None = None
 
     # -- the stage ----------------------------------------------------------------------------------
 
-    def run(self, history: list[Message], established: set[str] | None = None) -> StageCuration:
-        """Curate from `history` (the conversation so far, ending with this stage's task)."""
-        committed: list[StepRec] = []
-        windows: list[WindowLog] = []
-        done = set(established or ())
-        reason = f"step budget spent ({self.config.max_steps} steps)"
-        while len(committed) < self.config.max_steps:
+    def run(
+        self,
+        history: list[Message],
+        established: set[str] | None = None,
+        *,
+        resume: Checkpoint | None = None,
+        on_commit: OnCommit | None = None,
+    ) -> StageCuration:
+        """Curate from `history` (the conversation so far, ending with this stage's task), or from
+        `resume`, the checkpoint of the windows an earlier attempt committed (the sandbox already
+        holds what they did)."""
+        state = resume or Checkpoint(established=frozenset(established or ()))
+        while not (state.submitted or state.stopped) and state.steps < self.config.max_steps:
+            self._recheck = _blocked_before(state.windows) if state.windows else None
             log, steps, done = self._window(
-                history + [m for s in committed for m in s.messages], done, len(committed)
+                history + list(state.messages), set(state.established), state.steps
             )
-            windows.append(log)
-            committed += steps
-            if not steps:
-                reason = "the agent stopped acting"
-                break
-            if steps[-1].submitted:
-                reason = "submitted"
-                break
-        submitted = bool(committed) and committed[-1].submitted
-        admitted = submitted and self.oracle.passes(self.env)
-        if submitted and not admitted:
+            state = state.after(log, steps, done)
+            if on_commit is not None:
+                on_commit(state, steps)
+        reason = f"step budget spent ({self.config.max_steps} steps)"
+        if state.stopped:
+            reason = "the agent stopped acting"
+        elif state.submitted:
+            reason = "submitted"
+        admitted = state.submitted and self.oracle.passes(self.env)
+        if state.submitted and not admitted:
             tail = getattr(self.oracle, "last_output", "")
             reason = "the tests do not pass on the curated patch" + (f":\n{tail}" if tail else "")
-        messages = [m for s in committed for m in s.messages]
-        tokens = sum(s.response_tokens for s in committed)
-        per_step = [s.response_tokens for s in committed]
-        return StageCuration(messages, done, windows, submitted, admitted, reason, tokens, per_step)
+        return StageCuration(
+            list(state.messages),
+            set(state.established),
+            list(state.windows),
+            state.submitted,
+            admitted,
+            reason,
+            sum(state.step_tokens),
+            list(state.step_tokens),
+        )
 
     # -- one window ---------------------------------------------------------------------------------
 
@@ -136,6 +204,7 @@ class ForwardPhase:
         c = self.config
         start = self.env.snapshot()
         eligible = frontier(self.graph, done)
+        asked, skipped = self.prefilter.asked, self.prefilter.skipped
         pool: list[Candidate] = []
         for k in range(c.seeds):
             seed = self._extend(
@@ -151,9 +220,11 @@ class ForwardPhase:
             for cand in pool
             if cand.steps
         ]
+        calls = (self.prefilter.asked - asked, self.prefilter.skipped - skipped)
         if not any(s.grounded for s in scored):
             self.env.restore(start)
-            return WindowLog(at, sorted(eligible), [], "", 0, []), [], done
+            log = WindowLog(at, sorted(eligible), [], "", 0, [], False, *calls)
+            return log, [], done
         chosen_score = select(
             scored,
             floor(c.eta, c.eta_mode, len(eligible)),
@@ -189,6 +260,8 @@ class ForwardPhase:
             chosen.name,
             len(steps),
             sorted(progress.established - done),
+            steps[-1].submitted,
+            *calls,
         )
         return log, steps, progress.established
 
@@ -226,7 +299,7 @@ class ForwardPhase:
             if step is None:
                 break
             cand.steps.append(step)
-            newly = self._newly(history + cand.messages, progress)
+            newly = self._newly(history + cand.messages, progress, step, len(cand.steps) == 1)
             cand.newly.append(newly)
             cand.early |= progress.step(newly).out_of_order
         cand.eff = progress.total if cand.grounded else Fraction(0)
@@ -248,12 +321,19 @@ class ForwardPhase:
             assistant, tools, tokens, submitted, self.env.snapshot(), mutated=forced is not None
         )
 
-    def _newly(self, history: Sequence[Message], progress: Progress) -> frozenset[str]:
-        """Every node outside U (and not blocked) that the transcript now establishes."""
+    def _newly(
+        self, history: Sequence[Message], progress: Progress, step: StepRec, first: bool
+    ) -> frozenset[str]:
+        """Every node outside U (and not blocked) that the transcript now establishes. The verifier
+        is asked only about the nodes the prefilter lets through (prchain/p2t/prefilter.py)."""
         pending = [
             n for n in self.graph.nodes if n.id not in progress.established | progress.blocked
         ]
-        return frozenset(n.id for n in pending if self.verifier.established(history, n))
+        forced: frozenset[str] = frozenset()
+        if first:
+            forced = frozenset(n.id for n in pending) if self._recheck is None else self._recheck
+        asked = self.prefilter.select(pending, step, forced)
+        return frozenset(n.id for n in asked if self.verifier.established(history, n))
 
     def _mutate(
         self, history: list[Message], seed: Candidate, done: set[str], start: str, k: int
@@ -308,3 +388,13 @@ class ForwardPhase:
         if not self.judge.valid(before, step):
             return "the claim judge found an unsupported claim"
         return ""
+
+
+def _blocked_before(windows: Sequence[WindowLog]) -> frozenset[str]:
+    """Nodes the committed candidates of earlier windows surfaced before their parents."""
+    found: set[str] = set()
+    for log in windows:
+        for cand in log.candidates:
+            if cand["name"] == log.chosen:
+                found |= set(cand.get("early", ()))
+    return frozenset(found)

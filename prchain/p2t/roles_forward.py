@@ -70,7 +70,6 @@ class Blind:
     llm: ChatLLM
     toolbox: ToolBox
     role: str = "p2t_seed"
-    counter: int = 0
     rollout_id: int | None = None
 
     def act(self, messages: list[Message], sample: int = 0) -> tuple[Message, int] | None:
@@ -87,7 +86,10 @@ class Blind:
                 sample=sample * MAX_BLANK_REPLIES + blank,
             )
             if reply.tool_calls:
-                calls = [self._call(c) for c in reply.tool_calls]
+                # An id the server left out is made from the call's place, so a resumed curation
+                # names its calls as an uninterrupted one would.
+                place = f"p2t_{len(messages)}_{sample}"
+                calls = [self._call(c, f"{place}_{i}") for i, c in enumerate(reply.tool_calls)]
                 assistant = {
                     "role": "assistant",
                     "content": reply.content or "",
@@ -96,11 +98,10 @@ class Blind:
                 return assistant, reply.completion_tokens
         return None
 
-    def _call(self, call: dict[str, Any]) -> dict[str, Any]:
-        self.counter += 1
+    def _call(self, call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
         f = call.get("function", {})
         return shaped_call(
-            f.get("name", ""), f.get("arguments") or "{}", call.get("id") or f"p2t_{self.counter}"
+            f.get("name", ""), f.get("arguments") or "{}", call.get("id") or fallback_id
         )
 
     def execute(self, assistant: Message) -> tuple[list[Message], bool]:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import Session
 
 from prchain.p2t.graph import ISSUE_ACTION, ProcessGraph
 from prchain.p2t.patches import split_patch, test_names
 from prchain.p2t.reverse import ReverseResult
 from sql.db import session_scope, upsert
-from sql.models import P2TGraph, P2TStage
+from sql.models import P2TGraph, P2TStage, Rollout, RolloutStage, Step
 from sql.models.base import utcnow
 
 
@@ -66,8 +68,92 @@ def save_stage(engine: Engine, rollout_id: int, stage_idx: int, **fields: Any) -
         upsert(session, P2TStage, [row], ["rollout_id", "stage_idx"])
 
 
-def windows_json(windows: list[Any]) -> list[dict[str, Any]]:
+def windows_json(windows: Sequence[Any]) -> list[dict[str, Any]]:
     return [asdict(w) for w in windows]
+
+
+IN_PROGRESS = "in progress"  # the reason of a p2t_stages row whose stage is still being curated
+
+
+def save_checkpoint(
+    session: Session,
+    rollout_id: int,
+    stage_idx: int,
+    *,
+    graph_id: int,
+    windows: list[dict[str, Any]],
+    established: list[str],
+    steps: int,
+    response_tokens: int,
+    stage_diff: str,
+) -> None:
+    """After a window: its record so far, and the stage diff its committed steps left in the
+    sandbox on the stage row, in the caller's transaction so both move together."""
+    row = {
+        "rollout_id": rollout_id,
+        "stage_idx": stage_idx,
+        "graph_id": graph_id,
+        "admitted": False,
+        "reason": IN_PROGRESS,
+        "established": established,
+        "windows": windows,
+        "steps": steps,
+        "response_tokens": response_tokens,
+        "created_at": utcnow(),
+    }
+    upsert(session, P2TStage, [row], ["rollout_id", "stage_idx"])
+    stage = session.scalars(
+        select(RolloutStage).filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
+    ).one()
+    stage.stage_diff = stage_diff
+
+
+def open_curation(engine: Engine, chain_id: int) -> Rollout | None:
+    """The chain's newest curation that is still running (a killed one, to resume)."""
+    with session_scope(engine) as session:
+        return session.scalars(
+            select(Rollout)
+            .filter_by(chain_id=chain_id, source="p2t", status="running")
+            .order_by(Rollout.id.desc())
+        ).first()
+
+
+def load_checkpoint_row(engine: Engine, rollout_id: int, stage_idx: int) -> P2TStage | None:
+    """The in-progress record of a stage with at least one committed window, if any."""
+    with session_scope(engine) as session:
+        row = session.scalars(
+            select(P2TStage).filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
+        ).first()
+        return row if row is not None and row.reason == IN_PROGRESS and row.windows else None
+
+
+def trim_steps(
+    engine: Engine, rollout_id: int, stage_idx: int, *, opening: int, assistant_steps: int
+) -> list[Step]:
+    """Keep the stage's opening messages and its first `assistant_steps` committed steps (each an
+    assistant message and its tool results); drop what was written after the last checkpoint.
+    Returns every kept step of the rollout, in order."""
+    with session_scope(engine) as session:
+        stage_steps = list(
+            session.scalars(
+                select(Step)
+                .filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
+                .order_by(Step.idx)
+            )
+        )
+        seen, cut = 0, len(stage_steps)
+        for i, step in enumerate(stage_steps[opening:], opening):
+            if step.message.get("role") == "assistant":
+                seen += 1
+                if seen > assistant_steps:
+                    cut = i
+                    break
+        extra = [s.idx for s in stage_steps[cut:]]
+        if extra:
+            session.execute(delete(Step).where(Step.rollout_id == rollout_id, Step.idx.in_(extra)))
+        return list(
+            session.scalars(select(Step).filter_by(rollout_id=rollout_id).order_by(Step.idx))
+        )
 
 
 STATEMENT_MIN_CHARS = 20  # shorter statements could match ordinary text by chance
