@@ -1,93 +1,157 @@
-"""Which pending nodes a step could plausibly have established, so the verifier is asked only
-about those (it was ~90% of a curated stage's cost when asked about every pending node after every
-step of every candidate).
+"""Which pending nodes a step could have established, so the establishment verifier is asked only
+about those. Asked about every pending node after every step of every candidate, it was ~90% of a
+curated stage's cost.
 
-A step extends the transcript by one assistant message and its tool outputs. A verifier that did
-not find node v established before the step can only find it now because of what the step added,
-so the step is checked against v cheaply first:
+Establishment needs (E1) an action of the transcript that matches the node's unlocker and (E2) that
+action's observation entailing the statement (the paper's §4.1 and App H). A step adds one action.
+If the verifier did not find node v established before the step, the step can establish v only when
+its own action matches v's unlocker: an earlier matching action with an entailing observation would
+have established v already. So the prefilter is the paper's tool-type check, made concrete per
+unlocker kind, with entity overlap deciding "the same target":
 
-- tool type (the paper's action-match half E1 of Est): an edit node (`STR_REPLACE`, `CREATE`
-  unlocker) needs a step that can change a file (an editor edit, or a shell command);
-- entity overlap: the step's reasoning, call arguments or tool output must name one of the
-  entities of v's unlocker action or statement (a path, a dotted or qualified name, an identifier
-  that looks like code, an error type, a line number, a long number). A node with no entity at
-  all cannot be filtered this way and is always asked about.
+| unlocker | the step must |
+|---|---|
+| `VIEW path` | name the file (its path, or a recursive search over a folder holding it) |
+| `BASH command` | run the same program (python/python3 alike; `python -m X` counts as X) on a shared entity (path, name, identifier), or run a command naming the command's file targets |
+| `STR_REPLACE path`, `CREATE path` | edit (an editor write, or a shell command) and name the path |
+| `THINK text` | say something (non-empty reasoning text) |
 
-Two cases see more than the new step: the first step of a stage's first window (earlier stages'
-transcript may already show a node), and nodes an earlier window's committed candidate surfaced
-before their parents (blocked then, creditable now). Those are asked about as before; the forward
-phase passes them in as `forced`.
+Only the step's calls and reasoning count, never its output: E1 is about the action. Two cases see
+more than the new step, and there every pending node is asked about as before (`forced`): the
+first step of a stage's first window (earlier stages' transcript may already establish a node),
+and nodes an earlier window's committed candidate surfaced before their parents (blocked then,
+creditable now).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
 
-from prchain.p2t.entities import action_entities, check_entities, prose_entities
+from prchain.p2t.entities import code_entities, normalize_path
 from prchain.p2t.graph import Node
 from prchain.p2t.roles_forward import StepRec
 
-EDIT_ACTIONS = ("STR_REPLACE", "CREATE")
 EDITOR_WRITES = frozenset({"str_replace", "create", "insert", "undo_edit"})
-SHELLS = frozenset({"bash"})
+SHELL_TOOLS = frozenset({"bash"})
+RECURSIVE = ("-r", "-R", "-rn", "-nr", "-rl", "-Rn", "-rni", "-rin")
+SEARCHERS = frozenset({"grep", "rg", "ag", "git"})
 
 
-def node_entities(node: Node) -> frozenset[str]:
-    """What a step must mention to possibly establish `node`."""
-    return frozenset(action_entities(node.unlocker.action) | prose_entities(node.statement))
+@dataclass(frozen=True)
+class StepAction:
+    """What one step did, as the prefilter compares it with unlockers."""
+
+    commands: tuple[str, ...]  # shell commands it ran
+    viewed: frozenset[str]  # files the editor showed
+    edited: frozenset[str]  # files the editor wrote
+    said: bool  # it carries reasoning text
+
+    @property
+    def text(self) -> str:
+        return "\n".join([*self.commands, *self.viewed, *self.edited])
 
 
-def step_text(step: StepRec) -> str:
-    """Everything the step added to the transcript: reasoning, call arguments, tool outputs."""
-    parts = [str(step.assistant.get("content") or "")]
+def step_action(step: StepRec) -> StepAction:
+    commands: list[str] = []
+    viewed: set[str] = set()
+    edited: set[str] = set()
     for call in step.assistant.get("tool_calls") or []:
         function = call.get("function", call)
-        parts.append(str(function.get("arguments") or ""))
-    parts += [str(m.get("content") or "") for m in step.tools]
-    return "\n".join(parts)
+        args = _arguments(function.get("arguments"))
+        if function.get("name") in SHELL_TOOLS:
+            commands.append(str(args.get("command", "")))
+        elif "path" in args:
+            path = normalize_path(str(args["path"]))
+            (edited if args.get("command") in EDITOR_WRITES else viewed).add(path)
+    said = bool(str(step.assistant.get("content") or "").strip())
+    return StepAction(tuple(commands), frozenset(viewed), frozenset(edited), said)
 
 
-def can_edit(step: StepRec) -> bool:
-    for call in step.assistant.get("tool_calls") or []:
-        function = call.get("function", call)
-        name = function.get("name", "")
-        if name in SHELLS:
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"command": str(raw)}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def program(command: str) -> str:
+    """The program a shell command runs: `python3 -m pytest -q` → pytest, `/usr/bin/grep` → grep."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    words = [w for w in words if "=" not in w.split("/")[0]]  # leading VAR=value assignments
+    if not words:
+        return ""
+    name = PurePosixPath(words[0]).name
+    if name.startswith("python") and "-m" in words[:-1]:
+        return words[words.index("-m") + 1]
+    return "python" if name.startswith("python") else name
+
+
+def _names_path(action: StepAction, path: str) -> bool:
+    if path in action.viewed or path in action.edited:
+        return True
+    name = PurePosixPath(path).name
+    for command in action.commands:
+        if path in command or f" {name}" in command or f"/{name}" in command:
             return True
-        try:
-            args = json.loads(function.get("arguments") or "{}")
-        except json.JSONDecodeError:
-            args = {}
-        if isinstance(args, dict) and args.get("command") in EDITOR_WRITES:
-            return True
+        if program(command) in SEARCHERS and any(flag in command.split() for flag in RECURSIVE):
+            folders = [str(p) for p in PurePosixPath(path).parents if str(p) != "."]
+            words = command.split()
+            if any(f in words or f"{f}/" in words for f in folders) or words[-1] in (".", "./"):
+                return True
     return False
 
 
 @dataclass
 class Prefilter:
-    """Counts what it let through and held back; `entities` off asks about every node."""
+    """Chooses the nodes to ask about and counts what it let through and held back."""
 
     enabled: bool = True
     asked: int = 0
     skipped: int = 0
-    _keys: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _targets: dict[str, tuple[str, str, frozenset[str]]] = field(default_factory=dict, repr=False)
 
     def select(self, pending: list[Node], step: StepRec, forced: frozenset[str]) -> list[Node]:
         if not self.enabled:
             chosen = pending
         else:
-            text = step_text(step)
-            chosen = [n for n in pending if n.id in forced or self._plausible(n, step, text)]
+            action = step_action(step)
+            chosen = [n for n in pending if n.id in forced or self.plausible(n, action)]
         self.asked += len(chosen)
         self.skipped += len(pending) - len(chosen)
         return chosen
 
-    def _plausible(self, node: Node, step: StepRec, text: str) -> bool:
-        if node.unlocker.action.startswith(EDIT_ACTIONS) and not can_edit(step):
-            return False
-        keys = self._keys.get(node.id)
-        if keys is None:
-            keys = self._keys[node.id] = node_entities(node)
-        if not keys:
-            return True
-        return len(check_entities(keys, [text]).missing) < len(keys)
+    def plausible(self, node: Node, action: StepAction) -> bool:
+        tool, arg, entities = self._target(node)
+        if tool == "THINK":
+            return action.said
+        if tool == "VIEW":
+            return _names_path(action, normalize_path(arg.split(":")[0].strip()))
+        if tool in ("STR_REPLACE", "CREATE"):
+            path = normalize_path(arg.split()[0]) if arg else ""
+            edits = bool(action.edited) or bool(action.commands)
+            return edits and (not path or _names_path(action, path))
+        if tool == "BASH":
+            wanted = program(arg)
+            same_program = any(program(c) == wanted for c in action.commands)
+            shared = bool(entities & code_entities(action.text))
+            return (same_program and (shared or not entities)) or any(
+                _names_path(action, e) for e in entities if "/" in e
+            )
+        return True  # an unlocker this filter does not know: ask
+
+    def _target(self, node: Node) -> tuple[str, str, frozenset[str]]:
+        if node.id not in self._targets:
+            tool, _, arg = node.unlocker.action.strip().partition(" ")
+            entities = frozenset(code_entities(arg)) if tool == "BASH" else frozenset()
+            self._targets[node.id] = (tool, arg.strip(), entities)
+        return self._targets[node.id]
