@@ -4,7 +4,6 @@ each in the configured sandbox, recorded as a rollout with source p2t so the exp
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -215,20 +214,24 @@ def curate_chain(
 ) -> CurationResult:
     """Curate every stage of a chain in one sandbox, carrying each committed patch forward.
 
-    The chain's lease is held throughout, so two runners never curate one chain at once. A
+    The chain's p2t work lease is held throughout, so two runners never curate one chain at once
+    (a plain rollout of the same chain holds another kind and is not blocked). A
     curation an earlier run left `running` (killed, out of budget) is resumed: its admitted stages
     are kept, and the stage it was in continues from its last committed window."""
-    from prchain.agent.lease import Lease, holder_of, new_owner_id, try_claim
+    from sql import leases
 
-    owner, agent = new_owner_id(), config.agent
-    deadline = time.monotonic() + agent.lease_wait_seconds
-    while not try_claim(engine, chain_id, owner, agent.lease_timeout_seconds):
-        if time.monotonic() >= deadline:
-            return CurationResult(
-                chain_id, 0, "busy", 0, f"held by {holder_of(engine, chain_id)}", 0.0
-            )
-        time.sleep(0.5)
-    with Lease(engine, chain_id, owner, agent.lease_heartbeat_seconds) as lease:
+    agent = config.agent
+    with leases.holding(
+        engine,
+        "p2t",
+        str(chain_id),
+        timeout_seconds=agent.lease_timeout_seconds,
+        heartbeat_seconds=agent.lease_heartbeat_seconds,
+        wait_seconds=agent.lease_wait_seconds,
+    ) as lease:
+        if lease is None:
+            holder = leases.holder_of(engine, "p2t", str(chain_id))
+            return CurationResult(chain_id, 0, "busy", 0, f"curated by {holder}", 0.0)
         return _curate_claimed(config, engine, llm, chain_id, lease, oracle, open_env, notify)
 
 

@@ -16,7 +16,7 @@ from prchain.app.config import Config
 from prchain.app.envsetup import on_image
 from prchain.core.errors import NothingToDo
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
-from prchain.verdicts.verify import StageJob, StageReport, find_stages, verify_stages
+from prchain.verdicts.verify import StageJob, StageReport, find_stages
 
 
 def environment_config(config: Config) -> EnvironmentConfig:
@@ -73,15 +73,46 @@ def verify_from_config(
             hint="`prchain env setup` makes era recipes (or set verdicts.repos.<owner/name>.test); "
             "see docs/environments.md",
         )
-    return verify_stages(
-        engine,
-        config.verdicts,
-        verify_opener(environment_config(config), engine),
-        chain_ids=chain_ids,
-        redo=redo,
-        on_start=on_start,
-        on_done=on_done,
-    )
+    return verify_on_backend(config, chain_ids, redo, on_start, on_done)
+
+
+def verify_on_backend(
+    config: Config,
+    chain_ids: list[int],
+    redo: bool,
+    on_start: Callable[[int], None] | None,
+    on_done: Callable[[StageReport], None] | None,
+) -> list[StageReport]:
+    """One work item per chain stage on the configured backend (threads, or one Ray task each),
+    `verdicts.workers` sandboxes at once; each stage is verified exactly as `verify_one` does.
+    Reports come back in stage order."""
+    from prchain.app.scale import backend_for, portable
+    from prchain.app.work import VerifyWork
+    from prchain.scale.protocol import Done, Needs
+    from sql.db import make_engine
+
+    jobs = find_stages(make_engine(config.store.url), chain_ids)
+    if on_start is not None:
+        on_start(len(jobs))
+
+    def report(done: Done[StageJob, StageReport]) -> StageReport:
+        if done.result is None:
+            return StageReport(done.item, "error", f"task lost: {done.lost}")
+        return done.result
+
+    def reported(done: Done[StageJob, StageReport]) -> None:
+        if on_done is not None:
+            on_done(report(done))
+
+    with backend_for(config, workers=config.verdicts.workers) as backend:
+        finished = backend.map(
+            VerifyWork(portable(config), redo=redo),
+            jobs,
+            needs=Needs(sandboxes=1),
+            on_done=reported,
+        )
+    order = {job.stage_id: i for i, job in enumerate(jobs)}
+    return sorted((report(d) for d in finished), key=lambda r: order[r.job.stage_id])
 
 
 TestsOracle = Callable[[Environment, int], TestVerdict | None]

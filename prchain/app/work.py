@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prchain.agent.runner import ChainRunner, RolloutResult
     from prchain.app.p2t import CurationResult
     from prchain.llm.client import LLMClient
+    from prchain.verdicts.verify import StageJob, StageReport
 
 
 @dataclass
@@ -127,3 +128,23 @@ class CurationWork(_Lazy):
         from prchain.app.p2t import curate_chain
 
         return curate_chain(self.config, self.engine(), self.llm(), chain_id)
+
+
+@dataclass
+class VerifyWork(_Lazy):
+    """Verify one chain stage's tests (`prchain tests verify`) in its own sandbox."""
+
+    redo: bool = False
+
+    def __call__(self, job: StageJob) -> StageReport:
+        from prchain.app.verdicts import environment_config, verify_opener
+        from prchain.verdicts.verify import verify_one
+
+        opener = verify_opener(environment_config(self.config))
+        return verify_one(self.engine(), job, self.config.verdicts, opener, self.redo)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "redo": self.redo}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"], state["redo"])  # type: ignore[misc]

@@ -12,6 +12,7 @@ from rich.table import Table
 from prchain.app.choices import ABLATIONS, ETA_MODES, GRAPH_FORMATS, OOO_MODES
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
+from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.core.errors import ConfigError
 
@@ -177,8 +178,8 @@ def curate(
             escape(result.reason) if result.status != "kept" else "",
         )
     Console().print(table)
-    if any(r.status not in ("kept", "rejected") for r in results):
-        raise SystemExit(1)  # busy or lost chains: the user must rerun (exit-status contract)
+    unfinished = sum(r.status not in ("kept", "rejected") for r in results)
+    finish(unfinished, f"{unfinished} chain(s) busy elsewhere or lost: run again")
 
 
 @p2t.command()

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.exits import finish
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options
 from prchain.cli.rollout import _progress
 from prchain.core.text import plural
 
@@ -40,6 +40,12 @@ def tests() -> None:
 )
 @click.option("--gold-runs", type=int, help="Repeat the gold run N times (verdicts.gold_runs).")
 @click.option("--redo", is_flag=True, help="Verify again stages whose result is stored.")
+@click.option(
+    "--workers",
+    type=int,
+    help="Stages verified in parallel, each in its own sandbox (verdicts.workers).",
+)
+@backend_options
 def verify(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -47,6 +53,9 @@ def verify(
     chains: tuple[int, ...],
     gold_runs: int | None,
     redo: bool,
+    workers: int | None,
+    backend: str | None,
+    ray_address: str | None,
 ) -> None:
     """Find FAIL_TO_PASS and PASS_TO_PASS tests of every chain stage (SWE-bench's meaning).
 
@@ -54,15 +63,27 @@ def verify(
     runs without the gold patch, with the gold test patch, then with the gold code patch as well,
     the last run repeated; tests whose outcome varies are dropped as flaky. A stage whose gold patch
     fails its own tests, or fixes none, is stored as unusable with the reason. Reruns skip stages
-    already verified with the same recipe.
+    already verified with the same recipe. Stages run in parallel on the configured backend
+    (--workers; --backend ray: one Ray task per stage).
 
     Example:
 
     \b
       prchain tests verify --set 'verdicts.repos.acme/calc.test=python3 -m pytest {files}'
       prchain tests verify --config prchain.yaml --chain 3
+      prchain tests verify --workers 4 --backend ray --ray-address auto
     """
-    config = build_config(config_path, overrides, db_url, **{"verdicts.gold_runs": gold_runs})
+    config = build_config(
+        config_path,
+        overrides,
+        db_url,
+        **{
+            "verdicts.gold_runs": gold_runs,
+            "verdicts.workers": workers,
+            "scale.backend": backend,
+            "scale.ray_address": ray_address,
+        },
+    )
     from prchain.app.verdicts import verify_from_config
 
     console = Console(stderr=True)

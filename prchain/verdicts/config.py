@@ -36,6 +36,12 @@ class VerdictsConfig(BaseModel):
     repos: dict[str, RepoTests] = Field(
         default_factory=dict, description="Per repository (owner/name): install and test commands."
     )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        description="Stages verified in parallel, each in its own sandbox, on the configured "
+        "backend (scale.backend).",
+    )
     gold_runs: int = Field(
         default=3,
         ge=1,
