@@ -150,9 +150,9 @@ class ForwardPhase:
         self.judge = ClaimJudge(self.llm, self.query, c.schema_retries, rid)
         self.rng = random.Random(c.seed_random)
         self.prefilter = Prefilter(enabled=c.prefilter == "entities")
-        # Nodes asked about at a candidate's first step whatever the step shows (see prefilter.py):
-        # every pending node in the stage's first window, else those blocked in earlier windows.
-        self._recheck: frozenset[str] | None = None
+        # Nodes asked about at a candidate's first step whatever the step did (see prefilter.py):
+        # in the stage's first window those an earlier action matches, later the ones blocked before.
+        self._recheck: frozenset[str] = frozenset()
 
     # -- the stage ----------------------------------------------------------------------------------
 
@@ -169,7 +169,11 @@ class ForwardPhase:
         holds what they did)."""
         state = resume or Checkpoint(established=frozenset(established or ()))
         while not (state.submitted or state.stopped) and state.steps < self.config.max_steps:
-            self._recheck = _blocked_before(state.windows) if state.windows else None
+            self._recheck = (
+                _blocked_before(state.windows)
+                if state.windows
+                else self.prefilter.seen_before(self.graph.nodes, history)
+            )
             log, steps, done = self._window(
                 history + list(state.messages), set(state.established), state.steps
             )
@@ -329,10 +333,7 @@ class ForwardPhase:
         pending = [
             n for n in self.graph.nodes if n.id not in progress.established | progress.blocked
         ]
-        forced: frozenset[str] = frozenset()
-        if first:
-            forced = frozenset(n.id for n in pending) if self._recheck is None else self._recheck
-        asked = self.prefilter.select(pending, step, forced)
+        asked = self.prefilter.select(pending, step, self._recheck if first else frozenset())
         return frozenset(n.id for n in asked if self.verifier.established(history, n))
 
     def _mutate(

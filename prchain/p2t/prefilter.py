@@ -16,21 +16,23 @@ unlocker kind, with entity overlap deciding "the same target":
 | `STR_REPLACE path`, `CREATE path` | edit (an editor write, or a shell command) and name the path |
 | `THINK text` | say something (non-empty reasoning text) |
 
-Only the step's calls and reasoning count, never its output: E1 is about the action. Two cases see
-more than the new step, and there every pending node is asked about as before (`forced`): the
-first step of a stage's first window (earlier stages' transcript may already establish a node),
-and nodes an earlier window's committed candidate surfaced before their parents (blocked then,
-creditable now).
+Only the step's calls and reasoning count, never its output: E1 is about the action. Two cases look
+at more than the new step, and those nodes are asked about whatever the step did (`forced`): at a
+candidate's first step in the stage's first window, the nodes any earlier action of the transcript
+matches (earlier stages' work may already establish them); in later windows, the nodes an earlier
+window's committed candidate surfaced before their parents (blocked then, creditable now).
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from prchain.llm.protocol import Message
 from prchain.p2t.entities import code_entities, normalize_path
 from prchain.p2t.graph import Node
 from prchain.p2t.roles_forward import StepRec
@@ -55,11 +57,12 @@ class StepAction:
         return "\n".join([*self.commands, *self.viewed, *self.edited])
 
 
-def step_action(step: StepRec) -> StepAction:
+def step_action(assistant: Message) -> StepAction:
+    """The action of one assistant message (its tool calls and reasoning)."""
     commands: list[str] = []
     viewed: set[str] = set()
     edited: set[str] = set()
-    for call in step.assistant.get("tool_calls") or []:
+    for call in assistant.get("tool_calls") or []:
         function = call.get("function", call)
         args = _arguments(function.get("arguments"))
         if function.get("name") in SHELL_TOOLS:
@@ -67,7 +70,7 @@ def step_action(step: StepRec) -> StepAction:
         elif "path" in args:
             path = normalize_path(str(args["path"]))
             (edited if args.get("command") in EDITOR_WRITES else viewed).add(path)
-    said = bool(str(step.assistant.get("content") or "").strip())
+    said = bool(str(assistant.get("content") or "").strip())
     return StepAction(tuple(commands), frozenset(viewed), frozenset(edited), said)
 
 
@@ -124,11 +127,19 @@ class Prefilter:
         if not self.enabled:
             chosen = pending
         else:
-            action = step_action(step)
+            action = step_action(step.assistant)
             chosen = [n for n in pending if n.id in forced or self.plausible(n, action)]
         self.asked += len(chosen)
         self.skipped += len(pending) - len(chosen)
         return chosen
+
+    def seen_before(self, nodes: Sequence[Node], history: Sequence[Message]) -> frozenset[str]:
+        """Nodes some action of `history` could have established (checked at a stage's first
+        step, where the transcript so far was never checked against this stage's graph)."""
+        if not self.enabled:
+            return frozenset(n.id for n in nodes)
+        actions = [step_action(m) for m in history if m.get("role") == "assistant"]
+        return frozenset(n.id for n in nodes if any(self.plausible(n, a) for a in actions))
 
     def plausible(self, node: Node, action: StepAction) -> bool:
         tool, arg, entities = self._target(node)

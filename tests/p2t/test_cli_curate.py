@@ -148,7 +148,7 @@ def test_curate_graph_stats_and_export(
         main, ["p2t", "graph", f"{seeded.chain_id}:1", "--config", cfg], terminal_width=200
     )
     assert tree.exit_code == 0 and "edit1" in tree.output
-    assert cli.invoke(main, ["p2t", "graph", "1", "--config", cfg]).exit_code == 1  # not CHAIN:IDX
+    assert cli.invoke(main, ["p2t", "graph", "1", "--config", cfg]).exit_code == 2  # not CHAIN:IDX
 
     stats = cli.invoke(main, ["p2t", "stats", "--config", cfg, "--json"])
     assert stats.exit_code == 0, stats.output

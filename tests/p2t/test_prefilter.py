@@ -69,3 +69,13 @@ def test_program_names_the_tool_not_the_interpreter() -> None:
     assert program("python3 -m pytest -q tests") == "pytest"
     assert program("PYTHONPATH=. python3 -c 'pass'") == "python"
     assert program("/usr/bin/grep -n x f.py") == "grep"
+
+
+def test_a_stages_first_step_rechecks_what_earlier_actions_could_have_shown() -> None:
+    earlier = [
+        {"role": "user", "content": "Task 1"},
+        step(("bash", {"command": "cat calc/ops.py"})).assistant,
+        {"role": "tool", "content": "def add(a, b): ..."},
+    ]
+    assert Prefilter().seen_before(NODES, earlier) == {"ops", "edit"}
+    assert Prefilter(enabled=False).seen_before(NODES, earlier) == {n.id for n in NODES}
