@@ -138,10 +138,15 @@ class VerifyWork(_Lazy):
 
     def __call__(self, job: StageJob) -> StageReport:
         from prchain.app.verdicts import environment_config, verify_opener
-        from prchain.verdicts.verify import verify_one
+        from prchain.verdicts.verify import StageReport, verify_one
+        from sql.leases import holding
 
-        opener = verify_opener(environment_config(self.config))
-        return verify_one(self.engine(), job, self.config.verdicts, opener, self.redo)
+        engine, opener = self.engine(), verify_opener(environment_config(self.config))
+        # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
+        with holding(engine, "verify", str(job.stage_id)) as lease:
+            if lease is None:
+                return StageReport(job, "busy", "another `tests verify` is running it")
+            return verify_one(engine, job, self.config.verdicts, opener, self.redo)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "redo": self.redo}
