@@ -141,7 +141,8 @@ class VerifyWork(_Lazy):
         from prchain.verdicts.verify import StageReport, verify_one
         from sql.leases import holding
 
-        engine, opener = self.engine(), verify_opener(environment_config(self.config))
+        engine = self.engine()
+        opener = verify_opener(environment_config(self.config), engine)  # era images per stage
         # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
         with holding(engine, "verify", str(job.stage_id)) as lease:
             if lease is None:
