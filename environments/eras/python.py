@@ -278,9 +278,20 @@ def build_commands(
     if args:
         commands.append(
             f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} "
-            f"uv pip install --exclude-newer {cutoff} {' '.join(args)}"
+            f"uv pip install --exclude-newer {cutoff} {_build_tools(tools_cutoff)}"
+            f"{' '.join(args)}"
         )
     return commands + finish_commands(snap)
+
+
+# A setup.py project without a [build-system] is built with uv's fallback `setuptools>=40.8.0`
+# (2019): with the era's cutoff before that date nothing satisfies it and the build cannot even
+# start. The build tools come from when the interpreter was supported, like the test tools.
+BUILD_TOOLS = ("setuptools", "wheel")
+
+
+def _build_tools(tools_cutoff: str) -> str:
+    return "".join(f"--exclude-newer-package {p}={tools_cutoff} " for p in BUILD_TOOLS)
 
 
 def finish_commands(snap: Snapshot) -> list[str]:
