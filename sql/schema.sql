@@ -444,6 +444,7 @@ CREATE TABLE rollout_stages (
 	rounds INTEGER NOT NULL, 
 	stage_diff TEXT NOT NULL, 
 	cumulative_diff TEXT NOT NULL, 
+	carried_patch BLOB, 
 	test_result JSON, 
 	tests_passed BOOLEAN, 
 	agent_steps INTEGER NOT NULL, 

@@ -51,6 +51,7 @@ class Recorder:
         self.lease = lease
         self.redact = Redactor(secrets)
         self.scrubbed = 0
+        self.resume_notes: list[str] = []  # what a resume could not restore exactly
 
     @property
     def redactions(self) -> int:

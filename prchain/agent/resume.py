@@ -1,29 +1,119 @@
 """Resuming a killed rollout: the counters of the steps already stored, and the sandbox at the end of
-the last passed stage rebuilt from its stored cumulative diff."""
+the last passed stage rebuilt from its stored Δ.
+
+The rebuild applies `carried_patch`, Δ_t byte for byte as `git diff --binary` gave it, and then
+checks that the sandbox's Δ equals it. When it cannot be exact (a row from before revision 0011,
+or a Δ that held a known secret value and was therefore not stored), it applies the redacted text
+and says exactly which files may differ from what the agent left (issue 23, finding 5).
+"""
 
 from __future__ import annotations
 
+import base64
+import re
 import uuid
 from collections.abc import Iterable
 
 from environments.protocol import Environment
 from prchain.agent.loop import Counters
 from prchain.core.errors import EnvironmentFailure
+from prchain.core.secrets import REDACTED, Redactor
+from prchain.core.text import REPLACEMENT
 from sql.models import RolloutStage, Step
 
+_FILE_HEADER = re.compile(rb"^diff --git a/(.*?) b/(.*)$", re.MULTILINE)
 
-def rebuild(env: Environment, last: RolloutStage) -> None:
-    """Bring a fresh sandbox to the end of stage `last`: its start state plus the stored Δ."""
+
+def carried(patch: bytes, secrets: tuple[str, ...] = ()) -> bytes | None:
+    """What to store as the carried Δ: the exact bytes, or None when they hold a known secret
+    value (this process's credentials never rest in the store, not even inside the agent's work)."""
+    text = patch.decode("utf-8", "surrogateescape")
+    return None if any(value in text for value in Redactor(secrets).known) else patch
+
+
+def rebuild(env: Environment, last: RolloutStage) -> list[str]:
+    """Bring a fresh sandbox to the end of stage `last`: its start state plus the stored Δ.
+
+    Returns what differs from the tree the agent left: nothing when the Δ was restored byte for
+    byte, else one line per cause naming the files."""
     env.enter_stage(last.stage_idx)
-    delta = last.cumulative_diff
-    if not delta.strip():
-        return
+    if last.carried_patch is not None:
+        return _exact(env, last.stage_idx, last.carried_patch)
+    return _from_text(env, last.stage_idx, last.cumulative_diff)
+
+
+def _exact(env: Environment, stage_idx: int, patch: bytes) -> list[str]:
+    if not patch.strip():
+        return []
     marker = f"PRCHAIN_DELTA_{uuid.uuid4().hex}"
-    result = env.execute(f"git apply --whitespace=nowarn - <<'{marker}'\n{delta}\n{marker}\n")
+    encoded = base64.encodebytes(patch).decode("ascii")
+    path = f"/tmp/{marker}.patch"
+    script = (
+        f"base64 -d > {path} <<'{marker}'\n{encoded}{marker}\n"
+        f"git apply --binary --whitespace=nowarn {path}; status=$?; rm -f {path}; exit $status"
+    )
+    _applied(env, stage_idx, script)
+    now = env.cumulative_patch()
+    if now == patch:
+        return []
+    files = sorted(set(_files(now)) ^ set(_files(patch)) | _changed_files(now, patch))
+    return [f"stage {stage_idx}: the rebuilt change differs from the stored one in {_names(files)}"]
+
+
+def _from_text(env: Environment, stage_idx: int, delta: str) -> list[str]:
+    """Rows stored before byte-exact Δs, or whose Δ held a secret: the redacted text is all there is."""
+    if not delta.strip():
+        return []
+    marker = f"PRCHAIN_DELTA_{uuid.uuid4().hex}"
+    _applied(env, stage_idx, f"git apply --whitespace=nowarn - <<'{marker}'\n{delta}\n{marker}\n")
+    lossy = _lossy_files(delta)
+    if not lossy:
+        return [f"stage {stage_idx}: restored from the stored text diff (no exact copy was kept)"]
+    return [
+        f"stage {stage_idx}: restored from text; these files may differ from what the agent left "
+        f"(redacted secrets, undecodable bytes or binary content): {_names(lossy)}"
+    ]
+
+
+def _applied(env: Environment, stage_idx: int, script: str) -> None:
+    result = env.execute(script)
     if result.exit_code != 0:
         raise EnvironmentFailure(
-            f"could not restore stage {last.stage_idx}'s changes on resume: {result.output[-500:]}"
+            f"could not restore stage {stage_idx}'s changes on resume: {result.output[-500:]}"
         )
+
+
+def _files(patch: bytes) -> list[str]:
+    return [m.group(2).decode("utf-8", "replace") for m in _FILE_HEADER.finditer(patch)]
+
+
+def _sections(patch: bytes) -> dict[str, bytes]:
+    starts = list(_FILE_HEADER.finditer(patch))
+    ends = [m.start() for m in starts[1:]] + [len(patch)]
+    return {
+        m.group(2).decode("utf-8", "replace"): patch[m.start() : end]
+        for m, end in zip(starts, ends, strict=True)
+    }
+
+
+def _changed_files(one: bytes, other: bytes) -> set[str]:
+    a, b = _sections(one), _sections(other)
+    return {name for name in a.keys() & b.keys() if a[name] != b[name]}
+
+
+def _lossy_files(delta: str) -> list[str]:
+    """Files whose part of a text Δ lost something: a redaction, a replaced byte, binary content."""
+    lossy = []
+    for name, section in _sections(delta.encode("utf-8", "surrogateescape")).items():
+        text = section.decode("utf-8", "replace")
+        if REDACTED in text or REPLACEMENT in text or "\nBinary files " in text:
+            lossy.append(name)
+    return lossy
+
+
+def _names(files: list[str]) -> str:
+    shown = ", ".join(files[:10]) or "(no file header)"
+    return shown + (f" and {len(files) - 10} more" if len(files) > 10 else "")
 
 
 def restored_counters(steps: Iterable[Step]) -> Counters:

@@ -11,6 +11,7 @@ factories (the app layer wires them from the config).
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -42,7 +43,7 @@ from prchain.agent.persist import (
     reopen,
     rewind,
 )
-from prchain.agent.resume import rebuild, restored_counters
+from prchain.agent.resume import carried, rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, JudgeInputTooLarge, PrchainError
 from prchain.llm.prompts import render
@@ -61,6 +62,9 @@ TestsCheck = Callable[[Environment, int], TestVerdict | None]
 """(sandbox, chain stage id) → T(p̂) on the sandbox's state, None when the stage has no verified tests."""
 
 
+log = logging.getLogger(__name__)
+
+
 @dataclass
 class RolloutResult:
     chain_id: int
@@ -75,6 +79,8 @@ class RolloutResult:
     # An earlier attempt had started this rollout (it was resumed) or finished it (its stored final
     # state is reported): a task Ray reran after its node died, or a rerun of the command.
     retried: bool = False
+    # What a resumed sandbox could not restore exactly (empty when Δ came back byte for byte).
+    resume_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,9 @@ class ChainRunner:
             recorder.fail(f"internal error: {failure_reason(exc)}", **_totals(counters))
             raise
         result = self._finish(task, rollout_id, recorder, counters, scores, reason)
-        return replace(result, retried=existing is not None)
+        return replace(
+            result, retried=existing is not None, resume_notes=tuple(recorder.resume_notes)
+        )
 
     def _run(
         self,
@@ -213,7 +221,9 @@ class ChainRunner:
                 chain=counters,
             )
             if kept:
-                rebuild(env, kept[-1])
+                recorder.resume_notes = rebuild(env, kept[-1])
+                for note in recorder.resume_notes:
+                    log.warning("rollout %s resumed: %s", rollout_id, note)
             for stage in task.stages[len(kept) :]:
                 outcome = self._stage(env, loop, recorder, task, stage)
                 scores.append(outcome.score)
@@ -251,6 +261,7 @@ class ChainRunner:
             rounds=rounds,
             stage_diff=env.diff(),
             cumulative_diff=cumulative,
+            carried_patch=carried(env.cumulative_patch(), self.secrets) if outcome.passed else None,
             agent_steps=loop.stage.steps,
             test_result=_verdict(verdict) if verdict else _tests(env),
             tests_passed=verdict.passed if verdict else None,

@@ -24,7 +24,7 @@ from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import RolloutWork
-from prchain.core.errors import NothingToDo
+from prchain.core.errors import NothingToDo, PrchainError
 from prchain.core.text import plural
 from prchain.llm.protocol import ChatLLM
 from prchain.scale.protocol import Done, Needs
@@ -35,6 +35,17 @@ def store_label(url: str) -> str:
     by run (several stores, users or test databases may share a Docker engine or a cluster)."""
     shown = make_url(url).render_as_string(hide_password=True)
     return hashlib.sha256(shown.encode()).hexdigest()[:12]
+
+
+def remove_orphans(labels: dict[str, str]) -> list[str]:
+    """Remove the sandboxes carrying all of `labels` whose owner process is gone (a runner killed
+    mid-rollout); live owners' and other hosts' containers are left alone. Returns their ids."""
+    from environments.admin import gc
+
+    try:
+        return [container["id"] for container in gc(labels=labels)]
+    except PrchainError:  # no engine to ask: opening the sandbox will say so in one line
+        return []
 
 
 def environment_factory(config: EnvironmentConfig, store_url: str | None = None) -> EnvFactory:
@@ -53,6 +64,8 @@ def environment_factory(config: EnvironmentConfig, store_url: str | None = None)
             "prchain.chain": str(task.chain_id),
             **store,
         }
+        if store and env_config.backend == "docker":
+            remove_orphans(labels)  # a killed runner's sandbox of this rollout, if any
         env: Any = open_environment(
             env_config, repo=task.repo, clone_path=task.clone_path, stages=specs, labels=labels
         )

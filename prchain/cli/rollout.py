@@ -153,6 +153,9 @@ def rollout(
         )
         return
     Console().print(_results_table(results))
+    for r in results:
+        for note in r.resume_notes:  # the resumed sandbox is not exactly what the agent left
+            click.secho(f"warning: chain {r.chain_id} resumed: {note}", fg="yellow", err=True)
     failed = [r for r in results if r.status in FAILED]
     finish(
         len(failed),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sql.models.base import Base, utcnow
@@ -61,6 +61,11 @@ class RolloutStage(Base):
     rounds: Mapped[int] = mapped_column(default=0)
     stage_diff: Mapped[str] = mapped_column(Text, default="")
     cumulative_diff: Mapped[str] = mapped_column(Text, default="")
+    # Δ_t byte for byte (`git diff --binary`), unredacted: what a resume re-applies, so the rebuilt
+    # tree is the one the agent left. NULL when it held a known secret value (those never rest in
+    # the store; the resume then says which files differ) and on rows from before revision 0011.
+    # Never shown nor exported: `cumulative_diff` (redacted text) is.
+    carried_patch: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     test_result: Mapped[dict[str, Any] | None]
     # T(p̂): every FAIL_TO_PASS and PASS_TO_PASS test passes (None: the stage has no verified tests).
     tests_passed: Mapped[bool | None]
