@@ -175,10 +175,14 @@ def requirement_files(snap: Snapshot) -> list[str]:
 
 
 def tox_deps(snap: Snapshot) -> list[str]:
-    """The plain requirements of tox's [testenv] deps (substitutions and options left out)."""
+    """The plain requirements of tox's [testenv] deps (substitutions and options left out).
+
+    Factor conditions select between alternatives (`pytest27: pytest<2.8` / `pytest: pytest>=2.8`):
+    one package is installed once, so an unconditional line wins, else the last factor's line
+    (tox's newest variant comes last); installing every alternative asks for the impossible."""
     parser = _ini(snap.text("tox.ini"))
     raw = parser.get("testenv", "deps", fallback="")
-    found = []
+    chosen: dict[str, tuple[bool, str]] = {}  # package → (unconditional, requirement)
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
         factor = _FACTOR.match(line)
@@ -186,8 +190,15 @@ def tox_deps(snap: Snapshot) -> list[str]:
             line = line[factor.end() :].strip()  # a factor condition such as `py27: mock`
         # URLs and VCS checkouts are never dated (and often unreachable): they are left out.
         if line and not line.startswith(("-", "{", ".")) and "{" not in line and "://" not in line:
-            found.append(line)
-    return found
+            name = _package(line)
+            if not (chosen.get(name, (False, ""))[0] and factor):
+                chosen[name] = (not factor, line)
+    return [requirement for _, requirement in chosen.values()]
+
+
+def _package(requirement: str) -> str:
+    found = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+    return re.sub(r"[-_.]+", "-", found.group(0)).lower() if found else requirement
 
 
 def poetry_dev(snap: Snapshot) -> list[str]:

@@ -135,3 +135,17 @@ def test_the_era_key_follows_the_environment_not_every_change(repo: Path) -> Non
     assert era_of(repo, deps).key != first
     later = _commit(repo, {"README": "x\n"}, "2024-09-01T10:00:00Z")
     assert era_of(repo, later).key != era_of(repo, deps).key  # another half-year
+
+
+def test_tox_factor_alternatives_give_one_requirement_per_package() -> None:
+    """pluggy 2015: `pytest27: pytest>=2.7,<2.8` and `pytest: pytest>=2.8.0.dev1` are alternatives."""
+    from datetime import UTC, datetime
+
+    from environments.eras.manifests import Snapshot
+
+    tox = (
+        "[testenv]\ndeps=\n    pytest27: pytest>=2.7.0,<2.8.0\n    pytest: pytest>=2.8.0.dev1\n"
+        "    mock\n    py26: Mock==1.0\n    coverage\n"
+    )
+    snap = Snapshot("0" * 40, datetime(2015, 5, 28, tzinfo=UTC), {"tox.ini": tox})
+    assert tox_deps(snap) == ["pytest>=2.8.0.dev1", "mock", "coverage"]
