@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from prchain.agent.tools import BASH_SCHEMA, EDITOR_SCHEMA, ToolBox
 from prchain.core.errors import LLMOutputInvalid
 from prchain.llm.parsing import extract_json_object
-from prchain.llm.protocol import ChatLLM, Message
+from prchain.llm.protocol import ChatLLM, Completion, Message
 
 T = TypeVar("T")
 INSPECT_TOOLS = [BASH_SCHEMA, EDITOR_SCHEMA]
@@ -36,9 +36,19 @@ class RoleCall:
             {"role": "user", "content": user},
         ]
         attempts = 0
+
+        def check(reply: Completion) -> None:
+            """Only a reply this role can use (a look-around call or the answer) is cached."""
+            if reply.tool_calls and self._tools():
+                return
+            try:
+                parse(extract_json_object(reply.content))
+            except (LLMOutputInvalid, ValueError, KeyError, TypeError) as exc:
+                raise LLMOutputInvalid(str(exc)) from None
+
         while True:
             reply = self.llm.complete(
-                self.role, messages, tools=self._tools(), rollout_id=self.rollout_id
+                self.role, messages, tools=self._tools(), rollout_id=self.rollout_id, check=check
             )
             if reply.tool_calls and self._tools():
                 messages.append(reply.as_message())

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox
+from prchain.core.errors import LLMOutputInvalid
 from prchain.llm.prompts import render
-from prchain.llm.protocol import ChatLLM, Message
+from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.p2t.graph import Node
 from prchain.p2t.roles import RoleCall
 
@@ -84,6 +85,7 @@ class Blind:
                 tools=TOOL_SCHEMAS,
                 rollout_id=self.rollout_id,
                 sample=sample * MAX_BLANK_REPLIES + blank,
+                check=_has_calls,  # a blank reply is never replayed
             )
             if reply.tool_calls:
                 # An id the server left out is made from the call's place, so a resumed curation
@@ -217,3 +219,8 @@ class ClaimJudge:
                 system, user, parse
             )
         )
+
+
+def _has_calls(reply: Completion) -> None:
+    if not reply.tool_calls:
+        raise LLMOutputInvalid("the reply called no tool")
