@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 SECTION_MODULES = (
     "miner.stats",
     "chains.stats",
+    "prchain.verdicts.era_stats",
     "prchain.verdicts.stats",
     "prchain.llm.stats",
     "prchain.agent.stats",

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from prchain.report.facts import PipelineFacts
 from prchain.report.optional import verdict_counts
-from sql.models import Chain, ChainStage, PullRequest, Rollout, RolloutStage
+from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, Rollout, RolloutStage
 
 
 @dataclass
@@ -113,10 +113,41 @@ def _rollouts(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     return steps
 
 
+def _environments(session: Session) -> list[FunnelStep]:
+    """Stages → eras → verified era environments (by method), when `env setup` has run."""
+    from prchain.verdicts.era_stats import collect  # the same numbers as `prchain stats`
+
+    found = collect(session)
+    if not found["env_eras_set_up"]:
+        return []
+    unverified = Counter(
+        (error or "no reason recorded").split(":")[0][:80]
+        for (error,) in session.execute(
+            select(EnvRecipe.root_error).where(EnvRecipe.status != "verified")
+        )
+    )
+    return [
+        FunnelStep("stages with an era", found["env_stages_with_era"]),
+        FunnelStep("eras (era images needed)", found["env_eras"]),
+        FunnelStep(
+            "verified environments",
+            found["env_eras_verified"],
+            _sorted(unverified),
+            _sorted(found["env_eras_verified_by_method"])
+            + [
+                ("build seconds per environment", int(found["env_build_seconds_per_era"])),
+                ("LLM cost per environment (cents)", int(found["env_cost_per_era"] * 100)),
+            ],
+        ),
+        FunnelStep("stages on a verified environment", found["env_stages_on_verified"]),
+    ]
+
+
 def build_funnel(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     """Every step in pipeline order; steps without data (no verdict table, no rollouts) included."""
     mined, usable = _mined(session)
     funnel = [mined, usable, *_graph(facts, usable), *_chains(session)]
+    funnel += _environments(session)
     verdicts = verdict_counts(session)
     if verdicts is not None:
         funnel.append(FunnelStep("stages with verified tests", *verdicts))
