@@ -231,6 +231,15 @@ class DockerClient:
         except APIError:  # still used by a container, or by another tag: keep it
             return False
 
+    def remove_volume(self, name: str) -> bool:
+        try:
+            self._client.volumes.get(name).remove(force=True)
+            return True
+        except NotFound:
+            return False
+        except APIError:  # still mounted by a container: keep it
+            return False
+
     # ---- containers ---------------------------------------------------------------------------
 
     def run(self, spec: ContainerSpec) -> str:
