@@ -19,6 +19,8 @@ eval "$(grep '^export ' "$DEMO/fake-llm.log")"
 "$PRCHAIN" mine --source git --name acme/calc "$DEMO/calc" "${ARGS[@]}"
 # The demo chain is a few lines per PR: below the substance threshold meant for real histories.
 "$PRCHAIN" chains build "${ARGS[@]}"
+# An era image per stage base, verified by running the repository's tests there (docs/environments.md).
+"$PRCHAIN" env setup "${ARGS[@]}"
 "$PRCHAIN" queries build "${ARGS[@]}"
 "$PRCHAIN" rollout "${ARGS[@]}"
 # The same chains again in the text action format (servers without tool calling), each as a new
@@ -37,6 +39,19 @@ PARQUET="$DEMO/export/parquet/trajectories.parquet"
 "$PRCHAIN" export "$SHAREGPT" --format sharegpt "${ARGS[@]}"
 "$PRCHAIN" export "$PARQUET" "${ARGS[@]}"
 "$PRCHAIN" stats "${ARGS[@]}"
+echo "the agent ran the repository's tests in its sandbox at every stage:"
+.venv/bin/python - "$DEMO/prchain.db" <<'PY'
+import sqlite3
+import sys
+
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT rollout_id, stage_idx, observation FROM steps "
+    "WHERE observation LIKE '%demo-tests-ran%' ORDER BY rollout_id, stage_idx"
+)
+for rollout, stage, content in rows:
+    summary = [line for line in content.splitlines() if " passed" in line or " failed" in line]
+    print(f"  rollout {rollout} stage {stage}: {summary[-1].strip() if summary else content[-120:]}")
+PY
 .venv/bin/python - "$OPENAI" "$SHAREGPT" "$PARQUET" <<'PY'
 import sys
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,26 +117,35 @@ def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[st
 def era_stages(
     config: EnvironmentConfig, engine: Engine | None, task: ChainTask
 ) -> tuple[EnvironmentConfig, list[StageSpec]]:
-    """The sandbox config and stage specs of a chain with each stage's era image and test command.
-
-    Where StageSpec carries `image`/`test_command`/`setup_command` (the sandbox moves to a new
-    container when the image changes), every stage gets its own; otherwise the chain runs on its
-    first stage's era image."""
+    """The sandbox config and stage specs of a chain with each stage's era (sandbox) image, test
+    command and setup command; the sandbox moves to a new container where the image changes.
+    Stages without an era recipe keep the repository's default image."""
     eras = [
         stage_env(engine, s.stage_id) if engine is not None and s.stage_id else None
         for s in task.stages
     ]
-    per_stage = {f.name for f in dataclasses.fields(StageSpec)} >= {"image", "test_command"}
+    sandboxes: dict[str, str] = {}
     specs = []
     for stage, era in zip(task.stages, eras, strict=True):
         extra: dict[str, str] = {}
-        if per_stage and era is not None:
-            extra = {"image": era.image, "test_command": era.test_command}
-            if "setup_command" in {f.name for f in dataclasses.fields(StageSpec)}:
-                extra["setup_command"] = era.setup_command
+        if era is not None:
+            if era.image not in sandboxes:
+                sandboxes[era.image] = sandbox_image(config, task.repo, task.clone_path, era.image)
+            extra = {
+                "image": sandboxes[era.image],
+                "test_command": era.test_command,
+                "setup_command": era.setup_command,
+            }
         specs.append(StageSpec(stage.idx, stage.base_sha, stage.gold_patch, **extra))
-    first = next((e for e in eras if e is not None), None)
-    if per_stage or first is None:
-        return config, specs
-    tests = {**config.test_command, task.repo: first.test_command}
-    return on_image(config, first.image).model_copy(update={"test_command": tests}), specs
+    return config, specs
+
+
+def sandbox_image(config: EnvironmentConfig, repo: str, clone: str, era_image: str) -> str:
+    """The sandbox layer (agent user, root-only mirror) on top of an era image, built once."""
+    from environments.docker_client import DockerClient
+    from environments.images import ensure_repo_image
+
+    made = ensure_repo_image(
+        DockerClient(), config, repo, clone, lambda _m: None, base_image=era_image, commands=[]
+    )
+    return made.tag
