@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shlex
 import subprocess
 import tempfile
 import time
@@ -21,7 +22,7 @@ from environments.eras.ecosystems import Plan
 from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
 
-BUILD_VERSION = "1"  # bump when the build below changes what an image holds
+BUILD_VERSION = "2"  # bump when the build below changes what an image holds
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -148,13 +149,16 @@ def _run_and_commit(
 ) -> tuple[str, int, str]:
     binds, variables = build_environment(env, eras)
     binds[str(src)] = (SRC, "rw")
-    script = "set -euxo pipefail\n" + "\n".join(plan.commands) + "\n"
+    # Exported in the script, not given to the container: a commit keeps a container's variables,
+    # and none of these (the CA file, uv's cache and index) belongs in the image.
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in variables.items())
+    script = "set -euo pipefail\n" + exports + "set -x\n" + "\n".join(plan.commands) + "\n"
     container, code, log = client.run_to_end(
         base,
         ["/bin/bash", "-c", script],
         name=f"prchain-era-build-{secrets.token_hex(4)}",
         labels={**labels, "prchain.kind": "era-build", **_owner()},
-        environment=variables,
+        environment={},
         binds=binds,
         network_mode=eras.network_mode,
         timeout=eras.build_timeout,
