@@ -218,6 +218,14 @@ class DockerClient:
             for img in found
         ]
 
+    def image_labels(self, ref: str) -> dict[str, str]:
+        """The labels of an image ({} when it has none or does not exist)."""
+        try:
+            found = self.api.inspect_image(ref)
+        except (NotFound, ImageNotFound):
+            return {}
+        return dict((found.get("Config") or {}).get("Labels") or {})
+
     def image_in_use(self, image_id: str) -> bool:
         """Whether any container (running or not) was created from this image."""
         return bool(self.api.containers(all=True, quiet=True, filters={"ancestor": image_id}))

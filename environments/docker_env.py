@@ -76,6 +76,7 @@ class DockerEnvironment:
         self._client = client
         self._notify: Notify = notify or (lambda _msg: None)
         self.image: RepoImage | None = None  # the repository's default image, once needed
+        self._layers: dict[str, str] = {}  # era image → the sandbox image built on it
         self.container_id: str | None = None
         self.running_image = ""  # the tag the current container runs
         self.stage: int | None = None
@@ -110,6 +111,25 @@ class DockerEnvironment:
         self._uid = int(self._root("id -u agent").output.strip())
         return self
 
+    def _sandbox_on(self, image: str) -> str:
+        """A stage's image as a sandbox: an era image (dependencies only) gets the sandbox layer
+        (agent user, root-only mirror, seed) on top, built once per era image and clone state."""
+        if self.client.image_labels(image).get("prchain.kind") == "repo":
+            return image  # already a sandbox image
+        layered = self._layers.get(image)
+        if layered is None:
+            layered = ensure_repo_image(
+                self.client,
+                self.config,
+                self.repo,
+                self.clone_path,
+                self._notify,
+                base_image=image,
+                commands=[],
+            ).tag
+            self._layers[image] = layered
+        return layered
+
     def _image_for(self, spec: StageSpec | None) -> str:
         """The stage's era image, else the repository's default image (built if its recipe is new)."""
         if spec is not None and spec.image:
@@ -118,7 +138,7 @@ class DockerEnvironment:
                     f"stage {spec.idx}'s image {spec.image} is not in the Docker engine",
                     hint="`prchain env setup` builds the images the chains' stages need",
                 )
-            return spec.image
+            return self._sandbox_on(spec.image)
         if self.image is None:
             self.image = ensure_repo_image(
                 self.client, self.config, self.repo, self.clone_path, self._notify
