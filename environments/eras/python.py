@@ -289,7 +289,7 @@ def build_commands(
     if args:
         commands.append(
             f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} "
-            f"uv pip install --exclude-newer {cutoff} {_build_tools(tools_cutoff)}"
+            f"uv pip install --exclude-newer {cutoff} {_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}"
             f"{' '.join(args)}"
         )
     return commands + finish_commands(snap)
@@ -297,8 +297,11 @@ def build_commands(
 
 # A setup.py project without a [build-system] is built with uv's fallback `setuptools>=40.8.0`
 # (2019): with the era's cutoff before that date nothing satisfies it and the build cannot even
-# start. The build tools come from when the interpreter was supported, like the test tools.
+# start. Old sdists need an old setuptools too (`Feature` went in 46.0, March 2020), and 3.9 needs
+# one that no longer calls HTMLParser.unescape (fixed by 45): as of March 2020 fits all three
+# (checked by hand: markupsafe 0.18 of 2013 builds on 3.9 then, not with 2019's or 2021's).
 BUILD_TOOLS = ("setuptools", "wheel")
+BUILD_TOOLS_FLOOR = "2020-03-01T00:00:00Z"
 
 
 def _build_tools(tools_cutoff: str) -> str:
