@@ -255,8 +255,8 @@ def setup(
         )
     console.print(_setup_table(reports))
     console.print(_setup_totals(reports))
-    if any(r.result in ("unverified", "error") for r in reports):
-        raise SystemExit(1)
+    if any(r.result in ("unverified", "error", "busy") or r.reason for r in reports):
+        raise SystemExit(1)  # an era stays unverified (or another run holds it): the user must act
 
 
 def _setup_table(reports: list[EraReport]) -> Table:

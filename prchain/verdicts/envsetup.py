@@ -30,6 +30,7 @@ from prchain.core.errors import PrchainError
 from prchain.verdicts.outcomes import Counts, count, root_error
 from prchain.verdicts.sandbox import run_suite
 from prchain.verdicts.verify import StageJob, find_stages
+from sql.leases import holding
 
 LOG_CHARS = 20_000  # of each build and test output kept with the recipe
 REPORT_PATH = "/tmp/prchain-era-junit.xml"
@@ -71,7 +72,7 @@ class EraReport:
     era_key: str
     date: str
     stages: int
-    result: str  # verified | unverified | known | error
+    result: str  # verified | unverified | known | busy | error
     method: str = ""
     reason: str = ""
     seconds: float = 0.0
@@ -336,7 +337,13 @@ def setup_eras(
         on_start(len(eras))
     reports = []
     for repo_id, job, era, stages in eras:
-        reports.append(_one(setup, repo_id, job, era, stages))
+        # One process per era: a second `env setup` on the store reports it busy, builds nothing.
+        with holding(setup.engine, "env_setup", f"{repo_id}:{era.key}") as lease:
+            if lease is None:
+                busy = "another `env setup` is building it"
+                reports.append(EraReport(job.repo, era.key, era.date, stages, "busy", reason=busy))
+            else:
+                reports.append(_one(setup, repo_id, job, era, stages))
         if on_done is not None:
             on_done(reports[-1])
     return reports
