@@ -25,7 +25,7 @@ from sql.models import EnvRecipe  # noqa: E402
 from tests.support.eras_repo import make_greeter, tinylib_releases  # noqa: E402
 from tests.support.fake_index import FakeIndex  # noqa: E402
 
-REPO = "bench-eras/greeter"
+REPO = f"bench-eras-{secrets.token_hex(4)}/greeter"
 
 
 def invoke(*args: str) -> float:

@@ -88,7 +88,7 @@ def ensure_era_image(
     recipe = plan_hash(repo, plan, tree, base)
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
-    if found:
+    if found and found != base:  # a tag on the bare base is no era image (built again)
         return EraImage(tag, found, False, time.monotonic() - started, "")
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
     with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:

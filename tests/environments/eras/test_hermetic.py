@@ -10,6 +10,7 @@ removed, `hello` added). The repository asks for plain `tinylib` throughout; onl
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ from tests.support.eras_repo import make_greeter, tinylib_releases
 from tests.support.fake_index import FakeIndex
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPO = "eras-test/greeter"
+# Unique per session: the tag of an era image is a hash of its inputs, so two sessions on one engine
+# (two helpers, a rerun) would otherwise share, and remove, each other's images.
+REPO = f"eras-test-{uuid.uuid4().hex[:8]}/greeter"
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +129,6 @@ def test_each_era_gets_the_packages_of_its_date(
             .where(PullRequest.number == 2)
         )
     shown = _invoke("tests", "show", f"{chain}:1", *common).output
-    assert "era image: prchain/era-eras-test-greeter:" in shown
+    assert f"era image: prchain/era-{REPO.replace('/', '-')}:" in shown
     assert "tests/test_shout.py::test_shout" in shown and "F2P" in shown
     assert "gold   1 passed, 0 failed, 0 errors, 0 skipped, 0 collection errors" in shown
