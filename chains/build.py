@@ -20,8 +20,10 @@ from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
 from chains.graph import GraphReport, PRNode, load_graph, load_repos
 from chains.inuse import in_use, mark_superseded, unmark
+from chains.links import write_links
 from chains.patches import SplitPatch, split_patch
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
+from chains.substance import measure_stages, thin_stages
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
 from sql.models import Chain, ChainBuild, ChainStage, PRPatch
@@ -30,7 +32,7 @@ Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
 BATCH = 2000
 # Columns the build owns; everything else on a row (query, overview, ...) belongs to later stages.
-CHAIN_COLUMNS = ("repo_id", "length", "score", "edges")
+CHAIN_COLUMNS = ("repo_id", "length", "score", "edges", "label")
 NO_PATCH = SplitPatch("", "", (), ())
 STAGE_COLUMNS = ("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch")
 
@@ -89,6 +91,7 @@ def _chain_row(chain: ChainCandidate, strategy: str) -> dict[str, Any]:
         "length": len(chain.pr_ids),
         "score": chain.score,
         "edges": chain.edges,
+        "label": chain.label,
     }
 
 
@@ -207,6 +210,8 @@ def build_chains(
         raise ConfigError(f"--min-len {low} is larger than --max-len {high}")
     decon = decontaminator(cfg.decontam, decontaminate)  # fail on a bad source before any work
     graph, nodes, report = load_graph(engine, cfg)
+    if high > 1:  # a chain of one (the `single` ablation) is judged by the PR filters alone
+        _drop_thin_stages(graph, nodes, engine, cfg, report)
     candidates = select_chains(graph, cfg, low, high)
     summary = BuildSummary(name, candidates=len(candidates), graph=report)
     patches: dict[int, SplitPatch] = {}
@@ -225,8 +230,34 @@ def build_chains(
         summary.pruned, summary.superseded = prune_stale(
             engine, name, {c.signature for c in chains}
         )
-    record_build(engine, summary)
+    build_id = record_build(engine, summary)
+    write_links(engine, report.links, build_id)
     return summary
+
+
+def _drop_thin_stages(
+    graph: nx.DiGraph,
+    nodes: dict[int, PRNode],
+    engine: Engine,
+    cfg: ChainsConfig,
+    report: GraphReport,
+) -> None:
+    """Measure each linked PR's code by lexing its patch; those under the stage minimum leave the graph.
+
+    The measured count replaces the file-level one, so the chain-total rule reads it too; the
+    links of a removed PR are recorded as dropped by this rule."""
+    minimum = cfg.stage_minimum
+    measured = measure_stages(graph, engine, minimum)
+    for pr, lines in measured.items():
+        nodes[pr].code_lines = lines
+    thin = set(thin_stages(graph, measured, minimum))
+    graph.remove_nodes_from(thin)
+    report.filtered.removed["stage_below_substance"] += len(thin)
+    for link in report.links:
+        if link.rule is None and (link.newer in thin or link.older in thin):
+            link.rule = "stage_below_substance"
+            report.dropped["stage_below_substance"] += 1
+    report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
 
 
 def _drop(summary: BuildSummary, chain: ChainCandidate, rule: str) -> None:
@@ -245,7 +276,9 @@ def _chain_rules(
     patches: dict[int, SplitPatch],
     summary: BuildSummary,
 ) -> list[ChainCandidate]:
-    """Substance, then benchmark contamination, then near-duplicates; each drop counted by rule."""
+    """Reverts, substance, then benchmark contamination, then near-duplicates; each drop counted by rule."""
+    if not cfg.revert_pairs:
+        chains = _trim_reverts(chains, graph, summary)
     kept = []
     for chain in chains:
         # A chain of one (the `single` ablation) is a PR task, judged by the PR filters alone.
@@ -262,7 +295,51 @@ def _chain_rules(
             if counts[rule]:
                 summary.chains_dropped[rule] += counts[rule]
                 summary.links_in_dropped[rule] += counts[f"{rule}:links"]
+    for chain in kept:
+        chain.label = revert_label(chain)
     return kept
+
+
+def _is_revert(edge: dict[str, Any]) -> bool:
+    return edge.get("evidence_class") == "revert"
+
+
+def revert_label(chain: ChainCandidate) -> str | None:
+    """'revert_reland' when a stage reverts the one before and a later stage builds on the revert."""
+    return "revert_reland" if any(_is_revert(e) for e in chain.edges[:-1]) else None
+
+
+def _trim_reverts(
+    chains: list[ChainCandidate], graph: nx.DiGraph, summary: BuildSummary
+) -> list[ChainCandidate]:
+    """A last stage that only reverts the one before teaches nothing: it is cut off, and a chain
+    left shorter than two stages ("A, revert A") is dropped. Chains are made again from the
+    shortened path, so scores and edges stay consistent."""
+    kept = []
+    for chain in chains:
+        path = chain.pr_ids
+        while len(path) > 1 and _is_revert(graph[path[-1]][path[-2]]):
+            path = path[:-1]
+        if path == chain.pr_ids:
+            kept.append(chain)
+        elif len(path) < 2:
+            _drop(summary, chain, "revert_pair")
+        else:
+            summary.chains_dropped["trailing_revert_cut"] += 0
+            summary.links_in_dropped["trailing_revert_cut"] += len(chain.pr_ids) - len(path)
+            kept.append(candidate(graph, path))
+    return _unique(kept)
+
+
+def _unique(chains: list[ChainCandidate]) -> list[ChainCandidate]:
+    """Chains with distinct PR sequences, first seen first (cutting can make two chains equal)."""
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    for chain in chains:
+        if chain.pr_ids not in seen:
+            seen.add(chain.pr_ids)
+            out.append(chain)
+    return out
 
 
 def _decontaminate(
@@ -309,8 +386,11 @@ def _load_patches(engine: Engine, pr_ids: list[int], patches: dict[int, SplitPat
             patches.update((pr_id, split_patch(diff)) for pr_id, diff in conn.execute(query))
 
 
-def record_build(engine: Engine, summary: BuildSummary) -> None:
-    """Keep what each rule dropped, for `prchain stats`."""
+def record_build(engine: Engine, summary: BuildSummary) -> int:
+    """Keep what each rule dropped, for `prchain stats`; returns the build's id."""
     rules = [asdict(rule) for rule in summary.rules()]
     with session_scope(engine) as session:
-        session.add(ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules))
+        row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules)
+        session.add(row)
+        session.flush()
+        return row.id

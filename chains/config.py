@@ -98,6 +98,19 @@ class ChainsConfig(BaseModel):
         description="Fewest changed lines of code (tests, fixtures, docs and config not counted) a "
         "whole chain must change (chosen from ruff's history, docs/chains.md).",
     )
+    min_stage_code_lines: int = Field(
+        10,
+        ge=0,
+        description="Fewest changed lines of code every stage of a chain must change: lines holding "
+        "code as a lexer reads them (comments, docstrings and blank lines not counted; tests, docs, "
+        "CI, lock and config files not counted). A PR under it is no stage of a chain of two or more. "
+        "Never more than min_chain_code_lines (setting that to 0 turns both off).",
+    )
+    revert_pairs: bool = Field(
+        False,
+        description="Keep chains whose last stage only reverts the one before ('A, revert A'); a "
+        "revert followed by a re-land ('A, revert A, A again') is always kept, labelled revert_reland.",
+    )
     dedup_near_duplicates: bool = Field(
         True,
         description="Two chains sharing all but one PR are merged when their union is itself a "
@@ -159,3 +172,8 @@ class ChainsConfig(BaseModel):
     query_max_attempts: int = Field(
         4, ge=1, description="Regenerations of a query that leaks an identifier."
     )
+
+    @property
+    def stage_minimum(self) -> int:
+        """The per-stage minimum in force: no stage needs more than a whole chain does."""
+        return min(self.min_stage_code_lines, self.min_chain_code_lines)

@@ -10,9 +10,11 @@ Classes (weights in `ChainsConfig.evidence_weights`):
 - issue_only: the two PRs only meet through an issue; an edge only with corroboration;
 - revert: the newer PR reverts the older.
 
-Only the evidence window the miner stored is read. Analogy wording is looked for just before the
-number (and in a list's lead-in line, which the miner prefixes as "lead | item"), so "follow-up to
-#1, similar to #2" calls #1 strong and #2 parallel.
+Only the evidence window the miner stored is read, and of it only the sentence that holds the
+reference (plus a list's lead-in line, which the miner prefixes as "lead | item"): dependency wording
+in a neighbouring sentence is about something else. Cue words match as whole words ("restoration"
+is not "restore"). Analogy wording is looked for just before the number, so "follow-up to #1,
+similar to #2" calls #1 strong and #2 parallel.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ DEPENDENT = re.compile(
     r"\b(?:introduced|added|regressed|broken|broke|caused|landed|implemented|started|changed|missed)\s+(?:\w+\s+){0,3}?(?:in|by|with)\b"
     r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
-    r"|prototype|improves|extends|generaliz\w*|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
+    r"|prototype|improves|extends|generaliz(?:e|es|ed|ing)|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
     r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|pulled\s+out"
-    r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor\w*|TODO"
+    r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor(?:e|es|ed|ing)|TODO"
     r"|(?:required|necessary)\s+(?:\w+\s+){0,3}?for|to\s+(?:use|support)|bug\s+(?:\w+\s+){0,3}?(?:in|from)"
     r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from|left\s+(?:behind\s+)?in)\b"
     r"|\b\w+ed\s+(?:\S+\s+){0,5}?in\s+(?:#\d|https?://\S+/pull/\d)"
@@ -58,13 +60,37 @@ PARALLEL = re.compile(
 )
 
 
+# A sentence ends at . ! or ? followed by white space, at a blank line, or at a line that starts a
+# list item; "1.2.3", "e.g.x" and URLs keep their dots.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+
+
 def mention_cue(evidence: str, number: int | None = None) -> str:
     """'parallel', 'dependent' or 'none' for the evidence of a plain mention (parallel wins)."""
     if PARALLEL.search(analogy_window(evidence, number)):
         return "parallel"
-    if DEPENDENT.search(evidence):
+    if DEPENDENT.search(reference_sentence(evidence, number)):
         return "dependent"
     return "none"
+
+
+def reference_sentence(evidence: str, number: int | None) -> str:
+    """The sentence of `evidence` that holds the reference to `number`, with a list's lead-in.
+
+    Without a number, or when the number is not in the text, the whole window is the sentence
+    (nothing better is known)."""
+    lead, bar, item = evidence.rpartition(" | ")
+    if number is None:
+        return evidence
+    found = re.search(rf"(?:#|/)({number})\b", item)
+    if found is None:
+        return evidence
+    start = 0
+    for end in SENTENCE_END.finditer(item):
+        if end.start() >= found.end():
+            return f"{lead}{bar}{item[start : end.start()]}"
+        start = end.end()
+    return f"{lead}{bar}{item[start:]}"
 
 
 def analogy_window(evidence: str, number: int | None) -> str:
@@ -92,7 +118,7 @@ def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[E
     parallel = PARALLEL.search(analogy_window(evidence, number))
     if parallel:
         return "parallel", f"analogy/list wording '{parallel.group(0).strip()}'"
-    dependent = DEPENDENT.search(evidence)
+    dependent = DEPENDENT.search(reference_sentence(evidence, number))
     if dependent:
         return "strong", f"dependency wording '{dependent.group(0).strip()}'"
     if number is not None and re.search(rf"/pull/{number}/?#{REVIEW_ANCHOR}", evidence):

@@ -21,7 +21,7 @@ from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
 from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify
 from chains.filters import FilterReport, apply_filters, counts_as_code
-from chains.lines import LineOracle, PatchLines
+from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
 from sql.models import PRFile, PullRequest, Reference, Repo
 
@@ -63,6 +63,18 @@ class RefRow:
     via_issue: int
     evidence: str
     number: int | None = None  # the number as written (the target's), to find it in the evidence
+    repo_id: int = 0  # the referring PR's repository
+
+
+@dataclass
+class LinkDecision:
+    """One candidate link and what the link rules made of it (rule None: kept as an edge)."""
+
+    newer: int
+    older: int
+    repo_id: int
+    rule: str | None
+    attrs: dict[str, Any]
 
 
 @dataclass
@@ -74,6 +86,8 @@ class GraphReport:
     references: int = 0
     filtered: FilterReport = field(default_factory=FilterReport)
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    links: list[LinkDecision] = field(default_factory=list)  # every candidate link, kept or not
+    lineage_blames: int = 0  # git blame processes run for line lineage
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -139,12 +153,13 @@ def load_references(engine: Engine) -> list[RefRow]:
         ref.via_issue,
         ref.evidence,
         ref.target_number,
+        ref.repo_id,
     ).where(ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id)
     with engine.connect() as conn:
         rows = conn.execute(query)
         return [
-            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS], n)
-            for a, b, t, f, v, e, n in rows
+            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
+            for a, b, t, f, v, e, n, r in rows
         ]
 
 
@@ -174,33 +189,71 @@ def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
 
 
 def _group_references(
-    refs: list[RefRow], nodes: dict[int, PRNode], config: ChainsConfig, report: GraphReport
+    refs: list[RefRow],
+    nodes: dict[int, PRNode],
+    config: ChainsConfig,
+    report: GraphReport,
+    every: dict[int, PRNode],
 ) -> dict[tuple[int, int], list[RefRow]]:
     """References grouped by the (newer, older) pair they link; pairs that cannot be edges are counted.
 
-    Counts are of links (unordered PR pairs), each under the first rule that rules it out.
+    Counts are of links (unordered PR pairs), each under the first rule that rules it out; each
+    ruled-out link is also recorded with its references (`every`: all PRs, to orient it by time).
     """
     umbrellas = umbrella_issues(refs, config.max_issue_fanout)
     pairs: dict[tuple[int, int], list[RefRow]] = defaultdict(list)
-    ruled_out: dict[frozenset[int], str] = {}
+    ruled_out: dict[frozenset[int], tuple[str, list[RefRow]]] = {}
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
         key = frozenset((ref.src, ref.dst))
         if a is None or b is None:
-            ruled_out.setdefault(key, "pr_filtered_or_not_mined")
+            rule = "pr_filtered_or_not_mined"
         elif a.repo_id != b.repo_id:
-            ruled_out.setdefault(key, "cross_repo")
+            rule = "cross_repo"
         elif ref.type == "issue_mediated" and ref.via_issue in umbrellas:
-            ruled_out.setdefault(key, "umbrella_issue")
+            rule = "umbrella_issue"
         elif (pair := orient(a, b)) is None:
-            ruled_out.setdefault(key, "not_merged_before_created")
+            rule = "not_merged_before_created"
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
+            continue
+        ruled_out.setdefault(key, (rule, []))[1].append(ref)
     linked = {frozenset(pair) for pair in pairs}
-    for key, rule in ruled_out.items():
+    for key, (rule, group) in ruled_out.items():
         if key not in linked:
             report.dropped[rule] += 1
+            report.links.append(_ruled_out(group, rule, every))
     return pairs
+
+
+def _ruled_out(group: list[RefRow], rule: str, every: dict[int, PRNode]) -> LinkDecision:
+    """The record of a link no edge rule got to judge, oriented by merge time when both are known."""
+    ref = group[0]
+    newer, older = ref.src, ref.dst
+    a, b = every.get(newer), every.get(older)
+    if a is not None and b is not None and a.merged_at < b.merged_at:
+        newer, older = older, newer
+    judged = [classify(r.type, r.evidence, r.number) for r in group]
+    attrs: dict[str, Any] = {
+        "evidence_class": judged[0][0],
+        "cue": judged[0][1],
+        "why": f"{rule}: no edge rule judged this pair",
+        "evidence": _evidence_rows([(r, cls) for r, (cls, _) in zip(group, judged, strict=True)]),
+    }
+    return LinkDecision(newer, older, ref.repo_id, rule, attrs)
+
+
+def _evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": ref.type,
+            "class": cls,
+            "found_in": ref.found_in,
+            "via_issue": ref.via_issue,
+            "text": ref.evidence,
+        }
+        for ref, cls in refs[:MAX_EVIDENCE]
+    ]
 
 
 @dataclass
@@ -254,59 +307,53 @@ def assess_edge(
     best = _best(judged)
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
+    lineage = lines.lineage(newer, older) if lines is not None else Lineage()
     attrs: dict[str, Any] = {
         "types": sorted({r.type for r in refs}),
         "evidence_class": best.cls,
+        "cue": best.cue,
         "strength": 0 if best.cls == "parallel" else best.strength,
         "overlap": overlap,
         "gap_days": round(gap, 1),
+        "lineage": lineage.lines,
+        "lineage_via": lineage.via,
     }
     attrs["weight"] = attrs["strength"] + config.overlap_weight * overlap
     writer = newer.number if best.ref.src == newer.id else older.number
     why = _describe(best, writer)
-    rule = _link_rule(best, attrs, newer, older, config, lines)
+    rule = _link_rule(best, attrs, newer, older, config)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
-        why += f"; corroborated by {_corroboration(newer, older, lines)}"
-    if best.cls == "medium" and rule is None and config.medium_needs_lines:
-        why += "; corroborated by the newer PR changing lines the older one added"
+        why += f"; corroborated by {_corroboration(newer, older, lineage)}"
+    if lineage.lines:
+        why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
     attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
-    attrs["evidence"] = [
-        {
-            "type": j.ref.type,
-            "class": j.cls,
-            "found_in": j.ref.found_in,
-            "via_issue": j.ref.via_issue,
-            "text": j.ref.evidence,
-        }
-        for j in sorted(judged, key=lambda j: -j.strength)[:MAX_EVIDENCE]
-    ]
+    ranked = sorted(judged, key=lambda j: -j.strength)
+    attrs["evidence"] = _evidence_rows([(j.ref, j.cls) for j in ranked])
     return rule, attrs
 
 
 def _link_rule(
-    best: Judged,
-    attrs: dict[str, Any],
-    newer: PRNode,
-    older: PRNode,
-    config: ChainsConfig,
-    lines: LineOracle | None,
+    best: Judged, attrs: dict[str, Any], newer: PRNode, older: PRNode, config: ChainsConfig
 ) -> str | None:
-    """The first link rule this pair fails, or None when it is an edge."""
+    """The first link rule this pair fails, or None when it is an edge.
+
+    Line lineage (the newer PR rewrites lines the older one added) is the strongest evidence there
+    is: it backs a plain mention or an issue-only link, and the overlap and gap rules, which only
+    guess at shared code, apply where it is absent."""
     if best.cls == "parallel":
         return "parallel_wording"
     if best.cls == "revert" and not config.revert_links:
         return "revert_links_off"
     if attrs["strength"] <= 0:
         return "zero_weight"
+    lineage = Lineage(attrs["lineage"], attrs["lineage_via"])
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
-    if needs_backing and not _corroboration(newer, older, lines):
+    if needs_backing and not _corroboration(newer, older, lineage):
         return "issue_only_uncorroborated"
-    if (
-        best.cls == "medium"
-        and config.medium_needs_lines
-        and not _line_overlap(newer, older, lines)
-    ):
+    if best.cls == "medium" and config.medium_needs_lines and not lineage.lines:
         return "plain_mention_without_shared_lines"
+    if lineage.lines:
+        return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
     if attrs["gap_days"] > config.max_gap_days:
@@ -314,20 +361,12 @@ def _link_rule(
     return None
 
 
-def _line_overlap(newer: PRNode, older: PRNode, lines: LineOracle | None) -> bool:
-    shared = newer.files & older.files
-    return bool(shared) and lines is not None and lines.touches_added(newer.id, older.id, shared)
-
-
-def _corroboration(newer: PRNode, older: PRNode, lines: LineOracle | None) -> str:
+def _corroboration(newer: PRNode, older: PRNode, lineage: Lineage) -> str:
     """What backs an issue-only link besides the issue ('' when nothing does)."""
-    shared = newer.files & older.files
-    if not shared:
-        return ""
-    if newer.author and newer.author == older.author:
+    if lineage.lines:
+        return "the newer PR changing lines the older one added"
+    if newer.files & older.files and newer.author and newer.author == older.author:
         return f"shared files and the same author ({newer.author})"
-    if lines is not None and lines.touches_added(newer.id, older.id, shared):
-        return "shared files and the newer PR changing lines the older one added"
     return ""
 
 
@@ -341,9 +380,10 @@ def _candidate_edges(
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
     for (new_id, old_id), group in _group_references(
-        refs, {i: nodes[i] for i in kept}, config, report
+        refs, {i: nodes[i] for i in kept}, config, report, nodes
     ).items():
         rule, attrs = assess_edge(group, nodes[new_id], nodes[old_id], config, lines)
+        report.links.append(LinkDecision(new_id, old_id, nodes[new_id].repo_id, rule, attrs))
         if rule:
             report.dropped[rule] += 1
         else:
@@ -368,9 +408,13 @@ def build_graph(
     candidates = _candidate_edges(refs, nodes, kept, config, report, lines)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
-        for pair in list(oracle.failing(candidates, nodes)):
+        failing = set(oracle.failing(candidates, nodes))
+        for pair in failing:
             del candidates[pair]
             report.dropped["not_an_ancestor"] += 1
+        for link in report.links:
+            if link.rule is None and (link.newer, link.older) in failing:
+                link.rule = "not_an_ancestor"
     graph = nx.DiGraph(prs=nodes)
     graph.add_nodes_from(kept)
     graph.add_edges_from((a, b, attrs) for (a, b), attrs in candidates.items())
@@ -383,7 +427,8 @@ def load_graph(
 ) -> tuple[nx.DiGraph, dict[int, PRNode], GraphReport]:
     """Load the store's PRs and references and build the graph (nodes also returned unfiltered)."""
     nodes = load_nodes(engine)
-    graph, report = build_graph(
-        nodes, load_references(engine), config, load_repos(engine), PatchLines(engine)
-    )
+    repos = load_repos(engine)
+    lines = Lines(engine, {rid: path for rid, (_name, path, _branch) in repos.items()})
+    graph, report = build_graph(nodes, load_references(engine), config, repos, lines)
+    report.lineage_blames = lines.blame_calls
     return graph, nodes, report

@@ -1,67 +1,202 @@
-"""Blame-level overlap from stored patches: does the newer PR change lines the older PR added?
+"""Line lineage: does the newer PR change or remove lines the older PR added?
 
-`git blame` on the clone would answer exactly but costs a process per file and PR; the stored
-unified diffs answer the same question for the pairs that need it (links resting on a plain
-mention or only on an issue): a line the older PR added that the newer PR removes or rewrites (a
-diff shows remove + add), in a file both touched. Context lines do not count: registration lists
-(`mod.rs`, rule tables) put every sibling PR next to every other.
-Lines are compared with whitespace squeezed; lines too short to identify anything (`}`, `pass`,
-blank) are ignored.
+Two steps, so that git runs only where it can answer yes:
+1. From the stored patches, the lines the newer PR removes (a rewrite is remove + add) whose text
+   (whitespace squeezed, at least `MIN_LINE_CHARS`) the older PR added, in any file: code moves
+   between files and files get renamed between the two PRs.
+2. Where the repository's clone is at hand, `git blame -w -M -C` of exactly those lines at the
+   newer PR's base says which commit last wrote each, following renames and moves between files;
+   a line counts when that commit is the older PR's merge commit or one of its own commits.
+   Without a clone (or when the clone lacks the objects), a line counts when it matched in the
+   same file: what the stored patches alone can show.
+
+Context lines never count: registration lists (`mod.rs`, rule tables) put every sibling PR next
+to every other.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from typing import Protocol
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
 
 from chains.patches import file_sections
-from sql.models import PRPatch
+from prchain.core import git
+from sql.models import PRCommit, PRPatch
+
+if TYPE_CHECKING:
+    from chains.graph import PRNode
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
+BLAME_TIMEOUT = 60.0
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+_SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """How many of the older PR's lines the newer one changes, and how that was established."""
+
+    lines: int = 0
+    via: str = ""  # blame | patch | "" (none found)
 
 
 class LineOracle(Protocol):
-    def touches_added(self, newer: int, older: int, paths: frozenset[str]) -> bool: ...
+    def lineage(self, newer: PRNode, older: PRNode) -> Lineage: ...
 
 
-Lines = dict[str, set[str]]
+@dataclass
+class Removed:
+    """A line the diff removes: the path it had before, its line number there, its text."""
+
+    path: str
+    line: int
+    text: str
 
 
-def changed_lines(diff: str) -> tuple[Lines, Lines]:
-    """(added, removed) normalised lines per file path of a unified diff."""
-    added: Lines = defaultdict(set)
-    removed: Lines = defaultdict(set)
-    for section in file_sections(diff):
-        path = ""
-        for line in section.splitlines():
-            if line.startswith("+++ "):
-                path = line[6:] if line.startswith("+++ b/") else line[4:]
-            elif line.startswith("--- "):
-                continue
-            elif line[:1] in "+-" and path:
-                text = " ".join(line[1:].split())
-                if len(text) >= MIN_LINE_CHARS:
-                    (added if line[0] == "+" else removed)[path].add(text)
-    return added, removed
-
-
+@dataclass
 class PatchLines:
-    """Reads the two PRs' patches from the store on demand (only issue-only pairs ask)."""
+    """Added texts and removed lines of one diff."""
 
-    def __init__(self, engine: Engine) -> None:
+    added: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    removed: list[Removed] = field(default_factory=list)
+
+    def added_anywhere(self) -> set[str]:
+        return set().union(*self.added.values()) if self.added else set()
+
+
+def squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def parse_patch(diff: str) -> PatchLines:
+    """The added texts per (new) path and every removed line with its old path and number."""
+    found = PatchLines()
+    for section in file_sections(diff):
+        old_path = new_path = ""
+        old_line = 0
+        in_hunk = False
+        for line in section.split("\n"):
+            if not in_hunk and line.startswith("--- "):
+                old_path = line[6:] if line.startswith("--- a/") else ""
+            elif not in_hunk and line.startswith("+++ "):
+                new_path = line[6:] if line.startswith("+++ b/") else ""
+            elif hunk := _HUNK.match(line):
+                in_hunk, old_line = True, int(hunk.group(1))
+            elif not in_hunk or line.startswith("\\"):
+                continue
+            elif line.startswith("+"):
+                text = squeeze(line[1:])
+                if len(text) >= MIN_LINE_CHARS and new_path:
+                    found.added[new_path].add(text)
+            elif line.startswith("-"):
+                text = squeeze(line[1:])
+                if len(text) >= MIN_LINE_CHARS and old_path:
+                    found.removed.append(Removed(old_path, old_line, text))
+                old_line += 1
+            else:
+                old_line += 1
+    return found
+
+
+def blamed_commits(clone: str, rev: str, path: str, lines: Iterable[int]) -> dict[int, str] | None:
+    """line → the commit that last wrote it at `rev`, following renames, moves and copies.
+
+    None when git cannot answer (objects missing, path absent at `rev`)."""
+    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+    done = git.run(
+        clone,
+        "blame",
+        "--porcelain",
+        "-w",
+        "-M",
+        "-C",
+        *ranges,
+        rev,
+        "--",
+        path,
+        check=False,
+        timeout=BLAME_TIMEOUT,
+    )
+    if not done.ok:
+        return None
+    found: dict[int, str] = {}
+    for row in done.text.splitlines():
+        match = _SHA.match(row)
+        if match:
+            found[int(match.group(2))] = match.group(1)
+    return found
+
+
+class Lines:
+    """Lineage for pairs of PRs, reading patches and commits from the store on demand.
+
+    `clones` maps a repository id to its clone path (None: patches only). Patches and blames are
+    cached: one PR is the newer end of many pairs."""
+
+    def __init__(self, engine: Engine, clones: Mapping[int, str | None] | None = None) -> None:
         self.engine = engine
-        self._cache: dict[int, tuple[Lines, Lines]] = {}
+        self.clones = dict(clones or {})
+        self._patches: dict[int, PatchLines] = {}
+        self._blames: dict[tuple[int, str], dict[int, str]] = {}
+        self._unblamable: set[tuple[int, str]] = set()
+        self.blame_calls = 0
 
-    def _lines(self, pr_id: int) -> tuple[Lines, Lines]:
-        if pr_id not in self._cache:
+    def _patch(self, pr_id: int) -> PatchLines:
+        if pr_id not in self._patches:
             with self.engine.connect() as conn:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
-            self._cache[pr_id] = changed_lines(diff)
-        return self._cache[pr_id]
+            self._patches[pr_id] = parse_patch(diff)
+        return self._patches[pr_id]
 
-    def touches_added(self, newer: int, older: int, paths: frozenset[str]) -> bool:
-        added = self._lines(older)[0]
-        touched = self._lines(newer)[1]
-        return any(added.get(p, set()) & touched.get(p, set()) for p in paths)
+    def _commits(self, older: PRNode) -> set[str]:
+        with self.engine.connect() as conn:
+            shas = set(conn.scalars(select(PRCommit.sha).where(PRCommit.pr_id == older.id)))
+        return shas | ({older.merge_sha} if older.merge_sha else set())
+
+    def lineage(self, newer: PRNode, older: PRNode) -> Lineage:
+        added = self._patch(older.id)
+        texts = added.added_anywhere()
+        if not texts:
+            return Lineage()
+        matches = [r for r in self._patch(newer.id).removed if r.text in texts]
+        if not matches:
+            return Lineage()
+        clone = self.clones.get(newer.repo_id)
+        if clone and newer.base_sha:
+            blamed = self._blame(clone, newer, matches)
+            if blamed is not None:
+                commits = self._commits(older)
+                hits = sum(1 for r in matches if blamed.get((r.path, r.line)) in commits)
+                return Lineage(hits, "blame" if hits else "")
+        same_file = sum(1 for r in matches if r.text in added.added.get(r.path, ()))
+        return Lineage(same_file, "patch" if same_file else "")
+
+    def _blame(
+        self, clone: str, newer: PRNode, lines: list[Removed]
+    ) -> dict[tuple[str, int], str] | None:
+        """(path, line) → blamed commit for `lines` at the newer PR's base; None if git could not.
+
+        Each line is blamed once: one PR is the newer end of many pairs."""
+        by_path: dict[str, set[int]] = defaultdict(set)
+        for r in lines:
+            by_path[r.path].add(r.line)
+        found: dict[tuple[str, int], str] = {}
+        for path, numbers in by_path.items():
+            if (newer.id, path) in self._unblamable:
+                return None
+            known = self._blames.setdefault((newer.id, path), {})
+            missing = numbers - known.keys()
+            if missing:
+                self.blame_calls += 1
+                answer = blamed_commits(clone, str(newer.base_sha), path, missing)
+                if answer is None:
+                    self._unblamable.add((newer.id, path))
+                    return None
+                known.update({n: answer.get(n, "") for n in missing})
+            found.update(((path, n), known[n]) for n in numbers)
+        return found

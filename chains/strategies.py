@@ -26,6 +26,7 @@ class ChainCandidate:
     pr_ids: tuple[int, ...]  # oldest first
     score: float
     edges: list[dict[str, Any]] = field(default_factory=list)
+    label: str | None = None  # revert_reland: a revert, then a stage building on it
 
     @property
     def signature(self) -> str:
@@ -52,6 +53,7 @@ def _edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:
         "overlap": data["overlap"],
         "evidence_class": data.get("evidence_class", ""),
         "gap_days": data.get("gap_days"),
+        "lineage": data.get("lineage", 0),
         "why": data.get("why", ""),
         "evidence": data["evidence"],
     }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chains.links import LinkView, chain_pairs, list_links
+from chains.sample import SampledChain, SampledLink, sample_chains, sample_dropped
 from chains.stats import rules_table
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
@@ -32,6 +34,13 @@ def export_dataset(*args: Any, **kwargs: Any) -> _dataset.DatasetExport:
 
 __all__ = [
     "ChainView",
+    "LinkView",
+    "SampledChain",
+    "SampledLink",
+    "chain_pairs",
+    "list_links",
+    "sample_chains",
+    "sample_dropped",
     "ExportOptions",
     "check_row",
     "export_dataset",

@@ -20,7 +20,7 @@ from prchain.cli.options import build_config, config_options
 
 if TYPE_CHECKING:
     from chains.build import BuildSummary
-    from prchain.app.views import ChainView
+    from prchain.app.views import ChainView, SampledLink
 
 
 @main.group()
@@ -260,6 +260,133 @@ def print_chain(console: Console, view: ChainView) -> None:
         console.print(
             f"[bold]query {s.idx} (#{s.pr_number}):[/] {escape(s.query) if s.query else '[dim](none yet)[/]'}"
         )
+
+
+@chains.command("links")
+@config_options
+@click.option("--dropped", is_flag=True, help="Only the links the rules dropped.")
+@click.option("--rule", metavar="RULE", help="Only links dropped by this rule (e.g. gap_too_long).")
+@click.option("--chain", "chain_id", type=int, metavar="N", help="Only the links of chain N.")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many links."
+)
+def links(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    dropped: bool,
+    rule: str | None,
+    chain_id: int | None,
+    limit: int,
+) -> None:
+    """List the candidate links of the latest build, kept or dropped, with the rule that decided.
+
+    Example:
+
+    \b
+      prchain chains links --dropped --rule gap_too_long
+      prchain chains links --chain 12
+    """
+    from prchain.app.views import chain_pairs, chain_view, list_links, make_engine
+
+    config = build_config(config_path, overrides, db_url)
+    engine = make_engine(config.store.url)
+    pairs = None
+    if chain_id is not None:
+        chain_view(engine, chain_id)  # an unknown id is one clear line
+        pairs = chain_pairs(engine, chain_id)
+    found = list_links(engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit)
+    table = Table(
+        "newer → older", "decision", "class", "overlap", "gap", "lineage", "why", title="links"
+    )
+    for view in found[:limit]:
+        link = view.link
+        table.add_row(
+            f"#{view.newer_number} → #{view.older_number}",
+            "kept" if link.kept else f"dropped: {link.rule}",
+            link.evidence_class or "",
+            "" if link.overlap is None else f"{link.overlap:.2f}",
+            "" if link.gap_days is None else f"{link.gap_days:.0f} d",
+            f"{link.lineage} ({link.lineage_via})" if link.lineage else "",
+            Text(link.why),
+        )
+    Console().print(table)
+    if not found:
+        click.echo("no stored links match (run `prchain chains build` first)")
+
+
+@chains.command("sample")
+@config_options
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option("-n", "count", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option("--strategy", help="Only chains of this strategy.")
+@click.option(
+    "--dropped",
+    is_flag=True,
+    help="Draw dropped links instead of chains (with --rule: of one rule).",
+)
+@click.option("--rule", metavar="RULE", help="With --dropped: only links dropped by this rule.")
+@click.option(
+    "--body-chars",
+    type=click.IntRange(min=0),
+    default=800,
+    show_default=True,
+    help="How much of each PR body to print.",
+)
+def sample(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    seed: int,
+    count: int,
+    strategy: str | None,
+    dropped: bool,
+    rule: str | None,
+    body_chars: int,
+) -> None:
+    """Print a reproducible sample for a hand check: each link with both PRs' titles and bodies,
+    the decision and the lines the newer PR rewrites of the older.
+
+    Example:
+
+    \b
+      prchain chains sample --seed 7 -n 30
+      prchain chains sample --seed 7 -n 20 --dropped
+    """
+    from prchain.app.views import make_engine, sample_chains, sample_dropped
+
+    config = build_config(config_path, overrides, db_url)
+    engine = make_engine(config.store.url)
+    if dropped:
+        for i, link in enumerate(sample_dropped(engine, count, seed, rule), start=1):
+            click.echo(f"=== dropped link {i}")
+            _echo_link(link, body_chars)
+        return
+    for i, chain in enumerate(sample_chains(engine, count, seed, strategy), start=1):
+        numbers = " ← ".join(f"#{s.number}" for s in chain.stages)
+        label = f" [{chain.label}]" if chain.label else ""
+        click.echo(f"=== chain {i}: id {chain.id}{label}: {numbers}")
+        for link in chain.links:
+            _echo_link(link, body_chars)
+
+
+def _echo_link(link: SampledLink, body_chars: int) -> None:
+    """One link as plain text: the decision, both PRs, the rewritten lines."""
+    stored = link.link
+    head = f"--- #{link.newer.number} → #{link.older.number}"
+    if stored is not None:
+        decision = "kept" if stored.kept else f"dropped: {stored.rule}"
+        head += f"  {decision}  {stored.evidence_class}  lineage {stored.lineage}"
+    click.echo(head)
+    if stored is not None:
+        click.echo(f"    why: {stored.why}")
+    for tag, pr in (("newer", link.newer), ("older", link.older)):
+        click.echo(f"    {tag} #{pr.number}: {pr.title}")
+        body = " ".join(pr.body.split())
+        if body and body_chars:
+            click.echo(f"      {body[:body_chars]}{'…' if len(body) > body_chars else ''}")
+    for line in link.rewritten:
+        click.echo(f"    rewrites: {line}")
 
 
 @main.group()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from chains.links import drop_examples
 from prchain.report.facts import PipelineFacts
 from prchain.report.optional import verdict_counts
 from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, Rollout, RolloutStage
@@ -19,6 +20,7 @@ class FunnelStep:
     count: int
     drops: list[tuple[str, int]] = field(default_factory=list)  # (reason, how many), largest first
     detail: list[tuple[str, int]] = field(default_factory=list)  # breakdown that is not a loss
+    examples: dict[str, list[str]] = field(default_factory=dict)  # reason → a few cases ("#9 → #4")
 
 
 def _sorted(counts: dict[str, int] | Counter[str]) -> list[tuple[str, int]]:
@@ -42,10 +44,15 @@ def _mined(session: Session) -> tuple[FunnelStep, FunnelStep]:
     )
 
 
-def _graph(facts: PipelineFacts, usable: FunnelStep) -> list[FunnelStep]:
+def _graph(session: Session, facts: PipelineFacts, usable: FunnelStep) -> list[FunnelStep]:
     graph = facts.graph
     if graph is None:
         return []
+    # Examples come from the links the latest `chains build` stored (`prchain chains links`).
+    examples = {
+        rule: [f"#{newer} → #{older}" for newer, older in pairs]
+        for rule, pairs in drop_examples(session).items()
+    }
     return [
         FunnelStep("PRs past the chain filters", graph.nodes, _sorted(graph.filtered)),
         FunnelStep(
@@ -53,6 +60,7 @@ def _graph(facts: PipelineFacts, usable: FunnelStep) -> list[FunnelStep]:
             graph.edges,
             _sorted(graph.dropped),
             [("PR-to-PR references read", graph.references)],
+            examples,
         ),
     ]
 
@@ -146,7 +154,7 @@ def _environments(session: Session) -> list[FunnelStep]:
 def build_funnel(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     """Every step in pipeline order; steps without data (no verdict table, no rollouts) included."""
     mined, usable = _mined(session)
-    funnel = [mined, usable, *_graph(facts, usable), *_chains(session)]
+    funnel = [mined, usable, *_graph(session, facts, usable), *_chains(session)]
     funnel += _environments(session)
     verdicts = verdict_counts(session)
     if verdicts is not None:

@@ -20,13 +20,14 @@ from sql.models.mining import (
 from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
 from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
-from sql.models.tasks import Chain, ChainBuild, ChainStage
+from sql.models.tasks import Chain, ChainBuild, ChainLink, ChainStage
 from sql.models.verdicts import StageVerification
 
 __all__ = [
     "Base",
     "Chain",
     "ChainBuild",
+    "ChainLink",
     "ChainStage",
     "Comment",
     "EnvRecipe",

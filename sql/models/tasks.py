@@ -25,6 +25,7 @@ class Chain(Base):
         default=list
     )  # [{src, dst, types, strength, overlap, evidence}]
     overview: Mapped[str | None] = mapped_column(Text)
+    label: Mapped[str | None] = mapped_column(String(40))  # revert_reland (see chains/build.py)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set when a later `chains build` no longer selects the chain but work was done on it
     # (queries, verifications, rollouts, graphs): it is kept unchanged and stays usable.
@@ -61,3 +62,36 @@ class ChainBuild(Base):
     # [{rule, level (pr | link | chain), prs, links, chains}] in pipeline order
     rules: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ChainLink(Base):
+    """Every candidate link the latest `chains build` judged, kept or dropped, with its evidence.
+
+    A link is a pair of PRs a reference joins, oriented newer → older where their lifetimes allow.
+    Rebuilt in full by each build (the link rules do not depend on the strategy)."""
+
+    __tablename__ = "chain_links"
+    __table_args__ = (UniqueConstraint("newer_pr_id", "older_pr_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    build_id: Mapped[int | None] = mapped_column(
+        ForeignKey("chain_builds.id", ondelete="SET NULL"), index=True
+    )
+    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), index=True)
+    newer_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    older_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    kept: Mapped[bool] = mapped_column(default=False)
+    rule: Mapped[str | None] = mapped_column(String(60), index=True)  # the rule that dropped it
+    evidence_class: Mapped[str | None] = mapped_column(String(20))
+    cue: Mapped[str | None] = mapped_column(Text)  # the words that decided the class
+    strength: Mapped[int] = mapped_column(default=0)
+    overlap: Mapped[float | None]  # file Jaccard
+    gap_days: Mapped[float | None]  # older merge → newer opening
+    lineage: Mapped[int] = mapped_column(default=0)  # lines of the older PR the newer rewrites
+    lineage_via: Mapped[str | None] = mapped_column(String(20))  # blame | patch
+    why: Mapped[str] = mapped_column(Text, default="")
+    evidence: Mapped[list[Any]] = mapped_column(default=list)  # [{type, class, found_in, text}]

@@ -73,7 +73,7 @@ def test_classes_decide_edges_and_every_kept_edge_says_why(engine: Engine) -> No
     assert "file overlap 0.33" in strong["why"]
     assert report.dropped["parallel_wording"] == 2
     assert report.dropped["plain_mention_without_shared_lines"] == 1
-    assert "corroborated by the newer PR changing lines the older one added" in medium["why"]
+    assert "the newer PR changes 1 line(s) the older one added (patch)" in medium["why"]
 
 
 def test_issue_only_links_need_file_overlap_and_a_second_signal(engine: Engine) -> None:
@@ -136,11 +136,20 @@ def test_chains_under_the_substance_threshold_are_dropped(engine: Engine) -> Non
     store.pr(2, ["src/core.py", "tests/test_core.py"], lines=30)
     store.pr(3, [".github/workflows/ci.yml", "pyproject.toml"], lines=40)  # config only
     store.pr(4, [".github/workflows/ci.yml", "docs/ci.md"], lines=40)
+    store.pr(5, ["src/util.py"], lines=20)  # each stage has substance, the pair has too little
+    store.pr(6, ["src/util.py"], lines=20)
     store.ref(2, 1, "follow_up")
     store.ref(4, 3, "follow_up")
+    store.ref(6, 5, "follow_up")
     store.write()
     summary = build_chains(ChainsConfig(min_chain_code_lines=50), engine)
     assert dict(summary.by_length) == {2: 1}  # #1 ← #2: 60 lines of code; tests do not count
     assert summary.chains_dropped["below_substance"] == 1
-    rules = {r.rule: r for r in summary.rules()}
-    assert (rules["below_substance"].chains, rules["below_substance"].links) == (1, 1)
+    rules = {(r.rule, r.level): r for r in summary.rules()}
+    assert (rules["below_substance", "chain"].chains, rules["below_substance", "chain"].links) == (
+        1,
+        1,
+    )
+    # #3 and #4 change no code at all: neither may be a stage, so their link goes with them.
+    assert rules["stage_below_substance", "pr"].prs == 2
+    assert rules["stage_below_substance", "link"].links == 1

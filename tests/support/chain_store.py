@@ -17,10 +17,12 @@ from sql.models import PRFile, PRPatch, PullRequest, Reference, Repo
 T0 = datetime(2024, 1, 1)
 
 
-def file_diff(path: str, number: int) -> str:
+def file_diff(path: str, number: int, lines: int = 1) -> str:
+    """A diff adding `lines` distinct lines of code to `path` (what the substance rule reads)."""
+    body = "".join(f"+value_{number}_{i} = compute({number}, {i})\n" for i in range(lines))
     return (
         f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
-        f"@@ -1,2 +1,3 @@\n line one\n+change for #{number}\n line two\n"
+        f"@@ -1,2 +1,{2 + lines} @@\n line_one = 1\n{body} line_two = 2\n"
     )
 
 
@@ -78,11 +80,11 @@ class StoreBuilder:
                 **extra,
             }
         )
-        # `lines` per file is what the size and substance rules read (the diff below is smaller).
+        # `lines` per file is what the size and substance rules read, in the file rows and the diff.
         self.files += [
             {"pr_id": pr_id, "path": p, "additions": lines, "deletions": 0} for p in paths
         ]
-        diff = "".join(file_diff(p, number) for p in paths)
+        diff = "".join(file_diff(p, number, lines) for p in paths)
         self.patches.append({"pr_id": pr_id, "diff": diff, "size_bytes": len(diff)})
         return pr_id
 

@@ -1,0 +1,111 @@
+"""Reproducible samples of chains or dropped links, with what a hand check needs to judge each link.
+
+For every link: both PRs' numbers, titles and bodies, the link's stored decision (class, cue words,
+lineage, why) and the lines the newer PR removes or rewrites that the older one added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, select
+
+from chains.lines import parse_patch
+from chains.links import LinkView, chain_pairs, list_links, sample
+from sql.models import Chain, ChainLink, PRPatch, PullRequest
+
+MAX_REWRITTEN = 8
+
+
+@dataclass
+class PRText:
+    number: int
+    title: str
+    body: str
+
+
+@dataclass
+class SampledLink:
+    newer: PRText
+    older: PRText
+    link: ChainLink | None  # None when the build stored no decision for the pair (older build)
+    rewritten: list[str] = field(default_factory=list)  # lines of the older PR the newer rewrites
+
+
+@dataclass
+class SampledChain:
+    id: int
+    label: str | None
+    stages: list[PRText]
+    links: list[SampledLink]
+
+
+def _text(engine: Engine, pr_id: int) -> PRText:
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(PullRequest.number, PullRequest.title, PullRequest.body).where(
+                PullRequest.id == pr_id
+            )
+        ).one()
+    return PRText(row[0], row[1] or "", row[2] or "")
+
+
+def rewritten_lines(
+    engine: Engine, newer: int, older: int, limit: int = MAX_REWRITTEN
+) -> list[str]:
+    """Lines the older PR added that the newer PR removes or rewrites, from the stored patches."""
+    with engine.connect() as conn:
+        diffs = dict(
+            conn.execute(
+                select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_([newer, older]))
+            )
+            .tuples()
+            .all()
+        )
+    added = parse_patch(diffs.get(older) or "").added_anywhere()
+    found: list[str] = []
+    for removed in parse_patch(diffs.get(newer) or "").removed:
+        if removed.text in added and removed.text not in found:
+            found.append(f"{removed.path}: {removed.text}")
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _link(engine: Engine, newer: int, older: int, view: LinkView | None) -> SampledLink:
+    return SampledLink(
+        _text(engine, newer),
+        _text(engine, older),
+        view.link if view else None,
+        rewritten_lines(engine, newer, older),
+    )
+
+
+def sample_chains(
+    engine: Engine, n: int, seed: int, strategy: str | None = None
+) -> list[SampledChain]:
+    """`n` chains drawn with `seed` (the same store, seed and n give the same chains)."""
+    query = select(Chain.id, Chain.label).order_by(Chain.id)
+    if strategy:
+        query = query.where(Chain.strategy == strategy)
+    with engine.connect() as conn:
+        rows = [tuple(r) for r in conn.execute(query)]
+    out = []
+    for chain_id, label in sample(rows, n, seed):
+        pairs = chain_pairs(engine, chain_id)
+        views = {
+            (v.link.newer_pr_id, v.link.older_pr_id): v for v in list_links(engine, pairs=pairs)
+        }
+        links = [_link(engine, a, b, views.get((a, b))) for a, b in pairs]
+        stages = [links[0].older, *(link.newer for link in links)] if links else []
+        out.append(SampledChain(chain_id, label, stages, links))
+    return out
+
+
+def sample_dropped(engine: Engine, n: int, seed: int, rule: str | None = None) -> list[SampledLink]:
+    """`n` dropped links drawn with `seed`, optionally of one rule."""
+    views = list_links(engine, dropped=True, rule=rule)
+    views.sort(key=lambda v: (v.link.newer_pr_id, v.link.older_pr_id))
+    return [
+        _link(engine, v.link.newer_pr_id, v.link.older_pr_id, v) for v in sample(views, n, seed)
+    ]
