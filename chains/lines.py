@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
 BLAME_TIMEOUT = 60.0
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
 
 
@@ -51,11 +51,14 @@ class LineOracle(Protocol):
 
 @dataclass
 class Removed:
-    """A line the diff removes: the path it had before, its line number there, its text."""
+    """A line the diff removes: the path it had before, its line number there, its text, and
+    the old side of its hunk (first line, count), which is blamed whole: git's move and copy
+    detection needs a block of some size, a single line is too short to be recognised."""
 
     path: str
     line: int
     text: str
+    hunk: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -79,6 +82,7 @@ def parse_patch(diff: str) -> PatchLines:
     for section in file_sections(diff):
         old_path = new_path = ""
         old_line = 0
+        hunk_range = (0, 0)
         in_hunk = False
         for line in section.split("\n"):
             if not in_hunk and line.startswith("--- "):
@@ -87,6 +91,7 @@ def parse_patch(diff: str) -> PatchLines:
                 new_path = line[6:] if line.startswith("+++ b/") else ""
             elif hunk := _HUNK.match(line):
                 in_hunk, old_line = True, int(hunk.group(1))
+                hunk_range = (old_line, int(hunk.group(2) or 1))
             elif not in_hunk or line.startswith("\\"):
                 continue
             elif line.startswith("+"):
@@ -96,18 +101,22 @@ def parse_patch(diff: str) -> PatchLines:
             elif line.startswith("-"):
                 text = squeeze(line[1:])
                 if len(text) >= MIN_LINE_CHARS and old_path:
-                    found.removed.append(Removed(old_path, old_line, text))
+                    found.removed.append(Removed(old_path, old_line, text, hunk_range))
                 old_line += 1
             else:
                 old_line += 1
     return found
 
 
-def blamed_commits(clone: str, rev: str, path: str, lines: Iterable[int]) -> dict[int, str] | None:
-    """line → the commit that last wrote it at `rev`, following renames, moves and copies.
-
-    None when git cannot answer (objects missing, path absent at `rev`)."""
-    ranges = [arg for n in sorted(set(lines)) for arg in ("-L", f"{n},{n}")]
+def blamed_commits(
+    clone: str, rev: str, path: str, hunks: Iterable[tuple[int, int]]
+) -> dict[int, str] | None:
+    """line → the commit that last wrote it at `rev`, for the lines of `hunks` (first, count),
+    following renames, moves and copies. None when git cannot answer (objects missing, path
+    absent at `rev`)."""
+    ranges = [arg for a, n in sorted(set(hunks)) if n > 0 for arg in ("-L", f"{a},+{n}")]
+    if not ranges:
+        return {}
     done = git.run(
         clone,
         "blame",
@@ -182,21 +191,22 @@ class Lines:
         """(path, line) → blamed commit for `lines` at the newer PR's base; None if git could not.
 
         Each line is blamed once: one PR is the newer end of many pairs."""
-        by_path: dict[str, set[int]] = defaultdict(set)
+        by_path: dict[str, list[Removed]] = defaultdict(list)
         for r in lines:
-            by_path[r.path].add(r.line)
+            by_path[r.path].append(r)
         found: dict[tuple[str, int], str] = {}
-        for path, numbers in by_path.items():
+        for path, removed in by_path.items():
             if (newer.id, path) in self._unblamable:
                 return None
             known = self._blames.setdefault((newer.id, path), {})
-            missing = numbers - known.keys()
+            missing = {r.hunk for r in removed if r.line not in known}
             if missing:
                 self.blame_calls += 1
                 answer = blamed_commits(clone, str(newer.base_sha), path, missing)
                 if answer is None:
                     self._unblamable.add((newer.id, path))
                     return None
-                known.update({n: answer.get(n, "") for n in missing})
-            found.update(((path, n), known[n]) for n in numbers)
+                known.update(answer)
+                known.update({r.line: "" for r in removed if r.line not in known})
+            found.update(((path, r.line), known[r.line]) for r in removed)
         return found

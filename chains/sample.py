@@ -55,13 +55,8 @@ def rewritten_lines(
 ) -> list[str]:
     """Lines the older PR added that the newer PR removes or rewrites, from the stored patches."""
     with engine.connect() as conn:
-        diffs = dict(
-            conn.execute(
-                select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_([newer, older]))
-            )
-            .tuples()
-            .all()
-        )
+        query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_([newer, older]))
+        diffs = {pr_id: diff for pr_id, diff in conn.execute(query)}
     added = parse_patch(diffs.get(older) or "").added_anywhere()
     found: list[str] = []
     for removed in parse_patch(diffs.get(newer) or "").removed:

@@ -4,7 +4,14 @@ One `git log` pass reads every new commit's parents and message; the first-paren
 where PRs land. A merge PR's commits are the commits its second parent brings in that nothing
 before it did (`first_parent..second_parent`, computed from the parent map instead of one git call
 per merge). Patches come from `miner.gitdiff` streamed in batches by a few diff-tree processes.
-The cursor is the last first-parent commit handled, so a rerun walks only `CURSOR..HEAD`.
+
+A `Merge pull request #N` commit off that line (a PR merged into a maintenance branch that was
+merged back later, or into another PR's branch) is a PR too, with its own base (its first parent)
+and its own commits (`git rev-list first..second`); it is yielded just before the first-parent
+commit that brought it in. Squash commits count on the first-parent line only: off it they are
+backports and cherry-picks of PRs already counted.
+
+The cursor is the last first-parent commit fully handled, so a rerun walks only `CURSOR..HEAD`.
 """
 
 from __future__ import annotations
@@ -68,6 +75,8 @@ class GitSource:
         self.since, self.max_patch_bytes, self.workers = since, max_patch_bytes, max(1, workers)
         self.full_name = full_name or self._guess_name()
         self._pending: int | None = None
+        self._kinds: Counter[str] = Counter()
+        self._cursors: dict[str, str] = {}  # merge sha of an off-line PR → the cursor to leave
 
     # ------------------------------------------------------------ the PRSource protocol
 
@@ -94,7 +103,14 @@ class GitSource:
         return iter(())  # a clone holds no issues
 
     def cursor_after(self, record: PRRecord) -> str:
-        return str(record.merge_commit_sha)
+        # An off-line PR leaves the cursor before the first-parent commit that brings it in, so
+        # a rerun after a crash walks that commit (and this PR) again rather than skipping them.
+        sha = str(record.merge_commit_sha)
+        return self._cursors.get(sha, sha)
+
+    def found_by_kind(self) -> dict[str, int]:
+        """PRs the current walk found: squash, merge (first-parent line), merge off that line."""
+        return dict(self._kinds)
 
     def known_numbers(self) -> tuple[set[int], set[int]] | None:
         return None  # history cannot tell an issue number from a PR that did not land
@@ -172,14 +188,40 @@ class GitSource:
         position = {c.sha: i for i, c in enumerate(commits)}  # topological: parents first
         mainline = _first_parent_line(head, by_sha)
         claimed = set(mainline)
-        prs = []
+        prs: list[PRRecord] = []
+        seen: set[int] = set()
+        self._kinds = Counter()
         for sha in mainline:
             commit = by_sha[sha]
             branch = _claim(commit, by_sha, claimed, position) if len(commit.parents) > 1 else []
+            for side in self._off_line_prs(commit, branch, by_sha):
+                if side.number not in seen:
+                    seen.add(side.number)
+                    prs.append(side)
+                    self._kinds["merge off the first-parent line"] += 1
             pr = _pr_from(commit, [by_sha[s] for s in branch])
-            if pr is not None:
+            if pr is not None and pr.number not in seen:
+                seen.add(pr.number)
                 prs.append(pr)
+                self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
         return prs
+
+    def _off_line_prs(
+        self, commit: _Commit, branch: list[str], by_sha: dict[str, _Commit]
+    ) -> Iterator[PRRecord]:
+        """The `Merge pull request` commits among those a first-parent commit brings in."""
+        for sha in branch:
+            side = by_sha[sha]
+            if len(side.parents) < 2 or not MERGE.match(side.message):
+                continue
+            first, second = side.parents[0], side.parents[1]
+            shas = git.output(
+                self.path, "rev-list", "--topo-order", "--reverse", f"{first}..{second}"
+            ).split()
+            pr = _pr_from(side, [by_sha[s] for s in shas if s in by_sha])
+            if pr is not None:
+                self._cursors[side.sha] = commit.parents[0] if commit.parents else side.sha
+                yield pr
 
     # ------------------------------------------------------------ patches, in parallel batches
 

@@ -47,6 +47,8 @@ class RepoSummary:
     requests: int = 0
     points: int = 0
     seconds: float = 0.0
+    # PRs found by kind, for sources that tell (git: squash, merge, merge off the first-parent line)
+    kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def prs(self) -> int:
@@ -166,6 +168,7 @@ def mine_one(
     ingestor = Ingestor(engine, repo_id, info.full_name, src.name)
     result = RepoSummary(info.full_name, src.name)
     _ingest_prs(engine, src, ingestor, result, limit, progress, batch_size, move_cursor)
+    result.kinds = getattr(src, "found_by_kind", dict)()
     _ingest_issues(engine, src, ingestor, result, batch_size, move_cursor)
     resolution = resolve_repo(engine, repo_id)
     result.references, result.pr_pr_references = resolution.references, resolution.pr_pr_references

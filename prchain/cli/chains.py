@@ -380,6 +380,11 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
     click.echo(head)
     if stored is not None:
         click.echo(f"    why: {stored.why}")
+        for x in stored.evidence or []:
+            text = " ".join(str(x.get("text", "")).split())
+            click.echo(
+                f"    evidence [{x.get('class')}, {x.get('type')} in {x.get('found_in')}]: {text}"
+            )
     for tag, pr in (("newer", link.newer), ("older", link.older)):
         click.echo(f"    {tag} #{pr.number}: {pr.title}")
         body = " ".join(pr.body.split())

@@ -106,7 +106,12 @@ def mine_command(
             limit=limit,
             progress=report,
         )
-    Console().print(summary_table(summary))
+    console = Console()
+    console.print(summary_table(summary))
+    for r in summary.repos:
+        if r.kinds:  # how the PRs were found: a source that tells (git) says it per kind
+            kinds = ", ".join(f"{kind} {n}" for kind, n in r.kinds.items())
+            console.print(f"{r.repo}: {sum(r.kinds.values())} PRs found in history ({kinds})")
 
 
 def summary_table(summary: MineSummary) -> Table:

@@ -92,3 +92,56 @@ def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
     shown = runner.invoke(main, ["chains", "show", "1", "--db", url])
     assert shown.exit_code == 0, shown.output
     assert "[red-knot] Add subtract" in shown.output
+
+
+def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
+    from sqlalchemy import insert, select
+    from sqlalchemy.orm import Session
+
+    from sql.models import PullRequest, Reference
+
+    url = _mined(tmp_path)
+    engine = make_engine(url)
+    with Session(engine) as session, session.begin():
+        ids = {n: i for i, n in session.execute(select(PullRequest.id, PullRequest.number))}
+        # The docs-only #4 mentioned by #3: a link the PR filters rule out.
+        session.execute(
+            insert(Reference).values(
+                repo_id=1,
+                src_pr_id=ids[3],
+                target_repo="acme/calc",
+                target_number=4,
+                target_kind="pr",
+                target_pr_id=ids[4],
+                type="mention",
+                found_in="body",
+                via_issue=0,
+                evidence="Unlike #4, this is code.",
+            )
+        )
+    runner = CliRunner(env={"COLUMNS": "250"})
+    assert runner.invoke(main, ["chains", "build", "--db", url, *TINY]).exit_code == 0
+
+    every = runner.invoke(main, ["chains", "links", "--db", url])
+    assert every.exit_code == 0, every.output
+    assert "#2 → #1" in every.output and "#3 → #2" in every.output and "kept" in every.output
+    dropped = runner.invoke(main, ["chains", "links", "--dropped", "--db", url])
+    assert "#3 → #4" in dropped.output and "pr_filtered_or_not_mined" in dropped.output
+    assert "#2 → #1" not in dropped.output
+    by_rule = runner.invoke(main, ["chains", "links", "--rule", "gap_too_long", "--db", url])
+    assert "no stored links match" in by_rule.output
+    of_chain = runner.invoke(main, ["chains", "links", "--chain", "1", "--db", url])
+    assert "#2 → #1" in of_chain.output and "#3 → #4" not in of_chain.output
+    unknown = runner.invoke(main, ["chains", "links", "--chain", "9", "--db", url])
+    assert unknown.exit_code == 1 and "no chain with id 9" in unknown.output
+
+    args = ["chains", "sample", "--seed", "3", "-n", "5", "--db", url]
+    first, second = runner.invoke(main, args), runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert first.output == second.output
+    assert "=== chain 1: id 1: #1 ← #2 ← #3" in first.output
+    assert "newer #2: Add multiply operation" in first.output
+    assert "older #1: Add subtract operation" in first.output
+    assert "Follow-up to #1: the calculator also needs products." in first.output
+    drops = runner.invoke(main, ["chains", "sample", "--dropped", "-n", "3", "--db", url])
+    assert "dropped: pr_filtered_or_not_mined" in drops.output and "Unlike #4" in drops.output

@@ -226,3 +226,43 @@ def test_patches_of_yielded_prs_are_not_kept(
     gc.collect()
     assert first() is None
     assert len(list(records)) == 24 - 13
+
+
+def _no_ff(repo: Path, branch: str, message: str, date: str | None = None) -> str:
+    git(repo, "merge", "-q", "--no-ff", "-m", message, branch, date=date)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Path) -> None:
+    repo = tmp_path / "maint"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit")
+    _squash(repo, "Add parser (#1)", name="parser.py")
+    git(repo, "branch", "1.x")
+    _squash(repo, "New feature (#2)", name="feature.py")
+    # On the maintenance branch: PR #3 merged with a merge commit, from its own branch.
+    git(repo, "checkout", "-q", "-b", "fix-crash", "1.x")
+    fix = _squash(repo, "Fix the crash on empty input", name="parser.py")
+    git(repo, "checkout", "-q", "1.x")
+    base3 = git(repo, "rev-parse", "HEAD")
+    merge3 = _no_ff(repo, "fix-crash", "Merge pull request #3 from ada/fix-crash\n\nFix crash")
+    # Back on main: the maintenance branch comes back with a plain merge (no PR of its own).
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "1.x", "Merge branch '1.x'")
+    _squash(repo, "Later work (#4)", name="later.py")
+    source = GitSource(str(repo), full_name="acme/maint")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [1, 2, 3, 4]
+    pr3 = prs[3]
+    assert (pr3.title, pr3.base_sha, pr3.merge_commit_sha) == ("Fix crash", base3, merge3)
+    assert [c.sha for c in pr3.commits] == [fix]
+    assert pr3.patch is not None and "parser.py" in pr3.patch and "feature.py" not in pr3.patch
+    assert source.found_by_kind() == {"squash": 3, "merge off the first-parent line": 1}
+    # The cursor after #3 stops before the merge that brought it in: a rerun from there finds
+    # #3 again (and nothing is skipped), a rerun from #4 finds nothing.
+    merge_back = git(repo, "rev-parse", "HEAD~1")
+    assert source.cursor_after(pr3) == git(repo, "rev-parse", f"{merge_back}^1")
+    again = [pr.number for pr in source.pull_requests(source.cursor_after(pr3))]
+    assert again == [3, 4]
+    assert list(source.pull_requests(source.cursor_after(prs[4]))) == []

@@ -1,0 +1,136 @@
+"""Line lineage on a real history: blame follows a rename and a move between files, rescues a link
+the overlap and gap rules would drop, and refuses a line that only looks like the older PR's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, select, update
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from chains.lines import parse_patch
+from miner.config import MinerConfig
+from miner.mine import mine
+from sql.db import make_engine
+from sql.models import ChainLink, PullRequest, Repo
+from tests.support.history import History
+
+CORE = "LEGACY_LIMIT = compute_limit(default=10)\nVERSION_STRING = '1.0'\n"
+PARSER = """def parse_header(text):
+    fields = text.split(":", maxsplit=1)
+    return fields[0].strip(), fields[1].strip()
+
+
+def parse_footer(text):
+    marker_index = text.rfind("--")
+    return text[marker_index + 2 :].strip()
+"""
+
+
+def _history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"src/core.py": CORE, "src/other.py": "RETRIES = 3\n"})
+    repo.pr(
+        1,
+        "Parse headers and footers",
+        {
+            "src/parser.py": PARSER,
+            "src/core.py": CORE + "LEGACY_LIMIT = compute_limit(default=10)\n",
+        },
+    )
+    # An unrelated refactor: the module moves into a package and parse_footer into its own file.
+    header_only = PARSER.split("\n\n\n")[0] + "\n"
+    footer_only = PARSER.split("\n\n\n")[1]
+    repo.pr(
+        2,
+        "Split the parser package",
+        {"src/syntax/parser.py": header_only, "src/syntax/footer.py": footer_only},
+        moves={"src/parser.py": "src/syntax/parser.py"},
+    )
+    repo.pr(
+        3,
+        "Headers may lack a colon",
+        {
+            "src/syntax/parser.py": header_only.replace(
+                '    fields = text.split(":", maxsplit=1)\n',
+                '    fields = text.partition(":")[::2]\n',
+            ),
+            "src/syntax/footer.py": footer_only.replace(
+                '    marker_index = text.rfind("--")\n', '    marker_index = text.rfind("---")\n'
+            ),
+        },
+        body="Follow-up to #1: a header without a colon crashed the parser.",
+        day=200,
+    )
+    repo.pr(
+        4,
+        "More retries",
+        {"src/other.py": "RETRIES = 5\n"},
+        body="Follow-up to #1, which made parsing slower.",
+    )
+    # Removes the initial commit's line, whose text #1 also added (further down the same file).
+    repo.pr(
+        5,
+        "Drop the first legacy limit",
+        {"src/core.py": "VERSION_STRING = '1.0'\nLEGACY_LIMIT = compute_limit(default=10)\n"},
+        body="See #1.",
+    )
+    return repo
+
+
+@pytest.fixture
+def mined(tmp_path: Path) -> Engine:
+    repo = _history(tmp_path / "lineage")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/lineage")
+    return engine
+
+
+def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
+    with Session(engine) as session:
+        rows = session.execute(select(PullRequest.id, PullRequest.number))
+        numbers = {pr_id: number for pr_id, number in rows}
+        return {
+            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
+            for link in session.scalars(select(ChainLink))
+        }
+
+
+def test_blame_follows_a_rename_and_a_move_and_rescues_the_link(mined: Engine) -> None:
+    build_chains(ChainsConfig(min_chain_code_lines=0), mined)
+    links = _links(mined)
+    rescued = links[3, 1]
+    # No file in common and 198 days apart: only the two rewritten lines keep this link.
+    assert (rescued.overlap, rescued.gap_days > 90) == (0.0, True)
+    assert (rescued.kept, rescued.lineage, rescued.lineage_via) == (True, 2, "blame")
+    assert "changes 2 line(s) the older one added (blame)" in rescued.why
+    # The same wording without lineage still needs a shared file.
+    assert (links[4, 1].kept, links[4, 1].rule) == (False, "too_little_file_overlap")
+    # #5 removes a line with #1's text, but blame says the initial commit wrote it.
+    assert (links[5, 1].lineage, links[5, 1].rule) == (0, "plain_mention_without_shared_lines")
+
+
+def test_without_the_clone_the_patches_answer_in_the_same_file_only(mined: Engine) -> None:
+    with Session(mined) as session, session.begin():
+        session.execute(update(Repo).values(clone_path=None))
+    build_chains(ChainsConfig(min_chain_code_lines=0), mined)
+    links = _links(mined)
+    assert (links[3, 1].lineage, links[3, 1].rule) == (0, "too_little_file_overlap")
+    # Text alone cannot tell the initial commit's line from #1's copy of it.
+    assert (links[5, 1].lineage, links[5, 1].lineage_via) == (1, "patch")
+
+
+def test_removed_lines_keep_their_old_path_and_number() -> None:
+    diff = (
+        "diff --git a/a.py b/b.py\nsimilarity index 80%\nrename from a.py\nrename to b.py\n"
+        "--- a/a.py\n+++ b/b.py\n@@ -3,3 +3,3 @@\n keep_this_line = 1\n-value = compute(1, 2)\n"
+        "+value = compute(1, 3)\n tail_line = 2\n"
+    )
+    parsed = parse_patch(diff)
+    assert [(r.path, r.line, r.text) for r in parsed.removed] == [
+        ("a.py", 4, "value = compute(1, 2)")
+    ]
+    assert parsed.added["b.py"] == {"value = compute(1, 3)"}

@@ -1,0 +1,146 @@
+"""Rules of round two, each on its own case: cue words only in the reference's sentence, the
+substance every stage must have (comments and docstrings do not count), and reverts."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from chains.cues import classify, reference_sentence
+from chains.substance import patch_code_lines
+from sql.models import Chain, ChainLink
+from tests.support.chain_store import StoreBuilder
+
+
+def test_cue_words_count_only_in_the_sentence_holding_the_reference() -> None:
+    # The dependency wording belongs to another sentence: a plain mention.
+    text = "This regressed in the last release. Unrelated cleanup: see #12 for the layout."
+    assert reference_sentence(text, 12) == "Unrelated cleanup: see #12 for the layout."
+    assert classify("mention", "Fixes the docs after the CI restore. Copied from #12.", 12)[0] == (
+        "medium"
+    )
+    assert classify("mention", "The bug was introduced in #12. Tests added.", 12)[0] == "strong"
+    # Whole words only: "restoration" is not "restore".
+    assert classify("mention", "Part of the restoration effort, see #12", 12)[0] == "medium"
+    assert classify("mention", "This restores the behaviour #12 removed", 12)[0] == "strong"
+    # A list item keeps its lead-in line; version numbers and URLs do not end a sentence.
+    assert reference_sentence("Builds on: | - #12", 12) == "Builds on: | - #12"
+    assert reference_sentence("Since v1.2.3 (see https://x.org/a.b/pull/12) it works.", 12) == (
+        "Since v1.2.3 (see https://x.org/a.b/pull/12) it works."
+    )
+
+
+PY_DOCS_ONLY = '''diff --git a/src/core.py b/src/core.py
+--- a/src/core.py
++++ b/src/core.py
+@@ -1,3 +1,9 @@
+ def area(width, height):
++    """The area of a rectangle.
++
++    Both sides are in the same unit.
++    """
++    # Multiplying is all there is to it.
++
+     return width * height
+'''
+
+RS_MIXED = """diff --git a/crates/geo/src/lib.rs b/crates/geo/src/lib.rs
+--- a/crates/geo/src/lib.rs
++++ b/crates/geo/src/lib.rs
+@@ -1,2 +1,6 @@
+ pub fn area(w: u32, h: u32) -> u32 {
+-    w * h
++    /// Saturating, so huge rectangles do not wrap.
++    // see the overflow report
++    let product = w.saturating_mul(h);
++    product
+ }
+"""
+
+CI_ONLY = """diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml
+--- a/.github/workflows/ci.yml
++++ b/.github/workflows/ci.yml
+@@ -1 +1,2 @@
+ on: push
++jobs: {}
+"""
+
+
+def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
+    assert patch_code_lines(PY_DOCS_ONLY) == 0
+    assert patch_code_lines(RS_MIXED) == 3  # the removed line and the two new statements
+    assert patch_code_lines(CI_ONLY) == 0
+    assert (
+        patch_code_lines(PY_DOCS_ONLY.replace("+    # Multiplying", "+    width = int(width)  #"))
+        == 1
+    )
+
+
+def _comment_only(store: StoreBuilder, lines: int) -> None:
+    body = "".join(f"+    # note {i} about the parser\n" for i in range(lines))
+    store.patches[-1]["diff"] = (
+        "diff --git a/src/core.py b/src/core.py\n--- a/src/core.py\n+++ b/src/core.py\n"
+        f"@@ -1,2 +1,{2 + lines} @@\n def parse(text):\n{body}     return text\n"
+    )
+
+
+def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/core.py"], lines=40)
+    store.pr(2, ["src/core.py"], lines=40)
+    _comment_only(store, 40)  # 40 changed lines by the file counts, all of them comments
+    store.pr(3, ["src/core.py"], lines=40)
+    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
+    store.ref(3, 2, "follow_up", evidence="Follow-up to #2")
+    store.ref(3, 1, "follow_up", evidence="Also builds on #1")
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        signatures = list(session.scalars(select(Chain.signature)))
+        dropped = {
+            (link.newer_pr_id, link.older_pr_id): link.rule
+            for link in session.scalars(select(ChainLink))
+        }
+    pid = store.pr_id
+    assert signatures == [f"{pid(1)}-{pid(3)}"]  # #1 ← #3; #2 is no stage
+    assert summary.graph.filtered.removed["stage_below_substance"] == 1
+    assert dropped[pid(2), pid(1)] == dropped[pid(3), pid(2)] == "stage_below_substance"
+    assert dropped[pid(3), pid(1)] is None
+
+
+def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/a.py"])
+    store.pr(2, ["src/a.py"], title='Revert "Change 1"')
+    store.ref(2, 1, "reverts", evidence='Revert "Change 1 (#1)"')
+    store.pr(11, ["src/b.py"])
+    store.pr(12, ["src/b.py"], title='Revert "Change 11"')
+    store.pr(13, ["src/b.py"], title="Change 11 again, with the fix")
+    store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
+    store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+    pid = store.pr_id
+    assert chains == {f"{pid(11)}-{pid(12)}-{pid(13)}": "revert_reland"}
+    assert summary.chains_dropped["revert_pair"] == 1
+    kept = build_chains(ChainsConfig(revert_pairs=True), engine)
+    assert kept.chains_dropped["revert_pair"] == 0 and kept.total == 2
+
+
+def test_a_trailing_revert_is_cut_from_a_longer_chain(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/a.py"])
+    store.pr(2, ["src/a.py"])
+    store.pr(3, ["src/a.py"], title='Revert "Change 2"')
+    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
+    store.ref(3, 2, "reverts", evidence='Revert "Change 2 (#2)"')
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        chain = session.scalars(select(Chain)).one()
+    assert chain.signature == f"{store.pr_id(1)}-{store.pr_id(2)}" and chain.label is None
+    assert summary.links_in_dropped["trailing_revert_cut"] == 1
