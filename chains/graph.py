@@ -256,6 +256,17 @@ def _evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
     ]
 
 
+# Drops that line lineage overrides; only these pairs are worth a git blame.
+LINEAGE_CAN_RESCUE = frozenset(
+    {
+        "issue_only_uncorroborated",
+        "plain_mention_without_shared_lines",
+        "too_little_file_overlap",
+        "gap_too_long",
+    }
+)
+
+
 @dataclass
 class Judged:
     """One reference with its evidence class, weight and the words that decided the class."""
@@ -307,7 +318,7 @@ def assess_edge(
     best = _best(judged)
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
-    lineage = lines.lineage(newer, older) if lines is not None else Lineage()
+    lineage = Lineage()
     attrs: dict[str, Any] = {
         "types": sorted({r.type for r in refs}),
         "evidence_class": best.cls,
@@ -322,6 +333,13 @@ def assess_edge(
     writer = newer.number if best.ref.src == newer.id else older.number
     why = _describe(best, writer)
     rule = _link_rule(best, attrs, newer, older, config)
+    # git blame runs only where lineage could change the decision; elsewhere the patches tell
+    # (cheaply) whether the newer PR rewrites the older one's lines, for the record.
+    if lines is not None:
+        lineage = lines.lineage(newer, older, blame=rule in LINEAGE_CAN_RESCUE)
+        attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
+        if rule in LINEAGE_CAN_RESCUE:
+            rule = _link_rule(best, attrs, newer, older, config)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
         why += f"; corroborated by {_corroboration(newer, older, lineage)}"
     if lineage.lines:

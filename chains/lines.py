@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,7 +46,7 @@ class Lineage:
 
 
 class LineOracle(Protocol):
-    def lineage(self, newer: PRNode, older: PRNode) -> Lineage: ...
+    def lineage(self, newer: PRNode, older: PRNode, *, blame: bool = True) -> Lineage: ...
 
 
 @dataclass
@@ -109,11 +109,15 @@ def parse_patch(diff: str) -> PatchLines:
 
 
 def blamed_commits(
-    clone: str, rev: str, path: str, hunks: Iterable[tuple[int, int]]
+    clone: str, revs: Sequence[str], path: str, hunks: Iterable[tuple[int, int]]
 ) -> dict[int, str] | None:
     """line → the commit that last wrote it at `rev`, for the lines of `hunks` (first, count),
     following renames, moves and copies. None when git cannot answer (objects missing, path
-    absent at `rev`)."""
+    absent at `rev`).
+
+    `revs` may bound the walk (`rev ^since^@`): blame then walks only the commits in between
+    (seconds become milliseconds on a large history); a line older than the bound is given to a
+    boundary commit, reported here as "" (unknown), never as that commit."""
     ranges = [arg for a, n in sorted(set(hunks)) if n > 0 for arg in ("-L", f"{a},+{n}")]
     if not ranges:
         return {}
@@ -125,7 +129,7 @@ def blamed_commits(
         "-M",
         "-C",
         *ranges,
-        rev,
+        *revs,
         "--",
         path,
         check=False,
@@ -134,11 +138,16 @@ def blamed_commits(
     if not done.ok:
         return None
     found: dict[int, str] = {}
+    boundary: set[str] = set()
+    sha = ""
     for row in done.text.splitlines():
         match = _SHA.match(row)
         if match:
-            found[int(match.group(2))] = match.group(1)
-    return found
+            sha = match.group(1)
+            found[int(match.group(2))] = sha
+        elif row == "boundary":
+            boundary.add(sha)
+    return {line: ("" if sha in boundary else sha) for line, sha in found.items()}
 
 
 class Lines:
@@ -151,8 +160,8 @@ class Lines:
         self.engine = engine
         self.clones = dict(clones or {})
         self._patches: dict[int, PatchLines] = {}
-        self._blames: dict[tuple[int, str], dict[int, str]] = {}
-        self._unblamable: set[tuple[int, str]] = set()
+        self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
+        self._unblamable: set[tuple[int, str, str]] = set()
         self.blame_calls = 0
 
     def _patch(self, pr_id: int) -> PatchLines:
@@ -167,7 +176,9 @@ class Lines:
             shas = set(conn.scalars(select(PRCommit.sha).where(PRCommit.pr_id == older.id)))
         return shas | ({older.merge_sha} if older.merge_sha else set())
 
-    def lineage(self, newer: PRNode, older: PRNode) -> Lineage:
+    def lineage(self, newer: PRNode, older: PRNode, *, blame: bool = True) -> Lineage:
+        """The newer PR's rewrites of the older one's lines; `blame=False` reads patches only
+        (cheap: for links whose decision does not depend on it)."""
         added = self._patch(older.id)
         texts = added.added_anywhere()
         if not texts:
@@ -175,9 +186,9 @@ class Lines:
         matches = [r for r in self._patch(newer.id).removed if r.text in texts]
         if not matches:
             return Lineage()
-        clone = self.clones.get(newer.repo_id)
+        clone = self.clones.get(newer.repo_id) if blame else None
         if clone and newer.base_sha:
-            blamed = self._blame(clone, newer, matches)
+            blamed = self._blame(clone, newer, older, matches)
             if blamed is not None:
                 commits = self._commits(older)
                 hits = sum(1 for r in matches if blamed.get((r.path, r.line)) in commits)
@@ -186,25 +197,30 @@ class Lines:
         return Lineage(same_file, "patch" if same_file else "")
 
     def _blame(
-        self, clone: str, newer: PRNode, lines: list[Removed]
+        self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed]
     ) -> dict[tuple[str, int], str] | None:
         """(path, line) → blamed commit for `lines` at the newer PR's base; None if git could not.
 
-        Each line is blamed once: one PR is the newer end of many pairs."""
+        Blame walks back only to the older PR's base (`^base^@` leaves the base in the walk, so
+        the older PR's own commits are never boundary commits): anything older is not the older
+        PR's line. Each line is blamed once per older base (one PR is the newer end of many pairs)."""
+        since = older.base_sha
+        revs = [str(newer.base_sha), *([f"^{since}^@"] if since else [])]
         by_path: dict[str, list[Removed]] = defaultdict(list)
         for r in lines:
             by_path[r.path].append(r)
         found: dict[tuple[str, int], str] = {}
         for path, removed in by_path.items():
-            if (newer.id, path) in self._unblamable:
+            key = (newer.id, path, since or "")
+            if key in self._unblamable:
                 return None
-            known = self._blames.setdefault((newer.id, path), {})
+            known = self._blames.setdefault(key, {})
             missing = {r.hunk for r in removed if r.line not in known}
             if missing:
                 self.blame_calls += 1
-                answer = blamed_commits(clone, str(newer.base_sha), path, missing)
+                answer = blamed_commits(clone, revs, path, missing)
                 if answer is None:
-                    self._unblamable.add((newer.id, path))
+                    self._unblamable.add(key)
                     return None
                 known.update(answer)
                 known.update({r.line: "" for r in removed if r.line not in known})

@@ -30,7 +30,8 @@ from prchain.core import git
 from prchain.core.errors import GitError, NotAClone
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
-MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9}) from (?P<branch>\S+)")
+# "from owner/branch" is missing when the merge was made by hand with GitHub's default subject.
+MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9})(?: from (?P<branch>\S+)|\s*$)")
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -212,7 +213,7 @@ class GitSource:
         """The `Merge pull request` commits among those a first-parent commit brings in."""
         for sha in branch:
             side = by_sha[sha]
-            if len(side.parents) < 2 or not MERGE.match(side.message):
+            if len(side.parents) < 2 or not MERGE.match(side.message.partition("\n")[0]):
                 continue
             first, second = side.parents[0], side.parents[1]
             shas = git.output(
@@ -286,11 +287,16 @@ def _claim(
 
 def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
     subject, _, rest = commit.message.partition("\n")
-    merge = MERGE.match(subject) if len(commit.parents) > 1 else None
+    merge = MERGE.match(subject)
     if merge:
+        # A one-parent "Merge pull request" is a merge that was rebased away: the commit is the PR.
         title, _, body = rest.strip("\n").partition("\n")
         return _record(
-            commit, int(merge.group("num")), title.strip() or subject, body.strip("\n"), branch
+            commit,
+            int(merge.group("num")),
+            title.strip() or subject,
+            body.strip("\n"),
+            branch if len(commit.parents) > 1 else [commit],
         )
     squash = SQUASH.match(subject)
     if squash and len(commit.parents) <= 1:

@@ -247,22 +247,27 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     git(repo, "checkout", "-q", "1.x")
     base3 = git(repo, "rev-parse", "HEAD")
     merge3 = _no_ff(repo, "fix-crash", "Merge pull request #3 from ada/fix-crash\n\nFix crash")
+    # A merge made by hand with GitHub's subject but no "from" part, also on the branch.
+    git(repo, "checkout", "-q", "-b", "docs-fix", "1.x")
+    _squash(repo, "Fix a typo", name="typo.txt")
+    git(repo, "checkout", "-q", "1.x")
+    _no_ff(repo, "docs-fix", "Merge pull request #5\n\nFix a typo")
     # Back on main: the maintenance branch comes back with a plain merge (no PR of its own).
     git(repo, "checkout", "-q", "main")
     _no_ff(repo, "1.x", "Merge branch '1.x'")
     _squash(repo, "Later work (#4)", name="later.py")
     source = GitSource(str(repo), full_name="acme/maint")
     prs = {pr.number: pr for pr in source.pull_requests(None)}
-    assert sorted(prs) == [1, 2, 3, 4]
+    assert sorted(prs) == [1, 2, 3, 4, 5]
     pr3 = prs[3]
     assert (pr3.title, pr3.base_sha, pr3.merge_commit_sha) == ("Fix crash", base3, merge3)
     assert [c.sha for c in pr3.commits] == [fix]
     assert pr3.patch is not None and "parser.py" in pr3.patch and "feature.py" not in pr3.patch
-    assert source.found_by_kind() == {"squash": 3, "merge off the first-parent line": 1}
+    assert source.found_by_kind() == {"squash": 3, "merge off the first-parent line": 2}
     # The cursor after #3 stops before the merge that brought it in: a rerun from there finds
     # #3 again (and nothing is skipped), a rerun from #4 finds nothing.
     merge_back = git(repo, "rev-parse", "HEAD~1")
     assert source.cursor_after(pr3) == git(repo, "rev-parse", f"{merge_back}^1")
     again = [pr.number for pr in source.pull_requests(source.cursor_after(pr3))]
-    assert again == [3, 4]
+    assert again == [3, 5, 4]
     assert list(source.pull_requests(source.cursor_after(prs[4]))) == []
