@@ -91,6 +91,7 @@ CREATE TABLE chains (
 	score DOUBLE NOT NULL, 
 	edges JSON NOT NULL, 
 	overview TEXT, 
+	label VARCHAR(40), 
 	created_at DATETIME NOT NULL, 
 	superseded_at DATETIME, 
 	CONSTRAINT pk_chains PRIMARY KEY (id), 
@@ -199,6 +200,41 @@ CREATE TABLE sync_cursors (
 	CONSTRAINT pk_sync_cursors PRIMARY KEY (repo_id, source, kind), 
 	CONSTRAINT fk_sync_cursors_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE
 );
+
+CREATE TABLE chain_links (
+	id INTEGER NOT NULL, 
+	build_id INTEGER, 
+	repo_id INTEGER NOT NULL, 
+	newer_pr_id INTEGER NOT NULL, 
+	older_pr_id INTEGER NOT NULL, 
+	kept BOOLEAN NOT NULL, 
+	rule VARCHAR(60), 
+	evidence_class VARCHAR(20), 
+	cue TEXT, 
+	strength INTEGER NOT NULL, 
+	overlap DOUBLE, 
+	gap_days DOUBLE, 
+	lineage INTEGER NOT NULL, 
+	lineage_via VARCHAR(20), 
+	why TEXT NOT NULL, 
+	evidence JSON NOT NULL, 
+	CONSTRAINT pk_chain_links PRIMARY KEY (id), 
+	CONSTRAINT uq_chain_links_newer_pr_id_older_pr_id UNIQUE (newer_pr_id, older_pr_id), 
+	CONSTRAINT fk_chain_links_build_id_chain_builds FOREIGN KEY(build_id) REFERENCES chain_builds (id) ON DELETE SET NULL, 
+	CONSTRAINT fk_chain_links_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_chain_links_newer_pr_id_pull_requests FOREIGN KEY(newer_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_chain_links_older_pr_id_pull_requests FOREIGN KEY(older_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_chain_links_build_id ON chain_links (build_id);
+
+CREATE INDEX ix_chain_links_newer_pr_id ON chain_links (newer_pr_id);
+
+CREATE INDEX ix_chain_links_older_pr_id ON chain_links (older_pr_id);
+
+CREATE INDEX ix_chain_links_repo_id ON chain_links (repo_id);
+
+CREATE INDEX ix_chain_links_rule ON chain_links (rule);
 
 CREATE TABLE chain_stages (
 	id INTEGER NOT NULL, 
