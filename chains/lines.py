@@ -109,7 +109,12 @@ def parse_patch(diff: str) -> PatchLines:
 
 
 def blamed_commits(
-    clone: str, revs: Sequence[str], path: str, hunks: Iterable[tuple[int, int]]
+    clone: str,
+    revs: Sequence[str],
+    path: str,
+    hunks: Iterable[tuple[int, int]],
+    *,
+    copies: bool = True,
 ) -> dict[int, str] | None:
     """line → the commit that last wrote it at `rev`, for the lines of `hunks` (first, count),
     following renames, moves and copies. None when git cannot answer (objects missing, path
@@ -117,7 +122,9 @@ def blamed_commits(
 
     `revs` may bound the walk (`rev ^since^@`): blame then walks only the commits in between
     (seconds become milliseconds on a large history); a line older than the bound is given to a
-    boundary commit, reported here as "" (unknown), never as that commit."""
+    boundary commit, reported here as "" (unknown), never as that commit. `copies` adds git's
+    detection of lines moved from other files (-C), which costs the most; renames of the whole
+    file are followed without it."""
     ranges = [arg for a, n in sorted(set(hunks)) if n > 0 for arg in ("-L", f"{a},+{n}")]
     if not ranges:
         return {}
@@ -127,7 +134,7 @@ def blamed_commits(
         "--porcelain",
         "-w",
         "-M",
-        "-C",
+        *(["-C"] if copies else []),
         *ranges,
         *revs,
         "--",
@@ -188,7 +195,10 @@ class Lines:
             return Lineage()
         clone = self.clones.get(newer.repo_id) if blame else None
         if clone and newer.base_sha:
-            blamed = self._blame(clone, newer, older, matches)
+            # Moves between files need git's costly copy detection; a line the older PR added in
+            # the very file the newer PR removes it from does not.
+            moved = any(r.text not in added.added.get(r.path, ()) for r in matches)
+            blamed = self._blame(clone, newer, older, matches, copies=moved)
             if blamed is not None:
                 commits = self._commits(older)
                 hits = sum(1 for r in matches if blamed.get((r.path, r.line)) in commits)
@@ -197,7 +207,7 @@ class Lines:
         return Lineage(same_file, "patch" if same_file else "")
 
     def _blame(
-        self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed]
+        self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool
     ) -> dict[tuple[str, int], str] | None:
         """(path, line) → blamed commit for `lines` at the newer PR's base; None if git could not.
 
@@ -211,14 +221,14 @@ class Lines:
             by_path[r.path].append(r)
         found: dict[tuple[str, int], str] = {}
         for path, removed in by_path.items():
-            key = (newer.id, path, since or "")
+            key = (newer.id, path, f"{since or ''}{'+C' if copies else ''}")
             if key in self._unblamable:
                 return None
             known = self._blames.setdefault(key, {})
             missing = {r.hunk for r in removed if r.line not in known}
             if missing:
                 self.blame_calls += 1
-                answer = blamed_commits(clone, revs, path, missing)
+                answer = blamed_commits(clone, revs, path, missing, copies=copies)
                 if answer is None:
                     self._unblamable.add(key)
                     return None

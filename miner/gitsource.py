@@ -213,12 +213,14 @@ class GitSource:
         """The `Merge pull request` commits among those a first-parent commit brings in."""
         for sha in branch:
             side = by_sha[sha]
-            if len(side.parents) < 2 or not MERGE.match(side.message.partition("\n")[0]):
+            if not side.parents or not MERGE.match(side.message.partition("\n")[0]):
                 continue
-            first, second = side.parents[0], side.parents[1]
-            shas = git.output(
-                self.path, "rev-list", "--topo-order", "--reverse", f"{first}..{second}"
-            ).split()
+            shas: list[str] = []
+            if len(side.parents) > 1:  # one parent: a rebased merge, the commit is the PR
+                first, second = side.parents[0], side.parents[1]
+                shas = git.output(
+                    self.path, "rev-list", "--topo-order", "--reverse", f"{first}..{second}"
+                ).split()
             pr = _pr_from(side, [by_sha[s] for s in shas if s in by_sha])
             if pr is not None:
                 self._cursors[side.sha] = commit.parents[0] if commit.parents else side.sha

@@ -1,9 +1,9 @@
-"""chain links and chain labels"""
+"""chain_links (every candidate link of the latest build) and chains.label"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_chain_links_and_chain_labels"
+revision = "0009_chain_links"
 down_revision = "0008_work_leases"
 branch_labels = None
 depends_on = None
