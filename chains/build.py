@@ -247,7 +247,8 @@ def _drop_thin_stages(
     The measured count replaces the file-level one, so the chain-total rule reads it too; the
     links of a removed PR are recorded as dropped by this rule."""
     minimum = cfg.stage_minimum
-    measured = measure_stages(graph, engine, minimum)
+    clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
+    measured = measure_stages(graph, engine, minimum, clones)
     for pr, lines in measured.items():
         nodes[pr].code_lines = lines
     thin = set(thin_stages(graph, measured, minimum))

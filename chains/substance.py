@@ -6,13 +6,16 @@ changed line counts when it holds a token that is neither a comment, a docstring
 Files that are tests, fixtures, documentation, CI, lock or configuration files never count
 (`chains.filters.counts_as_code`); a file no lexer knows counts its non-blank changed lines.
 
-Lexing a hunk on its own can misread a hunk that starts inside a long docstring or block comment;
-three lines of context make that rare, and the error is toward counting (never toward dropping a
-real code change).
+Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
+span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
+at hand, a Python file's whole old and new texts are lexed instead (its blobs, named in the diff's
+`index` line, read with one `git cat-file --batch` per PR) and each changed line is looked up by
+its number. Other languages mark documentation per line (`///`, `//`, `#`), which hunks read right.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from chains.filters import counts_as_code
 from chains.patches import file_sections, section_path
+from prchain.core import git
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -27,14 +31,24 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
+# Lexers whose documentation spans lines a hunk can start inside of (docstrings).
+WHOLE_FILE_LEXERS = frozenset({"Python", "Python 2.x", "Cython"})
+Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
+
+
 @dataclass
 class Hunk:
-    """One hunk as its two sides; `added`/`removed` are indexes of changed lines in each side."""
+    """One hunk as its two sides; `added`/`removed` are indexes of changed lines in each side,
+    `old_start`/`new_start` the file line numbers of each side's first line."""
 
     new: list[str]
     old: list[str]
     added: list[int]
     removed: list[int]
+    old_start: int = 1
+    new_start: int = 1
 
 
 @lru_cache(maxsize=512)
@@ -60,7 +74,9 @@ def hunks(section: str) -> Iterator[Hunk]:
         if line.startswith("@@"):
             if current is not None:
                 yield current
-            current = Hunk([], [], [], [])
+            numbers = _HUNK.match(line)
+            old, new = (int(numbers.group(1)), int(numbers.group(2))) if numbers else (1, 1)
+            current = Hunk([], [], [], [], old, new)
         elif current is None or line.startswith("\\"):
             continue  # the file header, or "\ No newline at end of file"
         elif line.startswith("+"):
@@ -94,30 +110,93 @@ def code_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     return flags
 
 
-def section_code_lines(section: str) -> int:
-    """Changed lines of code in one file section (0 for a file that never counts)."""
+def _whole_file_ids(section: str, lexer: Lexer | None) -> tuple[str, str] | None:
+    """(old blob, new blob) of a section worth lexing whole, else None."""
+    if lexer is None or lexer.name not in WHOLE_FILE_LEXERS:
+        return None
+    found = _INDEX.search(section.split("\n@@", 1)[0])
+    return (found.group(1), found.group(2)) if found else None
+
+
+def _file_flags(blob: str, blobs: Blobs | None, lexer: Lexer | None) -> list[bool] | None:
+    text = blobs.get(blob) if blobs and blob.strip("0") else None
+    return None if text is None else code_line_flags(text.split("\n"), lexer)
+
+
+def _count(
+    flags: list[bool] | None, side: list[str], changed: list[int], start: int, lexer: Lexer | None
+) -> int:
+    if not changed:
+        return 0
+    if flags is None:  # no whole file: lex the hunk's side on its own
+        local = code_line_flags(side, lexer)
+        return sum(local[i] for i in changed)
+    return sum(flags[start - 1 + i] for i in changed if 0 <= start - 1 + i < len(flags))
+
+
+def section_code_lines(section: str, blobs: Blobs | None = None) -> int:
+    """Changed lines of code in one file section (0 for a file that never counts); `blobs` holds
+    whole files for the sections `blob_ids` asked for."""
     path = section_path(section)
     if not path or not counts_as_code(path):
         return 0
     lexer = lexer_for(path)
+    ids = _whole_file_ids(section, lexer)
+    old_flags = _file_flags(ids[0], blobs, lexer) if ids else None
+    new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
     total = 0
     for hunk in hunks(section):
-        if hunk.added:
-            new = code_line_flags(hunk.new, lexer)
-            total += sum(new[i] for i in hunk.added)
-        if hunk.removed:
-            old = code_line_flags(hunk.old, lexer)
-            total += sum(old[i] for i in hunk.removed)
+        total += _count(new_flags, hunk.new, hunk.added, hunk.new_start, lexer)
+        total += _count(old_flags, hunk.old, hunk.removed, hunk.old_start, lexer)
     return total
 
 
-def patch_code_lines(diff: str) -> int:
-    """Changed lines of code of a whole PR diff: what a stage must reach to teach something."""
-    return sum(section_code_lines(section) for section in file_sections(diff))
+def blob_ids(diff: str) -> list[str]:
+    """The blobs of the diff's sections that are lexed whole when the clone is at hand."""
+    ids: list[str] = []
+    for section in file_sections(diff):
+        path = section_path(section)
+        if path and counts_as_code(path):
+            found = _whole_file_ids(section, lexer_for(path))
+            ids += [b for b in found or () if b.strip("0")]
+    return ids
+
+
+def read_blobs(clone: str, ids: list[str]) -> Blobs:
+    """Texts of `ids` from the clone in one `git cat-file --batch`; missing ones are left out."""
+    if not ids:
+        return {}
+    done = git.run(
+        clone, "cat-file", "--batch", input="".join(f"{i}\n" for i in ids).encode(), check=False
+    )
+    out, blobs, pos = done.stdout, {}, 0
+    for blob in ids:
+        end = out.find(b"\n", pos)
+        if end < 0:
+            break
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3:  # "<id> missing" (or ambiguous)
+            continue
+        size = int(header[2])
+        blobs[blob] = out[pos : pos + size].decode("utf-8", errors="replace")
+        pos += size + 1
+    return blobs
+
+
+def patch_code_lines(diff: str, clone: str | None = None) -> int:
+    """Changed lines of code of a whole PR diff: what a stage must reach to teach something.
+    With the clone, Python files are lexed whole (see the module's docstring)."""
+    blobs = read_blobs(clone, blob_ids(diff)) if clone else None
+    return sum(section_code_lines(section, blobs) for section in file_sections(diff))
 
 
 def measure_stages(
-    graph: nx.DiGraph, engine: Engine, minimum: int, batch: int = 500
+    graph: nx.DiGraph,
+    engine: Engine,
+    minimum: int,
+    clones: dict[int, str | None] | None = None,
+    batch: int = 500,
 ) -> dict[int, int]:
     """Lexed code lines of every PR that has an edge (only those can be stages of a chain).
 
@@ -135,7 +214,10 @@ def measure_stages(
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))
-            measured.update((pr, patch_code_lines(diff or "")) for pr, diff in conn.execute(query))
+            measured.update(
+                (pr, patch_code_lines(diff or "", (clones or {}).get(prs[pr].repo_id)))
+                for pr, diff in conn.execute(query)
+            )
     return measured
 
 

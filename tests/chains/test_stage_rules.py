@@ -3,6 +3,8 @@ substance every stage must have (comments and docstrings do not count), and reve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -10,8 +12,10 @@ from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence
 from chains.substance import patch_code_lines
+from prchain.dev.repos import git
 from sql.models import Chain, ChainLink
 from tests.support.chain_store import StoreBuilder
+from tests.support.history import History
 
 
 def test_cue_words_count_only_in_the_sentence_holding_the_reference() -> None:
@@ -144,3 +148,19 @@ def test_a_trailing_revert_is_cut_from_a_longer_chain(engine: Engine) -> None:
         chain = session.scalars(select(Chain)).one()
     assert chain.signature == f"{store.pr_id(1)}-{store.pr_id(2)}" and chain.label is None
     assert summary.links_in_dropped["trailing_revert_cut"] == 1
+
+
+def test_a_hunk_inside_a_long_docstring_is_read_from_the_whole_file(tmp_path: Path) -> None:
+    doc = "".join(f"    Line {i} of a long explanation.\n" for i in range(20))
+    before = f'def area(w, h):\n    """Area.\n\n{doc}    """\n    return w * h\n'
+    after = before.replace("Line 12 of", "Line twelve of").replace("Line 13 of", "Line 13, of")
+    repo = History(tmp_path / "docs")
+    base = repo.commit("Initial commit", {"src/geo.py": before})
+    head = repo.pr(1, "Reword the docs", {"src/geo.py": after})
+    diff = git(repo.path, "diff", base, head) + "\n"
+    assert "@@ -13," in diff  # the hunk starts well inside the docstring
+    assert patch_code_lines(diff) == 4  # read alone, the hunk looks like code
+    assert patch_code_lines(diff, str(repo.path)) == 0
+    code = after.replace("return w * h", "return abs(w * h)")
+    head = repo.pr(2, "Areas are positive", {"src/geo.py": code})
+    assert patch_code_lines(git(repo.path, "diff", "HEAD~1", head) + "\n", str(repo.path)) == 2
