@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_chain_links"
-down_revision = "0008_work_leases"
+revision = "0011_chain_links"
+down_revision = "0010_era_recipes_and_stage_eras"
 branch_labels = None
 depends_on = None
 
