@@ -37,6 +37,9 @@ GITHUB_URL = re.compile(
 )
 NOT_REPOS = ("user-attachments/assets", "user-attachments/files")  # GitHub upload URLs, not repos
 LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%at%x1f%ct%x1f%B"
+FORK_RATIO = (
+    10  # an off-line merge numbered under a tenth of the highest PR landed so far is a fork's
+)
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -189,20 +192,31 @@ class GitSource:
         position = {c.sha: i for i, c in enumerate(commits)}  # topological: parents first
         mainline = _first_parent_line(head, by_sha)
         claimed = set(mainline)
+        # A number a first-parent commit lands is that PR's; a merge off the line with the same
+        # number is a backport or a fork's own PR.
+        landed = {pr.number for sha in mainline if (pr := _pr_from(by_sha[sha], [])) is not None}
         prs: list[PRRecord] = []
         seen: set[int] = set()
+        highest = 0
         self._kinds = Counter()
         for sha in mainline:
             commit = by_sha[sha]
             branch = _claim(commit, by_sha, claimed, position) if len(commit.parents) > 1 else []
             for side in self._off_line_prs(commit, branch, by_sha):
-                if side.number not in seen:
-                    seen.add(side.number)
-                    prs.append(side)
-                    self._kinds["merge off the first-parent line"] += 1
+                if side.number in seen or side.number in landed:
+                    continue
+                if side.number * FORK_RATIO < highest:
+                    # PR numbers grow with time: a tiny number merged this late is a fork's own
+                    # PR ("Merge pull request #1 from me/master"), not one of this repository.
+                    self._kinds["skipped: a fork's own PR number"] += 1
+                    continue
+                seen.add(side.number)
+                prs.append(side)
+                self._kinds["merge off the first-parent line"] += 1
             pr = _pr_from(commit, [by_sha[s] for s in branch])
             if pr is not None and pr.number not in seen:
                 seen.add(pr.number)
+                highest = max(highest, pr.number)
                 prs.append(pr)
                 self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
         return prs

@@ -111,7 +111,8 @@ def mine_command(
     for r in summary.repos:
         if r.kinds:  # how the PRs were found: a source that tells (git) says it per kind
             kinds = ", ".join(f"{kind} {n}" for kind, n in r.kinds.items())
-            console.print(f"{r.repo}: {sum(r.kinds.values())} PRs found in history ({kinds})")
+            found = sum(n for kind, n in r.kinds.items() if not kind.startswith("skipped"))
+            console.print(f"{r.repo}: {found} PRs found in history ({kinds})")
 
 
 def summary_table(summary: MineSummary) -> Table:

@@ -271,3 +271,26 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     again = [pr.number for pr in source.pull_requests(source.cursor_after(pr3))]
     assert again == [3, 5, 4]
     assert list(source.pull_requests(source.cursor_after(prs[4]))) == []
+
+
+def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path) -> None:
+    repo = tmp_path / "forked"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit")
+    _squash(repo, "Big feature (#40)", name="feature.py")
+    # A contributor's fork merged its own PR #1 into its branch, then that branch came in as #41.
+    git(repo, "checkout", "-q", "-b", "contrib")
+    git(repo, "checkout", "-q", "-b", "fork-pr")
+    _squash(repo, "Tweak", name="tweak.py")
+    git(repo, "checkout", "-q", "contrib")
+    _no_ff(repo, "fork-pr", "Merge pull request #1 from me/fork-pr\n\nMy own PR")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "contrib", "Merge pull request #41 from me/contrib\n\nContribution")
+    source = GitSource(str(repo), full_name="acme/forked")
+    assert [pr.number for pr in source.pull_requests(None)] == [40, 41]
+    assert source.found_by_kind() == {
+        "squash": 1,
+        "skipped: a fork's own PR number": 1,
+        "merge": 1,
+    }
