@@ -80,7 +80,8 @@ def sample_chains(
     engine: Engine, n: int, seed: int, strategy: str | None = None
 ) -> list[SampledChain]:
     """`n` chains drawn with `seed` (the same store, seed and n give the same chains)."""
-    query = select(Chain.id, Chain.label).order_by(Chain.id)
+    # Superseded chains (kept because rollouts use them) are not what the latest build selects.
+    query = select(Chain.id, Chain.label).where(Chain.superseded_at.is_(None)).order_by(Chain.id)
     if strategy:
         query = query.where(Chain.strategy == strategy)
     with engine.connect() as conn:
