@@ -306,16 +306,35 @@ def _describe(best: Judged, writer: int) -> str:
     return f"{best.cls}: {best.cue} ({best.ref.type} in the {best.ref.found_in} of #{writer}: '{text}')"
 
 
+def revert_times(refs: Iterable[RefRow], nodes: dict[int, PRNode]) -> dict[int, datetime]:
+    """PR id → when a later PR reverting it merged (the earliest such revert)."""
+    found: dict[int, datetime] = {}
+    for ref in refs:
+        a, b = nodes.get(ref.src), nodes.get(ref.dst)
+        if ref.type != "reverts" or a is None or b is None:
+            continue
+        reverter, reverted = (a, b) if b.merged_at <= a.merged_at else (b, a)
+        if reverted.id not in found or reverter.merged_at < found[reverted.id]:
+            found[reverted.id] = reverter.merged_at
+    return found
+
+
 def assess_edge(
     refs: list[RefRow],
     newer: PRNode,
     older: PRNode,
     config: ChainsConfig,
     lines: LineOracle | None = None,
+    reverted_at: dict[int, datetime] | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
+    undone = (reverted_at or {}).get(older.id)
+    if undone is not None and undone <= newer.opened and best.cls != "revert":
+        # The older change was reverted before the newer PR started: its base does not hold it
+        # (a re-land builds on the revert, not on the original).
+        return "older_reverted_before", _reverted_attrs(judged, best, newer, older)
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     lineage = Lineage()
@@ -348,6 +367,25 @@ def assess_edge(
     ranked = sorted(judged, key=lambda j: -j.strength)
     attrs["evidence"] = _evidence_rows([(j.ref, j.cls) for j in ranked])
     return rule, attrs
+
+
+def _reverted_attrs(
+    judged: list[Judged], best: Judged, newer: PRNode, older: PRNode
+) -> dict[str, Any]:
+    gap = (newer.opened - older.merged_at).total_seconds() / 86400
+    writer = newer.number if best.ref.src == newer.id else older.number
+    return {
+        "types": sorted({j.ref.type for j in judged}),
+        "evidence_class": best.cls,
+        "cue": best.cue,
+        "strength": best.strength,
+        "overlap": round(jaccard(newer.files, older.files), 4),
+        "gap_days": round(gap, 1),
+        "lineage": 0,
+        "lineage_via": "",
+        "why": f"{_describe(best, writer)}; the older PR was reverted before the newer one opened",
+        "evidence": _evidence_rows([(j.ref, j.cls) for j in judged]),
+    }
 
 
 def _link_rule(
@@ -397,10 +435,11 @@ def _candidate_edges(
     lines: LineOracle | None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
+    reverted_at = revert_times(refs, nodes)
     for (new_id, old_id), group in _group_references(
         refs, {i: nodes[i] for i in kept}, config, report, nodes
     ).items():
-        rule, attrs = assess_edge(group, nodes[new_id], nodes[old_id], config, lines)
+        rule, attrs = assess_edge(group, nodes[new_id], nodes[old_id], config, lines, reverted_at)
         report.links.append(LinkDecision(new_id, old_id, nodes[new_id].repo_id, rule, attrs))
         if rule:
             report.dropped[rule] += 1

@@ -124,12 +124,16 @@ def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: E
     store.pr(13, ["src/b.py"], title="Change 11 again, with the fix")
     store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
     store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
+    # Its base no longer holds #11: the re-land builds on the revert, never on #11 directly.
+    store.ref(13, 11, "mention", evidence="Re-apply #11 without the crash.")
     store.write()
     summary = build_chains(ChainsConfig(), engine)
     with Session(engine) as session:
         chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+        rules = {(k.newer_pr_id, k.older_pr_id): k.rule for k in session.scalars(select(ChainLink))}
     pid = store.pr_id
     assert chains == {f"{pid(11)}-{pid(12)}-{pid(13)}": "revert_reland"}
+    assert rules[pid(13), pid(11)] == "older_reverted_before" and rules[pid(13), pid(12)] is None
     assert summary.chains_dropped["revert_pair"] == 1
     kept = build_chains(ChainsConfig(revert_pairs=True), engine)
     assert kept.chains_dropped["revert_pair"] == 0 and kept.total == 2
