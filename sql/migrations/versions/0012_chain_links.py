@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_chain_links"
-down_revision = "0010_era_recipes_and_stage_eras"
+revision = "0012_chain_links"
+down_revision = "0011_carried_patch"
 branch_labels = None
 depends_on = None
 
