@@ -281,9 +281,15 @@ def build_commands(
     packaged = any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg"))
     project = shlex.quote(f".[{','.join(extras(snap))}]" if extras(snap) else ".")
     args = [project] if packaged else []  # a bare requirements.txt project has nothing to build
-    args += [f"-r {shlex.quote(f)}" for f in requirement_files(snap)]
+    name = project_name(snap)
+    files = requirement_files(snap)
+    # A pinned list (pip-compile's) may pin the project itself, e.g. click pinned for pip-tools in
+    # click's own dev requirements: the project is installed from the tree, so that line goes.
+    args += [f"-r {shlex.quote(f + FILTERED if name else f)}" for f in files]
     args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
+    if name and files:
+        commands += [_without_project(name, f) for f in files]
     if tools:
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
     if args:
@@ -306,6 +312,28 @@ BUILD_TOOLS_FLOOR = "2020-03-01T00:00:00Z"
 
 def _build_tools(tools_cutoff: str) -> str:
     return "".join(f"--exclude-newer-package {p}={tools_cutoff} " for p in BUILD_TOOLS)
+
+
+FILTERED = ".prchain"  # suffix of a requirements file copy without the project's own line
+
+
+def project_name(snap: Snapshot) -> str:
+    """The distribution name of the project at the commit ("" when no manifest says it)."""
+    name = _get(_toml(snap), "project").get("name") or _get(_toml(snap), "tool", "poetry").get(
+        "name"
+    )
+    name = name or _ini(snap.text("setup.cfg")).get("metadata", "name", fallback="")
+    if not name:
+        found = re.search(r"\bname\s*=\s*['\"]([A-Za-z0-9._-]+)['\"]", snap.text("setup.py"))
+        name = found.group(1) if found else ""
+    return str(name)
+
+
+def _without_project(name: str, path: str) -> str:
+    words = re.sub(r"[-_.]+", "[-_.]", re.escape(name.lower()).replace("\\", ""))
+    pattern = shlex.quote(f"^\\s*{words}\\s*([=<>~!;\\[ ]|$)")
+    src = f"{PROJECT_SRC}/{path}"
+    return f"grep -viE {pattern} {shlex.quote(src)} > {shlex.quote(src + FILTERED)} || true"
 
 
 def finish_commands(snap: Snapshot) -> list[str]:

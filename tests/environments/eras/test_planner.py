@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,23 @@ def test_tox_factor_alternatives_give_one_requirement_per_package() -> None:
     )
     snap = Snapshot("0" * 40, datetime(2015, 5, 28, tzinfo=UTC), {"tox.ini": tox})
     assert tox_deps(snap) == ["pytest>=2.8.0.dev1", "mock", "coverage"]
+
+
+def test_a_pinned_requirements_file_does_not_pin_the_project_itself(repo: Path) -> None:
+    files = {
+        "setup.py": 'from setuptools import setup\nsetup(name="click", version="8.0.dev")\n',
+        "requirements/dev.txt": "Click==7.1.2\nclick-log==0.3\npip-tools==5.5.0\n",
+        "src/click/__init__.py": "",
+    }
+    era = era_of(repo, _commit(repo, files, "2021-02-01T10:00:00Z"))
+    assert era.ecosystem is not None
+    plan = era.ecosystem.plans(era.snap, ErasConfig())[0]
+    strip = next(c for c in plan.commands if c.startswith("grep"))
+    source = repo / "requirements/dev.txt"
+    kept = subprocess.run(strip.replace("/opt/prchain/src/", f"{repo}/"), shell=True, check=True)
+    assert kept.returncode == 0
+    assert (
+        repo / "requirements/dev.txt.prchain"
+    ).read_text() == "click-log==0.3\npip-tools==5.5.0\n"
+    assert source.read_text().startswith("Click==7.1.2")
+    assert "-r requirements/dev.txt.prchain" in " ".join(plan.commands)
