@@ -149,7 +149,8 @@ def extras(snap: Snapshot) -> list[str]:
     setup_cfg = _ini(snap.text("setup.cfg"))
     if setup_cfg.has_section("options.extras_require"):
         names |= set(setup_cfg.options("options.extras_require"))
-    quoted = set(re.findall(r"['\"]([A-Za-z][\w-]*)['\"]\s*:", snap.text("setup.py")))
+    # A dict literal (`"tests": [...]`) or an assignment (`EXTRAS_REQUIRE["tests"] = ...`, attrs).
+    quoted = set(re.findall(r"['\"]([A-Za-z][\w-]*)['\"](?:\s*:|\]\s*=)", snap.text("setup.py")))
     names |= quoted & set(TEST_EXTRAS + DEV_EXTRAS)
     tests = [n for n in TEST_EXTRAS if n in names]
     return tests or [n for n in DEV_EXTRAS if n in names][:1]

@@ -170,3 +170,13 @@ def test_a_pinned_requirements_file_does_not_pin_the_project_itself(repo: Path) 
     ).read_text() == "click-log==0.3\npip-tools==5.5.0\n"
     assert source.read_text().startswith("Click==7.1.2")
     assert "-r requirements/dev.txt.prchain" in " ".join(plan.commands)
+
+
+def test_extras_assigned_by_subscript_count(repo: Path) -> None:
+    setup_py = (
+        'EXTRAS_REQUIRE = {"docs": ["sphinx"], "tests_no_zope": ["hypothesis", "pytest"]}\n'
+        'EXTRAS_REQUIRE["tests"] = EXTRAS_REQUIRE["tests_no_zope"] + ["zope.interface"]\n'
+        "from setuptools import setup\nsetup(name='attrs', extras_require=EXTRAS_REQUIRE)\n"
+    )
+    era = era_of(repo, _commit(repo, {"setup.py": setup_py}, "2021-08-10T10:00:00Z"))
+    assert extras(era.snap) == ["tests"]
