@@ -45,6 +45,7 @@ class StageInput:
     patch: str  # the code part of the gold patch (the test part when there is no code part)
     test_patch: str
     query: str | None
+    leaks: tuple[str, ...] = ()  # identifiers an earlier query named (kept by --redo-leaking)
 
     @property
     def files(self) -> list[str]:
@@ -205,6 +206,7 @@ def _load_stages(session: Any, chain_ids: list[int]) -> dict[int, list[StageInpu
                 patch,
                 stage.gold_test_patch,
                 stage.query,
+                tuple(stage.query_leaks or ()),
             )
             by_chain.setdefault(stage.chain_id, []).append(item)
     return by_chain
@@ -336,6 +338,7 @@ def query_prompt(chain: ChainInput, stage: StageInput, config: ChainsConfig) -> 
         files=stage.files,
         stage=stage.idx,
         stages=len(chain.stages),
+        avoid=sorted(stage.leaks),
         previous_titles=[s.title for s in chain.stages if s.idx < stage.idx],
     )
 
@@ -345,18 +348,39 @@ def overview_prompt(chain: ChainInput) -> str:
         {"title": s.title, "files": s.files, "body": clean_body(s.body, OVERVIEW_BODY_CHARS)}
         for s in chain.stages
     ]
-    return render(PROMPTS, "overview.j2", repo=chain.repo, stages=stages)
+    avoid = sorted(chain.stages[0].leaks) if chain.stages else []
+    return render(PROMPTS, "overview.j2", repo=chain.repo, stages=stages, avoid=avoid)
 
 
 # -- saving ------------------------------------------------------------------------------------
 
 
 def save_query(engine: Engine, stage_id: int, result: Generated) -> None:
+    """Store a stage's query with the gold identifiers it still names (replacing the names an
+    earlier, reset query named; the overview, written after, adds its own to stage 1)."""
     with session_scope(engine) as session:
         stage = session.get_one(ChainStage, stage_id)
         stage.query = result.text
         stage.query_attempts = result.attempts
-        stage.query_leaks = sorted(set(stage.query_leaks or []) | set(result.leaks))
+        stage.query_leaks = sorted(result.leaks)
+
+
+def reset_leaking(engine: Engine, chain_ids: list[int] | None = None) -> int:
+    """Forget every query that still leaks (and the overview of a chain whose stage 1 leaks), so
+    the next build writes them again; the leaked names stay, and the new prompt forbids them (which
+    also keeps the reply cache from handing back the same text). Returns the stages reset."""
+    query = select(ChainStage).where(ChainStage.query.is_not(None))
+    if chain_ids:
+        query = query.where(ChainStage.chain_id.in_(chain_ids))
+    reset = 0
+    with session_scope(engine) as session:
+        for stage in session.scalars(query):
+            if not stage.query_leaks:
+                continue
+            stage.query, reset = None, reset + 1
+            if stage.idx == 1:
+                session.get_one(Chain, stage.chain_id).overview = None
+    return reset
 
 
 def save_overview(engine: Engine, chain_id: int, first_stage_id: int, result: Generated) -> int:

@@ -9,6 +9,11 @@ KeepPolicyName = Literal["all", "prefix"]
 """all: a chain is kept only when every stage passes; prefix: the stages up to the first failure."""
 KEEP_POLICIES: tuple[str, ...] = get_args(KeepPolicyName)
 
+KeepSignal = Literal["judge", "tests", "both"]
+"""What makes a stage pass: judge (its score), tests (its verified hidden tests, the judge where a
+stage has none) or both (the judge and, where a stage has verified tests, the tests)."""
+KEEP_SIGNALS: tuple[str, ...] = get_args(KeepSignal)
+
 ActionFormat = Literal["tools", "text"]
 """tools: native OpenAI tool calls; text: one fenced command per reply (servers without tool calling)."""
 ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prchain.agent.choices import ActionFormat, KeepPolicyName
+from prchain.agent.choices import ActionFormat, KeepPolicyName, KeepSignal
 
 LEAK_MIN_CHARS = 6
 
@@ -66,6 +66,11 @@ class AgentConfig(BaseModel):
     )
     keep_policy: KeepPolicyName = Field(
         "all", description="all (every stage passes) or prefix (longest passing prefix)."
+    )
+    keep_on: KeepSignal = Field(
+        "judge",
+        description="What passes a stage: judge (score >= judge_threshold), tests (its verified "
+        "hidden tests pass; the judge where it has none) or both (judge and tests agree).",
     )
     workers: int = Field(
         1, ge=1, description="Chains rolled out in parallel, each in its own sandbox."

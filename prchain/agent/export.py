@@ -3,7 +3,8 @@
 Messages are OpenAI chat messages (assistant `tool_calls`, `tool` results with `tool_call_id`, judge
 feedback as user turns). Never exported: gold patches, judge scores and internals, format-error
 turns, and PRM guidance unless asked for. Every string is scanned for token-like secrets, which
-are redacted; a prompt that would show a line of a gold patch drops the trajectory.
+are redacted; any message (tool outputs included) that shows a line of a gold patch of the chain
+or a hidden test name drops the trajectory (prchain.agent.leakscan has the rules).
 """
 
 from __future__ import annotations
@@ -17,15 +18,24 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from prchain.agent.choices import KeepPolicyName
+from prchain.agent.choices import KeepPolicyName, KeepSignal
 from prchain.agent.config import LEAK_MIN_CHARS
-from prchain.agent.judge import gold_lines
-from prchain.agent.keep import decide
+from prchain.agent.keep import decide, stage_passes
+from prchain.agent.leakscan import Guard, guarded_lines, hidden_test_names
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
 from sql.db import session_scope
-from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
+from sql.models import (
+    Chain,
+    ChainStage,
+    PullRequest,
+    Repo,
+    Rollout,
+    RolloutStage,
+    StageVerification,
+    Step,
+)
 
 FORMAT_VERSION = "prchain.trajectory/1"
 EXPORTED_KINDS = ("system", "query", "assistant", "tool", "feedback")
@@ -148,11 +158,23 @@ def export_message(
     return out
 
 
-def prompt_leaks(messages: list[dict[str, Any]], gold: list[str]) -> bool:
-    """Did a prompt we wrote (system or user turn) show a line of any gold patch of the chain?"""
-    return any(
-        line in m["content"] for m in messages if m["role"] in ("system", "user") for line in gold
+def chain_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard:
+    """What no message of a rollout of this chain may show: every stage's gold lines (earlier and
+    later ones alike) and the names of the tests its hidden test patch adds."""
+    patches = [(s.gold_patch or "") + (s.gold_test_patch or "") for s in stages]
+    verified = dict(
+        session.execute(
+            select(StageVerification.chain_stage_id, StageVerification.fail_to_pass).where(
+                StageVerification.chain_stage_id.in_([s.id for s in stages])
+            )
+        ).all()
     )
+    names = {
+        name
+        for s, patch in zip(stages, patches, strict=True)
+        for name in hidden_test_names(verified.get(s.id) or [], patch)
+    }
+    return Guard(tuple(guarded_lines(patches, min_chars)), tuple(sorted(names)))
 
 
 Forbidden = Callable[[Any, Rollout], list[str]]
@@ -180,6 +202,7 @@ def build_record(
     leak_min_chars: int = LEAK_MIN_CHARS,
     forbidden: Forbidden | None = None,
     keep_reasoning: bool = False,
+    keep_on: KeepSignal = "judge",
 ) -> tuple[dict[str, Any] | None, str]:
     """(the JSONL record or None, why it was skipped)."""
     chain = session.get(Chain, rollout.chain_id)
@@ -188,9 +211,15 @@ def build_record(
             select(RolloutStage).filter_by(rollout_id=rollout.id).order_by(RolloutStage.stage_idx)
         )
     )
-    kept = decide(keep, [s.score for s in stages], chain.length, min_score).kept_stages
+    passed = [stage_passes(s.score, s.tests_passed, min_score, keep_on) for s in stages]
+    kept = decide(keep, passed, chain.length, min_score).kept_stages
     if not kept:
-        return None, f"below min score ({keep})"
+        return (
+            None,
+            f"below min score ({keep})"
+            if keep_on == "judge"
+            else f"not passed ({keep}, {keep_on})",
+        )
     kinds = EXPORTED_KINDS + (("prm",) if keep_prm else ())
     steps = list(
         session.scalars(
@@ -209,11 +238,9 @@ def build_record(
             .order_by(ChainStage.idx)
         )
     )
-    gold = [
-        line for stage, _ in chain_stages for line in gold_lines(stage.gold_patch, leak_min_chars)
-    ]
-    if prompt_leaks(messages, gold):
-        return None, "a prompt shows a gold-patch line"
+    guard = chain_guard(session, [stage for stage, _ in chain_stages], leak_min_chars)
+    if (leak := guard.first_leak(messages)) is not None:
+        return None, leak
     if forbidden is not None and any_message_shows(messages, forbidden(session, rollout)):
         return None, "a message shows oracle text (hidden test name or graph statement)"
     metadata = _metadata(
@@ -274,6 +301,7 @@ def export_trajectories(
     keep_prm: bool = False,
     leak_min_chars: int = LEAK_MIN_CHARS,
     forbidden: Forbidden | None = None,
+    keep_on: KeepSignal = "judge",
 ) -> ExportSummary:
     """Write every finished rollout that passes the filter; the file is replaced atomically (and a
     target that is not a regular file is refused, see prchain.core.files)."""
@@ -291,6 +319,7 @@ def export_trajectories(
                 keep_prm=keep_prm,
                 leak_min_chars=leak_min_chars,
                 forbidden=forbidden,
+                keep_on=keep_on,
             )
             if record is None:
                 summary.skipped[why] += 1

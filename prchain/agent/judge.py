@@ -1,5 +1,13 @@
 """The LLM judge: compares the agent's stage diff with the gold patch, returns a score and a comment.
 
+Nothing the agent wrote can steer the verdict:
+- the query and both patches are fenced between markers named by a digest of their own text, so no
+  content can contain its closing marker, and the prompt says the fenced text is untrusted data;
+- the verdict is the judge's final answer: the last JSON object of the reply, never the first
+  fenced block (which may be a quote from the patch);
+- a passing score whose comment says the patch fails ("does not achieve the same effect") is
+  re-asked, and a judge that keeps contradicting itself does not pass the stage.
+
 Output is parsed strictly into `Verdict`; malformed output is re-asked, never guessed, and ends in
 `JudgeOutputInvalid`. The comment goes back to the agent, so it may not quote the gold patch: a
 comment repeating a long gold line is regenerated, and redacted if the judge keeps quoting.
@@ -7,6 +15,8 @@ comment repeating a long gold line is regenerated, and redacted if the judge kee
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Valid
 
 from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
-from prchain.llm.parsing import extract_json_object
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 
@@ -38,6 +47,7 @@ class Judged:
     comment: str
     attempts: int
     redacted: bool = False
+    contradicted: bool = False  # the score passes but the comment's own words say it fails
 
 
 # Lines made only of these words and punctuation say nothing about a solution (`}`, `return`,
@@ -99,9 +109,31 @@ def leaked_lines(text: str, patch: str, min_chars: int) -> list[str]:
     return [line for line in gold_lines(patch, min_chars) if line in text]
 
 
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in `text`, in order (fenced or bare, nested ones not separately)."""
+    decoder, found, at = json.JSONDecoder(), [], text.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            at = text.find("{", at + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        at = text.find("{", end)
+    return found
+
+
 def parse_verdict(reply: str) -> Verdict:
+    """The judge's own final answer: the LAST JSON object of the reply.
+
+    A reply may quote the agent's patch, and the patch may hold a fenced `{"score": 1.0}`; what
+    the judge concludes comes after what it quotes, so the first object is never trusted."""
+    objects = json_objects(reply)
+    if not objects:
+        raise LLMOutputInvalid(f"expected a JSON object in the reply, got: {reply[:200]!r}")
     try:
-        return Verdict.model_validate(extract_json_object(reply))
+        return Verdict.model_validate(objects[-1])
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'object'}: {e['msg']}" for e in exc.errors()
@@ -109,8 +141,44 @@ def parse_verdict(reply: str) -> Verdict:
         raise LLMOutputInvalid(f"judge verdict is malformed: {problems}") from None
 
 
+# Phrases by which a comment says the patch fails. Only the dangerous direction is checked: a
+# passing score under a failing verdict (finding 1 of issue 20: "does not achieve the same
+# effect" scored 1.0). A low score with kind words fails the stage anyway.
+_FAILING_VERDICT = re.compile(
+    r"\b(?:does(?: not|n't)|did(?: not|n't)|fails? to|failed to)\s+"
+    r"(?:\w+\s+){0,2}?(?:achieve|implement|solve|address|meet|satisfy|match|do|make|change|add|fix)\b"
+    r"|\bnot\s+(?:acceptable|correct|equivalent|the same effect|implemented)\b"
+    r"|\b(?:unacceptable|incorrect)\b"
+    r"|\b(?:changed|changes) nothing\b|\bno (?:code )?changes?\b|\bempty (?:patch|diff|change)\b"
+    r"|\bpatch is empty\b",
+    re.IGNORECASE,
+)
+
+
+def says_it_fails(comment: str) -> bool:
+    """Does the comment's own wording give a failing verdict?"""
+    return _FAILING_VERDICT.search(comment) is not None
+
+
+def fence_token(*texts: str) -> str:
+    """A marker suffix derived from the fenced texts themselves: a text cannot contain the marker
+    that closes it, since the marker depends on the text (a fixed point of sha256)."""
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    return digest[:16].upper()
+
+
 def _parses_as_verdict(completion: Completion) -> None:
     parse_verdict(completion.content)
+
+
+LEAK_PROBLEM = (
+    "Your comment copies code from the reference patch, which the engineer must not see. "
+    "Describe the problems in your own words without quoting the reference."
+)
+CONTRADICTION_PROBLEM = (
+    "Your score passes the patch but your comment says it does not do what the task asks. "
+    "Decide: give the score your comment supports."
+)
 
 
 class Judge:
@@ -121,23 +189,30 @@ class Judge:
         retries: int = 2,
         leak_min_chars: int = LEAK_MIN_CHARS,
         max_prompt_tokens: int | None = None,
+        threshold: float = 0.8,
     ) -> None:
         self.llm = llm
         self.retries = retries
         self.leak_min_chars = leak_min_chars
         self.max_prompt_tokens = max_prompt_tokens
+        self.threshold = threshold  # the passing score, for telling contradictions apart
+
+    def prompt(self, *, query: str, gold_patch: str, agent_patch: str) -> str:
+        token = fence_token(query, gold_patch, agent_patch)
+        return render(
+            PROMPTS,
+            "judge.j2",
+            query=query,
+            gold_patch=gold_patch,
+            agent_patch=agent_patch,
+            token=token,
+        )
 
     def judge(
         self, *, query: str, gold_patch: str, agent_patch: str, rollout_id: int | None = None
     ) -> Judged:
-        messages: list[Message] = [
-            {
-                "role": "user",
-                "content": render(
-                    PROMPTS, "judge.j2", query=query, gold_patch=gold_patch, agent_patch=agent_patch
-                ),
-            }
-        ]
+        content = self.prompt(query=query, gold_patch=gold_patch, agent_patch=agent_patch)
+        messages: list[Message] = [{"role": "user", "content": content}]
         last_error = "no answer"
         verdict: Verdict | None = None
         for attempt in range(1, self.retries + 2):
@@ -151,26 +226,35 @@ class Judge:
                 last_error = str(exc)
                 messages = self._retry(messages, reply, f"Your answer could not be used: {exc}.")
                 continue
-            leaks = leaked_lines(verdict.comment, gold_patch, self.leak_min_chars)
-            if not leaks:
+            problem = self._problem(verdict, gold_patch)
+            if problem is None:
                 return Judged(float(verdict.score), verdict.comment, attempt)
-            messages = self._retry(
-                messages,
-                reply,
-                "Your comment copies code from the reference patch, which the engineer must not see. "
-                "Describe the problems in your own words without quoting the reference.",
-            )
+            messages = self._retry(messages, reply, problem)
         if verdict is not None:
-            # The score is sound; only the wording leaks, so redact rather than fail the stage.
-            return Judged(
-                float(verdict.score),
-                self._redact(verdict.comment, gold_patch),
-                self.retries + 1,
-                True,
-            )
+            return self._last_resort(verdict, gold_patch)
         raise JudgeOutputInvalid(
             f"the judge gave no valid verdict after {self.retries + 1} attempts: {last_error}"
         )
+
+    def _contradicts(self, verdict: Verdict) -> bool:
+        return verdict.score >= self.threshold and says_it_fails(verdict.comment)
+
+    def _problem(self, verdict: Verdict, gold_patch: str) -> str | None:
+        if self._contradicts(verdict):
+            return CONTRADICTION_PROBLEM
+        if leaked_lines(verdict.comment, gold_patch, self.leak_min_chars):
+            return LEAK_PROBLEM
+        return None
+
+    def _last_resort(self, verdict: Verdict, gold_patch: str) -> Judged:
+        """The retries ran out on a well-formed verdict: a leaking comment is redacted (the score
+        is sound); a self-contradicting one is kept as said but cannot pass the stage."""
+        comment = verdict.comment
+        redacted = bool(leaked_lines(comment, gold_patch, self.leak_min_chars))
+        if redacted:
+            comment = self._redact(comment, gold_patch)
+        attempts = self.retries + 1
+        return Judged(float(verdict.score), comment, attempts, redacted, self._contradicts(verdict))
 
     def _check_size(self, messages: list[Message]) -> None:
         """Refuse a prompt past the cap before it is sent (and billed)."""

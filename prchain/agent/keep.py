@@ -1,10 +1,16 @@
-"""Which part of a rolled-out chain becomes training data: `all` stages or the longest passing prefix."""
+"""Which part of a rolled-out chain becomes training data.
+
+Two settings: the keep policy (`all` stages or the longest passing `prefix`) and the keep signal,
+what makes one stage pass (`judge`, `tests` or `both`, see prchain.agent.choices.KeepSignal).
+A stage that was never judged (a gate failed it, or the judge contradicted itself) has no score
+and never passes, whatever the signal.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prchain.agent.choices import KeepPolicyName
+from prchain.agent.choices import KeepPolicyName, KeepSignal
 
 
 @dataclass(frozen=True)
@@ -17,47 +23,59 @@ class Decision:
         return self.kept_stages > 0
 
 
-def passing_prefix(scores: list[float | None], threshold: float) -> int:
-    """How many leading stages scored at least the threshold."""
+def stage_passes(
+    score: float | None, tests_passed: bool | None, threshold: float, signal: KeepSignal = "judge"
+) -> bool:
+    """Does one stage pass? `tests_passed` is None when the stage has no verified tests."""
+    if score is None:
+        return False
+    judge_ok = score >= threshold
+    if signal == "judge" or tests_passed is None:
+        return judge_ok
+    if signal == "tests":
+        return tests_passed
+    return judge_ok and tests_passed
+
+
+def passing_prefix(passed: list[bool]) -> int:
+    """How many leading stages passed."""
     count = 0
-    for score in scores:
-        if score is None or score < threshold:
+    for ok in passed:
+        if not ok:
             break
         count += 1
     return count
 
 
 class KeepPolicy:
-    def decide(self, scores: list[float | None], n_stages: int, threshold: float) -> Decision:
+    def decide(self, passed: list[bool], n_stages: int, threshold: float) -> Decision:
         raise NotImplementedError
 
 
 class KeepAll(KeepPolicy):
     """The paper's default: a chain is kept only when every stage passes."""
 
-    def decide(self, scores: list[float | None], n_stages: int, threshold: float) -> Decision:
-        passed = passing_prefix(scores, threshold)
-        if passed == n_stages:
+    def decide(self, passed: list[bool], n_stages: int, threshold: float) -> Decision:
+        count = passing_prefix(passed)
+        if count == n_stages:
             return Decision(n_stages)
         return Decision(
-            0, f"stage {passed + 1} of {n_stages} did not pass (threshold {threshold:g})"
+            0, f"stage {count + 1} of {n_stages} did not pass (threshold {threshold:g})"
         )
 
 
 class KeepPrefix(KeepPolicy):
     """Short/long scaling: keep the stages up to the first failure."""
 
-    def decide(self, scores: list[float | None], n_stages: int, threshold: float) -> Decision:
-        passed = passing_prefix(scores, threshold)
-        if passed:
-            return Decision(passed)
+    def decide(self, passed: list[bool], n_stages: int, threshold: float) -> Decision:
+        count = passing_prefix(passed)
+        if count:
+            return Decision(count)
         return Decision(0, f"stage 1 of {n_stages} did not pass (threshold {threshold:g})")
 
 
 POLICIES: dict[KeepPolicyName, type[KeepPolicy]] = {"all": KeepAll, "prefix": KeepPrefix}
 
 
-def decide(
-    policy: KeepPolicyName, scores: list[float | None], n_stages: int, threshold: float
-) -> Decision:
-    return POLICIES[policy]().decide(scores, n_stages, threshold)
+def decide(policy: KeepPolicyName, passed: list[bool], n_stages: int, threshold: float) -> Decision:
+    return POLICIES[policy]().decide(passed, n_stages, threshold)

@@ -23,9 +23,10 @@ from sqlalchemy import Engine, select
 from environments.protocol import Environment, diff_cap_hit
 from prchain.agent.choices import FINISHED
 from prchain.agent.config import AgentConfig
+from prchain.agent.gates import before_judge, leaking_query
 from prchain.agent.hooks import StepHook
 from prchain.agent.judge import Judge
-from prchain.agent.keep import decide
+from prchain.agent.keep import decide, stage_passes
 from prchain.agent.lease import (
     Lease,
     LeaseLost,
@@ -86,8 +87,9 @@ class RolloutResult:
 @dataclass(frozen=True)
 class StageOutcome:
     passed: bool
-    score: float | None
+    score: float | None  # None when no judge verdict stands (a gate failed it, or a contradiction)
     reason: str | None = None
+    judged: bool = False  # the stage ended on the judge's verdict (the keep signal may apply)
 
 
 class ChainRunner:
@@ -113,6 +115,7 @@ class ChainRunner:
             retries=config.judge_retries,
             leak_min_chars=config.leak_min_chars,
             max_prompt_tokens=config.max_judge_prompt_tokens,
+            threshold=config.judge_threshold,
         )
 
     def run(self, chain_id: int, *, redo: bool = False) -> RolloutResult:
@@ -239,6 +242,10 @@ class ChainRunner:
         task: ChainTask,
         stage: StageTask,
     ) -> StageOutcome:
+        if reason := leaking_query(stage.idx, stage.query_leaks):
+            recorder.stage_started(stage.idx)
+            recorder.stage_finished(stage.idx, status="stopped", reason=reason)
+            return StageOutcome(False, None, reason)
         transition = env.enter_stage(stage.idx)
         recorder.transition(transition)
         recorder.stage_started(stage.idx)
@@ -248,8 +255,10 @@ class ChainRunner:
             return StageOutcome(False, None, reason)
         run = loop.run_stage(stage.idx, _task_text(task, stage), opening=self._opening(task, stage))
         outcome, rounds = self._judged_rounds(env, loop, recorder, stage, run.submitted, run.reason)
-        # T(p̂) beside the judge's score: recorded, not (yet) part of the keep decision.
+        # T(p̂) beside the judge's score; with agent.keep_on tests|both it decides too.
         verdict = self.check_tests(env, stage.stage_id) if self.check_tests else None
+        if outcome.judged:
+            outcome = self._signal(stage.idx, outcome, verdict)
         cumulative = env.cumulative_diff()
         if outcome.passed and (hit := _over_cap(stage.idx, "cumulative diff", cumulative)):
             outcome = StageOutcome(False, outcome.score, hit)  # a resume could not rebuild it
@@ -285,6 +294,8 @@ class ChainRunner:
             agent_patch = env.diff()
             if hit := _over_cap(stage.idx, "diff", agent_patch):
                 return StageOutcome(False, score, hit), round_
+            if gated := before_judge(stage.idx, agent_patch, stage.gold_patch):
+                return StageOutcome(False, None, gated), round_
             try:
                 judged = self.judge.judge(
                     query=stage.query,
@@ -294,7 +305,8 @@ class ChainRunner:
                 )
             except JudgeInputTooLarge as exc:
                 return StageOutcome(False, score, f"stage {stage.idx}: {exc}"), round_
-            score, passed = judged.score, judged.score >= config.judge_threshold
+            score = judged.score
+            passed = score >= config.judge_threshold and not judged.contradicted
             recorder.judgement(
                 stage.idx,
                 round_,
@@ -305,8 +317,11 @@ class ChainRunner:
                 redacted=judged.redacted,
             )
             if passed:
-                return StageOutcome(True, score), round_
+                return StageOutcome(True, score, judged=True), round_
             if round_ == config.max_refinements:
+                if judged.contradicted:
+                    why = f"stage {stage.idx}: the judge's score contradicts its own comment"
+                    return StageOutcome(False, None, why), round_
                 break
             feedback = render(PROMPTS, "feedback.j2", comment=judged.comment)
             loop.add("feedback", {"role": "user", "content": feedback})
@@ -316,7 +331,20 @@ class ChainRunner:
             f"stage {stage.idx}: score {score:.2f} below {config.judge_threshold:g} "
             f"after {config.max_refinements} refinements"
         )
-        return StageOutcome(False, score, why), config.max_refinements
+        return StageOutcome(False, score, why, judged=True), config.max_refinements
+
+    def _signal(self, idx: int, outcome: StageOutcome, verdict: TestVerdict | None) -> StageOutcome:
+        """Apply agent.keep_on: the hidden tests pass the stage, or must agree with the judge."""
+        config = self.config
+        tests = verdict.passed if verdict is not None else None
+        passed = stage_passes(outcome.score, tests, config.judge_threshold, config.keep_on)
+        if passed == outcome.passed:
+            return outcome
+        if passed:
+            return StageOutcome(True, outcome.score, None, judged=True)
+        failing = ", ".join(verdict.failing[:3]) if verdict and verdict.failing else "none named"
+        why = f"stage {idx}: the judge passed it but its hidden tests failed (failing: {failing})"
+        return StageOutcome(False, outcome.score, why, judged=True)
 
     def _opening(self, task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
         n = len(task.stages)
@@ -342,7 +370,10 @@ class ChainRunner:
         reason: str | None,
     ) -> RolloutResult:
         config = self.config
-        decision = decide(config.keep_policy, scores, len(task.stages), config.judge_threshold)
+        # The chain stops at its first failed stage, and every failure has a reason: every stage
+        # before the last passed, and the last one did when no reason came back.
+        passed = [reason is None or i < len(scores) - 1 for i in range(len(scores))]
+        decision = decide(config.keep_policy, passed, len(task.stages), config.judge_threshold)
         status = "kept" if decision.kept else "rejected"
         if decision.kept and decision.kept_stages < len(task.stages):
             reason = f"kept stages 1-{decision.kept_stages}; {reason}"

@@ -1,4 +1,5 @@
-"""`prchain stats` section: trajectories kept and rejected, judge scores, size and cost of kept ones."""
+"""`prchain stats` section: trajectories kept and rejected, judge scores, size and cost of kept ones,
+and how often the judge agrees with the hidden tests (to calibrate the judge)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,42 @@ from sql.models import Judgement, Rollout, RolloutStage
 PAPER_TOKENS = 85_000  # daVinci-Agency: mean tokens per trajectory
 PAPER_TOOL_CALLS = 116  # and mean tool calls
 SCORE_BINS = ((0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01))
+AGREEMENT_CELLS = {
+    (True, True): "judge_pass_tests_pass",
+    (True, False): "judge_pass_tests_fail",
+    (False, True): "judge_fail_tests_pass",
+    (False, False): "judge_fail_tests_fail",
+}
 
 
 def _bin_key(low: float, high: float) -> str:
     return f"stage_scores_{low:.1f}_{min(high, 1.0):.1f}"
+
+
+def agreement(session: Session) -> dict[str, int]:
+    """The 2x2 table of judge verdict against T(p̂), over stages that had both: a judge verdict
+    that stood (gated and self-contradicting stages have no score) and verified hidden tests.
+    The judge's side is its own pass flag, so the threshold of each rollout applies."""
+    passed = set(
+        session.execute(
+            select(Judgement.rollout_id, Judgement.stage_idx).where(Judgement.passed.is_(True))
+        ).all()
+    )
+    stages = session.execute(
+        select(RolloutStage.rollout_id, RolloutStage.stage_idx, RolloutStage.tests_passed).where(
+            RolloutStage.tests_passed.is_not(None), RolloutStage.score.is_not(None)
+        )
+    )
+    cells = dict.fromkeys(AGREEMENT_CELLS.values(), 0)
+    for rollout_id, idx, tests in stages:
+        cells[AGREEMENT_CELLS[((rollout_id, idx) in passed, bool(tests))]] += 1
+    return cells
+
+
+def agreement_rate(cells: dict[str, int]) -> float | None:
+    total = sum(cells.values())
+    agreed = cells["judge_pass_tests_pass"] + cells["judge_fail_tests_fail"]
+    return round(agreed / total, 3) if total else None
 
 
 def collect(session: Session) -> dict[str, Any]:
@@ -49,6 +82,7 @@ def collect(session: Session) -> dict[str, Any]:
     }
     for low, high in SCORE_BINS:
         data[_bin_key(low, high)] = sum(1 for s in scores if low <= s < high)
+    data.update(agreement(session))
     return data
 
 
@@ -85,4 +119,21 @@ def render(data: dict[str, Any]) -> list[Table]:
             f"[{low:.1f}, {min(high, 1.0):.1f}{']' if high > 1 else ')'}",
             str(data[_bin_key(low, high)]),
         )
-    return [table, scores]
+    return [table, scores, agreement_table(data)]
+
+
+def agreement_table(data: dict[str, Any]) -> Table:
+    cells = {key: int(data.get(key, 0)) for key in AGREEMENT_CELLS.values()}
+    rate = agreement_rate(cells)
+    caption = f"agreement {rate:.1%}" if rate is not None else "no stage has both yet"
+    table = Table(title="Judge vs hidden tests (stages with verified tests)", caption=caption)
+    table.add_column("")
+    table.add_column("tests pass", justify="right")
+    table.add_column("tests fail", justify="right")
+    for side in ("pass", "fail"):
+        table.add_row(
+            f"judge {side}",
+            str(cells[f"judge_{side}_tests_pass"]),
+            str(cells[f"judge_{side}_tests_fail"]),
+        )
+    return table

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 
+from chains.leakage import changed_identifiers, find_leaks
 from prchain.agent.choices import FINISHED
 from prchain.core.errors import NothingToDo
 from sql.db import session_scope
@@ -21,6 +22,7 @@ class StageTask:
     gold_patch: str
     query: str
     stage_id: int = 0  # ChainStage.id: where its verified tests are found
+    query_leaks: tuple[str, ...] = ()  # gold identifiers its query (or overview) still names
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,15 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
                 hint="mine with --source git or give the repo a clone_path",
             )
         stages = [
-            StageTask(s.idx, number, s.base_sha or "", s.gold_patch, s.query or "", s.id)
+            StageTask(
+                s.idx,
+                number,
+                s.base_sha or "",
+                s.gold_patch,
+                s.query or "",
+                s.id,
+                query_leaks(s, chain.overview or ""),
+            )
             for s, number in rows
         ]
         overview = chain.overview or (
@@ -67,6 +77,14 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
             else f"One change to {repo.full_name}."
         )
         return ChainTask(chain_id, repo.full_name, repo.clone_path, overview, stages)
+
+
+def query_leaks(stage: ChainStage, overview: str) -> tuple[str, ...]:
+    """Gold identifiers the agent would read in this stage's task: those the query build recorded,
+    and those found again now (a query edited by hand, or an overview read in stage 1)."""
+    text = f"{overview}\n{stage.query or ''}" if stage.idx == 1 else stage.query or ""
+    found = find_leaks(text, changed_identifiers([stage.gold_patch or stage.gold_test_patch]))
+    return tuple(sorted(set(found) | set(stage.query_leaks or ())))
 
 
 def pending_chains(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from chains.config import STRATEGY_NAMES
 from environments.config import CONFLICT_POLICIES
 from miner.config import SOURCE_NAMES
-from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES
+from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
 from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
 from prchain.prm.variants import VARIANTS
 from prchain.scale.config import BACKEND_NAMES
@@ -29,6 +29,7 @@ __all__ = [
     "OOO_MODES",
     "EXPORT_FORMATS",
     "KEEP_POLICIES",
+    "KEEP_SIGNALS",
     "PRM_VARIANTS",
     "SOURCE_NAMES",
     "STRATEGY_NAMES",

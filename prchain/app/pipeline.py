@@ -85,6 +85,14 @@ def chains_from_config(
     )
 
 
+def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:
+    """`queries build --redo-leaking`: forget the queries that still leak, so the build rewrites them."""
+    from chains.queries import reset_leaking
+    from sql.db import make_engine
+
+    return reset_leaking(make_engine(config.store.url), chain_ids)
+
+
 def queries_from_config(
     config: Config,
     *,

@@ -45,6 +45,7 @@ def export_facts(engine: Engine, config: Config) -> ExportFacts:
                 keep=config.agent.keep_policy,
                 keep_prm=config.prm.keep_in_export,
                 leak_min_chars=config.agent.leak_min_chars,
+                keep_on=config.agent.keep_on,
             )
             if record is None:
                 skipped[why] += 1

@@ -43,6 +43,12 @@ def queries() -> None:
     metavar="ID",
     help="Only this chain (repeatable).",
 )
+@click.option(
+    "--redo-leaking",
+    is_flag=True,
+    help="First forget the queries that still name gold identifiers, then write them again "
+    "(the new prompt forbids the leaked names).",
+)
 @backend_options
 @budget_options
 def build(
@@ -51,6 +57,7 @@ def build(
     db_url: str | None,
     workers: int | None,
     chain_ids: tuple[int, ...],
+    redo_leaking: bool,
     backend: str | None,
     ray_address: str | None,
     budget_usd: float | None,
@@ -60,7 +67,9 @@ def build(
     """Write the missing queries and overviews; stages that have one are skipped, so reruns are free.
 
     Each query says why, where (file paths) and vaguely how, never naming the identifiers the gold
-    patch adds or changes; a query that does is regenerated up to chains.query_max_attempts. The
+    patch adds or changes; a query that does is regenerated up to chains.query_max_attempts. A
+    query that still leaks is kept but its stage is not rolled out, and the command exits 1;
+    --redo-leaking writes those again. The
     model of each role is llm.models.query_constructor / llm.models.overview; the server is
     OPENAI_BASE_URL with OPENAI_API_KEY.
 
@@ -74,8 +83,13 @@ def build(
       prchain queries build --chain 12 --chain 40 --set llm.models.query_constructor=gpt-4o
       prchain queries build --backend ray --ray-address auto   # one Ray task per chain
       prchain queries build --dry-run && prchain queries build --budget-usd 2
+      prchain queries build --redo-leaking
     """
-    from prchain.app.pipeline import plan_queries_from_config, queries_from_config
+    from prchain.app.pipeline import (
+        plan_queries_from_config,
+        queries_from_config,
+        reset_leaking_queries,
+    )
 
     config = build_config(
         config_path,
@@ -84,6 +98,9 @@ def build(
         **{"scale.backend": backend, "scale.ray_address": ray_address},
         **budget_overrides(budget_usd, budget_tokens),
     )
+    if redo_leaking and not dry_run:
+        reset = reset_leaking_queries(config, list(chain_ids) or None)
+        click.echo(f"forgot {plural(reset, 'leaking query', 'leaking queries')}; writing them again")
     if dry_run:
         rows = plan_queries_from_config(config, chain_ids=list(chain_ids) or None)
         Console().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))
@@ -106,8 +123,16 @@ def build(
     Console().print(summary_table(summary))
     for failure in summary.failures[:20]:
         click.secho(f"failed: {failure}", fg="yellow", err=True)
+    if summary.leaked:  # stored, but their stages are not rolled out (prchain/agent/gates.py)
+        click.secho(
+            f"leaking after every attempt: {plural(summary.leaked, 'stage')} whose text names "
+            "gold identifiers; not rolled out until rewritten with --redo-leaking",
+            fg="red",
+            err=True,
+        )
     failed = len(summary.failures)  # stages, overviews and chains whose task was lost
-    finish(failed, f"{plural(failed, 'item')} could not be written; rerun to retry them")
+    lost = f"{plural(failed, 'item')} could not be written; rerun to retry them" if failed else ""
+    finish(failed + summary.leaked, lost)
 
 
 def summary_table(summary: QuerySummary) -> Table:

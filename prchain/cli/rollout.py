@@ -13,7 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from prchain.app.choices import CONFLICT_POLICIES, EXPORT_FORMATS, KEEP_POLICIES, PRM_VARIANTS
+from prchain.app.choices import (
+    CONFLICT_POLICIES,
+    EXPORT_FORMATS,
+    KEEP_POLICIES,
+    KEEP_SIGNALS,
+    PRM_VARIANTS,
+)
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
@@ -57,6 +63,11 @@ FAILED = ("failed", "lost")  # results that end `prchain rollout` with exit stat
     help="Which stages become training data (agent.keep_policy).",
 )
 @click.option(
+    "--keep-on",
+    type=click.Choice(KEEP_SIGNALS),
+    help="What passes a stage: judge, tests (verified hidden tests) or both (agent.keep_on).",
+)
+@click.option(
     "--prm",
     "prm_variant",
     type=click.Choice([*PRM_VARIANTS, "none"], case_sensitive=False),
@@ -76,6 +87,7 @@ def rollout(
     workers: int | None,
     policy: str | None,
     keep: str | None,
+    keep_on: str | None,
     prm_variant: str | None,
     prm_every: int | None,
     prm_window: int | None,
@@ -111,6 +123,7 @@ def rollout(
             "agent.workers": workers,
             "environment.conflict_policy": policy,
             "agent.keep_policy": keep,
+            "agent.keep_on": keep_on,
             "prm.variant": prm_variant,
             "prm.every": prm_every,
             "prm.window": prm_window,
@@ -363,6 +376,11 @@ def _print_message(console: Console, kind: str, message: dict, limit: int | None
     help="all stages, or the longest passing prefix (default agent.keep_policy).",
 )
 @click.option(
+    "--keep-on",
+    type=click.Choice(KEEP_SIGNALS),
+    help="What passes a stage: judge, tests or both (default agent.keep_on).",
+)
+@click.option(
     "--keep-prm/--no-keep-prm",
     default=None,
     help="Keep PRM guidance turns (default prm.keep_in_export).",
@@ -392,6 +410,7 @@ def export_command(
     out: Path,
     min_score: float | None,
     keep: str | None,
+    keep_on: str | None,
     keep_prm: bool | None,
     format_: str,
     keep_reasoning: bool,
@@ -413,11 +432,14 @@ def export_command(
     from prchain.app.rollout import public_config
     from prchain.app.views import ExportOptions, export_dataset, make_engine, read_manifest
 
-    config = build_config(config_path, overrides, db_url, **{"agent.keep_policy": keep})
+    config = build_config(
+        config_path, overrides, db_url, **{"agent.keep_policy": keep, "agent.keep_on": keep_on}
+    )
     options = ExportOptions(
         format=format_,  # type: ignore[arg-type]  # click.Choice of EXPORT_FORMATS
         min_score=config.agent.judge_threshold if min_score is None else min_score,
         keep=config.agent.keep_policy,
+        keep_on=config.agent.keep_on,
         keep_prm=config.prm.keep_in_export if keep_prm is None else keep_prm,
         keep_reasoning=keep_reasoning,
         leak_min_chars=config.agent.leak_min_chars,

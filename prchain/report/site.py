@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from prchain.agent.stats import agreement
 from prchain.core.files import atomic_directory
 from prchain.report.chainpage import ChainPage, chain_pages
 from prchain.report.collect import collect_index, llm_role_rows
@@ -105,6 +106,7 @@ class SiteWriter:
             repos=data.repos,
             p2t=p2t_counts(session),
             llm_roles=llm_role_rows(session),
+            agreement=agreement(session),
             lengths=sorted({c.length for c in data.chains}),
             outcomes=sorted({c.outcome for c in data.chains}),
             chains_total=len(data.chains),

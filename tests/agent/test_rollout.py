@@ -164,6 +164,7 @@ def test_a_chain_that_never_reaches_the_threshold_is_rejected_after_three_refine
     make_runner: Callable[..., ChainRunner],
 ) -> None:
     seeded = seed_chain(str(sqlite_engine.url), tmp_path)
+    fake_llm.push(model="policy", tool_calls=bash("echo '# tried' >> calc/ops.py"))
     fake_llm.push(model="policy", tool_calls=submit("tried"), times=None)
     fake_llm.push(
         model="judge",
@@ -190,7 +191,7 @@ def test_a_chain_that_never_reaches_the_threshold_is_rejected_after_three_refine
         and rollout.status == "rejected"
         and "after 3 refinements" in (rollout.reason or "")
     )
-    # The same empty diff is judged four times: one request to the server, three replays from the cache.
+    # The same diff is judged four times: one request to the server, three replays from the cache.
     with Session(sqlite_engine) as session:
         judge_calls = [
             c.cached

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from prchain.agent.choices import ExportFormat, KeepPolicyName
+from prchain.agent.choices import ExportFormat, KeepPolicyName, KeepSignal
 from prchain.agent.export import Forbidden, build_record
 from prchain.agent.formats.card import CardFacts, write_card, write_manifest
 from prchain.agent.formats.files import write_rows
@@ -34,6 +34,7 @@ class ExportOptions:
     format: ExportFormat = "openai"
     min_score: float = 0.8
     keep: KeepPolicyName = "all"
+    keep_on: KeepSignal = "judge"
     keep_prm: bool = False
     keep_reasoning: bool = False
     leak_min_chars: int = 20
@@ -43,6 +44,7 @@ class ExportOptions:
         return {
             "min_score": self.min_score,
             "keep": self.keep,
+            "keep_on": self.keep_on,
             "keep_prm": self.keep_prm,
             "keep_reasoning": self.keep_reasoning,
             "rollout_ids": list(self.rollout_ids) if self.rollout_ids is not None else None,
@@ -105,6 +107,7 @@ def _records(
                 leak_min_chars=options.leak_min_chars,
                 keep_reasoning=options.keep_reasoning,
                 forbidden=forbidden,
+                keep_on=options.keep_on,
             )
             if record is None:
                 facts.skipped[why] += 1

@@ -1,0 +1,137 @@
+"""What no exported message may show: a line of any gold patch of the chain, or a hidden test name.
+
+Every message is scanned: system and user turns, judge feedback and tool outputs (issue 20,
+finding 4: a `git diff` between two refs printed an earlier stage's gold patch, and only prompts
+were scanned). The rules, chosen so that ordinary code cannot trip them:
+
+- **What is guarded.** The lines the gold code and test patches of every stage ADD. A removed line
+  or a context line was in the repository the agent works on, so seeing one is no leak; such a
+  line is guarded only when an earlier stage's gold patch added it (the agent's stage base has it
+  reverted).
+- **Trivial lines are not guarded**: fewer than `min_chars` non-space characters; lines made only
+  of keywords, builtins and generic words (`return None`, `@property`, `else:`, `}`); import lines
+  (`import os`, `from x import y`, `use a::b;`, `#include <x>`), which any file of the project
+  may hold.
+- **What the agent typed is not a leak.** A guarded line the agent itself wrote earlier in the
+  trajectory (in its replies, reasoning or tool-call arguments) may appear in later outputs: the
+  `cat` of a file it wrote. Order matters: a gold line seen before the agent wrote it is a leak,
+  however the agent goes on to use it.
+- **Hidden test names**: the FAIL_TO_PASS tests of a verified stage whose definition the gold test
+  patch adds (and the `test_*` functions it adds), matched as whole words.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import keyword
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from prchain.agent.judge import GENERIC_WORDS
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_IMPORT = re.compile(
+    r"^(?:import\s|from\s+\S+\s+import\s|use\s+[\w:{}, *]+;?$|#\s*include\s|require\(|package\s)"
+)
+_DEFINED = re.compile(r"^\+\s*(?:async\s+)?(?:def|function|fn|func)\s+([A-Za-z_]\w*)", re.MULTILINE)
+_TEST_FUNCTION = re.compile(r"^\+\s*(?:async\s+)?def\s+(test_\w+)", re.MULTILINE)
+
+
+@cache
+def _plain_words() -> frozenset[str]:
+    return frozenset(GENERIC_WORDS) | frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+def is_trivial(line: str, min_chars: int) -> bool:
+    """Too short, only keywords/builtins/generic words, or an import: not worth guarding."""
+    if sum(not c.isspace() for c in line) < min_chars or _IMPORT.match(line):
+        return True
+    plain = _plain_words()
+    return all(word in plain or word.isdigit() for word in _WORD.findall(line))
+
+
+def _lines(patch: str, signs: str) -> list[str]:
+    out = []
+    for line in patch.splitlines():
+        if line[:1] in signs and not line.startswith(("+++", "---")):
+            out.append(line[1:].strip())
+    return out
+
+
+def guarded_lines(patches: list[str], min_chars: int) -> list[str]:
+    """Per stage, in order, the gold patches (code and test) joined: the lines to guard."""
+    guarded: set[str] = set()
+    added_before: set[str] = set()
+    for patch in patches:
+        visible = set(_lines(patch, " -")) - added_before
+        added = set(_lines(patch, "+"))
+        guarded |= {line for line in added - visible if not is_trivial(line, min_chars)}
+        added_before |= added
+    return sorted(guarded, key=len, reverse=True)
+
+
+def hidden_test_names(fail_to_pass: Iterable[str], test_patch: str) -> list[str]:
+    """Test names the gold test patch introduces: the required tests it defines and its test_*."""
+    added = set(_DEFINED.findall(test_patch))
+    names = set(_TEST_FUNCTION.findall(test_patch))
+    for node in fail_to_pass:
+        name = node.rsplit("::", 1)[-1].split("[", 1)[0]
+        if name in added:
+            names.add(name)
+    return sorted(names)
+
+
+@dataclass(frozen=True)
+class Guard:
+    lines: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def first_leak(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why the trajectory leaks (the first guarded text a message shows before the agent
+        wrote it), or None."""
+        typed: list[str] = []
+        names = [(name, re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")) for name in self.names]
+        for message in messages:
+            if message["role"] == "assistant":
+                typed.append(_agent_text(message))
+                continue
+            text = message.get("content") or ""
+            hit = self._hit(text, names, "\n".join(typed))
+            if hit is not None:
+                return f"a {message['role']} message shows {hit}"
+        return None
+
+    def _hit(self, text: str, names: list[tuple[str, re.Pattern[str]]], typed: str) -> str | None:
+        for line in self.lines:
+            if line in text and line not in typed:
+                return "a gold-patch line"
+        for _name, pattern in names:
+            if pattern.search(text) and not pattern.search(typed):
+                return "a hidden test name"
+        return None
+
+
+def _agent_text(message: dict[str, Any]) -> str:
+    """Everything the agent wrote in one reply, tool-call arguments decoded (a heredoc in JSON)."""
+    parts = [message.get("content") or "", message.get("reasoning_content") or ""]
+    for call in message.get("tool_calls") or []:
+        raw = call["function"].get("arguments") or ""
+        parts.append(raw)
+        with contextlib.suppress(json.JSONDecodeError, TypeError):
+            parts.extend(_strings(json.loads(raw)))
+    return "\n".join(parts)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [str(value)]
