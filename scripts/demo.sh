@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole pipeline offline: a repository made here, the scripted local LLM server, real containers.
 # mine → chains build → queries build → rollout → export, then the export is loaded with `datasets`.
+# DEMO_LLM_SCRIPT picks the scripted replies: examples/demo-llm-idle.yaml is an agent that submits
+# without changing anything (nothing is kept; the rollout table says why, stage by stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PRCHAIN=${PRCHAIN:-.venv/bin/prchain}
@@ -10,7 +12,7 @@ DB="sqlite:///$DEMO/prchain.db"
 ARGS=(--config examples/demo.yaml --db "$DB")
 
 "$PRCHAIN" dev make-repo "$DEMO/calc"
-"$PRCHAIN" dev fake-llm --script examples/demo-llm.yaml --port 0 >"$DEMO/fake-llm.log" 2>&1 &
+"$PRCHAIN" dev fake-llm --script "${DEMO_LLM_SCRIPT:-examples/demo-llm.yaml}" --port 0 >"$DEMO/fake-llm.log" 2>&1 &
 LLM_PID=$!
 trap 'kill $LLM_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do grep -q '^export ' "$DEMO/fake-llm.log" 2>/dev/null && break; sleep 0.2; done
@@ -53,12 +55,18 @@ for rollout, stage, content in rows:
     print(f"  rollout {rollout} stage {stage}: {summary[-1].strip() if summary else content[-120:]}")
 PY
 .venv/bin/python - "$OPENAI" "$SHAREGPT" "$PARQUET" <<'PY'
+import os
 import sys
 
 import datasets
+import pyarrow.parquet
 
 for path in sys.argv[1:]:
     kind = "parquet" if path.endswith(".parquet") else "json"
+    rows = pyarrow.parquet.read_metadata(path).num_rows if kind == "parquet" else os.path.getsize(path)
+    if not rows:  # the idle agent's run: nothing kept, so nothing to load
+        print(path, "holds no trajectory (see the skipped reasons above)")
+        continue
     print(path, datasets.load_dataset(kind, data_files=path, split="train"))
 PY
 echo "exports (each with README.md and a manifest beside it):"
