@@ -21,7 +21,7 @@ from sqlalchemy import Engine, select
 from prchain.agent.choices import KeepPolicyName, KeepSignal
 from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.agent.keep import decide, stage_passes
-from prchain.agent.leakscan import Guard, guarded_lines, hidden_test_names
+from prchain.agent.leakscan import GoldStage, Guard, chain_guard
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
@@ -158,10 +158,9 @@ def export_message(
     return out
 
 
-def chain_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard:
-    """What no message of a rollout of this chain may show: every stage's gold lines (earlier and
-    later ones alike) and the names of the tests its hidden test patch adds."""
-    patches = [(s.gold_patch or "") + (s.gold_test_patch or "") for s in stages]
+def load_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard:
+    """What no message of a rollout of this chain may show (prchain.agent.leakscan): every
+    stage's gold lines, earlier and later ones alike, and its hidden test names."""
     verified = dict(
         session.execute(
             select(StageVerification.chain_stage_id, StageVerification.fail_to_pass).where(
@@ -169,12 +168,11 @@ def chain_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard
             )
         ).all()
     )
-    names = {
-        name
-        for s, patch in zip(stages, patches, strict=True)
-        for name in hidden_test_names(verified.get(s.id) or [], patch)
-    }
-    return Guard(tuple(guarded_lines(patches, min_chars)), tuple(sorted(names)))
+    gold = [
+        GoldStage(s.gold_patch or "", s.gold_test_patch or "", tuple(verified.get(s.id) or ()))
+        for s in stages
+    ]
+    return chain_guard(gold, min_chars)
 
 
 Forbidden = Callable[[Any, Rollout], list[str]]
@@ -238,8 +236,8 @@ def build_record(
             .order_by(ChainStage.idx)
         )
     )
-    guard = chain_guard(session, [stage for stage, _ in chain_stages], leak_min_chars)
-    if (leak := guard.first_leak(messages)) is not None:
+    guard = load_guard(session, [stage for stage, _ in chain_stages], leak_min_chars)
+    if (leak := guard.first_leak(messages, [step.stage_idx for step in steps])) is not None:
         return None, leak
     if forbidden is not None and any_message_shows(messages, forbidden(session, rollout)):
         return None, "a message shows oracle text (hidden test name or graph statement)"

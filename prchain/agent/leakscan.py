@@ -7,7 +7,9 @@ were scanned). The rules, chosen so that ordinary code cannot trip them:
 - **What is guarded.** The lines the gold code and test patches of every stage ADD. A removed line
   or a context line was in the repository the agent works on, so seeing one is no leak; such a
   line is guarded only when an earlier stage's gold patch added it (the agent's stage base has it
-  reverted).
+  reverted). Code lines are guarded in every stage. Only the code part of earlier gold patches is
+  reverted at a stage entry, so stage k's test lines and hidden test names are guarded in stages
+  up to k, and are part of the repository from stage k+1 on.
 - **Trivial lines are not guarded**: fewer than `min_chars` non-space characters; lines made only
   of keywords, builtins and generic words (`return None`, `@property`, `else:`, `}`); import lines
   (`import os`, `from x import y`, `use a::b;`, `#include <x>`), which any file of the project
@@ -75,6 +77,15 @@ def guarded_lines(patches: list[str], min_chars: int) -> list[str]:
     return sorted(guarded, key=len, reverse=True)
 
 
+@dataclass(frozen=True)
+class GoldStage:
+    """One stage's gold: its code patch, its test patch and its verified FAIL_TO_PASS tests."""
+
+    code: str
+    test: str = ""
+    fail_to_pass: tuple[str, ...] = ()
+
+
 def hidden_test_names(fail_to_pass: Iterable[str], test_patch: str) -> list[str]:
     """Test names the gold test patch introduces: the required tests it defines and its test_*."""
     added = set(_DEFINED.findall(test_patch))
@@ -88,32 +99,50 @@ def hidden_test_names(fail_to_pass: Iterable[str], test_patch: str) -> list[str]
 
 @dataclass(frozen=True)
 class Guard:
-    lines: tuple[str, ...]
-    names: tuple[str, ...]
+    """What a message of stage s may not show: `code` lines always; test lines and names of
+    stages s and later (`tests[k]`, `names[k]` for stage k, 1-based)."""
 
-    def first_leak(self, messages: list[dict[str, Any]]) -> str | None:
+    code: tuple[str, ...]
+    tests: dict[int, tuple[str, ...]]
+    names: dict[int, tuple[str, ...]]
+
+    def first_leak(self, messages: list[dict[str, Any]], stages: list[int]) -> str | None:
         """Why the trajectory leaks (the first guarded text a message shows before the agent
-        wrote it), or None."""
+        wrote it), or None. `stages[i]` is the stage of `messages[i]`."""
         typed: list[str] = []
-        names = [(name, re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")) for name in self.names]
-        for message in messages:
+        for message, stage in zip(messages, stages, strict=True):
             if message["role"] == "assistant":
                 typed.append(_agent_text(message))
                 continue
-            text = message.get("content") or ""
-            hit = self._hit(text, names, "\n".join(typed))
+            hit = self._hit(message.get("content") or "", stage, "\n".join(typed))
             if hit is not None:
                 return f"a {message['role']} message shows {hit}"
         return None
 
-    def _hit(self, text: str, names: list[tuple[str, re.Pattern[str]]], typed: str) -> str | None:
-        for line in self.lines:
+    def _hit(self, text: str, stage: int, typed: str) -> str | None:
+        tests = [line for k, lines in self.tests.items() if k >= stage for line in lines]
+        for line in [*self.code, *tests]:
             if line in text and line not in typed:
                 return "a gold-patch line"
-        for _name, pattern in names:
+        for name in (n for k, names in self.names.items() if k >= stage for n in names):
+            pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
             if pattern.search(text) and not pattern.search(typed):
                 return "a hidden test name"
         return None
+
+
+def chain_guard(stages: list[GoldStage], min_chars: int) -> Guard:
+    """The guard of a chain whose stages (1, 2, ...) have this gold."""
+    lines = set(guarded_lines([s.code + s.test for s in stages], min_chars))
+    code = {line for s in stages for line in _lines(s.code, "+")} & lines
+    tests = {
+        k: tuple(sorted((set(_lines(s.test, "+")) & lines) - code)) for k, s in enumerate(stages, 1)
+    }
+    names = {
+        k: tuple(hidden_test_names(s.fail_to_pass, s.test or s.code))
+        for k, s in enumerate(stages, 1)
+    }
+    return Guard(tuple(sorted(code, key=len, reverse=True)), tests, names)
 
 
 def _agent_text(message: dict[str, Any]) -> str:
