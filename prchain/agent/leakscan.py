@@ -29,10 +29,12 @@ import contextlib
 import json
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal
+
+import ahocorasick
 
 from prchain.agent.judge import GENERIC_WORDS
 
@@ -97,6 +99,9 @@ def hidden_test_names(fail_to_pass: Iterable[str], test_patch: str) -> list[str]
     return sorted(names)
 
 
+Kind = Literal["code", "test", "name"]
+
+
 @dataclass(frozen=True)
 class Guard:
     """What a message of stage s may not show: `code` lines always; test lines and names of
@@ -108,27 +113,51 @@ class Guard:
 
     def first_leak(self, messages: list[dict[str, Any]], stages: list[int]) -> str | None:
         """Why the trajectory leaks (the first guarded text a message shows before the agent
-        wrote it), or None. `stages[i]` is the stage of `messages[i]`."""
-        typed: list[str] = []
+        wrote it), or None. `stages[i]` is the stage of `messages[i]`.
+
+        One Aho-Corasick pass per message finds every guarded string at once, so the cost grows
+        with the text, not with text × guarded lines (bench/bench_leakscan.py: 300 messages
+        against 1,000 lines, ~1.3 s with one substring search per line, ~0.15 s here)."""
+        automaton = self._automaton()
+        typed: set[str] = set()
         for message, stage in zip(messages, stages, strict=True):
             if message["role"] == "assistant":
-                typed.append(_agent_text(message))
+                typed.update(key for key, _, _ in _matches(automaton, _agent_text(message)))
                 continue
-            hit = self._hit(message.get("content") or "", stage, "\n".join(typed))
-            if hit is not None:
-                return f"a {message['role']} message shows {hit}"
+            for key, kind, last in _matches(automaton, message.get("content") or ""):
+                if key not in typed and (kind == "code" or stage <= last):
+                    what = "a hidden test name" if kind == "name" else "a gold-patch line"
+                    return f"a {message['role']} message shows {what}"
         return None
 
-    def _hit(self, text: str, stage: int, typed: str) -> str | None:
-        tests = [line for k, lines in self.tests.items() if k >= stage for line in lines]
-        for line in [*self.code, *tests]:
-            if line in text and line not in typed:
-                return "a gold-patch line"
-        for name in (n for k, names in self.names.items() if k >= stage for n in names):
-            pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-            if pattern.search(text) and not pattern.search(typed):
-                return "a hidden test name"
-        return None
+    def _automaton(self) -> Any:
+        """Every guarded string → (string, kind, last stage in which it is guarded)."""
+        entries: dict[str, tuple[str, Kind, int]] = {}
+        for kind, by_stage in (("name", self.names), ("test", self.tests)):
+            for k in sorted(by_stage):
+                entries.update({text: (text, kind, k) for text in by_stage[k]})  # type: ignore[misc]
+        entries.update({line: (line, "code", 0) for line in self.code})
+        automaton = ahocorasick.Automaton()
+        for text, value in entries.items():
+            automaton.add_word(text, value)
+        automaton.make_automaton()
+        return automaton
+
+
+def _matches(automaton: Any, text: str) -> Iterator[tuple[str, Kind, int]]:
+    """Guarded strings found in `text`; names only as whole words."""
+    if not text or automaton.kind != ahocorasick.AHOCORASICK:  # no text, or nothing guarded
+        return
+    for end, (key, kind, last) in automaton.iter(text):
+        if kind == "name" and not _whole_word(text, end - len(key) + 1, end):
+            continue
+        yield key, kind, last
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start > 0 else " "
+    after = text[end + 1] if end + 1 < len(text) else " "
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
 
 
 def chain_guard(stages: list[GoldStage], min_chars: int) -> Guard:
