@@ -85,7 +85,7 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     """Test verdicts (issue 10's table) and P2T tables (`p2t_*`, made here by hand) are shown."""
     from sqlalchemy import insert, text
 
-    from sql.models import P2TStage, Rollout, RolloutStage, StageVerification, Step
+    from sql.models import Judgement, P2TStage, Rollout, RolloutStage, StageVerification, Step
 
     _mined_with_chains(tmp_path, sqlite_url)
     engine = make_engine(sqlite_url)
@@ -127,6 +127,21 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
                     "score": 0.9,
                     "stage_diff": "",
                     "cumulative_diff": "",
+                    "tests_passed": False,
+                }
+            ],
+        )
+        conn.execute(
+            insert(Judgement),
+            [
+                {
+                    "rollout_id": 1,
+                    "stage_idx": 1,
+                    "round": 0,
+                    "score": 0.9,
+                    "comment": "ok",
+                    "passed": True,
+                    "attempts": 1,
                 }
             ],
         )
@@ -172,6 +187,10 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     assert result.exit_code == 0, result.output
     index = (out / "index.html").read_text()
     assert "stages with verified tests" in index and "p2t_candidates" in index
+    # The judge passed a stage its hidden tests failed: the 2x2 table shows it.
+    agreement = index.split('id="agreement"', 1)[1].split("</section>", 1)[0]
+    assert "Judge vs hidden tests" in agreement
+    assert '<td>judge pass</td><td class="num">0</td><td class="num">1</td>' in agreement
     chain = (out / "chains/1.html").read_text()
     assert "FAIL_TO_PASS 1" in chain and "tests/test_ops.py::test_subtract" in chain
     trajectory = (out / "trajectories/1.html").read_text()
