@@ -100,7 +100,9 @@ def build(
     )
     if redo_leaking and not dry_run:
         reset = reset_leaking_queries(config, list(chain_ids) or None)
-        click.echo(f"forgot {plural(reset, 'leaking query', 'leaking queries')}; writing them again")
+        click.echo(
+            f"forgot {plural(reset, 'leaking query', 'leaking queries')}; writing them again"
+        )
     if dry_run:
         rows = plan_queries_from_config(config, chain_ids=list(chain_ids) or None)
         Console().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))

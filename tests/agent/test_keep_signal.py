@@ -100,7 +100,8 @@ def test_the_export_follows_the_signal(sqlite_engine: Engine, tmp_path: Path) ->
     assert written == {"judge": 2, "tests": 2, "both": 1}
     ids = {
         signal: [
-            json.loads(r)["metadata"]["rollout_id"] for r in open(tmp_path / f"{signal}.jsonl")
+            json.loads(r)["metadata"]["rollout_id"]
+            for r in (tmp_path / f"{signal}.jsonl").read_text().splitlines()
         ]
         for signal in ("judge", "tests", "both")
     }

@@ -78,7 +78,8 @@ def test_queries_build_exits_1_while_a_query_leaks_and_redo_rewrites_it(
     fake_llm.push(model="query_constructor", content=LEAKY, times=None)  # every attempt leaks
     first = CliRunner().invoke(main, _args(sqlite_url))
     assert first.exit_code == 1, first.output
-    assert "still name gold identifiers" in first.output and "--redo-leaking" in first.output
+    assert "leaking after every attempt: 1 stage" in first.output
+    assert "--redo-leaking" in first.output
 
     fake_llm.reset()
     fake_llm.push(
