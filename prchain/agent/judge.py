@@ -171,6 +171,19 @@ def _parses_as_verdict(completion: Completion) -> None:
     parse_verdict(completion.content)
 
 
+def judge_prompt(query: str, gold_patch: str, agent_patch: str) -> str:
+    """The judge's prompt, each untrusted text fenced by markers derived from all three."""
+    token = fence_token(query, gold_patch, agent_patch)
+    return render(
+        PROMPTS,
+        "judge.j2",
+        query=query,
+        gold_patch=gold_patch,
+        agent_patch=agent_patch,
+        token=token,
+    )
+
+
 LEAK_PROBLEM = (
     "Your comment copies code from the reference patch, which the engineer must not see. "
     "Describe the problems in your own words without quoting the reference."
@@ -198,15 +211,7 @@ class Judge:
         self.threshold = threshold  # the passing score, for telling contradictions apart
 
     def prompt(self, *, query: str, gold_patch: str, agent_patch: str) -> str:
-        token = fence_token(query, gold_patch, agent_patch)
-        return render(
-            PROMPTS,
-            "judge.j2",
-            query=query,
-            gold_patch=gold_patch,
-            agent_patch=agent_patch,
-            token=token,
-        )
+        return judge_prompt(query, gold_patch, agent_patch)
 
     def judge(
         self, *, query: str, gold_patch: str, agent_patch: str, rollout_id: int | None = None

@@ -10,11 +10,11 @@ from __future__ import annotations
 from sqlalchemy import Engine, func, select
 
 from prchain.agent.config import AgentConfig
-from prchain.agent.loop import CHARS_PER_TOKEN, PROMPTS
+from prchain.agent.judge import judge_prompt
+from prchain.agent.loop import CHARS_PER_TOKEN
 from prchain.agent.tasks import pending_chains
 from prchain.llm.config import LLMConfig
 from prchain.llm.estimate import RoleEstimate, estimate_role
-from prchain.llm.prompts import render
 from sql.db import session_scope
 from sql.models import ChainStage, LLMCall, RolloutStage
 
@@ -69,5 +69,4 @@ def plan_rollouts(
 def judge_prompt_tokens(query: str, gold_patch: str) -> int:
     """The judge's prompt for a stage, rendered with its real query and gold patch and, standing
     in for the agent's patch, one of the same size (a long gold patch makes a long prompt)."""
-    text = render(PROMPTS, "judge.j2", query=query, gold_patch=gold_patch, agent_patch=gold_patch)
-    return len(text) // CHARS_PER_TOKEN
+    return len(judge_prompt(query, gold_patch, gold_patch)) // CHARS_PER_TOKEN
