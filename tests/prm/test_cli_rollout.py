@@ -29,8 +29,8 @@ def test_rollout_with_prm_flags_injects_guidance_and_stats_report_the_variant(
     seeded = seed_chain(sqlite_url, tmp_path, prs=(1,))
     config = tmp_path / "prchain.yaml"
     config.write_text(yaml.safe_dump({"llm": llm_config.model_dump(mode="json")}))
-    for _ in range(2):
-        fake_llm.push(model="policy", tool_calls=bash("ls calc"))
+    fake_llm.push(model="policy", tool_calls=bash("ls calc"))
+    fake_llm.push(model="policy", tool_calls=bash("echo '# noted' >> calc/ops.py"))
     fake_llm.push(model="prm", content=verdict_json(guidance=GUIDANCE))
     fake_llm.push(model="policy", tool_calls=submit())
     fake_llm.push(model="judge", content=verdict(0.9, "Fine."))

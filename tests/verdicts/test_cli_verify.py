@@ -46,11 +46,19 @@ def _verified(url: str) -> dict[int, StageVerification]:
 
 
 def _policy(body: dict[str, Any]) -> dict[str, Any]:
-    """Stage 1: write circle_area (its own way) and submit; later stages: submit at once."""
-    turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    if turns == 0:
+    """Stage 1: write circle_area (its own way) and submit; later stages: a token change (a stage
+    that changes nothing is failed unjudged, issue 20), then submit."""
+    since_task = 0
+    for message in reversed(body["messages"]):
+        if message["role"] == "user":
+            break
+        since_task += message["role"] == "assistant"
+    if not any(m["role"] == "assistant" for m in body["messages"]):
         code = CIRCLE.replace("radius * radius", "radius ** 2")
         command = f"cat >> geo/shapes.py <<'EOF'\n{code}\nEOF"
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+    if since_task == 0:
+        command = "echo '# reviewed' >> geo/shapes.py"
         return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
     return {"tool_calls": [{"name": "submit", "arguments": {"summary": "done"}}]}
 
