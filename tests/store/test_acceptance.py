@@ -113,10 +113,13 @@ def test_an_old_store_upgrades_and_overlapping_commands_never_repeat_work(
     # 3. A rollout, held at its first policy request while two verifies and a rebuild run.
     holding, release = threading.Event(), threading.Event()
 
-    def policy(_body: dict[str, Any]) -> dict[str, Any]:
+    def policy(body: dict[str, Any]) -> dict[str, Any]:
         if not holding.is_set():
             holding.set()
             release.wait(600)
+        if body["messages"][-1]["role"] == "user":  # a stage's first turn: a real change (gates)
+            command = "echo '# reviewed' >> geo/shapes.py"
+            return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
         return {"tool_calls": [{"name": "submit", "arguments": {"summary": "done"}}]}
 
     fake_llm.push(model="policy", responder=policy, times=None)
