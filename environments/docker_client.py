@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,6 +342,7 @@ class DockerClient:
         binds: dict[str, tuple[str, str]],
         network_mode: str,
         timeout: float,
+        on_start: Callable[[str], None] | None = None,
     ) -> tuple[str, int, str]:
         """Run argv as root in a new container until it ends (builds: network on, binds of host
         files, named volumes as caches); returns (container id, exit code or -1 on timeout, log).
@@ -372,6 +373,8 @@ class DockerClient:
             raise EnvironmentFailure(
                 f"cannot start a build container from {image}: {exc}"
             ) from None
+        if on_start is not None:  # e.g. registered for removal should we be stopped meanwhile
+            on_start(str(container.id))
         try:
             code = int(container.wait(timeout=timeout).get("StatusCode", -1))
         except (ReadTimeout, RequestsConnectionError):  # the build ran past its time

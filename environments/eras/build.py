@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from environments import cleanup
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from environments.eras.config import ErasConfig
@@ -162,6 +163,8 @@ def _run_and_commit(
         binds=binds,
         network_mode=eras.network_mode,
         timeout=eras.build_timeout,
+        # Ctrl-C or SIGTERM of `env setup` removes the build container (SIGKILL leaves it to gc).
+        on_start=lambda cid: cleanup.register(cid, lambda: _remove(client, cid)),
     )
     try:
         if code != 0:
@@ -169,15 +172,16 @@ def _run_and_commit(
         changes = ["ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/bin/bash"]', "WORKDIR /"]
         return client.commit_image(container, tag, labels, changes), code, log
     finally:
+        cleanup.unregister(container)
         client.remove_container(container)
 
 
-def _owner() -> dict[str, str]:
-    from environments.cleanup import (
-        owner_labels,
-    )  # a killed build's container is gc'd like a sandbox
+def _remove(client: DockerClient, container: str) -> None:
+    client.remove_container(container)
 
-    return owner_labels()
+
+def _owner() -> dict[str, str]:
+    return cleanup.owner_labels()  # a build killed with SIGKILL is gc'd like a sandbox
 
 
 def build_failure(log: str, code: int) -> str:
