@@ -149,6 +149,12 @@ class ChainsConfig(BaseModel):
         description="Edges off the first-parent history checked one by one with git merge-base; "
         "beyond this they are kept unchecked.",
     )
+    lineage_workers: int = Field(
+        0,
+        ge=0,
+        description="git blame processes run at once for line lineage (0: one per CPU; 1: one at "
+        "a time). Decisions are the same whatever the number.",
+    )
     max_branching: int = Field(
         8, ge=1, description="Successors explored per PR in the path search, strongest first."
     )

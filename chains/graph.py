@@ -462,6 +462,12 @@ def build_graph(
     """
     report = GraphReport(references=len(refs))
     kept, report.filtered = apply_filters(nodes, refs, config.filters)
+    if isinstance(lines, Lines) and config.lineage_workers != 1:
+        # A dry pass finds the blames the real one will ask for; they run at once, then the real
+        # pass (in the same order as ever) reads them, so no decision changes.
+        planner = lines.planner()
+        _candidate_edges(refs, nodes, kept, config, GraphReport(), planner)
+        lines.prefetch(planner.planned, config.lineage_workers)
     candidates = _candidate_edges(refs, nodes, kept, config, report, lines)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)

@@ -16,9 +16,11 @@ to every other.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,6 +37,9 @@ MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
 BLAME_TIMEOUT = 60.0
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
+
+# One git blame call: (clone, revs, path, hunks sorted, copies).
+BlameJob = tuple[str, tuple[str, ...], str, tuple[tuple[int, int], ...], bool]
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,48 @@ class Lines:
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
         self.blame_calls = 0
+        # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
+        self._ahead: dict[BlameJob, dict[int, str] | None] = {}
+        self._planning: list[BlameJob] | None = None
+
+    def planner(self) -> Lines:
+        """A twin that runs no git: it records the blame calls a pass over the pairs would make
+        (answering each with unknown commits), so that they can be run at once beforehand.
+
+        The answer's shape only decides which later calls are needed (which lines are known),
+        and a real answer knows exactly the lines of the ranges asked for (git fails the call
+        otherwise), as the placeholder does; a failed call only removes later calls."""
+        twin = Lines(self.engine, self.clones)
+        twin._patches = self._patches  # parsing is shared; it does not depend on blame
+        twin._planning = []
+        return twin
+
+    @property
+    def planned(self) -> list[BlameJob]:
+        return list(self._planning or [])
+
+    def prefetch(self, jobs: Sequence[BlameJob], workers: int = 0) -> None:
+        """Run `jobs` with up to `workers` git processes at once (0: one per CPU); the sequential
+        pass that follows takes its answers from here, so its decisions do not change."""
+        todo = [job for job in dict.fromkeys(jobs) if job not in self._ahead]
+        size = min(workers or os.cpu_count() or 1, len(todo))
+        if size <= 1:
+            return
+        with ThreadPoolExecutor(max_workers=size, thread_name_prefix="blame") as pool:
+            answers = pool.map(_run_job, todo)
+            self._ahead.update(zip(todo, answers, strict=True))
+
+    def _blame_call(
+        self, clone: str, revs: Sequence[str], path: str, hunks: set[tuple[int, int]], copies: bool
+    ) -> dict[int, str] | None:
+        job: BlameJob = (clone, tuple(revs), path, tuple(sorted(hunks)), copies)
+        if self._planning is not None:
+            self._planning.append(job)
+            return {a + i: "" for a, n in hunks for i in range(n)}
+        self.blame_calls += 1
+        if job in self._ahead:
+            return self._ahead[job]
+        return _run_job(job)
 
     def _patch(self, pr_id: int) -> PatchLines:
         if pr_id not in self._patches:
@@ -227,8 +274,7 @@ class Lines:
             known = self._blames.setdefault(key, {})
             missing = {r.hunk for r in removed if r.line not in known}
             if missing:
-                self.blame_calls += 1
-                answer = blamed_commits(clone, revs, path, missing, copies=copies)
+                answer = self._blame_call(clone, revs, path, missing, copies)
                 if answer is None:
                     self._unblamable.add(key)
                     return None
@@ -236,3 +282,8 @@ class Lines:
                 known.update({r.line: "" for r in removed if r.line not in known})
             found.update(((path, r.line), known[r.line]) for r in removed)
         return found
+
+
+def _run_job(job: BlameJob) -> dict[int, str] | None:
+    clone, revs, path, hunks, copies = job
+    return blamed_commits(clone, revs, path, hunks, copies=copies)

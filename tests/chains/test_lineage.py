@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
-from chains.lines import parse_patch
+from chains.graph import build_graph, load_graph, load_nodes, load_references, load_repos
+from chains.lines import Lines, parse_patch
 from miner.config import MinerConfig
 from miner.mine import mine
 from sql.db import make_engine
@@ -134,3 +135,35 @@ def test_removed_lines_keep_their_old_path_and_number() -> None:
         ("a.py", 4, "value = compute(1, 2)")
     ]
     assert parsed.added["b.py"] == {"value = compute(1, 3)"}
+
+
+def _rows(engine: Engine) -> list[tuple[object, ...]]:
+    columns = [c for c in ChainLink.__table__.columns if c.name not in ("id", "build_id")]
+    with engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(select(*columns).order_by(*columns[:3]))]
+
+
+def test_blames_run_at_once_decide_exactly_as_one_at_a_time(tmp_path: Path) -> None:
+    repo = _history(tmp_path / "lineage")
+    rows, blames = [], []
+    for workers in (1, 4):
+        engine = make_engine(f"sqlite:///{tmp_path / f'store{workers}.db'}")
+        mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/lineage")
+        config = ChainsConfig(min_chain_code_lines=0, lineage_workers=workers)
+        blames.append(load_graph(engine, config)[2].lineage_blames)
+        build_chains(config, engine)
+        rows.append(_rows(engine))
+    assert blames[0] == blames[1] > 0
+    assert rows[0] == rows[1]
+    assert any(row[-3] == "blame" for row in rows[1])  # lineage_via: blame answered somewhere
+
+
+def test_the_planner_lists_the_blames_the_real_pass_runs(mined: Engine) -> None:
+    config = ChainsConfig(min_chain_code_lines=0, lineage_workers=1)
+    repos = load_repos(mined)
+    lines = Lines(mined, {rid: path for rid, (_name, path, _branch) in repos.items()})
+    planner = lines.planner()
+    build_graph(load_nodes(mined), load_references(mined), config, repos, planner)
+    build_graph(load_nodes(mined), load_references(mined), config, repos, lines)
+    assert planner.blame_calls == 0  # the planner ran no git
+    assert len(planner.planned) == lines.blame_calls > 0
