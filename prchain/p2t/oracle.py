@@ -1,5 +1,9 @@
 """T(p̂): whether a curated stage's patch passes the stage's tests. The forward phase only needs
-`passes(env)`; the app chooses the implementation (per-test verdicts once a stage is verified)."""
+`passes(env)`; the app chooses the implementation (per-test verdicts once a stage is verified).
+
+Both run in the verdicts' clean room (docs/sandbox.md): a fresh container with the stage base, the
+agent's change minus its test files and test configuration, and the hidden test patch, so nothing
+the agent planted in its sandbox can decide the verdict or see the hidden tests."""
 
 from __future__ import annotations
 
@@ -7,8 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from environments.protocol import Environment
-
-TEST_PATCH_FILE = "/tmp/p2t-tests.patch"
+from prchain.verdicts.oracle import run_command_clean
 
 
 class TestOracle(Protocol):
@@ -17,7 +20,7 @@ class TestOracle(Protocol):
 
 @dataclass
 class GoldTestsOracle:
-    """Apply the hidden gold test patch, run the test command, put the sandbox back.
+    """Run the test command on the agent's change plus the hidden gold test patch, in a clean room.
 
     A coarse T(p̂): the whole command must exit 0 (per-test FAIL_TO_PASS / PASS_TO_PASS verdicts
     replace it where a stage has been verified).
@@ -30,16 +33,6 @@ class GoldTestsOracle:
     last_output: str = ""  # the tail of the last run, for the stage's recorded reason
 
     def passes(self, env: Environment) -> bool:
-        snapshot = env.snapshot()
-        try:
-            if self.test_patch.strip():
-                env.write_file(TEST_PATCH_FILE, self.test_patch.rstrip("\n") + "\n")  # git needs it
-                applied = env.execute(f"git apply --whitespace=nowarn {TEST_PATCH_FILE}")
-                if applied.exit_code != 0:
-                    self.last_output = f"the test patch does not apply: {applied.output[-500:]}"
-                    return False
-            result = env.execute(self.command, timeout=self.timeout)
-            self.last_output = result.output[-1500:]
-            return result.exit_code == 0 and not result.timed_out
-        finally:
-            env.restore(snapshot)
+        run = run_command_clean(env, self.test_patch, self.command, self.timeout)
+        self.last_output = (f"{run.error}: " if run.error else "") + run.output[-1500:]
+        return run.passed
