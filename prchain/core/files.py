@@ -21,19 +21,25 @@ from typing import TextIO
 from prchain.core.errors import OutputPathError
 
 
-def check_target(path: Path) -> None:
-    """Raise OutputPathError unless `path` is absent or (through any symlink) a regular file."""
+def _existing_mode(path: Path) -> int | None:
+    """The mode of what `path` resolves to; None when nothing is there. A dangling symlink or an
+    unreadable place is an OutputPathError: neither can be written through safely."""
     try:
-        mode = path.stat().st_mode
+        return path.stat().st_mode
     except FileNotFoundError:
         if path.is_symlink():
             raise OutputPathError(
                 f"{path} is a dangling symlink; refusing to write through it"
             ) from None
-        return
+        return None
     except OSError as exc:
         raise OutputPathError(f"cannot write {path}: {exc.strerror}") from None
-    if not stat.S_ISREG(mode):
+
+
+def check_target(path: Path) -> None:
+    """Raise OutputPathError unless `path` is absent or (through any symlink) a regular file."""
+    mode = _existing_mode(path)
+    if mode is not None and not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise OutputPathError(f"{path} is {kind}; refusing to replace it")
 
@@ -71,16 +77,9 @@ REPORT_MARKER = ".prchain-output"  # in a directory prchain wrote whole, and may
 def check_directory_target(path: Path, marker: str = REPORT_MARKER) -> None:
     """Raise OutputPathError unless `path` is absent, an empty directory, or a directory prchain
     wrote (it holds `marker`): a user's own files are never replaced (issue 23, finding 4)."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise OutputPathError(
-                f"{path} is a dangling symlink; refusing to write through it"
-            ) from None
+    mode = _existing_mode(path)
+    if mode is None:
         return
-    except OSError as exc:
-        raise OutputPathError(f"cannot write {path}: {exc.strerror}") from None
     if not stat.S_ISDIR(mode):
         raise OutputPathError(f"{path} exists and is not a directory; refusing to replace it")
     try:
