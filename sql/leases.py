@@ -47,8 +47,11 @@ class LeaseLost(PrchainError):
 
 
 def new_owner_id() -> str:
-    """host:pid:uuid — unique per holder, and says where a stuck lease comes from."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    """host:pid:uuid.start — unique per holder, and says where a stuck lease comes from. `start` is
+    the process's start time, so a pid the kernel has since given to another process is not taken
+    for the holder (pids wrap within a minute or two on a busy host)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:12]}.{process_start(pid)}"
 
 
 def _key(kind: LeaseKind, key: str) -> ColumnElement[bool]:
@@ -95,7 +98,8 @@ def host_and_pid(owner: str) -> tuple[str, str]:
 
 
 def died_here(owner: str) -> bool:
-    """Whether `owner` names a process of this host that is gone (a reused pid counts as alive)."""
+    """Whether `owner` names a process of this host that is gone: no such pid, a zombie, or a pid
+    now held by a process that started at another time than the holder did."""
     host, pid = host_and_pid(owner)
     if host != socket.gethostname() or not pid.isdigit():
         return False
@@ -105,7 +109,19 @@ def died_here(owner: str) -> bool:
         return True
     except PermissionError:  # alive, and someone else's
         return False
-    return _zombie(int(pid))
+    started = owner.rpartition(":")[2].partition(".")[2]  # '' in owners written before it was kept
+    now = process_start(int(pid))
+    return _zombie(int(pid)) or bool(started and now and started != now)
+
+
+def process_start(pid: int) -> str:
+    """When `pid` started (clock ticks since boot, /proc/<pid>/stat field 22); '' if unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces
+    return fields[19] if len(fields) > 19 else ""
 
 
 def _zombie(pid: int) -> bool:

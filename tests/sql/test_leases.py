@@ -3,6 +3,8 @@ while the first lives and the lease is free after, and the 0008 migration keeps 
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
 
 from sqlalchemy import Engine, text
@@ -76,3 +78,24 @@ def test_upgrading_keeps_the_holder_of_a_chain_being_rolled_out(db_url: str) -> 
     assert leases.holder_of(checked, "chain", "5") == "host:1:abc"
     checked.dispose()
     engine.dispose()
+
+
+def test_a_holder_whose_pid_now_names_another_process_is_taken_over(engine: Engine) -> None:
+    """Pids wrap within minutes on a busy host: a killed holder's pid may belong to a new process
+    by the time its work is resumed. The start time in the owner tells them apart."""
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        host, started = socket.gethostname(), leases.process_start(other.pid)
+        assert started
+        alive = f"{host}:{other.pid}:feedc0ffee03.{started}"  # the process that holds it
+        assert leases.try_claim(engine, "p2t", "9", alive, TIMEOUT)
+        assert not leases.try_claim(engine, "p2t", "9", leases.new_owner_id(), TIMEOUT)
+        reused = f"{host}:{other.pid}:feedc0ffee04.{int(started) - 1}"  # its pid, an earlier start
+        leases.release(engine, "p2t", "9", alive)
+        assert leases.try_claim(engine, "p2t", "9", reused, TIMEOUT)
+        assert leases.busy_keys(engine, "p2t", TIMEOUT) == set()
+        assert leases.try_claim(engine, "p2t", "9", leases.new_owner_id(), TIMEOUT)
+    finally:
+        other.kill()
+        other.wait()
+    assert not leases.died_here(leases.new_owner_id())  # this process, alive
