@@ -21,6 +21,6 @@ class WorkLease(Base):
 
     kind: Mapped[str] = mapped_column(String(40), primary_key=True)  # sql.leases.LeaseKind
     key: Mapped[str] = mapped_column(String(200), primary_key=True)  # e.g. a chain id
-    owner: Mapped[str] = mapped_column(String(200))  # host:pid:uuid.start of the holder (sql/leases.py)
+    owner: Mapped[str] = mapped_column(String(200))  # host:pid:uuid.start (sql/leases.py)
     heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
     acquired_at: Mapped[datetime] = mapped_column(default=utcnow)
