@@ -193,12 +193,16 @@ def test_a_curation_killed_again_and_again_resumes_to_the_unkilled_trajectory(
 
     points = kill_points(windows, random.Random(seed))
     replay = f"PRCHAIN_RESUME_SEED={seed}: killed at requests {points} of {len(windows)} {windows}"
+    print(replay)  # shown with a timeout's report too
     url = f"sqlite:///{copy}"
     cfg = write_config(tmp_path / "killed.yaml", url)
+    docker = DockerClient()
     restart = 0  # the unkilled run's request a resumed run's first request stands for, minus one
     for point in points:
         kill_curation(fake_llm, cfg, chain_id, point - restart, f"{replay}; at {point}")
-        gc(DockerClient(), labels={"prchain.store": store_label(url)})
+        # what the killed process leaves is its own sandbox, which `env gc` removes
+        left = gc(docker, labels={"prchain.store": store_label(url)})
+        assert len(left) == 1, (replay, point, left)
         engine = make_engine(url, create=False)
         with session_scope(engine) as session:
             assert session.scalars(select(Rollout)).one().status == "running", replay
@@ -213,3 +217,4 @@ def test_a_curation_killed_again_and_again_resumes_to_the_unkilled_trajectory(
     assert resumed.exit_code == 0, (replay, resumed.output)
     assert "resumed" in resumed.output, (replay, resumed.output)
     assert trajectory(url) == reference, replay
+    assert docker.containers({"prchain.store": store_label(url)}) == [], replay
