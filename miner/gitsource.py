@@ -1,4 +1,5 @@
-"""PRs from a local clone's history alone: squash commits `Title (#N)` and `Merge pull request #N`.
+"""PRs from a local clone's history alone: squash commits `Title (#N)`, `Merge pull request #N`,
+merge-queue merges `Title (#N)` and bors merges `Auto merge of #N`.
 
 One `git log` pass reads every new commit's parents and message; the first-parent line of HEAD is
 where PRs land. A merge PR's commits are the commits its second parent brings in that nothing
@@ -32,6 +33,8 @@ from prchain.core.errors import GitError, NotAClone
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
 # "from owner/branch" is missing when the merge was made by hand with GitHub's default subject.
 MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9})(?: from (?P<branch>\S+)|\s*$)")
+# bors/homu merges: "Auto merge of #N - owner:branch, r=reviewer", the PR's title and body below.
+BORS = re.compile(r"^Auto merge of #(?P<num>\d{1,9})\b")
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -314,11 +317,18 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
             body.strip("\n"),
             branch if len(commit.parents) > 1 else [commit],
         )
+    bors = BORS.match(subject)
+    if bors and len(commit.parents) > 1:
+        title, _, body = rest.strip("\n").partition("\n")
+        number = int(bors.group("num"))
+        return _record(commit, number, title.strip() or subject, body.strip("\n"), branch)
     squash = SQUASH.match(subject)
-    if squash and len(commit.parents) <= 1:
-        return _record(
-            commit, int(squash.group("num")), squash.group("title"), rest.strip("\n"), [commit]
-        )
+    if squash:
+        # One parent: a squash or rebase merge, the commit is the PR. Two: GitHub's merge queue (or
+        # a merge commit given the PR's title as subject), the PR's commits on the second parent.
+        commits = branch if len(commit.parents) > 1 else [commit]
+        number, title = int(squash.group("num")), squash.group("title")
+        return _record(commit, number, title, rest.strip("\n"), commits)
     return None
 
 

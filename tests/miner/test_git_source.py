@@ -294,3 +294,43 @@ def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path)
         "skipped: a fork's own PR number": 1,
         "merge": 1,
     }
+
+
+def test_merge_queue_and_bors_merges_are_prs_with_their_branch_commits(tmp_path: Path) -> None:
+    repo = tmp_path / "queued"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit")
+    # GitHub's merge queue: a two-parent merge whose subject is the PR's title and number.
+    git(repo, "checkout", "-q", "-b", "speedup")
+    work = _squash(repo, "Cache the parsed manifest", name="manifest.rs")
+    git(repo, "checkout", "-q", "main")
+    base7 = git(repo, "rev-parse", "HEAD")
+    queued = _no_ff(repo, "speedup", "Cache the manifest (#7)\n\nParsing twice was slow.")
+    # bors: "Auto merge of #N - owner:branch, r=reviewer", then the PR's title and body.
+    git(repo, "checkout", "-q", "-b", "fix")
+    fix = _squash(repo, "Handle an empty manifest", name="manifest.rs")
+    git(repo, "checkout", "-q", "main")
+    bors_message = (
+        "Auto merge of #9 - ada:fix, r=bob\n\nHandle an empty manifest\n\nFollows #7: it panicked."
+    )
+    merged = _no_ff(repo, "fix", bors_message)
+    source = GitSource(str(repo), full_name="acme/queued")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [7, 9]
+    pr7, pr9 = prs[7], prs[9]
+    assert (pr7.title, pr7.body, pr7.base_sha, pr7.merge_commit_sha) == (
+        "Cache the manifest",
+        "Parsing twice was slow.",
+        base7,
+        queued,
+    )
+    assert [c.sha for c in pr7.commits] == [work]
+    assert (pr9.title, pr9.body, pr9.base_sha) == (
+        "Handle an empty manifest",
+        "Follows #7: it panicked.",
+        queued,
+    )
+    assert (pr9.merge_commit_sha, [c.sha for c in pr9.commits]) == (merged, [fix])
+    assert pr9.patch is not None and "manifest.rs" in pr9.patch
+    assert source.found_by_kind() == {"merge": 2}
