@@ -128,6 +128,13 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
                     "stage_diff": "",
                     "cumulative_diff": "",
                     "tests_passed": False,
+                    # What the runner stores when a stage has verified tests (T(p̂), not a run).
+                    "test_result": {
+                        "passed": False,
+                        "failing": ["tests/test_ops.py::test_subtract"],
+                        "error": None,
+                        "output": "1 failed, 1 passed",
+                    },
                 }
             ],
         )
@@ -193,6 +200,7 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     assert '<td>judge pass</td><td class="num">0</td><td class="num">1</td>' in agreement
     chain = (out / "chains/1.html").read_text()
     assert "FAIL_TO_PASS 1" in chain and "tests/test_ops.py::test_subtract" in chain
+    assert "hidden tests on the agent's change" in chain and "failing (1)" in chain
     trajectory = (out / "trajectories/1.html").read_text()
     assert "p2t_candidates" in trajectory
     assert trajectory.count('class="committed"') == 2  # committed candidate, both P2T views

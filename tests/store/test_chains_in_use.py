@@ -118,11 +118,14 @@ def test_a_chain_in_use_is_not_rewritten_when_its_patches_change(engine: Engine)
     ((used, _),) = _chains(engine).items()
     _query(engine, used)
     before = _stages(engine, used)
-    with session_scope(engine) as session:  # the PR's patch was re-mined differently
+    # The PR's patch was re-mined differently; it still has the substance a stage needs, so the
+    # chain is selected again (a patch under the minimum would only supersede it).
+    remined = "".join(f"+value_{n} = compute({n})\n" for n in range(12))
+    with session_scope(engine) as session:
         session.execute(
             update(PRPatch)
             .where(PRPatch.pr_id == store.pr_id(2))
-            .values(diff="diff --git a/calc/x.py b/calc/x.py\n+changed\n")
+            .values(diff=f"diff --git a/calc/x.py b/calc/x.py\n@@ -0,0 +1,12 @@\n{remined}")
         )
     summary = build_chains(ChainsConfig(), engine)
     assert summary.kept_in_use == 1 and summary.stages == 0
