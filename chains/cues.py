@@ -74,17 +74,25 @@ def mention_cue(evidence: str, number: int | None = None) -> str:
     return "none"
 
 
+def _locate(evidence: str, number: int | None) -> tuple[str, str, str, re.Match[str]] | None:
+    """The evidence split into (list lead-in, separator, item) and the reference to `number` in
+    the item; None without a number or when the number is not in the text."""
+    lead, bar, item = evidence.rpartition(" | ")
+    if number is None:
+        return None
+    found = re.search(rf"(?:#|/)({number})\b", item)
+    return None if found is None else (lead, bar, item, found)
+
+
 def reference_sentence(evidence: str, number: int | None) -> str:
     """The sentence of `evidence` that holds the reference to `number`, with a list's lead-in.
 
     Without a number, or when the number is not in the text, the whole window is the sentence
     (nothing better is known)."""
-    lead, bar, item = evidence.rpartition(" | ")
-    if number is None:
+    located = _locate(evidence, number)
+    if located is None:
         return evidence
-    found = re.search(rf"(?:#|/)({number})\b", item)
-    if found is None:
-        return evidence
+    lead, bar, item, found = located
     start = 0
     for end in SENTENCE_END.finditer(item):
         if end.start() >= found.end():
@@ -95,12 +103,10 @@ def reference_sentence(evidence: str, number: int | None) -> str:
 
 def analogy_window(evidence: str, number: int | None) -> str:
     """The list lead-in plus the text just before the number (back to the previous reference)."""
-    lead, _, item = evidence.rpartition(" | ")
-    if number is None:
+    located = _locate(evidence, number)
+    if located is None:
         return evidence
-    found = re.search(rf"(?:#|/)({number})\b", item)
-    if found is None:
-        return evidence
+    lead, _, item, found = located
     before = item[max(0, found.start() - WINDOW) : found.start()]
     before = re.split(r"#\d+|/pull/\d+|/issues/\d+", before)[-1]
     # The marker itself stays in the window: "Like #12" is an analogy, "like" alone is not.

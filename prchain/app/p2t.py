@@ -517,22 +517,13 @@ def plan_curation(config: Config, chain_ids: Sequence[int]) -> list[Any]:
     keep rate from stored windows when there are any."""
     import math
 
+    from prchain.llm.config import ROLES
     from prchain.llm.estimate import estimate_role
     from sql.db import make_engine
 
     engine = make_engine(config.store.url)
     c = config.p2t
-    calls: dict[str, int] = dict.fromkeys(
-        (
-            "p2t_proposer",
-            "p2t_critic",
-            "p2t_seed",
-            "p2t_curator",
-            "p2t_claim_judge",
-            "p2t_verifier",
-        ),
-        0,
-    )
+    calls: dict[str, int] = dict.fromkeys((r for r in ROLES if r.startswith("p2t_")), 0)
     keep = _verifier_keep_rate(engine)
     windows = math.ceil(c.max_steps / c.commit)
     candidates = c.seeds * (2 if c.mutate else 1)
