@@ -92,6 +92,20 @@ class ChainsConfig(BaseModel):
         description="Longest time from the older PR's merge to the newer PR's opening for an edge "
         "(the newer base drifts from the older end state; chosen from ruff's history, docs/chains.md).",
     )
+    lineage_lines_per_gap: float = Field(
+        0.75,
+        ge=0,
+        description="Line lineage needed to back a link over the gap, overlap and issue-only rules, per "
+        "max_gap_days of time between the two PRs (at least one period): one rewritten line within the "
+        "gap, two at 200 days, seven at two years. Imports and comments do not count, a moved line "
+        "counts half.",
+    )
+    strong_needs_code: bool = Field(
+        False,
+        description="A link resting on follow-up or fix wording needs code evidence too: the newer PR "
+        "changes a line the older one added, or uses a symbol it introduced. Stack and prerequisite "
+        "wording ('stacked on #N', 'requires #N', 'split out of #N') is exempt.",
+    )
     min_chain_code_lines: int = Field(
         30,
         ge=0,

@@ -59,6 +59,23 @@ PARALLEL = re.compile(
     re.I,
 )
 
+# Wording that says the newer PR cannot exist without the older one (a stack, a prerequisite, a
+# split-out base, a re-land): it keeps a link even when the two PRs share no code we can see.
+STACKED = re.compile(
+    r"\b(?:stacked|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on|depends\s+on"
+    r"|dependent\s+on|requires?|required\s+(?:by|for)|prerequisite|precursor|needs|blocked\s+by|unblocks?"
+    r"|split(?:ting)?\s+(?:\w+\s+){0,3}?(?:out\s+)?(?:of|from)|spun\s+(?:\w+\s+)?off|pulled\s+(?:\w+\s+){0,2}?out\s+of"
+    r"|extracted\s+(?:\w+\s+){0,4}?from|re-?appl(?:y|ies|ied)|re-?lands?|un-?reverts?"
+    r"|part\s+(?:\d|one|two|three|four|ii|iii|iv)|(?:first|second|third|next)\s+(?:part|step|pr))\b",
+    re.I,
+)
+
+
+def stacked_wording(evidence: str, number: int | None = None) -> str:
+    """The stack/prerequisite words in the sentence that holds the reference ('' when none)."""
+    found = STACKED.search(reference_sentence(evidence, number))
+    return found.group(0).strip() if found else ""
+
 
 # A sentence ends at . ! or ? followed by white space, at a blank line, or at a line that starts a
 # list item; "1.2.3", "e.g.x" and URLs keep their dots.

@@ -19,10 +19,11 @@ from sqlalchemy import Engine, select
 
 from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
-from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify
+from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify, stacked_wording
 from chains.filters import FilterReport, apply_filters, counts_as_code
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
+from chains.reverts import sha_reverts
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
@@ -163,6 +164,25 @@ def load_references(engine: Engine) -> list[RefRow]:
         ]
 
 
+def with_sha_reverts(engine: Engine, nodes: dict[int, PRNode], refs: list[RefRow]) -> list[RefRow]:
+    """`refs` plus the reverts named by a commit of the reverted PR's branch (chains/reverts.py)."""
+    known = [(r.src, r.dst) for r in refs if r.type == "reverts"]
+    found = sha_reverts(engine, nodes, known)
+    return refs + [
+        RefRow(
+            f.reverter,
+            f.reverted,
+            "reverts",
+            f.found_in,
+            0,
+            f.evidence[:EVIDENCE_CHARS],
+            None,
+            f.repo_id,
+        )
+        for f in found
+    ]
+
+
 def load_repos(engine: Engine) -> dict[int, tuple[str, str | None, str | None]]:
     """repo id → (full_name, clone_path, default_branch)."""
     with engine.connect() as conn:
@@ -263,6 +283,7 @@ LINEAGE_CAN_RESCUE = frozenset(
         "plain_mention_without_shared_lines",
         "too_little_file_overlap",
         "gap_too_long",
+        "wording_without_shared_code",
     }
 )
 
@@ -355,18 +376,30 @@ def assess_edge(
     # git blame runs only where lineage could change the decision; elsewhere the patches tell
     # (cheaply) whether the newer PR rewrites the older one's lines, for the record.
     if lines is not None:
-        lineage = lines.lineage(newer, older, blame=rule in LINEAGE_CAN_RESCUE)
+        lineage = lines.lineage(newer, older, blame=_needs_blame(rule, lines, newer, older))
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
+        attrs["lineage_moved"] = lineage.moved
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
-        why += f"; corroborated by {_corroboration(newer, older, lineage)}"
+        backed = lineage_backs(lineage, gap, config)
+        why += f"; corroborated by {_corroboration(newer, older, lineage, backed)}"
     if lineage.lines:
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
+        if lineage.moved:
+            why += f", {lineage.moved} of them only moved"
     attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
     ranked = sorted(judged, key=lambda j: -j.strength)
     attrs["evidence"] = _evidence_rows([(j.ref, j.cls) for j in ranked])
     return rule, attrs
+
+
+def _needs_blame(rule: str | None, lines: LineOracle, newer: PRNode, older: PRNode) -> bool:
+    """Whether git blame may change this pair's decision. Strong wording needs only some code
+    evidence, so where the patches already show a rewritten line, blame is not asked."""
+    if rule == "wording_without_shared_code":
+        return not lines.lineage(newer, older, blame=False).lines
+    return rule in LINEAGE_CAN_RESCUE
 
 
 def _reverted_attrs(
@@ -402,13 +435,16 @@ def _link_rule(
         return "revert_links_off"
     if attrs["strength"] <= 0:
         return "zero_weight"
-    lineage = Lineage(attrs["lineage"], attrs["lineage_via"])
+    lineage = Lineage(attrs["lineage"], attrs["lineage_via"], attrs.get("lineage_moved", 0))
+    backed = lineage_backs(lineage, attrs["gap_days"], config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
-    if needs_backing and not _corroboration(newer, older, lineage):
+    if needs_backing and not _corroboration(newer, older, lineage, backed):
         return "issue_only_uncorroborated"
-    if best.cls == "medium" and config.medium_needs_lines and not lineage.lines:
+    if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
-    if lineage.lines:
+    if _wording_only(best, attrs, lineage, config):
+        return "wording_without_shared_code"
+    if backed:
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
@@ -417,9 +453,36 @@ def _link_rule(
     return None
 
 
-def _corroboration(newer: PRNode, older: PRNode, lineage: Lineage) -> str:
+def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
+    """Whether line lineage is enough to back a link on its own (over the gap, overlap and
+    issue-only rules): `lineage_lines_per_gap` per `max_gap_days` between the PRs (at least one
+    period), a moved line counting half. A few lines shared with a PR two years older are a
+    coincidence of history more often than a dependency."""
+    if not lineage.lines:
+        return False
+    need = config.lineage_lines_per_gap * max(1.0, gap_days / config.max_gap_days)
+    return lineage.weight >= need
+
+
+def _wording_only(
+    best: Judged, attrs: dict[str, Any], lineage: Lineage, config: ChainsConfig
+) -> bool:
+    """A strong-wording link with no code evidence at all: the newer PR changes none of the older
+    one's lines and uses none of its symbols ("follow up to #N" for a parallel change, "#N caused
+    an overflow" for a fix elsewhere). Stack and prerequisite wording is exempt: a stacked PR may
+    share no line with its base."""
+    if best.cls != "strong" or not config.strong_needs_code:
+        return False
+    if lineage.lines or attrs.get("symbols", 0):
+        return False
+    return not stacked_wording(best.ref.evidence, best.ref.number)
+
+
+def _corroboration(
+    newer: PRNode, older: PRNode, lineage: Lineage, backed: bool | None = None
+) -> str:
     """What backs an issue-only link besides the issue ('' when nothing does)."""
-    if lineage.lines:
+    if lineage.lines if backed is None else backed:
         return "the newer PR changing lines the older one added"
     if newer.files & older.files and newer.author and newer.author == older.author:
         return f"shared files and the same author ({newer.author})"
@@ -492,6 +555,7 @@ def load_graph(
     nodes = load_nodes(engine)
     repos = load_repos(engine)
     lines = Lines(engine, {rid: path for rid, (_name, path, _branch) in repos.items()})
-    graph, report = build_graph(nodes, load_references(engine), config, repos, lines)
+    refs = with_sha_reverts(engine, nodes, load_references(engine))
+    graph, report = build_graph(nodes, refs, config, repos, lines)
     report.lineage_blames = lines.blame_calls
     return graph, nodes, report

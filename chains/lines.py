@@ -11,7 +11,9 @@ Two steps, so that git runs only where it can answer yes:
    same file: what the stored patches alone can show.
 
 Context lines never count: registration lists (`mod.rs`, rule tables) put every sibling PR next
-to every other.
+to every other. Nor do imports and comments (a shared `use` line or a comment says nothing about
+code built on code), and a line the newer PR only moves (it adds the same text back) is counted
+apart: a move is weaker evidence than a rewrite (`Lineage.weight`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ if TYPE_CHECKING:
     from chains.graph import PRNode
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
+# Lines that are not code a later PR builds on: imports and comments, in the languages mined.
+# (A line is read alone, so a lexer would see no more than these prefixes do.)
+_NOT_SUBSTANCE = re.compile(
+    r"^(?:(?:pub(?:\([\w:]+\))?\s+)?use\s|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
+    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+;|#\s*include\b|require\(|package\s"
+    r"|//|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)"
+)
 BLAME_TIMEOUT = 60.0
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
@@ -48,6 +57,12 @@ class Lineage:
 
     lines: int = 0
     via: str = ""  # blame | patch | "" (none found)
+    moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
+
+    @property
+    def weight(self) -> float:
+        """Lines as evidence: a moved line counts half a rewritten one."""
+        return self.lines - self.moved / 2
 
 
 class LineOracle(Protocol):
@@ -79,6 +94,11 @@ class PatchLines:
 
 def squeeze(text: str) -> str:
     return " ".join(text.split())
+
+
+def substantive(text: str) -> bool:
+    """Whether a (squeezed) line is code another PR can build on: not an import or a comment."""
+    return _NOT_SUBSTANCE.match(text) is None
 
 
 def parse_patch(diff: str) -> PatchLines:
@@ -237,9 +257,11 @@ class Lines:
         texts = added.added_anywhere()
         if not texts:
             return Lineage()
-        matches = [r for r in self._patch(newer.id).removed if r.text in texts]
+        mine = self._patch(newer.id)
+        matches = [r for r in mine.removed if r.text in texts and substantive(r.text)]
         if not matches:
             return Lineage()
+        readded = mine.added_anywhere()
         clone = self.clones.get(newer.repo_id) if blame else None
         if clone and newer.base_sha:
             # Moves between files need git's costly copy detection; a line the older PR added in
@@ -248,10 +270,10 @@ class Lines:
             blamed = self._blame(clone, newer, older, matches, copies=moved)
             if blamed is not None:
                 commits = self._commits(older)
-                hits = sum(1 for r in matches if blamed.get((r.path, r.line)) in commits)
-                return Lineage(hits, "blame" if hits else "")
-        same_file = sum(1 for r in matches if r.text in added.added.get(r.path, ()))
-        return Lineage(same_file, "patch" if same_file else "")
+                hits = [r for r in matches if blamed.get((r.path, r.line)) in commits]
+                return _lineage(hits, "blame", readded)
+        same_file = [r for r in matches if r.text in added.added.get(r.path, ())]
+        return _lineage(same_file, "patch", readded)
 
     def _blame(
         self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool
@@ -282,6 +304,12 @@ class Lines:
                 known.update({r.line: "" for r in removed if r.line not in known})
             found.update(((path, r.line), known[r.line]) for r in removed)
         return found
+
+
+def _lineage(hits: list[Removed], via: str, readded: set[str]) -> Lineage:
+    if not hits:
+        return Lineage()
+    return Lineage(len(hits), via, sum(1 for r in hits if r.text in readded))
 
 
 def _run_job(job: BlameJob) -> dict[int, str] | None:

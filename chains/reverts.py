@@ -1,0 +1,116 @@
+"""Reverts named only by a commit sha that is not a PR's merge commit.
+
+The miner resolves "This reverts commit <sha>" only against PRs' merge (or squash) commits. A
+revert made from a PR's branch commit (cargo #16299: "This reverts commit 9f5393a5…", a commit of
+#16230's branch) stays unresolved, so neither `older_reverted_before` nor the revert-pair rule saw
+it. Here the build matches those shas against every PR's own commits (`pr_commits`) as well as its
+merge commit, and adds the missing `reverts` references.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+from sqlalchemy import Engine, select
+
+from miner.refs import REVERT_COMMIT, evidence
+from sql.models import PRCommit, PullRequest
+
+if TYPE_CHECKING:
+    from chains.graph import PRNode
+
+# A short sha shorter than this names too many commits to trust.
+MIN_SHA = 7
+
+
+class ShaIndex:
+    """sha → PR id for one store: merge commits first, then each PR's own commits; a sha that
+    belongs to the commits of two PRs (a stacked branch merged twice) names neither."""
+
+    def __init__(self, merges: Iterable[tuple[str, int]], commits: Iterable[tuple[str, int]]):
+        owners: dict[str, set[int]] = defaultdict(set)
+        for sha, pr in commits:
+            owners[sha.lower()].add(pr)
+        for sha, pr in merges:
+            owners[sha.lower()] = {pr}
+        self._owner = {sha: next(iter(prs)) for sha, prs in owners.items() if len(prs) == 1}
+        self._sorted = sorted(owners)
+        self._ambiguous = {sha for sha, prs in owners.items() if len(prs) > 1}
+
+    def find(self, sha: str) -> int | None:
+        """The PR a full or abbreviated sha belongs to; None when unknown or ambiguous."""
+        sha = sha.lower()
+        if len(sha) < MIN_SHA:
+            return None
+        at = bisect_left(self._sorted, sha)
+        hits: list[str] = []
+        while at < len(self._sorted) and self._sorted[at].startswith(sha) and len(hits) < 2:
+            hits.append(self._sorted[at])
+            at += 1
+        if len(hits) != 1 or hits[0] in self._ambiguous:
+            return None
+        return self._owner[hits[0]]
+
+
+def _texts(engine: Engine) -> list[tuple[int, str, str]]:
+    """(PR id, where, text) of every PR body and commit message that names a reverted commit."""
+    needle = "%reverts commit%"
+    with engine.connect() as conn:
+        bodies = conn.execute(
+            select(PullRequest.id, PullRequest.body).where(PullRequest.body.ilike(needle))
+        )
+        found = [(pr, "body", text or "") for pr, text in bodies]
+        messages = conn.execute(
+            select(PRCommit.pr_id, PRCommit.message).where(PRCommit.message.ilike(needle))
+        )
+        found += [(pr, "commit", text or "") for pr, text in messages]
+    return found
+
+
+def _index(engine: Engine) -> ShaIndex:
+    with engine.connect() as conn:
+        merges = [
+            (sha, pr)
+            for pr, sha in conn.execute(select(PullRequest.id, PullRequest.merge_commit_sha))
+            if sha
+        ]
+        commits = [(sha, pr) for pr, sha in conn.execute(select(PRCommit.pr_id, PRCommit.sha))]
+    return ShaIndex(merges, commits)
+
+
+class ShaRevert(NamedTuple):
+    reverter: int
+    reverted: int
+    found_in: str  # body | commit
+    evidence: str
+    repo_id: int
+
+
+def sha_reverts(
+    engine: Engine, nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]]
+) -> list[ShaRevert]:
+    """Reverts the miner could not resolve: a PR reverting any commit of another PR.
+
+    Only pairs of mined PRs of one repository not in `known` (reverter, reverted)."""
+    texts = _texts(engine)
+    if not texts:
+        return []
+    index = _index(engine)
+    have = set(known)
+    added: list[ShaRevert] = []
+    for pr, where, text in texts:
+        reverter = nodes.get(pr)
+        for match in REVERT_COMMIT.finditer(text):
+            target = index.find(match.group("sha"))
+            reverted = nodes.get(target) if target is not None else None
+            if reverted is None or reverter is None or reverted.id == pr:
+                continue
+            if reverted.repo_id != reverter.repo_id or (pr, reverted.id) in have:
+                continue
+            have.add((pr, reverted.id))
+            words = evidence(text, match.start(), match.end())
+            added.append(ShaRevert(pr, reverted.id, where, words, reverter.repo_id))
+    return added
