@@ -101,7 +101,7 @@ class ChainsConfig(BaseModel):
         "counts half.",
     )
     strong_needs_code: bool = Field(
-        False,
+        True,
         description="A link resting on follow-up or fix wording needs code evidence too: the newer PR "
         "changes a line the older one added, or uses a symbol it introduced. Stack and prerequisite "
         "wording ('stacked on #N', 'requires #N', 'split out of #N') is exempt.",

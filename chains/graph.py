@@ -442,14 +442,14 @@ def _link_rule(
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
-    if _wording_only(best, attrs, lineage, config):
-        return "wording_without_shared_code"
     if backed:
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
     if attrs["gap_days"] > config.max_gap_days:
         return "gap_too_long"
+    if _wording_only(best, attrs, lineage, config):
+        return "wording_without_shared_code"
     return None
 
 

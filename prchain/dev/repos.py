@@ -153,7 +153,7 @@ def make_chain_repo(
         path,
         2,
         "Add multiply operation",
-        "Follow-up to #1: the calculator also needs products.",
+        "Follow-up to #1, built on top of it: the calculator also needs products.",
         {"calc/ops.py": ops2},
         "2024-01-03T10:00:00",
     )
@@ -174,7 +174,12 @@ def make_chain_repo(
         3,
         "Add divide operation",
         "divide",
-        [("Add divide\n\nFixes #2 by completing the arithmetic set.", {"calc/ops.py": ops3})],
+        [
+            (
+                "Add divide\n\nFixes #2 by completing the arithmetic set on top of it.",
+                {"calc/ops.py": ops3},
+            )
+        ],
         "2024-01-05T10:00:00",
     )
     return repo

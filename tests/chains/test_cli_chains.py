@@ -142,6 +142,8 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
     assert "=== chain 1: id 1: #1 ← #2 ← #3" in first.output
     assert "newer #2: Add multiply operation" in first.output
     assert "older #1: Add subtract operation" in first.output
-    assert "Follow-up to #1: the calculator also needs products." in first.output
+    assert (
+        "Follow-up to #1, built on top of it: the calculator also needs products." in first.output
+    )
     drops = runner.invoke(main, ["chains", "sample", "--dropped", "-n", "3", "--db", url])
     assert "dropped: pr_filtered_or_not_mined" in drops.output and "Unlike #4" in drops.output

@@ -18,11 +18,12 @@ from tests.support.chain_store import StoreBuilder
 BODY = [f"    value_{i} = compute(item, {i}) + offset_{i}" for i in range(30)]
 
 
-def _diff(path: str, lines: list[str]) -> str:
+def _diff(path: str, lines: list[str], removed: tuple[str, ...] = ()) -> str:
     added = "".join(f"+{line}\n" for line in lines)
+    gone = "".join(f"-{line}\n" for line in removed)
     return (
         f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
-        f"@@ -1,1 +1,{len(lines) + 1} @@\n def f(item, offset):\n{added}"
+        f"@@ -1,{1 + len(removed)} +1,{len(lines) + 1} @@\n def f(item, offset):\n{gone}{added}"
     )
 
 
@@ -30,7 +31,8 @@ def _store(engine: Engine) -> StoreBuilder:
     store = StoreBuilder(engine, repo="acme/calc")
     for n in range(1, 9):
         store.pr(n, [f"calc/m{(n + 1) // 2}.py"])
-    store.patches[5]["diff"] = _diff("calc/m3.py", BODY)  # PR #6
+    # PR #6 rewrites a line of #5, the PR it follows up.
+    store.patches[5]["diff"] = _diff("calc/m3.py", BODY, ("value_5_0 = compute(5, 0)",))
     for newer in (2, 4, 6, 8):
         store.ref(newer, newer - 1, "follow_up", evidence=f"Follow-up to #{newer - 1}")
     store.write()

@@ -22,8 +22,8 @@ from tests.support.llm_fixtures import make_test_llm_config
 
 BODIES = {
     1: "Users asked for subtraction.\n\n<!-- Describe your change -->\n## Checklist\n- [x] tests added\n",
-    2: "Follow-up to #1: the calculator also needs products.",
-    3: "Fixes #2 by completing the arithmetic set. ![screenshot](https://example.com/a.png)",
+    2: "Follow-up to #1, built on top of it: the calculator also needs products.",
+    3: "Fixes #2 by completing the arithmetic set on top of it. ![screenshot](https://example.com/a.png)",
 }
 CLEAN = {
     1: "The calculator should support taking one number away from another; add this to calc/ops.py.",

@@ -96,8 +96,9 @@ def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
     store.pr(2, ["src/core.py"], lines=40)
     _comment_only(store, 40)  # 40 changed lines by the file counts, all of them comments
     store.pr(3, ["src/core.py"], lines=40)
-    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
-    store.ref(3, 2, "follow_up", evidence="Follow-up to #2")
+    # Stack wording: the links stand without shared lines, so the stage rule is what drops them.
+    store.ref(2, 1, "follow_up", evidence="Stacked on #1")
+    store.ref(3, 2, "follow_up", evidence="Stacked on #2")
     store.ref(3, 1, "follow_up", evidence="Also builds on #1")
     store.write()
     summary = build_chains(ChainsConfig(), engine)

@@ -63,7 +63,7 @@ def test_git_mining_twice_changes_nothing(engine: Engine, tmp_path: Path) -> Non
         }
         assert patches == {n: info.gold_patch + "\n" for n, info in chain.prs.items()}
         ref = session.scalars(select(Reference).where(Reference.type == "fixes")).one()
-        assert ref.evidence == "Fixes #2 by completing the arithmetic set."
+        assert ref.evidence == "Fixes #2 by completing the arithmetic set on top of it."
         assert ref.target_pr_id == session.scalar(
             select(PullRequest.id).where(PullRequest.number == 2)
         )

@@ -12,17 +12,20 @@ from typing import Any
 
 from sqlalchemy import Engine, insert
 
+from chains.cues import classify
 from sql.models import PRFile, PRPatch, PullRequest, Reference, Repo
 
 T0 = datetime(2024, 1, 1)
 
 
-def file_diff(path: str, number: int, lines: int = 1) -> str:
-    """A diff adding `lines` distinct lines of code to `path` (what the substance rule reads)."""
+def file_diff(path: str, number: int, lines: int = 1, rewrites: tuple[int, ...] = ()) -> str:
+    """A diff adding `lines` distinct lines of code to `path` (what the substance rule reads), and
+    removing the first line each PR of `rewrites` added there (what line lineage reads)."""
     body = "".join(f"+value_{number}_{i} = compute({number}, {i})\n" for i in range(lines))
+    gone = "".join(f"-value_{older}_0 = compute({older}, 0)\n" for older in rewrites)
     return (
         f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
-        f"@@ -1,2 +1,{2 + lines} @@\n line_one = 1\n{body} line_two = 2\n"
+        f"@@ -1,{2 + len(rewrites)} +1,{2 + lines} @@\n line_one = 1\n{gone}{body} line_two = 2\n"
     )
 
 
@@ -38,6 +41,10 @@ class StoreBuilder:
     files: list[dict[str, Any]] = field(default_factory=list)
     patches: list[dict[str, Any]] = field(default_factory=list)
     refs: list[dict[str, Any]] = field(default_factory=list)
+    # A reference with dependency wording between PRs sharing a file: the newer PR rewrites one of
+    # the older one's lines there, as real follow-ups do (the link rules want code evidence beside the wording).
+    rewrite_shared: bool = True
+    _layout: dict[int, tuple[list[str], int]] = field(default_factory=dict)
 
     def pr_id(self, number: int) -> int:
         return self.repo_id * 100_000 + number
@@ -86,6 +93,7 @@ class StoreBuilder:
         ]
         diff = "".join(file_diff(p, number, lines) for p in paths)
         self.patches.append({"pr_id": pr_id, "diff": diff, "size_bytes": len(diff)})
+        self._layout[number] = (paths, lines)
         return pr_id
 
     def ref(
@@ -113,7 +121,40 @@ class StoreBuilder:
             }
         )
 
+    def _rewrite_shared_lines(self) -> None:
+        """Give each referring PR's diff the lineage described at `rewrite_shared`; a patch a test
+        set by hand is left alone."""
+        by_day = {pr["number"]: pr["merged_at"] for pr in self.prs}
+        rewrites: dict[int, set[int]] = {}
+        for ref in self.refs:
+            if classify(ref["type"], ref["evidence"], ref["target_number"])[0] != "strong":
+                continue
+            a, b = ref["src_pr_id"] - self.repo_id * 100_000, ref["target_number"]
+            if a not in self._layout or b not in self._layout or a == b:
+                continue
+            newer, older = (a, b) if by_day[b] <= by_day[a] else (b, a)
+            rewrites.setdefault(newer, set()).add(older)
+        for patch in self.patches:
+            number = patch["pr_id"] - self.repo_id * 100_000
+            paths, lines = self._layout.get(number, ([], 0))
+            if number not in rewrites or patch["diff"] != "".join(
+                file_diff(p, number, lines) for p in paths
+            ):
+                continue
+            diff = "".join(
+                file_diff(
+                    p,
+                    number,
+                    lines,
+                    tuple(sorted(o for o in rewrites[number] if p in self._layout[o][0])),
+                )
+                for p in paths
+            )
+            patch.update(diff=diff, size_bytes=len(diff))
+
     def write(self) -> None:
+        if self.rewrite_shared:
+            self._rewrite_shared_lines()
         repo = {
             "id": self.repo_id,
             "full_name": self.repo,
