@@ -61,7 +61,10 @@ def test_squash_and_merge_prs_of_the_chain_repo(chain: ChainRepo) -> None:
         assert pr.state == "merged" and pr.merged_at == datetime(
             2024, 1, int(pr.merged_at.day), 10, 0
         )  # type: ignore[union-attr]
-    assert by_number[2].body == "Follow-up to #1, built on top of it: the calculator also needs products."
+    assert (
+        by_number[2].body
+        == "Follow-up to #1, built on top of it: the calculator also needs products."
+    )
     merge = by_number[3]
     assert [c.message for c in merge.commits] == [
         "Add divide\n\nFixes #2 by completing the arithmetic set on top of it."

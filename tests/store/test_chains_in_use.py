@@ -118,14 +118,17 @@ def test_a_chain_in_use_is_not_rewritten_when_its_patches_change(engine: Engine)
     ((used, _),) = _chains(engine).items()
     _query(engine, used)
     before = _stages(engine, used)
-    # The PR's patch was re-mined differently; it still has the substance a stage needs, so the
-    # chain is selected again (a patch under the minimum would only supersede it).
+    # The PR's patch was re-mined differently; it still has the substance a stage needs and the
+    # lines its links rest on, so the chain is selected again (a patch under the minimum would
+    # only supersede it).
     remined = "".join(f"+value_{n} = compute({n})\n" for n in range(12))
+    kept = "-value_1_0 = compute(1, 0)\n+value_2_0 = compute(2, 0)\n"
+    head = "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n"
     with session_scope(engine) as session:
         session.execute(
             update(PRPatch)
             .where(PRPatch.pr_id == store.pr_id(2))
-            .values(diff=f"diff --git a/calc/x.py b/calc/x.py\n@@ -0,0 +1,12 @@\n{remined}")
+            .values(diff=f"{head}@@ -1,1 +1,13 @@\n{kept}{remined}")
         )
     summary = build_chains(ChainsConfig(), engine)
     assert summary.kept_in_use == 1 and summary.stages == 0

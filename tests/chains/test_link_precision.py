@@ -1,0 +1,133 @@
+"""Link precision rules on hand-built stores: reverts named by a branch commit, lineage that counts
+only code (imports, comments and moves weigh less or nothing, more is needed as the gap grows), and
+strong wording that needs some shared code unless it says the PRs are stacked."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, insert
+
+from chains.config import ChainsConfig
+from chains.cues import stacked_wording
+from chains.graph import LinkDecision, lineage_backs, load_graph
+from chains.lines import Lineage, substantive
+from chains.reverts import ShaIndex
+from sql.models import PRCommit
+from tests.support.chain_store import StoreBuilder
+
+CORE = [f"value_{i} = parse_headers(text, limit={i})" for i in range(8)]
+
+
+def _diff(path: str, added: list[str], removed: list[str] = ()) -> str:  # type: ignore[assignment]
+    body = "".join(f"-{line}\n" for line in removed) + "".join(f"+{line}\n" for line in added)
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{1 + len(removed)} +1,{1 + len(added)} @@\n def setup():\n{body}"
+    )
+
+
+def _set_patch(store: StoreBuilder, number: int, *diffs: str) -> None:
+    patch = next(p for p in store.patches if p["pr_id"] == store.pr_id(number))
+    patch["diff"] = "".join(diffs)
+
+
+def _decisions(engine: Engine, **config: object) -> dict[tuple[int, int], LinkDecision]:
+    _, nodes, report = load_graph(engine, ChainsConfig(**config))
+    number = {pr_id: node.number for pr_id, node in nodes.items()}
+    return {(number[d.newer], number[d.older]): d for d in report.links}
+
+
+def test_a_revert_of_a_branch_commit_is_seen(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(20, ["calc/a.py"])
+    store.pr(21, ["calc/a.py"], title='Revert "Change 20"', body="This reverts commit abcdef0123.")
+    store.pr(22, ["calc/a.py"], day=25)  # opened after the revert merged
+    store.ref(22, 20, "follow_up", evidence="Follow-up to #20")
+    store.write()
+    branch = "abcdef0123" + "4" * 30  # a commit of #20's branch, not its merge commit
+    with engine.begin() as conn:
+        conn.execute(insert(PRCommit), [{"pr_id": store.pr_id(20), "sha": branch, "message": "x"}])
+    links = _decisions(engine)
+    assert links[21, 20].rule is None and links[21, 20].attrs["evidence_class"] == "revert"
+    assert links[21, 20].attrs["evidence"][0]["text"] == "This reverts commit abcdef0123."
+    # #22 starts from a base without #20's change: no link to it.
+    assert links[22, 20].rule == "older_reverted_before"
+
+
+def test_a_short_sha_names_one_pr_or_none() -> None:
+    index = ShaIndex(
+        merges=[("aaaa111" + "0" * 33, 1)],
+        commits=[("bbbb222" + "1" * 33, 2), ("cccc333" + "2" * 33, 3), ("cccc333" + "2" * 33, 4)],
+    )
+    assert index.find("aaaa111") == 1 and index.find("BBBB2221") == 2
+    assert index.find("cccc333") is None  # in two PRs' branches
+    assert index.find("bbbb22") is None  # too short to trust
+    assert index.find("dddd444") is None
+
+
+def test_lineage_counts_code_not_imports_comments_or_moves(engine: Engine) -> None:
+    store = StoreBuilder(engine, rewrite_shared=False)
+    imports = ["from calc.parser import HeaderParser", "# headers keep their order here"]
+    for number, day in ((1, 1), (2, 3), (3, 4), (4, 400), (5, 401)):
+        store.pr(number, ["calc/core.py", "calc/moved.py"], day=day)
+        if number > 1:
+            store.ref(number, 1, "mention", evidence="See #1.")
+    _set_patch(store, 1, _diff("calc/core.py", imports + CORE))
+    _set_patch(store, 2, _diff("calc/core.py", ["x = 1"], imports))  # import and comment only
+    _set_patch(store, 3, _diff("calc/core.py", ["value_0 = 0"], CORE[:1]))  # one rewritten line
+    # 400 days on: a move of two lines (they reappear in another file) weighs one line ...
+    _set_patch(
+        store, 4, _diff("calc/core.py", [], CORE[:2]), _diff("calc/moved.py", CORE[:2] + ["y"])
+    )
+    # ... five rewritten lines are enough there (0.75 per 90 days: 3.3 needed).
+    _set_patch(store, 5, _diff("calc/core.py", ["values = table()"], CORE[:5]))
+    store.write()
+    links = _decisions(engine)
+    assert (links[2, 1].rule, links[2, 1].attrs["lineage"]) == (
+        "plain_mention_without_shared_lines",
+        0,
+    )
+    assert (links[3, 1].rule, links[3, 1].attrs["lineage"]) == (None, 1)
+    moved = links[4, 1]
+    assert (moved.attrs["lineage"], moved.attrs["lineage_moved"]) == (2, 2)
+    assert moved.rule == "plain_mention_without_shared_lines"
+    assert "2 of them only moved" in moved.attrs["why"]
+    assert (links[5, 1].rule, links[5, 1].attrs["lineage"]) == (None, 5)
+
+
+def test_the_lineage_needed_grows_with_the_gap() -> None:
+    config = ChainsConfig()
+    assert lineage_backs(Lineage(1, "blame"), 30, config)
+    assert not lineage_backs(Lineage(1, "blame", moved=1), 30, config)  # half a line
+    assert lineage_backs(Lineage(2, "blame"), 200, config)  # 200 days: 1.7 lines
+    assert not lineage_backs(Lineage(9, "blame", moved=9), 866, config)  # 4.5 of 7.2
+    assert lineage_backs(Lineage(8, "blame"), 866, config)
+    assert not lineage_backs(Lineage(), 1, config)
+
+
+def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine) -> None:
+    store = StoreBuilder(engine, rewrite_shared=False)
+    for number in range(10, 15):
+        store.pr(number, ["calc/shell.py"])
+    _set_patch(store, 10, _diff("calc/shell.py", CORE))
+    store.ref(11, 10, "follow_up", evidence="Follow up to #10")  # a parallel change of the file
+    store.ref(12, 10, "follow_up", evidence="Stacked on #10, which adds the table.")
+    store.ref(13, 10, "follow_up", evidence="Follow up to #10")
+    _set_patch(store, 13, _diff("calc/shell.py", ["value_0 = 0"], CORE[:1]))
+    store.ref(14, 10, "mention", evidence="The changes in #10 caused an overflow in debug builds.")
+    store.write()
+    links = _decisions(engine)
+    assert links[11, 10].rule == links[14, 10].rule == "wording_without_shared_code"
+    assert links[12, 10].rule is None and links[13, 10].rule is None
+    # The rule can be turned off.
+    assert _decisions(engine, strong_needs_code=False)[11, 10].rule is None
+
+
+def test_lines_and_words_the_rules_read() -> None:
+    assert not substantive("use crate::shell::Progress;") and not substantive("// TODO: later")
+    assert not substantive("pub(crate) mod hyperlink;") and not substantive('"""Docs."""')
+    assert substantive("#[derive(Debug, Clone)]") and substantive("*self.count += 1;")
+    assert stacked_wording("This is split out from #26349 so it can land first.", 26349)
+    assert stacked_wording("Part 2 of the parser work; requires #12.", 12)
+    assert not stacked_wording("Follow-up to #1: the calculator also needs products.", 1)
+    # Only the sentence holding the reference counts.
+    assert not stacked_wording("Follow up to #5. This is stacked on nothing.", 5)
