@@ -66,7 +66,11 @@ STACKED = re.compile(
     r"|dependent\s+on|requires?|required\s+(?:by|for)|prerequisite|precursor|blocked\s+by|unblocks?"
     r"|split(?:ting)?\s+(?:\w+\s+){0,3}?(?:out\s+)?(?:of|from)|spun\s+(?:\w+\s+)?off|pulled\s+(?:\w+\s+){0,2}?out\s+of"
     r"|extracted\s+(?:\w+\s+){0,4}?from|re-?appl(?:y|ies|ied)|re-?lands?|un-?reverts?"
-    r"|part\s+(?:\d|one|two|three|four|ii|iii|iv)|(?:first|second|third|next)\s+(?:part|step|pr))\b",
+    r"|part\s+(?:\d|one|two|three|four|ii|iii|iv)|(?:first|second|third|next)\s+(?:part|step|pr)"
+    # The newer PR uses what the older one made (until symbol use is measured, its own words).
+    r"|enabled\s+by|made\s+possible\s+by|now\s+that|reus(?:e|es|ed|ing)|wires?\s+up"
+    r"|(?:after|once)\s+(?:#\d+|https?://\S+)\s+(?:has\s+|is\s+|was\s+)?(?:landed|merged)"
+    r"|uses?\s+(?:the\s+)?(?:\w+\s+){0,4}?(?:added|introduced|defined)\s+(?:in|by))\b",
     re.I,
 )
 
