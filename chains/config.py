@@ -10,6 +10,10 @@ StrategyName = Literal["semantic", "temporal", "single"]
 """The chain strategies `chains/strategies.py` registers (a test keeps the two equal)."""
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 
+DropKind = Literal["link", "stage"]
+"""Why a stored link was dropped: a link rule judged the pair, or an end is no usable stage."""
+DROP_KINDS: tuple[str, ...] = get_args(DropKind)
+
 DEFAULT_EVIDENCE_WEIGHTS: dict[EvidenceClass, int] = {
     "strong": 3,  # follow-up / extends / fix-of-regression wording
     "revert": 3,  # the newer PR reverts the older (see revert_links)

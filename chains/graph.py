@@ -20,7 +20,7 @@ from sqlalchemy import Engine, select
 from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
 from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify, stacked_wording
-from chains.filters import FilterReport, apply_filters, counts_as_code
+from chains.filters import FilterReport, apply_filters, counts_as_code, rejection
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
 from chains.reverts import sha_reverts
@@ -242,11 +242,13 @@ def _group_references(
     for key, (rule, group) in ruled_out.items():
         if key not in linked:
             report.dropped[rule] += 1
-            report.links.append(_ruled_out(group, rule, every))
+            report.links.append(_ruled_out(group, rule, every, config))
     return pairs
 
 
-def _ruled_out(group: list[RefRow], rule: str, every: dict[int, PRNode]) -> LinkDecision:
+def _ruled_out(
+    group: list[RefRow], rule: str, every: dict[int, PRNode], config: ChainsConfig
+) -> LinkDecision:
     """The record of a link no edge rule got to judge, oriented by merge time when both are known."""
     ref = group[0]
     newer, older = ref.src, ref.dst
@@ -257,10 +259,23 @@ def _ruled_out(group: list[RefRow], rule: str, every: dict[int, PRNode]) -> Link
     attrs: dict[str, Any] = {
         "evidence_class": judged[0][0],
         "cue": judged[0][1],
-        "why": f"{rule}: no edge rule judged this pair",
+        "why": f"{rule}: no edge rule judged this pair{_unusable_ends(ref, every, config)}",
         "evidence": _evidence_rows([(r, cls) for r, (cls, _) in zip(group, judged, strict=True)]),
     }
     return LinkDecision(newer, older, ref.repo_id, rule, attrs)
+
+
+def _unusable_ends(ref: RefRow, every: dict[int, PRNode], config: ChainsConfig) -> str:
+    """Which end of a link is no stage and why ('' for other rules' pairs), for the record."""
+    found = []
+    for pr in (ref.src, ref.dst):
+        node = every.get(pr)
+        if node is None:
+            name = f"#{ref.number}" if pr == ref.dst and ref.number else "the referring PR"
+            found.append(f"{name} is not mined, not merged or has no usable patch")
+        elif reason := rejection(node, config.filters, set()):
+            found.append(f"#{node.number} is filtered ({reason})")
+    return f" ({'; '.join(found)})" if found else ""
 
 
 def _evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:

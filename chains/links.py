@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, delete, insert, select
 from sqlalchemy.orm import Session, aliased
 
+from chains.config import DropKind
 from sql.db import session_scope
 from sql.models import ChainLink, ChainStage, PullRequest
 
@@ -21,6 +22,17 @@ if TYPE_CHECKING:
     from chains.graph import LinkDecision
 
 BATCH = 2000
+
+# Drops that say nothing about the pair: an end is no usable stage (filtered, not mined, under
+# the substance minimum). Every other drop rule judged the pair itself not dependent.
+STAGE_RULES = frozenset({"pr_filtered_or_not_mined", "stage_below_substance"})
+
+
+def drop_kind(rule: str | None) -> DropKind | None:
+    """'stage' or 'link' for a dropped link's rule; None for a kept link."""
+    if rule is None:
+        return None
+    return "stage" if rule in STAGE_RULES else "link"
 
 
 def link_row(link: LinkDecision, build_id: int | None) -> dict[str, Any]:
@@ -39,6 +51,9 @@ def link_row(link: LinkDecision, build_id: int | None) -> dict[str, Any]:
         "gap_days": attrs.get("gap_days"),
         "lineage": attrs.get("lineage", 0),
         "lineage_via": attrs.get("lineage_via") or None,
+        "lineage_moved": attrs.get("lineage_moved", 0),
+        "symbols": attrs.get("symbols", 0),
+        "drop_kind": drop_kind(link.rule),
         "why": attrs.get("why", ""),
         "evidence": attrs.get("evidence", []),
     }
@@ -93,8 +108,10 @@ def list_links(
     rule: str | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
     limit: int | None = None,
+    kind: DropKind | None = None,
 ) -> list[LinkView]:
-    """Stored links, newest PR first: only dropped ones, one rule's, or those of given pairs."""
+    """Stored links, newest PR first: only dropped ones, one rule's, one kind of drop's (`link`:
+    a link rule judged the pair; `stage`: an end is no usable stage), or those of given pairs."""
     newer, older = aliased(PullRequest), aliased(PullRequest)
     query = (
         select(ChainLink, newer.number, newer.title, older.number, older.title)
@@ -106,6 +123,8 @@ def list_links(
         query = query.where(ChainLink.kept.is_(False))
     if rule:
         query = query.where(ChainLink.rule == rule)
+    if kind:
+        query = query.where(ChainLink.drop_kind == kind)
     if pairs is not None:
         wanted = list(pairs)
         if not wanted:

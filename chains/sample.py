@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 
+from chains.config import DropKind
 from chains.lines import parse_patch
 from chains.links import LinkView, chain_pairs, list_links, sample
 from sql.models import Chain, ChainLink, PRPatch, PullRequest
@@ -98,9 +99,12 @@ def sample_chains(
     return out
 
 
-def sample_dropped(engine: Engine, n: int, seed: int, rule: str | None = None) -> list[SampledLink]:
-    """`n` dropped links drawn with `seed`, optionally of one rule."""
-    views = list_links(engine, dropped=True, rule=rule)
+def sample_dropped(
+    engine: Engine, n: int, seed: int, rule: str | None = None, kind: DropKind | None = None
+) -> list[SampledLink]:
+    """`n` dropped links drawn with `seed`, optionally of one rule or one kind of drop (`link`:
+    judged not dependent by a link rule; `stage`: an end is no usable stage)."""
+    views = list_links(engine, dropped=True, rule=rule, kind=kind)
     views.sort(key=lambda v: (v.link.newer_pr_id, v.link.older_pr_id))
     return [
         _link(engine, v.link.newer_pr_id, v.link.older_pr_id, v) for v in sample(views, n, seed)

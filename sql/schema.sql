@@ -216,6 +216,9 @@ CREATE TABLE chain_links (
 	gap_days DOUBLE, 
 	lineage INTEGER NOT NULL, 
 	lineage_via VARCHAR(20), 
+	lineage_moved INTEGER DEFAULT '0' NOT NULL, 
+	symbols INTEGER DEFAULT '0' NOT NULL, 
+	drop_kind VARCHAR(8), 
 	why TEXT NOT NULL, 
 	evidence JSON NOT NULL, 
 	CONSTRAINT pk_chain_links PRIMARY KEY (id), 
@@ -227,6 +230,8 @@ CREATE TABLE chain_links (
 );
 
 CREATE INDEX ix_chain_links_build_id ON chain_links (build_id);
+
+CREATE INDEX ix_chain_links_drop_kind ON chain_links (drop_kind);
 
 CREATE INDEX ix_chain_links_newer_pr_id ON chain_links (newer_pr_id);
 

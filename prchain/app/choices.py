@@ -6,7 +6,7 @@ openai, docker, networkx or the store.
 
 from __future__ import annotations
 
-from chains.config import STRATEGY_NAMES
+from chains.config import DROP_KINDS, STRATEGY_NAMES
 from environments.config import CONFLICT_POLICIES
 from miner.config import SOURCE_NAMES
 from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
@@ -21,6 +21,7 @@ ABLATIONS = ("none", "no-gate", "random-pick")  # P2T ablations of the paper's Â
 __all__ = [
     "ACTION_FORMATS",
     "BACKEND_NAMES",
+    "DROP_KINDS",
     "CONFLICT_POLICIES",
     "ETA_MODES",
     "GRAPH_FORMATS",

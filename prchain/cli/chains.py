@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 from rich import box
@@ -14,12 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from prchain.app.choices import STRATEGY_NAMES
+from prchain.app.choices import DROP_KINDS, STRATEGY_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
 
 if TYPE_CHECKING:
     from chains.build import BuildSummary
+    from chains.config import DropKind
     from prchain.app.views import ChainView, SampledLink
 
 
@@ -266,6 +267,12 @@ def print_chain(console: Console, view: ChainView) -> None:
 @config_options
 @click.option("--dropped", is_flag=True, help="Only the links the rules dropped.")
 @click.option("--rule", metavar="RULE", help="Only links dropped by this rule (e.g. gap_too_long).")
+@click.option(
+    "--kind",
+    type=click.Choice(DROP_KINDS),
+    help="Only drops of this kind: link (a link rule judged the pair not dependent) or stage "
+    "(an end is no usable stage: filtered, not mined, under the substance minimum).",
+)
 @click.option("--chain", "chain_id", type=int, metavar="N", help="Only the links of chain N.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many links."
@@ -275,6 +282,7 @@ def links(
     overrides: tuple[str, ...],
     db_url: str | None,
     dropped: bool,
+    kind: str | None,
     rule: str | None,
     chain_id: int | None,
     limit: int,
@@ -285,6 +293,7 @@ def links(
 
     \b
       prchain chains links --dropped --rule gap_too_long
+      prchain chains links --dropped --kind link
       prchain chains links --chain 12
     """
     from prchain.app.views import chain_pairs, chain_view, list_links, make_engine
@@ -295,7 +304,8 @@ def links(
     if chain_id is not None:
         chain_view(engine, chain_id)  # an unknown id is one clear line
         pairs = chain_pairs(engine, chain_id)
-    found = list_links(engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit)
+    drop = cast("DropKind | None", kind)
+    found = list_links(engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit, kind=drop)
     table = Table(
         "newer → older", "decision", "class", "overlap", "gap", "lineage", "why", title="links"
     )
@@ -327,6 +337,12 @@ def links(
 )
 @click.option("--rule", metavar="RULE", help="With --dropped: only links dropped by this rule.")
 @click.option(
+    "--kind",
+    type=click.Choice(DROP_KINDS),
+    help="With --dropped: only drops of this kind: link (a link rule judged the pair not dependent) or stage "
+    "(an end is no usable stage: filtered, not mined, under the substance minimum).",
+)
+@click.option(
     "--body-chars",
     type=click.IntRange(min=0),
     default=800,
@@ -342,6 +358,7 @@ def sample(
     strategy: str | None,
     dropped: bool,
     rule: str | None,
+    kind: str | None,
     body_chars: int,
 ) -> None:
     """Print a reproducible sample for a hand check: each link with both PRs' titles and bodies,
@@ -352,13 +369,15 @@ def sample(
     \b
       prchain chains sample --seed 7 -n 30
       prchain chains sample --seed 7 -n 20 --dropped
+      prchain chains sample --seed 7 -n 20 --dropped --kind link
     """
     from prchain.app.views import make_engine, sample_chains, sample_dropped
 
     config = build_config(config_path, overrides, db_url)
     engine = make_engine(config.store.url)
     if dropped:
-        for i, link in enumerate(sample_dropped(engine, count, seed, rule), start=1):
+        drop = cast("DropKind | None", kind)
+        for i, link in enumerate(sample_dropped(engine, count, seed, rule, drop), start=1):
             click.echo(f"=== dropped link {i}")
             _echo_link(link, body_chars)
         return

@@ -93,5 +93,12 @@ class ChainLink(Base):
     gap_days: Mapped[float | None]  # older merge → newer opening
     lineage: Mapped[int] = mapped_column(default=0)  # lines of the older PR the newer rewrites
     lineage_via: Mapped[str | None] = mapped_column(String(20))  # blame | patch
+    # Of `lineage`, the lines the newer PR only moves (it adds the same text elsewhere).
+    lineage_moved: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Symbols the older PR introduced that the newer one uses (0: none or not measured).
+    symbols: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Why a dropped link was dropped: "link" (a link rule judged the pair not dependent) or
+    # "stage" (an end is no usable stage: filtered, not mined, under the substance minimum).
+    drop_kind: Mapped[str | None] = mapped_column(String(8), index=True)
     why: Mapped[str] = mapped_column(Text, default="")
     evidence: Mapped[list[Any]] = mapped_column(default=list)  # [{type, class, found_in, text}]

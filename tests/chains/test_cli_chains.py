@@ -119,6 +119,21 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
                 evidence="Unlike #4, this is code.",
             )
         )
+        # ... and a link a link rule drops: #3 only compares itself with #1.
+        session.execute(
+            insert(Reference).values(
+                repo_id=1,
+                src_pr_id=ids[3],
+                target_repo="acme/calc",
+                target_number=1,
+                target_kind="pr",
+                target_pr_id=ids[1],
+                type="mention",
+                found_in="body",
+                via_issue=0,
+                evidence="Similar to #1, but for division.",
+            )
+        )
     runner = CliRunner(env={"COLUMNS": "250"})
     assert runner.invoke(main, ["chains", "build", "--db", url, *TINY]).exit_code == 0
 
@@ -128,6 +143,13 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
     dropped = runner.invoke(main, ["chains", "links", "--dropped", "--db", url])
     assert "#3 → #4" in dropped.output and "pr_filtered_or_not_mined" in dropped.output
     assert "#2 → #1" not in dropped.output
+    # Stage drops (an end is no usable stage) apart from link-rule drops.
+    stage = runner.invoke(main, ["chains", "links", "--dropped", "--kind", "stage", "--db", url])
+    assert "#3 → #4" in stage.output and "#4 is filtered (docs_only)" in stage.output
+    assert "#3 → #1" not in stage.output
+    link = runner.invoke(main, ["chains", "links", "--dropped", "--kind", "link", "--db", url])
+    assert "#3 → #1" in link.output and "parallel_wording" in link.output
+    assert "#3 → #4" not in link.output
     by_rule = runner.invoke(main, ["chains", "links", "--rule", "gap_too_long", "--db", url])
     assert "no stored links match" in by_rule.output
     of_chain = runner.invoke(main, ["chains", "links", "--chain", "1", "--db", url])
@@ -147,3 +169,7 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
     )
     drops = runner.invoke(main, ["chains", "sample", "--dropped", "-n", "3", "--db", url])
     assert "dropped: pr_filtered_or_not_mined" in drops.output and "Unlike #4" in drops.output
+    args = ["chains", "sample", "--dropped", "--kind", "link", "-n", "3", "--db", url]
+    link_drops = runner.invoke(main, args)
+    assert "dropped: parallel_wording" in link_drops.output
+    assert "pr_filtered_or_not_mined" not in link_drops.output
