@@ -393,7 +393,7 @@ def assess_edge(
     if lines is not None:
         lineage = lines.lineage(newer, older, blame=_needs_blame(rule, lines, newer, older))
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
-        attrs["lineage_moved"] = lineage.moved
+        attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
@@ -403,6 +403,10 @@ def assess_edge(
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
             why += f", {lineage.moved} of them only moved"
+    elif lineage.touched:
+        why += (
+            f"; the newer PR edits {lineage.touched} import or comment line(s) the older one added"
+        )
     attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
     ranked = sorted(judged, key=lambda j: -j.strength)
     attrs["evidence"] = _evidence_rows([(j.ref, j.cls) for j in ranked])
@@ -450,7 +454,12 @@ def _link_rule(
         return "revert_links_off"
     if attrs["strength"] <= 0:
         return "zero_weight"
-    lineage = Lineage(attrs["lineage"], attrs["lineage_via"], attrs.get("lineage_moved", 0))
+    lineage = Lineage(
+        attrs["lineage"],
+        attrs["lineage_via"],
+        attrs.get("lineage_moved", 0),
+        attrs.get("lineage_touched", 0),
+    )
     backed = lineage_backs(lineage, attrs["gap_days"], config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not _corroboration(newer, older, lineage, backed):
@@ -488,7 +497,7 @@ def _wording_only(
     share no line with its base."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
-    if lineage.lines or attrs.get("symbols", 0):
+    if lineage.lines or lineage.touched or attrs.get("symbols", 0):
         return False
     return not stacked_wording(best.ref.evidence, best.ref.number)
 

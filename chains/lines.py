@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
@@ -58,6 +58,9 @@ class Lineage:
     lines: int = 0
     via: str = ""  # blame | patch | "" (none found)
     moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
+    # Lines of the older PR's text the newer one removes in the same file, imports and comments
+    # included (read from the patches only): weak evidence that the two PRs share code at all.
+    touched: int = 0
 
     @property
     def weight(self) -> float:
@@ -258,6 +261,13 @@ class Lines:
         if not texts:
             return Lineage()
         mine = self._patch(newer.id)
+        touched = sum(1 for r in mine.removed if r.text in added.added.get(r.path, ()))
+        return replace(self._rewrites(newer, older, added, mine, blame=blame), touched=touched)
+
+    def _rewrites(
+        self, newer: PRNode, older: PRNode, added: PatchLines, mine: PatchLines, *, blame: bool
+    ) -> Lineage:
+        texts = added.added_anywhere()
         matches = [r for r in mine.removed if r.text in texts and substantive(r.text)]
         if not matches:
             return Lineage()

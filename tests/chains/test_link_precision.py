@@ -108,16 +108,24 @@ def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine)
     store = StoreBuilder(engine, rewrite_shared=False)
     for number in range(10, 15):
         store.pr(number, ["calc/shell.py"])
-    _set_patch(store, 10, _diff("calc/shell.py", CORE))
     store.ref(11, 10, "follow_up", evidence="Follow up to #10")  # a parallel change of the file
     store.ref(12, 10, "follow_up", evidence="Stacked on #10, which adds the table.")
     store.ref(13, 10, "follow_up", evidence="Follow up to #10")
     _set_patch(store, 13, _diff("calc/shell.py", ["value_0 = 0"], CORE[:1]))
     store.ref(14, 10, "mention", evidence="The changes in #10 caused an overflow in debug builds.")
+    store.pr(15, ["calc/shell.py"])
+    store.ref(15, 10, "follow_up", evidence="Follow up to #10")  # edits only #10's comment
+    _set_patch(store, 10, _diff("calc/shell.py", [*CORE, "# the table is read once per run"]))
+    _set_patch(
+        store, 15, _diff("calc/shell.py", ["# read lazily"], ["# the table is read once per run"])
+    )
     store.write()
     links = _decisions(engine)
     assert links[11, 10].rule == links[14, 10].rule == "wording_without_shared_code"
     assert links[12, 10].rule is None and links[13, 10].rule is None
+    # A comment of the older PR the newer one edits is weak, but some, shared code.
+    assert (links[15, 10].rule, links[15, 10].attrs["lineage"]) == (None, 0)
+    assert "edits 1 import or comment line(s)" in links[15, 10].attrs["why"]
     # The rule can be turned off.
     assert _decisions(engine, strong_needs_code=False)[11, 10].rule is None
 
