@@ -63,7 +63,7 @@ PARALLEL = re.compile(
 # split-out base, a re-land): it keeps a link even when the two PRs share no code we can see.
 STACKED = re.compile(
     r"\b(?:stacked|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on|depends\s+on"
-    r"|dependent\s+on|requires?|required\s+(?:by|for)|prerequisite|precursor|blocked\s+by|unblocks?"
+    r"|dependent\s+on|requires?\s+(?:#\d|https?://)|required\s+(?:by|for)|prerequisite|precursor|blocked\s+by|unblocks?"
     r"|split(?:ting)?\s+(?:\w+\s+){0,3}?(?:out\s+)?(?:of|from)|spun\s+(?:\w+\s+)?off|pulled\s+(?:\w+\s+){0,2}?out\s+of"
     r"|extracted\s+(?:\w+\s+){0,4}?from|re-?appl(?:y|ies|ied)|re-?lands?|un-?reverts?"
     r"|part\s+(?:\d|one|two|three|four|ii|iii|iv)|(?:first|second|third|next)\s+(?:part|step|pr)"

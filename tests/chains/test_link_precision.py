@@ -136,6 +136,7 @@ def test_lines_and_words_the_rules_read() -> None:
     assert substantive("#[derive(Debug, Clone)]") and substantive("*self.count += 1;")
     assert stacked_wording("This is split out from #26349 so it can land first.", 26349)
     assert stacked_wording("Part 2 of the parser work; requires #12.", 12)
+    assert not stacked_wording("I need features that require push to a registry, e.g. #12.", 12)
     assert not stacked_wording("Follow-up to #1: the calculator also needs products.", 1)
     assert stacked_wording("After #13918 has landed, negation became easy.", 13918)
     assert stacked_wording("It reuses the abstraction added in #26622.", 26622)
