@@ -49,6 +49,11 @@ class Ecosystem(Protocol):
         """Build plans in the order to try them (the first that verifies wins)."""
         ...
 
+    def revise(self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+        """`plan` changed to get past the failure its build `log` shows, or None (tried next,
+        before the remaining plans; every deviation from the era is said in its notes)."""
+        ...
+
 
 ECOSYSTEMS: Registry[type[Ecosystem]] = Registry("ecosystem")
 

@@ -431,6 +431,12 @@ class Python:
         )
         return [dated, lifted]
 
+    def revise(self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+        """A dependency's sdist of the era that does not build here: its first wheel instead."""
+        from environments.eras.wheels import lifted
+
+        return lifted(plan, log, config.index_url)
+
 
 def _without_versions(text: str) -> str:
     return "\n".join(

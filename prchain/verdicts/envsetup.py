@@ -205,6 +205,9 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
         if record.get("counts") and counts.verified(setup.config.pass_share):
             chosen = last
             break
+        revised = _revised(era, setup.config, candidate, record, log)
+        if revised is not None:
+            queue.insert(0, revised)
         if not queue and setup.agent is not None and candidate.method != "agent":
             repaired = setup.agent(_request(job, era, candidate, counts, log))
             if repaired is not None:
@@ -221,6 +224,17 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
     report.seconds = time.monotonic() - started
     _store(setup, repo_id, job, era, (candidate, record, log), attempts, report, report.seconds)
     return report
+
+
+def _revised(
+    era: Era, config: ErasConfig, candidate: Candidate, record: dict[str, Any], log: str
+) -> Candidate | None:
+    """The ecosystem's change of a planner plan whose build failed (e.g. a dependency that does
+    not compile here taken as a wheel), tried before the next plan."""
+    if candidate.method != "planner" or record.get("counts") or era.ecosystem is None:
+        return None
+    plan = era.ecosystem.revise(era.snap, config, candidate.plan, log)
+    return Candidate("planner", plan) if plan is not None else None
 
 
 def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:

@@ -26,15 +26,18 @@ class Release:
     wheel: Path
 
 
-def make_wheel(folder: Path, name: str, version: str, modules: dict[str, str]) -> Path:
-    """A pure-Python wheel holding `modules` (path in the wheel → source)."""
+def make_wheel(
+    folder: Path, name: str, version: str, modules: dict[str, str], tag: str = "py3-none-any"
+) -> Path:
+    """A wheel holding `modules` (path in the wheel → source), tagged `tag` (a platform tag makes
+    it look like a compiled one; the content stays Python)."""
     dist = f"{name.replace('-', '_')}-{version}"
-    target = folder / f"{dist}-py3-none-any.whl"
+    target = folder / f"{dist}-{tag}.whl"
     files = {
         **modules,
         f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
         f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: prchain-tests\n"
-        "Root-Is-Purelib: true\nTag: py3-none-any\n",
+        f"Root-Is-Purelib: true\nTag: {tag}\n",
     }
     record = [
         f"{path},{_digest(text.encode())},{len(text.encode())}" for path, text in files.items()
@@ -44,6 +47,29 @@ def make_wheel(folder: Path, name: str, version: str, modules: dict[str, str]) -
     with zipfile.ZipFile(target, "w") as wheel:
         for path, text in files.items():
             wheel.writestr(path, text)
+    return target
+
+
+def make_failing_sdist(folder: Path, name: str, version: str, message: str) -> Path:
+    """An sdist whose build always fails with `message` (an in-tree backend that raises): an old C
+    extension that does not compile on today's interpreter, without a compiler or setuptools."""
+    import io
+    import tarfile
+
+    dist = f"{name.replace('-', '_')}-{version}"
+    files = {
+        "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "broken"\n'
+        'backend-path = ["."]\n',
+        "broken.py": f"def build_wheel(*args, **kwargs):\n    raise RuntimeError({message!r})\n",
+    }
+    target = folder / f"{dist}.tar.gz"
+    with tarfile.open(target, "w:gz") as archive:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{dist}/{path}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
     return target
 
 
