@@ -175,14 +175,14 @@ def requirement_files(snap: Snapshot) -> list[str]:
     return picked
 
 
-def tox_deps(snap: Snapshot) -> list[str]:
+def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
     """The plain requirements of tox's [testenv] deps (substitutions and options left out).
 
     Factor conditions select between alternatives (`pytest27: pytest<2.8` / `pytest: pytest>=2.8`):
     one package is installed once, so an unconditional line wins, else the last factor's line
     (tox's newest variant comes last); installing every alternative asks for the impossible."""
     parser = _ini(snap.text("tox.ini"))
-    raw = parser.get("testenv", "deps", fallback="")
+    raw = parser.get(section, "deps", fallback="")
     chosen: dict[str, tuple[bool, str]] = {}  # package → (unconditional, requirement)
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -195,6 +195,60 @@ def tox_deps(snap: Snapshot) -> list[str]:
             if not (chosen.get(name, (False, ""))[0] and factor):
                 chosen[name] = (not factor, line)
     return [requirement for _, requirement in chosen.values()]
+
+
+def tox_env_deps(snap: Snapshot, version: str) -> list[str]:
+    """The deps of tox's own section for the chosen interpreter (`[testenv:py33]`, the nearest
+    python 3 env not newer than it, else the oldest): old projects list some test tools only there
+    (marshmallow 2013: unittest2py3k under py33)."""
+    envs = {}
+    for section in _ini(snap.text("tox.ini")).sections():
+        found = re.fullmatch(r"testenv:py3(\d{1,2})", section)
+        if found:
+            envs[int(found.group(1))] = section
+    if not envs:
+        return []
+    minor = int(version.split(".")[1])
+    older = [m for m in envs if m <= minor]
+    return tox_deps(snap, envs[max(older) if older else min(envs)])
+
+
+def tests_require(snap: Snapshot) -> list[str]:
+    """setuptools' `tests_require` (setup.py literal or a list it names; setup.cfg [options])."""
+    found = _ini(snap.text("setup.cfg")).get("options", "tests_require", fallback="")
+    names = [line.strip() for line in found.replace(",", "\n").splitlines() if line.strip()]
+    setup_py = snap.text("setup.py")
+    value = re.search(r"tests_require\s*=\s*(\[[^\]]*\]|[A-Za-z_]\w*)", setup_py)
+    if value and not value.group(1).startswith("["):  # a name: its list literal in setup.py
+        value = re.search(rf"^{value.group(1)}\s*=\s*(\[[^\]]*\])", setup_py, re.M)
+    if value:
+        names += re.findall(r"['\"]([A-Za-z0-9][^'\"]*)['\"]", value.group(1))
+    return names
+
+
+def requirements(snap: Snapshot, version: str, relax: bool) -> list[str]:
+    """Test requirements named outside the project's metadata: tests_require, tox (the plain env
+    and the interpreter's own), poetry's dev dependencies; one line per package, the most specific
+    source last. `relax`: the test runner's pins are dropped (see RUNNER)."""
+    chosen: dict[str, str] = {}
+    for line in (*tests_require(snap), *tox_deps(snap), *tox_env_deps(snap, version)):
+        chosen[_package(line)] = line
+    found = [*chosen.values(), *poetry_dev(snap)]
+    return [relaxed(r) for r in found] if relax else found
+
+
+# The test runner and the packages it depends on at run time. A stage older than its interpreter's
+# tooling gets pytest from that tooling's date (`TOOLS_FLOOR`); a pin of the repository's own time
+# (`pytest==2.8.0`, marshmallow 2015; `iniconfig==1.0.0`, click 2020) would pull back a runner that
+# does not run on this interpreter, so in such a stage those pins are dropped (the name stays).
+RUNNER = ("pytest", "py", "pluggy", "iniconfig")
+_RUNNER_PIN = re.compile(
+    r"^\s*(" + "|".join(RUNNER) + r")\s*(\[[^\]]*\])?\s*[=<>~!][^;#]*", re.IGNORECASE
+)
+
+
+def relaxed(requirement: str) -> str:
+    return _RUNNER_PIN.sub(lambda m: m.group(1) + (m.group(2) or "") + " ", requirement).strip()
 
 
 def _package(requirement: str) -> str:
@@ -271,10 +325,17 @@ def _later(a: str, b: str) -> str:
 
 
 def build_commands(
-    snap: Snapshot, config: ErasConfig, cutoff: str, tools_cutoff: str, version: str
+    snap: Snapshot,
+    config: ErasConfig,
+    cutoff: str,
+    tools_cutoff: str,
+    version: str,
+    interpreter: str = "3.9",
+    relax: bool = False,
 ) -> list[str]:
-    """The root commands that make /opt/venv (uv is on PATH; UV_* point at the index and cache)."""
-    reqs = [*tox_deps(snap), *poetry_dev(snap)]
+    """The root commands that make /opt/venv (uv is on PATH; UV_* point at the index and cache).
+    `relax`: the stage is older than the interpreter's tooling, the runner's pins are dropped."""
+    reqs = requirements(snap, interpreter, relax)
     # Test tools first, from when the interpreter was supported; the project's own requirements
     # keep them when they agree, and pin them back when they name a version.
     tools = list(config.test_packages)
@@ -286,11 +347,12 @@ def build_commands(
     files = requirement_files(snap)
     # A pinned list (pip-compile's) may pin the project itself, e.g. click pinned for pip-tools in
     # click's own dev requirements: the project is installed from the tree, so that line goes.
-    args += [f"-r {shlex.quote(f + FILTERED if name else f)}" for f in files]
+    filtered = bool(name) or relax
+    args += [f"-r {shlex.quote(f + FILTERED if filtered else f)}" for f in files]
     args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
-    if name and files:
-        commands += [_without_project(name, f) for f in files]
+    if filtered:
+        commands += [_filter_requirements(name, f, relax) for f in files]
     if tools:
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
     if args:
@@ -330,11 +392,22 @@ def project_name(snap: Snapshot) -> str:
     return str(name)
 
 
-def _without_project(name: str, path: str) -> str:
-    words = re.sub(r"[-_.]+", "[-_.]", re.escape(name.lower()).replace("\\", ""))
-    pattern = shlex.quote(f"^\\s*{words}\\s*([=<>~!;\\[ ]|$)")
-    src = f"{PROJECT_SRC}/{path}"
-    return f"grep -viE {pattern} {shlex.quote(src)} > {shlex.quote(src + FILTERED)} || true"
+def _filter_requirements(name: str, path: str, relax: bool) -> str:
+    """A copy of a requirements file without the project's own line and, when `relax`, without
+    the runner's pins (the sed twin of `relaxed`)."""
+    src = shlex.quote(f"{PROJECT_SRC}/{path}")
+    if name:
+        words = re.sub(r"[-_.]+", "[-_.]", re.escape(name.lower()).replace("\\", ""))
+        pattern = shlex.quote(f"^\\s*{words}\\s*([=<>~!;\\[ ]|$)")
+        command = f"grep -viE {pattern} {src}"
+    else:
+        command = f"cat {src}"
+    if relax:
+        runner = "|".join(RUNNER)
+        command += " | sed -E " + shlex.quote(
+            f"s/^\\s*({runner})\\s*(\\[[^]]*\\])?\\s*[=<>~!][^;#]*/\\1\\2 /I"
+        )
+    return f"{command} > {shlex.quote(f'{PROJECT_SRC}/{path}{FILTERED}')} || true"
 
 
 def finish_commands(snap: Snapshot) -> list[str]:
@@ -410,7 +483,9 @@ class Python:
             suite,
             version,
             cutoff,
-            build_commands(snap, config, cutoff, _later(cutoff, floor), snap.version),
+            build_commands(
+                snap, config, cutoff, _later(cutoff, floor), snap.version, version, floor > cutoff
+            ),
             test_command(snap),
             setup_command(snap),
             [f"python {version} on {suite}: {why}", f"packages uploaded before {cutoff[:10]}"],
@@ -423,7 +498,7 @@ class Python:
             suite,
             version,
             floor,
-            build_commands(snap, config, floor, floor, snap.version),
+            build_commands(snap, config, floor, floor, snap.version, version, relax=True),
             dated.test_command,
             dated.setup_command,
             [dated.notes[0], f"packages uploaded before {floor[:10]} (python {version}'s tooling)"],

@@ -9,7 +9,16 @@ import pytest
 
 from environments.eras.config import ErasConfig
 from environments.eras.era import era_of
-from environments.eras.python import choose_interpreter, extras, requirement_files, tox_deps
+from environments.eras.python import (
+    choose_interpreter,
+    extras,
+    requirement_files,
+    tox_deps,
+    tox_env_deps,
+)
+from environments.eras.python import (
+    tests_require as read_tests_require,
+)
 from prchain.dev.repos import git
 
 SETUP_2016 = """from setuptools import setup
@@ -180,3 +189,55 @@ def test_extras_assigned_by_subscript_count(repo: Path) -> None:
     )
     era = era_of(repo, _commit(repo, {"setup.py": setup_py}, "2021-08-10T10:00:00Z"))
     assert extras(era.snap) == ["tests"]
+
+
+def test_tests_require_and_the_tox_env_of_the_interpreter_are_installed(repo: Path) -> None:
+    """marshmallow 2013: unittest2 only in tests_require, unittest2py3k only in [testenv:py33]."""
+    setup_py = (
+        "TESTS = ['nose', 'unittest2']\nfrom setuptools import setup\n"
+        "setup(name='old', tests_require=TESTS, classifiers=['Programming Language :: Python :: 3.3'])\n"
+    )
+    tox = (
+        "[testenv]\ndeps = nose\n\n[testenv:py27]\ndeps = unittest2\n\n"
+        "[testenv:py33]\ndeps =\n    unittest2py3k\n    nose==1.3\n"
+    )
+    files = {"setup.py": setup_py, "tox.ini": tox, "setup.cfg": "[options]\ntests_require = pytz\n"}
+    era = era_of(repo, _commit(repo, files, "2013-12-18T10:00:00Z"))
+    assert era.ecosystem is not None
+    assert read_tests_require(era.snap) == ["pytz", "nose", "unittest2"]
+    assert tox_env_deps(era.snap, "3.9") == ["unittest2py3k", "nose==1.3"]
+    install = era.ecosystem.plans(era.snap, ErasConfig())[0].commands[-4]
+    # One line per package; the interpreter's tox env wins over tests_require and [testenv].
+    assert install.endswith(" . pytz nose==1.3 unittest2 unittest2py3k"), install
+
+
+def test_a_stage_older_than_its_interpreter_drops_the_runners_pins(repo: Path) -> None:
+    """marshmallow 2015 pins pytest==2.8.0, which does not run on 3.9; a 2023 stage keeps its pins."""
+    reqs = (
+        "pytest==2.8.0\npytest-cov==2.2.0\npy==1.4.30 ; python_version > '3'\n"
+        "iniconfig==1.0.0\nPluggy[dev]>=0.3,<0.4\nsix==1.10.0\n"
+    )
+    files = {"setup.py": "from setuptools import setup\nsetup(name='old')\n"}
+    files["dev-requirements.txt"] = reqs
+    files["tox.ini"] = "[testenv]\ndeps =\n    pytest>=2.7,<2.9\n    mock==1.0\n"
+    era = era_of(repo, _commit(repo, files, "2015-10-01T10:00:00Z"))
+    assert era.ecosystem is not None
+    for plan in era.ecosystem.plans(era.snap, ErasConfig()):
+        copy = next(c for c in plan.commands if "dev-requirements.txt.prchain" in c)
+        subprocess.run(copy.replace("/opt/prchain/src/", f"{repo}/"), shell=True, check=True)
+        assert (repo / "dev-requirements.txt.prchain").read_text().splitlines() == [
+            "pytest ",
+            "pytest-cov==2.2.0",
+            "py ; python_version > '3'",
+            "iniconfig ",
+            "Pluggy[dev] ",
+            "six==1.10.0",
+        ]
+        assert plan.commands[-4].endswith(" pytest mock==1.0"), plan.commands[-4]
+    later = era_of(
+        repo, _commit(repo, {"setup.py": files["setup.py"] + "#\n"}, "2023-06-01T10:00:00Z")
+    )
+    assert later.ecosystem is not None
+    (plan,) = later.ecosystem.plans(later.snap, ErasConfig())
+    assert "'pytest>=2.7,<2.9' mock==1.0" in plan.commands[-4]
+    assert not any("sed" in c for c in plan.commands)  # only the project's own line is dropped
