@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from chains.queries import QuerySummary
     from miner.mine import RepoSummary
     from prchain.agent.runner import ChainRunner, RolloutResult
-    from prchain.app.p2t import CurationResult
+    from prchain.app.p2t.curate import CurationResult
     from prchain.llm.client import LLMClient
     from prchain.verdicts.verify import StageJob, StageReport
 
@@ -125,7 +125,7 @@ class CurationWork(_Lazy):
     LLM section already carries P2T's per-role temperatures."""
 
     def __call__(self, chain_id: int) -> CurationResult:
-        from prchain.app.p2t import curate_chain
+        from prchain.app.p2t.curate import curate_chain
 
         return curate_chain(self.config, self.engine(), self.llm(), chain_id)
 

@@ -63,7 +63,8 @@ def graph(
     """
     config = build_config(config_path, overrides, db_url)
     chain_id, idx = parse_stage(stage)
-    from prchain.app.p2t import draw_text, draw_tree, graph_for_stage
+    from prchain.app.p2t.graphs import graph_for_stage
+    from prchain.app.p2t.views import draw_text, draw_tree
 
     built, row = graph_for_stage(config, chain_id, idx, rebuild=rebuild)
     if fmt == "json":
@@ -152,7 +153,7 @@ def curate(
     elif ablation == "random-pick":
         extra["p2t.pick"] = "random"
     config = build_config(config_path, overrides, db_url, **extra)
-    from prchain.app.p2t import curate_from_config, plan_curation
+    from prchain.app.p2t.batch import curate_from_config, plan_curation
 
     if dry_run:
         Console().print(estimate_table(plan_curation(config, chains), "p2t curate --dry-run"))
@@ -196,7 +197,7 @@ def stats(
       prchain p2t stats --json
     """
     config = build_config(config_path, overrides, db_url)
-    from prchain.app.p2t import compare
+    from prchain.app.p2t.views import compare
     from prchain.app.views import make_engine
 
     rows, extra = compare(make_engine(config.store.url, readonly=True))

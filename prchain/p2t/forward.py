@@ -65,7 +65,7 @@ class WindowLog:
 @dataclass(frozen=True)
 class Checkpoint:
     """What a stage's committed windows left: the state the next window starts from. It is stored
-    after every window (`prchain/app/p2t.py`), so a killed curation continues from here."""
+    after every window (`prchain/app/p2t/stage.py`), so a killed curation continues from here."""
 
     messages: tuple[Message, ...] = ()  # committed assistant/tool messages of the stage
     step_tokens: tuple[int, ...] = ()  # response tokens of each committed assistant step

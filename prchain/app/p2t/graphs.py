@@ -1,0 +1,79 @@
+"""The process graph of a chain stage: built by the reverse phase in a sandbox at the stage, stored
+with what its LLM calls cost, and loaded from the store when it is there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from environments.protocol import Environment
+from prchain.agent.tasks import ChainTask, StageTask, load_chain
+from prchain.app.config import Config
+from prchain.app.p2t.parts import full_gold, make_llm, stage_env
+from prchain.core.errors import NothingToDo
+from prchain.llm.protocol import ChatLLM
+from prchain.p2t import store
+from prchain.p2t.graph import ProcessGraph
+from prchain.p2t.reverse import ReversePhase, ReverseResult
+from sql.db import session_scope
+from sql.models import LLMCall
+
+
+def _spent(engine: Engine, since_id: int) -> float:
+    with session_scope(engine) as session:
+        return float(
+            session.scalar(
+                select(func.coalesce(func.sum(LLMCall.cost_usd), 0.0)).where(LLMCall.id > since_id)
+            )
+            or 0.0
+        )
+
+
+def _last_call(engine: Engine) -> int:
+    with session_scope(engine) as session:
+        return int(session.scalar(select(func.coalesce(func.max(LLMCall.id), 0))) or 0)
+
+
+def build_graph(
+    config: Config,
+    engine: Engine,
+    llm: ChatLLM,
+    env: Environment,
+    task: ChainTask,
+    stage: StageTask,
+) -> tuple[int, ReverseResult]:
+    """Run the reverse phase in `env` (already at the stage) and store the graph."""
+    before = _last_call(engine)
+    result = ReversePhase(llm, env, config.p2t, stage.query, full_gold(engine, stage)).run()
+    graph_id = store.save_graph(engine, task.chain_id, stage.idx, result, _spent(engine, before))
+    return graph_id, result
+
+
+def graph_for_stage(
+    config: Config,
+    chain_id: int,
+    stage_idx: int,
+    *,
+    rebuild: bool = False,
+    engine: Engine | None = None,
+) -> tuple[ProcessGraph, Any]:
+    """The stored graph of a chain stage, built first (in a fresh sandbox) when missing or asked."""
+    from sql.db import make_engine
+
+    engine = engine or make_engine(config.store.url)
+    if not rebuild and (row := store.load_graph_row(engine, chain_id, stage_idx)) is not None:
+        return ProcessGraph.from_dict(row.graph), row
+    task = load_chain(engine, chain_id)
+    stage = next((s for s in task.stages if s.idx == stage_idx), None)
+    if stage is None:
+        raise NothingToDo(f"chain {chain_id} has no stage {stage_idx}")
+    llm = make_llm(config, engine)
+    with stage_env(config, task, 0) as env:
+        for s in task.stages:
+            if s.idx <= stage_idx:
+                env.enter_stage(s.idx)  # with nothing carried: the gold history up to the stage
+        build_graph(config, engine, llm, env, task, stage)
+    row = store.load_graph_row(engine, chain_id, stage_idx)
+    assert row is not None
+    return ProcessGraph.from_dict(row.graph), row
