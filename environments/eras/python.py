@@ -153,7 +153,14 @@ def extras(snap: Snapshot) -> list[str]:
     quoted = set(re.findall(r"['\"]([A-Za-z][\w-]*)['\"](?:\s*:|\]\s*=)", snap.text("setup.py")))
     names |= quoted & set(TEST_EXTRAS + DEV_EXTRAS)
     tests = [n for n in TEST_EXTRAS if n in names]
-    return tests or [n for n in DEV_EXTRAS if n in names][:1]
+    chosen = tests or [n for n in DEV_EXTRAS if n in names][:1]
+    # tox installs these for the suite (marshmallow 2019: `extras = tests,reco`, simplejson in reco).
+    return chosen + [n for n in tox_extras(snap) if n not in chosen]
+
+
+def tox_extras(snap: Snapshot) -> list[str]:
+    raw = _ini(snap.text("tox.ini")).get("testenv", "extras", fallback="")
+    return [n for n in re.split(r"[\s,]+", raw) if re.fullmatch(r"[A-Za-z][\w-]*", n)]
 
 
 def groups(snap: Snapshot) -> list[str]:
@@ -169,6 +176,8 @@ def requirement_files(snap: Snapshot) -> list[str]:
         if not re.search(r"requirements[^/]*\.txt$|^requirements/[^/]+\.txt$", name):
             continue
         if "doc" in name or "lint" in name or "typing" in name or "mypy" in name:
+            continue
+        if re.search(r"devel|lowest|minimum|oldest", name):  # CI variants: VCS heads, floor pins
             continue
         if path == "requirements.txt" or re.search(r"test|dev|ci", name):
             picked.append(path)
@@ -187,6 +196,8 @@ def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
         factor = _FACTOR.match(line)
+        if factor and set(re.split(r"[-,:\s]+", factor.group(0).lower())) & _VARIANT_FACTORS:
+            continue  # `lowest: Jinja2==2.4`: the floor CI tests, not the era's environment
         if factor:
             line = line[factor.end() :].strip()  # a factor condition such as `py27: mock`
         # URLs and VCS checkouts are never dated (and often unreachable): they are left out.
@@ -195,6 +206,9 @@ def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
             if not (chosen.get(name, (False, ""))[0] and factor):
                 chosen[name] = (not factor, line)
     return [requirement for _, requirement in chosen.values()]
+
+
+_VARIANT_FACTORS = {"lowest", "min", "minimum", "oldest", "devel"}
 
 
 def tox_env_deps(snap: Snapshot, version: str) -> list[str]:
@@ -347,12 +361,11 @@ def build_commands(
     files = requirement_files(snap)
     # A pinned list (pip-compile's) may pin the project itself, e.g. click pinned for pip-tools in
     # click's own dev requirements: the project is installed from the tree, so that line goes.
-    filtered = bool(name) or relax
-    args += [f"-r {shlex.quote(f + FILTERED if filtered else f)}" for f in files]
+    args += [f"-r {shlex.quote(f + FILTERED)}" for f in files]
     args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
-    if filtered:
-        commands += [_filter_requirements(name, f, relax) for f in files]
+    commands += [_filter_requirements(name, f, relax) for f in files]
+    commands += _egg_info_tags(snap)
     if tools:
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
     if args:
@@ -392,16 +405,33 @@ def project_name(snap: Snapshot) -> str:
     return str(name)
 
 
+_UNDATED = r"://|^\s*(-e|--editable)\b|^\s*(git|hg|svn|bzr)\+"
+
+
+def _egg_info_tags(snap: Snapshot) -> list[str]:
+    """setup.cfg's `[egg_info] tag_date` appends today's date to the version (`0.10.dev0-20261122`,
+    flask 2013), which uv rejects; the project is installed for its dependencies only, so the tags
+    go from the build's copy."""
+    egg_info = _ini(snap.text("setup.cfg"))
+    if not any(
+        egg_info.has_option("egg_info", o) for o in ("tag_build", "tag_date", "tag_svn_revision")
+    ):
+        return []
+    where = shlex.quote(f"{PROJECT_SRC}/setup.cfg")
+    return [f"sed -i -E '/^\\s*tag_(build|date|svn_revision)\\s*=/d' {where}"]
+
+
 def _filter_requirements(name: str, path: str, relax: bool) -> str:
     """A copy of a requirements file without the project's own line and, when `relax`, without
     the runner's pins (the sed twin of `relaxed`)."""
     src = shlex.quote(f"{PROJECT_SRC}/{path}")
+    # URLs, VCS checkouts and editables are never dated (and GitHub is unreachable): left out, as
+    # in tox deps; the project's install_requires names those packages anyway.
+    command = f"grep -viE {shlex.quote(_UNDATED)} {src}"
     if name:
         words = re.sub(r"[-_.]+", "[-_.]", re.escape(name.lower()).replace("\\", ""))
         pattern = shlex.quote(f"^\\s*{words}\\s*([=<>~!;\\[ ]|$)")
-        command = f"grep -viE {pattern} {src}"
-    else:
-        command = f"cat {src}"
+        command += f" | grep -viE {pattern}"
     if relax:
         runner = "|".join(RUNNER)
         command += " | sed -E " + shlex.quote(

@@ -241,3 +241,28 @@ def test_a_stage_older_than_its_interpreter_drops_the_runners_pins(repo: Path) -
     (plan,) = later.ecosystem.plans(later.snap, ErasConfig())
     assert "'pytest>=2.7,<2.9' mock==1.0" in plan.commands[-4]
     assert not any("sed" in c for c in plan.commands)  # only the project's own line is dropped
+
+
+def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
+    """envval's flask and marshmallow roots: what a plan must not install, and what it must."""
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='flask', extras_require={'tests': []})\n",
+        "setup.cfg": "[egg_info]\ntag_build = .dev\ntag_date = 1\n\n[aliases]\nrelease = x\n",
+        "tox.ini": "[testenv]\nextras = tests,reco\ndeps =\n    greenlet\n    lowest: Jinja2==2.4\n"
+        "    py27-lowest: Werkzeug==0.7\n    release: blinker\n",
+        "requirements-dev.txt": "-e .\ngit+git://github.com/x/werkzeug.git#egg=Werkzeug\n"
+        "Werkzeug @ https://example.com/w.zip\nhg+https://h/x\nsix==1.10.0\n",
+        ".travis-devel-requirements.txt": "git+git://github.com/mitsuhiko/jinja2.git\n",
+    }
+    era = era_of(repo, _commit(repo, files, "2025-02-01T10:00:00Z"))
+    assert era.ecosystem is not None
+    assert extras(era.snap) == ["tests", "reco"]
+    assert tox_deps(era.snap) == ["greenlet", "blinker"]
+    assert requirement_files(era.snap) == ["requirements-dev.txt"]
+    (plan,) = era.ecosystem.plans(era.snap, ErasConfig(suites={"trixie": "3.13"}))
+    for command in plan.commands:
+        if command.startswith(("grep", "sed")):
+            subprocess.run(command.replace("/opt/prchain/src/", f"{repo}/"), shell=True, check=True)
+    assert (repo / "requirements-dev.txt.prchain").read_text() == "six==1.10.0\n"
+    assert (repo / "setup.cfg").read_text() == "[egg_info]\n\n[aliases]\nrelease = x\n"
+    assert "'.[tests,reco]' -r requirements-dev.txt.prchain greenlet blinker" in plan.commands[-4]
