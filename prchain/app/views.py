@@ -13,7 +13,7 @@ from chains.views import ChainView, chain_view, list_chains
 from prchain.agent import export as _export
 from prchain.agent.formats import dataset as _dataset
 from prchain.agent.formats.card import read_manifest
-from prchain.agent.formats.dataset import ExportOptions, check_row
+from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
 from prchain.agent.runner import RolloutResult
 from prchain.p2t.store import oracle_strings
@@ -41,6 +41,7 @@ __all__ = [
     "list_links",
     "sample_chains",
     "sample_dropped",
+    "DatasetExport",
     "ExportOptions",
     "check_row",
     "export_dataset",

@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "queries",
     "env",
     "rollout",
+    "trajectories",
+    "export",
     "verdicts",
     "p2t",
     "report",

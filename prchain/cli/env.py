@@ -237,10 +237,10 @@ def setup(
     """
     config = build_config(config_path, overrides, db_url)
     from prchain.app.envsetup import setup_from_config
-    from prchain.cli.rollout import _progress
+    from prchain.cli.progress import progress_bar
 
     err = Console(stderr=True)
-    with _progress(err) as progress:
+    with progress_bar(err) as progress:
         task = progress.add_task("eras", total=None)
         reports = setup_from_config(
             config,

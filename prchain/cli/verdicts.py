@@ -12,7 +12,7 @@ from rich.table import Table
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
-from prchain.cli.rollout import _progress
+from prchain.cli.progress import progress_bar
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def verify(
     from prchain.app.verdicts import verify_from_config
 
     console = Console(stderr=True)
-    with _progress(console) as progress:
+    with progress_bar(console) as progress:
         task = progress.add_task("stages", total=None)
         reports = verify_from_config(
             config,
