@@ -102,7 +102,11 @@ def check_image(
             f" ({found.first_error})" if found.first_error else ""
         )
     if not run.outcomes and not found.first_error:
-        found.first_error = f"the test command reported no test (exit code {run.exit_code})"
+        # No exception to name (a usage error, a plugin refusing the options): its last line does.
+        last = next((x.strip() for x in reversed(run.output_tail.splitlines()) if x.strip()), "")
+        found.first_error = f"the test command reported no test (exit code {run.exit_code})" + (
+            f": {last[:200]}" if last else ""
+        )
     return found, run.output_tail
 
 

@@ -62,4 +62,22 @@ def root_error(output: str) -> str:
     for line in lines:
         if _ROOT.match(line):
             return line[:300]
+    return _internal_error(lines)
+
+
+def _internal_error(lines: list[str]) -> str:
+    """pytest's own crash (`INTERNALERROR> …`, exit code 3, or 2 before collection): the exception
+    it ends with, which no other line shows (pytest 2.8 on 3.9: `AssertionError` in its config)."""
+    inner = [line.removeprefix("INTERNALERROR>").strip() for line in lines]
+    inner = [
+        line for line, raw in zip(inner, lines, strict=True) if raw.startswith("INTERNALERROR>")
+    ]
+    for line in reversed(inner):
+        found = _E_LINE.match(line)
+        text = found.group(1) if found else line
+        if _BARE.match(text):
+            return f"pytest INTERNALERROR: {text}"[:300]
     return ""
+
+
+_BARE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit)\b(:|$)")

@@ -49,6 +49,19 @@ def test_the_root_error_is_the_exception_not_the_banner() -> None:
     assert root_error("all good\n") == ""
 
 
+def test_pytests_own_crash_names_its_exception() -> None:
+    """marshmallow 2015: pytest 2.8 on 3.9 dies in its config with exit code 2 and no test."""
+    crash = (
+        "INTERNALERROR> Traceback (most recent call last):\n"
+        'INTERNALERROR>   File "/opt/venv/lib/python3.9/site-packages/_pytest/main.py", line 84\n'
+        "INTERNALERROR>     config.do_configure()\n"
+        "INTERNALERROR>     assert False\n"
+        "INTERNALERROR> AssertionError\n"
+    )
+    assert root_error(crash) == "pytest INTERNALERROR: AssertionError"
+    assert root_error("INTERNALERROR> E   KeyError: 'x'\n") == "pytest INTERNALERROR: KeyError: 'x'"
+
+
 def test_a_broken_environment_is_not_blamed_on_the_gold_patch() -> None:
     from prchain.verdicts.verify import broken_environment
 
