@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from prchain.core.text import storable
+from prchain.llm.protocol import Completion
 from sql.db import session_scope, upsert
 from sql.models import LLMCacheEntry
 
@@ -85,3 +86,21 @@ class ResponseCache:
             entry = session.get(LLMCacheEntry, key)
             if entry is not None:
                 session.delete(entry)
+
+
+def to_cached(completion: Completion) -> dict[str, Any]:
+    """What the cache keeps of a reply (not its cost or latency: a replay costs nothing)."""
+    return {
+        "content": completion.content,
+        "reasoning": completion.reasoning,
+        "tool_calls": completion.tool_calls,
+        "model": completion.model,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "finish_reason": completion.finish_reason,
+    }
+
+
+def from_cached(stored: dict[str, Any]) -> Completion:
+    """A replayed reply: same content and token counts, but it cost nothing this time."""
+    return Completion(**stored, latency_ms=0.0, cost_usd=0.0, cached=True)

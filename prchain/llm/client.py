@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
@@ -26,27 +25,21 @@ from prchain.core.errors import (
     LLMOutputInvalid,
     LLMUnavailable,
 )
-from prchain.core.text import storable
 from prchain.llm.budget import Budget
-from prchain.llm.cache import ResponseCache, cache_key
+from prchain.llm.cache import ResponseCache, cache_key, from_cached, to_cached
 from prchain.llm.calls import CallRecord, CallStatus, Usage, mark_refused, record_call, redact
 from prchain.llm.config import LLMConfig
-from prchain.llm.pricing import cost_usd
-from prchain.llm.prompts import render
 from prchain.llm.protocol import Completion, Message, sendable
-from prchain.llm.reasoning import split_reasoning
+from prchain.llm.reask import Check, correction, refusal
 from prchain.llm.repairs import Repaired, RepairKind, record_repairs
+from prchain.llm.replies import read_reply
 
 T = TypeVar("T")
-Check = Callable[[Completion], object]
-"""Raises LLMOutputInvalid when a reply is unusable for its role; such replies are never replayed."""
 
 # Worth another try: the server was busy, broken for a moment, or unreachable.
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
 # Local servers (vLLM, llama.cpp, the fake) ignore the key; the SDK still insists on one.
 PLACEHOLDER_KEY = "no-key-needed"
-
-PROMPTS = Path(__file__).with_name("prompts")
 
 
 class LLMClient:
@@ -127,7 +120,7 @@ class LLMClient:
                 error = exc
                 feedback = {
                     "role": "user",
-                    "content": _correction(exc, completion, attempt, attempts),
+                    "content": correction(exc, completion, attempt, attempts),
                 }
                 conversation = [*messages, completion.as_message(), feedback]
         assert error is not None
@@ -170,9 +163,20 @@ class LLMClient:
             draw["sample"] = sample
         key = cache_key({**request, **draw})
         if self.config.cache and (hit := self.cache.get(key)) is not None:
-            completion = _from_cached(hit)
+            completion = from_cached(hit)
             call_id = self._record(role, key, completion, rollout_id)
             return replace(completion, cache_key=key, call_id=call_id)
+        return self._ask(role, request, key, rollout_id, check)
+
+    def _ask(
+        self,
+        role: str,
+        request: dict[str, Any],
+        key: str,
+        rollout_id: int | None,
+        check: Check | None,
+    ) -> Completion:
+        """The server's reply within the budget, recorded, and cached unless `check` refuses it."""
         reservation = self.budget.reserve(request["model"], request)  # BudgetExhausted stops here
         answer: Completion | None = None
         try:
@@ -183,7 +187,7 @@ class LLMClient:
                 reservation, done.prompt_tokens, done.completion_tokens, done.cost_usd
             )
         # Only a reply its role's check accepts is replayed: a rerun asks again instead.
-        refused = _refusal(check, answer)
+        refused = refusal(check, answer)
         call_id = self._record(
             role,
             key,
@@ -193,7 +197,7 @@ class LLMClient:
             error=refused,
         )
         if self.config.cache:
-            self.cache.put(key, role, answer.model, _to_cached(answer), error=refused)
+            self.cache.put(key, role, answer.model, to_cached(answer), error=refused)
         return replace(answer, cache_key=key, call_id=call_id)
 
     def refuse(self, role: str, completion: Completion, status: CallStatus, why: str) -> None:
@@ -202,7 +206,7 @@ class LLMClient:
         mark_refused(self.engine, completion.call_id, status, why)
         if self.config.cache and completion.cache_key:
             self.cache.put(
-                completion.cache_key, role, completion.model, _to_cached(completion), error=why
+                completion.cache_key, role, completion.model, to_cached(completion), error=why
             )
 
     def _request(
@@ -237,35 +241,11 @@ class LLMClient:
             self._record(role, key, None, rollout_id, model=request["model"], error=str(error))
             raise error from None
         latency_ms = (time.perf_counter() - started) * 1000
-        return self._completion(request["model"], response, latency_ms)
-
-    def _completion(self, model: str, response: Any, latency_ms: float) -> Completion:
-        if not response.choices:
-            raise LLMOutputInvalid(f"{model}: the server returned no choices")
-        choice = response.choices[0]
-        usage = response.usage
-        prompt, completion_tokens = (
-            (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
+        completion, scrubbed = read_reply(
+            response, request["model"], latency_ms, self.config.prices
         )
-        # NUL and lone surrogates would fail every later write of this reply (steps, cache).
-        answer, reasoning = split_reasoning(choice.message)
-        content, scrubbed = storable(answer)
-        reasoning, scrubbed_in_reasoning = storable(reasoning)
-        tool_calls, scrubbed_in_calls = storable(
-            [_tool_call(call) for call in choice.message.tool_calls or []]
-        )
-        self.usage.add_scrubbed(scrubbed + scrubbed_in_calls + scrubbed_in_reasoning)
-        return Completion(
-            content=content,
-            reasoning=reasoning,
-            tool_calls=tool_calls,
-            model=model,
-            prompt_tokens=prompt,
-            completion_tokens=completion_tokens,
-            latency_ms=latency_ms,
-            cost_usd=cost_usd(self.config.prices, model, prompt, completion_tokens),
-            finish_reason=choice.finish_reason,
-        )
+        self.usage.add_scrubbed(scrubbed)
+        return completion
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -337,36 +317,6 @@ class LLMClient:
         )
         self.usage.add(record)
         return record_call(self.engine, record)
-
-
-def _refusal(check: Check | None, completion: Completion) -> str | None:
-    """Why `check` refuses the reply, or None when there is no check or it passes."""
-    if check is None:
-        return None
-    try:
-        check(completion)
-    except LLMOutputInvalid as exc:
-        return str(exc)
-    return None
-
-
-def _correction(error: Exception, completion: Completion, attempt: int, attempts: int) -> str:
-    """What went wrong, said more firmly each time; an echo of the feedback is called out."""
-    text = str(error)
-    echoed = bool(completion.content) and (
-        "could not be used" in completion.content or text[:60] in completion.content
-    )
-    return render(
-        PROMPTS, "correction.j2", error=text, echoed=echoed, attempt=attempt, attempts=attempts
-    )
-
-
-def _tool_call(call: Any) -> dict[str, Any]:
-    return {
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.function.name, "arguments": call.function.arguments or ""},
-    }
 
 
 def _retry_after(exc: openai.APIStatusError) -> float:
@@ -443,20 +393,3 @@ def _is_context_overflow(exc: openai.BadRequestError) -> bool:
         return True
     text = str(exc).lower()
     return any(word in text for word in _OVERFLOW_WORDS)
-
-
-def _to_cached(completion: Completion) -> dict[str, Any]:
-    return {
-        "content": completion.content,
-        "reasoning": completion.reasoning,
-        "tool_calls": completion.tool_calls,
-        "model": completion.model,
-        "prompt_tokens": completion.prompt_tokens,
-        "completion_tokens": completion.completion_tokens,
-        "finish_reason": completion.finish_reason,
-    }
-
-
-def _from_cached(stored: dict[str, Any]) -> Completion:
-    """A replayed reply: same content and token counts, but it cost nothing this time."""
-    return Completion(**stored, latency_ms=0.0, cost_usd=0.0, cached=True)
