@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prchain.agent.hooks import HookContext  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
-from prchain.dev.fake_llm import ScriptedLLMServer, estimate_tokens  # noqa: E402
+from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
+from prchain.dev.fake_llm_replies import estimate_tokens  # noqa: E402
 from prchain.llm.client import LLMClient  # noqa: E402
 from prchain.prm.hook import build_prm_hook, build_request  # noqa: E402
 from prchain.prm.serialize import serialize_window  # noqa: E402

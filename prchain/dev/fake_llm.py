@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +34,8 @@ from typing import Any
 import yaml
 
 from prchain.core.errors import ConfigError
+from prchain.dev.chat_checks import refuse
+from prchain.dev.fake_llm_replies import completion_body, error_reply
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 SCRIPT_FIELDS = {
@@ -81,30 +82,6 @@ def last_message_text(body: dict[str, Any]) -> str:
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
         return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return str(content)
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token, like English text under common tokenizers."""
-    return max(1, (len(text) + 3) // 4)
-
-
-def openai_tool_calls(calls: list[dict[str, Any]], ids: Any) -> list[dict[str, Any]]:
-    """Accept {name, arguments(dict|str)} or the full OpenAI shape; return the OpenAI shape."""
-    shaped = []
-    for call in calls:
-        function = call.get("function", call)
-        arguments = function.get("arguments", {})
-        shaped.append(
-            {
-                "id": call.get("id") or f"call_{next(ids)}",
-                "type": "function",
-                "function": {
-                    "name": function["name"],
-                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-                },
-            }
-        )
-    return shaped
 
 
 class ScriptedLLMServer:
@@ -211,29 +188,35 @@ class ScriptedLLMServer:
             with self._lock:
                 self.requests.append(body)
                 self.refused.append(message)
-            return _error(status, message, ERROR_TYPES.get(status, "server_error"))
+            return error_reply(status, message, ERROR_TYPES.get(status, "server_error"))
         with self._lock:
             self.requests.append(body)
             rule = self._take(body)
         if rule is None:
             model = body.get("model")
-            return _error(
+            return error_reply(
                 500, f"fake LLM: no scripted reply left for model {model!r}", "server_error"
             )
+        return self._scripted(rule, body)
+
+    def _scripted(
+        self, rule: Rule, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The reply `rule` scripts (or its responder computes) for `body`."""
         try:
             reply = rule.responder(body) if rule.responder else {}
         except (
             Exception
         ) as exc:  # a broken responder must fail the test loudly, not hang the client
-            return _error(
+            return error_reply(
                 500, f"fake LLM: responder raised {type(exc).__name__}: {exc}", "server_error"
             )
         status = int(reply.get("status", rule.status))
         if status == 429:
-            code, payload, _ = _error(429, "fake LLM: rate limited", ERROR_TYPES[429])
+            code, payload, _ = error_reply(429, "fake LLM: rate limited", ERROR_TYPES[429])
             return code, payload, {"Retry-After": str(rule.retry_after)}
         if status != 200:
-            return _error(
+            return error_reply(
                 status,
                 f"fake LLM: scripted status {status}",
                 ERROR_TYPES.get(status, "server_error"),
@@ -245,7 +228,7 @@ class ScriptedLLMServer:
             for name in REASONING_FIELDS
             if reply.get(name, getattr(rule, name)) is not None
         }
-        return 200, self._completion(body, content, calls, extra), {}
+        return 200, completion_body(body, content, calls, extra, self._ids), {}
 
     def _take(self, body: dict[str, Any]) -> Rule | None:
         for rule in self._rules:
@@ -254,43 +237,6 @@ class ScriptedLLMServer:
                     rule.times -= 1
                 return rule
         return None
-
-    def _completion(
-        self,
-        body: dict[str, Any],
-        content: str | None,
-        calls: list[dict[str, Any]] | None,
-        extra: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
-        tool_calls = openai_tool_calls(calls, self._ids) if calls else None
-        message: dict[str, Any] = {"role": "assistant", "content": content, **(extra or {})}
-        if tool_calls:
-            message["tool_calls"] = tool_calls
-        prompt_text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools") or [])
-        completion_tokens = estimate_tokens(
-            (content or "")
-            + "".join((extra or {}).values())
-            + (json.dumps(tool_calls) if tool_calls else "")
-        )
-        prompt_tokens = estimate_tokens(prompt_text)
-        return {
-            "id": f"chatcmpl-fake-{next(self._ids)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", ""),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if tool_calls else "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
 
     def models(self) -> dict[str, Any]:
         with self._lock:
@@ -301,157 +247,50 @@ class ScriptedLLMServer:
         }
 
 
-ROLES = ("system", "developer", "user", "assistant", "tool")
-# What llama.cpp's server (nlohmann::json) answers, with HTTP 500, for `"content": null`.
-NULL_CONTENT = "[json.exception.type_error.302] type must be string, but is null"
-
-
-def refuse(body: dict[str, Any]) -> tuple[int, str] | None:
-    """(status, message) for a request a real server would refuse, or None when it is acceptable."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return 400, "'messages' must be a non-empty array"
-    if (max_tokens := body.get("max_tokens")) is not None and (
-        not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        return 400, f"'max_tokens' must be a positive integer, got {max_tokens!r}"
-    if (problem := _tools_problem(body.get("tools"))) is not None:
-        return 400, problem
-    return _conversation_problem(messages)
-
-
-def _conversation_problem(messages: list[Any]) -> tuple[int, str] | None:
-    open_calls: set[str] = set()  # ids of the last assistant turn's calls not yet answered
-    for n, message in enumerate(messages):
-        where = f"messages[{n}]"
-        if not isinstance(message, dict):
-            return 400, f"{where} must be an object"
-        role = message.get("role")
-        if role not in ROLES:
-            return 400, f"{where}: unknown role {role!r} (expected one of {', '.join(ROLES)})"
-        if open_calls and role != "tool":
-            return 400, (
-                f"{where}: an assistant message with 'tool_calls' must be followed by tool "
-                f"messages answering each call; unanswered: {', '.join(sorted(open_calls))}"
-            )
-        if (refusal := _content_problem(where, message)) is not None:
-            return refusal
-        if role == "assistant":
-            calls = message.get("tool_calls") or []
-            if (problem := _calls_problem(where, calls)) is not None:
-                return 400, problem
-            open_calls = {call["id"] for call in calls}
-        elif role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in open_calls:
-                return 400, (
-                    f"{where}: a tool message must answer a call of the assistant message before "
-                    f"it; no open call has tool_call_id {call_id!r}"
-                )
-            open_calls.discard(call_id)
-    if open_calls:
-        return (
-            400,
-            f"the conversation ends with unanswered tool calls: {', '.join(sorted(open_calls))}",
-        )
-    return None
-
-
-def _content_problem(where: str, message: dict[str, Any]) -> tuple[int, str] | None:
-    if "content" not in message:
-        if message["role"] == "assistant" and message.get("tool_calls"):
-            return None  # OpenAI's own shape: a turn of calls may omit the content
-        return 400, f"{where}: 'content' is required for a {message['role']} message"
-    content = message["content"]
-    if content is None:
-        return 500, NULL_CONTENT
-    if isinstance(content, list):
-        ok = all(isinstance(part, dict) and isinstance(part.get("text"), str) for part in content)
-        return None if ok else (400, f"{where}: every content part needs a string 'text'")
-    if not isinstance(content, str):
-        return (
-            500,
-            f"[json.exception.type_error.302] type must be string, but is {type(content).__name__}",
-        )
-    return None
-
-
-def _calls_problem(where: str, calls: Any) -> str | None:
-    if not isinstance(calls, list):
-        return f"{where}: 'tool_calls' must be an array"
-    for n, call in enumerate(calls):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(
-            call.get("id") if isinstance(call, dict) else None, str
-        ) or not isinstance(function, dict):
-            return f"{where}.tool_calls[{n}] needs a string 'id' and a 'function' object"
-        if not isinstance(function.get("name"), str) or not isinstance(
-            function.get("arguments"), str
-        ):
-            return f"{where}.tool_calls[{n}].function needs a string 'name' and string 'arguments'"
-    return None
-
-
-def _tools_problem(tools: Any) -> str | None:
-    if tools is None:
-        return None
-    if not isinstance(tools, list):
-        return "'tools' must be an array"
-    for n, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if (
-            tool.get("type") != "function"
-            or not isinstance(function, dict)
-            or not function.get("name")
-        ):
-            return f"tools[{n}] must be {{type: function, function: {{name, ...}}}}"
-    return None
-
-
-def _error(status: int, message: str, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    return status, {"error": {"message": message, "type": kind, "param": None, "code": None}}, {}
-
-
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    return type("Handler", (_Handler,), {"scripted": server})
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(200, server.models(), {})
-            else:
-                self._send(
-                    *_error(404, f"fake LLM: no route GET {self.path}", "invalid_request_error")
-                )
 
-        def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length", 0))
-            raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(
-                    *_error(404, f"fake LLM: no route POST {self.path}", "invalid_request_error")
-                )
-                return
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                self._send(
-                    *_error(400, "fake LLM: the request body is not JSON", "invalid_request_error")
-                )
-                return
-            self._send(*server.answer(body))
+class _Handler(BaseHTTPRequestHandler):
+    """HTTP for one scripted server (`scripted`, set per server by `_handler_for`)."""
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+    protocol_version = "HTTP/1.1"
+    scripted: ScriptedLLMServer
 
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, self.scripted.models(), {})
+        else:
+            self._send(
+                *error_reply(404, f"fake LLM: no route GET {self.path}", "invalid_request_error")
+            )
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length", 0))
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(
+                *error_reply(404, f"fake LLM: no route POST {self.path}", "invalid_request_error")
+            )
             return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(
+                *error_reply(400, "fake LLM: the request body is not JSON", "invalid_request_error")
+            )
+            return
+        self._send(*self.scripted.answer(body))
 
-    return Handler
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from environments.docker_env import DockerEnvironment
 from prchain.agent.runner import ChainRunner
-from prchain.dev.fake_llm import NULL_CONTENT, ScriptedLLMServer
+from prchain.dev.chat_checks import NULL_CONTENT
+from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import LLMConfig
 from sql.models import LLMCacheEntry, LLMCall, LLMRepair, Rollout, RolloutStage, Step
 from tests.agent.conftest import seed_chain, submit, verdict
