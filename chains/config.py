@@ -104,6 +104,25 @@ class ChainsConfig(BaseModel):
         "gap, two at 200 days, seven at two years. Imports and comments do not count, a moved line "
         "counts half.",
     )
+    min_symbols: int = Field(
+        1,
+        ge=0,
+        description="Names (identifiers of 5+ characters, tests left out) that the older PR brought "
+        "into the repository and the newer PR's added code uses, to back a link over the overlap, "
+        "plain-mention and wording-only rules within max_gap_days (0 turns symbol use off).",
+    )
+    parallel_lineage_lines: int = Field(
+        10,
+        ge=0,
+        description="Rewritten lines of the older PR (a moved line counts half) that outweigh analogy "
+        "or list wording ('see also #N') and keep the link (0: list wording always drops it).",
+    )
+    regression_gap_days: float = Field(
+        30.0,
+        ge=0,
+        description="A fix whose sentence says the older PR broke or regressed something ('in #N I "
+        "broke X', 'regressed in #N') is kept without shared files when opened within this many days.",
+    )
     strong_needs_code: bool = Field(
         True,
         description="A link resting on follow-up or fix wording needs code evidence too: the newer PR "

@@ -81,6 +81,21 @@ def stacked_wording(evidence: str, number: int | None = None) -> str:
     return found.group(0).strip() if found else ""
 
 
+# Wording that says the older PR broke something the newer one repairs (whole words, in the
+# sentence holding the reference).
+REGRESSION = re.compile(
+    r"\b(?:broke|broken\s+(?:by|in|since)|regress(?:ed|ion|ions)|introduced\s+(?:\w+\s+){0,3}?(?:in|by)"
+    r"|caused\s+by|my\s+mistake|bug\s+(?:\w+\s+){0,3}?(?:in|from))\b",
+    re.I,
+)
+
+
+def regression_wording(evidence: str, number: int | None = None) -> str:
+    """The words saying the older PR caused a regression ('' when none)."""
+    found = REGRESSION.search(reference_sentence(evidence, number))
+    return found.group(0).strip() if found else ""
+
+
 # A sentence ends at . ! or ? followed by white space, at a blank line, or at a line that starts a
 # list item; "1.2.3", "e.g.x" and URLs keep their dots.
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")

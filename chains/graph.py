@@ -8,6 +8,7 @@ is at hand, the older merge commit in the newer base's history.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,11 +20,18 @@ from sqlalchemy import Engine, select
 
 from chains.ancestry import AncestryOracle
 from chains.config import ChainsConfig
-from chains.cues import EVIDENCE_CLASSES, EvidenceClass, classify, stacked_wording
+from chains.cues import (
+    EVIDENCE_CLASSES,
+    EvidenceClass,
+    classify,
+    regression_wording,
+    stacked_wording,
+)
 from chains.filters import FilterReport, apply_filters, counts_as_code, rejection
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
 from chains.reverts import sha_reverts
+from chains.symbols import SymbolOracle, Symbols
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
@@ -299,6 +307,17 @@ LINEAGE_CAN_RESCUE = frozenset(
         "too_little_file_overlap",
         "gap_too_long",
         "wording_without_shared_code",
+        "parallel_wording",
+    }
+)
+# Drops that symbol use (the newer PR's code uses names the older PR introduced) overrides.
+SYMBOLS_CAN_RESCUE = frozenset(
+    {
+        "issue_only_uncorroborated",
+        "too_little_file_overlap",
+        "plain_mention_without_shared_lines",
+        "gap_too_long",
+        "wording_without_shared_code",
     }
 )
 
@@ -362,6 +381,7 @@ def assess_edge(
     config: ChainsConfig,
     lines: LineOracle | None = None,
     reverted_at: dict[int, datetime] | None = None,
+    symbols: SymbolOracle | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
@@ -396,6 +416,7 @@ def assess_edge(
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
+    rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
         backed = lineage_backs(lineage, gap, config)
         why += f"; corroborated by {_corroboration(newer, older, lineage, backed)}"
@@ -403,7 +424,11 @@ def assess_edge(
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
             why += f", {lineage.moved} of them only moved"
-    elif lineage.touched:
+    if attrs.get("symbols"):
+        why += f"; the newer PR's code uses {attrs['symbols']} name(s) the older one introduced"
+        if attrs.get("symbol_names"):
+            why += f" ({', '.join(attrs.pop('symbol_names')[:5])})"
+    if not lineage.lines and lineage.touched:
         why += (
             f"; the newer PR edits {lineage.touched} import or comment line(s) the older one added"
         )
@@ -413,11 +438,45 @@ def assess_edge(
     return rule, attrs
 
 
+def _with_symbols(
+    rule: str | None,
+    best: Judged,
+    attrs: dict[str, Any],
+    newer: PRNode,
+    older: PRNode,
+    config: ChainsConfig,
+    symbols: SymbolOracle | None,
+) -> str | None:
+    """The decision once symbol use is known; it is measured only where it may rescue the link
+    (one git grep per older PR, cached)."""
+    if symbols is None or rule not in SYMBOLS_CAN_RESCUE:
+        return rule
+    attrs["symbols"] = symbols.used(newer, older)
+    if not attrs["symbols"]:
+        return rule
+    if isinstance(symbols, Symbols):
+        attrs["symbol_names"] = symbols.shared(newer, older)
+    return _link_rule(best, attrs, newer, older, config)
+
+
+def symbols_back(attrs: dict[str, Any], config: ChainsConfig) -> bool:
+    """Whether the newer PR's use of names the older one introduced backs the link on its own:
+    `min_symbols` names per `max_gap_days` between the PRs (at least one period), as for line
+    lineage: a function added two years ago is everybody's by now."""
+    if config.min_symbols <= 0 or not attrs.get("symbols", 0):
+        return False
+    periods = max(1.0, attrs["gap_days"] / config.max_gap_days)
+    return attrs["symbols"] >= math.ceil(config.min_symbols * periods)
+
+
 def _needs_blame(rule: str | None, lines: LineOracle, newer: PRNode, older: PRNode) -> bool:
     """Whether git blame may change this pair's decision. Strong wording needs only some code
-    evidence, so where the patches already show a rewritten line, blame is not asked."""
+    evidence, so where the patches already show a rewritten line, blame is not asked; parallel
+    wording yields only to many rewritten lines, so blame runs only where the patches show some."""
     if rule == "wording_without_shared_code":
         return not lines.lineage(newer, older, blame=False).lines
+    if rule == "parallel_wording":
+        return lines.lineage(newer, older, blame=False).lines > 0
     return rule in LINEAGE_CAN_RESCUE
 
 
@@ -449,7 +508,7 @@ def _link_rule(
     is: it backs a plain mention or an issue-only link, and the overlap and gap rules, which only
     guess at shared code, apply where it is absent."""
     if best.cls == "parallel":
-        return "parallel_wording"
+        return None if _lineage_beats_parallel(attrs, config) else "parallel_wording"
     if best.cls == "revert" and not config.revert_links:
         return "revert_links_off"
     if attrs["strength"] <= 0:
@@ -460,13 +519,13 @@ def _link_rule(
         attrs.get("lineage_moved", 0),
         attrs.get("lineage_touched", 0),
     )
-    backed = lineage_backs(lineage, attrs["gap_days"], config)
+    backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not _corroboration(newer, older, lineage, backed):
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
-    if backed:
+    if backed or _regression_fix(best, attrs, config):
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
@@ -475,6 +534,21 @@ def _link_rule(
     if _wording_only(best, attrs, lineage, config):
         return "wording_without_shared_code"
     return None
+
+
+def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool:
+    """Analogy or list wording ("see also #N") loses to many rewritten lines: a PR rewriting
+    dozens of the older one's lines builds on it whatever its description lists it under."""
+    need = config.parallel_lineage_lines
+    return need > 0 and attrs["lineage"] - attrs.get("lineage_moved", 0) / 2 >= need
+
+
+def _regression_fix(best: Judged, attrs: dict[str, Any], config: ChainsConfig) -> bool:
+    """A fix of a regression the older PR caused ("in #N I broke X", "regressed in #N"), soon
+    after it: the fix may touch another file, yet it repairs the older PR's behaviour."""
+    if best.cls != "strong" or attrs["gap_days"] > config.regression_gap_days:
+        return False
+    return bool(regression_wording(best.ref.evidence, best.ref.number))
 
 
 def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
@@ -520,13 +594,16 @@ def _candidate_edges(
     config: ChainsConfig,
     report: GraphReport,
     lines: LineOracle | None,
+    symbols: SymbolOracle | None = None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
     reverted_at = revert_times(refs, nodes)
     for (new_id, old_id), group in _group_references(
         refs, {i: nodes[i] for i in kept}, config, report, nodes
     ).items():
-        rule, attrs = assess_edge(group, nodes[new_id], nodes[old_id], config, lines, reverted_at)
+        rule, attrs = assess_edge(
+            group, nodes[new_id], nodes[old_id], config, lines, reverted_at, symbols
+        )
         report.links.append(LinkDecision(new_id, old_id, nodes[new_id].repo_id, rule, attrs))
         if rule:
             report.dropped[rule] += 1
@@ -541,6 +618,7 @@ def build_graph(
     config: ChainsConfig,
     repos: dict[int, tuple[str, str | None, str | None]] | None = None,
     lines: LineOracle | None = None,
+    symbols: SymbolOracle | None = None,
 ) -> tuple[nx.DiGraph, GraphReport]:
     """The filtered reference graph; edges point from the newer PR to the one it builds on.
 
@@ -553,9 +631,9 @@ def build_graph(
         # A dry pass finds the blames the real one will ask for; they run at once, then the real
         # pass (in the same order as ever) reads them, so no decision changes.
         planner = lines.planner()
-        _candidate_edges(refs, nodes, kept, config, GraphReport(), planner)
+        _candidate_edges(refs, nodes, kept, config, GraphReport(), planner, symbols)
         lines.prefetch(planner.planned, config.lineage_workers)
-    candidates = _candidate_edges(refs, nodes, kept, config, report, lines)
+    candidates = _candidate_edges(refs, nodes, kept, config, report, lines, symbols)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
         failing = set(oracle.failing(candidates, nodes))
@@ -578,8 +656,9 @@ def load_graph(
     """Load the store's PRs and references and build the graph (nodes also returned unfiltered)."""
     nodes = load_nodes(engine)
     repos = load_repos(engine)
-    lines = Lines(engine, {rid: path for rid, (_name, path, _branch) in repos.items()})
+    clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
+    lines = Lines(engine, clones)
     refs = with_sha_reverts(engine, nodes, load_references(engine))
-    graph, report = build_graph(nodes, refs, config, repos, lines)
+    graph, report = build_graph(nodes, refs, config, repos, lines, Symbols(engine, clones))
     report.lineage_blames = lines.blame_calls
     return graph, nodes, report

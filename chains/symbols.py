@@ -1,0 +1,158 @@
+"""Symbol use: the newer PR's added code uses identifiers the older PR introduced.
+
+A PR that calls the function, matches the variant or reads the field another PR added depends on it
+even when it rewrites none of its lines (lineage sees nothing then). Evidence that is hard to get by
+accident:
+
+1. the identifiers in the older PR's added code lines (a Pygments lexer reads each hunk's added
+   lines, so comments and strings do not count; names under 5 characters, single lowercase words
+   and test files are skipped);
+2. of those, the ones the repository did not hold before the older PR (one `git grep -w -F` of all
+   of them at its base): names the older PR brought in, not names it merely used;
+3. of those, the ones the newer PR's added code lines use.
+
+Without a clone step 2 cannot be told, and the answer is 0 (unknown, as good as none). Each PR's
+names and each older PR's new names are computed once (one PR is an end of many pairs).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from sqlalchemy import select
+
+from chains.patches import file_sections, is_test_path, section_path
+from chains.substance import lexer_for
+from prchain.core import git
+from prchain.core.errors import GitError
+from sql.models import PRPatch
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+    from sqlalchemy import Engine
+
+    from chains.graph import PRNode
+
+# Names shorter than this are too common to tell one PR's symbol from another's ("Max", "new").
+MIN_NAME_CHARS = 5
+GREP_TIMEOUT = 120.0
+
+
+class SymbolOracle(Protocol):
+    def used(self, newer: PRNode, older: PRNode) -> int: ...
+
+
+def added_blocks(diff: str) -> list[tuple[str, str]]:
+    """(path, added lines of one hunk joined) for every hunk of every non-test file."""
+    blocks: list[tuple[str, str]] = []
+    for section in file_sections(diff):
+        path = section_path(section)
+        if not path or is_test_path(path):
+            continue
+        lines: list[str] = []
+        for line in section.split("\n"):
+            if line.startswith("@@"):
+                if lines:
+                    blocks.append((path, "\n".join(lines)))
+                lines = []
+            elif line.startswith("+") and not line.startswith("+++"):
+                lines.append(line[1:])
+        if lines:
+            blocks.append((path, "\n".join(lines)))
+    return blocks
+
+
+def names_in(text: str, lexer: Lexer | None) -> set[str]:
+    """Identifiers a lexer reads as names (not builtins, keywords, comments or strings).
+
+    One lowercase word ("graph", "items") is left out: such local names recur by chance, while a
+    compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol."""
+    if lexer is None:
+        return set()
+    from pygments.token import Name
+
+    found: set[str] = set()
+    for token, value in lexer.get_tokens(text):
+        if token in Name and token not in Name.Builtin and _distinctive(value):
+            found.add(value)
+    return found
+
+
+def _distinctive(name: str) -> bool:
+    return (
+        len(name) >= MIN_NAME_CHARS
+        and name.isidentifier()
+        and (not name.islower() or "_" in name.strip("_"))
+    )
+
+
+def code_names(diff: str) -> set[str]:
+    """The identifiers in a diff's added code lines (tests left out)."""
+    found: set[str] = set()
+    for path, block in added_blocks(diff):
+        found |= names_in(block, lexer_for(path))
+    return found
+
+
+def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
+    """Which of `names` occur as whole words anywhere in the tree at `rev` (None if git could not)."""
+    if not names:
+        return set()
+    with tempfile.NamedTemporaryFile("w", suffix=".names") as patterns:
+        patterns.write("\n".join(sorted(names)) + "\n")
+        patterns.flush()
+        try:
+            done = git.run(
+                clone,
+                "grep", "-o", "-h", "-w", "-F", "-I", "-f", patterns.name, rev,
+                check=False,
+                timeout=GREP_TIMEOUT,
+            )  # fmt: skip
+        except GitError:
+            return None
+    if done.returncode not in (0, 1):
+        return None
+    # -h drops the file name but not "rev:" before each match.
+    return {line.rsplit(":", 1)[-1] for line in done.text.splitlines()} & names
+
+
+class Symbols:
+    """Counts the older PR's new identifiers the newer PR uses, reading patches from the store."""
+
+    def __init__(self, engine: Engine, clones: Mapping[int, str | None] | None = None) -> None:
+        self.engine = engine
+        self.clones = dict(clones or {})
+        self._names: dict[int, set[str]] = {}
+        self._introduced: dict[int, set[str]] = {}
+        self.grep_calls = 0
+
+    def _code_names(self, pr_id: int) -> set[str]:
+        if pr_id not in self._names:
+            with self.engine.connect() as conn:
+                diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
+            self._names[pr_id] = code_names(diff)
+        return self._names[pr_id]
+
+    def introduced(self, older: PRNode) -> set[str]:
+        """The identifiers the older PR's code brought into the repository (empty: unknown)."""
+        if older.id not in self._introduced:
+            clone = self.clones.get(older.repo_id)
+            names = self._code_names(older.id)
+            found: set[str] = set()
+            if clone and older.base_sha and names:
+                self.grep_calls += 1
+                present = present_at(clone, older.base_sha, names)
+                found = set() if present is None else names - present
+            self._introduced[older.id] = found
+        return self._introduced[older.id]
+
+    def used(self, newer: PRNode, older: PRNode) -> int:
+        """How many identifiers the older PR introduced appear in the newer PR's added code."""
+        new = self.introduced(older)
+        return len(new & self._code_names(newer.id)) if new else 0
+
+    def shared(self, newer: PRNode, older: PRNode) -> list[str]:
+        """The identifiers themselves (for the record), sorted."""
+        return sorted(self.introduced(older) & self._code_names(newer.id))

@@ -1,0 +1,136 @@
+"""Link recall rules on a real history: the newer PR uses a name the older one brought into the
+repository (symbol use), a fix names the regression the older PR caused, and many rewritten lines
+outweigh list wording. Each rescue is shown next to the near miss it must not rescue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from chains.cues import regression_wording
+from chains.symbols import code_names
+from miner.config import MinerConfig
+from miner.mine import mine
+from sql.db import make_engine
+from sql.models import ChainLink, PullRequest
+from tests.support.history import History
+
+CORE = "def existing_helper(items):\n    return sorted(items)\n"
+REACH = """def reachable_packages(graph, roots):
+    seen = set(roots)
+    for package in graph:
+        seen.update(existing_helper(graph[package]))
+    return seen
+"""
+TABLE = "".join(f"PRIORITY_{i} = weigh_priority(tag_{i}, rank={i})\n" for i in range(12))
+
+
+def _history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"src/core.py": CORE, "src/tags.py": "TAGS = []\n"})
+    repo.pr(1, "Prune unreachable packages", {"src/reach.py": REACH})
+    # Another file, no rewritten line: only the call to #1's function ties them.
+    repo.pr(
+        2,
+        "Use reachability in the lock",
+        {"src/lock.py": "def lock(graph):\n    return reachable_packages(graph, ['root'])\n"},
+        body="Follow-up to #1: use the reachability computation everywhere.",
+    )
+    # The same wording, but it uses only a name the repository held before #1, and #1's name
+    # only in a comment and a string.
+    repo.pr(
+        3,
+        "Sort the export",
+        {
+            "src/export.py": "def export(items):\n"
+            "    # unlike reachable_packages, keep everything\n"
+            "    return existing_helper(items), 'reachable_packages'\n"
+        },
+        body="Follow-up to #1: sort the export too.",
+    )
+    repo.pr(
+        4,
+        "Allow fallback on discovery errors",
+        {"src/fallback.py": "def fallback(error):\n    return error.kind != 'critical'\n"},
+        body="In #1, I broke fallback to the download by throwing a different error kind.",
+    )
+    repo.pr(5, "Add the tag table", {"src/tags.py": TABLE})
+    rewritten = TABLE.replace("rank=", "rank=2 * ")
+    repo.pr(6, "Fix the tag table priorities", {"src/tags.py": rewritten}, body="See also #5.")
+    # List wording with only one rewritten line stays a sibling.
+    repo.pr(
+        7,
+        "Tweak one tag priority",
+        {"src/tags.py": rewritten.replace("tag_0, rank=2 * 0", "tag_0, rank=1")},
+        body="See also #5.",
+    )
+    # The regression wording two months on: too late to be the regression's fix.
+    repo.pr(
+        8,
+        "Quiet discovery errors",
+        {"src/quiet.py": "def quiet(error):\n    return None\n"},
+        body="In #1, I broke fallback to the download by throwing a different error kind.",
+        day=70,
+    )
+    return repo
+
+
+@pytest.fixture(scope="module")
+def links(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int], ChainLink]:
+    root = tmp_path_factory.mktemp("recall")
+    repo = _history(root / "recall")
+    engine = make_engine(f"sqlite:///{root / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/recall")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    return _links(engine)
+
+
+def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
+    with Session(engine, expire_on_commit=False) as session:
+        rows = session.execute(select(PullRequest.id, PullRequest.number))
+        numbers = {pr_id: number for pr_id, number in rows}
+        return {
+            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
+            for link in session.scalars(select(ChainLink))
+        }
+
+
+def test_using_a_name_the_older_pr_introduced_keeps_the_link(links: dict) -> None:
+    used = links[2, 1]
+    assert (used.kept, used.symbols, used.overlap) == (True, 1, 0.0)
+    assert "uses 1 name(s) the older one introduced (reachable_packages)" in used.why
+    # An old name, and #1's name in a comment and a string, are no use of #1.
+    near = links[3, 1]
+    assert (near.kept, near.symbols) == (False, 0)
+
+
+def test_a_named_regression_soon_after_keeps_the_link(links: dict) -> None:
+    assert (links[4, 1].kept, links[4, 1].overlap) == (True, 0.0)
+    assert links[8, 1].kept is False  # the same words 70 days on
+
+
+def test_many_rewritten_lines_outweigh_list_wording(links: dict) -> None:
+    assert (links[6, 5].kept, links[6, 5].evidence_class, links[6, 5].lineage) == (
+        True,
+        "parallel",
+        12,
+    )
+    assert (links[7, 5].kept, links[7, 5].rule) == (False, "parallel_wording")
+
+
+def test_words_and_names_the_rules_read() -> None:
+    assert regression_wording("In #10716, I broke fallback to the index.", 10716) == "broke"
+    assert regression_wording("This regressed in #12 when we moved it.", 12) == "regressed"
+    assert regression_wording("Follow-up to #12. It broke nothing.", 12) == ""  # other sentence
+    assert regression_wording("Broken by #12 and never fixed", 12) == "Broken by"
+    diff = (
+        "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1,3 @@\n"
+        " fn x() {}\n+// reachable_markers in a comment\n"
+        '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
+    )
+    assert code_names(diff) == {"simplify_tree", "MarkerTree"}
