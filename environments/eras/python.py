@@ -444,21 +444,31 @@ def finish_commands(snap: Snapshot) -> list[str]:
     """How every recipe ends, whoever wrote the steps before (the planner or the setup agent):
     the project's own files out of /opt/venv, /work/repo's import root on sys.path, wrappers."""
     return [
-        _STRIP_PROJECT,
+        _strip_project(project_name(snap)),
         f"echo {import_root(snap)} > $({VENV}/bin/python -c "
         "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/_prchain_repo.pth",
         _WRAPPERS,
     ]
 
 
-# The project was installed only to bring its dependencies: its files are deleted again (it is
-# found by the direct_url record pointing at the build's copy of B_t), so the agent's tree is what
-# imports. Its .dist-info stays: importlib.metadata.version() and entry points keep working.
+def _strip_project(name: str) -> str:
+    """The project was installed only to bring its dependencies: its files are deleted again (it
+    is found by the direct_url record pointing at the build's copy of B_t), so the agent's tree is
+    what imports. Its .dist-info stays: importlib.metadata.version() and entry points keep working.
+    A copy of the project from the index (a test tool that needs a newer one than the stage's,
+    pulled in by a later step or the setup agent) goes the same way: site-packages comes before
+    the .pth line on sys.path, so it would shadow /work/repo and the tests would run its code."""
+    own = re.sub(r"[-_.]+", "-", name).lower()
+    return _STRIP_PROJECT.replace("OWN_NAME", own)
+
+
 _STRIP_PROJECT = (
-    f"{VENV}/bin/python -c 'import importlib.metadata as m, json, os\n"
+    f"{VENV}/bin/python -c 'import importlib.metadata as m, json, os, re\n"
     "for d in m.distributions():\n"
     '    u = d.read_text("direct_url.json")\n'
-    f'    if not u or "{PROJECT_SRC}" not in json.loads(u).get("url", ""): continue\n'
+    f'    mine = bool(u) and "{PROJECT_SRC}" in json.loads(u).get("url", "")\n'
+    '    named = re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() == "OWN_NAME"\n'
+    "    if not (mine or named): continue\n"
     "    for f in d.files or []:\n"
     "        p = str(f.locate())\n"
     '        if ".dist-info" not in str(f) and os.path.isfile(p) and "/bin/" not in p: os.unlink(p)\n'

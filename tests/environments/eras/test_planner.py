@@ -266,3 +266,31 @@ def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
     assert (repo / "requirements-dev.txt.prchain").read_text() == "six==1.10.0\n"
     assert (repo / "setup.cfg").read_text() == "[egg_info]\n\n[aliases]\nrelease = x\n"
     assert "'.[tests,reco]' -r requirements-dev.txt.prchain greenlet blinker" in plan.commands[-4]
+
+
+def test_a_copy_of_the_project_from_the_index_never_shadows_the_agents_tree(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A test tool that needs a newer project than the stage's (hypothesis ← attrs) may bring the
+    project from the index; its files go like the tree's own install, so /work/repo imports."""
+    from uv import find_uv_bin
+
+    from environments.eras.python import finish_commands
+    from tests.support.fake_index import make_wheel
+
+    files = {"setup.py": "from setuptools import setup\nsetup(name='My.Lib')\n"}
+    era = era_of(repo, _commit(repo, files, "2021-02-01T10:00:00Z"))
+    venv, wheels = tmp_path / "venv", tmp_path / "wheels"
+    wheels.mkdir()
+    subprocess.run([find_uv_bin(), "venv", "-q", str(venv)], check=True)
+    for name in ("my_lib", "other"):
+        wheel = make_wheel(wheels, name, "9.0", {f"{name}/__init__.py": "X = 1\n"})
+        subprocess.run(
+            [find_uv_bin(), "pip", "install", "-q", "--python", str(venv), str(wheel)], check=True
+        )
+    strip = finish_commands(era.snap)[0].replace("/opt/venv", str(venv))
+    done = subprocess.run(strip, shell=True, check=True, capture_output=True, text=True)
+    assert "kept the metadata of my_lib without its files" in done.stdout
+    site = next(venv.glob("lib/python3*/site-packages"))
+    assert not (site / "my_lib/__init__.py").exists() and (site / "other/__init__.py").exists()
+    assert (site / "my_lib-9.0.dist-info/METADATA").exists()
