@@ -17,7 +17,6 @@ names and each older PR's new names are computed once (one PR is an end of many 
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -97,21 +96,21 @@ def code_names(diff: str) -> set[str]:
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
-    """Which of `names` occur as whole words anywhere in the tree at `rev` (None if git could not)."""
+    """Which of `names` occur as whole words anywhere in the tree at `rev` (None if git could not).
+
+    One extended regex of all names, not one fixed pattern each: git grep tries every pattern on
+    every line, so 250 names took 250 passes (minutes on uv); the alternation takes one (0.5 s)."""
     if not names:
         return set()
-    with tempfile.NamedTemporaryFile("w", suffix=".names") as patterns:
-        patterns.write("\n".join(sorted(names)) + "\n")
-        patterns.flush()
-        try:
-            done = git.run(
-                clone,
-                "grep", "-o", "-h", "-w", "-F", "-I", "-f", patterns.name, rev,
-                check=False,
-                timeout=GREP_TIMEOUT,
-            )  # fmt: skip
-        except GitError:
-            return None
+    pattern = "(" + "|".join(sorted(names)) + ")"  # identifiers: nothing to escape
+    try:
+        done = git.run(
+            clone, "grep", "-o", "-h", "-w", "-I", "-E", "-e", pattern, rev,
+            check=False,
+            timeout=GREP_TIMEOUT,
+        )  # fmt: skip
+    except GitError:
+        return None
     if done.returncode not in (0, 1):
         return None
     # -h drops the file name but not "rev:" before each match.
