@@ -159,8 +159,17 @@ def extras(snap: Snapshot) -> list[str]:
 
 
 def tox_extras(snap: Snapshot) -> list[str]:
+    """[testenv]'s extras; under a factor condition only the test envs' (attrs 2024:
+    `tests: tests` / `mypy: tests-mypy`, the mypy env is no test run)."""
     raw = _ini(snap.text("tox.ini")).get("testenv", "extras", fallback="")
-    return [n for n in re.split(r"[\s,]+", raw) if re.fullmatch(r"[A-Za-z][\w-]*", n)]
+    found = []
+    for line in raw.splitlines():
+        factor = _FACTOR.match(line.strip())
+        if factor and not re.search(r"test|py\d", factor.group(0)):
+            continue
+        rest = line.strip()[factor.end() :] if factor else line
+        found += [n for n in re.split(r"[\s,]+", rest) if re.fullmatch(r"[A-Za-z][\w-]*", n)]
+    return found
 
 
 def groups(snap: Snapshot) -> list[str]:

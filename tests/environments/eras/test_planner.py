@@ -248,7 +248,7 @@ def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
     files = {
         "setup.py": "from setuptools import setup\nsetup(name='flask', extras_require={'tests': []})\n",
         "setup.cfg": "[egg_info]\ntag_build = .dev\ntag_date = 1\n\n[aliases]\nrelease = x\n",
-        "tox.ini": "[testenv]\nextras = tests,reco\ndeps =\n    greenlet\n    lowest: Jinja2==2.4\n"
+        "tox.ini": "[testenv]\nextras =\n    tests,reco\n    mypy: tests-mypy\n    py311-tests: cov\ndeps =\n    greenlet\n    lowest: Jinja2==2.4\n"
         "    py27-lowest: Werkzeug==0.7\n    release: blinker\n",
         "requirements-dev.txt": "-e .\ngit+git://github.com/x/werkzeug.git#egg=Werkzeug\n"
         "Werkzeug @ https://example.com/w.zip\nhg+https://h/x\nsix==1.10.0\n",
@@ -256,7 +256,7 @@ def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
     }
     era = era_of(repo, _commit(repo, files, "2025-02-01T10:00:00Z"))
     assert era.ecosystem is not None
-    assert extras(era.snap) == ["tests", "reco"]
+    assert extras(era.snap) == ["tests", "reco", "cov"]
     assert tox_deps(era.snap) == ["greenlet", "blinker"]
     assert requirement_files(era.snap) == ["requirements-dev.txt"]
     (plan,) = era.ecosystem.plans(era.snap, ErasConfig(suites={"trixie": "3.13"}))
@@ -265,7 +265,9 @@ def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
             subprocess.run(command.replace("/opt/prchain/src/", f"{repo}/"), shell=True, check=True)
     assert (repo / "requirements-dev.txt.prchain").read_text() == "six==1.10.0\n"
     assert (repo / "setup.cfg").read_text() == "[egg_info]\n\n[aliases]\nrelease = x\n"
-    assert "'.[tests,reco]' -r requirements-dev.txt.prchain greenlet blinker" in plan.commands[-4]
+    assert (
+        "'.[tests,reco,cov]' -r requirements-dev.txt.prchain greenlet blinker" in plan.commands[-4]
+    )
 
 
 def test_a_copy_of_the_project_from_the_index_never_shadows_the_agents_tree(
