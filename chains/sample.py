@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from chains.config import DropKind
 from chains.lines import parse_patch
@@ -109,3 +109,29 @@ def sample_dropped(
     return [
         _link(engine, v.link.newer_pr_id, v.link.older_pr_id, v) for v in sample(views, n, seed)
     ]
+
+
+def drop_shares(engine: Engine, rule: str | None = None) -> dict[str, int]:
+    """Dropped links per kind of drop (`link`, `stage`), to say which population a sample of
+    dropped links is drawn from and how big each is (only `rule`'s drops when given)."""
+    query = (
+        select(ChainLink.drop_kind, func.count())
+        .where(ChainLink.kept.is_(False))
+        .group_by(ChainLink.drop_kind)
+    )
+    if rule:
+        query = query.where(ChainLink.rule == rule)
+    with engine.connect() as conn:
+        return {str(kind or "unknown"): int(n) for kind, n in conn.execute(query)}
+
+
+def shares_line(shares: dict[str, int], kind: str | None) -> str:
+    """'dropped links: 412 (link rules 300, 73%; stages 112, 27%); drawing from link'."""
+    total = sum(shares.values())
+    parts = [
+        f"{name} {shares[key]}, {100 * shares[key] / total:.0f}%"
+        for key, name in (("link", "link rules"), ("stage", "stages"), ("unknown", "unknown"))
+        if shares.get(key)
+    ]
+    frm = f"; drawing from {kind} drops" if kind else "; drawing from both"
+    return f"dropped links: {total} ({'; '.join(parts)}){frm}"

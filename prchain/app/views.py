@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from chains.links import LinkView, chain_pairs, list_links
-from chains.sample import SampledChain, SampledLink, sample_chains, sample_dropped
+from chains.sample import (
+    SampledChain,
+    SampledLink,
+    drop_shares,
+    sample_chains,
+    sample_dropped,
+    shares_line,
+)
 from chains.stats import rules_table
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
@@ -39,8 +46,10 @@ __all__ = [
     "SampledLink",
     "chain_pairs",
     "list_links",
+    "drop_shares",
     "sample_chains",
     "sample_dropped",
+    "shares_line",
     "DatasetExport",
     "ExportOptions",
     "check_row",

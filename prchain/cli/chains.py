@@ -307,7 +307,15 @@ def links(
     drop = cast("DropKind | None", kind)
     found = list_links(engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit, kind=drop)
     table = Table(
-        "newer → older", "decision", "class", "overlap", "gap", "lineage", "why", title="links"
+        "newer → older",
+        "decision",
+        "class",
+        "overlap",
+        "gap",
+        "lineage",
+        "symbols",
+        "why",
+        title="links",
     )
     for view in found[:limit]:
         link = view.link
@@ -318,6 +326,7 @@ def links(
             "" if link.overlap is None else f"{link.overlap:.2f}",
             "" if link.gap_days is None else f"{link.gap_days:.0f} d",
             f"{link.lineage} ({link.lineage_via})" if link.lineage else "",
+            str(link.symbols or ""),
             Text(link.why),
         )
     Console().print(table)
@@ -371,12 +380,19 @@ def sample(
       prchain chains sample --seed 7 -n 20 --dropped
       prchain chains sample --seed 7 -n 20 --dropped --kind link
     """
-    from prchain.app.views import make_engine, sample_chains, sample_dropped
+    from prchain.app.views import (
+        drop_shares,
+        make_engine,
+        sample_chains,
+        sample_dropped,
+        shares_line,
+    )
 
     config = build_config(config_path, overrides, db_url)
     engine = make_engine(config.store.url)
     if dropped:
         drop = cast("DropKind | None", kind)
+        click.echo(shares_line(drop_shares(engine, rule), drop))
         for i, link in enumerate(sample_dropped(engine, count, seed, rule, drop), start=1):
             click.echo(f"=== dropped link {i}")
             _echo_link(link, body_chars)
@@ -396,6 +412,7 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
     if stored is not None:
         decision = "kept" if stored.kept else f"dropped: {stored.rule}"
         head += f"  {decision}  {stored.evidence_class}  lineage {stored.lineage}"
+        head += f"  symbols {stored.symbols}"
     click.echo(head)
     if stored is not None:
         click.echo(f"    why: {stored.why}")
