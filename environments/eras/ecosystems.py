@@ -32,6 +32,7 @@ class Plan:
     setup_command: str = ""  # per stage, as the agent, offline, after entering the stage
     notes: list[str] = field(default_factory=list)  # why each choice was made
     variant: str = "dated"
+    caveat: str = ""  # what the era needs that no plan here can give (said with its failure)
 
 
 class Ecosystem(Protocol):

@@ -109,6 +109,18 @@ def _ci_versions(text: str) -> set[str]:
     return found
 
 
+def python2_only(snap: Snapshot) -> str:
+    """The Python 2 versions a project declares when it declares no Python 3 at all (flask 2012:
+    classifiers and tox envlist py25–py27): no suite here has a Python 2 the planner can use."""
+    twos: set[str] = set()
+    for path in ("setup.py", "setup.cfg", "pyproject.toml"):
+        twos |= {f"{a}.{b}" for a, b in _CLASSIFIER.findall(snap.text(path)) if a == "2"}
+    twos |= {f"{a}.{b}" for a, b in _TOX_ENV.findall(snap.text("tox.ini")) if a == "2"}
+    if not twos or declared_versions(snap) or re.search(r"Python :: 3", snap.text("setup.py")):
+        return ""
+    return f"declares Python {', '.join(sorted(twos, key=_key))} only; no Python 2 here"
+
+
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
@@ -538,6 +550,7 @@ class Python:
             test_command(snap),
             setup_command(snap),
             [f"python {version} on {suite}: {why}", f"packages uploaded before {cutoff[:10]}"],
+            caveat=python2_only(snap),
         )
         if floor <= cutoff:
             return [dated]
@@ -552,6 +565,7 @@ class Python:
             dated.setup_command,
             [dated.notes[0], f"packages uploaded before {floor[:10]} (python {version}'s tooling)"],
             variant="interpreter-floor",
+            caveat=dated.caveat,
         )
         return [dated, lifted]
 

@@ -154,6 +154,8 @@ def _attempt(
 ) -> tuple[dict[str, Any], Counts, str]:
     """Build (unless the candidate has an image) and check one candidate; (record, counts, log)."""
     record: dict[str, Any] = {"method": candidate.method, "variant": candidate.plan.variant}
+    if candidate.plan.caveat:
+        record["caveat"] = candidate.plan.caveat
     image, build_seconds, log = candidate.image, 0.0, ""
     if not image:
         image, build_seconds, log, failure = setup.build(job, era, candidate.plan)
@@ -245,7 +247,10 @@ def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:
     """The planner's first failure when it tried (it names what the manifests ask for), else the
     first attempt's."""
     planned = [a for a in attempts if a["method"] == "planner" and a.get("root_error")]
-    return str((planned or attempts)[0].get("root_error") or counts.first_error)
+    first = (planned or attempts)[0]
+    root = str(first.get("root_error") or counts.first_error)
+    # What no plan here can give comes first: "declares Python 2.7 only; no Python 2 here — …".
+    return f"{first['caveat']} — {root}" if first.get("caveat") else root
 
 
 def _request(

@@ -296,3 +296,31 @@ def test_a_copy_of_the_project_from_the_index_never_shadows_the_agents_tree(
     site = next(venv.glob("lib/python3*/site-packages"))
     assert not (site / "my_lib/__init__.py").exists() and (site / "other/__init__.py").exists()
     assert (site / "my_lib-9.0.dist-info/METADATA").exists()
+
+
+def test_a_python_2_only_project_says_so_with_its_failure(repo: Path) -> None:
+    """flask 2012: classifiers and tox name Python 2 only; the one line names that first."""
+    from prchain.verdicts.envsetup import _first_root_error
+    from prchain.verdicts.outcomes import Counts
+
+    setup_py = (
+        "from setuptools import setup\nsetup(name='flask', classifiers=[\n"
+        "    'Programming Language :: Python :: 2.5', 'Programming Language :: Python :: 2.7'])\n"
+    )
+    files = {"setup.py": setup_py, "tox.ini": "[tox]\nenvlist = py25,py26,py27,pypy\n"}
+    era = era_of(repo, _commit(repo, files, "2012-06-25T10:00:00Z"))
+    assert era.ecosystem is not None
+    plans = era.ecosystem.plans(era.snap, ErasConfig())
+    caveat = "declares Python 2.5, 2.6, 2.7 only; no Python 2 here"
+    assert [p.caveat for p in plans] == [caveat, caveat]
+    attempts = [
+        {"method": "planner", "caveat": caveat, "root_error": "build failed: SyntaxError: x"},
+        {"method": "planner", "caveat": caveat, "root_error": "build failed: other"},
+    ]
+    assert _first_root_error(attempts, Counts()) == f"{caveat} — build failed: SyntaxError: x"
+    # A project that names Python 3 anywhere has no caveat.
+    later = era_of(
+        repo, _commit(repo, {"tox.ini": "[tox]\nenvlist = py27,py33\n"}, "2013-06-01T10:00:00Z")
+    )
+    assert later.ecosystem is not None
+    assert {p.caveat for p in later.ecosystem.plans(later.snap, ErasConfig())} == {""}
