@@ -260,7 +260,7 @@ def make_tested_repo(
     """A Python project whose PRs carry tests: a 3-PR chain (#1 ← #2 ← #3) for test verdicts.
 
     #1 adds circle_area with parametrised tests (FAIL_TO_PASS, ids with ` - ` inside) and a flaky
-    test; #2 ("Follow-up to #1", a merge commit) adds rectangle_area and its test; #3 ("Fixes #2")
+    test; #2 ("Built on #1", a merge commit) adds rectangle_area and its test; #3 ("Built on #2")
     adds a perimeter whose gold patch fails its own new test, so that stage is unusable.
     """
     files = {
@@ -287,7 +287,7 @@ def make_tested_repo(
         "rectangle",
         [
             (
-                "Add rectangle area\n\nFollow-up to #1: rectangles next to circles.",
+                "Add rectangle area\n\nBuilt on #1: rectangles next to circles, in the same module.",
                 {"geo/shapes.py": shapes2, "tests/test_shapes.py": tests2},
             )
         ],
@@ -297,7 +297,7 @@ def make_tested_repo(
         path,
         3,
         "Add perimeter",
-        "Fixes #2: rectangles need a perimeter as well.",
+        "Built on #2: rectangles need a perimeter as well.",
         {"geo/shapes.py": shapes2 + PERIMETER, "tests/test_perimeter.py": PERIMETER_TESTS},
         "2024-02-04T10:00:00",
     )
