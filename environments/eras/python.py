@@ -384,6 +384,8 @@ def build_commands(
     # click's own dev requirements: the project is installed from the tree, so that line goes.
     args += [f"-r {shlex.quote(f + FILTERED)}" for f in files]
     args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
+    if cutoff < SEEDED_UNTIL:
+        args.append("setuptools")  # as of the build tools' date (below)
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
     commands += [_filter_requirements(name, f, relax) for f in files]
     commands += _egg_info_tags(snap)
@@ -404,6 +406,10 @@ def build_commands(
 # one that no longer calls HTMLParser.unescape (fixed by 45): as of March 2020 fits all three
 # (checked by hand: markupsafe 0.18 of 2013 builds on 3.9 then, not with 2019's or 2021's).
 BUILD_TOOLS = ("setuptools", "wheel")
+# Until Python 3.12 (October 2023) every virtualenv came with setuptools, and old suites import
+# pkg_resources without declaring it (flask 2014: 207 of 211 tests failed without it); uv's venv has
+# none, so an era before then gets it, as of the build tools' date.
+SEEDED_UNTIL = "2023-10-02T00:00:00Z"
 BUILD_TOOLS_FLOOR = "2020-03-01T00:00:00Z"
 
 
