@@ -46,7 +46,7 @@ def config(tmp: Path, index: FakeIndex, volume: str) -> Path:
     target.write_text(
         "eras:\n"
         f"  index_url: {index.url}\n  network_mode: host\n  cache_volume: {volume}\n"
-        "  suites: {bookworm: '3.11'}\n  extra_base_packages: []\n  test_packages: []\n"
+        "  suites: {bookworm: '3.11'}\n  extra_base_packages: []\n  test_packages: []\n  seed_packages: []\n"
         "  system_site_packages: true\n"
         f"environment:\n  log_dir: {tmp / 'logs'}\nchains:\n  min_chain_code_lines: 0\n"
     )

@@ -25,6 +25,11 @@ class ErasConfig(BaseModel):
         default_factory=lambda: ["pytest"],
         description="Installed when the project's own test requirements do not name them.",
     )
+    seed_packages: list[str] = Field(
+        default_factory=lambda: ["setuptools"],
+        description="Installed in eras before Python 3.12 (October 2023), as of the build tools' "
+        "date: every virtualenv had setuptools then, and old suites import pkg_resources.",
+    )
     system_site_packages: bool = Field(
         default=False,
         description="Let the era's venv see the suite's python3-* packages (python3-pytest).",

@@ -385,7 +385,7 @@ def build_commands(
     args += [f"-r {shlex.quote(f + FILTERED)}" for f in files]
     args += [f"--group {g}" for g in groups(snap)] + [shlex.quote(r) for r in reqs]
     if cutoff < SEEDED_UNTIL:
-        args.append("setuptools")  # as of the build tools' date (below)
+        args += config.seed_packages  # as of the build tools' date (below)
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
     commands += [_filter_requirements(name, f, relax) for f in files]
     commands += _egg_info_tags(snap)

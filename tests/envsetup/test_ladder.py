@@ -92,6 +92,7 @@ def _config(tmp_path: Path, index: FakeIndex) -> Path:
                     "suites": {"bookworm": "3.11"},
                     "extra_base_packages": [],
                     "test_packages": [],
+                    "seed_packages": [],
                     "system_site_packages": True,
                 },
                 "environment": {"log_dir": str(tmp_path / "logs")},

@@ -63,6 +63,7 @@ def _config(tmp_path: Path, index: FakeIndex) -> Path:
                     "suites": {"bookworm": "3.11"},  # the suite base CI already has
                     "extra_base_packages": [],
                     "test_packages": [],
+                    "seed_packages": [],
                     "system_site_packages": True,  # pytest from Debian's python3-pytest
                 },
                 "environment": {"log_dir": str(tmp_path / "logs")},

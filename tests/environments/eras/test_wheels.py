@@ -151,6 +151,7 @@ def test_env_setup_takes_the_first_wheel_when_the_eras_sdist_does_not_build(
             "suites": {"bookworm": "3.11"},  # the suite base CI already has
             "extra_base_packages": [],
             "test_packages": [],
+            "seed_packages": [],
             "system_site_packages": True,  # pytest from Debian's python3-pytest
         }
         config.write_text(yaml.safe_dump({"eras": eras, "chains": {"min_chain_code_lines": 0}}))
