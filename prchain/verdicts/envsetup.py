@@ -244,10 +244,13 @@ def _revised(
 
 
 def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:
-    """The planner's first failure when it tried (it names what the manifests ask for), else the
-    first attempt's."""
+    """The planner's first failure that got as far as running the suite, else its first build
+    failure (it names what the manifests ask for), else the first attempt's."""
     planned = [a for a in attempts if a["method"] == "planner" and a.get("root_error")]
-    first = (planned or attempts)[0]
+    # The attempt that got furthest: a suite that ran (built) shows the next blocker, which a build
+    # failure before it (greenlet's sdist, then lifted to a wheel) no longer is.
+    ran = [a for a in planned if a.get("counts")]
+    first = (ran or planned or attempts)[0]
     root = str(first.get("root_error") or counts.first_error)
     # What no plan here can give comes first: "declares Python 2.7 only; no Python 2 here — …".
     return f"{first['caveat']} — {root}" if first.get("caveat") else root

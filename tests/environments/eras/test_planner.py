@@ -319,6 +319,9 @@ def test_a_python_2_only_project_says_so_with_its_failure(repo: Path) -> None:
         {"method": "planner", "caveat": caveat, "root_error": "build failed: other"},
     ]
     assert _first_root_error(attempts, Counts()) == f"{caveat} — build failed: SyntaxError: x"
+    # A later attempt that built and ran the suite names the real blocker (flask 2014: greenlet).
+    ran = {"method": "planner", "counts": {"passed": 4}, "root_error": "ModuleNotFoundError: x"}
+    assert _first_root_error([attempts[1], ran], Counts()) == "ModuleNotFoundError: x"
     # A project that names Python 3 anywhere has no caveat.
     later = era_of(
         repo, _commit(repo, {"tox.ini": "[tox]\nenvlist = py27,py33\n"}, "2013-06-01T10:00:00Z")
