@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import regression_wording
+from chains.graph import symbols_back
 from chains.symbols import code_names
 from miner.config import MinerConfig
 from miner.mine import mine
@@ -134,3 +135,12 @@ def test_words_and_names_the_rules_read() -> None:
         '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
     )
     assert code_names(diff) == {"simplify_tree", "MarkerTree"}
+
+
+def test_the_names_needed_grow_with_the_gap() -> None:
+    config = ChainsConfig()
+    assert symbols_back({"symbols": 1, "gap_days": 80.0}, config)
+    assert not symbols_back({"symbols": 1, "gap_days": 175.0}, config)  # two periods: two names
+    assert symbols_back({"symbols": 2, "gap_days": 175.0}, config)
+    assert not symbols_back({"symbols": 0, "gap_days": 1.0}, config)
+    assert not symbols_back({"symbols": 5, "gap_days": 1.0}, ChainsConfig(min_symbols=0))
