@@ -470,12 +470,38 @@ def _filter_requirements(name: str, path: str, relax: bool) -> str:
 def finish_commands(snap: Snapshot) -> list[str]:
     """How every recipe ends, whoever wrote the steps before (the planner or the setup agent):
     the project's own files out of /opt/venv, /work/repo's import root on sys.path, wrappers."""
+    ini = legacy_pytest_ini(snap)
+    wrappers = _WRAPPERS
+    if ini:
+        # pytest >= 4 refuses a `[pytest]` section in setup.cfg (flask 2013–2017) and the stage's
+        # files are not ours to change: its options go to an ini of the image that every pytest
+        # run through the wrappers reads (-c skips the search that finds setup.cfg).
+        wrappers = _WRAPPERS.replace("\\nexec", f'\\nexport PYTEST_ADDOPTS="{_LEGACY_OPTS}"\\nexec')
     return [
         _strip_project(project_name(snap)),
         f"echo {import_root(snap)} > $({VENV}/bin/python -c "
         "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/_prchain_repo.pth",
-        _WRAPPERS,
+        *([f"printf %s {shlex.quote(ini)} > {LEGACY_INI}"] if ini else []),
+        wrappers,
     ]
+
+
+LEGACY_INI = "/opt/prchain/pytest.ini"
+_LEGACY_OPTS = f"-c {LEGACY_INI} --rootdir /work/repo ${{PYTEST_ADDOPTS:-}}"
+
+
+def legacy_pytest_ini(snap: Snapshot) -> str:
+    """setup.cfg's `[pytest]` section as a pytest.ini, when it is the only pytest configuration."""
+    setup_cfg = _ini(snap.text("setup.cfg"))
+    if not setup_cfg.has_section("pytest") or setup_cfg.has_section("tool:pytest"):
+        return ""
+    if "pytest.ini" in snap.files or _ini(snap.text("tox.ini")).has_section("pytest"):
+        return ""
+    lines = [
+        f"{k} = {v.strip().replace(chr(10), chr(10) + '    ')}"
+        for k, v in setup_cfg.items("pytest")
+    ]
+    return "\n".join(["[pytest]", *lines]) + "\n"
 
 
 def _strip_project(name: str) -> str:

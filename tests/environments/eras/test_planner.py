@@ -328,3 +328,43 @@ def test_a_python_2_only_project_says_so_with_its_failure(repo: Path) -> None:
     )
     assert later.ecosystem is not None
     assert {p.caveat for p in later.ecosystem.plans(later.snap, ErasConfig())} == {""}
+
+
+def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """flask 2015: `[pytest]` in setup.cfg, which pytest >= 4 refuses; the stage keeps its files."""
+    import sys
+
+    from environments.eras.python import finish_commands
+
+    files = {
+        "setup.cfg": "[pytest]\naddopts = -q\npython_files =\n    check_*.py\n",
+        "tests/check_a.py": "def test_a():\n    assert True\n",
+    }
+    era = era_of(repo, _commit(repo, files, "2015-04-01T10:00:00Z"))
+    image = tmp_path_factory.mktemp("image")  # outside the repository
+    venv, bin_dir = Path(sys.executable).parent.parent, image / "bin"
+    bin_dir.mkdir()
+    paths = {
+        "/opt/venv": str(venv),
+        "/usr/local/bin": str(bin_dir),
+        "/opt/prchain/pytest.ini": str(image / "pytest.ini"),
+        "/work/repo": str(repo),
+    }
+    for command in finish_commands(era.snap)[2:]:  # the ini and the wrappers
+        for old, new in paths.items():
+            command = command.replace(old, new)
+        subprocess.run(command, shell=True, check=True)
+    assert (image / "pytest.ini").read_text().startswith("[pytest]\naddopts = -q\n")
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert plain.returncode != 0 and "no longer supported" in plain.stdout + plain.stderr
+    wrapped = subprocess.run(
+        [str(bin_dir / "python"), "-m", "pytest", "-p", "no:cacheprovider", "tests"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert wrapped.returncode == 0 and "1 passed" in wrapped.stdout, wrapped.stdout
+    assert git(repo, "status", "--porcelain") == ""  # the stage's files are untouched
