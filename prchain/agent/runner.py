@@ -14,19 +14,19 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
-from environments.protocol import Environment, diff_cap_hit
+from environments.protocol import Environment
 from prchain.agent.choices import FINISHED
 from prchain.agent.config import AgentConfig
-from prchain.agent.gates import before_judge, leaking_query
+from prchain.agent.gates import leaking_query
 from prchain.agent.hooks import StepHook
 from prchain.agent.judge import Judge
-from prchain.agent.keep import decide, stage_passes
+from prchain.agent.judging import StageJudging, StageOutcome, over_cap
+from prchain.agent.keep import decide
 from prchain.agent.lease import (
     Lease,
     LeaseLost,
@@ -36,6 +36,7 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.loop import AgentLoop, Counters
+from prchain.agent.opening import stage_opening, task_text
 from prchain.agent.persist import (
     Recorder,
     new_rollout,
@@ -44,16 +45,13 @@ from prchain.agent.persist import (
     reopen,
     rewind,
 )
+from prchain.agent.results import RolloutResult, failure_reason, stored_scores, totals
 from prchain.agent.resume import carried, rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
-from prchain.core.errors import BudgetExhausted, JudgeInputTooLarge, PrchainError
-from prchain.llm.prompts import render
+from prchain.core.errors import BudgetExhausted, PrchainError
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.verdicts.oracle import TestVerdict
-from sql.db import session_scope
 from sql.models import RolloutStage
-
-PROMPTS = Path(__file__).with_name("prompts")
 
 EnvFactory = Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
 """(chain, rollout id) → a context manager holding the chain's sandbox."""
@@ -64,32 +62,6 @@ TestsCheck = Callable[[Environment, int], TestVerdict | None]
 
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RolloutResult:
-    chain_id: int
-    rollout_id: int
-    status: (
-        str  # a RolloutStatus value, "busy" (another runner has it) or "lost" (its task kept dying)
-    )
-    kept_stages: int = 0
-    reason: str | None = None
-    scores: list[float | None] = field(default_factory=list)
-    node: str | None = None  # where it ran, filled in by whoever scheduled it
-    # An earlier attempt had started this rollout (it was resumed) or finished it (its stored final
-    # state is reported): a task Ray reran after its node died, or a rerun of the command.
-    retried: bool = False
-    # What a resumed sandbox could not restore exactly (empty when Δ came back byte for byte).
-    resume_notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class StageOutcome:
-    passed: bool
-    score: float | None  # None when no judge verdict stands (a gate failed it, or a contradiction)
-    reason: str | None = None
-    judged: bool = False  # the stage ended on the judge's verdict (the keep signal may apply)
 
 
 class ChainRunner:
@@ -110,13 +82,14 @@ class ChainRunner:
         self.hook_factory = hook_factory
         self.check_tests = check_tests
         self.rollout_fields = rollout_fields or {}
-        self.judge = Judge(
+        judge = Judge(
             llm,
             retries=config.judge_retries,
             leak_min_chars=config.leak_min_chars,
             max_prompt_tokens=config.max_judge_prompt_tokens,
             threshold=config.judge_threshold,
         )
+        self.judging = StageJudging(config, judge)
 
     def run(self, chain_id: int, *, redo: bool = False) -> RolloutResult:
         """Claim the chain's lease and roll it out; a chain another live runner holds is left alone.
@@ -145,17 +118,12 @@ class ChainRunner:
         return True
 
     def _run_claimed(self, task: ChainTask, lease: Lease, redo: bool = False) -> RolloutResult:
-        chain_id = task.chain_id
-        existing = open_rollout(self.engine, chain_id)
-        if redo and existing is not None:
-            if existing.status == "running":  # else a later run would resume it, not the redo
-                Recorder(self.engine, existing.id, lease=lease).fail("superseded by a redo")
-            existing = None
+        existing = self._previous(task.chain_id, lease, redo)
         if existing is not None and existing.status in FINISHED:
             # e.g. the worker finished the chain but died before Ray heard back: the rerun task
             # reports what is stored, not that it did nothing.
             return RolloutResult(
-                chain_id,
+                task.chain_id,
                 existing.id,
                 existing.status,
                 existing.kept_stages,
@@ -163,11 +131,7 @@ class ChainRunner:
                 scores=stored_scores(self.engine, existing.id),
                 retried=True,
             )
-        if existing is not None:
-            rollout_id = existing.id
-            reopen(self.engine, rollout_id)  # a failed rollout resumes after its kept stages
-        else:
-            rollout_id = new_rollout(self.engine, chain_id, **self.rollout_fields)
+        rollout_id = self._open(task.chain_id, existing)
         kept = passed_stages(self.engine, rollout_id)
         steps = rewind(self.engine, rollout_id, len(kept))
         if not steps:
@@ -177,10 +141,38 @@ class ChainRunner:
             self.engine, rollout_id, next_idx=next_idx, lease=lease, secrets=self.secrets
         )
         counters = restored_counters(steps)
+        messages = [s.message for s in steps]
+        retried = existing is not None
+        return self._run_guarded(task, rollout_id, recorder, kept, messages, counters, retried)
+
+    def _previous(self, chain_id: int, lease: Lease, redo: bool) -> Any:
+        """The chain's open (or finished) rollout; with `redo`, none (a running one is failed)."""
+        existing = open_rollout(self.engine, chain_id)
+        if redo and existing is not None:
+            if existing.status == "running":  # else a later run would resume it, not the redo
+                Recorder(self.engine, existing.id, lease=lease).fail("superseded by a redo")
+            return None
+        return existing
+
+    def _open(self, chain_id: int, existing: Any) -> int:
+        if existing is None:
+            return new_rollout(self.engine, chain_id, **self.rollout_fields)
+        reopen(self.engine, existing.id)  # a failed rollout resumes after its kept stages
+        return int(existing.id)
+
+    def _run_guarded(
+        self,
+        task: ChainTask,
+        rollout_id: int,
+        recorder: Recorder,
+        kept: list[RolloutStage],
+        messages: list[Message],
+        counters: Counters,
+        retried: bool,
+    ) -> RolloutResult:
+        """Run and finish the rollout; a failure leaves rows that agree with each other."""
         try:
-            scores, reason = self._run(
-                task, rollout_id, recorder, kept, [s.message for s in steps], counters
-            )
+            scores, reason = self._run(task, rollout_id, recorder, kept, messages, counters)
         except LeaseLost:
             raise
         except BudgetExhausted:
@@ -188,18 +180,14 @@ class ChainRunner:
         except PrchainError as exc:
             # Infrastructure (server, sandbox, store): one typed line; a rerun resumes the rollout.
             reason = failure_reason(exc)
-            recorder.fail(reason, **_totals(counters))
-            return RolloutResult(
-                chain_id, rollout_id, "failed", 0, reason, retried=existing is not None
-            )
+            recorder.fail(reason, **totals(counters))
+            return RolloutResult(task.chain_id, rollout_id, "failed", 0, reason, retried=retried)
         except Exception as exc:
             # A bug: the rows still agree (nothing is left `running`), and the traceback is kept.
-            recorder.fail(f"internal error: {failure_reason(exc)}", **_totals(counters))
+            recorder.fail(f"internal error: {failure_reason(exc)}", **totals(counters))
             raise
         result = self._finish(task, rollout_id, recorder, counters, scores, reason)
-        return replace(
-            result, retried=existing is not None, resume_notes=tuple(recorder.resume_notes)
-        )
+        return replace(result, retried=retried, resume_notes=tuple(recorder.resume_notes))
 
     def _run(
         self,
@@ -242,25 +230,17 @@ class ChainRunner:
         task: ChainTask,
         stage: StageTask,
     ) -> StageOutcome:
-        if reason := leaking_query(stage.idx, stage.query_leaks):
-            recorder.stage_started(stage.idx)
-            recorder.stage_finished(stage.idx, status="stopped", reason=reason)
-            return StageOutcome(False, None, reason)
-        transition = env.enter_stage(stage.idx)
-        recorder.transition(transition)
-        recorder.stage_started(stage.idx)
-        if transition.stopped:
-            reason = transition.stop_reason()
-            recorder.stage_finished(stage.idx, status="stopped", reason=reason)
-            return StageOutcome(False, None, reason)
-        run = loop.run_stage(stage.idx, _task_text(task, stage), opening=self._opening(task, stage))
-        outcome, rounds = self._judged_rounds(env, loop, recorder, stage, run.submitted, run.reason)
+        if (stopped := self._enter(env, recorder, stage)) is not None:
+            return stopped
+        opening = stage_opening(task, stage, self.config.action_format)
+        run = loop.run_stage(stage.idx, task_text(task, stage), opening=opening)
+        outcome, rounds = self.judging.rounds(env, loop, recorder, stage, run.submitted, run.reason)
         # T(p̂) beside the judge's score; with agent.keep_on tests|both it decides too.
         verdict = self.check_tests(env, stage.stage_id) if self.check_tests else None
         if outcome.judged:
-            outcome = self._signal(stage.idx, outcome, verdict)
+            outcome = self.judging.signal(stage.idx, outcome, verdict)
         cumulative = env.cumulative_diff()
-        if outcome.passed and (hit := _over_cap(stage.idx, "cumulative diff", cumulative)):
+        if outcome.passed and (hit := over_cap(stage.idx, "cumulative diff", cumulative)):
             outcome = StageOutcome(False, outcome.score, hit)  # a resume could not rebuild it
         recorder.stage_finished(
             stage.idx,
@@ -277,88 +257,20 @@ class ChainRunner:
         )
         return outcome
 
-    def _judged_rounds(
-        self,
-        env: Environment,
-        loop: AgentLoop,
-        recorder: Recorder,
-        stage: StageTask,
-        submitted: bool,
-        reason: str | None,
-    ) -> tuple[StageOutcome, int]:
-        """Judge the submitted patch; below the threshold the comment goes back for another try."""
-        config, score = self.config, None
-        for round_ in range(config.max_refinements + 1):
-            if not submitted:
-                return StageOutcome(False, score, f"stage {stage.idx}: {reason}"), round_
-            agent_patch = env.diff()
-            if hit := _over_cap(stage.idx, "diff", agent_patch):
-                return StageOutcome(False, score, hit), round_
-            if gated := before_judge(stage.idx, agent_patch, stage.gold_patch):
-                return StageOutcome(False, None, gated), round_
-            try:
-                judged = self.judge.judge(
-                    query=stage.query,
-                    gold_patch=stage.gold_patch,
-                    agent_patch=agent_patch,
-                    rollout_id=loop.rollout_id,
-                )
-            except JudgeInputTooLarge as exc:
-                return StageOutcome(False, score, f"stage {stage.idx}: {exc}"), round_
-            score = judged.score
-            passed = score >= config.judge_threshold and not judged.contradicted
-            recorder.judgement(
-                stage.idx,
-                round_,
-                score=score,
-                comment=judged.comment,
-                passed=passed,
-                attempts=judged.attempts,
-                redacted=judged.redacted,
-            )
-            if passed:
-                return StageOutcome(True, score, judged=True), round_
-            if round_ == config.max_refinements:
-                if judged.contradicted:
-                    why = f"stage {stage.idx}: the judge's score contradicts its own comment"
-                    return StageOutcome(False, None, why), round_
-                break
-            feedback = render(PROMPTS, "feedback.j2", comment=judged.comment)
-            loop.add("feedback", {"role": "user", "content": feedback})
-            run = loop.work()
-            submitted, reason = run.submitted, run.reason
-        why = (
-            f"stage {stage.idx}: score {score:.2f} below {config.judge_threshold:g} "
-            f"after {config.max_refinements} refinements"
-        )
-        return StageOutcome(False, score, why, judged=True), config.max_refinements
-
-    def _signal(self, idx: int, outcome: StageOutcome, verdict: TestVerdict | None) -> StageOutcome:
-        """Apply agent.keep_on: the hidden tests pass the stage, or must agree with the judge."""
-        config = self.config
-        tests = verdict.passed if verdict is not None else None
-        passed = stage_passes(outcome.score, tests, config.judge_threshold, config.keep_on)
-        if passed == outcome.passed:
-            return outcome
-        if passed:
-            return StageOutcome(True, outcome.score, None, judged=True)
-        failing = ", ".join(verdict.failing[:3]) if verdict and verdict.failing else "none named"
-        why = f"stage {idx}: the judge passed it but its hidden tests failed (failing: {failing})"
-        return StageOutcome(False, outcome.score, why, judged=True)
-
-    def _opening(self, task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
-        n = len(task.stages)
-        if stage.idx == task.stages[0].idx:
-            system = render(PROMPTS, "system.j2", action_format=self.config.action_format)
-            first = render(
-                PROMPTS, "first_task.j2", n_stages=n, overview=task.overview, query=stage.query
-            )
-            return [
-                ("system", {"role": "system", "content": system}),
-                ("query", {"role": "user", "content": first}),
-            ]
-        text = render(PROMPTS, "next_task.j2", idx=stage.idx, n_stages=n, query=stage.query)
-        return [("query", {"role": "user", "content": text})]
+    def _enter(self, env: Environment, recorder: Recorder, stage: StageTask) -> StageOutcome | None:
+        """Start the stage in the sandbox; the outcome when it stops before the agent works."""
+        if reason := leaking_query(stage.idx, stage.query_leaks):
+            recorder.stage_started(stage.idx)
+            recorder.stage_finished(stage.idx, status="stopped", reason=reason)
+            return StageOutcome(False, None, reason)
+        transition = env.enter_stage(stage.idx)
+        recorder.transition(transition)
+        recorder.stage_started(stage.idx)
+        if not transition.stopped:
+            return None
+        reason = transition.stop_reason()
+        recorder.stage_finished(stage.idx, status="stopped", reason=reason)
+        return StageOutcome(False, None, reason)
 
     def _finish(
         self,
@@ -378,9 +290,7 @@ class ChainRunner:
         if decision.kept and decision.kept_stages < len(task.stages):
             reason = f"kept stages 1-{decision.kept_stages}; {reason}"
         stored_reason = None if status == "kept" and reason is None else (reason or decision.reason)
-        recorder.finish(
-            status, stored_reason, kept_stages=decision.kept_stages, **_totals(counters)
-        )
+        recorder.finish(status, stored_reason, kept_stages=decision.kept_stages, **totals(counters))
         return RolloutResult(
             task.chain_id,
             rollout_id,
@@ -389,40 +299,6 @@ class ChainRunner:
             reason or decision.reason,
             scores,
         )
-
-
-def stored_scores(engine: Engine, rollout_id: int) -> list[float | None]:
-    """The judge's score of each stage of a stored rollout, in stage order."""
-    with session_scope(engine) as session:
-        query = select(RolloutStage.score).filter_by(rollout_id=rollout_id)
-        return list(session.scalars(query.order_by(RolloutStage.stage_idx)))
-
-
-REASON_CHARS = 500
-
-
-def failure_reason(exc: BaseException) -> str:
-    """`ErrorType: first line of the message`: what a stored reason of a failed rollout holds."""
-    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-    if len(text) > REASON_CHARS:
-        text = text[: REASON_CHARS - 1] + "…"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _over_cap(idx: int, what: str, diff: str) -> str | None:
-    """The stage's reason when `diff` is only the summary of a diff past the environment's cap."""
-    hit = diff_cap_hit(diff)
-    if hit is None:
-        return None
-    size, cap = hit
-    return (
-        f"stage {idx}: the {what} is {size} bytes, over environment.max_diff_bytes ({cap}); "
-        "a diffstat was stored instead and the stage was not judged"
-    )
-
-
-def _task_text(task: ChainTask, stage: StageTask) -> str:
-    return f"{task.overview}\n\n{stage.query}" if stage.idx == 1 else stage.query
 
 
 def _tests(env: Environment) -> dict[str, Any] | None:
@@ -442,14 +318,4 @@ def _verdict(verdict: TestVerdict) -> dict[str, Any]:
         "failing": verdict.failing,
         "error": verdict.error,
         "output": verdict.output_tail,
-    }
-
-
-def _totals(counters: Counters) -> dict[str, Any]:
-    return {
-        "prompt_tokens": counters.prompt_tokens,
-        "completion_tokens": counters.completion_tokens,
-        "trajectory_tokens": counters.context_tokens,
-        "agent_steps": counters.steps,
-        "tool_calls": counters.tool_calls,
     }

@@ -18,7 +18,8 @@ from sqlalchemy.engine import make_url
 from environments.config import EnvironmentConfig
 from environments.protocol import Environment
 from prchain.agent.lease import busy_chains
-from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory, RolloutResult
+from prchain.agent.results import RolloutResult
+from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory
 from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
 from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable

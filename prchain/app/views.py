@@ -22,7 +22,7 @@ from prchain.agent.formats import dataset as _dataset
 from prchain.agent.formats.card import read_manifest
 from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
-from prchain.agent.runner import RolloutResult
+from prchain.agent.results import RolloutResult
 from prchain.p2t.store import oracle_strings
 from sql.db import make_engine
 

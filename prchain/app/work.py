@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from chains.queries import QuerySummary
     from miner.mine import RepoSummary
-    from prchain.agent.runner import ChainRunner, RolloutResult
+    from prchain.agent.results import RolloutResult
+    from prchain.agent.runner import ChainRunner
     from prchain.app.p2t.curate import CurationResult
     from prchain.llm.client import LLMClient
     from prchain.verdicts.verify import StageJob, StageReport

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from environments.protocol import Environment
-from prchain.agent.loop import PROMPTS as AGENT_PROMPTS
+from prchain.agent.opening import stage_opening
 from prchain.agent.persist import Recorder
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.config import Config
 from prchain.app.p2t.graphs import build_graph
-from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t import store
 from prchain.p2t.forward import Checkpoint, ForwardPhase, StageCuration
@@ -43,19 +42,8 @@ class Curation:
 
 
 def opening(task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
-    """The same task messages a plain rollout starts each stage with."""
-    n = len(task.stages)
-    if stage.idx == task.stages[0].idx:
-        system = render(AGENT_PROMPTS, "system.j2", action_format="tools")
-        first = render(
-            AGENT_PROMPTS, "first_task.j2", n_stages=n, overview=task.overview, query=stage.query
-        )
-        return [
-            ("system", {"role": "system", "content": system}),
-            ("query", {"role": "user", "content": first}),
-        ]
-    text = render(AGENT_PROMPTS, "next_task.j2", idx=stage.idx, n_stages=n, query=stage.query)
-    return [("query", {"role": "user", "content": text})]
+    """The same task messages a plain rollout starts each stage with (P2T acts through tools)."""
+    return stage_opening(task, stage, "tools")
 
 
 def curate_stage(
