@@ -9,15 +9,10 @@ docs/sandbox.md.
 
 from __future__ import annotations
 
-import io
 import posixpath
-import re
-import secrets
-import tarfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import ClassVar, Self
 
 from environments import carry, cleanup
@@ -32,25 +27,9 @@ from environments.docker_client import (
 from environments.images import Notify, RepoImage, ensure_repo_image
 from environments.protocol import ExecResult, StageSpec, Transition, capped_diff
 from environments.run import INTERNAL_LIMIT, run_command
+from environments.sandbox_spec import AGENT, AGENT_ENV, container_spec
+from environments.stage_entry import gold_archive, patch_paths, transition_from
 from prchain.core.errors import ConfigError, EnvironmentFailure
-
-AGENT = "agent"
-AGENT_ENV = {
-    "HOME": "/home/agent",
-    "USER": AGENT,
-    "LOGNAME": AGENT,
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "LANG": "C.UTF-8",
-    "TERM": "dumb",
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
-# Root needs these to fill a tmpfs sandbox from its seed at start and to end the agent's processes
-# at each stage entry; the agent (a non-root uid) has no effective capability at all.
-ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
-# With disk_cap=tmpfs the image is read-only; these are the only places anyone can write.
-ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
 
 
 class DockerEnvironment:
@@ -145,6 +124,9 @@ class DockerEnvironment:
             )
         return self.image.tag
 
+    def _spec(self, image: str, disk_mode: str, kind: str) -> ContainerSpec:
+        return container_spec(self.config, self.repo, self.labels, image, disk_mode, kind)
+
     def _run_container(self, image: str, kind: str = "sandbox") -> str:
         mode = self.config.disk_cap
         if mode == "auto":
@@ -160,38 +142,6 @@ class DockerEnvironment:
             DockerEnvironment._quota_supported = True
         self.disk_mode = mode
         return container
-
-    def _spec(self, image: str, disk_mode: str, kind: str = "sandbox") -> ContainerSpec:
-        labels = {
-            **cleanup.owner_labels(),
-            "prchain.kind": kind,
-            "prchain.repo": self.repo,
-            **self.labels,
-        }
-        slug = "".join(c if c.isalnum() else "-" for c in self.repo.lower())[:40]
-        spec = ContainerSpec(
-            image=image,
-            name=f"prchain-{slug}-{secrets.token_hex(4)}",
-            labels=labels,
-            environment={"HOME": "/home/agent", "LANG": "C.UTF-8", "PATH": AGENT_ENV["PATH"]},
-            user="root",
-            network=self.config.network,
-            cpus=self.config.cpus,
-            memory=self.config.memory,
-            pids_limit=self.config.pids_limit,
-            cap_add=ROOT_CAPS,
-        )
-        if disk_mode == "storage-opt":
-            return replace(spec, storage_opt={"size": self.config.disk_limit})
-        if disk_mode == "tmpfs":
-            scratch = self.config.scratch_limit
-            tmpfs = {
-                "/work": f"size={self.config.disk_limit},mode=0755,exec",
-                "/tmp": f"size={scratch},mode=1777,exec",
-                "/home/agent": f"size={scratch},mode=0755,exec",
-            }
-            return replace(spec, read_only=True, tmpfs=tmpfs, volumes=[ROOT_STATE_VOLUME])
-        return spec
 
     def close(self) -> None:
         container, self.container_id = self.container_id, None
@@ -399,7 +349,13 @@ class DockerEnvironment:
             report,
         )
         self.stage, self.stage_base, self.stage_start = t, report.stage_base, report.stage_start
-        transition = self._transition(spec, report, time.monotonic() - started)
+        transition = transition_from(
+            spec,
+            report,
+            self.config.conflict_policy,
+            self.running_image,
+            time.monotonic() - started,
+        )
         if spec.setup_command and not transition.stopped:
             transition.setup_error = self._setup(spec)
         self.transitions.append(transition)
@@ -429,7 +385,7 @@ class DockerEnvironment:
             *map(str, golds),
             user="root",
             what=f"ending the agent's processes and preparing stage {t} from B_{t}",
-            stdin=self._gold_archive(golds) if golds else None,
+            stdin=gold_archive({j: self.stages[j].gold_patch for j in golds}) if golds else None,
             container=container,
         )
 
@@ -474,7 +430,7 @@ class DockerEnvironment:
         if self.stage is None:
             raise EnvironmentFailure("clean_room() before any stage was entered")
         t = self.stage
-        earlier = {p for j in range(1, t) for p in _paths(self.stages[j].gold_patch)}
+        earlier = {p for j in range(1, t) for p in patch_paths(self.stages[j].gold_patch)}
         from_base = sorted(set(base_files) | {p for p in earlier if test_side and test_side(p)})
         container = self._run_container(self.running_image, kind="clean-room")
         cleanup.register(
@@ -499,50 +455,3 @@ class DockerEnvironment:
 
     def _remove(self, container: str) -> None:
         self.client.remove_container(container)
-
-    def _gold_archive(self, golds: list[int]) -> bytes:
-        """The gold patches as a tar for root's private directory (read by nobody else)."""
-        blob = io.BytesIO()
-        with tarfile.open(fileobj=blob, mode="w") as tar:
-            for j in golds:
-                patch = self.stages[j].gold_patch
-                data = (patch if patch.endswith("\n") else patch + "\n").encode()
-                info = tarfile.TarInfo(f"gold-{j}.patch")
-                info.size, info.mode = len(data), 0o600
-                tar.addfile(info, io.BytesIO(data))
-        return blob.getvalue()
-
-    def _transition(
-        self, spec: StageSpec, report: carry.TransitionReport, seconds: float
-    ) -> Transition:
-        outcome = report.outcome
-        # A gold patch that does not revert cleanly means the stage cannot start as specified.
-        if report.revert_failed and self.config.conflict_policy == "strict":
-            outcome = "conflict_stopped"
-        elif report.revert_failed and outcome == "clean":
-            outcome = "partial"
-        return Transition(
-            stage_idx=spec.idx,
-            base_sha=spec.base_sha,
-            policy=self.config.conflict_policy,
-            outcome=outcome,
-            reverted=report.reverted,
-            applied=report.applied,
-            rejected_hunks=report.rejects,
-            seconds=seconds,
-            revert_failed=report.revert_failed,
-            revert_rejected_hunks=report.revert_rejects,
-            revert_errors=report.revert_errors if report.revert_failed else "",
-            carried_bytes=report.delta_bytes,
-            stage_base=report.stage_base,
-            stage_start=report.stage_start,
-            image=self.running_image,
-        )
-
-
-_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-
-
-def _paths(patch: str) -> set[str]:
-    """The paths a patch's plain `diff --git a/X b/Y` headers name (both sides)."""
-    return {p for pair in _DIFF_HEADER.findall(patch) for p in pair}

@@ -1,0 +1,71 @@
+"""The sandbox container as Docker is asked for it: the agent's minimal environment, root's few
+capabilities, the network, CPU, memory and process limits, and the disk bounded one of three ways."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+
+from environments import carry, cleanup
+from environments.config import EnvironmentConfig
+from environments.docker_client import ContainerSpec
+
+AGENT = "agent"
+AGENT_ENV = {
+    "HOME": "/home/agent",
+    "USER": AGENT,
+    "LOGNAME": AGENT,
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+# Root needs these to fill a tmpfs sandbox from its seed at start and to end the agent's processes
+# at each stage entry; the agent (a non-root uid) has no effective capability at all.
+ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
+# With disk_cap=tmpfs the image is read-only; these are the only places anyone can write.
+ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
+
+
+def container_spec(
+    config: EnvironmentConfig,
+    repo: str,
+    extra_labels: dict[str, str],
+    image: str,
+    disk_mode: str,
+    kind: str = "sandbox",
+) -> ContainerSpec:
+    """A container of `image` for `repo`, its disk bounded the `disk_mode` way (storage-opt: the
+    writable layer; tmpfs: a read-only image with bounded scratch mounts; off: not at all)."""
+    labels = {
+        **cleanup.owner_labels(),
+        "prchain.kind": kind,
+        "prchain.repo": repo,
+        **extra_labels,
+    }
+    slug = "".join(c if c.isalnum() else "-" for c in repo.lower())[:40]
+    spec = ContainerSpec(
+        image=image,
+        name=f"prchain-{slug}-{secrets.token_hex(4)}",
+        labels=labels,
+        environment={"HOME": "/home/agent", "LANG": "C.UTF-8", "PATH": AGENT_ENV["PATH"]},
+        user="root",
+        network=config.network,
+        cpus=config.cpus,
+        memory=config.memory,
+        pids_limit=config.pids_limit,
+        cap_add=ROOT_CAPS,
+    )
+    if disk_mode == "storage-opt":
+        return replace(spec, storage_opt={"size": config.disk_limit})
+    if disk_mode == "tmpfs":
+        scratch = config.scratch_limit
+        tmpfs = {
+            "/work": f"size={config.disk_limit},mode=0755,exec",
+            "/tmp": f"size={scratch},mode=1777,exec",
+            "/home/agent": f"size={scratch},mode=0755,exec",
+        }
+        return replace(spec, read_only=True, tmpfs=tmpfs, volumes=[ROOT_STATE_VOLUME])
+    return spec

@@ -1,0 +1,61 @@
+"""Entering a stage, around the carry-forward scripts: the earlier stages' gold patches as the
+archive root reverts them from, the paths a patch touches, and carry's report read into the
+stage's Transition record."""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+
+from environments import carry
+from environments.protocol import StageSpec, Transition
+
+
+def gold_archive(patches: dict[int, str]) -> bytes:
+    """The gold patches (stage → patch) as a tar for root's private directory (read by nobody else)."""
+    blob = io.BytesIO()
+    with tarfile.open(fileobj=blob, mode="w") as tar:
+        for j, patch in patches.items():
+            data = (patch if patch.endswith("\n") else patch + "\n").encode()
+            info = tarfile.TarInfo(f"gold-{j}.patch")
+            info.size, info.mode = len(data), 0o600
+            tar.addfile(info, io.BytesIO(data))
+    return blob.getvalue()
+
+
+def transition_from(
+    spec: StageSpec, report: carry.TransitionReport, policy: str, image: str, seconds: float
+) -> Transition:
+    """The Transition record of entering `spec`'s stage under `policy`, from carry's report."""
+    outcome = report.outcome
+    # A gold patch that does not revert cleanly means the stage cannot start as specified.
+    if report.revert_failed and policy == "strict":
+        outcome = "conflict_stopped"
+    elif report.revert_failed and outcome == "clean":
+        outcome = "partial"
+    return Transition(
+        stage_idx=spec.idx,
+        base_sha=spec.base_sha,
+        policy=policy,
+        outcome=outcome,
+        reverted=report.reverted,
+        applied=report.applied,
+        rejected_hunks=report.rejects,
+        seconds=seconds,
+        revert_failed=report.revert_failed,
+        revert_rejected_hunks=report.revert_rejects,
+        revert_errors=report.revert_errors if report.revert_failed else "",
+        carried_bytes=report.delta_bytes,
+        stage_base=report.stage_base,
+        stage_start=report.stage_start,
+        image=image,
+    )
+
+
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+
+
+def patch_paths(patch: str) -> set[str]:
+    """The paths a patch's plain `diff --git a/X b/Y` headers name (both sides)."""
+    return {p for pair in _DIFF_HEADER.findall(patch) for p in pair}
