@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Engine
@@ -62,6 +62,17 @@ TestsCheck = Callable[[Environment, int], TestVerdict | None]
 
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Rollout:
+    """A claimed rollout, cut back to its last kept stage: what its remaining stages go on from."""
+
+    id: int
+    recorder: Recorder
+    kept: list[RolloutStage]
+    messages: list[Message]
+    counters: Counters
 
 
 class ChainRunner:
@@ -131,19 +142,8 @@ class ChainRunner:
                 scores=stored_scores(self.engine, existing.id),
                 retried=True,
             )
-        rollout_id = self._open(task.chain_id, existing)
-        kept = passed_stages(self.engine, rollout_id)
-        steps = rewind(self.engine, rollout_id, len(kept))
-        if not steps:
-            kept = []
-        next_idx = steps[-1].idx + 1 if steps else 0
-        recorder = Recorder(
-            self.engine, rollout_id, next_idx=next_idx, lease=lease, secrets=self.secrets
-        )
-        counters = restored_counters(steps)
-        messages = [s.message for s in steps]
-        retried = existing is not None
-        return self._run_guarded(task, rollout_id, recorder, kept, messages, counters, retried)
+        rollout = self._resumed(self._open(task.chain_id, existing), lease)
+        return self._run_guarded(task, rollout, retried=existing is not None)
 
     def _previous(self, chain_id: int, lease: Lease, redo: bool) -> Any:
         """The chain's open (or finished) rollout; with `redo`, none (a running one is failed)."""
@@ -160,19 +160,24 @@ class ChainRunner:
         reopen(self.engine, existing.id)  # a failed rollout resumes after its kept stages
         return int(existing.id)
 
-    def _run_guarded(
-        self,
-        task: ChainTask,
-        rollout_id: int,
-        recorder: Recorder,
-        kept: list[RolloutStage],
-        messages: list[Message],
-        counters: Counters,
-        retried: bool,
-    ) -> RolloutResult:
+    def _resumed(self, rollout_id: int, lease: Lease) -> _Rollout:
+        """The rollout cut back to its last kept stage (its later steps dropped)."""
+        kept = passed_stages(self.engine, rollout_id)
+        steps = rewind(self.engine, rollout_id, len(kept))
+        if not steps:
+            kept = []
+        next_idx = steps[-1].idx + 1 if steps else 0
+        recorder = Recorder(
+            self.engine, rollout_id, next_idx=next_idx, lease=lease, secrets=self.secrets
+        )
+        messages = [s.message for s in steps]
+        return _Rollout(rollout_id, recorder, kept, messages, restored_counters(steps))
+
+    def _run_guarded(self, task: ChainTask, rollout: _Rollout, *, retried: bool) -> RolloutResult:
         """Run and finish the rollout; a failure leaves rows that agree with each other."""
+        rollout_id, recorder, counters = rollout.id, rollout.recorder, rollout.counters
         try:
-            scores, reason = self._run(task, rollout_id, recorder, kept, messages, counters)
+            scores, reason = self._run(task, rollout)
         except LeaseLost:
             raise
         except BudgetExhausted:
@@ -186,18 +191,11 @@ class ChainRunner:
             # A bug: the rows still agree (nothing is left `running`), and the traceback is kept.
             recorder.fail(f"internal error: {failure_reason(exc)}", **totals(counters))
             raise
-        result = self._finish(task, rollout_id, recorder, counters, scores, reason)
+        result = self._finish(task, rollout, scores, reason)
         return replace(result, retried=retried, resume_notes=tuple(recorder.resume_notes))
 
-    def _run(
-        self,
-        task: ChainTask,
-        rollout_id: int,
-        recorder: Recorder,
-        kept: list[RolloutStage],
-        messages: list[Message],
-        counters: Counters,
-    ) -> tuple[list[float | None], str | None]:
+    def _run(self, task: ChainTask, rollout: _Rollout) -> tuple[list[float | None], str | None]:
+        rollout_id, recorder, kept = rollout.id, rollout.recorder, rollout.kept
         scores: list[float | None] = [stage.score for stage in kept]
         with self.open_env(task, rollout_id) as env:
             hook = self.hook_factory(rollout_id) if self.hook_factory else None
@@ -208,8 +206,8 @@ class ChainRunner:
                 recorder,
                 hook,
                 rollout_id,
-                messages=messages,
-                chain=counters,
+                messages=rollout.messages,
+                chain=rollout.counters,
             )
             if kept:
                 recorder.resume_notes = rebuild(env, kept[-1])
@@ -273,13 +271,7 @@ class ChainRunner:
         return StageOutcome(False, None, reason)
 
     def _finish(
-        self,
-        task: ChainTask,
-        rollout_id: int,
-        recorder: Recorder,
-        counters: Counters,
-        scores: list[float | None],
-        reason: str | None,
+        self, task: ChainTask, rollout: _Rollout, scores: list[float | None], reason: str | None
     ) -> RolloutResult:
         config = self.config
         # The chain stops at its first failed stage, and every failure has a reason: every stage
@@ -290,10 +282,12 @@ class ChainRunner:
         if decision.kept and decision.kept_stages < len(task.stages):
             reason = f"kept stages 1-{decision.kept_stages}; {reason}"
         stored_reason = None if status == "kept" and reason is None else (reason or decision.reason)
-        recorder.finish(status, stored_reason, kept_stages=decision.kept_stages, **totals(counters))
+        rollout.recorder.finish(
+            status, stored_reason, kept_stages=decision.kept_stages, **totals(rollout.counters)
+        )
         return RolloutResult(
             task.chain_id,
-            rollout_id,
+            rollout.id,
             status,
             decision.kept_stages,
             reason or decision.reason,
