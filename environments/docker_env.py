@@ -9,34 +9,30 @@ docs/sandbox.md.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import ClassVar, Self
+from typing import Self
 
 from environments import carry, cleanup
 from environments.clean_room import DockerCleanRoom
 from environments.config import EnvironmentConfig
 from environments.docker_client import (
-    ContainerSpec,
     DockerClient,
     RawExec,
-    StorageQuotaUnsupported,
 )
 from environments.images import Notify, RepoImage, ensure_repo_image
 from environments.protocol import ExecResult, StageSpec, Transition, capped_diff
 from environments.run import INTERNAL_LIMIT, run_command
-from environments.sandbox_spec import AGENT, AGENT_ENV, container_spec
+from environments.sandbox_spec import AGENT, AGENT_ENV, container_spec, run_sandbox
 from environments.stage_entry import gold_archive, patch_paths, transition_from
 from prchain.core.errors import ConfigError, EnvironmentFailure
 
 
 class DockerEnvironment:
     """The Docker implementation of environments.protocol.Environment."""
-
-    # Whether this engine can bound a writable layer; learnt by the first sandbox (disk_cap=auto).
-    _quota_supported: ClassVar[bool | None] = None
 
     def __init__(
         self,
@@ -124,23 +120,9 @@ class DockerEnvironment:
             )
         return self.image.tag
 
-    def _spec(self, image: str, disk_mode: str, kind: str) -> ContainerSpec:
-        return container_spec(self.config, self.repo, self.labels, image, disk_mode, kind)
-
     def _run_container(self, image: str, kind: str = "sandbox") -> str:
-        mode = self.config.disk_cap
-        if mode == "auto":
-            mode = "tmpfs" if DockerEnvironment._quota_supported is False else "storage-opt"
-        try:
-            container = self.client.run(self._spec(image, mode, kind))
-        except StorageQuotaUnsupported:
-            if self.config.disk_cap != "auto":
-                raise
-            DockerEnvironment._quota_supported, mode = False, "tmpfs"
-            container = self.client.run(self._spec(image, mode, kind))
-        if mode == "storage-opt":
-            DockerEnvironment._quota_supported = True
-        self.disk_mode = mode
+        spec = functools.partial(container_spec, self.config, self.repo, self.labels, image)
+        container, self.disk_mode = run_sandbox(self.client, self.config.disk_cap, spec, kind)
         return container
 
     def close(self) -> None:

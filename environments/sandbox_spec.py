@@ -1,14 +1,16 @@
 """The sandbox container as Docker is asked for it: the agent's minimal environment, root's few
-capabilities, the network, CPU, memory and process limits, and the disk bounded one of three ways."""
+capabilities, the network, CPU, memory and process limits, and the disk bounded one of three ways
+(learning, with disk_cap=auto, whether the engine can bound a writable layer)."""
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import replace
 
 from environments import carry, cleanup
 from environments.config import EnvironmentConfig
-from environments.docker_client import ContainerSpec
+from environments.docker_client import ContainerSpec, DockerClient, StorageQuotaUnsupported
 
 AGENT = "agent"
 AGENT_ENV = {
@@ -69,3 +71,28 @@ def container_spec(
         }
         return replace(spec, read_only=True, tmpfs=tmpfs, volumes=[ROOT_STATE_VOLUME])
     return spec
+
+
+# Whether this engine can bound a writable layer; learnt by the first sandbox (disk_cap=auto).
+_quota_supported: bool | None = None
+
+
+def run_sandbox(
+    client: DockerClient, disk_cap: str, spec: Callable[[str, str], ContainerSpec], kind: str
+) -> tuple[str, str]:
+    """Start a container of `spec(disk_mode, kind)`; its id and the disk mode it got. With
+    disk_cap=auto, storage-opt until the engine says it cannot bound a layer, then tmpfs."""
+    global _quota_supported
+    mode = disk_cap
+    if mode == "auto":
+        mode = "tmpfs" if _quota_supported is False else "storage-opt"
+    try:
+        container = client.run(spec(mode, kind))
+    except StorageQuotaUnsupported:
+        if disk_cap != "auto":
+            raise
+        _quota_supported, mode = False, "tmpfs"
+        container = client.run(spec(mode, kind))
+    if mode == "storage-opt":
+        _quota_supported = True
+    return container, mode
