@@ -50,9 +50,12 @@ class Ecosystem(Protocol):
         """Build plans in the order to try them (the first that verifies wins)."""
         ...
 
-    def revise(self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
-        """`plan` changed to get past the failure its build `log` shows, or None (tried next,
-        before the remaining plans; every deviation from the era is said in its notes)."""
+    def revise(
+        self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
+    ) -> Plan | None:
+        """`plan` changed to get past the failure its `log` shows (`ran`: the image was built and
+        the suite ran), or None. Tried next, before the remaining plans; the same image when only
+        the test command changed; every deviation from the era is said in its notes."""
         ...
 
 

@@ -235,12 +235,17 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
 def _revised(
     era: Era, config: ErasConfig, candidate: Candidate, record: dict[str, Any], log: str
 ) -> Candidate | None:
-    """The ecosystem's change of a planner plan whose build failed (e.g. a dependency that does
-    not compile here taken as a wheel), tried before the next plan."""
-    if candidate.method != "planner" or record.get("counts") or era.ecosystem is None:
+    """The ecosystem's change of a planner plan that failed (a dependency that does not compile
+    here taken as a wheel; a test command that suits the old code), tried before the next plan; on
+    the same image when only the test command changed."""
+    if candidate.method != "planner" or era.ecosystem is None:
         return None
-    plan = era.ecosystem.revise(era.snap, config, candidate.plan, log)
-    return Candidate("planner", plan) if plan is not None else None
+    ran = bool(record.get("counts"))
+    plan = era.ecosystem.revise(era.snap, config, candidate.plan, log, ran)
+    if plan is None:
+        return None
+    same = ran and plan.commands == candidate.plan.commands
+    return Candidate("planner", plan, image=record.get("image", "") if same else "")
 
 
 def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:

@@ -133,7 +133,8 @@ def files_command(suite: str) -> str:
     kept, its test directory is replaced by `{files}`."""
     if FILES_PLACEHOLDER in suite or not suite.startswith(PYTEST):
         return suite
-    return f"{PYTEST} {FILES_PLACEHOLDER}"
+    flags = [w for w in suite[len(PYTEST) :].split() if w.startswith("-")]  # e.g. --assert=plain
+    return " ".join([PYTEST, *flags, FILES_PLACEHOLDER])
 
 
 def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:

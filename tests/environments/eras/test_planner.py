@@ -368,3 +368,27 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
     )  # fmt: skip
     assert wrapped.returncode == 0 and "1 passed" in wrapped.stdout, wrapped.stdout
     assert git(repo, "status", "--porcelain") == ""  # the stage's files are untouched
+
+
+def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Path) -> None:
+    """flask 2014–2018: get_root_path asks pytest's rewriting hook for is_package()."""
+    from prchain.verdicts.verify import files_command
+
+    era = era_of(
+        repo, _commit(repo, {"setup.py": "", "tests/test_a.py": ""}, "2018-02-01T10:00:00Z")
+    )
+    assert era.ecosystem is not None
+    plan = era.ecosystem.plans(era.snap, ErasConfig())[0]
+    log = (
+        "E   AttributeError: AssertionRewritingHook.is_package() method is missing but is required"
+    )
+    assert era.ecosystem.revise(era.snap, ErasConfig(), plan, "E   KeyError: x", True) is None
+    revised = era.ecosystem.revise(era.snap, ErasConfig(), plan, log, True)
+    assert revised is not None and revised.commands == plan.commands  # the same image
+    assert revised.test_command == "python -m pytest -p no:cacheprovider --assert=plain tests"
+    assert revised.variant.endswith("+assert-plain")
+    assert era.ecosystem.revise(era.snap, ErasConfig(), revised, log, True) is None  # once
+    # tests verify narrows the command to the stage's files and keeps the flag.
+    assert files_command(revised.test_command) == (
+        "python -m pytest -p no:cacheprovider --assert=plain {files}"
+    )
