@@ -129,6 +129,11 @@ def build_environment(
         "UV_LINK_MODE": "copy",
         "UV_NO_PROGRESS": "1",
         "UV_HTTP_TIMEOUT": "120",
+        # pip compiles what it installs; uv does not by default. Without the .pyc files, an old
+        # dependency's source is compiled at import time inside the suite, where a project's
+        # `filterwarnings = error` turns its invalid escapes into SyntaxErrors (blinker 1.4 under
+        # flask 2020).
+        "UV_COMPILE_BYTECODE": "1",
         "LANG": "C.UTF-8",
     }
     ca = env.build_ca_bundle

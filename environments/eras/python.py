@@ -199,11 +199,20 @@ def requirement_files(snap: Snapshot) -> list[str]:
             continue
         if "doc" in name or "lint" in name or "typing" in name or "mypy" in name:
             continue
-        if re.search(r"devel|lowest|minimum|oldest", name):  # CI variants: VCS heads, floor pins
+        if _variant_file(name):  # CI variants: VCS heads, floor pins
             continue
         if path == "requirements.txt" or re.search(r"test|dev|ci", name):
             picked.append(path)
     return picked
+
+
+def _variant_file(path: str) -> bool:
+    """A requirements file of a CI variant rather than the era's own environment: floor pins
+    (`tests-pallets-min.txt`) or development heads (`tests-pallets-dev.txt`, `devel`)."""
+    words = set(re.split(r"[-_.]+", path.rsplit("/", 1)[-1].removesuffix(".txt")))
+    if words & {"devel", "lowest", "min", "minimum", "oldest", "nightly", "upstream"}:
+        return True
+    return "dev" in words and bool(words & {"test", "tests", "testing"})
 
 
 def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
@@ -218,10 +227,13 @@ def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
         factor = _FACTOR.match(line)
-        if factor and set(re.split(r"[-,:\s]+", factor.group(0).lower())) & _VARIANT_FACTORS:
+        factors = set(re.split(r"[-,:\s!]+", factor.group(0).lower())) - {""} if factor else set()
+        if factors & _VARIANT_FACTORS:
             continue  # `lowest: Jinja2==2.4`: the floor CI tests, not the era's environment
         if factor:
             line = line[factor.end() :].strip()  # a factor condition such as `py27: mock`
+        if _pins_an_old_release(factors, line):
+            continue  # `click7: click<8`: a CI variant on the previous major, not the era's own
         # URLs and VCS checkouts are never dated (and often unreachable): they are left out.
         if line and not line.startswith(("-", "{", ".")) and "{" not in line and "://" not in line:
             name = _package(line)
@@ -231,6 +243,22 @@ def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
 
 
 _VARIANT_FACTORS = {"lowest", "min", "minimum", "oldest", "devel"}
+_VERSIONED_FACTOR = re.compile(r"([a-z][a-z_]*?)(\d+)")
+
+
+def _pins_an_old_release(factors: set[str], line: str) -> bool:
+    """A factor that names the line's own package with a version (`click7`, `django22`,
+    `pytest27`): an env that tests against an older release than the era's default."""
+    name = re.sub(r"[-_.]+", "", _package(line)) if line else ""
+    for factor in factors:
+        found = _VERSIONED_FACTOR.fullmatch(factor)
+        if (
+            found
+            and found.group(1) not in {"py", "pypy", "python"}
+            and name.startswith(found.group(1))
+        ):
+            return True
+    return False
 
 
 def tox_env_deps(snap: Snapshot, version: str) -> list[str]:
@@ -487,7 +515,8 @@ def finish_commands(snap: Snapshot) -> list[str]:
     ]
 
 
-LEGACY_INI = "/opt/prchain/pytest.ini"
+# Not under /opt/prchain: a repository image makes that directory root-only (it holds the mirror).
+LEGACY_INI = "/etc/prchain-pytest.ini"
 _LEGACY_OPTS = f"-c {LEGACY_INI} --rootdir /work/repo ${{PYTEST_ADDOPTS:-}}"
 
 

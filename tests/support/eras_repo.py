@@ -15,7 +15,10 @@ from pathlib import Path
 from prchain.dev.repos import git
 from tests.support.fake_index import Release, make_wheel
 
-V1 = "def greet(name):\n    return 'hi ' + name\n"
+# 1.0's docstring has an invalid escape (blinker 1.4 had one): harmless once compiled at install,
+# a SyntaxError when the greeter's `filterwarnings = error` is in force as the import compiles it.
+V1 = '"""Greetings, \\*old\\* style."""\n\n\ndef greet(name):\n    return \'hi \' + name\n'
+PYTEST_INI = "[pytest]\nfilterwarnings =\n    error\n"
 V2 = "def hello(name):\n    return 'hello ' + name\n"
 GREETER_V1 = "import tinylib\n\n\ndef welcome(name):\n    return tinylib.greet(name)\n"
 GREETER_V2 = (
@@ -49,6 +52,7 @@ def make_greeter(path: Path) -> Path:
         path,
         {
             "requirements.txt": "tinylib\n",
+            "pytest.ini": PYTEST_INI,
             "greeter/__init__.py": GREETER_V1,
             "tests/test_welcome.py": TEST_WELCOME_V1,
         },

@@ -19,6 +19,7 @@ from environments.eras.python import (
 from environments.eras.python import (
     tests_require as read_tests_require,
 )
+from environments.images import DOCKERFILE
 from prchain.dev.repos import git
 
 SETUP_2016 = """from setuptools import setup
@@ -160,6 +161,12 @@ def test_tox_factor_alternatives_give_one_requirement_per_package() -> None:
     snap = Snapshot("0" * 40, datetime(2015, 5, 28, tzinfo=UTC), {"tox.ini": tox})
     assert tox_deps(snap) == ["pytest>=2.8.0.dev1", "mock", "coverage"]
 
+    # flask 2021: `click7: click<8` is the env on the previous click; the era's own comes from
+    # requirements/tests.txt (click==8.0.1), and both at once ask for the impossible.
+    tox = "[testenv]\ndeps =\n    -r requirements/tests.txt\n    click7: click<8\n    py36: mock\n"
+    snap = Snapshot("0" * 40, datetime(2021, 5, 21, tzinfo=UTC), {"tox.ini": tox})
+    assert tox_deps(snap) == ["mock"]
+
 
 def test_a_pinned_requirements_file_does_not_pin_the_project_itself(repo: Path) -> None:
     files = {
@@ -253,6 +260,9 @@ def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
         "requirements-dev.txt": "-e .\ngit+git://github.com/x/werkzeug.git#egg=Werkzeug\n"
         "Werkzeug @ https://example.com/w.zip\nhg+https://h/x\nsix==1.10.0\n",
         ".travis-devel-requirements.txt": "git+git://github.com/mitsuhiko/jinja2.git\n",
+        # flask 2022: the floor and the development-heads variants of the tests' pins
+        "requirements/tests-pallets-min.txt": "click==8.0.0\n",
+        "requirements/tests-pallets-dev.txt": "click @ https://github.com/pallets/click/x.tar.gz\n",
     }
     era = era_of(repo, _commit(repo, files, "2025-02-01T10:00:00Z"))
     assert era.ecosystem is not None
@@ -336,7 +346,7 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
     """flask 2015: `[pytest]` in setup.cfg, which pytest >= 4 refuses; the stage keeps its files."""
     import sys
 
-    from environments.eras.python import finish_commands
+    from environments.eras.python import LEGACY_INI, finish_commands
 
     files = {
         "setup.cfg": "[pytest]\naddopts = -q\npython_files =\n    check_*.py\n",
@@ -349,7 +359,7 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
     paths = {
         "/opt/venv": str(venv),
         "/usr/local/bin": str(bin_dir),
-        "/opt/prchain/pytest.ini": str(image / "pytest.ini"),
+        LEGACY_INI: str(image / "pytest.ini"),
         "/work/repo": str(repo),
     }
     for command in finish_commands(era.snap)[2:]:  # the ini and the wrappers
@@ -368,6 +378,9 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
     )  # fmt: skip
     assert wrapped.returncode == 0 and "1 passed" in wrapped.stdout, wrapped.stdout
     assert git(repo, "status", "--porcelain") == ""  # the stage's files are untouched
+    # The agent and the hidden tests run as other users: the ini must not sit in a root-only
+    # directory of the repository image (its Dockerfile makes /opt/prchain 0700).
+    assert "chmod 0700 /opt/prchain" in DOCKERFILE and not LEGACY_INI.startswith("/opt/prchain/")
 
 
 def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Path) -> None:
