@@ -32,7 +32,11 @@ from prchain.core.errors import GitError, NotAClone
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
 # "from owner/branch" is missing when the merge was made by hand with GitHub's default subject.
-MERGE = re.compile(r"^Merge pull request #(?P<num>\d{1,9})(?: from (?P<branch>\S+)|\s*$)")
+# Any text may follow the number: merges whose subject was edited by hand ("Merge pull request
+# #7232 - Release 19.3.1", "… #158, fixes issue 504") are PRs all the same.
+MERGE = re.compile(
+    r"^Merge pull request #(?P<num>\d{1,9})\b(?: from (?P<branch>\S+))?[\s,:;-]*(?P<said>.*)$"
+)
 # bors/homu merges: "Auto merge of #N - owner:branch, r=reviewer", the PR's title and body below.
 BORS = re.compile(r"^Auto merge of #(?P<num>\d{1,9})\b")
 GITHUB_URL = re.compile(
@@ -313,7 +317,7 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         return _record(
             commit,
             int(merge.group("num")),
-            title.strip() or subject,
+            title.strip() or merge.group("said").strip() or subject,
             body.strip("\n"),
             branch if len(commit.parents) > 1 else [commit],
         )

@@ -259,21 +259,27 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     git(repo, "checkout", "-q", "main")
     _no_ff(repo, "1.x", "Merge branch '1.x'")
     _squash(repo, "Later work (#4)", name="later.py")
+    # A subject edited by hand (pip's "Merge pull request #7232 - Release 19.3.1"), no body.
+    git(repo, "checkout", "-q", "-b", "release", "main")
+    _squash(repo, "Bump the version", name="version.txt")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "release", "Merge pull request #6 - Release 1.0.1")
     source = GitSource(str(repo), full_name="acme/maint")
     prs = {pr.number: pr for pr in source.pull_requests(None)}
-    assert sorted(prs) == [1, 2, 3, 4, 5]
+    assert sorted(prs) == [1, 2, 3, 4, 5, 6]
+    assert prs[6].title == "Release 1.0.1"
     pr3 = prs[3]
     assert (pr3.title, pr3.base_sha, pr3.merge_commit_sha) == ("Fix crash", base3, merge3)
     assert [c.sha for c in pr3.commits] == [fix]
     assert pr3.patch is not None and "parser.py" in pr3.patch and "feature.py" not in pr3.patch
-    assert source.found_by_kind() == {"squash": 3, "merge off the first-parent line": 2}
+    assert source.found_by_kind() == {"squash": 3, "merge off the first-parent line": 2, "merge": 1}
     # The cursor after #3 stops before the merge that brought it in: a rerun from there finds
     # #3 again (and nothing is skipped), a rerun from #4 finds nothing.
-    merge_back = git(repo, "rev-parse", "HEAD~1")
+    merge_back = git(repo, "rev-parse", "HEAD~2")
     assert source.cursor_after(pr3) == git(repo, "rev-parse", f"{merge_back}^1")
     again = [pr.number for pr in source.pull_requests(source.cursor_after(pr3))]
-    assert again == [3, 5, 4]
-    assert list(source.pull_requests(source.cursor_after(prs[4]))) == []
+    assert again == [3, 5, 4, 6]
+    assert list(source.pull_requests(source.cursor_after(prs[6]))) == []
 
 
 def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path) -> None:
