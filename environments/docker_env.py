@@ -83,8 +83,18 @@ class DockerEnvironment:
         cleanup.register(self.container_id, self.close)
         self._root(carry.INIT_ROOT, "seed" if self.disk_mode == "tmpfs" else "")
         self._checked(carry.INIT_AGENT, what="initialising the agent's repository")
-        self._uid = int(self._root("id -u agent").output.strip())
+        self._uid = self._agent_uid()
         return self
+
+    def _agent_uid(self) -> int:
+        """The agent's uid. Under load the engine now and then hands back an exec's stream without
+        its output (exit 0, nothing read): asked again, up to three times, then one clear error."""
+        said = ""
+        for _ in range(3):
+            said = self._root("id -u agent").output.strip()
+            if said.isdigit():
+                return int(said)
+        raise EnvironmentFailure(f"the sandbox did not say the agent's uid ({said!r} three times)")
 
     def _sandbox_on(self, image: str) -> str:
         """A stage's image as a sandbox: an era image (dependencies only) gets the sandbox layer
