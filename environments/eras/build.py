@@ -53,9 +53,20 @@ def base_config(env: EnvironmentConfig, eras: ErasConfig, suite: str) -> Environ
     )
 
 
-def plan_hash(repo: str, plan: Plan, snapshot_tree: str, base_id: str) -> str:
+def plan_hash(
+    repo: str, plan: Plan, snapshot_tree: str, base_id: str, variables: dict[str, str]
+) -> str:
+    """The image's identity: its inputs, the build's variables among them (a change such as
+    compiling at install must not find the image built without it)."""
     return recipe_hash(
-        "era-image", BUILD_VERSION, repo, base_id, snapshot_tree, plan.commands, plan.cutoff
+        "era-image",
+        BUILD_VERSION,
+        repo,
+        base_id,
+        snapshot_tree,
+        plan.commands,
+        plan.cutoff,
+        sorted(variables.items()),
     )
 
 
@@ -86,7 +97,7 @@ def ensure_era_image(
     started = time.monotonic()
     base = ensure_base_image(client, base_config(env, eras, plan.suite), notify)
     tree = git.output(clone, "rev-parse", f"{sha}^{{tree}}").strip()
-    recipe = plan_hash(repo, plan, tree, base)
+    recipe = plan_hash(repo, plan, tree, base, build_environment(env, eras)[1])
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
     if found and found != base:  # a tag on the bare base is no era image (built again)

@@ -123,6 +123,17 @@ def test_a_2024_pyproject_project(repo: Path) -> None:
     assert choose_interpreter(era.snap, {"trixie": "3.13"})[0] == "trixie"
 
 
+def test_an_interpreter_the_ci_tried_before_its_release_is_not_the_eras(repo: Path) -> None:
+    """flask 2022-05: CI ran "3.11-dev"; cffi 1.15.0 (pinned) has no 3.11 wheel and no build."""
+    workflow = (
+        "jobs:\n  t:\n    strategy:\n      matrix:\n        python: ['3.9', '3.10', '3.11-dev']\n"
+    )
+    files = {"setup.py": "", ".github/workflows/tests.yaml": workflow, "src/app/__init__.py": ""}
+    era = era_of(repo, _commit(repo, files, "2022-05-12T10:00:00Z"))
+    suites = {"bullseye": "3.9", "bookworm": "3.11"}
+    assert choose_interpreter(era.snap, suites)[:2] == ("bullseye", "3.9")
+
+
 def test_the_era_key_follows_the_environment_not_every_change(repo: Path) -> None:
     files = {"pyproject.toml": PYPROJECT_2024, "src/newpkg/__init__.py": ""}
     first = era_of(repo, _commit(repo, files, "2024-02-01T10:00:00Z")).key
