@@ -31,6 +31,11 @@ class ChainFilters(BaseModel):
     )
     skip_docs_only: bool = Field(True, description="Drop PRs touching only documentation.")
     skip_lockfile_only: bool = Field(True, description="Drop PRs touching only lock files.")
+    skip_carriers: bool = Field(
+        True,
+        description="Drop PRs that bring other PRs' commits: branch syncs and release merges "
+        "('Merge master into features').",
+    )
     skip_reverted: bool = Field(
         False,
         description="Drop PRs that a later PR reverted (off by default: with chains.revert_links a "
@@ -82,8 +87,8 @@ class ChainsConfig(BaseModel):
     )
     corroborate_issue_only: bool = Field(
         True,
-        description="An edge resting only on a shared issue needs file overlap plus a second signal "
-        "(same author, or the newer PR's diff removing lines the older one added); else it is dropped.",
+        description="An edge resting only on a shared issue needs code evidence: the newer PR "
+        "changes lines the older one added, or uses names it introduced; else it is dropped.",
     )
     medium_needs_lines: bool = Field(
         True,

@@ -155,6 +155,8 @@ def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | 
         return "bot"
     if filters.skip_reverted and node.id in reverted:
         return "reverted"
+    if filters.skip_carriers and node.carried:
+        return "carries_other_prs"
     if node.lines > filters.max_patch_lines:
         return "patch_too_large"
     if node.files and filters.skip_lockfile_only and all(is_lockfile(p) for p in node.files):

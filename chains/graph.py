@@ -19,6 +19,7 @@ import networkx as nx
 from sqlalchemy import Engine, select
 
 from chains.ancestry import AncestryOracle
+from chains.carriers import carried_counts
 from chains.config import ChainsConfig
 from chains.cues import (
     EVIDENCE_CLASSES,
@@ -57,6 +58,7 @@ class PRNode:
     lines: int
     files: frozenset[str] = frozenset()
     code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
+    carried: int = 0  # earlier PRs whose commits it brings: a branch sync (chains/carriers.py)
 
     @property
     def opened(self) -> datetime:
@@ -144,6 +146,9 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
                 changed = (added or 0) + (deleted or 0)
                 code_lines[pr_id] += 0 if is_test_path(path) else changed
                 substance[pr_id] += changed if counts_as_code(path) else 0
+        merged = {pr_id: (node.number, node.merged_at) for pr_id, node in nodes.items()}
+        for pr_id, count in carried_counts(conn, merged).items():
+            nodes[pr_id].carried = count
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
         nodes[pr_id].lines = code_lines[pr_id]
@@ -579,11 +584,11 @@ def _wording_only(
 def _corroboration(
     newer: PRNode, older: PRNode, lineage: Lineage, backed: bool | None = None
 ) -> str:
-    """What backs an issue-only link besides the issue ('' when nothing does)."""
+    """What backs an issue-only link besides the issue ('' when nothing does). Only code: two PRs
+    of one author on one issue are as often a fix and an unrelated later attempt (mypy: "#1645
+    isn't fixed by this") as a fix and its follow-up."""
     if lineage.lines if backed is None else backed:
         return "the newer PR changing lines the older one added"
-    if newer.files & older.files and newer.author and newer.author == older.author:
-        return f"shared files and the same author ({newer.author})"
     return ""
 
 

@@ -19,7 +19,10 @@ _HEADER = re.compile(r"^diff --git (?:\"?a/)?(.+?)\"? (?:\"?b/)?(.+?)\"?$", re.M
 
 # Directory names whose contents are tests or test data (fixtures, snapshots).
 TEST_DIRS = frozenset(
-    {"test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots", "testdata"}
+    {
+        *("test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots"),
+        *("testdata", "test-data", "test_data"),  # mypy's test-data/unit/*.test cases
+    }
 )
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"

@@ -101,7 +101,10 @@ def code_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     flags = [False] * len(lines)
     row = 0
     for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
-        if value.strip() and ttype not in Comment and ttype not in String.Doc:
+        # Preprocessor directives (`#define`, `#include`) are code, though the lexers file them
+        # under Comment.Preproc.
+        comment = ttype in Comment and ttype not in Comment.Preproc
+        if value.strip() and not comment and ttype not in String.Doc:
             flags[min(row, len(lines) - 1)] = True
             # A multi-line token (a plain string) makes every line it spans code.
             for extra in range(1, value.rstrip("\n").count("\n") + 1):

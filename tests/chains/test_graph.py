@@ -96,7 +96,8 @@ def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
     for n in range(4, 9):  # issue 200 links six PRs: a tracking issue
         store.ref(n, 3, "issue_mediated", via_issue=200, found_in="issue")
     store.write()
-    graph, report = _graph(engine)
+    # Corroboration of issue-only links by code is tested in test_evidence.py.
+    graph, report = _graph(engine, corroborate_issue_only=False)
     assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
     assert report.dropped["umbrella_issue"] == 5
 
@@ -128,6 +129,36 @@ def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) ->
         engine, filters={"skip_bots": False, "skip_reverted": False, "max_patch_lines": 10_000}
     )
     assert store.pr_id(2) in graph and store.pr_id(5) in graph and store.pr_id(7) in graph
+
+
+def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> None:
+    """pytest's "Merge master into features": its commits are #1's and #2's, and its texts repeat
+    their references; a PR stacked on #1 brings #1's commit too, but carries only that one."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["calc/a.py"])
+    store.pr(2, ["calc/b.py"])
+    store.pr(3, ["calc/a.py", "calc/b.py"], title="Merge master into features")
+    store.pr(4, ["calc/a.py"], title="Build on the parser")
+    store.pr(5, ["calc/c.py"], title="Merge main into features")  # one PR's commits: not a sync
+    store.commit(1, "a1")
+    store.commit(2, "b1")
+    store.commit(2, "b2", "Merge pull request #9 from ada/b")  # an unmined PR merged on the branch
+    for sha in ("a1", "b1", "b2"):
+        store.commit(3, sha)
+    store.commit(3, "c1", "Merge branch 'master' into features")
+    store.commit(4, "a1")
+    store.commit(4, "d1")
+    store.commit(5, "a1")
+    store.commit(5, "e1")
+    store.ref(3, 1, evidence="Fixes #1 again")  # the carried PR's text, repeated by the sync
+    store.ref(4, 1, "follow_up", evidence="Follow-up to #1")
+    store.write()
+    graph, report = _graph(engine)
+    assert store.pr_id(3) not in graph and store.pr_id(4) in graph and store.pr_id(5) in graph
+    assert report.filtered.removed["carries_other_prs"] == 1
+    assert (store.pr_id(4), store.pr_id(1)) in graph.edges, report.dropped
+    graph, _ = _graph(engine, filters={"skip_carriers": False})
+    assert store.pr_id(3) in graph
 
 
 def test_ancestry_in_a_real_clone(engine: Engine, tmp_path: Path) -> None:

@@ -82,6 +82,33 @@ def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
     )
 
 
+C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
+--- a/mypyc/lib-rt/util.h
++++ b/mypyc/lib-rt/util.h
+@@ -1,2 +1,5 @@
+ #include <Python.h>
++#ifndef CPY_LIKELY
++/* branch hints */
++#define CPY_LIKELY(x) __builtin_expect((x), 1)
++#endif
+"""
+
+MYPY_CASES = """diff --git a/test-data/unit/check-narrowing.test b/test-data/unit/check-narrowing.test
+--- a/test-data/unit/check-narrowing.test
++++ b/test-data/unit/check-narrowing.test
+@@ -1 +1,3 @@
+ [case testNarrowing]
++x: int = 1
++reveal_type(x)
+"""
+
+
+def test_preprocessor_lines_are_code_and_test_data_is_not() -> None:
+    """mypy: mypyc's C runtime changes are `#define`s; its cases live under test-data/."""
+    assert patch_code_lines(C_HEADER) == 3  # the three directives; the comment is not code
+    assert patch_code_lines(MYPY_CASES) == 0
+
+
 def _comment_only(store: StoreBuilder, lines: int) -> None:
     body = "".join(f"+    # note {i} about the parser\n" for i in range(lines))
     store.patches[-1]["diff"] = (

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Engine, insert
 
 from chains.cues import classify
-from sql.models import PRFile, PRPatch, PullRequest, Reference, Repo
+from sql.models import PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo
 
 T0 = datetime(2024, 1, 1)
 
@@ -41,6 +41,7 @@ class StoreBuilder:
     files: list[dict[str, Any]] = field(default_factory=list)
     patches: list[dict[str, Any]] = field(default_factory=list)
     refs: list[dict[str, Any]] = field(default_factory=list)
+    commits: list[dict[str, Any]] = field(default_factory=list)
     # A reference with dependency wording between PRs sharing a file: the newer PR rewrites one of
     # the older one's lines there, as real follow-ups do (the link rules want code evidence beside the wording).
     rewrite_shared: bool = True
@@ -121,6 +122,12 @@ class StoreBuilder:
             }
         )
 
+    def commit(self, number: int, sha: str, message: str = "Work") -> None:
+        """A commit of PR `number`'s branch (the same sha may be given to several PRs)."""
+        self.commits.append(
+            {"pr_id": self.pr_id(number), "sha": sha.ljust(40, "0"), "message": message}
+        )
+
     def _rewrite_shared_lines(self) -> None:
         """Give each referring PR's diff the lineage described at `rewrite_shared`; a patch a test
         set by hand is left alone."""
@@ -169,6 +176,7 @@ class StoreBuilder:
                 (PRFile, self.files),
                 (PRPatch, self.patches),
                 (Reference, self.refs),
+                (PRCommit, self.commits),
             ):
                 if rows:
                     conn.execute(insert(model), rows)
