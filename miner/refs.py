@@ -55,8 +55,11 @@ REVERT_COMMIT = re.compile(r"\bThis reverts commit (?P<sha>[0-9a-f]{7,40})\b", r
 FIXES_BEFORE = re.compile(
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*(?:(?:issue|bug|pr)\s+)?\[?$", re.I
 )
+# "Back out #850" (black) and "roll back #12" undo a PR as "revert #12" does.
 REVERTS_BEFORE = re.compile(
-    r"\brevert(?:s|ed|ing)?\s*:?\s*(?:(?:pr|pull request|commit)\s+)?\[?$", re.I
+    r"\b(?:revert(?:s|ed|ing)?|back(?:s|ed|ing)?\s+out|roll(?:s|ed|ing)?\s+back|rollback)"
+    r"\s*:?\s*(?:(?:pr|pull request|commit)\s+)?\[?$",
+    re.I,
 )
 FOLLOW_BEFORE = re.compile(
     r"\b(?:follow[- ]?ups?(?:\s+(?:to|of|on|for|from))?|builds?\s+(?:up)?on(?:\s+top\s+of)?|built\s+on"

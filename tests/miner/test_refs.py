@@ -39,6 +39,9 @@ CASES = [
     ("This is a follow-up to the work in #9", [(REPO, 9, "follow_up", False)]),
     ("Reverts #4", [(REPO, 4, "reverts", False)]),
     ("revert: #4", [(REPO, 4, "reverts", False)]),
+    ("Back out #850", [(REPO, 850, "reverts", False)]),
+    ("This rolls back PR #12 for now", [(REPO, 12, "reverts", False)]),
+    ("Backed out of the plan in #7", [(REPO, 7, "mention", False)]),
     ('Revert "Add multiply (#2)"', [(REPO, 2, "reverts", False)]),
     (
         'Revert "Add multiply (#2)"\n\nAs discussed in #5',
