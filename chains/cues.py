@@ -49,7 +49,7 @@ DEPENDENT = re.compile(
 )
 PARALLEL = re.compile(
     r"\b(?:similar(?:\s+in\s+spirit)?\s+to|similar\s+(?:\w+\s+){0,2}?(?:as|approach)|same\s+(?:\w+\s+){0,6}?as"
-    r"|(?:just\s+)?like\s+(?:in|for|we\s+did\s+in)|analog(?:ous)?|peer\s+to|inspired\s+by|akin\s+to"
+    r"|(?:just\s+)?like\s+(?:in|for|we\s+did\s+in)|analog(?:ous)?|equivalent\s+(?:to|as)|peer\s+to|inspired\s+by|akin\s+to"
     r"|(?:same|similar)\s+(?:basic\s+)?(?:approach|idea|pattern|change|fix)|along\s+the\s+lines\s+of"
     r"|like\s+(?:#|https?://)|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also"
     r"|related(?:\s+to)?:?|unrelated|also\s+(?:see|fixed)|sibling|as\s+(?:was\s+)?(?:done\s+)?in|as\s+with"
@@ -71,6 +71,15 @@ STACKED = re.compile(
     r"|enabled\s+by|made\s+possible\s+by|now\s+that|reus(?:e|es|ed|ing)|wires?\s+up"
     r"|(?:after|once)\s+(?:#\d+|https?://\S+)\s+(?:has\s+|is\s+|was\s+)?(?:landed|merged)"
     r"|uses?\s+(?:the\s+)?(?:\w+\s+){0,4}?(?:added|introduced|defined)\s+(?:in|by))\b",
+    re.I,
+)
+
+
+# Split-off wording among the stack words: "split out of #N" makes a stack only when #N is the PR
+# still open (the newer one); said of a PR already merged, the newer PR is a leftover of it.
+SPLIT_OFF = re.compile(
+    r"(?:split(?:ting)?\s+(?:\w+\s+){0,3}?(?:out\s+)?(?:of|from)|spun\s+(?:\w+\s+)?off"
+    r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from)",
     re.I,
 )
 
@@ -149,12 +158,31 @@ def analogy_window(evidence: str, number: int | None) -> str:
     return f"{lead} {before}{item[found.start() : found.end()]}"
 
 
+# Right after the number: the same change for another target ("a follow up to #4024 but for
+# line ranges", "equivalent as #5023, but for the MultiThread scheduler"). A fix is exempt: "fixes
+# #12 but for Windows only" still fixes #12.
+ANALOGY_AFTER = re.compile(r"[ \t]*,?[ \t]*but\s+(?:\w+\s+){0,2}?for\b(?!\s+now)", re.I)
+
+
+def analogy_after(evidence: str, number: int | None) -> str:
+    """The "but for …" words just after the reference ('' when none)."""
+    located = _locate(evidence, number)
+    if located is None:
+        return ""
+    _, _, item, found = located
+    after = ANALOGY_AFTER.match(item, found.end())
+    return after.group(0).strip(" ,;:-") if after else ""
+
+
 def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[EvidenceClass, str]:
     """The evidence class of one reference and the words that decided it."""
     if ref_type == "reverts":
         return "revert", "revert wording"
     if ref_type == "issue_mediated":
         return "issue_only", "only a shared issue"
+    after = analogy_after(evidence, number) if ref_type != "fixes" else ""
+    if after:
+        return "parallel", f"analogy wording '{after}' after the reference"
     if ref_type in STRONG_TYPES:
         return "strong", f"{ref_type.replace('_', '-')} wording"
     parallel = PARALLEL.search(analogy_window(evidence, number))

@@ -23,6 +23,7 @@ from chains.carriers import carried_counts
 from chains.config import ChainsConfig
 from chains.cues import (
     EVIDENCE_CLASSES,
+    SPLIT_OFF,
     EvidenceClass,
     classify,
     regression_wording,
@@ -536,7 +537,7 @@ def _link_rule(
         return "too_little_file_overlap"
     if attrs["gap_days"] > config.max_gap_days:
         return "gap_too_long"
-    if _wording_only(best, attrs, lineage, config):
+    if _wording_only(best, attrs, lineage, config, best.ref.src == newer.id):
         return "wording_without_shared_code"
     return None
 
@@ -568,17 +569,25 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
 
 
 def _wording_only(
-    best: Judged, attrs: dict[str, Any], lineage: Lineage, config: ChainsConfig
+    best: Judged,
+    attrs: dict[str, Any],
+    lineage: Lineage,
+    config: ChainsConfig,
+    said_by_newer: bool,
 ) -> bool:
     """A strong-wording link with no code evidence at all: the newer PR changes none of the older
     one's lines and uses none of its symbols ("follow up to #N" for a parallel change, "#N caused
     an overflow" for a fix elsewhere). Stack and prerequisite wording is exempt: a stacked PR may
-    share no line with its base."""
+    share no line with its base. Split-off wording only when the older PR says it of the newer
+    (tokio: "Extracted from #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
     if lineage.lines or lineage.touched or attrs.get("symbols", 0):
         return False
-    return not stacked_wording(best.ref.evidence, best.ref.number)
+    words = stacked_wording(best.ref.evidence, best.ref.number)
+    if words and said_by_newer and SPLIT_OFF.fullmatch(words):
+        return True
+    return not words
 
 
 def _corroboration(

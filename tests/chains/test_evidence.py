@@ -47,6 +47,13 @@ def test_each_wording_gets_its_class() -> None:
         classify("issue_mediated", "#3 fixes #9, which #12 also refers to", 12)[0] == "issue_only"
     )
     assert classify("reverts", 'Revert "Add x (#12)"', 12)[0] == "revert"
+    # The same change for another target, said right after the number (tokio, black).
+    assert classify("mention", "Equivalent as #12, but for the MultiThread scheduler", 12)[0] == (
+        "parallel"
+    )
+    assert classify("follow_up", "A follow up to #12 but for line ranges", 12)[0] == "parallel"
+    assert classify("fixes", "Fixes #12 but for Windows only", 12)[0] == "strong"
+    assert classify("follow_up", "Follow-up to #12; but for now the flag stays", 12)[0] == "strong"
     # Analogy wording about another number does not taint this one.
     assert classify("mention", "Similar to #11; the bug was introduced in #12", 12)[0] == "strong"
 

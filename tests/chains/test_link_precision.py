@@ -115,6 +115,13 @@ def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine)
     store.ref(14, 10, "mention", evidence="The changes in #10 caused an overflow in debug builds.")
     store.pr(15, ["calc/shell.py"])
     store.ref(15, 10, "follow_up", evidence="Follow up to #10")  # edits only #10's comment
+    # Split-off wording: a stack when the older PR says it of the newer (still open then); a
+    # leftover when the newer PR says it of one merged before (tokio's "Extracted from #1152").
+    store.pr(16, ["calc/shell.py"])
+    store.ref(16, 10, "mention", evidence="Extracted from #10.")
+    store.pr(17, ["calc/shell.py"])
+    store.pr(18, ["calc/shell.py"])
+    store.ref(17, 18, "mention", evidence="Split out of #18 so that it can land first.")
     _set_patch(store, 10, _diff("calc/shell.py", [*CORE, "# the table is read once per run"]))
     _set_patch(
         store, 15, _diff("calc/shell.py", ["# read lazily"], ["# the table is read once per run"])
@@ -122,6 +129,7 @@ def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine)
     store.write()
     links = _decisions(engine)
     assert links[11, 10].rule == links[14, 10].rule == "wording_without_shared_code"
+    assert links[16, 10].rule == "wording_without_shared_code" and links[18, 17].rule is None
     assert links[12, 10].rule is None and links[13, 10].rule is None
     # A comment of the older PR the newer one edits is weak, but some, shared code.
     assert (links[15, 10].rule, links[15, 10].attrs["lineage"]) == (None, 0)
