@@ -430,6 +430,8 @@ def assess_edge(
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
             why += f", {lineage.moved} of them only moved"
+    if lineage.tests:
+        why += f"; it changes {lineage.tests} line(s) of the older PR's tests (no code evidence)"
     if attrs.get("symbols"):
         why += f"; the newer PR's code uses {attrs['symbols']} name(s) the older one introduced"
         if attrs.get("symbol_names"):

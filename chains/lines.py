@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
 
+from chains.carried import carried_in_patch
+from chains.filters import counts_as_code
 from chains.patches import file_sections
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
@@ -59,8 +61,11 @@ class Lineage:
     via: str = ""  # blame | patch | "" (none found)
     moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
     # Lines of the older PR's text the newer one removes in the same file, imports and comments
-    # included (read from the patches only): weak evidence that the two PRs share code at all.
+    # included, tests not (read from the patches): weak evidence that the two PRs share code at all.
     touched: int = 0
+    # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
+    # not counted in `lines`. Two PRs editing one test say little about code built on code.
+    tests: int = 0
 
     @property
     def weight(self) -> float:
@@ -86,13 +91,19 @@ class Removed:
 
 @dataclass
 class PatchLines:
-    """Added texts and removed lines of one diff."""
+    """Added texts and removed lines of one diff. `authored` keeps, per path, the added texts the
+    diff wrote: not those it only carries (re-indented, re-wrapped or reformatted lines, lines
+    moved from elsewhere in the same diff; `chains.carried`)."""
 
     added: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     removed: list[Removed] = field(default_factory=list)
+    authored: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def added_anywhere(self) -> set[str]:
         return set().union(*self.added.values()) if self.added else set()
+
+    def authored_anywhere(self) -> set[str]:
+        return set().union(*self.authored.values()) if self.authored else set()
 
 
 def squeeze(text: str) -> str:
@@ -105,35 +116,68 @@ def substantive(text: str) -> bool:
 
 
 def parse_patch(diff: str) -> PatchLines:
-    """The added texts per (new) path and every removed line with its old path and number."""
+    """The added texts per (new) path, those the diff wrote itself, and every removed line with
+    its old path and number."""
     found = PatchLines()
+    hunks: list[tuple[tuple[str, str], tuple[int, int], list[str]]] = []
     for section in file_sections(diff):
         old_path = new_path = ""
-        old_line = 0
-        hunk_range = (0, 0)
-        in_hunk = False
-        for line in section.split("\n"):
-            if not in_hunk and line.startswith("--- "):
-                old_path = line[6:] if line.startswith("--- a/") else ""
-            elif not in_hunk and line.startswith("+++ "):
-                new_path = line[6:] if line.startswith("+++ b/") else ""
-            elif hunk := _HUNK.match(line):
-                in_hunk, old_line = True, int(hunk.group(1))
-                hunk_range = (old_line, int(hunk.group(2) or 1))
-            elif not in_hunk or line.startswith("\\"):
-                continue
-            elif line.startswith("+"):
-                text = squeeze(line[1:])
-                if len(text) >= MIN_LINE_CHARS and new_path:
-                    found.added[new_path].add(text)
-            elif line.startswith("-"):
-                text = squeeze(line[1:])
-                if len(text) >= MIN_LINE_CHARS and old_path:
-                    found.removed.append(Removed(old_path, old_line, text, hunk_range))
-                old_line += 1
-            else:
-                old_line += 1
+        lines = section.split("\n")
+        at = 0
+        while at < len(lines) and not _HUNK.match(lines[at]):
+            if lines[at].startswith("--- "):
+                old_path = lines[at][6:] if lines[at].startswith("--- a/") else ""
+            elif lines[at].startswith("+++ "):
+                new_path = lines[at][6:] if lines[at].startswith("+++ b/") else ""
+            at += 1
+        while at < len(lines):
+            hunk = _HUNK.match(lines[at])
+            end = at + 1
+            while end < len(lines) and not _HUNK.match(lines[end]):
+                end += 1
+            if hunk:
+                span = (int(hunk.group(1)), int(hunk.group(2) or 1))
+                hunks.append(((old_path, new_path), span, lines[at + 1 : end]))
+            at = end
+    carried: list[tuple[str, str]] = []  # (path, text) of added lines the diff only carries
+    marked = carried_in_patch([body for _, _, body in hunks])
+    for (paths, span, body), only_carried in zip(hunks, marked, strict=True):
+        _read_hunk(found, carried, body, paths, span, only_carried)
+    removed = {r.text for r in found.removed}
+    for path, texts in found.added.items():
+        found.authored[path] = texts - removed  # a line moved here from elsewhere in the diff
+    for path, text in carried:
+        found.authored[path].discard(text)
     return found
+
+
+def _read_hunk(
+    found: PatchLines,
+    carried: list[tuple[str, str]],
+    body: list[str],
+    paths: tuple[str, str],
+    span: tuple[int, int],
+    only_carried: set[int],
+) -> None:
+    """Record one hunk's lines (`span`: its old side's first line and length)."""
+    old_path, new_path = paths
+    old_line = span[0]
+    for pos, line in enumerate(body):
+        if line.startswith("\\"):
+            continue
+        if line.startswith("+"):
+            text = squeeze(line[1:])
+            if len(text) >= MIN_LINE_CHARS and new_path:
+                found.added[new_path].add(text)
+                if pos in only_carried:
+                    carried.append((new_path, text))
+        elif line.startswith("-"):
+            text = squeeze(line[1:])
+            if len(text) >= MIN_LINE_CHARS and old_path:
+                found.removed.append(Removed(old_path, old_line, text, span))
+            old_line += 1
+        else:
+            old_line += 1
 
 
 def blamed_commits(
@@ -197,6 +241,7 @@ class Lines:
         self._patches: dict[int, PatchLines] = {}
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
+        self._test_starts: dict[tuple[str, str, str], int | None] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
         self._ahead: dict[BlameJob, dict[int, str] | None] = {}
@@ -256,18 +301,18 @@ class Lines:
     def lineage(self, newer: PRNode, older: PRNode, *, blame: bool = True) -> Lineage:
         """The newer PR's rewrites of the older one's lines; `blame=False` reads patches only
         (cheap: for links whose decision does not depend on it)."""
-        added = self._patch(older.id)
-        texts = added.added_anywhere()
-        if not texts:
+        theirs = self._patch(older.id)
+        if not theirs.authored_anywhere():
             return Lineage()
         mine = self._patch(newer.id)
-        touched = sum(1 for r in mine.removed if r.text in added.added.get(r.path, ()))
-        return replace(self._rewrites(newer, older, added, mine, blame=blame), touched=touched)
+        shared = [r for r in mine.removed if r.text in theirs.added.get(r.path, ())]
+        touched = len(shared) - len(self._tests(newer, shared))
+        return replace(self._rewrites(newer, older, theirs, mine, blame=blame), touched=touched)
 
     def _rewrites(
-        self, newer: PRNode, older: PRNode, added: PatchLines, mine: PatchLines, *, blame: bool
+        self, newer: PRNode, older: PRNode, theirs: PatchLines, mine: PatchLines, *, blame: bool
     ) -> Lineage:
-        texts = added.added_anywhere()
+        texts = theirs.authored_anywhere()
         matches = [r for r in mine.removed if r.text in texts and substantive(r.text)]
         if not matches:
             return Lineage()
@@ -276,14 +321,36 @@ class Lines:
         if clone and newer.base_sha:
             # Moves between files need git's costly copy detection; a line the older PR added in
             # the very file the newer PR removes it from does not.
-            moved = any(r.text not in added.added.get(r.path, ()) for r in matches)
+            moved = any(r.text not in theirs.authored.get(r.path, ()) for r in matches)
             blamed = self._blame(clone, newer, older, matches, copies=moved)
             if blamed is not None:
                 commits = self._commits(older)
                 hits = [r for r in matches if blamed.get((r.path, r.line)) in commits]
-                return _lineage(hits, "blame", readded)
-        same_file = [r for r in matches if r.text in added.added.get(r.path, ())]
-        return _lineage(same_file, "patch", readded)
+                return _lineage(hits, "blame", readded, self._tests(newer, hits))
+        same_file = [r for r in matches if r.text in theirs.authored.get(r.path, ())]
+        return _lineage(same_file, "patch", readded, self._tests(newer, same_file))
+
+    def _tests(self, newer: PRNode, lines: list[Removed]) -> list[Removed]:
+        """Those of `lines` (removed by `newer`) that are test code; a Rust file's test module is
+        found only where the clone is at hand."""
+        clone = self.clones.get(newer.repo_id)
+        if clone and newer.base_sha:
+            return [r for r in lines if self._in_tests(clone, newer.base_sha, r)]
+        return [r for r in lines if _test_file(r.path)]
+
+    def _in_tests(self, clone: str, rev: str, line: Removed) -> bool:
+        """Whether a line at `rev` is test code: in a test file, or in a Rust file's test module
+        (`#[cfg(test)] mod tests { … }`, by convention at the end of the file)."""
+        if _test_file(line.path):
+            return True
+        if not line.path.endswith(".rs"):
+            return False
+        key = (clone, rev, line.path)
+        if key not in self._test_starts:
+            shown = git.run(clone, "show", f"{rev}:{line.path}", check=False)
+            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
+        start = self._test_starts[key]
+        return start is not None and line.line >= start
 
     def _blame(
         self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool
@@ -316,10 +383,28 @@ class Lines:
         return found
 
 
-def _lineage(hits: list[Removed], via: str, readded: set[str]) -> Lineage:
+def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Removed]) -> Lineage:
+    """Lineage of the code lines among `hits`; those in `tests` are counted apart."""
+    code = [r for r in hits if r not in tests]
     if not hits:
         return Lineage()
-    return Lineage(len(hits), via, sum(1 for r in hits if r.text in readded))
+    return Lineage(len(code), via, sum(1 for r in code if r.text in readded), tests=len(tests))
+
+
+def _test_file(path: str) -> bool:
+    """A file whose lines are no code a later PR builds on: tests, fixtures, docs, config."""
+    return not counts_as_code(path)
+
+
+_RUST_TEST_MODULE = re.compile(
+    r"^#\[cfg\(test\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub\s+)?mod\s+\w+\s*\{", re.M
+)
+
+
+def rust_test_start(text: str) -> int | None:
+    """The line number where a Rust file's top-level test module starts, if it has one."""
+    found = _RUST_TEST_MODULE.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
 
 
 def _run_job(job: BlameJob) -> dict[int, str] | None:

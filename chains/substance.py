@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_code
 from chains.patches import file_sections, section_path
 from prchain.core import git
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Lexers whose documentation spans lines a hunk can start inside of (docstrings).
+MIN_MOVED_CHARS = 10  # shorter texts (`}`, `return x;`) recur everywhere: not a move
 WHOLE_FILE_LEXERS = frozenset({"Python", "Python 2.x", "Cython"})
 Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
 
@@ -41,7 +43,9 @@ Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
 @dataclass
 class Hunk:
     """One hunk as its two sides; `added`/`removed` are indexes of changed lines in each side,
-    `old_start`/`new_start` the file line numbers of each side's first line."""
+    `old_start`/`new_start` the file line numbers of each side's first line. `carried` holds the
+    changed lines (as ('+', index) or ('-', index)) that are only re-indented, re-wrapped or
+    reformatted (`chains.carried`)."""
 
     new: list[str]
     old: list[str]
@@ -49,6 +53,25 @@ class Hunk:
     removed: list[int]
     old_start: int = 1
     new_start: int = 1
+    body: list[str] = field(default_factory=list)
+    carried: set[tuple[str, int]] = field(default_factory=set)
+
+    def mark_carried(self, positions: set[int]) -> None:
+        """Record which lines of the body (by position) are only carried."""
+        new_at = old_at = 0
+        for pos, line in enumerate(self.body):
+            mark = line[:1]
+            if pos in positions and mark in "+-":
+                self.carried.add((mark, old_at if mark == "-" else new_at))
+            if mark != "+":
+                old_at += 1
+            if mark != "-":
+                new_at += 1
+
+    def changed(self, side: str) -> list[int]:
+        """Indexes of the lines one side changes ('+': added, '-': removed), carried ones left out."""
+        lines = self.added if side == "+" else self.removed
+        return [i for i in lines if (side, i) not in self.carried]
 
 
 @lru_cache(maxsize=512)
@@ -82,12 +105,15 @@ def hunks(section: str) -> Iterator[Hunk]:
         elif line.startswith("+"):
             current.added.append(len(current.new))
             current.new.append(line[1:])
+            current.body.append(line)
         elif line.startswith("-"):
             current.removed.append(len(current.old))
             current.old.append(line[1:])
+            current.body.append(line)
         elif line.startswith(" ") or line == "":
             current.new.append(line[1:])
             current.old.append(line[1:])
+            current.body.append(" " + line[1:])
     if current is not None:
         yield current
 
@@ -137,9 +163,16 @@ def _count(
     return sum(flags[start - 1 + i] for i in changed if 0 <= start - 1 + i < len(flags))
 
 
-def section_code_lines(section: str, blobs: Blobs | None = None) -> int:
+def section_code_lines(
+    section: str,
+    blobs: Blobs | None = None,
+    moved: frozenset[str] = frozenset(),
+    parsed: list[Hunk] | None = None,
+) -> int:
     """Changed lines of code in one file section (0 for a file that never counts); `blobs` holds
-    whole files for the sections `blob_ids` asked for."""
+    whole files for the sections `blob_ids` asked for; `moved` the texts (`carried.flat`) the
+    diff moves from one place to another and `parsed` its hunks with their carried lines marked,
+    neither of which count."""
     path = section_path(section)
     if not path or not counts_as_code(path):
         return 0
@@ -148,10 +181,36 @@ def section_code_lines(section: str, blobs: Blobs | None = None) -> int:
     old_flags = _file_flags(ids[0], blobs, lexer) if ids else None
     new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
     total = 0
-    for hunk in hunks(section):
-        total += _count(new_flags, hunk.new, hunk.added, hunk.new_start, lexer)
-        total += _count(old_flags, hunk.old, hunk.removed, hunk.old_start, lexer)
+    for hunk in parsed if parsed is not None else hunks(section):
+        added = [i for i in hunk.changed("+") if flat(hunk.new[i]) not in moved]
+        removed = [i for i in hunk.changed("-") if flat(hunk.old[i]) not in moved]
+        total += _count(new_flags, hunk.new, added, hunk.new_start, lexer)
+        total += _count(old_flags, hunk.old, removed, hunk.old_start, lexer)
     return total
+
+
+def code_hunks(sections: list[str]) -> dict[int, list[Hunk]]:
+    """The hunks of the sections that count as code (by index), their carried lines marked:
+    reformatting and moves are read over the whole diff (`chains.carried`)."""
+    found = {
+        i: list(hunks(section))
+        for i, section in enumerate(sections)
+        if (path := section_path(section)) and counts_as_code(path)
+    }
+    every = [hunk for parsed in found.values() for hunk in parsed]
+    for hunk, positions in zip(every, carried_in_patch([h.body for h in every]), strict=True):
+        hunk.mark_carried(positions)
+    return found
+
+
+def moved_texts(parsed: dict[int, list[Hunk]]) -> frozenset[str]:
+    """Texts (`carried.flat`, long enough not to match by accident) a diff both removes and adds
+    among its code files: lines moved from one place or file to another."""
+    sides: dict[str, set[str]] = {"+": set(), "-": set()}
+    for hunk in (h for found in parsed.values() for h in found):
+        sides["+"].update(flat(hunk.new[i]) for i in hunk.added)
+        sides["-"].update(flat(hunk.old[i]) for i in hunk.removed)
+    return frozenset(t for t in sides["+"] & sides["-"] if len(t) >= MIN_MOVED_CHARS)
 
 
 def blob_ids(diff: str) -> list[str]:
@@ -189,9 +248,17 @@ def read_blobs(clone: str, ids: list[str]) -> Blobs:
 
 def patch_code_lines(diff: str, clone: str | None = None) -> int:
     """Changed lines of code of a whole PR diff: what a stage must reach to teach something.
-    With the clone, Python files are lexed whole (see the module's docstring)."""
+    With the clone, Python files are lexed whole (see the module's docstring). Lines the diff only
+    carries (re-indented, reformatted, moved) are no change."""
     blobs = read_blobs(clone, blob_ids(diff)) if clone else None
-    return sum(section_code_lines(section, blobs) for section in file_sections(diff))
+    sections = list(file_sections(diff))
+    parsed = code_hunks(sections)
+    moved = moved_texts(parsed)
+    return sum(
+        section_code_lines(section, blobs, moved, parsed[i])
+        for i, section in enumerate(sections)
+        if i in parsed
+    )
 
 
 def measure_stages(

@@ -145,7 +145,8 @@ def test_chains_under_the_substance_threshold_are_dropped(engine: Engine) -> Non
     store.pr(5, ["src/util.py"], lines=20)  # each stage has substance, the pair has too little
     store.pr(6, ["src/util.py"], lines=20)
     store.ref(2, 1, "follow_up")
-    store.ref(4, 3, "follow_up")
+    # Stacked wording needs no shared code (lines of CI files are none): the stage rule decides.
+    store.ref(4, 3, "depends_on", evidence="Stacked on #3")
     store.ref(6, 5, "follow_up")
     store.write()
     summary = build_chains(ChainsConfig(min_chain_code_lines=50), engine)

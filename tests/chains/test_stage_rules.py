@@ -191,7 +191,9 @@ def test_a_hunk_inside_a_long_docstring_is_read_from_the_whole_file(tmp_path: Pa
     head = repo.pr(1, "Reword the docs", {"src/geo.py": after})
     diff = git(repo.path, "diff", base, head) + "\n"
     assert "@@ -13," in diff  # the hunk starts well inside the docstring
-    assert patch_code_lines(diff) == 4  # read alone, the hunk looks like code
+    # Read alone, the hunk looks like code: both changed lines of "Line twelve" and the added
+    # "Line 13, of" (its removed twin only gains a comma: counted once).
+    assert patch_code_lines(diff) == 3
     assert patch_code_lines(diff, str(repo.path)) == 0
     code = after.replace("return w * h", "return abs(w * h)")
     head = repo.pr(2, "Areas are positive", {"src/geo.py": code})

@@ -1,0 +1,151 @@
+"""Lines a diff only carries: re-indented, re-wrapped, reformatted or moved, with nothing of their own.
+
+A formatter run (black over a package, rustfmt after a one-token edit) or a function moved to
+another module rewrites many lines whose content stays: git shows them as removed and added, yet
+nobody wrote them. Such lines are no substance of a stage, and a later PR that changes them changes
+nobody's work of that PR.
+
+A hunk is a sequence of change blocks: a run of removed lines, then a run of added lines. Lines are
+compared as tokens, with quote style made one and commas and brackets left out (formatters add and
+drop them). Within a diff:
+- a block whose two runs hold the same tokens only re-indents, re-wraps or reformats: all of it is
+  carried;
+- an added line is carried when its text (white space dropped) lies inside its block's removed run
+  (a line re-indented, wrapped or joined), or when it is a stretch of the removed run's tokens with
+  one shorter stretch cut out of it (`cfg!(x) && big(f)` becoming `big(f)`: the removed line is
+  the edit and counts); a removed line is carried when an added line of its block has its text;
+- a whole run whose tokens (at least `MIN_MOVED_TOKENS`) appear in a run of the other side anywhere
+  in the diff is moved code, carried on both sides (a function moved to another file; code wrapped
+  in a new block, whose new first line alone is then the change).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+_TOKEN = re.compile(r"\w+|[^\w\s,()\[\]{}]")
+MIN_SUBSTRING = 6  # shorter texts are found inside any block by accident: they must match whole
+MIN_MOVED_TOKENS = 8  # shorter runs (`return x`, `}`) recur everywhere: no evidence of a move
+MAX_BLOCK_TOKENS = 1500  # a line is looked for token by token only in runs up to this size
+_SEP = "\x1f"  # joins tokens into text that substring search can scan
+
+
+def flat(text: str) -> str:
+    """A line without white space, quote style made one."""
+    return "".join(text.split()).replace("'", '"')
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.replace("'", '"'))
+
+
+def _run_tokens(lines: Sequence[str]) -> list[str]:
+    return [t for line in lines for t in tokens(line)]
+
+
+def _joined(words: Sequence[str]) -> str:
+    return _SEP + _SEP.join(words) + _SEP
+
+
+def _one_cut(needle: list[str], hay: list[str]) -> bool:
+    """Whether `needle` is a stretch of `hay` with at most one shorter stretch cut out of it."""
+    if not needle or len(needle) > len(hay) or not set(needle) <= set(hay):
+        return False
+    size = len(needle)
+    for start, token in enumerate(hay):
+        if token != needle[0]:
+            continue
+        kept = 1
+        while kept < size and start + kept < len(hay) and hay[start + kept] == needle[kept]:
+            kept += 1
+        if kept == size:
+            return True
+        rest = needle[kept:]
+        for cut in range(1, size + 1):
+            at = start + kept + cut
+            if hay[at : at + len(rest)] == rest:
+                return True
+    return False
+
+
+def _carried_in_block(removed: list[str], added: list[str]) -> tuple[set[int], set[int]]:
+    """(removed, added) indexes of one block's lines that only carry the other run's content."""
+    if not removed or not added:
+        return set(), set()
+    removed_tokens, added_tokens = _run_tokens(removed), _run_tokens(added)
+    if removed_tokens == added_tokens:
+        return set(range(len(removed))), set(range(len(added)))
+    removed_flat = "".join(map(flat, removed))
+    removed_whole = set(map(flat, removed))
+    by_tokens = len(removed_tokens) <= MAX_BLOCK_TOKENS
+    kept_added: set[int] = set()
+    for i, line in enumerate(added):
+        text = flat(line)
+        if not text:
+            continue
+        if text in removed_whole or (
+            len(text) >= MIN_SUBSTRING
+            and (text in removed_flat or (by_tokens and _one_cut(tokens(line), removed_tokens)))
+        ):
+            kept_added.add(i)
+    added_whole = set(map(flat, added))
+    kept_removed = {i for i, line in enumerate(removed) if flat(line) and flat(line) in added_whole}
+    return kept_removed, kept_added
+
+
+def change_blocks(body: Sequence[str]) -> Iterator[tuple[list[int], list[int]]]:
+    """(positions of removed lines, positions of added lines) of each change block of a hunk's body
+    (its lines with their '+', '-' or ' ' prefix)."""
+    removed: list[int] = []
+    added: list[int] = []
+    for pos, line in enumerate(body):
+        mark = line[:1]
+        if mark == "-" and not added:
+            removed.append(pos)
+        elif mark == "+":
+            added.append(pos)
+        elif mark == "\\":
+            continue  # "\ No newline at end of file"
+        else:
+            if removed or added:
+                yield removed, added
+            removed, added = ([pos], []) if mark == "-" else ([], [])
+    if removed or added:
+        yield removed, added
+
+
+def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
+    """For each hunk body of one diff (lines with their '+', '-' or ' ' prefix), the positions of
+    its changed lines that are only carried (see the module)."""
+    blocks = [
+        (hunk, removed, added)
+        for hunk, body in enumerate(bodies)
+        for removed, added in change_blocks(body)
+    ]
+    found: list[set[int]] = [set() for _ in bodies]
+    # Per block, the joined tokens of each side's run; a run is moved when the other side holds
+    # its tokens in some other block (within its own block, the rules above decide).
+    runs: list[dict[str, tuple[list[int], str]]] = []
+    for hunk, removed, added in blocks:
+        body = bodies[hunk]
+        old = [body[p][1:] for p in removed]
+        new = [body[p][1:] for p in added]
+        gone, kept = _carried_in_block(old, new)
+        found[hunk].update(removed[i] for i in gone)
+        found[hunk].update(added[i] for i in kept)
+        runs.append(
+            {
+                "-": (removed, _joined(_run_tokens(old)) if old else ""),
+                "+": (added, _joined(_run_tokens(new)) if new else ""),
+            }
+        )
+    every = {side: "".join(run[side][1] for run in runs) for side in "-+"}
+    for (hunk, _, _), run in zip(blocks, runs, strict=True):
+        for side, other in (("-", "+"), ("+", "-")):
+            positions, text = run[side]
+            if text.count(_SEP) - 1 < MIN_MOVED_TOKENS:
+                continue
+            if every[other].count(text) > run[other][1].count(text):
+                found[hunk].update(positions)
+    return found

@@ -1,0 +1,189 @@
+"""Lines a PR only carries (re-wrapped, re-indented, moved) are nobody's work: no substance of a
+stage and no lineage of a later PR; and a later PR that only edits an older PR's tests (a test file,
+a Rust test module) builds on no code of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.carried import carried_in_patch
+from chains.config import ChainsConfig
+from chains.lines import parse_patch, rust_test_start
+from chains.substance import patch_code_lines
+from miner.config import MinerConfig
+from miner.mine import mine
+from prchain.dev.repos import git
+from sql.db import make_engine
+from sql.models import ChainLink, PullRequest
+from tests.support.history import History
+
+LONG_CALL = "    result = schedule_task(queue, payload, retries=3, backoff=2.5, timeout=30)\n"
+WRAPPED = (
+    "    result = schedule_task(\n"
+    "        queue,\n"
+    "        payload,\n"
+    "        retries=3,\n"
+    "        backoff=2.5,\n"
+    "        timeout=30,\n"
+    "    )\n"
+)
+# Black's quote style with rustfmt's reflow: the same tokens, other lines.
+JOINED = '    label = "job" + str(job_id)\n'
+SPLIT = "    label = (\n        'job'\n        + str(job_id)\n    )\n"
+
+
+def _body(old: str, new: str) -> list[str]:
+    return [f"-{line}" for line in old.splitlines()] + [f"+{line}" for line in new.splitlines()]
+
+
+def carried_positions(body: list[str]) -> set[int]:
+    """The carried lines of a diff of one hunk."""
+    return carried_in_patch([body])[0]
+
+
+def test_a_rewrapped_block_is_carried_whole_and_a_real_edit_is_not() -> None:
+    rewrap = _body(LONG_CALL, WRAPPED)
+    assert carried_positions(rewrap) == set(range(len(rewrap)))
+    assert carried_positions(_body(JOINED, SPLIT)) == set(range(5))
+    # A token deleted (rustfmt then joins the lines): the added line carries, the removed one is
+    # the edit and counts.
+    deleted = _body(
+        "    if cfg!(debug_assertions) && size_of::<T>() > THRESHOLD {\n",
+        "    if size_of::<T>() > THRESHOLD {\n",
+    )
+    assert carried_positions(deleted) == {1}
+    # A new argument is a change on both sides; so is a token replaced.
+    assert carried_positions(_body(LONG_CALL, LONG_CALL.replace("=30)", "=30, lane=1)"))) == set()
+    assert carried_positions(_body(LONG_CALL, LONG_CALL.replace("retries=3", "retries=5"))) == set()
+    # Tokens far apart in a long removed run are no deletion edit of one line.
+    scattered = _body(
+        "    first = alpha(1)\n    second = beta(2)\n    third = gamma(3)\n",
+        "    alpha = gamma\n",
+    )
+    assert carried_positions(scattered) == set()
+
+
+def _formatting_history(path: Path) -> History:
+    repo = History(path)
+    repo.commit(
+        "Initial commit",
+        {"src/jobs.py": f"def run(queue, payload):\n{LONG_CALL}    return result\n"},
+    )
+    # #1 only runs a formatter over the file; #2 moves the function into another module.
+    repo.pr(
+        1, "Format src/", {"src/jobs.py": f"def run(queue, payload):\n{WRAPPED}    return result\n"}
+    )
+    repo.pr(
+        2,
+        "Move run() to its own module",
+        {
+            "src/jobs.py": "from .runner import run\n",
+            "src/runner.py": f"def run(queue, payload):\n{WRAPPED}    return result\n",
+        },
+    )
+    # #3 changes the retries of the call #1 re-wrapped: none of it is #1's work.
+    repo.pr(
+        3,
+        "Retry more",
+        {
+            "src/runner.py": f"def run(queue, payload):\n{WRAPPED.replace('retries=3,', 'retries=max_retries(queue),')}    return result\n"
+        },
+        body="Follow-up to #1: the retries were too few.",
+    )
+    return repo
+
+
+def _diff(repo: History, rev: str) -> str:
+    return git(repo.path, "diff", f"{rev}~1", rev) + "\n"
+
+
+def test_reformatting_and_moving_code_is_no_substance(tmp_path: Path) -> None:
+    repo = _formatting_history(tmp_path / "fmt")
+    log = git(repo.path, "log", "--format=%H", "-3").split()
+    retry, move, fmt = log
+    assert patch_code_lines(_diff(repo, fmt)) == 0
+    assert patch_code_lines(_diff(repo, move)) == 1  # the import line: the function only moved
+    assert patch_code_lines(_diff(repo, retry)) == 2
+    # The formatter's lines are no authored text of #1; the retry PR's are its own.
+    assert not parse_patch(_diff(repo, fmt)).authored_anywhere()
+    assert "retries=max_retries(queue)," in parse_patch(_diff(repo, retry)).authored_anywhere()
+
+
+CODE = "pub fn area(width: u32, height: u32) -> u32 {\n    width.saturating_mul(height)\n}\n"
+TESTS = (
+    "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn squares() {\n"
+    '        assert_eq!(area(3, 3), 9, "three by three");\n    }\n}\n'
+)
+
+
+def _test_history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"src/lib.rs": "pub fn unit() -> u32 {\n    1\n}\n"})
+    repo.pr(
+        1,
+        "Add area",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    1\n}\n\n" + CODE + TESTS,
+            "tests/test_area.py": "def test_area_of_three_by_three_is_nine():\n    assert run_area(3, 3) == 9\n",
+        },
+    )
+    # Only #1's tests change (a Rust test module, a test file): nothing of #1's code.
+    repo.pr(
+        2,
+        "Clearer test messages",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    2\n}\n\n"
+            + CODE
+            + TESTS.replace('"three by three"', '"a three by three square"'),
+            "tests/test_area.py": "def test_area_of_three_by_three_is_nine():\n    assert run_area(3, 3) == 9, 'square'\n",
+        },
+        body="Follow-up to #1: the test messages said too little.",
+    )
+    # #3 rewrites #1's code.
+    repo.pr(
+        3,
+        "Area without saturation",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    2\n}\n\n"
+            + CODE.replace("width.saturating_mul(height)", "width.checked_mul(height).unwrap_or(0)")
+            + TESTS.replace('"three by three"', '"a three by three square"'),
+        },
+        body="Follow-up to #1: saturation hid overflows.",
+    )
+    return repo
+
+
+def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
+    with Session(engine) as session:
+        numbers = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        return {
+            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
+            for link in session.scalars(select(ChainLink))
+        }
+
+
+def _mined(repo: History, tmp_path: Path, name: str) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / f'{name}.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name=f"acme/{name}")
+    build_chains(ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0), engine)
+    return engine
+
+
+def test_lines_a_pr_only_reformatted_are_no_lineage(tmp_path: Path) -> None:
+    links = _links(_mined(_formatting_history(tmp_path / "fmt"), tmp_path, "fmt"))
+    assert (links[3, 1].lineage, links[3, 1].kept) == (0, False)
+
+
+def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
+    repo = _test_history(tmp_path / "tests")
+    lib = git(repo.path, "show", "HEAD:src/lib.rs")
+    assert rust_test_start(lib) == lib[: lib.index("#[cfg(test)]")].count("\n") + 1
+    links = _links(_mined(repo, tmp_path, "tests"))
+    tests_only, code = links[2, 1], links[3, 1]
+    assert (tests_only.lineage, tests_only.kept) == (0, False)
+    assert "2 line(s) of the older PR's tests" in tests_only.why
+    assert (code.lineage, code.kept) == (1, True)
