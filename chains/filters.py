@@ -139,8 +139,9 @@ def is_lockfile(path: str) -> bool:
 
 
 def reverted_prs(refs: Iterable[_Ref], nodes: Mapping[int, PRNode]) -> set[int]:
-    """PRs a later PR reverts (the reverting PR is the newer one of the pair)."""
-    reverted: set[int] = set()
+    """PRs a later PR reverts (the reverting PR is the newer one of the pair), or a revert pushed
+    without a PR undid."""
+    reverted = {node.id for node in nodes.values() if node.reverted_at is not None}
     for ref in refs:
         if ref.type != "reverts" or ref.src not in nodes or ref.dst not in nodes:
             continue

@@ -32,7 +32,7 @@ from chains.cues import (
 from chains.filters import FilterReport, apply_filters, counts_as_code, rejection
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
-from chains.reverts import sha_reverts
+from chains.reverts import mark_pushed_reverts, sha_reverts
 from chains.symbols import SymbolOracle, Symbols
 from sql.models import PRFile, PullRequest, Reference, Repo
 
@@ -60,6 +60,9 @@ class PRNode:
     files: frozenset[str] = frozenset()
     code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
     carried: int = 0  # earlier PRs whose commits it brings: a branch sync (chains/carriers.py)
+    reverted_at: datetime | None = (
+        None  # undone by a revert pushed without a PR (chains/reverts.py)
+    )
 
     @property
     def opened(self) -> datetime:
@@ -368,8 +371,9 @@ def _describe(best: Judged, writer: int) -> str:
 
 
 def revert_times(refs: Iterable[RefRow], nodes: dict[int, PRNode]) -> dict[int, datetime]:
-    """PR id → when a later PR reverting it merged (the earliest such revert)."""
-    found: dict[int, datetime] = {}
+    """PR id → when a later PR reverting it merged, or a revert without a PR was pushed (the
+    earliest such revert)."""
+    found = {pr: node.reverted_at for pr, node in nodes.items() if node.reverted_at is not None}
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
         if ref.type != "reverts" or a is None or b is None:
@@ -675,6 +679,7 @@ def load_graph(
     clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
     lines = Lines(engine, clones)
     refs = with_sha_reverts(engine, nodes, load_references(engine))
+    mark_pushed_reverts(engine, nodes, repos)
     graph, report = build_graph(nodes, refs, config, repos, lines, Symbols(engine, clones))
     report.lineage_blames = lines.blame_calls
     return graph, nodes, report

@@ -1,22 +1,28 @@
-"""Reverts named only by a commit sha that is not a PR's merge commit.
+"""Reverts the miner's references miss: named only by a commit sha that is not a PR's merge
+commit, or pushed straight to the branch without a PR.
 
 The miner resolves "This reverts commit <sha>" only against PRs' merge (or squash) commits. A
 revert made from a PR's branch commit (cargo #16299: "This reverts commit 9f5393a5…", a commit of
 #16230's branch) stays unresolved, so neither `older_reverted_before` nor the revert-pair rule saw
 it. Here the build matches those shas against every PR's own commits (`pr_commits`) as well as its
-merge commit, and adds the missing `reverts` references.
+merge commit, and adds the missing `reverts` references. And a revert committed without a PR
+(tokio's maintainers did so) is read from the clone's history: the PR it undid is marked reverted
+from that moment, so a later PR does not build on code that was gone (`older_reverted_before`).
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from sqlalchemy import Engine, select
 
 from miner.refs import REVERT_COMMIT, evidence
+from prchain.core import git
 from sql.models import PRCommit, PullRequest
 
 if TYPE_CHECKING:
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
 
 # A short sha shorter than this names too many commits to trust.
 MIN_SHA = 7
+LOG_TIMEOUT = 120.0
 
 
 class ShaIndex:
@@ -114,3 +121,69 @@ def sha_reverts(
             words = evidence(text, match.start(), match.end())
             added.append(ShaRevert(pr, reverted.id, where, words, reverter.repo_id))
     return added
+
+
+# A revert commit's subject as git writes it, `Revert "<the reverted subject>"`, and a PR number
+# of its own after the quote (then it is a PR, mined as one, and a reference says what it reverts).
+PUSHED_REVERT = re.compile(r'^Revert "(?P<quoted>.*)"\s*$', re.I)
+_QUOTED_PR = re.compile(r"\(#(?P<number>\d+)\)\s*$")
+_LOG_RECORD = "\x1e"
+
+
+def pushed_reverts(
+    clone: str, rev: str, index: ShaIndex, numbers: Mapping[int, int]
+) -> dict[int, datetime]:
+    """PR id → when a revert pushed straight to the branch (a commit that is no PR of its own)
+    undid it: tokio's `Revert "Add max line length to LinesCodec (#590)"`, 30 minutes after #590.
+    The reverted PR is the one owning the commit the message names, else the `(#N)` ending the
+    quoted subject (`numbers`: PR number → id, of this repository)."""
+    done = git.run(
+        clone,
+        "log",
+        "--first-parent",
+        "--no-merges",
+        "-i",
+        '--grep=^revert "',
+        f"--format=%cI%x1f%B{_LOG_RECORD}",
+        rev,
+        check=False,
+        timeout=LOG_TIMEOUT,
+    )
+    if not done.ok:
+        return {}
+    found: dict[int, datetime] = {}
+    for record in done.text.split(_LOG_RECORD):
+        when, _, message = record.strip("\n").partition("\x1f")
+        subject = PUSHED_REVERT.match(message.split("\n", 1)[0].strip())
+        if not when or subject is None:
+            continue
+        target = next((index.find(m.group("sha")) for m in REVERT_COMMIT.finditer(message)), None)
+        if target is None and (quoted := _QUOTED_PR.search(subject.group("quoted"))):
+            target = numbers.get(int(quoted.group("number")))
+        if target is None:
+            continue
+        at = datetime.fromisoformat(when).astimezone(UTC).replace(tzinfo=None)
+        found[target] = min(at, found.get(target, at))
+    return found
+
+
+def mark_pushed_reverts(
+    engine: Engine,
+    nodes: Mapping[int, PRNode],
+    repos: Mapping[int, tuple[str, str | None, str | None]],
+) -> int:
+    """Set `reverted_at` of the PRs a pushed revert undid, per repository with a clone; returns
+    how many were marked."""
+    index: ShaIndex | None = None
+    marked = 0
+    for repo_id, (_name, clone, branch) in repos.items():
+        if not clone:
+            continue
+        numbers = {n.number: n.id for n in nodes.values() if n.repo_id == repo_id}
+        index = index or _index(engine)
+        for pr_id, at in pushed_reverts(clone, branch or "HEAD", index, numbers).items():
+            node = nodes.get(pr_id)
+            if node is not None and node.repo_id == repo_id and at >= node.merged_at:
+                node.reverted_at = at if node.reverted_at is None else min(at, node.reverted_at)
+                marked += 1
+    return marked

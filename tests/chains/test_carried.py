@@ -187,3 +187,35 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     assert (tests_only.lineage, tests_only.kept) == (0, False)
     assert "2 line(s) of the older PR's tests" in tests_only.why
     assert (code.lineage, code.kept) == (1, True)
+
+
+def test_a_revert_pushed_without_a_pr_undoes_the_older_pr(tmp_path: Path) -> None:
+    repo = History(tmp_path / "pushed")
+    repo.commit("Initial commit", {"src/codec.py": "LIMIT = None\n"})
+    first = repo.pr(1, "Max line length", {"src/codec.py": "LIMIT = configured_limit('lines')\n"})
+    # A maintainer reverts #1 on the branch itself: no PR, so no reference names it.
+    repo.commit(
+        f'Revert "Max line length (#1)"\n\nThis reverts commit {first}.',
+        {"src/codec.py": "LIMIT = None\n"},
+    )
+    repo.pr(
+        2,
+        "Max line length, again",
+        {"src/codec.py": "LIMIT = configured_limit('lines', default=4096)\n"},
+        body="Second attempt at #1, which was reverted.",
+    )
+    # Without "This reverts commit", the quoted subject's number names the PR.
+    repo.pr(3, "Faster codec", {"src/codec.py": "LIMIT = fast_limit('lines', default=4096)\n"})
+    repo.commit(
+        'Revert "Faster codec (#3)"',
+        {"src/codec.py": "LIMIT = configured_limit('lines', default=4096)\n"},
+    )
+    repo.pr(
+        4,
+        "Faster codec without the crash",
+        {"src/codec.py": "LIMIT = fast_limit('lines', default=4096, safe=True)\n"},
+        body="Follow-up to #3.",
+    )
+    links = _links(_mined(repo, tmp_path, "pushed"))
+    assert links[2, 1].rule == "older_reverted_before"
+    assert links[4, 3].rule == "older_reverted_before"
