@@ -428,8 +428,8 @@ def assess_edge(
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
-        backed = lineage_backs(lineage, gap, config)
-        why += f"; corroborated by {_corroboration(newer, older, lineage, backed)}"
+        backing = _corroboration(lineage_backs(lineage, gap, config), symbols_back(attrs, config))
+        why += f"; corroborated by {backing}"
     if lineage.lines:
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
@@ -531,9 +531,10 @@ def _link_rule(
         attrs.get("lineage_moved", 0),
         attrs.get("lineage_touched", 0),
     )
-    backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
+    by_lines = lineage_backs(lineage, attrs["gap_days"], config)
+    backed = by_lines or symbols_back(attrs, config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
-    if needs_backing and not _corroboration(newer, older, lineage, backed):
+    if needs_backing and not _corroboration(by_lines, backed):
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
@@ -596,14 +597,14 @@ def _wording_only(
     return not words
 
 
-def _corroboration(
-    newer: PRNode, older: PRNode, lineage: Lineage, backed: bool | None = None
-) -> str:
+def _corroboration(by_lines: bool, by_symbols: bool) -> str:
     """What backs an issue-only link besides the issue ('' when nothing does). Only code: two PRs
     of one author on one issue are as often a fix and an unrelated later attempt (mypy: "#1645
     isn't fixed by this") as a fix and its follow-up."""
-    if lineage.lines if backed is None else backed:
+    if by_lines:
         return "the newer PR changing lines the older one added"
+    if by_symbols:
+        return "the newer PR's code using names the older one introduced"
     return ""
 
 
