@@ -424,6 +424,7 @@ def assess_edge(
         lineage = lines.lineage(newer, older, blame=_needs_blame(rule, lines, newer, older))
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
+        attrs["lineage_restored"] = lineage.restored
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
@@ -440,6 +441,8 @@ def assess_edge(
         why += f"; the newer PR's code uses {attrs['symbols']} name(s) the older one introduced"
         if attrs.get("symbol_names"):
             why += f" ({', '.join(attrs.pop('symbol_names')[:5])})"
+    if lineage.restored:
+        why += f"; the newer PR writes back {lineage.restored} line(s) the older one removed"
     if not lineage.lines and lineage.touched:
         why += (
             f"; the newer PR edits {lineage.touched} import or comment line(s) the older one added"
@@ -530,6 +533,7 @@ def _link_rule(
         attrs["lineage_via"],
         attrs.get("lineage_moved", 0),
         attrs.get("lineage_touched", 0),
+        restored=attrs.get("lineage_restored", 0),
     )
     by_lines = lineage_backs(lineage, attrs["gap_days"], config)
     backed = by_lines or symbols_back(attrs, config)
@@ -583,13 +587,14 @@ def _wording_only(
     said_by_newer: bool,
 ) -> bool:
     """A strong-wording link with no code evidence at all: the newer PR changes none of the older
-    one's lines and uses none of its symbols ("follow up to #N" for a parallel change, "#N caused
+    one's lines, writes back none it removed (a re-land after a revert does) and uses none of its
+    symbols ("follow up to #N" for a parallel change, "#N caused
     an overflow" for a fix elsewhere). Stack and prerequisite wording is exempt: a stacked PR may
     share no line with its base. Split-off wording only when the older PR says it of the newer
     (tokio: "Extracted from #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
-    if lineage.lines or lineage.touched or attrs.get("symbols", 0):
+    if lineage.lines or lineage.touched or lineage.restored or attrs.get("symbols", 0):
         return False
     words = stacked_wording(best.ref.evidence, best.ref.number)
     if words and said_by_newer and SPLIT_OFF.fullmatch(words):

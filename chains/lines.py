@@ -66,6 +66,9 @@ class Lineage:
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. Two PRs editing one test say little about code built on code.
     tests: int = 0
+    # Lines of code the older PR removed and the newer one writes back (from the patches): a
+    # re-land restores what its revert removed. Code evidence, though no line the older PR wrote.
+    restored: int = 0
 
     @property
     def weight(self) -> float:
@@ -302,12 +305,14 @@ class Lines:
         """The newer PR's rewrites of the older one's lines; `blame=False` reads patches only
         (cheap: for links whose decision does not depend on it)."""
         theirs = self._patch(older.id)
-        if not theirs.authored_anywhere():
-            return Lineage()
         mine = self._patch(newer.id)
+        restored = len(_restored(theirs, mine))
+        if not theirs.authored_anywhere():
+            return Lineage(restored=restored)
         shared = [r for r in mine.removed if r.text in theirs.added.get(r.path, ())]
         touched = len(shared) - len(self._tests(newer, shared))
-        return replace(self._rewrites(newer, older, theirs, mine, blame=blame), touched=touched)
+        found = self._rewrites(newer, older, theirs, mine, blame=blame)
+        return replace(found, touched=touched, restored=restored)
 
     def _rewrites(
         self, newer: PRNode, older: PRNode, theirs: PatchLines, mine: PatchLines, *, blame: bool
@@ -389,6 +394,13 @@ def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Remov
     if not hits:
         return Lineage()
     return Lineage(len(code), via, sum(1 for r in code if r.text in readded), tests=len(tests))
+
+
+def _restored(theirs: PatchLines, mine: PatchLines) -> set[str]:
+    """Code texts the older PR removed and the newer one writes back: a revert of its removal, a
+    re-land after a revert, a function brought back on top of the older PR's new API."""
+    gone = {r.text for r in theirs.removed if counts_as_code(r.path) and substantive(r.text)}
+    return gone & mine.authored_anywhere()
 
 
 def _test_file(path: str) -> bool:

@@ -18,7 +18,7 @@ from miner.config import MinerConfig
 from miner.mine import mine
 from prchain.dev.repos import git
 from sql.db import make_engine
-from sql.models import ChainLink, PullRequest
+from sql.models import Chain, ChainLink, PullRequest
 from tests.support.history import History
 
 LONG_CALL = "    result = schedule_task(queue, payload, retries=3, backoff=2.5, timeout=30)\n"
@@ -219,3 +219,190 @@ def test_a_revert_pushed_without_a_pr_undoes_the_older_pr(tmp_path: Path) -> Non
     links = _links(_mined(repo, tmp_path, "pushed"))
     assert links[2, 1].rule == "older_reverted_before"
     assert links[4, 3].rule == "older_reverted_before"
+
+
+PARSER_V1 = "".join(
+    f"def parse_field_{i}(text):\n    return text.split(':')[{i}].strip()\n\n" for i in range(6)
+)
+
+
+def test_a_reland_writes_back_what_its_revert_removed_and_the_trio_is_kept(tmp_path: Path) -> None:
+    repo = History(tmp_path / "reland")
+    repo.commit("Initial commit", {"src/fields.py": "FIELDS = 6\n"})
+    first = repo.pr(1, "Field parsers", {"src/fields.py": "FIELDS = 6\n\n" + PARSER_V1})
+    repo.pr(
+        2,
+        'Revert "Field parsers (#1)"',
+        {"src/fields.py": "FIELDS = 6\n"},
+        body=f"This reverts commit {first}. It broke the nightly build.",
+    )
+    # The re-land names both; the revert wrote no line for it to rewrite, only removed the lines
+    # it writes back.
+    repo.pr(
+        3,
+        "Retry more",
+        {
+            "src/runner.py": f"def run(queue, payload):\n{WRAPPED.replace('retries=3,', 'retries=max_retries(queue),')}    return result\n"
+        },
+        body="Follow-up to #1: the retries were too few.",
+    )
+    return repo
+
+
+def _diff(repo: History, rev: str) -> str:
+    return git(repo.path, "diff", f"{rev}~1", rev) + "\n"
+
+
+def test_reformatting_and_moving_code_is_no_substance(tmp_path: Path) -> None:
+    repo = _formatting_history(tmp_path / "fmt")
+    log = git(repo.path, "log", "--format=%H", "-3").split()
+    retry, move, fmt = log
+    assert patch_code_lines(_diff(repo, fmt)) == 0
+    assert patch_code_lines(_diff(repo, move)) == 1  # the import line: the function only moved
+    assert patch_code_lines(_diff(repo, retry)) == 2
+    # The formatter's lines are no authored text of #1; the retry PR's are its own.
+    assert not parse_patch(_diff(repo, fmt)).authored_anywhere()
+    assert "retries=max_retries(queue)," in parse_patch(_diff(repo, retry)).authored_anywhere()
+
+
+CODE = "pub fn area(width: u32, height: u32) -> u32 {\n    width.saturating_mul(height)\n}\n"
+TESTS = (
+    "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn squares() {\n"
+    '        assert_eq!(area(3, 3), 9, "three by three");\n    }\n}\n'
+)
+
+
+def _test_history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"src/lib.rs": "pub fn unit() -> u32 {\n    1\n}\n"})
+    repo.pr(
+        1,
+        "Add area",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    1\n}\n\n" + CODE + TESTS,
+            "tests/test_area.py": "def test_area_of_three_by_three_is_nine():\n    assert run_area(3, 3) == 9\n",
+        },
+    )
+    # Only #1's tests change (a Rust test module, a test file): nothing of #1's code.
+    repo.pr(
+        2,
+        "Clearer test messages",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    2\n}\n\n"
+            + CODE
+            + TESTS.replace('"three by three"', '"a three by three square"'),
+            "tests/test_area.py": "def test_area_of_three_by_three_is_nine():\n    assert run_area(3, 3) == 9, 'square'\n",
+        },
+        body="Follow-up to #1: the test messages said too little.",
+    )
+    # #3 rewrites #1's code.
+    repo.pr(
+        3,
+        "Area without saturation",
+        {
+            "src/lib.rs": "pub fn unit() -> u32 {\n    2\n}\n\n"
+            + CODE.replace("width.saturating_mul(height)", "width.checked_mul(height).unwrap_or(0)")
+            + TESTS.replace('"three by three"', '"a three by three square"'),
+        },
+        body="Follow-up to #1: saturation hid overflows.",
+    )
+    return repo
+
+
+def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
+    with Session(engine) as session:
+        numbers = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        return {
+            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
+            for link in session.scalars(select(ChainLink))
+        }
+
+
+def _mined(repo: History, tmp_path: Path, name: str) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / f'{name}.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name=f"acme/{name}")
+    build_chains(ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0), engine)
+    return engine
+
+
+def test_lines_a_pr_only_reformatted_are_no_lineage(tmp_path: Path) -> None:
+    links = _links(_mined(_formatting_history(tmp_path / "fmt"), tmp_path, "fmt"))
+    assert (links[3, 1].lineage, links[3, 1].kept) == (0, False)
+
+
+def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
+    repo = _test_history(tmp_path / "tests")
+    lib = git(repo.path, "show", "HEAD:src/lib.rs")
+    assert rust_test_start(lib) == lib[: lib.index("#[cfg(test)]")].count("\n") + 1
+    links = _links(_mined(repo, tmp_path, "tests"))
+    tests_only, code = links[2, 1], links[3, 1]
+    assert (tests_only.lineage, tests_only.kept) == (0, False)
+    assert "2 line(s) of the older PR's tests" in tests_only.why
+    assert (code.lineage, code.kept) == (1, True)
+
+
+def test_a_revert_pushed_without_a_pr_undoes_the_older_pr(tmp_path: Path) -> None:
+    repo = History(tmp_path / "pushed")
+    repo.commit("Initial commit", {"src/codec.py": "LIMIT = None\n"})
+    first = repo.pr(1, "Max line length", {"src/codec.py": "LIMIT = configured_limit('lines')\n"})
+    # A maintainer reverts #1 on the branch itself: no PR, so no reference names it.
+    repo.commit(
+        f'Revert "Max line length (#1)"\n\nThis reverts commit {first}.',
+        {"src/codec.py": "LIMIT = None\n"},
+    )
+    repo.pr(
+        2,
+        "Max line length, again",
+        {"src/codec.py": "LIMIT = configured_limit('lines', default=4096)\n"},
+        body="Second attempt at #1, which was reverted.",
+    )
+    # Without "This reverts commit", the quoted subject's number names the PR.
+    repo.pr(3, "Faster codec", {"src/codec.py": "LIMIT = fast_limit('lines', default=4096)\n"})
+    repo.commit(
+        'Revert "Faster codec (#3)"',
+        {"src/codec.py": "LIMIT = configured_limit('lines', default=4096)\n"},
+    )
+    repo.pr(
+        4,
+        "Faster codec without the crash",
+        {"src/codec.py": "LIMIT = fast_limit('lines', default=4096, safe=True)\n"},
+        body="Follow-up to #3.",
+    )
+    links = _links(_mined(repo, tmp_path, "pushed"))
+    assert links[2, 1].rule == "older_reverted_before"
+    assert links[4, 3].rule == "older_reverted_before"
+
+
+PARSER_V1 = "".join(
+    f"def parse_field_{i}(text):\n    return text.split(':')[{i}].strip()\n\n" for i in range(6)
+)
+
+
+def test_a_reland_writes_back_what_its_revert_removed_and_the_trio_is_kept(tmp_path: Path) -> None:
+    repo = History(tmp_path / "reland")
+    repo.commit("Initial commit", {"src/fields.py": "FIELDS = 6\n"})
+    first = repo.pr(1, "Field parsers", {"src/fields.py": "FIELDS = 6\n\n" + PARSER_V1})
+    repo.pr(
+        2,
+        'Revert "Field parsers (#1)"',
+        {"src/fields.py": "FIELDS = 6\n"},
+        body=f"This reverts commit {first}. It broke the nightly build.",
+    )
+    # The re-land names the original only: the link to the revert has no wording of its own to
+    # lean on but the lines it writes back, which the revert removed.
+    repo.pr(
+        3,
+        "Field parsers, again",
+        {
+            "src/fields.py": "FIELDS = 6\n\n"
+            + PARSER_V1
+            + "def parse_all(text):\n    return text.split(':')\n"
+        },
+        body="Relands #1 and #2 with the nightly fix.",
+    )
+    engine = _mined(repo, tmp_path, "reland")
+    links = _links(engine)
+    assert links[3, 2].kept and "writes back 12 line(s) the older one removed" in links[3, 2].why
+    with Session(engine) as session:
+        labels = [c.label for c in session.scalars(select(Chain))]
+    assert labels == ["revert_reland"]
