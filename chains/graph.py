@@ -424,7 +424,7 @@ def assess_edge(
         lineage = lines.lineage(newer, older, blame=_needs_blame(rule, lines, newer, older))
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
-        attrs["lineage_restored"] = lineage.restored
+        attrs["lineage_restored"], attrs["lineage_tests"] = lineage.restored, lineage.tests
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
@@ -533,6 +533,7 @@ def _link_rule(
         attrs["lineage_via"],
         attrs.get("lineage_moved", 0),
         attrs.get("lineage_touched", 0),
+        tests=attrs.get("lineage_tests", 0),
         restored=attrs.get("lineage_restored", 0),
     )
     by_lines = lineage_backs(lineage, attrs["gap_days"], config)

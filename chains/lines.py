@@ -72,8 +72,9 @@ class Lineage:
 
     @property
     def weight(self) -> float:
-        """Lines as evidence: a moved line counts half a rewritten one."""
-        return self.lines - self.moved / 2
+        """Lines as evidence: a moved line counts half a rewritten one; so does a line of the older
+        PR's tests, only beside lines of its code (alone they show no code built on code)."""
+        return self.lines - self.moved / 2 + (self.tests / 2 if self.lines else 0)
 
 
 class LineOracle(Protocol):
@@ -309,7 +310,7 @@ class Lines:
         restored = len(_restored(theirs, mine))
         if not theirs.authored_anywhere():
             return Lineage(restored=restored)
-        shared = [r for r in mine.removed if r.text in theirs.added.get(r.path, ())]
+        shared = [r for r in mine.removed if r.text in theirs.authored.get(r.path, ())]
         touched = len(shared) - len(self._tests(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         return replace(found, touched=touched, restored=restored)

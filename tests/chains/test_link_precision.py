@@ -102,6 +102,11 @@ def test_the_lineage_needed_grows_with_the_gap() -> None:
     assert not lineage_backs(Lineage(9, "blame", moved=9), 866, config)  # 4.5 of 7.2
     assert lineage_backs(Lineage(8, "blame"), 866, config)
     assert not lineage_backs(Lineage(), 1, config)
+    # Lines of the older PR's tests weigh half, and only beside lines of its code (black #4222
+    # rewrites one line of #3846's code and three of its tests, 158 days later: 1.3 needed).
+    assert not lineage_backs(Lineage(0, "blame", tests=6), 30, config)
+    assert not lineage_backs(Lineage(1, "blame"), 158, config)
+    assert lineage_backs(Lineage(1, "blame", tests=3), 158, config)
 
 
 def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine) -> None:
