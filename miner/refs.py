@@ -68,8 +68,15 @@ FOLLOW_BEFORE = re.compile(
     r"(?:a\s+)?(?:second|next)\s+(?:part|step)\s+of)\b[^.#\n]{0,30}?$",
     re.I,
 )
-LIST_GAP = re.compile(r"^\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|/\s*)$", re.I)
-REVERT_TITLE = re.compile(r'^\s*Revert\s+"(?P<inner>.*)"', re.I | re.S)
+# Between two numbers of one list: a comma, "and", "&", "/" or only white space ("revert #5601 #6025").
+LIST_GAP = re.compile(r"^\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|/\s*)?$", re.I)
+# A revert's title: git's `Revert "<title>"`, also behind a conventional-commit type
+# (vite: `fix: revert "load sourcemaps alongside modules (#11576)"`, `revert: "…"`), or the
+# conventional `revert:` type before the reverted title itself (`revert: fix(logger): … (#16581)`).
+REVERT_TITLE = re.compile(
+    r'^\s*(?:[\w-]+(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"(?P<inner>[^\n]*)"', re.I
+)
+REVERT_TYPE = re.compile(r"^\s*revert(?:\([^)\n]*\))?!?:\s+(?P<inner>[^\n]+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -187,10 +194,25 @@ def _sentence_before(before: str) -> str:
     return before[cut + 2 :] if cut >= 0 else before
 
 
+def revert_title_span(text: str) -> tuple[int, int] | None:
+    """Where the reverted PR's title sits in a revert's title (`Revert "Add foo (#12)"`), if the
+    text starts with one."""
+    m = REVERT_TITLE.match(text) or REVERT_TYPE.match(text)
+    return None if m is None else (m.start("inner"), m.end("inner"))
+
+
 def _inside_revert_title(clean: str, start: int) -> bool:
     """`Revert "Add foo (#12)"`: the number inside the quoted title is the reverted PR."""
-    m = REVERT_TITLE.match(clean)
-    return m is not None and m.start("inner") <= start < m.end("inner")
+    span = revert_title_span(clean)
+    return span is not None and span[0] <= start < span[1]
+
+
+def names_as_reverted(text: str, number: int | None) -> bool:
+    """Whether `text` is a revert's title whose reverted title holds `#number`."""
+    span = revert_title_span(text)
+    if span is None or number is None:
+        return False
+    return re.search(rf"#{number}\b", text[span[0] : span[1]]) is not None
 
 
 def _commit_refs(clean: str, found_in: str, repo: str) -> list[Ref]:

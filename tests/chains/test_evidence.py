@@ -47,6 +47,10 @@ def test_each_wording_gets_its_class() -> None:
         classify("issue_mediated", "#3 fixes #9, which #12 also refers to", 12)[0] == "issue_only"
     )
     assert classify("reverts", 'Revert "Add x (#12)"', 12)[0] == "revert"
+    # A store mined before conventional-commit revert titles were known holds them as mentions.
+    assert classify("mention", 'fix: revert "load maps (#12)"', 12)[0] == "revert"
+    assert classify("mention", "revert: fix(log): truncate (#12)", 12)[0] == "revert"
+    assert classify("mention", 'fix: revert "load maps (#12)"', 13)[0] != "revert"
     # The same change for another target, said right after the number (tokio, black).
     assert classify("mention", "Equivalent as #12, but for the MultiThread scheduler", 12)[0] == (
         "parallel"

@@ -43,6 +43,19 @@ CASES = [
     ("This rolls back PR #12 for now", [(REPO, 12, "reverts", False)]),
     ("Backed out of the plan in #7", [(REPO, 7, "mention", False)]),
     ('Revert "Add multiply (#2)"', [(REPO, 2, "reverts", False)]),
+    # Conventional-commit revert titles (vite), and a list of reverted PRs without commas.
+    (
+        'fix: revert "load sourcemaps (#11576)" (#11775)',
+        [(REPO, 11576, "reverts", False), (REPO, 11775, "mention", False)],
+    ),
+    ('revert: "fix(css): spread options (#14024)"', [(REPO, 14024, "reverts", False)]),
+    ("revert: fix(logger): truncate long logs (#16581)", [(REPO, 16581, "reverts", False)]),
+    (
+        "fix: revert #5601 #6025, keep the input",
+        [(REPO, 5601, "reverts", False), (REPO, 6025, "reverts", False)],
+    ),
+    ("Revert to the old parser, see #12", [(REPO, 12, "mention", False)]),
+    ("fix: the revert of #3 broke #4", [(REPO, 3, "mention", False), (REPO, 4, "mention", False)]),
     (
         'Revert "Add multiply (#2)"\n\nAs discussed in #5',
         [(REPO, 2, "reverts", False), (REPO, 5, "mention", False)],
