@@ -1,11 +1,13 @@
-"""PRs that carry other PRs: branch syncs ("Merge master into features"), release merges.
+"""PRs that carry other PRs: branch syncs ("Merge master into features"), release merges, rollups.
 
 A long-lived branch merged into another through a PR brings every PR merged on it since the last
 sync: its commits are mostly theirs, its diff the sum of theirs, and its texts repeat their
 references. As a stage it teaches nothing of its own, and as a link end it takes the credit for
 the PRs it carries. It shows in the commits: a commit belongs to the first PR merged with it, and
 a carrier has commits of at least `MIN_CARRIED` other PRs (or their `Merge pull request #M`
-commits), at least half of its own. A PR stacked on one other PR carries only that one: it stays.
+commits), at least half of its own; or it merges `MIN_CARRIED` other PRs itself (bors's "Rollup of
+11 pull requests", whose commits include "Rollup merge of #N"). A PR stacked on one other PR
+carries only that one: it stays.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from sqlalchemy import Connection, select
 from sql.models import PRCommit
 
 MIN_CARRIED = 2
-_MERGE_OF = re.compile(r"Merge pull request #(\d{1,9})\b")
+# A merge of another PR inside this one's commits; bors's rollups (rust-lang) merge each rolled-up
+# PR as "Rollup merge of #N - user:branch, r=reviewer".
+_MERGE_OF = re.compile(r"(?:Merge pull request|Rollup merge of) #(\d{1,9})\b")
 
 
 def carried_counts(conn: Connection, merged: Mapping[int, tuple[int, datetime]]) -> dict[int, int]:
@@ -37,14 +41,18 @@ def carried_counts(conn: Connection, merged: Mapping[int, tuple[int, datetime]])
     for pr_id, own in commits.items():
         number = merged[pr_id][0]
         carried: set[int] = set()
+        merges: set[int] = set()
         shared = 0
         for sha, message in own:
             theirs = {merged[owner[sha]][0]} if owner[sha] != pr_id else set()
             merge_of = _MERGE_OF.match(message)
             if merge_of and int(merge_of.group(1)) != number:
                 theirs.add(int(merge_of.group(1)))
+                merges.add(int(merge_of.group(1)))
             shared += bool(theirs)
             carried |= theirs
-        if len(carried) >= MIN_CARRIED and 2 * shared >= len(own):
+        # Merges of other PRs say so themselves: a rollup's own commits are mostly those of the
+        # PRs it rolls up, which were never merged apart (so no commit is theirs first).
+        if len(merges) >= MIN_CARRIED or (len(carried) >= MIN_CARRIED and 2 * shared >= len(own)):
             found[pr_id] = len(carried)
     return found

@@ -152,10 +152,18 @@ def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> Non
     store.commit(5, "e1")
     store.ref(3, 1, evidence="Fixes #1 again")  # the carried PR's text, repeated by the sync
     store.ref(4, 1, "follow_up", evidence="Follow-up to #1")
+    # bors's rollup: the rolled-up PRs were never merged apart, so their commits are its own first,
+    # but it merges them itself.
+    store.pr(6, ["calc/d.py"], title="Rollup of 2 pull requests")
+    for n, sha in enumerate(("f1", "f2", "f3", "f4", "f5")):
+        store.commit(6, sha, f"Work {n}")
+    store.commit(6, "f6", "Rollup merge of #11 - ada:parser, r=bob")
+    store.commit(6, "f7", "Rollup merge of #12 - eve:lexer, r=bob")
     store.write()
     graph, report = _graph(engine)
     assert store.pr_id(3) not in graph and store.pr_id(4) in graph and store.pr_id(5) in graph
-    assert report.filtered.removed["carries_other_prs"] == 1
+    assert store.pr_id(6) not in graph
+    assert report.filtered.removed["carries_other_prs"] == 2
     assert (store.pr_id(4), store.pr_id(1)) in graph.edges, report.dropped
     graph, _ = _graph(engine, filters={"skip_carriers": False})
     assert store.pr_id(3) in graph
