@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -614,6 +614,33 @@ def _corroboration(by_lines: bool, by_symbols: bool) -> str:
     return ""
 
 
+def _undoing_pairs(
+    groups: dict[tuple[int, int], list[RefRow]],
+    nodes: dict[int, PRNode],
+    lines: LineOracle | None,
+) -> set[tuple[int, int]]:
+    """Referring pairs whose newer PR's patch turns the older one's around, while no reference
+    says it reverts: a revert in all but its wording. Undoing a revert is a re-land, no revert:
+    pairs whose older PR reverts another are left as they are."""
+    if lines is None:
+        return set()
+    said = {pair for pair, group in groups.items() if any(r.type == "reverts" for r in group)}
+    found = {
+        (new_id, old_id)
+        for (new_id, old_id) in groups
+        if (new_id, old_id) not in said and lines.undoes(nodes[new_id], nodes[old_id])
+    }
+    reverters = {new_id for new_id, _ in said | found}
+    return {(new_id, old_id) for new_id, old_id in found if old_id not in reverters}
+
+
+def _as_revert(ref: RefRow) -> RefRow:
+    """A reference of a pair whose patches show a revert, read as one."""
+    return replace(
+        ref, type="reverts", evidence=f"{ref.evidence} [its patch undoes the older one's]"
+    )
+
+
 def _candidate_edges(
     refs: list[RefRow],
     nodes: dict[int, PRNode],
@@ -624,10 +651,15 @@ def _candidate_edges(
     symbols: SymbolOracle | None = None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
+    groups = _group_references(refs, {i: nodes[i] for i in kept}, config, report, nodes)
+    undone = _undoing_pairs(groups, nodes, lines)
     reverted_at = revert_times(refs, nodes)
-    for (new_id, old_id), group in _group_references(
-        refs, {i: nodes[i] for i in kept}, config, report, nodes
-    ).items():
+    for new_id, old_id in undone:
+        at = nodes[new_id].merged_at
+        reverted_at[old_id] = min(at, reverted_at.get(old_id, at))
+    for (new_id, old_id), group in groups.items():
+        if (new_id, old_id) in undone:
+            group = [_as_revert(ref) for ref in group]
         rule, attrs = assess_edge(
             group, nodes[new_id], nodes[old_id], config, lines, reverted_at, symbols
         )

@@ -80,6 +80,8 @@ class Lineage:
 class LineOracle(Protocol):
     def lineage(self, newer: PRNode, older: PRNode, *, blame: bool = True) -> Lineage: ...
 
+    def undoes(self, newer: PRNode, older: PRNode) -> bool: ...
+
 
 @dataclass
 class Removed:
@@ -315,6 +317,11 @@ class Lines:
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         return replace(found, touched=touched, restored=restored)
 
+    def undoes(self, newer: PRNode, older: PRNode) -> bool:
+        """Whether the newer PR's patch is the older one's turned around (a revert, whatever its
+        title says: vite's "fix: revert resolve nested dependencies #3753")."""
+        return undoes(self._patch(newer.id), self._patch(older.id))
+
     def _rewrites(
         self, newer: PRNode, older: PRNode, theirs: PatchLines, mine: PatchLines, *, blame: bool
     ) -> Lineage:
@@ -402,6 +409,25 @@ def _restored(theirs: PatchLines, mine: PatchLines) -> set[str]:
     re-land after a revert, a function brought back on top of the older PR's new API."""
     gone = {r.text for r in theirs.removed if counts_as_code(r.path) and substantive(r.text)}
     return gone & mine.authored_anywhere()
+
+
+UNDO_SHARE = 0.8  # of the older PR's code lines a revert must undo, and of its own it must spend so
+MIN_UNDONE = 3  # fewer changed lines undo by accident
+
+
+def undoes(mine: PatchLines, theirs: PatchLines) -> bool:
+    """Whether `mine` removes what `theirs` wrote and writes back what it removed (code lines),
+    and does little else."""
+    wrote = {t for path, texts in theirs.authored.items() if counts_as_code(path) for t in texts}
+    removed = {r.text for r in theirs.removed if counts_as_code(r.path)}
+    gone = {r.text for r in mine.removed if counts_as_code(r.path)}
+    back = {t for path, texts in mine.added.items() if counts_as_code(path) for t in texts}
+    if len(wrote) + len(removed) < MIN_UNDONE:
+        return False
+    undone = len(wrote & gone) + len(removed & back)
+    return undone >= UNDO_SHARE * (len(wrote) + len(removed)) and undone >= UNDO_SHARE * (
+        len(gone) + len(back)
+    )
 
 
 def _test_file(path: str) -> bool:

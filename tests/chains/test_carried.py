@@ -254,3 +254,26 @@ def test_a_reland_writes_back_what_its_revert_removed_and_the_trio_is_kept(tmp_p
     with Session(engine) as session:
         labels = [c.label for c in session.scalars(select(Chain))]
     assert labels == ["revert_reland"]
+
+
+def test_a_patch_that_turns_the_older_one_around_is_a_revert_whatever_its_title(
+    tmp_path: Path,
+) -> None:
+    repo = History(tmp_path / "undo")
+    repo.commit("Initial commit", {"src/fields.py": "FIELDS = 6\n"})
+    repo.pr(1, "Field parsers", {"src/fields.py": "FIELDS = 6\n\n" + PARSER_V1})
+    # vite's wording: neither a quoted title nor "revert #1", yet the patch is #1's turned around.
+    repo.pr(2, "fix: revert field parsers #1", {"src/fields.py": "FIELDS = 6\n"})
+    repo.pr(
+        3,
+        "Parse the first field",
+        {"src/fields.py": "FIELDS = 6\n\ndef parse_field_0(text):\n    return text[:4]\n"},
+        body="Follow-up to #1, simpler.",
+    )
+    engine = _mined(repo, tmp_path, "undo")
+    links = _links(engine)
+    assert (links[2, 1].evidence_class, links[2, 1].kept) == ("revert", True)
+    assert "its patch undoes the older one's" in links[2, 1].why
+    assert links[3, 1].rule == "older_reverted_before"
+    with Session(engine) as session:
+        assert not session.scalars(select(Chain)).all()  # "A, revert A" is no task
