@@ -5,8 +5,8 @@ even when it rewrites none of its lines (lineage sees nothing then). Evidence th
 accident:
 
 1. the identifiers in the older PR's added code lines (a Pygments lexer reads each hunk's added
-   lines, so comments and strings do not count; names under 5 characters, single lowercase words
-   and test files are skipped);
+   lines, so comments and strings do not count; names under 5 characters, single lowercase words,
+   test files and a Rust file's test module are skipped);
 2. of those, the ones the repository did not hold before the older PR (one `git grep -w -F` of all
    of them at its base): names the older PR brought in, not names it merely used;
 3. of those, the ones the newer PR's added code lines use.
@@ -17,11 +17,13 @@ names and each older PR's new names are computed once (one PR is an end of many 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import select
 
+from chains.lines import rust_test_start
 from chains.patches import file_sections, is_test_path, section_path
 from chains.substance import lexer_for
 from prchain.core import git
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 
 # Names shorter than this are too common to tell one PR's symbol from another's ("Max", "new").
 MIN_NAME_CHARS = 5
+_INDEX = re.compile(r"^index [0-9a-f]+\.\.([0-9a-f]+)", re.MULTILINE)
+_NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 GREP_TIMEOUT = 120.0
 
 
@@ -43,21 +47,36 @@ class SymbolOracle(Protocol):
     def used(self, newer: PRNode, older: PRNode) -> int: ...
 
 
-def added_blocks(diff: str) -> list[tuple[str, str]]:
-    """(path, added lines of one hunk joined) for every hunk of every non-test file."""
+def added_blocks(
+    diff: str, tests_from: Callable[[str, str], int | None] | None = None
+) -> list[tuple[str, str]]:
+    """(path, added lines of one hunk joined) for every hunk of every non-test file.
+
+    `tests_from(path, blob)` says from which line the new file (its blob id, from the diff's
+    `index` line) is a test module (a Rust file's `#[cfg(test)] mod tests`); lines from there on
+    are left out."""
     blocks: list[tuple[str, str]] = []
     for section in file_sections(diff):
         path = section_path(section)
         if not path or is_test_path(path):
             continue
+        index = _INDEX.search(section.split("\n@@", 1)[0])
+        start = tests_from(path, index.group(1)) if tests_from and index else None
         lines: list[str] = []
+        at = 0
         for line in section.split("\n"):
             if line.startswith("@@"):
                 if lines:
                     blocks.append((path, "\n".join(lines)))
                 lines = []
+                hunk = _NEW_START.match(line)
+                at = int(hunk.group(1)) if hunk else 0
             elif line.startswith("+") and not line.startswith("+++"):
-                lines.append(line[1:])
+                if start is None or at < start:
+                    lines.append(line[1:])
+                at += 1
+            elif not line.startswith("-"):
+                at += 1
         if lines:
             blocks.append((path, "\n".join(lines)))
     return blocks
@@ -87,10 +106,10 @@ def _distinctive(name: str) -> bool:
     )
 
 
-def code_names(diff: str) -> set[str]:
-    """The identifiers in a diff's added code lines (tests left out)."""
+def code_names(diff: str, tests_from: Callable[[str, str], int | None] | None = None) -> set[str]:
+    """The identifiers in a diff's added code lines (tests left out; see `added_blocks`)."""
     found: set[str] = set()
-    for path, block in added_blocks(diff):
+    for path, block in added_blocks(diff, tests_from):
         found |= names_in(block, lexer_for(path))
     return found
 
@@ -127,18 +146,28 @@ class Symbols:
         self._introduced: dict[int, set[str]] = {}
         self.grep_calls = 0
 
-    def _code_names(self, pr_id: int) -> set[str]:
+    def _code_names(self, pr_id: int, repo_id: int) -> set[str]:
         if pr_id not in self._names:
             with self.engine.connect() as conn:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
-            self._names[pr_id] = code_names(diff)
+            clone = self.clones.get(repo_id)
+            self._names[pr_id] = code_names(
+                diff, (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None
+            )
         return self._names[pr_id]
+
+    def _tests_from(self, clone: str, path: str, blob: str) -> int | None:
+        """Where a Rust file's test module starts, read from its blob in the clone."""
+        if not path.endswith(".rs") or not blob.strip("0"):
+            return None
+        shown = git.run(clone, "cat-file", "blob", blob, check=False)
+        return rust_test_start(shown.text) if shown.ok else None
 
     def introduced(self, older: PRNode) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown)."""
         if older.id not in self._introduced:
             clone = self.clones.get(older.repo_id)
-            names = self._code_names(older.id)
+            names = self._code_names(older.id, older.repo_id)
             found: set[str] = set()
             if clone and older.base_sha and names:
                 self.grep_calls += 1
@@ -150,8 +179,8 @@ class Symbols:
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added code."""
         new = self.introduced(older)
-        return len(new & self._code_names(newer.id)) if new else 0
+        return len(new & self._code_names(newer.id, newer.repo_id)) if new else 0
 
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
         """The identifiers themselves (for the record), sorted."""
-        return sorted(self.introduced(older) & self._code_names(newer.id))
+        return sorted(self.introduced(older) & self._code_names(newer.id, newer.repo_id))

@@ -114,8 +114,10 @@ def test_reformatting_and_moving_code_is_no_substance(tmp_path: Path) -> None:
 
 
 CODE = "pub fn area(width: u32, height: u32) -> u32 {\n    width.saturating_mul(height)\n}\n"
+# The test module brings a fixture of its own: a name #1 introduces, in test code only.
 TESTS = (
-    "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn squares() {\n"
+    "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    struct SquareFixture(u32);\n\n"
+    "    #[test]\n    fn squares() {\n"
     '        assert_eq!(area(3, 3), 9, "three by three");\n    }\n}\n'
 )
 
@@ -138,7 +140,10 @@ def _test_history(path: Path) -> History:
         {
             "src/lib.rs": "pub fn unit() -> u32 {\n    2\n}\n\n"
             + CODE
-            + TESTS.replace('"three by three"', '"a three by three square"'),
+            + TESTS.replace('"three by three"', '"a three by three square"').replace(
+                "        assert_eq!(area(3, 3)",
+                "        let side = SquareFixture(3);\n        assert_eq!(area(side.0, 3)",
+            ),
             "tests/test_area.py": "def test_area_of_three_by_three_is_nine():\n    assert run_area(3, 3) == 9, 'square'\n",
         },
         body="Follow-up to #1: the test messages said too little.",
@@ -184,7 +189,8 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     assert rust_test_start(lib) == lib[: lib.index("#[cfg(test)]")].count("\n") + 1
     links = _links(_mined(repo, tmp_path, "tests"))
     tests_only, code = links[2, 1], links[3, 1]
-    assert (tests_only.lineage, tests_only.kept) == (0, False)
+    # Nor does a name #1's test module brings in, used by #2's tests.
+    assert (tests_only.lineage, tests_only.symbols, tests_only.kept) == (0, 0, False)
     assert "2 line(s) of the older PR's tests" in tests_only.why
     assert (code.lineage, code.kept) == (1, True)
 
