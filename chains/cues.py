@@ -22,8 +22,6 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-from miner.refs import names_as_reverted
-
 EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert"]
 EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
 
@@ -178,8 +176,7 @@ def analogy_after(evidence: str, number: int | None) -> str:
 
 def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[EvidenceClass, str]:
     """The evidence class of one reference and the words that decided it."""
-    # A store mined before a revert title form was known holds its reference as a mention.
-    if ref_type == "reverts" or names_as_reverted(evidence, number):
+    if ref_type == "reverts":
         return "revert", "revert wording"
     if ref_type == "issue_mediated":
         return "issue_only", "only a shared issue"

@@ -34,6 +34,7 @@ from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
 from chains.reverts import mark_pushed_reverts, sha_reverts
 from chains.symbols import SymbolOracle, Symbols
+from miner.refs import retype
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
@@ -161,7 +162,9 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
 
 
 def load_references(engine: Engine) -> list[RefRow]:
-    """Every reference that resolved to a PR of the store (direct or through an issue)."""
+    """Every reference that resolved to a PR of the store (direct or through an issue). A mention
+    is read again with today's rules (`miner.refs.retype`): a store mined before a wording was
+    known ('fix: revert "… (#12)"', "revert #5 #12") needs no new mining."""
     ref = Reference
     query = select(
         ref.src_pr_id,
@@ -176,9 +179,13 @@ def load_references(engine: Engine) -> list[RefRow]:
     with engine.connect() as conn:
         rows = conn.execute(query)
         return [
-            RefRow(a, b or 0, t, f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
+            RefRow(a, b or 0, _fresh_type(t, e, n), f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
             for a, b, t, f, v, e, n, r in rows
         ]
+
+
+def _fresh_type(kind: str, evidence: str | None, number: int | None) -> str:
+    return (retype(evidence or "", number) or kind) if kind == "mention" else kind
 
 
 def with_sha_reverts(engine: Engine, nodes: dict[int, PRNode], refs: list[RefRow]) -> list[RefRow]:

@@ -22,6 +22,7 @@ TEST_DIRS = frozenset(
     {
         *("test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots"),
         *("testdata", "test-data", "test_data"),  # mypy's test-data/unit/*.test cases
+        *("playground", "playgrounds"),  # vite's end-to-end tests: small apps the suite drives
     }
 )
 _TEST_NAME = re.compile(

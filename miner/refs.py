@@ -207,12 +207,16 @@ def _inside_revert_title(clean: str, start: int) -> bool:
     return span is not None and span[0] <= start < span[1]
 
 
-def names_as_reverted(text: str, number: int | None) -> bool:
-    """Whether `text` is a revert's title whose reverted title holds `#number`."""
-    span = revert_title_span(text)
-    if span is None or number is None:
-        return False
-    return re.search(rf"#{number}\b", text[span[0] : span[1]]) is not None
+def retype(evidence: str, number: int | None) -> str | None:
+    """The type today's rules give a stored mention of `#number`, read again from its evidence
+    text: a store mined before a wording was known ('fix: revert "… (#12)"', "revert #5 #12")
+    needs no new mining. None when they find nothing more than a mention."""
+    if number is None:
+        return None
+    for ref in extract_refs(evidence, "body", "_/_"):
+        if ref.target_number == number and not ref.external and ref.type != "mention":
+            return ref.type
+    return None
 
 
 def _commit_refs(clean: str, found_in: str, repo: str) -> list[Ref]:

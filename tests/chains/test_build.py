@@ -102,3 +102,6 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         and is_test_path("src/snapshots/x.snap")
         and not is_test_path("src/testing_utils_x.py")
     )
+    # vite's end-to-end tests live in apps under playground/.
+    assert is_test_path("playground/nested-deps/index.js")
+    assert is_test_path("packages/playground/css/main.js")

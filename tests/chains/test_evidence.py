@@ -47,10 +47,6 @@ def test_each_wording_gets_its_class() -> None:
         classify("issue_mediated", "#3 fixes #9, which #12 also refers to", 12)[0] == "issue_only"
     )
     assert classify("reverts", 'Revert "Add x (#12)"', 12)[0] == "revert"
-    # A store mined before conventional-commit revert titles were known holds them as mentions.
-    assert classify("mention", 'fix: revert "load maps (#12)"', 12)[0] == "revert"
-    assert classify("mention", "revert: fix(log): truncate (#12)", 12)[0] == "revert"
-    assert classify("mention", 'fix: revert "load maps (#12)"', 13)[0] != "revert"
     # The same change for another target, said right after the number (tokio, black).
     assert classify("mention", "Equivalent as #12, but for the MultiThread scheduler", 12)[0] == (
         "parallel"
@@ -124,6 +120,22 @@ def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> 
     assert dict(summary.by_length) == {3: 1}
     off, report = _graph(engine, revert_links=False)
     assert (pid(2), pid(1)) not in off.edges and report.dropped["revert_links_off"] == 1
+
+
+def test_a_mention_mined_before_its_wording_was_known_is_read_again(engine: Engine) -> None:
+    """A store mined before conventional-commit revert titles were known holds them as mentions;
+    the builder reads them with today's rules, so a later attempt no longer builds on #1."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["core.py"], title="Add a cache")
+    store.pr(2, ["core.py"], title='fix: revert "Add a cache (#1)"')
+    store.pr(3, ["core.py"], title="Add a cache, again")
+    store.ref(2, 1, "mention", found_in="title", evidence='fix: revert "Add a cache (#1)"')
+    store.ref(3, 1, "follow_up", evidence="Follow-up to #1, with the fix")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert graph[pid(2)][pid(1)]["evidence_class"] == "revert"
+    assert report.dropped["older_reverted_before"] == 1
 
 
 def test_links_spanning_too_long_a_gap_are_dropped(engine: Engine) -> None:
