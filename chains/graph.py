@@ -315,6 +315,10 @@ def _evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
     ]
 
 
+# Lines written back that count as code evidence: one common line comes back by chance (clippy
+# #8313 restored one line #8280 had removed, and built on nothing of it).
+MIN_RESTORED = 3
+
 # Drops that line lineage overrides; only these pairs are worth a git blame.
 LINEAGE_CAN_RESCUE = frozenset(
     {
@@ -602,7 +606,8 @@ def _wording_only(
     (tokio: "Extracted from #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
-    if lineage.lines or lineage.touched or lineage.restored or attrs.get("symbols", 0):
+    restored = lineage.restored >= MIN_RESTORED
+    if lineage.lines or lineage.touched or restored or attrs.get("symbols", 0):
         return False
     words = stacked_wording(best.ref.evidence, best.ref.number)
     if words and said_by_newer and SPLIT_OFF.fullmatch(words):

@@ -283,3 +283,22 @@ def test_a_patch_that_turns_the_older_one_around_is_a_revert_whatever_its_title(
     assert links[3, 1].rule == "older_reverted_before"
     with Session(engine) as session:
         assert not session.scalars(select(Chain)).all()  # "A, revert A" is no task
+
+
+def test_one_line_written_back_is_no_evidence(tmp_path: Path) -> None:
+    repo = History(tmp_path / "one")
+    repo.commit("Initial commit", {"src/limits.py": "LEGACY_LIMIT = compute_limit(default=10)\n"})
+    repo.pr(1, "Drop the legacy limit", {"src/limits.py": "LIMIT = compute_limit(default=64)\n"})
+    # #2 shares nothing with #1 but one common line that comes back elsewhere.
+    repo.pr(
+        2,
+        "Old clients",
+        {
+            "src/limits.py": "LIMIT = compute_limit(default=64)\nMAX_CLIENTS = 8\n",
+            "src/compat.py": "LEGACY_LIMIT = compute_limit(default=10)\nCLIENTS = load_clients()\n",
+        },
+        body="Following up a review comment on #1.",
+    )
+    links = _links(_mined(repo, tmp_path, "one"))
+    assert (links[2, 1].kept, links[2, 1].rule) == (False, "wording_without_shared_code")
+    assert "writes back 1 line(s) the older one removed" in links[2, 1].why
