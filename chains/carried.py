@@ -6,8 +6,8 @@ nobody wrote them. Such lines are no substance of a stage, and a later PR that c
 nobody's work of that PR.
 
 A hunk is a sequence of change blocks: a run of removed lines, then a run of added lines. Lines are
-compared as tokens, with quote style made one and commas and brackets left out (formatters add and
-drop them). Within a diff:
+compared as tokens, with quote style made one and commas, brackets and line-continuation
+backslashes left out (formatters add and drop them). Within a diff:
 - a block whose two runs hold the same tokens only re-indents, re-wraps or reformats: all of it is
   carried;
 - an added line is carried when its text (white space dropped) lies inside its block's removed run
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-_TOKEN = re.compile(r"\w+|[^\w\s,()\[\]{}]")
+_TOKEN = re.compile(r"\w+|[^\w\s,()\[\]{}\\]")
 MIN_SUBSTRING = 6  # shorter texts are found inside any block by accident: they must match whole
 MIN_MOVED_TOKENS = 8  # shorter runs (`return x`, `}`) recur everywhere: no evidence of a move
 MAX_BLOCK_TOKENS = 1500  # a line is looked for token by token only in runs up to this size

@@ -49,6 +49,12 @@ def test_a_rewrapped_block_is_carried_whole_and_a_real_edit_is_not() -> None:
     rewrap = _body(LONG_CALL, WRAPPED)
     assert carried_positions(rewrap) == set(range(len(rewrap)))
     assert carried_positions(_body(JOINED, SPLIT)) == set(range(5))
+    # A backslash continuation joined (black over blib2to3, black #1011).
+    continued = _body(
+        "    if enc == 'latin-1' or \\\n       enc.startswith('iso'):\n",
+        '    if enc == "latin-1" or enc.startswith("iso"):\n',
+    )
+    assert carried_positions(continued) == {0, 1, 2}
     # A token deleted (rustfmt then joins the lines): the added line carries, the removed one is
     # the edit and counts.
     deleted = _body(
