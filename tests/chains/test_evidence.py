@@ -104,14 +104,24 @@ def test_issue_only_links_need_code_evidence(engine: Engine) -> None:
     assert {(pid(2), pid(1)), (pid(4), pid(3))} <= set(loose.edges)
 
 
-def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> None:
+def _cache_history(
+    engine: Engine, revert_title: str, revert_type: str, again: tuple[int, str, str]
+) -> StoreBuilder:
+    """#1 adds a cache, #2 (titled `revert_title`, referring to #1 as `revert_type`) reverts it,
+    #3 adds it again and refers to `again` = (PR, type, evidence)."""
     store = StoreBuilder(engine)
     store.pr(1, ["core.py"], title="Add a cache")
-    store.pr(2, ["core.py"], title='Revert "Add a cache (#1)"')
+    store.pr(2, ["core.py"], title=revert_title)
     store.pr(3, ["core.py"], title="Add a cache, again")
-    store.ref(2, 1, "reverts", found_in="title", evidence='Revert "Add a cache (#1)"')
-    store.ref(3, 2, "follow_up", evidence="Re-lands #2's revert with the fix")
+    store.ref(2, 1, revert_type, found_in="title", evidence=revert_title)
+    store.ref(3, again[0], again[1], evidence=again[2])
     store.write()
+    return store
+
+
+def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> None:
+    relands = (2, "follow_up", "Re-lands #2's revert with the fix")
+    store = _cache_history(engine, 'Revert "Add a cache (#1)"', "reverts", relands)
     graph, _ = _graph(engine)
     pid = store.pr_id
     edge = graph[pid(2)][pid(1)]
@@ -125,13 +135,8 @@ def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> 
 def test_a_mention_mined_before_its_wording_was_known_is_read_again(engine: Engine) -> None:
     """A store mined before conventional-commit revert titles were known holds them as mentions;
     the builder reads them with today's rules, so a later attempt no longer builds on #1."""
-    store = StoreBuilder(engine)
-    store.pr(1, ["core.py"], title="Add a cache")
-    store.pr(2, ["core.py"], title='fix: revert "Add a cache (#1)"')
-    store.pr(3, ["core.py"], title="Add a cache, again")
-    store.ref(2, 1, "mention", found_in="title", evidence='fix: revert "Add a cache (#1)"')
-    store.ref(3, 1, "follow_up", evidence="Follow-up to #1, with the fix")
-    store.write()
+    follows = (1, "follow_up", "Follow-up to #1, with the fix")
+    store = _cache_history(engine, 'fix: revert "Add a cache (#1)"', "mention", follows)
     graph, report = _graph(engine)
     pid = store.pr_id
     assert graph[pid(2)][pid(1)]["evidence_class"] == "revert"
