@@ -36,6 +36,12 @@ class ChainFilters(BaseModel):
         description="Drop PRs that bring other PRs' commits: branch syncs and release merges "
         "('Merge master into features').",
     )
+    skip_releases: bool = Field(
+        True,
+        description="Drop release PRs, known by their title ('Release crates v0.13.2', "
+        "'release(apps): oxlint v1.29.0', 'axum: Version 0.4.4'): a version bump and a "
+        "changelog whose every entry reads as a mention.",
+    )
     skip_reverted: bool = Field(
         False,
         description="Drop PRs that a later PR reverted (off by default: with chains.revert_links a "

@@ -1,7 +1,9 @@
-"""Which PRs may be a chain stage: no bots, no docs-only or lockfile-only work, nothing reverted, nothing huge."""
+"""Which PRs may be a chain stage: no bots, no releases, no docs-only or lockfile-only work, nothing reverted,
+nothing huge."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -134,6 +136,20 @@ def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:
     return sum(nodes[pr].code_lines for pr in pr_ids)
 
 
+# A release PR's title: the conventional `release:` type, or "release"/"version" and a version
+# number ("Release crates v0.13.2", "axum: Version 0.4.4", "Prepare release 2.1"), or a bare version.
+RELEASE_TITLE = re.compile(
+    r"^\s*(?:release(?:\([^)]*\))?!?:|chore\(release\)!?:"
+    r"|(?:[\w./-]+:\s+)?(?:prepare\s+(?:for\s+)?)?(?:release|version)(?:\s+[\w./-]+)?\s+v?\d+(?:\.\d+)+\b"
+    r"|v?\d+\.\d+\.\d+\s*$)",
+    re.I,
+)
+
+
+def is_release(title: str) -> bool:
+    return RELEASE_TITLE.match(title or "") is not None
+
+
 def is_lockfile(path: str) -> bool:
     return path.rsplit("/", 1)[-1].lower() in LOCKFILES
 
@@ -158,6 +174,8 @@ def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | 
         return "reverted"
     if filters.skip_carriers and node.carried:
         return "carries_other_prs"
+    if filters.skip_releases and is_release(node.title):
+        return "release"
     if node.lines > filters.max_patch_lines:
         return "patch_too_large"
     if node.files and filters.skip_lockfile_only and all(is_lockfile(p) for p in node.files):

@@ -102,7 +102,7 @@ def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
     assert report.dropped["umbrella_issue"] == 5
 
 
-def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) -> None:
+def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["calc/a.py"])
     store.pr(2, ["calc/a.py"], author="renovate[bot]")
@@ -114,21 +114,31 @@ def test_filters_remove_bots_docs_lockfiles_reverted_and_huge(engine: Engine) ->
     store.files[-1]["additions"] = 5000
     store.pr(8, ["calc/a.py", "tests/snapshots/big.snap"])
     store.files[-1]["additions"] = 5000  # test data does not count towards the size limit
+    # A release by a maintainer (oxc's "release(apps): oxlint v1.29.0"): no bot, still no stage.
+    store.pr(9, ["Cargo.toml", "calc/a.py"], title="release(apps): oxlint v1.29.0")
+    store.pr(10, ["calc/a.py"], title="Release the lock before the write")
     store.ref(6, 5, "reverts", evidence="Revert #5")
     store.write()
     graph, report = _graph(engine, filters={"skip_reverted": True})
-    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8)]
+    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10)]
     assert dict(report.filtered.removed) == {
         "bot": 1,
         "docs_only": 1,
         "lockfile_only": 1,
         "reverted": 1,
         "patch_too_large": 1,
+        "release": 1,
     }
     graph, _ = _graph(
-        engine, filters={"skip_bots": False, "skip_reverted": False, "max_patch_lines": 10_000}
+        engine,
+        filters={
+            "skip_bots": False,
+            "skip_reverted": False,
+            "skip_releases": False,
+            "max_patch_lines": 10_000,
+        },
     )
-    assert store.pr_id(2) in graph and store.pr_id(5) in graph and store.pr_id(7) in graph
+    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9))
 
 
 def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> None:
