@@ -607,7 +607,7 @@ def _wording_only(
     if best.cls != "strong" or not config.strong_needs_code:
         return False
     restored = lineage.restored >= MIN_RESTORED
-    if lineage.lines or lineage.touched or restored or attrs.get("symbols", 0):
+    if lineage.weight or lineage.touched or restored or attrs.get("symbols", 0):
         return False
     words = stacked_wording(best.ref.evidence, best.ref.number)
     if words and said_by_newer and SPLIT_OFF.fullmatch(words):

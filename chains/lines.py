@@ -61,7 +61,8 @@ class Lineage:
     via: str = ""  # blame | patch | "" (none found)
     moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
     # Lines of the older PR's text the newer one removes in the same file, imports and comments
-    # included, tests not (read from the patches): weak evidence that the two PRs share code at all.
+    # included, tests and moved lines not (read from the patches): weak evidence that the two PRs
+    # share code at all.
     touched: int = 0
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. Two PRs editing one test say little about code built on code.
@@ -72,9 +73,13 @@ class Lineage:
 
     @property
     def weight(self) -> float:
-        """Lines as evidence: a moved line counts half a rewritten one; so does a line of the older
-        PR's tests, only beside lines of its code (alone they show no code built on code)."""
-        return self.lines - self.moved / 2 + (self.tests / 2 if self.lines else 0)
+        """Lines as evidence: a moved line counts half a rewritten one, and so does a line of the
+        older PR's tests, both only beside a rewritten line of its code: alone, a move or a test
+        edit shows no code built on code (oxc #7351 moved two match arms of #7350 in a reorder)."""
+        rewritten = self.lines - self.moved
+        if rewritten <= 0:
+            return 0.0
+        return rewritten + self.moved / 2 + self.tests / 2
 
 
 class LineOracle(Protocol):
@@ -312,7 +317,13 @@ class Lines:
         restored = len(_restored(theirs, mine))
         if not theirs.authored_anywhere():
             return Lineage(restored=restored)
-        shared = [r for r in mine.removed if r.text in theirs.authored.get(r.path, ())]
+        # Lines it only moves (it adds the same text elsewhere) touch nothing either.
+        readded = mine.added_anywhere()
+        shared = [
+            r
+            for r in mine.removed
+            if r.text in theirs.authored.get(r.path, ()) and r.text not in readded
+        ]
         touched = len(shared) - len(self._tests(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         return replace(found, touched=touched, restored=restored)

@@ -107,6 +107,9 @@ def test_the_lineage_needed_grows_with_the_gap() -> None:
     assert not lineage_backs(Lineage(0, "blame", tests=6), 30, config)
     assert not lineage_backs(Lineage(1, "blame"), 158, config)
     assert lineage_backs(Lineage(1, "blame", tests=3), 158, config)
+    # Moves alone back nothing either (oxc #7351 moved two match arms of #7350 in a reorder).
+    assert not lineage_backs(Lineage(2, "blame", moved=2), 10, config)
+    assert lineage_backs(Lineage(2, "blame", moved=1), 10, config)
 
 
 def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine) -> None:
