@@ -84,6 +84,20 @@ SPLIT_OFF = re.compile(
 )
 
 
+# Wording by which a PR says it was opened on top of another, still open: it may be opened before
+# its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
+STACKED_ON = re.compile(
+    r"\b(?:stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
+    r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by)",
+    re.I,
+)
+
+
+def stacked_on(evidence: str, number: int | None = None) -> bool:
+    """Whether the sentence holding the reference says the PR is stacked on the referenced one."""
+    return STACKED_ON.search(reference_sentence(evidence, number)) is not None
+
+
 def stacked_wording(evidence: str, number: int | None = None) -> str:
     """The stack/prerequisite words in the sentence that holds the reference ('' when none)."""
     found = STACKED.search(reference_sentence(evidence, number))

@@ -27,6 +27,7 @@ from chains.cues import (
     EvidenceClass,
     classify,
     regression_wording,
+    stacked_on,
     stacked_wording,
 )
 from chains.filters import FilterReport, apply_filters, counts_as_code, rejection
@@ -232,6 +233,15 @@ def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     return None
 
 
+def _stacked(ref: RefRow, a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
+    """(newer, older) of two PRs open at once when the one merged later says it is stacked on the
+    other ("Based on #N"): it was opened on top of its base, and merged after it."""
+    later, earlier = (a, b) if a.merged_at > b.merged_at else (b, a)
+    if ref.src != later.id or ref.type == "issue_mediated":
+        return None
+    return (later, earlier) if stacked_on(ref.evidence, ref.number) else None
+
+
 def _group_references(
     refs: list[RefRow],
     nodes: dict[int, PRNode],
@@ -256,7 +266,7 @@ def _group_references(
             rule = "cross_repo"
         elif ref.type == "issue_mediated" and ref.via_issue in umbrellas:
             rule = "umbrella_issue"
-        elif (pair := orient(a, b)) is None:
+        elif (pair := orient(a, b) or _stacked(ref, a, b)) is None:
             rule = "not_merged_before_created"
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)

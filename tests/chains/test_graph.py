@@ -62,6 +62,21 @@ def test_overlapping_lifetimes_give_no_edge(engine: Engine) -> None:
     assert report.dropped["not_merged_before_created"] == 1
 
 
+def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
+    """clippy's "parsing revamp part 4/N", based on part 3 while both were open."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["a.py"], day=5, created_day=1)
+    store.pr(2, ["a.py"], day=6, created_day=2)  # opened before #1 merged, on top of it
+    store.pr(3, ["b.py"], day=7, created_day=3)
+    store.ref(2, 1, "follow_up", evidence="Based on #1. Part 4 of the parser revamp")
+    # Said by the PR merged first, stacking wording orients nothing.
+    store.ref(1, 3, evidence="Depends on #3")
+    store.write()
+    graph, report = _graph(engine)
+    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
+    assert report.dropped["not_merged_before_created"] == 1
+
+
 def test_weak_and_parallel_mentions_are_dropped(engine: Engine) -> None:
     store = StoreBuilder(engine)
     for n in range(1, 7):
