@@ -62,9 +62,8 @@ class PRNode:
     files: frozenset[str] = frozenset()
     code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
     carried: int = 0  # earlier PRs whose commits it brings: a branch sync (chains/carriers.py)
-    reverted_at: datetime | None = (
-        None  # undone by a revert pushed without a PR (chains/reverts.py)
-    )
+    # When a revert pushed without a PR undid it (chains/reverts.py).
+    reverted_at: datetime | None = None
 
     @property
     def opened(self) -> datetime:
@@ -557,10 +556,9 @@ def _link_rule(
         tests=attrs.get("lineage_tests", 0),
         restored=attrs.get("lineage_restored", 0),
     )
-    by_lines = lineage_backs(lineage, attrs["gap_days"], config)
-    backed = by_lines or symbols_back(attrs, config)
+    backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
-    if needs_backing and not _corroboration(by_lines, backed):
+    if needs_backing and not backed:
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
@@ -610,9 +608,9 @@ def _wording_only(
 ) -> bool:
     """A strong-wording link with no code evidence at all: the newer PR changes none of the older
     one's lines, writes back none it removed (a re-land after a revert does) and uses none of its
-    symbols ("follow up to #N" for a parallel change, "#N caused
-    an overflow" for a fix elsewhere). Stack and prerequisite wording is exempt: a stacked PR may
-    share no line with its base. Split-off wording only when the older PR says it of the newer
+    symbols ("follow up to #N" for a parallel change, "#N caused an overflow" for a fix
+    elsewhere). Stack and prerequisite wording is exempt: a stacked PR may share no line with its
+    base. Split-off wording only when the older PR says it of the newer
     (tokio: "Extracted from #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
