@@ -16,18 +16,34 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from prchain.core.errors import PrchainError, StoreUnavailable
 from sql.models import Base
 
 
+def _locked_out(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+# Switching a new file to WAL takes its lock without waiting on the busy handler, so commands
+# starting together on a new store can be refused; the switch is retried for as long as
+# busy_timeout would have waited.
+_into_wal = Retrying(
+    retry=retry_if_exception(_locked_out),
+    wait=wait_random_exponential(multiplier=0.01, max=0.5),
+    stop=stop_after_delay(30),
+    reraise=True,
+)
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets readers (stats, chains) run while a miner writes; NORMAL sync is safe under WAL.
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    _into_wal(cursor.execute, "PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
