@@ -7,7 +7,8 @@ Classes (weights in `ChainsConfig.evidence_weights`):
 - parallel: analogy, list or drive-by wording ("similar to #X", "as in #X", "same as #X",
   "Related: - #X", "noticed while working on #X"):
   siblings that share no code state, never an edge;
-- issue_only: the two PRs only meet through an issue; an edge only with corroboration;
+- issue_only: the two PRs only meet through an issue; an edge only with corroboration (an issue one
+  of them names only by analogy makes the pair parallel: `issue_analogy`, set by chains/graph.py);
 - revert: the newer PR reverts the older.
 
 Only the evidence window the miner stored is read, and of it only the sentence that holds the
@@ -33,7 +34,7 @@ REVIEW_ANCHOR = "(?:discussion|issuecomment|pullrequestreview)"
 
 DEPENDENT = re.compile(
     r"\b(?:introduced|added|regressed|broken|broke|caused|landed|implemented|started|changed|missed)\s+(?:\w+\s+){0,3}?(?:in|by|with)\b"
-    r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
+    r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after(?!\s+(?:a\s+|the\s+)?rebas)|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
     r"|prototype|improves|extends|generaliz(?:e|es|ed|ing)|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
@@ -188,12 +189,24 @@ def analogy_after(evidence: str, number: int | None) -> str:
     return after.group(0).strip(" ,;:-") if after else ""
 
 
+def analogy(evidence: str, number: int | None) -> str:
+    """The analogy wording about the reference to `number` ('' when none): just before it, or a
+    "but for …" just after it."""
+    before = PARALLEL.search(analogy_window(evidence, number))
+    return before.group(0).strip() if before else analogy_after(evidence, number)
+
+
 def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[EvidenceClass, str]:
     """The evidence class of one reference and the words that decided it."""
     if ref_type == "reverts":
         return "revert", "revert wording"
     if ref_type == "issue_mediated":
         return "issue_only", "only a shared issue"
+    if ref_type == "issue_analogy":
+        return (
+            "parallel",
+            f"the shared issue #{number} named by analogy '{analogy(evidence, number)}'",
+        )
     after = analogy_after(evidence, number) if ref_type != "fixes" else ""
     if after:
         return "parallel", f"analogy wording '{after}' after the reference"

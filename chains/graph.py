@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import networkx as nx
-from sqlalchemy import Engine, select
+from sqlalchemy import Connection, Engine, select
 
 from chains.ancestry import AncestryOracle
 from chains.carriers import carried_counts
@@ -25,7 +25,9 @@ from chains.cues import (
     EVIDENCE_CLASSES,
     SPLIT_OFF,
     EvidenceClass,
+    analogy,
     classify,
+    reference_sentence,
     regression_wording,
     stacked_on,
     stacked_wording,
@@ -177,11 +179,38 @@ def load_references(engine: Engine) -> list[RefRow]:
         ref.repo_id,
     ).where(ref.target_pr_id.is_not(None), ref.src_pr_id != ref.target_pr_id)
     with engine.connect() as conn:
-        rows = conn.execute(query)
-        return [
+        rows = [
             RefRow(a, b or 0, _fresh_type(t, e, n), f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
-            for a, b, t, f, v, e, n, r in rows
+            for a, b, t, f, v, e, n, r in conn.execute(query)
         ]
+        said = _issue_mentions(conn) if any(r.type == "issue_mediated" for r in rows) else {}
+    return [_by_analogy(r, said) for r in rows]
+
+
+def _issue_mentions(conn: Connection) -> dict[tuple[int, int], list[tuple[str, str]]]:
+    """(PR id, issue number) → the type and evidence of each reference of the PR to the issue."""
+    query = select(
+        Reference.src_pr_id, Reference.target_number, Reference.type, Reference.evidence
+    ).where(Reference.target_pr_id.is_(None), Reference.target_kind.in_(("issue", "unknown")))
+    said: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+    for src, number, kind, evidence in conn.execute(query):
+        said[(src, number)].append((kind, evidence or ""))
+    return said
+
+
+def _by_analogy(ref: RefRow, said: dict[tuple[int, int], list[tuple[str, str]]]) -> RefRow:
+    """An issue-mediated link where one PR names the shared issue only by analogy ("Similar to
+    #7609", an issue the other PR fixed) joins siblings: it becomes an `issue_analogy` reference,
+    classed parallel, with that PR's sentence as its evidence."""
+    if ref.type != "issue_mediated":
+        return ref
+    number = ref.via_issue
+    for end in (ref.src, ref.dst):
+        refs = said.get((end, number), [])
+        if refs and all(kind == "mention" and analogy(text, number) for kind, text in refs):
+            sentence = reference_sentence(refs[0][1], number)[:EVIDENCE_CHARS]
+            return replace(ref, type="issue_analogy", evidence=sentence, number=number)
+    return ref
 
 
 def _fresh_type(kind: str, evidence: str | None, number: int | None) -> str:

@@ -104,6 +104,38 @@ def test_issue_only_links_need_code_evidence(engine: Engine) -> None:
     assert {(pid(2), pid(1)), (pid(4), pid(3))} <= set(loose.edges)
 
 
+def test_an_issue_named_only_by_analogy_joins_no_pr_to_its_fixer(engine: Engine) -> None:
+    """rust-clippy #7791 ("Similar to #7609") and #7621, which fixed #7609: sibling ports, linked
+    through the issue and the names both define; the analogy makes them parallel."""
+    store = StoreBuilder(engine)
+    for n in range(1, 5):
+        store.pr(n, ["core.py"])
+    _rewrite(store, older=1, newer=2)
+    _rewrite(store, older=3, newer=4)
+    for fixer, referrer, issue, said in (
+        (1, 2, 40, "Similar to #40, this gives reasons for types."),
+        (3, 4, 41, "This finishes #41 for types."),
+    ):
+        store.issue_ref(fixer, issue, f"Fixes #{issue}", type="fixes")
+        store.issue_ref(referrer, issue, said)
+        store.ref(fixer, referrer, "issue_mediated", via_issue=issue, found_in="issue")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(4), pid(3))}
+    assert report.dropped["parallel_wording"] == 1
+    dropped = next(d for d in report.links if d.older == pid(1))
+    assert dropped.rule == "parallel_wording"
+    assert "the shared issue #40 named by analogy 'Similar to'" in dropped.attrs["why"]
+
+
+def test_after_rebasing_is_no_dependency_wording() -> None:
+    # helix #2434: "integrate changes from #2676 after rebasing" carries #2676 forward, no more.
+    assert classify("mention", "Integrate changes from #12 after rebasing.", 12)[0] == "medium"
+    assert classify("mention", "Integrate changes from #12 after a rebase.", 12)[0] == "medium"
+    assert classify("mention", "Only possible after #12 cleaned up the parser.", 12)[0] == "strong"
+
+
 def _cache_history(
     engine: Engine, revert_title: str, revert_type: str, again: tuple[int, str, str]
 ) -> StoreBuilder:

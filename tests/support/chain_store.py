@@ -122,6 +122,23 @@ class StoreBuilder:
             }
         )
 
+    def issue_ref(self, src: int, issue: int, evidence: str, type: str = "mention") -> None:
+        """PR `src` names issue `issue` (no PR of the store), in `evidence`."""
+        self.refs.append(
+            {
+                "repo_id": self.repo_id,
+                "src_pr_id": self.pr_id(src),
+                "target_repo": self.repo,
+                "target_number": issue,
+                "target_kind": "issue",
+                "target_pr_id": None,
+                "type": type,
+                "found_in": "body",
+                "via_issue": 0,
+                "evidence": evidence,
+            }
+        )
+
     def commit(self, number: int, sha: str, message: str = "Work") -> None:
         """A commit of PR `number`'s branch (the same sha may be given to several PRs)."""
         self.commits.append(
