@@ -1,5 +1,6 @@
 """PRs from a local clone's history alone: squash commits `Title (#N)`, `Merge pull request #N`,
-merge-queue merges `Title (#N)` and bors merges `Auto merge of #N`.
+merge-queue merges `Title (#N)`, bors merges `Auto merge of #N` and bors-ng merges `Merge #N`
+(a batch `Merge #N #M` is an octopus merge: each PR is one of its parents, with its own base).
 
 One `git log` pass reads every new commit's parents and message; the first-parent line of HEAD is
 where PRs land. A merge PR's commits are the commits its second parent brings in that nothing
@@ -39,6 +40,12 @@ MERGE = re.compile(
 )
 # bors/homu merges: "Auto merge of #N - owner:branch, r=reviewer", the PR's title and body below.
 BORS = re.compile(r"^Auto merge of #(?P<num>\d{1,9})\b")
+# bors-ng merges: "Merge #N" (or a batch, "Merge #N #M", an octopus merge with one parent per PR),
+# each PR below as "N: Title r=reviewer a=author" and its body (rust-analyzer until 2022).
+BORS_NG = re.compile(r"^Merge (?P<nums>#\d{1,9}(?:\s+#\d{1,9})*)\s*$")
+BORS_NG_ENTRY = re.compile(
+    r"^(?P<num>\d{1,9}): (?P<title>.*?)(?:\s+r=\S*)?(?:\s+a=\S*)?\s*$", re.MULTILINE
+)
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -220,12 +227,38 @@ class GitSource:
                 seen.add(side.number)
                 prs.append(side)
                 self._kinds["merge off the first-parent line"] += 1
-            pr = _pr_from(commit, [by_sha[s] for s in branch])
-            if pr is not None and pr.number not in seen:
-                seen.add(pr.number)
-                highest = max(highest, pr.number)
-                prs.append(pr)
-                self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
+            batch = self._bors_batch(commit, by_sha)
+            found = batch or [_pr_from(commit, [by_sha[s] for s in branch])]
+            for pr in found:
+                if pr is not None and pr.number not in seen:
+                    seen.add(pr.number)
+                    highest = max(highest, pr.number)
+                    prs.append(pr)
+                    self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
+        return prs
+
+    def _bors_batch(self, commit: _Commit, by_sha: dict[str, _Commit]) -> list[PRRecord]:
+        """The PRs of a bors-ng batch ("Merge #N #M", one parent after the first per PR), each
+        with its own head as merge commit, its base where its branch left the first parent, and
+        its own commits; [] for any other commit. The cursor stays before the batch until its
+        last PR is yielded."""
+        numbers = _bors_ng_numbers(commit.message.partition("\n")[0])
+        if len(numbers) < 2 or len(commit.parents) != len(numbers) + 1:
+            return []
+        said = _bors_ng_entries(commit.message)
+        first = commit.parents[0]
+        prs: list[PRRecord] = []
+        for number, head in zip(numbers, commit.parents[1:], strict=True):
+            base = git.output(self.path, "merge-base", first, head).strip() or first
+            shas = git.output(
+                self.path, "rev-list", "--topo-order", "--reverse", f"{first}..{head}"
+            ).split()
+            title, body = said.get(number, (f"#{number}", ""))
+            pr = _record(commit, number, title, body, [by_sha[s] for s in shas if s in by_sha])
+            pr.base_sha, pr.head_sha, pr.merge_commit_sha = base, head, head
+            self._cursors[head] = first
+            prs.append(pr)
+        self._cursors[prs[-1].merge_commit_sha or ""] = commit.sha
         return prs
 
     def _off_line_prs(
@@ -321,6 +354,12 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
             body.strip("\n"),
             branch if len(commit.parents) > 1 else [commit],
         )
+    bors_ng = _bors_ng_numbers(subject)
+    if len(bors_ng) == 1 and len(commit.parents) == 2:
+        title, body = _bors_ng_entries(commit.message).get(bors_ng[0], (subject, ""))
+        return _record(commit, bors_ng[0], title, body, branch)
+    if bors_ng:
+        return None  # a batch: `GitSource._bors_batch`
     bors = BORS.match(subject)
     if bors and len(commit.parents) > 1:
         title, _, body = rest.strip("\n").partition("\n")
@@ -334,6 +373,25 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         number, title = int(squash.group("num")), squash.group("title")
         return _record(commit, number, title, rest.strip("\n"), commits)
     return None
+
+
+def _bors_ng_numbers(subject: str) -> list[int]:
+    """The PR numbers of a bors-ng merge subject ([] for any other subject)."""
+    found = BORS_NG.match(subject)
+    return [int(n) for n in found.group("nums").replace("#", " ").split()] if found else []
+
+
+def _bors_ng_entries(message: str) -> dict[int, tuple[str, str]]:
+    """A bors-ng merge message's PRs: number → (title, body); the co-author trailers are left out."""
+    subject, _, text = message.partition("\n")
+    numbers = set(_bors_ng_numbers(subject))
+    text = re.sub(r"^Co-authored-by: .*$", "", text, flags=re.MULTILINE)
+    entries = [e for e in BORS_NG_ENTRY.finditer(text) if int(e.group("num")) in numbers]
+    said: dict[int, tuple[str, str]] = {}
+    for entry, after in zip(entries, [*entries[1:], None], strict=True):
+        body = text[entry.end() : after.start() if after else len(text)]
+        said[int(entry.group("num"))] = (entry.group("title").strip(), body.strip())
+    return said
 
 
 def _record(commit: _Commit, number: int, title: str, body: str, branch: list[_Commit]) -> PRRecord:

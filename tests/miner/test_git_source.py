@@ -236,6 +236,65 @@ def _no_ff(repo: Path, branch: str, message: str, date: str | None = None) -> st
     return git(repo, "rev-parse", "HEAD")
 
 
+def test_bors_ng_merges_and_batches_are_prs_with_their_own_changes(tmp_path: Path) -> None:
+    """rust-analyzer until 2022: "Merge #N" with "N: Title r=… a=…" below; a batch "Merge #N #M"
+    is an octopus merge, one parent per PR (6,663 of its PRs were not mined before)."""
+    repo = tmp_path / "borsng"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit")
+    git(repo, "checkout", "-q", "-b", "hover")
+    hover = _squash(repo, "Show docs on hover", name="hover.rs")
+    git(repo, "checkout", "-q", "main")
+    base = git(repo, "rev-parse", "HEAD")
+    single = _no_ff(
+        repo,
+        "hover",
+        "Merge #10\n\n10: Show docs on hover r=ada a=bob\n\nFollows #7.\n\n"
+        "Co-authored-by: Bob <bob@example.com>",
+    )
+    for branch, name in (("lint", "lint.rs"), ("fmt", "fmt.rs")):
+        git(repo, "checkout", "-q", "-b", branch, single)
+        _squash(repo, f"Work on {name}", name=name)
+    git(repo, "checkout", "-q", "main")
+    _squash(repo, "Unrelated work on main (#13)", name="main.rs")
+    before_batch = git(repo, "rev-parse", "HEAD")
+    message = (
+        "Merge #11 #12\n\n11: Lint unused imports r=ada a=cy\n\nCloses #5\n\n"
+        "12: Format match arms r=ada a=dee\n\nPart of #6.\n"
+    )
+    git(repo, "merge", "-q", "--no-ff", "-m", message, "lint", "fmt")
+    batch = git(repo, "rev-parse", "HEAD")
+    source = GitSource(str(repo), full_name="acme/borsng")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [10, 11, 12, 13]
+    ten = prs[10]
+    assert (ten.title, ten.body, ten.base_sha, ten.merge_commit_sha) == (
+        "Show docs on hover",
+        "Follows #7.",
+        base,
+        single,
+    )
+    assert [c.sha for c in ten.commits] == [hover]
+    lint, fmt = prs[11], prs[12]
+    assert (lint.title, lint.body, fmt.title, fmt.body) == (
+        "Lint unused imports",
+        "Closes #5",
+        "Format match arms",
+        "Part of #6.",
+    )
+    # Each batch PR holds its own change only, against where its branch left main.
+    assert lint.base_sha == fmt.base_sha == single
+    assert lint.patch is not None and "lint.rs" in lint.patch and "fmt.rs" not in lint.patch
+    assert "main.rs" not in lint.patch
+    assert fmt.patch is not None and "fmt.rs" in fmt.patch and "lint.rs" not in fmt.patch
+    assert [c.message for c in fmt.commits] == ["Work on fmt.rs"]
+    assert source.found_by_kind() == {"merge": 3, "squash": 1}
+    # The cursor reaches the batch only with its last PR; a rerun from there finds nothing.
+    assert [source.cursor_after(pr) for pr in (lint, fmt)] == [before_batch, batch]
+    assert list(source.pull_requests(batch)) == []
+
+
 def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Path) -> None:
     repo = tmp_path / "maint"
     repo.mkdir()
