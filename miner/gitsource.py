@@ -227,8 +227,8 @@ class GitSource:
                 seen.add(side.number)
                 prs.append(side)
                 self._kinds["merge off the first-parent line"] += 1
-            batch = self._bors_batch(commit, by_sha)
-            found = batch or [_pr_from(commit, [by_sha[s] for s in branch])]
+            found: list[PRRecord | None] = [*self._bors_batch(commit, by_sha)]
+            found = found or [_pr_from(commit, [by_sha[s] for s in branch])]
             for pr in found:
                 if pr is not None and pr.number not in seen:
                     seen.add(pr.number)
