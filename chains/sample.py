@@ -54,18 +54,23 @@ def _text(engine: Engine, pr_id: int) -> PRText:
 def rewritten_lines(
     engine: Engine, newer: int, older: int, limit: int = MAX_REWRITTEN
 ) -> list[str]:
-    """Lines the older PR added that the newer PR removes or rewrites, from the stored patches."""
+    """Lines the older PR wrote (not only carried) that the newer PR removes or rewrites, from
+    the stored patches: those in the file the older PR wrote them in first, then those whose
+    text the older PR wrote in another file (a move git blame may confirm, or a coincidence)."""
     with engine.connect() as conn:
         query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_([newer, older]))
         diffs = {pr_id: diff for pr_id, diff in conn.execute(query)}
-    added = parse_patch(diffs.get(older) or "").added_anywhere()
-    found: list[str] = []
+    theirs = parse_patch(diffs.get(older) or "")
+    anywhere = theirs.authored_anywhere()
+    same: list[str] = []
+    elsewhere: list[str] = []
     for removed in parse_patch(diffs.get(newer) or "").removed:
-        if removed.text in added and removed.text not in found:
-            found.append(f"{removed.path}: {removed.text}")
-            if len(found) >= limit:
-                break
-    return found
+        shown = f"{removed.path}: {removed.text}"
+        if removed.text in theirs.authored.get(removed.path, ()):
+            same.append(shown)
+        elif removed.text in anywhere:
+            elsewhere.append(f"{shown}  (written by the older PR in another file)")
+    return list(dict.fromkeys(same + elsewhere))[:limit]
 
 
 def _link(engine: Engine, newer: int, older: int, view: LinkView | None) -> SampledLink:

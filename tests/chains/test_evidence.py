@@ -8,6 +8,7 @@ from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify
 from chains.graph import load_graph
+from chains.sample import rewritten_lines
 from tests.support.chain_store import StoreBuilder
 
 
@@ -213,3 +214,28 @@ def test_chains_under_the_substance_threshold_are_dropped(engine: Engine) -> Non
     # #3 and #4 change no code at all: neither may be a stage, so their link goes with them.
     assert rules["stage_below_substance", "pr"].prs == 2
     assert rules["stage_below_substance", "link"].links == 1
+
+
+def test_the_sample_shows_rewritten_lines_by_where_the_older_pr_wrote_them(engine: Engine) -> None:
+    """rolldown #5604 → #5607: the sample listed, as rewritten, lines of a file #5604 never
+    touched, because their text matched a line it wrote elsewhere."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["core.py", "util.py"])
+    store.pr(2, ["core.py", "other.py"])
+    store.patches[0]["diff"] = (
+        "diff --git a/core.py b/core.py\n--- a/core.py\n+++ b/core.py\n"
+        "@@ -1 +1,2 @@\n x = 1\n+PARSER = build_parser(config)\n"
+        "diff --git a/util.py b/util.py\n--- a/util.py\n+++ b/util.py\n"
+        "@@ -1 +1,2 @@\n y = 2\n+return render(node, depth + 1)\n"
+    )
+    store.patches[1]["diff"] = (
+        "diff --git a/core.py b/core.py\n--- a/core.py\n+++ b/core.py\n"
+        "@@ -1,2 +1,2 @@\n x = 1\n-PARSER = build_parser(config)\n+PARSER = build_parser()\n"
+        "diff --git a/other.py b/other.py\n--- a/other.py\n+++ b/other.py\n"
+        "@@ -1,2 +1,1 @@\n z = 3\n-return render(node, depth + 1)\n"
+    )
+    store.write()
+    assert rewritten_lines(engine, store.pr_id(2), store.pr_id(1)) == [
+        "core.py: PARSER = build_parser(config)",
+        "other.py: return render(node, depth + 1)  (written by the older PR in another file)",
+    ]
