@@ -19,11 +19,12 @@ The cursor is the last first-parent commit fully handled, so a rerun walks only 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from miner.gitdiff import PatchResult, iter_patches
@@ -54,6 +55,12 @@ LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%at%x1f%ct%x1f%B"
 FORK_RATIO = (
     10  # an off-line merge numbered under a tenth of the highest PR landed so far is a fork's
 )
+# An off-line merge whose first commit was written this long after the first-parent line had
+# passed its number is another repository's (a subtree sync brings in Miri's "Merge pull request
+# #4001 from rust-lang/rustup", written in 2024, four years after rust-analyzer's own #4001). Our
+# own PRs may wait on a maintenance branch for years (click 7.1 took in PRs from 2018), but they
+# were written when their number was new.
+FOREIGN_AGE = timedelta(days=365)
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -212,6 +219,9 @@ class GitSource:
         prs: list[PRRecord] = []
         seen: set[int] = set()
         highest = 0
+        # When each new highest number landed on the first-parent line, to tell how old a number is.
+        times: list[datetime] = []
+        highs: list[int] = []
         self._kinds = Counter()
         for sha in mainline:
             commit = by_sha[sha]
@@ -224,6 +234,11 @@ class GitSource:
                     # PR ("Merge pull request #1 from me/master"), not one of this repository.
                     self._kinds["skipped: a fork's own PR number"] += 1
                     continue
+                opened = side.created_at or commit.committed_at
+                year_before = bisect_right(times, opened - FOREIGN_AGE)
+                if year_before and side.number < highs[year_before - 1]:
+                    self._kinds["skipped: another repository's PR number"] += 1
+                    continue
                 seen.add(side.number)
                 prs.append(side)
                 self._kinds["merge off the first-parent line"] += 1
@@ -232,7 +247,10 @@ class GitSource:
             for pr in found:
                 if pr is not None and pr.number not in seen:
                     seen.add(pr.number)
-                    highest = max(highest, pr.number)
+                    if pr.number > highest:
+                        highest = pr.number
+                        times.append(commit.committed_at)
+                        highs.append(highest)
                     prs.append(pr)
                     self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
         return prs

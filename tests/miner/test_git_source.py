@@ -364,6 +364,38 @@ def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path)
     }
 
 
+def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
+    tmp_path: Path,
+) -> None:
+    """rust-analyzer's syncs with rust-lang/rust bring in Miri's "Merge pull request #4001 from
+    rust-lang/rustup" in 2024, years after rust-analyzer's own PRs passed #4001; a PR merged
+    into a maintenance branch a few weeks after it was opened is ours."""
+    repo = tmp_path / "synced"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit", date="2020-01-01T10:00:00")
+    _squash(repo, "Parser (#4001)", name="parser.rs", date="2020-03-01T10:00:00")
+    _squash(repo, "Lexer (#9000)", name="lexer.rs", date="2022-06-01T10:00:00")
+    _squash(repo, "Hover (#17000)", name="hover.rs", date="2024-05-01T10:00:00")
+    git(repo, "checkout", "-q", "-b", "sync")
+    for number, name in ((4002, "rustup"), (17010, "fix-hover")):
+        git(repo, "checkout", "-q", "-b", name, "sync")
+        _squash(repo, f"Work of {name}", name=f"{name}.rs", date="2024-06-01T10:00:00")
+        git(repo, "checkout", "-q", "sync")
+        message = f"Merge pull request #{number} from someone/{name}"
+        _no_ff(repo, name, message, date="2024-06-02T10:00:00")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "sync", "Merge pull request #17020 from someone/sync", date="2024-06-03T10:00:00")
+    source = GitSource(str(repo), full_name="acme/synced")
+    assert [pr.number for pr in source.pull_requests(None)] == [4001, 9000, 17000, 17010, 17020]
+    assert source.found_by_kind() == {
+        "squash": 3,
+        "skipped: another repository's PR number": 1,
+        "merge off the first-parent line": 1,
+        "merge": 1,
+    }
+
+
 def test_merge_queue_and_bors_merges_are_prs_with_their_branch_commits(tmp_path: Path) -> None:
     repo = tmp_path / "queued"
     repo.mkdir()
