@@ -38,7 +38,7 @@ DEPENDENT = re.compile(
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
     r"|prototype|improves|extends|generaliz(?:e|es|ed|ing)|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
-    r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|pulled\s+out"
+    r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|groundwork|pulled\s+out"
     r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor(?:e|es|ed|ing)|TODO"
     r"|(?:required|necessary)\s+(?:\w+\s+){0,3}?for|to\s+(?:use|support)|bug\s+(?:\w+\s+){0,3}?(?:in|from)"
     r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from|left\s+(?:behind\s+)?in)\b"
@@ -64,7 +64,7 @@ PARALLEL = re.compile(
 # split-out base, a re-land): it keeps a link even when the two PRs share no code we can see.
 STACKED = re.compile(
     r"\b(?:stacked|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on|depends\s+on"
-    r"|dependent\s+on|requires?\s+(?:#\d|https?://)|required\s+(?:by|for)|prerequisite|precursor|blocked\s+by|unblocks?"
+    r"|dependent\s+on|requires?\s+(?:#\d|https?://)|required\s+(?:by|for)|prerequisite|precursor|groundwork|blocked\s+by|unblocks?"
     r"|split(?:ting)?\s+(?:\w+\s+){0,3}?(?:out\s+)?(?:of|from)|spun\s+(?:\w+\s+)?off|pulled\s+(?:\w+\s+){0,2}?out\s+of"
     r"|extracted\s+(?:\w+\s+){0,4}?from|re-?appl(?:y|ies|ied)|re-?lands?|un-?reverts?"
     r"|part\s+(?:\d|one|two|three|four|ii|iii|iv)|(?:first|second|third|next)\s+(?:part|step|pr)"
@@ -92,6 +92,20 @@ STACKED_ON = re.compile(
     r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by)",
     re.I,
 )
+
+
+# Wording by which a PR says, while another is still open, that it prepares that one: the other,
+# merged later, was stacked on it (rust-analyzer #7021, "Groundwork for #6966", opened with it).
+PREPARES = re.compile(
+    r"\b(?:groundwork|(?:in\s+)?prep(?:aration)?|preparatory\s+\w+|set\s?up|prerequisite|precursor"
+    r"|needed|required|necessary)\s+(?:work\s+)?for\b|\bunblocks?\b",
+    re.I,
+)
+
+
+def prepares(evidence: str, number: int | None = None) -> bool:
+    """Whether the sentence holding the reference says the writing PR prepares the named one."""
+    return PREPARES.search(reference_sentence(evidence, number)) is not None
 
 
 def stacked_on(evidence: str, number: int | None = None) -> bool:

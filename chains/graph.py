@@ -27,6 +27,7 @@ from chains.cues import (
     EvidenceClass,
     analogy,
     classify,
+    prepares,
     reference_sentence,
     regression_wording,
     stacked_on,
@@ -263,11 +264,16 @@ def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
 
 def _stacked(ref: RefRow, a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     """(newer, older) of two PRs open at once when the one merged later says it is stacked on the
-    other ("Based on #N"): it was opened on top of its base, and merged after it."""
+    other ("Based on #N"), or the one merged first says it prepares the other ("Groundwork for
+    #N"): the later one was opened on top of its base, and merged after it."""
     later, earlier = (a, b) if a.merged_at > b.merged_at else (b, a)
-    if ref.src != later.id or ref.type == "issue_mediated":
+    if ref.type == "issue_mediated":
         return None
-    return (later, earlier) if stacked_on(ref.evidence, ref.number) else None
+    if ref.src == later.id and stacked_on(ref.evidence, ref.number):
+        return later, earlier
+    if ref.src == earlier.id and prepares(ref.evidence, ref.number):
+        return later, earlier
+    return None
 
 
 def _group_references(

@@ -68,13 +68,20 @@ def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
     store.pr(1, ["a.py"], day=5, created_day=1)
     store.pr(2, ["a.py"], day=6, created_day=2)  # opened before #1 merged, on top of it
     store.pr(3, ["b.py"], day=7, created_day=3)
+    store.pr(4, ["c.py"], day=8, created_day=4)
+    store.pr(5, ["c.py"], day=9, created_day=4)  # opened with #4, which prepares it
+    store.pr(6, ["c.py"], day=10, created_day=5)
     store.ref(2, 1, "follow_up", evidence="Based on #1. Part 4 of the parser revamp")
-    # Said by the PR merged first, stacking wording orients nothing.
+    # Said by the PR merged first, stacking wording orients nothing ...
     store.ref(1, 3, evidence="Depends on #3")
+    store.ref(4, 6, evidence="See #6 for the rest.")
+    # ... but saying it prepares the other does (rust-analyzer #7021, "Groundwork for #6966").
+    store.ref(4, 5, evidence="Groundwork for #5.")
     store.write()
     graph, report = _graph(engine)
-    assert list(graph.edges) == [(store.pr_id(2), store.pr_id(1))]
-    assert report.dropped["not_merged_before_created"] == 1
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(2), pid(1)), (pid(5), pid(4))}
+    assert report.dropped["not_merged_before_created"] == 2
 
 
 def test_weak_and_parallel_mentions_are_dropped(engine: Engine) -> None:
