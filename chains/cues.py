@@ -8,7 +8,8 @@ Classes (weights in `ChainsConfig.evidence_weights`):
   "Related: - #X", "noticed while working on #X"):
   siblings that share no code state, never an edge;
 - issue_only: the two PRs only meet through an issue; an edge only with corroboration (an issue one
-  of them names only by analogy makes the pair parallel: `issue_analogy`, set by chains/graph.py);
+  of them names only by analogy makes the pair parallel, `issue_analogy`; one that says it prepares
+  the issue the other fixes makes it strong, `issue_prepares`; both set by chains/graph.py);
 - revert: the newer PR reverts the older.
 
 Only the evidence window the miner stored is read, and of it only the sentence that holds the
@@ -221,6 +222,8 @@ def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[E
             "parallel",
             f"the shared issue #{number} named by analogy '{analogy(evidence, number)}'",
         )
+    if ref_type == "issue_prepares":
+        return "strong", f"prepares the shared issue #{number}"
     after = analogy_after(evidence, number) if ref_type != "fixes" else ""
     if after:
         return "parallel", f"analogy wording '{after}' after the reference"

@@ -42,6 +42,8 @@ from miner.refs import retype
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
+# Reference types that link two PRs through an issue (`_issue_wording`).
+THROUGH_ISSUE = frozenset({"issue_mediated", "issue_analogy", "issue_prepares"})
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
 AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit"})
@@ -185,7 +187,7 @@ def load_references(engine: Engine) -> list[RefRow]:
             for a, b, t, f, v, e, n, r in conn.execute(query)
         ]
         said = _issue_mentions(conn) if any(r.type == "issue_mediated" for r in rows) else {}
-    return [_by_analogy(r, said) for r in rows]
+    return [_issue_wording(r, said) for r in rows]
 
 
 def _issue_mentions(conn: Connection) -> dict[tuple[int, int], list[tuple[str, str]]]:
@@ -199,12 +201,29 @@ def _issue_mentions(conn: Connection) -> dict[tuple[int, int], list[tuple[str, s
     return said
 
 
-def _by_analogy(ref: RefRow, said: dict[tuple[int, int], list[tuple[str, str]]]) -> RefRow:
-    """An issue-mediated link where one PR names the shared issue only by analogy ("Similar to
-    #7609", an issue the other PR fixed) joins siblings: it becomes an `issue_analogy` reference,
-    classed parallel, with that PR's sentence as its evidence."""
+def _issue_wording(ref: RefRow, said: dict[tuple[int, int], list[tuple[str, str]]]) -> RefRow:
+    """An issue-mediated link read again with what each PR says of the shared issue:
+    - one names it only by analogy ("Similar to #7609", an issue the other PR fixed): siblings;
+      an `issue_analogy` reference, classed parallel;
+    - one says it prepares it ("Groundwork for #6966", which the other fixes): the other builds
+      on it; an `issue_prepares` reference from the preparing PR, classed strong, which may link
+      two PRs open at once (`_stacked`).
+    Either takes that PR's sentence as its evidence."""
     if ref.type != "issue_mediated":
         return ref
+    number = ref.via_issue
+    for end, other in ((ref.src, ref.dst), (ref.dst, ref.src)):
+        refs = said.get((end, number), [])
+        if refs and all(kind == "mention" and analogy(text, number) for kind, text in refs):
+            sentence = reference_sentence(refs[0][1], number)[:EVIDENCE_CHARS]
+            return replace(ref, type="issue_analogy", evidence=sentence, number=number)
+        ready = [text for _kind, text in refs if prepares(text, number)]
+        if ready:
+            sentence = reference_sentence(ready[0], number)[:EVIDENCE_CHARS]
+            return replace(
+                ref, src=end, dst=other, type="issue_prepares", evidence=sentence, number=number
+            )
+    return ref
     number = ref.via_issue
     for end in (ref.src, ref.dst):
         refs = said.get((end, number), [])
@@ -248,7 +267,7 @@ def umbrella_issues(refs: Iterable[RefRow], max_fanout: int) -> set[int]:
     """Issues that mediate links among more than `max_fanout` PRs: tracking issues, not one piece of work."""
     members: dict[int, set[int]] = defaultdict(set)
     for ref in refs:
-        if ref.type == "issue_mediated" and ref.via_issue:
+        if ref.type in THROUGH_ISSUE and ref.via_issue:
             members[ref.via_issue].update((ref.src, ref.dst))
     return {issue for issue, prs in members.items() if len(prs) > max_fanout}
 
@@ -298,7 +317,7 @@ def _group_references(
             rule = "pr_filtered_or_not_mined"
         elif a.repo_id != b.repo_id:
             rule = "cross_repo"
-        elif ref.type == "issue_mediated" and ref.via_issue in umbrellas:
+        elif ref.type in THROUGH_ISSUE and ref.via_issue in umbrellas:
             rule = "umbrella_issue"
         elif (pair := orient(a, b) or _stacked(ref, a, b)) is None:
             rule = "not_merged_before_created"

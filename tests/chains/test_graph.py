@@ -77,10 +77,17 @@ def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
     store.ref(4, 6, evidence="See #6 for the rest.")
     # ... but saying it prepares the other does (rust-analyzer #7021, "Groundwork for #6966").
     store.ref(4, 5, evidence="Groundwork for #5.")
+    # ... or the issue the other fixes (rust-analyzer #7021, "Groundwork for #6966", and #7030).
+    store.pr(7, ["d.py"], day=11, created_day=6)
+    store.pr(8, ["d.py"], day=12, created_day=6)
+    store.issue_ref(7, 90, "Groundwork for #90")
+    store.issue_ref(8, 90, "Fixes #90", type="fixes")
+    store.ref(8, 7, "issue_mediated", via_issue=90, found_in="issue")
     store.write()
     graph, report = _graph(engine)
     pid = store.pr_id
-    assert set(graph.edges) == {(pid(2), pid(1)), (pid(5), pid(4))}
+    assert set(graph.edges) == {(pid(2), pid(1)), (pid(5), pid(4)), (pid(8), pid(7))}
+    assert graph[pid(8)][pid(7)]["cue"] == "prepares the shared issue #90"
     assert report.dropped["not_merged_before_created"] == 2
 
 
