@@ -236,13 +236,19 @@ def _no_ff(repo: Path, branch: str, message: str, date: str | None = None) -> st
     return git(repo, "rev-parse", "HEAD")
 
 
+def _new_repo(tmp_path: Path, name: str, date: str | None = None) -> Path:
+    """An empty history on `main` with one initial commit (no PR)."""
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _squash(repo, "Initial commit", date=date)
+    return repo
+
+
 def test_bors_ng_merges_and_batches_are_prs_with_their_own_changes(tmp_path: Path) -> None:
     """rust-analyzer until 2022: "Merge #N" with "N: Title r=… a=…" below; a batch "Merge #N #M"
     is an octopus merge, one parent per PR (6,663 of its PRs were not mined before)."""
-    repo = tmp_path / "borsng"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    _squash(repo, "Initial commit")
+    repo = _new_repo(tmp_path, "borsng")
     git(repo, "checkout", "-q", "-b", "hover")
     hover = _squash(repo, "Show docs on hover", name="hover.rs")
     git(repo, "checkout", "-q", "main")
@@ -296,10 +302,7 @@ def test_bors_ng_merges_and_batches_are_prs_with_their_own_changes(tmp_path: Pat
 
 
 def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Path) -> None:
-    repo = tmp_path / "maint"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    _squash(repo, "Initial commit")
+    repo = _new_repo(tmp_path, "maint")
     _squash(repo, "Add parser (#1)", name="parser.py")
     git(repo, "branch", "1.x")
     _squash(repo, "New feature (#2)", name="feature.py")
@@ -342,10 +345,7 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
 
 
 def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path) -> None:
-    repo = tmp_path / "forked"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    _squash(repo, "Initial commit")
+    repo = _new_repo(tmp_path, "forked")
     _squash(repo, "Big feature (#40)", name="feature.py")
     # A contributor's fork merged its own PR #1 into its branch, then that branch came in as #41.
     git(repo, "checkout", "-q", "-b", "contrib")
@@ -370,10 +370,7 @@ def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
     """rust-analyzer's syncs with rust-lang/rust bring in Miri's "Merge pull request #4001 from
     rust-lang/rustup" in 2024, years after rust-analyzer's own PRs passed #4001; a PR merged
     into a maintenance branch a few weeks after it was opened is ours."""
-    repo = tmp_path / "synced"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    _squash(repo, "Initial commit", date="2020-01-01T10:00:00")
+    repo = _new_repo(tmp_path, "synced", date="2020-01-01T10:00:00")
     _squash(repo, "Parser (#4001)", name="parser.rs", date="2020-03-01T10:00:00")
     _squash(repo, "Lexer (#9000)", name="lexer.rs", date="2022-06-01T10:00:00")
     _squash(repo, "Hover (#17000)", name="hover.rs", date="2024-05-01T10:00:00")
@@ -397,10 +394,7 @@ def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
 
 
 def test_merge_queue_and_bors_merges_are_prs_with_their_branch_commits(tmp_path: Path) -> None:
-    repo = tmp_path / "queued"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    _squash(repo, "Initial commit")
+    repo = _new_repo(tmp_path, "queued")
     # GitHub's merge queue: a two-parent merge whose subject is the PR's title and number.
     git(repo, "checkout", "-q", "-b", "speedup")
     work = _squash(repo, "Cache the parsed manifest", name="manifest.rs")

@@ -168,21 +168,26 @@ def test_foreign_tables_are_not_taken_for_a_store(db_url: str) -> None:
     engine.dispose()
 
 
-def test_commands_starting_together_create_one_store(db_url: str) -> None:
+def _open_together(url: str, commands: int = 4) -> list[BaseException]:
+    """Open the store at `url` from `commands` threads at once; what each raised."""
     errors: list[BaseException] = []
 
     def open_store() -> None:
         try:
-            make_engine(db_url).dispose()
+            make_engine(url).dispose()
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    threads = [threading.Thread(target=open_store) for _ in range(commands)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == []
+    return errors
+
+
+def test_commands_starting_together_create_one_store(db_url: str) -> None:
+    assert _open_together(db_url) == []
     engine = create_engine(db_url)
     with engine.connect() as connection:
         assert connection.scalar(text("SELECT count(*) FROM alembic_version")) == 1
@@ -193,22 +198,9 @@ def test_new_sqlite_files_switch_to_wal_under_contention(tmp_path: Path) -> None
     # SQLite refuses a second connection's switch to WAL at once, without its busy handler; about
     # one new file in twenty failed here before the switch was retried.
     for attempt in range(40):
-        url = f"sqlite:///{tmp_path / f'store{attempt}.db'}"
-        errors: list[BaseException] = []
-
-        def open_store(url: str = url, errors: list[BaseException] = errors) -> None:
-            try:
-                make_engine(url).dispose()
-            except BaseException as exc:
-                errors.append(exc)
-
-        threads = [threading.Thread(target=open_store) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == [], f"new store {attempt}"
-        with sqlite3.connect(tmp_path / f"store{attempt}.db") as connection:
+        path = tmp_path / f"store{attempt}.db"
+        assert _open_together(f"sqlite:///{path}") == [], f"new store {attempt}"
+        with sqlite3.connect(path) as connection:
             assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
