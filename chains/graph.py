@@ -224,13 +224,6 @@ def _issue_wording(ref: RefRow, said: dict[tuple[int, int], list[tuple[str, str]
                 ref, src=end, dst=other, type="issue_prepares", evidence=sentence, number=number
             )
     return ref
-    number = ref.via_issue
-    for end in (ref.src, ref.dst):
-        refs = said.get((end, number), [])
-        if refs and all(kind == "mention" and analogy(text, number) for kind, text in refs):
-            sentence = reference_sentence(refs[0][1], number)[:EVIDENCE_CHARS]
-            return replace(ref, type="issue_analogy", evidence=sentence, number=number)
-    return ref
 
 
 def _fresh_type(kind: str, evidence: str | None, number: int | None) -> str:
