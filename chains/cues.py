@@ -86,6 +86,12 @@ SPLIT_OFF = re.compile(
 )
 
 
+def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
+    """The words of `wording` in the sentence that holds the reference ('' when none)."""
+    found = wording.search(reference_sentence(evidence, number))
+    return found.group(0).strip() if found else ""
+
+
 # Wording by which a PR says it was opened on top of another, still open: it may be opened before
 # its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
 STACKED_ON = re.compile(
@@ -106,18 +112,17 @@ PREPARES = re.compile(
 
 def prepares(evidence: str, number: int | None = None) -> bool:
     """Whether the sentence holding the reference says the writing PR prepares the named one."""
-    return PREPARES.search(reference_sentence(evidence, number)) is not None
+    return bool(_said(PREPARES, evidence, number))
 
 
 def stacked_on(evidence: str, number: int | None = None) -> bool:
     """Whether the sentence holding the reference says the PR is stacked on the referenced one."""
-    return STACKED_ON.search(reference_sentence(evidence, number)) is not None
+    return bool(_said(STACKED_ON, evidence, number))
 
 
 def stacked_wording(evidence: str, number: int | None = None) -> str:
     """The stack/prerequisite words in the sentence that holds the reference ('' when none)."""
-    found = STACKED.search(reference_sentence(evidence, number))
-    return found.group(0).strip() if found else ""
+    return _said(STACKED, evidence, number)
 
 
 # Wording that says the older PR broke something the newer one repairs (whole words, in the
@@ -131,8 +136,7 @@ REGRESSION = re.compile(
 
 def regression_wording(evidence: str, number: int | None = None) -> str:
     """The words saying the older PR caused a regression ('' when none)."""
-    found = REGRESSION.search(reference_sentence(evidence, number))
-    return found.group(0).strip() if found else ""
+    return _said(REGRESSION, evidence, number)
 
 
 # A sentence ends at . ! or ? followed by white space, at a blank line, or at a line that starts a
