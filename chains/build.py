@@ -20,7 +20,7 @@ from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
 from chains.graph import GraphReport, PRNode, load_graph, load_repos
 from chains.inuse import in_use, mark_superseded, unmark
-from chains.links import write_links
+from chains.links import STAGE_RULES, write_links
 from chains.patches import SplitPatch, split_patch
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from chains.substance import measure_stages, thin_stages
@@ -254,10 +254,23 @@ def _drop_thin_stages(
     thin = set(thin_stages(graph, measured, minimum))
     graph.remove_nodes_from(thin)
     report.filtered.removed["stage_below_substance"] += len(thin)
+
+    def lines(pr: int) -> int:  # lexed where the PR had an edge; else its file-level count
+        return measured.get(pr, nodes[pr].code_lines)
+
     for link in report.links:
-        if link.rule is None and (link.newer in thin or link.older in thin):
-            link.rule = "stage_below_substance"
-            report.dropped["stage_below_substance"] += 1
+        if link.rule in STAGE_RULES or min(lines(link.newer), lines(link.older)) >= minimum:
+            continue
+        # An end that can be no stage decides the link, as a filtered PR does: whether the pair
+        # is a dependency no longer matters, and the link rules' drops keep only pairs that
+        # could have been chained (the ones a hand check of them asks about).
+        if link.rule is not None:
+            report.dropped[link.rule] -= 1
+            if not report.dropped[link.rule]:
+                del report.dropped[link.rule]
+            link.attrs["why"] += f"; the link rules dropped it too ({link.rule})"
+        link.rule = "stage_below_substance"
+        report.dropped["stage_below_substance"] += 1
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
 
 

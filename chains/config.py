@@ -42,6 +42,12 @@ class ChainFilters(BaseModel):
         "'release(apps): oxlint v1.29.0', 'axum: Version 0.4.4'): a version bump and a "
         "changelog whose every entry reads as a mention.",
     )
+    skip_backports: bool = Field(
+        True,
+        description="Drop backports and cherry-picks, known by their title ('[8.3.x] Fix …', "
+        "'Backport #6914', 'v1.7 patch'): the change is another PR's, applied again to a "
+        "maintenance branch, so as a stage it would repeat that PR.",
+    )
     skip_reverted: bool = Field(
         False,
         description="Drop PRs that a later PR reverted (off by default: with chains.revert_links a "
@@ -115,6 +121,12 @@ class ChainsConfig(BaseModel):
         "gap, two at 200 days, seven at two years. Imports and comments do not count, a moved line "
         "counts half.",
     )
+    whole_change_max_gap_days: float = Field(
+        365.0,
+        ge=0,
+        description="A newer PR that rewrites all the code the older PR wrote (tests, imports and "
+        "comments left out), however few lines, has lineage enough up to this many days after it.",
+    )
     min_symbols: int = Field(
         1,
         ge=0,
@@ -133,6 +145,13 @@ class ChainsConfig(BaseModel):
         ge=0,
         description="A fix whose sentence says the older PR broke or regressed something ('in #N I "
         "broke X', 'regressed in #N') is kept without shared files when opened within this many days.",
+    )
+    regression_max_gap_days: float = Field(
+        365.0,
+        ge=0,
+        description="Such a regression fix that shares a file with the older PR is kept up to this "
+        "many days after it, over max_gap_days and without shared lines: a regression stays in the "
+        "code until someone notices.",
     )
     strong_needs_code: bool = Field(
         True,

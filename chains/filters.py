@@ -144,10 +144,30 @@ RELEASE_TITLE = re.compile(
     r"|v?\d+\.\d+\.\d+\s*$)",
     re.I,
 )
+# Release bookkeeping worded around the version: "Prepare for 8.0.0 release", "Prepare for release
+# of 14.0.0", "Preparing for v1.8", "Backport changelog from 0.19.4", "Prepare changelog for 0.20".
+RELEASE_CHORE = re.compile(
+    r"^\s*(?:[\w()./-]+:\s+)?prepar(?:e|es|ing|ations?)\b.*\bv?\d+\.\d+"
+    r"|\bchangelog\b\W+(?:\w+\W+){0,2}v?\d+\.\d+",
+    re.I,
+)
+# A backport or cherry-pick re-applies a change already made elsewhere: pytest's "[8.3.x] Fix …"
+# bot PRs, "Merge pull request #6919 from nicoddemus/backport-6914", pydantic's "v1.7 patch".
+BACKPORT_TITLE = re.compile(
+    r"^\s*\[v?\d+(?:\.(?:\d+|x))+\]"
+    r"|\bback-?port(?:s|ed)?\b(?![.\w])|\bcherry[- ]?pick(?:s|ed)?\b"
+    r"|^\s*v?\d+\.\d+(?:\.(?:\d+|x))?\s+(?:patch|fixes|backports?)\b",
+    re.I,
+)
 
 
 def is_release(title: str) -> bool:
-    return RELEASE_TITLE.match(title or "") is not None
+    title = title or ""
+    return RELEASE_TITLE.match(title) is not None or RELEASE_CHORE.search(title) is not None
+
+
+def is_backport(title: str) -> bool:
+    return BACKPORT_TITLE.search(title or "") is not None
 
 
 def is_lockfile(path: str) -> bool:
@@ -176,6 +196,8 @@ def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | 
         return "carries_other_prs"
     if filters.skip_releases and is_release(node.title):
         return "release"
+    if filters.skip_backports and is_backport(node.title):
+        return "backport"
     if node.lines > filters.max_patch_lines:
         return "patch_too_large"
     if node.files and filters.skip_lockfile_only and all(is_lockfile(p) for p in node.files):

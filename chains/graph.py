@@ -492,6 +492,7 @@ def assess_edge(
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
         attrs["lineage_restored"], attrs["lineage_tests"] = lineage.restored, lineage.tests
+        attrs["lineage_whole"] = lineage.whole
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
@@ -502,6 +503,8 @@ def assess_edge(
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
             why += f", {lineage.moved} of them only moved"
+        if lineage.whole:
+            why += ", all the code the older PR wrote"
     if lineage.tests:
         why += f"; it changes {lineage.tests} line(s) of the older PR's tests (no code evidence)"
     if attrs.get("symbols"):
@@ -602,6 +605,7 @@ def _link_rule(
         attrs.get("lineage_touched", 0),
         tests=attrs.get("lineage_tests", 0),
         restored=attrs.get("lineage_restored", 0),
+        whole=attrs.get("lineage_whole", False),
     )
     backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
@@ -628,20 +632,29 @@ def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool
 
 
 def _regression_fix(best: Judged, attrs: dict[str, Any], config: ChainsConfig) -> bool:
-    """A fix of a regression the older PR caused ("in #N I broke X", "regressed in #N"), soon
-    after it: the fix may touch another file, yet it repairs the older PR's behaviour."""
-    if best.cls != "strong" or attrs["gap_days"] > config.regression_gap_days:
+    """A fix of a regression the older PR caused ("in #N I broke X", "regressed in #N"). Soon
+    after it, the fix may touch another file, yet it repairs the older PR's behaviour. Later, it
+    must share a file with the older PR: a regression stays in the code until someone notices
+    (pydantic #3201, "Small regression in #2231", 232 days on), so the gap rule does not apply."""
+    if best.cls != "strong" or not regression_wording(best.ref.evidence, best.ref.number):
         return False
-    return bool(regression_wording(best.ref.evidence, best.ref.number))
+    gap = attrs["gap_days"]
+    if gap <= config.regression_gap_days:
+        return True
+    return attrs["overlap"] > 0 and gap <= config.regression_max_gap_days
 
 
 def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
     """Whether line lineage is enough to back a link on its own (over the gap, overlap and
     issue-only rules): `lineage_lines_per_gap` per `max_gap_days` between the PRs (at least one
     period), a moved line counting half. A few lines shared with a PR two years older are a
-    coincidence of history more often than a dependency."""
+    coincidence of history more often than a dependency. Rewriting all the code the older PR
+    wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
+    #17813 rewrote #15864's one-line fix 270 days on)."""
     if not lineage.lines:
         return False
+    if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
+        return True
     need = config.lineage_lines_per_gap * max(1.0, gap_days / config.max_gap_days)
     return lineage.weight >= need
 

@@ -48,7 +48,7 @@ _NOT_SUBSTANCE = re.compile(
     r"|//|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)"
 )
 BLAME_TIMEOUT = 60.0
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
 
 # One git blame call: (clone, revs, path, hunks sorted, copies).
@@ -72,6 +72,9 @@ class Lineage:
     # Lines of code the older PR removed and the newer one writes back (from the patches): a
     # re-land restores what its revert removed. Code evidence, though no line the older PR wrote.
     restored: int = 0
+    # The rewritten lines are all the code the older PR wrote (tests, imports and comments left
+    # out): a one-line fix, rewritten months later, is that fix's whole change.
+    whole: bool = False
 
     @property
     def weight(self) -> float:
@@ -111,6 +114,8 @@ class PatchLines:
     added: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     removed: list[Removed] = field(default_factory=list)
     authored: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # Where each added text landed: path → (line number in the new file, text).
+    added_at: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
 
     def added_anywhere(self) -> set[str]:
         return set().union(*self.added.values()) if self.added else set()
@@ -132,7 +137,7 @@ def parse_patch(diff: str) -> PatchLines:
     """The added texts per (new) path, those the diff wrote itself, and every removed line with
     its old path and number."""
     found = PatchLines()
-    hunks: list[tuple[tuple[str, str], tuple[int, int], list[str]]] = []
+    hunks: list[tuple[tuple[str, str], tuple[int, int, int], list[str]]] = []
     for section in file_sections(diff):
         old_path = new_path = ""
         lines = section.split("\n")
@@ -149,7 +154,7 @@ def parse_patch(diff: str) -> PatchLines:
             while end < len(lines) and not _HUNK.match(lines[end]):
                 end += 1
             if hunk:
-                span = (int(hunk.group(1)), int(hunk.group(2) or 1))
+                span = (int(hunk.group(1)), int(hunk.group(2) or 1), int(hunk.group(3)))
                 hunks.append(((old_path, new_path), span, lines[at + 1 : end]))
             at = end
     carried: list[tuple[str, str]] = []  # (path, text) of added lines the diff only carries
@@ -169,12 +174,13 @@ def _read_hunk(
     carried: list[tuple[str, str]],
     body: list[str],
     paths: tuple[str, str],
-    span: tuple[int, int],
+    span: tuple[int, int, int],
     only_carried: set[int],
 ) -> None:
-    """Record one hunk's lines (`span`: its old side's first line and length)."""
+    """Record one hunk's lines (`span`: its old side's first line and length, its new side's
+    first line)."""
     old_path, new_path = paths
-    old_line = span[0]
+    old_line, new_line = span[0], span[2]
     for pos, line in enumerate(body):
         if line.startswith("\\"):
             continue
@@ -182,15 +188,18 @@ def _read_hunk(
             text = squeeze(line[1:])
             if len(text) >= MIN_LINE_CHARS and new_path:
                 found.added[new_path].add(text)
+                found.added_at[new_path].append((new_line, text))
                 if pos in only_carried:
                     carried.append((new_path, text))
+            new_line += 1
         elif line.startswith("-"):
             text = squeeze(line[1:])
             if len(text) >= MIN_LINE_CHARS and old_path:
-                found.removed.append(Removed(old_path, old_line, text, span))
+                found.removed.append(Removed(old_path, old_line, text, span[:2]))
             old_line += 1
         else:
             old_line += 1
+            new_line += 1
 
 
 def blamed_commits(
@@ -328,7 +337,33 @@ class Lines:
         ]
         touched = len(shared) - len(self._tests(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
-        return replace(found, touched=touched, restored=restored)
+        whole = found.lines > found.moved and not self._code_beyond(older, theirs, shared)
+        return replace(found, touched=touched, restored=restored, whole=whole)
+
+    def _code_beyond(self, older: PRNode, theirs: PatchLines, rewritten: list[Removed]) -> bool:
+        """Whether the older PR wrote code besides the `rewritten` lines: substantive lines in
+        code files, outside a Rust file's test module (read at its merge, where the clone is at
+        hand)."""
+        done = {r.text for r in rewritten}
+        clone = self.clones.get(older.repo_id)
+        for path, placed in theirs.added_at.items():
+            authored = theirs.authored.get(path, set())
+            rest = [(n, t) for n, t in placed if t in authored and t not in done and substantive(t)]
+            if not rest or not counts_as_code(path):
+                continue
+            start = None
+            if path.endswith(".rs") and clone and older.merge_sha:
+                start = self._test_start(clone, older.merge_sha, path)
+            if start is None or any(n < start for n, _ in rest):
+                return True
+        return False
+
+    def _test_start(self, clone: str, rev: str, path: str) -> int | None:
+        key = (clone, rev, path)
+        if key not in self._test_starts:
+            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
+            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
+        return self._test_starts[key]
 
     def undoes(self, newer: PRNode, older: PRNode) -> bool:
         """Whether the newer PR's patch is the older one's turned around (a revert, whatever its
@@ -371,11 +406,7 @@ class Lines:
             return True
         if not line.path.endswith(".rs"):
             return False
-        key = (clone, rev, line.path)
-        if key not in self._test_starts:
-            shown = git.run(clone, "show", f"{rev}:{line.path}", check=False)
-            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
-        start = self._test_starts[key]
+        start = self._test_start(clone, rev, line.path)
         return start is not None and line.line >= start
 
     def _blame(

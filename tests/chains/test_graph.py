@@ -146,17 +146,26 @@ def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: E
     # A release by a maintainer (oxc's "release(apps): oxlint v1.29.0"): no bot, still no stage.
     store.pr(9, ["Cargo.toml", "calc/a.py"], title="release(apps): oxlint v1.29.0")
     store.pr(10, ["calc/a.py"], title="Release the lock before the write")
+    # Release bookkeeping worded around the version (arrow-rs, pydantic), and backports: the change
+    # is another PR's again (pytest's backport bot, a backport branch's merge, pydantic's "v1.7 patch").
+    store.pr(11, ["calc/a.py", "CHANGELOG.md"], title="Prepare for 8.0.0 release: Update CHANGELOG")
+    store.pr(12, ["calc/a.py"], title="[8.3.x] Fix the parser on empty input (#5)")
+    store.pr(13, ["calc/a.py"], title="Merge pull request #13 from ada/backport-5")
+    store.pr(14, ["calc/a.py"], title="v1.7 patch (currently v1.7.3)")
+    store.pr(15, ["calc/a.py"], title="Include `backports.strenum` in `deprecated-imports`")
+    store.pr(16, ["calc/a.py"], title="Fix 1.2 parsing in the changelog reader")
     store.ref(6, 5, "reverts", evidence="Revert #5")
     store.write()
     graph, report = _graph(engine, filters={"skip_reverted": True})
-    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10)]
+    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10, 15, 16)]
     assert dict(report.filtered.removed) == {
         "bot": 1,
         "docs_only": 1,
         "lockfile_only": 1,
         "reverted": 1,
         "patch_too_large": 1,
-        "release": 1,
+        "release": 2,
+        "backport": 3,
     }
     graph, _ = _graph(
         engine,
@@ -164,10 +173,11 @@ def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: E
             "skip_bots": False,
             "skip_reverted": False,
             "skip_releases": False,
+            "skip_backports": False,
             "max_patch_lines": 10_000,
         },
     )
-    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9))
+    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9, 11, 12, 13, 14))
 
 
 def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> None:

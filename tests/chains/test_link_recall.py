@@ -78,6 +78,60 @@ def _history(path: Path) -> History:
         body="In #1, I broke fallback to the download by throwing a different error kind.",
         day=70,
     )
+    # A regression noticed months later, fixed in the file the older PR wrote (pydantic #3201,
+    # "Small regression in #2231", 232 days on); and the same fix two years on.
+    repo.pr(
+        9,
+        "Keep the roots when the graph is empty",
+        {"src/reach.py": REACH + "\n\ndef roots_only(roots):\n    return set(roots)\n"},
+        body="Small regression in #1: an empty graph lost its roots.",
+        day=200,
+    )
+    repo.pr(
+        10,
+        "Keep the roots of a cyclic graph",
+        {"src/reach.py": REACH + "\n\ndef roots_only(roots):\n    return frozenset(roots)\n"},
+        body="Another regression in #1: a cycle lost its roots.",
+        day=800,
+    )
+    # A one-line fix (and its test), rewritten 200 days on by a PR that only mentions it
+    # (rust-analyzer #17813 and #15864): that line is all the code the fix wrote.
+    repo.pr(
+        11,
+        "Sort helper items by their text",
+        {
+            "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=str)"),
+            "tests/test_core.py": "def test_sorts_by_text():\n    assert existing_helper([2, 10]) == [10, 2]\n",
+        },
+        day=810,
+    )
+    repo.pr(
+        12,
+        "Sort helper items by their repr",
+        {"src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr)")},
+        body="See #11.",
+        day=1010,
+    )
+    # The near miss: the older PR wrote two lines of code, the newer one rewrites one of them.
+    repo.pr(
+        13,
+        "Name the helper's order",
+        {
+            "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr, reverse=False)")
+            + 'ORDER_NAME = "natural order"\n'
+        },
+        day=1020,
+    )
+    repo.pr(
+        14,
+        "Reverse the helper's order",
+        {
+            "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr, reverse=True)")
+            + 'ORDER_NAME = "natural order"\n'
+        },
+        body="See #13.",
+        day=1220,
+    )
     return repo
 
 
@@ -112,7 +166,25 @@ def test_using_a_name_the_older_pr_introduced_keeps_the_link(links: dict) -> Non
 
 def test_a_named_regression_soon_after_keeps_the_link(links: dict) -> None:
     assert (links[4, 1].kept, links[4, 1].overlap) == (True, 0.0)
-    assert links[8, 1].kept is False  # the same words 70 days on
+    assert links[8, 1].kept is False  # the same words 70 days on, in a file #1 never touched
+
+
+def test_a_named_regression_in_the_older_prs_file_keeps_the_link_over_the_gap(
+    links: dict,
+) -> None:
+    late = links[9, 1]
+    assert (late.kept, late.lineage) == (True, 0)
+    assert late.gap_days > ChainsConfig().max_gap_days
+    assert (links[10, 1].kept, links[10, 1].rule) == (False, "gap_too_long")  # two years on
+
+
+def test_rewriting_all_the_code_of_a_small_pr_keeps_the_link_over_the_gap(links: dict) -> None:
+    whole = links[12, 11]
+    assert (whole.kept, whole.evidence_class, whole.lineage) == (True, "medium", 1)
+    assert whole.gap_days > 2 * ChainsConfig().max_gap_days
+    assert "all the code the older PR wrote" in whole.why
+    part = links[14, 13]  # one of two code lines
+    assert (part.kept, part.lineage, part.rule) == (False, 1, "plain_mention_without_shared_lines")
 
 
 def test_many_rewritten_lines_outweigh_list_wording(links: dict) -> None:

@@ -142,6 +142,33 @@ def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
     assert dropped[pid(3), pid(1)] is None
 
 
+def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) -> None:
+    """A 3-line follow-up that the link rules drop (a plain mention, no shared line) is dropped
+    for its size, as a filtered PR's link is: the link rules' drops keep the pairs that could
+    have been chained, and the rule they applied stays in `why`."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/core.py"], lines=40)
+    store.pr(2, ["src/other.py"], lines=3)
+    store.pr(3, ["src/other.py"], lines=40)
+    store.ref(2, 1, "mention", evidence="See #1.")
+    store.ref(3, 1, "mention", evidence="See #1.")
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        links = {
+            (link.newer_pr_id, link.older_pr_id): link for link in session.scalars(select(ChainLink))
+        }
+    pid = store.pr_id
+    thin, full = links[pid(2), pid(1)], links[pid(3), pid(1)]
+    assert (thin.rule, thin.drop_kind) == ("stage_below_substance", "stage")
+    assert thin.why.endswith("the link rules dropped it too (plain_mention_without_shared_lines)")
+    assert (full.rule, full.drop_kind) == ("plain_mention_without_shared_lines", "link")
+    assert summary.graph.dropped == {
+        "stage_below_substance": 1,
+        "plain_mention_without_shared_lines": 1,
+    }
+
+
 def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["src/a.py"])
