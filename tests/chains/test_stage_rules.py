@@ -156,7 +156,8 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     summary = build_chains(ChainsConfig(), engine)
     with Session(engine) as session:
         links = {
-            (link.newer_pr_id, link.older_pr_id): link for link in session.scalars(select(ChainLink))
+            (link.newer_pr_id, link.older_pr_id): link
+            for link in session.scalars(select(ChainLink))
         }
     pid = store.pr_id
     thin, full = links[pid(2), pid(1)], links[pid(3), pid(1)]
