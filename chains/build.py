@@ -254,12 +254,10 @@ def _drop_thin_stages(
     thin = set(thin_stages(graph, measured, minimum))
     graph.remove_nodes_from(thin)
     report.filtered.removed["stage_below_substance"] += len(thin)
-
-    def lines(pr: int) -> int:  # lexed where the PR had an edge; else its file-level count
-        return measured.get(pr, nodes[pr].code_lines)
-
     for link in report.links:
-        if link.rule in STAGE_RULES or min(lines(link.newer), lines(link.older)) >= minimum:
+        # Lexed where the PR had an edge; else its file-level count, which lexing only lowers.
+        ends = min(nodes[link.newer].code_lines, nodes[link.older].code_lines)
+        if link.rule in STAGE_RULES or ends >= minimum:
             continue
         # An end that can be no stage decides the link, as a filtered PR does: whether the pair
         # is a dependency no longer matters, and the link rules' drops keep only pairs that
