@@ -636,12 +636,16 @@ def _regression_fix(best: Judged, attrs: dict[str, Any], config: ChainsConfig) -
     after it, the fix may touch another file, yet it repairs the older PR's behaviour. Later, it
     must share a file with the older PR: a regression stays in the code until someone notices
     (pydantic #3201, "Small regression in #2231", 232 days on), so the gap rule does not apply."""
-    if best.cls != "strong" or not regression_wording(best.ref.evidence, best.ref.number):
+    words = regression_wording(best.ref.evidence, best.ref.number) if best.cls == "strong" else ""
+    if not words:
         return False
     gap = attrs["gap_days"]
     if gap <= config.regression_gap_days:
         return True
-    return attrs["overlap"] > 0 and gap <= config.regression_max_gap_days
+    # Months on, "introduced in #N" tells a feature's history as often as a bug's (ruff #10891:
+    # "the control-flow graph which was first introduced in #5384 and removed in #9463").
+    late = not words.lower().startswith("introduced")
+    return late and attrs["overlap"] > 0 and gap <= config.regression_max_gap_days
 
 
 def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:

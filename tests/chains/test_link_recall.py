@@ -94,6 +94,18 @@ def _history(path: Path) -> History:
         body="Another regression in #1: a cycle lost its roots.",
         day=800,
     )
+    # History, not a bug: "introduced in #N" 100 days on, in #10's file, holds the gap rule.
+    repo.pr(
+        15,
+        "Add ordered roots",
+        {
+            "src/reach.py": REACH
+            + "\n\ndef roots_only(roots):\n    return frozenset(roots)\n"
+            + "\n\ndef ordered_roots(roots):\n    return sorted(roots)\n"
+        },
+        body="Roots only was introduced in #10; this adds an ordered twin.",
+        day=900,
+    )
     # A one-line fix (and its test), rewritten 200 days on by a PR that only mentions it
     # (rust-analyzer #17813 and #15864): that line is all the code the fix wrote.
     repo.pr(
@@ -103,14 +115,14 @@ def _history(path: Path) -> History:
             "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=str)"),
             "tests/test_core.py": "def test_sorts_by_text():\n    assert existing_helper([2, 10]) == [10, 2]\n",
         },
-        day=810,
+        day=1010,
     )
     repo.pr(
         12,
         "Sort helper items by their repr",
         {"src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr)")},
         body="See #11.",
-        day=1010,
+        day=1210,
     )
     # The near miss: the older PR wrote two lines of code, the newer one rewrites one of them.
     repo.pr(
@@ -120,7 +132,7 @@ def _history(path: Path) -> History:
             "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr, reverse=False)")
             + 'ORDER_NAME = "natural order"\n'
         },
-        day=1020,
+        day=1220,
     )
     repo.pr(
         14,
@@ -130,7 +142,7 @@ def _history(path: Path) -> History:
             + 'ORDER_NAME = "natural order"\n'
         },
         body="See #13.",
-        day=1220,
+        day=1420,
     )
     return repo
 
@@ -176,6 +188,8 @@ def test_a_named_regression_in_the_older_prs_file_keeps_the_link_over_the_gap(
     assert (late.kept, late.lineage) == (True, 0)
     assert late.gap_days > ChainsConfig().max_gap_days
     assert (links[10, 1].kept, links[10, 1].rule) == (False, "gap_too_long")  # two years on
+    history = links[15, 10]
+    assert (history.kept, history.rule, history.lineage) == (False, "gap_too_long", 0)
 
 
 def test_rewriting_all_the_code_of_a_small_pr_keeps_the_link_over_the_gap(links: dict) -> None:
