@@ -32,6 +32,7 @@ from sqlalchemy import Engine, select
 
 from chains.carried import carried_in_patch
 from chains.filters import counts_as_code
+from chains.generated import MAX_CODE_LINE_CHARS
 from chains.patches import file_sections
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
@@ -186,7 +187,7 @@ def _read_hunk(
             continue
         if line.startswith("+"):
             text = squeeze(line[1:])
-            if len(text) >= MIN_LINE_CHARS and new_path:
+            if MIN_LINE_CHARS <= len(text) <= MAX_CODE_LINE_CHARS and new_path:
                 found.added[new_path].add(text)
                 found.added_at[new_path].append((new_line, text))
                 if pos in only_carried:
@@ -194,7 +195,7 @@ def _read_hunk(
             new_line += 1
         elif line.startswith("-"):
             text = squeeze(line[1:])
-            if len(text) >= MIN_LINE_CHARS and old_path:
+            if MIN_LINE_CHARS <= len(text) <= MAX_CODE_LINE_CHARS and old_path:
                 found.removed.append(Removed(old_path, old_line, text, span[:2]))
             old_line += 1
         else:

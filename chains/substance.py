@@ -4,7 +4,8 @@ A unified diff only holds the hunks, so each hunk is lexed twice with Pygments (
 file name): its new side (context and added lines) and its old side (context and removed lines). A
 changed line counts when it holds a token that is neither a comment, a docstring nor white space.
 Files that are tests, fixtures, documentation, CI, lock or configuration files never count
-(`chains.filters.counts_as_code`); a file no lexer knows counts its non-blank changed lines.
+(`chains.filters.counts_as_code`), nor do generated files and minified lines (`chains.generated`);
+a file no lexer knows counts its non-blank changed lines.
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_code
+from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
 from chains.patches import file_sections, section_path
 from prchain.core import git
 
@@ -143,8 +145,7 @@ def _whole_file_ids(section: str, lexer: Lexer | None) -> tuple[str, str] | None
     """(old blob, new blob) of a section worth lexing whole, else None."""
     if lexer is None or lexer.name not in WHOLE_FILE_LEXERS:
         return None
-    found = _INDEX.search(section.split("\n@@", 1)[0])
-    return (found.group(1), found.group(2)) if found else None
+    return _blob_pair(section)
 
 
 def _file_flags(blob: str, blobs: Blobs | None, lexer: Lexer | None) -> list[bool] | None:
@@ -182,11 +183,16 @@ def section_code_lines(
     new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
     total = 0
     for hunk in parsed if parsed is not None else hunks(section):
-        added = [i for i in hunk.changed("+") if flat(hunk.new[i]) not in moved]
-        removed = [i for i in hunk.changed("-") if flat(hunk.old[i]) not in moved]
+        added = [i for i in hunk.changed("+") if _written(hunk.new[i], moved)]
+        removed = [i for i in hunk.changed("-") if _written(hunk.old[i], moved)]
         total += _count(new_flags, hunk.new, added, hunk.new_start, lexer)
         total += _count(old_flags, hunk.old, removed, hunk.old_start, lexer)
     return total
+
+
+def _written(line: str, moved: frozenset[str]) -> bool:
+    """Whether a changed line is one somebody wrote here: not moved, not minified."""
+    return len(line) <= MAX_CODE_LINE_CHARS and flat(line) not in moved
 
 
 def code_hunks(sections: list[str]) -> dict[int, list[Hunk]]:
@@ -214,14 +220,46 @@ def moved_texts(parsed: dict[int, list[Hunk]]) -> frozenset[str]:
 
 
 def blob_ids(diff: str) -> list[str]:
-    """The blobs of the diff's sections that are lexed whole when the clone is at hand."""
+    """The blobs read when the clone is at hand: those of the diff's sections that are lexed
+    whole, and each code file's new blob, whose first lines may say it is generated."""
     ids: list[str] = []
     for section in file_sections(diff):
         path = section_path(section)
         if path and counts_as_code(path):
-            found = _whole_file_ids(section, lexer_for(path))
+            found = _whole_file_ids(section, lexer_for(path)) or _blob_pair(section)
             ids += [b for b in found or () if b.strip("0")]
     return ids
+
+
+def _blob_pair(section: str) -> tuple[str, str] | None:
+    """(old blob, new blob) as the section's `index` line abbreviates them."""
+    found = _INDEX.search(section.split("\n@@", 1)[0])
+    return (found.group(1), found.group(2)) if found else None
+
+
+def generated_sections(
+    sections: list[str],
+    parsed: dict[int, list[Hunk]],
+    blobs: Blobs | None,
+    attributes: Attributes | None,
+) -> set[int]:
+    """Indexes of the code sections whose file is generated: by the repository's attributes, or
+    by a mark in its first lines (the new blob's, else those a hunk shows)."""
+    paths = {i: section_path(sections[i]) or "" for i in parsed}
+    marked = attributes.generated(paths.values()) if attributes else set()
+    found = set()
+    for i, hunk_list in parsed.items():
+        ids = _blob_pair(sections[i])
+        text = (blobs or {}).get(ids[1]) if ids else None
+        if text is not None:
+            head = text.split("\n", HEADER_LINES)[:HEADER_LINES]
+        else:  # the lines a hunk shows of the file's top
+            head = [
+                line for h in hunk_list for line in h.new[: max(0, HEADER_LINES + 1 - h.new_start)]
+            ]
+        if paths[i] in marked or marked_generated(head):
+            found.add(i)
+    return found
 
 
 def read_blobs(clone: str, ids: list[str]) -> Blobs:
@@ -246,13 +284,17 @@ def read_blobs(clone: str, ids: list[str]) -> Blobs:
     return blobs
 
 
-def patch_code_lines(diff: str, clone: str | None = None) -> int:
+def patch_code_lines(
+    diff: str, clone: str | None = None, attributes: Attributes | None = None
+) -> int:
     """Changed lines of code of a whole PR diff: what a stage must reach to teach something.
     With the clone, Python files are lexed whole (see the module's docstring). Lines the diff only
-    carries (re-indented, reformatted, moved) are no change."""
+    carries (re-indented, reformatted, moved) are no change, nor are generated files."""
     blobs = read_blobs(clone, blob_ids(diff)) if clone else None
     sections = list(file_sections(diff))
     parsed = code_hunks(sections)
+    for i in generated_sections(sections, parsed, blobs, attributes):
+        del parsed[i]
     moved = moved_texts(parsed)
     return sum(
         section_code_lines(section, blobs, moved, parsed[i])
@@ -280,14 +322,15 @@ def measure_stages(
     wanted = sorted(pr for pr in graph if graph.degree(pr))
     measured = {pr: prs[pr].code_lines for pr in wanted if prs[pr].code_lines < minimum}
     todo = [pr for pr in wanted if pr not in measured]
+    attributes = {repo: Attributes(clone) for repo, clone in (clones or {}).items()}
     with engine.connect() as conn:
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))
-            measured.update(
-                (pr, patch_code_lines(diff or "", (clones or {}).get(prs[pr].repo_id)))
-                for pr, diff in conn.execute(query)
-            )
+            for pr, diff in conn.execute(query):
+                repo = prs[pr].repo_id
+                clone = (clones or {}).get(repo)
+                measured[pr] = patch_code_lines(diff or "", clone, attributes.get(repo))
     return measured
 
 
