@@ -255,9 +255,10 @@ def _drop_thin_stages(
     graph.remove_nodes_from(thin)
     report.filtered.removed["stage_below_substance"] += len(thin)
     for link in report.links:
+        if link.rule in STAGE_RULES:  # an end is no node at all
+            continue
         # Lexed where the PR had an edge; else its file-level count, which lexing only lowers.
-        ends = min(nodes[link.newer].code_lines, nodes[link.older].code_lines)
-        if link.rule in STAGE_RULES or ends >= minimum:
+        if min(nodes[link.newer].code_lines, nodes[link.older].code_lines) >= minimum:
             continue
         # An end that can be no stage decides the link, as a filtered PR does: whether the pair
         # is a dependency no longer matters, and the link rules' drops keep only pairs that

@@ -151,8 +151,10 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     store.pr(1, ["src/core.py"], lines=40)
     store.pr(2, ["src/other.py"], lines=3)
     store.pr(3, ["src/other.py"], lines=40)
+    store.pr(4, ["src/core.py"], lines=40, state="open", merged_at=None)  # never merged
     store.ref(2, 1, "mention", evidence="See #1.")
     store.ref(3, 1, "mention", evidence="See #1.")
+    store.ref(4, 1, "mention", evidence="See #1.")  # an unmerged end is no node: its own rule
     store.write()
     summary = build_chains(ChainsConfig(), engine)
     with Session(engine) as session:
@@ -165,9 +167,11 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     assert (thin.rule, thin.drop_kind) == ("stage_below_substance", "stage")
     assert thin.why.endswith("the link rules dropped it too (plain_mention_without_shared_lines)")
     assert (full.rule, full.drop_kind) == ("plain_mention_without_shared_lines", "link")
+    assert links[pid(4), pid(1)].rule == "pr_filtered_or_not_mined"
     assert summary.graph.dropped == {
         "stage_below_substance": 1,
         "plain_mention_without_shared_lines": 1,
+        "pr_filtered_or_not_mined": 1,
     }
 
 
