@@ -235,6 +235,9 @@ def build_chains(
     return summary
 
 
+LEX_DROPPED_UNDER = 100  # file-level changed lines under which a dropped link's end is lexed
+
+
 def _drop_thin_stages(
     graph: nx.DiGraph,
     nodes: dict[int, PRNode],
@@ -248,7 +251,17 @@ def _drop_thin_stages(
     links of a removed PR are recorded as dropped by this rule."""
     minimum = cfg.stage_minimum
     clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
-    measured = measure_stages(graph, engine, minimum, clones)
+    # The ends of links the link rules dropped are lexed too where their file-level count is
+    # small enough to hide a thin stage (a doc-comment-only PR: wgpu #3576), so that the drop is
+    # put down to the stage; a larger PR of under `minimum` lines of code is rare.
+    small = {
+        pr
+        for link in report.links
+        if link.rule is not None and link.rule not in STAGE_RULES
+        for pr in (link.newer, link.older)
+        if nodes[pr].code_lines < LEX_DROPPED_UNDER
+    }
+    measured = measure_stages(graph, engine, minimum, clones, also=small)
     for pr, lines in measured.items():
         nodes[pr].code_lines = lines
     thin = set(thin_stages(graph, measured, minimum))

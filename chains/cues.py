@@ -41,6 +41,7 @@ DEPENDENT = re.compile(
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
     r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|groundwork|pulled\s+out"
     r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor(?:e|es|ed|ing)|TODO"
+    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
     r"|(?:required|necessary)\s+(?:\w+\s+){0,3}?for|to\s+(?:use|support)|bug\s+(?:\w+\s+){0,3}?(?:in|from)"
     r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from|left\s+(?:behind\s+)?in)\b"
     r"|\b\w+ed\s+(?:\S+\s+){0,5}?in\s+(?:#\d|https?://\S+/pull/\d)"
@@ -72,6 +73,7 @@ STACKED = re.compile(
     # The newer PR uses what the older one made (until symbol use is measured, its own words).
     r"|enabled\s+by|made\s+possible\s+by|now\s+that|reus(?:e|es|ed|ing)|wires?\s+up"
     r"|(?:after|once)\s+(?:#\d+|https?://\S+)\s+(?:has\s+|is\s+|was\s+)?(?:landed|merged)"
+    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
     r"|uses?\s+(?:the\s+)?(?:\w+\s+){0,4}?(?:added|introduced|defined)\s+(?:in|by))\b",
     re.I,
 )
@@ -96,7 +98,9 @@ def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
 # its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
 STACKED_ON = re.compile(
     r"\b(?:stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
-    r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by)",
+    r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by"
+    # "Should be merged first: #910" (wgpu #907, opened before #910 and rebased on it)
+    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first)",
     re.I,
 )
 

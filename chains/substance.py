@@ -17,7 +17,7 @@ its number. Other languages mark documentation per line (`///`, `//`, `#`), whic
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -309,8 +309,10 @@ def measure_stages(
     minimum: int,
     clones: dict[int, str | None] | None = None,
     batch: int = 500,
+    also: Iterable[int] = (),
 ) -> dict[int, int]:
-    """Lexed code lines of every PR that has an edge (only those can be stages of a chain).
+    """Lexed code lines of every PR that has an edge (only those can be stages of a chain), and
+    of the PRs in `also`.
 
     A PR whose file counts (comments and docstrings included) are already under `minimum` keeps
     that count unlexed: lexing only ever lowers it."""
@@ -319,7 +321,7 @@ def measure_stages(
     from sql.models import PRPatch
 
     prs = graph.graph["prs"]
-    wanted = sorted(pr for pr in graph if graph.degree(pr))
+    wanted = sorted({pr for pr in graph if graph.degree(pr)} | set(also))
     measured = {pr: prs[pr].code_lines for pr in wanted if prs[pr].code_lines < minimum}
     todo = [pr for pr in wanted if pr not in measured]
     attributes = {repo: Attributes(clone) for repo, clone in (clones or {}).items()}

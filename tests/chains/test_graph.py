@@ -72,6 +72,9 @@ def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
     store.pr(5, ["c.py"], day=9, created_day=4)  # opened with #4, which prepares it
     store.pr(6, ["c.py"], day=10, created_day=5)
     store.ref(2, 1, "follow_up", evidence="Based on #1. Part 4 of the parser revamp")
+    store.pr(9, ["e.py"], day=13, created_day=7)
+    store.pr(10, ["e.py"], day=14, created_day=7)  # opened before #9, rebased on it (wgpu #907)
+    store.ref(10, 9, evidence="Should be merged first: #9")
     # Said by the PR merged first, stacking wording orients nothing ...
     store.ref(1, 3, evidence="Depends on #3")
     store.ref(4, 6, evidence="See #6 for the rest.")
@@ -86,7 +89,12 @@ def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
     store.write()
     graph, report = _graph(engine)
     pid = store.pr_id
-    assert set(graph.edges) == {(pid(2), pid(1)), (pid(5), pid(4)), (pid(8), pid(7))}
+    assert set(graph.edges) == {
+        (pid(2), pid(1)),
+        (pid(5), pid(4)),
+        (pid(8), pid(7)),
+        (pid(10), pid(9)),
+    }
     assert graph[pid(8)][pid(7)]["cue"] == "prepares the shared issue #90"
     assert report.dropped["not_merged_before_created"] == 2
 

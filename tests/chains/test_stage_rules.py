@@ -145,13 +145,17 @@ def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
 
 def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) -> None:
     """A 3-line follow-up that the link rules drop (a plain mention, no shared line) is dropped
-    for its size, as a filtered PR's link is: the link rules' drops keep the pairs that could
-    have been chained, and the rule they applied stays in `why`."""
+    for its size, as a filtered PR's link is, and so is a comment-only one, lexed for it: the link
+    rules' drops keep the pairs that could have been chained, and the rule they applied stays in
+    `why`."""
     store = StoreBuilder(engine)
     store.pr(1, ["src/core.py"], lines=40)
     store.pr(2, ["src/other.py"], lines=3)
     store.pr(3, ["src/other.py"], lines=40)
     store.pr(4, ["src/core.py"], lines=40, state="open", merged_at=None)  # never merged
+    store.pr(5, ["src/core.py"], lines=40)
+    _comment_only(store, 40)  # 40 lines by the file counts, none of them code (wgpu #3576)
+    store.ref(5, 1, "mention", evidence="See #1.")
     store.ref(2, 1, "mention", evidence="See #1.")
     store.ref(3, 1, "mention", evidence="See #1.")
     store.ref(4, 1, "mention", evidence="See #1.")  # an unmerged end is no node: its own rule
@@ -168,8 +172,9 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     assert thin.why.endswith("the link rules dropped it too (plain_mention_without_shared_lines)")
     assert (full.rule, full.drop_kind) == ("plain_mention_without_shared_lines", "link")
     assert links[pid(4), pid(1)].rule == "pr_filtered_or_not_mined"
+    assert links[pid(5), pid(1)].rule == "stage_below_substance"
     assert summary.graph.dropped == {
-        "stage_below_substance": 1,
+        "stage_below_substance": 2,
         "plain_mention_without_shared_lines": 1,
         "pr_filtered_or_not_mined": 1,
     }
