@@ -89,9 +89,17 @@ SPLIT_OFF = re.compile(
 
 
 def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
-    """The words of `wording` in the sentence that holds the reference ('' when none)."""
-    found = wording.search(reference_sentence(evidence, number))
-    return found.group(0).strip() if found else ""
+    """The words of `wording` in the sentence that holds the reference ('' when none); words
+    that name another PR are said of that one ("Updates a test added by #10475 after #10297
+    merged": arrow-rs #10506 is stacked on nothing of #10475's)."""
+    for found in wording.finditer(reference_sentence(evidence, number)):
+        named = {int(n) for n in _NAMED.findall(found.group(0))}
+        if not named or number in named:
+            return found.group(0).strip()
+    return ""
+
+
+_NAMED = re.compile(r"(?:#|/pull/)(\d+)")
 
 
 # Wording by which a PR says it was opened on top of another, still open: it may be opened before
@@ -145,6 +153,7 @@ def regression_wording(evidence: str, number: int | None = None) -> str:
 
 # A sentence ends at . ! or ? followed by white space, at a blank line, or at a line that starts a
 # list item; "1.2.3", "e.g.x" and URLs keep their dots.
+SENTENCE_DONE = re.compile(r"[.!?]\s*$")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
@@ -161,6 +170,8 @@ def _locate(evidence: str, number: int | None) -> tuple[str, str, str, re.Match[
     """The evidence split into (list lead-in, separator, item) and the reference to `number` in
     the item; None without a number or when the number is not in the text."""
     lead, bar, item = evidence.rpartition(" | ")
+    if SENTENCE_DONE.search(lead):  # the line before is a finished sentence, no lead-in
+        lead = bar = ""
     if number is None:
         return None
     found = re.search(rf"(?:#|/)({number})\b", item)

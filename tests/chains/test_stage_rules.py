@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
-from chains.cues import classify, reference_sentence
+from chains.cues import classify, reference_sentence, stacked_wording
 from chains.generated import Attributes
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
@@ -32,6 +32,14 @@ def test_cue_words_count_only_in_the_sentence_holding_the_reference() -> None:
     assert classify("mention", "This restores the behaviour #12 removed", 12)[0] == "strong"
     # A list item keeps its lead-in line; version numbers and URLs do not end a sentence.
     assert reference_sentence("Builds on: | - #12", 12) == "Builds on: | - #12"
+    # A line that ends a sentence is no lead-in (arrow-rs #10506: "restoring" was #10297's).
+    restoring = "Reverts #11, restoring the names. | - Updates a test added by #12"
+    assert reference_sentence(restoring, 12) == "- Updates a test added by #12"
+    # Stack words that name another PR are said of that one.
+    assert stacked_wording("Updates a test added by #12 after #11 merged", 12) == ""
+    assert stacked_wording("Updates a test added by #12 after #12 merged", 12) == (
+        "after #12 merged"
+    )
     assert reference_sentence("Since v1.2.3 (see https://x.org/a.b/pull/12) it works.", 12) == (
         "Since v1.2.3 (see https://x.org/a.b/pull/12) it works."
     )
