@@ -37,7 +37,8 @@ def marked_generated(lines: Iterable[str]) -> bool:
 class Attributes:
     """Which paths a clone's `.gitattributes` (at HEAD) marks `linguist-generated`, asked of git
     itself (`check-attr`, the file given as the attributes file: a bare clone has no work tree),
-    each path once. A repository whose file never names the attribute costs nothing."""
+    each path once. A repository whose file never names the attribute costs nothing. Use it as a
+    context manager: the copy of the file is removed on leaving."""
 
     def __init__(self, clone: str | None) -> None:
         self.clone = clone
@@ -50,15 +51,19 @@ class Attributes:
                 with os.fdopen(handle, "w") as out:
                     out.write(shown.text)
 
-    def __del__(self) -> None:
+    def __enter__(self) -> Attributes:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
         if self._file:
             os.unlink(self._file)
+            self._file = None
 
     def generated(self, paths: Iterable[str]) -> set[str]:
         """Those of `paths` marked generated."""
         wanted = list(dict.fromkeys(paths))
         if self._file is None or self.clone is None:
-            return set()
+            return {p for p in wanted if self._known.get(p)}
         todo = [p for p in wanted if p not in self._known and "\n" not in p]
         if todo:
             done = git.run(

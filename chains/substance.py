@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -324,8 +325,10 @@ def measure_stages(
     wanted = sorted({pr for pr in graph if graph.degree(pr)} | set(also))
     measured = {pr: prs[pr].code_lines for pr in wanted if prs[pr].code_lines < minimum}
     todo = [pr for pr in wanted if pr not in measured]
-    attributes = {repo: Attributes(clone) for repo, clone in (clones or {}).items()}
-    with engine.connect() as conn:
+    with ExitStack() as stack, engine.connect() as conn:
+        attributes = {
+            repo: stack.enter_context(Attributes(clone)) for repo, clone in (clones or {}).items()
+        }
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))

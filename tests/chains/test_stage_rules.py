@@ -276,11 +276,13 @@ def test_generated_files_and_minified_lines_are_no_code(tmp_path: Path) -> None:
     )
     clone = str(repo.path)
     diff = git(clone, "diff", base, head) + "\n"
-    attributes = Attributes(clone)
-    assert attributes.generated(["proto/flight.rs", "src/lib.rs"]) == {"proto/flight.rs"}
-    # lib.rs: one line removed, three added. The binding's hunk is far from its mark, the new
-    # declarations show theirs.
-    assert patch_code_lines(diff, clone, attributes) == 4
+    with Attributes(clone) as attributes:
+        assert attributes.generated(["proto/flight.rs", "src/lib.rs"]) == {"proto/flight.rs"}
+        # lib.rs: one line removed, three added. The binding's hunk is far from its mark, the
+        # new declarations show theirs.
+        assert patch_code_lines(diff, clone, attributes) == 4
+        copy = attributes._file
+    assert copy is not None and not Path(copy).exists()
     # Without the attributes the protocol's two changed lines count; without the clone the
     # binding's too (its hunk does not show the file's first lines); the bundle never counts.
     assert patch_code_lines(diff, clone) == 6
