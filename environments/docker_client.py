@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -205,15 +206,20 @@ class DockerClient:
         self._client.images.get(image_id).tag(repo, tag)
 
     def images(self, labels: dict[str, str]) -> list[dict[str, Any]]:
-        """Managed images as plain dicts: id, tags, labels, size, created."""
-        found = self._client.images.list(filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+        """Managed images as plain dicts: id, tags, labels, size, created (ISO, UTC).
+
+        One list call, no inspection per image: the SDK's `images.list` inspects each image it
+        listed, and fails when another process removes one in between."""
+        found = self.api.images(filters={"label": [f"{k}={v}" for k, v in labels.items()]})
         return [
             {
-                "id": img.id,
-                "tags": img.tags,
-                "labels": img.labels,
-                "size": img.attrs.get("Size", 0),
-                "created": img.attrs.get("Created", ""),
+                "id": img["Id"],
+                "tags": [t for t in img.get("RepoTags") or () if t != "<none>:<none>"],
+                "labels": img.get("Labels") or {},
+                "size": img.get("Size", 0),
+                "created": datetime.fromtimestamp(img.get("Created", 0), UTC).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                ),
             }
             for img in found
         ]
