@@ -149,20 +149,3 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
             if every[other].count(text) > run[other][1].count(text):
                 found[hunk].update(positions)
     return found
-
-
-# Prose strings (a message: words with spaces between) and trailing comments, blanked to compare
-# two versions of a line as code. A string without a space ("--", a key) is code: it steers what
-# the line does. Single quotes open a string only outside Rust, where they start lifetimes too.
-_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\\s]|\\.)*\s(?:[^"\\]|\\.)*"')
-_SINGLE_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\s]|\\.)*\s(?:[^'\\]|\\.)*'")
-_TRAILING_COMMENT = re.compile(r"\s+(?://|#(?![\[!])).*$")
-
-
-def code_form(path: str, text: str) -> str:
-    """A line with its messages and trailing comment blanked: two lines of the same code form
-    differ only in what they say, not in what they do (a typo in a message, a comment)."""
-    text = _DOUBLE_QUOTED.sub('""', text)
-    if not path.endswith(".rs"):
-        text = _SINGLE_QUOTED.sub("''", text)
-    return _TRAILING_COMMENT.sub("", text)

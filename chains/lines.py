@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
 
-from chains.carried import carried_in_patch, code_form
+from chains.carried import carried_in_patch
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.patches import file_sections
@@ -117,9 +117,6 @@ class PatchLines:
     authored: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     # Where each added text landed: path → (line number in the new file, text).
     added_at: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
-    # The removed lines the diff edits as code: not those it only retypes inside a string or a
-    # comment (a typo, a message), which are in `removed` too.
-    edited: list[Removed] = field(default_factory=list)
 
     def added_anywhere(self) -> set[str]:
         return set().union(*self.added.values()) if self.added else set()
@@ -170,17 +167,7 @@ def parse_patch(diff: str) -> PatchLines:
         found.authored[path] = texts - removed  # a line moved here from elsewhere in the diff
     for path, text in carried:
         found.authored[path].discard(text)
-    masked = {path: {code_form(path, t) for t in texts} for path, texts in found.added.items()}
-    found.edited = [r for r in found.removed if not _retyped(r, masked.get(r.path, set()))]
     return found
-
-
-def _retyped(line: Removed, masked_added: set[str]) -> bool:
-    """Whether the diff only retypes this line's strings or comment: a line of the same file
-    that it adds reads the same once they are blanked (arrow-rs #7846 fixed the typo
-    "attributees" in a line of #7808's and shared no other code with it)."""
-    code = code_form(line.path, line.text)
-    return code != line.text and code in masked_added
 
 
 def _read_hunk(
@@ -346,7 +333,7 @@ class Lines:
         readded = mine.added_anywhere()
         shared = [
             r
-            for r in mine.edited
+            for r in mine.removed
             if r.text in theirs.authored.get(r.path, ()) and r.text not in readded
         ]
         touched = len(shared) - len(self._tests(newer, shared))
@@ -388,7 +375,7 @@ class Lines:
         self, newer: PRNode, older: PRNode, theirs: PatchLines, mine: PatchLines, *, blame: bool
     ) -> Lineage:
         texts = theirs.authored_anywhere()
-        matches = [r for r in mine.edited if r.text in texts and substantive(r.text)]
+        matches = [r for r in mine.removed if r.text in texts and substantive(r.text)]
         if not matches:
             return Lineage()
         readded = mine.added_anywhere()

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import select
 
-from chains.carried import code_form
 from chains.lines import rust_test_start
 from chains.patches import file_sections, is_test_path, section_path
 from chains.substance import lexer_for
@@ -55,8 +54,7 @@ def added_blocks(
 
     `tests_from(path, blob)` says from which line the new file (its blob id, from the diff's
     `index` line) is a test module (a Rust file's `#[cfg(test)] mod tests`); lines from there on
-    are left out. So are lines that only retype a removed line of the file (the same code with
-    another string or comment, `carried.code_form`): the names in them are no new use."""
+    are left out."""
     blocks: list[tuple[str, str]] = []
     for section in file_sections(diff):
         path = section_path(section)
@@ -64,11 +62,9 @@ def added_blocks(
             continue
         index = _INDEX.search(section.split("\n@@", 1)[0])
         start = tests_from(path, index.group(1)) if tests_from and index else None
-        rows = section.split("\n")
-        gone = {_form(path, row[1:]) for row in rows if row[:1] == "-" and row[:3] != "---"}
         lines: list[str] = []
         at = 0
-        for line in rows:
+        for line in section.split("\n"):
             if line.startswith("@@"):
                 if lines:
                     blocks.append((path, "\n".join(lines)))
@@ -76,7 +72,7 @@ def added_blocks(
                 hunk = _NEW_START.match(line)
                 at = int(hunk.group(1)) if hunk else 0
             elif line.startswith("+") and not line.startswith("+++"):
-                if (start is None or at < start) and _form(path, line[1:]) not in gone:
+                if start is None or at < start:
                     lines.append(line[1:])
                 at += 1
             elif not line.startswith("-"):
@@ -84,10 +80,6 @@ def added_blocks(
         if lines:
             blocks.append((path, "\n".join(lines)))
     return blocks
-
-
-def _form(path: str, line: str) -> str:
-    return code_form(path, " ".join(line.split()))
 
 
 def names_in(text: str, lexer: Lexer | None) -> set[str]:
