@@ -33,6 +33,9 @@ WINDOW = 60  # characters before the number in which analogy wording applies to 
 # A link into one PR's review ("/pull/12#discussion_r…") is a review follow-up of that PR only.
 REVIEW_ANCHOR = "(?:discussion|issuecomment|pullrequestreview)"
 
+# "Should be merged first: #910" (wgpu #907, opened before #910 and rebased on it): dependency,
+# stack and stacked-on wording alike.
+MERGED_FIRST = r"(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
 DEPENDENT = re.compile(
     r"\b(?:introduced|added|regressed|broken|broke|caused|landed|implemented|started|changed|missed)\s+(?:\w+\s+){0,3}?(?:in|by|with)\b"
     r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after(?!\s+(?:a\s+|the\s+)?rebas)|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
@@ -41,7 +44,7 @@ DEPENDENT = re.compile(
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
     r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|groundwork|pulled\s+out"
     r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor(?:e|es|ed|ing)|TODO"
-    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
+    rf"|{MERGED_FIRST}"
     r"|(?:required|necessary)\s+(?:\w+\s+){0,3}?for|to\s+(?:use|support)|bug\s+(?:\w+\s+){0,3}?(?:in|from)"
     r"|pulled\s+(?:\w+\s+){0,2}?out\s+of|extracted\s+(?:\w+\s+){0,4}?from|left\s+(?:behind\s+)?in)\b"
     r"|\b\w+ed\s+(?:\S+\s+){0,5}?in\s+(?:#\d|https?://\S+/pull/\d)"
@@ -73,7 +76,7 @@ STACKED = re.compile(
     # The newer PR uses what the older one made (until symbol use is measured, its own words).
     r"|enabled\s+by|made\s+possible\s+by|now\s+that|reus(?:e|es|ed|ing)|wires?\s+up"
     r"|(?:after|once)\s+(?:#\d+|https?://\S+)\s+(?:has\s+|is\s+|was\s+)?(?:landed|merged)"
-    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
+    rf"|{MERGED_FIRST}"
     r"|uses?\s+(?:the\s+)?(?:\w+\s+){0,4}?(?:added|introduced|defined)\s+(?:in|by))\b",
     re.I,
 )
@@ -88,6 +91,9 @@ SPLIT_OFF = re.compile(
 )
 
 
+_NAMED = re.compile(r"(?:#|/pull/)(\d+)")  # the PR numbers a stretch of text names
+
+
 def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
     """The words of `wording` in the sentence that holds the reference ('' when none); words
     that name another PR are said of that one ("Updates a test added by #10475 after #10297
@@ -99,16 +105,12 @@ def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
     return ""
 
 
-_NAMED = re.compile(r"(?:#|/pull/)(\d+)")
-
-
 # Wording by which a PR says it was opened on top of another, still open: it may be opened before
 # its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
 STACKED_ON = re.compile(
     r"\b(?:stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
     r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by"
-    # "Should be merged first: #910" (wgpu #907, opened before #910 and rebased on it)
-    r"|(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first)",
+    rf"|{MERGED_FIRST})",
     re.I,
 )
 

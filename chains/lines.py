@@ -347,24 +347,17 @@ class Lines:
         hand)."""
         done = {r.text for r in rewritten}
         clone = self.clones.get(older.repo_id)
+        merged = (clone, older.merge_sha) if clone and older.merge_sha else None
         for path, placed in theirs.added_at.items():
-            authored = theirs.authored.get(path, set())
-            rest = [(n, t) for n, t in placed if t in authored and t not in done and substantive(t)]
-            if not rest or not counts_as_code(path):
+            if not counts_as_code(path):
                 continue
-            start = None
-            if path.endswith(".rs") and clone and older.merge_sha:
-                start = self._test_start(clone, older.merge_sha, path)
-            if start is None or any(n < start for n, _ in rest):
-                return True
+            authored = theirs.authored.get(path, set())
+            for line, text in placed:
+                if text not in authored or text in done or not substantive(text):
+                    continue
+                if merged is None or not self._in_tests(*merged, path, line):
+                    return True
         return False
-
-    def _test_start(self, clone: str, rev: str, path: str) -> int | None:
-        key = (clone, rev, path)
-        if key not in self._test_starts:
-            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
-            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
-        return self._test_starts[key]
 
     def undoes(self, newer: PRNode, older: PRNode) -> bool:
         """Whether the newer PR's patch is the older one's turned around (a revert, whatever its
@@ -397,18 +390,22 @@ class Lines:
         found only where the clone is at hand."""
         clone = self.clones.get(newer.repo_id)
         if clone and newer.base_sha:
-            return [r for r in lines if self._in_tests(clone, newer.base_sha, r)]
+            return [r for r in lines if self._in_tests(clone, newer.base_sha, r.path, r.line)]
         return [r for r in lines if _test_file(r.path)]
 
-    def _in_tests(self, clone: str, rev: str, line: Removed) -> bool:
-        """Whether a line at `rev` is test code: in a test file, or in a Rust file's test module
-        (`#[cfg(test)] mod tests { … }`, by convention at the end of the file)."""
-        if _test_file(line.path):
+    def _in_tests(self, clone: str, rev: str, path: str, line: int) -> bool:
+        """Whether line `line` of `path` at `rev` is test code: in a test file, or in a Rust
+        file's test module (`#[cfg(test)] mod tests { … }`, by convention at the end of the file)."""
+        if _test_file(path):
             return True
-        if not line.path.endswith(".rs"):
+        if not path.endswith(".rs"):
             return False
-        start = self._test_start(clone, rev, line.path)
-        return start is not None and line.line >= start
+        key = (clone, rev, path)
+        if key not in self._test_starts:
+            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
+            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
+        start = self._test_starts[key]
+        return start is not None and line >= start
 
     def _blame(
         self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool
