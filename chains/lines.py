@@ -12,7 +12,8 @@ Two steps, so that git runs only where it can answer yes:
 
 Context lines never count: registration lists (`mod.rs`, rule tables) put every sibling PR next
 to every other. Nor do imports and comments (a shared `use` line or a comment says nothing about
-code built on code), and a line the newer PR only moves (it adds the same text back) is counted
+code built on code; where the clone is at hand, the whole file is lexed, so that a line inside a
+block comment or a docstring is known for one), and a line the newer PR only moves (it adds the same text back) is counted
 apart: a move is weaker evidence than a rewrite (`Lineage.weight`). Only lines the older PR wrote
 count, not those it only re-indented, re-wrapped or moved (`chains.carried`); lines of its tests
 (test files, a Rust file's test module) are counted apart, no code evidence on their own.
@@ -34,6 +35,7 @@ from chains.carried import carried_in_patch
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.patches import file_sections
+from chains.substance import code_line_flags, lexer_for
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
 
@@ -42,12 +44,13 @@ if TYPE_CHECKING:
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
 # Lines that are not code a later PR builds on: imports and comments, in the languages mined.
-# (A line is read alone, so a lexer would see no more than these prefixes do.)
-_NOT_SUBSTANCE = re.compile(
+# (Read alone, a line shows no more than these prefixes; where the clone is at hand, `Lines` lexes
+# the whole file.)
+_IMPORT = re.compile(
     r"^(?:(?:pub(?:\([\w:]+\))?\s+)?use\s|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
-    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+;|#\s*include\b|require\(|package\s"
-    r"|//|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)"
+    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+;|#\s*include\b|require\(|package\s)"
 )
+_COMMENT = re.compile(r"^(?://|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)")
 BLAME_TIMEOUT = 60.0
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
@@ -63,9 +66,8 @@ class Lineage:
     lines: int = 0
     via: str = ""  # blame | patch | "" (none found)
     moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
-    # Lines of the older PR's text the newer one removes in the same file, imports and comments
-    # included, tests and moved lines not (read from the patches): weak evidence that the two PRs
-    # share code at all.
+    # Lines of the older PR's text the newer one removes in the same file, imports included,
+    # comments, tests and moved lines not: weak evidence that the two PRs share code at all.
     touched: int = 0
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. Two PRs editing one test say little about code built on code.
@@ -131,7 +133,12 @@ def squeeze(text: str) -> str:
 
 def substantive(text: str) -> bool:
     """Whether a (squeezed) line is code another PR can build on: not an import or a comment."""
-    return _NOT_SUBSTANCE.match(text) is None
+    return _IMPORT.match(text) is None and _COMMENT.match(text) is None
+
+
+def comment(text: str) -> bool:
+    """Whether a (squeezed) line, read alone, is a comment (`#include` is no comment)."""
+    return _COMMENT.match(text) is not None and _IMPORT.match(text) is None
 
 
 def parse_patch(diff: str) -> PatchLines:
@@ -264,7 +271,7 @@ class Lines:
         self._patches: dict[int, PatchLines] = {}
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
-        self._test_starts: dict[tuple[str, str, str], int | None] = {}
+        self._files: dict[tuple[str, str, str], _FileFacts] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
         self._ahead: dict[BlameJob, dict[int, str] | None] = {}
@@ -336,10 +343,21 @@ class Lines:
             for r in mine.removed
             if r.text in theirs.authored.get(r.path, ()) and r.text not in readded
         ]
-        touched = len(shared) - len(self._tests(newer, shared))
+        touched = len(self._touched(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         whole = found.lines > found.moved and not self._code_beyond(older, theirs, shared)
         return replace(found, touched=touched, restored=restored, whole=whole)
+
+    def _touched(self, newer: PRNode, shared: list[Removed]) -> list[Removed]:
+        """Of the older PR's lines the newer one removes in the same file, those that are weak
+        code evidence: imports count, comments and tests do not (arrow-rs #7846, "follow up
+        nits", fixed two typos in comments of #7808)."""
+        lines = [r for r in shared if not comment(r.text)]
+        clone = self.clones.get(newer.repo_id)
+        if clone and newer.base_sha:
+            lines = self._in_code(clone, newer.base_sha, lines)
+        tests = self._tests(newer, lines)
+        return [r for r in lines if r not in tests]
 
     def _code_beyond(self, older: PRNode, theirs: PatchLines, rewritten: list[Removed]) -> bool:
         """Whether the older PR wrote code besides the `rewritten` lines: substantive lines in
@@ -381,9 +399,19 @@ class Lines:
             if blamed is not None:
                 commits = self._commits(older)
                 hits = [r for r in matches if blamed.get((r.path, r.line)) in commits]
+                hits = self._in_code(clone, newer.base_sha, hits)
                 return _lineage(hits, "blame", readded, self._tests(newer, hits))
         same_file = [r for r in matches if r.text in theirs.authored.get(r.path, ())]
+        clone = self.clones.get(newer.repo_id)
+        if clone and newer.base_sha:
+            same_file = self._in_code(clone, newer.base_sha, same_file)
         return _lineage(same_file, "patch", readded, self._tests(newer, same_file))
+
+    def _in_code(self, clone: str, rev: str, lines: list[Removed]) -> list[Removed]:
+        """Those of `lines` that hold code in the whole file at `rev`, as its lexer reads it: a
+        line alone cannot tell that it sits in a block comment or a docstring (arrow-rs #7846
+        fixed a typo in a JSON sample inside a `/* … */` of #7808's benchmark)."""
+        return [r for r in lines if self._file(clone, rev, r.path).code(r.line)]
 
     def _tests(self, newer: PRNode, lines: list[Removed]) -> list[Removed]:
         """Those of `lines` (removed by `newer`) that are test code; a Rust file's test module is
@@ -400,12 +428,15 @@ class Lines:
             return True
         if not path.endswith(".rs"):
             return False
-        key = (clone, rev, path)
-        if key not in self._test_starts:
-            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
-            self._test_starts[key] = rust_test_start(shown.text) if shown.ok else None
-        start = self._test_starts[key]
+        start = self._file(clone, rev, path).test_start
         return start is not None and line >= start
+
+    def _file(self, clone: str, rev: str, path: str) -> _FileFacts:
+        key = (clone, rev, path)
+        if key not in self._files:
+            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
+            self._files[key] = _FileFacts(path, shown.text if shown.ok else None)
+        return self._files[key]
 
     def _blame(
         self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool
@@ -436,6 +467,25 @@ class Lines:
                 known.update({r.line: "" for r in removed if r.line not in known})
             found.update(((path, r.line), known[r.line]) for r in removed)
         return found
+
+
+class _FileFacts:
+    """What lineage asks of one file at one revision: where a Rust test module starts, and which
+    lines hold code (lexed once, on first ask). Unknown (the file could not be read): every line
+    is code, none is a test."""
+
+    def __init__(self, path: str, text: str | None) -> None:
+        self.path = path
+        self.text = text
+        self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
+        self._flags: list[bool] | None = None
+
+    def code(self, line: int) -> bool:
+        if self.text is None:
+            return True
+        if self._flags is None:
+            self._flags = code_line_flags(self.text.split("\n"), lexer_for(self.path))
+        return not 0 < line <= len(self._flags) or self._flags[line - 1]
 
 
 def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Removed]) -> Lineage:

@@ -170,3 +170,40 @@ def test_the_planner_lists_the_blames_the_real_pass_runs(mined: Engine) -> None:
     build_graph(load_nodes(mined), load_references(mined), config, repos, lines)
     assert planner.blame_calls == 0  # the planner ran no git
     assert len(planner.planned) == lines.blame_calls > 0
+
+
+LOADER = '''def load(path):
+    """Read the table.
+
+    The header row is skipped unless keep_header=True is passed.
+    """
+    rows = read_rows(path, skip_header=True)
+    return rows
+'''
+
+
+def test_a_line_inside_a_docstring_is_no_lineage_however_it_reads_alone(tmp_path: Path) -> None:
+    repo = History(tmp_path / "docs")
+    repo.commit("Initial commit", {"src/table.py": "TABLE_VERSION = 1\n"})
+    repo.pr(1, "Load tables", {"src/table.py": "TABLE_VERSION = 1\n\n\n" + LOADER})
+    reworded = LOADER.replace("is skipped unless keep_header=True is passed", "is dropped unless")
+    repo.pr(
+        2,
+        "Docstring nits",
+        {"src/table.py": "TABLE_VERSION = 1\n\n\n" + reworded},
+        body="Follow-up to #1.",
+    )
+    rewritten = LOADER.replace("skip_header=True)", "skip_header=True, strict=True)")
+    repo.pr(
+        3,
+        "Strict loading",
+        {"src/table.py": "TABLE_VERSION = 1\n\n\n" + rewritten},
+        body="Follow-up to #1.",
+    )
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/docs")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    links = _links(engine)
+    # Read alone, the reworded line looks like code; lexed in its file, it is a docstring.
+    assert (links[2, 1].lineage, links[2, 1].rule) == (0, "wording_without_shared_code")
+    assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
