@@ -514,7 +514,9 @@ def assess_edge(
     if lineage.restored:
         why += f"; the newer PR writes back {lineage.restored} line(s) the older one removed"
     if not lineage.lines and lineage.touched:
-        why += f"; the newer PR edits {lineage.touched} import line(s) the older one added"
+        why += (
+            f"; the newer PR edits {lineage.touched} import or comment line(s) the older one added"
+        )
     attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
     ranked = sorted(judged, key=lambda j: -j.strength)
     attrs["evidence"] = _evidence_rows([(j.ref, j.cls) for j in ranked])

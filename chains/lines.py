@@ -13,8 +13,8 @@ Two steps, so that git runs only where it can answer yes:
 Context lines never count: registration lists (`mod.rs`, rule tables) put every sibling PR next
 to every other. Nor do imports and comments (a shared `use` line or a comment says nothing about
 code built on code; where the clone is at hand, the whole file is lexed, so that a line inside a
-block comment or a docstring is known for one), and a line the newer PR only moves (it adds the same text back) is counted
-apart: a move is weaker evidence than a rewrite (`Lineage.weight`). Only lines the older PR wrote
+block comment or a docstring is known for one), and a line the newer PR only moves (it adds the
+same text back) is counted apart: a move is weaker evidence than a rewrite (`Lineage.weight`). Only lines the older PR wrote
 count, not those it only re-indented, re-wrapped or moved (`chains.carried`); lines of its tests
 (test files, a Rust file's test module) are counted apart, no code evidence on their own.
 """
@@ -46,11 +46,11 @@ MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
 # Lines that are not code a later PR builds on: imports and comments, in the languages mined.
 # (Read alone, a line shows no more than these prefixes; where the clone is at hand, `Lines` lexes
 # the whole file.)
-_IMPORT = re.compile(
+_NOT_SUBSTANCE = re.compile(
     r"^(?:(?:pub(?:\([\w:]+\))?\s+)?use\s|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
-    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+;|#\s*include\b|require\(|package\s)"
+    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+;|#\s*include\b|require\(|package\s"
+    r"|//|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)"
 )
-_COMMENT = re.compile(r"^(?://|/\*|\*(?:\s|/|$)|#(?![\[!])|--\s|\"\"\"|\'\'\'|<!--)")
 BLAME_TIMEOUT = 60.0
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,\d+)? @@")
 _SHA = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
@@ -66,8 +66,9 @@ class Lineage:
     lines: int = 0
     via: str = ""  # blame | patch | "" (none found)
     moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
-    # Lines of the older PR's text the newer one removes in the same file, imports included,
-    # comments, tests and moved lines not: weak evidence that the two PRs share code at all.
+    # Lines of the older PR's text the newer one removes in the same file, imports and comments
+    # included, tests and moved lines not (read from the patches): weak evidence that the two PRs
+    # share code at all.
     touched: int = 0
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. Two PRs editing one test say little about code built on code.
@@ -133,12 +134,7 @@ def squeeze(text: str) -> str:
 
 def substantive(text: str) -> bool:
     """Whether a (squeezed) line is code another PR can build on: not an import or a comment."""
-    return _IMPORT.match(text) is None and _COMMENT.match(text) is None
-
-
-def comment(text: str) -> bool:
-    """Whether a (squeezed) line, read alone, is a comment (`#include` is no comment)."""
-    return _COMMENT.match(text) is not None and _IMPORT.match(text) is None
+    return _NOT_SUBSTANCE.match(text) is None
 
 
 def parse_patch(diff: str) -> PatchLines:
@@ -343,21 +339,10 @@ class Lines:
             for r in mine.removed
             if r.text in theirs.authored.get(r.path, ()) and r.text not in readded
         ]
-        touched = len(self._touched(newer, shared))
+        touched = len(shared) - len(self._tests(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         whole = found.lines > found.moved and not self._code_beyond(older, theirs, shared)
         return replace(found, touched=touched, restored=restored, whole=whole)
-
-    def _touched(self, newer: PRNode, shared: list[Removed]) -> list[Removed]:
-        """Of the older PR's lines the newer one removes in the same file, those that are weak
-        code evidence: imports count, comments and tests do not (arrow-rs #7846, "follow up
-        nits", fixed two typos in comments of #7808)."""
-        lines = [r for r in shared if not comment(r.text)]
-        clone = self.clones.get(newer.repo_id)
-        if clone and newer.base_sha:
-            lines = self._in_code(clone, newer.base_sha, lines)
-        tests = self._tests(newer, lines)
-        return [r for r in lines if r not in tests]
 
     def _code_beyond(self, older: PRNode, theirs: PatchLines, rewritten: list[Removed]) -> bool:
         """Whether the older PR wrote code besides the `rewritten` lines: substantive lines in

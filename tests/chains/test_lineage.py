@@ -191,19 +191,19 @@ def test_a_line_inside_a_docstring_is_no_lineage_however_it_reads_alone(tmp_path
         2,
         "Docstring nits",
         {"src/table.py": "TABLE_VERSION = 1\n\n\n" + reworded},
-        body="Follow-up to #1.",
+        body="See #1.",
     )
     rewritten = LOADER.replace("skip_header=True)", "skip_header=True, strict=True)")
     repo.pr(
         3,
         "Strict loading",
         {"src/table.py": "TABLE_VERSION = 1\n\n\n" + rewritten},
-        body="Follow-up to #1.",
+        body="See #1.",
     )
     engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
     mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/docs")
     build_chains(ChainsConfig(min_chain_code_lines=0), engine)
     links = _links(engine)
     # Read alone, the reworded line looks like code; lexed in its file, it is a docstring.
-    assert (links[2, 1].lineage, links[2, 1].rule) == (0, "wording_without_shared_code")
+    assert (links[2, 1].lineage, links[2, 1].rule) == (0, "plain_mention_without_shared_lines")
     assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
