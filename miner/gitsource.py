@@ -11,7 +11,8 @@ A `Merge pull request #N` commit off that line (a PR merged into a maintenance b
 merged back later, or into another PR's branch) is a PR too, with its own base (its first parent)
 and its own commits (`git rev-list first..second`); it is yielded just before the first-parent
 commit that brought it in. Squash commits count on the first-parent line only: off it they are
-backports and cherry-picks of PRs already counted.
+backports and cherry-picks of PRs already counted. A number the line lands twice, under two
+titles, is the later PR's: the earlier came with the history of the project's former home.
 
 The cursor is the last first-parent commit fully handled, so a rerun walks only `CURSOR..HEAD`.
 """
@@ -61,6 +62,8 @@ FORK_RATIO = (
 # own PRs may wait on a maintenance branch for years (click 7.1 took in PRs from 2018), but they
 # were written when their number was new.
 FOREIGN_AGE = timedelta(days=365)
+NEIGHBOURS = 3  # PRs landed on each side whose numbers tell a numbering in use from a stray one
+MOVED_AGE = timedelta(days=180)  # a number landing again this much later is a new home's
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -215,7 +218,8 @@ class GitSource:
         claimed = set(mainline)
         # A number a first-parent commit lands is that PR's; a merge off the line with the same
         # number is a backport or a fork's own PR.
-        landed = {pr.number for sha in mainline if (pr := _pr_from(by_sha[sha], [])) is not None}
+        owners = _number_owners(mainline, by_sha)
+        landed = set(owners)
         prs: list[PRRecord] = []
         seen: set[int] = set()
         highest = 0
@@ -245,14 +249,18 @@ class GitSource:
             found: list[PRRecord | None] = [*self._bors_batch(commit, by_sha)]
             found = found or [_pr_from(commit, [by_sha[s] for s in branch])]
             for pr in found:
-                if pr is not None and pr.number not in seen:
-                    seen.add(pr.number)
-                    if pr.number > highest:
-                        highest = pr.number
-                        times.append(commit.committed_at)
-                        highs.append(highest)
-                    prs.append(pr)
-                    self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
+                if pr is None or pr.number in seen:
+                    continue
+                if owners.get(pr.number, sha) != sha:
+                    self._kinds["skipped: an earlier repository's PR number"] += 1
+                    continue
+                seen.add(pr.number)
+                if pr.number > highest:
+                    highest = pr.number
+                    times.append(commit.committed_at)
+                    highs.append(highest)
+                prs.append(pr)
+                self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
         return prs
 
     def _bors_batch(self, commit: _Commit, by_sha: dict[str, _Commit]) -> list[PRRecord]:
@@ -357,6 +365,38 @@ def _claim(
         stack.extend(p for p in by_sha[sha].parents if p in by_sha and p not in claimed)
     found.sort(key=position.__getitem__)
     return found
+
+
+def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int, str]:
+    """PR number → the first-parent commit that lands that PR.
+
+    A number landing twice under two titles names PRs of two repositories: a project that moved
+    keeps its old home's history, so tokio-rs/tracing's line holds tokio-trace-prototype's #1–#168
+    and tokio's #1047–#1170 before its own PRs of those numbers. The later one is this
+    repository's (references in its PRs' texts mean it) when it lands among numbers near its
+    own, as a numbering in use does, or `MOVED_AGE` after the first: tracing's own #40 waited
+    nine months and landed among #190s. A commit pushed days later with "(#N)" in its subject
+    takes no number. Under one title, it is one PR landed again (a cherry-pick): the first
+    stays."""
+    landed = [(sha, pr) for sha in mainline if (pr := _pr_from(by_sha[sha], [])) is not None]
+    numbers = [pr.number for _sha, pr in landed]
+    owners: dict[int, str] = {}
+    first: dict[int, datetime] = {}
+    titles: dict[int, set[str]] = {}
+    for at, (sha, pr) in enumerate(landed):
+        title = " ".join(pr.title.split()).casefold()
+        seen = titles.setdefault(pr.number, set())
+        if title in seen:
+            continue
+        when = by_sha[sha].committed_at
+        near = numbers[max(0, at - NEIGHBOURS) : at] + numbers[at + 1 : at + 1 + NEIGHBOURS]
+        close = sum(abs(n - pr.number) <= max(100, pr.number // 2) for n in near)
+        late = pr.number in first and when - first[pr.number] >= MOVED_AGE
+        if not seen or late or 2 * close >= len(near):
+            owners[pr.number] = sha
+        first.setdefault(pr.number, when)
+        seen.add(title)
+    return owners
 
 
 def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:

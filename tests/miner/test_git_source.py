@@ -393,6 +393,38 @@ def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
     }
 
 
+def test_a_number_landed_again_under_another_title_is_the_later_prs(tmp_path: Path) -> None:
+    """tokio-rs/tracing's line starts with tokio-trace-prototype's #1–#168 and tokio's
+    #1047–#1170, then its own PRs take those numbers again; a cherry-pick repeats a title."""
+    repo = _new_repo(tmp_path, "moved", date="2018-01-01T10:00:00")
+    _squash(repo, "Prototype spans (#2)", name="proto.rs", date="2018-02-01T10:00:00")
+    _squash(repo, "Prototype events (#3)", name="events.rs", date="2018-03-01T10:00:00")
+    _squash(repo, "Prototype fields (#6)", name="fields.rs", date="2018-03-02T10:00:00")
+    _squash(repo, "Own layer (#2)", name="layer.rs", date="2019-02-01T10:00:00")
+    _squash(repo, "Own filter (#4)", name="filter.rs", date="2019-03-01T10:00:00")
+    _squash(repo, "Own filter (#4)", name="filter2.rs", date="2019-04-01T10:00:00")
+    _squash(repo, "Fix a regression of the layer from #2 (#5)", "fix.rs", "2019-04-02T10:00:00")
+    for number in range(300, 304):
+        _squash(repo, f"Later work (#{number})", f"later{number}.rs", "2019-04-03T10:00:00")
+    # A commit pushed without a PR that names one in its subject takes no number; a PR that
+    # waited long lands among higher numbers and takes it all the same.
+    _squash(repo, "Address the last review comment of (#4)", "review.rs", "2019-04-04T10:00:00")
+    _squash(repo, "Own fields (#6)", name="own-fields.rs", date="2019-05-01T10:00:00")
+    source = GitSource(str(repo), full_name="acme/moved")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert {n: pr.title for n, pr in prs.items()} == {
+        3: "Prototype events",
+        2: "Own layer",
+        4: "Own filter",
+        5: "Fix a regression of the layer from #2",
+        **{n: "Later work" for n in range(300, 304)},
+        6: "Own fields",
+    }
+    # The cherry-pick of #4 is the same PR: the first landing stays.
+    assert prs[4].created_at.date().isoformat() == "2019-03-01"
+    assert source.found_by_kind() == {"squash": 9, "skipped: an earlier repository's PR number": 2}
+
+
 def test_merge_queue_and_bors_merges_are_prs_with_their_branch_commits(tmp_path: Path) -> None:
     repo = _new_repo(tmp_path, "queued")
     # GitHub's merge queue: a two-parent merge whose subject is the PR's title and number.
