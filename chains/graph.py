@@ -9,6 +9,7 @@ is at hand, the older merge commit in the newer base's history.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,9 @@ THROUGH_ISSUE = frozenset({"issue_mediated", "issue_analogy", "issue_prepares"})
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
 AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit"})
+# A merge's subject, as a commit of a PR's branch: "Merge #12 …", "Merge pull request #12 from …",
+# "Merge branch 'main' …", "Merge remote-tracking branch …".
+MERGE_SUBJECT = re.compile(r"^Merge (?:#\d|pull request #\d|(?:remote-tracking )?branch\b)")
 # Tie-break between references of equal weight: the more specific class decides the edge.
 EVIDENCE_ORDER = ("revert", "strong", "medium", "issue_only", "parallel")
 assert set(EVIDENCE_ORDER) == set(EVIDENCE_CLASSES)
@@ -169,7 +173,10 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
 def load_references(engine: Engine) -> list[RefRow]:
     """Every reference that resolved to a PR of the store (direct or through an issue). A mention
     is read again with today's rules (`miner.refs.retype`): a store mined before a wording was
-    known ('fix: revert "… (#12)"', "revert #5 #12") needs no new mining."""
+    known ('fix: revert "… (#12)"', "revert #5 #12") needs no new mining. A reference in the
+    subject of a merge among a PR's commits is left out: merging the main branch into a PR's
+    branch names the PRs it brings along, not ones the PR builds on (pyo3 #160's "Merge #154
+    and #155 changed with `syn13`")."""
     ref = Reference
     query = select(
         ref.src_pr_id,
@@ -185,6 +192,7 @@ def load_references(engine: Engine) -> list[RefRow]:
         rows = [
             RefRow(a, b or 0, _fresh_type(t, e, n), f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
             for a, b, t, f, v, e, n, r in conn.execute(query)
+            if not (f == "commit" and MERGE_SUBJECT.match(e or ""))
         ]
         said = _issue_mentions(conn) if any(r.type == "issue_mediated" for r in rows) else {}
     return [_issue_wording(r, said) for r in rows]

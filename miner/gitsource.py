@@ -11,8 +11,9 @@ A `Merge pull request #N` commit off that line (a PR merged into a maintenance b
 merged back later, or into another PR's branch) is a PR too, with its own base (its first parent)
 and its own commits (`git rev-list first..second`); it is yielded just before the first-parent
 commit that brought it in. Squash commits count on the first-parent line only: off it they are
-backports and cherry-picks of PRs already counted. A number the line lands twice, under two
-titles, is the later PR's: the earlier came with the history of the project's former home.
+backports and cherry-picks of PRs already counted. A number the line lands again months later,
+under another title, is the later PR's: the earlier came with the history of the project's
+former home.
 
 The cursor is the last first-parent commit fully handled, so a rerun walks only `CURSOR..HEAD`.
 """
@@ -62,8 +63,7 @@ FORK_RATIO = (
 # own PRs may wait on a maintenance branch for years (click 7.1 took in PRs from 2018), but they
 # were written when their number was new.
 FOREIGN_AGE = timedelta(days=365)
-NEIGHBOURS = 3  # PRs landed on each side whose numbers tell a numbering in use from a stray one
-MOVED_AGE = timedelta(days=180)  # a number landing again this much later is a new home's
+MOVED_AGE = timedelta(days=90)  # a number landing again this much later is a new home's PR
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -370,32 +370,25 @@ def _claim(
 def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int, str]:
     """PR number → the first-parent commit that lands that PR.
 
-    A number landing twice under two titles names PRs of two repositories: a project that moved
-    keeps its old home's history, so tokio-rs/tracing's line holds tokio-trace-prototype's #1–#168
-    and tokio's #1047–#1170 before its own PRs of those numbers. The later one is this
-    repository's (references in its PRs' texts mean it) when it lands among numbers near its
-    own, as a numbering in use does, or `MOVED_AGE` after the first: tracing's own #40 waited
-    nine months and landed among #190s. A commit pushed days later with "(#N)" in its subject
-    takes no number. Under one title, it is one PR landed again (a cherry-pick): the first
-    stays."""
-    landed = [(sha, pr) for sha in mainline if (pr := _pr_from(by_sha[sha], [])) is not None]
-    numbers = [pr.number for _sha, pr in landed]
+    A number landing again under another title, `MOVED_AGE` or more after it first landed, names
+    a PR of another repository: a project that moved keeps its old home's history, so
+    tokio-rs/tracing's line holds tokio-trace-prototype's #1–#168 and tokio's #1047–#1170 before
+    its own PRs of those numbers took them (150 days or more later; biome's after rome's, 500;
+    arrow-rs's after the apache/arrow monorepo's, 1,400). The later one is this repository's, and
+    references in its PRs' texts mean it. Sooner, it is the same PR: landed as a series of
+    commits (a rebase merge, all on one day), cherry-picked, or named by a commit pushed after
+    it. The first landing stays."""
     owners: dict[int, str] = {}
-    first: dict[int, datetime] = {}
-    titles: dict[int, set[str]] = {}
-    for at, (sha, pr) in enumerate(landed):
-        title = " ".join(pr.title.split()).casefold()
-        seen = titles.setdefault(pr.number, set())
-        if title in seen:
+    first: dict[int, tuple[datetime, str]] = {}
+    for sha in mainline:
+        pr = _pr_from(by_sha[sha], [])
+        if pr is None:
             continue
-        when = by_sha[sha].committed_at
-        near = numbers[max(0, at - NEIGHBOURS) : at] + numbers[at + 1 : at + 1 + NEIGHBOURS]
-        close = sum(abs(n - pr.number) <= max(100, pr.number // 2) for n in near)
-        late = pr.number in first and when - first[pr.number] >= MOVED_AGE
-        if not seen or late or 2 * close >= len(near):
+        when, title = by_sha[sha].committed_at, " ".join(pr.title.split()).casefold()
+        since, said = first.setdefault(pr.number, (when, title))
+        if pr.number not in owners or (title != said and when - since >= MOVED_AGE):
             owners[pr.number] = sha
-        first.setdefault(pr.number, when)
-        seen.add(title)
+            first[pr.number] = (when, title)
     return owners
 
 

@@ -271,3 +271,20 @@ def test_path_and_author_classifiers() -> None:
     assert mention_cue("Like #5772, but for subscripts.") == "parallel"
     assert mention_cue("This is setup for #18996, which will") == "dependent"
     assert mention_cue("https://github.com/acme/calc/pull/12.") == "none"
+
+
+def test_a_merge_among_a_prs_commits_names_prs_it_brings_along_not_ones_it_builds_on(
+    engine: Engine,
+) -> None:
+    """pyo3 #160 merged master into its branch as "Merge #154 and #155 changed with `syn13`"."""
+    store = StoreBuilder(engine)
+    for number in (1, 2, 3, 4):
+        store.pr(number, ["derive/method.rs"])
+    store.ref(3, 1, evidence="Merge #1 and #2 changed with syn13", found_in="commit")
+    store.ref(3, 2, evidence="Merge pull request #2 from ada/spans", found_in="commit")
+    store.ref(4, 1, "follow_up", evidence="Follow-up to #1: port the derive.", found_in="commit")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(4), pid(1))}
+    assert report.references == 1

@@ -407,7 +407,7 @@ def test_a_number_landed_again_under_another_title_is_the_later_prs(tmp_path: Pa
     for number in range(300, 304):
         _squash(repo, f"Later work (#{number})", f"later{number}.rs", "2019-04-03T10:00:00")
     # A commit pushed without a PR that names one in its subject takes no number; a PR that
-    # waited long lands among higher numbers and takes it all the same.
+    # waited long lands among higher numbers, months after the number's first PR, and takes it.
     _squash(repo, "Address the last review comment of (#4)", "review.rs", "2019-04-04T10:00:00")
     _squash(repo, "Own fields (#6)", name="own-fields.rs", date="2019-05-01T10:00:00")
     source = GitSource(str(repo), full_name="acme/moved")
