@@ -296,12 +296,23 @@ def _stacked(ref: RefRow, a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     return None
 
 
+def _caught_up(a: PRNode, b: PRNode, lines: LineOracle | None) -> tuple[PRNode, PRNode] | None:
+    """(newer, older) of two PRs open at once when the branch of the one merged later holds the
+    other's merge: it took in the main branch after the other landed and finished its work on top
+    of it (pyo3 #1794, branched before #1777 merged, uses the FFI names #1777 added)."""
+    later, earlier = (a, b) if a.merged_at > b.merged_at else (b, a)
+    if lines is not None and lines.branch_holds(later, earlier):
+        return later, earlier
+    return None
+
+
 def _group_references(
     refs: list[RefRow],
     nodes: dict[int, PRNode],
     config: ChainsConfig,
     report: GraphReport,
     every: dict[int, PRNode],
+    lines: LineOracle | None = None,
 ) -> dict[tuple[int, int], list[RefRow]]:
     """References grouped by the (newer, older) pair they link; pairs that cannot be edges are counted.
 
@@ -320,7 +331,7 @@ def _group_references(
             rule = "cross_repo"
         elif ref.type in THROUGH_ISSUE and ref.via_issue in umbrellas:
             rule = "umbrella_issue"
-        elif (pair := orient(a, b) or _stacked(ref, a, b)) is None:
+        elif (pair := orient(a, b) or _stacked(ref, a, b) or _caught_up(a, b, lines)) is None:
             rule = "not_merged_before_created"
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
@@ -743,7 +754,7 @@ def _candidate_edges(
     symbols: SymbolOracle | None = None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
-    groups = _group_references(refs, {i: nodes[i] for i in kept}, config, report, nodes)
+    groups = _group_references(refs, {i: nodes[i] for i in kept}, config, report, nodes, lines)
     undone = _undoing_pairs(groups, nodes, lines)
     reverted_at = revert_times(refs, nodes)
     for new_id, old_id in undone:

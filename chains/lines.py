@@ -96,6 +96,8 @@ class LineOracle(Protocol):
 
     def undoes(self, newer: PRNode, older: PRNode) -> bool: ...
 
+    def branch_holds(self, later: PRNode, earlier: PRNode) -> bool: ...
+
 
 @dataclass
 class Removed:
@@ -268,6 +270,7 @@ class Lines:
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
         self._files: dict[tuple[str, str, str], _FileFacts] = {}
+        self._holds: dict[tuple[str, str], bool] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
         self._ahead: dict[BlameJob, dict[int, str] | None] = {}
@@ -282,6 +285,7 @@ class Lines:
         otherwise), as the placeholder does; a failed call only removes later calls."""
         twin = Lines(self.engine, self.clones)
         twin._patches = self._patches  # parsing is shared; it does not depend on blame
+        twin._holds = self._holds  # so is ancestry, which the dry pass needs to see the same pairs
         twin._planning = []
         return twin
 
@@ -361,6 +365,21 @@ class Lines:
                 if merged is None or not self._in_tests(*merged, path, line):
                     return True
         return False
+
+    def branch_holds(self, later: PRNode, earlier: PRNode) -> bool:
+        """Whether the later PR's own branch (its merge commit's second parent) holds the earlier
+        PR's merge: the branch merged the main branch, or was rebased, after the earlier PR
+        landed, so the later PR's code was finished on top of it. False for a squash merge (one
+        parent) and where the clone is not at hand."""
+        clone = self.clones.get(later.repo_id)
+        if not clone or not later.merge_sha or not earlier.merge_sha:
+            return False
+        key = (later.merge_sha, earlier.merge_sha)
+        if key not in self._holds:
+            head = f"{later.merge_sha}^2"
+            asked = git.answer(clone, "merge-base", "--is-ancestor", earlier.merge_sha, head)
+            self._holds[key] = asked is True
+        return self._holds[key]
 
     def undoes(self, newer: PRNode, older: PRNode) -> bool:
         """Whether the newer PR's patch is the older one's turned around (a revert, whatever its

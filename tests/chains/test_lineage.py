@@ -15,6 +15,7 @@ from chains.graph import build_graph, load_graph, load_nodes, load_references, l
 from chains.lines import Lines, parse_patch
 from miner.config import MinerConfig
 from miner.mine import mine
+from prchain.dev.repos import git
 from sql.db import make_engine
 from sql.models import ChainLink, PullRequest, Repo
 from tests.support.history import History
@@ -207,3 +208,67 @@ def test_a_line_inside_a_docstring_is_no_lineage_however_it_reads_alone(tmp_path
     # Read alone, the reworded line looks like code; lexed in its file, it is a docstring.
     assert (links[2, 1].lineage, links[2, 1].rule) == (0, "plain_mention_without_shared_lines")
     assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
+
+
+FFI = """def unicode_from_string(text):
+    return encode_unicode(text, encoding="utf-8", errors="strict")
+
+
+def unicode_as_bytes(value):
+    return decode_unicode(value, encoding="utf-8", errors="strict")
+"""
+
+
+def test_a_branch_that_took_in_the_older_merge_links_though_it_was_opened_first(
+    tmp_path: Path,
+) -> None:
+    """pyo3 #1794 was branched before #1777 merged, then merged master and used #1777's names."""
+    repo = History(tmp_path / "merges")
+    path = repo.path
+
+    def commit(files: dict[str, str], message: str, day: int) -> None:
+        for rel, text in files.items():
+            (path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (path / rel).write_text(text)
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", message, date=f"2024-01-{day:02d}T10:00:00")
+
+    def merge(branch: str, message: str, day: int) -> None:
+        git(
+            path,
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            message,
+            branch,
+            date=f"2024-01-{day:02d}T10:00:00",
+        )
+
+    commit({"src/ffi.py": "VERSION = 1\n"}, "Initial commit", 1)
+    for branch in ("ffi", "strings", "bytes"):
+        git(path, "branch", branch)
+    git(path, "checkout", "-q", "ffi")
+    commit({"src/ffi.py": "VERSION = 1\n\n\n" + FFI}, "Add the unicode FFI", 2)
+    git(path, "checkout", "-q", "strings")
+    commit({"src/strings.py": "EMPTY = ''\n"}, "Start the string helpers", 3)
+    git(path, "checkout", "-q", "bytes")
+    commit({"src/bytes.py": "EMPTY = b''\n"}, "Start the byte helpers", 3)
+    git(path, "checkout", "-q", "main")
+    merge("ffi", "Merge pull request #1 from ada/ffi\n\nAdd the unicode FFI", 5)
+    git(path, "checkout", "-q", "strings")
+    merge("main", "Merge branch 'main' into strings", 6)
+    lenient = FFI.replace('errors="strict")\n\n\ndef', 'errors="replace")\n\n\ndef')
+    commit({"src/ffi.py": "VERSION = 1\n\n\n" + lenient}, "Strings never fail", 7)
+    git(path, "checkout", "-q", "bytes")
+    commit({"src/bytes.py": "EMPTY = bytes()\n"}, "Bytes made plainly", 7)
+    git(path, "checkout", "-q", "main")
+    merge("strings", "Merge pull request #2 from ada/strings\n\nLenient strings; see #1.", 8)
+    merge("bytes", "Merge pull request #3 from ada/bytes\n\nByte helpers; see #1.", 9)
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(path)], source="git", name="acme/merges")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    links = _links(engine)
+    # Both branches started before #1 merged; only #2's took #1 in and rewrote its line.
+    assert (links[2, 1].kept, links[2, 1].lineage) == (True, 1)
+    assert links[3, 1].rule == "not_merged_before_created"
