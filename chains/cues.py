@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
+from miner.refs import strip_ignored
+
 EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert"]
 EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
 
@@ -230,6 +232,22 @@ def analogy(evidence: str, number: int | None) -> str:
     "but for …" just after it."""
     before = PARALLEL.search(analogy_window(evidence, number))
     return before.group(0).strip() if before else analogy_after(evidence, number)
+
+
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
+
+
+def landed_subject(evidence: str, title: str, number: int | None) -> bool:
+    """Whether a reference's sentence is the commit subject PR `number` (titled `title`) landed
+    with, "Title (#N)", alone or as a list item under a lead-in with no dependency wording: a
+    copy of its commit, not words about it ("Depends on: | - Title (#N)" is words). Code spans
+    are compared blanked, as the miner stores evidence."""
+    lead, _, said = evidence.rpartition(" | ")
+    if lead and (DEPENDENT.search(lead) or STACKED.search(lead) or PREPARES.search(lead)):
+        return False
+    subject = f"{strip_ignored(title)} (#{number})"
+    said = _LIST_MARK.sub("", said)
+    return " ".join(said.split()).casefold() == " ".join(subject.split()).casefold()
 
 
 def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[EvidenceClass, str]:

@@ -28,6 +28,7 @@ from chains.cues import (
     EvidenceClass,
     analogy,
     classify,
+    landed_subject,
     prepares,
     reference_sentence,
     regression_wording,
@@ -194,8 +195,28 @@ def load_references(engine: Engine) -> list[RefRow]:
             for a, b, t, f, v, e, n, r in conn.execute(query)
             if not (f == "commit" and MERGE_SUBJECT.match(e or ""))
         ]
+        rows = _without_landed_subjects(conn, rows)
         said = _issue_mentions(conn) if any(r.type == "issue_mediated" for r in rows) else {}
     return [_issue_wording(r, said) for r in rows]
+
+
+def _without_landed_subjects(conn: Connection, rows: list[RefRow]) -> list[RefRow]:
+    """`rows` less the references that are the subject of the PR they name as it landed,
+    "Title (#N)": a list of the commits a branch took in from the main branch, copied into a
+    squash message or a sync commit (tauri #1331's feature branch lists `dev`'s "Fix extremely
+    slow dev builds caused by … (#1395)"). A stacked branch lists its base's commits before the
+    base lands, without the number."""
+    landed = [r for r in rows if r.number is not None and r.evidence.endswith(f"(#{r.number})")]
+    if not landed:
+        return rows
+    query = select(PullRequest.id, PullRequest.title).where(
+        PullRequest.id.in_({r.dst for r in landed})
+    )
+    titles = dict(conn.execute(query).all())
+    copies = {
+        id(r) for r in landed if landed_subject(r.evidence, titles.get(r.dst) or "", r.number)
+    }
+    return [r for r in rows if id(r) not in copies]
 
 
 def _issue_mentions(conn: Connection) -> dict[tuple[int, int], list[tuple[str, str]]]:

@@ -288,3 +288,22 @@ def test_a_merge_among_a_prs_commits_names_prs_it_brings_along_not_ones_it_build
     pid = store.pr_id
     assert set(graph.edges) == {(pid(4), pid(1))}
     assert report.references == 1
+
+
+def test_a_landed_prs_commit_subject_copied_into_a_text_is_no_reference(engine: Engine) -> None:
+    """tauri #1331's feature branch took in `dev` as one commit listing its PRs' subjects,
+    "Fix extremely slow dev builds caused by … (#1395)"."""
+    store = StoreBuilder(engine)
+    title = "Fix slow builds caused by `embed` of assets"
+    store.pr(1, ["build/assets.rs"], title=title)
+    for number in (2, 3, 4):
+        store.pr(number, ["build/assets.rs"])
+    copy = "* Fix slow builds caused by  of assets (#1)"  # code spans are stored blanked
+    store.ref(2, 1, evidence=f"Co-authored-by: Bot <bot@example.com> | {copy}", found_in="commit")
+    store.ref(3, 1, "follow_up", evidence=f"Depends on: | {copy}")
+    store.ref(4, 1, evidence="Fix slow builds caused by  of assets (#1), then cache them.")
+    store.write()
+    graph, report = _graph(engine)
+    pid = store.pr_id
+    assert set(graph.edges) == {(pid(3), pid(1)), (pid(4), pid(1))}
+    assert report.references == 2
