@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-from miner.refs import strip_ignored
+from miner.refs import LIST_ITEM, strip_ignored
 
 EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert"]
 EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
@@ -234,9 +234,6 @@ def analogy(evidence: str, number: int | None) -> str:
     return before.group(0).strip() if before else analogy_after(evidence, number)
 
 
-_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
-
-
 def landed_subject(evidence: str, title: str, number: int | None) -> bool:
     """Whether a reference's sentence is the commit subject PR `number` (titled `title`) landed
     with, "Title (#N)", alone or as a list item under a lead-in with no dependency wording: a
@@ -246,7 +243,8 @@ def landed_subject(evidence: str, title: str, number: int | None) -> bool:
     if lead and (DEPENDENT.search(lead) or STACKED.search(lead) or PREPARES.search(lead)):
         return False
     subject = f"{strip_ignored(title)} (#{number})"
-    said = _LIST_MARK.sub("", said)
+    item = LIST_ITEM.match(said)
+    said = said[item.end() :] if item else said
     return " ".join(said.split()).casefold() == " ".join(subject.split()).casefold()
 
 

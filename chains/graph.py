@@ -206,17 +206,22 @@ def _without_landed_subjects(conn: Connection, rows: list[RefRow]) -> list[RefRo
     squash message or a sync commit (tauri #1331's feature branch lists `dev`'s "Fix extremely
     slow dev builds caused by … (#1395)"). A stacked branch lists its base's commits before the
     base lands, without the number."""
-    landed = [r for r in rows if r.number is not None and r.evidence.endswith(f"(#{r.number})")]
+
+    def ends_with_number(r: RefRow) -> bool:  # the cheap test first: "… (#N)"
+        return r.number is not None and r.evidence.endswith(f"(#{r.number})")
+
+    landed = {r.dst for r in rows if ends_with_number(r)}
     if not landed:
         return rows
-    query = select(PullRequest.id, PullRequest.title).where(
-        PullRequest.id.in_({r.dst for r in landed})
-    )
+    query = select(PullRequest.id, PullRequest.title).where(PullRequest.id.in_(landed))
     titles = dict(conn.execute(query).all())
-    copies = {
-        id(r) for r in landed if landed_subject(r.evidence, titles.get(r.dst) or "", r.number)
-    }
-    return [r for r in rows if id(r) not in copies]
+    return [
+        r
+        for r in rows
+        if not (
+            ends_with_number(r) and landed_subject(r.evidence, titles.get(r.dst) or "", r.number)
+        )
+    ]
 
 
 def _issue_mentions(conn: Connection) -> dict[tuple[int, int], list[tuple[str, str]]]:

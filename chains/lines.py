@@ -14,9 +14,10 @@ Context lines never count: registration lists (`mod.rs`, rule tables) put every 
 to every other. Nor do imports and comments (a shared `use` line or a comment says nothing about
 code built on code; where the clone is at hand, the whole file is lexed, so that a line inside a
 block comment or a docstring is known for one), and a line the newer PR only moves (it adds the
-same text back) is counted apart: a move is weaker evidence than a rewrite (`Lineage.weight`). Only lines the older PR wrote
-count, not those it only re-indented, re-wrapped or moved (`chains.carried`); lines of its tests
-(test files, a Rust file's test module) are counted apart, no code evidence on their own.
+same text back) is counted apart: a move is weaker evidence than a rewrite (`Lineage.weight`).
+Only lines the older PR wrote count, not those it only re-indented, re-wrapped or moved
+(`chains.carried`); lines of its tests (test files, a Rust file's test module) are counted apart,
+no code evidence on their own.
 """
 
 from __future__ import annotations
