@@ -271,6 +271,8 @@ class Lines:
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
         self._files: dict[tuple[str, str, str], _FileFacts] = {}
+        # Code flags per (file name, text): one version of a file sits under many PRs' bases.
+        self._flags: dict[tuple[str, str], list[bool]] = {}
         self._holds: dict[tuple[str, str], bool] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
@@ -287,6 +289,8 @@ class Lines:
         twin = Lines(self.engine, self.clones)
         twin._patches = self._patches  # parsing is shared; it does not depend on blame
         twin._holds = self._holds  # so is ancestry, which the dry pass needs to see the same pairs
+        twin._files = self._files  # and what each file holds (read and lexed once)
+        twin._flags = self._flags
         twin._planning = []
         return twin
 
@@ -440,7 +444,7 @@ class Lines:
         key = (clone, rev, path)
         if key not in self._files:
             shown = git.run(clone, "show", f"{rev}:{path}", check=False)
-            self._files[key] = _FileFacts(path, shown.text if shown.ok else None)
+            self._files[key] = _FileFacts(path, shown.text if shown.ok else None, self._flags)
         return self._files[key]
 
     def _blame(
@@ -474,23 +478,34 @@ class Lines:
         return found
 
 
+# Where a file holds none of these, no line that reads as code alone (`substantive`) sits in a
+# comment or a docstring, and lexing it could change nothing.
+BLOCK_OPENERS = ("/*", '"""', "'''", "<!--", "{-", "--[[", "=begin")
+
+
 class _FileFacts:
     """What lineage asks of one file at one revision: where a Rust test module starts, and which
-    lines hold code (lexed once, on first ask). Unknown (the file could not be read): every line
-    is code, none is a test."""
+    lines hold code (lexed on first ask, and only when the file has a block comment or docstring
+    to be inside of; `lexed` caches the flags by file name and text). Unknown (the file could not
+    be read): every line is code, none is a test."""
 
-    def __init__(self, path: str, text: str | None) -> None:
+    def __init__(
+        self, path: str, text: str | None, lexed: dict[tuple[str, str], list[bool]]
+    ) -> None:
         self.path = path
         self.text = text
         self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
-        self._flags: list[bool] | None = None
+        self._lexed = lexed
 
     def code(self, line: int) -> bool:
-        if self.text is None:
+        text = self.text
+        if text is None or not any(opener in text for opener in BLOCK_OPENERS):
             return True
-        if self._flags is None:
-            self._flags = code_line_flags(self.text.split("\n"), lexer_for(self.path))
-        return not 0 < line <= len(self._flags) or self._flags[line - 1]
+        key = (self.path.rsplit("/", 1)[-1], text)
+        if key not in self._lexed:
+            self._lexed[key] = code_line_flags(text.split("\n"), lexer_for(self.path))
+        flags = self._lexed[key]
+        return not 0 < line <= len(flags) or flags[line - 1]
 
 
 def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Removed]) -> Lineage:
