@@ -37,10 +37,12 @@ REVIEW_ANCHOR = "(?:discussion|issuecomment|pullrequestreview)"
 
 # "Should be merged first: #910" (wgpu #907, opened before #910 and rebased on it): dependency,
 # stack and stacked-on wording alike.
-MERGED_FIRST = r"(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+)?first"
+MERGED_FIRST = (
+    r"(?:be|gets?)\s+(?:merged|landed)\s+first|(?:merge|land)\s+(?:#\d+\s+|that\s+)?first"
+)
 DEPENDENT = re.compile(
     r"\b(?:introduced|added|regressed|broken|broke|caused|landed|implemented|started|changed|missed)\s+(?:\w+\s+){0,3}?(?:in|by|with)\b"
-    r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after(?!\s+(?:a\s+|the\s+)?rebas)|until|following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
+    r"|\b(?:since|(?<!merged\s)(?<!landed\s)(?<!opened\s)after(?!\s+(?:a\s+|the\s+)?rebas)|until|(?<!the\s)following|unblocked\s+by|requires?|needs|re-?apply|re-?lands?|addendum|follow[- ]on"
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
     r"|prototype|improves|extends|generaliz(?:e|es|ed|ing)|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
@@ -109,12 +111,13 @@ def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
 
 # Wording by which a PR says it was opened on top of another, still open: it may be opened before
 # its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
-STACKED_ON = re.compile(
-    r"\b(?:stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
+BASE_WORDS = (
+    r"stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
     r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by"
-    rf"|{MERGED_FIRST})",
-    re.I,
 )
+STACKED_ON = re.compile(rf"\b(?:{BASE_WORDS}|{MERGED_FIRST})", re.I)
+# The same said of a named PR only: "should be merged first" may be the writing PR's own wish.
+NAMED_BASE = re.compile(rf"\b(?:{BASE_WORDS}|(?:merge|land)\s+(?:#\d+|that)\s+first)", re.I)
 
 
 # Wording by which a PR says, while another is still open, that it prepares that one: the other,
@@ -134,6 +137,12 @@ def prepares(evidence: str, number: int | None = None) -> bool:
 def stacked_on(evidence: str, number: int | None = None) -> bool:
     """Whether the sentence holding the reference says the PR is stacked on the referenced one."""
     return bool(_said(STACKED_ON, evidence, number))
+
+
+def names_its_base(evidence: str, number: int | None = None) -> bool:
+    """Whether the sentence holding the reference names that PR as the writing PR's base ("depends
+    on #N", "#N would break things, and I'd like to land that first")."""
+    return bool(_said(NAMED_BASE, evidence, number))
 
 
 def stacked_wording(evidence: str, number: int | None = None) -> str:
@@ -176,6 +185,9 @@ def _locate(evidence: str, number: int | None) -> tuple[str, str, str, re.Match[
     lead, bar, item = evidence.rpartition(" | ")
     if SENTENCE_DONE.search(lead):  # the line before is a finished sentence, no lead-in
         lead = bar = ""
+    # Only the lead-in's last sentence introduces the list: in "…the polish needed for 0.1. Please
+    # note the following:" the first sentence is about the PR's own work (tracing #312).
+    lead = SENTENCE_END.split(lead)[-1]
     if number is None:
         return None
     found = re.search(rf"(?:#|/)({number})\b", item)

@@ -35,6 +35,12 @@ def test_cue_words_count_only_in_the_sentence_holding_the_reference() -> None:
     # A line that ends a sentence is no lead-in (arrow-rs #10506: "restoring" was #10297's).
     restoring = "Reverts #11, restoring the names. | - Updates a test added by #12"
     assert reference_sentence(restoring, 12) == "- Updates a test added by #12"
+    # Only a lead-in's last sentence introduces its list, and "the following" is no dependency
+    # (tracing #312: "Most of the polish needed for 0.1. Please note the following:").
+    polish = "This is the polish needed for 0.1. Please note the following: | * #12 breaks it."
+    assert reference_sentence(polish, 12) == "Please note the following: | * #12 breaks it."
+    assert classify("mention", polish, 12)[0] == "medium"
+    assert classify("mention", "Following #12, the flag is gone.", 12)[0] == "strong"
     # Stack words that name another PR are said of that one.
     assert stacked_wording("Updates a test added by #12 after #11 merged", 12) == ""
     assert stacked_wording("Updates a test added by #12 after #12 merged", 12) == (
