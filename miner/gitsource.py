@@ -226,6 +226,7 @@ class GitSource:
         # When each new highest number landed on the first-parent line, to tell how old a number is.
         times: list[datetime] = []
         highs: list[int] = []
+        squashed: list[bool] = []  # whether each high came from a squash-style subject
         self._kinds = Counter()
         for sha in mainline:
             commit = by_sha[sha]
@@ -255,10 +256,17 @@ class GitSource:
                     self._kinds["skipped: an earlier repository's PR number"] += 1
                     continue
                 seen.add(pr.number)
-                if pr.number > highest:
-                    highest = pr.number
+                highest = max(highest, pr.number)
+                merged = len(commit.parents) > 1
+                # A merge commit's number is surely a PR; a squash-style "(#1779)" over it was
+                # another tracker's ticket (numpy's Trac tickets of 2010–11 ran ahead of its PR
+                # numbers and made its own #268–#325 look like another repository's).
+                while merged and highs and highs[-1] > pr.number and squashed[-1]:
+                    del times[-1], highs[-1], squashed[-1]
+                if pr.number > (highs[-1] if highs else 0):
                     times.append(commit.committed_at)
-                    highs.append(highest)
+                    highs.append(pr.number)
+                    squashed.append(not merged)
                 prs.append(pr)
                 self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
         return prs

@@ -393,6 +393,32 @@ def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
     }
 
 
+def test_squash_style_ticket_numbers_do_not_make_our_merges_look_foreign(tmp_path: Path) -> None:
+    """numpy's line has Trac tickets as "Title (#1779)" in 2011, ahead of its first GitHub PRs;
+    its PR #268, merged on a maintenance branch in 2012, is its own, not another repository's."""
+    repo = _new_repo(tmp_path, "tickets", date="2010-01-01T10:00:00")
+    _squash(repo, "Speed up tolist (#1779)", name="core.c", date="2011-03-01T10:00:00")
+    for number, day in ((82, "2011-06-03"), (250, "2012-04-10")):
+        git(repo, "checkout", "-q", "-b", f"pr{number}")
+        _squash(repo, f"Work {number}", name=f"w{number}.c", date=f"{day}T09:00:00")
+        git(repo, "checkout", "-q", "main")
+        _no_ff(repo, f"pr{number}", f"Merge pull request #{number} from a/pr", f"{day}T10:00:00")
+    git(repo, "checkout", "-q", "-b", "maint")
+    git(repo, "checkout", "-q", "-b", "pr268")
+    _squash(repo, "Docs fix", name="docs.c", date="2012-05-04T10:00:00")
+    git(repo, "checkout", "-q", "maint")
+    _no_ff(repo, "pr268", "Merge pull request #268 from b/docs", date="2012-05-18T10:00:00")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "maint", "Merge branch 'maint'", date="2012-05-19T10:00:00")
+    source = GitSource(str(repo), full_name="numpy/numpy")
+    assert [pr.number for pr in source.pull_requests(None)] == [1779, 82, 250, 268]
+    assert source.found_by_kind() == {
+        "squash": 1,
+        "merge": 2,
+        "merge off the first-parent line": 1,
+    }
+
+
 def test_a_number_landed_again_under_another_title_is_the_later_prs(tmp_path: Path) -> None:
     """tokio-rs/tracing's line starts with tokio-trace-prototype's #1–#168 and tokio's
     #1047–#1170, then its own PRs take those numbers again; a cherry-pick repeats a title."""
