@@ -111,13 +111,12 @@ def _said(wording: re.Pattern[str], evidence: str, number: int | None) -> str:
 
 # Wording by which a PR says it was opened on top of another, still open: it may be opened before
 # its base merged (clippy: "Based on #15947", its parsing revamp part 4 of N).
-BASE_WORDS = (
-    r"stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
+STACKED_ON = re.compile(
+    r"\b(?:stacked\s+on|on\s+top\s+of|atop|built\s+(?:up)?on|builds\s+(?:up)?on|based\s+on"
     r"|depends\s+on|dependent\s+on|requires?\s+(?:#\d|https?://)|blocked\s+by"
+    rf"|{MERGED_FIRST})",
+    re.I,
 )
-STACKED_ON = re.compile(rf"\b(?:{BASE_WORDS}|{MERGED_FIRST})", re.I)
-# The same said of a named PR only: "should be merged first" may be the writing PR's own wish.
-NAMED_BASE = re.compile(rf"\b(?:{BASE_WORDS}|(?:merge|land)\s+(?:#\d+|that)\s+first)", re.I)
 
 
 # Wording by which a PR says, while another is still open, that it prepares that one: the other,
@@ -137,12 +136,6 @@ def prepares(evidence: str, number: int | None = None) -> bool:
 def stacked_on(evidence: str, number: int | None = None) -> bool:
     """Whether the sentence holding the reference says the PR is stacked on the referenced one."""
     return bool(_said(STACKED_ON, evidence, number))
-
-
-def names_its_base(evidence: str, number: int | None = None) -> bool:
-    """Whether the sentence holding the reference names that PR as the writing PR's base ("depends
-    on #N", "#N would break things, and I'd like to land that first")."""
-    return bool(_said(NAMED_BASE, evidence, number))
 
 
 def stacked_wording(evidence: str, number: int | None = None) -> str:

@@ -29,7 +29,6 @@ from chains.cues import (
     analogy,
     classify,
     landed_subject,
-    names_its_base,
     prepares,
     reference_sentence,
     regression_wording,
@@ -323,18 +322,6 @@ def _stacked(ref: RefRow, a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     return None
 
 
-def _said_stacked_on(ref: RefRow, newer: PRNode, older: PRNode) -> bool:
-    """Whether the PR merged first says it sits on top of the other ("depends on #N", "I'd like to
-    land that first"): its author meant the other as its base, so whatever the newer PR shares with
-    it is a rebase over it, not work built on it (tracing #312 asked for #241 first, was merged
-    first anyway, and #241's "rewrites" of #312's lines are rebase conflicts)."""
-    return (
-        ref.src == older.id
-        and ref.type != "issue_mediated"
-        and names_its_base(ref.evidence, ref.number)
-    )
-
-
 def _caught_up(a: PRNode, b: PRNode, lines: LineOracle | None) -> tuple[PRNode, PRNode] | None:
     """(newer, older) of two PRs open at once when the branch of the one merged later holds the
     other's merge: it took in the main branch after the other landed and finished its work on top
@@ -361,7 +348,6 @@ def _group_references(
     umbrellas = umbrella_issues(refs, config.max_issue_fanout)
     pairs: dict[tuple[int, int], list[RefRow]] = defaultdict(list)
     ruled_out: dict[frozenset[int], tuple[str, list[RefRow]]] = {}
-    contradicted: set[tuple[int, int]] = set()
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
         key = frozenset((ref.src, ref.dst))
@@ -375,12 +361,8 @@ def _group_references(
             rule = "not_merged_before_created"
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
-            if _said_stacked_on(ref, pair[0], pair[1]):
-                contradicted.add((pair[0].id, pair[1].id))
             continue
         ruled_out.setdefault(key, (rule, []))[1].append(ref)
-    for pair in contradicted:
-        ruled_out[frozenset(pair)] = ("merged_before_its_base", pairs.pop(pair))
     linked = {frozenset(pair) for pair in pairs}
     for key, (rule, group) in ruled_out.items():
         if key not in linked:

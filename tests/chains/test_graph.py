@@ -99,30 +99,6 @@ def test_a_pr_stacked_on_an_open_one_links_to_it(engine: Engine) -> None:
     assert report.dropped["not_merged_before_created"] == 2
 
 
-def test_a_pr_merged_before_the_one_it_said_it_sits_on_gives_no_edge(engine: Engine) -> None:
-    """tracing #312 asked for #241 to land first, was merged first anyway, and #241's rebase over
-    it rewrote some of its lines: no dependency of #241 on #312."""
-    store = StoreBuilder(engine)
-    store.pr(1, ["a.py"], day=5)
-    store.pr(2, ["a.py"], day=9)  # squash history: opened is merged, so after #1 by the dates
-    store.ref(1, 2, evidence="#2 is a breaking change, and I'd like to land that first.")
-    head = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
-    store.patches[0]["diff"] = head + "@@ -1 +1,2 @@\n x = 1\n+PARSER = build_parser(config)\n"
-    store.patches[1]["diff"] = (
-        head + "@@ -1,2 +1,2 @@\n x = 1\n-PARSER = build_parser(config)\n+PARSER = make(config)\n"
-    )
-    store.ref(2, 1, evidence="Rebased over #1.")  # and rewrote the line #1 added
-    store.pr(3, ["b.py"], day=5)
-    store.pr(4, ["b.py"], day=9)
-    store.ref(3, 4, evidence="This should be merged first, then #4 can go on top.")
-    store.ref(4, 3, "follow_up", evidence="Follow-up to #3")
-    store.write()
-    graph, report = _graph(engine)
-    assert list(graph.edges) == [(store.pr_id(4), store.pr_id(3))]
-    assert report.dropped["merged_before_its_base"] == 1
-    assert [link.rule for link in report.links if link.rule] == ["merged_before_its_base"]
-
-
 def test_weak_and_parallel_mentions_are_dropped(engine: Engine) -> None:
     store = StoreBuilder(engine)
     for n in range(1, 7):

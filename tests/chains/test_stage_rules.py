@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
-from chains.cues import classify, reference_sentence, stacked_wording
+from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
 from chains.generated import Attributes
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
@@ -41,6 +41,7 @@ def test_cue_words_count_only_in_the_sentence_holding_the_reference() -> None:
     assert reference_sentence(polish, 12) == "Please note the following: | * #12 breaks it."
     assert classify("mention", polish, 12)[0] == "medium"
     assert classify("mention", "Following #12, the flag is gone.", 12)[0] == "strong"
+    assert stacked_on("#12 changes the API, and I'd like to land that first.", 12)
     # Stack words that name another PR are said of that one.
     assert stacked_wording("Updates a test added by #12 after #11 merged", 12) == ""
     assert stacked_wording("Updates a test added by #12 after #12 merged", 12) == (
