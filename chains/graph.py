@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 from sqlalchemy import Connection, Engine, select
@@ -48,7 +48,7 @@ EVIDENCE_CHARS = 240
 THROUGH_ISSUE = frozenset({"issue_mediated", "issue_analogy", "issue_prepares"})
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
-AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit"})
+AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit", "branch"})
 # A merge's subject, as a commit of a PR's branch: "Merge #12 …", "Merge pull request #12 from …",
 # "Merge branch 'main' …", "Merge remote-tracking branch …".
 MERGE_SUBJECT = re.compile(r"^Merge (?:#\d|pull request #\d|(?:remote-tracking )?branch\b)")
@@ -482,18 +482,40 @@ def _describe(best: Judged, writer: int) -> str:
     return f"{best.cls}: {best.cue} ({best.ref.type} in the {best.ref.found_in} of #{writer}: '{text}')"
 
 
-def revert_times(refs: Iterable[RefRow], nodes: dict[int, PRNode]) -> dict[int, datetime]:
+class Undone(NamedTuple):
+    """When a PR was reverted, and by which PR (None: a revert pushed without one)."""
+
+    at: datetime
+    by: PRNode | None = None
+
+
+def revert_times(refs: Iterable[RefRow], nodes: dict[int, PRNode]) -> dict[int, Undone]:
     """PR id → when a later PR reverting it merged, or a revert without a PR was pushed (the
     earliest such revert)."""
-    found = {pr: node.reverted_at for pr, node in nodes.items() if node.reverted_at is not None}
+    found = {pr: Undone(n.reverted_at) for pr, n in nodes.items() if n.reverted_at is not None}
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
-        if ref.type != "reverts" or a is None or b is None:
-            continue
-        reverter, reverted = (a, b) if b.merged_at <= a.merged_at else (b, a)
-        if reverted.id not in found or reverter.merged_at < found[reverted.id]:
-            found[reverted.id] = reverter.merged_at
+        if ref.type == "reverts" and a is not None and b is not None:
+            reverter, reverted = (a, b) if b.merged_at <= a.merged_at else (b, a)
+            _note_revert(found, reverted.id, reverter)
     return found
+
+
+def _note_revert(found: dict[int, Undone], reverted: int, reverter: PRNode) -> None:
+    if reverted not in found or reverter.merged_at < found[reverted].at:
+        found[reverted] = Undone(reverter.merged_at, reverter)
+
+
+def _reverted_before(undone: Undone | None, newer: PRNode, lines: LineOracle | None) -> bool:
+    """Whether the older PR was reverted before the newer one started: the revert merged before
+    the newer PR was opened, or the newer PR's branch took in the revert. A re-submission keeps
+    its commits' old dates (serde #316, "Re-opening of #302 after bust merge", dated before the
+    revert #314 it was branched after)."""
+    if undone is None:
+        return False
+    if undone.at <= newer.opened:
+        return True
+    return undone.by is not None and lines is not None and lines.branch_holds(newer, undone.by)
 
 
 def assess_edge(
@@ -502,14 +524,13 @@ def assess_edge(
     older: PRNode,
     config: ChainsConfig,
     lines: LineOracle | None = None,
-    reverted_at: dict[int, datetime] | None = None,
+    reverted_at: dict[int, Undone] | None = None,
     symbols: SymbolOracle | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
-    undone = (reverted_at or {}).get(older.id)
-    if undone is not None and undone <= newer.opened and best.cls != "revert":
+    if best.cls != "revert" and _reverted_before((reverted_at or {}).get(older.id), newer, lines):
         # The older change was reverted before the newer PR started: its base does not hold it
         # (a re-land builds on the revert, not on the original).
         return "older_reverted_before", _reverted_attrs(judged, best, newer, older)
@@ -624,7 +645,7 @@ def _reverted_attrs(
         "gap_days": round(gap, 1),
         "lineage": 0,
         "lineage_via": "",
-        "why": f"{_describe(best, writer)}; the older PR was reverted before the newer one opened",
+        "why": f"{_describe(best, writer)}; the older PR was reverted before the newer one started",
         "evidence": _evidence_rows([(j.ref, j.cls) for j in judged]),
     }
 
@@ -784,8 +805,7 @@ def _candidate_edges(
     undone = _undoing_pairs(groups, nodes, lines)
     reverted_at = revert_times(refs, nodes)
     for new_id, old_id in undone:
-        at = nodes[new_id].merged_at
-        reverted_at[old_id] = min(at, reverted_at.get(old_id, at))
+        _note_revert(reverted_at, old_id, nodes[new_id])
     for (new_id, old_id), group in groups.items():
         if (new_id, old_id) in undone:
             group = [_as_revert(ref) for ref in group]

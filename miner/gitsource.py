@@ -406,13 +406,18 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
     if merge:
         # A one-parent "Merge pull request" is a merge that was rebased away: the commit is the PR.
         title, _, body = rest.strip("\n").partition("\n")
-        return _record(
+        commits = branch if len(commit.parents) > 1 else [commit]
+        record = _record(
             commit,
             int(merge.group("num")),
-            title.strip() or merge.group("said").strip() or subject,
+            title.strip() or merge.group("said").strip() or _own_subject(commits) or subject,
             body.strip("\n"),
-            branch if len(commit.parents) > 1 else [commit],
+            commits,
         )
+        # "from owner/branch": the PR's head branch (GitHub's revert button names it
+        # "revert-<N>-<branch>", the one place such a revert says which PR it undoes).
+        record.head_ref = (merge.group("branch") or "").partition("/")[2] or None
+        return record
     bors_ng = _bors_ng_numbers(subject)
     if len(bors_ng) == 1 and len(commit.parents) == 2:
         title, body = _bors_ng_entries(commit.message).get(bors_ng[0], (subject, ""))
@@ -432,6 +437,13 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         number, title = int(squash.group("num")), squash.group("title")
         return _record(commit, number, title, rest.strip("\n"), commits)
     return None
+
+
+def _own_subject(commits: list[_Commit]) -> str:
+    """The subject of a PR's only own commit ('' for none or several): the title of a merge
+    commit GitHub wrote without one ("Merge pull request #8438 from radarhere/filter")."""
+    own = [c for c in commits if len(c.parents) < 2]
+    return own[0].message.partition("\n")[0].strip() if len(own) == 1 else ""
 
 
 def _bors_ng_numbers(subject: str) -> list[int]:

@@ -70,7 +70,7 @@ def _connection(name: str, first: int, after: str | None = None) -> str:
 
 PR_FIELDS = (
     "fragment PRFields on PullRequest { number title body state createdAt updatedAt mergedAt closedAt "
-    "author { login } baseRefName baseRefOid headRefOid mergeCommit { oid } additions deletions "
+    "author { login } baseRefName baseRefOid headRefName headRefOid mergeCommit { oid } additions deletions "
     + " ".join(_connection(name, 0) for name in PR_CONNECTIONS)
     + " }"
 )
@@ -239,6 +239,7 @@ def pr_record(pr: dict[str, Any]) -> PRRecord:
         base_ref=pr.get("baseRefName"),
         base_sha=pr.get("baseRefOid"),
         head_sha=pr.get("headRefOid"),
+        head_ref=pr.get("headRefName"),
         merge_commit_sha=(pr.get("mergeCommit") or {}).get("oid"),
         additions=pr.get("additions") or 0,
         deletions=pr.get("deletions") or 0,

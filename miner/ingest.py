@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
-from miner.refs import Ref, extract_refs
+from miner.refs import Ref, branch_refs, extract_refs
 from miner.source import IssueRecord, PRRecord, SourceInfo, TimelineLink
 from sql.db import insert_rows, session_scope, upsert
 from sql.models import (
@@ -340,11 +340,9 @@ def pr_refs(record: PRRecord, repo: str) -> list[Ref]:
     texts += [("commit", c.message) for c in record.commits if c.sha != record.merge_commit_sha]
     texts += [(FOUND_IN_BY_COMMENT_KIND.get(c.kind, "comment"), c.body) for c in record.comments]
     seen: dict[tuple[str, int | None, str | None, str], Ref] = {}
-    for found_in, text in texts:
-        for ref in extract_refs(text or "", found_in, repo):
-            seen.setdefault(
-                (ref.target_repo.lower(), ref.target_number, ref.target_sha, ref.type), ref
-            )
+    found = [ref for found_in, text in texts for ref in extract_refs(text or "", found_in, repo)]
+    for ref in [*found, *branch_refs(record.head_ref, repo)]:
+        seen.setdefault((ref.target_repo.lower(), ref.target_number, ref.target_sha, ref.type), ref)
     return list(seen.values())
 
 

@@ -76,6 +76,9 @@ LIST_GAP = re.compile(r"^\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|/\s*)?$", re.I)
 REVERT_TITLE = re.compile(
     r'^\s*(?:[\w-]+(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"(?P<inner>[^\n]*)"', re.I
 )
+# The head branch GitHub's revert button makes: "revert-1813-DIB_1293" undoes PR #1813 (pillow
+# #1847, titled "Revert 1813, plus second commit with tweaks.", names it nowhere else).
+REVERT_BRANCH = re.compile(r"^revert-(?P<num>\d{1,9})-")
 REVERT_TYPE = re.compile(r"^\s*revert(?:\([^)\n]*\))?!?:\s+(?P<inner>[^\n]+)", re.I)
 
 
@@ -129,6 +132,14 @@ def blank_foreign_link_text(text: str, repo: str) -> str:
     for pattern in (HTML_LINK, MD_LINK):
         text = pattern.sub(blank, text)
     return text
+
+
+def branch_refs(head_ref: str | None, repo: str) -> list[Ref]:
+    """The revert a PR's head branch names (GitHub's revert button), as a reference."""
+    found = REVERT_BRANCH.match(head_ref or "")
+    if found is None:
+        return []
+    return [Ref(repo, int(found.group("num")), "reverts", "branch", f"branch {head_ref}")]
 
 
 def extract_refs(text: str, found_in: str, repo: str) -> list[Ref]:

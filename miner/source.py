@@ -68,6 +68,7 @@ class PRRecord:
     base_ref: str | None = None
     base_sha: str | None = None
     head_sha: str | None = None
+    head_ref: str | None = None
     merge_commit_sha: str | None = None
     additions: int = 0
     deletions: int = 0

@@ -152,9 +152,9 @@ class Reference(Base):
     )
     # mention | fixes | reverts | follow_up | cross_reference | closing_issue | issue_mediated
     type: Mapped[str] = mapped_column(String(20))
-    found_in: Mapped[str] = mapped_column(
-        String(20)
-    )  # title | body | commit | comment | review | timeline | issue
+    # title | body | commit | branch (a revert button's head branch) | comment | review | timeline
+    # | issue
+    found_in: Mapped[str] = mapped_column(String(20))
     via_issue: Mapped[int] = mapped_column(
         default=0
     )  # the mediating issue number; 0 for direct links

@@ -219,31 +219,29 @@ def unicode_as_bytes(value):
 """
 
 
+def _commit(path: Path, files: dict[str, str], message: str, day: int) -> None:
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", message, date=f"2024-01-{day:02d}T10:00:00")
+
+
+def _merge(path: Path, branch: str, message: str, day: int) -> None:
+    git(path, "merge", "-q", "--no-ff", "-m", message, branch, date=f"2024-01-{day:02d}T10:00:00")
+
+
 def test_a_branch_that_took_in_the_older_merge_links_though_it_was_opened_first(
     tmp_path: Path,
 ) -> None:
     """pyo3 #1794 was branched before #1777 merged, then merged master and used #1777's names."""
-    repo = History(tmp_path / "merges")
-    path = repo.path
+    path = History(tmp_path / "merges").path
 
     def commit(files: dict[str, str], message: str, day: int) -> None:
-        for rel, text in files.items():
-            (path / rel).parent.mkdir(parents=True, exist_ok=True)
-            (path / rel).write_text(text)
-        git(path, "add", "-A")
-        git(path, "commit", "-q", "-m", message, date=f"2024-01-{day:02d}T10:00:00")
+        _commit(path, files, message, day)
 
     def merge(branch: str, message: str, day: int) -> None:
-        git(
-            path,
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            message,
-            branch,
-            date=f"2024-01-{day:02d}T10:00:00",
-        )
+        _merge(path, branch, message, day)
 
     commit({"src/ffi.py": "VERSION = 1\n"}, "Initial commit", 1)
     for branch in ("ffi", "strings", "bytes"):
@@ -272,3 +270,32 @@ def test_a_branch_that_took_in_the_older_merge_links_though_it_was_opened_first(
     # Both branches started before #1 merged; only #2's took #1 in and rewrote its line.
     assert (links[2, 1].kept, links[2, 1].lineage) == (True, 1)
     assert links[3, 1].rule == "not_merged_before_created"
+
+
+def test_a_resubmission_after_a_revert_builds_on_the_revert_not_the_original(
+    tmp_path: Path,
+) -> None:
+    """serde #316 re-submitted #302 ("Re-opening of #302 after bust merge") on a branch taken
+    after the revert #314, with commits dated before it: no link to #302, whose code was gone."""
+    path = History(tmp_path / "resubmitted").path
+    _commit(path, {"src/ffi.py": "VERSION = 1\n"}, "Initial commit", 1)
+    git(path, "checkout", "-q", "-b", "nostd")
+    _commit(path, {"src/ffi.py": "VERSION = 1\n\n\n" + FFI}, "Enable no_std", 2)
+    git(path, "checkout", "-q", "main")
+    _merge(path, "nostd", "Merge pull request #1 from ada/nostd\n\nEnable no_std", 3)
+    merged = git(path, "rev-parse", "HEAD")
+    git(path, "checkout", "-q", "-b", "revert")
+    git(path, "revert", "-m", "1", "--no-edit", merged, date="2024-01-04T10:00:00")
+    git(path, "checkout", "-q", "main")
+    _merge(path, "revert", "Merge pull request #2 from ada/revert\n\nIt broke the build.", 5)
+    git(path, "checkout", "-q", "-b", "again")
+    _commit(path, {"src/ffi.py": "VERSION = 1\n\n\n" + FFI}, "Enable no_std", 2)
+    git(path, "checkout", "-q", "main")
+    message = "Merge pull request #3 from ada/again\n\nRe-opening of #1 after bust merge."
+    _merge(path, "again", message, 7)
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(path)], source="git", name="acme/resubmitted")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    links = _links(engine)
+    assert links[2, 1].evidence_class == "revert"
+    assert links[3, 1].rule == "older_reverted_before"

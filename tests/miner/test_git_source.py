@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from miner.gitsource import GitSource
+from miner.ingest import pr_refs
 from miner.source import SOURCES
 from prchain.core.errors import GitError
 from prchain.dev.repos import GIT_IDENTITY, ChainRepo, git, make_chain_repo
@@ -342,6 +343,28 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     again = [pr.number for pr in source.pull_requests(source.cursor_after(pr3))]
     assert again == [3, 5, 4, 6]
     assert list(source.pull_requests(source.cursor_after(prs[6]))) == []
+
+
+def test_a_revert_buttons_branch_names_the_pr_it_reverts(tmp_path: Path) -> None:
+    """pillow #1847 ("Revert 1813, plus second commit with tweaks.", from branch
+    revert-1813-DIB_1293) names the PR it undoes only in its branch; a merge commit GitHub wrote
+    without a title takes its one commit's subject."""
+    repo = _new_repo(tmp_path, "reverted")
+    for number, branch, subject in (
+        (1813, "dib", "Fix for DIB images"),
+        (1847, "revert-1813-dib", 'Revert "Fix for DIB images"'),
+    ):
+        git(repo, "checkout", "-q", "-b", branch)
+        _squash(repo, subject, name="dib.py")
+        git(repo, "checkout", "-q", "main")
+        _no_ff(repo, branch, f"Merge pull request #{number} from ada/{branch}")
+    source = GitSource(str(repo), full_name="acme/reverted")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert (prs[1813].title, prs[1813].head_ref) == ("Fix for DIB images", "dib")
+    assert prs[1847].head_ref == "revert-1813-dib"
+    refs = pr_refs(prs[1847], "acme/reverted")
+    assert [(r.target_number, r.type, r.found_in) for r in refs] == [(1813, "reverts", "branch")]
+    assert pr_refs(prs[1813], "acme/reverted") == []
 
 
 def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path) -> None:
