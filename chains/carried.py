@@ -16,19 +16,28 @@ backslashes left out (formatters add and drop them). Within a diff:
   the edit and counts); a removed line is carried when an added line of its block has its text;
 - a whole run whose tokens (at least `MIN_MOVED_TOKENS`) appear in a run of the other side anywhere
   in the diff is moved code, carried on both sides (a function moved to another file; code wrapped
-  in a new block, whose new first line alone is then the change).
+  in a new block, whose new first line alone is then the change);
+- a removed line and the next added line of its block whose tokens differ only by names put for
+  other names are a rename, carried on both sides, when the diff puts each of those names for the
+  other on at least `MIN_RENAMED_LINES` lines (hyper #2966 renames `Body` to `Recv` over 236
+  lines; a name changed on one line is an edit).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
+from difflib import SequenceMatcher
 
 _TOKEN = re.compile(r"\w+|[^\w\s,()\[\]{}\\]")
 MIN_SUBSTRING = 6  # shorter texts are found inside any block by accident: they must match whole
 MIN_MOVED_TOKENS = 8  # shorter runs (`return x`, `}`) recur everywhere: no evidence of a move
 MAX_BLOCK_TOKENS = 1500  # a line is looked for token by token only in runs up to this size
 _SEP = "\x1f"  # joins tokens into text that substring search can scan
+_NAME = re.compile(r"[A-Za-z_]\w*")
+MIN_RENAMED_LINES = 3  # a name put for another on fewer lines is an edit, not a rename
+MAX_RENAME_PAIRS = 40_000  # line pairs of one block compared for a rename, at most
 
 
 def flat(text: str) -> str:
@@ -140,6 +149,7 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
                 "+": (added, _joined(_run_tokens(new)) if new else ""),
             }
         )
+    _mark_renames(bodies, blocks, found)
     every = {side: "".join(run[side][1] for run in runs) for side in "-+"}
     for (hunk, _, _), run in zip(blocks, runs, strict=True):
         for side, other in (("-", "+"), ("+", "-")):
@@ -149,3 +159,50 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
             if every[other].count(text) > run[other][1].count(text):
                 found[hunk].update(positions)
     return found
+
+
+def _shape(line: str) -> tuple[str, ...]:
+    """A line's tokens with every name blanked: what a rename leaves as it was."""
+    return tuple("" if _NAME.fullmatch(token) else token for token in tokens(line))
+
+
+def _renamed(old: str, new: str) -> frozenset[tuple[str, str]]:
+    """The (old name, new name) pairs that turn `old` into `new` token by token; empty when the
+    two differ in anything else."""
+    before, after = tokens(old), tokens(new)
+    if len(before) != len(after):
+        return frozenset()
+    pairs = {(a, b) for a, b in zip(before, after, strict=True) if a != b}
+    if all(_NAME.fullmatch(a) and _NAME.fullmatch(b) for a, b in pairs):
+        return frozenset(pairs)
+    return frozenset()
+
+
+def _mark_renames(
+    bodies: Sequence[Sequence[str]],
+    blocks: list[tuple[int, list[int], list[int]]],
+    found: list[set[int]],
+) -> None:
+    """Mark the line pairs of a diff-wide rename carried (see the module)."""
+    candidates: list[tuple[int, int, int, frozenset[tuple[str, str]]]] = []
+    for hunk, removed, added in blocks:
+        if len(removed) * len(added) > MAX_RENAME_PAIRS:
+            continue
+        body = bodies[hunk]
+        # Lines are lined up by their shape (tokens with every name blanked), as diff lines up
+        # texts: the removed and added lines that keep their place in that alignment are paired.
+        shapes = SequenceMatcher(
+            None,
+            [_shape(body[p][1:]) for p in removed],
+            [_shape(body[p][1:]) for p in added],
+            autojunk=False,
+        )
+        for left, right, size in shapes.get_matching_blocks():
+            for k in range(size):
+                old, new = removed[left + k], added[right + k]
+                if pairs := _renamed(body[old][1:], body[new][1:]):
+                    candidates.append((hunk, old, new, pairs))
+    uses = Counter(pair for *_, pairs in candidates for pair in pairs)
+    for hunk, old, new, pairs in candidates:
+        if all(uses[pair] >= MIN_RENAMED_LINES for pair in pairs):
+            found[hunk].update((old, new))

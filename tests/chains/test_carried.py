@@ -73,6 +73,29 @@ def test_a_rewrapped_block_is_carried_whole_and_a_real_edit_is_not() -> None:
     assert carried_positions(scattered) == set()
 
 
+def test_a_rename_across_the_diff_is_carried_and_a_name_changed_once_is_an_edit() -> None:
+    """hyper #2966 puts `Recv` for `Body` on 236 lines: a rename, no stage's substance."""
+    old = (
+        "fn poll(body: Body) -> Body {\n    let next: Body = take(body);\n    wrap::<Body>(next)\n"
+    )
+    rename = _body(old, old.replace("Body", "Recv"))
+    assert carried_positions(rename) == set(range(6))
+    # Put for it on two lines only, the name is an edit; a line with more changed is no rename
+    # line, and leaves the other two under the three lines a rename needs.
+    twice = (
+        "fn poll(body: Recv) -> Recv {\n    let next: Recv = take(body);\n    wrap::<Body>(next)\n"
+    )
+    assert carried_positions(_body(old, twice)) == {2, 5}  # the line kept as it was
+    more = old.replace("Body", "Recv").replace("take(body)", "take(body, 1)")
+    assert carried_positions(_body(old, more)) == set()
+    renamed_again = more + old.replace("Body", "Recv")
+    assert carried_positions(_body(old + old, renamed_again)) == set(range(12)) - {1, 7}
+    # Whole PRs: the rename alone is no substance, the call it adds is.
+    head = "diff --git a/src/body.rs b/src/body.rs\n--- a/src/body.rs\n+++ b/src/body.rs\n"
+    patch = head + "@@ -1,3 +1,4 @@\n" + "\n".join(rename) + "\n+    log(next);\n"
+    assert patch_code_lines(patch) == 1
+
+
 def _formatting_history(path: Path) -> History:
     repo = History(path)
     repo.commit(
