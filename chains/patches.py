@@ -25,6 +25,14 @@ TEST_DIRS = frozenset(
         *("playground", "playgrounds"),  # vite's end-to-end tests: small apps the suite drives
     }
 )
+# Other test directories: "test(s)" or "testsuite" as a word of the name ("cli_tests",
+# "test-programs", "misc_testsuite"), or a kind of test run together with it ("filetests",
+# "runtests": cranelift's test files; "unittests", "uitests").
+_TEST_DIR = re.compile(
+    r"(?:\w+[-_])?test(?:s|suite)?(?:[-_]\w+)?"
+    r"|(?:file|run|unit|func|integration|system|smoke|ui|e2e|doc|fuzz|regress|compile)tests",
+    re.I,
+)
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"
     r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
@@ -65,7 +73,7 @@ def is_test_path(path: str) -> bool:
     Cached: loading the graph asks once per file of every PR, and a repository's PRs keep
     touching the same few thousand paths (ruff: 144k file rows, 25k distinct paths)."""
     parts = path.split("/")  # str.split, not pathlib: this runs once per file of every stage
-    if any(part.lower() in TEST_DIRS for part in parts[:-1]):
+    if any(part.lower() in TEST_DIRS or _TEST_DIR.fullmatch(part) for part in parts[:-1]):
         return True
     return bool(_TEST_NAME.search(parts[-1]))
 

@@ -89,8 +89,17 @@ def _lexer(name: str) -> Lexer | None:
         return None
 
 
+# Suffixes of sources a build step expands: "loops.c.src" is C with template markers (numpy),
+# "config.h.in" a header with placeholders.
+TEMPLATE_SUFFIXES = (".src", ".in")
+
+
 def lexer_for(path: str) -> Lexer | None:
-    return _lexer(path.rsplit("/", 1)[-1])
+    name = path.rsplit("/", 1)[-1]
+    stem, dot, suffix = name.rpartition(".")
+    if dot and f".{suffix}" in TEMPLATE_SUFFIXES and "." in stem.strip("."):
+        return _lexer(stem) or _lexer(name)
+    return _lexer(name)
 
 
 def hunks(section: str) -> Iterator[Hunk]:

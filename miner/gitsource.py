@@ -407,16 +407,18 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         # A one-parent "Merge pull request" is a merge that was rebased away: the commit is the PR.
         title, _, body = rest.strip("\n").partition("\n")
         commits = branch if len(commit.parents) > 1 else [commit]
+        # "from owner/branch": the PR's head branch (GitHub's revert button names it
+        # "revert-<N>-<branch>", the one place such a revert says which PR it undoes).
+        head_ref = (merge.group("branch") or "").partition("/")[2] or None
+        said = title.strip() or merge.group("said").strip()
         record = _record(
             commit,
             int(merge.group("num")),
-            title.strip() or merge.group("said").strip() or _own_subject(commits) or subject,
+            said or _default_title(commits, head_ref) or subject,
             body.strip("\n"),
             commits,
         )
-        # "from owner/branch": the PR's head branch (GitHub's revert button names it
-        # "revert-<N>-<branch>", the one place such a revert says which PR it undoes).
-        record.head_ref = (merge.group("branch") or "").partition("/")[2] or None
+        record.head_ref = head_ref
         return record
     bors_ng = _bors_ng_numbers(subject)
     if len(bors_ng) == 1 and len(commit.parents) == 2:
@@ -439,11 +441,15 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
     return None
 
 
-def _own_subject(commits: list[_Commit]) -> str:
-    """The subject of a PR's only own commit ('' for none or several): the title of a merge
-    commit GitHub wrote without one ("Merge pull request #8438 from radarhere/filter")."""
+def _default_title(commits: list[_Commit], head_ref: str | None) -> str:
+    """The title GitHub gives a new PR, for a merge commit that kept none ("Merge pull request
+    #8438 from radarhere/filter"): its only own commit's subject, else its branch's name in
+    words ('' when neither is known)."""
     own = [c for c in commits if len(c.parents) < 2]
-    return own[0].message.partition("\n")[0].strip() if len(own) == 1 else ""
+    if len(own) == 1:
+        return own[0].message.partition("\n")[0].strip()
+    words = re.sub(r"[-_]+", " ", (head_ref or "").rpartition("/")[2]).strip()
+    return words[:1].upper() + words[1:]
 
 
 def _bors_ng_numbers(subject: str) -> list[int]:

@@ -105,3 +105,14 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
     # vite's end-to-end tests live in apps under playground/.
     assert is_test_path("playground/nested-deps/index.js")
     assert is_test_path("packages/playground/css/main.js")
+    # Test directories named otherwise: cranelift's filetests, wasmtime's test-programs and
+    # misc_testsuite; words that merely end in "test" are no tests.
+    for path in (
+        "cranelift/filetests/filetests/egraph/licm.clif",
+        "crates/test-programs/src/bin/p1.rs",
+        "tests/misc_testsuite/simd.wast",
+        "crates/cli_tests/src/main.rs",
+    ):
+        assert is_test_path(path), path
+    for path in ("src/latest/a.py", "src/attest/x.rs", "src/protests/x.py", "src/manifest/x.rs"):
+        assert not is_test_path(path), path

@@ -122,6 +122,9 @@ MYPY_CASES = """diff --git a/test-data/unit/check-narrowing.test b/test-data/uni
 def test_preprocessor_lines_are_code_and_test_data_is_not() -> None:
     """mypy: mypyc's C runtime changes are `#define`s; its cases live under test-data/."""
     assert patch_code_lines(C_HEADER) == 3  # the three directives; the comment is not code
+    # A source a build step expands is read in its own language (numpy's loops.c.src).
+    template = C_HEADER.replace("util.h", "loops.c.src")
+    assert patch_code_lines(template) == 3
     assert patch_code_lines(MYPY_CASES) == 0
 
 

@@ -365,6 +365,14 @@ def test_a_revert_buttons_branch_names_the_pr_it_reverts(tmp_path: Path) -> None
     refs = pr_refs(prs[1847], "acme/reverted")
     assert [(r.target_number, r.type, r.found_in) for r in refs] == [(1813, "reverts", "branch")]
     assert pr_refs(prs[1813], "acme/reverted") == []
+    # Several commits: the branch's name in words, as GitHub titles a new PR.
+    git(repo, "checkout", "-q", "-b", "fix-dib_masks")
+    _squash(repo, "Read three masks", name="dib.py")
+    _squash(repo, "Test the masks", name="test_dib.py")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "fix-dib_masks", "Merge pull request #1850 from ada/fix-dib_masks")
+    latest = list(source.pull_requests(source.cursor_after(prs[1847])))
+    assert [(pr.number, pr.title) for pr in latest] == [(1850, "Fix dib masks")]
 
 
 def test_a_forks_own_pr_merged_back_is_not_taken_for_one_of_ours(tmp_path: Path) -> None:
