@@ -558,7 +558,7 @@ def assess_edge(
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
         attrs["lineage_restored"], attrs["lineage_tests"] = lineage.restored, lineage.tests
-        attrs["lineage_whole"] = lineage.whole
+        attrs["lineage_whole"], attrs["lineage_inserted"] = lineage.whole, lineage.inserted
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
@@ -571,6 +571,10 @@ def assess_edge(
             why += f", {lineage.moved} of them only moved"
         if lineage.whole:
             why += ", all the code the older PR wrote"
+    if lineage.inserted:
+        why += (
+            f"; the newer PR adds code inside {lineage.inserted} place(s) of the older one's code"
+        )
     if lineage.tests:
         why += f"; it changes {lineage.tests} line(s) of the older PR's tests (no code evidence)"
     if attrs.get("symbols"):
@@ -672,6 +676,7 @@ def _link_rule(
         tests=attrs.get("lineage_tests", 0),
         restored=attrs.get("lineage_restored", 0),
         whole=attrs.get("lineage_whole", False),
+        inserted=attrs.get("lineage_inserted", 0),
     )
     backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
@@ -721,7 +726,7 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     coincidence of history more often than a dependency. Rewriting all the code the older PR
     wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
     #17813 rewrote #15864's one-line fix 270 days on)."""
-    if not lineage.lines:
+    if not lineage.lines and not lineage.inserted:
         return False
     if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
         return True

@@ -25,14 +25,14 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
 
-from chains.carried import carried_in_patch
+from chains.carried import carried_in_patch, change_blocks
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.patches import file_sections
@@ -80,6 +80,10 @@ class Lineage:
     # The rewritten lines are all the code the older PR wrote (tests, imports and comments left
     # out): a one-line fix, rewritten months later, is that fix's whole change.
     whole: bool = False
+    # Places where the newer PR adds code inside code the older PR wrote: both nearest code lines
+    # around the insertion are the older PR's (a `case` added to the function it introduced, a
+    # method added to its impl). Each place counts as one rewritten line.
+    inserted: int = 0
 
     @property
     def weight(self) -> float:
@@ -88,8 +92,8 @@ class Lineage:
         edit shows no code built on code (oxc #7351 moved two match arms of #7350 in a reorder)."""
         rewritten = self.lines - self.moved
         if rewritten <= 0:
-            return 0.0
-        return rewritten + self.moved / 2 + self.tests / 2
+            return float(self.inserted)
+        return rewritten + self.moved / 2 + self.tests / 2 + self.inserted
 
 
 class LineOracle(Protocol):
@@ -123,6 +127,9 @@ class PatchLines:
     authored: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     # Where each added text landed: path → (line number in the new file, text).
     added_at: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
+    # Runs of added lines with no removed line beside them: (old path, nearest code line above,
+    # nearest code line below), the two texts as they stood before.
+    inserted: list[tuple[str, str, str]] = field(default_factory=list)
 
     def added_anywhere(self) -> set[str]:
         return set().union(*self.added.values()) if self.added else set()
@@ -168,12 +175,37 @@ def parse_patch(diff: str) -> PatchLines:
     marked = carried_in_patch([body for _, _, body in hunks])
     for (paths, span, body), only_carried in zip(hunks, marked, strict=True):
         _read_hunk(found, carried, body, paths, span, only_carried)
+        if paths[0] and counts_as_code(paths[0]) and not _test_file(paths[0]):
+            found.inserted.extend((paths[0], *around) for around in _insertions(body))
     removed = {r.text for r in found.removed}
     for path, texts in found.added.items():
         found.authored[path] = texts - removed  # a line moved here from elsewhere in the diff
     for path, text in carried:
         found.authored[path].discard(text)
     return found
+
+
+def _insertions(body: list[str]) -> Iterator[tuple[str, str]]:
+    """For each run of added lines with no removed line beside it, the nearest code lines of the
+    hunk's context above and below it (squeezed); runs at a hunk's edge have no such pair."""
+    for removed, added in change_blocks(body):
+        if removed or not added:
+            continue
+        above = _nearest_code(body[added[0] - 1 :: -1] if added[0] else [])
+        below = _nearest_code(body[added[-1] + 1 :])
+        if above and below:
+            yield above, below
+
+
+def _nearest_code(lines: Sequence[str]) -> str:
+    """The first substantive context line of `lines` before any changed line ('' if none)."""
+    for line in lines:
+        if not line.startswith(" "):
+            return ""
+        text = squeeze(line[1:])
+        if len(text) >= MIN_LINE_CHARS and substantive(text):
+            return text
+    return ""
 
 
 def _read_hunk(
@@ -351,7 +383,12 @@ class Lines:
         touched = len(shared) - len(self._tests(newer, shared))
         found = self._rewrites(newer, older, theirs, mine, blame=blame)
         whole = found.lines > found.moved and not self._code_beyond(older, theirs, shared)
-        return replace(found, touched=touched, restored=restored, whole=whole)
+        inside = sum(
+            1
+            for path, above, below in mine.inserted
+            if {above, below} <= theirs.authored.get(path, set())
+        )
+        return replace(found, touched=touched, restored=restored, whole=whole, inserted=inside)
 
     def _code_beyond(self, older: PRNode, theirs: PatchLines, rewritten: list[Removed]) -> bool:
         """Whether the older PR wrote code besides the `rewritten` lines: substantive lines in

@@ -299,3 +299,35 @@ def test_a_resubmission_after_a_revert_builds_on_the_revert_not_the_original(
     links = _links(engine)
     assert links[2, 1].evidence_class == "revert"
     assert links[3, 1].rule == "older_reverted_before"
+
+
+IDENTITY = """def get_identity(op):
+    if op.name == "add":
+        return make_zero(op.dtype)
+    if op.name == "multiply":
+        return make_one(op.dtype)
+    raise ValueError(f"no identity for {op.name}")
+"""
+
+
+def test_code_added_inside_the_older_prs_code_is_lineage(tmp_path: Path) -> None:
+    """numpy: a `case` added to the `_get_identity()` another PR introduced rewrites none of its
+    lines, yet builds on it; code added next to someone else's code does not."""
+    repo = History(tmp_path / "inside")
+    repo.commit("Initial commit", {"src/ops.py": "OPS_VERSION = 1\n"})
+    repo.pr(1, "Add identities", {"src/ops.py": "OPS_VERSION = 1\n\n\n" + IDENTITY})
+    maximum = '    if op.name == "maximum":\n        return make_min(op.dtype)\n'
+    extended = IDENTITY.replace("    raise ValueError", maximum + "    raise ValueError")
+    repo.pr(
+        2, "Identity of maximum", {"src/ops.py": "OPS_VERSION = 1\n\n\n" + extended}, body="See #1."
+    )
+    after = "OPS_VERSION = 1\n\n\n" + extended + "\n\nDEFAULT_DTYPE = select_default_dtype()\n"
+    repo.pr(3, "Default dtype", {"src/ops.py": after}, body="See #1.")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/inside")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    links = _links(engine)
+    assert (links[2, 1].lineage, links[2, 1].kept) == (0, True)
+    assert "adds code inside 1 place(s) of the older one's code" in links[2, 1].why
+    # Below the older PR's function: one neighbour is its line, the other is nobody's.
+    assert links[3, 1].rule == "plain_mention_without_shared_lines"
