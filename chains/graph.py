@@ -534,6 +534,8 @@ def assess_edge(
         # The older change was reverted before the newer PR started: its base does not hold it
         # (a re-land builds on the revert, not on the original).
         return "older_reverted_before", _reverted_attrs(judged, best, newer, older)
+    if best.cls != "revert" and lines is not None and lines.repeats(newer, older):
+        return "repeats_older", _reverted_attrs(judged, best, newer, older, REPEATS)
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     lineage = Lineage()
@@ -635,8 +637,12 @@ def _needs_blame(rule: str | None, lines: LineOracle, newer: PRNode, older: PRNo
     return rule in LINEAGE_CAN_RESCUE
 
 
+REVERTED = "the older PR was reverted before the newer one started"
+REPEATS = "the newer PR makes the older one's change again (a re-submission or re-application)"
+
+
 def _reverted_attrs(
-    judged: list[Judged], best: Judged, newer: PRNode, older: PRNode
+    judged: list[Judged], best: Judged, newer: PRNode, older: PRNode, reason: str = REVERTED
 ) -> dict[str, Any]:
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     writer = newer.number if best.ref.src == newer.id else older.number
@@ -649,7 +655,7 @@ def _reverted_attrs(
         "gap_days": round(gap, 1),
         "lineage": 0,
         "lineage_via": "",
-        "why": f"{_describe(best, writer)}; the older PR was reverted before the newer one started",
+        "why": f"{_describe(best, writer)}; {reason}",
         "evidence": _evidence_rows([(j.ref, j.cls) for j in judged]),
     }
 

@@ -103,6 +103,8 @@ class LineOracle(Protocol):
 
     def branch_holds(self, later: PRNode, earlier: PRNode) -> bool: ...
 
+    def repeats(self, newer: PRNode, older: PRNode) -> bool: ...
+
 
 @dataclass
 class Removed:
@@ -428,6 +430,10 @@ class Lines:
         title says: vite's "fix: revert resolve nested dependencies #3753")."""
         return undoes(self._patch(newer.id), self._patch(older.id))
 
+    def repeats(self, newer: PRNode, older: PRNode) -> bool:
+        """Whether the newer PR's patch is the older one's again (see `repeats`)."""
+        return repeats(self._patch(newer.id), self._patch(older.id))
+
     def _rewrites(
         self, newer: PRNode, older: PRNode, theirs: PatchLines, mine: PatchLines, *, blame: bool
     ) -> Lineage:
@@ -567,16 +573,37 @@ MIN_UNDONE = 3  # fewer changed lines undo by accident
 def undoes(mine: PatchLines, theirs: PatchLines) -> bool:
     """Whether `mine` removes what `theirs` wrote and writes back what it removed (code lines),
     and does little else."""
-    wrote = {t for path, texts in theirs.authored.items() if counts_as_code(path) for t in texts}
+    wrote = _code_texts(theirs.authored)
     removed = {r.text for r in theirs.removed if counts_as_code(r.path)}
     gone = {r.text for r in mine.removed if counts_as_code(r.path)}
-    back = {t for path, texts in mine.added.items() if counts_as_code(path) for t in texts}
+    back = _code_texts(mine.added)
     if len(wrote) + len(removed) < MIN_UNDONE:
         return False
     undone = len(wrote & gone) + len(removed & back)
     return undone >= UNDO_SHARE * (len(wrote) + len(removed)) and undone >= UNDO_SHARE * (
         len(gone) + len(back)
     )
+
+
+def repeats(mine: PatchLines, theirs: PatchLines) -> bool:
+    """Whether `mine` makes the change `theirs` made once more: writes what it wrote and removes
+    what it removed (code lines), and does little else. A re-submission (serde #316 of #302) or a
+    change applied again after a bad rebase undid it (numpy #10017 of #9667) builds on nothing of
+    the first: it is the same task twice."""
+    wrote = _code_texts(theirs.added)
+    removed = {r.text for r in theirs.removed if counts_as_code(r.path)}
+    again = _code_texts(mine.added)
+    gone = {r.text for r in mine.removed if counts_as_code(r.path)}
+    if len(wrote) + len(removed) < MIN_UNDONE:
+        return False
+    same = len(wrote & again) + len(removed & gone)
+    return same >= UNDO_SHARE * (len(wrote) + len(removed)) and same >= UNDO_SHARE * (
+        len(again) + len(gone)
+    )
+
+
+def _code_texts(texts: Mapping[str, set[str]]) -> set[str]:
+    return {t for path, found in texts.items() if counts_as_code(path) for t in found}
 
 
 def _test_file(path: str) -> bool:

@@ -331,3 +331,24 @@ def test_code_added_inside_the_older_prs_code_is_lineage(tmp_path: Path) -> None
     assert "adds code inside 1 place(s) of the older one's code" in links[2, 1].why
     # Below the older PR's function: one neighbour is its line, the other is nobody's.
     assert links[3, 1].rule == "plain_mention_without_shared_lines"
+
+
+def test_a_change_made_again_builds_on_nothing_of_the_first(tmp_path: Path) -> None:
+    """numpy #10017 applied #9667's diff again after a bad rebase (#8981) had quietly undone it:
+    the same task twice, no stage built on the first."""
+    repo = History(tmp_path / "again")
+    repo.commit("Initial commit", {"src/ops.py": "OPS_VERSION = 1\n"})
+    repo.pr(1, "Add identities", {"src/ops.py": "OPS_VERSION = 1\n\n\n" + IDENTITY})
+    repo.pr(2, "Big rebase", {"src/ops.py": "OPS_VERSION = 2\n"})
+    repo.pr(
+        3,
+        "Undo the bad rebase",
+        {"src/ops.py": "OPS_VERSION = 2\n\n\n" + IDENTITY},
+        body="Restores #1.",
+    )
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/again")
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    links = _links(engine)
+    assert links[3, 1].rule == "repeats_older"
+    assert "makes the older one's change again" in links[3, 1].why
