@@ -25,11 +25,12 @@ TEST_DIRS = frozenset(
         *("playground", "playgrounds"),  # vite's end-to-end tests: small apps the suite drives
     }
 )
-# Other test directories: "test(s)" or "testsuite" as a word of the name ("cli_tests",
-# "test-programs", "misc_testsuite"), or a kind of test run together with it ("filetests",
-# "runtests": cranelift's test files; "unittests", "uitests").
+# Other test directories: "tests" or "testsuite" as a word of the name ("cli_tests",
+# "misc_testsuite"), a name that starts with "test-" ("test-programs"), or a kind of test run
+# together with "tests" ("filetests", "runtests": cranelift's test files). A crate that ends in
+# "_test" (ruff's `ty_test`, the mdtest runner) is the code of a test framework, not a test.
 _TEST_DIR = re.compile(
-    r"(?:\w+[-_])?test(?:s|suite)?(?:[-_]\w+)?"
+    r"(?:\w+[-_])?(?:tests|testsuite)(?:[-_]\w+)?|test[-_]\w+"
     r"|(?:file|run|unit|func|integration|system|smoke|ui|e2e|doc|fuzz|regress|compile)tests",
     re.I,
 )
