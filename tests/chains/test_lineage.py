@@ -91,6 +91,14 @@ def mined(tmp_path: Path) -> Engine:
     return engine
 
 
+def _mine_and_build(tmp_path: Path, repo: Path, name: str) -> dict[tuple[int, int], ChainLink]:
+    """Mine the history at `repo` into a new store, build chains, and return its links."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo)], source="git", name=name)
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
+    return _links(engine)
+
+
 def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
     with Session(engine) as session:
         rows = session.execute(select(PullRequest.id, PullRequest.number))
@@ -201,10 +209,7 @@ def test_a_line_inside_a_docstring_is_no_lineage_however_it_reads_alone(tmp_path
         {"src/table.py": "TABLE_VERSION = 1\n\n\n" + rewritten},
         body="See #1.",
     )
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/docs")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    links = _links(engine)
+    links = _mine_and_build(tmp_path, repo.path, "acme/docs")
     # Read alone, the reworded line looks like code; lexed in its file, it is a docstring.
     assert (links[2, 1].lineage, links[2, 1].rule) == (0, "plain_mention_without_shared_lines")
     assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
@@ -263,10 +268,7 @@ def test_a_branch_that_took_in_the_older_merge_links_though_it_was_opened_first(
     git(path, "checkout", "-q", "main")
     merge("strings", "Merge pull request #2 from ada/strings\n\nLenient strings; see #1.", 8)
     merge("bytes", "Merge pull request #3 from ada/bytes\n\nByte helpers; see #1.", 9)
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(path)], source="git", name="acme/merges")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    links = _links(engine)
+    links = _mine_and_build(tmp_path, path, "acme/merges")
     # Both branches started before #1 merged; only #2's took #1 in and rewrote its line.
     assert (links[2, 1].kept, links[2, 1].lineage) == (True, 1)
     assert links[3, 1].rule == "not_merged_before_created"
@@ -293,10 +295,7 @@ def test_a_resubmission_after_a_revert_builds_on_the_revert_not_the_original(
     git(path, "checkout", "-q", "main")
     message = "Merge pull request #3 from ada/again\n\nRe-opening of #1 after bust merge."
     _merge(path, "again", message, 7)
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(path)], source="git", name="acme/resubmitted")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    links = _links(engine)
+    links = _mine_and_build(tmp_path, path, "acme/resubmitted")
     assert links[2, 1].evidence_class == "revert"
     assert links[3, 1].rule == "older_reverted_before"
 
@@ -323,10 +322,7 @@ def test_code_added_inside_the_older_prs_code_is_lineage(tmp_path: Path) -> None
     )
     after = "OPS_VERSION = 1\n\n\n" + extended + "\n\nDEFAULT_DTYPE = select_default_dtype()\n"
     repo.pr(3, "Default dtype", {"src/ops.py": after}, body="See #1.")
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/inside")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    links = _links(engine)
+    links = _mine_and_build(tmp_path, repo.path, "acme/inside")
     assert (links[2, 1].lineage, links[2, 1].kept) == (0, True)
     assert "adds code inside 1 place(s) of the older one's code" in links[2, 1].why
     # Below the older PR's function: one neighbour is its line, the other is nobody's.
@@ -346,9 +342,6 @@ def test_a_change_made_again_builds_on_nothing_of_the_first(tmp_path: Path) -> N
         {"src/ops.py": "OPS_VERSION = 2\n\n\n" + IDENTITY},
         body="Restores #1.",
     )
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/again")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    links = _links(engine)
+    links = _mine_and_build(tmp_path, repo.path, "acme/again")
     assert links[3, 1].rule == "repeats_older"
     assert "makes the older one's change again" in links[3, 1].why
