@@ -17,10 +17,11 @@ backslashes left out (formatters add and drop them). Within a diff:
 - a whole run whose tokens (at least `MIN_MOVED_TOKENS`) appear in a run of the other side anywhere
   in the diff is moved code, carried on both sides (a function moved to another file; code wrapped
   in a new block, whose new first line alone is then the change);
-- a removed line and the next added line of its block whose tokens differ only by names put for
-  other names are a rename, carried on both sides, when the diff puts each of those names for the
-  other on at least `MIN_RENAMED_LINES` lines (hyper #2966 renames `Body` to `Recv` over 236
-  lines; a name changed on one line is an edit).
+- a removed line and the added line it lines up with in its block (lines lined up by their shape,
+  names blanked, as diff lines up texts) whose tokens differ only by names put for other names are
+  a rename, carried on both sides, when the diff puts each of those names for the other on at
+  least `MIN_RENAMED_LINES` lines (hyper #2966 renames `Body` to `Recv` over 236 lines; a name
+  changed on one line is an edit).
 """
 
 from __future__ import annotations

@@ -533,9 +533,9 @@ def assess_edge(
     if best.cls != "revert" and _reverted_before((reverted_at or {}).get(older.id), newer, lines):
         # The older change was reverted before the newer PR started: its base does not hold it
         # (a re-land builds on the revert, not on the original).
-        return "older_reverted_before", _reverted_attrs(judged, best, newer, older)
+        return "older_reverted_before", _settled_attrs(judged, best, newer, older)
     if best.cls != "revert" and lines is not None and lines.repeats(newer, older):
-        return "repeats_older", _reverted_attrs(judged, best, newer, older, REPEATS)
+        return "repeats_older", _settled_attrs(judged, best, newer, older, REPEATS)
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     lineage = Lineage()
@@ -641,9 +641,11 @@ REVERTED = "the older PR was reverted before the newer one started"
 REPEATS = "the newer PR makes the older one's change again (a re-submission or re-application)"
 
 
-def _reverted_attrs(
+def _settled_attrs(
     judged: list[Judged], best: Judged, newer: PRNode, older: PRNode, reason: str = REVERTED
 ) -> dict[str, Any]:
+    """The record of a link settled before its lineage is read: the older PR was reverted, or the
+    newer one makes its change again (`reason`)."""
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     writer = newer.number if best.ref.src == newer.id else older.number
     return {

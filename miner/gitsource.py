@@ -222,7 +222,6 @@ class GitSource:
         landed = set(owners)
         prs: list[PRRecord] = []
         seen: set[int] = set()
-        highest = 0
         # When each new highest number landed on the first-parent line, to tell how old a number is.
         times: list[datetime] = []
         highs: list[int] = []
@@ -234,7 +233,7 @@ class GitSource:
             for side in self._off_line_prs(commit, branch, by_sha):
                 if side.number in seen or side.number in landed:
                     continue
-                if side.number * FORK_RATIO < highest:
+                if side.number * FORK_RATIO < (highs[-1] if highs else 0):
                     # PR numbers grow with time: a tiny number merged this late is a fork's own
                     # PR ("Merge pull request #1 from me/master"), not one of this repository.
                     self._kinds["skipped: a fork's own PR number"] += 1
@@ -256,7 +255,6 @@ class GitSource:
                     self._kinds["skipped: an earlier repository's PR number"] += 1
                     continue
                 seen.add(pr.number)
-                highest = max(highest, pr.number)
                 merged = len(commit.parents) > 1
                 # A merge commit's number is surely a PR; a squash-style "(#1779)" over it was
                 # another tracker's ticket (numpy's Trac tickets of 2010–11 ran ahead of its PR
