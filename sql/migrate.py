@@ -134,7 +134,7 @@ def shape_of(connection: Connection) -> str | None:
 def check(engine: Engine, shown: str, *, create: bool = True) -> None:
     """Make sure the store is at head: an empty one is created there (when `create`); anything
     else is one clear error (older → `prchain db upgrade`, newer → refused)."""
-    with engine.connect() as connection:
+    with _snapshot(engine) as connection:
         state = revision_of(connection)
     if state.stamped == head():
         return
@@ -142,6 +142,23 @@ def check(engine: Engine, shown: str, *, create: bool = True) -> None:
         _create_at_head(engine)
         return
     raise _mismatch(state, shown)
+
+
+@contextmanager
+def _snapshot(engine: Engine) -> Iterator[Connection]:
+    """A read transaction: its reads see the store as it was at one moment. Read one by one, the
+    revision mark and the tables are two moments, and a command creating the store between them
+    shows its tables without its mark (one new store in 40, opened by four commands at once)."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            connection.commit()  # the driver's own transaction handling would not begin one
+            connection.exec_driver_sql("BEGIN")
+        else:
+            connection = connection.execution_options(isolation_level="REPEATABLE READ")
+        try:
+            yield connection
+        finally:
+            connection.rollback()
 
 
 def _mismatch(state: Revision, shown: str) -> Exception:
