@@ -8,12 +8,13 @@ every write first checks in its own transaction that this runner still owns the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from environments.protocol import Transition
@@ -172,14 +173,10 @@ class Recorder:
             assert rollout is not None
             rollout.status, rollout.finished_at = status, utcnow()
             rollout.reason = self._clean(reason)
-            rollout.cost_usd = float(
-                session.scalar(
-                    select(func.coalesce(func.sum(LLMCall.cost_usd), 0.0)).filter_by(
-                        rollout_id=self.rollout_id
-                    )
-                )
-                or 0.0
-            )
+            # fsum is exact, so the total does not depend on the order the calls are read in (a
+            # chain resumed on another worker stores its calls in another order).
+            costs = select(LLMCall.cost_usd).filter_by(rollout_id=self.rollout_id)
+            rollout.cost_usd = math.fsum(cost or 0.0 for cost in session.scalars(costs))
             for key, value in fields.items():
                 setattr(rollout, key, value)
 

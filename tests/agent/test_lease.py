@@ -24,7 +24,7 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.persist import Recorder, new_rollout
-from sql.models import Step, WorkLease
+from sql.models import LLMCall, Rollout, Step, WorkLease
 from sql.models.base import utcnow
 from tests.agent.conftest import seed_chain
 
@@ -138,3 +138,24 @@ def _gone_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()
     return child.pid
+
+
+def test_a_rollouts_cost_does_not_depend_on_the_order_of_its_calls(
+    engine: Engine, chain_id: int
+) -> None:
+    """A chain resumed on another worker stores its LLM calls in another order; summed one by one,
+    0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 are two different floats."""
+    totals = []
+    for costs in ((0.1, 0.2, 0.3), (0.3, 0.2, 0.1)):
+        rollout_id = new_rollout(engine, chain_id, conflict_policy="strict")
+        with Session(engine) as session, session.begin():
+            session.add_all(
+                LLMCall(
+                    role="agent", model="m", cache_key=f"k{i}", cost_usd=c, rollout_id=rollout_id
+                )
+                for i, c in enumerate(costs)
+            )
+        Recorder(engine, rollout_id).finish("kept", None)
+        with Session(engine) as session:
+            totals.append(session.get(Rollout, rollout_id).cost_usd)
+    assert totals == [0.6, 0.6]
