@@ -573,15 +573,9 @@ MIN_UNDONE = 3  # fewer changed lines undo by accident
 def undoes(mine: PatchLines, theirs: PatchLines) -> bool:
     """Whether `mine` removes what `theirs` wrote and writes back what it removed (code lines),
     and does little else."""
-    wrote = _code_texts(theirs.authored)
-    removed = {r.text for r in theirs.removed if counts_as_code(r.path)}
-    gone = {r.text for r in mine.removed if counts_as_code(r.path)}
-    back = _code_texts(mine.added)
-    if len(wrote) + len(removed) < MIN_UNDONE:
-        return False
-    undone = len(wrote & gone) + len(removed & back)
-    return undone >= UNDO_SHARE * (len(wrote) + len(removed)) and undone >= UNDO_SHARE * (
-        len(gone) + len(back)
+    return _matches(
+        (_code_texts(theirs.authored), _removed_code(theirs)),
+        (_removed_code(mine), _code_texts(mine.added)),
     )
 
 
@@ -590,16 +584,25 @@ def repeats(mine: PatchLines, theirs: PatchLines) -> bool:
     what it removed (code lines), and does little else. A re-submission (serde #316 of #302) or a
     change applied again after a bad rebase undid it (numpy #10017 of #9667) builds on nothing of
     the first: it is the same task twice."""
-    wrote = _code_texts(theirs.added)
-    removed = {r.text for r in theirs.removed if counts_as_code(r.path)}
-    again = _code_texts(mine.added)
-    gone = {r.text for r in mine.removed if counts_as_code(r.path)}
-    if len(wrote) + len(removed) < MIN_UNDONE:
-        return False
-    same = len(wrote & again) + len(removed & gone)
-    return same >= UNDO_SHARE * (len(wrote) + len(removed)) and same >= UNDO_SHARE * (
-        len(again) + len(gone)
+    return _matches(
+        (_code_texts(theirs.added), _removed_code(theirs)),
+        (_code_texts(mine.added), _removed_code(mine)),
     )
+
+
+def _matches(theirs: tuple[set[str], set[str]], mine: tuple[set[str], set[str]]) -> bool:
+    """Whether the two sides of the older change (what it added, what it removed) meet the two
+    sides of the newer one, in that order, for `UNDO_SHARE` of each change: the older one has at
+    least `MIN_UNDONE` lines."""
+    size = len(theirs[0]) + len(theirs[1])
+    if size < MIN_UNDONE:
+        return False
+    shared = len(theirs[0] & mine[0]) + len(theirs[1] & mine[1])
+    return shared >= UNDO_SHARE * size and shared >= UNDO_SHARE * (len(mine[0]) + len(mine[1]))
+
+
+def _removed_code(patch: PatchLines) -> set[str]:
+    return {r.text for r in patch.removed if counts_as_code(r.path)}
 
 
 def _code_texts(texts: Mapping[str, set[str]]) -> set[str]:
