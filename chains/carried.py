@@ -162,15 +162,14 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
     return found
 
 
-def _shape(line: str) -> tuple[str, ...]:
+def _shape(words: list[str]) -> tuple[str, ...]:
     """A line's tokens with every name blanked: what a rename leaves as it was."""
-    return tuple("" if _NAME.fullmatch(token) else token for token in tokens(line))
+    return tuple("" if _NAME.fullmatch(token) else token for token in words)
 
 
-def _renamed(old: str, new: str) -> frozenset[tuple[str, str]]:
-    """The (old name, new name) pairs that turn `old` into `new` token by token; empty when the
-    two differ in anything else."""
-    before, after = tokens(old), tokens(new)
+def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
+    """The (old name, new name) pairs that turn the tokens `before` into `after` one by one;
+    empty when the two differ in anything else."""
     if len(before) != len(after):
         return frozenset()
     pairs = {(a, b) for a, b in zip(before, after, strict=True) if a != b}
@@ -190,19 +189,17 @@ def _mark_renames(
         if len(removed) * len(added) > MAX_RENAME_PAIRS:
             continue
         body = bodies[hunk]
+        old_words = [tokens(body[p][1:]) for p in removed]
+        new_words = [tokens(body[p][1:]) for p in added]
         # Lines are lined up by their shape (tokens with every name blanked), as diff lines up
         # texts: the removed and added lines that keep their place in that alignment are paired.
         shapes = SequenceMatcher(
-            None,
-            [_shape(body[p][1:]) for p in removed],
-            [_shape(body[p][1:]) for p in added],
-            autojunk=False,
+            None, list(map(_shape, old_words)), list(map(_shape, new_words)), autojunk=False
         )
         for left, right, size in shapes.get_matching_blocks():
-            for k in range(size):
-                old, new = removed[left + k], added[right + k]
-                if pairs := _renamed(body[old][1:], body[new][1:]):
-                    candidates.append((hunk, old, new, pairs))
+            for k in range(left, left + size):
+                if pairs := _renamed(old_words[k], new_words[right + k - left]):
+                    candidates.append((hunk, removed[k], added[right + k - left], pairs))
     uses = Counter(pair for *_, pairs in candidates for pair in pairs)
     for hunk, old, new, pairs in candidates:
         if all(uses[pair] >= MIN_RENAMED_LINES for pair in pairs):
