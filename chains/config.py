@@ -156,8 +156,14 @@ class ChainsConfig(BaseModel):
     strong_needs_code: bool = Field(
         True,
         description="A link resting on follow-up or fix wording needs code evidence too: the newer PR "
-        "changes a line the older one added, or uses a symbol it introduced. Stack and prerequisite "
-        "wording ('stacked on #N', 'requires #N', 'split out of #N') is exempt.",
+        "changes a line the older one added, or uses a symbol it introduced.",
+    )
+    stack_needs_code: bool = Field(
+        True,
+        description="Stack wording ('stacked on #N', 'requires #N', 'split out of #N') needs code "
+        "evidence as well (with strong_needs_code): a branch is stacked on another to merge in order "
+        "as often as to build on it. The PR merged first saying it prepares the other ('a "
+        "prerequisite for #N', 'to unblock #N') is exempt. Off: stack wording alone keeps the link.",
     )
     min_chain_code_lines: int = Field(
         30,

@@ -692,7 +692,7 @@ def _link_rule(
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
-    if backed or _regression_fix(best, attrs, config):
+    if backed or _regression_fix(best, attrs, config, best.ref.src == newer.id):
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
@@ -710,12 +710,17 @@ def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool
     return need > 0 and attrs["lineage"] - attrs.get("lineage_moved", 0) / 2 >= need
 
 
-def _regression_fix(best: Judged, attrs: dict[str, Any], config: ChainsConfig) -> bool:
+def _regression_fix(
+    best: Judged, attrs: dict[str, Any], config: ChainsConfig, said_by_newer: bool
+) -> bool:
     """A fix of a regression the older PR caused ("in #N I broke X", "regressed in #N"). Soon
     after it, the fix may touch another file, yet it repairs the older PR's behaviour. Later, it
     must share a file with the older PR: a regression stays in the code until someone notices
-    (pydantic #3201, "Small regression in #2231", 232 days on), so the gap rule does not apply."""
-    words = regression_wording(best.ref.evidence, best.ref.number) if best.cls == "strong" else ""
+    (pydantic #3201, "Small regression in #2231", 232 days on), so the gap rule does not apply.
+    Only the newer PR can fix what the older one broke: the same words in the PR merged first
+    name a bug of a branch still open (xarray #10741, "Fixes regression from #10726")."""
+    strong = best.cls == "strong" and said_by_newer
+    words = regression_wording(best.ref.evidence, best.ref.number) if strong else ""
     if not words:
         return False
     gap = attrs["gap_days"]
@@ -752,14 +757,22 @@ def _wording_only(
     """A strong-wording link with no code evidence at all: the newer PR changes none of the older
     one's lines, writes back none it removed (a re-land after a revert does) and uses none of its
     symbols ("follow up to #N" for a parallel change, "#N caused an overflow" for a fix
-    elsewhere). Stack and prerequisite wording is exempt: a stacked PR may share no line with its
-    base. Split-off wording only when the older PR says it of the newer
-    (tokio: "Extracted from #1152", said of a PR merged before, is a side change left over)."""
+    elsewhere). Stack wording needs the same unless `stack_needs_code` is off: a branch is
+    stacked to merge in order as often as to build on its base (xarray #9418, "Stacks on #9417,
+    merge that first", swaps annotations #9417 never wrote; rolldown #9893 and #9895, each
+    "Stacked on" a sibling that removes another plugin). The exception is the older PR saying it
+    prepares the newer one (wasmtime #8721, "primarily to unblock #8715"). With it off, split-off
+    wording still needs code when the newer PR says it of the older (tokio: "Extracted from
+    #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
     restored = lineage.restored >= MIN_RESTORED
     if lineage.weight or lineage.touched or restored or attrs.get("symbols", 0):
         return False
+    if config.stack_needs_code:
+        # Only the PR merged first saying it exists for the other ("a prerequisite for #N", "to
+        # unblock #N") keeps the link on its words: it was written for that PR.
+        return said_by_newer or not prepares(best.ref.evidence, best.ref.number)
     words = stacked_wording(best.ref.evidence, best.ref.number)
     if words and said_by_newer and SPLIT_OFF.fullmatch(words):
         return True

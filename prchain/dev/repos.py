@@ -121,8 +121,9 @@ def make_chain_repo(
 ) -> ChainRepo:
     """A small Python project whose history holds a 3-PR reference chain (#1 ← #2 ← #3) and noise.
 
-    #1 adds subtract; #2 ("Follow-up to #1") adds multiply; #3 (a merge commit, "Fixes #2") adds
-    divide and changes multiply's error message; #4 is an unrelated docs PR.
+    #1 adds subtract; #2 ("Follow-up to #1") adds multiply and an operand check it also puts inside
+    subtract; #3 (a merge commit, "Fixes #2") adds divide, which uses that check; #4 is an
+    unrelated docs PR.
     """
     repo = _initial_repo(
         path,
@@ -148,7 +149,17 @@ def make_chain_repo(
         },
         "2024-01-02T10:00:00",
     )
-    ops2 = ops1 + "\n\ndef multiply(a, b):\n    return a * b\n"
+    # #2 builds on #1's code: its operand check goes inside subtract, between #1's two lines.
+    check = "    _check_numbers(a, b)\n"
+    ops2 = (
+        ops1.replace("def subtract(a, b):\n", "def subtract(a, b):\n" + check)
+        + "\n\ndef multiply(a, b):\n"
+        + check
+        + "    return a * b\n"
+        + "\n\ndef _check_numbers(a, b):\n"
+        + "    if isinstance(a, str) or isinstance(b, str):\n"
+        + "        raise TypeError('calc works on numbers')\n"
+    )
     repo.prs[2] = _squash(
         path,
         2,
@@ -167,7 +178,8 @@ def make_chain_repo(
     )
     ops3 = (
         ops2
-        + "\n\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError('divide by zero')\n    return a / b\n"
+        + "\n\ndef divide(a, b):\n    _check_numbers(a, b)\n    if b == 0:\n"
+        + "        raise ZeroDivisionError('divide by zero')\n    return a / b\n"
     )
     repo.prs[3] = _merge(
         path,

@@ -34,7 +34,7 @@ diff --git a/docs/rules.md b/docs/rules.md
 
 def test_identifiers_of_a_real_git_patch(tmp_path: Path) -> None:
     repo = make_chain_repo(tmp_path / "calc")
-    assert changed_identifiers([repo.prs[2].gold_patch]) == {"multiply"}
+    assert changed_identifiers([repo.prs[2].gold_patch]) == {"multiply", "_check_numbers"}
     assert changed_identifiers([repo.prs[4].gold_patch]) == set()  # docs only
     # divide is defined; subtract is named by the hunk header (the enclosing context git prints)
     assert "divide" in changed_identifiers([repo.prs[3].gold_patch])

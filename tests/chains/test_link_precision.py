@@ -1,6 +1,6 @@
 """Link precision rules on hand-built stores: reverts named by a branch commit, lineage that counts
 only code (imports, comments and moves weigh less or nothing, more is needed as the gap grows), and
-strong wording that needs some shared code unless it says the PRs are stacked."""
+strong and stack wording that need some shared code."""
 
 from __future__ import annotations
 
@@ -112,24 +112,37 @@ def test_the_lineage_needed_grows_with_the_gap() -> None:
     assert lineage_backs(Lineage(2, "blame", moved=1), 10, config)
 
 
-def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine) -> None:
+def test_strong_and_stack_wording_need_shared_code(engine: Engine) -> None:
     store = StoreBuilder(engine, rewrite_shared=False)
     for number in range(10, 15):
         store.pr(number, ["calc/shell.py"])
     store.ref(11, 10, "follow_up", evidence="Follow up to #10")  # a parallel change of the file
+    # Stacked to merge in order: a branch on top of a sibling it shares no code with (rolldown
+    # #9893, "Stacked on #9892.", removes another plugin than #9892 does).
     store.ref(12, 10, "follow_up", evidence="Stacked on #10, which adds the table.")
     store.ref(13, 10, "follow_up", evidence="Follow up to #10")
     _set_patch(store, 13, _diff("calc/shell.py", ["value_0 = 0"], CORE[:1]))
     store.ref(14, 10, "mention", evidence="The changes in #10 caused an overflow in debug builds.")
     store.pr(15, ["calc/shell.py"])
     store.ref(15, 10, "follow_up", evidence="Follow up to #10")  # edits only #10's comment
-    # Split-off wording: a stack when the older PR says it of the newer (still open then); a
-    # leftover when the newer PR says it of one merged before (tokio's "Extracted from #1152").
+    # Split-off wording said by the newer PR of one merged before: a leftover (tokio's "Extracted
+    # from #1152"); said by the older PR of the newer, a stack, which needs code as any stack.
     store.pr(16, ["calc/shell.py"])
     store.ref(16, 10, "mention", evidence="Extracted from #10.")
     store.pr(17, ["calc/shell.py"])
     store.pr(18, ["calc/shell.py"])
     store.ref(17, 18, "mention", evidence="Split out of #18 so that it can land first.")
+    # The PR merged first saying it exists for the other keeps the link on its words alone.
+    store.pr(19, ["calc/shell.py"])
+    store.pr(20, ["calc/shell.py"])
+    store.ref(19, 20, "mention", evidence="This is a prerequisite for #20.")
+    # Regression wording in the PR merged first names a bug of a branch still open (xarray
+    # #10741, "Fixes regression from #10726"): no fix of the other's merged code.
+    store.pr(21, ["calc/other.py"])
+    store.pr(22, ["calc/shell.py"])
+    store.ref(21, 22, "mention", evidence="Fixes a regression from #22.")
+    store.pr(23, ["calc/other.py"])
+    store.ref(23, 22, "mention", evidence="Fixes a regression from #22.")
     _set_patch(store, 10, _diff("calc/shell.py", [*CORE, "# the table is read once per run"]))
     _set_patch(
         store, 15, _diff("calc/shell.py", ["# read lazily"], ["# the table is read once per run"])
@@ -137,12 +150,18 @@ def test_strong_wording_needs_shared_code_unless_it_says_stacked(engine: Engine)
     store.write()
     links = _decisions(engine)
     assert links[11, 10].rule == links[14, 10].rule == "wording_without_shared_code"
-    assert links[16, 10].rule == "wording_without_shared_code" and links[18, 17].rule is None
-    assert links[12, 10].rule is None and links[13, 10].rule is None
+    assert links[16, 10].rule == links[18, 17].rule == "wording_without_shared_code"
+    assert links[12, 10].rule == "wording_without_shared_code" and links[13, 10].rule is None
+    assert links[20, 19].rule is None
+    assert links[22, 21].rule == "too_little_file_overlap" and links[23, 22].rule is None
     # A comment of the older PR the newer one edits is weak, but some, shared code.
     assert (links[15, 10].rule, links[15, 10].attrs["lineage"]) == (None, 0)
     assert "edits 1 import or comment line(s)" in links[15, 10].attrs["why"]
-    # The rule can be turned off.
+    # Stack wording alone keeps its links when stack_needs_code is off (split-off wording of a
+    # PR merged before still does not), and no wording needs code with strong_needs_code off.
+    lenient = _decisions(engine, stack_needs_code=False)
+    assert lenient[12, 10].rule is None and lenient[18, 17].rule is None
+    assert lenient[16, 10].rule == "wording_without_shared_code"
     assert _decisions(engine, strong_needs_code=False)[11, 10].rule is None
 
 

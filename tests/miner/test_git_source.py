@@ -71,7 +71,7 @@ def test_squash_and_merge_prs_of_the_chain_repo(chain: ChainRepo) -> None:
         "Add divide\n\nFixes #2 by completing the arithmetic set on top of it."
     ]
     assert merge.head_sha == merge.commits[0].sha != merge.merge_commit_sha
-    assert merge.files[0].path == "calc/ops.py" and merge.additions == 6
+    assert merge.files[0].path == "calc/ops.py" and merge.additions == 7
     assert [c.sha for c in by_number[1].commits] == [chain.prs[1].merge_sha]
     assert source.known_numbers() is None and source.requests_made() == 0
 
