@@ -153,6 +153,14 @@ class ChainsConfig(BaseModel):
         "many days after it, over max_gap_days and without shared lines: a regression stays in the "
         "code until someone notices.",
     )
+    strong_code_max_gap_days: float = Field(
+        365.0,
+        ge=0,
+        description="Strong wording the newer PR says of the older ('follow-up to #N', 'builds on "
+        "#N') together with some code evidence (a rewritten line or a used symbol of the older PR) "
+        "keeps the link over max_gap_days up to this many days: staged work on a format or an API "
+        "runs for months (wasm-tools #1780 continues #1364's migration 247 days on).",
+    )
     strong_needs_code: bool = Field(
         True,
         description="A link resting on follow-up or fix wording needs code evidence too: the newer PR "

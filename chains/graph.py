@@ -565,7 +565,9 @@ def assess_edge(
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
-        backing = _corroboration(lineage_backs(lineage, gap, config), symbols_back(attrs, config))
+        backing = _corroboration(
+            lineage, lineage_backs(lineage, gap, config), symbols_back(attrs, config)
+        )
         why += f"; corroborated by {backing}"
     if lineage.lines:
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
@@ -687,20 +689,37 @@ def _link_rule(
         inserted=attrs.get("lineage_inserted", 0),
     )
     backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
+    said_by_newer = best.ref.src == newer.id
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not backed:
         return "issue_only_uncorroborated"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
-    if backed or _regression_fix(best, attrs, config, best.ref.src == newer.id):
+    if backed or _regression_fix(best, attrs, config, said_by_newer):
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
         return "too_little_file_overlap"
-    if attrs["gap_days"] > config.max_gap_days:
+    if attrs["gap_days"] > config.max_gap_days and not _strong_with_code(
+        best, attrs, lineage, config, said_by_newer
+    ):
         return "gap_too_long"
-    if _wording_only(best, attrs, lineage, config, best.ref.src == newer.id):
+    if _wording_only(best, attrs, lineage, config, said_by_newer):
         return "wording_without_shared_code"
     return None
+
+
+def _strong_with_code(
+    best: Judged, attrs: dict[str, Any], lineage: Lineage, config: ChainsConfig, said_by_newer: bool
+) -> bool:
+    """Whether the newer PR's own strong wording and some code evidence (a rewritten line, a used
+    name) hold the link over the gap, up to `strong_code_max_gap_days`: either alone is too little
+    after months, together they tell a follow-up (wasm-tools #2466, "a follow-up to #2306, which
+    added support for tag imports", iterates #2306's `tag_imports` 186 days on)."""
+    if best.cls != "strong" or not said_by_newer:
+        return False
+    if attrs["gap_days"] > config.strong_code_max_gap_days:
+        return False
+    return lineage.weight >= 1 or attrs.get("symbols", 0) > 0
 
 
 def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool:
@@ -738,13 +757,16 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     period), a moved line counting half. A few lines shared with a PR two years older are a
     coincidence of history more often than a dependency. Rewriting all the code the older PR
     wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
-    #17813 rewrote #15864's one-line fix 270 days on)."""
-    if not lineage.lines and not lineage.inserted:
+    #17813 rewrote #15864's one-line fix 270 days on). Code lines the older PR removed and the
+    newer one writes back, from `MIN_RESTORED` on, count as rewritten ones: the newer PR takes
+    back part of the older one (numpy #6717, "Readd fallback CBLAS detection", of #6183)."""
+    restored = lineage.restored if lineage.restored >= MIN_RESTORED else 0
+    if not lineage.lines and not lineage.inserted and not restored:
         return False
     if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
         return True
     need = config.lineage_lines_per_gap * max(1.0, gap_days / config.max_gap_days)
-    return lineage.weight >= need
+    return lineage.weight + restored >= need
 
 
 def _wording_only(
@@ -779,10 +801,12 @@ def _wording_only(
     return not words
 
 
-def _corroboration(by_lines: bool, by_symbols: bool) -> str:
+def _corroboration(lineage: Lineage, by_lines: bool, by_symbols: bool) -> str:
     """What backs an issue-only link besides the issue ('' when nothing does). Only code: two PRs
     of one author on one issue are as often a fix and an unrelated later attempt (mypy: "#1645
     isn't fixed by this") as a fix and its follow-up."""
+    if by_lines and not lineage.weight:
+        return "the newer PR writing back lines the older one removed"
     if by_lines:
         return "the newer PR changing lines the older one added"
     if by_symbols:

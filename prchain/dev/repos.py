@@ -240,7 +240,13 @@ def test_coin_flip():
 RECTANGLE = """
 
 def rectangle_area(width, height):
+    _check_size(width, height)
     return width * height
+
+
+def _check_size(*sizes):
+    if any(size < 0 for size in sizes):
+        raise ValueError("sizes are never negative")
 """
 
 RECTANGLE_TESTS = """
@@ -255,6 +261,7 @@ def test_rectangle_area():
 PERIMETER = """
 
 def perimeter(width, height):
+    _check_size(width, height)
     return width + height
 """
 
@@ -272,8 +279,9 @@ def make_tested_repo(
     """A Python project whose PRs carry tests: a 3-PR chain (#1 ← #2 ← #3) for test verdicts.
 
     #1 adds circle_area with parametrised tests (FAIL_TO_PASS, ids with ` - ` inside) and a flaky
-    test; #2 ("Built on #1", a merge commit) adds rectangle_area and its test; #3 ("Built on #2")
-    adds a perimeter whose gold patch fails its own new test, so that stage is unusable.
+    test; #2 ("Built on #1", a merge commit) adds rectangle_area and its test, and a size check it
+    also puts inside circle_area; #3 ("Built on #2") adds a perimeter (size-checked too) whose gold
+    patch fails its own new test, so that stage is unusable.
     """
     files = {
         "geo/__init__.py": "",
@@ -291,7 +299,9 @@ def make_tested_repo(
         {"geo/shapes.py": shapes1, "tests/test_shapes.py": tests1},
         "2024-02-02T10:00:00",
     )
-    shapes2, tests2 = shapes1 + RECTANGLE, tests1 + RECTANGLE_TESTS
+    # #2 builds on #1's code: its size check goes inside circle_area, between #1's two lines.
+    checked = shapes1.replace("(radius):\n", "(radius):\n    _check_size(radius)\n")
+    shapes2, tests2 = checked + RECTANGLE, tests1 + RECTANGLE_TESTS
     repo.prs[2] = _merge(
         path,
         2,

@@ -180,7 +180,7 @@ def test_links_spanning_too_long_a_gap_are_dropped(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["core.py"], day=1)
     store.pr(2, ["core.py"], day=40)
-    store.pr(3, ["core.py"], day=400)
+    store.pr(3, ["core.py"], day=500)  # past strong_code_max_gap_days, shared lines or not
     store.ref(2, 1, "follow_up")
     store.ref(3, 2, "follow_up")
     store.write()
@@ -199,7 +199,7 @@ def test_chains_under_the_substance_threshold_are_dropped(engine: Engine) -> Non
     store.pr(5, ["src/util.py"], lines=20)  # each stage has substance, the pair has too little
     store.pr(6, ["src/util.py"], lines=20)
     store.ref(2, 1, "follow_up")
-    # Stacked wording needs no shared code (lines of CI files are none): the stage rule decides.
+    # CI files hold no code lines: the stage rule drops the pair before any link rule reads it.
     store.ref(4, 3, "depends_on", evidence="Stacked on #3")
     store.ref(6, 5, "follow_up")
     store.write()

@@ -15,7 +15,7 @@ from tests.support.chain_store import StoreBuilder
 def test_each_link_drop_reason_comes_with_examples(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["src/a.py"])
-    store.pr(2, ["src/a.py"], day=300)  # far too late to build on #1
+    store.pr(2, ["src/a.py"], day=500)  # far too late to build on #1, even with shared lines
     store.pr(3, ["src/b.py"])
     store.pr(4, ["src/c.py"])
     store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
