@@ -216,8 +216,15 @@ class ChainsConfig(BaseModel):
     max_issue_fanout: int = Field(
         4,
         ge=2,
-        description="An issue that mediates links among more PRs than this is an umbrella issue; "
-        "its issue_mediated links are ignored.",
+        description="An issue that mediates links among more PRs than this is an umbrella issue: "
+        "a link through it rests on nothing but code evidence (umbrella_links_with_code), or is "
+        "ignored.",
+    )
+    umbrella_links_with_code: bool = Field(
+        True,
+        description="A link only through an umbrella issue is read as any issue-only link, kept "
+        "when code backs it (with corroborate_issue_only: a rewritten line, a used name); off, or "
+        "without corroborate_issue_only, such links are ignored (umbrella_issue).",
     )
     check_ancestry: bool = Field(
         True,

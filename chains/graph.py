@@ -299,6 +299,19 @@ def umbrella_issues(refs: Iterable[RefRow], max_fanout: int) -> set[int]:
     return {issue for issue, prs in members.items() if len(prs) > max_fanout}
 
 
+def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
+    """Whether a link only through an umbrella issue goes on to the link rules, where, issue-only,
+    it needs code evidence: a tracking issue gathers a series, and the PRs of a series that rewrite
+    each other's lines build on each other (clap #314 fixes a crash in the `create_error` #312
+    added the day before, both under one umbrella issue). Analogy and preparation through it say
+    nothing of two PRs in particular."""
+    return (
+        ref.type == "issue_mediated"
+        and config.umbrella_links_with_code
+        and config.corroborate_issue_only
+    )
+
+
 def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     """(newer, older) when one was merged before the other was opened; None for overlapping lifetimes."""
     if b.merged_at < a.opened:
@@ -355,7 +368,11 @@ def _group_references(
             rule = "pr_filtered_or_not_mined"
         elif a.repo_id != b.repo_id:
             rule = "cross_repo"
-        elif ref.type in THROUGH_ISSUE and ref.via_issue in umbrellas:
+        elif (
+            ref.type in THROUGH_ISSUE
+            and ref.via_issue in umbrellas
+            and not _read_umbrella(ref, config)
+        ):
             rule = "umbrella_issue"
         elif (pair := orient(a, b) or _stacked(ref, a, b) or _caught_up(a, b, lines)) is None:
             rule = "not_merged_before_created"

@@ -217,6 +217,25 @@ def test_code_written_back_backs_a_link_as_rewritten_code_does(engine: Engine) -
     assert "corroborated by the newer PR writing back lines" in links[44, 40].attrs["why"]
 
 
+def test_a_link_through_an_umbrella_issue_stands_on_code_alone(engine: Engine) -> None:
+    store = StoreBuilder(engine, rewrite_shared=False)
+    store.pr(50, ["calc/core.py"], day=1)
+    _set_patch(store, 50, _diff("calc/core.py", CORE))
+    # Issue #300 tracks a series of six PRs: an umbrella. #51 rewrites one of #50's lines, the
+    # others change the same file elsewhere.
+    for number in range(51, 56):
+        store.pr(number, ["calc/core.py"], day=number - 45)
+        store.ref(number, 50, "issue_mediated", via_issue=300, found_in="issue")
+        _set_patch(store, number, _diff("calc/core.py", [f"step_{number} = {number}"]))
+    _set_patch(store, 51, _diff("calc/core.py", ["value_0 = 0"], CORE[:1]))
+    store.write()
+    links = _decisions(engine)
+    assert links[51, 50].rule is None and links[51, 50].attrs["lineage"] == 1
+    assert {links[n, 50].rule for n in range(52, 56)} == {"issue_only_uncorroborated"}
+    ignored = _decisions(engine, umbrella_links_with_code=False)
+    assert {ignored[n, 50].rule for n in range(51, 56)} == {"umbrella_issue"}
+
+
 def test_lines_and_words_the_rules_read() -> None:
     assert not substantive("use crate::shell::Progress;") and not substantive("// TODO: later")
     assert not substantive("pub(crate) mod hyperlink;") and not substantive('"""Docs."""')
