@@ -125,24 +125,22 @@ def test_strong_and_stack_wording_need_shared_code(engine: Engine) -> None:
     store.ref(14, 10, "mention", evidence="The changes in #10 caused an overflow in debug builds.")
     store.pr(15, ["calc/shell.py"])
     store.ref(15, 10, "follow_up", evidence="Follow up to #10")  # edits only #10's comment
-    # Split-off wording said by the newer PR of one merged before: a leftover (tokio's "Extracted
-    # from #1152"); said by the older PR of the newer, a stack, which needs code as any stack.
-    store.pr(16, ["calc/shell.py"])
-    store.ref(16, 10, "mention", evidence="Extracted from #10.")
-    store.pr(17, ["calc/shell.py"])
-    store.pr(18, ["calc/shell.py"])
-    store.ref(17, 18, "mention", evidence="Split out of #18 so that it can land first.")
-    # The PR merged first saying it exists for the other keeps the link on its words alone.
-    store.pr(19, ["calc/shell.py"])
-    store.pr(20, ["calc/shell.py"])
-    store.ref(19, 20, "mention", evidence="This is a prerequisite for #20.")
-    # Regression wording in the PR merged first names a bug of a branch still open (xarray
-    # #10741, "Fixes regression from #10726"): no fix of the other's merged code.
-    store.pr(21, ["calc/other.py"])
-    store.pr(22, ["calc/shell.py"])
-    store.ref(21, 22, "mention", evidence="Fixes a regression from #22.")
-    store.pr(23, ["calc/other.py"])
-    store.ref(23, 22, "mention", evidence="Fixes a regression from #22.")
+    for number in (18, 20, 22):
+        store.pr(number, ["calc/shell.py"])
+    for number, named, words, path in (
+        # Split-off wording said by the newer PR of one merged before: a leftover (tokio's
+        # "Extracted from #1152"); said by the older PR of the newer, a stack needing code.
+        (16, 10, "Extracted from #10.", "calc/shell.py"),
+        (17, 18, "Split out of #18 so that it can land first.", "calc/shell.py"),
+        # The PR merged first saying it exists for the other keeps the link on its words alone.
+        (19, 20, "This is a prerequisite for #20.", "calc/shell.py"),
+        # Regression wording in the PR merged first names a bug of a branch still open (xarray
+        # #10741, "Fixes regression from #10726"): no fix of the other's merged code.
+        (21, 22, "Fixes a regression from #22.", "calc/other.py"),
+        (23, 22, "Fixes a regression from #22.", "calc/other.py"),
+    ):
+        store.pr(number, [path])
+        store.ref(number, named, "mention", evidence=words)
     _set_patch(store, 10, _diff("calc/shell.py", [*CORE, "# the table is read once per run"]))
     _set_patch(
         store, 15, _diff("calc/shell.py", ["# read lazily"], ["# the table is read once per run"])
