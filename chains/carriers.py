@@ -22,9 +22,10 @@ from sqlalchemy import Connection, select
 from sql.models import PRCommit
 
 MIN_CARRIED = 2
-# A merge of another PR inside this one's commits; bors's rollups (rust-lang) merge each rolled-up
-# PR as "Rollup merge of #N - user:branch, r=reviewer".
-_MERGE_OF = re.compile(r"(?:Merge pull request|Rollup merge of) #(\d{1,9})\b")
+# A merge of another PR inside this one's commits: GitHub's, bors's ("Auto merge of #N", bors-ng's
+# "Merge #N": meilisearch's release PRs bring `stable` into `main` with its bors merges), and the
+# rollups of rust-lang's bors, which merge each rolled-up PR as "Rollup merge of #N - user:branch".
+_MERGE_OF = re.compile(r"(?:Merge pull request|Rollup merge of|Auto merge of|Merge) #(\d{1,9})\b")
 
 
 def carried_counts(conn: Connection, merged: Mapping[int, tuple[int, datetime]]) -> dict[int, int]:

@@ -63,6 +63,12 @@ FORK_RATIO = (
 # own PRs may wait on a maintenance branch for years (click 7.1 took in PRs from 2018), but they
 # were written when their number was new.
 FOREIGN_AGE = timedelta(days=365)
+# An off-line merge numbered far above the highest PR landed so far is a larger repository's: a
+# subtree sync brings in rust-lang/rust's bors merges ("Auto merge of #161151") into
+# rust-analyzer, whose own numbers were near 23,000. Open PRs keep numbers ahead of those landed,
+# hence the ratio and the margin.
+FOREIGN_HIGH_RATIO = 1.5
+FOREIGN_HIGH_MARGIN = 1000
 MOVED_AGE = timedelta(days=90)  # a number landing again this much later is a new home's PR
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
@@ -238,6 +244,9 @@ class GitSource:
                     # PR ("Merge pull request #1 from me/master"), not one of this repository.
                     self._kinds["skipped: a fork's own PR number"] += 1
                     continue
+                if highs and side.number > FOREIGN_HIGH_RATIO * highs[-1] + FOREIGN_HIGH_MARGIN:
+                    self._kinds["skipped: another repository's PR number"] += 1
+                    continue
                 opened = side.created_at or commit.committed_at
                 year_before = bisect_right(times, opened - FOREIGN_AGE)
                 if year_before and side.number < highs[year_before - 1]:
@@ -296,10 +305,12 @@ class GitSource:
     def _off_line_prs(
         self, commit: _Commit, branch: list[str], by_sha: dict[str, _Commit]
     ) -> Iterator[PRRecord]:
-        """The `Merge pull request` commits among those a first-parent commit brings in."""
+        """The PR merge commits among those a first-parent commit brings in: GitHub's `Merge pull
+        request #N`, and bors's `Merge #N` and `Auto merge of #N` (meilisearch merged its fixes
+        into `stable` with bors, and `stable` into `main` with one PR per release)."""
         for sha in branch:
             side = by_sha[sha]
-            if not side.parents or not MERGE.match(side.message.partition("\n")[0]):
+            if not side.parents or not _merges_a_pr(side):
                 continue
             shas: list[str] = []
             if len(side.parents) > 1:  # one parent: a rebased merge, the commit is the PR
@@ -437,6 +448,17 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         number, title = int(squash.group("num")), squash.group("title")
         return _record(commit, number, title, rest.strip("\n"), commits)
     return None
+
+
+def _merges_a_pr(commit: _Commit) -> bool:
+    """Whether a commit off the first-parent line is the merge of one PR: GitHub's subject (also a
+    one-parent merge rebased away), or bors's for one PR, with two parents. Squash-style "(#N)"
+    subjects are not: off the line they are commits cherry-picked into a branch."""
+    subject = commit.message.partition("\n")[0]
+    if MERGE.match(subject):
+        return True
+    two = len(commit.parents) == 2
+    return two and (len(_bors_ng_numbers(subject)) == 1 or BORS.match(subject) is not None)
 
 
 def _default_title(commits: list[_Commit], head_ref: str | None) -> str:

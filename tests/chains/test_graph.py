@@ -216,11 +216,16 @@ def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> Non
         store.commit(6, sha, f"Work {n}")
     store.commit(6, "f6", "Rollup merge of #11 - ada:parser, r=bob")
     store.commit(6, "f7", "Rollup merge of #12 - eve:lexer, r=bob")
+    # meilisearch's release PRs bring `stable` into `main` with the bors merges made on it.
+    store.pr(7, ["calc/e.py"], title="v0.27.0: bring `stable` into `main`")
+    store.commit(7, "g1", "Merge #21\n\n21: Fix the update loop r=ada a=bob")
+    store.commit(7, "g2", "Auto merge of #22 - eve:fix, r=bob")
+    store.commit(7, "g3", "Update the version")
     store.write()
     graph, report = _graph(engine)
     assert store.pr_id(3) not in graph and store.pr_id(4) in graph and store.pr_id(5) in graph
-    assert store.pr_id(6) not in graph
-    assert report.filtered.removed["carries_other_prs"] == 2
+    assert store.pr_id(6) not in graph and store.pr_id(7) not in graph
+    assert report.filtered.removed["carries_other_prs"] == 3
     assert (store.pr_id(4), store.pr_id(1)) in graph.edges, report.dropped
     graph, _ = _graph(engine, filters={"skip_carriers": False})
     assert store.pr_id(3) in graph

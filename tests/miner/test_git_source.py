@@ -345,6 +345,55 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     assert list(source.pull_requests(source.cursor_after(prs[6]))) == []
 
 
+def test_bors_merges_on_a_release_branch_merged_back_are_mined(tmp_path: Path) -> None:
+    """meilisearch: fixes merged into `stable` by bors ("Merge #1456"), then `stable` into `main`
+    by a PR of its own (#1607, "Merge changes in `stable` into `main`", merged by bors too). Such
+    merges from another repository, far above our numbers, are not ours (rust-analyzer's subtree
+    syncs bring in 2,600 of rust-lang/rust's)."""
+    repo = _new_repo(tmp_path, "stable")
+    _squash(repo, "Add the update loop (#1)", name="loop.rs")
+    git(repo, "branch", "stable")
+    _squash(repo, "New feature (#2)", name="feature.rs")
+    git(repo, "checkout", "-q", "-b", "fix-loop", "stable")
+    fix = _squash(repo, "Fix the update loop timeout", name="loop.rs")
+    git(repo, "checkout", "-q", "stable")
+    _no_ff(repo, "fix-loop", "Merge #3\n\n3: Fix update loop timeout r=ada a=bob\n\nFixes #1.")
+    git(repo, "checkout", "-q", "-b", "fix-dump", "stable")
+    _squash(repo, "Fix dumps", name="dump.rs")
+    git(repo, "checkout", "-q", "stable")
+    _no_ff(repo, "fix-dump", "Auto merge of #4 - ada:fix-dump, r=bob\nFix dumps\n\nBody of #4.")
+    # A commit cherry-picked into stable keeps its squash subject: it is no PR of its own here.
+    _squash(repo, "Backport the new feature (#2)", name="backport.rs")
+    # A subtree sync brings in a larger repository's bors merge: its number is far above ours.
+    git(repo, "checkout", "-q", "-b", "upstream", "stable")
+    _squash(repo, "Upstream work", name="upstream.rs")
+    git(repo, "checkout", "-q", "stable")
+    _no_ff(repo, "upstream", "Auto merge of #161151 - eve:work, r=bors\nUpstream work")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "stable", "Merge #5\n\n5: Merge changes in `stable` into `main` r=ada a=bob\n")
+    source = GitSource(str(repo), full_name="acme/stable")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [1, 2, 3, 4, 5]
+    three, four = prs[3], prs[4]
+    assert (three.title, three.body, [c.sha for c in three.commits]) == (
+        "Fix update loop timeout",
+        "Fixes #1.",
+        [fix],
+    )
+    assert (four.title, four.body) == ("Fix dumps", "Body of #4.")
+    assert three.patch is not None and "loop.rs" in three.patch and "dump.rs" not in three.patch
+    # The release PR's commits hold the bors merges of the PRs it brings in.
+    assert {"Merge #3", "Auto merge of #4 - ada:fix-dump, r=bob"} <= {
+        c.message.partition("\n")[0] for c in prs[5].commits
+    }
+    assert source.found_by_kind() == {
+        "squash": 2,
+        "merge off the first-parent line": 2,
+        "merge": 1,
+        "skipped: another repository's PR number": 1,
+    }
+
+
 def test_a_revert_buttons_branch_names_the_pr_it_reverts(tmp_path: Path) -> None:
     """pillow #1847 ("Revert 1813, plus second commit with tweaks.", from branch
     revert-1813-DIB_1293) names the PR it undoes only in its branch; a merge commit GitHub wrote
