@@ -5,8 +5,10 @@ Classes (weights in `ChainsConfig.evidence_weights`):
   "introduced in #X", "prerequisite for #X");
 - medium: a plain mention with no wording either way;
 - parallel: analogy, list or drive-by wording ("similar to #X", "as in #X", "same as #X",
-  "Related: - #X", "noticed while working on #X"):
-  siblings that share no code state, never an edge;
+  "Related: - #X", "Related PRs: #X", "noticed while working on #X"):
+  siblings that share no code state, never an edge. "Related to #X" says no more than a
+  plain mention does (meilisearch #3538, "Related to" a review comment of #3524, fixes what it
+  pointed out), and "cost-related" no analogy at all;
 - issue_only: the two PRs only meet through an issue; an edge only with corroboration (an issue one
   of them names only by analogy makes the pair parallel, `issue_analogy`; one that says it prepares
   the issue the other fixes makes it strong, `issue_prepares`; both set by chains/graph.py);
@@ -62,7 +64,7 @@ PARALLEL = re.compile(
     r"|(?:just\s+)?like\s+(?:in|for|we\s+did\s+in)|analog(?:ous)?|equivalent\s+(?:to|as)|peer\s+to|inspired\s+by|akin\s+to"
     r"|(?:same|similar)\s+(?:basic\s+)?(?:approach|idea|pattern|change|fix)|along\s+the\s+lines\s+of"
     r"|like\s+(?:#|https?://)|alternative\s+to|instead\s+of|counterpart|equivalent\s+of|mirrors?|see\s+also"
-    r"|related(?:\s+to)?:?|unrelated|also\s+(?:see|fixed)|sibling|as\s+(?:was\s+)?(?:done\s+)?in|as\s+with"
+    r"|(?<![\w-])related(?=:|\s+(?:prs?|pull\s+requests?|work)\b)|unrelated|also\s+(?:see|fixed)|sibling|as\s+(?:was\s+)?(?:done\s+)?in|as\s+with"
     r"|as\s+we\s+did\s+(?:in|for)|companion|in\s+parallel|independent(?:ly)?\s+(?:of|from)"
     r"|(?:smaller|simpler|larger|bigger|shorter)\s+than|(?:noticed|found|spotted)\s+(?:\w+\s+){0,4}?while"
     r"|while\s+working\s+on|drive[- ]?by|in\s+the\s+works|in\s+flight)\b",

@@ -55,6 +55,12 @@ def test_each_wording_gets_its_class() -> None:
     assert classify("follow_up", "A follow up to #12 but for line ranges", 12)[0] == "parallel"
     assert classify("fixes", "Fixes #12 but for Windows only", 12)[0] == "strong"
     assert classify("follow_up", "Follow-up to #12; but for now the flag stays", 12)[0] == "strong"
+    # "Related to #N" says no more than a plain mention (meilisearch #3538 fixes what a review
+    # comment of #3524 it is "related to" pointed out); a "Related:" list names siblings, and a
+    # hyphenated "cost-related" is no wording about #N at all.
+    assert classify("mention", "Related to #12.", 12)[0] == "medium"
+    assert classify("mention", "Related PRs: #12", 12)[0] == "parallel"
+    assert classify("mention", "A cost-related change, see #12", 12)[0] == "medium"
     # Analogy wording about another number does not taint this one.
     assert classify("mention", "Similar to #11; the bug was introduced in #12", 12)[0] == "strong"
 
