@@ -9,17 +9,14 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
 from chains.carried import carried_in_patch
 from chains.config import ChainsConfig
 from chains.lines import parse_patch, rust_test_start
 from chains.substance import patch_code_lines
-from miner.config import MinerConfig
-from miner.mine import mine
 from prchain.dev.repos import git
-from sql.db import make_engine
-from sql.models import Chain, ChainLink, PullRequest
+from sql.models import Chain
 from tests.support.history import History
+from tests.support.links import links_by_number, mine_and_build
 
 LONG_CALL = "    result = schedule_task(queue, payload, retries=3, backoff=2.5, timeout=30)\n"
 WRAPPED = (
@@ -191,24 +188,13 @@ def _test_history(path: Path) -> History:
     return repo
 
 
-def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
-    with Session(engine) as session:
-        numbers = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
-        return {
-            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
-            for link in session.scalars(select(ChainLink))
-        }
-
-
 def _mined(repo: History, tmp_path: Path, name: str) -> Engine:
-    engine = make_engine(f"sqlite:///{tmp_path / f'{name}.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name=f"acme/{name}")
-    build_chains(ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0), engine)
-    return engine
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    return mine_and_build(repo.path, tmp_path / f"{name}.db", f"acme/{name}", config)
 
 
 def test_lines_a_pr_only_reformatted_are_no_lineage(tmp_path: Path) -> None:
-    links = _links(_mined(_formatting_history(tmp_path / "fmt"), tmp_path, "fmt"))
+    links = links_by_number(_mined(_formatting_history(tmp_path / "fmt"), tmp_path, "fmt"))
     assert (links[3, 1].lineage, links[3, 1].kept) == (0, False)
 
 
@@ -216,7 +202,7 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     repo = _test_history(tmp_path / "tests")
     lib = git(repo.path, "show", "HEAD:src/lib.rs")
     assert rust_test_start(lib) == lib[: lib.index("#[cfg(test)]")].count("\n") + 1
-    links = _links(_mined(repo, tmp_path, "tests"))
+    links = links_by_number(_mined(repo, tmp_path, "tests"))
     tests_only, code = links[2, 1], links[3, 1]
     # Nor does a name #1's test module brings in, used by #2's tests.
     assert (tests_only.lineage, tests_only.symbols, tests_only.kept) == (0, 0, False)
@@ -251,7 +237,7 @@ def test_a_revert_pushed_without_a_pr_undoes_the_older_pr(tmp_path: Path) -> Non
         {"src/codec.py": "LIMIT = fast_limit('lines', default=4096, safe=True)\n"},
         body="Follow-up to #3.",
     )
-    links = _links(_mined(repo, tmp_path, "pushed"))
+    links = links_by_number(_mined(repo, tmp_path, "pushed"))
     assert links[2, 1].rule == "older_reverted_before"
     assert links[4, 3].rule == "older_reverted_before"
 
@@ -284,7 +270,7 @@ def test_a_reland_writes_back_what_its_revert_removed_and_the_trio_is_kept(tmp_p
         body="Relands #1 and #2 with the nightly fix.",
     )
     engine = _mined(repo, tmp_path, "reland")
-    links = _links(engine)
+    links = links_by_number(engine)
     assert links[3, 2].kept and "writes back 12 line(s) the older one removed" in links[3, 2].why
     with Session(engine) as session:
         labels = [c.label for c in session.scalars(select(Chain))]
@@ -306,7 +292,7 @@ def test_a_patch_that_turns_the_older_one_around_is_a_revert_whatever_its_title(
         body="Follow-up to #1, simpler.",
     )
     engine = _mined(repo, tmp_path, "undo")
-    links = _links(engine)
+    links = links_by_number(engine)
     assert (links[2, 1].evidence_class, links[2, 1].kept) == ("revert", True)
     assert "its patch undoes the older one's" in links[2, 1].why
     assert links[3, 1].rule == "older_reverted_before"
@@ -328,6 +314,6 @@ def test_one_line_written_back_is_no_evidence(tmp_path: Path) -> None:
         },
         body="Following up a review comment on #1.",
     )
-    links = _links(_mined(repo, tmp_path, "one"))
+    links = links_by_number(_mined(repo, tmp_path, "one"))
     assert (links[2, 1].kept, links[2, 1].rule) == (False, "wording_without_shared_code")
     assert "writes back 1 line(s) the older one removed" in links[2, 1].why

@@ -17,8 +17,9 @@ from miner.config import MinerConfig
 from miner.mine import mine
 from prchain.dev.repos import git
 from sql.db import make_engine
-from sql.models import ChainLink, PullRequest, Repo
+from sql.models import ChainLink, Repo
 from tests.support.history import History
+from tests.support.links import links_by_number, mine_and_build
 
 CORE = "LEGACY_LIMIT = compute_limit(default=10)\nVERSION_STRING = '1.0'\n"
 PARSER = """def parse_header(text):
@@ -93,25 +94,13 @@ def mined(tmp_path: Path) -> Engine:
 
 def _mine_and_build(tmp_path: Path, repo: Path, name: str) -> dict[tuple[int, int], ChainLink]:
     """Mine the history at `repo` into a new store, build chains, and return its links."""
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo)], source="git", name=name)
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    return _links(engine)
-
-
-def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
-    with Session(engine) as session:
-        rows = session.execute(select(PullRequest.id, PullRequest.number))
-        numbers = {pr_id: number for pr_id, number in rows}
-        return {
-            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
-            for link in session.scalars(select(ChainLink))
-        }
+    config = ChainsConfig(min_chain_code_lines=0)
+    return links_by_number(mine_and_build(repo, tmp_path / "store.db", name, config))
 
 
 def test_blame_follows_a_rename_and_a_move_and_rescues_the_link(mined: Engine) -> None:
     build_chains(ChainsConfig(min_chain_code_lines=0), mined)
-    links = _links(mined)
+    links = links_by_number(mined)
     rescued = links[3, 1]
     # No file in common and 198 days apart: only the two rewritten lines keep this link.
     assert (rescued.overlap, rescued.gap_days > 90) == (0.0, True)
@@ -127,7 +116,7 @@ def test_without_the_clone_the_patches_answer_in_the_same_file_only(mined: Engin
     with Session(mined) as session, session.begin():
         session.execute(update(Repo).values(clone_path=None))
     build_chains(ChainsConfig(min_chain_code_lines=0), mined)
-    links = _links(mined)
+    links = links_by_number(mined)
     assert (links[3, 1].lineage, links[3, 1].rule) == (0, "too_little_file_overlap")
     # Text alone cannot tell the initial commit's line from #1's copy of it.
     assert (links[5, 1].lineage, links[5, 1].lineage_via) == (1, "patch")

@@ -7,19 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, select
-from sqlalchemy.orm import Session
 
-from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import regression_wording
 from chains.graph import symbols_back
 from chains.symbols import code_names
-from miner.config import MinerConfig
-from miner.mine import mine
-from sql.db import make_engine
-from sql.models import ChainLink, PullRequest
+from sql.models import ChainLink
 from tests.support.history import History
+from tests.support.links import links_by_number, mine_and_build
 
 CORE = "def existing_helper(items):\n    return sorted(items)\n"
 REACH = """def reachable_packages(graph, roots):
@@ -151,20 +146,8 @@ def _history(path: Path) -> History:
 def links(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int], ChainLink]:
     root = tmp_path_factory.mktemp("recall")
     repo = _history(root / "recall")
-    engine = make_engine(f"sqlite:///{root / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/recall")
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine)
-    return _links(engine)
-
-
-def _links(engine: Engine) -> dict[tuple[int, int], ChainLink]:
-    with Session(engine, expire_on_commit=False) as session:
-        rows = session.execute(select(PullRequest.id, PullRequest.number))
-        numbers = {pr_id: number for pr_id, number in rows}
-        return {
-            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
-            for link in session.scalars(select(ChainLink))
-        }
+    config = ChainsConfig(min_chain_code_lines=0)
+    return links_by_number(mine_and_build(repo.path, root / "store.db", "acme/recall", config))
 
 
 def test_using_a_name_the_older_pr_introduced_keeps_the_link(links: dict) -> None:

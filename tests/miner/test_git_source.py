@@ -237,6 +237,23 @@ def _no_ff(repo: Path, branch: str, message: str, date: str | None = None) -> st
     return git(repo, "rev-parse", "HEAD")
 
 
+def _merged(
+    repo: Path,
+    branch: str,
+    into: str,
+    work: str,
+    message: str,
+    *,
+    name: str,
+) -> tuple[str, str]:
+    """Branch `branch` off `into`, commit `work` (to file `name`) there and merge it back into
+    `into` with `message`: (the branch's commit, the merge commit)."""
+    git(repo, "checkout", "-q", "-b", branch, into)
+    commit = _squash(repo, work, name=name)
+    git(repo, "checkout", "-q", into)
+    return commit, _no_ff(repo, branch, message)
+
+
 def _new_repo(tmp_path: Path, name: str, date: str | None = None) -> Path:
     """An empty history on `main` with one initial commit (no PR)."""
     repo = tmp_path / name
@@ -308,25 +325,31 @@ def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Pa
     git(repo, "branch", "1.x")
     _squash(repo, "New feature (#2)", name="feature.py")
     # On the maintenance branch: PR #3 merged with a merge commit, from its own branch.
-    git(repo, "checkout", "-q", "-b", "fix-crash", "1.x")
-    fix = _squash(repo, "Fix the crash on empty input", name="parser.py")
-    git(repo, "checkout", "-q", "1.x")
-    base3 = git(repo, "rev-parse", "HEAD")
-    merge3 = _no_ff(repo, "fix-crash", "Merge pull request #3 from ada/fix-crash\n\nFix crash")
+    fix, merge3 = _merged(
+        repo,
+        "fix-crash",
+        "1.x",
+        "Fix the crash on empty input",
+        "Merge pull request #3 from ada/fix-crash\n\nFix crash",
+        name="parser.py",
+    )
+    base3 = git(repo, "rev-parse", f"{merge3}^1")
     # A merge made by hand with GitHub's subject but no "from" part, also on the branch.
-    git(repo, "checkout", "-q", "-b", "docs-fix", "1.x")
-    _squash(repo, "Fix a typo", name="typo.txt")
-    git(repo, "checkout", "-q", "1.x")
-    _no_ff(repo, "docs-fix", "Merge pull request #5\n\nFix a typo")
+    _merged(
+        repo,
+        "docs-fix",
+        "1.x",
+        "Fix a typo",
+        "Merge pull request #5\n\nFix a typo",
+        name="typo.txt",
+    )
     # Back on main: the maintenance branch comes back with a plain merge (no PR of its own).
     git(repo, "checkout", "-q", "main")
     _no_ff(repo, "1.x", "Merge branch '1.x'")
     _squash(repo, "Later work (#4)", name="later.py")
     # A subject edited by hand (pip's "Merge pull request #7232 - Release 19.3.1"), no body.
-    git(repo, "checkout", "-q", "-b", "release", "main")
-    _squash(repo, "Bump the version", name="version.txt")
-    git(repo, "checkout", "-q", "main")
-    _no_ff(repo, "release", "Merge pull request #6 - Release 1.0.1")
+    release = "Merge pull request #6 - Release 1.0.1"
+    _merged(repo, "release", "main", "Bump the version", release, name="version.txt")
     source = GitSource(str(repo), full_name="acme/maint")
     prs = {pr.number: pr for pr in source.pull_requests(None)}
     assert sorted(prs) == [1, 2, 3, 4, 5, 6]
@@ -354,21 +377,17 @@ def test_bors_merges_on_a_release_branch_merged_back_are_mined(tmp_path: Path) -
     _squash(repo, "Add the update loop (#1)", name="loop.rs")
     git(repo, "branch", "stable")
     _squash(repo, "New feature (#2)", name="feature.rs")
-    git(repo, "checkout", "-q", "-b", "fix-loop", "stable")
-    fix = _squash(repo, "Fix the update loop timeout", name="loop.rs")
-    git(repo, "checkout", "-q", "stable")
-    _no_ff(repo, "fix-loop", "Merge #3\n\n3: Fix update loop timeout r=ada a=bob\n\nFixes #1.")
-    git(repo, "checkout", "-q", "-b", "fix-dump", "stable")
-    _squash(repo, "Fix dumps", name="dump.rs")
-    git(repo, "checkout", "-q", "stable")
-    _no_ff(repo, "fix-dump", "Auto merge of #4 - ada:fix-dump, r=bob\nFix dumps\n\nBody of #4.")
+    bors = "Merge #3\n\n3: Fix update loop timeout r=ada a=bob\n\nFixes #1."
+    fix, _ = _merged(
+        repo, "fix-loop", "stable", "Fix the update loop timeout", bors, name="loop.rs"
+    )
+    homu = "Auto merge of #4 - ada:fix-dump, r=bob\nFix dumps\n\nBody of #4."
+    _merged(repo, "fix-dump", "stable", "Fix dumps", homu, name="dump.rs")
     # A commit cherry-picked into stable keeps its squash subject: it is no PR of its own here.
     _squash(repo, "Backport the new feature (#2)", name="backport.rs")
     # A subtree sync brings in a larger repository's bors merge: its number is far above ours.
-    git(repo, "checkout", "-q", "-b", "upstream", "stable")
-    _squash(repo, "Upstream work", name="upstream.rs")
-    git(repo, "checkout", "-q", "stable")
-    _no_ff(repo, "upstream", "Auto merge of #161151 - eve:work, r=bors\nUpstream work")
+    upstream = "Auto merge of #161151 - eve:work, r=bors\nUpstream work"
+    _merged(repo, "upstream", "stable", "Upstream work", upstream, name="upstream.rs")
     git(repo, "checkout", "-q", "main")
     _no_ff(repo, "stable", "Merge #5\n\n5: Merge changes in `stable` into `main` r=ada a=bob\n")
     source = GitSource(str(repo), full_name="acme/stable")
@@ -403,10 +422,8 @@ def test_a_revert_buttons_branch_names_the_pr_it_reverts(tmp_path: Path) -> None
         (1813, "dib", "Fix for DIB images"),
         (1847, "revert-1813-dib", 'Revert "Fix for DIB images"'),
     ):
-        git(repo, "checkout", "-q", "-b", branch)
-        _squash(repo, subject, name="dib.py")
-        git(repo, "checkout", "-q", "main")
-        _no_ff(repo, branch, f"Merge pull request #{number} from ada/{branch}")
+        message = f"Merge pull request #{number} from ada/{branch}"
+        _merged(repo, branch, "main", subject, message, name="dib.py")
     source = GitSource(str(repo), full_name="acme/reverted")
     prs = {pr.number: pr for pr in source.pull_requests(None)}
     assert (prs[1813].title, prs[1813].head_ref) == ("Fix for DIB images", "dib")

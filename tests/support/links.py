@@ -1,0 +1,33 @@
+"""A generated history mined and built into a real SQLite store, and its links by PR number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from miner.config import MinerConfig
+from miner.mine import mine
+from sql.db import make_engine
+from sql.models import ChainLink, PullRequest
+
+
+def mine_and_build(repo: Path, store: Path, name: str, config: ChainsConfig) -> Engine:
+    """Mine the git history at `repo` (as `name`) into a new store at `store`, build its chains."""
+    engine = make_engine(f"sqlite:///{store}")
+    mine(MinerConfig(), engine, [str(repo)], source="git", name=name)
+    build_chains(config, engine)
+    return engine
+
+
+def links_by_number(engine: Engine) -> dict[tuple[int, int], ChainLink]:
+    """Every stored link, keyed by (newer PR number, older PR number)."""
+    with Session(engine, expire_on_commit=False) as session:
+        numbers = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        return {
+            (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
+            for link in session.scalars(select(ChainLink))
+        }
