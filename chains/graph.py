@@ -437,6 +437,12 @@ def _evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
 # #8313 restored one line #8280 had removed, and built on nothing of it).
 MIN_RESTORED = 3
 
+
+def _restored(lineage: Lineage) -> int:
+    """The written-back lines that count as code evidence (0 under `MIN_RESTORED`)."""
+    return lineage.restored if lineage.restored >= MIN_RESTORED else 0
+
+
 # Drops that line lineage overrides; only these pairs are worth a git blame.
 LINEAGE_CAN_RESCUE = frozenset(
     {
@@ -777,7 +783,7 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     #17813 rewrote #15864's one-line fix 270 days on). Code lines the older PR removed and the
     newer one writes back, from `MIN_RESTORED` on, count as rewritten ones: the newer PR takes
     back part of the older one (numpy #6717, "Readd fallback CBLAS detection", of #6183)."""
-    restored = lineage.restored if lineage.restored >= MIN_RESTORED else 0
+    restored = _restored(lineage)
     if not lineage.lines and not lineage.inserted and not restored:
         return False
     if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
@@ -805,8 +811,7 @@ def _wording_only(
     #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
-    restored = lineage.restored >= MIN_RESTORED
-    if lineage.weight or lineage.touched or restored or attrs.get("symbols", 0):
+    if lineage.weight or lineage.touched or _restored(lineage) or attrs.get("symbols", 0):
         return False
     if config.stack_needs_code:
         # Only the PR merged first saying it exists for the other ("a prerequisite for #N", "to
