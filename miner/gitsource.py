@@ -225,6 +225,11 @@ class GitSource:
         # A number a first-parent commit lands is that PR's; a merge off the line with the same
         # number is a backport or a fork's own PR.
         owners = _number_owners(mainline, by_sha)
+        # Another repository's history on the first-parent line itself (Miri's line runs through
+        # two months of rust-lang/rust's bors merges, #102064 to #104456, when it was moved
+        # into the compiler's tree and back): neither a PR of ours nor a measure of our numbers.
+        foreign = _foreign_on_line(mainline, owners)
+        owners = {number: sha for number, sha in owners.items() if sha not in foreign}
         landed = set(owners)
         prs: list[PRRecord] = []
         seen: set[int] = set()
@@ -255,6 +260,9 @@ class GitSource:
                 seen.add(side.number)
                 prs.append(side)
                 self._kinds["merge off the first-parent line"] += 1
+            if sha in foreign:
+                self._kinds["skipped: another repository's PR number"] += 1
+                continue
             found: list[PRRecord | None] = [*self._bors_batch(commit, by_sha)]
             found = found or [_pr_from(commit, [by_sha[s] for s in branch])]
             for pr in found:
@@ -407,6 +415,27 @@ def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int,
             owners[pr.number] = sha
             first[pr.number] = (when, title)
     return owners
+
+
+def _foreign_on_line(mainline: list[str], owners: dict[int, str]) -> set[str]:
+    """The first-parent commits whose PR number is another repository's: far above the highest
+    of ours landed before (`FOREIGN_HIGH_RATIO`, `FOREIGN_HIGH_MARGIN`), while most numbers landed
+    after it are back under that bound. A project whose own numbers leap and stay up (CPython's
+    PRs went from #32,000 to #91,000 when it imported its old tracker's issues) keeps them: the
+    line does not come back."""
+    where = {sha: i for i, sha in enumerate(mainline)}
+    landing = sorted((where[sha], number, sha) for number, sha in owners.items())
+    foreign: set[str] = set()
+    high = 0
+    for i, (_, number, sha) in enumerate(landing):
+        bound = FOREIGN_HIGH_RATIO * high + FOREIGN_HIGH_MARGIN
+        if high and number > bound:
+            later = [n for _, n, _ in landing[i + 1 :]]
+            if 2 * sum(n <= bound for n in later) > len(later):
+                foreign.add(sha)
+                continue
+        high = max(high, number)
+    return foreign
 
 
 def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:

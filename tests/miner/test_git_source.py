@@ -490,6 +490,43 @@ def test_another_repositorys_merges_brought_in_by_a_subtree_sync_are_not_ours(
     }
 
 
+def test_another_repositorys_merges_on_the_first_parent_line_are_not_ours(tmp_path: Path) -> None:
+    """Miri's first-parent line runs through two months of rust-lang/rust's bors merges (#102064
+    to #104456) and then comes back to Miri's own numbers: those merges are not Miri's PRs, and
+    the foreign merges its later syncs bring in off the line are still told from its own."""
+    repo = _new_repo(tmp_path, "moved")
+    for number in range(1, 6):
+        _squash(repo, f"Shim number {number} (#{number})", name="shims.rs")
+    for number in (102064, 102068):
+        message = f"Auto merge of #{number} - eve:work{number}, r=bors\nCompiler work"
+        _merged(repo, f"rustc{number}", "main", "Compiler work", message, name="rustc.rs")
+    git(repo, "checkout", "-q", "-b", "sync")
+    upstream = "Auto merge of #103000 - eve:more, r=bors\nMore compiler work"
+    _merged(repo, "more", "sync", "More compiler work", upstream, name="rustc.rs")
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "sync", "Merge from rustc")
+    for number in range(6, 9):
+        _squash(repo, f"Shim number {number} (#{number})", name="shims.rs")
+    source = GitSource(str(repo), full_name="rust-lang/miri")
+    assert [pr.number for pr in source.pull_requests(None)] == list(range(1, 9))
+    assert source.found_by_kind() == {
+        "squash": 8,
+        "skipped: another repository's PR number": 3,
+    }
+
+
+def test_our_numbers_leaping_and_staying_up_are_ours(tmp_path: Path) -> None:
+    """CPython's PR numbers leapt from about #32,000 to #91,000 when it imported its old
+    tracker's issues, and stayed there; a PR opened before the leap may still merge after it."""
+    repo = _new_repo(tmp_path, "leap")
+    numbers = [30, 31, 32, 9100, 9101, 33, 9102, 9103]
+    for number in numbers:
+        _squash(repo, f"Change {number} (#{number})", name="ceval.c")
+    source = GitSource(str(repo), full_name="python/cpython")
+    assert [pr.number for pr in source.pull_requests(None)] == numbers
+    assert source.found_by_kind() == {"squash": 8}
+
+
 def test_squash_style_ticket_numbers_do_not_make_our_merges_look_foreign(tmp_path: Path) -> None:
     """numpy's line has Trac tickets as "Title (#1779)" in 2011, ahead of its first GitHub PRs;
     its PR #268, merged on a maintenance branch in 2012, is its own, not another repository's."""
