@@ -52,7 +52,7 @@ def link_row(link: LinkDecision, build_id: int | None) -> dict[str, Any]:
         "lineage": attrs.get("lineage", 0),
         "lineage_via": attrs.get("lineage_via") or None,
         "lineage_moved": attrs.get("lineage_moved", 0),
-        "symbols": attrs.get("symbols", 0),
+        "symbols": attrs.get("symbols"),  # absent: not measured
         "drop_kind": drop_kind(link.rule),
         "why": attrs.get("why", ""),
         "evidence": attrs.get("evidence", []),

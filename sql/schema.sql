@@ -217,7 +217,7 @@ CREATE TABLE chain_links (
 	lineage INTEGER NOT NULL, 
 	lineage_via VARCHAR(20), 
 	lineage_moved INTEGER DEFAULT '0' NOT NULL, 
-	symbols INTEGER DEFAULT '0' NOT NULL, 
+	symbols INTEGER, 
 	drop_kind VARCHAR(8), 
 	why TEXT NOT NULL, 
 	evidence JSON NOT NULL, 

@@ -326,12 +326,17 @@ def links(
             "" if link.overlap is None else f"{link.overlap:.2f}",
             "" if link.gap_days is None else f"{link.gap_days:.0f} d",
             f"{link.lineage} ({link.lineage_via})" if link.lineage else "",
-            str(link.symbols or ""),
+            _measured(link.symbols),
             Text(link.why),
         )
     Console().print(table)
     if not found:
         click.echo("no stored links match (run `prchain chains build` first)")
+
+
+def _measured(count: int | None) -> str:
+    """A feature that is read only where it may change a decision: "-" where it was not."""
+    return "-" if count is None else str(count)
 
 
 @chains.command("sample")
@@ -412,7 +417,7 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
     if stored is not None:
         decision = "kept" if stored.kept else f"dropped: {stored.rule}"
         head += f"  {decision}  {stored.evidence_class}  lineage {stored.lineage}"
-        head += f"  symbols {stored.symbols}"
+        head += f"  symbols {_measured(stored.symbols)}"
     click.echo(head)
     if stored is not None:
         click.echo(f"    why: {stored.why}")

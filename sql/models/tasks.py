@@ -95,8 +95,9 @@ class ChainLink(Base):
     lineage_via: Mapped[str | None] = mapped_column(String(20))  # blame | patch
     # Of `lineage`, the lines the newer PR only moves (it adds the same text elsewhere).
     lineage_moved: Mapped[int] = mapped_column(default=0, server_default="0")
-    # Symbols the older PR introduced that the newer one uses (0: none or not measured).
-    symbols: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Symbols the older PR introduced that the newer one uses; NULL where they were not measured
+    # (they are only where they may change the decision).
+    symbols: Mapped[int | None]
     # Why a dropped link was dropped: "link" (a link rule judged the pair not dependent) or
     # "stage" (an end is no usable stage: filtered, not mined, under the substance minimum).
     drop_kind: Mapped[str | None] = mapped_column(String(8), index=True)

@@ -175,4 +175,4 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
     assert "pr_filtered_or_not_mined" not in link_drops.output
     assert link_drops.output.startswith("dropped links: 2 (link rules 1, 50%; stages 1, 50%)")
     assert "drawing from link drops" in link_drops.output
-    assert "drawing from both" in drops.output and "symbols 0" in drops.output
+    assert "drawing from both" in drops.output and "symbols -" in drops.output

@@ -145,6 +145,53 @@ def test_an_older_stamped_store_is_refused_until_upgraded(db_url: str) -> None:
     engine.dispose()
 
 
+def test_symbols_of_kept_links_become_not_measured(db_url: str) -> None:
+    """Before 0014 a link's `symbols` was 0 where it was not measured; a kept link's 0 always
+    meant that (symbols are read only to rescue a drop), a dropped link's 0 may be a count."""
+    from alembic import command
+
+    engine = _raw(db_url)
+    with engine.connect() as connection:
+        command.upgrade(migrate.alembic_config(connection), "0013_chain_links_drop_kind")
+        connection.execute(
+            text(
+                "INSERT INTO repos (id, full_name, source, created_at)"
+                " VALUES (1, 'acme/calc', 'git', '2026-11-01 10:00:00')"
+            )
+        )
+        for number in (1, 2, 3, 4):
+            connection.execute(
+                text(
+                    "INSERT INTO pull_requests (id, repo_id, number, title, body, state,"
+                    " additions, deletions, changed_files, patch_status, source)"
+                    " VALUES (:n, 1, :n, 't', '', 'merged', 1, 0, 1, 'ok', 'git')"
+                ),
+                {"n": number},
+            )
+        for newer, kept, rule, symbols in (
+            (2, True, None, 0),
+            (3, False, "gap_too_long", 0),
+            (4, True, None, 2),
+        ):
+            connection.execute(
+                text(
+                    "INSERT INTO chain_links (repo_id, newer_pr_id, older_pr_id, kept, rule,"
+                    " strength, lineage, symbols, why, evidence)"
+                    " VALUES (1, :newer, 1, :kept, :rule, 1, 0, :symbols, '', '[]')"
+                ),
+                {"newer": newer, "kept": kept, "rule": rule, "symbols": symbols},
+            )
+        connection.commit()
+    migrate.upgrade(engine, "the store")
+    with engine.connect() as connection:
+        rows = connection.execute(
+            text("SELECT newer_pr_id, symbols FROM chain_links ORDER BY newer_pr_id")
+        ).all()
+    assert [tuple(row) for row in rows] == [(2, None), (3, 0), (4, 2)]
+    assert _diff(engine) == []
+    engine.dispose()
+
+
 def test_a_store_from_a_newer_prchain_is_refused(db_url: str) -> None:
     engine = make_engine(db_url)
     with engine.begin() as connection:
