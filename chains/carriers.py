@@ -12,20 +12,16 @@ carries only that one: it stays.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
 
 from sqlalchemy import Connection, select
 
+from miner.subjects import merged_pr
 from sql.models import PRCommit
 
 MIN_CARRIED = 2
-# A merge of another PR inside this one's commits: GitHub's, bors's ("Auto merge of #N", bors-ng's
-# "Merge #N": meilisearch's release PRs bring `stable` into `main` with its bors merges), and the
-# rollups of rust-lang's bors, which merge each rolled-up PR as "Rollup merge of #N - user:branch".
-_MERGE_OF = re.compile(r"(?:Merge pull request|Rollup merge of|Auto merge of|Merge) #(\d{1,9})\b")
 
 
 def carried_counts(conn: Connection, merged: Mapping[int, tuple[int, datetime]]) -> dict[int, int]:
@@ -46,10 +42,12 @@ def carried_counts(conn: Connection, merged: Mapping[int, tuple[int, datetime]])
         shared = 0
         for sha, message in own:
             theirs = {merged[owner[sha]][0]} if owner[sha] != pr_id else set()
-            merge_of = _MERGE_OF.match(message)
-            if merge_of and int(merge_of.group(1)) != number:
-                theirs.add(int(merge_of.group(1)))
-                merges.add(int(merge_of.group(1)))
+            # A merge of another PR inside this one's commits: GitHub's, bors's (meilisearch's
+            # release PRs bring `stable` into `main` with its "Merge #N"), a rollup's.
+            merge_of = merged_pr(message.partition("\n")[0])
+            if merge_of is not None and merge_of != number:
+                theirs.add(merge_of)
+                merges.add(merge_of)
             shared += bool(theirs)
             carried |= theirs
         # Merges of other PRs say so themselves: a rollup's own commits are mostly those of the

@@ -9,7 +9,6 @@ is at hand, the older merge commit in the newer base's history.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -41,6 +40,7 @@ from chains.patches import is_test_path
 from chains.reverts import mark_pushed_reverts, sha_reverts
 from chains.symbols import SymbolOracle, Symbols
 from miner.refs import retype
+from miner.subjects import is_merge
 from sql.models import PRFile, PullRequest, Reference, Repo
 
 EVIDENCE_CHARS = 240
@@ -49,9 +49,6 @@ THROUGH_ISSUE = frozenset({"issue_mediated", "issue_analogy", "issue_prepares"})
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
 AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit", "branch"})
-# A merge's subject, as a commit of a PR's branch: "Merge #12 …", "Merge pull request #12 from …",
-# "Merge branch 'main' …", "Merge remote-tracking branch …".
-MERGE_SUBJECT = re.compile(r"^Merge (?:#\d|pull request #\d|(?:remote-tracking )?branch\b)")
 # Tie-break between references of equal weight: the more specific class decides the edge.
 EVIDENCE_ORDER = ("revert", "strong", "medium", "issue_only", "parallel")
 assert set(EVIDENCE_ORDER) == set(EVIDENCE_CLASSES)
@@ -193,7 +190,8 @@ def load_references(engine: Engine) -> list[RefRow]:
         rows = [
             RefRow(a, b or 0, _fresh_type(t, e, n), f, v or 0, (e or "")[:EVIDENCE_CHARS], n, r)
             for a, b, t, f, v, e, n, r in conn.execute(query)
-            if not (f == "commit" and MERGE_SUBJECT.match(e or ""))
+            # A merge inside a PR's commits names the PR or branch it brings in: no reference.
+            if not (f == "commit" and is_merge(e or ""))
         ]
         rows = _without_landed_subjects(conn, rows)
         said = _issue_mentions(conn) if any(r.type == "issue_mediated" for r in rows) else {}

@@ -31,24 +31,11 @@ from pathlib import Path
 
 from miner.gitdiff import PatchResult, iter_patches
 from miner.source import SOURCES, CommitRecord, IssueRecord, PRRecord, SourceInfo
+from miner.subjects import BORS, BORS_NG_ENTRY, MERGE, bors_ng_numbers
 from prchain.core import git
 from prchain.core.errors import GitError, NotAClone
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
-# "from owner/branch" is missing when the merge was made by hand with GitHub's default subject.
-# Any text may follow the number: merges whose subject was edited by hand ("Merge pull request
-# #7232 - Release 19.3.1", "… #158, fixes issue 504") are PRs all the same.
-MERGE = re.compile(
-    r"^Merge pull request #(?P<num>\d{1,9})\b(?: from (?P<branch>\S+))?[\s,:;-]*(?P<said>.*)$"
-)
-# bors/homu merges: "Auto merge of #N - owner:branch, r=reviewer", the PR's title and body below.
-BORS = re.compile(r"^Auto merge of #(?P<num>\d{1,9})\b")
-# bors-ng merges: "Merge #N" (or a batch, "Merge #N #M", an octopus merge with one parent per PR),
-# each PR below as "N: Title r=reviewer a=author" and its body (rust-analyzer until 2022).
-BORS_NG = re.compile(r"^Merge (?P<nums>#\d{1,9}(?:\s+#\d{1,9})*)\s*$")
-BORS_NG_ENTRY = re.compile(
-    r"^(?P<num>\d{1,9}): (?P<title>.*?)(?:\s+r=\S*)?(?:\s+a=\S*)?\s*$", re.MULTILINE
-)
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -291,7 +278,7 @@ class GitSource:
         with its own head as merge commit, its base where its branch left the first parent, and
         its own commits; [] for any other commit. The cursor stays before the batch until its
         last PR is yielded."""
-        numbers = _bors_ng_numbers(commit.message.partition("\n")[0])
+        numbers = bors_ng_numbers(commit.message.partition("\n")[0])
         if len(numbers) < 2 or len(commit.parents) != len(numbers) + 1:
             return []
         said = _bors_ng_entries(commit.message)
@@ -458,7 +445,7 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         )
         record.head_ref = head_ref
         return record
-    bors_ng = _bors_ng_numbers(subject)
+    bors_ng = bors_ng_numbers(subject)
     if len(bors_ng) == 1 and len(commit.parents) == 2:
         title, body = _bors_ng_entries(commit.message).get(bors_ng[0], (subject, ""))
         return _record(commit, bors_ng[0], title, body, branch)
@@ -487,7 +474,7 @@ def _merges_a_pr(commit: _Commit) -> bool:
     if MERGE.match(subject):
         return True
     two = len(commit.parents) == 2
-    return two and (len(_bors_ng_numbers(subject)) == 1 or BORS.match(subject) is not None)
+    return two and (len(bors_ng_numbers(subject)) == 1 or BORS.match(subject) is not None)
 
 
 def _default_title(commits: list[_Commit], head_ref: str | None) -> str:
@@ -501,16 +488,10 @@ def _default_title(commits: list[_Commit], head_ref: str | None) -> str:
     return words[:1].upper() + words[1:]
 
 
-def _bors_ng_numbers(subject: str) -> list[int]:
-    """The PR numbers of a bors-ng merge subject ([] for any other subject)."""
-    found = BORS_NG.match(subject)
-    return [int(n) for n in found.group("nums").replace("#", " ").split()] if found else []
-
-
 def _bors_ng_entries(message: str) -> dict[int, tuple[str, str]]:
     """A bors-ng merge message's PRs: number → (title, body); the co-author trailers are left out."""
     subject, _, text = message.partition("\n")
-    numbers = set(_bors_ng_numbers(subject))
+    numbers = set(bors_ng_numbers(subject))
     text = re.sub(r"^Co-authored-by: .*$", "", text, flags=re.MULTILINE)
     entries = [e for e in BORS_NG_ENTRY.finditer(text) if int(e.group("num")) in numbers]
     said: dict[int, tuple[str, str]] = {}

@@ -281,12 +281,16 @@ def test_path_and_author_classifiers() -> None:
 def test_a_merge_among_a_prs_commits_names_prs_it_brings_along_not_ones_it_builds_on(
     engine: Engine,
 ) -> None:
-    """pyo3 #160 merged master into its branch as "Merge #154 and #155 changed with `syn13`"."""
+    """pyo3 #160 merged master into its branch as "Merge #154 and #155 changed with `syn13`";
+    a branch of a bors repository brings in its base's "Auto merge of #N" and a rollup's
+    "Rollup merge of #N"."""
     store = StoreBuilder(engine)
-    for number in (1, 2, 3, 4):
+    for number in (1, 2, 3, 4, 5):
         store.pr(number, ["derive/method.rs"])
     store.ref(3, 1, evidence="Merge #1 and #2 changed with syn13", found_in="commit")
     store.ref(3, 2, evidence="Merge pull request #2 from ada/spans", found_in="commit")
+    store.ref(5, 1, evidence="Auto merge of #1 - ada:derive, r=bob", found_in="commit")
+    store.ref(5, 2, evidence="Rollup merge of #2 - ada:spans, r=bob", found_in="commit")
     store.ref(4, 1, "follow_up", evidence="Follow-up to #1: port the derive.", found_in="commit")
     store.write()
     graph, report = _graph(engine)
