@@ -88,6 +88,36 @@ CI_ONLY = """diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml
 """
 
 
+def _retune(places: int) -> str:
+    """A Cython file whose `tol = 1e-15` changes to 1e-10 in `places` functions."""
+    hunks = "".join(
+        f"@@ -{10 * i + 1},3 +{10 * i + 1},3 @@\n"
+        f" cdef double f{i}(double x):\n"
+        "-    cdef double tol = 1e-15\n"
+        "+    cdef double tol = 1e-10\n"
+        f"     return search{i}(x, tol)\n"
+        for i in range(places)
+    )
+    path = "scipy/special/_cdflib.pyx"
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{hunks}"
+
+
+def test_a_line_written_the_same_in_many_places_is_one_change() -> None:
+    """scipy #19931 sets the 14 `tol = 1e-15` of #8404 to 1e-10: two edits, not 28 lines; a
+    stage of it teaches nothing. Distinct lines still count one by one."""
+    assert patch_code_lines(_retune(1)) == 2
+    assert patch_code_lines(_retune(14)) == 2
+    varied = _retune(14).replace(
+        "+    cdef double tol = 1e-10\n", "+    cdef double tol = 1e-10  \n"
+    )
+    assert patch_code_lines(varied) == 2  # white space is no difference
+    distinct = "".join(
+        line.replace("1e-10", f"{i}e-10") if line.startswith("+") else line
+        for i, line in enumerate(_retune(14).splitlines(keepends=True))
+    )
+    assert patch_code_lines(distinct) == 15
+
+
 def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
     assert patch_code_lines(PY_DOCS_ONLY) == 0
     assert patch_code_lines(RS_MIXED) == 3  # the removed line and the two new statements
