@@ -236,7 +236,7 @@ class GitSource:
                     # PR ("Merge pull request #1 from me/master"), not one of this repository.
                     self._kinds["skipped: a fork's own PR number"] += 1
                     continue
-                if highs and side.number > FOREIGN_HIGH_RATIO * highs[-1] + FOREIGN_HIGH_MARGIN:
+                if highs and side.number > _foreign_bound(highs[-1]):
                     self._kinds["skipped: another repository's PR number"] += 1
                     continue
                 opened = side.created_at or commit.committed_at
@@ -404,6 +404,11 @@ def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int,
     return owners
 
 
+def _foreign_bound(high: int) -> float:
+    """The highest number one of our PRs may have while `high` is the highest of ours landed."""
+    return FOREIGN_HIGH_RATIO * high + FOREIGN_HIGH_MARGIN
+
+
 def _foreign_on_line(mainline: list[str], owners: dict[int, str]) -> set[str]:
     """The first-parent commits whose PR number is another repository's: far above the highest
     of ours landed before (`FOREIGN_HIGH_RATIO`, `FOREIGN_HIGH_MARGIN`), while most numbers landed
@@ -415,7 +420,7 @@ def _foreign_on_line(mainline: list[str], owners: dict[int, str]) -> set[str]:
     foreign: set[str] = set()
     high = 0
     for i, (_, number, sha) in enumerate(landing):
-        bound = FOREIGN_HIGH_RATIO * high + FOREIGN_HIGH_MARGIN
+        bound = _foreign_bound(high)
         if high and number > bound:
             later = [n for _, n, _ in landing[i + 1 :]]
             if 2 * sum(n <= bound for n in later) > len(later):
