@@ -17,11 +17,14 @@ backslashes left out (formatters add and drop them). Within a diff:
 - a whole run whose tokens (at least `MIN_MOVED_TOKENS`) appear in a run of the other side anywhere
   in the diff is moved code, carried on both sides (a function moved to another file; code wrapped
   in a new block, whose new first line alone is then the change);
-- a removed line and the added line it lines up with in its block (lines lined up by their shape,
-  names blanked, as diff lines up texts) whose tokens differ only by names put for other names are
-  a rename, carried on both sides, when the diff puts each of those names for the other on at
-  least `MIN_RENAMED_LINES` lines (hyper #2966 renames `Body` to `Recv` over 236 lines; a name
-  changed on one line is an edit).
+- a removed line and the added line it lines up with in its block are one edit applied over and
+  over, carried on both sides, when the diff makes each of the line's edits on at least
+  `MIN_REPEATED_LINES` lines. Lines line up by their shape (names blanked, as diff lines up texts),
+  and those left over with the most alike line near their place (`MIN_LIKENESS`). An edit is a
+  stretch of tokens put for another, an insertion or a deletion read with the token beside it. A
+  rename is one (hyper #2966 puts `Recv` for `Body` on 236 lines), and so is a search and replace
+  (scipy #416 writes `numpy.abs(` for `abs(` on 31 lines). An edit made on one or two lines is
+  the PR's own.
 """
 
 from __future__ import annotations
@@ -37,8 +40,11 @@ MIN_MOVED_TOKENS = 8  # shorter runs (`return x`, `}`) recur everywhere: no evid
 MAX_BLOCK_TOKENS = 1500  # a line is looked for token by token only in runs up to this size
 _SEP = "\x1f"  # joins tokens into text that substring search can scan
 _NAME = re.compile(r"[A-Za-z_]\w*")
-MIN_RENAMED_LINES = 3  # a name put for another on fewer lines is an edit, not a rename
+MIN_REPEATED_LINES = 3  # an edit made on fewer lines is the PR's own, not one applied over and over
 MAX_RENAME_PAIRS = 40_000  # line pairs of one block compared for a rename, at most
+MIN_LIKENESS = 0.6  # lines less alike (difflib's ratio of their tokens) are rewritten, not edited
+LIKENESS_WINDOW = 3  # a line left over is lined up with one this near its place in the other run
+Edit = tuple[tuple[str, ...], tuple[str, ...]]  # tokens put for tokens
 
 
 def flat(text: str) -> str:
@@ -150,7 +156,7 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
                 "+": (added, _joined(_run_tokens(new)) if new else ""),
             }
         )
-    _mark_renames(bodies, blocks, found)
+    _mark_repeated_edits(bodies, blocks, found)
     every = {side: "".join(run[side][1] for run in runs) for side in "-+"}
     for (hunk, _, _), run in zip(blocks, runs, strict=True):
         for side, other in (("-", "+"), ("+", "-")):
@@ -178,29 +184,83 @@ def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
     return frozenset()
 
 
-def _mark_renames(
+def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
+    """The edits that turn the tokens `before` into `after`: names put for names one by one (a
+    rename), else difflib's replacements, insertions and deletions, the last two with the token
+    after them (before them at the line's end) so that "insert `numpy.`" reads "`abs` becomes
+    `numpy.abs`". Empty when the lines are less alike than `MIN_LIKENESS`."""
+    if renamed := _renamed(before, after):
+        return frozenset(((old,), (new,)) for old, new in renamed)
+    matcher = SequenceMatcher(None, before, after, autojunk=False)
+    if matcher.ratio() < MIN_LIKENESS:
+        return frozenset()
+    found: set[Edit] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        old, new = before[i1:i2], after[j1:j2]
+        if tag == "equal":
+            continue
+        if tag != "replace":
+            after_it = before[i2 : i2 + 1]
+            old, new = (
+                (old + after_it, new + after_it)
+                if after_it
+                else (
+                    before[i1 - 1 : i1] + old,
+                    before[i1 - 1 : i1] + new,
+                )
+            )
+        found.add((tuple(old), tuple(new)))
+    return frozenset(found)
+
+
+def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterator[tuple[int, int]]:
+    """(removed, added) indexes of the lines of one block that line up: by shape first, as diff
+    lines up texts; then each removed line left over with the most alike added line left over near
+    its place, in order."""
+    shapes = SequenceMatcher(
+        None, list(map(_shape, old_words)), list(map(_shape, new_words)), autojunk=False
+    )
+    paired: dict[int, int] = {}
+    for left, right, size in shapes.get_matching_blocks():
+        paired.update((left + k, right + k) for k in range(size))
+    taken = set(paired.values())
+    last = -1
+    scale = len(new_words) / len(old_words)
+    for k in range(len(old_words)):
+        if k in paired:
+            last = paired[k]
+            continue
+        near = round(k * scale)
+        best, likeness = -1, MIN_LIKENESS
+        for j in range(max(last + 1, near - LIKENESS_WINDOW), near + LIKENESS_WINDOW + 1):
+            if j >= len(new_words) or j in taken:
+                continue
+            ratio = SequenceMatcher(None, old_words[k], new_words[j], autojunk=False).ratio()
+            if ratio >= likeness:
+                best, likeness = j, ratio
+        if best >= 0:
+            paired[k] = last = best
+            taken.add(best)
+    yield from paired.items()
+
+
+def _mark_repeated_edits(
     bodies: Sequence[Sequence[str]],
     blocks: list[tuple[int, list[int], list[int]]],
     found: list[set[int]],
 ) -> None:
-    """Mark the line pairs of a diff-wide rename carried (see the module)."""
-    candidates: list[tuple[int, int, int, frozenset[tuple[str, str]]]] = []
+    """Mark carried the line pairs whose edits the diff makes over and over (see the module)."""
+    candidates: list[tuple[int, int, int, frozenset[Edit]]] = []
     for hunk, removed, added in blocks:
-        if len(removed) * len(added) > MAX_RENAME_PAIRS:
+        if not removed or not added or len(removed) * len(added) > MAX_RENAME_PAIRS:
             continue
         body = bodies[hunk]
         old_words = [tokens(body[p][1:]) for p in removed]
         new_words = [tokens(body[p][1:]) for p in added]
-        # Lines are lined up by their shape (tokens with every name blanked), as diff lines up
-        # texts: the removed and added lines that keep their place in that alignment are paired.
-        shapes = SequenceMatcher(
-            None, list(map(_shape, old_words)), list(map(_shape, new_words)), autojunk=False
-        )
-        for left, right, size in shapes.get_matching_blocks():
-            for k in range(left, left + size):
-                if pairs := _renamed(old_words[k], new_words[right + k - left]):
-                    candidates.append((hunk, removed[k], added[right + k - left], pairs))
-    uses = Counter(pair for *_, pairs in candidates for pair in pairs)
-    for hunk, old, new, pairs in candidates:
-        if all(uses[pair] >= MIN_RENAMED_LINES for pair in pairs):
+        for k, j in _lined_up(old_words, new_words):
+            if made := edits(old_words[k], new_words[j]):
+                candidates.append((hunk, removed[k], added[j], made))
+    uses = Counter(edit for *_, made in candidates for edit in made)
+    for hunk, old, new, made in candidates:
+        if all(uses[edit] >= MIN_REPEATED_LINES for edit in made):
             found[hunk].update((old, new))

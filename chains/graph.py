@@ -593,7 +593,7 @@ def assess_edge(
     if lineage.lines:
         why += f"; the newer PR changes {lineage.lines} line(s) the older one added ({lineage.via})"
         if lineage.moved:
-            why += f", {lineage.moved} of them only moved"
+            why += f", {lineage.moved} of them only moved or carried"
         if lineage.whole:
             why += ", all the code the older PR wrote"
     if lineage.inserted:

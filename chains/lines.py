@@ -66,7 +66,9 @@ class Lineage:
 
     lines: int = 0
     via: str = ""  # blame | patch | "" (none found)
-    moved: int = 0  # of `lines`, those the newer PR only moves (it adds the same text elsewhere)
+    # Of `lines`, those the newer PR only moves (it adds the same text elsewhere) or only carries
+    # (scipy #416 writes `numpy.abs(` for `abs(` on 31 lines, 3 of them #415's).
+    moved: int = 0
     # Lines of the older PR's text the newer one removes in the same file, imports and comments
     # included, tests and moved lines not (read from the patches): weak evidence that the two PRs
     # share code at all.
@@ -110,12 +112,15 @@ class LineOracle(Protocol):
 class Removed:
     """A line the diff removes: the path it had before, its line number there, its text, and
     the old side of its hunk (first line, count), which is blamed whole: git's move and copy
-    detection needs a block of some size, a single line is too short to be recognised."""
+    detection needs a block of some size, a single line is too short to be recognised.
+    `carried`: the diff only carries it (`chains.carried`: re-indented, moved, or edited as the
+    diff edits many other lines, a rename or a search and replace)."""
 
     path: str
     line: int
     text: str
     hunk: tuple[int, int] = (0, 0)
+    carried: bool = False
 
 
 @dataclass
@@ -236,7 +241,9 @@ def _read_hunk(
         elif line.startswith("-"):
             text = squeeze(line[1:])
             if MIN_LINE_CHARS <= len(text) <= MAX_CODE_LINE_CHARS and old_path:
-                found.removed.append(Removed(old_path, old_line, text, span[:2]))
+                found.removed.append(
+                    Removed(old_path, old_line, text, span[:2], pos in only_carried)
+                )
             old_line += 1
         else:
             old_line += 1
@@ -556,7 +563,8 @@ def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Remov
     code = [r for r in hits if r not in tests]
     if not hits:
         return Lineage()
-    return Lineage(len(code), via, sum(1 for r in code if r.text in readded), tests=len(tests))
+    moved = sum(1 for r in code if r.carried or r.text in readded)
+    return Lineage(len(code), via, moved, tests=len(tests))
 
 
 def _restored(theirs: PatchLines, mine: PatchLines) -> set[str]:

@@ -103,16 +103,18 @@ def _retune(places: int) -> str:
 
 
 def test_a_line_written_the_same_in_many_places_is_one_change() -> None:
-    """scipy #19931 sets the 14 `tol = 1e-15` of #8404 to 1e-10: two edits, not 28 lines; a
-    stage of it teaches nothing. Distinct lines still count one by one."""
+    """scipy #19931 sets the 14 `tol = 1e-15` of #8404 to 1e-10: one edit applied over and over,
+    not 28 lines; a stage of it teaches nothing. Made once, the edit counts (its two lines), and
+    distinct edits count one by one."""
     assert patch_code_lines(_retune(1)) == 2
-    assert patch_code_lines(_retune(14)) == 2
+    assert patch_code_lines(_retune(2)) == 2  # the same two lines, written twice
+    assert patch_code_lines(_retune(14)) == 0
     varied = _retune(14).replace(
         "+    cdef double tol = 1e-10\n", "+    cdef double tol = 1e-10  \n"
     )
-    assert patch_code_lines(varied) == 2  # white space is no difference
+    assert patch_code_lines(varied) == 0  # white space is no difference
     distinct = "".join(
-        line.replace("1e-10", f"{i}e-10") if line.startswith("+") else line
+        line.replace("1e-10", f"{i + 2}e-15") if line.startswith("+") else line
         for i, line in enumerate(_retune(14).splitlines(keepends=True))
     )
     assert patch_code_lines(distinct) == 15
