@@ -93,6 +93,30 @@ def test_a_rename_across_the_diff_is_carried_and_a_name_changed_once_is_an_edit(
     assert patch_code_lines(patch) == 1
 
 
+def test_a_search_and_replace_is_carried_and_an_edit_made_twice_is_not() -> None:
+    """scipy #416 writes `numpy.abs(` for `abs(` on 31 lines of optimize.py: one edit applied over
+    and over. Lines that differ too much to be one line edited are never lined up."""
+    old = (
+        "        return numpy.amax(abs(x))\n"
+        "    tol1 = sqrt_eps*abs(xf) + xtol / 3.0\n"
+        "        if abs(e) > tol1:\n"
+        "            q = abs(q)\n"
+    )
+    replaced = old.replace("abs(", "numpy.abs(")
+    assert carried_positions(_body(old, replaced)) == set(range(8))
+    twice = _body("".join(old.splitlines(True)[:2]), "".join(replaced.splitlines(True)[:2]))
+    assert carried_positions(twice) == set()
+    # A line with an edit of its own counts; the others still make the edit three times.
+    own = replaced.replace("q = numpy.abs(q)", "q = numpy.abs(q) * scale")
+    assert carried_positions(_body(old, own)) == {0, 1, 2, 4, 5, 6}
+    unlike = "        return numpy.amax(abs(x))\n" * 3
+    rewritten = "        raise NotImplementedError(reason)\n" * 3
+    assert carried_positions(_body(unlike, rewritten)) == set()
+    head = "diff --git a/opt.py b/opt.py\n--- a/opt.py\n+++ b/opt.py\n@@ -1,4 +1,4 @@\n"
+    assert patch_code_lines(head + "\n".join(_body(old, replaced)) + "\n") == 0
+    assert patch_code_lines(head + "\n".join(_body(old, own)) + "\n") == 2
+
+
 def _formatting_history(path: Path) -> History:
     repo = History(path)
     repo.commit(
