@@ -70,6 +70,8 @@ CONFIG_NAMES = frozenset(
         "mkdocs.yml",
     }
 )
+# Benchmarks measure the code; like tests, a change to them is no change of what the code does.
+BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "asv_bench"})
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
 DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 DOC_NAMES = (
@@ -126,9 +128,17 @@ def is_config_path(path: str) -> bool:
     return suffix in CONFIG_SUFFIXES
 
 
+def is_bench_path(path: str) -> bool:
+    """Benchmark sources: scipy's `benchmarks/`, a crate's `benches/`."""
+    return any(part.lower() in BENCH_DIRS for part in path.split("/")[:-1])
+
+
 def counts_as_code(path: str) -> bool:
-    """Does a change to this file count toward a chain's substance (not test, config or docs)?"""
-    return not (is_test_path(path) or is_config_path(path) or is_doc_path(path))
+    """Does a change to this file count toward a chain's substance (not test, benchmark, config or
+    docs)?"""
+    return not (
+        is_test_path(path) or is_bench_path(path) or is_config_path(path) or is_doc_path(path)
+    )
 
 
 def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:

@@ -124,6 +124,9 @@ def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
     assert patch_code_lines(PY_DOCS_ONLY) == 0
     assert patch_code_lines(RS_MIXED) == 3  # the removed line and the two new statements
     assert patch_code_lines(CI_ONLY) == 0
+    # Benchmarks measure the code, as tests check it (scipy's benchmarks/, a crate's benches/).
+    for path in ("crates/geo/benches/area.rs", "benchmarks/src/lib.rs"):
+        assert patch_code_lines(RS_MIXED.replace("crates/geo/src/lib.rs", path)) == 0
     assert (
         patch_code_lines(PY_DOCS_ONLY.replace("+    # Multiplying", "+    width = int(width)  #"))
         == 1
