@@ -41,7 +41,7 @@ MAX_BLOCK_TOKENS = 1500  # a line is looked for token by token only in runs up t
 _SEP = "\x1f"  # joins tokens into text that substring search can scan
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MIN_REPEATED_LINES = 3  # an edit made on fewer lines is the PR's own, not one applied over and over
-MAX_RENAME_PAIRS = 40_000  # line pairs of one block compared for a rename, at most
+MAX_BLOCK_PAIRS = 40_000  # removed × added lines of a block lined up for repeated edits, at most
 MIN_LIKENESS = 0.6  # lines less alike (difflib's ratio of their tokens) are rewritten, not edited
 LIKENESS_WINDOW = 3  # a line left over is lined up with one this near its place in the other run
 Edit = tuple[tuple[str, ...], tuple[str, ...]]  # tokens put for tokens
@@ -199,16 +199,12 @@ def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
         old, new = before[i1:i2], after[j1:j2]
         if tag == "equal":
             continue
-        if tag != "replace":
-            after_it = before[i2 : i2 + 1]
-            old, new = (
-                (old + after_it, new + after_it)
-                if after_it
-                else (
-                    before[i1 - 1 : i1] + old,
-                    before[i1 - 1 : i1] + new,
-                )
-            )
+        if tag != "replace":  # an insertion or a deletion: read with the token beside it
+            if beside := before[i2 : i2 + 1]:
+                old, new = old + beside, new + beside
+            else:
+                beside = before[i1 - 1 : i1]
+                old, new = beside + old, beside + new
         found.add((tuple(old), tuple(new)))
     return frozenset(found)
 
@@ -252,7 +248,7 @@ def _mark_repeated_edits(
     """Mark carried the line pairs whose edits the diff makes over and over (see the module)."""
     candidates: list[tuple[int, int, int, frozenset[Edit]]] = []
     for hunk, removed, added in blocks:
-        if not removed or not added or len(removed) * len(added) > MAX_RENAME_PAIRS:
+        if not removed or not added or len(removed) * len(added) > MAX_BLOCK_PAIRS:
             continue
         body = bodies[hunk]
         old_words = [tokens(body[p][1:]) for p in removed]
