@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from chains.graph import PRNode
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
+MIN_AIMED_SHARE = 0.5  # of the lines a PR carries, the share on the older PR's code that aims at it
 # Lines that are not code a later PR builds on: imports and comments, in the languages mined.
 # (Read alone, a line shows no more than these prefixes; where the clone is at hand, `Lines` lexes
 # the whole file.)
@@ -459,12 +460,12 @@ class Lines:
                 commits = self._commits(older)
                 hits = [r for r in matches if blamed.get((r.path, r.line)) in commits]
                 hits = self._in_code(clone, newer.base_sha, hits)
-                return _lineage(hits, "blame", readded, self._tests(newer, hits))
+                return _lineage(hits, "blame", readded, self._tests(newer, hits), mine)
         same_file = [r for r in matches if r.text in theirs.authored.get(r.path, ())]
         clone = self.clones.get(newer.repo_id)
         if clone and newer.base_sha:
             same_file = self._in_code(clone, newer.base_sha, same_file)
-        return _lineage(same_file, "patch", readded, self._tests(newer, same_file))
+        return _lineage(same_file, "patch", readded, self._tests(newer, same_file), mine)
 
     def _in_code(self, clone: str, rev: str, lines: list[Removed]) -> list[Removed]:
         """Those of `lines` that hold code in the whole file at `rev`, as its lexer reads it: a
@@ -558,12 +559,24 @@ class _FileFacts:
         return not 0 < line <= len(flags) or flags[line - 1]
 
 
-def _lineage(hits: list[Removed], via: str, readded: set[str], tests: list[Removed]) -> Lineage:
-    """Lineage of the code lines among `hits`; those in `tests` are counted apart."""
+def _lineage(
+    hits: list[Removed], via: str, readded: set[str], tests: list[Removed], mine: PatchLines
+) -> Lineage:
+    """Lineage of the code lines among `hits` (lines of the newer PR's patch `mine`); those in
+    `tests` are counted apart.
+
+    A line the newer PR only carries counts as moved where its edits go over the older PR's code
+    in passing: fewer than `MIN_AIMED_SHARE` of the code lines the newer PR carries are the older
+    PR's (scipy #416 edits 31 lines the same way, 3 of them #415's). Where most are, the edit is
+    aimed at the older PR's code (ruff #10254 interpolates the condition into the four messages
+    #8613 wrote, each arm edited alike): a rewrite like any other."""
     code = [r for r in hits if r not in tests]
     if not hits:
         return Lineage()
-    moved = sum(1 for r in code if r.carried or r.text in readded)
+    carried = [r for r in code if r.carried]
+    every = sum(1 for r in mine.removed if r.carried and counts_as_code(r.path))
+    in_passing = len(carried) < MIN_AIMED_SHARE * every
+    moved = sum(1 for r in code if (r.carried and in_passing) or r.text in readded)
     return Lineage(len(code), via, moved, tests=len(tests))
 
 

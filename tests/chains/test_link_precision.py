@@ -96,30 +96,32 @@ def test_lineage_counts_code_not_imports_comments_or_moves(engine: Engine) -> No
 
 def test_a_search_and_replace_over_the_older_prs_lines_is_no_lineage(engine: Engine) -> None:
     """scipy #416 writes `numpy.abs(` for `abs(` on 31 lines, 3 of them #415's: the same edit made
-    over and over is no code built on #415's. The lines one edits each its own way are."""
+    over and over is no code built on #415's. The lines one edits each its own way are, and so are
+    lines edited alike where the edit is aimed at the older PR's code (ruff #10254 puts the
+    condition into the four messages #8613 wrote)."""
     store = StoreBuilder(engine, rewrite_shared=False)
-    for number in (1, 2, 3):
+    for number in (1, 2, 3, 4):
         store.pr(number, ["calc/core.py"], day=number)
         if number > 1:
             store.ref(number, 1, "mention", evidence="See #1.")
     _set_patch(store, 1, _diff("calc/core.py", CORE))
-    others = [f"total_{i} = parse_headers(body, limit={i})" for i in range(3)]
+    others = [f"total_{i} = parse_headers(body, limit={i})" for i in range(5)]
     rewritten = CORE[:3] + others
     replaced = [line.replace("parse_headers(", "http.parse_headers(") for line in rewritten]
     _set_patch(store, 2, _diff("calc/core.py", replaced, rewritten))
     own = [line.replace("text", f"chunk_{i}") for i, line in enumerate(CORE[:3])]
     _set_patch(store, 3, _diff("calc/core.py", own, CORE[:3]))
+    aimed = [line.replace("parse_headers(", "http.parse_headers(") for line in CORE[:3]]
+    _set_patch(store, 4, _diff("calc/core.py", aimed, CORE[:3]))
     store.write()
     links = _decisions(engine)
     replace = links[2, 1]
     assert (replace.attrs["lineage"], replace.attrs["lineage_moved"]) == (3, 3)
     assert replace.rule == "plain_mention_without_shared_lines"
     assert "3 of them only moved or carried" in replace.attrs["why"]
-    assert (links[3, 1].rule, links[3, 1].attrs["lineage"], links[3, 1].attrs["lineage_moved"]) == (
-        None,
-        3,
-        0,
-    )
+    for number in (3, 4):
+        link = links[number, 1]
+        assert (link.rule, link.attrs["lineage"], link.attrs["lineage_moved"]) == (None, 3, 0)
 
 
 def test_the_lineage_needed_grows_with_the_gap() -> None:
