@@ -72,6 +72,19 @@ CONFIG_NAMES = frozenset(
 )
 # Benchmarks measure the code; like tests, a change to them is no change of what the code does.
 BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "asv_bench"})
+# Build definitions: what to compile and link, not what the code does (scipy #18426 moves include
+# paths between meson targets; arrow-adbc #1042 adds a Maven test profile).
+BUILD_NAMES = frozenset(
+    {
+        *("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+        *("cmakelists.txt", "meson.build", "meson.options", "meson_options.txt", "build.sbt"),
+        *("build", "build.bazel", "workspace", "workspace.bazel", "module.bazel"),
+        *("configure.ac", "makefile.am", "makefile.in", "sconstruct", "sconscript"),
+    }
+)
+BUILD_SUFFIXES = frozenset(
+    {".cmake", ".bzl", ".gradle", ".mk", ".csproj", ".vcxproj", ".fsproj", ".props", ".targets"}
+)
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
 DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 DOC_NAMES = (
@@ -117,15 +130,19 @@ def is_doc_path(path: str) -> bool:
 
 
 def is_config_path(path: str) -> bool:
-    """CI, packaging and tool configuration files (and lock files)."""
+    """CI, packaging, build and tool configuration files (and lock files)."""
     parts = path.lower().split("/")
     name = parts[-1]
-    if any(part in CONFIG_DIRS for part in parts[:-1]) or name in CONFIG_NAMES:
+    if (
+        any(part in CONFIG_DIRS for part in parts[:-1])
+        or name in CONFIG_NAMES
+        or name in BUILD_NAMES
+    ):
         return True
     if name.startswith("requirements") or is_lockfile(path):
         return True
     suffix = name[name.rfind(".") :] if "." in name else ""
-    return suffix in CONFIG_SUFFIXES
+    return suffix in CONFIG_SUFFIXES or suffix in BUILD_SUFFIXES
 
 
 def is_bench_path(path: str) -> bool:

@@ -127,6 +127,10 @@ def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
     # Benchmarks measure the code, as tests check it (scipy's benchmarks/, a crate's benches/).
     for path in ("crates/geo/benches/area.rs", "benchmarks/src/lib.rs"):
         assert patch_code_lines(RS_MIXED.replace("crates/geo/src/lib.rs", path)) == 0
+    # Build definitions say what to compile, not what the code does (scipy #18426's meson.build,
+    # arrow-adbc #1042's pom.xml).
+    for path in ("scipy/meson.build", "java/driver/pom.xml", "c/CMakeLists.txt", "c/cmake/x.cmake"):
+        assert patch_code_lines(RS_MIXED.replace("crates/geo/src/lib.rs", path)) == 0
     assert (
         patch_code_lines(PY_DOCS_ONLY.replace("+    # Multiplying", "+    width = int(width)  #"))
         == 1
