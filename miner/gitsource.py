@@ -57,6 +57,9 @@ FOREIGN_AGE = timedelta(days=365)
 FOREIGN_HIGH_RATIO = 1.5
 FOREIGN_HIGH_MARGIN = 1000
 MOVED_AGE = timedelta(days=90)  # a number landing again this much later is a new home's PR
+RESTART_HIGH = 1000  # numbers restart (another repository's line before ours) only past this
+RESTART_RATIO = 10  # a restart lands a number under this fraction of the highest before it
+RESTART_RUN = 50  # and this many landings from it all stay under half of that highest
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -217,6 +220,11 @@ class GitSource:
         # into the compiler's tree and back): neither a PR of ours nor a measure of our numbers.
         foreign = _foreign_on_line(mainline, owners)
         owners = {number: sha for number, sha in owners.items() if sha not in foreign}
+        # The history another repository's line holds before ours began (its numbers run high,
+        # then ours start again from #1): apache/iceberg-python's starts with 616 squash commits
+        # of apache/iceberg, numbered up to #8174.
+        imported = _imported_before(mainline, owners)
+        owners = {number: sha for number, sha in owners.items() if sha not in imported}
         landed = set(owners)
         prs: list[PRRecord] = []
         seen: set[int] = set()
@@ -249,6 +257,9 @@ class GitSource:
                 self._kinds["merge off the first-parent line"] += 1
             if sha in foreign:
                 self._kinds["skipped: another repository's PR number"] += 1
+                continue
+            if sha in imported:
+                self._kinds["skipped: history imported from another repository"] += 1
                 continue
             found: list[PRRecord | None] = [*self._bors_batch(commit, by_sha)]
             found = found or [_pr_from(commit, [by_sha[s] for s in branch])]
@@ -389,18 +400,24 @@ def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int,
     arrow-rs's after the apache/arrow monorepo's, 1,400). The later one is this repository's, and
     references in its PRs' texts mean it. Sooner, it is the same PR: landed as a series of
     commits (a rebase merge, all on one day), cherry-picked, or named by a commit pushed after
-    it. The first landing stays."""
+    it. The first landing stays.
+
+    A landing's age runs from when its commit was written: an imported history's commits were all
+    committed at the import (apache/iceberg-python's line starts with 616 of apache/iceberg's
+    squash commits, each committed on 2023-09-30 and written years before), and the repository's
+    own PRs of those numbers landed weeks after it."""
     owners: dict[int, str] = {}
     first: dict[int, tuple[datetime, str]] = {}
     for sha in mainline:
         pr = _pr_from(by_sha[sha], [])
         if pr is None:
             continue
-        when, title = by_sha[sha].committed_at, " ".join(pr.title.split()).casefold()
-        since, said = first.setdefault(pr.number, (when, title))
-        if pr.number not in owners or (title != said and when - since >= MOVED_AGE):
+        commit, title = by_sha[sha], " ".join(pr.title.split()).casefold()
+        written = min(commit.authored_at, commit.committed_at)
+        since, said = first.setdefault(pr.number, (written, title))
+        if pr.number not in owners or (title != said and commit.committed_at - since >= MOVED_AGE):
             owners[pr.number] = sha
-            first[pr.number] = (when, title)
+            first[pr.number] = (written, title)
     return owners
 
 
@@ -428,6 +445,33 @@ def _foreign_on_line(mainline: list[str], owners: dict[int, str]) -> set[str]:
                 continue
         high = max(high, number)
     return foreign
+
+
+def _imported_before(mainline: list[str], owners: dict[int, str]) -> set[str]:
+    """The first-parent commits of another repository's line that ours holds before our numbers
+    start again: where, `RESTART_HIGH` numbers having been used, one lands under a
+    `RESTART_RATIO`th of the highest so far and the next `RESTART_RUN` all stay under half of it.
+    The other line is what landed before, from the first number above twice the highest of that
+    run: apache/iceberg-python's line starts with 616 of apache/iceberg's squash commits, up to
+    #8174, before its own #1; tokio-rs/tracing's holds tokio's #827–#1170 between its own #120
+    and #122. A PR merged late, or a few, lands a low number once; a numbering of our own lands
+    nothing but low numbers for a long time."""
+    where = {sha: i for i, sha in enumerate(mainline)}
+    landing = sorted((where[sha], number, sha) for number, sha in owners.items())
+    numbers = [number for _, number, _ in landing]
+    imported: set[str] = set()
+    high = since = 0  # the highest number landed, and where our present numbering started
+    for i, number in enumerate(numbers):
+        if high >= RESTART_HIGH and number * RESTART_RATIO < high:
+            run = numbers[i : i + RESTART_RUN]
+            if len(run) == RESTART_RUN and all(2 * n < high for n in run):
+                ceiling = 2 * max(run)
+                begin = next(k for k in range(since, i) if numbers[k] > ceiling)
+                imported.update(sha for _, n, sha in landing[begin:i] if n > ceiling)
+                high, since = max(run), i
+                continue
+        high = max(high, number)
+    return imported
 
 
 def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:

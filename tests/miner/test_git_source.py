@@ -515,6 +515,67 @@ def test_another_repositorys_merges_on_the_first_parent_line_are_not_ours(tmp_pa
     }
 
 
+def test_another_repositorys_line_before_our_numbers_start_again_is_not_ours(
+    tmp_path: Path,
+) -> None:
+    """apache/iceberg-python's line starts with apache/iceberg's squash commits (up to #8174),
+    then its own numbers start from #1; tokio-rs/tracing's holds a block of tokio's PRs between
+    its own #120 and #122. Neither block is ours, and neither lifts our numbers' bound."""
+    repo = _new_repo(tmp_path, "split")
+    foreign = list(range(1000, 1300, 10))
+    for number in foreign:
+        _squash(repo, f"Python: upstream work {number} (#{number})", name="types.py")
+    for number in range(1, 56):
+        _squash(repo, f"Own change {number} (#{number})", name="types.py")
+    source = GitSource(str(repo), full_name="apache/iceberg-python")
+    assert [pr.number for pr in source.pull_requests(None)] == list(range(1, 56))
+    assert source.found_by_kind() == {
+        "squash": 55,
+        "skipped: history imported from another repository": len(foreign),
+    }
+
+    repo = _new_repo(tmp_path, "moved-in")
+    ours = list(range(1, 81))
+    for number in ours[:20] + foreign[:12] + ours[20:]:
+        _squash(repo, f"Change {number} (#{number})", name="span.rs")
+    source = GitSource(str(repo), full_name="tokio-rs/tracing")
+    assert [pr.number for pr in source.pull_requests(None)] == ours
+    assert source.found_by_kind()["skipped: history imported from another repository"] == 12
+
+
+def test_an_imported_commit_is_as_old_as_when_it_was_written(tmp_path: Path) -> None:
+    """apache/iceberg-python's line starts with apache/iceberg's #54, written in 2019 and
+    committed at the split on 2023-09-30; its own #54 landed nine days after the split. A number
+    landing again counts its age from when the first landing was written: the later one is ours."""
+    repo = _new_repo(tmp_path, "split-54", date="2019-01-01T10:00:00")
+    (repo / "types.py").write_text("upstream\n")
+    git(repo, "add", "-A")
+    message = "Initial python implementation (#54)"
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        message,
+        "--date",
+        "2019-03-14T10:00:00",
+        date="2023-09-30T19:32:22",
+    )
+    _squash(repo, "Docs: fix repo name and url (#54)", name="README.md", date="2023-10-09T20:20:24")
+    source = GitSource(str(repo), full_name="apache/iceberg-python")
+    assert [pr.title for pr in source.pull_requests(None)] == ["Docs: fix repo name and url"]
+
+
+def test_a_low_number_merged_late_is_no_new_numbering(tmp_path: Path) -> None:
+    """A PR opened long ago lands a low number among high ones: one landing, not a run."""
+    repo = _new_repo(tmp_path, "late")
+    numbers = [*range(1000, 1040), 5, *range(1040, 1100)]
+    for number in numbers:
+        _squash(repo, f"Change {number} (#{number})", name="lib.rs")
+    source = GitSource(str(repo), full_name="acme/late")
+    assert [pr.number for pr in source.pull_requests(None)] == numbers
+
+
 def test_our_numbers_leaping_and_staying_up_are_ours(tmp_path: Path) -> None:
     """CPython's PR numbers leapt from about #32,000 to #91,000 when it imported its old
     tracker's issues, and stayed there; a PR opened before the leap may still merge after it."""
