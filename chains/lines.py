@@ -534,11 +534,30 @@ class Lines:
 BLOCK_OPENERS = ("/*", '"""', "'''", "<!--", "{-", "--[[", "=begin")
 
 
+# An import that spans lines: Rust's `use a::{` … `};`, Python's `from a import (` … `)`.
+_LONG_IMPORT = re.compile(
+    r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s[^;]*?\{[^;]*;|from\s+\S+\s+import\s*\([^)]*\))",
+    re.M,
+)
+
+
+def import_lines(text: str) -> set[int]:
+    """Numbers (from 1) of the lines an import that spans lines continues on: a line of names
+    there (`Clusters, ExtractedPointLight, GlobalClusterSettings,`) reads as code alone, but it is
+    an import, no code a later PR builds on (bevy #19959 meets #19957 only in one)."""
+    found: set[int] = set()
+    for match in _LONG_IMPORT.finditer(text):
+        first = text.count("\n", 0, match.start()) + 1
+        found.update(range(first + 1, first + match.group(0).count("\n") + 1))
+    return found
+
+
 class _FileFacts:
     """What lineage asks of one file at one revision: where a Rust test module starts, and which
-    lines hold code (lexed on first ask, and only when the file has a block comment or docstring
-    to be inside of; `lexed` caches the flags by file name and text). Unknown (the file could not
-    be read): every line is code, none is a test."""
+    lines hold code: not those an import spans (`import_lines`), nor those in a comment or
+    docstring (lexed on first ask, and only when the file has a block comment or docstring to be
+    inside of; `lexed` caches the flags by file name and text). Unknown (the file could not be
+    read): every line is code, none is a test."""
 
     def __init__(
         self, path: str, text: str | None, lexed: dict[tuple[str, str], list[bool]]
@@ -547,10 +566,17 @@ class _FileFacts:
         self.text = text
         self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
         self._lexed = lexed
+        self._imports: set[int] | None = None
 
     def code(self, line: int) -> bool:
         text = self.text
-        if text is None or not any(opener in text for opener in BLOCK_OPENERS):
+        if text is None:
+            return True
+        if self._imports is None:
+            self._imports = import_lines(text)
+        if line in self._imports:
+            return False
+        if not any(opener in text for opener in BLOCK_OPENERS):
             return True
         key = (self.path.rsplit("/", 1)[-1], text)
         if key not in self._lexed:

@@ -204,6 +204,31 @@ def test_a_line_inside_a_docstring_is_no_lineage_however_it_reads_alone(tmp_path
     assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
 
 
+def test_a_line_a_long_import_spans_is_no_lineage(tmp_path: Path) -> None:
+    """bevy #19959 meets #19957 only in one line of names inside a `use a::{ … };`: an import,
+    though alone it reads as code. It touches the older PR's text (`lineage_touched`), which
+    only strong wording may stand on; a plain mention needs code."""
+    head = "use crate::cluster::{\n    Clusters, ExtractedPointLight, GlobalClusterSettings,\n};\n"
+    body = (
+        "\npub fn assign(settings: &GlobalClusterSettings) -> usize {\n    settings.count * 2\n}\n"
+    )
+    repo = History(tmp_path / "imports")
+    names = ("Clusters", "ExtractedPointLight", "GlobalClusterSettings", "ClusteredDecal")
+    cluster = "".join(f"pub struct {name};\n" for name in names)  # none of them #1's
+    repo.commit(
+        "Initial commit", {"src/assign.rs": "pub fn noop() {}\n", "src/cluster.rs": cluster}
+    )
+    repo.pr(1, "Cluster settings", {"src/assign.rs": head + body})
+    moved = head.replace("GlobalClusterSettings,", "GlobalClusterSettings, ClusteredDecal,")
+    repo.pr(2, "Move the decal", {"src/assign.rs": moved + body}, body="See #1.")
+    rewritten = body.replace("settings.count * 2", "settings.count * 2 + 1")
+    repo.pr(3, "One more cluster", {"src/assign.rs": head + rewritten}, body="See #1.")
+    links = _mine_and_build(tmp_path, repo.path, "acme/imports")
+    assert (links[2, 1].lineage, links[2, 1].rule) == (0, "plain_mention_without_shared_lines")
+    assert "edits 1 import or comment line(s)" in links[2, 1].why
+    assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
+
+
 FFI = """def unicode_from_string(text):
     return encode_unicode(text, encoding="utf-8", errors="strict")
 
