@@ -220,9 +220,9 @@ class GitSource:
         # into the compiler's tree and back): neither a PR of ours nor a measure of our numbers.
         foreign = _foreign_on_line(mainline, owners)
         owners = {number: sha for number, sha in owners.items() if sha not in foreign}
-        # The history another repository's line holds before ours began (its numbers run high,
-        # then ours start again from #1): apache/iceberg-python's starts with 616 squash commits
-        # of apache/iceberg, numbered up to #8174.
+        # Another repository's line before ours or inside it, where our numbers start again:
+        # apache/iceberg-python's starts with 616 of apache/iceberg's squash commits (up to
+        # #8174), tracing's holds tokio's #827-#1170 between its own #120 and #122.
         imported = _imported_before(mainline, owners)
         owners = {number: sha for number, sha in owners.items() if sha not in imported}
         landed = set(owners)
