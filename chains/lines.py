@@ -35,6 +35,7 @@ from sqlalchemy import Engine, select
 from chains.carried import carried_in_patch, change_blocks
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
+from chains.imports import import_lines
 from chains.patches import file_sections
 from chains.substance import code_line_flags, lexer_for
 from prchain.core import git
@@ -532,24 +533,6 @@ class Lines:
 # Where a file holds none of these, no line that reads as code alone (`substantive`) sits in a
 # comment or a docstring, and lexing it could change nothing.
 BLOCK_OPENERS = ("/*", '"""', "'''", "<!--", "{-", "--[[", "=begin")
-
-
-# An import that spans lines: Rust's `use a::{` … `};`, Python's `from a import (` … `)`.
-_LONG_IMPORT = re.compile(
-    r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s[^;]*?\{[^;]*;|from\s+\S+\s+import\s*\([^)]*\))",
-    re.M,
-)
-
-
-def import_lines(text: str) -> set[int]:
-    """Numbers (from 1) of the lines an import that spans lines continues on: a line of names
-    there (`Clusters, ExtractedPointLight, GlobalClusterSettings,`) reads as code alone, but it is
-    an import, no code a later PR builds on (bevy #19959 meets #19957 only in one)."""
-    found: set[int] = set()
-    for match in _LONG_IMPORT.finditer(text):
-        first = text.count("\n", 0, match.start()) + 1
-        found.update(range(first + 1, first + match.group(0).count("\n") + 1))
-    return found
 
 
 class _FileFacts:

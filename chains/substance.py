@@ -1,4 +1,5 @@
-"""Substance of a stage: changed lines of code, not comments, docstrings, blank lines or config.
+"""Substance of a stage: changed lines of code, not comments, docstrings, imports, blank lines or
+config.
 
 A unified diff only holds the hunks, so each hunk is lexed twice with Pygments (the lexer chosen by
 file name): its new side (context and added lines) and its old side (context and removed lines). A
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_code
 from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
+from chains.imports import import_lines, is_import
 from chains.patches import file_sections, section_path
 from prchain.core import git
 
@@ -194,14 +196,44 @@ def section_code_lines(
     ids = _whole_file_ids(section, lexer)
     old_flags = _file_flags(ids[0], blobs, lexer) if ids else None
     new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
+    old_imports, new_imports = _file_imports(_blob_pair(section), blobs)
     added_code: list[str] = []
     removed_code: list[str] = []
     for hunk in parsed if parsed is not None else hunks(section):
         added = [i for i in hunk.changed("+") if _written(hunk.new[i], moved)]
         removed = [i for i in hunk.changed("-") if _written(hunk.old[i], moved)]
+        added = _not_imports(hunk.new, added, hunk.new_start, new_imports)
+        removed = _not_imports(hunk.old, removed, hunk.old_start, old_imports)
         added_code += _code(new_flags, hunk.new, added, hunk.new_start, lexer)
         removed_code += _code(old_flags, hunk.old, removed, hunk.old_start, lexer)
     return added_code, removed_code
+
+
+def _file_imports(
+    ids: tuple[str, str] | None, blobs: Blobs | None
+) -> tuple[set[int] | None, set[int] | None]:
+    """The lines a long import spans in the old and the new file, where the clone gave the text
+    (None where it did not)."""
+
+    def spans(blob: str) -> set[int] | None:
+        text = blobs.get(blob) if blobs and blob.strip("0") else None
+        return None if text is None else import_lines(text)
+
+    return (spans(ids[0]), spans(ids[1])) if ids else (None, None)
+
+
+def _not_imports(
+    side: list[str], changed: list[int], start: int, spans: set[int] | None
+) -> list[int]:
+    """Those of the `changed` lines of a hunk side that are no import. The lines a long import
+    spans are read from the whole file when at hand, else from the hunk, which shows them only
+    with the import's first line (bevy #4653 rewrites the imports of eleven files)."""
+    if spans is None:
+        local = import_lines("\n".join(side))
+        inside = {i for i in changed if i + 1 in local}
+    else:
+        inside = {i for i in changed if start + i in spans}
+    return [i for i in changed if i not in inside and not is_import(side[i])]
 
 
 def _written(line: str, moved: frozenset[str]) -> bool:

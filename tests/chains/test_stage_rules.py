@@ -120,6 +120,51 @@ def test_a_line_written_the_same_in_many_places_is_one_change() -> None:
     assert patch_code_lines(distinct) == 15
 
 
+RS_IMPORTS = """diff --git a/crates/ecs/src/world.rs b/crates/ecs/src/world.rs
+--- a/crates/ecs/src/world.rs
++++ b/crates/ecs/src/world.rs
+@@ -1,4 +1,9 @@
+-    ptr::{OwningPtr, UnsafeCellDeref},
++use bevy_ptr::{OwningPtr, UnsafeCellDeref};
++use crate::{
++    storage::{Table, TableRow},
++    world::World,
++};
+ pub fn spawn(world: &mut World) -> usize {
+-    world.len()
++    let row = world.reserve();
++    row.index()
+ }
+"""
+
+
+def test_imports_are_no_substance() -> None:
+    """bevy #4653 moves `ptr` into its own crate and rewrites the imports of eleven files: 28
+    changed lines, 22 of them imports. A hunk that starts inside a `use a::{ … };` does not show
+    it is one (see the next test for the whole file)."""
+    # The removed statement and the two new ones, and `ptr::{…},` read alone.
+    assert patch_code_lines(RS_IMPORTS) == 4
+    python = (
+        "diff --git a/ecs/world.py b/ecs/world.py\n--- a/ecs/world.py\n+++ b/ecs/world.py\n"
+        "@@ -1,2 +1,6 @@\n+from .storage import (\n+    Table,\n+    TableRow,\n+)\n"
+        " def spawn(world):\n-    return len(world)\n+    return world.reserve().index\n"
+    )
+    assert patch_code_lines(python) == 2
+
+
+def test_a_hunk_inside_a_long_import_is_read_from_the_whole_file(tmp_path: Path) -> None:
+    names = "".join(f"    storage::Column{i},\n" for i in range(12))
+    before = f"use crate::{{\n{names}}};\n\npub fn width() -> usize {{\n    12\n}}\n"
+    after = before.replace("Column9,", "Column9Ref,")
+    repo = History(tmp_path / "imports")
+    base = repo.commit("Initial commit", {"src/table.rs": before})
+    head = repo.pr(1, "Rename a column type", {"src/table.rs": after})
+    diff = git(repo.path, "diff", base, head) + "\n"
+    assert "\n use crate" not in diff  # the hunk starts well inside the import
+    assert patch_code_lines(diff) == 2  # read alone, both sides of the line look like code
+    assert patch_code_lines(diff, str(repo.path)) == 0
+
+
 def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
     assert patch_code_lines(PY_DOCS_ONLY) == 0
     assert patch_code_lines(RS_MIXED) == 3  # the removed line and the two new statements

@@ -1,0 +1,39 @@
+"""Imports: lines that bring names into a file, no code a stage writes or a later PR builds on.
+
+Read line by line, an import shows itself by its first word (`use`, `import`, `from … import`,
+`#include`). One that spans lines (Rust's `use a::{` … `};`, Python's `from a import (` … `)`)
+continues on lines of bare names that read as code alone; `import_lines` finds those in a text
+that holds the whole statement.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The first line of an import, in the languages mined (after `carried.flat`-like squeezing or not).
+_IMPORT = re.compile(
+    r"^\s*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
+    r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*;|#\s*include\b|package\s+[\w.]+\s*;?\s*$"
+    r"|(?:const|let|var)\s+[\w{}, ]+=\s*require\()"
+)
+# An import that spans lines.
+_LONG_IMPORT = re.compile(
+    r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s[^;]*?\{[^;]*;|from\s+\S+\s+import\s*\([^)]*\))",
+    re.M,
+)
+
+
+def is_import(line: str) -> bool:
+    """Whether a line starts an import."""
+    return _IMPORT.match(line) is not None
+
+
+def import_lines(text: str) -> set[int]:
+    """Numbers (from 1) of the lines an import that spans lines continues on: a line of names
+    there (`Clusters, ExtractedPointLight, GlobalClusterSettings,`) reads as code alone, but it is
+    an import (bevy #19959 meets #19957 only in one)."""
+    found: set[int] = set()
+    for match in _LONG_IMPORT.finditer(text):
+        first = text.count("\n", 0, match.start()) + 1
+        found.update(range(first + 1, first + match.group(0).count("\n") + 1))
+    return found
