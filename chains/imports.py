@@ -12,7 +12,7 @@ import re
 
 # The first line of an import, in the languages mined (after `carried.flat`-like squeezing or not).
 _IMPORT = re.compile(
-    r"^\s*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
+    r"^\s*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s+(?:[\w{*]|::)|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
     r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*;|#\s*include\b|package\s+[\w.]+\s*;?\s*$"
     r"|(?:const|let|var)\s+[\w{}, ]+=\s*require\()"
 )

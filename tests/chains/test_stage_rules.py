@@ -12,6 +12,7 @@ from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
 from chains.generated import Attributes
+from chains.imports import is_import
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
 from sql.models import Chain, ChainLink
@@ -150,6 +151,14 @@ def test_imports_are_no_substance() -> None:
         " def spawn(world):\n-    return len(world)\n+    return world.reserve().index\n"
     )
     assert patch_code_lines(python) == 2
+
+
+def test_an_import_is_known_by_its_first_words_in_each_language() -> None:
+    imports = ["use crate::a;", "pub(crate) use super::{x, y};", "use ::std::io;", "import os"]
+    imports += ["from . import x", "#include <a.h>", "package main", 'const x = require("y");']
+    assert all(is_import(line) for line in imports)
+    code = ["use = compute()", "package = 3", "x = use_it()", "important = True", "users.pop()"]
+    assert not any(is_import(line) for line in code)
 
 
 def test_a_hunk_inside_a_long_import_is_read_from_the_whole_file(tmp_path: Path) -> None:
