@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-# The first line of an import, in the languages mined (after `carried.flat`-like squeezing or not).
+# The first line of an import, in the languages mined.
 _IMPORT = re.compile(
     r"^\s*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s+(?:[\w{*]|::)|import\s|from\s+\S+\s+import\b|extern\s+crate\b"
     r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*;|#\s*include\b|package\s+[\w.]+\s*;?\s*$"
