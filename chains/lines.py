@@ -139,6 +139,8 @@ class PatchLines:
     # Runs of added lines with no removed line beside them: (old path, nearest code line above,
     # nearest code line below), the two texts as they stood before.
     inserted: list[tuple[str, str, str]] = field(default_factory=list)
+    # Removed lines in code files that the diff only carries (`Removed.carried`).
+    carried_code: int = 0
 
     def added_anywhere(self) -> set[str]:
         return set().union(*self.added.values()) if self.added else set()
@@ -191,6 +193,7 @@ def parse_patch(diff: str) -> PatchLines:
         found.authored[path] = texts - removed  # a line moved here from elsewhere in the diff
     for path, text in carried:
         found.authored[path].discard(text)
+    found.carried_code = sum(1 for r in found.removed if r.carried and counts_as_code(r.path))
     return found
 
 
@@ -461,12 +464,14 @@ class Lines:
                 commits = self._commits(older)
                 hits = [r for r in matches if blamed.get((r.path, r.line)) in commits]
                 hits = self._in_code(clone, newer.base_sha, hits)
-                return _lineage(hits, "blame", readded, self._tests(newer, hits), mine)
+                tests = self._tests(newer, hits)
+                return _lineage(hits, "blame", readded, tests, mine.carried_code)
         same_file = [r for r in matches if r.text in theirs.authored.get(r.path, ())]
         clone = self.clones.get(newer.repo_id)
         if clone and newer.base_sha:
             same_file = self._in_code(clone, newer.base_sha, same_file)
-        return _lineage(same_file, "patch", readded, self._tests(newer, same_file), mine)
+        tests = self._tests(newer, same_file)
+        return _lineage(same_file, "patch", readded, tests, mine.carried_code)
 
     def _in_code(self, clone: str, rev: str, lines: list[Removed]) -> list[Removed]:
         """Those of `lines` that hold code in the whole file at `rev`, as its lexer reads it: a
@@ -569,10 +574,10 @@ class _FileFacts:
 
 
 def _lineage(
-    hits: list[Removed], via: str, readded: set[str], tests: list[Removed], mine: PatchLines
+    hits: list[Removed], via: str, readded: set[str], tests: list[Removed], carried_code: int
 ) -> Lineage:
-    """Lineage of the code lines among `hits` (lines of the newer PR's patch `mine`); those in
-    `tests` are counted apart.
+    """Lineage of the code lines among `hits` (removed by the newer PR, which carries
+    `carried_code` lines of code in all); those in `tests` are counted apart.
 
     A line the newer PR only carries counts as moved where its edits go over the older PR's code
     in passing: fewer than `MIN_AIMED_SHARE` of the code lines the newer PR carries are the older
@@ -583,8 +588,7 @@ def _lineage(
     if not hits:
         return Lineage()
     carried = [r for r in code if r.carried]
-    every = sum(1 for r in mine.removed if r.carried and counts_as_code(r.path))
-    in_passing = len(carried) < MIN_AIMED_SHARE * every
+    in_passing = len(carried) < MIN_AIMED_SHARE * carried_code
     moved = sum(1 for r in code if (r.carried and in_passing) or r.text in readded)
     return Lineage(len(code), via, moved, tests=len(tests))
 

@@ -160,8 +160,13 @@ def _whole_file_ids(section: str, lexer: Lexer | None) -> tuple[str, str] | None
     return _blob_pair(section)
 
 
+def _blob_text(blob: str, blobs: Blobs | None) -> str | None:
+    """A blob's text, where the clone gave it (never for the all-zero id of an absent side)."""
+    return blobs.get(blob) if blobs and blob.strip("0") else None
+
+
 def _file_flags(blob: str, blobs: Blobs | None, lexer: Lexer | None) -> list[bool] | None:
-    text = blobs.get(blob) if blobs and blob.strip("0") else None
+    text = _blob_text(blob, blobs)
     return None if text is None else code_line_flags(text.split("\n"), lexer)
 
 
@@ -216,7 +221,7 @@ def _file_imports(
     (None where it did not)."""
 
     def spans(blob: str) -> set[int] | None:
-        text = blobs.get(blob) if blobs and blob.strip("0") else None
+        text = _blob_text(blob, blobs)
         return None if text is None else import_lines(text)
 
     return (spans(ids[0]), spans(ids[1])) if ids else (None, None)

@@ -426,14 +426,19 @@ def _foreign_bound(high: int) -> float:
     return FOREIGN_HIGH_RATIO * high + FOREIGN_HIGH_MARGIN
 
 
+def _landings(mainline: list[str], owners: dict[int, str]) -> list[tuple[int, int, str]]:
+    """(place on the first-parent line, number, commit) of each owned number, in line order."""
+    where = {sha: i for i, sha in enumerate(mainline)}
+    return sorted((where[sha], number, sha) for number, sha in owners.items())
+
+
 def _foreign_on_line(mainline: list[str], owners: dict[int, str]) -> set[str]:
     """The first-parent commits whose PR number is another repository's: far above the highest
     of ours landed before (`FOREIGN_HIGH_RATIO`, `FOREIGN_HIGH_MARGIN`), while most numbers landed
     after it are back under that bound. A project whose own numbers leap and stay up (CPython's
     PRs went from #32,000 to #91,000 when it imported its old tracker's issues) keeps them: the
     line does not come back."""
-    where = {sha: i for i, sha in enumerate(mainline)}
-    landing = sorted((where[sha], number, sha) for number, sha in owners.items())
+    landing = _landings(mainline, owners)
     foreign: set[str] = set()
     high = 0
     for i, (_, number, sha) in enumerate(landing):
@@ -456,8 +461,7 @@ def _imported_before(mainline: list[str], owners: dict[int, str]) -> set[str]:
     #8174, before its own #1; tokio-rs/tracing's holds tokio's #827–#1170 between its own #120
     and #122. A PR merged late, or a few, lands a low number once; a numbering of our own lands
     nothing but low numbers for a long time."""
-    where = {sha: i for i, sha in enumerate(mainline)}
-    landing = sorted((where[sha], number, sha) for number, sha in owners.items())
+    landing = _landings(mainline, owners)
     numbers = [number for _, number, _ in landing]
     imported: set[str] = set()
     high = since = 0  # the highest number landed, and where our present numbering started
