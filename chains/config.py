@@ -121,6 +121,15 @@ class ChainsConfig(BaseModel):
         "gap, two at 200 days, seven at two years. Imports and comments do not count, a moved line "
         "counts half.",
     )
+    test_lines_per_gap: float = Field(
+        4.0,
+        ge=0,
+        description="Lines of the older PR's tests the newer PR rewrites that back a link on their own "
+        "(over the gap, overlap, plain-mention, issue-only and wording-only rules), per max_gap_days "
+        "between the two PRs (at least one period): a PR that changes what another's tests check "
+        "changes that PR's behaviour. 0 turns it off; a line of tests always counts half beside a "
+        "rewritten line of code.",
+    )
     whole_change_max_gap_days: float = Field(
         365.0,
         ge=0,

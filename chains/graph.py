@@ -581,13 +581,17 @@ def assess_edge(
         attrs["lineage"], attrs["lineage_via"] = lineage.lines, lineage.via
         attrs["lineage_moved"], attrs["lineage_touched"] = lineage.moved, lineage.touched
         attrs["lineage_restored"], attrs["lineage_tests"] = lineage.restored, lineage.tests
+        attrs["lineage_test_code"] = lineage.test_code
         attrs["lineage_whole"], attrs["lineage_inserted"] = lineage.whole, lineage.inserted
         if rule in LINEAGE_CAN_RESCUE:
             rule = _link_rule(best, attrs, newer, older, config)
     rule = _with_symbols(rule, best, attrs, newer, older, config, symbols)
     if best.cls == "issue_only" and rule is None and config.corroborate_issue_only:
         backing = _corroboration(
-            lineage, lineage_backs(lineage, gap, config), symbols_back(attrs, config)
+            lineage,
+            lineage_backs(lineage, gap, config),
+            symbols_back(attrs, config),
+            tests_back(lineage, gap, config),
         )
         why += f"; corroborated by {backing}"
     if lineage.lines:
@@ -601,7 +605,9 @@ def assess_edge(
             f"; the newer PR adds code inside {lineage.inserted} place(s) of the older one's code"
         )
     if lineage.tests:
-        why += f"; it changes {lineage.tests} line(s) of the older PR's tests (no code evidence)"
+        why += f"; it changes {lineage.tests} line(s) of the older PR's tests"
+        if lineage.test_code != lineage.tests:
+            why += f" ({lineage.test_code} of them test code)"
     if attrs.get("symbols"):
         why += f"; the newer PR's code uses {attrs['symbols']} name(s) the older one introduced"
         if attrs.get("symbol_names"):
@@ -705,11 +711,16 @@ def _link_rule(
         attrs.get("lineage_moved", 0),
         attrs.get("lineage_touched", 0),
         tests=attrs.get("lineage_tests", 0),
+        test_code=attrs.get("lineage_test_code", 0),
         restored=attrs.get("lineage_restored", 0),
         whole=attrs.get("lineage_whole", False),
         inserted=attrs.get("lineage_inserted", 0),
     )
-    backed = lineage_backs(lineage, attrs["gap_days"], config) or symbols_back(attrs, config)
+    backed = (
+        lineage_backs(lineage, attrs["gap_days"], config)
+        or symbols_back(attrs, config)
+        or tests_back(lineage, attrs["gap_days"], config)
+    )
     said_by_newer = best.ref.src == newer.id
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not backed:
@@ -790,6 +801,19 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     return lineage.weight + restored >= need
 
 
+def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
+    """Whether the newer PR rewrites enough of the older one's tests to back the link on its own:
+    `test_lines_per_gap` per `max_gap_days` between the PRs (at least one period). Tests say what
+    the older PR promised; a PR that changes them changes that behaviour (arrow-adbc #403 renames
+    #381's TLS tests and adds cases for the options #381 implemented; lancedb #3016 changes the
+    output of #3013's `__getitems__` and rewrites its 21 lines of tests). A line or two is as
+    often a sibling adding its case beside the older one's."""
+    if config.test_lines_per_gap <= 0 or not lineage.test_code:
+        return False
+    need = config.test_lines_per_gap * max(1.0, gap_days / config.max_gap_days)
+    return lineage.test_code >= need
+
+
 def _wording_only(
     best: Judged,
     attrs: dict[str, Any],
@@ -811,6 +835,8 @@ def _wording_only(
         return False
     if lineage.weight or lineage.touched or _restored(lineage) or attrs.get("symbols", 0):
         return False
+    if tests_back(lineage, attrs["gap_days"], config):
+        return False
     if config.stack_needs_code:
         # Only the PR merged first saying it exists for the other ("a prerequisite for #N", "to
         # unblock #N") keeps the link on its words: it was written for that PR.
@@ -821,16 +847,18 @@ def _wording_only(
     return not words
 
 
-def _corroboration(lineage: Lineage, by_lines: bool, by_symbols: bool) -> str:
-    """What backs an issue-only link besides the issue ('' when nothing does). Only code: two PRs
-    of one author on one issue are as often a fix and an unrelated later attempt (mypy: "#1645
-    isn't fixed by this") as a fix and its follow-up."""
+def _corroboration(lineage: Lineage, by_lines: bool, by_symbols: bool, by_tests: bool) -> str:
+    """What backs an issue-only link besides the issue ('' when nothing does). Only code and the
+    older PR's tests: two PRs of one author on one issue are as often a fix and an unrelated later
+    attempt (mypy: "#1645 isn't fixed by this") as a fix and its follow-up."""
     if by_lines and not lineage.weight:
         return "the newer PR writing back lines the older one removed"
     if by_lines:
         return "the newer PR changing lines the older one added"
     if by_symbols:
         return "the newer PR's code using names the older one introduced"
+    if by_tests:
+        return "the newer PR changing the older one's tests"
     return ""
 
 

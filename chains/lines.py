@@ -36,7 +36,7 @@ from chains.carried import carried_in_patch, change_blocks
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.imports import import_lines
-from chains.patches import file_sections
+from chains.patches import file_sections, is_test_path, rust_test_start
 from chains.substance import code_line_flags, lexer_for
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
@@ -78,6 +78,10 @@ class Lineage:
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. Two PRs editing one test say little about code built on code.
     tests: int = 0
+    # Of `tests`, those in test code: a test file in a programming language (not data, markup or
+    # configuration: no snapshot, expected output or fixture JSON) or a Rust test module. The
+    # checks the older PR wrote, which the newer one changes.
+    test_code: int = 0
     # Lines of code the older PR removed and the newer one writes back (from the patches): a
     # re-land restores what its revert removed. Code evidence, though no line the older PR wrote.
     restored: int = 0
@@ -590,7 +594,8 @@ def _lineage(
     carried = [r for r in code if r.carried]
     in_passing = len(carried) < MIN_AIMED_SHARE * carried_code
     moved = sum(1 for r in code if (r.carried and in_passing) or r.text in readded)
-    return Lineage(len(code), via, moved, tests=len(tests))
+    test_code = sum(1 for r in tests if _test_source(r.path))
+    return Lineage(len(code), via, moved, tests=len(tests), test_code=test_code)
 
 
 def _restored(theirs: PatchLines, mine: PatchLines) -> set[str]:
@@ -643,20 +648,27 @@ def _code_texts(texts: Mapping[str, set[str]]) -> set[str]:
     return {t for path, found in texts.items() if counts_as_code(path) for t in found}
 
 
-def _test_file(path: str) -> bool:
-    """A file whose lines are no code a later PR builds on: tests, fixtures, docs, config."""
-    return not counts_as_code(path)
-
-
-_RUST_TEST_MODULE = re.compile(
-    r"^#\[cfg\(test\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub\s+)?mod\s+\w+\s*\{", re.M
+# Where Pygments keeps the lexers of data, markup and configuration (and plain text).
+_DATA_LEXER_MODULES = tuple(
+    f"pygments.lexers.{name}" for name in ("data", "markup", "configs", "html", "special")
 )
 
 
-def rust_test_start(text: str) -> int | None:
-    """The line number where a Rust file's top-level test module starts, if it has one."""
-    found = _RUST_TEST_MODULE.search(text)
-    return None if found is None else text.count("\n", 0, found.start()) + 1
+def _test_source(path: str) -> bool:
+    """Whether a line of the older PR's tests in `path` is test code: a Rust source's test module
+    (the file counts as code), or a test file a lexer reads as a programming language (no
+    snapshot or expected output, which no lexer knows, and no JSON, YAML or Markdown)."""
+    if counts_as_code(path):
+        return True
+    if not is_test_path(path):
+        return False
+    lexer = lexer_for(path)
+    return lexer is not None and not type(lexer).__module__.startswith(_DATA_LEXER_MODULES)
+
+
+def _test_file(path: str) -> bool:
+    """A file whose lines are no code a later PR builds on: tests, fixtures, docs, config."""
+    return not counts_as_code(path)
 
 
 def _run_job(job: BlameJob) -> dict[int, str] | None:

@@ -79,6 +79,18 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_NAME.search(parts[-1]))
 
 
+_RUST_TEST_MODULE = re.compile(
+    r"^#\[cfg\(test\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub\s+)?mod\s+\w+\s*\{", re.M
+)
+
+
+def rust_test_start(text: str) -> int | None:
+    """The line number (from 1) where a Rust file's top-level test module (`#[cfg(test)] mod
+    tests {`) starts, if it has one: the lines from there on are tests, though the file is not."""
+    found = _RUST_TEST_MODULE.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
 def is_test_config_path(path: str) -> bool:
     """True for a file that configures the test run as a whole (conftest.py, pytest.ini, tox.ini,
     noxfile.py, .coveragerc, sitecustomize.py, *.pth …). setup.cfg and pyproject.toml are not:

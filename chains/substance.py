@@ -5,8 +5,8 @@ A unified diff only holds the hunks, so each hunk is lexed twice with Pygments (
 file name): its new side (context and added lines) and its old side (context and removed lines). A
 changed line counts when it holds a token that is neither a comment, a docstring nor white space.
 Files that are tests, fixtures, documentation, CI, lock or configuration files never count
-(`chains.filters.counts_as_code`), nor do generated files and minified lines (`chains.generated`);
-a file no lexer knows counts its non-blank changed lines.
+(`chains.filters.counts_as_code`), nor does a Rust file's test module, nor do generated files and
+minified lines (`chains.generated`); a file no lexer knows counts its non-blank changed lines.
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -18,6 +18,7 @@ its number. Other languages mark documentation per line (`///`, `//`, `#`), whic
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_code
 from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
 from chains.imports import import_lines, is_import
-from chains.patches import file_sections, section_path
+from chains.patches import file_sections, rust_test_start, section_path
 from prchain.core import git
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Lexers whose documentation spans lines a hunk can start inside of (docstrings).
-MIN_MOVED_CHARS = 10  # shorter texts (`}`, `return x;`) recur everywhere: not a move
 WHOLE_FILE_LEXERS = frozenset({"Python", "Python 2.x", "Cython"})
 Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
 
@@ -202,6 +202,7 @@ def section_code_lines(
     old_flags = _file_flags(ids[0], blobs, lexer) if ids else None
     new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
     old_imports, new_imports = _file_imports(_blob_pair(section), blobs)
+    old_tests, new_tests = _file_tests(path, _blob_pair(section), blobs)
     added_code: list[str] = []
     removed_code: list[str] = []
     for hunk in parsed if parsed is not None else hunks(section):
@@ -209,6 +210,8 @@ def section_code_lines(
         removed = [i for i in hunk.changed("-") if _written(hunk.old[i], moved)]
         added = _not_imports(hunk.new, added, hunk.new_start, new_imports)
         removed = _not_imports(hunk.old, removed, hunk.old_start, old_imports)
+        added = _not_tests(hunk.new, added, hunk.new_start, new_tests)
+        removed = _not_tests(hunk.old, removed, hunk.old_start, old_tests)
         added_code += _code(new_flags, hunk.new, added, hunk.new_start, lexer)
         removed_code += _code(old_flags, hunk.old, removed, hunk.old_start, lexer)
     return added_code, removed_code
@@ -241,6 +244,36 @@ def _not_imports(
     return [i for i in changed if i not in inside and not is_import(side[i])]
 
 
+# A file's tests start past its end: it has no test module.
+NO_TESTS = sys.maxsize
+
+
+def _file_tests(
+    path: str, ids: tuple[str, str] | None, blobs: Blobs | None
+) -> tuple[int | None, int | None]:
+    """The line from which the old and the new file are a Rust test module (`NO_TESTS` for any
+    other file), or None where the clone did not give the text."""
+    if not path.endswith(".rs"):
+        return NO_TESTS, NO_TESTS
+
+    def start(blob: str) -> int | None:
+        text = _blob_text(blob, blobs)
+        return None if text is None else rust_test_start(text) or NO_TESTS
+
+    return (start(ids[0]), start(ids[1])) if ids else (None, None)
+
+
+def _not_tests(side: list[str], changed: list[int], start: int, tests: int | None) -> list[int]:
+    """Those of the `changed` lines of a hunk side that come before the file's test module. A
+    unit test written inside a Rust source file is a test all the same: bevy #22425 fixes one
+    line and adds a 54-line test to the module's `mod test`. Without the whole file, the hunk
+    tells only where it shows the module's start."""
+    if tests is None:
+        local = rust_test_start("\n".join(side))
+        tests = NO_TESTS if local is None else start + local - 1
+    return [i for i in changed if start + i < tests]
+
+
 def _written(line: str, moved: frozenset[str]) -> bool:
     """Whether a changed line is one somebody wrote here: not moved, not minified."""
     return len(line) <= MAX_CODE_LINE_CHARS and flat(line) not in moved
@@ -261,13 +294,16 @@ def code_hunks(sections: list[str]) -> dict[int, list[Hunk]]:
 
 
 def moved_texts(parsed: dict[int, list[Hunk]]) -> frozenset[str]:
-    """Texts (`carried.flat`, long enough not to match by accident) a diff both removes and adds
-    among its code files: lines moved from one place or file to another."""
+    """Texts (`carried.flat`) a diff both removes and adds among its code files: lines moved from
+    one place or file to another. Short ones too: a stage's lines are counted once per text, so a
+    `}`, `else:` or `urls = []` on both sides is no change whether or not it moved with the code
+    around it (pip #6913 moves `_sort_locations` out of its class as `group_locations`: its
+    `else:` and `)` lines counted twice, 17 lines where the rename and its calls are 7)."""
     sides: dict[str, set[str]] = {"+": set(), "-": set()}
     for hunk in (h for found in parsed.values() for h in found):
         sides["+"].update(flat(hunk.new[i]) for i in hunk.added)
         sides["-"].update(flat(hunk.old[i]) for i in hunk.removed)
-    return frozenset(t for t in sides["+"] & sides["-"] if len(t) >= MIN_MOVED_CHARS)
+    return frozenset(t for t in sides["+"] & sides["-"] if t)
 
 
 def blob_ids(diff: str) -> list[str]:

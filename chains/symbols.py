@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import select
 
-from chains.lines import rust_test_start
-from chains.patches import file_sections, is_test_path, section_path
+from chains.patches import file_sections, is_test_path, rust_test_start, section_path
 from chains.substance import lexer_for
 from prchain.core import git
 from prchain.core.errors import GitError
@@ -87,15 +86,26 @@ def names_in(text: str, lexer: Lexer | None) -> set[str]:
 
     One lowercase word ("graph", "items") is left out: such local names recur by chance, while a
     compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol."""
+    return lexed_names(text, lexer)[0]
+
+
+def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
+    """(the names in `text` as `names_in` reads them, the functions among them it defines): the
+    names its `def`, `fn` or C and Java signatures introduce, where the lexer tells a function's
+    definition from a call (Python's, Rust's, C's and Java's do; Go's and TypeScript's do not).
+    Classes are not asked: Rust's lexer reads every type in a signature as a class name."""
     if lexer is None:
-        return set()
+        return set(), set()
     from pygments.token import Name
 
     found: set[str] = set()
+    defined: set[str] = set()
     for token, value in lexer.get_tokens(text):
         if token in Name and token not in Name.Builtin and _distinctive(value):
             found.add(value)
-    return found
+            if token in Name.Function:
+                defined.add(value)
+    return found, defined
 
 
 def _distinctive(name: str) -> bool:
@@ -106,12 +116,18 @@ def _distinctive(name: str) -> bool:
     )
 
 
-def code_names(diff: str, tests_from: Callable[[str, str], int | None] | None = None) -> set[str]:
-    """The identifiers in a diff's added code lines (tests left out; see `added_blocks`)."""
+def code_names(
+    diff: str, tests_from: Callable[[str, str], int | None] | None = None
+) -> tuple[set[str], set[str]]:
+    """The identifiers in a diff's added code lines (tests left out; see `added_blocks`), and
+    those of them it defines (`lexed_names`)."""
     found: set[str] = set()
+    defined: set[str] = set()
     for path, block in added_blocks(diff, tests_from):
-        found |= names_in(block, lexer_for(path))
-    return found
+        names, defines = lexed_names(block, lexer_for(path))
+        found |= names
+        defined |= defines
+    return found, defined
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
@@ -143,6 +159,7 @@ class Symbols:
         self.engine = engine
         self.clones = dict(clones or {})
         self._names: dict[int, set[str]] = {}
+        self._defined: dict[int, set[str]] = {}
         self._introduced: dict[int, set[str]] = {}
         self.grep_calls = 0
 
@@ -151,10 +168,17 @@ class Symbols:
             with self.engine.connect() as conn:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
             clone = self.clones.get(repo_id)
-            self._names[pr_id] = code_names(
+            self._names[pr_id], self._defined[pr_id] = code_names(
                 diff, (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None
             )
         return self._names[pr_id]
+
+    def _uses(self, newer: PRNode) -> set[str]:
+        """The names the newer PR's code uses: those it defines itself are its own, even where
+        the older PR defined one alike (networkx #1415 writes an approximate `k_components`
+        beside #1414's exact one; lancedb #3551 writes its own `compute_min_timestamp`)."""
+        names = self._code_names(newer.id, newer.repo_id)
+        return names - self._defined[newer.id]
 
     def _tests_from(self, clone: str, path: str, blob: str) -> int | None:
         """Where a Rust file's test module starts, read from its blob in the clone."""
@@ -179,8 +203,8 @@ class Symbols:
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added code."""
         new = self.introduced(older)
-        return len(new & self._code_names(newer.id, newer.repo_id)) if new else 0
+        return len(new & self._uses(newer)) if new else 0
 
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
         """The identifiers themselves (for the record), sorted."""
-        return sorted(self.introduced(older) & self._code_names(newer.id, newer.repo_id))
+        return sorted(self.introduced(older) & self._uses(newer))

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from chains.carried import carried_in_patch
 from chains.config import ChainsConfig
-from chains.lines import parse_patch, rust_test_start
+from chains.lines import parse_patch
+from chains.patches import rust_test_start
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
 from sql.models import Chain
@@ -232,6 +233,57 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     assert (tests_only.lineage, tests_only.symbols, tests_only.kept) == (0, 0, False)
     assert "2 line(s) of the older PR's tests" in tests_only.why
     assert (code.lineage, code.kept) == (1, True)
+
+
+CHECKS = "".join(f"    assert parse_size('{n}kb') == {n * 1024}\n" for n in range(1, 6))
+SNAPSHOT = "".join(f"size {n}kb -> {n * 1024} bytes\n" for n in range(1, 6))
+
+
+def test_rewriting_enough_of_an_older_prs_test_code_backs_a_link(tmp_path: Path) -> None:
+    """arrow-adbc #403 renames #381's TLS tests and adds cases for the options #381 built;
+    lancedb #3016 changes what #3013's `__getitems__` returns and rewrites its tests. Neither
+    touches a line of the older code. Rewriting four lines of another PR's test code changes
+    what that PR promised; four lines of its snapshot, a rendering of output, do not."""
+    repo = History(tmp_path / "checks")
+    repo.commit("Initial commit", {"src/units.py": "UNITS = {}\n", "src/cli.py": "ARGS = []\n"})
+    repo.pr(
+        1,
+        "Parse sizes",
+        {
+            "src/units.py": "UNITS = {'kb': 1024}\n\ndef parse_size(text):\n"
+            "    return int(text[:-2]) * UNITS[text[-2:]]\n",
+            "tests/test_units.py": f"def test_parse_size():\n{CHECKS}",
+            "tests/snapshots/sizes.snap": SNAPSHOT,
+        },
+    )
+    decimal = CHECKS.replace("* 1024", "* 1000")
+    for n in range(1, 6):
+        decimal = decimal.replace(f"== {n * 1024}", f"== {n * 1000}")
+    repo.pr(
+        2,
+        "Decimal kilobytes on the command line",
+        {
+            "src/cli.py": "ARGS = ['--decimal']\nDECIMAL = True\n",
+            "tests/test_units.py": f"def test_parse_size():\n{decimal}",
+        },
+        body="Follow-up to #1: sizes are decimal now.",
+    )
+    repo.pr(
+        3,
+        "Byte counts in the report",
+        {
+            "src/cli.py": "ARGS = ['--decimal']\nDECIMAL = True\nREPORT = 'bytes'\n",
+            "tests/snapshots/sizes.snap": SNAPSHOT.replace("bytes", "B"),
+        },
+        body="Follow-up to #1: shorter units in the report.",
+    )
+    links = links_by_number(_mined(repo, tmp_path, "checks"))
+    checks, snapshot = links[2, 1], links[3, 1]
+    assert (checks.lineage, checks.kept, checks.rule) == (0, True, None)
+    assert "5 line(s) of the older PR's tests" in checks.why
+    assert (snapshot.lineage, snapshot.kept) == (0, False)
+    assert snapshot.rule == "wording_without_shared_code"
+    assert "5 line(s) of the older PR's tests (0 of them test code)" in snapshot.why
 
 
 def test_a_revert_pushed_without_a_pr_undoes_the_older_pr(tmp_path: Path) -> None:

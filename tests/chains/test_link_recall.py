@@ -193,6 +193,37 @@ def test_many_rewritten_lines_outweigh_list_wording(links: dict) -> None:
     assert (links[7, 5].kept, links[7, 5].rule) == (False, "parallel_wording")
 
 
+def test_a_name_the_newer_pr_defines_itself_is_no_use(tmp_path: Path) -> None:
+    """networkx #1415 writes an approximate `k_components` beside #1414's exact one, and names
+    #1414 only in passing: its own definition of the name uses nothing of #1414's."""
+    repo = History(tmp_path / "twins")
+    repo.commit("Initial commit", {"src/core.py": CORE})
+    repo.pr(
+        1,
+        "Exact components",
+        {"src/exact.py": "def node_components(graph):\n    return [set(graph)]\n"},
+    )
+    repo.pr(
+        2,
+        "Approximate components",
+        {
+            "src/approx.py": "def node_components(graph):\n    return [set(existing_helper(graph))]\n"
+        },
+        body="An approximation of the components #1 computes exactly.",
+    )
+    repo.pr(
+        3,
+        "Report components",
+        {"src/report.py": "def report(graph):\n    return len(node_components(graph))\n"},
+        body="Reports the components of #1.",
+    )
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "twins.db", "acme/twins", config))
+    twin, user = links[2, 1], links[3, 1]
+    assert (twin.kept, twin.symbols, twin.rule) == (False, 0, "plain_mention_without_shared_lines")
+    assert (user.kept, user.symbols) == (True, 1)
+
+
 def test_words_and_names_the_rules_read() -> None:
     assert regression_wording("In #10716, I broke fallback to the index.", 10716) == "broke"
     assert regression_wording("This regressed in #12 when we moved it.", 12) == "regressed"
@@ -203,7 +234,7 @@ def test_words_and_names_the_rules_read() -> None:
         " fn x() {}\n+// reachable_markers in a comment\n"
         '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
     )
-    assert code_names(diff) == {"simplify_tree", "MarkerTree"}
+    assert code_names(diff) == ({"simplify_tree", "MarkerTree"}, {"simplify_tree"})
 
 
 def test_the_names_needed_grow_with_the_gap() -> None:

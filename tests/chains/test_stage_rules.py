@@ -161,6 +161,67 @@ def test_an_import_is_known_by_its_first_words_in_each_language() -> None:
     assert not any(is_import(line) for line in code)
 
 
+MOVED_OUT = """diff --git a/src/index.py b/src/index.py
+--- a/src/index.py
++++ b/src/index.py
+@@ -1,12 +1,12 @@
++def sort_locations(locations):
++    files = []
++    for location in locations:
++        if location:
++            files.append(location)
++        else:
++            pass
++    return files
++
+ class Finder:
+-    @staticmethod
+-    def _sort(locations):
+-        files = []
+-        for location in locations:
+-            if location:
+-                files.append(location)
+-            else:
+-                pass
+-        return files
+     def find(self):
+         return []
+"""
+
+
+def test_short_lines_a_diff_moves_are_no_change() -> None:
+    """pip #6913 moves a static method out of its class: its `else:` and `)` lines, removed
+    in one place and added in another, were counted on both sides. Only the `def` lines and
+    the decorator change."""
+    assert patch_code_lines(MOVED_OUT) == 3
+
+
+def test_a_rust_files_test_module_is_tests(tmp_path: Path) -> None:
+    """bevy #22425 fixes one line of its source and adds a 54-line test to the file's own test
+    module: one changed line of code, read from the whole file or from the hunk alone."""
+    tests = "".join(
+        f"    #[test]\n    fn case_{i}() {{\n        assert_eq!(bump({i}), {i + 1});\n    }}\n"
+        for i in range(3)
+    )
+    before = (
+        "pub fn bump(x: u32) -> u32 {\n    x + 2\n}\n\n"
+        + "".join(f"pub fn f{i}() -> u32 {{\n    {i}\n}}\n" for i in range(8))
+        + f"\n#[cfg(test)]\nmod test {{\n    use super::*;\n\n{tests}}}\n"
+    )
+    added = "    #[test]\n    fn latching() {\n        let x = bump(1);\n        assert_eq!(x, 2);\n    }\n"
+    after = before.replace("x + 2", "x + 1").replace(tests, tests + added)
+    repo = History(tmp_path / "rust")
+    base = repo.commit("Initial commit", {"src/visibility.rs": before})
+    head = repo.pr(1, "Fix latching", {"src/visibility.rs": after})
+    diff = git(repo.path, "diff", base, head) + "\n"
+    assert diff.count("@@ -") == 2  # the fix and the test are hunks apart
+    assert patch_code_lines(diff, str(repo.path)) == 2  # `x + 2` out, `x + 1` in
+    # Without the clone, only the hunk that shows the module's start is known to be tests.
+    shown = git(repo.path, "diff", "-U30", base, head) + "\n"
+    assert patch_code_lines(shown) == 2
+    assert patch_code_lines(diff) == 2 + 5  # the test's hunk starts inside the module: unknown
+
+
 def test_a_hunk_inside_a_long_import_is_read_from_the_whole_file(tmp_path: Path) -> None:
     names = "".join(f"    storage::Column{i},\n" for i in range(12))
     before = f"use crate::{{\n{names}}};\n\npub fn width() -> usize {{\n    12\n}}\n"
