@@ -23,8 +23,12 @@ pytestmark = pytest.mark.docker
 RUN = f"lifecycle-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 GC = ["env", "gc", "--label", f"prchain.test_run={RUN}"]
 
+# The owner is a user's process: Ctrl-C reaches it through Python's default SIGINT handler. A child
+# inherits an ignored SIGINT (a suite started in the background by a shell without job control, or a
+# test before this one that ignored it), and Python then keeps ignoring it: restore the default.
 OWNER = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from environments.config import EnvironmentConfig
     from environments.factory import open_environment
     from environments.protocol import StageSpec
