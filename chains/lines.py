@@ -16,8 +16,8 @@ code built on code; where the clone is at hand, the whole file is lexed, so that
 block comment or a docstring is known for one), and a line the newer PR only moves (it adds the
 same text back) is counted apart: a move is weaker evidence than a rewrite (`Lineage.weight`).
 Only lines the older PR wrote count, not those it only re-indented, re-wrapped or moved
-(`chains.carried`); lines of its tests (test files, a Rust file's test module) are counted apart,
-no code evidence on their own.
+(`chains.carried`); lines of its tests (test files, a Rust file's test module) are counted apart:
+no code evidence, though enough of its test code rewritten backs a link (`test_lines_per_gap`).
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ class Lineage:
     # share code at all.
     touched: int = 0
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
-    # not counted in `lines`. Two PRs editing one test say little about code built on code.
+    # not counted in `lines`. A line or two of one test says little about code built on code;
+    # enough lines of test code back a link on their own (`chains.graph.tests_back`).
     tests: int = 0
     # Of `tests`, those in test code: a test file in a programming language (not data, markup or
     # configuration: no snapshot, expected output or fixture JSON) or a Rust test module. The

@@ -9,7 +9,8 @@ accident:
    test files and a Rust file's test module are skipped);
 2. of those, the ones the repository did not hold before the older PR (one `git grep -w -F` of all
    of them at its base): names the older PR brought in, not names it merely used;
-3. of those, the ones the newer PR's added code lines use.
+3. of those, the ones the newer PR's added code lines use, not counting the functions it defines
+   itself (a sibling's own `k_components` uses nothing of the older PR's).
 
 Without a clone step 2 cannot be told, and the answer is 0 (unknown, as good as none). Each PR's
 names and each older PR's new names are computed once (one PR is an end of many pairs).
@@ -81,19 +82,16 @@ def added_blocks(
     return blocks
 
 
-def names_in(text: str, lexer: Lexer | None) -> set[str]:
-    """Identifiers a lexer reads as names (not builtins, keywords, comments or strings).
+def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
+    """The identifiers a lexer reads as names in `text` (not builtins, keywords, comments or
+    strings), and the functions among them it defines.
 
     One lowercase word ("graph", "items") is left out: such local names recur by chance, while a
-    compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol."""
-    return lexed_names(text, lexer)[0]
-
-
-def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
-    """(the names in `text` as `names_in` reads them, the functions among them it defines): the
-    names its `def`, `fn` or C and Java signatures introduce, where the lexer tells a function's
-    definition from a call (Python's, Rust's, C's and Java's do; Go's and TypeScript's do not).
-    Classes are not asked: Rust's lexer reads every type in a signature as a class name."""
+    compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol. A
+    definition is a name its `def`, `fn` or C and Java signatures introduce, where the lexer tells
+    a function's definition from a call (Python's, Rust's, C's and Java's do; Go's and
+    TypeScript's do not). Classes are not asked: Rust's lexer reads every type in a signature as a
+    class name."""
     if lexer is None:
         return set(), set()
     from pygments.token import Name
