@@ -835,8 +835,6 @@ def _wording_only(
         return False
     if lineage.weight or lineage.touched or _restored(lineage) or attrs.get("symbols", 0):
         return False
-    if tests_back(lineage, attrs["gap_days"], config):
-        return False
     if config.stack_needs_code:
         # Only the PR merged first saying it exists for the other ("a prerequisite for #N", "to
         # unblock #N") keeps the link on its words: it was written for that PR.

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_code
@@ -43,6 +43,7 @@ _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Lexers whose documentation spans lines a hunk can start inside of (docstrings).
 WHOLE_FILE_LEXERS = frozenset({"Python", "Python 2.x", "Cython"})
 Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
+T = TypeVar("T")
 
 
 @dataclass
@@ -165,9 +166,17 @@ def _blob_text(blob: str, blobs: Blobs | None) -> str | None:
     return blobs.get(blob) if blobs and blob.strip("0") else None
 
 
-def _file_flags(blob: str, blobs: Blobs | None, lexer: Lexer | None) -> list[bool] | None:
-    text = _blob_text(blob, blobs)
-    return None if text is None else code_line_flags(text.split("\n"), lexer)
+def _sides(
+    ids: tuple[str, str] | None, blobs: Blobs | None, read: Callable[[str], T]
+) -> tuple[T | None, T | None]:
+    """`read` of the old and of the new file's text (blob ids as the section's `index` line
+    gives them), None for a side the clone did not give."""
+
+    def side(blob: str) -> T | None:
+        text = _blob_text(blob, blobs)
+        return None if text is None else read(text)
+
+    return (side(ids[0]), side(ids[1])) if ids else (None, None)
 
 
 def _code(
@@ -198,11 +207,16 @@ def section_code_lines(
     if not path or not counts_as_code(path):
         return [], []
     lexer = lexer_for(path)
-    ids = _whole_file_ids(section, lexer)
-    old_flags = _file_flags(ids[0], blobs, lexer) if ids else None
-    new_flags = _file_flags(ids[1], blobs, lexer) if ids else None
-    old_imports, new_imports = _file_imports(_blob_pair(section), blobs)
-    old_tests, new_tests = _file_tests(path, _blob_pair(section), blobs)
+    old_flags, new_flags = _sides(
+        _whole_file_ids(section, lexer),
+        blobs,
+        lambda text: code_line_flags(text.split("\n"), lexer),
+    )
+    pair = _blob_pair(section)
+    old_imports, new_imports = _sides(pair, blobs, import_lines)
+    old_tests, new_tests = (
+        _sides(pair, blobs, _tests_start) if path.endswith(".rs") else (NO_TESTS, NO_TESTS)
+    )
     added_code: list[str] = []
     removed_code: list[str] = []
     for hunk in parsed if parsed is not None else hunks(section):
@@ -215,19 +229,6 @@ def section_code_lines(
         added_code += _code(new_flags, hunk.new, added, hunk.new_start, lexer)
         removed_code += _code(old_flags, hunk.old, removed, hunk.old_start, lexer)
     return added_code, removed_code
-
-
-def _file_imports(
-    ids: tuple[str, str] | None, blobs: Blobs | None
-) -> tuple[set[int] | None, set[int] | None]:
-    """The lines a long import spans in the old and the new file, where the clone gave the text
-    (None where it did not)."""
-
-    def spans(blob: str) -> set[int] | None:
-        text = _blob_text(blob, blobs)
-        return None if text is None else import_lines(text)
-
-    return (spans(ids[0]), spans(ids[1])) if ids else (None, None)
 
 
 def _not_imports(
@@ -248,19 +249,9 @@ def _not_imports(
 NO_TESTS = sys.maxsize
 
 
-def _file_tests(
-    path: str, ids: tuple[str, str] | None, blobs: Blobs | None
-) -> tuple[int | None, int | None]:
-    """The line from which the old and the new file are a Rust test module (`NO_TESTS` for any
-    other file), or None where the clone did not give the text."""
-    if not path.endswith(".rs"):
-        return NO_TESTS, NO_TESTS
-
-    def start(blob: str) -> int | None:
-        text = _blob_text(blob, blobs)
-        return None if text is None else rust_test_start(text) or NO_TESTS
-
-    return (start(ids[0]), start(ids[1])) if ids else (None, None)
+def _tests_start(text: str) -> int:
+    """The line from which a Rust file is its test module (`NO_TESTS` where it has none)."""
+    return rust_test_start(text) or NO_TESTS
 
 
 def _not_tests(side: list[str], changed: list[int], start: int, tests: int | None) -> list[int]:
