@@ -13,7 +13,8 @@ and its own commits (`git rev-list first..second`); it is yielded just before th
 commit that brought it in. Squash commits count on the first-parent line only: off it they are
 backports and cherry-picks of PRs already counted. A number the line lands again months later,
 under another title, is the later PR's: the earlier came with the history of the project's
-former home.
+former home. A merge that brings in another project's whole history (commits that reach a root of
+their own) keeps none of its commits: their numbers are the other project's.
 
 The cursor is the last first-parent commit fully handled, so a rerun walks only `CURSOR..HEAD`.
 """
@@ -236,6 +237,13 @@ class GitSource:
         for sha in mainline:
             commit = by_sha[sha]
             branch = _claim(commit, by_sha, claimed, position) if len(commit.parents) > 1 else []
+            own = _own_history(branch, by_sha)
+            if len(own) < len(branch):
+                # Another project's history merged in whole (dask #11623 brings dask-expr's 940
+                # commits): its "(#6)" and "Merge pull request #31" are that project's numbers,
+                # and its first commit is years older than the PR.
+                self._kinds["merges of another history: its commits left out"] += 1
+                branch = own
             for side in self._off_line_prs(commit, branch, by_sha):
                 if side.number in seen or side.number in landed:
                     continue
@@ -388,6 +396,20 @@ def _claim(
         stack.extend(p for p in by_sha[sha].parents if p in by_sha and p not in claimed)
     found.sort(key=position.__getitem__)
     return found
+
+
+def _own_history(branch: list[str], by_sha: dict[str, _Commit]) -> list[str]:
+    """The branch's commits that descend from this repository's history: those with a parent
+    outside the branch (the first-parent line, an earlier branch, or before the log's cursor) or
+    in this set. A commit without parents, and all it alone leads to, is another history merged
+    in (a project absorbed with its own history, a subtree added)."""
+    inside = set(branch)
+    own: set[str] = set()
+    for sha in branch:  # parents first
+        parents = by_sha[sha].parents
+        if any(p not in inside or p in own for p in parents):
+            own.add(sha)
+    return [sha for sha in branch if sha in own]
 
 
 def _number_owners(mainline: list[str], by_sha: dict[str, _Commit]) -> dict[int, str]:

@@ -681,3 +681,38 @@ def test_merge_queue_and_bors_merges_are_prs_with_their_branch_commits(tmp_path:
     assert (pr9.merge_commit_sha, [c.sha for c in pr9.commits]) == (merged, [fix])
     assert pr9.patch is not None and "manifest.rs" in pr9.patch
     assert source.found_by_kind() == {"merge": 2}
+
+
+def test_another_projects_history_merged_in_whole_is_not_read_as_ours(tmp_path: Path) -> None:
+    """dask #11623 merges dask-expr's whole history (940 commits from its own first commit): their
+    "(#6)" subjects and "Merge pull request #31" are dask-expr's numbers, not PRs of dask or
+    references to them, and the PR was opened when it was, not when dask-expr began."""
+    repo = _new_repo(tmp_path, "absorber", date="2023-01-01T10:00:00")
+    for number in range(1, 41, 13):
+        _squash(repo, f"Our work {number} (#{number})", name="ours.py", date="2023-02-01T10:00:00")
+    git(repo, "checkout", "-q", "--orphan", "expr")
+    git(repo, "rm", "-q", "-r", "-f", ".")
+    _squash(repo, "Start the expression project", name="expr.py", date="2021-05-01T10:00:00")
+    _squash(repo, "Add lowering (#6)\n\nFollows #3.", name="expr.py", date="2021-06-01T10:00:00")
+    git(repo, "checkout", "-q", "-b", "optimizer")
+    _squash(repo, "Optimizer work, see #2", name="opt.py", date="2021-07-01T10:00:00")
+    git(repo, "checkout", "-q", "expr")
+    _no_ff(repo, "optimizer", "Merge pull request #31 from them/optimizer", "2021-07-02T10:00:00")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--allow-unrelated-histories", "-m",
+        "Merge the expression project into ours (#45)\n\nIts history comes along.", "expr",
+        date="2024-03-01T10:00:00")  # fmt: skip
+    merged = git(repo, "rev-parse", "HEAD")
+    source = GitSource(str(repo), full_name="acme/absorber")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [1, 14, 27, 40, 45]
+    absorbed = prs[45]
+    assert (absorbed.merge_commit_sha, absorbed.commits) == (merged, [])
+    assert absorbed.created_at == absorbed.merged_at  # its own commit, not dask-expr's first
+    assert absorbed.patch is not None and "expr.py" in absorbed.patch
+    assert not {ref.target_number for ref in pr_refs(absorbed, "acme/absorber")}
+    assert source.found_by_kind() == {
+        "squash": 4,
+        "merge": 1,
+        "merges of another history: its commits left out": 1,
+    }
