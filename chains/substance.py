@@ -6,7 +6,8 @@ file name): its new side (context and added lines) and its old side (context and
 changed line counts when it holds a token that is neither a comment, a docstring nor white space.
 Files that are tests, fixtures, documentation, CI, lock or configuration files never count
 (`chains.filters.counts_as_code`), nor does a Rust file's test module, nor do generated files and
-minified lines (`chains.generated`); a file no lexer knows counts its non-blank changed lines.
+minified lines (`chains.generated`); a file no lexer knows counts its non-blank changed lines. A
+PR that adds no line of code, only removes some, counts each removed line half.
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -383,6 +384,11 @@ def patch_code_lines(
             new, old = section_code_lines(section, blobs, moved, parsed[i])
             added.update(new)
             removed.update(old)
+    if not added:
+        # A change that writes no code only deletes it (a deprecated API, dead code, an enum's
+        # unused variants): finding what to remove is half the work of writing it, so each line
+        # counts half (distributed #9222 deletes 16 lines of deprecated code, qiskit #7682 22).
+        return (len(removed) + 1) // 2
     return len(added) + len(removed)
 
 

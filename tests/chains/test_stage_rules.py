@@ -121,6 +121,26 @@ def test_a_line_written_the_same_in_many_places_is_one_change() -> None:
     assert patch_code_lines(distinct) == 15
 
 
+def _deprecated(removed: int, added: list[str]) -> str:
+    """A Python file losing `removed` lines of a deprecated function (and gaining `added`)."""
+    body = "".join(f"-    value_{i} = legacy_step(value, {i})\n" for i in range(removed))
+    body += "".join(f"+{line}\n" for line in added)
+    path = "distributed/client.py"
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{removed + 1} +1,{len(added) + 1} @@\n def run(value):\n{body}"
+    )
+
+
+def test_a_change_that_only_deletes_code_counts_each_line_half() -> None:
+    """distributed #9222 only deletes 16 lines of deprecated code: finding what to remove is half
+    the work of writing it. A line of new code makes it a change like any other."""
+    assert patch_code_lines(_deprecated(16, [])) == 8
+    assert patch_code_lines(_deprecated(15, [])) == 8
+    assert patch_code_lines(_deprecated(16, ["    return modern_step(value)"])) == 17
+    assert patch_code_lines(_deprecated(16, ["    # kept for one release"])) == 8  # no code
+
+
 RS_IMPORTS = """diff --git a/crates/ecs/src/world.rs b/crates/ecs/src/world.rs
 --- a/crates/ecs/src/world.rs
 +++ b/crates/ecs/src/world.rs
