@@ -12,9 +12,10 @@ PR that adds no line of code, only removes some, counts each removed line half.
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
 at hand, a Python file's whole old and new texts are read (its blobs, named in the diff's `index`
-line, read with one `git cat-file --batch` per PR); a hunk that begins or ends inside one of its
-strings spanning lines is looked up, line by line, in the whole file lexed, and any other hunk,
-which lexes alone to the same flags, is lexed alone (`WholeFile`). Other languages mark documentation per line (`///`, `//`, `#`), which hunks read right.
+line, read with one `git cat-file --batch` per PR). A hunk that begins or ends inside one of the
+file's strings spanning lines is looked up, line by line, in the whole file lexed; any other hunk
+lexes alone to the same flags and is lexed alone (`WholeFile`). Other languages mark
+documentation per line (`///`, `//`, `#`), which hunks read right.
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ class WholeFile:
 
 def _multiline_strings(text: str) -> list[tuple[int, int]]:
     """(first, last) line of every triple-quoted string that spans lines."""
-    starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    starts = [0] + [newline.end() for newline in re.finditer("\n", text)]
     spans: list[tuple[int, int]] = []
     for match in _PY_STRINGS.finditer(text):
         if match.group("triple") and "\n" in match.group():
