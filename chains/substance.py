@@ -181,12 +181,14 @@ class WholeFile:
     _flags: list[bool] | None = None
 
     def cut(self, start: int, count: int) -> bool:
-        """Whether lines `start`..`start + count - 1` (1-based) begin or end inside a string that
-        spans lines."""
+        """Whether lines `start`..`start + count - 1` (1-based) begin or end on a line of a string
+        that spans lines. Its first and last lines count as inside: a hunk side read from a diff
+        may end in one more empty line than the file has there, so a hunk that seems to end just
+        on a string's last line may end inside it (dask #1681's hunk of `core.py`)."""
         if self._spans is None:
             self._spans = _multiline_strings(self.text)
         end = start + count - 1
-        return any(first < start <= last or first <= end < last for first, last in self._spans)
+        return any(first <= start <= last or first <= end <= last for first, last in self._spans)
 
     @property
     def flags(self) -> list[bool]:

@@ -448,14 +448,37 @@ def test_only_a_hunk_that_cuts_through_a_multi_line_string_lexes_the_whole_file(
     )
     whole = WholeFile(text, lexer_for("src/tool.py"))
     assert _multiline_strings(text) == [(1, 3), (8, 9)]
-    assert not whole.cut(4, 4) and not whole.cut(1, 5) and not whole.cut(10, 1)
+    assert not whole.cut(4, 4) and not whole.cut(5, 2) and not whole.cut(10, 1)
     assert whole._flags is None  # nothing lexed whole yet
     assert whole.cut(2, 3) and whole.cut(7, 2) and whole.cut(9, 2)
+    # A side that ends on a string's last line may end inside it (a diff's last hunk reads one
+    # more empty line than the file has there): it is lexed whole.
+    assert whole.cut(1, 5) and whole.cut(6, 4)
     # A triple quote left open runs to the end of the file.
     assert _multiline_strings('a = 1\nb = """open\nc = 2\n') == [(2, 4)]
     # Where no hunk cuts a string, reading the hunk alone gives what the whole file gives.
     lines = text.split("\n")
     assert code_line_flags(lines[3:7], whole.lexer) == whole.flags[3:7]
+
+
+def test_a_last_hunk_ending_inside_a_docstring_is_read_from_the_whole_file(tmp_path: Path) -> None:
+    """dask #1681 deletes `list2` and rewords the docstring of `quote` below it: the diff's one
+    hunk starts above the docstring and stops a line before its closing quotes. Read alone, the
+    reworded lines looked like code."""
+    before = (
+        "def list2(L):\n    return list(L)\n\n\ndef quote(x):\n"
+        '    """Keep a value literal.\n\n    Remark one.\n    Remark two.\n    Remark three.\n'
+        '    >>> quote(1)\n    """\n'
+    )
+    after = before.split("\n\n\n", 1)[1].replace("Remark one", "Remark 1")
+    repo = History(tmp_path / "quote")
+    base = repo.commit("Initial commit", {"src/core.py": before})
+    head = repo.pr(1, "Drop list2", {"src/core.py": after})
+    diff = git(repo.path, "diff", base, head) + "\n"
+    assert diff.count("@@ -") == 1 and diff.rstrip("\n").endswith("     >>> quote(1)")
+    assert patch_code_lines(diff) == 4  # alone: the reworded line, removed and added, as code
+    # The whole file: two lines of code removed, none added (counted half).
+    assert patch_code_lines(diff, str(repo.path)) == 1
 
 
 def test_generated_files_and_minified_lines_are_no_code(tmp_path: Path) -> None:
