@@ -12,9 +12,10 @@ Two steps, so that git runs only where it can answer yes:
 
 Context lines never count: registration lists (`mod.rs`, rule tables) put every sibling PR next
 to every other. Nor do imports and comments (a shared `use` line or a comment says nothing about
-code built on code; where the clone is at hand, the whole file is lexed, so that a line inside a
-block comment or a docstring is known for one), and a line the newer PR only moves (it adds the
-same text back) is counted apart: a move is weaker evidence than a rewrite (`Lineage.weight`).
+code built on code; where the clone is at hand, the whole file is read, and lexed whole where a
+line may sit inside a block comment or a docstring spanning lines, so that such a line is known for
+one), and a line the newer PR only moves (it adds the same text back) is counted apart: a move is
+weaker evidence than a rewrite (`Lineage.weight`).
 Only lines the older PR wrote count, not those it only re-indented, re-wrapped or moved
 (`chains.carried`); lines of its tests (test files, a Rust file's test module) are counted apart:
 no code evidence, though enough of its test code rewritten backs a link (`test_lines_per_gap`).
@@ -37,7 +38,7 @@ from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.imports import import_lines
 from chains.patches import file_sections, is_test_path, rust_test_start
-from chains.substance import code_line_flags, lexer_for
+from chains.substance import WholeFile, lexer_for
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
 
@@ -323,7 +324,7 @@ class Lines:
         self._unblamable: set[tuple[int, str, str]] = set()
         self._files: dict[tuple[str, str, str], _FileFacts] = {}
         # Code flags per (file name, text): one version of a file sits under many PRs' bases.
-        self._flags: dict[tuple[str, str], list[bool]] = {}
+        self._flags: dict[tuple[str, str], WholeFile] = {}
         self._holds: dict[tuple[str, str], bool] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
@@ -549,11 +550,11 @@ class _FileFacts:
     """What lineage asks of one file at one revision: where a Rust test module starts, and which
     lines hold code: not those an import spans (`import_lines`), nor those in a comment or
     docstring (lexed on first ask, and only when the file has a block comment or docstring to be
-    inside of; `lexed` caches the flags by file name and text). Unknown (the file could not be
+    inside of; `lexed` caches each text by file name and text, lexed whole where it must be). Unknown (the file could not be
     read): every line is code, none is a test."""
 
     def __init__(
-        self, path: str, text: str | None, lexed: dict[tuple[str, str], list[bool]]
+        self, path: str, text: str | None, lexed: dict[tuple[str, str], WholeFile]
     ) -> None:
         self.path = path
         self.text = text
@@ -573,9 +574,8 @@ class _FileFacts:
             return True
         key = (self.path.rsplit("/", 1)[-1], text)
         if key not in self._lexed:
-            self._lexed[key] = code_line_flags(text.split("\n"), lexer_for(self.path))
-        flags = self._lexed[key]
-        return not 0 < line <= len(flags) or flags[line - 1]
+            self._lexed[key] = WholeFile(text, lexer_for(self.path))
+        return self._lexed[key].line_is_code(line)
 
 
 def _lineage(

@@ -179,6 +179,13 @@ class WholeFile:
     lexer: Lexer | None
     _spans: list[tuple[int, int]] | None = None
     _flags: list[bool] | None = None
+    _lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
 
     def cut(self, start: int, count: int) -> bool:
         """Whether lines `start`..`start + count - 1` (1-based) begin or end on a line of a string
@@ -193,8 +200,19 @@ class WholeFile:
     @property
     def flags(self) -> list[bool]:
         if self._flags is None:
-            self._flags = code_line_flags(self.text.split("\n"), self.lexer)
+            self._flags = code_line_flags(self.lines, self.lexer)
         return self._flags
+
+    def line_is_code(self, line: int) -> bool:
+        """Whether line `line` (1-based) holds code; a line past the end is taken for code. A
+        Python line outside every string spanning lines lexes alone; any other line is looked up
+        in the whole file lexed (a block comment of another language)."""
+        whole_python = self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS
+        if whole_python and not self.cut(line, 1):
+            lines = self.lines
+            return not 0 < line <= len(lines) or code_line_flags([lines[line - 1]], self.lexer)[0]
+        flags = self.flags
+        return not 0 < line <= len(flags) or flags[line - 1]
 
 
 def _multiline_strings(text: str) -> list[tuple[int, int]]:
