@@ -323,7 +323,8 @@ class Lines:
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
         self._files: dict[tuple[str, str, str], _FileFacts] = {}
-        # Code flags per (file name, text): one version of a file sits under many PRs' bases.
+        # Each (file name, text) read for code once: one version of a file sits under many PRs'
+        # bases.
         self._flags: dict[tuple[str, str], WholeFile] = {}
         self._holds: dict[tuple[str, str], bool] = {}
         self.blame_calls = 0
@@ -550,8 +551,8 @@ class _FileFacts:
     """What lineage asks of one file at one revision: where a Rust test module starts, and which
     lines hold code: not those an import spans (`import_lines`), nor those in a comment or
     docstring (lexed on first ask, and only when the file has a block comment or docstring to be
-    inside of; `lexed` caches each text by file name and text, lexed whole where it must be). Unknown (the file could not be
-    read): every line is code, none is a test."""
+    inside of; `lexed` holds each text once per file name, lexed whole only where a line needs
+    it). Unknown (the file could not be read): every line is code, none is a test."""
 
     def __init__(
         self, path: str, text: str | None, lexed: dict[tuple[str, str], WholeFile]
