@@ -207,12 +207,12 @@ class WholeFile:
         """Whether line `line` (1-based) holds code; a line past the end is taken for code. A
         Python line outside every string spanning lines lexes alone; any other line is looked up
         in the whole file lexed (a block comment of another language)."""
-        whole_python = self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS
-        if whole_python and not self.cut(line, 1):
-            lines = self.lines
-            return not 0 < line <= len(lines) or code_line_flags([lines[line - 1]], self.lexer)[0]
-        flags = self.flags
-        return not 0 < line <= len(flags) or flags[line - 1]
+        if not 0 < line <= len(self.lines):
+            return True
+        python = self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS
+        if python and not self.cut(line, 1):
+            return code_line_flags([self.lines[line - 1]], self.lexer)[0]
+        return self.flags[line - 1]
 
 
 def _multiline_strings(text: str) -> list[tuple[int, int]]:
