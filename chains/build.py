@@ -22,6 +22,7 @@ from chains.graph import GraphReport, PRNode, load_graph, load_repos
 from chains.inuse import in_use, mark_superseded, unmark
 from chains.links import STAGE_RULES, write_links
 from chains.patches import SplitPatch, split_patch
+from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from chains.substance import measure_stages, thin_stages
 from prchain.core.errors import ConfigError
@@ -302,7 +303,10 @@ def _chain_rules(
     patches: dict[int, SplitPatch],
     summary: BuildSummary,
 ) -> list[ChainCandidate]:
-    """Reverts, substance, then benchmark contamination, then near-duplicates; each drop counted by rule."""
+    """Stage bases, reverts, substance, then benchmark contamination, then near-duplicates; each
+    drop counted by rule."""
+    if cfg.check_stage_bases:
+        chains = _cut_at_stage_bases(chains, graph, nodes, engine, patches, summary)
     if not cfg.revert_pairs:
         chains = _trim_reverts(chains, graph, summary)
     kept = []
@@ -324,6 +328,44 @@ def _chain_rules(
     for chain in kept:
         chain.label = revert_label(chain)
     return kept
+
+
+def _cut_at_stage_bases(
+    chains: list[ChainCandidate],
+    graph: nx.DiGraph,
+    nodes: dict[int, PRNode],
+    engine: Engine,
+    patches: dict[int, SplitPatch],
+    summary: BuildSummary,
+) -> list[ChainCandidate]:
+    """Each chain keeps its longest run of stages that can all be entered (chains/revertible.py):
+    a chain left with under two stages is dropped (`stage_base_conflict`), a shorter one is
+    made again from the run (`stage_base_cut` counts the links cut off)."""
+    bases = StageBases({rid: path for rid, (_name, path, _branch) in load_repos(engine).items()})
+    _load_patches(
+        engine,
+        sorted({pr for c in chains if bases.can_check(c.repo_id) for pr in c.pr_ids}),
+        patches,
+    )
+    kept = []
+    for chain in chains:
+        if not bases.can_check(chain.repo_id):
+            kept.append(chain)
+            continue
+        start, end = bases.enterable_run(
+            chain.repo_id,
+            [nodes[pr].base_sha or "" for pr in chain.pr_ids],
+            [patches.get(pr, NO_PATCH).code for pr in chain.pr_ids],
+        )
+        if end - start == len(chain.pr_ids):
+            kept.append(chain)
+        elif end - start < 2:
+            _drop(summary, chain, "stage_base_conflict")
+        else:
+            summary.chains_dropped["stage_base_cut"] += 0
+            summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
+            kept.append(candidate(graph, chain.pr_ids[start:end]))
+    return _unique(kept)
 
 
 def _is_revert(edge: dict[str, Any]) -> bool:

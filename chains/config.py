@@ -118,8 +118,18 @@ class ChainsConfig(BaseModel):
         ge=0,
         description="Line lineage needed to back a link over the gap, overlap and issue-only rules, per "
         "max_gap_days of time between the two PRs (at least one period): one rewritten line within the "
-        "gap, two at 200 days, seven at two years. Imports and comments do not count, a moved line "
-        "counts half.",
+        "gap, two at 200 days and after, up to lineage_max_lines. Imports and comments do not "
+        "count, a moved line counts half.",
+    )
+    lineage_max_lines: float = Field(
+        2.0,
+        ge=0,
+        description="The most line lineage a link ever needs, however long the gap (0: no "
+        "bound). A PR that names an older one and rewrites two of its lines builds on it years "
+        "on as well: in the blind hand checks of rounds 12 to 15, every dropped link with two "
+        "or more rewritten lines past the gap was real or borderline (networkx #8586 reworks "
+        "#3039's cut filter 2,817 days on; tokio #4867 removes #2448's broadcast closed flag "
+        "after 835 days).",
     )
     test_lines_per_gap: float = Field(
         4.0,
@@ -236,6 +246,13 @@ class ChainsConfig(BaseModel):
         description="A link only through an umbrella issue is read as any issue-only link, kept "
         "when code backs it (with corroborate_issue_only: a rewritten line, a used name); off, or "
         "without corroborate_issue_only, such links are ignored (umbrella_issue).",
+    )
+    check_stage_bases: bool = Field(
+        True,
+        description="Where the repo's clone is at hand, keep of each chain only its longest run of "
+        "stages whose base the sandbox can make: the earlier stages' gold patches revert cleanly "
+        "(3-way) at the stage's base commit. A PR outside the chain that edited an earlier "
+        "stage's lines in between makes the revert conflict, and the rollout would stop there.",
     )
     check_ancestry: bool = Field(
         True,

@@ -786,8 +786,9 @@ def _regression_fix(
 def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
     """Whether line lineage is enough to back a link on its own (over the gap, overlap and
     issue-only rules): `lineage_lines_per_gap` per `max_gap_days` between the PRs (at least one
-    period), a moved line counting half. A few lines shared with a PR two years older are a
-    coincidence of history more often than a dependency. Rewriting all the code the older PR
+    period), a moved line counting half, and never more than `lineage_max_lines`: the reference
+    already says the two PRs are related, and two rewritten lines of the older PR's code confirm
+    it at any age, while a single line is as often a shared hot spot. Rewriting all the code the older PR
     wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
     #17813 rewrote #15864's one-line fix 270 days on). Code lines the older PR removed and the
     newer one writes back, from `MIN_RESTORED` on, count as rewritten ones: the newer PR takes
@@ -798,6 +799,8 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
         return True
     need = config.lineage_lines_per_gap * max(1.0, gap_days / config.max_gap_days)
+    if config.lineage_max_lines > 0:
+        need = min(need, config.lineage_max_lines)
     return lineage.weight + restored >= need
 
 

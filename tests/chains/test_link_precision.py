@@ -221,12 +221,47 @@ def test_strong_wording_and_code_hold_a_link_over_the_gap_for_a_year(engine: Eng
     assert _decisions(engine, strong_code_max_gap_days=0)[31, 30].rule == "gap_too_long"
 
 
+def test_two_rewritten_lines_back_a_named_link_at_any_age(engine: Engine) -> None:
+    store = StoreBuilder(engine, rewrite_shared=False)
+    store.pr(60, ["calc/core.py"], day=1)
+    _set_patch(store, 60, _diff("calc/core.py", CORE))
+    # Three years on (the gap alone would ask for 9.1 lines): #61 and #63 rewrite two of #60's
+    # lines, #62 one; #63 is linked only through an issue both name.
+    for number, rewritten in ((61, 2), (62, 1), (63, 2)):
+        store.pr(number, ["calc/core.py"], day=1100)
+        _set_patch(
+            store,
+            number,
+            _diff(
+                "calc/core.py",
+                [f"value_{i} = parse_headers(text, limit={i + 10})" for i in range(rewritten)],
+                CORE[:rewritten],
+            ),
+        )
+    store.ref(61, 60, "mention", evidence="The limits #60 set are too low for large headers.")
+    store.ref(62, 60, "mention", evidence="The limits #60 set are too low for large headers.")
+    store.ref(
+        63, 60, "issue_mediated", evidence="#63 fixes #9, which #60 also refers to", via_issue=9
+    )
+    store.write()
+    links = _decisions(engine)
+    assert (links[61, 60].rule, links[61, 60].attrs["lineage"]) == (None, 2)
+    assert links[61, 60].attrs["gap_days"] > 1000
+    assert links[62, 60].rule == "plain_mention_without_shared_lines"
+    assert links[63, 60].rule is None
+    # Without the bound, the need grows with the gap and both are dropped.
+    unbounded = _decisions(engine, lineage_max_lines=0)
+    assert unbounded[61, 60].rule == "plain_mention_without_shared_lines"
+    assert unbounded[63, 60].rule == "issue_only_uncorroborated"
+
+
 def test_code_written_back_backs_a_link_as_rewritten_code_does(engine: Engine) -> None:
     store = StoreBuilder(engine, rewrite_shared=False)
     store.pr(40, ["calc/core.py"], day=1)
     _set_patch(store, 40, _diff("calc/core.py", ["values = table()"], CORE[:4]))  # removes 4
     # A plain mention, a shared issue: #41 writes back three of the lines #40 removed, #42 two
-    # (one common line comes back by chance), #43 three again but two years on (5.6 needed).
+    # (one common line comes back by chance), #43 three again but two years on: more than
+    # lineage_max_lines (2), though the gap alone would ask for 5.8.
     for number, day, back in ((41, 10, 3), (42, 10, 2), (43, 700, 3)):
         store.pr(number, ["calc/core.py"], day=day)
         store.ref(number, 40, "mention", evidence="Brings back what #40 dropped.")
@@ -240,7 +275,10 @@ def test_code_written_back_backs_a_link_as_rewritten_code_does(engine: Engine) -
     links = _decisions(engine)
     assert links[41, 40].rule is None and links[41, 40].attrs["lineage"] == 0
     assert "writes back 3 line(s)" in links[41, 40].attrs["why"]
-    assert links[42, 40].rule == links[43, 40].rule == "plain_mention_without_shared_lines"
+    assert links[42, 40].rule == "plain_mention_without_shared_lines"
+    assert links[43, 40].rule is None and links[43, 40].attrs["gap_days"] > 690
+    unbounded = _decisions(engine, lineage_max_lines=0)
+    assert unbounded[43, 40].rule == "plain_mention_without_shared_lines"
     assert links[44, 40].rule is None
     assert "corroborated by the newer PR writing back lines" in links[44, 40].attrs["why"]
 

@@ -1,0 +1,82 @@
+"""Can every stage of a chain be entered? Asked of git before the chain is kept.
+
+The sandbox starts stage t from B_t with the earlier stages' gold patches reverted, newest first
+(`git apply -R --3way`, docs/architecture.md, "Carry-forward"). When a PR outside the chain edited
+an earlier stage's lines between that stage and stage t, the revert conflicts: the stage base
+cannot be made, and under the default conflict policy the rollout stops there. That happens to
+about half of the chains the link rules allow (mypy #2193 → #2436: #2378, #2391 and #2419 rewrote
+lines of #2193's `mypy/types.py` in between), so the build asks first: in a throwaway index read
+from B_t, never a work tree, it reverts the same patches the same way.
+
+A chain keeps its longest run of consecutive stages that can all be entered (the earliest of equal
+runs); a run of fewer than two stages is no chain. Without a clone nothing can be asked, and the
+chain is kept as it is.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from prchain.core import git
+
+GIT_TIMEOUT = 120
+
+
+class StageBases:
+    """Answers, per repository clone, whether earlier gold patches revert at a later base.
+
+    Answers are cached on (base, patches): chains of one start share their first stages."""
+
+    def __init__(self, clones: Mapping[int, str | None]) -> None:
+        self.clones = {repo: path for repo, path in clones.items() if path and Path(path).exists()}
+        self._answers: dict[tuple[int, str, tuple[str, ...]], bool] = {}
+        self.checked = 0
+
+    def can_check(self, repo_id: int) -> bool:
+        return repo_id in self.clones
+
+    def reverts(self, repo_id: int, base: str, golds: Sequence[str]) -> bool:
+        """Whether `golds` (oldest first) revert cleanly, newest first, on `base`: the stage base
+        can be made. An empty gold patch is skipped, as the sandbox skips it."""
+        patches = tuple(g for g in golds if g.strip())
+        if not patches or not base:
+            return True
+        key = (repo_id, base, patches)
+        if key not in self._answers:
+            self._answers[key] = self._revert(self.clones[repo_id], base, patches)
+        return self._answers[key]
+
+    def _revert(self, clone: str, base: str, patches: tuple[str, ...]) -> bool:
+        self.checked += 1
+        with tempfile.TemporaryDirectory(prefix="prchain-stage-base-") as scratch:
+            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            if not git.run(clone, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
+                return False
+            for patch in reversed(patches):
+                data = patch if patch.endswith("\n") else patch + "\n"
+                done = git.run(
+                    clone, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
+                    input=data.encode(), env=env, check=False, timeout=GIT_TIMEOUT,
+                )  # fmt: skip
+                if not done.ok:
+                    return False
+        return True
+
+    def enterable_run(
+        self, repo_id: int, bases: Sequence[str], golds: Sequence[str]
+    ) -> tuple[int, int]:
+        """The longest run [start, end) of consecutive stages that can all be entered, the
+        earliest of equal runs: stage t of a run from `start` needs golds[start:t] to revert on
+        bases[t]."""
+        best = (0, min(1, len(bases)))
+        for start in range(len(bases) - 1):
+            end = start + 1
+            while end < len(bases) and self.reverts(repo_id, bases[end], golds[start:end]):
+                end += 1
+            if end - start > best[1] - best[0]:
+                best = (start, end)
+            if best[1] - best[0] >= len(bases) - start - 1:
+                break  # no later start can make a longer run
+        return best
