@@ -305,8 +305,9 @@ def _chain_rules(
 ) -> list[ChainCandidate]:
     """Stage bases, reverts, substance, then benchmark contamination, then near-duplicates; each
     drop counted by rule."""
+    enterable = None
     if cfg.check_stage_bases:
-        chains = _cut_at_stage_bases(chains, graph, nodes, engine, patches, summary)
+        chains, enterable = _cut_at_stage_bases(chains, graph, nodes, engine, patches, summary)
     if not cfg.revert_pairs:
         chains = _trim_reverts(chains, graph, summary)
     kept = []
@@ -320,7 +321,7 @@ def _chain_rules(
     if decon is not None:
         kept = _decontaminate(kept, nodes, decon, engine, patches, summary)
     if cfg.dedup_near_duplicates and max_len > 1:
-        kept, counts = dedup_chains(kept, graph, max_len, candidate)
+        kept, counts = dedup_chains(kept, graph, max_len, candidate, enterable)
         for rule in ("near_duplicate_merged", "near_duplicate_dropped"):
             if counts[rule]:
                 summary.chains_dropped[rule] += counts[rule]
@@ -337,26 +338,32 @@ def _cut_at_stage_bases(
     engine: Engine,
     patches: dict[int, SplitPatch],
     summary: BuildSummary,
-) -> list[ChainCandidate]:
+) -> tuple[list[ChainCandidate], Callable[[tuple[int, ...]], bool]]:
     """Each chain keeps its longest run of stages that can all be entered (chains/revertible.py):
     a chain left with under two stages is dropped (`stage_base_conflict`), a shorter one is
-    made again from the run (`stage_base_cut` counts the links cut off)."""
+    made again from the run (`stage_base_cut` counts the links cut off). Also returns the check
+    of a whole path, for the unions that near-duplicates are merged into."""
     bases = StageBases({rid: path for rid, (_name, path, _branch) in load_repos(engine).items()})
     _load_patches(
         engine,
         sorted({pr for c in chains if bases.can_check(c.repo_id) for pr in c.pr_ids}),
         patches,
     )
+
+    def run(path: tuple[int, ...]) -> tuple[int, int]:
+        repo = nodes[path[0]].repo_id
+        if not bases.can_check(repo):
+            return 0, len(path)
+        _load_patches(engine, list(path), patches)
+        return bases.enterable_run(
+            repo,
+            [nodes[pr].base_sha or "" for pr in path],
+            [patches.get(pr, NO_PATCH).code for pr in path],
+        )
+
     kept = []
     for chain in chains:
-        if not bases.can_check(chain.repo_id):
-            kept.append(chain)
-            continue
-        start, end = bases.enterable_run(
-            chain.repo_id,
-            [nodes[pr].base_sha or "" for pr in chain.pr_ids],
-            [patches.get(pr, NO_PATCH).code for pr in chain.pr_ids],
-        )
+        start, end = run(chain.pr_ids)
         if end - start == len(chain.pr_ids):
             kept.append(chain)
         elif end - start < 2:
@@ -365,7 +372,7 @@ def _cut_at_stage_bases(
             summary.chains_dropped["stage_base_cut"] += 0
             summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
             kept.append(candidate(graph, chain.pr_ids[start:end]))
-    return _unique(kept)
+    return _unique(kept), lambda path: run(path) == (0, len(path))
 
 
 def _is_revert(edge: dict[str, Any]) -> bool:

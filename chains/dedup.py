@@ -4,8 +4,8 @@ A stacked series (#1 ← #2 ← … ← #8, each PR listing the whole stack) giv
 same few PRs; chains that differ in one PR correlate evaluations and inflate counts. Chains are
 visited strongest first (longest, then highest score, then signature, so the result never depends
 on input order). A chain that shares all but one PR with a kept one is merged into it when their
-union, in merge order, is itself a path of the graph no longer than max_len; otherwise the later
-(weaker) chain is dropped.
+union, in merge order, is itself a path of the graph no longer than max_len (and passes `fits`, the
+build's stage-base check); otherwise the later (weaker) chain is dropped.
 """
 
 from __future__ import annotations
@@ -24,17 +24,25 @@ def near_duplicates(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return shared >= 1 and shared >= max(len(a), len(b)) - 1
 
 
+Fits = Callable[[tuple[int, ...]], bool]
+
+
 def union_path(
-    graph: nx.DiGraph, a: tuple[int, ...], b: tuple[int, ...], max_len: int
+    graph: nx.DiGraph,
+    a: tuple[int, ...],
+    b: tuple[int, ...],
+    max_len: int,
+    fits: Fits | None = None,
 ) -> tuple[int, ...] | None:
-    """The PRs of both chains in merge order, when each one builds on the one before it."""
+    """The PRs of both chains in merge order, when each one builds on the one before it (and
+    the whole passes `fits`)."""
     prs = graph.graph["prs"]
     path = tuple(sorted(set(a) | set(b), key=lambda p: (prs[p].merged_at, p)))
     if len(path) > max_len:
         return None
-    if all(graph.has_edge(path[i + 1], path[i]) for i in range(len(path) - 1)):
-        return path
-    return None
+    if not all(graph.has_edge(path[i + 1], path[i]) for i in range(len(path) - 1)):
+        return None
+    return path if fits is None or fits(path) else None
 
 
 class _Kept:
@@ -69,11 +77,12 @@ def _merge_into(
     graph: nx.DiGraph,
     max_len: int,
     rebuild: Callable[[nx.DiGraph, tuple[int, ...]], ChainCandidate],
+    fits: Fits | None,
 ) -> tuple[ChainCandidate | None, int]:
     """(chain to keep, kept chains absorbed), or (None, 0) with `kept` untouched when it must go."""
     removed: list[ChainCandidate] = []
     while (key := kept.conflict(chain)) is not None:
-        union = union_path(graph, kept.chains[key].pr_ids, chain.pr_ids, max_len)
+        union = union_path(graph, kept.chains[key].pr_ids, chain.pr_ids, max_len, fits)
         if union is None:
             for old in removed:  # the union cannot stay: the chains it absorbed come back
                 kept.add(old)
@@ -89,6 +98,7 @@ def dedup_chains(
     graph: nx.DiGraph,
     max_len: int,
     rebuild: Callable[[nx.DiGraph, tuple[int, ...]], ChainCandidate],
+    fits: Fits | None = None,
 ) -> tuple[list[ChainCandidate], Counter[str]]:
     """The chains with no two sharing all but one PR, and how many were merged or dropped.
 
@@ -97,7 +107,7 @@ def dedup_chains(
     counts: Counter[str] = Counter()
     kept = _Kept()
     for chain in sorted(chains, key=lambda c: (-len(c.pr_ids), -c.score, c.signature)):
-        merged, absorbed = _merge_into(kept, chain, graph, max_len, rebuild)
+        merged, absorbed = _merge_into(kept, chain, graph, max_len, rebuild, fits)
         if merged is None:
             counts["near_duplicate_dropped"] += 1
             counts["near_duplicate_dropped:links"] += len(chain.pr_ids) - 1

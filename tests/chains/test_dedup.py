@@ -64,3 +64,19 @@ def test_the_weaker_of_two_unmergeable_chains_is_dropped() -> None:
     weak = ChainCandidate(1, (1, 2), 4.0)
     kept, counts = dedup_chains([weak, strong], graph, 5, candidate)
     assert [k.pr_ids for k in kept] == [(1, 3)] and counts["near_duplicate_dropped"] == 1
+
+
+def test_a_union_whose_stage_bases_cannot_be_made_is_not_merged() -> None:
+    graph = make_graph([(2, 1), (3, 2), (3, 1), (4, 3), (4, 2)])
+    a = candidate(graph, (1, 2, 3))
+    b = candidate(graph, (2, 3, 4))
+    asked = []
+
+    def fits(path: tuple[int, ...]) -> bool:
+        asked.append(path)
+        return 1 not in path or 4 not in path  # #1's patch no longer reverts at #4's base
+
+    kept, counts = dedup_chains([a, b], graph, 5, candidate, fits)
+    assert asked == [(1, 2, 3, 4)]
+    assert len(kept) == 1 and counts["near_duplicate_dropped"] == 1
+    assert counts["near_duplicate_merged"] == 0

@@ -1,0 +1,155 @@
+"""Stage bases on a real history: a chain keeps only the stages whose base the sandbox can make,
+the earlier stages' gold patches reverted at the stage's base commit. A PR outside the chain that
+edits an earlier stage's lines in between makes that revert conflict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.config import ChainsConfig
+from chains.revertible import StageBases
+from prchain.dev.repos import git
+from sql.models import Chain, ChainBuild, PullRequest
+from tests.support.history import History
+from tests.support.links import mine_and_build
+
+PARSE = """def parse(text, limit=10):
+    parts = text.split(",")
+    kept = [part.strip() for part in parts]
+    return kept[:limit]
+
+
+def parse_pairs(text):
+    pairs = []
+    for item in parse(text):
+        key, _, value = item.partition("=")
+        pairs.append((key, value))
+    return pairs
+"""
+RENDER = """def render(rows, width=80):
+    lines = []
+    for row in rows:
+        cells = [str(cell).ljust(12) for cell in row]
+        lines.append(" | ".join(cells)[:width])
+    return "\\n".join(lines)
+"""
+STORE = """class Store:
+    def __init__(self, path):
+        self.path = path
+        self.items = {}
+
+    def put(self, key, value):
+        self.items[key] = value
+
+    def get(self, key, default=None):
+        return self.items.get(key, default)
+"""
+
+
+def _history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"README.md": "acme\n"})
+    # #1 → #3, but #2 (no reference) edits one of #1's lines in between: #1's patch no longer
+    # reverts at #3's base.
+    repo.pr(1, "Add the parser", {"src/parse.py": PARSE})
+    repo.pr(2, "Split on semicolons", {"src/parse.py": PARSE.replace('split(",")', 'split(";")')})
+    parse_3 = PARSE.replace('split(",")', 'split(";")').replace(
+        "(key, value)", "(key.lower(), value)"
+    )
+    repo.pr(3, "Lower-case parsed keys", {"src/parse.py": parse_3}, body="Follow-up to #1.")
+    # #11 → #12 with nothing in between.
+    repo.pr(11, "Add the table renderer", {"src/render.py": RENDER})
+    repo.pr(
+        12,
+        "Centre table cells",
+        {"src/render.py": RENDER.replace("ljust(12)", "center(12)")},
+        body="Follow-up to #11.",
+    )
+    # #21 → #22 → #24: #23 edits a line of #21 that #22 left alone, so stage #24 cannot revert
+    # #21; the chain keeps #21 → #22.
+    repo.pr(21, "Add the store", {"src/store.py": STORE})
+    store_22 = STORE.replace("self.items[key] = value", "self.items[key] = (value, 1)")
+    repo.pr(22, "Count store versions", {"src/store.py": store_22}, body="Follow-up to #21.")
+    store_23 = store_22.replace("self.path = path", "self.path = str(path)")
+    repo.pr(23, "Accept path objects", {"src/store.py": store_23})
+    store_24 = store_23.replace("(value, 1)", "(value, self.version(key) + 1)")
+    repo.pr(24, "Bump store versions", {"src/store.py": store_24}, body="Follow-up to #22.")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, Engine]:
+    """The same history built with the stage-base check and without it."""
+    root = tmp_path_factory.mktemp("stage-bases")
+    repo = _history(root / "repo")
+    config = ChainsConfig(min_chain_code_lines=0)
+    checked = mine_and_build(repo.path, root / "checked.db", "acme/bases", config)
+    unchecked = mine_and_build(
+        repo.path,
+        root / "unchecked.db",
+        "acme/bases",
+        config.model_copy(update={"check_stage_bases": False}),
+    )
+    return checked, unchecked
+
+
+def _chains(engine: Engine) -> set[tuple[int, ...]]:
+    with Session(engine) as session:
+        number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        return {
+            tuple(number[int(pr)] for pr in chain.signature.split("-"))
+            for chain in session.scalars(select(Chain).where(Chain.superseded_at.is_(None)))
+        }
+
+
+def _rules(engine: Engine) -> dict[str, dict[str, int]]:
+    with Session(engine) as session:
+        build = session.scalars(select(ChainBuild).order_by(ChainBuild.id.desc())).first()
+        assert build is not None
+        return {rule["rule"]: rule for rule in build.rules}
+
+
+def test_a_chain_keeps_only_stages_whose_base_can_be_made(built: tuple[Engine, Engine]) -> None:
+    checked, unchecked = built
+    assert _chains(unchecked) == {(1, 3), (11, 12), (21, 22, 24)}
+    assert _chains(checked) == {(11, 12), (21, 22)}
+    rules = _rules(checked)
+    assert (rules["stage_base_conflict"]["chains"], rules["stage_base_conflict"]["links"]) == (1, 1)
+    assert (rules["stage_base_cut"]["chains"], rules["stage_base_cut"]["links"]) == (0, 1)
+
+
+def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> None:
+    repo = _history(tmp_path / "repo")
+    sha = _squash_commits(repo)
+    bases = StageBases({7: str(repo.path)})
+    gold_1, gold_11 = _patch(repo, sha[1]), _patch(repo, sha[11])
+    # A squash PR's base is the commit before it: #3's is #2, #12's is #11.
+    assert bases.reverts(7, sha[11], [gold_11]) is True
+    assert bases.reverts(7, sha[2], [gold_1]) is False
+    assert bases.reverts(7, sha[2], ["", "  \n"]) is True  # empty gold patches are skipped
+    assert bases.enterable_run(7, [sha[3], sha[11]], [gold_1, gold_11]) == (0, 1)
+    assert bases.enterable_run(7, [sha[1], sha[2], sha[11]], [gold_1, "", gold_11]) == (1, 3)
+    # The index is a throwaway one: the repository is as it was.
+    assert _git(repo, "status", "--porcelain") == ""
+
+
+def _squash_commits(repo: History) -> dict[int, str]:
+    """PR number → its squash commit (subjects end in "(#N)")."""
+    found = {}
+    for line in _git(repo, "log", "--format=%H %s").splitlines():
+        commit, _, subject = line.partition(" ")
+        if subject.endswith(")") and "(#" in subject:
+            found[int(subject.rsplit("(#", 1)[1][:-1])] = commit
+    return found
+
+
+def _patch(repo: History, sha: str) -> str:
+    return _git(repo, "diff", f"{sha}^", sha)
+
+
+def _git(repo: History, *args: str) -> str:
+    return git(repo.path, *args)
