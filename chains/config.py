@@ -126,10 +126,9 @@ class ChainsConfig(BaseModel):
         ge=0,
         description="The most line lineage a link ever needs, however long the gap (0: no "
         "bound). A PR that names an older one and rewrites two of its lines builds on it years "
-        "on as well: in the blind hand checks of rounds 12 to 15, every dropped link with two "
-        "or more rewritten lines past the gap was real or borderline (networkx #8586 reworks "
-        "#3039's cut filter 2,817 days on; tokio #4867 removes #2448's broadcast closed flag "
-        "after 835 days).",
+        "on as well (networkx #8586 reworks #3039's cut filter 2,817 days on; tokio #4867 "
+        "removes #2448's broadcast closed flag after 835 days): of the 21 links the bound keeps "
+        "on the hand checks' 30 histories, 16 were judged dependent, 3 borderline, 2 not.",
     )
     test_lines_per_gap: float = Field(
         4.0,
