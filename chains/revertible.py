@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from prchain.core import git
+from prchain.core.errors import GitError
 
 GIT_TIMEOUT = 120
 
@@ -27,12 +28,13 @@ GIT_TIMEOUT = 120
 class StageBases:
     """Answers, per repository clone, whether earlier gold patches revert at a later base.
 
-    Answers are cached on (base, patches): chains of one start share their first stages."""
+    Answers are cached on (base, patches): chains of one start share their first stages. What
+    git cannot answer (a base the clone lacks, a timeout) counts as enterable, as a chain without
+    a clone does."""
 
     def __init__(self, clones: Mapping[int, str | None]) -> None:
         self.clones = {repo: path for repo, path in clones.items() if path and Path(path).exists()}
         self._answers: dict[tuple[int, str, tuple[str, ...]], bool] = {}
-        self.checked = 0
 
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
@@ -45,15 +47,18 @@ class StageBases:
             return True
         key = (repo_id, base, patches)
         if key not in self._answers:
-            self._answers[key] = self._revert(self.clones[repo_id], base, patches)
+            try:
+                self._answers[key] = self._revert(self.clones[repo_id], base, patches)
+            except GitError:
+                self._answers[key] = True
         return self._answers[key]
 
-    def _revert(self, clone: str, base: str, patches: tuple[str, ...]) -> bool:
-        self.checked += 1
+    @staticmethod
+    def _revert(clone: str, base: str, patches: tuple[str, ...]) -> bool:
         with tempfile.TemporaryDirectory(prefix="prchain-stage-base-") as scratch:
             env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
             if not git.run(clone, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
-                return False
+                return True  # a base the clone lacks: unknown
             for patch in reversed(patches):
                 data = patch if patch.endswith("\n") else patch + "\n"
                 done = git.run(

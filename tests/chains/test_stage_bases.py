@@ -131,6 +131,7 @@ def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> N
     assert bases.reverts(7, sha[11], [gold_11]) is True
     assert bases.reverts(7, sha[2], [gold_1]) is False
     assert bases.reverts(7, sha[2], ["", "  \n"]) is True  # empty gold patches are skipped
+    assert bases.reverts(7, "0" * 40, [gold_1]) is True  # a base the clone lacks: unknown, kept
     assert bases.enterable_run(7, [sha[3], sha[11]], [gold_1, gold_11]) == (0, 1)
     assert bases.enterable_run(7, [sha[1], sha[2], sha[11]], [gold_1, "", gold_11]) == (1, 3)
     # The index is a throwaway one: the repository is as it was.
