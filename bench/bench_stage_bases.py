@@ -4,9 +4,9 @@ Every kept chain asks git whether its earlier stages' gold patches revert at eac
 base (chains/revertible.py): one `read-tree` of the base into a throwaway index, then one
 `apply -R --cached --3way` per earlier stage. This builds a repository of `--files` files, makes
 `--prs` commits that each rewrite a few lines of a few hot files, and checks chains of five stages
-made of every other commit (the commits in between are outside the chain): once cold, once again from the cache (chains of one start share
-their first stages). Some runs must conflict (a later commit rewrites an earlier one's lines) and
-some must not.
+made of every other commit (the commits in between are outside the chain): once cold, once again
+from the cache (chains of one start share their first stages). Some chains must conflict (a commit
+in between rewrites a stage's lines) and some must not.
 
 Usage: python bench/bench_stage_bases.py [--files 3000] [--prs 60]
 """
