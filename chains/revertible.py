@@ -56,7 +56,13 @@ class StageBases:
     @staticmethod
     def _revert(clone: str, base: str, patches: tuple[str, ...]) -> bool:
         with tempfile.TemporaryDirectory(prefix="prchain-stage-base-") as scratch:
-            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            # An empty work tree of our own: git then reads .gitattributes from the index, that
+            # is B_t's, as the sandbox's checkout of B_t does (`doc/whats-new.rst merge=union`
+            # in xarray makes a changelog revert clean). A bare clone would read none, a user's
+            # clone its own checkout's.
+            tree = Path(scratch) / "tree"
+            tree.mkdir()
+            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), "GIT_WORK_TREE": str(tree)}
             if not git.run(clone, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
                 return True  # a base the clone lacks: unknown
             for patch in reversed(patches):

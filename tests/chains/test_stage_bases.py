@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from chains.config import ChainsConfig
 from chains.revertible import StageBases
+from prchain.core.errors import GitError
 from prchain.dev.repos import git
 from sql.models import Chain, ChainBuild, PullRequest
 from tests.support.history import History
@@ -154,3 +155,40 @@ def _patch(repo: History, sha: str) -> str:
 
 def _git(repo: History, *args: str) -> str:
     return git(repo.path, *args)
+
+
+def test_the_base_commits_attributes_apply_as_in_the_sandbox(tmp_path: Path) -> None:
+    # A changelog merged by union (xarray's `doc/whats-new.rst merge=union`): a PR outside the
+    # chain adding the next entry does not stop #1's revert in the sandbox's checkout of B_t, while
+    # the same edits to a file without the attribute do.
+    repo = History(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {".gitattributes": "NEWS merge=union\n", "NEWS": "- start\n", "LOG": "- start\n"},
+    )
+    repo.pr(1, "Add an entry", {"NEWS": "- start\n- one\n", "LOG": "- start\n- one\n"})
+    base = repo.pr(
+        2, "Add another", {"NEWS": "- start\n- one\n- two\n", "LOG": "- start\n- one\n- two\n"}
+    )
+    sha = _squash_commits(repo)
+    news = _git(repo, "diff", f"{sha[1]}^", sha[1], "--", "NEWS")
+    log = _git(repo, "diff", f"{sha[1]}^", sha[1], "--", "LOG")
+    # A bare clone, as mined mirrors are: it has no checkout to read attributes from.
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(bare))
+    bases = StageBases({7: str(bare)})
+    for gold, expected in ((news, True), (log, False)):
+        assert bases.reverts(7, base, [gold]) is expected
+        assert _sandbox_reverts(tmp_path / f"sandbox-{expected}", repo, base, gold) is expected
+
+
+def _sandbox_reverts(where: Path, repo: History, base: str, gold: str) -> bool:
+    """The sandbox's way: a checkout of the base, then `git apply -R --3way` in it."""
+    git(repo.path, "worktree", "add", "-q", "--detach", str(where), base)
+    patch = where.parent / f"{where.name}.patch"
+    patch.write_text(gold + "\n")
+    try:
+        git(where, "apply", "-R", "--3way", "--whitespace=nowarn", str(patch))
+    except GitError:
+        return False
+    return True
