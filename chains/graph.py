@@ -788,8 +788,8 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     issue-only rules): `lineage_lines_per_gap` per `max_gap_days` between the PRs (at least one
     period), a moved line counting half, and never more than `lineage_max_lines`: the reference
     already says the two PRs are related, and two rewritten lines of the older PR's code confirm
-    it at any age, while a single line is as often a shared hot spot. Rewriting all the code the older PR
-    wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
+    it at any age, while a single line is as often a shared hot spot. Rewriting all the code the
+    older PR wrote backs it within `whole_change_max_gap_days`, however few lines that is (rust-analyzer
     #17813 rewrote #15864's one-line fix 270 days on). Code lines the older PR removed and the
     newer one writes back, from `MIN_RESTORED` on, count as rewritten ones: the newer PR takes
     back part of the older one (numpy #6717, "Readd fallback CBLAS detection", of #6183)."""

@@ -6,7 +6,7 @@ an earlier stage's lines between that stage and stage t, the revert conflicts: t
 cannot be made, and under the default conflict policy the rollout stops there. That happens to
 about half of the chains the link rules allow (mypy #2193 → #2436: #2378, #2391 and #2419 rewrote
 lines of #2193's `mypy/types.py` in between), so the build asks first: in a throwaway index read
-from B_t, never a work tree, it reverts the same patches the same way.
+from B_t (no checkout; B_t's `.gitattributes` apply) it reverts the same patches the same way.
 
 A chain keeps its longest run of consecutive stages that can all be entered (the earliest of equal
 runs); a run of fewer than two stages is no chain. Without a clone nothing can be asked, and the
