@@ -455,6 +455,8 @@ def _decontaminate(
 
 def _load_patches(engine: Engine, pr_ids: list[int], patches: dict[int, SplitPatch]) -> None:
     missing = [pr for pr in pr_ids if pr not in patches]
+    if not missing:
+        return
     with engine.connect() as conn:
         for chunk in batches(missing):
             query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))

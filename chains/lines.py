@@ -325,7 +325,7 @@ class Lines:
         self._files: dict[tuple[str, str, str], _FileFacts] = {}
         # Each (file name, text) read for code once: one version of a file sits under many PRs'
         # bases.
-        self._flags: dict[tuple[str, str], WholeFile] = {}
+        self._whole_files: dict[tuple[str, str], WholeFile] = {}
         self._holds: dict[tuple[str, str], bool] = {}
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
@@ -343,7 +343,7 @@ class Lines:
         twin._patches = self._patches  # parsing is shared; it does not depend on blame
         twin._holds = self._holds  # so is ancestry, which the dry pass needs to see the same pairs
         twin._files = self._files  # and what each file holds (read and lexed once)
-        twin._flags = self._flags
+        twin._whole_files = self._whole_files
         twin._planning = []
         return twin
 
@@ -508,7 +508,7 @@ class Lines:
         key = (clone, rev, path)
         if key not in self._files:
             shown = git.run(clone, "show", f"{rev}:{path}", check=False)
-            self._files[key] = _FileFacts(path, shown.text if shown.ok else None, self._flags)
+            self._files[key] = _FileFacts(path, shown.text if shown.ok else None, self._whole_files)
         return self._files[key]
 
     def _blame(

@@ -125,7 +125,7 @@ def test_a_chain_keeps_only_stages_whose_base_can_be_made(built: tuple[Engine, E
 
 def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> None:
     repo = _history(tmp_path / "repo")
-    sha = _squash_commits(repo)
+    sha = repo.prs
     bases = StageBases({7: str(repo.path)})
     gold_1, gold_11 = _patch(repo, sha[1]), _patch(repo, sha[11])
     # A squash PR's base is the commit before it: #3's is #2, #12's is #11.
@@ -137,16 +137,6 @@ def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> N
     assert bases.enterable_run(7, [sha[1], sha[2], sha[11]], [gold_1, "", gold_11]) == (1, 3)
     # The index is a throwaway one: the repository is as it was.
     assert _git(repo, "status", "--porcelain") == ""
-
-
-def _squash_commits(repo: History) -> dict[int, str]:
-    """PR number → its squash commit (subjects end in "(#N)")."""
-    found = {}
-    for line in _git(repo, "log", "--format=%H %s").splitlines():
-        commit, _, subject = line.partition(" ")
-        if subject.endswith(")") and "(#" in subject:
-            found[int(subject.rsplit("(#", 1)[1][:-1])] = commit
-    return found
 
 
 def _patch(repo: History, sha: str) -> str:
@@ -170,7 +160,7 @@ def test_the_base_commits_attributes_apply_as_in_the_sandbox(tmp_path: Path) -> 
     base = repo.pr(
         2, "Add another", {"NEWS": "- start\n- one\n- two\n", "LOG": "- start\n- one\n- two\n"}
     )
-    sha = _squash_commits(repo)
+    sha = repo.prs
     news = _git(repo, "diff", f"{sha[1]}^", sha[1], "--", "NEWS")
     log = _git(repo, "diff", f"{sha[1]}^", sha[1], "--", "LOG")
     # A bare clone, as mined mirrors are: it has no checkout to read attributes from.

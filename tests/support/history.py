@@ -17,6 +17,7 @@ class History:
         git(path, "init", "-q", "-b", "main")
         git(path, "remote", "add", "origin", "https://github.com/acme/lineage.git")
         self.day = 1
+        self.prs: dict[int, str] = {}  # PR number → its squash commit
 
     def commit(
         self,
@@ -52,7 +53,10 @@ class History:
         day: int | None = None,
         moves: dict[str, str] | None = None,
     ) -> str:
-        return self.commit(f"{title} (#{number})\n\n{body}", files, day=day, moves=moves)
+        self.prs[number] = self.commit(
+            f"{title} (#{number})\n\n{body}", files, day=day, moves=moves
+        )
+        return self.prs[number]
 
 
 def _date(day: int) -> str:
