@@ -130,6 +130,14 @@ class ChainsConfig(BaseModel):
         "removes #2448's broadcast closed flag after 835 days): of the 21 links the bound keeps "
         "on the hand checks' 30 histories, 16 were judged dependent, 3 borderline, 2 not.",
     )
+    caught_up_lines: float = Field(
+        2.0,
+        ge=0,
+        description="Of two PRs open at once, the one merged later builds on the other when its branch "
+        "holds the other's merge, or, with no branch to read (a squash merge), when its patch rewrites "
+        "this many of the other's lines or its code uses min_symbols names the other brought in "
+        "(0: only the branch tells). One line is as often rebase glue between parallel PRs.",
+    )
     test_lines_per_gap: float = Field(
         4.0,
         ge=0,

@@ -161,11 +161,38 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         merged = {pr_id: (node.number, node.merged_at) for pr_id, node in nodes.items()}
         for pr_id, count in carried_counts(conn, merged).items():
             nodes[pr_id].carried = count
+        merges = conn.execute(
+            select(pr.repo_id, pr.number, pr.merged_at).where(pr.merged_at.is_not(None))
+        )
+        latest = opened_by((repo, number, merged) for repo, number, merged in merges)
+    for node in nodes.values():
+        bound = latest.get((node.repo_id, node.number))
+        if bound is not None and (node.created_at is None or bound < node.created_at):
+            node.created_at = bound
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
         nodes[pr_id].lines = code_lines[pr_id]
         nodes[pr_id].code_lines = substance[pr_id]
     return nodes
+
+
+def opened_by(merges: Iterable[tuple[int, int, datetime]]) -> dict[tuple[int, int], datetime]:
+    """(repo id, number) → the latest time that PR can have been opened, from (repo id, number,
+    merged at) of every merged PR. GitHub numbers PRs and issues in the order they are opened, so
+    a PR was open before any PR numbered after it merged. The git source does not know when a
+    squash-merged PR was opened (it takes the merge's time), and without this bound two PRs worked
+    on at once read as one opened after the other merged (iceberg-go #467, opened before #468 and
+    merged after it)."""
+    by_repo: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
+    for repo_id, number, merged in merges:
+        by_repo[repo_id].append((number, merged))
+    latest: dict[tuple[int, int], datetime] = {}
+    for repo_id, rows in by_repo.items():
+        bound: datetime | None = None
+        for number, merged in sorted(rows, reverse=True):
+            bound = merged if bound is None or merged < bound else bound
+            latest[(repo_id, number)] = bound
+    return latest
 
 
 def load_references(engine: Engine) -> list[RefRow]:
@@ -333,13 +360,32 @@ def _stacked(ref: RefRow, a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     return None
 
 
-def _caught_up(a: PRNode, b: PRNode, lines: LineOracle | None) -> tuple[PRNode, PRNode] | None:
-    """(newer, older) of two PRs open at once when the branch of the one merged later holds the
-    other's merge: it took in the main branch after the other landed and finished its work on top
-    of it (pyo3 #1794, branched before #1777 merged, uses the FFI names #1777 added)."""
+def _caught_up(
+    a: PRNode,
+    b: PRNode,
+    config: ChainsConfig,
+    lines: LineOracle | None,
+    symbols: SymbolOracle | None = None,
+) -> tuple[PRNode, PRNode] | None:
+    """(newer, older) of two PRs open at once when the one merged later was finished on top of
+    the other's merge: its own branch holds that merge (it took in the main branch after the
+    other landed: pyo3 #1794, branched before #1777 merged, uses the FFI names #1777 added), or,
+    with no branch to read (a squash merge), its patch shows it: it rewrites `caught_up_lines` of
+    the other's lines, or its code uses `min_symbols` names the other brought in (iceberg-go
+    #467, opened first, calls #468's `GeneratePartitionFieldName`). A line or two kept through a
+    rebase is not enough: parallel PRs share such glue (arrow-nanoarrow #340 and #353)."""
     later, earlier = (a, b) if a.merged_at > b.merged_at else (b, a)
-    if lines is not None and lines.branch_holds(later, earlier):
+    if lines is None:
+        return None
+    if lines.branch_holds(later, earlier):
         return later, earlier
+    if config.caught_up_lines <= 0:
+        return None
+    if lines.lineage(later, earlier, blame=True).weight >= config.caught_up_lines:
+        return later, earlier
+    if symbols is not None and config.min_symbols > 0:
+        if symbols.used(later, earlier) >= config.min_symbols:
+            return later, earlier
     return None
 
 
@@ -350,6 +396,7 @@ def _group_references(
     report: GraphReport,
     every: dict[int, PRNode],
     lines: LineOracle | None = None,
+    symbols: SymbolOracle | None = None,
 ) -> dict[tuple[int, int], list[RefRow]]:
     """References grouped by the (newer, older) pair they link; pairs that cannot be edges are counted.
 
@@ -372,7 +419,9 @@ def _group_references(
             and not _read_umbrella(ref, config)
         ):
             rule = "umbrella_issue"
-        elif (pair := orient(a, b) or _stacked(ref, a, b) or _caught_up(a, b, lines)) is None:
+        elif (
+            pair := orient(a, b) or _stacked(ref, a, b) or _caught_up(a, b, config, lines, symbols)
+        ) is None:
             rule = "not_merged_before_created"
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
@@ -900,7 +949,8 @@ def _candidate_edges(
     symbols: SymbolOracle | None = None,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     candidates: dict[tuple[int, int], dict[str, Any]] = {}
-    groups = _group_references(refs, {i: nodes[i] for i in kept}, config, report, nodes, lines)
+    kept_nodes = {i: nodes[i] for i in kept}
+    groups = _group_references(refs, kept_nodes, config, report, nodes, lines, symbols)
     undone = _undoing_pairs(groups, nodes, lines)
     reverted_at = revert_times(refs, nodes)
     for new_id, old_id in undone:

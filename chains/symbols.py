@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import select
 
@@ -82,24 +82,84 @@ def added_blocks(
     return blocks
 
 
+# Keywords whose next name is declared there, not used: a PR that declares a name of its own
+# (arrow-go #574's local `const maxPreAlloc`, like #557's) uses nothing of another PR's by it.
+DECLARING = frozenset(
+    {"const", "var", "let", "static", "func", "function", "fn", "def", "class", "struct", "enum"}
+    | {"trait", "interface", "type", "union"}
+)
+_MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let mut x`
+
+
+class _Declarations:
+    """Reads a lexer's tokens and says which names they declare: the name after a declaring
+    keyword (after a Go method's receiver, `func (m *Map) Grow`), each name of a Go group
+    (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`."""
+
+    def __init__(self) -> None:
+        self.pending = False  # a declaring keyword was read; its name comes next
+        self.func = False  # ... and it was `func`, whose receiver may come first
+        self.depth = 0  # open parentheses of a receiver or a group
+        self.group = False  # inside `const (` ... `)`, where each line declares a name
+        self.line_start = False
+        self.run: list[str] = []  # the names of `a, b` read since the last other token
+
+    def see(self, token: Any, value: str, is_name: bool) -> list[str]:
+        from pygments.token import Comment, Keyword, Operator, Punctuation, Text
+
+        if token in Text or token in Comment:
+            self.line_start = self.line_start or "\n" in value
+            return []
+        declared: list[str] = []
+        if self.pending and is_name:
+            declared.append(value)
+            self.pending = self.func = False
+        elif self.pending and token in Keyword and value in _MODIFIERS:
+            pass
+        elif self.pending and value == "(" and token in Punctuation:
+            self.pending, self.depth = False, 1
+            self.group = not self.func  # `func (recv)` names the method after; `const (` a group
+            self.line_start = self.group
+        elif self.depth and value in ("(", ")") and token in Punctuation:
+            self.depth += 1 if value == "(" else -1
+            if not self.depth:
+                self.pending, self.group = self.func, False
+        elif self.group and self.depth == 1 and self.line_start and is_name:
+            declared.append(value)
+        elif token in Keyword and value in DECLARING:
+            self.pending, self.func = True, value == "func"
+        elif token in Operator and value == ":=":
+            declared.extend(self.run)
+        else:
+            self.pending = self.pending and self.depth > 0
+        self.line_start = False
+        if is_name:
+            self.run.append(value)
+        elif value != "," and value != ":=":
+            self.run = []
+        return declared
+
+
 def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
     """The identifiers a lexer reads as names in `text` (not builtins, keywords, comments or
-    strings), and the functions among them it defines.
+    strings), and those among them it declares.
 
     One lowercase word ("graph", "items") is left out: such local names recur by chance, while a
     compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol. A
-    definition is a name its `def`, `fn` or C and Java signatures introduce, where the lexer tells
-    a function's definition from a call (Python's, Rust's, C's and Java's do; Go's and
-    TypeScript's do not). Classes are not asked: Rust's lexer reads every type in a signature as a
-    class name."""
+    declaration is a name a declaring keyword introduces (`def`, `fn`, `func`, `class`, `const`,
+    `let`, ...; `_Declarations`), or a function the lexer marks as defined (C's and Java's
+    signatures)."""
     if lexer is None:
         return set(), set()
     from pygments.token import Name
 
     found: set[str] = set()
     defined: set[str] = set()
+    declarations = _Declarations()
     for token, value in lexer.get_tokens(text):
-        if token in Name and token not in Name.Builtin and _distinctive(value):
+        is_name = token in Name and token not in Name.Builtin
+        defined.update(d for d in declarations.see(token, value, is_name) if _distinctive(d))
+        if is_name and _distinctive(value):
             found.add(value)
             if token in Name.Function:
                 defined.add(value)

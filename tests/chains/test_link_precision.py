@@ -200,9 +200,10 @@ def test_strong_wording_and_code_hold_a_link_over_the_gap_for_a_year(engine: Eng
     rewrite = _diff("calc/core.py", ["value_0 = 0"], CORE[:1])  # one of #30's lines
     # 200 days on, one rewritten line alone is too little (1.7 needed), and so is the wording
     # alone; both together hold. Past a year they do not; nor does the older PR's wording.
+    # Numbers follow opening order (a PR is opened before any later-numbered one merges).
     for number, day, words, diff in (
         (31, 200, "Follow-up to #30: the first value starts at zero.", rewrite),
-        (32, 500, "Follow-up to #30: the first value starts at zero.", rewrite),
+        (36, 500, "Follow-up to #30: the first value starts at zero.", rewrite),
         (33, 200, "Follow-up to #30: parse lazily.", _diff("calc/core.py", ["lazy = True"])),
         (34, 200, "See #30.", rewrite),
     ):
@@ -216,7 +217,7 @@ def test_strong_wording_and_code_hold_a_link_over_the_gap_for_a_year(engine: Eng
     links = _decisions(engine)
     assert (links[31, 30].rule, links[31, 30].attrs["lineage"]) == (None, 1)
     assert links[31, 30].attrs["gap_days"] > ChainsConfig().max_gap_days
-    assert links[32, 30].rule == links[33, 30].rule == links[35, 30].rule == "gap_too_long"
+    assert links[36, 30].rule == links[33, 30].rule == links[35, 30].rule == "gap_too_long"
     assert links[34, 30].rule == "plain_mention_without_shared_lines"
     assert _decisions(engine, strong_code_max_gap_days=0)[31, 30].rule == "gap_too_long"
 
@@ -260,27 +261,27 @@ def test_code_written_back_backs_a_link_as_rewritten_code_does(engine: Engine) -
     store.pr(40, ["calc/core.py"], day=1)
     _set_patch(store, 40, _diff("calc/core.py", ["values = table()"], CORE[:4]))  # removes 4
     # A plain mention, a shared issue: #41 writes back three of the lines #40 removed, #42 two
-    # (one common line comes back by chance), #43 three again but two years on: more than
+    # (one common line comes back by chance), #44 three again but two years on: more than
     # lineage_max_lines (2), though the gap alone would ask for 5.8.
-    for number, day, back in ((41, 10, 3), (42, 10, 2), (43, 700, 3)):
+    for number, day, back in ((41, 10, 3), (42, 10, 2), (44, 700, 3)):
         store.pr(number, ["calc/core.py"], day=day)
         store.ref(number, 40, "mention", evidence="Brings back what #40 dropped.")
         _set_patch(store, number, _diff("calc/core.py", CORE[:back]))
-    store.pr(44, ["calc/core.py"], day=10)
+    store.pr(43, ["calc/core.py"], day=10)
     store.ref(
-        44, 40, "issue_mediated", evidence="#44 fixes #7, which #40 also refers to", via_issue=7
+        43, 40, "issue_mediated", evidence="#43 fixes #7, which #40 also refers to", via_issue=7
     )
-    _set_patch(store, 44, _diff("calc/core.py", CORE[:3]))
+    _set_patch(store, 43, _diff("calc/core.py", CORE[:3]))
     store.write()
     links = _decisions(engine)
     assert links[41, 40].rule is None and links[41, 40].attrs["lineage"] == 0
     assert "writes back 3 line(s)" in links[41, 40].attrs["why"]
     assert links[42, 40].rule == "plain_mention_without_shared_lines"
-    assert links[43, 40].rule is None and links[43, 40].attrs["gap_days"] > 690
+    assert links[44, 40].rule is None and links[44, 40].attrs["gap_days"] > 690
     unbounded = _decisions(engine, lineage_max_lines=0)
-    assert unbounded[43, 40].rule == "plain_mention_without_shared_lines"
-    assert links[44, 40].rule is None
-    assert "corroborated by the newer PR writing back lines" in links[44, 40].attrs["why"]
+    assert unbounded[44, 40].rule == "plain_mention_without_shared_lines"
+    assert links[43, 40].rule is None
+    assert "corroborated by the newer PR writing back lines" in links[43, 40].attrs["why"]
 
 
 def test_a_link_through_an_umbrella_issue_stands_on_code_alone(engine: Engine) -> None:

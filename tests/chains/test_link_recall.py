@@ -91,7 +91,7 @@ def _history(path: Path) -> History:
     )
     # History, not a bug: "introduced in #N" 100 days on, in #10's file, holds the gap rule.
     repo.pr(
-        15,
+        11,
         "Add ordered roots",
         {
             "src/reach.py": REACH
@@ -104,7 +104,7 @@ def _history(path: Path) -> History:
     # A one-line fix (and its test), rewritten 200 days on by a PR that only mentions it
     # (rust-analyzer #17813 and #15864): that line is all the code the fix wrote.
     repo.pr(
-        11,
+        12,
         "Sort helper items by their text",
         {
             "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=str)"),
@@ -113,15 +113,15 @@ def _history(path: Path) -> History:
         day=1010,
     )
     repo.pr(
-        12,
+        13,
         "Sort helper items by their repr",
         {"src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr)")},
-        body="See #11.",
+        body="See #12.",
         day=1210,
     )
     # The near miss: the older PR wrote two lines of code, the newer one rewrites one of them.
     repo.pr(
-        13,
+        14,
         "Name the helper's order",
         {
             "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr, reverse=False)")
@@ -130,13 +130,13 @@ def _history(path: Path) -> History:
         day=1220,
     )
     repo.pr(
-        14,
+        15,
         "Reverse the helper's order",
         {
             "src/core.py": CORE.replace("sorted(items)", "sorted(items, key=repr, reverse=True)")
             + 'ORDER_NAME = "natural order"\n'
         },
-        body="See #13.",
+        body="See #14.",
         day=1420,
     )
     return repo
@@ -171,16 +171,16 @@ def test_a_named_regression_in_the_older_prs_file_keeps_the_link_over_the_gap(
     assert (late.kept, late.lineage) == (True, 0)
     assert late.gap_days > ChainsConfig().max_gap_days
     assert (links[10, 1].kept, links[10, 1].rule) == (False, "gap_too_long")  # two years on
-    history = links[15, 10]
+    history = links[11, 10]
     assert (history.kept, history.rule, history.lineage) == (False, "gap_too_long", 0)
 
 
 def test_rewriting_all_the_code_of_a_small_pr_keeps_the_link_over_the_gap(links: dict) -> None:
-    whole = links[12, 11]
+    whole = links[13, 12]
     assert (whole.kept, whole.evidence_class, whole.lineage) == (True, "medium", 1)
     assert whole.gap_days > 2 * ChainsConfig().max_gap_days
     assert "all the code the older PR wrote" in whole.why
-    part = links[14, 13]  # one of two code lines
+    part = links[15, 14]  # one of two code lines
     assert (part.kept, part.lineage, part.rule) == (False, 1, "plain_mention_without_shared_lines")
 
 
