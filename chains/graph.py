@@ -61,7 +61,7 @@ class PRNode:
     number: int
     title: str
     author: str | None
-    created_at: datetime | None
+    created_at: datetime | None  # when it was opened (at the latest: `opened_by`)
     merged_at: datetime
     base_sha: str | None
     merge_sha: str | None
@@ -126,6 +126,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     `lines` counts the non-test files' changed lines when the files are known (snapshots and
     fixtures make many real PRs look huge; the size limit is about the code an agent must write);
     `code_lines` also leaves out config and docs (the substance a chain is measured by).
+    `created_at` is at the latest the first merge of a PR numbered after it (`opened_by`).
     """
     pr = PullRequest
     query = select(
@@ -164,7 +165,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         merges = conn.execute(
             select(pr.repo_id, pr.number, pr.merged_at).where(pr.merged_at.is_not(None))
         )
-        latest = opened_by((repo, number, merged) for repo, number, merged in merges)
+        latest = opened_by((r, n, at) for r, n, at in merges if at is not None)
     for node in nodes.values():
         bound = latest.get((node.repo_id, node.number))
         if bound is not None and (node.created_at is None or bound < node.created_at):
@@ -337,6 +338,10 @@ def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
     )
 
 
+# The rule of two PRs open at once neither of which builds on the other.
+OPEN_AT_ONCE = "not_merged_before_created"
+
+
 def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
     """(newer, older) when one was merged before the other was opened; None for overlapping lifetimes."""
     if b.merged_at < a.opened:
@@ -383,10 +388,9 @@ def _caught_up(
         return None
     if lines.lineage(later, earlier, blame=True).weight >= config.caught_up_lines:
         return later, earlier
-    if symbols is not None and config.min_symbols > 0:
-        if symbols.used(later, earlier) >= config.min_symbols:
-            return later, earlier
-    return None
+    if symbols is None or config.min_symbols <= 0:
+        return None
+    return (later, earlier) if symbols.used(later, earlier) >= config.min_symbols else None
 
 
 def _group_references(
@@ -422,7 +426,7 @@ def _group_references(
         elif (
             pair := orient(a, b) or _stacked(ref, a, b) or _caught_up(a, b, config, lines, symbols)
         ) is None:
-            rule = "not_merged_before_created"
+            rule = OPEN_AT_ONCE
         else:
             pairs[(pair[0].id, pair[1].id)].append(ref)
             continue
@@ -448,10 +452,21 @@ def _ruled_out(
     attrs: dict[str, Any] = {
         "evidence_class": judged[0][0],
         "cue": judged[0][1],
-        "why": f"{rule}: no edge rule judged this pair{_unusable_ends(ref, every, config)}",
+        "why": f"{rule}: no edge rule judged this pair{_unusable_ends(ref, every, config)}"
+        + (_open_at_once(every.get(newer), every.get(older)) if rule == OPEN_AT_ONCE else ""),
         "evidence": _evidence_rows([(r, cls) for r, (cls, _) in zip(group, judged, strict=True)]),
     }
     return LinkDecision(newer, older, ref.repo_id, rule, attrs)
+
+
+def _open_at_once(newer: PRNode | None, older: PRNode | None) -> str:
+    """Why two PRs open at once are no edge, for the record."""
+    if newer is None or older is None:
+        return ""
+    return (
+        f" (#{newer.number} was opened before #{older.number} merged, and neither its branch nor"
+        f" its patch shows it was finished on top of #{older.number})"
+    )
 
 
 def _unusable_ends(ref: RefRow, every: dict[int, PRNode], config: ChainsConfig) -> str:

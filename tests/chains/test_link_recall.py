@@ -11,7 +11,8 @@ import pytest
 from chains.config import ChainsConfig
 from chains.cues import regression_wording
 from chains.graph import symbols_back
-from chains.symbols import code_names
+from chains.substance import lexer_for
+from chains.symbols import code_names, lexed_names
 from sql.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -217,11 +218,21 @@ def test_a_name_the_newer_pr_defines_itself_is_no_use(tmp_path: Path) -> None:
         {"src/report.py": "def report(graph):\n    return len(node_components(graph))\n"},
         body="Reports the components of #1.",
     )
+    # arrow-go #574 declares its own local `const maxPreAlloc`, as #557 did: no use of #557's.
+    grow = "package buf\n\nfunc Grow(n int) int {\n\tconst maxPreAlloc = 1 << 24\n\treturn min(n, maxPreAlloc)\n}\n"
+    repo.pr(4, "Cap the buffer's growth", {"src/grow.go": grow})
+    repo.pr(
+        5,
+        "Cap the map's growth",
+        {"src/mapgrow.go": grow.replace("Grow(", "GrowMap(").replace("24", "20")},
+        body="Maps need a cap too: #4 gave buffers one.",
+    )
     config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
     links = links_by_number(mine_and_build(repo.path, tmp_path / "twins.db", "acme/twins", config))
-    twin, user = links[2, 1], links[3, 1]
+    twin, user, copy = links[2, 1], links[3, 1], links[5, 4]
     assert (twin.kept, twin.symbols, twin.rule) == (False, 0, "plain_mention_without_shared_lines")
     assert (user.kept, user.symbols) == (True, 1)
+    assert (copy.kept, copy.symbols, copy.rule) == (False, 0, "plain_mention_without_shared_lines")
 
 
 def test_words_and_names_the_rules_read() -> None:
@@ -235,6 +246,29 @@ def test_words_and_names_the_rules_read() -> None:
         '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
     )
     assert code_names(diff) == ({"simplify_tree", "MarkerTree"}, {"simplify_tree"})
+    # Declared, not used: the name after a declaring keyword, each name of a Go group, and the
+    # names left of Go's `:=`; a Go method's name comes after its receiver.
+    go = (
+        "func (m *MapImpl) GrowAll(count int) {\n\tconst maxPreAlloc = 16\n"
+        "\tfirstValue, otherValue := computeThing(maxPreAlloc, UsedName)\n}\n"
+        "const (\n\tFirstConst = 1\n\tSecondConst = OuterValue\n)\n"
+    )
+    found, defined = lexed_names(go, lexer_for("a.go"))
+    assert defined == {"GrowAll", "maxPreAlloc", "firstValue", "otherValue"} | {
+        "FirstConst",
+        "SecondConst",
+    }
+    assert found - defined == {"MapImpl", "computeThing", "UsedName", "OuterValue"}
+    rust = "fn run_all() { let mut local_value = helper_thing(UsedType::new()); }\nstruct MyStruct;"
+    found, defined = lexed_names(rust, lexer_for("a.rs"))
+    assert (defined, found - defined) == (
+        {"run_all", "local_value", "MyStruct"},
+        {"helper_thing", "UsedType"},
+    )
+    found, defined = lexed_names(
+        "export const maxPreAlloc = useThing(importedName);", lexer_for("a.ts")
+    )
+    assert (defined, found - defined) == ({"maxPreAlloc"}, {"useThing", "importedName"})
 
 
 def test_the_names_needed_grow_with_the_gap() -> None:
