@@ -8,11 +8,12 @@ is at hand, the older merge commit in the newer base's history.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 import networkx as nx
@@ -183,16 +184,21 @@ def opened_by(merges: Iterable[tuple[int, int, datetime]]) -> dict[tuple[int, in
     a PR was open before any PR numbered after it merged. The git source does not know when a
     squash-merged PR was opened (it takes the merge's time), and without this bound two PRs worked
     on at once read as one opened after the other merged (iceberg-go #467, opened before #468 and
-    merged after it)."""
+    merged after it).
+
+    A PR numbered after another but merged more than `FOREIGN_NUMBERING` before it is taken to be
+    of another numbering: histories carry the PRs of the repository they moved from or split off
+    (rust-bindgen's crabtw-era #280 merged 251 days before the servo-era #276 was opened;
+    datafusion-ballista's history holds arrow-datafusion's PRs)."""
     by_repo: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
     for repo_id, number, merged in merges:
         by_repo[repo_id].append((number, merged))
     latest: dict[tuple[int, int], datetime] = {}
     for repo_id, rows in by_repo.items():
-        bound: datetime | None = None
+        later: list[datetime] = []  # merges of the PRs numbered at or after this one, in order
         for number, merged in sorted(rows, reverse=True):
-            bound = merged if bound is None or merged < bound else bound
-            latest[(repo_id, number)] = bound
+            bisect.insort(later, merged)
+            latest[(repo_id, number)] = later[bisect.bisect_left(later, merged - FOREIGN_NUMBERING)]
     return latest
 
 
@@ -338,6 +344,10 @@ def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
     )
 
 
+# How much earlier than a PR a later-numbered one may merge and still be of the same numbering
+# (`opened_by`). A PR open longer is rare: where no other numbering is mixed in, the bound moves
+# 99 % of openings back by under 80 days (arrow-adbc 57, arrow-go 64, ruff 65, wasmtime 78).
+FOREIGN_NUMBERING = timedelta(days=180)
 # The rule of two PRs open at once neither of which builds on the other.
 OPEN_AT_ONCE = "not_merged_before_created"
 

@@ -89,12 +89,17 @@ DECLARING = frozenset(
     | {"trait", "interface", "type", "union"}
 )
 _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let mut x`
+# C's and C++'s type tags name a type where it is used as well (`struct ArrowInterval* out`): the
+# name declares only when a body, a base, generics or the statement's end follows.
+_TAGS = frozenset({"struct", "enum", "union"})
+_TAG_DECLARES = frozenset({"{", ";", ":", "<", "("})
 
 
 class _Declarations:
     """Reads a lexer's tokens and says which names they declare: the name after a declaring
-    keyword (after a Go method's receiver, `func (m *Map) Grow`), each name of a Go group
-    (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`."""
+    keyword (after a Go method's receiver, `func (m *Map) Grow`; after a type tag, only where a
+    definition follows), each name of a Go group (`const ( a = 1; b = 2 )`), and the names left
+    of Go's `:=`."""
 
     def __init__(self) -> None:
         self.pending = False  # a declaring keyword was read; its name comes next
@@ -103,6 +108,8 @@ class _Declarations:
         self.group = False  # inside `const (` ... `)`, where each line declares a name
         self.line_start = False
         self.run: list[str] = []  # the names of `a, b` read since the last other token
+        self.tag = False  # the keyword was a type tag (`_TAGS`)
+        self.tagged = ""  # a tag's name, declared or not by what follows it
 
     def see(self, token: Any, value: str, is_name: bool) -> list[str]:
         from pygments.token import Comment, Keyword, Operator, Punctuation, Text
@@ -111,9 +118,16 @@ class _Declarations:
             self.line_start = self.line_start or "\n" in value
             return []
         declared: list[str] = []
+        if self.tagged:
+            if value in _TAG_DECLARES:
+                declared.append(self.tagged)
+            self.tagged = ""
         if self.pending and is_name:
-            declared.append(value)
-            self.pending = self.func = False
+            if self.tag:
+                self.tagged = value
+            else:
+                declared.append(value)
+            self.pending = self.func = self.tag = False
         elif self.pending and token in Keyword and value in _MODIFIERS:
             pass
         elif self.pending and value == "(" and token in Punctuation:
@@ -127,7 +141,7 @@ class _Declarations:
         elif self.group and self.depth == 1 and self.line_start and is_name:
             declared.append(value)
         elif token in Keyword and value in DECLARING:
-            self.pending, self.func = True, value == "func"
+            self.pending, self.func, self.tag = True, value == "func", value in _TAGS
         elif token in Operator and value == ":=":
             declared.extend(self.run)
         else:

@@ -99,3 +99,10 @@ def test_a_pr_was_opened_before_any_later_numbered_pr_merged() -> None:
         (1, 9): day[2],
         (2, 5): day[0],  # another repository's numbers are its own
     }
+    # A history that carries the PRs of the repository it moved from: the old #280 merged long
+    # before the new #276 was opened, and tells nothing of it.
+    moved = [(1, 276, datetime(2016, 9, 1)), (1, 280, datetime(2015, 12, 1))]
+    assert opened_by(moved)[1, 276] == datetime(2016, 9, 1)
+    assert opened_by([(1, 276, datetime(2016, 9, 1)), (1, 280, datetime(2016, 8, 1))])[
+        1, 276
+    ] == datetime(2016, 8, 1)

@@ -15,15 +15,15 @@ from tests.support.chain_store import StoreBuilder
 def test_each_link_drop_reason_comes_with_examples(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["src/a.py"])
-    store.pr(2, ["src/a.py"], day=500)  # far too late to build on #1, even with shared lines
-    store.pr(3, ["src/b.py"])
-    store.pr(4, ["src/c.py"])
-    store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
-    store.ref(4, 3, "mention", evidence="Similar to #3, for c.")
+    store.pr(2, ["src/b.py"])
+    store.pr(3, ["src/c.py"])
+    store.pr(4, ["src/a.py"], day=500)  # far too late to build on #1, even with shared lines
+    store.ref(4, 1, "follow_up", evidence="Follow-up to #1")
+    store.ref(3, 2, "mention", evidence="Similar to #2, for c.")
     store.write()
     build_chains(ChainsConfig(), engine)
     facts = PipelineFacts(graph=GraphFacts(dropped={"gap_too_long": 1, "parallel_wording": 1}))
     with Session(engine) as session:
         funnel = build_funnel(session, facts)
     step = next(s for s in funnel if s.name == "reference graph edges")
-    assert step.examples == {"gap_too_long": ["#2 → #1"], "parallel_wording": ["#4 → #3"]}
+    assert step.examples == {"gap_too_long": ["#4 → #1"], "parallel_wording": ["#3 → #2"]}
