@@ -93,23 +93,24 @@ _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let
 # name declares only when a body, a base, generics or the statement's end follows.
 _TAGS = frozenset({"struct", "enum", "union"})
 _TAG_DECLARES = frozenset({"{", ";", ":", "<", "("})
+_CALLED = frozenset({"(", "["})  # after a Go receiver: a method's name, then its (type) parameters
 
 
 class _Declarations:
     """Reads a lexer's tokens and says which names they declare: the name after a declaring
-    keyword (after a Go method's receiver, `func (m *Map) Grow`; after a type tag, only where a
-    definition follows), each name of a Go group (`const ( a = 1; b = 2 )`), and the names left
-    of Go's `:=`."""
+    keyword (after a type tag, only where a definition follows it), a Go method's name after its
+    receiver (`func (m *Map) Grow(`: not an anonymous function's result type), each name of a Go
+    group (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`."""
 
     def __init__(self) -> None:
         self.pending = False  # a declaring keyword was read; its name comes next
         self.func = False  # ... and it was `func`, whose receiver may come first
+        self.confirm: frozenset[str] = frozenset()  # what must follow the name for it to declare
+        self.tentative = ""  # a name read, declared or not by what follows it
         self.depth = 0  # open parentheses of a receiver or a group
         self.group = False  # inside `const (` ... `)`, where each line declares a name
         self.line_start = False
         self.run: list[str] = []  # the names of `a, b` read since the last other token
-        self.tag = False  # the keyword was a type tag (`_TAGS`)
-        self.tagged = ""  # a tag's name, declared or not by what follows it
 
     def see(self, token: Any, value: str, is_name: bool) -> list[str]:
         from pygments.token import Comment, Keyword, Operator, Punctuation, Text
@@ -118,16 +119,16 @@ class _Declarations:
             self.line_start = self.line_start or "\n" in value
             return []
         declared: list[str] = []
-        if self.tagged:
-            if value in _TAG_DECLARES:
-                declared.append(self.tagged)
-            self.tagged = ""
+        if self.tentative:
+            if value in self.confirm:
+                declared.append(self.tentative)
+            self.tentative = ""
         if self.pending and is_name:
-            if self.tag:
-                self.tagged = value
+            if self.confirm:
+                self.tentative = value
             else:
                 declared.append(value)
-            self.pending = self.func = self.tag = False
+            self.pending = self.func = False
         elif self.pending and token in Keyword and value in _MODIFIERS:
             pass
         elif self.pending and value == "(" and token in Punctuation:
@@ -138,10 +139,12 @@ class _Declarations:
             self.depth += 1 if value == "(" else -1
             if not self.depth:
                 self.pending, self.group = self.func, False
+                self.confirm = _CALLED if self.func else frozenset()
         elif self.group and self.depth == 1 and self.line_start and is_name:
             declared.append(value)
         elif token in Keyword and value in DECLARING:
-            self.pending, self.func, self.tag = True, value == "func", value in _TAGS
+            self.pending, self.func = True, value == "func"
+            self.confirm = _TAG_DECLARES if value in _TAGS else frozenset()
         elif token in Operator and value == ":=":
             declared.extend(self.run)
         else:

@@ -252,13 +252,17 @@ def test_words_and_names_the_rules_read() -> None:
         "func (m *MapImpl) GrowAll(count int) {\n\tconst maxPreAlloc = 16\n"
         "\tfirstValue, otherValue := computeThing(maxPreAlloc, UsedName)\n}\n"
         "const (\n\tFirstConst = 1\n\tSecondConst = OuterValue\n)\n"
+        "var onDone = func(code int) DoneResult { return DoneResult{} }\n"
     )
     found, defined = lexed_names(go, lexer_for("a.go"))
-    assert defined == {"GrowAll", "maxPreAlloc", "firstValue", "otherValue"} | {
+    assert defined == {"GrowAll", "maxPreAlloc", "firstValue", "otherValue", "onDone"} | {
         "FirstConst",
         "SecondConst",
     }
-    assert found - defined == {"MapImpl", "computeThing", "UsedName", "OuterValue"}
+    assert found - defined == {"MapImpl", "computeThing", "UsedName", "OuterValue", "DoneResult"}
+    # C's type tags declare only before a definition (arrow-nanoarrow #270 uses #258's struct).
+    c = "void get(struct ArrowInterval* out) {\n  struct ArrowInterval copy;\n}\nstruct NewInterval {};"
+    assert lexed_names(c, lexer_for("a.c")) == ({"ArrowInterval", "NewInterval"}, {"NewInterval"})
     rust = "fn run_all() { let mut local_value = helper_thing(UsedType::new()); }\nstruct MyStruct;"
     found, defined = lexed_names(rust, lexer_for("a.rs"))
     assert (defined, found - defined) == (
