@@ -62,7 +62,7 @@ class PRNode:
     number: int
     title: str
     author: str | None
-    created_at: datetime | None  # when it was opened (at the latest: `opened_by`)
+    created_at: datetime | None  # when it was opened (or at the latest: `opened_by`)
     merged_at: datetime
     base_sha: str | None
     merge_sha: str | None
@@ -127,7 +127,8 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     `lines` counts the non-test files' changed lines when the files are known (snapshots and
     fixtures make many real PRs look huge; the size limit is about the code an agent must write);
     `code_lines` also leaves out config and docs (the substance a chain is measured by).
-    `created_at` is at the latest the first merge of a PR numbered after it (`opened_by`).
+    Where the source knows no opening before the merge, `created_at` is the first merge of a PR
+    numbered after it (`opened_by`).
     """
     pr = PullRequest
     query = select(
@@ -168,8 +169,12 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         )
         latest = opened_by((r, n, at) for r, n, at in merges if at is not None)
     for node in nodes.values():
+        # Only where the source knows no opening before the merge: a squash merge's author date
+        # is the merge's. A branch's first commit tells when its code was written, which the
+        # gap measures (delta-rs #1434 was opened 3 days after #1430 merged, and written
+        # anew 114 days on).
         bound = latest.get((node.repo_id, node.number))
-        if bound is not None and (node.created_at is None or bound < node.created_at):
+        if bound is not None and (node.created_at or node.merged_at) >= node.merged_at:
             node.created_at = bound
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
@@ -601,16 +606,13 @@ def _note_revert(found: dict[int, Undone], reverted: int, reverter: PRNode) -> N
         found[reverted] = Undone(reverter.merged_at, reverter)
 
 
-def _reverted_before(undone: Undone | None, newer: PRNode, lines: LineOracle | None) -> bool:
-    """Whether the older PR was reverted before the newer one started: the revert merged before
-    the newer PR was opened, or the newer PR's branch took in the revert. A re-submission keeps
-    its commits' old dates (serde #316, "Re-opening of #302 after bust merge", dated before the
-    revert #314 it was branched after)."""
-    if undone is None:
-        return False
-    if undone.at <= newer.opened:
-        return True
-    return undone.by is not None and lines is not None and lines.branch_holds(newer, undone.by)
+def _reverted_before(undone: Undone | None, newer: PRNode) -> bool:
+    """Whether the older PR was reverted before the newer one merged: the newer PR's base (the
+    main branch at its merge) no longer holds the older change, whenever the newer PR was opened
+    (tokio #4373, opened before #4377 merged, merged after #4394 reverted #4377; it builds on
+    the re-land #4395). A re-submission keeps its commits' old dates (serde #316, "Re-opening of
+    #302 after bust merge", dated before the revert #314 it was branched after)."""
+    return undone is not None and undone.at < newer.merged_at
 
 
 def assess_edge(
@@ -625,7 +627,7 @@ def assess_edge(
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
-    if best.cls != "revert" and _reverted_before((reverted_at or {}).get(older.id), newer, lines):
+    if best.cls != "revert" and _reverted_before((reverted_at or {}).get(older.id), newer):
         # The older change was reverted before the newer PR started: its base does not hold it
         # (a re-land builds on the revert, not on the original).
         return "older_reverted_before", _settled_attrs(judged, best, newer, older)

@@ -193,7 +193,7 @@ class WholeFile:
         may end in one more empty line than the file has there, so a hunk that seems to end just
         on a string's last line may end inside it (dask #1681's hunk of `core.py`)."""
         if self._spans is None:
-            self._spans = _multiline_strings(self.text)
+            self._spans = multiline_strings(self.text)
         end = start + count - 1
         return any(first <= start <= last or first <= end <= last for first, last in self._spans)
 
@@ -215,7 +215,7 @@ class WholeFile:
         return self.flags[line - 1]
 
 
-def _multiline_strings(text: str) -> list[tuple[int, int]]:
+def multiline_strings(text: str) -> list[tuple[int, int]]:
     """(first, last) line of every triple-quoted string that spans lines."""
     starts = [0] + [newline.end() for newline in re.finditer("\n", text)]
     spans: list[tuple[int, int]] = []

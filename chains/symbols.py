@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import select
 
 from chains.patches import file_sections, is_test_path, rust_test_start, section_path
-from chains.substance import lexer_for
+from chains.substance import WHOLE_FILE_LEXERS, lexer_for, multiline_strings
 from prchain.core import git
 from prchain.core.errors import GitError
 from sql.models import PRPatch
@@ -47,39 +47,88 @@ class SymbolOracle(Protocol):
     def used(self, newer: PRNode, older: PRNode) -> int: ...
 
 
+class Block(NamedTuple):
+    """One hunk's new side: its text (context and added lines, as they stand in the new file),
+    which of its lines (0-based) the diff adds, and the new file's line (1-based) it starts at."""
+
+    path: str
+    text: str
+    added: frozenset[int]
+    first: int = 1
+
+
 def added_blocks(
-    diff: str, tests_from: Callable[[str, str], int | None] | None = None
-) -> list[tuple[str, str]]:
-    """(path, added lines of one hunk joined) for every hunk of every non-test file.
+    diff: str,
+    tests_from: Callable[[str, str], int | None] | None = None,
+    new_text: Callable[[str], str | None] | None = None,
+) -> list[Block]:
+    """The new side of every hunk that adds lines, in every non-test file. The context lines are
+    kept for the lexer: a docstring whose closing quotes are context would otherwise run on, and
+    read its words as names. A Python hunk may still begin or end inside a string spanning lines
+    (networkx #816's begins in a docstring, whose closing quotes then open one: "Kleitman" and
+    "Valences" read as names); where one of its lines holds triple quotes, the lines inside such
+    strings are blanked, as the new file (`new_text(blob)`, where the clone gives it) has them.
 
     `tests_from(path, blob)` says from which line the new file (its blob id, from the diff's
     `index` line) is a test module (a Rust file's `#[cfg(test)] mod tests`); lines from there on
     are left out."""
-    blocks: list[tuple[str, str]] = []
+    blocks: list[Block] = []
     for section in file_sections(diff):
         path = section_path(section)
         if not path or is_test_path(path):
             continue
         index = _INDEX.search(section.split("\n@@", 1)[0])
-        start = tests_from(path, index.group(1)) if tests_from and index else None
+        blob = index.group(1) if index else ""
+        start = tests_from(path, blob) if tests_from and blob else None
+        hunks: list[Block] = []
         lines: list[str] = []
-        at = 0
-        for line in section.split("\n"):
+        added: set[int] = set()
+        at = first = 0
+        for line in [*section.split("\n"), "@@"]:
             if line.startswith("@@"):
-                if lines:
-                    blocks.append((path, "\n".join(lines)))
-                lines = []
+                if added:
+                    hunks.append(Block(path, "\n".join(lines), frozenset(added), first))
+                lines, added = [], set()
                 hunk = _NEW_START.match(line)
-                at = int(hunk.group(1)) if hunk else 0
+                at = first = int(hunk.group(1)) if hunk else 0
             elif line.startswith("+") and not line.startswith("+++"):
                 if start is None or at < start:
-                    lines.append(line[1:])
+                    added.add(len(lines))
+                lines.append(line[1:])
                 at += 1
-            elif not line.startswith("-"):
+            elif line.startswith(" ") or line == "":
+                lines.append(line[1:])
                 at += 1
-        if lines:
-            blocks.append((path, "\n".join(lines)))
+        if new_text and blob and _quoted(path, hunks):
+            hunks = _strings_blanked(hunks, new_text(blob))
+        blocks.extend(hunks)
     return blocks
+
+
+def _quoted(path: str, hunks: list[Block]) -> bool:
+    """Whether a hunk of a Python file holds triple quotes (it may begin or end inside a string)."""
+    lexer = lexer_for(path)
+    if lexer is None or lexer.name not in WHOLE_FILE_LEXERS:
+        return False
+    return any('"""' in b.text or "'''" in b.text for b in hunks)
+
+
+def _strings_blanked(hunks: list[Block], text: str | None) -> list[Block]:
+    """The hunks with every line inside a string that spans lines of the new file blanked."""
+    if text is None:
+        return hunks
+    spans = multiline_strings(text)
+    if not spans:
+        return hunks
+    inside = {line for first, last in spans for line in range(first, last + 1)}
+    return [
+        b._replace(
+            text="\n".join(
+                "" if b.first + i in inside else line for i, line in enumerate(b.text.split("\n"))
+            )
+        )
+        for b in hunks
+    ]
 
 
 # Keywords whose next name is declared there, not used: a PR that declares a name of its own
@@ -157,7 +206,9 @@ class _Declarations:
         return declared
 
 
-def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
+def lexed_names(
+    text: str, lexer: Lexer | None, only: frozenset[int] | None = None
+) -> tuple[set[str], set[str]]:
     """The identifiers a lexer reads as names in `text` (not builtins, keywords, comments or
     strings), and those among them it declares.
 
@@ -165,7 +216,7 @@ def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
     compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol. A
     declaration is a name a declaring keyword introduces (`def`, `fn`, `func`, `class`, `const`,
     `let`, ...; `_Declarations`), or a function the lexer marks as defined (C's and Java's
-    signatures)."""
+    signatures). `only`: the lines (0-based) whose names count; the others are read for context."""
     if lexer is None:
         return set(), set()
     from pygments.token import Name
@@ -173,13 +224,17 @@ def lexed_names(text: str, lexer: Lexer | None) -> tuple[set[str], set[str]]:
     found: set[str] = set()
     defined: set[str] = set()
     declarations = _Declarations()
+    line = 0
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin
-        defined.update(d for d in declarations.see(token, value, is_name) if _distinctive(d))
-        if is_name and _distinctive(value):
-            found.add(value)
-            if token in Name.Function:
-                defined.add(value)
+        declared = declarations.see(token, value, is_name)
+        if only is None or line in only:
+            defined.update(d for d in declared if _distinctive(d))
+            if is_name and _distinctive(value):
+                found.add(value)
+                if token in Name.Function:
+                    defined.add(value)
+        line += value.count("\n")
     return found, defined
 
 
@@ -192,14 +247,16 @@ def _distinctive(name: str) -> bool:
 
 
 def code_names(
-    diff: str, tests_from: Callable[[str, str], int | None] | None = None
+    diff: str,
+    tests_from: Callable[[str, str], int | None] | None = None,
+    new_text: Callable[[str], str | None] | None = None,
 ) -> tuple[set[str], set[str]]:
     """The identifiers in a diff's added code lines (tests left out; see `added_blocks`), and
     those of them it defines (`lexed_names`)."""
     found: set[str] = set()
     defined: set[str] = set()
-    for path, block in added_blocks(diff, tests_from):
-        names, defines = lexed_names(block, lexer_for(path))
+    for block in added_blocks(diff, tests_from, new_text):
+        names, defines = lexed_names(block.text, lexer_for(block.path), block.added)
         found |= names
         defined |= defines
     return found, defined
@@ -244,7 +301,9 @@ class Symbols:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
             clone = self.clones.get(repo_id)
             self._names[pr_id], self._defined[pr_id] = code_names(
-                diff, (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None
+                diff,
+                (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None,
+                (lambda blob: _blob(clone, blob)) if clone else None,
             )
         return self._names[pr_id]
 
@@ -257,10 +316,10 @@ class Symbols:
 
     def _tests_from(self, clone: str, path: str, blob: str) -> int | None:
         """Where a Rust file's test module starts, read from its blob in the clone."""
-        if not path.endswith(".rs") or not blob.strip("0"):
+        if not path.endswith(".rs"):
             return None
-        shown = git.run(clone, "cat-file", "blob", blob, check=False)
-        return rust_test_start(shown.text) if shown.ok else None
+        text = _blob(clone, blob)
+        return rust_test_start(text) if text is not None else None
 
     def introduced(self, older: PRNode) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown)."""
@@ -283,3 +342,12 @@ class Symbols:
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
         """The identifiers themselves (for the record), sorted."""
         return sorted(self.introduced(older) & self._uses(newer))
+
+
+def _blob(clone: str, blob: str) -> str | None:
+    """A blob's text from the clone (None for the all-zero id of a deleted file, or where git
+    could not show it)."""
+    if not blob.strip("0"):
+        return None
+    shown = git.run(clone, "cat-file", "blob", blob, check=False)
+    return shown.text if shown.ok else None

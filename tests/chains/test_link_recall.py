@@ -246,6 +246,17 @@ def test_words_and_names_the_rules_read() -> None:
         '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
     )
     assert code_names(diff) == ({"simplify_tree", "MarkerTree"}, {"simplify_tree"})
+    # A hunk that begins inside a docstring: its words are no names once the new file shows
+    # where the string spans (networkx #816's "Kleitman").
+    new_file = 'def realize(sequence):\n    """Build it.\n\n    After Kleitman and Wang.\n    """\n    return valid_sequence(sequence)\n'
+    docstring_diff = (
+        "diff --git a/src/g.py b/src/g.py\nindex 1111111..2222222 100644\n--- a/src/g.py\n"
+        '+++ b/src/g.py\n@@ -3,3 +3,4 @@\n \n+    After Kleitman and Wang.\n     """\n'
+        "-    return sequence\n+    return valid_sequence(sequence)\n"
+    )
+    texts = {"2222222": new_file}
+    assert code_names(docstring_diff)[0] == {"After", "Kleitman"}  # misread, the file unknown
+    assert code_names(docstring_diff, None, texts.get)[0] == {"valid_sequence"}
     # Declared, not used: the name after a declaring keyword, each name of a Go group, and the
     # names left of Go's `:=`; a Go method's name comes after its receiver.
     go = (

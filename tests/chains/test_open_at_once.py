@@ -106,3 +106,29 @@ def test_a_pr_was_opened_before_any_later_numbered_pr_merged() -> None:
     assert opened_by([(1, 276, datetime(2016, 9, 1)), (1, 280, datetime(2016, 8, 1))])[
         1, 276
     ] == datetime(2016, 8, 1)
+
+
+def test_an_older_pr_reverted_before_the_newer_merged_is_not_in_its_base(tmp_path: Path) -> None:
+    """tokio #4373, opened before #4377 merged, merged after #4394 reverted #4377: the main branch
+    it was squashed onto no longer held #4377's code, whenever it was opened."""
+    repo = History(tmp_path / "reverted")
+    repo.commit("Initial commit", {"src/core.py": "def scale_limit(base, factor):\n    return 0\n"})
+    helper = "def compute_capacity_limit(size):\n    return size * 2\n"
+    repo.pr(40, "Add a capacity helper", {"src/capacity.py": helper})
+    repo.pr(44, "Unrelated", {"src/other.py": "def other_thing():\n    return 1\n"})
+    repo.pr(
+        42,
+        'Revert "Add a capacity helper"',
+        {"src/capacity.py": None},
+        body=f"This reverts commit {repo.prs[40]}.",
+    )
+    repo.pr(
+        41,
+        "Cap the queue",
+        {"src/queue.py": "def cap(queue):\n    return compute_capacity_limit(len(queue))\n"},
+        body="Follow-up to #40: cap the queue with it.",
+    )
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/r", config))
+    assert links[41, 40].gap_days < 2  # opened before #42 reverted #40
+    assert (links[41, 40].kept, links[41, 40].rule) == (False, "older_reverted_before")

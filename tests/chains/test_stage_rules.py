@@ -15,9 +15,9 @@ from chains.generated import Attributes
 from chains.imports import is_import
 from chains.substance import (
     WholeFile,
-    _multiline_strings,
     code_line_flags,
     lexer_for,
+    multiline_strings,
     patch_code_lines,
 )
 from prchain.dev.repos import git
@@ -447,7 +447,7 @@ def test_only_a_hunk_that_cuts_through_a_multi_line_string_lexes_the_whole_file(
         "tail = 1\n"  # 10
     )
     whole = WholeFile(text, lexer_for("src/tool.py"))
-    assert _multiline_strings(text) == [(1, 3), (8, 9)]
+    assert multiline_strings(text) == [(1, 3), (8, 9)]
     assert not whole.cut(4, 4) and not whole.cut(5, 2) and not whole.cut(10, 1)
     assert whole._flags is None  # nothing lexed whole yet
     assert whole.cut(2, 3) and whole.cut(7, 2) and whole.cut(9, 2)
@@ -455,7 +455,7 @@ def test_only_a_hunk_that_cuts_through_a_multi_line_string_lexes_the_whole_file(
     # more empty line than the file has there): it is lexed whole.
     assert whole.cut(1, 5) and whole.cut(6, 4)
     # A triple quote left open runs to the end of the file.
-    assert _multiline_strings('a = 1\nb = """open\nc = 2\n') == [(2, 4)]
+    assert multiline_strings('a = 1\nb = """open\nc = 2\n') == [(2, 4)]
     # Where no hunk cuts a string, reading the hunk alone gives what the whole file gives.
     lines = text.split("\n")
     assert code_line_flags(lines[3:7], whole.lexer) == whole.flags[3:7]
