@@ -134,8 +134,8 @@ def _strings_blanked(hunks: list[Block], text: str | None) -> list[Block]:
 # Keywords whose next name is declared there, not used: a PR that declares a name of its own
 # (arrow-go #574's local `const maxPreAlloc`, like #557's) uses nothing of another PR's by it.
 DECLARING = frozenset(
-    {"const", "var", "let", "static", "func", "function", "fn", "def", "class", "struct", "enum"}
-    | {"trait", "interface", "type", "union"}
+    {"const", "var", "val", "let", "static", "func", "function", "fn", "def", "class", "struct"}
+    | {"enum", "trait", "interface", "type", "union"}
 )
 _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let mut x`
 # C's and C++'s type tags name a type where it is used as well (`struct ArrowInterval* out`): the
@@ -143,15 +143,28 @@ _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let
 _TAGS = frozenset({"struct", "enum", "union"})
 _TAG_DECLARES = frozenset({"{", ";", ":", "<", "("})
 _CALLED = frozenset({"(", "["})  # after a Go receiver: a method's name, then its (type) parameters
+# Languages that declare a variable by its type (`List<NameIdentifier> groupIdents = ...`):
+# gravitino #10868 declares a local of the name its sibling #10867 declared, and uses nothing
+# of it. There a name right after a type declares when an assignment, a statement's end or the
+# next parameter follows.
+TYPED = frozenset({"Java", "C", "C++", "C#", "Objective-C", "Objective-C++", "Dart", "CUDA"})
+_TYPED_DECLARES = frozenset({"=", ";", ":", ",", ")"})
 
 
 class _Declarations:
     """Reads a lexer's tokens and says which names they declare: the name after a declaring
     keyword (after a type tag, only where a definition follows it), a Go method's name after its
     receiver (`func (m *Map) Grow(`: not an anonymous function's result type), each name of a Go
-    group (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`."""
+    group (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`; in `TYPED` languages, a
+    name right after a type."""
 
-    def __init__(self) -> None:
+    def __init__(self, typed: bool = False) -> None:
+        self.typed = typed
+        self.after_type = False  # the last token may end a type: a name, `int`, `<...>` or `[]`
+        self.spaced = False  # whitespace came before this token
+        self.angles = 0  # open `<` of a generic type
+        self.last = ""  # the last token's text
+        self.last_was_name = False
         self.pending = False  # a declaring keyword was read; its name comes next
         self.func = False  # ... and it was `func`, whose receiver may come first
         self.confirm: frozenset[str] = frozenset()  # what must follow the name for it to declare
@@ -161,18 +174,41 @@ class _Declarations:
         self.line_start = False
         self.run: list[str] = []  # the names of `a, b` read since the last other token
 
+    def _ends_type(self, token: Any, value: str, is_name: bool) -> bool:
+        """Whether this token may end a type (a name, a builtin type, the `>` closing a generic,
+        the `]` of an array type), keeping count of generic brackets: `<` right after a name
+        opens one (a comparison has spaces: `a < b`)."""
+        from pygments.token import Keyword
+
+        was_name, self.last_was_name = self.last_was_name, is_name
+        if value == "<" and was_name and not self.spaced:
+            self.angles += 1
+            return False
+        if value in (">", ">>") and self.angles:
+            self.angles = max(0, self.angles - len(value))
+            return not self.angles
+        if value == "]":
+            return self.last == "["
+        return is_name or token in Keyword.Type
+
     def see(self, token: Any, value: str, is_name: bool) -> list[str]:
         from pygments.token import Comment, Keyword, Operator, Punctuation, Text
 
         if token in Text or token in Comment:
             self.line_start = self.line_start or "\n" in value
+            self.spaced = True
             return []
         declared: list[str] = []
         if self.tentative:
             if value in self.confirm:
                 declared.append(self.tentative)
             self.tentative = ""
-        if self.pending and is_name:
+        after_type = self.after_type
+        self.after_type = self.typed and self._ends_type(token, value, is_name)
+        self.spaced, self.last = False, value
+        if self.typed and is_name and after_type and not self.pending:
+            self.tentative, self.confirm = value, _TYPED_DECLARES
+        elif self.pending and is_name:
             if self.confirm:
                 self.tentative = value
             else:
@@ -223,7 +259,7 @@ def lexed_names(
 
     found: set[str] = set()
     defined: set[str] = set()
-    declarations = _Declarations()
+    declarations = _Declarations(typed=lexer.name in TYPED)
     line = 0
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin

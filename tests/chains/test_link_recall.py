@@ -280,6 +280,19 @@ def test_words_and_names_the_rules_read() -> None:
         {"run_all", "local_value", "MyStruct"},
         {"helper_thing", "UsedType"},
     )
+    # Java declares by type: gravitino #10868's own local `groupIdents`, like its sibling's.
+    java = (
+        "List<NameIdentifier> groupIdents = store.batchGet(groupIdents, EntityType.GROUP);\n"
+        "for (String memberName : allMembers) { if (countAll > limitValue) { return; } }\n"
+    )
+    found, defined = lexed_names(java, lexer_for("A.java"))
+    assert defined == {"groupIdents", "memberName"}
+    assert found - defined == {"NameIdentifier", "String", "batchGet", "EntityType"} | {
+        "GROUP",
+        "allMembers",
+        "countAll",
+        "limitValue",
+    }
     found, defined = lexed_names(
         "export const maxPreAlloc = useThing(importedName);", lexer_for("a.ts")
     )
