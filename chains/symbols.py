@@ -156,10 +156,12 @@ class _Declarations:
     keyword (after a type tag, only where a definition follows it), a Go method's name after its
     receiver (`func (m *Map) Grow(`: not an anonymous function's result type), each name of a Go
     group (`const ( a = 1; b = 2 )`), and the names left of Go's `:=`; in `TYPED` languages, a
-    name right after a type."""
+    name right after a type; in Python, the names a statement assigns (`in_deg, out_deg = ...`:
+    networkx #816 and #817, siblings on one issue, name their locals alike) and a `for` loop's."""
 
-    def __init__(self, typed: bool = False) -> None:
+    def __init__(self, typed: bool = False, assigns: bool = False) -> None:
         self.typed = typed
+        self.assigns = assigns  # Python: a statement's `a, b = ...` and `for a, b in` declare
         self.after_type = False  # the last token may end a type: a name, `int`, `<...>` or `[]`
         self.spaced = False  # whitespace came before this token
         self.angles = 0  # open `<` of a generic type
@@ -171,8 +173,10 @@ class _Declarations:
         self.tentative = ""  # a name read, declared or not by what follows it
         self.depth = 0  # open parentheses of a receiver or a group
         self.group = False  # inside `const (` ... `)`, where each line declares a name
-        self.line_start = False
+        self.line_start = True
         self.run: list[str] = []  # the names of `a, b` read since the last other token
+        self.run_starts = False  # ... and they began a statement (or followed `for`)
+        self.after_for = False
 
     def _ends_type(self, token: Any, value: str, is_name: bool) -> bool:
         """Whether this token may end a type (a name, a builtin type, the `>` closing a generic,
@@ -190,6 +194,11 @@ class _Declarations:
         if value == "]":
             return self.last == "["
         return is_name or token in Keyword.Type
+
+    def _assigned(self, value: str) -> bool:
+        """Whether this operator declares the names just read: Go's `:=`, or in Python the `=`
+        of a statement that began with them, or the `in` of a `for` loop."""
+        return value == ":=" or (self.assigns and value in ("=", "in") and self.run_starts)
 
     def see(self, token: Any, value: str, is_name: bool) -> list[str]:
         from pygments.token import Comment, Keyword, Operator, Punctuation, Text
@@ -230,12 +239,16 @@ class _Declarations:
         elif token in Keyword and value in DECLARING:
             self.pending, self.func = True, value == "func"
             self.confirm = _TAG_DECLARES if value in _TAGS else frozenset()
-        elif token in Operator and value == ":=":
+        elif token in Operator and self._assigned(value):
             declared.extend(self.run)
+        elif self.assigns and value == "for" and token in Keyword:
+            self.after_for = True
         else:
             self.pending = self.pending and self.depth > 0
-        self.line_start = False
+        starts_line, self.line_start = self.line_start, False
         if is_name:
+            if not self.run:
+                self.run_starts, self.after_for = starts_line or self.after_for, False
             self.run.append(value)
         elif value != "," and value != ":=":
             self.run = []
@@ -259,7 +272,7 @@ def lexed_names(
 
     found: set[str] = set()
     defined: set[str] = set()
-    declarations = _Declarations(typed=lexer.name in TYPED)
+    declarations = _Declarations(lexer.name in TYPED, lexer.name in WHOLE_FILE_LEXERS)
     line = 0
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin

@@ -293,6 +293,17 @@ def test_words_and_names_the_rules_read() -> None:
         "countAll",
         "limitValue",
     }
+    # Python declares by assigning: networkx #816 and #817, siblings, name their locals alike.
+    python = (
+        "in_deg, out_deg = split_degrees(sequence)\n"
+        "for node_name in pairs_of(graph):\n"
+        "    self.attr_value = call_thing(keyword_arg=in_deg)\n"
+    )
+    found, defined = lexed_names(python, lexer_for("a.py"))
+    assert defined == {"in_deg", "out_deg", "node_name"}
+    assert found - defined == {"split_degrees", "pairs_of", "attr_value", "call_thing"} | {
+        "keyword_arg"
+    }
     found, defined = lexed_names(
         "export const maxPreAlloc = useThing(importedName);", lexer_for("a.ts")
     )
