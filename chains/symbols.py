@@ -149,6 +149,9 @@ _CALLED = frozenset({"(", "["})  # after a Go receiver: a method's name, then it
 # next parameter follows.
 TYPED = frozenset({"Java", "C", "C++", "C#", "Objective-C", "Objective-C++", "Dart", "CUDA"})
 _TYPED_DECLARES = frozenset({"=", ";", ":", ",", ")"})
+# A name read as a member is somebody's field or method, whatever local shares its name
+# (arrow-nanoarrow #208 reads #207's `layout.buffer_data_type` beside a local of that name).
+_MEMBER = frozenset({".", "->", "::"})
 
 
 class _Declarations:
@@ -265,15 +268,26 @@ def lexed_names(
     compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol. A
     declaration is a name a declaring keyword introduces (`def`, `fn`, `func`, `class`, `const`,
     `let`, ...; `_Declarations`), or a function the lexer marks as defined (C's and Java's
-    signatures). `only`: the lines (0-based) whose names count; the others are read for context."""
+    signatures). A name also read as a member (after `.`, `->` or `::`) is no declaration.
+    `only`: the lines (0-based) whose names count; the others are read for context."""
+    found, defined, accessed = _lexed(text, lexer, only)
+    return found, defined - accessed
+
+
+def _lexed(
+    text: str, lexer: Lexer | None, only: frozenset[int] | None
+) -> tuple[set[str], set[str], set[str]]:
+    """The names, declared names and names read as a member of `lexed_names`."""
     if lexer is None:
-        return set(), set()
+        return set(), set(), set()
     from pygments.token import Name
 
     found: set[str] = set()
     defined: set[str] = set()
     declarations = _Declarations(lexer.name in TYPED, lexer.name in WHOLE_FILE_LEXERS)
+    accessed: set[str] = set()  # names read as a member (`layout.buffer_data_type`)
     line = 0
+    before = ""  # the last token's text, whitespace left out
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin
         declared = declarations.see(token, value, is_name)
@@ -283,8 +297,11 @@ def lexed_names(
                 found.add(value)
                 if token in Name.Function:
                     defined.add(value)
+                if before in _MEMBER:
+                    accessed.add(value)
         line += value.count("\n")
-    return found, defined
+        before = before if not value.strip() else value
+    return found, defined, accessed
 
 
 def _distinctive(name: str) -> bool:
@@ -304,11 +321,13 @@ def code_names(
     those of them it defines (`lexed_names`)."""
     found: set[str] = set()
     defined: set[str] = set()
+    accessed: set[str] = set()
     for block in added_blocks(diff, tests_from, new_text):
-        names, defines = lexed_names(block.text, lexer_for(block.path), block.added)
+        names, defines, members = _lexed(block.text, lexer_for(block.path), block.added)
         found |= names
         defined |= defines
-    return found, defined
+        accessed |= members
+    return found, defined - accessed
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:

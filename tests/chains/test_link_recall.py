@@ -293,6 +293,15 @@ def test_words_and_names_the_rules_read() -> None:
         "countAll",
         "limitValue",
     }
+    # A name read as a member is no declaration, whatever local shares it (arrow-nanoarrow #208
+    # reads #207's field `layout.buffer_data_type` and declares a local of that name).
+    member = (
+        "void set_types(struct ArrowArrayView* view) {\n"
+        "  use_type(view->layout.buffer_data_type[0]);\n}\n"
+        "void infer(void) {\n  enum ArrowType buffer_data_type = NANOARROW_TYPE_UNINITIALIZED;\n}\n"
+    )
+    found, defined = lexed_names(member, lexer_for("a.c"))
+    assert "buffer_data_type" in found and "buffer_data_type" not in defined
     # Python declares by assigning: networkx #816 and #817, siblings, name their locals alike.
     python = (
         "in_deg, out_deg = split_degrees(sequence)\n"
