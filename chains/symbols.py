@@ -287,7 +287,7 @@ def _lexed(
     declarations = _Declarations(lexer.name in TYPED, lexer.name in WHOLE_FILE_LEXERS)
     accessed: set[str] = set()  # names read as a member (`layout.buffer_data_type`)
     line = 0
-    before = ""  # the last token's text, whitespace left out
+    before = ("", "")  # the last two tokens' texts, whitespace left out
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin
         declared = declarations.see(token, value, is_name)
@@ -297,10 +297,10 @@ def _lexed(
                 found.add(value)
                 if token in Name.Function:
                     defined.add(value)
-                if before in _MEMBER:
+                if before[1] in _MEMBER or "".join(before) in _MEMBER:  # C's lexer splits `->`
                     accessed.add(value)
         line += value.count("\n")
-        before = before if not value.strip() else value
+        before = before if not value.strip() else (before[1], value)
     return found, defined, accessed
 
 

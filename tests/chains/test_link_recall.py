@@ -297,11 +297,12 @@ def test_words_and_names_the_rules_read() -> None:
     # reads #207's field `layout.buffer_data_type` and declares a local of that name).
     member = (
         "void set_types(struct ArrowArrayView* view) {\n"
-        "  use_type(view->layout.buffer_data_type[0]);\n}\n"
-        "void infer(void) {\n  enum ArrowType buffer_data_type = NANOARROW_TYPE_UNINITIALIZED;\n}\n"
+        "  use_type(view->layout.buffer_data_type[0], view->buffer_views);\n}\n"
+        "void infer(void) {\n  enum ArrowType buffer_data_type = NANOARROW_TYPE_UNINITIALIZED;\n"
+        "  int buffer_views = 0;\n}\n"
     )
     found, defined = lexed_names(member, lexer_for("a.c"))
-    assert "buffer_data_type" in found and "buffer_data_type" not in defined
+    assert {"buffer_data_type", "buffer_views"} <= found - defined
     # Python declares by assigning: networkx #816 and #817, siblings, name their locals alike.
     python = (
         "in_deg, out_deg = split_degrees(sequence)\n"
