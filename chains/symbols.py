@@ -137,6 +137,7 @@ DECLARING = frozenset(
     {"const", "var", "val", "let", "static", "func", "function", "fn", "def", "class", "struct"}
     | {"enum", "trait", "interface", "type", "union"}
 )
+VARIABLES = frozenset({"const", "var", "val", "let", "static"})  # of DECLARING: variables
 _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let mut x`
 # C's and C++'s type tags name a type where it is used as well (`struct ArrowInterval* out`): the
 # name declares only when a body, a base, generics or the statement's end follows.
@@ -149,8 +150,10 @@ _CALLED = frozenset({"(", "["})  # after a Go receiver: a method's name, then it
 # next parameter follows.
 TYPED = frozenset({"Java", "C", "C++", "C#", "Objective-C", "Objective-C++", "Dart", "CUDA"})
 _TYPED_DECLARES = frozenset({"=", ";", ":", ",", ")"})
-# A name read as a member is somebody's field or method, whatever local shares its name
-# (arrow-nanoarrow #208 reads #207's `layout.buffer_data_type` beside a local of that name).
+# A name read as a member is somebody's field, whatever local variable shares its name
+# (arrow-nanoarrow #208 reads #207's `layout.buffer_data_type` beside a local of that name);
+# a method the PR defines is its own, called as a member as it must be (bevy #11681's
+# `rotate_by`, defined alike by its sibling #11675).
 _MEMBER = frozenset({".", "->", "::"})
 
 
@@ -180,6 +183,9 @@ class _Declarations:
         self.run: list[str] = []  # the names of `a, b` read since the last other token
         self.run_starts = False  # ... and they began a statement (or followed `for`)
         self.after_for = False
+        self.variable = False  # the pending keyword declares a variable (`VARIABLES`)
+        self.tentative_variable = False
+        self.variables: set[str] = set()  # every variable declared so far
 
     def _ends_type(self, token: Any, value: str, is_name: bool) -> bool:
         """Whether this token may end a type (a name, a builtin type, the `>` closing a generic,
@@ -214,17 +220,22 @@ class _Declarations:
         if self.tentative:
             if value in self.confirm:
                 declared.append(self.tentative)
+                if self.tentative_variable:
+                    self.variables.add(self.tentative)
             self.tentative = ""
         after_type = self.after_type
         self.after_type = self.typed and self._ends_type(token, value, is_name)
         self.spaced, self.last = False, value
         if self.typed and is_name and after_type and not self.pending:
             self.tentative, self.confirm = value, _TYPED_DECLARES
+            self.tentative_variable = True
         elif self.pending and is_name:
             if self.confirm:
-                self.tentative = value
+                self.tentative, self.tentative_variable = value, False
             else:
                 declared.append(value)
+                if self.variable:
+                    self.variables.add(value)
             self.pending = self.func = False
         elif self.pending and token in Keyword and value in _MODIFIERS:
             pass
@@ -239,11 +250,15 @@ class _Declarations:
                 self.confirm = _CALLED if self.func else frozenset()
         elif self.group and self.depth == 1 and self.line_start and is_name:
             declared.append(value)
+            if self.variable:
+                self.variables.add(value)
         elif token in Keyword and value in DECLARING:
             self.pending, self.func = True, value == "func"
+            self.variable = value in VARIABLES
             self.confirm = _TAG_DECLARES if value in _TAGS else frozenset()
         elif token in Operator and self._assigned(value):
             declared.extend(self.run)
+            self.variables.update(self.run)
         elif self.assigns and value == "for" and token in Keyword:
             self.after_for = True
         else:
@@ -268,18 +283,20 @@ def lexed_names(
     compound or capitalised name ("reachable_packages", "MarkerTree") is somebody's symbol. A
     declaration is a name a declaring keyword introduces (`def`, `fn`, `func`, `class`, `const`,
     `let`, ...; `_Declarations`), or a function the lexer marks as defined (C's and Java's
-    signatures). A name also read as a member (after `.`, `->` or `::`) is no declaration.
+    signatures). A variable also read as a member (after `.`, `->` or `::`) is no declaration;
+    a function or a type a PR defines is its own however it is called.
     `only`: the lines (0-based) whose names count; the others are read for context."""
-    found, defined, accessed = _lexed(text, lexer, only)
-    return found, defined - accessed
+    found, defined, accessed, variables = _lexed(text, lexer, only)
+    return found, defined - (accessed & variables)
 
 
 def _lexed(
     text: str, lexer: Lexer | None, only: frozenset[int] | None
-) -> tuple[set[str], set[str], set[str]]:
-    """The names, declared names and names read as a member of `lexed_names`."""
+) -> tuple[set[str], set[str], set[str], set[str]]:
+    """The names, declared names, names read as a member and variables declared, of
+    `lexed_names`."""
     if lexer is None:
-        return set(), set(), set()
+        return set(), set(), set(), set()
     from pygments.token import Name
 
     found: set[str] = set()
@@ -301,7 +318,7 @@ def _lexed(
                     accessed.add(value)
         line += value.count("\n")
         before = before if not value.strip() else (before[1], value)
-    return found, defined, accessed
+    return found, defined, accessed, declarations.variables
 
 
 def _distinctive(name: str) -> bool:
@@ -322,12 +339,14 @@ def code_names(
     found: set[str] = set()
     defined: set[str] = set()
     accessed: set[str] = set()
+    variables: set[str] = set()
     for block in added_blocks(diff, tests_from, new_text):
-        names, defines, members = _lexed(block.text, lexer_for(block.path), block.added)
+        names, defines, members, declared = _lexed(block.text, lexer_for(block.path), block.added)
         found |= names
         defined |= defines
         accessed |= members
-    return found, defined - accessed
+        variables |= declared
+    return found, defined - (accessed & variables)
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:

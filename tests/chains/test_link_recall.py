@@ -303,6 +303,9 @@ def test_words_and_names_the_rules_read() -> None:
     )
     found, defined = lexed_names(member, lexer_for("a.c"))
     assert {"buffer_data_type", "buffer_views"} <= found - defined
+    # A method a PR defines stays its own, called as a member as it must be (bevy #11681).
+    method = "impl Shape { fn rotate_by(&mut self) {} }\nfn spin(s: &mut Shape) { s.rotate_by(); }"
+    assert "rotate_by" in lexed_names(method, lexer_for("a.rs"))[1]
     # Python declares by assigning: networkx #816 and #817, siblings, name their locals alike.
     python = (
         "in_deg, out_deg = split_degrees(sequence)\n"
