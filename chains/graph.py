@@ -628,7 +628,7 @@ def assess_edge(
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
     if best.cls != "revert" and _reverted_before((reverted_at or {}).get(older.id), newer):
-        # The older change was reverted before the newer PR started: its base does not hold it
+        # The older change was reverted before the newer PR merged: its base does not hold it
         # (a re-land builds on the revert, not on the original).
         return "older_reverted_before", _settled_attrs(judged, best, newer, older)
     if best.cls != "revert" and lines is not None and lines.repeats(newer, older):
@@ -742,7 +742,7 @@ def _needs_blame(rule: str | None, lines: LineOracle, newer: PRNode, older: PRNo
     return rule in LINEAGE_CAN_RESCUE
 
 
-REVERTED = "the older PR was reverted before the newer one started"
+REVERTED = "the older PR was reverted before the newer one merged"
 REPEATS = "the newer PR makes the older one's change again (a re-submission or re-application)"
 
 
