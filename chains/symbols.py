@@ -1,4 +1,4 @@
-"""Symbol use: the newer PR's added code uses identifiers the older PR introduced.
+"""Symbol use: the newer PR's added code or tests use identifiers the older PR introduced.
 
 A PR that calls the function, matches the variant or reads the field another PR added depends on it
 even when it rewrites none of its lines (lineage sees nothing then). Evidence that is hard to get by
@@ -7,10 +7,11 @@ accident:
 1. the identifiers in the older PR's added code lines (a Pygments lexer reads each hunk's added
    lines, so comments and strings do not count; names under 5 characters, single lowercase words,
    test files and a Rust file's test module are skipped);
-2. of those, the ones the repository did not hold before the older PR (one `git grep -w -F` of all
-   of them at its base): names the older PR brought in, not names it merely used;
-3. of those, the ones the newer PR's added code lines use, not counting the functions it defines
-   itself (a sibling's own `k_components` uses nothing of the older PR's).
+2. of those, the ones no file but prose (Markdown, reStructuredText, text) held before the older
+   PR (one `git grep -w -E` of all of them at its base): names the older PR brought into the
+   code, not names it merely used;
+3. of those, the ones the newer PR's added code or test lines use, not counting the names it
+   declares itself (a sibling's own `k_components` uses nothing of the older PR's).
 
 Without a clone step 2 cannot be told, and the answer is 0 (unknown, as good as none). Each PR's
 names and each older PR's new names are computed once (one PR is an end of many pairs).
@@ -49,12 +50,23 @@ class SymbolOracle(Protocol):
 
 class Block(NamedTuple):
     """One hunk's new side: its text (context and added lines, as they stand in the new file),
-    which of its lines (0-based) the diff adds, and the new file's line (1-based) it starts at."""
+    which of its lines (0-based) the diff adds to code and which to tests, and the new file's line
+    (1-based) it starts at."""
 
     path: str
     text: str
     added: frozenset[int]
     first: int = 1
+    tested: frozenset[int] = frozenset()
+
+
+class Names(NamedTuple):
+    """The distinctive identifiers of a diff's added lines: those in code, those in tests, and
+    those the diff declares (in either; see `lexed_names`)."""
+
+    code: set[str]
+    tests: set[str]
+    own: set[str]
 
 
 def added_blocks(
@@ -62,38 +74,40 @@ def added_blocks(
     tests_from: Callable[[str, str], int | None] | None = None,
     new_text: Callable[[str], str | None] | None = None,
 ) -> list[Block]:
-    """The new side of every hunk that adds lines, in every non-test file. The context lines are
+    """The new side of every hunk that adds lines. The context lines are
     kept for the lexer: a docstring whose closing quotes are context would otherwise run on, and
     read its words as names. A Python hunk may still begin or end inside a string spanning lines
     (networkx #816's begins in a docstring, whose closing quotes then open one: "Kleitman" and
     "Valences" read as names); where one of its lines holds triple quotes, the lines inside such
     strings are blanked, as the new file (`new_text(blob)`, where the clone gives it) has them.
 
-    `tests_from(path, blob)` says from which line the new file (its blob id, from the diff's
-    `index` line) is a test module (a Rust file's `#[cfg(test)] mod tests`); lines from there on
-    are left out."""
+    A test file's added lines are `tested`, not `added`; so are those from the line
+    `tests_from(path, blob)` gives on, where the new file (its blob id, from the diff's `index`
+    line) holds a test module (a Rust file's `#[cfg(test)] mod tests`)."""
     blocks: list[Block] = []
     for section in file_sections(diff):
         path = section_path(section)
-        if not path or is_test_path(path):
+        if not path:
             continue
         index = _INDEX.search(section.split("\n@@", 1)[0])
         blob = index.group(1) if index else ""
-        start = tests_from(path, blob) if tests_from and blob else None
+        start = 0 if is_test_path(path) else tests_from(path, blob) if tests_from and blob else None
         hunks: list[Block] = []
         lines: list[str] = []
         added: set[int] = set()
+        tested: set[int] = set()
         at = first = 0
         for line in [*section.split("\n"), "@@"]:
             if line.startswith("@@"):
-                if added:
-                    hunks.append(Block(path, "\n".join(lines), frozenset(added), first))
-                lines, added = [], set()
+                if added or tested:
+                    hunks.append(
+                        Block(path, "\n".join(lines), frozenset(added), first, frozenset(tested))
+                    )
+                lines, added, tested = [], set(), set()
                 hunk = _NEW_START.match(line)
                 at = first = int(hunk.group(1)) if hunk else 0
             elif line.startswith("+") and not line.startswith("+++"):
-                if start is None or at < start:
-                    added.add(len(lines))
+                (added if start is None or at < start else tested).add(len(lines))
                 lines.append(line[1:])
                 at += 1
             elif line.startswith(" ") or line == "":
@@ -286,39 +300,49 @@ def lexed_names(
     signatures). A variable also read as a member (after `.`, `->` or `::`) is no declaration;
     a function or a type a PR defines is its own however it is called.
     `only`: the lines (0-based) whose names count; the others are read for context."""
-    found, defined, accessed, variables = _lexed(text, lexer, only)
-    return found, defined - (accessed & variables)
+    seen = _lexed(text, lexer, only)
+    return seen.found, seen.defined - (seen.accessed & seen.variables)
+
+
+class _Lexed(NamedTuple):
+    found: set[str]  # the names on the lines that count
+    tests: set[str]  # ... on the test lines
+    defined: set[str]  # the names declared on either
+    accessed: set[str]  # the names read as a member (`layout.buffer_data_type`)
+    variables: set[str]  # the variables declared anywhere
 
 
 def _lexed(
-    text: str, lexer: Lexer | None, only: frozenset[int] | None
-) -> tuple[set[str], set[str], set[str], set[str]]:
-    """The names, declared names, names read as a member and variables declared, of
-    `lexed_names`."""
+    text: str,
+    lexer: Lexer | None,
+    only: frozenset[int] | None,
+    tested: frozenset[int] = frozenset(),
+) -> _Lexed:
+    """The names of `lexed_names`, read on the lines of `only` and apart on those of `tested`."""
+    seen = _Lexed(set(), set(), set(), set(), set())
     if lexer is None:
-        return set(), set(), set(), set()
+        return seen
     from pygments.token import Name
 
-    found: set[str] = set()
-    defined: set[str] = set()
     declarations = _Declarations(lexer.name in TYPED, lexer.name in WHOLE_FILE_LEXERS)
-    accessed: set[str] = set()  # names read as a member (`layout.buffer_data_type`)
     line = 0
     before = ("", "")  # the last two tokens' texts, whitespace left out
     for token, value in lexer.get_tokens(text):
         is_name = token in Name and token not in Name.Builtin
         declared = declarations.see(token, value, is_name)
-        if only is None or line in only:
-            defined.update(d for d in declared if _distinctive(d))
+        counted = only is None or line in only
+        if counted or line in tested:
+            seen.defined.update(d for d in declared if _distinctive(d))
             if is_name and _distinctive(value):
-                found.add(value)
+                (seen.found if counted else seen.tests).add(value)
                 if token in Name.Function:
-                    defined.add(value)
+                    seen.defined.add(value)
                 if before[1] in _MEMBER or "".join(before) in _MEMBER:  # C's lexer splits `->`
-                    accessed.add(value)
+                    seen.accessed.add(value)
         line += value.count("\n")
         before = before if not value.strip() else (before[1], value)
-    return found, defined, accessed, declarations.variables
+    seen.variables.update(declarations.variables)
+    return seen
 
 
 def _distinctive(name: str) -> bool:
@@ -333,24 +357,31 @@ def code_names(
     diff: str,
     tests_from: Callable[[str, str], int | None] | None = None,
     new_text: Callable[[str], str | None] | None = None,
-) -> tuple[set[str], set[str]]:
-    """The identifiers in a diff's added code lines (tests left out; see `added_blocks`), and
-    those of them it defines (`lexed_names`)."""
-    found: set[str] = set()
-    defined: set[str] = set()
+) -> Names:
+    """The identifiers in a diff's added code lines, those in its added test lines (see
+    `added_blocks`), and those it declares in either (`lexed_names`)."""
+    names = Names(set(), set(), set())
     accessed: set[str] = set()
     variables: set[str] = set()
     for block in added_blocks(diff, tests_from, new_text):
-        names, defines, members, declared = _lexed(block.text, lexer_for(block.path), block.added)
-        found |= names
-        defined |= defines
-        accessed |= members
-        variables |= declared
-    return found, defined - (accessed & variables)
+        seen = _lexed(block.text, lexer_for(block.path), block.added, block.tested)
+        names.code.update(seen.found)
+        names.tests.update(seen.tests)
+        names.own.update(seen.defined)
+        accessed |= seen.accessed
+        variables |= seen.variables
+    names.own.difference_update(accessed & variables)
+    return names
+
+
+# Prose, where a name may stand before any code has it: gravitino's design document named
+# `MetadataObject.Type.FUNCTION` and the privileges before #10811 brought them into the code.
+PROSE = ("md", "markdown", "rst", "txt", "adoc")
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
-    """Which of `names` occur as whole words anywhere in the tree at `rev` (None if git could not).
+    """Which of `names` occur as whole words in the tree at `rev`, prose left out (None if git
+    could not).
 
     One extended regex of all names, not one fixed pattern each: git grep tries every pattern on
     every line, so 250 names took 250 passes (minutes on uv); the alternation takes one (0.5 s)."""
@@ -360,6 +391,7 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     try:
         done = git.run(
             clone, "grep", "-o", "-h", "-w", "-I", "-E", "-e", pattern, rev,
+            "--", ".", *(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE),
             check=False,
             timeout=GREP_TIMEOUT,
         )  # fmt: skip
@@ -377,17 +409,16 @@ class Symbols:
     def __init__(self, engine: Engine, clones: Mapping[int, str | None] | None = None) -> None:
         self.engine = engine
         self.clones = dict(clones or {})
-        self._names: dict[int, set[str]] = {}
-        self._defined: dict[int, set[str]] = {}
+        self._names: dict[int, Names] = {}
         self._introduced: dict[int, set[str]] = {}
         self.grep_calls = 0
 
-    def _code_names(self, pr_id: int, repo_id: int) -> set[str]:
+    def _code_names(self, pr_id: int, repo_id: int) -> Names:
         if pr_id not in self._names:
             with self.engine.connect() as conn:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
             clone = self.clones.get(repo_id)
-            self._names[pr_id], self._defined[pr_id] = code_names(
+            self._names[pr_id] = code_names(
                 diff,
                 (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None,
                 (lambda blob: _blob(clone, blob)) if clone else None,
@@ -395,11 +426,13 @@ class Symbols:
         return self._names[pr_id]
 
     def _uses(self, newer: PRNode) -> set[str]:
-        """The names the newer PR's code uses: those it defines itself are its own, even where
-        the older PR defined one alike (networkx #1415 writes an approximate `k_components`
-        beside #1414's exact one; lancedb #3551 writes its own `compute_min_timestamp`)."""
+        """The names the newer PR's code and tests use (a test that calls the older PR's new
+        function needs it: iceberg-go #1432's tests read #1418's `udf.Definition`). Those it
+        declares itself are its own, even where the older PR defined one alike (networkx #1415
+        writes an approximate `k_components` beside #1414's exact one; lancedb #3551 writes its
+        own `compute_min_timestamp`)."""
         names = self._code_names(newer.id, newer.repo_id)
-        return names - self._defined[newer.id]
+        return (names.code | names.tests) - names.own
 
     def _tests_from(self, clone: str, path: str, blob: str) -> int | None:
         """Where a Rust file's test module starts, read from its blob in the clone."""
@@ -412,7 +445,7 @@ class Symbols:
         """The identifiers the older PR's code brought into the repository (empty: unknown)."""
         if older.id not in self._introduced:
             clone = self.clones.get(older.repo_id)
-            names = self._code_names(older.id, older.repo_id)
+            names = self._code_names(older.id, older.repo_id).code
             found: set[str] = set()
             if clone and older.base_sha and names:
                 self.grep_calls += 1
@@ -422,7 +455,7 @@ class Symbols:
         return self._introduced[older.id]
 
     def used(self, newer: PRNode, older: PRNode) -> int:
-        """How many identifiers the older PR introduced appear in the newer PR's added code."""
+        """How many identifiers the older PR introduced appear in the newer PR's added lines."""
         new = self.introduced(older)
         return len(new & self._uses(newer)) if new else 0
 

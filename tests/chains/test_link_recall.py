@@ -235,6 +235,50 @@ def test_a_name_the_newer_pr_defines_itself_is_no_use(tmp_path: Path) -> None:
     assert (copy.kept, copy.symbols, copy.rule) == (False, 0, "plain_mention_without_shared_lines")
 
 
+def test_names_prose_held_are_new_to_the_code_and_tests_use_them(tmp_path: Path) -> None:
+    """gravitino's design document named the privileges before #10811 brought them into the
+    code, and #10882 uses them only in its tests: the names are #10811's, and a test that calls
+    them needs #10811. A name some code held before is nobody's new name, in tests or not."""
+    repo = History(tmp_path / "prose")
+    repo.commit(
+        "Initial commit",
+        {
+            "src/core.py": CORE,
+            "docs/design.md": "# Functions\n\nA `RegisterFunction` privilege guards `register`.\n",
+            "src/legacy.py": "def audit_event(name):\n    return name\n",
+        },
+    )
+    repo.pr(
+        1,
+        "Function privileges",
+        {
+            "src/privileges.py": "class RegisterFunction:\n    pass\n\n\n"
+            "def guard(name):\n    return audit_event(name)\n"
+        },
+    )
+    repo.pr(
+        2,
+        "Authorize function registration",
+        {
+            "tests/test_functions.py": "def test_register():\n"
+            "    assert RegisterFunction() is not None\n"
+        },
+        body="Part of #1's function privileges.",
+    )
+    repo.pr(
+        3,
+        "Audit function events",
+        {"tests/test_audit.py": "def test_audit():\n    assert audit_event('x') == 'x'\n"},
+        body="Part of #1's function privileges.",
+    )
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "prose.db", "acme/prose", config))
+    used, old = links[2, 1], links[3, 1]
+    assert (used.kept, used.symbols) == (True, 1)
+    assert "(RegisterFunction)" in used.why
+    assert (old.kept, old.symbols) == (False, 0)
+
+
 def test_words_and_names_the_rules_read() -> None:
     assert regression_wording("In #10716, I broke fallback to the index.", 10716) == "broke"
     assert regression_wording("This regressed in #12 when we moved it.", 12) == "regressed"
@@ -245,7 +289,10 @@ def test_words_and_names_the_rules_read() -> None:
         " fn x() {}\n+// reachable_markers in a comment\n"
         '+pub fn simplify_tree(tree: &MarkerTree) -> usize { let s = "string_name"; tree.len() }\n'
     )
-    assert code_names(diff) == ({"simplify_tree", "MarkerTree"}, {"simplify_tree"})
+    assert code_names(diff) == ({"simplify_tree", "MarkerTree"}, set(), {"simplify_tree"})
+    # A test file's names are the test's, apart from the code's; its declarations are its own.
+    test_diff = diff.replace("src/a.rs", "tests/a.rs")
+    assert code_names(test_diff) == (set(), {"simplify_tree", "MarkerTree"}, {"simplify_tree"})
     # A hunk that begins inside a docstring: its words are no names once the new file shows
     # where the string spans (networkx #816's "Kleitman").
     new_file = 'def realize(sequence):\n    """Build it.\n\n    After Kleitman and Wang.\n    """\n    return valid_sequence(sequence)\n'
