@@ -1,6 +1,8 @@
 """PRs from a local clone's history alone: squash commits `Title (#N)`, `Merge pull request #N`,
 merge-queue merges `Title (#N)`, bors merges `Auto merge of #N` and bors-ng merges `Merge #N`
-(a batch `Merge #N #M` is an octopus merge: each PR is one of its parents, with its own base).
+(a batch `Merge #N #M` is an octopus merge: each PR is one of its parents, with its own base),
+and the single commits of Apache Spark's merge script, which end `Closes #N from owner/branch.`
+(Kyuubi, Celeborn and other Apache projects land every PR so).
 
 One `git log` pass reads every new commit's parents and message; the first-parent line of HEAD is
 where PRs land. A merge PR's commits are the commits its second parent brings in that nothing
@@ -37,6 +39,10 @@ from prchain.core import git
 from prchain.core.errors import GitError, NotAClone
 
 SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
+# The line Spark's merge script (`merge_spark_pr.py`, and its copies) writes into the one commit it
+# lands: the PR's number and its head branch. GitHub's own "Closes #N" names an issue; the
+# "from owner/branch" makes it the PR.
+MERGE_SCRIPT = re.compile(r"^Closes #(?P<num>\d{1,9}) from (?P<branch>[^\s/]+/\S+?)\.?\s*$", re.M)
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -289,7 +295,7 @@ class GitSource:
                     highs.append(pr.number)
                     squashed.append(not merged)
                 prs.append(pr)
-                self._kinds["merge" if len(commit.parents) > 1 else "squash"] += 1
+                self._kinds[_kind(commit)] += 1
         return prs
 
     def _bors_batch(self, commit: _Commit, by_sha: dict[str, _Commit]) -> list[PRRecord]:
@@ -538,7 +544,22 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         commits = branch if len(commit.parents) > 1 else [commit]
         number, title = int(squash.group("num")), squash.group("title")
         return _record(commit, number, title, rest.strip("\n"), commits)
+    script = MERGE_SCRIPT.search(rest)
+    if script and len(commit.parents) == 1:
+        record = _record(
+            commit, int(script.group("num")), subject.strip(), rest.strip("\n"), [commit]
+        )
+        record.head_ref = script.group("branch").partition("/")[2]
+        return record
     return None
+
+
+def _kind(commit: _Commit) -> str:
+    """How a first-parent commit landed its PR, as `mine` counts it (`_pr_from` read it)."""
+    if len(commit.parents) > 1:
+        return "merge"
+    subject = commit.message.partition("\n")[0]
+    return "squash" if SQUASH.match(subject) or MERGE.match(subject) else "merge script"
 
 
 def _merges_a_pr(commit: _Commit) -> bool:

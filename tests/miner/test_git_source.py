@@ -716,3 +716,33 @@ def test_another_projects_history_merged_in_whole_is_not_read_as_ours(tmp_path: 
         "merge": 1,
         "merges of another history: its commits left out": 1,
     }
+
+
+def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
+    """Apache Spark's merge script lands a PR as one commit that ends `Closes #N from
+    owner/branch.` (Kyuubi landed 3,796 PRs so, and the git source found 162 of its PRs before).
+    A backport cherry-picked to a release branch carries the same line and is no PR of its own;
+    GitHub's bare "Closes #N" names an issue."""
+    repo = make_chain_repo(tmp_path / "spark").path
+    script = (
+        "[SPARK-41][SQL] Push limits through unions\n\n### Why are the changes needed?\n"
+        "Follow up to #4.\n\nCloses #7 from ada/limit-union.\n\nAuthored-by: Ada <ada@example.org>"
+    )
+    landed = _squash(repo, script, name="limits.py")
+    _squash(repo, "Fix the docs\n\nCloses #8", name="docs.txt")
+    git(repo, "checkout", "-q", "-b", "branch-1.0", f"{landed}~1")
+    git(repo, "cherry-pick", landed)
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "branch-1.0", "Merge branch 'branch-1.0'")
+    source = GitSource(str(repo), full_name="acme/spark")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [1, 2, 3, 4, 7]
+    pr7 = prs[7]
+    assert (pr7.title, pr7.merge_commit_sha, pr7.head_ref) == (
+        "[SPARK-41][SQL] Push limits through unions",
+        landed,
+        "limit-union",
+    )
+    assert pr7.body.startswith("### Why are the changes needed?\nFollow up to #4.")
+    assert pr7.patch is not None and "limits.py" in pr7.patch
+    assert source.found_by_kind() == {"squash": 3, "merge": 1, "merge script": 1}
