@@ -546,9 +546,11 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         return _record(commit, number, title, rest.strip("\n"), commits)
     script = MERGE_SCRIPT.search(rest)
     if script and len(commit.parents) == 1:
-        record = _record(
-            commit, int(script.group("num")), subject.strip(), rest.strip("\n"), [commit]
-        )
+        # The PR's body stands above the script's line; below it come the script's own trailers
+        # (Kyuubi's list of the branch's commits, whose "(#9)" are a fork's numbers and whose
+        # "Merge branch 'master'" subjects name others' PRs; "Authored-by", "Signed-off-by").
+        body = rest[: script.start()].strip("\n")
+        record = _record(commit, int(script.group("num")), subject.strip(), body, [commit])
         record.head_ref = script.group("branch").partition("/")[2]
         return record
     return None

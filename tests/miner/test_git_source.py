@@ -726,7 +726,9 @@ def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
     repo = make_chain_repo(tmp_path / "spark").path
     script = (
         "[SPARK-41][SQL] Push limits through unions\n\n### Why are the changes needed?\n"
-        "Follow up to #4.\n\nCloses #7 from ada/limit-union.\n\nAuthored-by: Ada <ada@example.org>"
+        "Follow up to #4.\n\nCloses #7 from ada/limit-union.\n\nCloses #6\n\n"
+        "1a2b3c4 [ada] Merge branch 'master' into limit-union (#5)\n\n"
+        "Authored-by: Ada <ada@example.org>"
     )
     landed = _squash(repo, script, name="limits.py")
     _squash(repo, "Fix the docs\n\nCloses #8", name="docs.txt")
@@ -743,6 +745,7 @@ def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
         landed,
         "limit-union",
     )
-    assert pr7.body.startswith("### Why are the changes needed?\nFollow up to #4.")
+    # The body is the PR's own: the script's trailers below its line name others' numbers.
+    assert pr7.body == "### Why are the changes needed?\nFollow up to #4."
     assert pr7.patch is not None and "limits.py" in pr7.patch
     assert source.found_by_kind() == {"squash": 3, "merge": 1, "merge script": 1}
