@@ -43,6 +43,10 @@ SQUASH = re.compile(r"^(?P<title>.*?)\s*\(#(?P<num>\d{1,9})\)$")
 # lands: the PR's number and its head branch. GitHub's own "Closes #N" names an issue; the
 # "from owner/branch" makes it the PR.
 MERGE_SCRIPT = re.compile(r"^Closes #(?P<num>\d{1,9}) from (?P<branch>[^\s/]+/\S+?)\.?\s*$", re.M)
+# An issue the script's trailer says the PR closes.
+CLOSES_ISSUE = re.compile(
+    r"^(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?) #\d{1,9}[ \t]*$", re.I | re.M
+)
 GITHUB_URL = re.compile(
     r"github\.com[/:](?P<owner>[A-Za-z0-9][\w.-]*)/(?P<name>[\w.-]+?)(?:\.git)?(?=[/\s#)\]>\"'.,:]|$)"
 )
@@ -546,10 +550,12 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         return _record(commit, number, title, rest.strip("\n"), commits)
     script = MERGE_SCRIPT.search(rest)
     if script and len(commit.parents) == 1:
-        # The PR's body stands above the script's line; below it come the script's own trailers
-        # (Kyuubi's list of the branch's commits, whose "(#9)" are a fork's numbers and whose
-        # "Merge branch 'master'" subjects name others' PRs; "Authored-by", "Signed-off-by").
-        body = rest[: script.start()].strip("\n")
+        # The PR's body stands above the script's line. Below it come the script's own trailers:
+        # the issues the PR closes ("Closes #7635", from the title's "[KYUUBI #7635]"), kept;
+        # Kyuubi's list of the branch's commits, whose "(#9)" are a fork's numbers and whose
+        # "Merge branch 'master'" subjects name others' PRs; "Authored-by", "Signed-off-by".
+        closes = CLOSES_ISSUE.findall(rest, script.end())
+        body = "\n\n".join([rest[: script.start()].strip("\n"), *closes]).strip("\n")
         record = _record(commit, int(script.group("num")), subject.strip(), body, [commit])
         record.head_ref = script.group("branch").partition("/")[2]
         return record

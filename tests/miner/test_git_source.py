@@ -745,7 +745,8 @@ def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
         landed,
         "limit-union",
     )
-    # The body is the PR's own: the script's trailers below its line name others' numbers.
-    assert pr7.body == "### Why are the changes needed?\nFollow up to #4."
+    # The body is the PR's own and the issue it closes: the commit list below the script's line
+    # names others' numbers.
+    assert pr7.body == "### Why are the changes needed?\nFollow up to #4.\n\nCloses #6"
     assert pr7.patch is not None and "limits.py" in pr7.patch
     assert source.found_by_kind() == {"squash": 3, "merge": 1, "merge script": 1}
