@@ -152,6 +152,9 @@ DECLARING = frozenset(
     | {"enum", "trait", "interface", "type", "union"}
 )
 VARIABLES = frozenset({"const", "var", "val", "let", "static"})  # of DECLARING: variables
+# ... but in the `TYPED` languages these qualify a type (`const ArrowSchema& schema`, Java's
+# `static final Layout LAYOUT`): the name after the type declares.
+QUALIFIERS = frozenset({"const", "static"})
 _MODIFIERS = frozenset({"mut", "ref"})  # between the keyword and its name: `let mut x`
 # C's and C++'s type tags name a type where it is used as well (`struct ArrowInterval* out`): the
 # name declares only when a body, a base, generics or the statement's end follows.
@@ -164,6 +167,9 @@ _CALLED = frozenset({"(", "["})  # after a Go receiver: a method's name, then it
 # next parameter follows.
 TYPED = frozenset({"Java", "C", "C++", "C#", "Objective-C", "Objective-C++", "Dart", "CUDA"})
 _TYPED_DECLARES = frozenset({"=", ";", ":", ",", ")"})
+# A pointer or a reference between the type and the name (`QkTranspileLayout *layout = ...`,
+# `const Schema& schema`); spaced on both sides it multiplies (`count * factor;`).
+_POINTERS = frozenset({"*", "&", "**", "&&"})
 # A name read as a member is somebody's field, whatever local variable shares its name
 # (arrow-nanoarrow #208 reads #207's `layout.buffer_data_type` beside a local of that name);
 # a method the PR defines is its own, called as a member as it must be (bevy #11681's
@@ -184,6 +190,7 @@ class _Declarations:
         self.assigns = assigns  # Python: a statement's `a, b = ...` and `for a, b in` declare
         self.after_type = False  # the last token may end a type: a name, `int`, `<...>` or `[]`
         self.spaced = False  # whitespace came before this token
+        self.pointer = ""  # `*` or `&` after a type: "spaced" when whitespace came before it
         self.angles = 0  # open `<` of a generic type
         self.last = ""  # the last token's text
         self.last_was_name = False
@@ -238,9 +245,13 @@ class _Declarations:
                     self.variables.add(self.tentative)
             self.tentative = ""
         after_type = self.after_type
+        multiplies = self.pointer == "spaced" and self.spaced
         self.after_type = self.typed and self._ends_type(token, value, is_name)
+        self.pointer = ""
+        if self.typed and after_type and value in _POINTERS and token in Operator:
+            self.after_type, self.pointer = True, "spaced" if self.spaced else "tight"
         self.spaced, self.last = False, value
-        if self.typed and is_name and after_type and not self.pending:
+        if self.typed and is_name and after_type and not self.pending and not multiplies:
             self.tentative, self.confirm = value, _TYPED_DECLARES
             self.tentative_variable = True
         elif self.pending and is_name:
@@ -266,7 +277,7 @@ class _Declarations:
             declared.append(value)
             if self.variable:
                 self.variables.add(value)
-        elif token in Keyword and value in DECLARING:
+        elif token in Keyword and value in DECLARING and not (self.typed and value in QUALIFIERS):
             self.pending, self.func = True, value == "func"
             self.variable = value in VARIABLES
             self.confirm = _TAG_DECLARES if value in _TAGS else frozenset()

@@ -340,6 +340,20 @@ def test_words_and_names_the_rules_read() -> None:
         "countAll",
         "limitValue",
     }
+    # A pointer or a reference between type and name still declares (qiskit #14106's C test
+    # declares its own `QkTranspileLayout *transpile_layout`); spaced on both sides it
+    # multiplies. `const` and `static` qualify a type there: the name after the type declares.
+    pointers = (
+        "void run(const ArrowSchema& arrow_schema) {\n"
+        "  QkTranspileLayout *transpile_layout = make_layout(arrow_schema);\n"
+        "  int row_total = row_count * row_factor;\n  static final_size = 2;\n}\n"
+    )
+    found, defined = lexed_names(pointers, lexer_for("a.cc"))
+    assert defined == {"arrow_schema", "transpile_layout", "row_total"}
+    assert found - defined == {"ArrowSchema", "QkTranspileLayout", "make_layout", "row_count"} | {
+        "row_factor",
+        "final_size",
+    }
     # A name read as a member is no declaration, whatever local shares it (arrow-nanoarrow #208
     # reads #207's field `layout.buffer_data_type` and declares a local of that name).
     member = (
