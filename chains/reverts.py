@@ -127,7 +127,6 @@ def sha_reverts(
 # of its own after the quote (then it is a PR, mined as one, and a reference says what it reverts).
 PUSHED_REVERT = re.compile(r'^Revert "(?P<quoted>.*)"\s*$', re.I)
 _QUOTED_PR = re.compile(r"\(#(?P<number>\d+)\)\s*$")
-_LOG_RECORD = "\x1e"
 
 
 def pushed_reverts(
@@ -144,7 +143,8 @@ def pushed_reverts(
         "--no-merges",
         "-i",
         '--grep=^revert "',
-        f"--format=%cI%x1f%B{_LOG_RECORD}",
+        "-z",  # NUL ends each commit: no message holds one (`miner.gitsource.LOG_FORMAT`)
+        "--format=%cI%x1f%B",
         rev,
         check=False,
         timeout=LOG_TIMEOUT,
@@ -152,7 +152,7 @@ def pushed_reverts(
     if not done.ok:
         return {}
     found: dict[int, datetime] = {}
-    for record in done.text.split(_LOG_RECORD):
+    for record in done.text.split("\0"):
         when, _, message = record.strip("\n").partition("\x1f")
         subject = PUSHED_REVERT.match(message.split("\n", 1)[0].strip())
         if not when or subject is None:

@@ -136,6 +136,9 @@ def test_non_utf8_commit_messages(chain: ChainRepo) -> None:
         "i18n.commitEncoding=latin-1",
     )
     _commit_bytes(chain.path, b"Raw \xff\xfe bytes (#9)\n\nbody \xe9")
+    # Control bytes pasted into a message (apache/zeppelin's #815 quotes npm's binary garbage):
+    # they end no commit and no field early.
+    _commit_bytes(chain.path, b"Pasted log (#10)\n\nnpm ERR! \x1f\x8b\x08\x1e\x1d end")
     prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
     assert (prs[8].title, prs[8].body) == ("Café menu", "Crème brûlée.")
     # Undeclared bytes come out as some text (git may guess latin-1): never an exception, never lost.
@@ -144,6 +147,8 @@ def test_non_utf8_commit_messages(chain: ChainRepo) -> None:
         and prs[9].title.endswith(" bytes")
         and prs[9].body.startswith("body ")
     )
+    assert prs[10].title == "Pasted log"
+    assert prs[10].body.startswith("npm ERR! \x1f") and prs[10].body.endswith("\x1e\x1d end")
 
 
 def test_revert_and_reland_keep_their_own_numbers(chain: ChainRepo) -> None:
@@ -732,13 +737,24 @@ def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
     )
     landed = _squash(repo, script, name="limits.py")
     _squash(repo, "Fix the docs\n\nCloses #8", name="docs.txt")
+    # An older copy of the script lists the branch's commits after its line (apache/zeppelin).
+    older_script = (
+        "[ZEPPELIN-9] Quote the note names\n\nCloses #9 from bo/quote and squashes the following "
+        "commits:\n\n1a2b3c4 [bo] Merge branch 'master' into quote (#5)"
+    )
+    _squash(repo, older_script, name="quote.py")
     git(repo, "checkout", "-q", "-b", "branch-1.0", f"{landed}~1")
     git(repo, "cherry-pick", landed)
     git(repo, "checkout", "-q", "main")
     _no_ff(repo, "branch-1.0", "Merge branch 'branch-1.0'")
     source = GitSource(str(repo), full_name="acme/spark")
     prs = {pr.number: pr for pr in source.pull_requests(None)}
-    assert sorted(prs) == [1, 2, 3, 4, 7]
+    assert sorted(prs) == [1, 2, 3, 4, 7, 9]
+    assert (prs[9].title, prs[9].body, prs[9].head_ref) == (
+        "[ZEPPELIN-9] Quote the note names",
+        "",
+        "quote",
+    )
     pr7 = prs[7]
     assert (pr7.title, pr7.merge_commit_sha, pr7.head_ref) == (
         "[SPARK-41][SQL] Push limits through unions",
@@ -749,4 +765,4 @@ def test_a_merge_scripts_commits_are_prs(tmp_path: Path) -> None:
     # names others' numbers.
     assert pr7.body == "### Why are the changes needed?\nFollow up to #4.\n\nCloses #6"
     assert pr7.patch is not None and "limits.py" in pr7.patch
-    assert source.found_by_kind() == {"squash": 3, "merge": 1, "merge script": 1}
+    assert source.found_by_kind() == {"squash": 3, "merge": 1, "merge script": 2}
