@@ -7,9 +7,9 @@ accident:
 1. the identifiers in the older PR's added code lines (a Pygments lexer reads each hunk's added
    lines, so comments and strings do not count; names under 5 characters, single lowercase words,
    test files and a Rust file's test module are skipped);
-2. of those, the ones no file but prose (Markdown, reStructuredText, text) held before the older
-   PR (one `git grep -w -E` of all of them at its base): names the older PR brought into the
-   code, not names it merely used;
+2. of those, the ones no file but prose (Markdown, reStructuredText, AsciiDoc, text) held before
+   the older PR (one `git grep -w -E` of all of them at its base): names the older PR brought
+   into the code, not names it merely used;
 3. of those, the ones the newer PR's added code or test lines use, not counting the names it
    declares itself (a sibling's own `k_components` uses nothing of the older PR's).
 
