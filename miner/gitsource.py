@@ -557,8 +557,8 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         commits = branch if len(commit.parents) > 1 else [commit]
         number, title = int(squash.group("num")), squash.group("title")
         return _record(commit, number, title, rest.strip("\n"), commits)
-    script = MERGE_SCRIPT.search(rest)
-    if script and len(commit.parents) == 1:
+    script = _merge_script_line(commit)
+    if script:
         # The PR's body stands above the script's line. Below it come the script's own trailers:
         # the issues the PR closes ("Closes #7635", from the title's "[KYUUBI #7635]"), kept;
         # Kyuubi's list of the branch's commits, whose "(#9)" are a fork's numbers and whose
@@ -571,12 +571,20 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
     return None
 
 
+def _merge_script_line(commit: _Commit) -> re.Match[str] | None:
+    """The line of Spark's merge script in a one-parent commit whose subject names no PR (in the
+    message after its subject), or None: where `_pr_from` reads the PR from the script."""
+    subject, _, rest = commit.message.partition("\n")
+    if len(commit.parents) != 1 or SQUASH.match(subject) or MERGE.match(subject):
+        return None
+    return MERGE_SCRIPT.search(rest)
+
+
 def _kind(commit: _Commit) -> str:
-    """How a first-parent commit landed its PR, as `mine` counts it (`_pr_from` read it)."""
+    """How a first-parent commit landed its PR, as `mine` counts it."""
     if len(commit.parents) > 1:
         return "merge"
-    subject = commit.message.partition("\n")[0]
-    return "squash" if SQUASH.match(subject) or MERGE.match(subject) else "merge script"
+    return "merge script" if _merge_script_line(commit) else "squash"
 
 
 def _merges_a_pr(commit: _Commit) -> bool:
