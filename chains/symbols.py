@@ -7,9 +7,10 @@ accident:
 1. the identifiers in the older PR's added code lines (a Pygments lexer reads each hunk's added
    lines, so comments and strings do not count; names under 5 characters, single lowercase words,
    test files and a Rust file's test module are skipped);
-2. of those, the ones no file but prose (Markdown, reStructuredText, AsciiDoc, text) held before
-   the older PR (one `git grep -w -E` of all of them at its base): names the older PR brought
-   into the code, not names it merely used;
+2. of those, the ones no code held before the older PR (one `git grep -w -E` of all of them at
+   its base, prose files such as Markdown left out; a name that stood only in comments or
+   strings there was not in the code yet): names the older PR brought into the code, not names
+   it merely used;
 3. of those, the ones the newer PR's added code or test lines use, not counting the names it
    declares itself (a sibling's own `k_components` uses nothing of the older PR's).
 
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from sqlalchemy import select
 
 from chains.patches import file_sections, is_test_path, rust_test_start, section_path
-from chains.substance import WHOLE_FILE_LEXERS, lexer_for, multiline_strings
+from chains.substance import WHOLE_FILE_LEXERS, lexer_for, multiline_strings, read_blobs
 from prchain.core import git
 from prchain.core.errors import GitError
 from sql.models import PRPatch
@@ -391,8 +392,14 @@ PROSE = ("md", "markdown", "rst", "txt", "adoc")
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
-    """Which of `names` occur as whole words in the tree at `rev`, prose left out (None if git
-    could not).
+    """Which of `names` the code at `rev` holds: as a whole word outside comments and strings,
+    prose files left out (None if git could not).
+
+    A name that stood only in a comment or a string was not in the code yet: delta-rs #1206
+    brought `IsolationLevel` in, which a commented-out sketch named before; iceberg-cpp #746
+    brought `SchemaField::initial_default`, which a TODO named. So the files a name occurs in
+    are lexed (`code_mention`) when there are at most `READ_FILES` of them; a name in more
+    files, or in a file no lexer reads, is taken to be in the code.
 
     One extended regex of all names, not one fixed pattern each: git grep tries every pattern on
     every line, so 250 names took 250 passes (minutes on uv); the alternation takes one (0.5 s)."""
@@ -401,7 +408,7 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     pattern = "(" + "|".join(sorted(names)) + ")"  # identifiers: nothing to escape
     try:
         done = git.run(
-            clone, "grep", "-o", "-h", "-w", "-I", "-E", "-e", pattern, rev,
+            clone, "grep", "-o", "-w", "-I", "-E", "-e", pattern, rev,
             "--", ".", *(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE),
             check=False,
             timeout=GREP_TIMEOUT,
@@ -410,8 +417,43 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
         return None
     if done.returncode not in (0, 1):
         return None
-    # -h drops the file name but not "rev:" before each match.
-    return {line.rsplit(":", 1)[-1] for line in done.text.splitlines()} & names
+    files: dict[str, set[str]] = {}
+    for line in done.text.splitlines():  # "rev:path:name", once per match
+        where, _, name = line[len(rev) + 1 :].rpartition(":")
+        if name in names:
+            files.setdefault(name, set()).add(where)
+    present = {name for name, paths in files.items() if len(paths) > READ_FILES}
+    to_read = {path for name, paths in files.items() if name not in present for path in paths}
+    texts = read_blobs(clone, [f"{rev}:{path}" for path in sorted(to_read)])
+    for name, paths in files.items():
+        if name not in present and any(
+            code_mention(path, texts.get(f"{rev}:{path}"), name) for path in paths
+        ):
+            present.add(name)
+    return present
+
+
+# A name found in more files than this is taken to be in the code without reading them.
+READ_FILES = 3
+# Files larger than this are not lexed: a name they hold is taken to be code.
+MAX_LEXED_CHARS = 1_000_000
+
+
+def code_mention(path: str, text: str | None, name: str) -> bool:
+    """Whether the file holds `name` as a whole word in its code, not only in comments and
+    strings. A file that cannot be read, or that no lexer reads, counts as code."""
+    lexer = lexer_for(path)
+    if text is None or lexer is None or len(text) > MAX_LEXED_CHARS:
+        return True
+    from pygments.token import Comment, String
+
+    word = re.compile(rf"\b{name}\b")
+    return any(
+        (ttype not in Comment or ttype in Comment.Preproc)
+        and ttype not in String
+        and word.search(value)
+        for ttype, value in lexer.get_tokens(text)
+    )
 
 
 class Symbols:

@@ -12,7 +12,7 @@ from chains.config import ChainsConfig
 from chains.cues import regression_wording
 from chains.graph import symbols_back
 from chains.substance import lexer_for
-from chains.symbols import code_names, lexed_names
+from chains.symbols import code_mention, code_names, lexed_names
 from sql.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -277,6 +277,64 @@ def test_names_prose_held_are_new_to_the_code_and_tests_use_them(tmp_path: Path)
     assert (used.kept, used.symbols) == (True, 1)
     assert "(RegisterFunction)" in used.why
     assert (old.kept, old.symbols) == (False, 0)
+
+
+def test_a_name_only_comments_and_strings_held_is_new_to_the_code(tmp_path: Path) -> None:
+    """delta-rs named `IsolationLevel` in a commented-out sketch before #1206 brought the type
+    in, and #1207 uses it: the name is #1206's all the same. A name some code held is nobody's,
+    wherever else it also stood."""
+    repo = History(tmp_path / "sketch")
+    repo.commit(
+        "Initial commit",
+        {
+            "src/core.py": CORE,
+            "src/commit.py": "def commit(table):\n"
+            "    # TODO: check IsolationLevel before writing\n"
+            "    return table, 'IsolationLevel'\n",
+            "src/legacy.py": "def conflict_window(table):\n    return table.version\n",
+        },
+    )
+    repo.pr(
+        1,
+        "Isolation levels",
+        {
+            "src/isolation.py": "class IsolationLevel:\n    SERIALIZABLE = 'serializable'\n\n\n"
+            "def window(table):\n    return conflict_window(table)\n"
+        },
+    )
+    repo.pr(
+        2,
+        "Record the isolation level",
+        {"src/info.py": "def info(table):\n    return IsolationLevel(), table\n"},
+        body="Uses the levels of #1.",
+    )
+    repo.pr(
+        3,
+        "Window of conflicts",
+        {"src/window.py": "def span(table):\n    return conflict_window(table) + 1\n"},
+        body="Uses the levels of #1.",
+    )
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(
+        mine_and_build(repo.path, tmp_path / "sketch.db", "acme/sketch", config)
+    )
+    used, held = links[2, 1], links[3, 1]
+    assert (used.kept, used.symbols) == (True, 1)
+    assert "(IsolationLevel)" in used.why
+    assert (held.kept, held.symbols) == (False, 0)
+
+
+def test_code_mentions_are_read_past_comments_and_strings() -> None:
+    sketch = "# IsolationLevel is still to come\nLEVEL = 'IsolationLevel'\n"
+    assert not code_mention("src/a.py", sketch, "IsolationLevel")
+    assert code_mention("src/a.py", sketch + "x = IsolationLevel()\n", "IsolationLevel")
+    assert not code_mention("src/a.py", sketch, "Isolation")  # whole words only
+    # A macro is code, though the C lexer files it with comments.
+    assert code_mention("src/a.h", "#define ISOLATION_LEVEL 2\n", "ISOLATION_LEVEL")
+    assert not code_mention("src/a.rs", "/// see `IsolationLevel`\nfn f() {}\n", "IsolationLevel")
+    # What no lexer reads, and what could not be read, count as code.
+    assert code_mention("data/levels.unknownext", "IsolationLevel\n", "IsolationLevel")
+    assert code_mention("src/a.py", None, "IsolationLevel")
 
 
 def test_words_and_names_the_rules_read() -> None:
