@@ -398,7 +398,7 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     A name that stood only in a comment or a string was not in the code yet: delta-rs #1206
     brought `IsolationLevel` in, which a commented-out sketch named before; iceberg-cpp #746
     brought `SchemaField::initial_default`, which a TODO named. So the files a name occurs in
-    are lexed (`code_mention`) when there are at most `READ_FILES` of them; a name in more
+    are lexed (`code_words`) when there are at most `READ_FILES` of them; a name in more
     files, or in a file no lexer reads, is taken to be in the code.
 
     One extended regex of all names, not one fixed pattern each: git grep tries every pattern on
@@ -423,12 +423,20 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
         if name in names:
             files.setdefault(name, set()).add(where)
     present = {name for name, paths in files.items() if len(paths) > READ_FILES}
-    to_read = {path for name, paths in files.items() if name not in present for path in paths}
-    texts = read_blobs(clone, [f"{rev}:{path}" for path in sorted(to_read)])
+    to_read = sorted(
+        {path for name, paths in files.items() if name not in present for path in paths}
+    )
+    texts = read_blobs(clone, [f"{rev}:{path}" for path in to_read])
+    unknown: set[str] = set()  # files whose code cannot be told apart: all of them is code
+    known: dict[str, set[str]] = {}
+    for path in to_read:
+        found = code_words(path, texts.get(f"{rev}:{path}"))
+        if found is None:
+            unknown.add(path)
+        else:
+            known[path] = found
     for name, paths in files.items():
-        if name not in present and any(
-            code_mention(path, texts.get(f"{rev}:{path}"), name) for path in paths
-        ):
+        if paths & unknown or any(name in known.get(path, ()) for path in paths):
             present.add(name)
     return present
 
@@ -439,21 +447,23 @@ READ_FILES = 3
 MAX_LEXED_CHARS = 1_000_000
 
 
-def code_mention(path: str, text: str | None, name: str) -> bool:
-    """Whether the file holds `name` as a whole word in its code, not only in comments and
-    strings. A file that cannot be read, or that no lexer reads, counts as code."""
+def code_words(path: str, text: str | None) -> set[str] | None:
+    """The words of a file's code, comments and strings left out; None where that cannot be
+    told (the file could not be read, no lexer reads it, or it is too large to lex)."""
     lexer = lexer_for(path)
     if text is None or lexer is None or len(text) > MAX_LEXED_CHARS:
-        return True
+        return None
     from pygments.token import Comment, String
 
-    word = re.compile(rf"\b{name}\b")
-    return any(
-        (ttype not in Comment or ttype in Comment.Preproc)
-        and ttype not in String
-        and word.search(value)
-        for ttype, value in lexer.get_tokens(text)
-    )
+    words: set[str] = set()
+    for ttype, value in lexer.get_tokens(text):
+        # A macro is code, though the C lexers file it with comments.
+        if (ttype not in Comment or ttype in Comment.Preproc) and ttype not in String:
+            words.update(_WORD.findall(value))
+    return words
+
+
+_WORD = re.compile(r"\w+")
 
 
 class Symbols:

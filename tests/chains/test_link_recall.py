@@ -12,7 +12,7 @@ from chains.config import ChainsConfig
 from chains.cues import regression_wording
 from chains.graph import symbols_back
 from chains.substance import lexer_for
-from chains.symbols import code_mention, code_names, lexed_names
+from chains.symbols import code_names, code_words, lexed_names
 from sql.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -324,17 +324,16 @@ def test_a_name_only_comments_and_strings_held_is_new_to_the_code(tmp_path: Path
     assert (held.kept, held.symbols) == (False, 0)
 
 
-def test_code_mentions_are_read_past_comments_and_strings() -> None:
+def test_code_words_leave_comments_and_strings_out() -> None:
     sketch = "# IsolationLevel is still to come\nLEVEL = 'IsolationLevel'\n"
-    assert not code_mention("src/a.py", sketch, "IsolationLevel")
-    assert code_mention("src/a.py", sketch + "x = IsolationLevel()\n", "IsolationLevel")
-    assert not code_mention("src/a.py", sketch, "Isolation")  # whole words only
+    assert code_words("src/a.py", sketch) == {"LEVEL"}
+    assert "IsolationLevel" in (code_words("src/a.py", sketch + "x = IsolationLevel()\n") or ())
     # A macro is code, though the C lexer files it with comments.
-    assert code_mention("src/a.h", "#define ISOLATION_LEVEL 2\n", "ISOLATION_LEVEL")
-    assert not code_mention("src/a.rs", "/// see `IsolationLevel`\nfn f() {}\n", "IsolationLevel")
-    # What no lexer reads, and what could not be read, count as code.
-    assert code_mention("data/levels.unknownext", "IsolationLevel\n", "IsolationLevel")
-    assert code_mention("src/a.py", None, "IsolationLevel")
+    assert "ISOLATION_LEVEL" in (code_words("src/a.h", "#define ISOLATION_LEVEL 2\n") or ())
+    assert code_words("src/a.rs", "/// see `IsolationLevel`\nfn f() {}\n") == {"fn", "f"}
+    # What no lexer reads, and what could not be read, cannot be told.
+    assert code_words("data/levels.unknownext", "IsolationLevel\n") is None
+    assert code_words("src/a.py", None) is None
 
 
 def test_words_and_names_the_rules_read() -> None:
