@@ -21,6 +21,7 @@ names and each older PR's new names are computed once (one PR is an end of many 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -397,9 +398,9 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
 
     A name that stood only in a comment or a string was not in the code yet: delta-rs #1206
     brought `IsolationLevel` in, which a commented-out sketch named before; iceberg-cpp #746
-    brought `SchemaField::initial_default`, which a TODO named. So the files a name occurs in
-    are lexed (`code_words`) when there are at most `READ_FILES` of them; a name in more
-    files, or in a file no lexer reads, is taken to be in the code.
+    brought `SchemaField::initial_default`, which a TODO named. So where a name occurs in at most
+    `READ_FILES` files, the lines it stands on are read (`_Read`); a name in more files is taken
+    to be in the code.
 
     One extended regex of all names, not one fixed pattern each: git grep tries every pattern on
     every line, so 250 names took 250 passes (minutes on uv); the alternation takes one (0.5 s)."""
@@ -408,7 +409,7 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     pattern = "(" + "|".join(sorted(names)) + ")"  # identifiers: nothing to escape
     try:
         done = git.run(
-            clone, "grep", "-o", "-w", "-I", "-E", "-e", pattern, rev,
+            clone, "grep", "-o", "-n", "-w", "-I", "-E", "-e", pattern, rev,
             "--", ".", *(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE),
             check=False,
             timeout=GREP_TIMEOUT,
@@ -417,42 +418,110 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
         return None
     if done.returncode not in (0, 1):
         return None
-    files: dict[str, set[str]] = {}
-    for line in done.text.splitlines():  # "rev:path:name", once per match
-        where, _, name = line[len(rev) + 1 :].rpartition(":")
-        if name in names:
-            files.setdefault(name, set()).add(where)
-    present = {name for name, paths in files.items() if len(paths) > READ_FILES}
-    to_read = sorted(
-        {path for name, paths in files.items() if name not in present for path in paths}
-    )
-    texts = read_blobs(clone, [f"{rev}:{path}" for path in to_read])
-    unknown: set[str] = set()  # files whose code cannot be told apart: all of them is code
-    known: dict[str, set[str]] = {}
-    for path in to_read:
-        found = code_words(path, texts.get(f"{rev}:{path}"))
-        if found is None:
-            unknown.add(path)
-        else:
-            known[path] = found
-    for name, paths in files.items():
-        if paths & unknown or any(name in known.get(path, ()) for path in paths):
+    hits: dict[str, dict[str, set[int]]] = {}  # name → file → lines
+    for found in done.text.splitlines():  # "rev:path:line:name", once per match
+        path, line, name = found[len(rev) + 1 :].rsplit(":", 2)
+        if name in names and line.isdigit():
+            hits.setdefault(name, {}).setdefault(path, set()).add(int(line))
+    present = {name for name, files in hits.items() if len(files) > READ_FILES}
+    paths = sorted({path for name, files in hits.items() if name not in present for path in files})
+    texts = read_blobs(clone, [f"{rev}:{path}" for path in paths])
+    read = {path: _Read(path, texts.get(f"{rev}:{path}")) for path in paths}
+    for name, files in hits.items():
+        if name not in present and any(
+            read[path].in_code(name, lines) for path, lines in files.items()
+        ):
             present.add(name)
     return present
 
 
 # A name found in more files than this is taken to be in the code without reading them.
 READ_FILES = 3
-# Files larger than this are not lexed: a name they hold is taken to be code.
-MAX_LEXED_CHARS = 1_000_000
+# Strings and comments, scanned in one pass so that a `/*` inside a string opens no comment.
+_C_COMMENTS = re.compile(
+    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|(?P<block>/\*[\s\S]*?(?:\*/|\Z))"
+)
 
 
-def code_words(path: str, text: str | None) -> set[str] | None:
-    """The words of a file's code, comments and strings left out; None where that cannot be
-    told (the file could not be read, no lexer reads it, or it is too large to lex)."""
-    lexer = lexer_for(path)
-    if text is None or lexer is None or len(text) > MAX_LEXED_CHARS:
-        return None
+class _Read:
+    """A file read to tell whether a name on some of its lines is code.
+
+    Each such line is lexed alone (`code_words`), which reads it right unless it lies inside a
+    string or comment spanning lines: a Python docstring, a C-style block comment. Those spans are
+    found by a regex scan of the whole file, and their inner lines are no code; on a span's first
+    or last line, code may stand beside it, so the whole file is lexed for those. Lexing every
+    such file whole cost mypy's build two minutes (`checker.py` and `semanal.py` have 200,000
+    characters each)."""
+
+    def __init__(self, path: str, text: str | None) -> None:
+        self.text = text
+        self.lexer = lexer_for(path)
+        self._rows: list[str] = []
+        self._spans: list[tuple[int, int]] | None = None  # read once a name is asked for
+        self._whole: set[str] | None = None
+
+    def in_code(self, name: str, lines: set[int]) -> bool:
+        """Whether `name` is code on one of `lines` (1-based). A file that cannot be read, or
+        that no lexer reads, is taken to hold it in code."""
+        if self.text is None or self.lexer is None:
+            return True
+        for line in lines:
+            span = next((s for s in self._spans_across_lines() if s[0] <= line <= s[1]), None)
+            if span is None:
+                row = self._rows[line - 1] if 0 < line <= len(self._rows) else ""
+                words = code_words(row, self.lexer)
+            elif line in span:  # its first or last line: code may stand beside the string
+                words = self._whole_words()
+            else:
+                continue
+            if name in words:
+                return True
+        return False
+
+    def _spans_across_lines(self) -> list[tuple[int, int]]:
+        if self._spans is None:
+            text = self.text or ""
+            self._rows = text.split("\n")
+            if self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS:
+                self._spans = multiline_strings(text)
+            elif self.lexer is not None and _block_commented(self.lexer):
+                self._spans = _block_comments(text)
+            else:
+                self._spans = []
+        return self._spans
+
+    def _whole_words(self) -> set[str]:
+        if self._whole is None:
+            self._whole = code_words(self.text or "", self.lexer)
+        return self._whole
+
+
+def _block_commented(lexer: Lexer) -> bool:
+    """Whether a language comments in `/* ... */` blocks (a Dockerfile's `lists/*` opens none)."""
+    if lexer.name not in _BLOCK_COMMENTED:
+        from pygments.token import Comment
+
+        tokens = [(ttype, text) for ttype, text in lexer.get_tokens("/* a\nb */\n") if text.strip()]
+        _BLOCK_COMMENTED[lexer.name] = bool(tokens) and all(t in Comment for t, _ in tokens)
+    return _BLOCK_COMMENTED[lexer.name]
+
+
+_BLOCK_COMMENTED: dict[str, bool] = {}
+
+
+def _block_comments(text: str) -> list[tuple[int, int]]:
+    """(first, last) line of every `/* ... */` comment that spans lines."""
+    starts = [0] + [newline.end() for newline in re.finditer("\n", text)]
+    spans = []
+    for match in _C_COMMENTS.finditer(text):
+        if match.group("block") and "\n" in match.group():
+            first = bisect_right(starts, match.start())
+            spans.append((first, first + match.group().count("\n")))
+    return spans
+
+
+def code_words(text: str, lexer: Lexer) -> set[str]:
+    """The words of a text's code, comments and strings left out."""
     from pygments.token import Comment, String
 
     words: set[str] = set()

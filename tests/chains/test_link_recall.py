@@ -12,7 +12,7 @@ from chains.config import ChainsConfig
 from chains.cues import regression_wording
 from chains.graph import symbols_back
 from chains.substance import lexer_for
-from chains.symbols import code_names, code_words, lexed_names
+from chains.symbols import READ_FILES, code_names, lexed_names, present_at
 from sql.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -324,16 +324,33 @@ def test_a_name_only_comments_and_strings_held_is_new_to_the_code(tmp_path: Path
     assert (held.kept, held.symbols) == (False, 0)
 
 
-def test_code_words_leave_comments_and_strings_out() -> None:
-    sketch = "# IsolationLevel is still to come\nLEVEL = 'IsolationLevel'\n"
-    assert code_words("src/a.py", sketch) == {"LEVEL"}
-    assert "IsolationLevel" in (code_words("src/a.py", sketch + "x = IsolationLevel()\n") or ())
-    # A macro is code, though the C lexer files it with comments.
-    assert "ISOLATION_LEVEL" in (code_words("src/a.h", "#define ISOLATION_LEVEL 2\n") or ())
-    assert code_words("src/a.rs", "/// see `IsolationLevel`\nfn f() {}\n") == {"fn", "f"}
-    # What no lexer reads, and what could not be read, cannot be told.
-    assert code_words("data/levels.unknownext", "IsolationLevel\n") is None
-    assert code_words("src/a.py", None) is None
+def test_presence_is_read_past_comments_strings_and_docstrings(tmp_path: Path) -> None:
+    """Which names the code holds, each file read as git grep finds it: a comment, a string, a
+    docstring's inner line and a block comment hold no code; a line that starts or ends a
+    docstring may hold code beside it; a name in more files than are read counts unread."""
+    repo = History(tmp_path / "presence")
+    python = (
+        "# OnlyInComment is to come\n"
+        "LABEL = 'OnlyInString'\n"
+        'def f():\n    """Build it.\n\n    OnlyInDocstring, later.\n    """\n'
+        '    return BesideDocstring("""text\n    more""")\n'
+        "REAL = InCodeToo\n"
+    )
+    c_source = "/* OnlyInBlock\n   and OnlyInBlockToo */\nint InC = 1; // OnlyInLineComment\n"
+    # No block comment in a Dockerfile: its `lists/*` opens none.
+    docker = "RUN rm -rf /var/lib/apt/lists/*\nENV InDocker=1\n"
+    files = {"src/a.py": python, "src/b.c": c_source, "Dockerfile": docker}
+    files["data/x.unknownext"] = "InUnknownFile\n"
+    files |= {f"src/many_{i}.py": "# ManyFiles\n" for i in range(READ_FILES + 1)}
+    repo.commit("Initial commit", files)
+    names = {
+        "OnlyInComment", "OnlyInString", "OnlyInDocstring", "BesideDocstring", "InCodeToo",
+        "OnlyInBlock", "OnlyInBlockToo", "InC", "OnlyInLineComment", "InUnknownFile",
+        "ManyFiles", "Nowhere", "InDocker",
+    }  # fmt: skip
+    present = present_at(str(repo.path), "HEAD", names)
+    code = {"BesideDocstring", "InCodeToo", "InC", "InDocker", "InUnknownFile", "ManyFiles"}
+    assert present == code
 
 
 def test_words_and_names_the_rules_read() -> None:
