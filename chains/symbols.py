@@ -21,7 +21,6 @@ names and each older PR's new names are computed once (one PR is an end of many 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -437,67 +436,74 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
 
 # A name found in more files than this is taken to be in the code without reading them.
 READ_FILES = 3
-# Strings and comments, scanned in one pass so that a `/*` inside a string opens no comment.
-_C_COMMENTS = re.compile(
-    r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|(?P<block>/\*[\s\S]*?(?:\*/|\Z))"
-)
 
 
 class _Read:
     """A file read to tell whether a name on some of its lines is code.
 
-    Each such line is lexed alone (`code_words`), which reads it right unless it lies inside a
-    string or comment spanning lines: a Python docstring, a C-style block comment. Those spans are
-    found by a regex scan of the whole file, and their inner lines are no code; on a span's first
-    or last line, code may stand beside it, so the whole file is lexed for those. Lexing every
-    such file whole cost mypy's build two minutes (`checker.py` and `semanal.py` have 200,000
-    characters each)."""
+    Each such line is lexed alone first (`code_words`). A line that reads as code there is taken
+    for code, unless it may lie inside a string or comment spanning lines: below the first line
+    of a Python triple-quoted string (`multiline_strings`) or, in a language with `/* ... */`
+    comments, of such a comment (a plain text scan, which may also see one inside a string).
+    Only where no line of the name reads as code that way is the whole file lexed, and it
+    decides: a name is never taken for absent on a line read alone. Lexing every such file whole
+    cost mypy's build two minutes (`checker.py` and `semanal.py` have 200,000 characters each);
+    most names stand on a plain line of code.
+    """
 
     def __init__(self, path: str, text: str | None) -> None:
         self.text = text
         self.lexer = lexer_for(path)
-        self._rows: list[str] = []
-        self._spans: list[tuple[int, int]] | None = None  # read once a name is asked for
+        self._rows: list[str] | None = None
+        self._spans: list[tuple[int, int]] = []  # strings and comments spanning lines
         self._whole: set[str] | None = None
 
     def in_code(self, name: str, lines: set[int]) -> bool:
-        """Whether `name` is code on one of `lines` (1-based). A file that cannot be read, or
-        that no lexer reads, is taken to hold it in code."""
+        """Whether `name` is code in this file, one of whose `lines` (1-based) holds it. A file
+        that cannot be read, or that no lexer reads, is taken to hold it in code."""
         if self.text is None or self.lexer is None:
             return True
+        rows = self._read_rows()
         for line in lines:
-            span = next((s for s in self._spans_across_lines() if s[0] <= line <= s[1]), None)
-            if span is None:
-                row = self._rows[line - 1] if 0 < line <= len(self._rows) else ""
-                words = code_words(row, self.lexer)
-            elif line in span:  # its first or last line: code may stand beside the string
-                words = self._whole_words()
-            else:
-                continue
-            if name in words:
+            row = rows[line - 1] if 0 < line <= len(rows) else ""
+            if not self._maybe_inside(line) and name in code_words(row, self.lexer):
                 return True
-        return False
+        if self._whole is None:
+            self._whole = code_words(self.text, self.lexer)
+        return name in self._whole
 
-    def _spans_across_lines(self) -> list[tuple[int, int]]:
-        if self._spans is None:
+    def _read_rows(self) -> list[str]:
+        if self._rows is None:
             text = self.text or ""
             self._rows = text.split("\n")
             if self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS:
                 self._spans = multiline_strings(text)
             elif self.lexer is not None and _block_commented(self.lexer):
-                self._spans = _block_comments(text)
-            else:
-                self._spans = []
-        return self._spans
+                self._spans = _spanning(text, _BLOCK_COMMENT)
+        return self._rows
 
-    def _whole_words(self) -> set[str]:
-        if self._whole is None:
-            self._whole = code_words(self.text or "", self.lexer)
-        return self._whole
+    def _maybe_inside(self, line: int) -> bool:
+        """Whether the line may lie inside a string or comment that began on an earlier line."""
+        return any(first < line <= last for first, last in self._spans)
+
+
+# A `/* ... */` comment as plain text (one left open runs to the end).
+_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?(?:\*/|\Z)")
+
+
+def _spanning(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """(first, last) line (1-based) of every match of `pattern` that spans lines."""
+    spans = []
+    line, at = 1, 0
+    for match in pattern.finditer(text):
+        if "\n" in match.group():
+            line, at = line + text.count("\n", at, match.start()), match.start()
+            spans.append((line, line + match.group().count("\n")))
+    return spans
 
 
 def _block_commented(lexer: Lexer) -> bool:
-    """Whether a language comments in `/* ... */` blocks (a Dockerfile's `lists/*` opens none)."""
+    """Whether a language comments in `/* ... */` blocks (a Dockerfile does not)."""
     if lexer.name not in _BLOCK_COMMENTED:
         from pygments.token import Comment
 
@@ -507,17 +513,6 @@ def _block_commented(lexer: Lexer) -> bool:
 
 
 _BLOCK_COMMENTED: dict[str, bool] = {}
-
-
-def _block_comments(text: str) -> list[tuple[int, int]]:
-    """(first, last) line of every `/* ... */` comment that spans lines."""
-    starts = [0] + [newline.end() for newline in re.finditer("\n", text)]
-    spans = []
-    for match in _C_COMMENTS.finditer(text):
-        if match.group("block") and "\n" in match.group():
-            first = bisect_right(starts, match.start())
-            spans.append((first, first + match.group().count("\n")))
-    return spans
 
 
 def code_words(text: str, lexer: Lexer) -> set[str]:
