@@ -271,12 +271,18 @@ def test_names_prose_held_are_new_to_the_code_and_tests_use_them(tmp_path: Path)
         {"tests/test_audit.py": "def test_audit():\n    assert audit_event('x') == 'x'\n"},
         body="Part of #1's function privileges.",
     )
+    _second_uses_and_third_holds(repo, tmp_path / "prose.db", "RegisterFunction")
+
+
+def _second_uses_and_third_holds(repo: History, db: Path, name: str) -> None:
+    """PR 2 uses `name`, which PR 1 brought into the code, and keeps its link to PR 1; PR 3
+    uses only a name the code held before PR 1, and its link is dropped."""
     config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
-    links = links_by_number(mine_and_build(repo.path, tmp_path / "prose.db", "acme/prose", config))
-    used, old = links[2, 1], links[3, 1]
+    links = links_by_number(mine_and_build(repo.path, db, f"acme/{repo.path.name}", config))
+    used, held = links[2, 1], links[3, 1]
     assert (used.kept, used.symbols) == (True, 1)
-    assert "(RegisterFunction)" in used.why
-    assert (old.kept, old.symbols) == (False, 0)
+    assert f"({name})" in used.why
+    assert (held.kept, held.symbols) == (False, 0)
 
 
 def test_a_name_only_comments_and_strings_held_is_new_to_the_code(tmp_path: Path) -> None:
@@ -314,14 +320,7 @@ def test_a_name_only_comments_and_strings_held_is_new_to_the_code(tmp_path: Path
         {"src/window.py": "def span(table):\n    return conflict_window(table) + 1\n"},
         body="Uses the levels of #1.",
     )
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
-    links = links_by_number(
-        mine_and_build(repo.path, tmp_path / "sketch.db", "acme/sketch", config)
-    )
-    used, held = links[2, 1], links[3, 1]
-    assert (used.kept, used.symbols) == (True, 1)
-    assert "(IsolationLevel)" in used.why
-    assert (held.kept, held.symbols) == (False, 0)
+    _second_uses_and_third_holds(repo, tmp_path / "sketch.db", "IsolationLevel")
 
 
 def test_presence_is_read_past_comments_strings_and_docstrings(tmp_path: Path) -> None:
