@@ -217,10 +217,15 @@ class WholeFile:
 
 def multiline_strings(text: str) -> list[tuple[int, int]]:
     """(first, last) line of every triple-quoted string that spans lines."""
+    return line_spans(text, (m for m in _PY_STRINGS.finditer(text) if m.group("triple")))
+
+
+def line_spans(text: str, matches: Iterable[re.Match[str]]) -> list[tuple[int, int]]:
+    """(first, last) line (1-based) of every match in `text` that spans lines."""
     starts = [0] + [newline.end() for newline in re.finditer("\n", text)]
     spans: list[tuple[int, int]] = []
-    for match in _PY_STRINGS.finditer(text):
-        if match.group("triple") and "\n" in match.group():
+    for match in matches:
+        if "\n" in match.group():
             first = bisect_right(starts, match.start())
             spans.append((first, first + match.group().count("\n")))
     return spans

@@ -22,12 +22,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import select
 
 from chains.patches import file_sections, is_test_path, rust_test_start, section_path
-from chains.substance import WHOLE_FILE_LEXERS, lexer_for, multiline_strings, read_blobs
+from chains.substance import (
+    WHOLE_FILE_LEXERS,
+    lexer_for,
+    line_spans,
+    multiline_strings,
+    read_blobs,
+)
 from prchain.core import git
 from prchain.core.errors import GitError
 from sql.models import PRPatch
@@ -454,33 +461,34 @@ class _Read:
     def __init__(self, path: str, text: str | None) -> None:
         self.text = text
         self.lexer = lexer_for(path)
-        self._rows: list[str] | None = None
-        self._spans: list[tuple[int, int]] = []  # strings and comments spanning lines
-        self._whole: set[str] | None = None
 
     def in_code(self, name: str, lines: set[int]) -> bool:
         """Whether `name` is code in this file, one of whose `lines` (1-based) holds it. A file
         that cannot be read, or that no lexer reads, is taken to hold it in code."""
         if self.text is None or self.lexer is None:
             return True
-        rows = self._read_rows()
         for line in lines:
-            row = rows[line - 1] if 0 < line <= len(rows) else ""
+            row = self._rows[line - 1] if 0 < line <= len(self._rows) else ""
             if not self._maybe_inside(line) and name in code_words(row, self.lexer):
                 return True
-        if self._whole is None:
-            self._whole = code_words(self.text, self.lexer)
         return name in self._whole
 
-    def _read_rows(self) -> list[str]:
-        if self._rows is None:
-            text = self.text or ""
-            self._rows = text.split("\n")
-            if self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS:
-                self._spans = multiline_strings(text)
-            elif self.lexer is not None and _block_commented(self.lexer):
-                self._spans = _spanning(text, _BLOCK_COMMENT)
-        return self._rows
+    @cached_property
+    def _rows(self) -> list[str]:
+        return (self.text or "").split("\n")
+
+    @cached_property
+    def _spans(self) -> list[tuple[int, int]]:
+        """Strings and comments spanning lines, as (first, last) line."""
+        if self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS:
+            return multiline_strings(self.text or "")
+        if self.lexer is not None and _block_commented(self.lexer):
+            return line_spans(self.text or "", _BLOCK_COMMENT.finditer(self.text or ""))
+        return []
+
+    @cached_property
+    def _whole(self) -> set[str]:
+        return code_words(self.text or "", self.lexer)
 
     def _maybe_inside(self, line: int) -> bool:
         """Whether the line may lie inside a string or comment that began on an earlier line."""
@@ -489,17 +497,6 @@ class _Read:
 
 # A `/* ... */` comment as plain text (one left open runs to the end).
 _BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?(?:\*/|\Z)")
-
-
-def _spanning(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    """(first, last) line (1-based) of every match of `pattern` that spans lines."""
-    spans = []
-    line, at = 1, 0
-    for match in pattern.finditer(text):
-        if "\n" in match.group():
-            line, at = line + text.count("\n", at, match.start()), match.start()
-            spans.append((line, line + match.group().count("\n")))
-    return spans
 
 
 def _block_commented(lexer: Lexer) -> bool:
