@@ -85,6 +85,22 @@ BUILD_NAMES = frozenset(
 BUILD_SUFFIXES = frozenset(
     {".cmake", ".bzl", ".gradle", ".mk", ".csproj", ".vcxproj", ".fsproj", ".props", ".targets"}
 )
+# Code that styles, lays out or glues the product rather than says what it does: stylesheets, HTML
+# markup and shell scripts. Its lines count as code for line lineage (a PR that rewrites another's
+# stylesheet builds on it), but a stage made of them teaches no coding task, and no unit test reads
+# them: hertzbeat #2140 unifies `border-radius` over .less and .html files, zeppelin #975 moves a
+# button between two templates, iggy #3124 and #3125 harden release scripts. Of the 911 stages the
+# hand checks judged (rounds 12 to 19) that reach the stage minimum, leaving these out takes 9
+# judged thin under it and no stage judged worth its place. PowerShell and batch files stay
+# counted: that would take 3 stages judged worth their place (arrow-adbc #4624 and #4671 verify
+# release builds on Windows).
+PRESENTATION_SUFFIXES = frozenset(
+    {
+        *(".css", ".less", ".scss", ".sass", ".styl"),
+        *(".html", ".htm"),
+        *(".sh", ".bash", ".zsh"),
+    }
+)
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
 DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 DOC_NAMES = (
@@ -151,15 +167,24 @@ def is_bench_path(path: str) -> bool:
 
 
 def counts_as_code(path: str) -> bool:
-    """Does a change to this file count toward a chain's substance (not test, benchmark, config or
-    docs)?"""
+    """Is this file the code under work (not test, benchmark, config or docs)? Its lines can carry
+    line lineage and names from one PR to another."""
     return not (
         is_test_path(path) or is_bench_path(path) or is_config_path(path) or is_doc_path(path)
     )
 
 
+def counts_as_substance(path: str) -> bool:
+    """Does a change to this file count toward a stage's substance: code, and not presentation
+    (stylesheets, markup, shell scripts; `PRESENTATION_SUFFIXES`)?"""
+    name = path.rsplit("/", 1)[-1].lower()
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return suffix not in PRESENTATION_SUFFIXES and counts_as_code(path)
+
+
 def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:
-    """Changed lines of code over the chain's PRs (tests, fixtures, config and docs not counted)."""
+    """Changed lines of code over the chain's PRs (tests, fixtures, config, docs and presentation
+    not counted)."""
     return sum(nodes[pr].code_lines for pr in pr_ids)
 
 

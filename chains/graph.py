@@ -35,7 +35,7 @@ from chains.cues import (
     stacked_on,
     stacked_wording,
 )
-from chains.filters import FilterReport, apply_filters, counts_as_code, rejection
+from chains.filters import FilterReport, apply_filters, counts_as_substance, rejection
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
 from chains.reverts import mark_pushed_reverts, sha_reverts
@@ -126,7 +126,8 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
 
     `lines` counts the non-test files' changed lines when the files are known (snapshots and
     fixtures make many real PRs look huge; the size limit is about the code an agent must write);
-    `code_lines` also leaves out config and docs (the substance a chain is measured by).
+    `code_lines` also leaves out config, docs and presentation (the substance a chain is measured
+    by, `chains.filters.counts_as_substance`).
     Where the source knows no opening before the merge, `created_at` is the first merge of a PR
     numbered after it (`opened_by`).
     """
@@ -160,7 +161,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
                 files[pr_id].add(path)
                 changed = (added or 0) + (deleted or 0)
                 code_lines[pr_id] += 0 if is_test_path(path) else changed
-                substance[pr_id] += changed if counts_as_code(path) else 0
+                substance[pr_id] += changed if counts_as_substance(path) else 0
         merged = {pr_id: (node.number, node.merged_at) for pr_id, node in nodes.items()}
         for pr_id, count in carried_counts(conn, merged).items():
             nodes[pr_id].carried = count

@@ -4,10 +4,11 @@ config.
 A unified diff only holds the hunks, so each hunk is lexed twice with Pygments (the lexer chosen by
 file name): its new side (context and added lines) and its old side (context and removed lines). A
 changed line counts when it holds a token that is neither a comment, a docstring nor white space.
-Files that are tests, fixtures, documentation, CI, lock or configuration files never count
-(`chains.filters.counts_as_code`), nor does a Rust file's test module, nor do generated files and
-minified lines (`chains.generated`); a file no lexer knows counts its non-blank changed lines. A
-PR that adds no line of code, only removes some, counts each removed line half.
+Files that are tests, fixtures, documentation, CI, lock or configuration files never count, nor do
+stylesheets, markup and shell scripts (`chains.filters.counts_as_substance`), nor does a Rust
+file's test module, nor do generated files and minified lines (`chains.generated`); a file no lexer
+knows counts its non-blank changed lines. A PR that adds no line of code, only removes some, counts
+each removed line half.
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -30,7 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from chains.carried import carried_in_patch, flat
-from chains.filters import counts_as_code
+from chains.filters import counts_as_substance
 from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
 from chains.imports import import_lines, is_import
 from chains.patches import file_sections, rust_test_start, section_path
@@ -282,7 +283,7 @@ def section_code_lines(
     the texts (`carried.flat`) the diff moves from one place to another and `parsed` its hunks
     with their carried lines marked, neither of which count."""
     path = section_path(section)
-    if not path or not counts_as_code(path):
+    if not path or not counts_as_substance(path):
         return [], []
     lexer = lexer_for(path)
     old_file, new_file = _sides(
@@ -352,7 +353,7 @@ def code_hunks(sections: list[str]) -> dict[int, list[Hunk]]:
     found = {
         i: list(hunks(section))
         for i, section in enumerate(sections)
-        if (path := section_path(section)) and counts_as_code(path)
+        if (path := section_path(section)) and counts_as_substance(path)
     }
     every = [hunk for parsed in found.values() for hunk in parsed]
     for hunk, positions in zip(every, carried_in_patch([h.body for h in every]), strict=True):
@@ -379,7 +380,7 @@ def blob_ids(diff: str) -> list[str]:
     ids: list[str] = []
     for section in file_sections(diff):
         path = section_path(section)
-        if path and counts_as_code(path):
+        if path and counts_as_substance(path):
             found = _whole_file_ids(section, lexer_for(path)) or _blob_pair(section)
             ids += [b for b in found or () if b.strip("0")]
     return ids

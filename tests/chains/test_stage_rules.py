@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
+from chains.filters import counts_as_code, counts_as_substance
 from chains.generated import Attributes
 from chains.imports import is_import
 from chains.substance import (
@@ -276,6 +277,50 @@ def test_comments_docstrings_blank_lines_and_config_are_not_code() -> None:
         patch_code_lines(PY_DOCS_ONLY.replace("+    # Multiplying", "+    width = int(width)  #"))
         == 1
     )
+
+
+def _presentation(lines: int) -> str:
+    """A diff restyling and re-laying out a web app and changing its release script, each of its
+    three files given `lines` new lines that a lexer reads as code."""
+    files = {
+        "web/src/styles/theme.less": ".card-{i} {{ border-radius: {i}px; }}",
+        "web/src/app/monitor.component.html": '<div class="card-{i}">{{{{ monitor.name }}}}</div>',
+        "scripts/extract-version.sh": 'VERSION_{i}=$(grep -m1 version "$1" | cut -d= -f{i})',
+    }
+    return "".join(
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,{lines + 1} @@\n"
+        + " \n"
+        + "".join(f"+{line.format(i=i)}\n" for i in range(lines))
+        for path, line in files.items()
+    )
+
+
+def test_stylesheets_markup_and_shell_scripts_are_no_substance(engine: Engine) -> None:
+    """hertzbeat #2140 unifies `border-radius` over .less and .html files; iggy #3125 hardens a
+    release script. Their lines are code for line lineage, but no stage's substance."""
+    diff = _presentation(20)
+    assert patch_code_lines(diff) == 0
+    # The same kind of lines in a source file are substance.
+    script = diff.replace("scripts/extract-version.sh", "src/version.py")
+    assert patch_code_lines(script.replace('VERSION_', "version_").replace("$(grep", "(")) > 0
+    for path in ("web/src/styles/theme.less", "scripts/extract-version.sh"):
+        assert counts_as_code(path) and not counts_as_substance(path)
+
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/core.py"], lines=40)
+    store.pr(2, ["web/src/styles/theme.less", "web/src/app/monitor.component.html"], lines=60)
+    store.patches[-1]["diff"] = diff
+    store.pr(3, ["src/core.py"], lines=40)
+    store.ref(2, 1, "follow_up", evidence="Stacked on #1")
+    store.ref(3, 2, "follow_up", evidence="Stacked on #2")
+    store.ref(3, 1, "follow_up", evidence="Also builds on #1")
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        signatures = list(session.scalars(select(Chain.signature)))
+    pid = store.pr_id
+    assert signatures == [f"{pid(1)}-{pid(3)}"]  # #2 is no stage
+    assert summary.graph.filtered.removed["stage_below_substance"] == 1
 
 
 C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
