@@ -302,7 +302,7 @@ def test_stylesheets_markup_and_shell_scripts_are_no_substance(engine: Engine) -
     assert patch_code_lines(diff) == 0
     # The same kind of lines in a source file are substance.
     script = diff.replace("scripts/extract-version.sh", "src/version.py")
-    assert patch_code_lines(script.replace('VERSION_', "version_").replace("$(grep", "(")) > 0
+    assert patch_code_lines(script.replace("VERSION_", "version_").replace("$(grep", "(")) > 0
     for path in ("web/src/styles/theme.less", "scripts/extract-version.sh"):
         assert counts_as_code(path) and not counts_as_substance(path)
 
