@@ -48,6 +48,12 @@ class ChainFilters(BaseModel):
         "'Backport #6914', 'v1.7 patch'): the change is another PR's, applied again to a "
         "maintenance branch, so as a stage it would repeat that PR.",
     )
+    skip_scheduled: bool = Field(
+        True,
+        description="Drop scheduled syncs with an upstream, known by their title ('[GLUTEN-1632][CH]Daily "
+        "Update Clickhouse Version (20250405)', 'Daily update of wasm-smith'): a version pin moved "
+        "to the upstream's newest on a timer, with the glue that needs, not a change made for a task.",
+    )
     skip_reverted: bool = Field(
         False,
         description="Drop PRs that a later PR reverted (off by default: with chains.revert_links a "

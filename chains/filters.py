@@ -212,6 +212,13 @@ BACKPORT_TITLE = re.compile(
     re.I,
 )
 
+# A sync on a timer: incubator-gluten's 778 "[GLUTEN-1632][CH]Daily Update Clickhouse Version
+# (20250405)", wasmtime's "Daily update of wasm-smith". Tags and a conventional type may lead.
+SCHEDULED_TITLE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*|[\w()./-]+:\s+)*(?:daily|nightly|weekly)\s+(?:update|sync|bump|upgrade)\b",
+    re.I,
+)
+
 
 def is_release(title: str) -> bool:
     title = title or ""
@@ -220,6 +227,10 @@ def is_release(title: str) -> bool:
 
 def is_backport(title: str) -> bool:
     return BACKPORT_TITLE.search(title or "") is not None
+
+
+def is_scheduled(title: str) -> bool:
+    return SCHEDULED_TITLE.match(title or "") is not None
 
 
 def is_lockfile(path: str) -> bool:
@@ -250,6 +261,8 @@ def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | 
         return "release"
     if filters.skip_backports and is_backport(node.title):
         return "backport"
+    if filters.skip_scheduled and is_scheduled(node.title):
+        return "scheduled_sync"
     if node.lines > filters.max_patch_lines:
         return "patch_too_large"
     if node.files and filters.skip_lockfile_only and all(is_lockfile(p) for p in node.files):

@@ -139,7 +139,9 @@ def test_issue_mediated_links_and_umbrella_issues(engine: Engine) -> None:
     assert report.dropped["umbrella_issue"] == 5
 
 
-def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: Engine) -> None:
+def test_filters_remove_bots_releases_syncs_docs_lockfiles_reverted_and_huge(
+    engine: Engine,
+) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["calc/a.py"])
     store.pr(2, ["calc/a.py"], author="renovate[bot]")
@@ -162,10 +164,14 @@ def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: E
     store.pr(14, ["calc/a.py"], title="v1.7 patch (currently v1.7.3)")
     store.pr(15, ["calc/a.py"], title="Include `backports.strenum` in `deprecated-imports`")
     store.pr(16, ["calc/a.py"], title="Fix 1.2 parsing in the changelog reader")
+    # A sync with an upstream on a timer (incubator-gluten's 777 daily version updates), and a
+    # fix that only speaks of one.
+    store.pr(17, ["calc/a.py"], title="[GLUTEN-1632][CH]Daily Update Clickhouse Version (20250405)")
+    store.pr(18, ["calc/a.py"], title="Fix the daily update of the cache")
     store.ref(6, 5, "reverts", evidence="Revert #5")
     store.write()
     graph, report = _graph(engine, filters={"skip_reverted": True})
-    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10, 15, 16)]
+    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10, 15, 16, 18)]
     assert dict(report.filtered.removed) == {
         "bot": 1,
         "docs_only": 1,
@@ -174,6 +180,7 @@ def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: E
         "patch_too_large": 1,
         "release": 2,
         "backport": 3,
+        "scheduled_sync": 1,
     }
     graph, _ = _graph(
         engine,
@@ -182,10 +189,11 @@ def test_filters_remove_bots_releases_docs_lockfiles_reverted_and_huge(engine: E
             "skip_reverted": False,
             "skip_releases": False,
             "skip_backports": False,
+            "skip_scheduled": False,
             "max_patch_lines": 10_000,
         },
     )
-    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9, 11, 12, 13, 14))
+    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9, 11, 12, 13, 14, 17))
 
 
 def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> None:
