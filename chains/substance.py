@@ -7,8 +7,8 @@ changed line counts when it holds a token that is neither a comment, a docstring
 Files that are tests, fixtures, documentation, CI, lock or configuration files never count, nor do
 stylesheets, markup and shell scripts (`chains.filters.counts_as_substance`), nor does a Rust
 file's test module, nor do generated files and minified lines (`chains.generated`); a file no lexer
-knows counts its non-blank changed lines. A PR that adds no line of code, only removes some, counts
-each removed line half.
+knows counts its non-blank changed lines. A removed line counts half: finding what to remove is
+half the work of writing it.
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -460,12 +460,12 @@ def patch_code_lines(
             new, old = section_code_lines(section, blobs, moved, parsed[i])
             added.update(new)
             removed.update(old)
-    if not added:
-        # A change that writes no code only deletes it (a deprecated API, dead code, an enum's
-        # unused variants): finding what to remove is half the work of writing it, so each line
-        # counts half (distributed #9222 deletes 16 lines of deprecated code, qiskit #7682 22).
-        return (len(removed) + 1) // 2
-    return len(added) + len(removed)
+    # Writing a line is the work; finding what to remove is half of it, so a removed line counts
+    # half. A line rewritten is one line and a half, not two (bookkeeper #3646 makes a batch size
+    # configurable: 10 lines in, 2 out), and a change that only deletes (a deprecated API, dead
+    # code, an enum's unused variants) counts each line half (distributed #9222 deletes 16 lines
+    # of deprecated code, qiskit #7682 22).
+    return len(added) + (len(removed) + 1) // 2
 
 
 def measure_stages(

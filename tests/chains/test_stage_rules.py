@@ -139,13 +139,16 @@ def _deprecated(removed: int, added: list[str]) -> str:
     )
 
 
-def test_a_change_that_only_deletes_code_counts_each_line_half() -> None:
+def test_a_removed_line_counts_half() -> None:
     """distributed #9222 only deletes 16 lines of deprecated code: finding what to remove is half
-    the work of writing it. A line of new code makes it a change like any other."""
+    the work of writing it. So is it beside new code: a rewritten line is one and a half lines
+    (bookkeeper #3646 makes a batch size configurable, 10 lines in and 2 out, 11 lines)."""
     assert patch_code_lines(_deprecated(16, [])) == 8
     assert patch_code_lines(_deprecated(15, [])) == 8
-    assert patch_code_lines(_deprecated(16, ["    return modern_step(value)"])) == 17
+    assert patch_code_lines(_deprecated(16, ["    return modern_step(value)"])) == 1 + 8
     assert patch_code_lines(_deprecated(16, ["    # kept for one release"])) == 8  # no code
+    rewritten = [f"    {name} = modern_step(value)" for name in ("size", "rank", "depth", "width")]
+    assert patch_code_lines(_deprecated(4, rewritten)) == 4 + 2
 
 
 RS_IMPORTS = """diff --git a/crates/ecs/src/world.rs b/crates/ecs/src/world.rs
@@ -170,8 +173,8 @@ def test_imports_are_no_substance() -> None:
     """bevy #4653 moves `ptr` into its own crate and rewrites the imports of eleven files: 28
     changed lines, 22 of them imports. A hunk that starts inside a `use a::{ … };` does not show
     it is one (see the next test for the whole file)."""
-    # The removed statement and the two new ones, and `ptr::{…},` read alone.
-    assert patch_code_lines(RS_IMPORTS) == 4
+    # The two new statements, and the removed one and `ptr::{…},` read alone (counted half).
+    assert patch_code_lines(RS_IMPORTS) == 2 + 1
     python = (
         "diff --git a/ecs/world.py b/ecs/world.py\n--- a/ecs/world.py\n+++ b/ecs/world.py\n"
         "@@ -1,2 +1,6 @@\n+from .storage import (\n+    Table,\n+    TableRow,\n+)\n"
@@ -219,8 +222,8 @@ MOVED_OUT = """diff --git a/src/index.py b/src/index.py
 def test_short_lines_a_diff_moves_are_no_change() -> None:
     """pip #6913 moves a static method out of its class: its `else:` and `)` lines, removed
     in one place and added in another, were counted on both sides. Only the `def` lines and
-    the decorator change."""
-    assert patch_code_lines(MOVED_OUT) == 3
+    the decorator change (one added line and two removed, counted half)."""
+    assert patch_code_lines(MOVED_OUT) == 1 + 1
 
 
 def test_a_rust_files_test_module_is_tests(tmp_path: Path) -> None:
@@ -472,9 +475,9 @@ def test_a_hunk_inside_a_long_docstring_is_read_from_the_whole_file(tmp_path: Pa
     head = repo.pr(1, "Reword the docs", {"src/geo.py": after})
     diff = git(repo.path, "diff", base, head) + "\n"
     assert "@@ -13," in diff  # the hunk starts well inside the docstring
-    # Read alone, the hunk looks like code: both changed lines of "Line twelve" and the added
-    # "Line 13, of" (its removed twin only gains a comma: counted once).
-    assert patch_code_lines(diff) == 3
+    # Read alone, the hunk looks like code: "Line twelve" in and "Line 12" out, and "Line 13"
+    # out (its added twin only gains a comma: counted once); removed lines count half.
+    assert patch_code_lines(diff) == 1 + 1
     assert patch_code_lines(diff, str(repo.path)) == 0
     code = after.replace("return w * h", "return abs(w * h)")
     head = repo.pr(2, "Areas are positive", {"src/geo.py": code})
@@ -521,7 +524,7 @@ def test_a_last_hunk_ending_inside_a_docstring_is_read_from_the_whole_file(tmp_p
     head = repo.pr(1, "Drop list2", {"src/core.py": after})
     diff = git(repo.path, "diff", base, head) + "\n"
     assert diff.count("@@ -") == 1 and diff.rstrip("\n").endswith("     >>> quote(1)")
-    assert patch_code_lines(diff) == 4  # alone: the reworded line, removed and added, as code
+    assert patch_code_lines(diff) == 2 + 1  # alone: the reworded line, out and in, as code
     # The whole file: two lines of code removed, none added (counted half).
     assert patch_code_lines(diff, str(repo.path)) == 1
 
@@ -565,6 +568,6 @@ def test_generated_files_and_minified_lines_are_no_code(tmp_path: Path) -> None:
     assert copy is not None and not Path(copy).exists()
     # Without the attributes the protocol's two changed lines count; without the clone the
     # binding's too (its hunk does not show the file's first lines); the bundle never counts.
-    assert patch_code_lines(diff, clone) == 6
-    assert patch_code_lines(diff) == 8
+    assert patch_code_lines(diff, clone) == 4 + 1  # one line in, one out
+    assert patch_code_lines(diff) == 5 + 2
     assert Attributes(None).generated(["proto/flight.rs"]) == set()
