@@ -308,22 +308,8 @@ def test_stylesheets_markup_and_shell_scripts_are_no_substance(engine: Engine) -
     assert patch_code_lines(script.replace("VERSION_", "version_").replace("$(grep", "(")) > 0
     for path in ("web/src/styles/theme.less", "scripts/extract-version.sh"):
         assert counts_as_code(path) and not counts_as_substance(path)
-
-    store = StoreBuilder(engine)
-    store.pr(1, ["src/core.py"], lines=40)
-    store.pr(2, ["web/src/styles/theme.less", "web/src/app/monitor.component.html"], lines=60)
-    store.patches[-1]["diff"] = diff
-    store.pr(3, ["src/core.py"], lines=40)
-    store.ref(2, 1, "follow_up", evidence="Stacked on #1")
-    store.ref(3, 2, "follow_up", evidence="Stacked on #2")
-    store.ref(3, 1, "follow_up", evidence="Also builds on #1")
-    store.write()
-    summary = build_chains(ChainsConfig(), engine)
-    with Session(engine) as session:
-        signatures = list(session.scalars(select(Chain.signature)))
-    pid = store.pr_id
-    assert signatures == [f"{pid(1)}-{pid(3)}"]  # #2 is no stage
-    assert summary.graph.filtered.removed["stage_below_substance"] == 1
+    files = ["web/src/styles/theme.less", "web/src/app/monitor.component.html"]
+    _assert_middle_is_no_stage(engine, [*files, "scripts/extract-version.sh"], diff)
 
 
 C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
@@ -356,19 +342,21 @@ def test_preprocessor_lines_are_code_and_test_data_is_not() -> None:
     assert patch_code_lines(MYPY_CASES) == 0
 
 
-def _comment_only(store: StoreBuilder, lines: int) -> None:
+def _comment_only(lines: int) -> str:
     body = "".join(f"+    # note {i} about the parser\n" for i in range(lines))
-    store.patches[-1]["diff"] = (
+    return (
         "diff --git a/src/core.py b/src/core.py\n--- a/src/core.py\n+++ b/src/core.py\n"
         f"@@ -1,2 +1,{2 + lines} @@\n def parse(text):\n{body}     return text\n"
     )
 
 
-def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
+def _assert_middle_is_no_stage(engine: Engine, files: list[str], diff: str) -> None:
+    """#1 ← #2 ← #3 stacked, and #3 also on #1, where #2 changes `files` by `diff` (40 lines by
+    the file counts): #2 is no stage, so the one chain is #1 ← #3 and #2's links are dropped."""
     store = StoreBuilder(engine)
     store.pr(1, ["src/core.py"], lines=40)
-    store.pr(2, ["src/core.py"], lines=40)
-    _comment_only(store, 40)  # 40 changed lines by the file counts, all of them comments
+    store.pr(2, files, lines=40)
+    store.patches[-1]["diff"] = diff
     store.pr(3, ["src/core.py"], lines=40)
     # Stack wording: the links stand without shared lines, so the stage rule is what drops them.
     store.ref(2, 1, "follow_up", evidence="Stacked on #1")
@@ -383,10 +371,14 @@ def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
             for link in session.scalars(select(ChainLink))
         }
     pid = store.pr_id
-    assert signatures == [f"{pid(1)}-{pid(3)}"]  # #1 ← #3; #2 is no stage
+    assert signatures == [f"{pid(1)}-{pid(3)}"]
     assert summary.graph.filtered.removed["stage_below_substance"] == 1
     assert dropped[pid(2), pid(1)] == dropped[pid(3), pid(2)] == "stage_below_substance"
     assert dropped[pid(3), pid(1)] is None
+
+
+def test_a_comment_only_stage_is_no_stage(engine: Engine) -> None:
+    _assert_middle_is_no_stage(engine, ["src/core.py"], _comment_only(40))
 
 
 def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) -> None:
@@ -400,7 +392,7 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     store.pr(3, ["src/other.py"], lines=40)
     store.pr(4, ["src/core.py"], lines=40, state="open", merged_at=None)  # never merged
     store.pr(5, ["src/core.py"], lines=40)
-    _comment_only(store, 40)  # 40 lines by the file counts, none of them code (wgpu #3576)
+    store.patches[-1]["diff"] = _comment_only(40)  # 40 lines by file counts, no code (wgpu #3576)
     store.ref(5, 1, "mention", evidence="See #1.")
     store.ref(2, 1, "mention", evidence="See #1.")
     store.ref(3, 1, "mention", evidence="See #1.")
