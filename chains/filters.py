@@ -212,7 +212,7 @@ BACKPORT_TITLE = re.compile(
     re.I,
 )
 
-# A sync on a timer: incubator-gluten's 778 "[GLUTEN-1632][CH]Daily Update Clickhouse Version
+# A sync on a timer: incubator-gluten's 777 "[GLUTEN-1632][CH]Daily Update Clickhouse Version
 # (20250405)", wasmtime's "Daily update of wasm-smith". Tags and a conventional type may lead.
 SCHEDULED_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*|[\w()./-]+:\s+)*(?:daily|nightly|weekly)\s+(?:update|sync|bump|upgrade)\b",
