@@ -134,6 +134,11 @@ def is_bot(author: str | None) -> bool:
     return name.endswith("[bot]") or name.endswith("-bot") or name in BOT_NAMES
 
 
+def _suffix(name: str) -> str:
+    """A file name's last suffix with its dot ('.md'), or '' when it has none."""
+    return name[name.rfind(".") :] if "." in name else ""
+
+
 def is_doc_path(path: str) -> bool:
     parts = path.lower().split("/")  # str.split, not pathlib: this runs for every file of every PR
     name = parts[-1]
@@ -141,8 +146,7 @@ def is_doc_path(path: str) -> bool:
         return False
     if any(part in DOC_DIRS for part in parts[:-1]):
         return True
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    return suffix in DOC_SUFFIXES or name.startswith(DOC_NAMES)
+    return _suffix(name) in DOC_SUFFIXES or name.startswith(DOC_NAMES)
 
 
 def is_config_path(path: str) -> bool:
@@ -157,7 +161,7 @@ def is_config_path(path: str) -> bool:
         return True
     if name.startswith("requirements") or is_lockfile(path):
         return True
-    suffix = name[name.rfind(".") :] if "." in name else ""
+    suffix = _suffix(name)
     return suffix in CONFIG_SUFFIXES or suffix in BUILD_SUFFIXES
 
 
@@ -177,8 +181,7 @@ def counts_as_code(path: str) -> bool:
 def counts_as_substance(path: str) -> bool:
     """Does a change to this file count toward a stage's substance: code, and not presentation
     (stylesheets, markup, shell scripts; `PRESENTATION_SUFFIXES`)?"""
-    name = path.rsplit("/", 1)[-1].lower()
-    suffix = name[name.rfind(".") :] if "." in name else ""
+    suffix = _suffix(path.rsplit("/", 1)[-1].lower())
     return suffix not in PRESENTATION_SUFFIXES and counts_as_code(path)
 
 
