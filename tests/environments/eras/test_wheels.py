@@ -131,10 +131,12 @@ def _repository(path: Path) -> Path:
 
 @pytest.fixture
 def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, the era and the repository image this test built, and nothing else."""
     yield
-    for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": "era"}):
-        for tag in image["tags"]:
-            docker_client.remove_image(tag)
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
 
 
 @pytest.mark.docker
