@@ -166,9 +166,11 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         for pr_id, count in carried_counts(conn, merged).items():
             nodes[pr_id].carried = count
         merges = conn.execute(
-            select(pr.repo_id, pr.number, pr.merged_at).where(pr.merged_at.is_not(None))
-        )
-        latest = opened_by((r, n, at) for r, n, at in merges if at is not None)
+            select(pr.repo_id, pr.number, pr.merged_at, pr.merge_commit_sha, pr.base_sha).where(
+                pr.merged_at.is_not(None)
+            )
+        ).all()
+        latest = opened_by((r, n, at) for r, n, at, _m, _b in merges if at is not None)
     for node in nodes.values():
         # Only where the source knows no opening before the merge: a squash merge's author date
         # is the merge's. A branch's first commit tells when its code was written, which the
@@ -181,7 +183,36 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
         nodes[pr_id].files = frozenset(paths)
         nodes[pr_id].lines = code_lines[pr_id]
         nodes[pr_id].code_lines = substance[pr_id]
+    land_in_order(nodes, {(r, m): (at, b) for r, _n, at, m, b in merges if m and at})
     return nodes
+
+
+def land_in_order(
+    nodes: dict[int, PRNode], landed: dict[tuple[int, str], tuple[datetime, str | None]]
+) -> None:
+    """Order merges stamped with the same second the way they landed, a microsecond apart.
+
+    A stack merged at once (Graphite, a merge queue, a script) lands its PRs within one second,
+    and git keeps no finer time: which of two such PRs is the later one was a coin toss, so a
+    PR stacked on another could be read as the one underneath (qdrant #9777, which uses the
+    `FileNotFound` #9763 added, both stamped 09:17:00), and a revert as the reverted. The history
+    tells: each PR of a stack is merged onto the one before, so a PR lands after every PR of the
+    same second that its base reaches back through (merge → that merge's base → …). `landed`
+    maps (repo id, merge sha) to (merged at, base sha) for every merged PR. PRs the history does
+    not order stay as they were."""
+    seconds: dict[tuple[int, datetime], int] = defaultdict(int)
+    for node in nodes.values():
+        seconds[(node.repo_id, node.merged_at)] += 1
+    for node in nodes.values():
+        at = node.merged_at
+        below, sha = 0, node.base_sha
+        # A stack is a line: it never holds more PRs than merged in that second.
+        while sha and below < seconds[(node.repo_id, at)] - 1:
+            merged_at, sha = landed.get((node.repo_id, sha), (None, None))
+            if merged_at != at:
+                break
+            below += 1
+        node.merged_at = at + timedelta(microseconds=below)
 
 
 def opened_by(merges: Iterable[tuple[int, int, datetime]]) -> dict[tuple[int, int], datetime]:

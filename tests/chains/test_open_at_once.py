@@ -132,3 +132,26 @@ def test_an_older_pr_reverted_before_the_newer_merged_is_not_in_its_base(tmp_pat
     links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/r", config))
     assert links[41, 40].gap_days < 2  # opened before #42 reverted #40
     assert (links[41, 40].kept, links[41, 40].rule) == (False, "older_reverted_before")
+
+
+def test_a_stack_merged_within_one_second_lands_in_the_order_of_its_history(
+    tmp_path: Path,
+) -> None:
+    """qdrant #9763 and #9777, a stack squashed onto main in the same second: git keeps no finer
+    time, and only the history tells that #9777 (which uses #9763's new `FileNotFound`) landed
+    second. Each later PR here builds on the one merged in the same second just before it, one
+    numbered below it and one above."""
+    repo = History(tmp_path / "stack")
+    repo.commit("Initial commit", {"src/core.py": "def scale_limit(base, factor):\n    return 0\n"})
+    helper = "def compute_burst_window(size):\n    return size * 2\n"
+    repo.pr(21, "Add a burst helper", {"src/burst.py": helper}, day=5)
+    use = "def cap(queue):\n    return compute_burst_window(len(queue))\n"
+    repo.pr(22, "Cap the queue", {"src/queue.py": use}, body="Follow-up to #21.", day=5)
+    depth = "def compute_queue_depth(queue):\n    return len(queue)\n"
+    repo.pr(24, "Add a depth helper", {"src/depth.py": depth}, day=9)
+    gauge = "def gauge(queue):\n    return compute_queue_depth(queue) * 2\n"
+    repo.pr(23, "Gauge the queue", {"src/gauge.py": gauge}, body="Uses #24's helper.", day=9)
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/s", config))
+    for newer, older in ((22, 21), (23, 24)):
+        assert (links[newer, older].kept, links[newer, older].symbols) == (True, 1)
