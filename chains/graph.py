@@ -38,7 +38,7 @@ from chains.cues import (
 from chains.filters import FilterReport, apply_filters, counts_as_substance, rejection
 from chains.lines import Lineage, LineOracle, Lines
 from chains.patches import is_test_path
-from chains.reverts import mark_pushed_reverts, sha_reverts
+from chains.reverts import mark_pushed_reverts, sha_reverts, title_reverts
 from chains.symbols import SymbolOracle, Symbols
 from miner.refs import retype
 from miner.subjects import is_merge
@@ -334,9 +334,11 @@ def _fresh_type(kind: str, evidence: str | None, number: int | None) -> str:
 
 
 def with_sha_reverts(engine: Engine, nodes: dict[int, PRNode], refs: list[RefRow]) -> list[RefRow]:
-    """`refs` plus the reverts named by a commit of the reverted PR's branch (chains/reverts.py)."""
+    """`refs` plus the reverts named by a commit of the reverted PR's branch, or only by the
+    reverted PR's title (chains/reverts.py)."""
     known = [(r.src, r.dst) for r in refs if r.type == "reverts"]
     found = sha_reverts(engine, nodes, known)
+    found += title_reverts(nodes, known + [(f.reverter, f.reverted) for f in found])
     return refs + [
         RefRow(
             f.reverter,

@@ -37,6 +37,7 @@ _TEST_DIR = re.compile(
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"
     r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
+    r"|(\.t$)"  # a TAP test script: apisix's t/plugin/key-auth.t, a Perl module's t/basic.t
 )
 # Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
 # files, tox and nox run the suite, and Python itself imports sitecustomize/usercustomize and .pth
@@ -75,6 +76,8 @@ def is_test_path(path: str) -> bool:
     touching the same few thousand paths (ruff: 144k file rows, 25k distinct paths)."""
     parts = path.split("/")  # str.split, not pathlib: this runs once per file of every stage
     if any(part.lower() in TEST_DIRS or _TEST_DIR.fullmatch(part) for part in parts[:-1]):
+        return True
+    if len(parts) > 1 and parts[0] == "t":  # the TAP suite at the root (Perl, OpenResty, git)
         return True
     return bool(_TEST_NAME.search(parts[-1]))
 

@@ -91,7 +91,7 @@ def _index(engine: Engine) -> ShaIndex:
 class ShaRevert(NamedTuple):
     reverter: int
     reverted: int
-    found_in: str  # body | commit
+    found_in: str  # body | commit | title
     evidence: str
     repo_id: int
 
@@ -127,6 +127,37 @@ def sha_reverts(
 # of its own after the quote (then it is a PR, mined as one, and a reference says what it reverts).
 PUSHED_REVERT = re.compile(r'^Revert "(?P<quoted>.*)"\s*$', re.I)
 _QUOTED_PR = re.compile(r"\(#(?P<number>\d+)\)\s*$")
+
+
+def title_reverts(nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]]) -> list[ShaRevert]:
+    """Reverts named only by the reverted PR's title: GitHub's revert button titles the new PR
+    `Revert "<title>"`, and a squash history whose titles carry no `(#N)` of their own keeps
+    nothing else when the body was rewritten (tikv #15787, `Revert "import: write RPC will check
+    region epoch before continue"`, body "close tikv/tikv#15791": it undid #15013, which #15795
+    then re-landed). The reverted PR is the latest of that exact title merged before the revert,
+    in the same repository. Only pairs not in `known` (reverter, reverted)."""
+    titled: dict[tuple[int, str], list[PRNode]] = defaultdict(list)
+    for node in nodes.values():
+        titled[(node.repo_id, node.title.strip())].append(node)
+    have = set(known)
+    added: list[ShaRevert] = []
+    for reverter in nodes.values():
+        quoted = PUSHED_REVERT.match(reverter.title.strip())
+        if quoted is None or _QUOTED_PR.search(quoted.group("quoted")):
+            continue  # not a revert, or one whose number the miner resolves
+        earlier = [
+            node
+            for node in titled.get((reverter.repo_id, quoted.group("quoted").strip()), [])
+            if node.merged_at <= reverter.merged_at and node.id != reverter.id
+        ]
+        if not earlier:
+            continue
+        reverted = max(earlier, key=lambda node: node.merged_at)
+        if (reverter.id, reverted.id) not in have:
+            have.add((reverter.id, reverted.id))
+            title = reverter.title.strip()
+            added.append(ShaRevert(reverter.id, reverted.id, "title", title, reverter.repo_id))
+    return added
 
 
 def pushed_reverts(

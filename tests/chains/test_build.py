@@ -112,6 +112,10 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "crates/test-programs/src/bin/p1.rs",
         "tests/misc_testsuite/simd.wast",
         "crates/cli_tests/src/main.rs",
+        # A TAP suite at the root: apisix's t/plugin/key-auth.t and the helpers it loads.
+        "t/plugin/key-auth.t",
+        "t/lib/server.lua",
+        "lib/Foo/t/basic.t",
     ):
         assert is_test_path(path), path
     for path in (
@@ -119,5 +123,7 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "src/attest/x.rs",
         "src/protests/x.py",
         "crates/ty_test/src/lib.rs",  # the mdtest runner: a test framework's code
+        "src/t/types.lua",  # a directory named t below the root is no TAP suite
+        "apisix/plugins/limit-count.lua",
     ):
         assert not is_test_path(path), path

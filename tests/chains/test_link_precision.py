@@ -53,6 +53,27 @@ def test_a_revert_of_a_branch_commit_is_seen(engine: Engine) -> None:
     assert links[22, 20].rule == "older_reverted_before"
 
 
+def test_a_revert_named_only_by_the_reverted_title_is_seen(engine: Engine) -> None:
+    """tikv #15787, titled `Revert "<#15013's title>"` with a body of its own and no sha: it
+    undid #15013, so #15795, which re-landed the change, does not build on #15013's code."""
+    store = StoreBuilder(engine)
+    store.pr(10, ["calc/a.py"], title="Check the region epoch")  # an older PR of the same title
+    store.pr(20, ["calc/a.py"], day=12, title="Check the region epoch")
+    store.pr(21, ["calc/a.py"], day=13, title='Revert "Check the region epoch"', body="close #99")
+    store.pr(22, ["calc/a.py"], day=14, title='Revert "A title no PR has"')
+    store.pr(23, ["calc/a.py"], day=20, title="Check the region epoch")
+    store.ref(23, 20, "follow_up", evidence="Follow-up to #20")
+    store.ref(21, 20, "mention", evidence="Reverts the epoch check of #20")
+    store.write()
+    links = _decisions(engine)
+    assert links[21, 20].attrs["evidence_class"] == "revert"
+    assert {(e["found_in"], e["text"]) for e in links[21, 20].attrs["evidence"]} >= {
+        ("title", 'Revert "Check the region epoch"')
+    }
+    assert links[23, 20].rule == "older_reverted_before"
+    assert not {pair for pair in links if 10 in pair or 22 in pair}
+
+
 def test_a_short_sha_names_one_pr_or_none() -> None:
     index = ShaIndex(
         merges=[("aaaa111" + "0" * 33, 1)],
