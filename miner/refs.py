@@ -71,10 +71,12 @@ FOLLOW_BEFORE = re.compile(
 # Between two numbers of one list: a comma, "and", "&", "/" or only white space ("revert #5601 #6025").
 LIST_GAP = re.compile(r"^\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|/\s*)?$", re.I)
 # A revert's title: git's `Revert "<title>"`, also behind a conventional-commit type
-# (vite: `fix: revert "load sourcemaps alongside modules (#11576)"`, `revert: "…"`), or the
-# conventional `revert:` type before the reverted title itself (`revert: fix(logger): … (#16581)`).
+# (vite: `fix: revert "load sourcemaps alongside modules (#11576)"`, `revert: "…"`) or a list of
+# components (tikv: `*: Revert "*: update rust-toolchain (#15584)"`), or the conventional
+# `revert:` type before the reverted title itself (`revert: fix(logger): … (#16581)`).
 REVERT_TITLE = re.compile(
-    r'^\s*(?:[\w-]+(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"(?P<inner>[^\n]*)"', re.I
+    r'^\s*(?:[\w*./-]+(?:\s*,\s*[\w*./-]+)*(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"(?P<inner>[^\n]*)"',
+    re.I,
 )
 # The head branch GitHub's revert button makes: "revert-1813-DIB_1293" undoes PR #1813 (pillow
 # #1847, titled "Revert 1813, plus second commit with tweaks.", names it nowhere else).

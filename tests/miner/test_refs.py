@@ -49,6 +49,9 @@ CASES = [
         [(REPO, 11576, "reverts", False), (REPO, 11775, "mention", False)],
     ),
     ('revert: "fix(css): spread options (#14024)"', [(REPO, 14024, "reverts", False)]),
+    # A component prefix of tikv's kind: `*: ` for the whole tree, or a list of components.
+    ('*: Revert "*: update rust-toolchain (#15584)"', [(REPO, 15584, "reverts", False)]),
+    ('cdc, resolved_ts: Revert "track locks (#14)"', [(REPO, 14, "reverts", False)]),
     ("revert: fix(logger): truncate long logs (#16581)", [(REPO, 16581, "reverts", False)]),
     (
         "fix: revert #5601 #6025, keep the input",
