@@ -63,7 +63,7 @@ def test_a_revert_named_only_by_the_reverted_title_is_seen(engine: Engine) -> No
     store.pr(22, ["calc/a.py"], day=14, title='Revert "A title no PR has"')
     store.pr(23, ["calc/a.py"], day=20, title="Check the region epoch")
     store.ref(23, 20, "follow_up", evidence="Follow-up to #20")
-    store.ref(21, 20, "mention", evidence="Reverts the epoch check of #20")
+    store.ref(21, 20, "mention", evidence="See #20")
     store.write()
     links = _decisions(engine)
     assert links[21, 20].attrs["evidence_class"] == "revert"
