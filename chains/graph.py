@@ -333,7 +333,9 @@ def _fresh_type(kind: str, evidence: str | None, number: int | None) -> str:
     return (retype(evidence or "", number) or kind) if kind == "mention" else kind
 
 
-def with_sha_reverts(engine: Engine, nodes: dict[int, PRNode], refs: list[RefRow]) -> list[RefRow]:
+def with_unresolved_reverts(
+    engine: Engine, nodes: dict[int, PRNode], refs: list[RefRow]
+) -> list[RefRow]:
     """`refs` plus the reverts named by a commit of the reverted PR's branch, or only by the
     reverted PR's title (chains/reverts.py)."""
     known = [(r.src, r.dst) for r in refs if r.type == "reverts"]
@@ -1076,7 +1078,7 @@ def load_graph(
     repos = load_repos(engine)
     clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
     lines = Lines(engine, clones)
-    refs = with_sha_reverts(engine, nodes, load_references(engine))
+    refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
     graph, report = build_graph(nodes, refs, config, repos, lines, Symbols(engine, clones))
     report.lineage_blames = lines.blame_calls

@@ -88,7 +88,10 @@ def _index(engine: Engine) -> ShaIndex:
     return ShaIndex(merges, commits)
 
 
-class ShaRevert(NamedTuple):
+class FoundRevert(NamedTuple):
+    """A revert the miner's references miss, found by a sha (`sha_reverts`) or a title
+    (`title_reverts`)."""
+
     reverter: int
     reverted: int
     found_in: str  # body | commit | title
@@ -98,7 +101,7 @@ class ShaRevert(NamedTuple):
 
 def sha_reverts(
     engine: Engine, nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]]
-) -> list[ShaRevert]:
+) -> list[FoundRevert]:
     """Reverts the miner could not resolve: a PR reverting any commit of another PR.
 
     Only pairs of mined PRs of one repository not in `known` (reverter, reverted)."""
@@ -107,7 +110,7 @@ def sha_reverts(
         return []
     index = _index(engine)
     have = set(known)
-    added: list[ShaRevert] = []
+    added: list[FoundRevert] = []
     for pr, where, text in texts:
         reverter = nodes.get(pr)
         for match in REVERT_COMMIT.finditer(text):
@@ -119,7 +122,7 @@ def sha_reverts(
                 continue
             have.add((pr, reverted.id))
             words = evidence(text, match.start(), match.end())
-            added.append(ShaRevert(pr, reverted.id, where, words, reverter.repo_id))
+            added.append(FoundRevert(pr, reverted.id, where, words, reverter.repo_id))
     return added
 
 
@@ -129,7 +132,9 @@ PUSHED_REVERT = re.compile(r'^Revert "(?P<quoted>.*)"\s*$', re.I)
 _QUOTED_PR = re.compile(r"\(#(?P<number>\d+)\)\s*$")
 
 
-def title_reverts(nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]]) -> list[ShaRevert]:
+def title_reverts(
+    nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]]
+) -> list[FoundRevert]:
     """Reverts named only by the reverted PR's title: GitHub's revert button titles the new PR
     `Revert "<title>"`, and a squash history whose titles carry no `(#N)` of their own keeps
     nothing else when the body was rewritten (tikv #15787, `Revert "import: write RPC will check
@@ -140,7 +145,7 @@ def title_reverts(nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]])
     for node in nodes.values():
         titled[(node.repo_id, node.title.strip())].append(node)
     have = set(known)
-    added: list[ShaRevert] = []
+    added: list[FoundRevert] = []
     for reverter in nodes.values():
         quoted = PUSHED_REVERT.match(reverter.title.strip())
         if quoted is None or _QUOTED_PR.search(quoted.group("quoted")):
@@ -156,7 +161,7 @@ def title_reverts(nodes: Mapping[int, PRNode], known: Iterable[tuple[int, int]])
         if (reverter.id, reverted.id) not in have:
             have.add((reverter.id, reverted.id))
             title = reverter.title.strip()
-            added.append(ShaRevert(reverter.id, reverted.id, "title", title, reverter.repo_id))
+            added.append(FoundRevert(reverter.id, reverted.id, "title", title, reverter.repo_id))
     return added
 
 
