@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chains.handcheck import Score, read_labels, score
 from chains.links import LinkView, chain_pairs, list_links
 from chains.sample import (
     SampledChain,
@@ -46,6 +47,9 @@ __all__ = [
     "SampledLink",
     "chain_pairs",
     "list_links",
+    "Score",
+    "read_labels",
+    "score",
     "drop_shares",
     "sample_chains",
     "sample_dropped",

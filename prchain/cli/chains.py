@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING, cast
@@ -21,7 +22,7 @@ from prchain.cli.options import build_config, config_options
 if TYPE_CHECKING:
     from chains.build import BuildSummary
     from chains.config import DropKind
-    from prchain.app.views import ChainView, SampledLink
+    from prchain.app.views import ChainView, SampledLink, Score
 
 
 @main.group()
@@ -433,6 +434,93 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
             click.echo(f"      {body[:body_chars]}{'…' if len(body) > body_chars else ''}")
     for line in link.rewritten:
         click.echo(f"    rewrites: {line}")
+
+
+@chains.command("score")
+@config_options
+@click.argument("label_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--moved", is_flag=True, help="List the labelled pairs decided otherwise than then.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
+def score(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    label_files: tuple[str, ...],
+    moved: bool,
+    as_json: bool,
+) -> None:
+    """Read hand-check labels against the latest build: how the pairs judged by hand (CSV files
+    with repository, older, newer, verdict) are decided today, and the precision of the kept
+    ones.
+
+    Example:
+
+    \b
+      prchain chains score docs/handcheck/round-2*.csv
+      prchain chains score labels.csv --moved
+    """
+    from prchain.app.views import make_engine, read_labels
+    from prchain.app.views import score as score_labels
+
+    labels = read_labels(label_files)
+    config = build_config(config_path, overrides, db_url)
+    result = score_labels(make_engine(config.store.url), labels)
+    if as_json:
+        counts = {f"{v}/{d}": n for (v, d), n in sorted(result.counts().items())}
+        click.echo(json.dumps({"labels": len(labels), "scored": len(result.scored), **counts}))
+        return
+    _print_score(result, len(labels))
+    if moved:
+        _print_moved(result)
+
+
+def _print_score(result: Score, labels: int) -> None:
+    console = Console()
+    console.print(
+        f"{len(result.scored)} of {labels} labels are of repositories this store holds",
+        highlight=False,
+    )
+    if not result.scored:
+        return
+    counts = result.counts()
+    table = Table("verdict", *DECIDED.values(), title="labelled pairs by today's decision")
+    for verdict in ("dependent", "borderline", "not"):
+        table.add_row(verdict, *(str(counts[verdict, d]) for d in DECIDED))  # type: ignore[index]
+    console.print(table)
+    strict, kept = result.share("kept", ["dependent"])
+    lenient, _ = result.share("kept", ["dependent", "borderline"])
+    real, dropped = result.share("link", ["dependent"])
+    if kept:
+        console.print(
+            f"kept: {kept}, dependent {strict} ({strict / kept:.1%}), "
+            f"with borderline {lenient} ({lenient / kept:.1%})",
+            highlight=False,
+        )
+    if dropped:
+        console.print(
+            f"dropped by a link rule: {dropped}, dependent {real} ({real / dropped:.1%})",
+            highlight=False,
+        )
+
+
+DECIDED = {
+    "kept": "kept",
+    "link": "dropped: link rule",
+    "stage": "dropped: stage",
+    "absent": "no candidate",
+}
+
+
+def _print_moved(result: Score) -> None:
+    table = Table("repository", "newer → older", "verdict", "then", "now", title="moved")
+    for s in result.moved():
+        label = s.label
+        now = "kept" if s.decided == "kept" else f"dropped: {s.rule}"
+        then = "kept" if label.was == "kept" else f"dropped: {label.was}"
+        table.add_row(
+            label.repository, f"#{label.newer} → #{label.older}", label.verdict, then, now
+        )
+    Console().print(table)
 
 
 @main.group()

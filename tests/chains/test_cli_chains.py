@@ -94,7 +94,9 @@ def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
     assert "[red-knot] Add subtract" in shown.output
 
 
-def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
+def _built_with_drops(tmp_path: Path) -> str:
+    """The mined chain repo built with two more references: one to the docs-only #4 (a stage
+    drop) and one a link rule drops (#3 only compares itself with #1)."""
     from sqlalchemy import insert, select
     from sqlalchemy.orm import Session
 
@@ -134,9 +136,14 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
                 evidence="Similar to #1, but for division.",
             )
         )
-    runner = CliRunner(env={"COLUMNS": "250"})
-    assert runner.invoke(main, ["chains", "build", "--db", url, *TINY]).exit_code == 0
+    built = CliRunner().invoke(main, ["chains", "build", "--db", url, *TINY])
+    assert built.exit_code == 0, built.output
+    return url
 
+
+def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
+    url = _built_with_drops(tmp_path)
+    runner = CliRunner(env={"COLUMNS": "250"})
     every = runner.invoke(main, ["chains", "links", "--db", url])
     assert every.exit_code == 0, every.output
     assert "#2 → #1" in every.output and "#3 → #2" in every.output and "kept" in every.output
@@ -176,3 +183,56 @@ def test_links_and_a_seeded_sample_show_every_decision(tmp_path: Path) -> None:
     assert link_drops.output.startswith("dropped links: 2 (link rules 1, 50%; stages 1, 50%)")
     assert "drawing from link drops" in link_drops.output
     assert "drawing from both" in drops.output and "symbols -" in drops.output
+
+
+LABELS = """repository,kind,older,newer,verdict,thin,rule,reason
+acme/calc,chain,1,2,dep,,,#2 puts its operand check into #1's subtract
+acme/calc,chain,2,3,not,,,judged independent
+acme/calc,linkdrop,1,3,real,,parallel_wording,#3 calls #1's subtract
+acme/calc,alldrop,4,3,borderline,,gap_too_long,docs
+acme/calc,chain,1,4,dep,,,no reference joins them
+acme/other,chain,5,6,dep,,,a repository this store does not hold
+"""
+
+
+def test_score_reads_hand_labels_against_todays_decisions(tmp_path: Path) -> None:
+    url = _built_with_drops(tmp_path)
+    labels = tmp_path / "labels.csv"
+    labels.write_text(LABELS)
+    runner = CliRunner(env={"COLUMNS": "250"})
+
+    scored = runner.invoke(main, ["chains", "score", str(labels), "--moved", "--db", url])
+    assert scored.exit_code == 0, scored.output
+    assert "5 of 6 labels are of repositories this store holds" in scored.output
+    assert "kept: 2, dependent 1 (50.0%), with borderline 1 (50.0%)" in scored.output
+    assert "dropped by a link rule: 1, dependent 1 (100.0%)" in scored.output
+    # Labelled then as dropped by gap_too_long, dropped today because #4 is no stage.
+    moved = scored.output.split("moved", 1)[1].splitlines()
+    row = next(line for line in moved if "#3 → #4" in line)
+    assert row.split("│")[4:6] == [" dropped: gap_too_long ", " dropped: pr_filtered_or_not_mined "]
+    assert not any("#3 → #1" in line for line in moved)  # dropped then by the same rule
+
+    as_json = runner.invoke(main, ["chains", "score", str(labels), "--json", "--db", url])
+    assert json.loads(as_json.output) == {
+        "labels": 6,
+        "scored": 5,
+        "borderline/stage": 1,
+        "dependent/absent": 1,
+        "dependent/kept": 1,
+        "dependent/link": 1,
+        "not/kept": 1,
+    }
+
+
+def test_score_stops_at_a_bad_label_with_one_line(tmp_path: Path) -> None:
+    url = _built_with_drops(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(LABELS.replace("1,2,dep", "1,2,maybe"))
+    runner = CliRunner()
+    result = runner.invoke(main, ["chains", "score", str(bad), "--db", url])
+    assert result.exit_code == 2
+    assert f"{bad}:2: unknown verdict 'maybe'" in result.output
+    no_column = tmp_path / "no-verdict.csv"
+    no_column.write_text("repository,older,newer\nacme/calc,1,2\n")
+    result = runner.invoke(main, ["chains", "score", str(no_column), "--db", url])
+    assert result.exit_code == 2 and "no column verdict" in result.output
