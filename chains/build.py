@@ -18,7 +18,7 @@ from chains.config import ChainsConfig
 from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
-from chains.graph import GraphReport, PRNode, load_graph, load_repos
+from chains.graph import GraphReport, LinkDecision, PRNode, load_graph, load_repos
 from chains.inuse import in_use, mark_superseded, unmark
 from chains.links import STAGE_RULES, write_links
 from chains.patches import SplitPatch, split_patch
@@ -309,7 +309,7 @@ def _chain_rules(
     if cfg.check_stage_bases:
         chains, enterable = _cut_at_stage_bases(chains, graph, nodes, engine, patches, summary)
     if not cfg.revert_pairs:
-        chains = _trim_reverts(chains, graph, summary)
+        chains = _trim_reverts(chains, graph, reverters(summary.graph.links), summary)
     kept = []
     for chain in chains:
         # A chain of one (the `single` ablation) is a PR task, judged by the PR filters alone.
@@ -384,24 +384,40 @@ def revert_label(chain: ChainCandidate) -> str | None:
     return "revert_reland" if any(_is_revert(e) for e in chain.edges[:-1]) else None
 
 
+def reverters(links: list[LinkDecision]) -> set[int]:
+    """The PRs that revert another, by a candidate link of theirs judged a revert (kept or not:
+    the reverted PR may be no stage)."""
+    return {link.newer for link in links if link.attrs.get("evidence_class") == "revert"}
+
+
 def _trim_reverts(
-    chains: list[ChainCandidate], graph: nx.DiGraph, summary: BuildSummary
+    chains: list[ChainCandidate], graph: nx.DiGraph, undoing: set[int], summary: BuildSummary
 ) -> list[ChainCandidate]:
-    """A last stage that only reverts the one before teaches nothing: it is cut off, and a chain
-    left shorter than two stages ("A, revert A") is dropped. Chains are made again from the
-    shortened path, so scores and edges stay consistent."""
+    """A revert is a stage only right after the PR it undoes. A last stage that only reverts the
+    one before teaches nothing: it is cut off, and a chain left shorter than two stages ("A,
+    revert A") is dropped. A first stage that reverts (`undoing`) asks the agent to undo a change
+    the chain never showed it, and restores old code: it is cut off too (grpc-go's "Rollback
+    #8232 and #8204" before its roll-forward #8271; fastify's revert #3191 before #3427 rewrote
+    the code it restored). Chains are made again from the shortened path, so scores and edges
+    stay consistent."""
     kept = []
     for chain in chains:
         path = chain.pr_ids
         while len(path) > 1 and _is_revert(graph[path[-1]][path[-2]]):
             path = path[:-1]
+        trailing = len(chain.pr_ids) - len(path)
+        while len(path) > 1 and path[0] in undoing:
+            path = path[1:]
+        leading = len(chain.pr_ids) - trailing - len(path)
         if path == chain.pr_ids:
             kept.append(chain)
         elif len(path) < 2:
-            _drop(summary, chain, "revert_pair")
+            _drop(summary, chain, "leading_revert" if leading else "revert_pair")
         else:
-            summary.chains_dropped["trailing_revert_cut"] += 0
-            summary.links_in_dropped["trailing_revert_cut"] += len(chain.pr_ids) - len(path)
+            for rule, links in (("trailing_revert_cut", trailing), ("leading_revert_cut", leading)):
+                if links:
+                    summary.chains_dropped[rule] += 0
+                    summary.links_in_dropped[rule] += links
             kept.append(candidate(graph, path))
     return _unique(kept)
 

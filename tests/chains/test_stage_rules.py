@@ -458,6 +458,38 @@ def test_a_trailing_revert_is_cut_from_a_longer_chain(engine: Engine) -> None:
     assert summary.links_in_dropped["trailing_revert_cut"] == 1
 
 
+def test_a_chain_does_not_start_with_a_revert(engine: Engine) -> None:
+    """A revert whose reverted PR is no stage of the chain ("Rollback #8204", then the roll
+    forward) asks only to undo what the agent never saw: the revert is cut from the front."""
+    store = StoreBuilder(engine)
+    store.pr(1, ["docs/a.md"], lines=40)  # reverted, but no stage: a docs-only PR
+    store.pr(2, ["src/a.py"], title='Revert "Change 1"')
+    store.pr(3, ["src/a.py"], title="Roll forward #1 with the fix")
+    store.ref(2, 1, "reverts", evidence='Revert "Change 1 (#1)"')
+    store.ref(3, 2, "follow_up", evidence="Rolls forward the change #2 rolled back")
+    store.pr(11, ["src/b.py"])
+    store.pr(12, ["src/b.py"], title='Revert "Change 11"')
+    store.pr(13, ["src/b.py"], title="Rework b")
+    store.pr(14, ["src/b.py"], title="Rework b further")
+    store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
+    store.ref(13, 12, "follow_up", evidence="Follow-up to #12")
+    store.ref(14, 13, "follow_up", evidence="Follow-up to #13")
+    store.write()
+    summary = build_chains(ChainsConfig(max_len=2), engine)
+    with Session(engine) as session:
+        signatures = {c.signature for c in session.scalars(select(Chain))}
+    pid = store.pr_id
+    # #11 ← #12 is "A, revert A" and #12 ← #13 starts with a revert: only #13 ← #14 is a task.
+    assert signatures == {f"{pid(13)}-{pid(14)}"}
+    assert summary.chains_dropped["leading_revert"] == 2  # #2 ← #3 and #12 ← #13
+    assert summary.chains_dropped["revert_pair"] == 1
+    longer = build_chains(ChainsConfig(), engine)  # #11 ← #12 ← #13 ← #14: a re-land chain
+    assert longer.links_in_dropped["leading_revert_cut"] == 0
+    with Session(engine) as session:
+        labels = {c.signature: c.label for c in session.scalars(select(Chain))}
+    assert labels[f"{pid(11)}-{pid(12)}-{pid(13)}-{pid(14)}"] == "revert_reland"
+
+
 def test_a_hunk_inside_a_long_docstring_is_read_from_the_whole_file(tmp_path: Path) -> None:
     doc = "".join(f"    Line {i} of a long explanation.\n" for i in range(20))
     before = f'def area(w, h):\n    """Area.\n\n{doc}    """\n    return w * h\n'
