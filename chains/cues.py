@@ -244,10 +244,13 @@ def analogy(evidence: str, number: int | None) -> str:
 def landed_subject(evidence: str, title: str, number: int | None) -> bool:
     """Whether a reference's sentence is the commit subject PR `number` (titled `title`) landed
     with, "Title (#N)", alone or as a list item under a lead-in with no dependency wording: a
-    copy of its commit, not words about it ("Depends on: | - Title (#N)" is words). Code spans
-    are compared blanked, as the miner stores evidence."""
+    copy of its commit, not words about it ("Depends on: | - Title (#N)" is words). A lead that
+    ends a sentence introduces no list: it is the line before, often the body of another commit
+    the branch took in (zellij #1521 lists main's "sixel support (#1557)" below "... now all
+    depend on `utils` only."). Code spans are compared blanked, as the miner stores evidence."""
     lead, _, said = evidence.rpartition(" | ")
-    if lead and (DEPENDENT.search(lead) or STACKED.search(lead) or PREPARES.search(lead)):
+    lead_in = lead and not lead.rstrip().endswith((".", "!", "?"))
+    if lead_in and (DEPENDENT.search(lead) or STACKED.search(lead) or PREPARES.search(lead)):
         return False
     subject = f"{strip_ignored(title)} (#{number})"
     item = LIST_ITEM.match(said)

@@ -319,6 +319,10 @@ def test_a_landed_prs_commit_subject_copied_into_a_text_is_no_reference(engine: 
     store.ref(2, 1, evidence=f"Co-authored-by: Bot <bot@example.com> | {copy}", found_in="commit")
     store.ref(3, 1, "follow_up", evidence=f"Depends on: | {copy}")
     store.ref(4, 1, evidence="Fix slow builds caused by  of assets (#1), then cache them.")
+    # The line above is another carried commit's body (zellij #1521 lists main's "sixel support
+    # (#1557)" below "... now all depend on  only."): a sentence, no lead-in to the list.
+    store.pr(5, ["build/assets.rs"])
+    store.ref(5, 1, evidence=f"since , and now all depend on  only. | {copy}")
     store.write()
     graph, report = _graph(engine)
     pid = store.pr_id
