@@ -23,6 +23,7 @@ TEST_DIRS = frozenset(
         *("test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots"),
         *("testdata", "test-data", "test_data"),  # mypy's test-data/unit/*.test cases
         *("playground", "playgrounds"),  # vite's end-to-end tests: small apps the suite drives
+        *("testutil", "testutils"),  # Go's helper packages that only tests import
     }
 )
 # Other test directories: "tests" or "testsuite" as a word of the name ("cli_tests",
@@ -38,6 +39,7 @@ _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"
     r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
     r"|(\.t$)"  # a TAP test script: apisix's t/plugin/key-auth.t, a Perl module's t/basic.t
+    r"|(^test_utils?\.rs$)"  # a crate's `#[cfg(test)] mod test_util;`: arrow-rs's readers' helpers
 )
 # Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
 # files, tox and nox run the suite, and Python itself imports sitecustomize/usercustomize and .pth
@@ -82,16 +84,39 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_NAME.search(parts[-1]))
 
 
-_RUST_TEST_MODULE = re.compile(
-    r"^#\[cfg\(test\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub\s+)?mod\s+\w+\s*\{", re.M
+_RUST_CFG_MODULE = re.compile(
+    r"^#\[cfg\((?P<when>.*)\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+\w+\s*\{",
+    re.M,
 )
 
 
 def rust_test_start(text: str) -> int | None:
     """The line number (from 1) where a Rust file's top-level test module (`#[cfg(test)] mod
-    tests {`) starts, if it has one: the lines from there on are tests, though the file is not."""
-    found = _RUST_TEST_MODULE.search(text)
-    return None if found is None else text.count("\n", 0, found.start()) + 1
+    tests {`) starts, if it has one: the lines from there on are tests, though the file is not.
+    A module compiled only in tests on some platform (`#[cfg(all(test, windows))]`: zellij
+    #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`."""
+    for found in _RUST_CFG_MODULE.finditer(text):
+        if _only_in_tests(found["when"]):
+            return text.count("\n", 0, found.start()) + 1
+    return None
+
+
+def _only_in_tests(when: str) -> bool:
+    """Whether a `cfg` predicate holds only in test builds: `test`, or `all(...)` of `test` and
+    more."""
+    when = when.strip()
+    if when == "test":
+        return True
+    if not (when.startswith("all(") and when.endswith(")")):
+        return False
+    depth, start, terms = 0, 4, []
+    for i, char in enumerate(when[4:-1], start=4):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            terms.append(when[start:i].strip())
+            start = i + 1
+    terms.append(when[start:-1].strip())
+    return "test" in terms
 
 
 def is_test_config_path(path: str) -> bool:

@@ -116,6 +116,10 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "t/plugin/key-auth.t",
         "t/lib/server.lua",
         "lib/Foo/t/basic.t",
+        # Test helpers by convention: a Rust crate's test_util module, a Go testutil package.
+        "parquet/src/arrow/array_reader/test_util.rs",
+        "src/test_utils.rs",
+        "internal/testutils/xds.go",
     ):
         assert is_test_path(path), path
     for path in (
@@ -125,5 +129,6 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "crates/ty_test/src/lib.rs",  # the mdtest runner: a test framework's code
         "src/t/types.lua",  # a directory named t below the root is no TAP suite
         "apisix/plugins/limit-count.lua",
+        "src/testutil.rs",  # only the snake-case module name is the convention
     ):
         assert not is_test_path(path), path

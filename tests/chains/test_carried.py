@@ -227,6 +227,14 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     repo = _test_history(tmp_path / "tests")
     lib = git(repo.path, "show", "HEAD:src/lib.rs")
     assert rust_test_start(lib) == lib[: lib.index("#[cfg(test)]")].count("\n") + 1
+    # A module built only for tests on one platform is tests too; one built for a feature is not.
+    key = "pub fn key() -> u8 {\n    3\n}\n\n"
+    tests = "mod tests {\n    #[test]\n    fn ctrl_c() {}\n}\n"
+    assert rust_test_start(f"{key}#[cfg(all(test, windows))]\n{tests}") == 5
+    assert rust_test_start(f"{key}#[cfg(all(unix, not(windows), test))]\n{tests}") == 5
+    assert rust_test_start(f'{key}#[cfg(any(test, feature = "fake"))]\n{tests}') is None
+    assert rust_test_start(f"{key}#[cfg(all(not(test), unix))]\n{tests}") is None
+    assert rust_test_start(f"{key}#[cfg(test)]\npub(crate) {tests}") == 5
     links = links_by_number(_mined(repo, tmp_path, "tests"))
     tests_only, code = links[2, 1], links[3, 1]
     # Nor does a name #1's test module brings in, used by #2's tests.
