@@ -28,6 +28,7 @@ from sql.models import ChainLink, PullRequest, Repo
 
 Verdict = Literal["dependent", "borderline", "not"]
 Decided = Literal["kept", "link", "stage", "absent"]  # kept, dropped (by kind), no candidate
+DECISIONS: tuple[Decided, ...] = ("kept", "link", "stage", "absent")
 
 VERDICTS: dict[str, Verdict] = {
     "dep": "dependent",
@@ -68,6 +69,11 @@ class Score:
 
     def counts(self) -> Counter[tuple[Verdict, Decided]]:
         return Counter((s.label.verdict, s.decided) for s in self.scored)
+
+    def table(self) -> list[tuple[Verdict, list[int]]]:
+        """Per verdict, how many pairs each decision (`DECISIONS`, in order) holds."""
+        counts = self.counts()
+        return [(v, [counts[v, d] for d in DECISIONS]) for v in ("dependent", "borderline", "not")]
 
     def share(self, decided: Decided, verdicts: Iterable[Verdict]) -> tuple[int, int]:
         """(pairs with one of `verdicts`, all pairs) among those decided so."""

@@ -482,10 +482,10 @@ def _print_score(result: Score, labels: int) -> None:
     )
     if not result.scored:
         return
-    counts = result.counts()
-    table = Table("verdict", *DECIDED.values(), title="labelled pairs by today's decision")
-    for verdict in ("dependent", "borderline", "not"):
-        table.add_row(verdict, *(str(counts[verdict, d]) for d in DECIDED))  # type: ignore[index]
+    columns = ("kept", "dropped: link rule", "dropped: stage", "no candidate")  # DECISIONS
+    table = Table("verdict", *columns, title="labelled pairs by today's decision")
+    for verdict, counts in result.table():
+        table.add_row(verdict, *map(str, counts))
     console.print(table)
     strict, kept = result.share("kept", ["dependent"])
     lenient, _ = result.share("kept", ["dependent", "borderline"])
@@ -501,14 +501,6 @@ def _print_score(result: Score, labels: int) -> None:
             f"dropped by a link rule: {dropped}, dependent {real} ({real / dropped:.1%})",
             highlight=False,
         )
-
-
-DECIDED = {
-    "kept": "kept",
-    "link": "dropped: link rule",
-    "stage": "dropped: stage",
-    "absent": "no candidate",
-}
 
 
 def _print_moved(result: Score) -> None:
