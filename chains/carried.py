@@ -34,6 +34,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 
+from chains.generated import MAX_CODE_LINE_CHARS
+
 _TOKEN = re.compile(r"\w+|[^\w\s,()\[\]{}\\]")
 MIN_SUBSTRING = 6  # shorter texts are found inside any block by accident: they must match whole
 MIN_MOVED_TOKENS = 8  # shorter runs (`return x`, `}`) recur everywhere: no evidence of a move
@@ -231,8 +233,11 @@ def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterato
         for j in range(max(last + 1, near - LIKENESS_WINDOW), near + LIKENESS_WINDOW + 1):
             if j >= len(new_words) or j in taken:
                 continue
-            ratio = SequenceMatcher(None, old_words[k], new_words[j], autojunk=False).ratio()
-            if ratio >= likeness:
+            pair = SequenceMatcher(None, old_words[k], new_words[j], autojunk=False)
+            # The cheap upper bounds first: ratio() is quadratic in a line's tokens.
+            if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
+                continue
+            if (ratio := pair.ratio()) >= likeness:
                 best, likeness = j, ratio
         if best >= 0:
             paired[k] = last = best
@@ -248,9 +253,13 @@ def _mark_repeated_edits(
     """Mark carried the line pairs whose edits the diff makes over and over (see the module)."""
     candidates: list[tuple[int, int, int, frozenset[Edit]]] = []
     for hunk, removed, added in blocks:
+        body = bodies[hunk]
+        # A line longer than code anyone writes is a minified bundle or data (tauri's bundled
+        # scripts): no edit of it is made by hand, and lining such lines up took hours.
+        removed = [p for p in removed if len(body[p]) <= MAX_CODE_LINE_CHARS]
+        added = [p for p in added if len(body[p]) <= MAX_CODE_LINE_CHARS]
         if not removed or not added or len(removed) * len(added) > MAX_BLOCK_PAIRS:
             continue
-        body = bodies[hunk]
         old_words = [tokens(body[p][1:]) for p in removed]
         new_words = [tokens(body[p][1:]) for p in added]
         for k, j in _lined_up(old_words, new_words):
