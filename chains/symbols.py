@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import select
 
+from chains.foreign import foreign_names, own_roots
 from chains.patches import file_sections, is_test_path, rust_test_start, section_path
 from chains.substance import (
     WHOLE_FILE_LEXERS,
@@ -535,6 +536,7 @@ class Symbols:
         self.clones = dict(clones or {})
         self._names: dict[int, Names] = {}
         self._introduced: dict[int, set[str]] = {}
+        self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self.grep_calls = 0
 
     def _code_names(self, pr_id: int, repo_id: int) -> Names:
@@ -566,7 +568,8 @@ class Symbols:
         return rust_test_start(text) if text is not None else None
 
     def introduced(self, older: PRNode) -> set[str]:
-        """The identifiers the older PR's code brought into the repository (empty: unknown)."""
+        """The identifiers the older PR's code brought into the repository (empty: unknown), not
+        counting those it took from other packages (`chains.foreign`)."""
         if older.id not in self._introduced:
             clone = self.clones.get(older.repo_id)
             names = self._code_names(older.id, older.repo_id).code
@@ -575,8 +578,19 @@ class Symbols:
                 self.grep_calls += 1
                 present = present_at(clone, older.base_sha, names)
                 found = set() if present is None else names - present
+            if found and clone:
+                found -= self._foreign(older, clone)
             self._introduced[older.id] = found
         return self._introduced[older.id]
+
+    def _foreign(self, pr: PRNode, clone: str) -> set[str]:
+        """The names the PR's added lines take from other packages."""
+        if clone not in self._own:
+            listed = git.run(clone, "ls-tree", "-r", "--name-only", "HEAD", check=False)
+            self._own[clone] = own_roots(listed.text.splitlines()) if listed.ok else set()
+        with self.engine.connect() as conn:
+            diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
+        return foreign_names(diff, lambda blob: _blob(clone, blob), self._own[clone])
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""
