@@ -95,10 +95,27 @@ def rust_test_start(text: str) -> int | None:
     tests {`) starts, if it has one: the lines from there on are tests, though the file is not.
     A module compiled only in tests on some platform (`#[cfg(all(test, windows))]`: zellij
     #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`."""
+    lines = text.split("\n")
+    modules = []  # (first, last) line (0-based) of each test module: rustfmt closes it at column 0
     for found in _RUST_CFG_MODULE.finditer(text):
         if _only_in_tests(found["when"]):
-            return text.count("\n", 0, found.start()) + 1
-    return None
+            first = text.count("\n", 0, found.start())
+            last = next((i for i in range(first + 1, len(lines)) if lines[i].rstrip() == "}"), None)
+            modules.append((first, len(lines) - 1 if last is None else last))
+    # Only the file's tail of test modules: code after a test module in the middle of the file
+    # (lancedb's `#[cfg(all(test, feature = "remote"))] mod test_utils` at line 976 of 4,000) is
+    # code.
+    tail = len(lines)
+    for first, last in reversed(modules):
+        if any(_top_level_code(line) for line in lines[last + 1 : tail]):
+            break
+        tail = first
+    return tail + 1 if tail < len(lines) else None
+
+
+def _top_level_code(line: str) -> bool:
+    """Whether a line is an item at the top of a Rust file (not blank, a comment or a brace)."""
+    return bool(line) and not line[0].isspace() and not line.startswith(("//", "}", "*", "/*"))
 
 
 def _only_in_tests(when: str) -> bool:

@@ -243,6 +243,10 @@ def test_lineage_in_an_older_prs_tests_backs_no_link(tmp_path: Path) -> None:
     assert rust_test_start(f'{key}#[cfg(any(test, feature = "fake"))]\n{tests}') is None
     assert rust_test_start(f"{key}#[cfg(all(not(test), unix))]\n{tests}") is None
     assert rust_test_start(f"{key}#[cfg(test)]\npub(crate) {tests}") == 5
+    # A test module in the middle of the file is followed by code: only the tail is tests.
+    helpers = f'#[cfg(all(test, feature = "remote"))]\n{tests}\n'
+    assert rust_test_start(f"{key}{helpers}{key}#[cfg(test)]\n{tests}") == 15
+    assert rust_test_start(f"{key}{helpers}// the tests\n\n#[cfg(test)]\n{tests}") == 5
     links = links_by_number(_mined(repo, tmp_path, "tests"))
     tests_only, code = links[2, 1], links[3, 1]
     # Nor does a name #1's test module brings in, used by #2's tests.
