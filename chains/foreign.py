@@ -16,9 +16,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from chains.patches import file_sections, section_path
-
-_INDEX = re.compile(r"^index [0-9a-f]+\.\.([0-9a-f]+)", re.MULTILINE)
+from chains.patches import file_sections, section_blobs, section_path
 
 
 def own_roots(paths: list[str]) -> set[str]:
@@ -79,10 +77,10 @@ def foreign_names(diff: str, new_text: Callable[[str], str | None], own: set[str
     found: set[str] = set()
     for section in file_sections(diff):
         path = section_path(section)
-        index = _INDEX.search(section.split("\n@@", 1)[0])
-        if not path.endswith(".py") or index is None:
+        blobs = section_blobs(section)
+        if not path.endswith(".py") or blobs is None:
             continue
-        text = new_text(index.group(1))
+        text = new_text(blobs[1])
         if text is None:
             continue
         names, modules = imported(text, own)

@@ -14,6 +14,7 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
+_INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 _PLAIN = re.compile(r"diff --git a/([^\s\"]+) b/([^\s\"]+)\n")
 _HEADER = re.compile(r"^diff --git (?:\"?a/)?(.+?)\"? (?:\"?b/)?(.+?)\"?$", re.MULTILINE)
 
@@ -201,6 +202,12 @@ def file_sections(diff: str) -> list[str]:
     starts = [m.start() for m in _SECTION.finditer(diff)]
     ends = [*starts[1:], len(diff)]
     return [diff[a:b] for a, b in zip(starts, ends, strict=False)]
+
+
+def section_blobs(section: str) -> tuple[str, str] | None:
+    """(old blob, new blob) as a section's `index` line abbreviates them (None without one)."""
+    found = _INDEX.search(section.split("\n@@", 1)[0])
+    return (found.group(1), found.group(2)) if found else None
 
 
 def section_path(section: str) -> str:

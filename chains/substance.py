@@ -34,7 +34,7 @@ from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_substance
 from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
 from chains.imports import import_lines, is_import
-from chains.patches import file_sections, rust_test_start, section_path
+from chains.patches import file_sections, rust_test_start, section_blobs, section_path
 from prchain.core import git
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 # Lexers whose documentation spans lines a hunk can start inside of (docstrings).
 WHOLE_FILE_LEXERS = frozenset({"Python", "Python 2.x", "Cython"})
 Blobs = dict[str, str]  # blob id (as the diff abbreviates it) → text
@@ -236,7 +235,7 @@ def _whole_file_ids(section: str, lexer: Lexer | None) -> tuple[str, str] | None
     """(old blob, new blob) of a section worth lexing whole, else None."""
     if lexer is None or lexer.name not in WHOLE_FILE_LEXERS:
         return None
-    return _blob_pair(section)
+    return section_blobs(section)
 
 
 def _blob_text(blob: str, blobs: Blobs | None) -> str | None:
@@ -289,7 +288,7 @@ def section_code_lines(
     old_file, new_file = _sides(
         _whole_file_ids(section, lexer), blobs, lambda text: WholeFile(text, lexer)
     )
-    pair = _blob_pair(section)
+    pair = section_blobs(section)
     old_imports, new_imports = _sides(pair, blobs, import_lines)
     old_tests, new_tests = (
         _sides(pair, blobs, _tests_start) if path.endswith(".rs") else (NO_TESTS, NO_TESTS)
@@ -381,15 +380,9 @@ def blob_ids(diff: str) -> list[str]:
     for section in file_sections(diff):
         path = section_path(section)
         if path and counts_as_substance(path):
-            found = _whole_file_ids(section, lexer_for(path)) or _blob_pair(section)
+            found = _whole_file_ids(section, lexer_for(path)) or section_blobs(section)
             ids += [b for b in found or () if b.strip("0")]
     return ids
-
-
-def _blob_pair(section: str) -> tuple[str, str] | None:
-    """(old blob, new blob) as the section's `index` line abbreviates them."""
-    found = _INDEX.search(section.split("\n@@", 1)[0])
-    return (found.group(1), found.group(2)) if found else None
 
 
 def generated_sections(
@@ -404,7 +397,7 @@ def generated_sections(
     marked = attributes.generated(paths.values()) if attributes else set()
     found = set()
     for i, hunk_list in parsed.items():
-        ids = _blob_pair(sections[i])
+        ids = section_blobs(sections[i])
         text = (blobs or {}).get(ids[1]) if ids else None
         if text is not None:
             head = text.split("\n", HEADER_LINES)[:HEADER_LINES]

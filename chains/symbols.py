@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from sqlalchemy import select
 
 from chains.foreign import foreign_names, own_roots
-from chains.patches import file_sections, is_test_path, rust_test_start, section_path
+from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.substance import (
     WHOLE_FILE_LEXERS,
     lexer_for,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 # Names shorter than this are too common to tell one PR's symbol from another's ("Max", "new").
 MIN_NAME_CHARS = 5
-_INDEX = re.compile(r"^index [0-9a-f]+\.\.([0-9a-f]+)", re.MULTILINE)
 _NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 GREP_TIMEOUT = 120.0
 
@@ -98,8 +97,8 @@ def added_blocks(
         path = section_path(section)
         if not path:
             continue
-        index = _INDEX.search(section.split("\n@@", 1)[0])
-        blob = index.group(1) if index else ""
+        blobs = section_blobs(section)
+        blob = blobs[1] if blobs else ""
         start = 0 if is_test_path(path) else tests_from(path, blob) if tests_from and blob else None
         hunks: list[Block] = []
         lines: list[str] = []
