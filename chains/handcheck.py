@@ -22,9 +22,9 @@ from typing import Literal
 
 from sqlalchemy import Engine, select
 
-from chains.links import drop_kind
+from chains.links import drop_kind, list_links
 from prchain.core.errors import PrchainError
-from sql.models import ChainLink, PullRequest, Repo
+from sql.models import PullRequest, Repo
 
 Verdict = Literal["dependent", "borderline", "not"]
 Decided = Literal["kept", "link", "stage", "absent"]  # kept, dropped (by kind), no candidate
@@ -134,17 +134,17 @@ def score(engine: Engine, labels: Iterable[Label]) -> Score:
                     PullRequest.repo_id == repo_id, PullRequest.number.in_(wanted)
                 )
                 ids.update(((repo, n), i) for n, i in conn.execute(found).all())
-        links = {
-            (newer, older): (kept, rule)
-            for newer, older, kept, rule in conn.execute(
-                select(ChainLink.newer_pr_id, ChainLink.older_pr_id, ChainLink.kept, ChainLink.rule)
-            )
-        }
+    # (newer, older) PR ids, 0 for a PR the store does not hold.
+    pairs = [
+        (ids.get((la.repository, la.newer), 0), ids.get((la.repository, la.older), 0))
+        for la in mine
+    ]
+    known = [(a, b) for a, b in pairs if a and b]
+    stored = list_links(engine, pairs=[*known, *((b, a) for a, b in known)])
+    links = {(v.link.newer_pr_id, v.link.older_pr_id): (v.link.kept, v.link.rule) for v in stored}
     result = Score()
-    for label in mine:
-        older = ids.get((label.repository, label.older))
-        newer = ids.get((label.repository, label.newer))
-        link = (links.get((newer, older)) or links.get((older, newer))) if older and newer else None
+    for label, (newer, older) in zip(mine, pairs, strict=True):
+        link = links.get((newer, older)) or links.get((older, newer))
         if link is None:
             result.scored.append(Scored(label, "absent"))
             continue
