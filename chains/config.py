@@ -10,6 +10,14 @@ StrategyName = Literal["semantic", "temporal", "single"]
 """The chain strategies `chains/strategies.py` registers (a test keeps the two equal)."""
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 
+VetKeep = Literal["dependent", "borderline"]
+"""The weakest verdict of the link vetter a build keeps a link at (chains/vet.py)."""
+VET_KEEPS: tuple[str, ...] = get_args(VetKeep)
+
+VetScope = Literal["all", "weak"]
+"""Which kept links `chains vet` asks about: every one, or those without strong wording."""
+VET_SCOPES: tuple[str, ...] = get_args(VetScope)
+
 DropKind = Literal["link", "stage"]
 """Why a stored link was dropped: a link rule judged the pair, or an end is no usable stage."""
 DROP_KINDS: tuple[str, ...] = get_args(DropKind)
@@ -307,6 +315,20 @@ class ChainsConfig(BaseModel):
     )
     query_max_attempts: int = Field(
         4, ge=1, description="Regenerations of a query that leaks an identifier."
+    )
+    vet_keep: VetKeep = Field(
+        "dependent",
+        description="Where `prchain chains vet` has judged a kept link, the build keeps it only "
+        "at this verdict or a stronger one: `dependent` (strict) or `borderline` (some real "
+        "contact). Links the vetter has not judged are decided by the rules alone.",
+    )
+    vet_scope: VetScope = Field(
+        "all",
+        description="Which kept links `chains vet` asks the link_vetter model about: `all`, or "
+        "`weak` (all but those with strong dependency wording or a revert).",
+    )
+    vet_patch_tokens: int = Field(
+        2500, ge=100, description="Token budget of each PR's diff shown to the link vetter."
     )
 
     @property

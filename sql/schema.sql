@@ -277,6 +277,29 @@ CREATE TABLE comments (
 
 CREATE INDEX ix_comments_pr_id ON comments (pr_id);
 
+CREATE TABLE link_verdicts (
+	id INTEGER NOT NULL, 
+	repo_id INTEGER NOT NULL, 
+	newer_pr_id INTEGER NOT NULL, 
+	older_pr_id INTEGER NOT NULL, 
+	verdict VARCHAR(20) NOT NULL, 
+	reason TEXT NOT NULL, 
+	model VARCHAR(200) NOT NULL, 
+	prompt_version VARCHAR(16) NOT NULL, 
+	created_at DATETIME NOT NULL, 
+	CONSTRAINT pk_link_verdicts PRIMARY KEY (id), 
+	CONSTRAINT uq_link_verdicts_newer_pr_id_older_pr_id UNIQUE (newer_pr_id, older_pr_id), 
+	CONSTRAINT fk_link_verdicts_repo_id_repos FOREIGN KEY(repo_id) REFERENCES repos (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_link_verdicts_newer_pr_id_pull_requests FOREIGN KEY(newer_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_link_verdicts_older_pr_id_pull_requests FOREIGN KEY(older_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_link_verdicts_newer_pr_id ON link_verdicts (newer_pr_id);
+
+CREATE INDEX ix_link_verdicts_older_pr_id ON link_verdicts (older_pr_id);
+
+CREATE INDEX ix_link_verdicts_repo_id ON link_verdicts (repo_id);
+
 CREATE TABLE p2t_graphs (
 	id INTEGER NOT NULL, 
 	chain_id INTEGER NOT NULL, 

@@ -15,8 +15,6 @@ comment repeating a long gold line is regenerated, and redacted if the judge kee
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Valid
 
 from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
+from prchain.llm.parsing import fence_token, json_objects
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 
@@ -109,21 +108,6 @@ def leaked_lines(text: str, patch: str, min_chars: int) -> list[str]:
     return [line for line in gold_lines(patch, min_chars) if line in text]
 
 
-def json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in `text`, in order (fenced or bare, nested ones not separately)."""
-    decoder, found, at = json.JSONDecoder(), [], text.find("{")
-    while at != -1:
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:
-            at = text.find("{", at + 1)
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        at = text.find("{", end)
-    return found
-
-
 def parse_verdict(reply: str) -> Verdict:
     """The judge's own final answer: the LAST JSON object of the reply.
 
@@ -158,13 +142,6 @@ _FAILING_VERDICT = re.compile(
 def says_it_fails(comment: str) -> bool:
     """Does the comment's own wording give a failing verdict?"""
     return _FAILING_VERDICT.search(comment) is not None
-
-
-def fence_token(*texts: str) -> str:
-    """A marker suffix derived from the fenced texts themselves: a text cannot contain the marker
-    that closes it, since the marker depends on the text (a fixed point of sha256)."""
-    digest = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
-    return digest[:16].upper()
 
 
 def _parses_as_verdict(completion: Completion) -> None:

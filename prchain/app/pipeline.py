@@ -15,6 +15,7 @@ from prchain.app.work import MineWork, QueryWork
 if TYPE_CHECKING:
     from chains.build import BuildSummary
     from chains.queries import QuerySummary
+    from chains.vet import VetSummary
     from miner.mine import MineSummary, RepoSummary
     from prchain.llm.estimate import RoleEstimate
     from prchain.scale.protocol import Done
@@ -83,6 +84,35 @@ def chains_from_config(
         decontaminate=decontaminate,
         progress=progress,
     )
+
+
+def vet_from_config(
+    config: Config,
+    *,
+    workers: int | None = None,
+    redo: bool = False,
+    limit: int | None = None,
+    rebuild: bool = True,
+    progress: Progress | None = None,
+) -> tuple[VetSummary, BuildSummary | None]:
+    """`chains vet`: ask the link vetter about the kept links without a verdict (with `redo`:
+    about every kept or rejected link), then build the chains again so that the links it rejects
+    leave them; no build when `rebuild` is off or nothing could change."""
+    from chains.vet import vet_links
+    from prchain.llm.client import LLMClient
+    from sql.db import make_engine
+
+    engine = make_engine(config.store.url)
+    workers = workers or config.llm.workers
+    # Asked again means a fresh answer, not the stored reply to the same prompt.
+    llm = config.llm.model_copy(update={"workers": workers, "cache": config.llm.cache and not redo})
+    client = LLMClient(llm, engine)
+    summary = vet_links(
+        config.chains, engine, client, workers=workers, redo=redo, limit=limit, progress=progress
+    )
+    if not rebuild or not (summary.rejected or (redo and summary.asked)):
+        return summary, None
+    return summary, chains_from_config(config, progress=progress)
 
 
 def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:
@@ -195,3 +225,14 @@ def plan_queries_from_config(
     from sql.db import make_engine
 
     return plan_queries(config.chains, config.llm, make_engine(config.store.url), chain_ids)
+
+
+def plan_vet_from_config(
+    config: Config, *, redo: bool = False, limit: int | None = None
+) -> list[RoleEstimate]:
+    from chains.vet import plan_vet
+    from sql.db import make_engine
+
+    return plan_vet(
+        config.chains, config.llm, make_engine(config.store.url), redo=redo, limit=limit
+    )

@@ -5,6 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 ROLES = (
     "query_constructor",
     "overview",
+    "link_vetter",
     "policy",
     "judge",
     "prm",

@@ -22,6 +22,8 @@ RepairKind = Literal[
     "extra_blocks_ignored",  # text actions: the first action block ran, the others were ignored
     "tool_call_in_text",  # tools mode: a call written as text was parsed as that call
     "extra_calls_dropped",  # calls written as text: the first ran, the others were dropped
+    "verdict_word_normalized",  # a verdict word in other case or with punctuation ("Dependent.")
+    "verdict_from_text",  # no JSON object, but a last line "Verdict: independent"
 ]
 REPAIR_KINDS: tuple[str, ...] = get_args(RepairKind)
 

@@ -20,7 +20,7 @@ from sql.models.mining import (
 from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
 from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
-from sql.models.tasks import Chain, ChainBuild, ChainLink, ChainStage
+from sql.models.tasks import Chain, ChainBuild, ChainLink, ChainStage, LinkVerdict
 from sql.models.verdicts import StageVerification
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "LLMCacheEntry",
     "LLMCall",
     "LLMRepair",
+    "LinkVerdict",
     "MineRun",
     "PRCommit",
     "PRFile",

@@ -103,3 +103,25 @@ class ChainLink(Base):
     drop_kind: Mapped[str | None] = mapped_column(String(8), index=True)
     why: Mapped[str] = mapped_column(Text, default="")
     evidence: Mapped[list[Any]] = mapped_column(default=list)  # [{type, class, found_in, text}]
+
+
+class LinkVerdict(Base):
+    """What the link vetter (an LLM, `prchain chains vet`) said of one kept link: is the newer PR
+    dependent on the older one? Kept across builds; a build drops the links it rejects."""
+
+    __tablename__ = "link_verdicts"
+    __table_args__ = (UniqueConstraint("newer_pr_id", "older_pr_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("repos.id", ondelete="CASCADE"), index=True)
+    newer_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    older_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    verdict: Mapped[str] = mapped_column(String(20))  # dependent | borderline | independent
+    reason: Mapped[str] = mapped_column(Text, default="")
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_version: Mapped[str] = mapped_column(String(16))  # digest of the prompt template
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

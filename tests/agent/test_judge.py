@@ -8,9 +8,7 @@ from sqlalchemy import Engine
 from prchain.agent.judge import (
     REDACTED,
     Judge,
-    fence_token,
     gold_lines,
-    json_objects,
     leaked_lines,
     parse_verdict,
     says_it_fails,
@@ -19,6 +17,7 @@ from prchain.core.errors import JudgeOutputInvalid, LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
+from prchain.llm.parsing import fence_token, json_objects
 from tests.agent.conftest import verdict
 
 GOLD = """diff --git a/calc/ops.py b/calc/ops.py

@@ -1,0 +1,380 @@
+"""The link vetter: an LLM reads both PRs of a kept link and says whether the newer depends on the
+older; a build then drops the links it rejects.
+
+The deterministic rules decide first (chains/graph.py): only links they kept are asked about.
+What the model sees is what a hand check reads: both PRs' titles, descriptions and diffs, the
+wording that made the link and the older PR's lines the newer one rewrites. Everything copied
+from the repository is fenced between markers derived from the text itself, so a PR description
+can neither close its fence nor pose as the answer; the verdict is the last JSON object of the
+reply, never one quoted from a diff.
+
+Verdicts live in `link_verdicts`, apart from the links a build rewrites: a rerun asks only about
+links without one, and a build applies them (`apply_verdicts`, rule `vetter_rejected`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from sqlalchemy import Engine, select
+
+from chains.config import ChainsConfig, VetKeep
+from chains.links import list_links
+from chains.patches import split_patch
+from chains.sample import rewritten_lines
+from chains.textclean import clean_body, estimate_tokens, trim_patch
+from prchain.core.errors import LLMOutputInvalid, NothingToDo
+from prchain.llm.calls import Usage
+from prchain.llm.config import LLMConfig
+from prchain.llm.estimate import RoleEstimate, estimate_role
+from prchain.llm.parsing import fence_token, json_objects
+from prchain.llm.prompts import render
+from prchain.llm.repairs import Repaired, RepairKind
+from sql.db import session_scope, upsert
+from sql.models import LinkVerdict, PRPatch, PullRequest, Repo
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from chains.graph import GraphReport
+    from prchain.llm.client import LLMClient
+
+PROMPTS = Path(__file__).with_name("prompts")
+TEMPLATE = "vet.j2"
+VET_ROLE = "link_vetter"
+REJECTED_RULE = "vetter_rejected"
+BODY_CHARS = 1500  # per PR: the description's gist; the diffs carry the evidence
+REPLY_TOKENS = 200  # a few sentences and the JSON object: the dry run's guess without history
+
+Verdict = Literal["dependent", "borderline", "independent"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+# How strong each verdict is; a build keeps a link whose verdict reaches `vet_keep`.
+STRENGTH = {"independent": 0, "borderline": 1, "dependent": 2}
+
+Progress = Callable[[str, int, int], None]
+
+
+def prompt_version() -> str:
+    """A digest of the template: a verdict records which wording asked for it."""
+    return hashlib.sha256((PROMPTS / TEMPLATE).read_bytes()).hexdigest()[:16]
+
+
+def keeps(verdict: str, keep: VetKeep) -> bool:
+    return STRENGTH.get(verdict, 0) >= STRENGTH[keep]
+
+
+# -- the reply ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VetReply:
+    verdict: Verdict
+    reason: str
+
+
+_VERDICT_LINE = re.compile(
+    r"^\W*verdict\W*[:=-]\W*(dependent|borderline|independent)\W*$", re.IGNORECASE
+)
+
+
+def parse_vet_reply(reply: str) -> Repaired[VetReply]:
+    """The vetter's own answer: the last JSON object of the reply (an earlier one may be quoted
+    from a PR). Format-only slips are repaired and named: a verdict word in another case or with
+    punctuation, or no JSON at all but a last line `Verdict: <word>`. Anything else is re-asked."""
+    objects = json_objects(reply)
+    if not objects:
+        lines = [line for line in reply.strip().splitlines() if line.strip()]
+        found = _VERDICT_LINE.match(lines[-1]) if lines else None
+        if found is None:
+            raise LLMOutputInvalid(
+                'expected a JSON object {"verdict": ..., "reason": ...} at the end of the reply'
+            )
+        return Repaired(VetReply(_word(found.group(1)), ""), ("verdict_from_text",))
+    answer = objects[-1]
+    raw = answer.get("verdict")
+    if not isinstance(raw, str):
+        raise LLMOutputInvalid(f'"verdict" must be one of {", ".join(VERDICTS)}; got {raw!r}')
+    word = raw.strip().strip(".!\"'`*").strip().lower()
+    if word not in VERDICTS:
+        raise LLMOutputInvalid(f'"verdict" must be one of {", ".join(VERDICTS)}; got {raw!r}')
+    reason = answer.get("reason")
+    repairs: tuple[RepairKind, ...] = ("verdict_word_normalized",) if word != raw else ()
+    return Repaired(VetReply(_word(word), reason if isinstance(reason, str) else ""), repairs)
+
+
+def _word(text: str) -> Verdict:
+    word = text.lower()
+    assert word in VERDICTS
+    return word  # type: ignore[return-value]
+
+
+# -- what is asked -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PRSide:
+    number: int
+    title: str
+    body: str
+    files: list[str]
+    patch: str
+    trimmed: bool
+
+
+@dataclass(frozen=True)
+class LinkToVet:
+    repo_id: int
+    repo: str
+    newer_id: int
+    older_id: int
+    evidence: list[dict[str, Any]]
+    evidence_class: str | None
+
+
+def pending_links(
+    engine: Engine, config: ChainsConfig, *, redo: bool = False
+) -> tuple[list[LinkToVet], int]:
+    """The kept links of the latest build the vetter has not judged, within `vet_scope`; and how
+    many kept links already have a verdict. With `redo`, every kept link and every link the
+    vetter had rejected is asked about again."""
+    with engine.connect() as conn:
+        query = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
+        judged = {(newer, older) for newer, older in conn.execute(query)}
+        repos = {rid: name for rid, name in conn.execute(select(Repo.id, Repo.full_name))}
+    out, done = [], 0
+    for view in list_links(engine):
+        link = view.link
+        if not (link.kept or (redo and link.rule == REJECTED_RULE)):
+            continue
+        if config.vet_scope == "weak" and link.evidence_class in ("strong", "revert"):
+            continue
+        if not redo and (link.newer_pr_id, link.older_pr_id) in judged:
+            done += 1
+            continue
+        out.append(
+            LinkToVet(
+                link.repo_id,
+                repos.get(link.repo_id, ""),
+                link.newer_pr_id,
+                link.older_pr_id,
+                list(link.evidence or []),
+                link.evidence_class,
+            )
+        )
+    out.sort(key=lambda item: (item.repo_id, item.newer_id, item.older_id))
+    return out, done
+
+
+def _side(engine: Engine, pr_id: int, budget: int) -> PRSide:
+    with engine.connect() as conn:
+        number, title, body = conn.execute(
+            select(PullRequest.number, PullRequest.title, PullRequest.body).where(
+                PullRequest.id == pr_id
+            )
+        ).one()
+        diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
+    split = split_patch(diff)
+    # Code first, then its tests: a later PR that only tests the earlier one's feature still
+    # shows what it exercises.
+    whole = split.code + split.test
+    patch, trimmed = trim_patch(whole, budget)
+    files = list(dict.fromkeys([*split.code_paths, *split.test_paths]))
+    return PRSide(number, title or "", clean_body(body, BODY_CHARS), files, patch, trimmed)
+
+
+def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
+    """The wording behind a link, one line per piece of evidence: where it was found and what it
+    says."""
+    lines = []
+    for item in evidence:
+        text = " ".join(str(item.get("text") or "").split())
+        if text:
+            where = item.get("found_in") or item.get("type") or "text"
+            lines.append(f"[{where}] {text}")
+    return "\n".join(dict.fromkeys(lines))
+
+
+def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
+    older = _side(engine, link.older_id, config.vet_patch_tokens)
+    newer = _side(engine, link.newer_id, config.vet_patch_tokens)
+    reference = reference_text(link.evidence)
+    rewritten = rewritten_lines(engine, link.newer_id, link.older_id)
+    texts = [reference, *rewritten]
+    for side in (older, newer):
+        texts += [side.body, side.patch]
+    return render(
+        PROMPTS,
+        TEMPLATE,
+        repo=link.repo,
+        token=fence_token(*texts),
+        reference=reference,
+        rewritten=rewritten,
+        older=older,
+        newer=newer,
+    )
+
+
+# -- asking ------------------------------------------------------------------------------------
+
+
+@dataclass
+class VetSummary:
+    asked: int = 0
+    already: int = 0  # kept links judged by an earlier run
+    verdicts: Counter[str] = field(default_factory=Counter)
+    rejected: int = 0  # of those asked, links under chains.vet_keep: the next build drops them
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def llm_calls(self) -> int:
+        return self.usage.paid_calls
+
+
+def vet_links(
+    config: ChainsConfig,
+    engine: Engine,
+    client: LLMClient,
+    *,
+    workers: int = 1,
+    redo: bool = False,
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> VetSummary:
+    """Ask the link_vetter about every kept link without a verdict, `workers` at a time; each
+    verdict is saved as it arrives, so an interrupted run resumes where it stopped."""
+    links, done = pending_links(engine, config, redo=redo)
+    if not links and not done:
+        raise NothingToDo("no kept links to vet: run `prchain chains build` first")
+    links = links[:limit] if limit is not None else links
+    summary = VetSummary(already=done)
+    version = prompt_version()
+    model = client.config.model_for(VET_ROLE)
+    if progress:
+        progress("vetting links", 0, len(links))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_ask, engine, link, config, client): link for link in links}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                link = futures[future]
+                try:
+                    reply = future.result()
+                except LLMOutputInvalid as exc:  # this link stays unjudged; the next run asks again
+                    summary.failed += 1
+                    summary.failures.append(f"#{link.newer_id} → #{link.older_id}: {exc}")
+                    continue
+                except BaseException:
+                    pool.shutdown(cancel_futures=True)  # the server is gone: what is saved stays
+                    raise
+                save_verdict(engine, link, reply, model, version)
+                summary.asked += 1
+                summary.verdicts[reply.verdict] += 1
+                summary.rejected += not keeps(reply.verdict, config.vet_keep)
+                if progress:
+                    progress("vetting links", summary.asked + summary.failed, len(links))
+    summary.usage = client.usage
+    return summary
+
+
+def plan_vet(
+    config: ChainsConfig,
+    llm: LLMConfig,
+    engine: Engine,
+    *,
+    redo: bool = False,
+    limit: int | None = None,
+) -> list[RoleEstimate]:
+    """`chains vet --dry-run`: the calls, tokens and cost of asking about the pending links, their
+    prompts measured."""
+    links, _done = pending_links(engine, config, redo=redo)
+    links = links[:limit] if limit is not None else links
+    tokens = sum(estimate_tokens(vet_prompt(engine, link, config)) for link in links)
+    return [
+        estimate_role(
+            llm,
+            engine,
+            VET_ROLE,
+            len(links),
+            prompt_tokens=tokens,
+            completion_per_call=REPLY_TOKENS,
+        )
+    ]
+
+
+def _ask(engine: Engine, link: LinkToVet, config: ChainsConfig, client: LLMClient) -> VetReply:
+    messages = [{"role": "user", "content": vet_prompt(engine, link, config)}]
+    reply, _completion = client.complete_repaired(VET_ROLE, messages, parse_vet_reply)
+    return reply
+
+
+def save_verdict(
+    engine: Engine, link: LinkToVet, reply: VetReply, model: str, version: str
+) -> None:
+    row = {
+        "repo_id": link.repo_id,
+        "newer_pr_id": link.newer_id,
+        "older_pr_id": link.older_id,
+        "verdict": reply.verdict,
+        "reason": reply.reason[:2000],
+        "model": model,
+        "prompt_version": version,
+    }
+    with session_scope(engine) as session:
+        upsert(
+            session,
+            LinkVerdict,
+            [row],
+            ["newer_pr_id", "older_pr_id"],
+            update=("verdict", "reason", "model", "prompt_version"),
+        )
+
+
+# -- applying ----------------------------------------------------------------------------------
+
+
+def load_verdicts(engine: Engine) -> dict[tuple[int, int], tuple[str, str]]:
+    """(newer, older) → (verdict, reason) of every stored verdict."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                LinkVerdict.newer_pr_id,
+                LinkVerdict.older_pr_id,
+                LinkVerdict.verdict,
+                LinkVerdict.reason,
+            )
+        )
+        return {(newer, older): (verdict, reason) for newer, older, verdict, reason in rows}
+
+
+def apply_verdicts(graph: nx.DiGraph, report: GraphReport, engine: Engine, keep: VetKeep) -> int:
+    """Drop the graph's edges whose stored verdict is weaker than `keep`, recording rule
+    `vetter_rejected` on their links; returns how many were dropped."""
+    verdicts = load_verdicts(engine)
+    if not verdicts:
+        return 0
+    dropped = 0
+    for link in report.links:
+        said = verdicts.get((link.newer, link.older))
+        if link.rule is not None or said is None or keeps(said[0], keep):
+            continue
+        verdict, reason = said
+        if graph.has_edge(link.newer, link.older):
+            graph.remove_edge(link.newer, link.older)
+        link.rule = REJECTED_RULE
+        link.attrs["why"] = f"the link vetter judged it {verdict}: {reason}".rstrip(": ") + (
+            f"; the rules had kept it ({link.attrs['why']})" if link.attrs.get("why") else ""
+        )
+        report.dropped[REJECTED_RULE] += 1
+        dropped += 1
+    report.edges = graph.number_of_edges()
+    return dropped

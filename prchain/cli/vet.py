@@ -1,0 +1,122 @@
+"""`prchain chains vet`: an LLM reads every kept link, and the chains are built again without the
+links it rejects."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from prchain.cli.budget import budget_options, budget_overrides, estimate_table
+from prchain.cli.chains import chains, summary_tables
+from prchain.cli.exits import finish
+from prchain.cli.options import build_config, config_options
+from prchain.core.text import plural
+
+if TYPE_CHECKING:
+    from chains.vet import VetSummary
+
+
+@chains.command("vet")
+@config_options
+@click.option(
+    "--workers", type=click.IntRange(min=1), help="Concurrent LLM requests (default llm.workers)."
+)
+@click.option(
+    "--redo",
+    is_flag=True,
+    help="Ask again about every kept link and every link the vetter rejected (after a new model "
+    "or prompt).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), metavar="N", help="Ask about at most N links this run."
+)
+@click.option(
+    "--no-rebuild",
+    is_flag=True,
+    help="Only store the verdicts; the next `chains build` applies them.",
+)
+@budget_options
+def vet(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    workers: int | None,
+    redo: bool,
+    limit: int | None,
+    no_rebuild: bool,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    dry_run: bool,
+) -> None:
+    """Ask a model whether each link the rules kept is a real dependency, then rebuild the chains.
+
+    The model (llm.models.link_vetter) reads both PRs' titles, descriptions and diffs, the wording
+    that made the link and the lines one rewrites of the other, and answers dependent, borderline
+    or independent. Verdicts are stored per link, so a rerun asks only about links without one. A
+    build keeps a judged link only at chains.vet_keep or stronger (default: dependent); links the
+    vetter rejected are listed by `prchain chains links --rule vetter_rejected`. Only links the
+    rules kept are asked about (chains.vet_scope=weak: only those without strong wording).
+
+    Example:
+
+    \b
+      prchain chains vet --dry-run
+      prchain chains vet --workers 8 --set llm.models.link_vetter=gpt-4o
+      prchain chains vet --set chains.vet_keep=borderline --no-rebuild && prchain chains build
+    """
+    from prchain.app.pipeline import plan_vet_from_config, vet_from_config
+
+    config = build_config(
+        config_path, overrides, db_url, **budget_overrides(budget_usd, budget_tokens)
+    )
+    if dry_run:
+        rows = plan_vet_from_config(config, redo=redo, limit=limit)
+        Console().print(estimate_table(rows, "chains vet --dry-run (one attempt per link)"))
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("vetting links", total=None)
+
+        def report(description: str, done: int, total: int) -> None:
+            bar.update(task, description=description, completed=done, total=total)
+
+        summary, build = vet_from_config(
+            config,
+            workers=workers,
+            redo=redo,
+            limit=limit,
+            rebuild=not no_rebuild,
+            progress=report,
+        )
+    console = Console()
+    console.print(summary_table(summary, config.chains.vet_keep))
+    if build is not None:
+        console.print(*summary_tables(build))
+    elif summary.rejected:
+        click.echo(
+            f"rejected {plural(summary.rejected, 'link')}: `prchain chains build` drops them"
+        )
+    for failure in summary.failures[:20]:
+        click.secho(f"failed: {failure}", fg="yellow", err=True)
+    finish(summary.failed, f"{plural(summary.failed, 'link')} got no verdict; rerun to ask again")
+
+
+def summary_table(summary: VetSummary, keep: str) -> Table:
+    table = Table("links", "count", title=f"chains vet (kept at: {keep} or stronger)")
+    table.add_row("asked now", str(summary.asked))
+    for verdict in ("dependent", "borderline", "independent"):
+        table.add_row(f"  {verdict}", str(summary.verdicts[verdict]))
+    table.add_row("rejected now", str(summary.rejected), style="bold")
+    table.add_row("judged before", str(summary.already))
+    table.add_row("no verdict (rerun asks again)", str(summary.failed))
+    table.add_row("LLM calls (cache hits excluded)", str(summary.llm_calls))
+    return table
