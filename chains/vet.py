@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import aliased
 
 from chains.config import ChainsConfig, VetKeep
 from chains.links import list_links
@@ -38,7 +39,7 @@ from prchain.llm.parsing import fence_token, json_objects
 from prchain.llm.prompts import render
 from prchain.llm.repairs import Repaired, RepairKind
 from sql.db import session_scope, upsert
-from sql.models import LinkVerdict, PRPatch, PullRequest, Repo
+from sql.models import Chain, ChainStage, LinkVerdict, PRPatch, PullRequest, Repo
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -50,6 +51,7 @@ PROMPTS = Path(__file__).with_name("prompts")
 TEMPLATE = "vet.j2"
 VET_ROLE = "link_vetter"
 REJECTED_RULE = "vetter_rejected"
+MAX_ROUNDS = 5  # scope `chains`: vet, build, vet the new chains' links, ... at most this often
 BODY_CHARS = 1500  # per PR: the description's gist; the diffs carry the evidence
 REPLY_TOKENS = 200  # a few sentences and the JSON object: the dry run's guess without history
 
@@ -148,14 +150,18 @@ def pending_links(
         query = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
         judged = {(newer, older) for newer, older in conn.execute(query)}
         repos = {rid: name for rid, name in conn.execute(select(Repo.id, Repo.full_name))}
+    chained = chain_links(engine) if config.vet_scope == "chains" else set()
     out, done = [], 0
     for view in list_links(engine):
         link = view.link
+        pair = (link.newer_pr_id, link.older_pr_id)
         if not (link.kept or (redo and link.rule == REJECTED_RULE)):
             continue
         if config.vet_scope == "weak" and link.evidence_class in ("strong", "revert"):
             continue
-        if not redo and (link.newer_pr_id, link.older_pr_id) in judged:
+        if config.vet_scope == "chains" and link.kept and pair not in chained:
+            continue
+        if not redo and pair in judged:
             done += 1
             continue
         out.append(
@@ -170,6 +176,20 @@ def pending_links(
         )
     out.sort(key=lambda item: (item.repo_id, item.newer_id, item.older_id))
     return out, done
+
+
+def chain_links(engine: Engine) -> set[tuple[int, int]]:
+    """(newer, older) of every two consecutive stages of the chains the latest builds selected."""
+    newer, older = aliased(ChainStage), aliased(ChainStage)
+    query = (
+        select(newer.pr_id, older.pr_id)
+        .join(older, (older.chain_id == newer.chain_id) & (older.idx == newer.idx - 1))
+        .join(Chain, Chain.id == newer.chain_id)
+        .where(Chain.superseded_at.is_(None))
+        .distinct()
+    )
+    with engine.connect() as conn:
+        return {(a, b) for a, b in conn.execute(query)}
 
 
 def _side(engine: Engine, pr_id: int, budget: int) -> PRSide:
@@ -234,9 +254,20 @@ class VetSummary:
     failures: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
+    rounds: int = 0  # vet-then-build rounds (scope `chains`: new chains bring new links)
+
     @property
     def llm_calls(self) -> int:
         return self.usage.paid_calls
+
+    def merge(self, later: VetSummary) -> None:
+        """Add a later round's counts (`already` stays this round's)."""
+        self.asked += later.asked
+        self.verdicts.update(later.verdicts)
+        self.rejected += later.rejected
+        self.failed += later.failed
+        self.failures.extend(later.failures)
+        self.usage = later.usage  # the client's running total
 
 
 def vet_links(

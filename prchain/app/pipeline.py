@@ -97,8 +97,10 @@ def vet_from_config(
 ) -> tuple[VetSummary, BuildSummary | None]:
     """`chains vet`: ask the link vetter about the kept links without a verdict (with `redo`:
     about every kept or rejected link), then build the chains again so that the links it rejects
-    leave them; no build when `rebuild` is off or nothing could change."""
-    from chains.vet import vet_links
+    leave them. With scope `chains`, the rebuilt chains may join stages by links not yet asked
+    about: they are asked about in turn, until a round rejects nothing (at most MAX_ROUNDS). No
+    build when `rebuild` is off or nothing could change."""
+    from chains.vet import MAX_ROUNDS, vet_links
     from prchain.llm.client import LLMClient
     from sql.db import make_engine
 
@@ -107,12 +109,33 @@ def vet_from_config(
     # Asked again means a fresh answer, not the stored reply to the same prompt.
     llm = config.llm.model_copy(update={"workers": workers, "cache": config.llm.cache and not redo})
     client = LLMClient(llm, engine)
-    summary = vet_links(
-        config.chains, engine, client, workers=workers, redo=redo, limit=limit, progress=progress
-    )
-    if not rebuild or not (summary.rejected or (redo and summary.asked)):
-        return summary, None
-    return summary, chains_from_config(config, progress=progress)
+    total: VetSummary | None = None
+    build = None
+    for _round in range(MAX_ROUNDS):
+        left = None if limit is None else limit - (total.asked + total.failed if total else 0)
+        summary = vet_links(
+            config.chains,
+            engine,
+            client,
+            workers=workers,
+            redo=redo and total is None,
+            limit=left,
+            progress=progress,
+        )
+        changed = summary.rejected or (redo and total is None and summary.asked)
+        if total is None:
+            total = summary
+        else:
+            total.merge(summary)
+        total.rounds += 1
+        if not rebuild or not changed:
+            break
+        build = chains_from_config(config, progress=progress)
+        spent = limit is not None and total.asked + total.failed >= limit
+        if config.chains.vet_scope != "chains" or spent:
+            break
+    assert total is not None
+    return total, build
 
 
 def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:

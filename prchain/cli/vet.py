@@ -59,7 +59,9 @@ def vet(
     or independent. Verdicts are stored per link, so a rerun asks only about links without one. A
     build keeps a judged link only at chains.vet_keep or stronger (default: dependent); links the
     vetter rejected are listed by `prchain chains links --rule vetter_rejected`. Only links the
-    rules kept are asked about (chains.vet_scope=weak: only those without strong wording).
+    rules kept are asked about: by default those joining two stages of a chain, and after a
+    rebuild the links of the new chains in turn (chains.vet_scope=all: every kept link, in one
+    round; weak: every kept link without strong wording).
 
     Example:
 
@@ -119,4 +121,5 @@ def summary_table(summary: VetSummary, keep: str) -> Table:
     table.add_row("judged before", str(summary.already))
     table.add_row("no verdict (rerun asks again)", str(summary.failed))
     table.add_row("LLM calls (cache hits excluded)", str(summary.llm_calls))
+    table.add_row("rounds (vet, then build)", str(summary.rounds))
     return table

@@ -234,3 +234,56 @@ def test_parse_vet_reply(reply: str, verdict: str, repairs: tuple[str, ...]) -> 
 def test_parse_vet_reply_refuses_what_it_cannot_read(reply: str) -> None:
     with pytest.raises(LLMOutputInvalid):
         parse_vet_reply(reply)
+
+
+def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
+    tmp_path: Path, fake_llm: ScriptedLLMServer
+) -> None:
+    """#3 builds on both #1 and #2: the chain #1 ← #2 ← #3 leaves the link #3 → #1 unused. Once the vetter rejects both of the chain's links, the rebuilt chain #1 ← #3 rests on
+    a link nobody asked about: the next round asks."""
+    from miner.mine import mine
+    from tests.support.history import History
+
+    history = History(tmp_path / "shapes")
+    base = "UNIT = 1\n\n\ndef side(x):\n    return x * UNIT\n"
+    history.commit("Start", {"shapes.py": base})
+    area = "\n\ndef rect_area(w, h):\n    if w < 0 or h < 0:\n        raise ValueError(w, h)\n"
+    area += "    return w * h\n"
+    history.pr(1, "Add area", {"shapes.py": base + area})
+    perimeter = "from shapes import rect_area\n\n\ndef rect_perimeter(w, h):\n"
+    perimeter += "    rect_area(w, h)  # checks the sides\n    return 2 * (w + h)\n"
+    # #2 calls #1's function; its one line in shapes.py is far from #1's, so #1 still reverts
+    # cleanly at #3's base and #1 ← #3 can be a chain.
+    history.pr(
+        2,
+        "Add perimeter",
+        {"shapes.py": "SCALE = 1\n" + base + area, "perim.py": perimeter},
+        body="Follow-up to #1.",
+    )
+    # #3 rewrites a line of each and calls both.
+    report = "\n\ndef report(w, h):\n    return f'{rect_area(w, h)} {rect_perimeter(w, h)}'\n"
+    history.pr(
+        3,
+        "Add a report",
+        {
+            "shapes.py": "SCALE = 1\n" + base + area.replace("w * h", "float(w) * float(h)"),
+            "perim.py": perimeter.replace("2 * (w + h)", "2.0 * (w + h)") + report,
+        },
+        body="Builds on #1 and #2: the report prints both measures.",
+    )
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    mine(MinerConfig(), make_engine(url), [str(history.path)], source="git", name="acme/shapes")
+    _run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" in _chains(url)
+    links = _run("chains", "links", "--db", url).output
+    assert "#3 → #1" in links and "#3 → #2" in links and "#2 → #1" in links
+
+    fake_llm.push(model="link_vetter", contains=ASKS_3_ON_2, content=_answer("independent"))
+    fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("independent"))
+    asks_3_on_1 = "Now decide whether #3 depends on #1."
+    fake_llm.push(model="link_vetter", contains=asks_3_on_1, content=_answer("dependent"))
+    vetted = _run("chains", "vet", "--db", url, *SETTINGS)
+    assert "#1 ← #3" in _chains(url) and "#1 ← #2" not in _chains(url)
+    assert not fake_llm.pending()  # all three links asked about, each once
+    assert len(fake_llm.requests_for("link_vetter")) == 3
+    assert re.search(r"│ rounds \(vet, then build\) +│ 2 ", vetted.output), vetted.output
