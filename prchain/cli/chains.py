@@ -11,13 +11,13 @@ import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from prchain.app.choices import DROP_KINDS, STRATEGY_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.progress import reporting
 
 if TYPE_CHECKING:
     from chains.build import BuildSummary
@@ -83,18 +83,7 @@ def build(
     from prchain.app.pipeline import chains_from_config
 
     config = build_config(config_path, overrides, db_url)
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("reading the reference graph", total=None)
-
-        def report(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=total)
-
+    with reporting("reading the reference graph") as report:
         summary = chains_from_config(
             config,
             strategy=strategy,

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.progress import reporting
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -107,18 +107,7 @@ def build(
         rows = plan_queries_from_config(config, chain_ids=list(chain_ids) or None)
         Console().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))
         return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("queries", total=None)
-
-        def report(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=total)
-
+    with reporting("queries") as report:
         summary = queries_from_config(
             config, workers=workers, chain_ids=list(chain_ids) or None, progress=report
         )

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.chains import chains, summary_tables
 from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
+from prchain.cli.progress import reporting
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -79,18 +79,7 @@ def vet(
         rows = plan_vet_from_config(config, redo=redo, limit=limit)
         Console().print(estimate_table(rows, "chains vet --dry-run (one attempt per link)"))
         return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("vetting links", total=None)
-
-        def report(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=total)
-
+    with reporting("vetting links") as report:
         summary, build = vet_from_config(
             config,
             workers=workers,
