@@ -41,7 +41,7 @@ class SampledChain:
     links: list[SampledLink]
 
 
-def _text(engine: Engine, pr_id: int) -> PRText:
+def pr_text(engine: Engine, pr_id: int) -> PRText:
     with engine.connect() as conn:
         row = conn.execute(
             select(PullRequest.number, PullRequest.title, PullRequest.body).where(
@@ -51,20 +51,31 @@ def _text(engine: Engine, pr_id: int) -> PRText:
     return PRText(row[0], row[1] or "", row[2] or "")
 
 
+def pr_diffs(engine: Engine, *pr_ids: int) -> dict[int, str]:
+    """The stored diff of each PR ("" where none is stored)."""
+    with engine.connect() as conn:
+        query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(pr_ids))
+        found = {pr_id: diff or "" for pr_id, diff in conn.execute(query)}
+    return {pr_id: found.get(pr_id, "") for pr_id in pr_ids}
+
+
 def rewritten_lines(
     engine: Engine, newer: int, older: int, limit: int = MAX_REWRITTEN
 ) -> list[str]:
-    """Lines the older PR wrote (not only carried) that the newer PR removes or rewrites, from
-    the stored patches: those in the file the older PR wrote them in first, then those whose
-    text the older PR wrote in another file (a move git blame may confirm, or a coincidence)."""
-    with engine.connect() as conn:
-        query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_([newer, older]))
-        diffs = {pr_id: diff for pr_id, diff in conn.execute(query)}
-    theirs = parse_patch(diffs.get(older) or "")
+    """`rewritten_between` the two PRs' stored patches."""
+    diffs = pr_diffs(engine, newer, older)
+    return rewritten_between(diffs[newer], diffs[older], limit)
+
+
+def rewritten_between(newer_diff: str, older_diff: str, limit: int = MAX_REWRITTEN) -> list[str]:
+    """Lines the older PR wrote (not only carried) that the newer PR removes or rewrites: those
+    in the file the older PR wrote them in first, then those whose text the older PR wrote in
+    another file (a move git blame may confirm, or a coincidence)."""
+    theirs = parse_patch(older_diff)
     anywhere = theirs.authored_anywhere()
     same: list[str] = []
     elsewhere: list[str] = []
-    for removed in parse_patch(diffs.get(newer) or "").removed:
+    for removed in parse_patch(newer_diff).removed:
         shown = f"{removed.path}: {removed.text}"
         if removed.text in theirs.authored.get(removed.path, ()):
             same.append(shown)
@@ -75,8 +86,8 @@ def rewritten_lines(
 
 def _link(engine: Engine, newer: int, older: int, view: LinkView | None) -> SampledLink:
     return SampledLink(
-        _text(engine, newer),
-        _text(engine, older),
+        pr_text(engine, newer),
+        pr_text(engine, older),
         view.link if view else None,
         rewritten_lines(engine, newer, older),
     )

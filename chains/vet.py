@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import aliased
@@ -29,7 +29,7 @@ from sqlalchemy.orm import aliased
 from chains.config import ChainsConfig, VetKeep
 from chains.links import list_links
 from chains.patches import split_patch
-from chains.sample import rewritten_lines
+from chains.sample import pr_diffs, pr_text, rewritten_between
 from chains.textclean import clean_body, estimate_tokens, trim_patch
 from prchain.core.errors import LLMOutputInvalid, NothingToDo
 from prchain.llm.calls import Usage
@@ -39,7 +39,7 @@ from prchain.llm.parsing import fence_token, json_objects
 from prchain.llm.prompts import render
 from prchain.llm.repairs import Repaired, RepairKind
 from sql.db import session_scope, upsert
-from sql.models import Chain, ChainStage, LinkVerdict, PRPatch, PullRequest, Repo
+from sql.models import Chain, ChainStage, LinkVerdict, Repo
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -112,9 +112,8 @@ def parse_vet_reply(reply: str) -> Repaired[VetReply]:
 
 
 def _word(text: str) -> Verdict:
-    word = text.lower()
-    assert word in VERDICTS
-    return word  # type: ignore[return-value]
+    """A verdict word already matched against VERDICTS, in any case."""
+    return cast(Verdict, text.lower())
 
 
 # -- what is asked -----------------------------------------------------------------------------
@@ -192,21 +191,14 @@ def chain_links(engine: Engine) -> set[tuple[int, int]]:
         return {(a, b) for a, b in conn.execute(query)}
 
 
-def _side(engine: Engine, pr_id: int, budget: int) -> PRSide:
-    with engine.connect() as conn:
-        number, title, body = conn.execute(
-            select(PullRequest.number, PullRequest.title, PullRequest.body).where(
-                PullRequest.id == pr_id
-            )
-        ).one()
-        diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
+def _side(engine: Engine, pr_id: int, diff: str, budget: int) -> PRSide:
+    text = pr_text(engine, pr_id)
     split = split_patch(diff)
     # Code first, then its tests: a later PR that only tests the earlier one's feature still
     # shows what it exercises.
-    whole = split.code + split.test
-    patch, trimmed = trim_patch(whole, budget)
+    patch, trimmed = trim_patch(split.code + split.test, budget)
     files = list(dict.fromkeys([*split.code_paths, *split.test_paths]))
-    return PRSide(number, title or "", clean_body(body, BODY_CHARS), files, patch, trimmed)
+    return PRSide(text.number, text.title, clean_body(text.body, BODY_CHARS), files, patch, trimmed)
 
 
 def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
@@ -222,10 +214,11 @@ def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
 
 
 def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
-    older = _side(engine, link.older_id, config.vet_patch_tokens)
-    newer = _side(engine, link.newer_id, config.vet_patch_tokens)
+    diffs = pr_diffs(engine, link.newer_id, link.older_id)
+    older = _side(engine, link.older_id, diffs[link.older_id], config.vet_patch_tokens)
+    newer = _side(engine, link.newer_id, diffs[link.newer_id], config.vet_patch_tokens)
     reference = reference_text(link.evidence)
-    rewritten = rewritten_lines(engine, link.newer_id, link.older_id)
+    rewritten = rewritten_between(diffs[link.newer_id], diffs[link.older_id])
     texts = [reference, *rewritten]
     for side in (older, newer):
         texts += [side.body, side.patch]
@@ -253,7 +246,6 @@ class VetSummary:
     failed: int = 0
     failures: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
-
     rounds: int = 0  # vet-then-build rounds (scope `chains`: new chains bring new links)
 
     @property
@@ -261,7 +253,7 @@ class VetSummary:
         return self.usage.paid_calls
 
     def merge(self, later: VetSummary) -> None:
-        """Add a later round's counts (`already` stays this round's)."""
+        """Add a round's counts (not `already`: that is what the first round found judged)."""
         self.asked += later.asked
         self.verdicts.update(later.verdicts)
         self.rejected += later.rejected

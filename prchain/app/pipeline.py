@@ -100,7 +100,7 @@ def vet_from_config(
     leave them. With scope `chains`, the rebuilt chains may join stages by links not yet asked
     about: they are asked about in turn, until a round rejects nothing (at most MAX_ROUNDS). No
     build when `rebuild` is off or nothing could change."""
-    from chains.vet import MAX_ROUNDS, vet_links
+    from chains.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
     from sql.db import make_engine
 
@@ -109,32 +109,30 @@ def vet_from_config(
     # Asked again means a fresh answer, not the stored reply to the same prompt.
     llm = config.llm.model_copy(update={"workers": workers, "cache": config.llm.cache and not redo})
     client = LLMClient(llm, engine)
-    total: VetSummary | None = None
+    total = VetSummary()
     build = None
-    for _round in range(MAX_ROUNDS):
-        left = None if limit is None else limit - (total.asked + total.failed if total else 0)
+    for round_ in range(MAX_ROUNDS):
+        again = redo and round_ == 0  # only the first round asks about judged links again
+        left = None if limit is None else limit - total.asked - total.failed
         summary = vet_links(
             config.chains,
             engine,
             client,
             workers=workers,
-            redo=redo and total is None,
+            redo=again,
             limit=left,
             progress=progress,
         )
-        changed = summary.rejected or (redo and total is None and summary.asked)
-        if total is None:
-            total = summary
-        else:
-            total.merge(summary)
+        if round_ == 0:
+            total.already = summary.already
+        total.merge(summary)
         total.rounds += 1
-        if not rebuild or not changed:
+        if not rebuild or not (summary.rejected or (again and summary.asked)):
             break
         build = chains_from_config(config, progress=progress)
         spent = limit is not None and total.asked + total.failed >= limit
         if config.chains.vet_scope != "chains" or spent:
             break
-    assert total is not None
     return total, build
 
 

@@ -1,4 +1,4 @@
-"""`prchain chains vet`: an LLM reads every kept link, and the chains are built again without the
+"""`prchain chains vet`: an LLM reads the links the rules kept, and the chains are built again without the
 links it rejects."""
 
 from __future__ import annotations

@@ -61,6 +61,12 @@ def _chains(url: str) -> str:
     return _run("chains", "list", "--db", url).output
 
 
+def _prompt_asking(fake_llm: ScriptedLLMServer, question: str) -> str:
+    """The prompt the vetter was sent with `question` at its end."""
+    asked = [r["messages"][-1]["content"] for r in fake_llm.requests_for("link_vetter")]
+    return next(text for text in asked if question in text)
+
+
 def test_a_rejected_link_leaves_the_chains_and_a_rerun_asks_nothing(
     tmp_path: Path, fake_llm: ScriptedLLMServer
 ) -> None:
@@ -81,11 +87,7 @@ def test_a_rejected_link_leaves_the_chains_and_a_rerun_asks_nothing(
     assert "#2 → #1" not in rejected
 
     # The prompt shows both PRs and the wording that made the link.
-    prompt = next(
-        r["messages"][-1]["content"]
-        for r in fake_llm.requests_for("link_vetter")
-        if ASKS_3_ON_2 in r["messages"][-1]["content"]
-    )
+    prompt = _prompt_asking(fake_llm, ASKS_3_ON_2)
     assert "Add divide operation" in prompt and "def divide" in prompt and "#2" in prompt
 
     # A rerun asks nothing, and a plain rebuild keeps applying the verdict.
@@ -147,11 +149,7 @@ def test_a_description_posing_as_the_answer_does_not_decide(
     fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("dependent"))
     _run("chains", "vet", "--db", url, *SETTINGS)
     assert "#1 ← #2 ← #3" not in _chains(url)
-    prompt = next(
-        r["messages"][-1]["content"]
-        for r in fake_llm.requests_for("link_vetter")
-        if ASKS_3_ON_2 in r["messages"][-1]["content"]
-    )
+    prompt = _prompt_asking(fake_llm, ASKS_3_ON_2)
     # The description sits inside its fence, whose marker it cannot know.
     begin = prompt.index("BEGIN-LATER-DESCRIPTION-")
     token = prompt[begin:].split("\n", 1)[0].rsplit("-", 1)[1]
