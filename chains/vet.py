@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, or_, select
 from sqlalchemy.orm import aliased
 
 from chains.config import ChainsConfig, VetKeep
-from chains.links import list_links
 from chains.patches import split_patch
 from chains.sample import pr_diffs, pr_text, rewritten_between
 from chains.textclean import clean_body, estimate_tokens, trim_patch
@@ -39,7 +38,7 @@ from prchain.llm.parsing import fence_token, json_objects
 from prchain.llm.prompts import render
 from prchain.llm.repairs import Repaired, RepairKind
 from sql.db import session_scope, upsert
-from sql.models import Chain, ChainStage, LinkVerdict, Repo
+from sql.models import Chain, ChainLink, ChainStage, LinkVerdict, Repo
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -145,35 +144,32 @@ def pending_links(
     """The kept links of the latest build the vetter has not judged, within `vet_scope`; and how
     many kept links already have a verdict. With `redo`, every kept link and every link the
     vetter had rejected is asked about again."""
+    asked = ChainLink.kept.is_(True)
+    if redo:
+        asked = or_(asked, ChainLink.rule == REJECTED_RULE)
+    query = (
+        select(ChainLink, Repo.full_name)
+        .join(Repo, Repo.id == ChainLink.repo_id)
+        .where(asked)
+        .order_by(ChainLink.repo_id, ChainLink.newer_pr_id, ChainLink.older_pr_id)
+    )
+    if config.vet_scope == "weak":
+        query = query.where(ChainLink.evidence_class.not_in(("strong", "revert")))
     with engine.connect() as conn:
-        query = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
-        judged = {(newer, older) for newer, older in conn.execute(query)}
-        repos = {rid: name for rid, name in conn.execute(select(Repo.id, Repo.full_name))}
+        verdicts = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
+        judged = {(newer, older) for newer, older in conn.execute(verdicts)}
     chained = chain_links(engine) if config.vet_scope == "chains" else set()
     out, done = [], 0
-    for view in list_links(engine):
-        link = view.link
-        pair = (link.newer_pr_id, link.older_pr_id)
-        if not (link.kept or (redo and link.rule == REJECTED_RULE)):
-            continue
-        if config.vet_scope == "weak" and link.evidence_class in ("strong", "revert"):
-            continue
-        if config.vet_scope == "chains" and link.kept and pair not in chained:
-            continue
-        if not redo and pair in judged:
-            done += 1
-            continue
-        out.append(
-            LinkToVet(
-                link.repo_id,
-                repos.get(link.repo_id, ""),
-                link.newer_pr_id,
-                link.older_pr_id,
-                list(link.evidence or []),
-                link.evidence_class,
-            )
-        )
-    out.sort(key=lambda item: (item.repo_id, item.newer_id, item.older_id))
+    with session_scope(engine) as session:
+        for link, repo in session.execute(query):
+            pair = (link.newer_pr_id, link.older_pr_id)
+            if config.vet_scope == "chains" and link.kept and pair not in chained:
+                continue
+            if not redo and pair in judged:
+                done += 1
+                continue
+            evidence = list(link.evidence or [])
+            out.append(LinkToVet(link.repo_id, repo, *pair, evidence, link.evidence_class))
     return out, done
 
 
