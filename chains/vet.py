@@ -144,9 +144,8 @@ def pending_links(
     """The kept links of the latest build the vetter has not judged, within `vet_scope`; and how
     many kept links already have a verdict. With `redo`, every kept link and every link the
     vetter had rejected is asked about again."""
-    asked = ChainLink.kept.is_(True)
-    if redo:
-        asked = or_(asked, ChainLink.rule == REJECTED_RULE)
+    kept = ChainLink.kept.is_(True)
+    asked = or_(kept, ChainLink.rule == REJECTED_RULE) if redo else kept
     query = (
         select(ChainLink, Repo.full_name)
         .join(Repo, Repo.id == ChainLink.repo_id)
