@@ -153,7 +153,8 @@ def pending_links(
         .order_by(ChainLink.repo_id, ChainLink.newer_pr_id, ChainLink.older_pr_id)
     )
     if config.vet_scope == "weak":
-        query = query.where(ChainLink.evidence_class.not_in(("strong", "revert")))
+        strong = ChainLink.evidence_class.in_(("strong", "revert"))
+        query = query.where(or_(ChainLink.evidence_class.is_(None), ~strong))
     with engine.connect() as conn:
         verdicts = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
         judged = {(newer, older) for newer, older in conn.execute(verdicts)}
