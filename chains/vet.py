@@ -155,9 +155,7 @@ def pending_links(
     if config.vet_scope == "weak":
         strong = ChainLink.evidence_class.in_(("strong", "revert"))
         query = query.where(or_(ChainLink.evidence_class.is_(None), ~strong))
-    with engine.connect() as conn:
-        verdicts = select(LinkVerdict.newer_pr_id, LinkVerdict.older_pr_id)
-        judged = {(newer, older) for newer, older in conn.execute(verdicts)}
+    judged = load_verdicts(engine)
     chained = chain_links(engine) if config.vet_scope == "chains" else set()
     out, done = [], 0
     with session_scope(engine) as session:
