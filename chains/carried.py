@@ -23,8 +23,15 @@ backslashes left out (formatters add and drop them). Within a diff:
   and those left over with the most alike line near their place (`MIN_LIKENESS`). An edit is a
   stretch of tokens put for another, an insertion or a deletion read with the token beside it. A
   rename is one (hyper #2966 puts `Recv` for `Body` on 236 lines), and so is a search and replace
-  (scipy #416 writes `numpy.abs(` for `abs(` on 31 lines). An edit made on one or two lines is
-  the PR's own.
+  (scipy #416 writes `numpy.` before `abs(` on 31 lines). An insertion or a deletion is the same
+  edit whatever it sits beside: dropping `crate` from `pub(crate)` is one edit whichever name
+  follows, and so is putting a `ctx` argument into many different calls (jaeger #6534). An edit
+  made on one or two lines is the PR's own;
+- code moved to another file and edited on the way (made public, its names renamed) is lined up
+  too: a changed line no block lined up is paired with the most alike line of the other side
+  anywhere in the diff (`MIN_MOVED_LIKENESS`) that shares one of its rarer names, and such pairs
+  count their edits with the others. vello #1744 moves a clip stack, a pool and filter types from
+  one crate to another, turning `pub(crate)` into `pub` on 40 lines.
 """
 
 from __future__ import annotations
@@ -46,7 +53,11 @@ MIN_REPEATED_LINES = 3  # an edit made on fewer lines is the PR's own, not one a
 MAX_BLOCK_PAIRS = 40_000  # removed × added lines of a block lined up for repeated edits, at most
 MIN_LIKENESS = 0.6  # lines less alike (difflib's ratio of their tokens) are rewritten, not edited
 LIKENESS_WINDOW = 3  # a line left over is lined up with one this near its place in the other run
+MIN_MOVED_LIKENESS = 0.75  # a line lined up across the diff must be more alike than within a block
+MIN_MOVED_TOKENS_PER_LINE = 3  # shorter lines (`}`, `else:`, `Ok(())`) are alike by accident
+MAX_ANCHOR_LINES = 40  # a name on more of the other side's lines is too common to pair lines by
 Edit = tuple[tuple[str, ...], tuple[str, ...]]  # tokens put for tokens
+Place = tuple[int, int]  # (hunk, position in its body) of a changed line
 
 
 def flat(text: str) -> str:
@@ -188,27 +199,19 @@ def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
 
 def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
     """The edits that turn the tokens `before` into `after`: names put for names one by one (a
-    rename), else difflib's replacements, insertions and deletions, the last two with the token
-    after them (before them at the line's end) so that "insert `numpy.`" reads "`abs` becomes
-    `numpy.abs`". Empty when the lines are less alike than `MIN_LIKENESS`."""
+    rename), else difflib's replacements, insertions and deletions, the last two read alone
+    ("insert `numpy.`", "drop `crate`", "insert `ctx`"), whatever token they sit beside. Empty
+    when the lines are less alike than `MIN_LIKENESS`."""
     if renamed := _renamed(before, after):
         return frozenset(((old,), (new,)) for old, new in renamed)
     matcher = SequenceMatcher(None, before, after, autojunk=False)
     if matcher.ratio() < MIN_LIKENESS:
         return frozenset()
-    found: set[Edit] = set()
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        old, new = before[i1:i2], after[j1:j2]
-        if tag == "equal":
-            continue
-        if tag != "replace":  # an insertion or a deletion: read with the token beside it
-            if beside := before[i2 : i2 + 1]:
-                old, new = old + beside, new + beside
-            else:
-                beside = before[i1 - 1 : i1]
-                old, new = beside + old, beside + new
-        found.add((tuple(old), tuple(new)))
-    return frozenset(found)
+    return frozenset(
+        (tuple(before[i1:i2]), tuple(after[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    )
 
 
 def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterator[tuple[int, int]]:
@@ -251,21 +254,68 @@ def _mark_repeated_edits(
     found: list[set[int]],
 ) -> None:
     """Mark carried the line pairs whose edits the diff makes over and over (see the module)."""
-    candidates: list[tuple[int, int, int, frozenset[Edit]]] = []
+    candidates: list[tuple[Place, Place, frozenset[Edit]]] = []
+    left: dict[str, list[Place]] = {"-": [], "+": []}  # changed lines no block lined up
     for hunk, removed, added in blocks:
         body = bodies[hunk]
         # A line longer than code anyone writes is a minified bundle or data (tauri's bundled
         # scripts): no edit of it is made by hand, and lining such lines up took hours.
         removed = [p for p in removed if len(body[p]) <= MAX_CODE_LINE_CHARS]
         added = [p for p in added if len(body[p]) <= MAX_CODE_LINE_CHARS]
-        if not removed or not added or len(removed) * len(added) > MAX_BLOCK_PAIRS:
-            continue
-        old_words = [tokens(body[p][1:]) for p in removed]
-        new_words = [tokens(body[p][1:]) for p in added]
-        for k, j in _lined_up(old_words, new_words):
-            if made := edits(old_words[k], new_words[j]):
-                candidates.append((hunk, removed[k], added[j], made))
+        lined: dict[int, int] = {}
+        if removed and added and len(removed) * len(added) <= MAX_BLOCK_PAIRS:
+            old_words = [tokens(body[p][1:]) for p in removed]
+            new_words = [tokens(body[p][1:]) for p in added]
+            lined = dict(_lined_up(old_words, new_words))
+            for k, j in lined.items():
+                if made := edits(old_words[k], new_words[j]):
+                    candidates.append(((hunk, removed[k]), (hunk, added[j]), made))
+        paired = set(lined.values())
+        left["-"] += [(hunk, p) for k, p in enumerate(removed) if k not in lined]
+        left["+"] += [(hunk, p) for j, p in enumerate(added) if j not in paired]
+    candidates += _moved_and_edited(bodies, left, found)
     uses = Counter(edit for *_, made in candidates for edit in made)
-    for hunk, old, new, made in candidates:
+    for (old_hunk, old), (new_hunk, new), made in candidates:
         if all(uses[edit] >= MIN_REPEATED_LINES for edit in made):
-            found[hunk].update((old, new))
+            found[old_hunk].add(old)
+            found[new_hunk].add(new)
+
+
+def _moved_and_edited(
+    bodies: Sequence[Sequence[str]], left: dict[str, list[Place]], found: list[set[int]]
+) -> Iterator[tuple[Place, Place, frozenset[Edit]]]:
+    """Pairs of changed lines anywhere in the diff, not yet carried nor lined up in their block,
+    that are alike enough to be one line moved and edited, with their changes. A line is looked
+    for only among the other side's lines that share one of its two rarest names."""
+
+    def words_of(place: Place) -> list[str] | None:
+        hunk, pos = place
+        if pos in found[hunk]:
+            return None
+        words = tokens(bodies[hunk][pos][1:])
+        return words if len(words) >= MIN_MOVED_TOKENS_PER_LINE else None
+
+    olds = {place: words for place in left["-"] if (words := words_of(place))}
+    by_name: dict[str, list[Place]] = {}
+    for place, words in olds.items():
+        for name in {w for w in words if _NAME.fullmatch(w)}:
+            by_name.setdefault(name, []).append(place)
+    taken: set[Place] = set()
+    for place in left["+"]:
+        if not (words := words_of(place)):
+            continue
+        names = sorted(
+            (n for n in {w for w in words if _NAME.fullmatch(w)} if n in by_name),
+            key=lambda n: len(by_name[n]),
+        )
+        near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
+        best, likeness = None, MIN_MOVED_LIKENESS
+        for old in sorted(near - taken):
+            pair = SequenceMatcher(None, olds[old], words, autojunk=False)
+            if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
+                continue
+            if (ratio := pair.ratio()) >= likeness:
+                best, likeness = old, ratio
+        if best is not None and (made := edits(olds[best], words)):
+            taken.add(best)
+            yield best, place, made

@@ -126,6 +126,78 @@ def test_a_search_and_replace_is_carried_and_an_edit_made_twice_is_not() -> None
     assert patch_code_lines(head + "\n".join(_body(old, own)) + "\n") == 2
 
 
+POOL = (
+    "pub(crate) struct Pool<T> {\n"
+    "    pub(crate) entries: Vec<T>,\n"
+    "    pub(crate) clear_on_submit: bool,\n"
+    "}\n\n"
+    "impl<T: Default> Pool<T> {\n"
+    "    pub(crate) fn new(clear_on_submit: bool) -> Self {\n"
+    "        Self { entries: Vec::new(), clear_on_submit }\n"
+    "    }\n\n"
+    "    pub(crate) fn take(&mut self) -> T {\n"
+    "        self.entries.pop().unwrap_or_default()\n"
+    "    }\n"
+    "}\n"
+)
+
+
+def test_code_moved_to_another_crate_and_made_public_is_no_substance(tmp_path: Path) -> None:
+    """vello #1744 moves a pool, a clip stack and filter types from one crate to another and turns
+    `pub(crate)` into `pub` on 40 lines: a move, whatever the visibility it gets on the way."""
+    repo = History(tmp_path / "move")
+    repo.commit(
+        "Initial commit",
+        {"cpu/src/util.rs": POOL, "common/src/lib.rs": "pub mod clip;\n", "common/src/clip.rs": ""},
+    )
+    repo.pr(
+        1,
+        "Move the pool to common",
+        {
+            "cpu/src/util.rs": "pub(crate) use common::util::Pool;\n",
+            "common/src/lib.rs": "pub mod clip;\npub mod util;\n",
+            "common/src/util.rs": POOL.replace("pub(crate)", "pub"),
+        },
+    )
+    # Made crate-private on two lines only, the change is the PR's own; and a line edited on the
+    # way besides counts whatever else moved with it.
+    public = POOL.replace("pub(crate)", "pub")
+    two = public.replace("pub entries", "pub(crate) entries").replace(
+        "pub fn take", "pub(crate) fn take"
+    )
+    repo.pr(2, "Move the pool back", {"cpu/src/util.rs": two, "common/src/util.rs": None})
+    edited = two.replace(".pop()", ".pop().filter(|e| !e.is_empty())")
+    repo.pr(3, "Move it again", {"cpu/src/util.rs": "", "common/src/util.rs": edited})
+    third, second, first = git(repo.path, "log", "--format=%H", "-3").split()
+    assert patch_code_lines(_diff(repo, first)) == 0
+    assert patch_code_lines(_diff(repo, second)) == 3  # two lines written, two removed at half
+    assert patch_code_lines(_diff(repo, third)) == 2  # the filter, written and removed at half
+
+
+def test_an_argument_threaded_through_calls_is_carried_and_the_signature_is_not() -> None:
+    """jaeger #6534 threads a context through span processing: the same argument put before the
+    first one of many different calls is one edit applied over and over; the signature that
+    takes it is written."""
+    old = (
+        "fn process(batch: Batch) -> Result<()> {\n"
+        "    let spans = load_spans(batch)?;\n"
+        "    let trace = assemble(spans, opts);\n"
+        "    store.write(trace, retries)?;\n"
+    )
+    threaded = (
+        old.replace("process(batch: Batch)", "process(ctx: &Context, batch: Batch)")
+        .replace("load_spans(", "load_spans(ctx, ")
+        .replace("assemble(", "assemble(ctx, ")
+        .replace("write(", "write(ctx, ")
+    )
+    assert carried_positions(_body(old, threaded)) == {1, 2, 3, 5, 6, 7}
+    twice = threaded.replace("write(ctx, ", "write(")
+    assert carried_positions(_body(old, twice)) == {3, 7}  # the line kept as it was
+    head = "diff --git a/src/proc.rs b/src/proc.rs\n--- a/src/proc.rs\n+++ b/src/proc.rs\n"
+    patch = head + "@@ -1,4 +1,4 @@\n" + "\n".join(_body(old, threaded)) + "\n"
+    assert patch_code_lines(patch) == 2  # the signature: one line written, one removed
+
+
 def _formatting_history(path: Path) -> History:
     repo = History(path)
     repo.commit(
