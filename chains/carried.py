@@ -21,12 +21,12 @@ backslashes left out (formatters add and drop them). Within a diff:
   over, carried on both sides, when the diff makes each of the line's edits on at least
   `MIN_REPEATED_LINES` lines. Lines line up by their shape (names blanked, as diff lines up texts),
   and those left over with the most alike line near their place (`MIN_LIKENESS`). An edit is a
-  stretch of tokens put for another, an insertion or a deletion read with the token beside it. A
-  rename is one (hyper #2966 puts `Recv` for `Body` on 236 lines), and so is a search and replace
-  (scipy #416 writes `numpy.` before `abs(` on 31 lines). An insertion or a deletion is the same
-  edit whatever it sits beside: dropping `crate` from `pub(crate)` is one edit whichever name
-  follows, and so is putting a `ctx` argument into many different calls (jaeger #6534). An edit
-  made on one or two lines is the PR's own;
+  stretch of tokens put for another, inserted or deleted. A rename is one (hyper #2966 puts
+  `Recv` for `Body` on 236 lines), and so is a search and replace (scipy #416 writes `numpy.`
+  before `abs(` on 31 lines). An insertion or a deletion is the same edit whatever it sits
+  beside: dropping `crate` from `pub(crate)` is one edit whichever name follows, and so is putting
+  a `ctx` argument into many different calls (jaeger #6534). An edit made on one or two lines is
+  the PR's own;
 - code moved to another file and edited on the way (made public, its names renamed) is lined up
   too: a changed line no block lined up is paired with the most alike line of the other side
   anywhere in the diff (`MIN_MOVED_LIKENESS`) that shares one of its rarer names, and such pairs
