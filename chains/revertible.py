@@ -11,6 +11,13 @@ from B_t (no checkout; B_t's `.gitattributes` apply) it reverts the same patches
 A chain keeps its longest run of consecutive stages that can all be entered (the earliest of equal
 runs); a run of fewer than two stages is no chain. Without a clone nothing can be asked, and the
 chain is kept as it is.
+
+The clone is only read. git runs in a scratch work tree of its own, with a scratch index and a
+scratch object directory that borrows the clone's objects: a three-way revert writes the blobs it
+merges, and where it falls back to a file (a PR deleted a file that is back at the later base) it
+writes that file into the directory git was started in. Started in the clone, that was a mined
+mirror's git directory: opentelemetry-collector's build wrote `config/configauth/*.go` there,
+where git's own `config` belongs, and git could read that clone no more.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class StageBases:
     def __init__(self, clones: Mapping[int, str | None]) -> None:
         self.clones = {repo: path for repo, path in clones.items() if path and Path(path).exists()}
         self._answers: dict[tuple[int, str, tuple[str, ...]], bool] = {}
+        self._dirs: dict[str, tuple[str, str]] = {}
 
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
@@ -48,27 +56,45 @@ class StageBases:
         key = (repo_id, base, patches)
         if key not in self._answers:
             try:
-                self._answers[key] = self._revert(self.clones[repo_id], base, patches)
+                self._answers[key] = self._revert(
+                    self._git_dirs(self.clones[repo_id]), base, patches
+                )
             except GitError:
                 self._answers[key] = True
         return self._answers[key]
 
+    def _git_dirs(self, clone: str) -> tuple[str, str]:
+        """(git directory, object directory) of a clone, bare or checked out, as absolute paths."""
+        if clone not in self._dirs:
+            found = git.output(clone, "rev-parse", "--absolute-git-dir", "--git-path", "objects")
+            git_dir, objects = found.splitlines()[:2]
+            self._dirs[clone] = (git_dir, str((Path(clone) / objects).resolve()))
+        return self._dirs[clone]
+
     @staticmethod
-    def _revert(clone: str, base: str, patches: tuple[str, ...]) -> bool:
+    def _revert(dirs: tuple[str, str], base: str, patches: tuple[str, ...]) -> bool:
+        git_dir, objects = dirs
         with tempfile.TemporaryDirectory(prefix="prchain-stage-base-") as scratch:
             # An empty work tree of our own: git then reads .gitattributes from the index, that
             # is B_t's, as the sandbox's checkout of B_t does (`doc/whats-new.rst merge=union`
             # in xarray makes a changelog revert clean). A bare clone would read none, a user's
-            # clone its own checkout's.
-            tree = Path(scratch) / "tree"
+            # clone its own checkout's. Whatever git writes lands in the scratch directory.
+            tree, objects_here = Path(scratch) / "tree", Path(scratch) / "objects"
             tree.mkdir()
-            env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), "GIT_WORK_TREE": str(tree)}
-            if not git.run(clone, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
+            objects_here.mkdir()
+            env = {
+                "GIT_DIR": git_dir,
+                "GIT_WORK_TREE": str(tree),
+                "GIT_INDEX_FILE": str(Path(scratch) / "index"),
+                "GIT_OBJECT_DIRECTORY": str(objects_here),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
+            }
+            if not git.run(tree, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
                 return True  # a base the clone lacks: unknown
             for patch in reversed(patches):
                 data = patch if patch.endswith("\n") else patch + "\n"
                 done = git.run(
-                    clone, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
+                    tree, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
                     input=data.encode(), env=env, check=False, timeout=GIT_TIMEOUT,
                 )  # fmt: skip
                 if not done.ok:

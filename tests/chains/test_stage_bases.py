@@ -182,3 +182,38 @@ def _sandbox_reverts(where: Path, repo: History, base: str, gold: str) -> bool:
     except GitError:
         return False
     return True
+
+
+TOKEN = 'package auth\n\nfunc Token() string {\n\treturn "secret"\n}\n'
+
+
+def _files(root: Path) -> set[tuple[str, int]]:
+    """Every file under `root`, with its size: what a check that only reads must leave alone."""
+    return {(str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file()}
+
+
+def test_the_check_writes_nothing_into_the_clone(tmp_path: Path) -> None:
+    """A PR deleted two files that are back at a later base: reverting it there falls back to a
+    three-way merge, which writes the files it merges into the directory git runs in and the
+    blobs into the object store. Run in a mined mirror's git directory, that wrote
+    `config/configauth/*.go` over where git keeps its own `config` (opentelemetry-collector)."""
+    repo = History(tmp_path / "repo")
+    files = {"config/auth/token.go": TOKEN, "lib/token.py": "def token():\n    return 'x'\n"}
+    repo.commit("Initial commit", {**files, "README": "app\n"})
+    repo.pr(1, "Drop the token helpers", dict.fromkeys(files))
+    back = repo.pr(2, "Bring the token helpers back", files)
+    # Back again and then changed, the file conflicts: git did run, and says no.
+    changed = repo.pr(3, "Longer tokens", {"lib/token.py": "def token():\n    return 'xy'\n"})
+    gold = _patch(repo, repo.prs[1])
+    bare = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(bare))
+    for clone in (bare, repo.path):
+        before = _files(clone)
+        bases = StageBases({7: str(clone)})
+        assert bases.reverts(7, back, [gold]) is True
+        assert bases.reverts(7, changed, [gold]) is False
+        assert _files(clone) == before
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    # The sandbox, reverting in a checkout of each base, agrees.
+    assert _sandbox_reverts(tmp_path / "sandbox-back", repo, back, gold) is True
+    assert _sandbox_reverts(tmp_path / "sandbox-changed", repo, changed, gold) is False
