@@ -31,7 +31,9 @@ backslashes left out (formatters add and drop them). Within a diff:
   too: a changed line no block lined up is paired with the most alike line of the other side
   anywhere in the diff (`MIN_MOVED_LIKENESS`) that shares one of its rarer names, and such pairs
   count their edits with the others. vello #1744 moves a clip stack, a pool and filter types from
-  one crate to another, turning `pub(crate)` into `pub` on 40 lines.
+  one crate to another, turning `pub(crate)` into `pub` on 40 lines. Names are compared
+  case-folded, and a name whose letters only change case is one edit whatever the name: Go
+  exports what it moves into another package (opentelemetry-collector #10854).
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ MIN_MOVED_TOKENS_PER_LINE = 3  # shorter lines (`}`, `else:`, `Ok(())`) are alik
 MAX_ANCHOR_LINES = 40  # a name on more of the other side's lines is too common to pair lines by
 Edit = tuple[tuple[str, ...], tuple[str, ...]]  # tokens put for tokens
 Place = tuple[int, int]  # (hunk, position in its body) of a changed line
+# A name whose letters only change case, as Go exports what it moves into another package: one edit
+# however many names it is made to.
+RECASED: Edit = (("\0recased",), ("\0recased",))
 
 
 def flat(text: str) -> str:
@@ -199,11 +204,15 @@ def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
 
 def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
     """The edits that turn the tokens `before` into `after`: names put for names one by one (a
-    rename), else difflib's replacements, insertions and deletions, the last two read alone
-    ("insert `numpy.`", "drop `crate`", "insert `ctx`"), whatever token they sit beside. Empty
-    when the lines are less alike than `MIN_LIKENESS`."""
+    rename; one `RECASED` edit for names whose letters only change case), else difflib's
+    replacements, insertions and deletions, the last two read alone ("insert `numpy.`", "drop
+    `crate`", "insert `ctx`"), whatever token they sit beside. Empty when the lines are less alike
+    than `MIN_LIKENESS`."""
     if renamed := _renamed(before, after):
-        return frozenset(((old,), (new,)) for old, new in renamed)
+        return frozenset(
+            RECASED if old.casefold() == new.casefold() else ((old,), (new,))
+            for old, new in renamed
+        )
     matcher = SequenceMatcher(None, before, after, autojunk=False)
     if matcher.ratio() < MIN_LIKENESS:
         return frozenset()
@@ -296,22 +305,27 @@ def _moved_and_edited(
         return words if len(words) >= MIN_MOVED_TOKENS_PER_LINE else None
 
     olds = {place: words for place in left["-"] if (words := words_of(place))}
+    # Names are compared case-folded: code moved into another Go package is exported on the way
+    # (opentelemetry-collector #10854 moves `serviceHost` and its `receivers` field into
+    # `graph.Host` and `Receivers`).
+    folded = {place: [w.casefold() for w in words] for place, words in olds.items()}
     by_name: dict[str, list[Place]] = {}
-    for place, words in olds.items():
+    for place, words in folded.items():
         for name in {w for w in words if _NAME.fullmatch(w)}:
             by_name.setdefault(name, []).append(place)
     taken: set[Place] = set()
     for place in left["+"]:
         if not (words := words_of(place)):
             continue
+        fold = [w.casefold() for w in words]
         names = sorted(
-            (n for n in {w for w in words if _NAME.fullmatch(w)} if n in by_name),
+            (n for n in {w for w in fold if _NAME.fullmatch(w)} if n in by_name),
             key=lambda n: len(by_name[n]),
         )
         near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
         best, likeness = None, MIN_MOVED_LIKENESS
         for old in sorted(near - taken):
-            pair = SequenceMatcher(None, olds[old], words, autojunk=False)
+            pair = SequenceMatcher(None, folded[old], fold, autojunk=False)
             if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
                 continue
             if (ratio := pair.ratio()) >= likeness:

@@ -174,6 +174,43 @@ def test_code_moved_to_another_crate_and_made_public_is_no_substance(tmp_path: P
     assert patch_code_lines(_diff(repo, third)) == 2  # the filter, written and removed at half
 
 
+HOST = (
+    "package service\n\n"
+    "type serviceHost struct {\n"
+    "\treceivers  *receiver.Builder\n"
+    "\tprocessors *processor.Builder\n"
+    "}\n\n"
+    "func (host *serviceHost) receiverFactory(kind component.Type) component.Factory {\n"
+    "\treturn host.receivers.Factory(kind)\n"
+    "}\n\n"
+    "func (host *serviceHost) processorFactory(kind component.Type) component.Factory {\n"
+    "\treturn host.processors.Factory(kind)\n"
+    "}\n\n"
+    "func newHost(set Settings) *serviceHost {\n"
+    "\treturn &serviceHost{receivers: set.Receivers, processors: set.Processors}\n"
+    "}\n"
+)
+
+
+def test_go_code_moved_into_another_package_and_exported_is_no_substance(tmp_path: Path) -> None:
+    """opentelemetry-collector #10854 moves `serviceHost` into `graph.Host`, exporting its fields
+    and methods on the way: the same names with a capital letter, which lines are compared by."""
+    repo = History(tmp_path / "go")
+    repo.commit("Initial commit", {"service/host.go": HOST})
+    exported = (
+        HOST.replace("package service", "package graph")
+        .replace("serviceHost", "Host")
+        .replace("receivers", "Receivers")
+        .replace("processors", "Processors")
+        .replace("receiverFactory", "ReceiverFactory")
+        .replace("processorFactory", "ProcessorFactory")
+        .replace("newHost", "NewHost")
+    )
+    repo.pr(1, "Move the host", {"service/host.go": None, "service/graph/host.go": exported})
+    diff = _diff(repo, repo.prs[1])
+    assert patch_code_lines(diff) == 2  # the package clause, written and removed at half
+
+
 def test_an_argument_threaded_through_calls_is_carried_and_the_signature_is_not() -> None:
     """jaeger #6534 threads a context through span processing: the same argument put before the
     first one of many different calls is one edit applied over and over; the signature that
