@@ -294,7 +294,7 @@ def _moved_and_edited(
     bodies: Sequence[Sequence[str]], left: dict[str, list[Place]], found: list[set[int]]
 ) -> Iterator[tuple[Place, Place, frozenset[Edit]]]:
     """Pairs of changed lines anywhere in the diff, not yet carried nor lined up in their block,
-    that are alike enough to be one line moved and edited, with their changes. A line is looked
+    that are alike enough to be one line moved and edited, with their edits. A line is looked
     for only among the other side's lines that share one of its two rarest names."""
 
     def words_of(place: Place) -> list[str] | None:
