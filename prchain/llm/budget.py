@@ -4,6 +4,12 @@ The spend is read from the `llm_calls` table (calls recorded since the run start
 other processes (Ray tasks) writing to the same store count against the same limit. Calls still in
 flight in this process are reserved at an estimate before they start, so concurrent workers cannot
 all slip under the limit at once: a run stops within about one call of its limit.
+
+A call of this process is released once its row is written, and the row's spend stays counted
+until a read of the store has seen that row. Between full recounts only rows with newer ids are
+read, and on PostgreSQL a row may commit after a row with a higher id was read: read by id alone,
+such a call was counted nowhere until the next recount (a four-worker build stopped 844 tokens
+past its limit, where its largest call was 646).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 
 from prchain.core.errors import BudgetExhausted
 from prchain.llm.config import Price
@@ -38,6 +44,14 @@ class Spend:
     completion_tokens: int = 0
     usd: float = 0.0
 
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            self.calls + other.calls,
+            self.tokens + other.tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.usd + other.usd,
+        )
+
     def describe(self) -> str:
         return f"${self.usd:.4f} and {self.tokens:,} tokens over {self.calls} paid calls"
 
@@ -54,8 +68,10 @@ class Budget:
     _reserved: list[tuple[int, float]] = field(default_factory=list, repr=False)
     _local: Spend = field(default_factory=Spend, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    _counted: Spend = field(default_factory=Spend, repr=False)  # store rows up to _last_id
+    _counted: Spend = field(default_factory=Spend, repr=False)  # store rows read so far
     _last_id: int = field(default=0, repr=False)
+    _seen: set[int] = field(default_factory=set, repr=False)  # ids of the rows in _counted
+    _landed: dict[int, Spend] = field(default_factory=dict, repr=False)  # ours, not yet read
     _recounted_at: float = field(default=0.0, repr=False)
 
     @property
@@ -71,30 +87,30 @@ class Budget:
 
     def _spent_in_store(self, engine: Engine) -> Spend:
         if time.monotonic() - self._recounted_at > FULL_RECOUNT_SECONDS:
-            self._counted, self._last_id = Spend(), 0
+            self._counted, self._last_id, self._seen = Spend(), 0, set()
             self._recounted_at = time.monotonic()
         # After the first count, newer ids alone say what is new (a primary-key range scan).
         window = (
             LLMCall.created_at >= self.since if self._last_id == 0 else LLMCall.id > self._last_id
         )
         query = select(
-            func.count(),
-            func.coalesce(func.sum(LLMCall.prompt_tokens + LLMCall.completion_tokens), 0),
-            func.coalesce(func.sum(LLMCall.completion_tokens), 0),
-            func.coalesce(func.sum(LLMCall.cost_usd), 0.0),
-            func.max(LLMCall.id),
+            LLMCall.id,
+            LLMCall.prompt_tokens + LLMCall.completion_tokens,
+            LLMCall.completion_tokens,
+            LLMCall.cost_usd,
         ).where(window, LLMCall.cached.is_(False))
         with session_scope(engine) as session:
-            calls, tokens, completion, usd, last = session.execute(query).one()
-        c = self._counted
-        self._counted = Spend(
-            c.calls + int(calls),
-            c.tokens + int(tokens),
-            c.completion_tokens + int(completion),
-            c.usd + float(usd),
-        )
-        self._last_id = max(self._last_id, int(last or 0))
-        return self._counted
+            rows = session.execute(query).all()
+        counted = self._counted
+        for row_id, tokens, completion, usd in rows:
+            if row_id in self._seen:
+                continue
+            self._seen.add(row_id)
+            self._landed.pop(row_id, None)
+            counted = counted + Spend(1, int(tokens or 0), int(completion or 0), float(usd or 0))
+            self._last_id = max(self._last_id, row_id)
+        self._counted = counted
+        return sum(self._landed.values(), counted)
 
     def reserve(self, model: str, request: dict[str, Any]) -> tuple[int, float]:
         """Hold the estimated size of one call, or raise BudgetExhausted when it would not fit."""
@@ -113,14 +129,22 @@ class Budget:
             return estimate
 
     def release(
-        self, reservation: tuple[int, float], prompt: int = 0, completion: int = 0, usd: float = 0.0
+        self,
+        reservation: tuple[int, float],
+        prompt: int = 0,
+        completion: int = 0,
+        usd: float = 0.0,
+        call_id: int | None = None,
     ) -> None:
-        """The call is over (and recorded in the store): drop its reservation."""
+        """The call is over, and recorded in the store as row `call_id` when it was paid: drop its
+        reservation, counting the row's spend until a read of the store has seen it."""
         if not self.limited:
             return
         with self._lock:
             if reservation in self._reserved:
                 self._reserved.remove(reservation)
+            if self.engine is not None and call_id is not None and call_id not in self._seen:
+                self._landed[call_id] = Spend(1, prompt + completion, completion, usd)
             if self.engine is None:  # no store: this process's own calls are the whole spend
                 s = self._local
                 self._local = Spend(

@@ -179,23 +179,30 @@ class LLMClient:
         """The server's reply within the budget, recorded, and cached unless `check` refuses it."""
         reservation = self.budget.reserve(request["model"], request)  # BudgetExhausted stops here
         answer: Completion | None = None
+        call_id: int | None = None
         try:
             answer = self._call_server(role, request, key, rollout_id)
+            # Only a reply its role's check accepts is replayed: a rerun asks again instead.
+            refused = refusal(check, answer)
+            call_id = self._record(
+                role,
+                key,
+                answer,
+                rollout_id,
+                status="format_error" if refused else "ok",
+                error=refused,
+            )
         finally:
+            # Released once the call's row is in the store: released before, the call was for
+            # a moment counted nowhere, and other workers' calls slipped under the limit.
             done = answer or Completion(content="")
             self.budget.release(
-                reservation, done.prompt_tokens, done.completion_tokens, done.cost_usd
+                reservation,
+                done.prompt_tokens,
+                done.completion_tokens,
+                done.cost_usd,
+                call_id=None if done.cached else call_id,
             )
-        # Only a reply its role's check accepts is replayed: a rerun asks again instead.
-        refused = refusal(check, answer)
-        call_id = self._record(
-            role,
-            key,
-            answer,
-            rollout_id,
-            status="format_error" if refused else "ok",
-            error=refused,
-        )
         if self.config.cache:
             self.cache.put(key, role, answer.model, to_cached(answer), error=refused)
         return replace(answer, cache_key=key, call_id=call_id)
