@@ -143,16 +143,11 @@ class Budget:
         with self._lock:
             if reservation in self._reserved:
                 self._reserved.remove(reservation)
-            if self.engine is not None and call_id is not None and call_id not in self._seen:
-                self._landed[call_id] = Spend(1, prompt + completion, completion, usd)
+            call = Spend(1, prompt + completion, completion, usd)
             if self.engine is None:  # no store: this process's own calls are the whole spend
-                s = self._local
-                self._local = Spend(
-                    s.calls + 1,
-                    s.tokens + prompt + completion,
-                    s.completion_tokens + completion,
-                    s.usd + usd,
-                )
+                self._local = self._local + call
+            elif call_id is not None and call_id not in self._seen:
+                self._landed[call_id] = call
 
     def _estimate(self, model: str, request: dict[str, Any], spent: Spend) -> tuple[int, float]:
         text = json.dumps(request.get("messages", [])) + json.dumps(request.get("tools") or [])
