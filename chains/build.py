@@ -24,7 +24,7 @@ from chains.links import STAGE_RULES, write_links
 from chains.patches import SplitPatch, split_patch
 from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
-from chains.substance import measure_stages, thin_stages
+from chains.substance import measure_stages, no_stages
 from chains.vet import apply_verdicts
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
@@ -265,16 +265,22 @@ def _drop_thin_stages(
         if nodes[pr].code_lines < LEX_DROPPED_UNDER
     }
     measured = measure_stages(graph, engine, minimum, clones, also=small)
-    for pr, lines in measured.items():
-        nodes[pr].code_lines = lines
-    thin = set(thin_stages(graph, measured, minimum))
+    for pr, change in measured.items():
+        nodes[pr].code_lines = change.lines
+    barred = no_stages(measured, minimum, reverters(report.links))
+    thin = [pr for pr in barred if pr in graph]
     graph.remove_nodes_from(thin)
     report.filtered.removed["stage_below_substance"] += len(thin)
     for link in report.links:
         if link.rule in STAGE_RULES:  # an end is no node at all
             continue
-        # Lexed where the PR had an edge; else its file-level count, which lexing only lowers.
-        if min(nodes[link.newer].code_lines, nodes[link.older].code_lines) >= minimum:
+        # Measured where the PR had an edge; else its file-level count, which lexing only lowers.
+        ends = [
+            f"#{nodes[pr].number}: {barred.get(pr) or f'{nodes[pr].code_lines} lines of code'}"
+            for pr in (link.newer, link.older)
+            if pr in barred or nodes[pr].code_lines < minimum
+        ]
+        if not ends:
             continue
         # An end that can be no stage decides the link, as a filtered PR does: whether the pair
         # is a dependency no longer matters, and the link rules' drops keep only pairs that
@@ -284,6 +290,7 @@ def _drop_thin_stages(
             if not report.dropped[link.rule]:
                 del report.dropped[link.rule]
             link.attrs["why"] += f"; the link rules dropped it too ({link.rule})"
+        link.attrs["why"] += f"; no stage: {', '.join(ends)}"
         link.rule = "stage_below_substance"
         report.dropped["stage_below_substance"] += 1
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()

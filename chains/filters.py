@@ -68,8 +68,15 @@ CONFIG_NAMES = frozenset(
         "setup.cfg",
         "codecov.yml",
         "mkdocs.yml",
+        # Dependency manifests without a suffix to go by: a module's requirements and their
+        # versions, not code (opentelemetry-collector #9091 adds a module and points 13 go.mod
+        # files at it).
+        *("go.mod", "go.work", "gemfile", "pipfile", "podfile"),
     }
 )
+# Copies an editor, a merge tool or an author left beside a file: no code any build reads
+# (opentelemetry-go #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake).
+LEFTOVER_SUFFIXES = (".bak", ".bkup", ".orig", ".rej", ".swp", ".swo", "~")
 # Benchmarks measure the code; like tests, a change to them is no change of what the code does.
 BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "asv_bench"})
 # Build definitions: what to compile and link, not what the code does (scipy #18426 moves include
@@ -170,11 +177,20 @@ def is_bench_path(path: str) -> bool:
     return any(part.lower() in BENCH_DIRS for part in path.split("/")[:-1])
 
 
+def is_leftover_path(path: str) -> bool:
+    """A backup, swap or merge leftover (`LEFTOVER_SUFFIXES`)."""
+    return path.lower().endswith(LEFTOVER_SUFFIXES)
+
+
 def counts_as_code(path: str) -> bool:
-    """Is this file the code under work (not test, benchmark, config or docs)? Its lines can carry
-    line lineage and names from one PR to another."""
+    """Is this file the code under work (not test, benchmark, config, docs or a leftover copy)? Its
+    lines can carry line lineage and names from one PR to another."""
     return not (
-        is_test_path(path) or is_bench_path(path) or is_config_path(path) or is_doc_path(path)
+        is_test_path(path)
+        or is_bench_path(path)
+        or is_config_path(path)
+        or is_doc_path(path)
+        or is_leftover_path(path)
     )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -432,14 +432,36 @@ def read_blobs(clone: str, ids: list[str]) -> Blobs:
     return blobs
 
 
-def patch_code_lines(
+@dataclass(frozen=True)
+class CodeChange:
+    """Changed lines of code of a PR (distinct texts): those it writes and those it removes."""
+
+    added: int
+    removed: int
+
+    @property
+    def lines(self) -> int:
+        """What a stage must reach to teach something. Writing a line is the work; finding what
+        to remove is half of it, so a removed line counts half. A line rewritten is one line and
+        a half, not two (bookkeeper #3646 makes a batch size configurable: 10 lines in, 2 out),
+        and a change that only deletes (a deprecated API, dead code, an enum's unused variants)
+        counts each line half (distributed #9222 deletes 16 lines of deprecated code, qiskit
+        #7682 22)."""
+        return self.added + (self.removed + 1) // 2
+
+    @property
+    def writes_code(self) -> bool:
+        return self.added > 0
+
+
+def patch_code_change(
     diff: str, clone: str | None = None, attributes: Attributes | None = None
-) -> int:
-    """Changed lines of code of a whole PR diff: what a stage must reach to teach something.
-    With the clone, Python files are lexed whole (see the module's docstring). Lines the diff only
-    carries (re-indented, reformatted, moved) are no change, nor are generated files. A line
-    written the same many times is one change: scipy #8404 sets `tol = 1e-15` in 14 places and
-    #19931 sets them all to `1e-10`, 58 changed lines and two edits each."""
+) -> CodeChange:
+    """Changed lines of code of a whole PR diff. With the clone, Python files are lexed whole (see
+    the module's docstring). Lines the diff only carries (re-indented, reformatted, moved) are no
+    change, nor are generated files. A line written the same many times is one change: scipy
+    #8404 sets `tol = 1e-15` in 14 places and #19931 sets them all to `1e-10`, 58 changed lines
+    and two edits each."""
     blobs = read_blobs(clone, blob_ids(diff)) if clone else None
     sections = list(file_sections(diff))
     parsed = code_hunks(sections)
@@ -453,12 +475,14 @@ def patch_code_lines(
             new, old = section_code_lines(section, blobs, moved, parsed[i])
             added.update(new)
             removed.update(old)
-    # Writing a line is the work; finding what to remove is half of it, so a removed line counts
-    # half. A line rewritten is one line and a half, not two (bookkeeper #3646 makes a batch size
-    # configurable: 10 lines in, 2 out), and a change that only deletes (a deprecated API, dead
-    # code, an enum's unused variants) counts each line half (distributed #9222 deletes 16 lines
-    # of deprecated code, qiskit #7682 22).
-    return len(added) + (len(removed) + 1) // 2
+    return CodeChange(len(added), len(removed))
+
+
+def patch_code_lines(
+    diff: str, clone: str | None = None, attributes: Attributes | None = None
+) -> int:
+    """`CodeChange.lines` of a whole PR diff (`patch_code_change`)."""
+    return patch_code_change(diff, clone, attributes).lines
 
 
 def measure_stages(
@@ -468,19 +492,21 @@ def measure_stages(
     clones: dict[int, str | None] | None = None,
     batch: int = 500,
     also: Iterable[int] = (),
-) -> dict[int, int]:
+) -> dict[int, CodeChange]:
     """Lexed code lines of every PR that has an edge (only those can be stages of a chain), and
     of the PRs in `also`.
 
     A PR whose file counts (comments and docstrings included) are already under `minimum` keeps
-    that count unlexed: lexing only ever lowers it."""
+    that count unlexed, as lines written: lexing only ever lowers it."""
     from sqlalchemy import select
 
     from sql.models import PRPatch
 
     prs = graph.graph["prs"]
     wanted = sorted({pr for pr in graph if graph.degree(pr)} | set(also))
-    measured = {pr: prs[pr].code_lines for pr in wanted if prs[pr].code_lines < minimum}
+    measured = {
+        pr: CodeChange(prs[pr].code_lines, 0) for pr in wanted if prs[pr].code_lines < minimum
+    }
     todo = [pr for pr in wanted if pr not in measured]
     with ExitStack() as stack, engine.connect() as conn:
         attributes = {
@@ -492,10 +518,24 @@ def measure_stages(
             for pr, diff in conn.execute(query):
                 repo = prs[pr].repo_id
                 clone = (clones or {}).get(repo)
-                measured[pr] = patch_code_lines(diff or "", clone, attributes.get(repo))
+                measured[pr] = patch_code_change(diff or "", clone, attributes.get(repo))
     return measured
 
 
-def thin_stages(graph: nx.DiGraph, measured: dict[int, int], minimum: int) -> list[int]:
-    """PRs with an edge whose code change is under `minimum` lines: no stage of a chain may be."""
-    return sorted(pr for pr, lines in measured.items() if lines < minimum and pr in graph)
+def no_stages(
+    measured: dict[int, CodeChange], minimum: int, reverting: Collection[int] = ()
+) -> dict[int, str]:
+    """The measured PRs that may be no stage of a chain, each with why: under `minimum` lines of
+    code, or writing no line of code at all. A change that only deletes asks to find code, not to
+    write any: opentelemetry-collector #2012 removes a whole processor (547 lines), nushell #11356
+    a value variant with its every use, and of the stages the hand checks of rounds 12 to 25
+    judged that reach the minimum and write nothing, 6 were called thin and 2 not. A revert
+    (`reverting`) only deletes too, and stays a stage where it undoes the stage before it
+    (`chains.build._trim_reverts`)."""
+    found = {}
+    for pr, change in measured.items():
+        if change.lines < minimum:
+            found[pr] = f"{change.lines} lines of code, under {minimum}"
+        elif not change.writes_code and pr not in reverting:
+            found[pr] = f"only deletes code ({change.removed} lines), writes none"
+    return found

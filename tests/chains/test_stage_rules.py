@@ -19,11 +19,12 @@ from chains.substance import (
     code_line_flags,
     lexer_for,
     multiline_strings,
+    patch_code_change,
     patch_code_lines,
 )
 from prchain.dev.repos import git
 from sql.models import Chain, ChainLink
-from tests.support.chain_store import StoreBuilder
+from tests.support.chain_store import StoreBuilder, file_diff
 from tests.support.history import History
 
 
@@ -312,6 +313,19 @@ def test_stylesheets_markup_and_shell_scripts_are_no_substance(engine: Engine) -
     _assert_middle_is_no_stage(engine, [*files, "scripts/extract-version.sh"], diff)
 
 
+def test_dependency_manifests_and_leftover_copies_are_no_code() -> None:
+    """opentelemetry-collector #9091 points 13 go.mod files at a new module; opentelemetry-go
+    #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake."""
+    for path in ("go.mod", "exporter/go.mod", "go.work", "Gemfile", "src/core.py.orig"):
+        assert not counts_as_code(path), path
+    for path in ("sdk/metric/sum.go.bkup", "src/core.py~", "src/lib.rs.rej", "a.c.bak"):
+        assert not counts_as_code(path), path
+    assert counts_as_code("src/gomod.go") and counts_as_code("internal/go.mod.go")
+    assert patch_code_lines(file_diff("exporter/go.mod", 1, 30)) == 0
+    assert patch_code_lines(file_diff("sdk/metric/sum.go.bkup", 1, 30)) == 0
+    assert patch_code_lines(file_diff("sdk/metric/sum.go", 1, 30)) == 30
+
+
 C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
 --- a/mypyc/lib-rt/util.h
 +++ b/mypyc/lib-rt/util.h
@@ -407,7 +421,10 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
     pid = store.pr_id
     thin, full = links[pid(2), pid(1)], links[pid(3), pid(1)]
     assert (thin.rule, thin.drop_kind) == ("stage_below_substance", "stage")
-    assert thin.why.endswith("the link rules dropped it too (plain_mention_without_shared_lines)")
+    assert thin.why.endswith(
+        "the link rules dropped it too (plain_mention_without_shared_lines); no stage: #2: 3 lines"
+        " of code, under 12"
+    )
     assert (full.rule, full.drop_kind) == ("plain_mention_without_shared_lines", "link")
     assert links[pid(4), pid(1)].rule == "pr_filtered_or_not_mined"
     assert links[pid(5), pid(1)].rule == "stage_below_substance"
@@ -416,6 +433,49 @@ def test_an_end_that_can_be_no_stage_decides_a_dropped_link_too(engine: Engine) 
         "plain_mention_without_shared_lines": 1,
         "pr_filtered_or_not_mined": 1,
     }
+
+
+def _reverse(diff: str) -> str:
+    """The diff that undoes `diff` (one hunk, as `file_diff` writes it)."""
+    out = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("@@"):
+            old, new = line.split()[1:3]
+            line = f"@@ -{new[1:]} +{old[1:]} @@\n"
+        elif line[:1] in "+-" and not line.startswith(("+++", "---")):
+            line = {"+": "-", "-": "+"}[line[0]] + line[1:]
+        out.append(line)
+    return "".join(out)
+
+
+def test_a_stage_that_only_deletes_is_no_stage_but_a_revert_is(engine: Engine) -> None:
+    """opentelemetry-collector #2012 removes a whole processor: 547 lines of code, each found, none
+    written. A revert deletes only too, and stays the middle stage of a re-land."""
+    deleted = _reverse(file_diff("src/core.py", 7, lines=40))
+    assert (patch_code_change(deleted).added, patch_code_lines(deleted)) == (0, 20)
+    _assert_middle_is_no_stage(engine, ["src/core.py"], deleted)
+    with Session(engine) as session:
+        why = session.scalars(select(ChainLink.why).where(ChainLink.rule.is_not(None))).first()
+    assert why is not None and why.endswith(
+        "no stage: #2: only deletes code (40 lines), writes none"
+    )
+
+
+def test_a_revert_that_only_deletes_stays_the_middle_of_a_reland(engine: Engine) -> None:
+    store = StoreBuilder(engine)
+    store.pr(11, ["src/b.py"], lines=40)
+    store.pr(12, ["src/b.py"], title='Revert "Change 11"', lines=40)
+    store.patches[-1]["diff"] = _reverse(store.patches[0]["diff"])  # 40 lines out, none in
+    store.pr(13, ["src/b.py"], title="Change 11 again, with the fix", lines=40)
+    store.patches[-1]["diff"] = store.patches[0]["diff"]  # writes back what the revert removed
+    store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
+    store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
+    store.write()
+    build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+    pid = store.pr_id
+    assert chains == {f"{pid(11)}-{pid(12)}-{pid(13)}": "revert_reland"}
 
 
 def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: Engine) -> None:
