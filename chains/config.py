@@ -226,7 +226,8 @@ class ChainsConfig(BaseModel):
         description="Fewest changed lines of code every stage of a chain must change: lines holding "
         "code as a lexer reads them, a removed line counting half (comments, docstrings and blank "
         "lines not counted; tests, docs, CI, lock and config files, stylesheets, markup and shell "
-        "scripts not counted). A PR under it is no stage of a chain of two or more. "
+        "scripts not counted). A PR under it is no stage of a chain of two or more, nor is one "
+        "that writes no line of code and only deletes (a revert aside). "
         "Never more than min_chain_code_lines (setting that to 0 turns both off). In the blind hand "
         "checks of rounds 12 to 14, 7 of the 21 stages judged thin had 10 or 11 lines, and 3 of the "
         "281 judged not thin.",

@@ -531,8 +531,10 @@ def no_stages(
     a value variant with its every use, and of the stages the hand checks of rounds 12 to 25
     judged that reach the minimum and write nothing, 6 were called thin and 2 not. A revert
     (`reverting`) only deletes too, and stays a stage where it undoes the stage before it
-    (`chains.build._trim_reverts`)."""
-    found = {}
+    (`chains.build._trim_reverts`). A minimum of 0 turns both rules off."""
+    found: dict[int, str] = {}
+    if minimum <= 0:
+        return found
     for pr, change in measured.items():
         if change.lines < minimum:
             found[pr] = f"{change.lines} lines of code, under {minimum}"

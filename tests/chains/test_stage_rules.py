@@ -15,10 +15,12 @@ from chains.filters import counts_as_code, counts_as_substance
 from chains.generated import Attributes
 from chains.imports import is_import
 from chains.substance import (
+    CodeChange,
     WholeFile,
     code_line_flags,
     lexer_for,
     multiline_strings,
+    no_stages,
     patch_code_change,
     patch_code_lines,
 )
@@ -459,6 +461,10 @@ def test_a_stage_that_only_deletes_is_no_stage_but_a_revert_is(engine: Engine) -
     assert why is not None and why.endswith(
         "no stage: #2: only deletes code (40 lines), writes none"
     )
+    # A minimum of 0 turns the substance rules off, this one too; a revert stays a stage.
+    only_deletes = {7: CodeChange(0, 40)}
+    assert no_stages(only_deletes, 0) == {} and no_stages(only_deletes, 12, reverting={7}) == {}
+    assert no_stages(only_deletes, 12) == {7: "only deletes code (40 lines), writes none"}
 
 
 def test_a_revert_that_only_deletes_stays_the_middle_of_a_reland(engine: Engine) -> None:
