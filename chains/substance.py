@@ -527,8 +527,8 @@ def no_stages(
 ) -> dict[int, str]:
     """The measured PRs that may be no stage of a chain, each with why: under `minimum` lines of
     code, or writing no line of code at all. A change that only deletes asks to find code, not to
-    write any: opentelemetry-collector #2012 removes a whole processor (547 lines), nushell #11356
-    a value variant with its every use, and of the stages the hand checks of rounds 12 to 25
+    write any: opentelemetry-collector #2012 removes a whole processor (547 lines), nushell #11367
+    an expression variant with its every use, and of the stages the hand checks of rounds 12 to 25
     judged that reach the minimum and write nothing, 6 were called thin and 2 not. A revert
     (`reverting`) only deletes too, and stays a stage where it undoes the stage before it
     (`chains.build._trim_reverts`). A minimum of 0 turns both rules off."""
