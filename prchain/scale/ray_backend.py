@@ -103,7 +103,10 @@ class RayBackend:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if self.config.ray_address:
             kwargs["address"] = self.config.ray_address
-        else:  # a Ray instance of our own on this machine, with as many sandboxes as workers
+        else:  # a Ray instance of our own on this machine, with as many sandboxes as workers:
+            # "local" starts one even when another runs here (a bare init would join the newest
+            # instance `ray start` or a test cluster left, and refuse our resources).
+            kwargs["address"] = "local"
             kwargs["resources"] = {self.config.slot_resource: self.config.local_slots or workers}
         for attempt in range(1, START_ATTEMPTS + 1):
             try:

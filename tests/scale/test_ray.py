@@ -48,7 +48,11 @@ def local_ray() -> Iterator[None]:
     """One local Ray instance for this module's tests (starting one costs tens of seconds here)."""
     patiently(
         lambda: ray.init(
-            num_cpus=2, include_dashboard=False, log_to_driver=False, resources={"docker_slots": 2}
+            address="local",  # never another instance running on this machine
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            resources={"docker_slots": 2},
         )
     )
     yield
