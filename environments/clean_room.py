@@ -64,7 +64,7 @@ class DockerCleanRoom:
         )
 
     def read_file(self, path: str) -> str:
-        raw = self._raw('test -f "$1" || exit 3; cat -- "$1"', self._abs(path))
+        raw = self._raw('test -f "$1" || exit 3; cat -- "$1"', self._abs(path), idempotent=True)
         if raw.exit_code == 3:
             raise FileNotFoundError(f"no such file in the clean room: {path}")
         if raw.exit_code != 0:
@@ -73,14 +73,16 @@ class DockerCleanRoom:
 
     def write_file(self, path: str, content: str) -> None:
         script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
-        raw = self._raw(script, self._abs(path), stdin=content.encode())
+        raw = self._raw(script, self._abs(path), stdin=content.encode(), idempotent=True)
         if raw.exit_code != 0:
             raise PermissionError(f"cannot write {path} in the clean room")
 
     def _abs(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(carry.WORKDIR, path))
 
-    def _raw(self, script: str, *args: str, stdin: bytes | None = None) -> RawExec:
+    def _raw(
+        self, script: str, *args: str, stdin: bytes | None = None, idempotent: bool = False
+    ) -> RawExec:
         argv = ["bash", "-c", script, "prchain", *args]
         return self.client.exec(
             self.container,
@@ -91,4 +93,5 @@ class DockerCleanRoom:
             limit=INTERNAL_LIMIT,
             deadline=600,
             stdin=stdin,
+            idempotent=idempotent,
         )

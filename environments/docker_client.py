@@ -6,6 +6,9 @@ Every call that can fail turns the SDK's exceptions into prchain's typed errors,
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import secrets
 import socket
 import threading
 import time
@@ -18,13 +21,24 @@ from typing import Any
 import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
 from docker.types import Mount
-from docker.utils.socket import frames_iter
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
-from prchain.core.errors import BuildFailed, ContainerDied, EnvironmentFailure
+from environments.exec_stream import (
+    NONCE_VAR,
+    TRAILER_ROOM,
+    Bounded,
+    close,
+    frames,
+    reader,
+    wrapped,
+)
+from prchain.core.errors import BuildFailed, ContainerDied, EnvironmentFailure, ExecOutputLost
 
 MANAGED_LABEL = "prchain.managed"
+log = logging.getLogger(__name__)
+
+READ_ATTEMPTS = 3  # an exec whose output was lost runs again only if it is a read (idempotent)
 
 
 class StorageQuotaUnsupported(EnvironmentFailure):
@@ -79,27 +93,6 @@ class ContainerSpec:
     # mode other than bridge/none (e.g. host, to reach an index on the host's 127.0.0.1).
     binds: dict[str, tuple[str, str]] = field(default_factory=dict)
     network_mode: str = ""
-
-
-@dataclass
-class _Bounded:
-    """Keeps the head and the tail of a stream, dropping the middle past `limit` bytes."""
-
-    limit: int
-    head: bytearray = field(default_factory=bytearray)
-    tail: bytearray = field(default_factory=bytearray)
-    dropped: int = 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        excess = len(self.tail) - (self.limit - self.limit // 2)
-        if excess > 0:
-            del self.tail[:excess]
-            self.dropped += excess
 
 
 def connect() -> docker.DockerClient:
@@ -417,6 +410,7 @@ class DockerClient:
         limit: int,
         deadline: float | None = None,
         stdin: bytes | None = None,
+        idempotent: bool = False,
     ) -> RawExec:
         """Run argv in the container; keep head and tail of the output within `limit` bytes.
 
@@ -424,28 +418,84 @@ class DockerClient:
         timeout fired (e.g. a daemon that escaped the process group): we stop reading then.
         `stdin` is written to the command's standard input, which is then closed: the one channel
         that reaches any directory (a tmpfs too) without trusting a path the agent could redirect.
+
+        An output that did not arrive whole (no trailer, though the command ended by itself) is
+        never handed back: a read (`idempotent`) runs again, up to READ_ATTEMPTS times; any other
+        command ran, so it is not repeated and ExecOutputLost says so. The exit code is always
+        the engine's, never the trailer's.
         """
-        start = time.monotonic()
+        attempts = READ_ATTEMPTS if idempotent else 1
+        for attempt in range(1, attempts + 1):
+            raw = self._exec_once(container_id, argv, user, workdir, env, limit, deadline, stdin)
+            if raw is not None:
+                return raw
+            log.warning("exec output lost (attempt %d of %d): %s", attempt, attempts, argv[:3])
+        what = " ".join(argv)[:120]
+        raise ExecOutputLost(
+            f"the output of `{what}` in container {container_id[:12]} did not arrive whole"
+            + (f" in {attempts} runs" if idempotent else "; it ran once and is not run again")
+        )
+
+    def _exec_once(
+        self,
+        container_id: str,
+        argv: list[str],
+        user: str,
+        workdir: str,
+        env: dict[str, str],
+        limit: int,
+        deadline: float | None,
+        stdin: bytes | None,
+    ) -> RawExec | None:
+        """One wrapped run; None when its output is provably incomplete."""
+        start, nonce = time.monotonic(), secrets.token_hex(16)
+        exec_id, sock = self._start(container_id, wrapped(argv), user, workdir, env, nonce, stdin)
+        buffer = Bounded(limit, TRAILER_ROOM)
+        finished = self._drain(frames(reader(sock)), buffer, deadline, lambda: close(sock))
+        code = self._exit_code(container_id, exec_id, finished)
+        whole = buffer.strip_trailer(nonce)
+        buffer.settle()
+        # A wrapper killed by a signal (the memory limit, a deadline) prints no trailer: the output
+        # is what it is. One that exited by itself always printed it, so without it bytes are lost.
+        if finished and not whole and 0 <= code < 128:
+            return None
+        output = bytes(buffer.head + buffer.tail)
+        return RawExec(output, code, time.monotonic() - start, buffer.dropped, len(buffer.head))
+
+    def _start(
+        self,
+        container_id: str,
+        argv: list[str],
+        user: str,
+        workdir: str,
+        env: dict[str, str],
+        nonce: str,
+        stdin: bytes | None,
+    ) -> tuple[str, Any]:
+        """Create and start the exec; its stream's socket, with `stdin` sent and closed."""
         try:
             exec_id = self.api.exec_create(
                 container_id,
                 argv,
                 user=user,
                 workdir=workdir,
-                environment=env,
+                environment={**env, NONCE_VAR: nonce},
                 stdin=stdin is not None,
             )["Id"]
-            if stdin is None:
-                stream = self.api.exec_start(exec_id, stream=True, demux=False)
-            else:
-                stream = self._feed(exec_id, stdin)
+            sock = self.api.exec_start(exec_id, socket=True)
         except NotFound:
             raise ContainerDied(f"container {container_id[:12]} is gone") from None
         except APIError as exc:
             self._raise_if_dead(container_id, exc)
             raise EnvironmentFailure(f"docker exec failed: {exc}") from None
-        buffer = _Bounded(limit)
-        finished = self._drain(stream, buffer, deadline)
+        raw = getattr(sock, "_sock", sock)
+        raw.settimeout(None)  # a quiet command is no error; `deadline` bounds the wait
+        if stdin is not None:
+            raw.sendall(stdin)
+            raw.shutdown(socket.SHUT_WR)
+        return str(exec_id), sock
+
+    def _exit_code(self, container_id: str, exec_id: str, finished: bool) -> int:
         try:
             code = self.api.exec_inspect(exec_id).get("ExitCode") if finished else None
         except NotFound:
@@ -453,31 +503,26 @@ class DockerClient:
         if code is None or code in (-1, 137):  # killed: the command, or the whole container?
             self._raise_if_dead(container_id, None)
             code = 137 if code is None else code
-        output = bytes(buffer.head + buffer.tail)
-        return RawExec(
-            output, int(code), time.monotonic() - start, buffer.dropped, len(buffer.head)
-        )
-
-    def _feed(self, exec_id: str, data: bytes) -> Iterator[bytes]:
-        sock = self.api.exec_start(exec_id, socket=True)
-        raw = getattr(sock, "_sock", sock)
-        raw.sendall(data)
-        raw.shutdown(socket.SHUT_WR)
-        return (chunk for _stream, chunk in frames_iter(sock, tty=False))
+        return int(code)
 
     @staticmethod
-    def _drain(stream: Iterator[bytes], buffer: _Bounded, deadline: float | None) -> bool:
+    def _drain(
+        stream: Iterator[bytes], buffer: Bounded, deadline: float | None, stop: Callable[[], None]
+    ) -> bool:
+        """Feed the stream to the buffer until it ends or `deadline` passes; whether it ended."""
+
         def pump() -> None:
-            try:
+            with contextlib.suppress(DockerException, OSError, ValueError):  # broken, or closed
                 for chunk in stream:
                     buffer.feed(chunk)
-            except DockerException:
-                pass
 
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        reader.join(deadline)
-        return not reader.is_alive()
+        pumping = threading.Thread(target=pump, daemon=True)
+        pumping.start()
+        pumping.join(deadline)
+        finished = not pumping.is_alive()
+        stop()  # wakes a pump still waiting, so nothing feeds the buffer once we read it
+        pumping.join(5)
+        return finished
 
     def _raise_if_dead(self, container_id: str, exc: Exception | None) -> None:
         if not self.is_running(container_id):

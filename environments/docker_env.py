@@ -87,14 +87,10 @@ class DockerEnvironment:
         return self
 
     def _agent_uid(self) -> int:
-        """The agent's uid. Under load the engine now and then hands back an exec's stream without
-        its output (exit 0, nothing read): asked again, up to three times, then one clear error."""
-        said = ""
-        for _ in range(3):
-            said = self._root("id -u agent").output.strip()
-            if said.isdigit():
-                return int(said)
-        raise EnvironmentFailure(f"the sandbox did not say the agent's uid ({said!r} three times)")
+        said = self._root("id -u agent", idempotent=True).output.strip()
+        if not said.isdigit():
+            raise EnvironmentFailure(f"the sandbox did not say the agent's uid: {said!r}")
+        return int(said)
 
     def _sandbox_on(self, image: str) -> str:
         """A stage's image as a sandbox: an era image (dependencies only) gets the sandbox layer
@@ -157,7 +153,10 @@ class DockerEnvironment:
         env: dict[str, str] | None = None,
         stdin: bytes | None = None,
         container: str | None = None,
+        idempotent: bool = False,
     ) -> RawExec:
+        """One bookkeeping exec; `idempotent` (a read, a rewrite of the same bytes) may run again
+        should its output be lost (DockerClient.exec)."""
         if container is None and not self.container_id:
             self.start()
         target = container or self.container_id
@@ -174,6 +173,7 @@ class DockerEnvironment:
             limit=INTERNAL_LIMIT,
             deadline=600,
             stdin=stdin,
+            idempotent=idempotent,
         )
 
     def _checked(
@@ -184,9 +184,16 @@ class DockerEnvironment:
         what: str = "",
         stdin: bytes | None = None,
         container: str | None = None,
+        idempotent: bool = False,
     ) -> str:
         raw = self._run(
-            script, *args, user=user, env=carry.BOOKKEEPING_ENV, stdin=stdin, container=container
+            script,
+            *args,
+            user=user,
+            env=carry.BOOKKEEPING_ENV,
+            stdin=stdin,
+            container=container,
+            idempotent=idempotent,
         )
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code != 0:
@@ -195,8 +202,10 @@ class DockerEnvironment:
             )
         return text
 
-    def _root(self, script: str, *args: str, stdin: bytes | None = None) -> ExecResult:
-        text = self._checked(script, *args, user="root", stdin=stdin)
+    def _root(
+        self, script: str, *args: str, stdin: bytes | None = None, idempotent: bool = False
+    ) -> ExecResult:
+        text = self._checked(script, *args, user="root", stdin=stdin, idempotent=idempotent)
         return ExecResult(text, 0)
 
     # ---- the agent's interface ------------------------------------------------------------------
@@ -224,7 +233,7 @@ class DockerEnvironment:
         """A file's text as the agent sees it; FileNotFoundError when missing, IsADirectoryError on a dir."""
         target = self._abs(path)
         script = 'test -e "$1" || exit 3; test -d "$1" && exit 4; cat -- "$1"'
-        raw = self._run(script, target, user=AGENT)
+        raw = self._run(script, target, user=AGENT, idempotent=True)
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code == 3:
             raise FileNotFoundError(f"no such file in the sandbox: {path}")
@@ -237,7 +246,9 @@ class DockerEnvironment:
     def write_file(self, path: str, content: str) -> None:
         """Write a file as the agent would (its permissions apply); parent directories are created."""
         script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
-        raw = self._run(script, self._abs(path), user=AGENT, stdin=content.encode())
+        raw = self._run(
+            script, self._abs(path), user=AGENT, stdin=content.encode(), idempotent=True
+        )
         if raw.exit_code != 0:
             raise PermissionError(
                 f"cannot write {path}: {raw.output.decode('utf-8', 'replace').strip()}"
@@ -267,7 +278,14 @@ class DockerEnvironment:
 
     def _raw_diff(self, origin: str, cap: int) -> tuple[int, bytes]:
         """(the whole diff's size, the diff or, past `cap` when cap >= 0, its summary)."""
-        raw = self._run(carry.DIFF_AGAINST, origin, str(cap), user=AGENT, env=carry.BOOKKEEPING_ENV)
+        raw = self._run(
+            carry.DIFF_AGAINST,
+            origin,
+            str(cap),
+            user=AGENT,
+            env=carry.BOOKKEEPING_ENV,
+            idempotent=True,  # its index is a throwaway copy; the worktree is only read
+        )
         head, _, body = raw.output.partition(b"\n")
         if raw.exit_code != 0 or raw.dropped or not head.startswith(b"SIZE "):
             said = raw.output[-1500:].decode("utf-8", "replace")
@@ -275,7 +293,7 @@ class DockerEnvironment:
         return int(head.split()[1]), body
 
     def end_agent_processes(self) -> None:
-        self._root(carry.END_AGENT)
+        self._root(carry.END_AGENT, idempotent=True)
 
     def snapshot(self) -> str:
         """Record the whole worktree (untracked files too) and the stage; returns an id for restore()."""
@@ -289,7 +307,7 @@ class DockerEnvironment:
     def restore(self, snapshot: str) -> None:
         """Put the worktree and the stage bookkeeping back to what snapshot() recorded."""
         info = carry.parse_snapshot_info(
-            self._checked(carry.SNAPSHOT_INFO, snapshot, what="restore")
+            self._checked(carry.SNAPSHOT_INFO, snapshot, what="restore", idempotent=True)
         )
         if not {"stage", "stage-base", "stage-start"} <= info.keys():
             raise EnvironmentFailure(f"{snapshot} is not a snapshot of this sandbox")
@@ -403,7 +421,7 @@ class DockerEnvironment:
         """A file of the current stage base C_t as published (read by root), None when absent."""
         if not self.stage_base:
             return None
-        raw = self._run(carry.BASE_FILE, self.stage_base, path, user="root")
+        raw = self._run(carry.BASE_FILE, self.stage_base, path, user="root", idempotent=True)
         if raw.exit_code == 3:
             return None
         if raw.exit_code != 0 or raw.dropped:

@@ -8,7 +8,7 @@ from typing import Any
 
 from environments.protocol import Environment
 from prchain.agent.editor import Editor, EditorError
-from prchain.core.errors import ContainerDied, PrchainError
+from prchain.core.errors import ContainerDied, ExecOutputLost, PrchainError
 
 SUBMIT = "submit"
 TRUNCATION_MARKER = "\n[... {omitted} characters of output omitted ...]\n"
@@ -155,7 +155,7 @@ class ToolBox:
             return self.editor.run(args), False
         except EditorError as exc:
             return f"Error: {exc}", True
-        except ContainerDied:
+        except (ContainerDied, ExecOutputLost):  # the infrastructure's failure, not the agent's
             raise
         except (PrchainError, OSError, UnicodeDecodeError) as exc:
             # A file the sandbox cannot read (binary, permissions) must not end the rollout.

@@ -93,6 +93,13 @@ class ContainerDied(EnvironmentFailure):
     hint = "the sandbox container exited unexpectedly; the stage is recorded as failed"
 
 
+class ExecOutputLost(EnvironmentFailure):
+    """A command in a container ended, but its output did not arrive whole. It ran, so it is not
+    run again unless it is a read; an infrastructure error, never a verdict."""
+
+    hint = "the Docker stream lost a command's output; rerun: finished work is kept and resumes"
+
+
 class LLMError(PrchainError):
     hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
 

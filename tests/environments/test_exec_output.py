@@ -1,0 +1,235 @@
+"""An exec's output is whole or it is not handed back (environments/exec_stream.py).
+
+Real containers; the faults come from tests/support/exec_proxy.py, a proxy between docker-py and
+the engine that spoils the stream of chosen execs while the commands themselves run to their end.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from environments.exec_stream import NONCE_VAR, Bounded
+from prchain.core.errors import ExecOutputLost
+from tests.support.docker_fixtures import CALC_REPO
+from tests.support.exec_proxy import ExecProxy
+
+NONCE = "0123456789abcdef0123456789abcdef"
+
+
+# ---- the bounded buffer and its trailer (no engine) ---------------------------------------------
+
+
+def _fed(limit: int, *chunks: bytes) -> Bounded:
+    buffer = Bounded(limit, reserve=64)
+    for chunk in chunks:
+        buffer.feed(chunk)
+    return buffer
+
+
+@pytest.mark.parametrize("size", [0, 5, 49, 50, 51, 99, 100, 101, 5000])
+def test_the_trailer_is_stripped_and_the_limit_kept_wherever_the_trailer_lands(size: int) -> None:
+    output = bytes(range(48, 58)) * (size // 10) + b"x" * (size % 10)
+    buffer = _fed(100, output, f"{NONCE} 0\n".encode())
+    assert buffer.strip_trailer(NONCE)
+    buffer.settle()
+    kept = bytes(buffer.head + buffer.tail)
+    assert buffer.dropped == max(0, size - 100) and len(kept) == min(size, 100)
+    assert kept[: len(buffer.head)] == output[: len(buffer.head)]
+    assert kept[len(buffer.head) :] == output[len(output) - len(buffer.tail) :]
+
+
+def test_a_trailer_across_the_seam_of_head_and_tail_is_stripped() -> None:
+    trailer = f"{NONCE} 1\n".encode()
+    for split in range(1, len(trailer)):
+        buffer = Bounded(200, reserve=64)
+        buffer.feed(b"a" * (100 - split) + trailer)  # head is 100 bytes: the seam cuts the line
+        assert buffer.strip_trailer(NONCE) and bytes(buffer.head + buffer.tail) == b"a" * (
+            100 - split
+        )
+
+
+def test_an_output_without_its_trailer_is_said_to_be_incomplete() -> None:
+    other = "f" * 32
+    for data in (b"", b"hello\n", f"{other} 0\n".encode(), f"{NONCE} \n".encode()):
+        assert not _fed(100, data).strip_trailer(NONCE)
+
+
+def test_only_the_last_trailer_is_the_wrappers() -> None:
+    forged = f"{NONCE} 0\n".encode()  # a command that knew the nonce printed it early
+    buffer = _fed(1000, b"a", forged, b"b\n", f"{NONCE} 3\n".encode())
+    assert (
+        buffer.strip_trailer(NONCE) and bytes(buffer.head + buffer.tail) == b"a" + forged + b"b\n"
+    )
+
+
+# ---- real containers --------------------------------------------------------------------------------
+
+
+def _engine_socket() -> str:
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        pytest.skip(f"the exec proxy needs the engine on a unix socket, not {host}")
+    return host.removeprefix("unix://")
+
+
+@pytest.fixture
+def proxy(docker_client: Any) -> Iterator[ExecProxy]:
+    started = ExecProxy(_engine_socket()).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def proxied(proxy: ExecProxy) -> Any:
+    import docker
+
+    from environments.docker_client import DockerClient
+
+    return DockerClient(docker.DockerClient(base_url=proxy.url, timeout=300))
+
+
+@pytest.fixture
+def container(docker_client: Any, base_image: str) -> Iterator[str]:
+    from environments.cleanup import owner_labels
+    from environments.config import EnvironmentConfig
+    from environments.docker_client import ContainerSpec
+
+    name = f"prchain-test-exec-{secrets.token_hex(4)}"
+    spec = ContainerSpec(EnvironmentConfig().base_image, name, owner_labels(), {})
+    found = docker_client.run(spec)
+    yield found
+    docker_client.remove_container(found)
+
+
+def _sh(client: Any, container: str, script: str, **kwargs: Any) -> Any:
+    limit = kwargs.pop("limit", 1 << 20)
+    env = {"PATH": "/usr/bin:/bin"}
+    return client.exec(
+        container, ["sh", "-c", script], user="root", workdir="/", env=env, limit=limit, **kwargs
+    )
+
+
+def _runs(docker_client: Any, container: str, name: str) -> int:
+    return int(_sh(docker_client, container, f"cat /tmp/{name} | wc -l").output)
+
+
+@pytest.mark.docker
+def test_a_read_whose_output_is_lost_runs_again_and_says_what_it_read(
+    docker_client: Any, proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    proxy.add("count-read", "drop", times=2)
+    raw = _sh(proxied, container, "echo run >> /tmp/count-read; echo hello", idempotent=True)
+    assert raw.output == b"hello\n" and raw.exit_code == 0
+    assert len(proxy.spoiled) == 2 and _runs(docker_client, container, "count-read") == 3
+
+
+@pytest.mark.docker
+def test_a_read_lost_every_time_fails_clearly_after_its_attempts(
+    docker_client: Any, proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    proxy.add("count-always", "drop", times=10)
+    with pytest.raises(ExecOutputLost, match="did not arrive whole in 3 runs"):
+        _sh(proxied, container, "echo run >> /tmp/count-always; echo hello", idempotent=True)
+    assert _runs(docker_client, container, "count-always") == 3
+
+
+@pytest.mark.parametrize("mode", ["drop", "cut"])
+@pytest.mark.docker
+def test_a_command_whose_output_is_lost_is_never_run_twice(
+    docker_client: Any, proxied: Any, proxy: ExecProxy, container: str, mode: str
+) -> None:
+    proxy.add("count-once", mode, keep=100)
+    script = "echo run >> /tmp/count-once; seq 1 5000"
+    with pytest.raises(ExecOutputLost, match="ran once and is not run again"):
+        _sh(proxied, container, script)
+    assert _runs(docker_client, container, "count-once") == 1
+    assert _sh(proxied, container, script).output.endswith(b"4999\n5000\n")  # spoiled once only
+
+
+@pytest.mark.docker
+def test_output_that_came_with_the_exec_answers_headers_is_kept(
+    proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    """docker-py read the socket past http.client's buffer and lost these bytes (#3332)."""
+    proxy.add("with-headers", "coalesce", times=2)
+    assert _sh(proxied, container, "echo with-headers").output == b"with-headers\n"
+    failed = _sh(proxied, container, "printf 'with-headers'; exit 4")
+    assert failed.output == b"with-headers" and failed.exit_code == 4 and len(proxy.spoiled) == 2
+
+
+@pytest.mark.docker
+def test_the_trailer_and_its_nonce_never_reach_the_output(
+    docker_client: Any, container: str
+) -> None:
+    cases = {
+        "": b"",
+        "printf 'no newline'": b"no newline",
+        "echo out; echo err >&2": b"out\nerr\n",
+        "echo failed; exit 3": b"failed\n",
+        f"env | grep -c {NONCE_VAR}; true": b"0\n",  # the nonce left the command's environment
+    }
+    for script, expected in cases.items():
+        raw = _sh(docker_client, container, script)
+        assert raw.output == expected, script
+    fed = _sh(docker_client, container, "cat", stdin=b"x" * 100_000)
+    assert fed.output == b"x" * 100_000
+
+
+@pytest.mark.docker
+def test_large_outputs_keep_their_head_and_tail(docker_client: Any, container: str) -> None:
+    whole = b"".join(b"%d\n" % i for i in range(1, 100_001))
+    raw = _sh(docker_client, container, "seq 1 100000", limit=1000)
+    assert len(raw.output) == 1000 and raw.dropped == len(whole) - 1000 and raw.head == 500
+    assert raw.output[:500] == whole[:500] and raw.output[500:] == whole[-500:]
+    for extra in (0, 1, 30):  # at the limit, and just past it: the trailer takes none of it
+        exact = _sh(docker_client, container, f"head -c {1000 + extra} /dev/zero", limit=1000)
+        assert len(exact.output) == 1000 and exact.dropped == extra
+
+
+@pytest.mark.docker
+def test_a_deadline_still_ends_the_wait_for_a_stream_left_open(
+    docker_client: Any, container: str
+) -> None:
+    raw = _sh(docker_client, container, "echo started; exec sleep 60", deadline=2)
+    assert raw.output == b"started\n" and raw.exit_code == 137 and raw.seconds < 30
+
+
+# ---- through the sandbox ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def proxied_env(proxied: Any, calc_image: Any, calc_chain: Any) -> Iterator[Any]:
+    from environments.config import EnvironmentConfig
+    from environments.docker_env import DockerEnvironment
+
+    env = DockerEnvironment(
+        EnvironmentConfig(),
+        repo=CALC_REPO,
+        clone_path=str(calc_chain.path),
+        stages=calc_chain.stages,
+        client=proxied,
+    )
+    yield env
+    env.close()
+
+
+@pytest.mark.docker
+def test_the_sandbox_reads_again_what_it_lost_and_never_reruns_the_agents_command(
+    proxy: ExecProxy, proxied_env: Any
+) -> None:
+    proxy.add("id -u agent", "drop")  # the start-up read that once failed a Ray rollout
+    proxy.add("diff.err", "drop")  # the diff script
+    env = proxied_env.start()
+    env.enter_stage(1)
+    env.write_file("notes.txt", "one\n")
+    assert "notes.txt" in env.diff()
+    proxy.add("count-agent", "drop")
+    with pytest.raises(ExecOutputLost):
+        env.execute("echo run >> /tmp/count-agent; python3 -c 'print(1)'")
+    assert env.execute("cat /tmp/count-agent").output == "run\n"
+    assert [mode for mode, _argv in proxy.spoiled] == ["drop"] * 3
