@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prchain.core import git
 
 if TYPE_CHECKING:
-    from chains.graph import PRNode
+    from chains.loading import PRNode
 
 GIT_TIMEOUT = 300
 

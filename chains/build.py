@@ -18,9 +18,10 @@ from chains.config import ChainsConfig
 from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
-from chains.graph import GraphReport, LinkDecision, PRNode, load_graph, load_repos
+from chains.graph import GraphReport, LinkDecision, load_graph
 from chains.inuse import in_use, mark_superseded, unmark
 from chains.links import STAGE_RULES, write_links
+from chains.loading import PRNode, load_repos
 from chains.patches import SplitPatch, split_patch
 from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate

@@ -11,7 +11,7 @@ Classes (weights in `ChainsConfig.evidence_weights`):
   pointed out), and "cost-related" no analogy at all;
 - issue_only: the two PRs only meet through an issue; an edge only with corroboration (an issue one
   of them names only by analogy makes the pair parallel, `issue_analogy`; one that says it prepares
-  the issue the other fixes makes it strong, `issue_prepares`; both set by chains/graph.py);
+  the issue the other fixes makes it strong, `issue_prepares`; both set by chains/loading.py);
 - revert: the newer PR reverts the older.
 
 Only the evidence window the miner stored is read, and of it only the sentence that holds the

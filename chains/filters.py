@@ -13,7 +13,7 @@ from chains.config import ChainFilters
 from chains.patches import is_test_path
 
 if TYPE_CHECKING:
-    from chains.graph import PRNode
+    from chains.loading import PRNode
 
 BOT_NAMES = frozenset(
     {

@@ -43,7 +43,7 @@ from prchain.core import git
 from sql.models import PRCommit, PRPatch
 
 if TYPE_CHECKING:
-    from chains.graph import PRNode
+    from chains.loading import PRNode
 
 MIN_LINE_CHARS = 12  # shorter lines ("return None", "}") match by accident
 MIN_AIMED_SHARE = 0.5  # of the lines a PR carries, the share on the older PR's code that aims at it
@@ -78,7 +78,7 @@ class Lineage:
     touched: int = 0
     # Lines of the older PR's tests (test files, a Rust file's test module) the newer one changes:
     # not counted in `lines`. A line or two of one test says little about code built on code;
-    # enough lines of test code back a link on their own (`chains.graph.tests_back`).
+    # enough lines of test code back a link on their own (`chains.link_rules.tests_back`).
     tests: int = 0
     # Of `tests`, those in test code: a test file in a programming language (not data, markup or
     # configuration: no snapshot, expected output or fixture JSON) or a Rust test module. The

@@ -26,7 +26,7 @@ from prchain.core import git
 from sql.models import PRCommit, PullRequest
 
 if TYPE_CHECKING:
-    from chains.graph import PRNode
+    from chains.loading import PRNode
 
 # A short sha shorter than this names too many commits to trust.
 MIN_SHA = 7

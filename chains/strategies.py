@@ -16,7 +16,8 @@ from typing import Any
 import networkx as nx
 
 from chains.config import ChainsConfig
-from chains.graph import PRNode, jaccard
+from chains.link_rules import jaccard
+from chains.loading import PRNode
 from prchain.core.registry import Registry
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from pygments.lexer import Lexer
     from sqlalchemy import Engine
 
-    from chains.graph import PRNode
+    from chains.loading import PRNode
 
 # Names shorter than this are too common to tell one PR's symbol from another's ("Max", "new").
 MIN_NAME_CHARS = 5

@@ -1,7 +1,7 @@
 """The link vetter: an LLM reads both PRs of a kept link and says whether the newer depends on the
 older; a build then drops the links it rejects.
 
-The deterministic rules decide first (chains/graph.py): only links they kept are asked about.
+The deterministic rules decide first (chains/link_rules.py): only links they kept are asked about.
 What the model sees is what a hand check reads: both PRs' titles, descriptions and diffs, the
 wording that made the link and the older PR's lines the newer one rewrites. Everything copied
 from the repository is fenced between markers derived from the text itself, so a PR description

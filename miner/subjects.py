@@ -2,7 +2,7 @@
 
 The miner reads these subjects on the first-parent line and off it to find PRs; chains read them
 inside a PR's own commits, to tell the merges it carries (`chains.carriers`) and to skip a merge's
-subject as a reference (`chains.graph`). One set of patterns serves all three.
+subject as a reference (`chains.loading`). One set of patterns serves all three.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
-from chains.graph import build_graph, load_graph, load_nodes, load_references, load_repos
+from chains.graph import build_graph, load_graph
 from chains.lines import Lines, parse_patch
+from chains.loading import load_nodes, load_references, load_repos
 from miner.config import MinerConfig
 from miner.mine import mine
 from prchain.dev.repos import git

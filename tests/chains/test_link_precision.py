@@ -8,8 +8,9 @@ from sqlalchemy import Engine, insert
 
 from chains.config import ChainsConfig
 from chains.cues import stacked_wording
-from chains.graph import LinkDecision, lineage_backs, load_graph
+from chains.graph import LinkDecision, load_graph
 from chains.lines import Lineage, substantive
+from chains.link_rules import lineage_backs
 from chains.reverts import ShaIndex
 from sql.models import PRCommit
 from tests.support.chain_store import StoreBuilder

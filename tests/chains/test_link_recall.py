@@ -10,7 +10,7 @@ import pytest
 
 from chains.config import ChainsConfig
 from chains.cues import regression_wording
-from chains.graph import symbols_back
+from chains.link_rules import symbols_back
 from chains.substance import lexer_for
 from chains.symbols import READ_FILES, code_names, lexed_names, present_at
 from sql.models import ChainLink

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chains.config import ChainsConfig
-from chains.graph import opened_by
+from chains.loading import opened_by
 from sql.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 
 from chains.config import ChainsConfig
-from chains.graph import PRNode
+from chains.loading import PRNode
 from chains.strategies import STRATEGIES, dedup_sub_paths
 from prchain.core.errors import UnknownName
 
