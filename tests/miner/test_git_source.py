@@ -720,6 +720,7 @@ def test_another_projects_history_merged_in_whole_is_not_read_as_ours(tmp_path: 
         "squash": 4,
         "merge": 1,
         "merges of another history: its commits left out": 1,
+        "skipped: PR merges inside another history": 1,
     }
 
 
