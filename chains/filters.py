@@ -100,11 +100,14 @@ BUILD_SUFFIXES = frozenset(
 # hand checks judged (rounds 12 to 19) that reach the stage minimum, leaving these out takes 9
 # judged thin under it and no stage judged worth its place. PowerShell and batch files stay
 # counted: that would take 3 stages judged worth their place (arrow-adbc #4624 and #4671 verify
-# release builds on Windows).
+# release builds on Windows). Pictures drawn in text (SVG) and HTML templates of the template
+# languages count likewise: crates.io #4154 redesigns a 404 page with a 21-line SVG and a
+# Handlebars template.
 PRESENTATION_SUFFIXES = frozenset(
     {
         *(".css", ".less", ".scss", ".sass", ".styl"),
-        *(".html", ".htm"),
+        *(".html", ".htm", ".hbs", ".handlebars", ".mustache"),
+        ".svg",
         *(".sh", ".bash", ".zsh"),
     }
 )

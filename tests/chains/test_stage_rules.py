@@ -315,6 +315,19 @@ def test_stylesheets_markup_and_shell_scripts_are_no_substance(engine: Engine) -
     _assert_middle_is_no_stage(engine, [*files, "scripts/extract-version.sh"], diff)
 
 
+def test_pictures_in_text_and_html_templates_are_no_substance() -> None:
+    """crates.io #4154 redesigns a 404 page: a 21-line SVG and a Handlebars template, and the
+    only script it touches loses lines. Both files are code for line lineage, no substance."""
+    picture = '<path d="M{i} {i}h{i}v{i}z" fill="#f{i}a"/>'
+    template = '<h1 class="title-{i}">{{{{this.title{i}}}}}</h1>'
+    for path, line in (("public/assets/ferris.svg", picture), ("app/templates/404.hbs", template)):
+        diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,31 @@\n \n"
+        diff += "".join(f"+{line.format(i=i)}\n" for i in range(30))
+        assert counts_as_code(path) and not counts_as_substance(path), path
+        assert patch_code_lines(diff) == 0, path
+        assert patch_code_lines(diff.replace(path, "app/pages/404.js")) > 0, path
+
+
 def test_dependency_manifests_and_leftover_copies_are_no_code() -> None:
     """opentelemetry-collector #9091 points 13 go.mod files at a new module; opentelemetry-go
     #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake."""
