@@ -167,7 +167,7 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 def mention_cue(evidence: str, number: int | None = None) -> str:
     """'parallel', 'dependent' or 'none' for the evidence of a plain mention (parallel wins)."""
-    if PARALLEL.search(analogy_window(evidence, number)):
+    if _analogy_before(evidence, number):
         return "parallel"
     if DEPENDENT.search(reference_sentence(evidence, number)):
         return "dependent"
@@ -218,6 +218,24 @@ def analogy_window(evidence: str, number: int | None) -> str:
     return f"{lead} {before}{item[found.start() : found.end()]}"
 
 
+# Regression words proper: "introduced in #N" says no more than where a thing came from ("similar
+# to the change introduced in #2369", grafana/agent), so it does not outweigh analogy wording.
+BROKE = re.compile(
+    r"\b(?:regress(?:ed|ion|ions)|broke|broken\s+(?:by|in|since)|caused\s+by)\b", re.I
+)
+
+
+def _analogy_before(evidence: str, number: int | None) -> re.Match[str] | None:
+    """The analogy wording just before the reference, unless words nearer the number say the
+    referenced PR broke something: in "use the endpoint name instead of its ID (regression from
+    #6118)" (temporal #6182), "instead of" is about names and IDs, "regression from" about #6118."""
+    window = analogy_window(evidence, number)
+    found = PARALLEL.search(window)
+    if found and BROKE.search(window, found.end()):
+        return None
+    return found
+
+
 # Right after the number: the same change for another target ("a follow up to #4024 but for
 # line ranges", "equivalent as #5023, but for the MultiThread scheduler"). A fix is exempt: "fixes
 # #12 but for Windows only" still fixes #12.
@@ -237,7 +255,7 @@ def analogy_after(evidence: str, number: int | None) -> str:
 def analogy(evidence: str, number: int | None) -> str:
     """The analogy wording about the reference to `number` ('' when none): just before it, or a
     "but for …" just after it."""
-    before = PARALLEL.search(analogy_window(evidence, number))
+    before = _analogy_before(evidence, number)
     return before.group(0).strip() if before else analogy_after(evidence, number)
 
 
@@ -276,7 +294,7 @@ def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[E
         return "parallel", f"analogy wording '{after}' after the reference"
     if ref_type in STRONG_TYPES:
         return "strong", f"{ref_type.replace('_', '-')} wording"
-    parallel = PARALLEL.search(analogy_window(evidence, number))
+    parallel = _analogy_before(evidence, number)
     if parallel:
         return "parallel", f"analogy/list wording '{parallel.group(0).strip()}'"
     dependent = DEPENDENT.search(reference_sentence(evidence, number))

@@ -63,6 +63,11 @@ def test_each_wording_gets_its_class() -> None:
     assert classify("mention", "A cost-related change, see #12", 12)[0] == "medium"
     # Analogy wording about another number does not taint this one.
     assert classify("mention", "Similar to #11; the bug was introduced in #12", 12)[0] == "strong"
+    # Words nearer the number that say it broke something govern it (temporal #6182); analogy
+    # wording still wins when it is the nearer.
+    fix = "Fix metrics to use endpoint name instead of ID (regression from #12)"
+    assert classify("mention", fix, 12)[0] == "strong"
+    assert classify("mention", "A regression fix in the same way as #12", 12)[0] == "parallel"
 
 
 def test_classes_decide_edges_and_every_kept_edge_says_why(engine: Engine) -> None:
