@@ -24,10 +24,18 @@ WRAPPER = (
 )
 TRAILER_ROOM = 64  # bytes the tail keeps beyond its share of the limit, for the trailer line
 _STATUS = re.compile(rb"\d{1,3}\n")
+# What the engine writes in the stream, with exit 126 or 127, when the wrapper's `sh` cannot start
+# (runc: exec: "sh": executable file not found in $PATH; crun: executable file `sh` not found).
+_NO_SHELL = re.compile(rb'OCI runtime exec failed: .*["`]sh["`].*(?:not found|no such file)', re.I)
 
 
 def wrapped(argv: list[str]) -> list[str]:
     return ["sh", "-c", WRAPPER, "prchain-exec", *argv]
+
+
+def no_shell(output: bytes) -> str:
+    """The engine's message when it could not start the wrapper's `sh`, else ''."""
+    return output.decode("utf-8", "replace").strip() if _NO_SHELL.search(output) else ""
 
 
 @dataclass

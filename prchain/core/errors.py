@@ -100,6 +100,13 @@ class ExecOutputLost(EnvironmentFailure):
     hint = "the Docker stream lost a command's output; rerun: finished work is kept and resumes"
 
 
+class NoShellInImage(EnvironmentFailure):
+    """The engine could not start `sh` in a container. Every exec runs in a small sh wrapper
+    (environments.exec_stream), so nothing can run there; running again cannot help."""
+
+    hint = "use an image with a POSIX shell at /bin/sh (a scratch or distroless image cannot serve)"
+
+
 class LLMError(PrchainError):
     hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
 

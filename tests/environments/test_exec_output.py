@@ -13,12 +13,17 @@ from typing import Any
 
 import pytest
 
-from environments.exec_stream import NONCE_VAR, Bounded
-from prchain.core.errors import ExecOutputLost
+from environments.exec_stream import NONCE_VAR, Bounded, no_shell
+from prchain.core.errors import ExecOutputLost, NoShellInImage
 from tests.support.docker_fixtures import CALC_REPO
 from tests.support.exec_proxy import ExecProxy
 
 NONCE = "0123456789abcdef0123456789abcdef"
+# What Docker 20.10 (runc) writes in an exec's stream, with exit 126, when the image has no `sh`.
+NO_SH = (
+    b'OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": '
+    b"executable file not found in $PATH: unknown\r\n"
+)
 
 
 # ---- the bounded buffer and its trailer (no engine) ---------------------------------------------
@@ -65,6 +70,22 @@ def test_only_the_last_trailer_is_the_wrappers() -> None:
     assert (
         buffer.strip_trailer(NONCE) and bytes(buffer.head + buffer.tail) == b"a" + forged + b"b\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "said"),
+    [
+        (NO_SH, True),
+        (b"OCI runtime exec failed: exec failed: executable file `sh` not found in $PATH", True),
+        (NO_SH.replace(b'"sh"', b'"dash"'), False),  # another program: not the wrapper's
+        (b"unable to find user root: no matching entries in passwd file\r\n", False),
+        (b"", False),
+    ],
+)
+def test_the_engines_word_that_the_wrapper_could_not_start_is_recognised(
+    output: bytes, said: bool
+) -> None:
+    assert bool(no_shell(output)) is said
 
 
 # ---- real containers --------------------------------------------------------------------------------
@@ -149,6 +170,50 @@ def test_a_command_whose_output_is_lost_is_never_run_twice(
         _sh(proxied, container, script)
     assert _runs(docker_client, container, "count-once") == 1
     assert _sh(proxied, container, script).output.endswith(b"4999\n5000\n")  # spoiled once only
+
+
+@pytest.fixture
+def shell_less(docker_client: Any, base_image: str) -> Iterator[str]:
+    """A container of an image with no `sh` at all: the base image with /bin/sh removed."""
+    from environments.cleanup import owner_labels
+    from environments.docker_client import ContainerSpec
+
+    tag = f"prchain-test-nosh-{secrets.token_hex(4)}:latest"
+    name = tag.split(":")[0]
+    source = docker_client.run(ContainerSpec(base_image, f"{name}-source", owner_labels(), {}))
+    try:  # /bin is /usr/bin there; the wrapper's own sh is already running when it goes
+        _sh(docker_client, source, "rm /usr/bin/sh")
+        docker_client.commit_image(source, tag, {"prchain.kind": "test-no-shell"}, [])
+    finally:
+        docker_client.remove_container(source)
+    found = docker_client.run(ContainerSpec(tag, name, owner_labels(), {}))
+    yield found
+    docker_client.remove_container(found)
+    docker_client.remove_image(tag)
+
+
+@pytest.mark.docker
+def test_an_image_without_sh_fails_at_once_and_says_so(
+    proxied: Any, proxy: ExecProxy, shell_less: str
+) -> None:
+    """Not ExecOutputLost after three runs: nothing ran, and nothing will."""
+    with pytest.raises(NoShellInImage, match="prchain-test-nosh-.* has no POSIX shell at /bin/sh"):
+        _sh(proxied, shell_less, "true", idempotent=True)
+    assert len(proxy.starts) == 1 and not proxy.spoiled
+
+
+@pytest.mark.docker
+def test_a_commands_own_missing_program_is_its_exit_127_not_a_missing_shell(
+    proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    """The trailer proves the wrapper ran, whatever the output says."""
+    env = {"PATH": "/usr/bin:/bin"}
+    missing = proxied.exec(
+        container, ["prchain-no-such-program"], user="root", workdir="/", env=env, limit=1000
+    )
+    assert missing.exit_code == 127 and b"prchain-no-such-program: not found" in missing.output
+    echoed = _sh(proxied, container, "cat; exit 127", stdin=NO_SH, idempotent=True)
+    assert echoed.exit_code == 127 and echoed.output == NO_SH and len(proxy.starts) == 2
 
 
 @pytest.mark.docker
