@@ -37,10 +37,12 @@ _TEST_DIR = re.compile(
     re.I,
 )
 _TEST_NAME = re.compile(
-    r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp)$)|(^tests?\.py$)|(^conftest\.py$)"
+    r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp|[jt]sx?|mjs)$)|(^tests?\.py$)|(^conftest\.py$)"
     r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
     r"|(\.t$)"  # a TAP test script: apisix's t/plugin/key-auth.t, a Perl module's t/basic.t
-    r"|(^test_utils?\.rs$)"  # a crate's `#[cfg(test)] mod test_util;`: arrow-rs's readers' helpers
+    # A crate's `#[cfg(test)] mod test_util;` (arrow-rs's readers' helpers); a Go package's helpers
+    # that only its tests call (linkerd2's `controller/k8s/test_helper.go`).
+    r"|(^test_utils?\.rs$)|(^test_?(utils?|helpers?)\.go$)"
 )
 # Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
 # files, tox and nox run the suite, and Python itself imports sitecustomize/usercustomize and .pth

@@ -75,7 +75,8 @@ LIST_GAP = re.compile(r"^\s*(?:,\s*(?:and\s+)?|and\s+|&\s*|/\s*)?$", re.I)
 # components (tikv: `*: Revert "*: update rust-toolchain (#15584)"`), or the conventional
 # `revert:` type before the reverted title itself (`revert: fix(logger): … (#16581)`).
 REVERT_TITLE = re.compile(
-    r'^\s*(?:[\w*./-]+(?:\s*,\s*[\w*./-]+)*(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"(?P<inner>[^\n]*)"',
+    r"^\s*(?:[\w*./-]+(?:\s*,\s*[\w*./-]+)*(?:\([^)\n]*\))?!?:\s*)?revert(?:s|ed)?:?\s+"
+    r"[\"'“‘](?P<inner>[^\n]*)[\"'”’]",  # single quotes too (application-services #1165)
     re.I,
 )
 # The head branch GitHub's revert button makes: "revert-1813-DIB_1293" undoes PR #1813 (pillow

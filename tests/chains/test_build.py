@@ -120,6 +120,12 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "parquet/src/arrow/array_reader/test_util.rs",
         "src/test_utils.rs",
         "internal/testutils/xds.go",
+        # Deno's tests beside their code (fresh's `src/dev/builder_test.ts`), and a Go package's
+        # helpers only its tests call (linkerd2's `controller/k8s/test_helper.go`).
+        "src/dev/builder_test.ts",
+        "ext/node/polyfills_test.mjs",
+        "controller/k8s/test_helper.go",
+        "controller/api/destination/test_util.go",
     ):
         assert is_test_path(path), path
     for path in (
@@ -130,5 +136,7 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "src/t/types.lua",  # a directory named t below the root is no TAP suite
         "apisix/plugins/limit-count.lua",
         "src/testutil.rs",  # only the snake-case module name is the convention
+        "src/latest.ts",
+        "lib/contest.go",
     ):
         assert not is_test_path(path), path

@@ -43,6 +43,13 @@ CASES = [
     ("This rolls back PR #12 for now", [(REPO, 12, "reverts", False)]),
     ("Backed out of the plan in #7", [(REPO, 7, "mention", False)]),
     ('Revert "Add multiply (#2)"', [(REPO, 2, "reverts", False)]),
+    # Single quotes too (application-services #1165 reverts a merge commit by its subject); a
+    # quoted word before the number is no reverted title.
+    (
+        "Revert 'Merge pull request #1157 from lyuyuan92/master' for general breakage",
+        [(REPO, 1157, "reverts", False)],
+    ),
+    ("Revert 'foo' handling, see #12", [(REPO, 12, "mention", False)]),
     # Conventional-commit revert titles (vite), and a list of reverted PRs without commas.
     (
         'fix: revert "load sourcemaps (#11576)" (#11775)',
