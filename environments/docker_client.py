@@ -30,7 +30,7 @@ from environments.exec_stream import (
     Bounded,
     close,
     frames,
-    no_shell,
+    not_started,
     reader,
     wrapped,
 )
@@ -40,6 +40,7 @@ from prchain.core.errors import (
     EnvironmentFailure,
     ExecOutputLost,
     NoShellInImage,
+    UserNotInImage,
 )
 
 MANAGED_LABEL = "prchain.managed"
@@ -429,8 +430,9 @@ class DockerClient:
         An output that did not arrive whole (no trailer, though the command ended by itself) is
         never handed back: a read (`idempotent`) runs again, up to READ_ATTEMPTS times; any other
         command ran, so it is not repeated and ExecOutputLost says so. The exit code is always
-        the engine's, never the trailer's. When the engine could not start the wrapper at all (an
-        image without `sh`), nothing ran and nothing will: NoShellInImage, at once.
+        the engine's, never the trailer's. When the engine could not start the wrapper at all, nothing
+        ran and nothing will: at once, NoShellInImage (an image without `sh`) or UserNotInImage
+        (`user` is not in the image).
         """
         attempts = READ_ATTEMPTS if idempotent else 1
         for attempt in range(1, attempts + 1):
@@ -466,7 +468,7 @@ class DockerClient:
         # A wrapper killed by a signal (the memory limit, a deadline) prints no trailer: the output
         # is what it is. One that exited by itself always printed it, so without it bytes are lost.
         if finished and not whole and 0 <= code < 128:
-            self._raise_if_no_shell(container_id, code, bytes(buffer.head + buffer.tail))
+            self._raise_if_not_started(container_id, user, code, bytes(buffer.head + buffer.tail))
             return None
         output = bytes(buffer.head + buffer.tail)
         return RawExec(output, code, time.monotonic() - start, buffer.dropped, len(buffer.head))
@@ -537,17 +539,22 @@ class DockerClient:
         if not self.is_running(container_id):
             raise ContainerDied(f"container {container_id[:12]} is not running") from exc
 
-    def _raise_if_no_shell(self, container_id: str, code: int, output: bytes) -> None:
+    def _raise_if_not_started(self, container_id: str, user: str, code: int, output: bytes) -> None:
         """A missing trailer with the engine's own message (exit 126/127) in place of the output:
         the wrapper never started, so no output was lost and no rerun can help."""
-        said = no_shell(output) if code in (126, 127) else ""
-        if not said:
+        found = not_started(output) if code in (126, 127) else None
+        if found is None:
             return
+        why, said = found
         try:
             image = str(self.api.inspect_container(container_id)["Config"]["Image"])
         except NotFound:
             image = "?"
+        where = f"(container {container_id[:12]}: {said})"
+        if why == "no user":
+            raise UserNotInImage(
+                f"image {image} has no user {user}, which an exec was to run as {where}"
+            )
         raise NoShellInImage(
-            f"image {image} has no POSIX shell at /bin/sh, which prchain's exec needs"
-            f" (container {container_id[:12]}: {said})"
+            f"image {image} has no POSIX shell at /bin/sh, which prchain's exec needs {where}"
         )

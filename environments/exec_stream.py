@@ -16,7 +16,7 @@ import socket
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 NONCE_VAR = "PRCHAIN_EXEC_END"
 WRAPPER = (
@@ -24,18 +24,37 @@ WRAPPER = (
 )
 TRAILER_ROOM = 64  # bytes the tail keeps beyond its share of the limit, for the trailer line
 _STATUS = re.compile(rb"\d{1,3}\n")
-# What the engine writes in the stream, with exit 126 or 127, when the wrapper's `sh` cannot start
-# (runc: exec: "sh": executable file not found in $PATH; crun: executable file `sh` not found).
-_NO_SHELL = re.compile(rb'OCI runtime exec failed: .*["`]sh["`].*(?:not found|no such file)', re.I)
+
+NotStarted = Literal["no shell", "no user"]
+# What the engine writes in the stream, as the whole output and with exit 126 or 127, when it could
+# not start the exec at all: no `sh` for the wrapper (runc: exec: "sh": executable file not found
+# in $PATH; crun: executable file `sh` not found), or no `user` (name[:group]) in the image's
+# /etc/passwd or /etc/group (the engine's own lookup: unable to find user X: no matching entries
+# in passwd file).
+_NOT_STARTED: dict[NotStarted, re.Pattern[bytes]] = {
+    "no shell": re.compile(
+        rb'OCI runtime exec failed: .*["`]sh["`].*(?:not found|no such file)', re.I
+    ),
+    "no user": re.compile(
+        rb"unable to find (?:user|group) \S+: no matching entries in (?:passwd|group) file"
+    ),
+}
 
 
 def wrapped(argv: list[str]) -> list[str]:
     return ["sh", "-c", WRAPPER, "prchain-exec", *argv]
 
 
-def no_shell(output: bytes) -> str:
-    """The engine's message when it could not start the wrapper's `sh`, else ''."""
-    return output.decode("utf-8", "replace").strip() if _NO_SHELL.search(output) else ""
+def not_started(output: bytes) -> tuple[NotStarted, str] | None:
+    """Why the engine could not start the exec, and its message, when `output` is that message
+    (one line: the engine's answer, nothing of a command's) and else None."""
+    said = output.decode("utf-8", "replace").strip()
+    if "\n" in said:
+        return None
+    for why, message in _NOT_STARTED.items():
+        if message.search(output):
+            return why, said
+    return None
 
 
 @dataclass

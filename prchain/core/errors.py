@@ -107,6 +107,13 @@ class NoShellInImage(EnvironmentFailure):
     hint = "use an image with a POSIX shell at /bin/sh (a scratch or distroless image cannot serve)"
 
 
+class UserNotInImage(EnvironmentFailure):
+    """The engine could not start an exec as its user: the name (or group) is not in the image's
+    /etc/passwd (or /etc/group). Nothing ran; running again cannot help."""
+
+    hint = "run as a user the image lists in /etc/passwd (root too), or add that user to the image"
+
+
 class LLMError(PrchainError):
     hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
 

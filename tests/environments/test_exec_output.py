@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from environments.exec_stream import NONCE_VAR, Bounded, no_shell
-from prchain.core.errors import ExecOutputLost, NoShellInImage
+from environments.exec_stream import NONCE_VAR, Bounded, not_started
+from prchain.core.errors import ExecOutputLost, NoShellInImage, UserNotInImage
 from tests.support.docker_fixtures import CALC_REPO
 from tests.support.exec_proxy import ExecProxy
 
@@ -24,6 +24,9 @@ NO_SH = (
     b'OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": '
     b"executable file not found in $PATH: unknown\r\n"
 )
+# What it writes (stdout, exit 126) when the exec's user is not in the image's /etc/passwd; with a
+# `user:group` whose group is missing: unable to find group G: no matching entries in group file.
+NO_USER = b"unable to find user root: no matching entries in passwd file\r\n"
 
 
 # ---- the bounded buffer and its trailer (no engine) ---------------------------------------------
@@ -73,19 +76,29 @@ def test_only_the_last_trailer_is_the_wrappers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("output", "said"),
+    ("output", "why"),
     [
-        (NO_SH, True),
-        (b"OCI runtime exec failed: exec failed: executable file `sh` not found in $PATH", True),
-        (NO_SH.replace(b'"sh"', b'"dash"'), False),  # another program: not the wrapper's
-        (b"unable to find user root: no matching entries in passwd file\r\n", False),
-        (b"", False),
+        (NO_SH, "no shell"),
+        (
+            b"OCI runtime exec failed: exec failed: executable file `sh` not found in $PATH",
+            "no shell",
+        ),
+        (NO_SH.replace(b'"sh"', b'"dash"'), None),  # another program: not the wrapper's
+        (NO_USER, "no user"),
+        (b"unable to find user prchain-nobody: no matching entries in passwd file\r\n", "no user"),
+        (b"unable to find group staff2: no matching entries in group file\r\n", "no user"),
+        (b"unable to find user root: permission denied\r\n", None),  # not the lookup's miss
+        (b"building...\n" + NO_USER, None),  # more than the engine's one line: a command's output
+        (NO_SH + NO_USER, None),
+        (b"", None),
     ],
 )
-def test_the_engines_word_that_the_wrapper_could_not_start_is_recognised(
-    output: bytes, said: bool
+def test_the_engines_word_that_it_could_not_start_the_exec_is_recognised(
+    output: bytes, why: str | None
 ) -> None:
-    assert bool(no_shell(output)) is said
+    found = not_started(output)
+    assert (found and found[0]) == why
+    assert found is None or found[1] == output.decode().strip()
 
 
 # ---- real containers --------------------------------------------------------------------------------
@@ -128,10 +141,10 @@ def container(docker_client: Any, base_image: str) -> Iterator[str]:
 
 
 def _sh(client: Any, container: str, script: str, **kwargs: Any) -> Any:
-    limit = kwargs.pop("limit", 1 << 20)
+    limit, user = kwargs.pop("limit", 1 << 20), kwargs.pop("user", "root")
     env = {"PATH": "/usr/bin:/bin"}
     return client.exec(
-        container, ["sh", "-c", script], user="root", workdir="/", env=env, limit=limit, **kwargs
+        container, ["sh", "-c", script], user=user, workdir="/", env=env, limit=limit, **kwargs
     )
 
 
@@ -172,24 +185,33 @@ def test_a_command_whose_output_is_lost_is_never_run_twice(
     assert _sh(proxied, container, script).output.endswith(b"4999\n5000\n")  # spoiled once only
 
 
-@pytest.fixture
-def shell_less(docker_client: Any, base_image: str) -> Iterator[str]:
-    """A container of an image with no `sh` at all: the base image with /bin/sh removed."""
+def _derived(
+    docker_client: Any, base_image: str, kind: str, script: str, user: str
+) -> Iterator[str]:
+    """A container (running as `user`) of an image tagged prchain-test-<kind>-<random>: the base
+    image after root ran `script` in it; container and image are removed afterwards."""
     from environments.cleanup import owner_labels
     from environments.docker_client import ContainerSpec
 
-    tag = f"prchain-test-nosh-{secrets.token_hex(4)}:latest"
+    tag = f"prchain-test-{kind}-{secrets.token_hex(4)}:latest"
     name = tag.split(":")[0]
     source = docker_client.run(ContainerSpec(base_image, f"{name}-source", owner_labels(), {}))
-    try:  # /bin is /usr/bin there; the wrapper's own sh is already running when it goes
-        _sh(docker_client, source, "rm /usr/bin/sh")
-        docker_client.commit_image(source, tag, {"prchain.kind": "test-no-shell"}, [])
+    try:
+        _sh(docker_client, source, script)
+        docker_client.commit_image(source, tag, {"prchain.kind": f"test-{kind}"}, [])
     finally:
         docker_client.remove_container(source)
-    found = docker_client.run(ContainerSpec(tag, name, owner_labels(), {}))
+    found = docker_client.run(ContainerSpec(tag, name, owner_labels(), {}, user=user))
     yield found
     docker_client.remove_container(found)
     docker_client.remove_image(tag)
+
+
+@pytest.fixture
+def shell_less(docker_client: Any, base_image: str) -> Iterator[str]:
+    """A container of an image with no `sh` at all: the base image with /bin/sh removed (/bin is
+    /usr/bin there; the wrapper's own sh is already running when it goes)."""
+    yield from _derived(docker_client, base_image, "nosh", "rm /usr/bin/sh", "root")
 
 
 @pytest.mark.docker
@@ -200,6 +222,49 @@ def test_an_image_without_sh_fails_at_once_and_says_so(
     with pytest.raises(NoShellInImage, match="prchain-test-nosh-.* has no POSIX shell at /bin/sh"):
         _sh(proxied, shell_less, "true", idempotent=True)
     assert len(proxy.starts) == 1 and not proxy.spoiled
+
+
+@pytest.fixture
+def rootless(docker_client: Any, base_image: str) -> Iterator[str]:
+    """A container of an image whose /etc/passwd has no root: the base image with root's line cut.
+    It runs as uid 0, which needs no lookup; `user="root"` does."""
+    yield from _derived(docker_client, base_image, "nouser", "sed -i '/^root:/d' /etc/passwd", "0")
+
+
+@pytest.mark.docker
+def test_an_exec_as_root_where_the_image_has_no_root_fails_at_once_and_says_so(
+    proxied: Any, proxy: ExecProxy, rootless: str
+) -> None:
+    """Not ExecOutputLost after three runs: the engine found no such user, so nothing ran."""
+    with pytest.raises(UserNotInImage) as failed:
+        _sh(proxied, rootless, "true", idempotent=True)
+    said = str(failed.value)
+    assert said.startswith("image prchain-test-nouser-") and "has no user root" in said
+    assert f"container {rootless[:12]}: unable to find user root: no matching" in said
+    assert "\n" not in said and len(proxy.starts) == 1 and not proxy.spoiled
+    assert _sh(proxied, rootless, "id -u", user="0").output == b"0\n"  # uid 0 needs no lookup
+
+
+@pytest.mark.docker
+def test_an_exec_as_a_user_the_image_lacks_fails_at_once_and_names_it(
+    proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    for user in ("prchain-nobody", "root:prchain-nogroup"):
+        with pytest.raises(UserNotInImage, match=f"has no user {user}, .* {container[:12]}: "):
+            proxied.exec(
+                container, ["true"], user=user, workdir="/", env=env, limit=1000, idempotent=True
+            )
+    assert len(proxy.starts) == 2 and not proxy.spoiled
+
+
+@pytest.mark.docker
+def test_a_command_that_prints_the_engines_words_itself_returns_them(
+    proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    """Its wrapper ran and printed the trailer: its output and exit 126 are the command's own."""
+    echoed = _sh(proxied, container, "cat; exit 126", stdin=NO_USER, idempotent=True)
+    assert echoed.exit_code == 126 and echoed.output == NO_USER and len(proxy.starts) == 1
 
 
 @pytest.mark.docker
