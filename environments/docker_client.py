@@ -82,6 +82,18 @@ class RawExec:
 
 
 @dataclass(frozen=True)
+class _Exec:
+    """One exec's command and how it runs: what each wrapped run of it starts again."""
+
+    container_id: str
+    argv: list[str]
+    user: str
+    workdir: str
+    env: dict[str, str]
+    stdin: bytes | None
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     image: str
     name: str
@@ -434,9 +446,10 @@ class DockerClient:
         ran and nothing will: at once, NoShellInImage (an image without `sh`) or UserNotInImage
         (`user` is not in the image).
         """
+        call = _Exec(container_id, argv, user, workdir, env, stdin)
         attempts = READ_ATTEMPTS if idempotent else 1
         for attempt in range(1, attempts + 1):
-            raw = self._exec_once(container_id, argv, user, workdir, env, limit, deadline, stdin)
+            raw = self._exec_once(call, limit, deadline)
             if raw is not None:
                 return raw
             log.warning("exec output lost (attempt %d of %d): %s", attempt, attempts, argv[:3])
@@ -446,51 +459,33 @@ class DockerClient:
             + (f" in {attempts} runs" if idempotent else "; it ran once and is not run again")
         )
 
-    def _exec_once(
-        self,
-        container_id: str,
-        argv: list[str],
-        user: str,
-        workdir: str,
-        env: dict[str, str],
-        limit: int,
-        deadline: float | None,
-        stdin: bytes | None,
-    ) -> RawExec | None:
+    def _exec_once(self, call: _Exec, limit: int, deadline: float | None) -> RawExec | None:
         """One wrapped run; None when its output is provably incomplete."""
         start, nonce = time.monotonic(), secrets.token_hex(16)
-        exec_id, sock = self._start(container_id, wrapped(argv), user, workdir, env, nonce, stdin)
+        exec_id, sock = self._start(call, nonce)
         buffer = Bounded(limit, TRAILER_ROOM)
         finished = self._drain(frames(reader(sock)), buffer, deadline, lambda: close(sock))
-        code = self._exit_code(container_id, exec_id, finished)
+        code = self._exit_code(call.container_id, exec_id, finished)
         whole = buffer.strip_trailer(nonce)
         buffer.settle()
+        output = bytes(buffer.head + buffer.tail)
         # A wrapper killed by a signal (the memory limit, a deadline) prints no trailer: the output
         # is what it is. One that exited by itself always printed it, so without it bytes are lost.
         if finished and not whole and 0 <= code < 128:
-            self._raise_if_not_started(container_id, user, code, bytes(buffer.head + buffer.tail))
+            self._raise_if_not_started(call, code, output)
             return None
-        output = bytes(buffer.head + buffer.tail)
         return RawExec(output, code, time.monotonic() - start, buffer.dropped, len(buffer.head))
 
-    def _start(
-        self,
-        container_id: str,
-        argv: list[str],
-        user: str,
-        workdir: str,
-        env: dict[str, str],
-        nonce: str,
-        stdin: bytes | None,
-    ) -> tuple[str, Any]:
-        """Create and start the exec; its stream's socket, with `stdin` sent and closed."""
+    def _start(self, call: _Exec, nonce: str) -> tuple[str, Any]:
+        """Create and start the wrapped exec; its stream's socket, with `stdin` sent and closed."""
+        container_id, stdin = call.container_id, call.stdin
         try:
             exec_id = self.api.exec_create(
                 container_id,
-                argv,
-                user=user,
-                workdir=workdir,
-                environment={**env, NONCE_VAR: nonce},
+                wrapped(call.argv),
+                user=call.user,
+                workdir=call.workdir,
+                environment={**call.env, NONCE_VAR: nonce},
                 stdin=stdin is not None,
             )["Id"]
             sock = self.api.exec_start(exec_id, socket=True)
@@ -539,7 +534,7 @@ class DockerClient:
         if not self.is_running(container_id):
             raise ContainerDied(f"container {container_id[:12]} is not running") from exc
 
-    def _raise_if_not_started(self, container_id: str, user: str, code: int, output: bytes) -> None:
+    def _raise_if_not_started(self, call: _Exec, code: int, output: bytes) -> None:
         """A missing trailer with the engine's own message (exit 126/127) in place of the output:
         the wrapper never started, so no output was lost and no rerun can help."""
         found = not_started(output) if code in (126, 127) else None
@@ -547,13 +542,13 @@ class DockerClient:
             return
         why, said = found
         try:
-            image = str(self.api.inspect_container(container_id)["Config"]["Image"])
+            image = str(self.api.inspect_container(call.container_id)["Config"]["Image"])
         except NotFound:
             image = "?"
-        where = f"(container {container_id[:12]}: {said})"
+        where = f"(container {call.container_id[:12]}: {said})"
         if why == "no user":
             raise UserNotInImage(
-                f"image {image} has no user {user}, which an exec was to run as {where}"
+                f"image {image} has no user {call.user}, which an exec was to run as {where}"
             )
         raise NoShellInImage(
             f"image {image} has no POSIX shell at /bin/sh, which prchain's exec needs {where}"
