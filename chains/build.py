@@ -26,7 +26,6 @@ from chains.patches import SplitPatch, split_patch
 from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from chains.substance import measure_stages, no_stages
-from chains.vet import apply_verdicts
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
 from sql.models import Chain, ChainBuild, ChainStage, PRPatch
@@ -212,8 +211,7 @@ def build_chains(
     if low > high:
         raise ConfigError(f"--min-len {low} is larger than --max-len {high}")
     decon = decontaminator(cfg.decontam, decontaminate)  # fail on a bad source before any work
-    graph, nodes, report = load_graph(engine, cfg)
-    apply_verdicts(graph, report, engine, cfg.vet_keep)  # `chains vet`'s rejections, if any
+    graph, nodes, report = load_graph(engine, cfg)  # with `chains vet`'s verdicts, if any
     if high > 1:  # a chain of one (the `single` ablation) is judged by the PR filters alone
         _drop_thin_stages(graph, nodes, engine, cfg, report)
     candidates = select_chains(graph, cfg, low, high)

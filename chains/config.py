@@ -19,6 +19,15 @@ VetScope = Literal["chains", "all", "weak"]
 wording."""
 VET_SCOPES: tuple[str, ...] = get_args(VetScope)
 
+VetRescue = Literal[
+    "wording_without_shared_code",
+    "too_little_file_overlap",
+    "plain_mention_without_shared_lines",
+    "gap_too_long",
+]
+"""The link rules that only guess at shared code (from lines, names, files or time): their drops
+can be put to the link vetter, whose `dependent` makes the link an edge again."""
+
 DropKind = Literal["link", "stage"]
 """Why a stored link was dropped: a link rule judged the pair, or an end is no usable stage."""
 DROP_KINDS: tuple[str, ...] = get_args(DropKind)
@@ -331,6 +340,14 @@ class ChainsConfig(BaseModel):
         "chains' links are asked about in turn, up to 5 rounds); `all`, every kept link (about 2.6 "
         "times as many over 102 histories; one round); `weak`, every kept link but those with "
         "strong dependency wording or a revert.",
+    )
+    vet_rescue: list[VetRescue] = Field(
+        default_factory=lambda: list(get_args(VetRescue)),
+        description="Link rules whose drops `prchain chains vet` also asks about. These rules "
+        "guess at shared code from lines, names, file overlap or time, and miss dependencies "
+        "the wording states and the lines do not show (a stack on another PR's new API, a fix "
+        "after the code moved). A `dependent` verdict makes such a link an edge again; it must "
+        "still pass the ancestry check. `[]`: such drops stay drops and are not asked about.",
     )
     vet_patch_tokens: int = Field(
         2500, ge=100, description="Token budget of each PR's diff shown to the link vetter."

@@ -35,6 +35,7 @@ from chains.loading import (
 )
 from chains.reverts import mark_pushed_reverts
 from chains.symbols import SymbolOracle, Symbols
+from chains.vetted import Verdicts, apply_verdicts, load_verdicts
 
 
 @dataclass
@@ -59,6 +60,7 @@ class GraphReport:
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     links: list[LinkDecision] = field(default_factory=list)  # every candidate link, kept or not
     lineage_blames: int = 0  # git blame processes run for line lineage
+    rescued: int = 0  # links the rules dropped and the link vetter judged dependent
 
 
 def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
@@ -299,8 +301,12 @@ def build_graph(
     repos: dict[int, tuple[str, str | None, str | None]] | None = None,
     lines: LineOracle | None = None,
     symbols: SymbolOracle | None = None,
+    verdicts: Verdicts | None = None,
 ) -> tuple[nx.DiGraph, GraphReport]:
     """The filtered reference graph; edges point from the newer PR to the one it builds on.
+
+    The link vetter's `verdicts` (`chains vet`) take away the kept links it rejected and add back
+    the rescuable drops it judged dependent, before the ancestry check.
 
     The PR records ride along as `graph.graph["prs"]` (id → PRNode) rather than as node attributes,
     which would cost a dict per node.
@@ -314,6 +320,8 @@ def build_graph(
         _candidate_edges(refs, nodes, kept, config, GraphReport(), planner, symbols)
         lines.prefetch(planner.planned, config.lineage_workers)
     candidates = _candidate_edges(refs, nodes, kept, config, report, lines, symbols)
+    if verdicts:
+        apply_verdicts(candidates, report, verdicts, config)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
         failing = set(oracle.failing(candidates, nodes))
@@ -333,13 +341,16 @@ def build_graph(
 def load_graph(
     engine: Engine, config: ChainsConfig
 ) -> tuple[nx.DiGraph, dict[int, PRNode], GraphReport]:
-    """Load the store's PRs and references and build the graph (nodes also returned unfiltered)."""
+    """Load the store's PRs, references and vetter verdicts and build the graph (nodes also
+    returned unfiltered)."""
     nodes = load_nodes(engine)
     repos = load_repos(engine)
     clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
     lines = Lines(engine, clones)
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
-    graph, report = build_graph(nodes, refs, config, repos, lines, Symbols(engine, clones))
+    symbols = Symbols(engine, clones)
+    verdicts = load_verdicts(engine)
+    graph, report = build_graph(nodes, refs, config, repos, lines, symbols, verdicts)
     report.lineage_blames = lines.blame_calls
     return graph, nodes, report

@@ -54,6 +54,7 @@ def link_row(link: LinkDecision, build_id: int | None) -> dict[str, Any]:
         "lineage_moved": attrs.get("lineage_moved", 0),
         "symbols": attrs.get("symbols"),  # absent: not measured
         "drop_kind": drop_kind(link.rule),
+        "rescued_from": attrs.get("rescued_from") if link.rule is None else None,
         "why": attrs.get("why", ""),
         "evidence": attrs.get("evidence", []),
     }
@@ -109,9 +110,11 @@ def list_links(
     pairs: Iterable[tuple[int, int]] | None = None,
     limit: int | None = None,
     kind: DropKind | None = None,
+    rescued: bool = False,
 ) -> list[LinkView]:
     """Stored links, newest PR first: only dropped ones, one rule's, one kind of drop's (`link`:
-    a link rule judged the pair; `stage`: an end is no usable stage), or those of given pairs."""
+    a link rule judged the pair; `stage`: an end is no usable stage), those the link vetter
+    rescued from a rule's drop, or those of given pairs."""
     newer, older = aliased(PullRequest), aliased(PullRequest)
     query = (
         select(ChainLink, newer.number, newer.title, older.number, older.title)
@@ -125,6 +128,8 @@ def list_links(
         query = query.where(ChainLink.rule == rule)
     if kind:
         query = query.where(ChainLink.drop_kind == kind)
+    if rescued:
+        query = query.where(ChainLink.rescued_from.is_not(None))
     if pairs is not None:
         wanted = list(pairs)
         if not wanted:

@@ -1,7 +1,9 @@
-"""The link vetter: an LLM reads both PRs of a kept link and says whether the newer depends on the
-older; a build then drops the links it rejects.
+"""The link vetter: an LLM reads both PRs of a link and says whether the newer depends on the
+older; a build then drops the kept links it rejects and adds back the drops it rescues.
 
-The deterministic rules decide first (chains/link_rules.py): only links they kept are asked about.
+The deterministic rules decide first (chains/link_rules.py): the vetter is asked about the links
+they kept, and about those dropped by the rules that only guess at shared code
+(`chains.vet_rescue`).
 What the model sees is what a hand check reads: both PRs' titles, descriptions and diffs, the
 wording that made the link and the older PR's lines the newer one rewrites. Everything copied
 from the repository is fenced between markers derived from the text itself, so a PR description
@@ -9,7 +11,7 @@ can neither close its fence nor pose as the answer; the verdict is the last JSON
 reply, never one quoted from a diff.
 
 Verdicts live in `link_verdicts`, apart from the links a build rewrites: a rerun asks only about
-links without one, and a build applies them (`apply_verdicts`, rule `vetter_rejected`).
+links without one, and a build applies them (chains/vetted.py).
 """
 
 from __future__ import annotations
@@ -21,15 +23,23 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Engine, or_, select
 from sqlalchemy.orm import aliased
 
-from chains.config import ChainsConfig, VetKeep
+from chains.config import ChainsConfig
 from chains.patches import split_patch
 from chains.sample import pr_diffs, pr_text, rewritten_between
 from chains.textclean import clean_body, estimate_tokens, trim_patch
+from chains.vetted import (
+    REJECTED_RULE,
+    RESCUED_AT,
+    VERDICTS,
+    Verdict,
+    keeps,
+    load_verdicts,
+)
 from prchain.core.errors import LLMOutputInvalid, NothingToDo
 from prchain.llm.calls import Usage
 from prchain.llm.config import LLMConfig
@@ -41,23 +51,15 @@ from sql.db import session_scope, upsert
 from sql.models import Chain, ChainLink, ChainStage, LinkVerdict, Repo
 
 if TYPE_CHECKING:
-    import networkx as nx
-
-    from chains.graph import GraphReport
     from prchain.llm.client import LLMClient
 
 PROMPTS = Path(__file__).with_name("prompts")
 TEMPLATE = "vet.j2"
 VET_ROLE = "link_vetter"
-REJECTED_RULE = "vetter_rejected"
 MAX_ROUNDS = 5  # scope `chains`: vet, build, vet the new chains' links, ... at most this often
 BODY_CHARS = 1500  # per PR: the description's gist; the diffs carry the evidence
 REPLY_TOKENS = 200  # a few sentences and the JSON object: the dry run's guess without history
 
-Verdict = Literal["dependent", "borderline", "independent"]
-VERDICTS: tuple[str, ...] = get_args(Verdict)
-# How strong each verdict is; a build keeps a link whose verdict reaches `vet_keep`.
-STRENGTH = {"independent": 0, "borderline": 1, "dependent": 2}
 
 Progress = Callable[[str, int, int], None]
 
@@ -65,10 +67,6 @@ Progress = Callable[[str, int, int], None]
 def prompt_version() -> str:
     """A digest of the template: a verdict records which wording asked for it."""
     return hashlib.sha256((PROMPTS / TEMPLATE).read_bytes()).hexdigest()[:16]
-
-
-def keeps(verdict: str, keep: VetKeep) -> bool:
-    return STRENGTH.get(verdict, 0) >= STRENGTH[keep]
 
 
 # -- the reply ---------------------------------------------------------------------------------
@@ -136,39 +134,49 @@ class LinkToVet:
     older_id: int
     evidence: list[dict[str, Any]]
     evidence_class: str | None
+    kept: bool  # by the latest build; False: a `vet_rescue` rule dropped it
 
 
 def pending_links(
     engine: Engine, config: ChainsConfig, *, redo: bool = False
 ) -> tuple[list[LinkToVet], int]:
-    """The kept links of the latest build the vetter has not judged, within `vet_scope`; and how
-    many kept links already have a verdict. With `redo`, every kept link and every link the
-    vetter had rejected is asked about again."""
+    """The links of the latest build the vetter has not judged: the kept ones within `vet_scope`
+    and those dropped by a `vet_rescue` rule; and how many of them already have a verdict. With
+    `redo`, every such link and every link the vetter had rejected is asked about again."""
     kept = ChainLink.kept.is_(True)
-    asked = or_(kept, ChainLink.rule == REJECTED_RULE) if redo else kept
+    asked = or_(kept, ChainLink.rule.in_(config.vet_rescue))
+    asked = or_(asked, ChainLink.rule == REJECTED_RULE) if redo else asked
     query = (
         select(ChainLink, Repo.full_name)
         .join(Repo, Repo.id == ChainLink.repo_id)
         .where(asked)
         .order_by(ChainLink.repo_id, ChainLink.newer_pr_id, ChainLink.older_pr_id)
     )
-    if config.vet_scope == "weak":
-        strong = ChainLink.evidence_class.in_(("strong", "revert"))
-        query = query.where(or_(ChainLink.evidence_class.is_(None), ~strong))
     judged = load_verdicts(engine)
     chained = chain_links(engine) if config.vet_scope == "chains" else set()
     out, done = [], 0
     with session_scope(engine) as session:
         for link, repo in session.execute(query):
             pair = (link.newer_pr_id, link.older_pr_id)
-            if config.vet_scope == "chains" and link.kept and pair not in chained:
+            if link.kept and not _in_scope(link, pair in chained, config):
                 continue
             if not redo and pair in judged:
                 done += 1
                 continue
             evidence = list(link.evidence or [])
-            out.append(LinkToVet(link.repo_id, repo, *pair, evidence, link.evidence_class))
+            out.append(
+                LinkToVet(link.repo_id, repo, *pair, evidence, link.evidence_class, link.kept)
+            )
     return out, done
+
+
+def _in_scope(link: ChainLink, chained: bool, config: ChainsConfig) -> bool:
+    """Whether `vet_scope` asks about this kept link."""
+    if config.vet_scope == "chains":
+        return chained
+    if config.vet_scope == "weak":
+        return link.evidence_class not in ("strong", "revert")
+    return True
 
 
 def chain_links(engine: Engine) -> set[tuple[int, int]]:
@@ -234,9 +242,12 @@ def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
 @dataclass
 class VetSummary:
     asked: int = 0
-    already: int = 0  # kept links judged by an earlier run
+    already: int = 0  # links judged by an earlier run
     verdicts: Counter[str] = field(default_factory=Counter)
-    rejected: int = 0  # of those asked, links under chains.vet_keep: the next build drops them
+    rejected: int = (
+        0  # of the kept links asked, those under chains.vet_keep: the next build drops them
+    )
+    rescued: int = 0  # of the dropped links asked, those judged dependent: the next build adds them
     failed: int = 0
     failures: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -251,6 +262,7 @@ class VetSummary:
         self.asked += later.asked
         self.verdicts.update(later.verdicts)
         self.rejected += later.rejected
+        self.rescued += later.rescued
         self.failed += later.failed
         self.failures.extend(later.failures)
         self.usage = later.usage  # the client's running total
@@ -266,11 +278,11 @@ def vet_links(
     limit: int | None = None,
     progress: Progress | None = None,
 ) -> VetSummary:
-    """Ask the link_vetter about every kept link without a verdict, `workers` at a time; each
+    """Ask the link_vetter about every pending link (`pending_links`), `workers` at a time; each
     verdict is saved as it arrives, so an interrupted run resumes where it stopped."""
     links, done = pending_links(engine, config, redo=redo)
     if not links and not done:
-        raise NothingToDo("no kept links to vet: run `prchain chains build` first")
+        raise NothingToDo("no links to vet: run `prchain chains build` first")
     links = links[:limit] if limit is not None else links
     summary = VetSummary(already=done)
     version = prompt_version()
@@ -296,7 +308,10 @@ def vet_links(
                 save_verdict(engine, link, reply, model, version)
                 summary.asked += 1
                 summary.verdicts[reply.verdict] += 1
-                summary.rejected += not keeps(reply.verdict, config.vet_keep)
+                if link.kept:
+                    summary.rejected += not keeps(reply.verdict, config.vet_keep)
+                else:
+                    summary.rescued += reply.verdict == RESCUED_AT
                 if progress:
                     progress("vetting links", summary.asked + summary.failed, len(links))
     summary.usage = client.usage
@@ -354,44 +369,3 @@ def save_verdict(
             ["newer_pr_id", "older_pr_id"],
             update=("verdict", "reason", "model", "prompt_version"),
         )
-
-
-# -- applying ----------------------------------------------------------------------------------
-
-
-def load_verdicts(engine: Engine) -> dict[tuple[int, int], tuple[str, str]]:
-    """(newer, older) → (verdict, reason) of every stored verdict."""
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                LinkVerdict.newer_pr_id,
-                LinkVerdict.older_pr_id,
-                LinkVerdict.verdict,
-                LinkVerdict.reason,
-            )
-        )
-        return {(newer, older): (verdict, reason) for newer, older, verdict, reason in rows}
-
-
-def apply_verdicts(graph: nx.DiGraph, report: GraphReport, engine: Engine, keep: VetKeep) -> int:
-    """Drop the graph's edges whose stored verdict is weaker than `keep`, recording rule
-    `vetter_rejected` on their links; returns how many were dropped."""
-    verdicts = load_verdicts(engine)
-    if not verdicts:
-        return 0
-    dropped = 0
-    for link in report.links:
-        said = verdicts.get((link.newer, link.older))
-        if link.rule is not None or said is None or keeps(said[0], keep):
-            continue
-        verdict, reason = said
-        if graph.has_edge(link.newer, link.older):
-            graph.remove_edge(link.newer, link.older)
-        link.rule = REJECTED_RULE
-        link.attrs["why"] = f"the link vetter judged it {verdict}: {reason}".rstrip(": ") + (
-            f"; the rules had kept it ({link.attrs['why']})" if link.attrs.get("why") else ""
-        )
-        report.dropped[REJECTED_RULE] += 1
-        dropped += 1
-    report.edges = graph.number_of_edges()
-    return dropped

@@ -219,6 +219,7 @@ CREATE TABLE chain_links (
 	lineage_moved INTEGER DEFAULT '0' NOT NULL, 
 	symbols INTEGER, 
 	drop_kind VARCHAR(8), 
+	rescued_from VARCHAR(60), 
 	why TEXT NOT NULL, 
 	evidence JSON NOT NULL, 
 	CONSTRAINT pk_chain_links PRIMARY KEY (id), 

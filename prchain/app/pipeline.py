@@ -95,9 +95,9 @@ def vet_from_config(
     rebuild: bool = True,
     progress: Progress | None = None,
 ) -> tuple[VetSummary, BuildSummary | None]:
-    """`chains vet`: ask the link vetter about the kept links without a verdict (with `redo`:
-    about every kept or rejected link), then build the chains again so that the links it rejects
-    leave them. With scope `chains`, the rebuilt chains may join stages by links not yet asked
+    """`chains vet`: ask the link vetter about the pending links (with `redo`: again about every
+    such link and every rejected one), then build the chains again so that the links it rejects
+    leave them and the drops it rescues join them. With scope `chains`, the rebuilt chains may join stages by links not yet asked
     about: they are asked about in turn, until a round rejects nothing (at most MAX_ROUNDS). No
     build when `rebuild` is off or nothing could change."""
     from chains.vet import MAX_ROUNDS, VetSummary, vet_links
@@ -127,7 +127,7 @@ def vet_from_config(
             total.already = summary.already
         total.merge(summary)
         total.rounds += 1
-        if not rebuild or not (summary.rejected or (again and summary.asked)):
+        if not rebuild or not (summary.rejected or summary.rescued or (again and summary.asked)):
             break
         build = chains_from_config(config, progress=progress)
         spent = limit is not None and total.asked + total.failed >= limit

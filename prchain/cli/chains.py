@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from chains.build import BuildSummary
     from chains.config import DropKind
     from prchain.app.views import ChainView, SampledLink, Score
+    from sql.models import ChainLink
 
 
 @main.group()
@@ -105,6 +106,7 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
     rows = [
         ("PRs kept as nodes", report.nodes),
         ("edges", report.edges),
+        ("  of them rescued by the link vetter", report.rescued),
         ("PR-to-PR references read", report.references),
         ("candidate chains", summary.candidates),
         ("new chains", summary.new),
@@ -263,6 +265,11 @@ def print_chain(console: Console, view: ChainView) -> None:
     help="Only drops of this kind: link (a link rule judged the pair not dependent) or stage "
     "(an end is no usable stage: filtered, not mined, under the substance minimum).",
 )
+@click.option(
+    "--rescued",
+    is_flag=True,
+    help="Only the links a rule dropped and the link vetter judged dependent (`chains vet`).",
+)
 @click.option("--chain", "chain_id", type=int, metavar="N", help="Only the links of chain N.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many links."
@@ -274,6 +281,7 @@ def links(
     dropped: bool,
     kind: str | None,
     rule: str | None,
+    rescued: bool,
     chain_id: int | None,
     limit: int,
 ) -> None:
@@ -284,6 +292,7 @@ def links(
     \b
       prchain chains links --dropped --rule gap_too_long
       prchain chains links --dropped --kind link
+      prchain chains links --rescued
       prchain chains links --chain 12
     """
     from prchain.app.views import chain_pairs, chain_view, list_links, make_engine
@@ -295,7 +304,9 @@ def links(
         chain_view(engine, chain_id)  # an unknown id is one clear line
         pairs = chain_pairs(engine, chain_id)
     drop = cast("DropKind | None", kind)
-    found = list_links(engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit, kind=drop)
+    found = list_links(
+        engine, dropped=dropped, rule=rule, pairs=pairs, limit=limit, kind=drop, rescued=rescued
+    )
     table = Table(
         "newer → older",
         "decision",
@@ -311,7 +322,7 @@ def links(
         link = view.link
         table.add_row(
             f"#{view.newer_number} → #{view.older_number}",
-            "kept" if link.kept else f"dropped: {link.rule}",
+            _decision(link),
             link.evidence_class or "",
             "" if link.overlap is None else f"{link.overlap:.2f}",
             "" if link.gap_days is None else f"{link.gap_days:.0f} d",
@@ -322,6 +333,13 @@ def links(
     Console().print(table)
     if not found:
         click.echo("no stored links match (run `prchain chains build` first)")
+
+
+def _decision(link: ChainLink) -> str:
+    """'kept', 'kept: rescued from RULE' (the link vetter overruled a rule) or 'dropped: RULE'."""
+    if not link.kept:
+        return f"dropped: {link.rule}"
+    return f"kept: rescued from {link.rescued_from}" if link.rescued_from else "kept"
 
 
 def _measured(count: int | None) -> str:
@@ -405,8 +423,7 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
     stored = link.link
     head = f"--- #{link.newer.number} → #{link.older.number}"
     if stored is not None:
-        decision = "kept" if stored.kept else f"dropped: {stored.rule}"
-        head += f"  {decision}  {stored.evidence_class}  lineage {stored.lineage}"
+        head += f"  {_decision(stored)}  {stored.evidence_class}  lineage {stored.lineage}"
         head += f"  symbols {_measured(stored.symbols)}"
     click.echo(head)
     if stored is not None:

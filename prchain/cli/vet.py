@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 @click.option(
     "--redo",
     is_flag=True,
-    help="Ask again about every kept link and every link the vetter rejected (after a new model "
-    "or prompt).",
+    help="Ask again about every link it asks about and every link the vetter rejected (after a "
+    "new model or prompt).",
 )
 @click.option(
     "--limit", type=click.IntRange(min=1), metavar="N", help="Ask about at most N links this run."
@@ -52,16 +52,18 @@ def vet(
     budget_tokens: int | None,
     dry_run: bool,
 ) -> None:
-    """Ask a model whether each link the rules kept is a real dependency, then rebuild the chains.
+    """Ask a model whether linked PRs really depend on each other, then rebuild the chains.
 
     The model (llm.models.link_vetter) reads both PRs' titles, descriptions and diffs, the wording
     that made the link and the lines one rewrites of the other, and answers dependent, borderline
     or independent. Verdicts are stored per link, so a rerun asks only about links without one. A
     build keeps a judged link only at chains.vet_keep or stronger (default: dependent); links the
-    vetter rejected are listed by `prchain chains links --rule vetter_rejected`. Only links the
-    rules kept are asked about: by default those joining two stages of a chain, and after a
+    vetter rejected are listed by `prchain chains links --rule vetter_rejected`. Of the links the
+    rules kept, those joining two stages of a chain are asked about by default, and after a
     rebuild the links of the new chains in turn (chains.vet_scope=all: every kept link, in one
-    round; weak: every kept link without strong wording).
+    round; weak: every kept link without strong wording). Links dropped by the rules that only
+    guess at shared code (chains.vet_rescue) are asked about too, and one judged dependent is
+    an edge again: `prchain chains links` marks it "rescued".
 
     Example:
 
@@ -92,9 +94,10 @@ def vet(
     console.print(summary_table(summary, config.chains.vet_keep))
     if build is not None:
         console.print(*summary_tables(build))
-    elif summary.rejected:
+    elif summary.rejected or summary.rescued:
         click.echo(
-            f"rejected {plural(summary.rejected, 'link')}: `prchain chains build` drops them"
+            f"rejected {plural(summary.rejected, 'link')}, rescued {summary.rescued}:"
+            " `prchain chains build` applies them"
         )
     for failure in summary.failures[:20]:
         click.secho(f"failed: {failure}", fg="yellow", err=True)
@@ -106,7 +109,8 @@ def summary_table(summary: VetSummary, keep: str) -> Table:
     table.add_row("asked now", str(summary.asked))
     for verdict in ("dependent", "borderline", "independent"):
         table.add_row(f"  {verdict}", str(summary.verdicts[verdict]))
-    table.add_row("rejected now", str(summary.rejected), style="bold")
+    table.add_row("rejected now (kept links)", str(summary.rejected), style="bold")
+    table.add_row("rescued now (dropped links)", str(summary.rescued), style="bold")
     table.add_row("judged before", str(summary.already))
     table.add_row("no verdict (rerun asks again)", str(summary.failed))
     table.add_row("LLM calls (cache hits excluded)", str(summary.llm_calls))

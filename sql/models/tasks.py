@@ -101,6 +101,8 @@ class ChainLink(Base):
     # Why a dropped link was dropped: "link" (a link rule judged the pair not dependent) or
     # "stage" (an end is no usable stage: filtered, not mined, under the substance minimum).
     drop_kind: Mapped[str | None] = mapped_column(String(8), index=True)
+    # A kept link the rules had dropped and the link vetter judged dependent: that rule.
+    rescued_from: Mapped[str | None] = mapped_column(String(60))
     why: Mapped[str] = mapped_column(Text, default="")
     evidence: Mapped[list[Any]] = mapped_column(default=list)  # [{type, class, found_in, text}]
 

@@ -197,7 +197,7 @@ def test_no_kept_links_is_one_clear_line(tmp_path: Path, fake_llm: ScriptedLLMSe
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     _run("db", "upgrade", "--db", url)
     result = _run("chains", "vet", "--db", url, *SETTINGS, code=1)
-    assert "no kept links to vet: run `prchain chains build` first" in result.output
+    assert "no links to vet: run `prchain chains build` first" in result.output
 
 
 @pytest.mark.parametrize(
