@@ -548,7 +548,9 @@ def _pr_from(commit: _Commit, branch: list[_Commit]) -> PRRecord | None:
         return record
     bors_ng = bors_ng_numbers(subject)
     if len(bors_ng) == 1 and len(commit.parents) == 2:
-        title, body = _bors_ng_entries(commit.message).get(bors_ng[0], (subject, ""))
+        # A hand-written "Merge #1029" has no entry: the title GitHub would give the branch.
+        fallback = (_default_title(branch, None) or subject, "")
+        title, body = _bors_ng_entries(commit.message).get(bors_ng[0], fallback)
         return _record(commit, bors_ng[0], title, body, branch)
     if bors_ng:
         return None  # a batch: `GitSource._bors_batch`
@@ -622,11 +624,11 @@ def _bors_ng_entries(message: str) -> dict[int, tuple[str, str]]:
     numbers = set(bors_ng_numbers(subject))
     text = re.sub(r"^Co-authored-by: .*$", "", text, flags=re.MULTILINE)
     entries = [e for e in BORS_NG_ENTRY.finditer(text) if int(e.group("num")) in numbers]
-    said: dict[int, tuple[str, str]] = {}
-    for entry, after in zip(entries, [*entries[1:], None], strict=True):
-        body = text[entry.end() : after.start() if after else len(text)]
-        said[int(entry.group("num"))] = (entry.group("title").strip(), body.strip())
-    return said
+    ends = [e.start() for e in entries[1:]] + [len(text)]
+    return {
+        int(entry.group("num")): (entry.group("title").strip(), text[entry.end() : end].strip())
+        for entry, end in zip(entries, ends, strict=False)  # no entry at all: a hand merge
+    }
 
 
 def _record(commit: _Commit, number: int, title: str, body: str, branch: list[_Commit]) -> PRRecord:

@@ -61,7 +61,9 @@ def _store(tmp_path: Path) -> str:
     repo.pr(
         3,
         "Add a cache budget",
-        {"src/cache.py": "class CacheBudget:\n    def __init__(self, size):\n        self.size = size\n"},
+        {
+            "src/cache.py": "class CacheBudget:\n    def __init__(self, size):\n        self.size = size\n"
+        },
         body="Same as #1, for the cache.",
     )
     url = f"sqlite:///{tmp_path / 'store.db'}"

@@ -324,6 +324,23 @@ def test_bors_ng_merges_and_batches_are_prs_with_their_own_changes(tmp_path: Pat
     assert list(source.pull_requests(batch)) == []
 
 
+def test_a_hand_written_merge_subject_without_entries_is_a_pr(tmp_path: Path) -> None:
+    """mocha's 1f9c1bbb: a merge made by hand as "Merge #1029", with no "1029: Title" line below;
+    it stopped the whole mine (the entries' zip raised). It is the PR its subject names, titled
+    like GitHub titles a branch: its only commit's subject."""
+    repo = _new_repo(tmp_path, "handmerge")
+    git(repo, "checkout", "-q", "-b", "reporter")
+    _squash(repo, "Add the dot reporter", name="dot.js")
+    git(repo, "checkout", "-q", "main")
+    _squash(repo, "Tidy the changelog (#3)", name="main.js")
+    merged = _no_ff(repo, "reporter", "Merge #4")
+    prs = {pr.number: pr for pr in GitSource(str(repo), full_name="acme/hand").pull_requests(None)}
+    assert sorted(prs) == [3, 4]
+    four = prs[4]
+    assert (four.title, four.body, four.merge_commit_sha) == ("Add the dot reporter", "", merged)
+    assert four.patch is not None and "dot.js" in four.patch and "main.js" not in four.patch
+
+
 def test_prs_merged_into_a_maintenance_branch_merged_back_are_mined(tmp_path: Path) -> None:
     repo = _new_repo(tmp_path, "maint")
     _squash(repo, "Add parser (#1)", name="parser.py")
