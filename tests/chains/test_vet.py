@@ -8,30 +8,18 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from chains.vet import VetReply, parse_vet_reply
 from miner.config import MinerConfig
-from prchain.cli import main
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from sql.db import make_engine
 from sql.models import LinkVerdict, LLMRepair, PullRequest
+from tests.support.vetting import SETTINGS, chains_listed, run
 
-SETTINGS = (
-    # The demo chain changes a few lines per PR, under the substance minimum of real histories.
-    "--set",
-    "chains.min_chain_code_lines=0",
-    "--set",
-    "llm.models.link_vetter=link_vetter",
-    "--set",
-    "llm.max_retries=2",
-    "--set",
-    "llm.retry_backoff_seconds=0.01",
-)
 ASKS_3_ON_2 = "Now decide whether #3 depends on #2."
 ASKS_2_ON_1 = "Now decide whether #2 depends on #1."
 
@@ -46,19 +34,9 @@ def _built(tmp_path: Path) -> str:
     repo = make_chain_repo(tmp_path / "calc")
     url = f"sqlite:///{tmp_path / 'store.db'}"
     mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/calc")
-    built = _run("chains", "build", "--db", url, *SETTINGS)
+    built = run("chains", "build", "--db", url, *SETTINGS)
     assert "│ 3      │ 1" in built.output  # the chain #1 ← #2 ← #3
     return url
-
-
-def _run(*args: str, code: int = 0) -> Result:
-    result = CliRunner(env={"COLUMNS": "250"}).invoke(main, list(args))
-    assert result.exit_code == code, result.output
-    return result
-
-
-def _chains(url: str) -> str:
-    return _run("chains", "list", "--db", url).output
 
 
 def _prompt_asking(fake_llm: ScriptedLLMServer, question: str) -> str:
@@ -77,12 +55,12 @@ def test_a_rejected_link_leaves_the_chains_and_a_rerun_asks_nothing(
         contains=ASKS_3_ON_2,
         content=_answer("independent", "division does not use subtraction"),
     )
-    vetted = _run("chains", "vet", "--db", url, *SETTINGS)
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
     assert "│ asked now" in vetted.output and "│ 2 " in vetted.output
     assert "│ rejected now" in vetted.output
     # The chain was built again without #3 → #2.
-    assert "#1 ← #2 ← #3" not in _chains(url) and "#1 ← #2" in _chains(url)
-    rejected = _run("chains", "links", "--rule", "vetter_rejected", "--db", url).output
+    assert "#1 ← #2 ← #3" not in chains_listed(url) and "#1 ← #2" in chains_listed(url)
+    rejected = run("chains", "links", "--rule", "vetter_rejected", "--db", url).output
     assert "#3 → #2" in rejected and "division does not use subtraction" in rejected
     assert "#2 → #1" not in rejected
 
@@ -92,25 +70,25 @@ def test_a_rejected_link_leaves_the_chains_and_a_rerun_asks_nothing(
 
     # A rerun asks nothing, and a plain rebuild keeps applying the verdict.
     asked = len(fake_llm.requests_for("link_vetter"))
-    again = _run("chains", "vet", "--db", url, *SETTINGS)
+    again = run("chains", "vet", "--db", url, *SETTINGS)
     assert len(fake_llm.requests_for("link_vetter")) == asked
     assert "│ judged before                   │ 1 " in again.output
-    _run("chains", "build", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" not in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" not in chains_listed(url)
 
     # Borderline kept: a build at chains.vet_keep=borderline keeps what the default drops.
     engine = make_engine(url)
     with Session(engine) as session, session.begin():
         session.execute(update(LinkVerdict).values(verdict="borderline"))
-    _run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_keep=borderline")
-    assert "#1 ← #2 ← #3" in _chains(url)
-    _run("chains", "build", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" not in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_keep=borderline")
+    assert "#1 ← #2 ← #3" in chains_listed(url)
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" not in chains_listed(url)
 
     # --redo asks again about the rejected link too; a changed mind brings the chain back.
     fake_llm.push(model="link_vetter", content=_answer("dependent"), times=2)
-    _run("chains", "vet", "--redo", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" in _chains(url)
+    run("chains", "vet", "--redo", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" in chains_listed(url)
     assert not fake_llm.pending()
 
 
@@ -123,17 +101,17 @@ def test_a_reply_that_stays_malformed_leaves_the_link_unjudged(
     fake_llm.push(
         model="link_vetter", content='{"verdict": "probably", "reason": "hard to say"}', times=None
     )
-    failed = _run("chains", "vet", "--db", url, *SETTINGS, code=1)
+    failed = run("chains", "vet", "--db", url, *SETTINGS, code=1)
     assert "1 link got no verdict; rerun to ask again" in failed.output
-    assert "#1 ← #2 ← #3" in _chains(url)  # nothing was rejected: no rebuild, nothing lost
+    assert "#1 ← #2 ← #3" in chains_listed(url)  # nothing was rejected: no rebuild, nothing lost
     with Session(make_engine(url)) as session:
         assert session.scalar(select(func.count()).select_from(LinkVerdict)) == 1
     # The next run asks only about the unjudged link.
     fake_llm.reset()
     fake_llm.push(model="link_vetter", contains=ASKS_3_ON_2, content=_answer("dependent"))
-    _run("chains", "vet", "--db", url, *SETTINGS)
+    run("chains", "vet", "--db", url, *SETTINGS)
     assert not fake_llm.pending() and len(fake_llm.requests_for("link_vetter")) == 1
-    assert "#1 ← #2 ← #3" in _chains(url)
+    assert "#1 ← #2 ← #3" in chains_listed(url)
 
 
 def test_a_description_posing_as_the_answer_does_not_decide(
@@ -147,8 +125,8 @@ def test_a_description_posing_as_the_answer_does_not_decide(
     quoted = f"The description says {planted}, which is no evidence.\n" + _answer("independent")
     fake_llm.push(model="link_vetter", contains=ASKS_3_ON_2, content=quoted)
     fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("dependent"))
-    _run("chains", "vet", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" not in _chains(url)
+    run("chains", "vet", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" not in chains_listed(url)
     prompt = _prompt_asking(fake_llm, ASKS_3_ON_2)
     # The description sits inside its fence, whose marker it cannot know.
     begin = prompt.index("BEGIN-LATER-DESCRIPTION-")
@@ -169,8 +147,8 @@ def test_format_slips_are_repaired_and_counted(tmp_path: Path, fake_llm: Scripte
         contains=ASKS_2_ON_1,
         content='{"verdict": "Dependent.", "reason": "extends the new module"}',
     )
-    _run("chains", "vet", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" not in _chains(url) and "#1 ← #2" in _chains(url)
+    run("chains", "vet", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" not in chains_listed(url) and "#1 ← #2" in chains_listed(url)
     with Session(make_engine(url)) as session:
         kinds = sorted(
             session.scalars(select(LLMRepair.kind).where(LLMRepair.role == "link_vetter"))
@@ -182,11 +160,11 @@ def test_dry_run_and_weak_scope_ask_nothing_they_need_not(
     tmp_path: Path, fake_llm: ScriptedLLMServer
 ) -> None:
     url = _built(tmp_path)
-    planned = _run("chains", "vet", "--dry-run", "--db", url, *SETTINGS)
+    planned = run("chains", "vet", "--dry-run", "--db", url, *SETTINGS)
     assert re.search(r"link_vetter +link_vetter +2 ", planned.output), planned.output
     assert fake_llm.requests_for("link_vetter") == []
     # The demo's links carry follow-up wording ("Follow-up to #1"): `weak` leaves those out.
-    weak = _run(
+    weak = run(
         "chains", "vet", "--dry-run", "--db", url, *SETTINGS, "--set", "chains.vet_scope=weak"
     )
     assert re.search(r"link_vetter +link_vetter +0 ", weak.output), weak.output
@@ -195,8 +173,8 @@ def test_dry_run_and_weak_scope_ask_nothing_they_need_not(
 
 def test_no_kept_links_is_one_clear_line(tmp_path: Path, fake_llm: ScriptedLLMServer) -> None:
     url = f"sqlite:///{tmp_path / 'empty.db'}"
-    _run("db", "upgrade", "--db", url)
-    result = _run("chains", "vet", "--db", url, *SETTINGS, code=1)
+    run("db", "upgrade", "--db", url)
+    result = run("chains", "vet", "--db", url, *SETTINGS, code=1)
     assert "no links to vet: run `prchain chains build` first" in result.output
 
 
@@ -271,17 +249,17 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
     )
     url = f"sqlite:///{tmp_path / 'store.db'}"
     mine(MinerConfig(), make_engine(url), [str(history.path)], source="git", name="acme/shapes")
-    _run("chains", "build", "--db", url, *SETTINGS)
-    assert "#1 ← #2 ← #3" in _chains(url)
-    links = _run("chains", "links", "--db", url).output
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" in chains_listed(url)
+    links = run("chains", "links", "--db", url).output
     assert "#3 → #1" in links and "#3 → #2" in links and "#2 → #1" in links
 
     fake_llm.push(model="link_vetter", contains=ASKS_3_ON_2, content=_answer("independent"))
     fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("independent"))
     asks_3_on_1 = "Now decide whether #3 depends on #1."
     fake_llm.push(model="link_vetter", contains=asks_3_on_1, content=_answer("dependent"))
-    vetted = _run("chains", "vet", "--db", url, *SETTINGS)
-    assert "#1 ← #3" in _chains(url) and "#1 ← #2" not in _chains(url)
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
+    assert "#1 ← #3" in chains_listed(url) and "#1 ← #2" not in chains_listed(url)
     assert not fake_llm.pending()  # all three links asked about, each once
     assert len(fake_llm.requests_for("link_vetter")) == 3
     assert re.search(r"│ rounds \(vet, then build\) +│ 2 ", vetted.output), vetted.output

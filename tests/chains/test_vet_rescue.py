@@ -8,28 +8,18 @@ import json
 import re
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from miner.config import MinerConfig
 from miner.mine import mine
-from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from sql.db import make_engine
 from sql.models import PullRequest
 from tests.support.history import History
+from tests.support.vetting import SETTINGS, chains_listed, run
 
-SETTINGS = (
-    "--set",
-    "chains.min_chain_code_lines=0",
-    "--set",
-    "llm.models.link_vetter=link_vetter",
-    "--set",
-    "llm.max_retries=2",
-    "--set",
-    "llm.retry_backoff_seconds=0.01",
-)
 ASKS_2_ON_1 = "Now decide whether #2 depends on #1."
 RETRY = """class RetryBudget:
     def __init__(self, limit):
@@ -68,24 +58,14 @@ def _store(tmp_path: Path) -> str:
     )
     url = f"sqlite:///{tmp_path / 'store.db'}"
     mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/budget")
-    _run("chains", "build", "--db", url, *SETTINGS)
+    run("chains", "build", "--db", url, *SETTINGS)
     assert "#2 → #1" in _links(url, "--rule", "too_little_file_overlap")
     assert "#3 → #1" in _links(url, "--rule", "parallel_wording")
     return url
 
 
-def _run(*args: str, code: int = 0) -> Result:
-    result = CliRunner(env={"COLUMNS": "250"}).invoke(main, list(args))
-    assert result.exit_code == code, result.output
-    return result
-
-
 def _links(url: str, *args: str) -> str:
-    return _run("chains", "links", "--db", url, *args).output
-
-
-def _chains(url: str) -> str:
-    return _run("chains", "list", "--db", url).output
+    return run("chains", "links", "--db", url, *args).output
 
 
 def _row(result: Result, label: str) -> str:
@@ -103,31 +83,31 @@ def test_a_drop_judged_dependent_becomes_an_edge_and_a_chain(
     tmp_path: Path, fake_llm: ScriptedLLMServer
 ) -> None:
     url = _store(tmp_path)
-    assert "#1 ← #2" not in _chains(url)
+    assert "#1 ← #2" not in chains_listed(url)
     fake_llm.push(
         model="link_vetter",
         contains=ASKS_2_ON_1,
         content=_answer("dependent", "retry_limit feeds RetryBudget"),
     )
-    vetted = _run("chains", "vet", "--db", url, *SETTINGS)
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
     # Only the rescuable drop is asked about: the analogy's rule is not one that guesses.
     assert len(fake_llm.requests_for("link_vetter")) == 1
     assert _row(vetted, "rescued now (dropped links)") == "1"
     assert _row(vetted, "of them rescued by the link vetter") == "1"
-    assert "#1 ← #2" in _chains(url)
+    assert "#1 ← #2" in chains_listed(url)
     rescued = _links(url, "--rescued")
     assert "#2 → #1" in rescued and "kept: rescued from too_little_file_overlap" in rescued
     assert "retry_limit feeds RetryBudget" in rescued and "#3 → #1" not in rescued
     assert "#2 → #1" not in _links(url, "--dropped")
 
     # A rerun asks nothing; a plain build applies the stored verdict again.
-    _run("chains", "vet", "--db", url, *SETTINGS)
+    run("chains", "vet", "--db", url, *SETTINGS)
     assert len(fake_llm.requests_for("link_vetter")) == 1
-    _run("chains", "build", "--db", url, *SETTINGS)
-    assert "#1 ← #2" in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2" in chains_listed(url)
     # With rescue off, the rule's drop stands whatever the vetter said.
-    _run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_rescue=[]")
-    assert "#1 ← #2" not in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_rescue=[]")
+    assert "#1 ← #2" not in chains_listed(url)
     assert "#2 → #1" in _links(url, "--rule", "too_little_file_overlap")
 
 
@@ -140,11 +120,11 @@ def test_nothing_weaker_than_dependent_rescues_a_drop(
         contains=ASKS_2_ON_1,
         content=_answer("borderline", "it only reads a setting the budget may use"),
     )
-    vetted = _run("chains", "vet", "--db", url, *SETTINGS)
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
     assert _row(vetted, "rescued now (dropped links)") == "0"
     # Even where a build keeps kept links at borderline, a drop needs `dependent`.
-    _run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_keep=borderline")
-    assert "#1 ← #2" not in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_keep=borderline")
+    assert "#1 ← #2" not in chains_listed(url)
     dropped = _links(url, "--rule", "too_little_file_overlap")
     assert "the link vetter judged it borderline" in dropped and "the rules dropped it" in dropped
 
@@ -156,8 +136,8 @@ def test_a_rescued_link_must_still_pass_the_ancestry_check(
     fake_llm.push(
         model="link_vetter", contains=ASKS_2_ON_1, content=_answer("dependent", "it feeds it")
     )
-    _run("chains", "vet", "--db", url, *SETTINGS)
-    assert "#1 ← #2" in _chains(url)
+    run("chains", "vet", "--db", url, *SETTINGS)
+    assert "#1 ← #2" in chains_listed(url)
     # Say #2 was branched before #1 merged: #1's merge is then not in #2's base history.
     engine = make_engine(url)
     with Session(engine) as session, session.begin():
@@ -165,8 +145,8 @@ def test_a_rescued_link_must_still_pass_the_ancestry_check(
         session.execute(
             update(PullRequest).where(PullRequest.number == 2).values(base_sha=first.base_sha)
         )
-    _run("chains", "build", "--db", url, *SETTINGS)
-    assert "#1 ← #2" not in _chains(url)
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#1 ← #2" not in chains_listed(url)
     assert "#2 → #1" in _links(url, "--rule", "not_an_ancestor")
 
 
@@ -175,6 +155,6 @@ def test_with_rescue_off_and_no_kept_link_there_is_nothing_to_ask(
 ) -> None:
     url = _store(tmp_path)
     off = ("--set", "chains.vet_rescue=[]")
-    result = _run("chains", "vet", "--db", url, *SETTINGS, *off, code=1)
+    result = run("chains", "vet", "--db", url, *SETTINGS, *off, code=1)
     assert "no links to vet: run `prchain chains build` first" in result.output
     assert fake_llm.requests_for("link_vetter") == []
