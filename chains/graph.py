@@ -331,6 +331,7 @@ def build_graph(
         for link in report.links:
             if link.rule is None and (link.newer, link.older) in failing:
                 link.rule = "not_an_ancestor"
+                report.rescued -= "rescued_from" in link.attrs
     graph = nx.DiGraph(prs=nodes)
     graph.add_nodes_from(kept)
     graph.add_edges_from((a, b, attrs) for (a, b), attrs in candidates.items())
