@@ -34,7 +34,8 @@ RETRY = """class RetryBudget:
 
 def _store(tmp_path: Path) -> str:
     """A history whose #2 says it depends on #1 but shares no file or name with it (dropped as
-    too_little_file_overlap), and whose #3 is an analogy of #1 (parallel_wording); built once."""
+    too_little_file_overlap), whose #3 is an analogy of #1 (parallel_wording) and whose #4 only
+    mentions #1 (plain_mention_without_shared_lines); built once."""
     repo = History(tmp_path / "budget")
     repo.commit("Initial commit", {"src/core.py": "def helper(items):\n    return sorted(items)\n"})
     repo.pr(1, "Add a retry budget", {"src/retry.py": RETRY})
@@ -56,11 +57,20 @@ def _store(tmp_path: Path) -> str:
         },
         body="Same as #1, for the cache.",
     )
+    repo.pr(
+        4,
+        "Log retries",
+        {
+            "src/log.py": "def log_retry(attempt):\n    print('retry', attempt)\n    return attempt\n"
+        },
+        body="See #1.",
+    )
     url = f"sqlite:///{tmp_path / 'store.db'}"
     mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/budget")
     run("chains", "build", "--db", url, *SETTINGS)
     assert "#2 → #1" in _links(url, "--rule", "too_little_file_overlap")
     assert "#3 → #1" in _links(url, "--rule", "parallel_wording")
+    assert "#4 → #1" in _links(url, "--rule", "plain_mention_without_shared_lines")
     return url
 
 
@@ -90,7 +100,8 @@ def test_a_drop_judged_dependent_becomes_an_edge_and_a_chain(
         content=_answer("dependent", "retry_limit feeds RetryBudget"),
     )
     vetted = run("chains", "vet", "--db", url, *SETTINGS)
-    # Only the rescuable drop is asked about: the analogy's rule is not one that guesses.
+    # Only the rescuable drop is asked about: the analogy's rule is not one that guesses, and a
+    # plain mention is asked about only on request.
     assert len(fake_llm.requests_for("link_vetter")) == 1
     assert _row(vetted, "rescued now (dropped links)") == "1"
     assert _row(vetted, "of them rescued by the link vetter") == "1"
@@ -159,3 +170,31 @@ def test_with_rescue_off_and_no_kept_link_there_is_nothing_to_ask(
     result = run("chains", "vet", "--db", url, *SETTINGS, *off, code=1)
     assert "no links to vet: run `prchain chains build` first" in result.output
     assert fake_llm.requests_for("link_vetter") == []
+
+
+def test_plain_mentions_are_asked_about_on_request(
+    tmp_path: Path, fake_llm: ScriptedLLMServer
+) -> None:
+    url = _store(tmp_path)
+    every = (
+        "--set",
+        "chains.vet_rescue=[wording_without_shared_code, too_little_file_overlap, gap_too_long,"
+        " plain_mention_without_shared_lines]",
+    )
+    fake_llm.push(
+        model="link_vetter",
+        contains=ASKS_2_ON_1,
+        content=_answer("dependent", "it feeds it"),
+    )
+    fake_llm.push(
+        model="link_vetter",
+        contains="Now decide whether #4 depends on #1.",
+        content=_answer("dependent", "it logs what the budget retries"),
+    )
+    vetted = run("chains", "vet", "--db", url, *SETTINGS, *every)
+    assert _row(vetted, "rescued now (dropped links)") == "2"
+    assert "kept: rescued from plain_mention_without_shared_lines" in _links(url, "--rescued")
+    # A build under the default leaves the plain mention dropped, its verdict stored.
+    run("chains", "build", "--db", url, *SETTINGS)
+    assert "#4 → #1" in _links(url, "--rule", "plain_mention_without_shared_lines")
+    assert "#4 → #1" not in _links(url, "--rescued") and "#1 ← #2" in chains_listed(url)
