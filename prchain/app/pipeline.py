@@ -97,9 +97,10 @@ def vet_from_config(
 ) -> tuple[VetSummary, BuildSummary | None]:
     """`chains vet`: ask the link vetter about the pending links (with `redo`: again about every
     such link and every rejected one), then build the chains again so that the links it rejects
-    leave them and the drops it rescues join them. With scope `chains`, the rebuilt chains may join stages by links not yet asked
-    about: they are asked about in turn, until a round rejects nothing (at most MAX_ROUNDS). No
-    build when `rebuild` is off or nothing could change."""
+    leave them and the drops it rescues join them. With scope `chains`, the rebuilt chains may
+    join stages by links not yet asked about: they are asked about in turn, until a round
+    rejects and rescues nothing (at most MAX_ROUNDS). No build when `rebuild` is off or nothing
+    could change."""
     from chains.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
     from sql.db import make_engine
