@@ -60,7 +60,6 @@ MAX_ROUNDS = 5  # scope `chains`: vet, build, vet the new chains' links, ... at 
 BODY_CHARS = 1500  # per PR: the description's gist; the diffs carry the evidence
 REPLY_TOKENS = 200  # a few sentences and the JSON object: the dry run's guess without history
 
-
 Progress = Callable[[str, int, int], None]
 
 

@@ -442,9 +442,9 @@ class DockerClient:
         An output that did not arrive whole (no trailer, though the command ended by itself) is
         never handed back: a read (`idempotent`) runs again, up to READ_ATTEMPTS times; any other
         command ran, so it is not repeated and ExecOutputLost says so. The exit code is always
-        the engine's, never the trailer's. When the engine could not start the wrapper at all, nothing
-        ran and nothing will: at once, NoShellInImage (an image without `sh`) or UserNotInImage
-        (`user` is not in the image).
+        the engine's, never the trailer's. When the engine could not start the wrapper at all,
+        nothing ran and nothing will: at once, NoShellInImage (an image without `sh`) or
+        UserNotInImage (`user` is not in the image).
         """
         call = _Exec(container_id, argv, user, workdir, env, stdin)
         attempts = READ_ATTEMPTS if idempotent else 1
