@@ -1,11 +1,16 @@
-"""Era images: a Debian suite's base, then the plan's commands run in a build container and
-committed. The build container has the network (the package index only matters), uv and the host's
-CA bundle mounted read-only, B_t's tracked files in a scratch directory, and uv's download cache on a
-named volume shared by every era build: none of those four is in the committed image.
+"""Era images, in up to three layers: a Debian suite's base; the plan's toolchain (a compiler, a
+language runtime), committed once and shared by every era and repository that asks for the same one
+on the same suite; then the plan's commands (the era's dependencies), committed as the era image.
+
+A build container has the network (the registries only matter), uv and the host's CA bundle mounted
+read-only, B_t's tracked files in a scratch directory (era builds only), and a download cache on a
+named volume of its own repository (never shared across repositories: a build backend runs as root
+and could rewrite what another repository later installs). None of those is in the committed image.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shlex
@@ -23,7 +28,7 @@ from environments.eras.ecosystems import Plan
 from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
 
-BUILD_VERSION = "2"  # bump when the build below changes what an image holds
+BUILD_VERSION = "3"  # bump when the build below changes what an image holds
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -57,7 +62,8 @@ def plan_hash(
     repo: str, plan: Plan, snapshot_tree: str, base_id: str, variables: dict[str, str]
 ) -> str:
     """The image's identity: its inputs, the build's variables among them (a change such as
-    compiling at install must not find the image built without it)."""
+    compiling at install must not find the image built without it). `base_id` is the toolchain
+    layer's image when the plan has one."""
     return recipe_hash(
         "era-image",
         BUILD_VERSION,
@@ -66,13 +72,27 @@ def plan_hash(
         snapshot_tree,
         plan.commands,
         plan.cutoff,
+        sorted(plan.env.items()),
         sorted(variables.items()),
     )
 
 
+def _slug(repo: str) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", repo.lower()).strip("-.") or "repo"
+
+
 def era_tag(repo: str, recipe: str) -> str:
-    slug = re.sub(r"[^a-z0-9_.-]+", "-", repo.lower()).strip("-.") or "repo"
-    return f"prchain/era-{slug}:{recipe[:16]}"
+    return f"prchain/era-{_slug(repo)}:{recipe[:16]}"
+
+
+def toolchain_tag(recipe: str) -> str:
+    return f"prchain/toolchain:{recipe[:16]}"
+
+
+def cache_volume(eras: ErasConfig, repo: str) -> str:
+    """The download cache of one repository's builds (`eras.cache_volume` is its prefix)."""
+    digest = recipe_hash("cache", repo)[:8]  # two slugs may collide, two repositories must not
+    return f"{eras.cache_volume}-{_slug(repo)[:40]}-{digest}"
 
 
 def uv_binary() -> str:
@@ -96,8 +116,12 @@ def ensure_era_image(
     """The era image of `plan` for commit `sha`, built unless an image of the same recipe exists."""
     started = time.monotonic()
     base = ensure_base_image(client, base_config(env, eras, plan.suite), notify)
+    if plan.toolchain:
+        base, code, log = ensure_toolchain_image(client, env, eras, repo, base, plan, notify)
+        if not base:
+            return EraImage("", "", False, time.monotonic() - started, log, code)
     tree = git.output(clone, "rev-parse", f"{sha}^{{tree}}").strip()
-    recipe = plan_hash(repo, plan, tree, base, build_environment(env, eras)[1])
+    recipe = plan_hash(repo, plan, tree, base, build_environment(env, eras, repo)[1])
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
     if found and found != base:  # a tag on the bare base is no era image (built again)
@@ -113,9 +137,31 @@ def ensure_era_image(
             "prchain.recipe": recipe,
         }
         image_id, code, log = _run_and_commit(
-            client, env, eras, base, plan, Path(tmp) / "src", tag, labels
+            client, env, eras, base, plan.commands, repo, tag, labels, plan.env, Path(tmp) / "src"
         )
     return EraImage(tag, image_id, bool(image_id), time.monotonic() - started, log, code)
+
+
+def ensure_toolchain_image(
+    client: DockerClient,
+    env: EnvironmentConfig,
+    eras: ErasConfig,
+    repo: str,
+    base: str,
+    plan: Plan,
+    notify: Notify = print,
+) -> tuple[str, int, str]:
+    """(image id, exit code, log) of the plan's toolchain layer on `base`, built unless it
+    exists. Its identity is the base and the commands only: eras and repositories asking for the
+    same toolchain share it. Its build gets no tree and the repository's own cache volume."""
+    recipe = recipe_hash("toolchain", BUILD_VERSION, base, plan.toolchain, sorted(plan.env.items()))
+    tag = toolchain_tag(recipe)
+    found = client.image_id(tag)
+    if found and found != base:
+        return found, 0, ""
+    notify(f"building {tag} (toolchain: {plan.notes[0] if plan.notes else plan.suite})")
+    labels = {MANAGED_LABEL: "1", "prchain.kind": "toolchain", "prchain.recipe": recipe}
+    return _run_and_commit(client, env, eras, base, plan.toolchain, repo, tag, labels, plan.env)
 
 
 def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
@@ -127,11 +173,11 @@ def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
 
 
 def build_environment(
-    env: EnvironmentConfig, eras: ErasConfig
+    env: EnvironmentConfig, eras: ErasConfig, repo: str
 ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """The mounts (uv, the CA bundle, uv's cache; not the tree) and variables of a build
+    """The mounts (uv, the CA bundle, `repo`'s cache; not the tree) and variables of a build
     container; the setup agent's sandbox uses the same, so its recipes replay here."""
-    binds = {uv_binary(): (UV, "ro"), eras.cache_volume: (CACHE, "rw")}
+    binds = {uv_binary(): (UV, "ro"), cache_volume(eras, repo): (CACHE, "rw")}
     variables = {
         "PATH": "/opt/prchain/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "UV_PYTHON": "/opt/venv/bin/python",
@@ -159,17 +205,22 @@ def _run_and_commit(
     env: EnvironmentConfig,
     eras: ErasConfig,
     base: str,
-    plan: Plan,
-    src: Path,
+    commands: list[str],
+    repo: str,
     tag: str,
     labels: dict[str, str],
+    image_env: dict[str, str],
+    src: Path | None = None,
 ) -> tuple[str, int, str]:
-    binds, variables = build_environment(env, eras)
-    binds[str(src)] = (SRC, "rw")
+    binds, variables = build_environment(env, eras, repo)
+    if src is not None:
+        binds[str(src)] = (SRC, "rw")
     # Exported in the script, not given to the container: a commit keeps a container's variables,
-    # and none of these (the CA file, uv's cache and index) belongs in the image.
+    # and none of these (the CA file, uv's cache and index) belongs in the image. The plan's own
+    # variables do (a toolchain's PATH), and the build sees them as the image will.
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in variables.items())
-    script = "set -euo pipefail\n" + exports + "set -x\n" + "\n".join(plan.commands) + "\n"
+    exports += "".join(f"export {k}={shlex.quote(v)}\n" for k, v in image_env.items())
+    script = "set -euo pipefail\n" + exports + "set -x\n" + "\n".join(commands) + "\n"
     container, code, log = client.run_to_end(
         base,
         ["/bin/bash", "-c", script],
@@ -185,7 +236,9 @@ def _run_and_commit(
     try:
         if code != 0:
             return "", code, log
-        changes = ["ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/bin/bash"]', "WORKDIR /"]
+        variables = {"VIRTUAL_ENV": "/opt/venv", **image_env}
+        changes = [f"ENV {k}={json.dumps(v)}" for k, v in variables.items()]
+        changes += ['CMD ["/bin/bash"]', "WORKDIR /"]
         return client.commit_image(container, tag, labels, changes), code, log
     finally:
         cleanup.unregister(container)

@@ -48,8 +48,9 @@ class ErasConfig(BaseModel):
         description="Seconds for the whole suite's run when a recipe is verified.",
     )
     cache_volume: str = Field(
-        default="prchain-uv-cache",
-        description="Docker volume holding uv's download cache, shared by every era build.",
+        default="prchain-build-cache",
+        description="Prefix of the Docker volumes holding each repository's download caches "
+        "(one volume per repository: no build state crosses repositories).",
     )
     network_mode: str = Field(
         default="bridge",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +30,11 @@ def date_bucket(snap: Snapshot) -> str:
     return f"{snap.date.year}H{1 if snap.date.month <= 6 else 2}"
 
 
-def era_of(clone: str | Path, sha: str) -> Era:
+def era_of(clone: str | Path, sha: str, test_paths: Sequence[str] = ()) -> Era:
+    """The era of commit `sha`; `test_paths` (the stage's test files) choose between ecosystems
+    when the tree has several."""
     snap = snapshot(clone, sha)
-    found = detect(snap)
+    found = detect(snap, test_paths)
     facts = found.era_facts(snap) if found is not None else {"paths": len(snap.paths)}
     name = found.name if found is not None else "unknown"
     key = recipe_hash("era", ERA_VERSION, name, facts, date_bucket(snap))[:16]

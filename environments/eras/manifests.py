@@ -9,14 +9,21 @@ from pathlib import Path
 
 from prchain.core import git
 
-# Files whose content decides what a Python (or Node) environment needs. CI workflows count for
-# their interpreter matrix only (the ecosystem extracts it), so an action bump is no new era.
+# Files whose content decides what an environment needs, for every ecosystem. CI workflows count for
+# their toolchain matrix only (the ecosystem extracts it), so an action bump is no new era. Build
+# manifests of workspaces and multi-module builds sit below the root too (`crates/*/Cargo.toml`);
+# none is read from vendored or generated trees.
 MANIFEST = re.compile(
     r"^(pyproject\.toml|setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?"
-    r"|poetry\.lock|uv\.lock|pdm\.lock|\.python-version|\.travis\.yml|package\.json"
-    r"|package-lock\.json|\.nvmrc"
+    r"|poetry\.lock|uv\.lock|pdm\.lock|\.python-version|\.travis\.yml"
+    r"|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|pnpm-workspace\.yaml"
+    r"|\.nvmrc|\.node-version|\.tool-versions"
+    r"|Cargo\.lock|rust-toolchain(\.toml)?|go\.work|settings\.gradle(\.kts)?"
+    r"|gradle/wrapper/gradle-wrapper\.properties|\.mvn/wrapper/maven-wrapper\.properties"
     r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in)"
-    r"|\.github/workflows/[^/]+\.ya?ml)$"
+    r"|\.github/workflows/[^/]+\.ya?ml"
+    r"|(?!(.*/)?(node_modules|vendor|third_party|testdata|target)/)(.*/)?"
+    r"(package\.json|Cargo\.toml|go\.mod|pom\.xml|build\.gradle(\.kts)?))$"
 )
 MAX_BYTES = 400_000  # a lock file past this is not read (it would only pin what it already pins)
 

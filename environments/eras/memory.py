@@ -21,6 +21,7 @@ class StageEnv:
     test_command: str
     setup_command: str
     status: str
+    ecosystem: str = "python"  # whose reader reads the test command's report
 
 
 def repo_id(engine: Engine, repo: str) -> int | None:
@@ -92,7 +93,9 @@ def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
         ).scalar()
         if row is None or not row.image:
             return None
-        return StageEnv(row.image, row.test_command, row.setup_command, row.status)
+        return StageEnv(
+            row.image, row.test_command, row.setup_command, row.status, row.ecosystem or "python"
+        )
 
 
 def recipes(engine: Engine, repo: str | None = None) -> list[dict[str, Any]]:

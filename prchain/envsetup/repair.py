@@ -41,7 +41,7 @@ def agent_repair(
         docker = client or DockerClient()
         suite = request.plan.suite if request.plan else next(iter(eras.suites))
         base = ensure_base_image(docker, base_config(env, eras, suite), lambda _m: None)
-        binds, variables = build_environment(env, eras)
+        binds, variables = build_environment(env, eras, request.repo)
         found = run_setup_agent(
             llm,
             docker,

@@ -28,6 +28,10 @@ class RepoTests(BaseModel):
         default="",
         description="Per-stage command run as the agent after entering the stage (from the recipe).",
     )
+    ecosystem: str = Field(
+        default="python",
+        description="Whose test-report reader reads the runs (environments/eras/<name>/).",
+    )
 
 
 class VerdictsConfig(BaseModel):

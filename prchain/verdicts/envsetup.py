@@ -22,13 +22,13 @@ from sqlalchemy import Engine
 
 from environments.eras import memory
 from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Method, Plan
+from environments.eras.ecosystems import Method, Plan, report_for
 from environments.eras.era import Era, era_of
 from environments.eras.manifests import Snapshot
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
-from prchain.verdicts.outcomes import Counts, count, root_error
-from prchain.verdicts.sandbox import run_suite
+from prchain.verdicts.outcomes import Counts, count
+from prchain.verdicts.sandbox import patch_paths, run_suite
 from prchain.verdicts.verify import StageJob, find_stages
 from sql.leases import holding
 
@@ -84,6 +84,7 @@ def check_image(
     open_on: ImageOpener, job: StageJob, image: str, plan: Plan, timeout: float
 ) -> tuple[Counts, str]:
     """Run the whole suite at B_t in a sandbox of `image`: (counts, output)."""
+    reader = report_for(plan.ecosystem)
     with open_on(job.repo, job.clone_path, job.base_sha, image) as env:
         env.enter_stage(1)
         if plan.setup_command:
@@ -94,9 +95,10 @@ def check_image(
             timeout=timeout,
             report_path=REPORT_PATH,
             tail_chars=LOG_CHARS,
+            report=reader,
         )
     found = count(run.outcomes)
-    found.first_error = root_error(run.output_tail)
+    found.first_error = reader.root_error(run.output_tail)
     if run.timed_out:
         found.first_error = f"the suite ran past {timeout:g} s" + (
             f" ({found.first_error})" if found.first_error else ""
@@ -335,7 +337,7 @@ def plan_eras(
         repo_id = memory.repo_id(engine, job.repo)
         if repo_id is None:
             continue
-        era = era_of(job.clone_path, job.base_sha)
+        era = era_of(job.clone_path, job.base_sha, patch_paths(job.gold_test_patch))
         groups.setdefault((repo_id, era.key), []).append((job, era))
         rows.append(
             {

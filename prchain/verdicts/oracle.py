@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 
+from environments.eras.ecosystems import report_for
+from environments.eras.memory import stage_env
+from environments.eras.reports import is_passing
 from environments.protocol import Environment
-from prchain.verdicts.pytest_report import is_passing
 from prchain.verdicts.sandbox import agent_change, apply_patch, is_test_side, patch_paths, run_suite
 from sql.db import session_scope
 from sql.models import ChainStage, StageVerification
@@ -37,6 +39,7 @@ class StageTests:
     test_patch: str = ""  # the gold test patch, applied before the run
     report_path: str = DEFAULT_REPORT_PATH
     tail_chars: int = 4000
+    ecosystem: str = "python"  # its reader reads the run (environments/eras/reports.py)
 
     @property
     def required(self) -> list[str]:
@@ -65,13 +68,15 @@ def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
         if row is None or row[0].status != "usable":
             return None
         found, test_patch = row
-        return StageTests(
-            list(found.fail_to_pass),
-            list(found.pass_to_pass),
-            found.test_command,
-            list(found.test_files),
-            test_patch,
-        )
+    era = stage_env(engine, stage_id)
+    return StageTests(
+        list(found.fail_to_pass),
+        list(found.pass_to_pass),
+        found.test_command,
+        list(found.test_files),
+        test_patch,
+        ecosystem=era.ecosystem if era is not None else "python",
+    )
 
 
 def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdict:
@@ -97,6 +102,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
             timeout=timeout,
             report_path=tests.report_path,
             tail_chars=tests.tail_chars,
+            report=report_for(tests.ecosystem),
         )
     return verdict(tests, run.outcomes, run.output_tail)
 

@@ -23,13 +23,11 @@ from chains.patches import (
     is_test_path,
     section_path,
 )
+from environments.eras.python.report import FILES_PLACEHOLDER, Pytest
+from environments.eras.reports import TestReport
 from environments.protocol import Environment, Workspace
-from prchain.verdicts.pytest_report import PYTEST_OPTIONS, parse_outcomes
 
 _BYTE_SECTION = re.compile(rb"^diff --git ", re.MULTILINE)
-
-FILES_PLACEHOLDER = "{files}"
-_PYTEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
 
 # Reset the files a patch touches to the stage's starting version (the agent may have edited them;
 # SWE-bench resets them the same way), then apply the patch. $1 is the patch, the rest its paths.
@@ -62,20 +60,15 @@ def patch_paths(patch: str) -> list[str]:
     return [path for path in map(section_path, file_sections(patch)) if path]
 
 
-def collected_test_files(test_patch: str) -> list[str]:
-    """The test modules among the files the test patch leaves in place (SWE-bench's scope).
-
-    Only names pytest collects by default (test_*.py, *_test.py): a file named on the command line
-    is collected whatever its name, and helpers such as a benchmark module under the test directory
-    need plugins the repository does not run by default.
-    """
-    found = []
+def collected_test_files(test_patch: str, report: TestReport | None = None) -> list[str]:
+    """What the stage's test command runs (SWE-bench's scope): the test files the test patch
+    leaves in place, as the ecosystem's runner names them (files, packages, or none)."""
+    kept = []
     for section in file_sections(test_patch):
-        path = section_path(section)
         deleted = "\ndeleted file mode" in section.split("\n@@", 1)[0]
-        if _PYTEST_MODULE.match(path.rsplit("/", 1)[-1]) and not deleted:
-            found.append(path)
-    return found
+        if not deleted:
+            kept.append(section_path(section))
+    return (report or Pytest()).targets([p for p in kept if p])
 
 
 def fill_command(template: str, files: list[str]) -> str:
@@ -95,21 +88,25 @@ def apply_patch(env: Workspace, patch: str, *, reset: bool) -> str | None:
 
 
 def run_suite(
-    env: Workspace, command: str, *, timeout: float, report_path: str, tail_chars: int
+    env: Workspace,
+    command: str,
+    *,
+    timeout: float,
+    report_path: str,
+    tail_chars: int,
+    report: TestReport | None = None,
 ) -> SuiteRun:
-    """Run the test command once with pytest's report options added; parse what it reported."""
-    options = PYTEST_OPTIONS.format(path=report_path)
-    script = (
-        f"rm -f {shlex.quote(report_path)}; export PYTEST_ADDOPTS={shlex.quote(options)}; {command}"
-    )
-    result = env.execute(script, timeout=timeout)
+    """Run the test command once so that its ecosystem's reader (pytest's by default) gets a
+    machine-readable report; parse what it reported."""
+    reader = report or Pytest()
+    result = env.execute(reader.script(command, report_path), timeout=timeout)
     try:
-        report: str | None = env.read_file(report_path)
+        written: str | None = env.read_file(report_path)
         env.execute(f"rm -f {shlex.quote(report_path)}")
     except (FileNotFoundError, IsADirectoryError, PermissionError):
-        report = None
+        written = None
     return SuiteRun(
-        parse_outcomes(report, result.output),
+        reader.parse(written, result.output),
         result.exit_code,
         result.timed_out,
         result.output[-tail_chars:],

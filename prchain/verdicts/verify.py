@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, delete, select
 
+from environments.eras.ecosystems import report_for
 from environments.eras.memory import stage_env
-from environments.eras.python import PYTEST
 from environments.images import recipe_hash
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
-from prchain.verdicts.outcomes import count, root_error
+from prchain.verdicts.outcomes import count
 from prchain.verdicts.sandbox import (
     FILES_PLACEHOLDER,
     SuiteRun,
@@ -124,17 +124,11 @@ def era_tests(engine: Engine, job: StageJob) -> RepoTests | None:
     if found is None:
         return None
     return RepoTests(
-        test=files_command(found.test_command), image=found.image, setup=found.setup_command
+        test=report_for(found.ecosystem).narrowed(found.test_command),
+        image=found.image,
+        setup=found.setup_command,
+        ecosystem=found.ecosystem,
     )
-
-
-def files_command(suite: str) -> str:
-    """The recipe's suite command narrowed to the stage's test files: pytest's own arguments are
-    kept, its test directory is replaced by `{files}`."""
-    if FILES_PLACEHOLDER in suite or not suite.startswith(PYTEST):
-        return suite
-    flags = [w for w in suite[len(PYTEST) :].split() if w.startswith("-")]  # e.g. --assert=plain
-    return " ".join([PYTEST, *flags, FILES_PLACEHOLDER])
 
 
 def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
@@ -160,7 +154,7 @@ def verify_stage(
 ) -> Verified:
     """Run the three kinds of runs on the stage's start in `env` and classify the outcomes."""
     started = time.monotonic()
-    files = collected_test_files(job.gold_test_patch)
+    files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
     command = fill_command(tests.test, files)
     done = Verified(unusable(""), command, files)
     reason = _precheck(job, tests, files)
@@ -192,6 +186,7 @@ def _runs(
             timeout=config.timeout,
             report_path=config.report_path,
             tail_chars=WHOLE_OUTPUT,  # the root error is read from all of it; the tail is cut below
+            report=report_for(tests.ecosystem),
         )
 
     env.enter_stage(1)
@@ -216,7 +211,7 @@ def _runs(
             name: vars(count(r.outcomes))
             for name, r in (("start", start), ("tests", with_tests), ("gold", gold[-1]))
         },
-        "root_error": root_error(gold[-1].output_tail),
+        "root_error": report_for(tests.ecosystem).root_error(gold[-1].output_tail),
         "setup_command": tests.setup,
         "image": tests.image,
     }

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from prchain.verdicts.pytest_report import (
+from environments.eras.python.report import (
     PYTEST_OPTIONS,
     is_passing,
     junit_nodeid,

@@ -396,8 +396,6 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
 
 def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Path) -> None:
     """flask 2014–2018: get_root_path asks pytest's rewriting hook for is_package()."""
-    from prchain.verdicts.verify import files_command
-
     era = era_of(
         repo, _commit(repo, {"setup.py": "", "tests/test_a.py": ""}, "2018-02-01T10:00:00Z")
     )
@@ -413,6 +411,6 @@ def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Pat
     assert revised.variant.endswith("+assert-plain")
     assert era.ecosystem.revise(era.snap, ErasConfig(), revised, log, True) is None  # once
     # tests verify narrows the command to the stage's files and keeps the flag.
-    assert files_command(revised.test_command) == (
+    assert era.ecosystem.report.narrowed(revised.test_command) == (
         "python -m pytest -p no:cacheprovider --assert=plain {files}"
     )

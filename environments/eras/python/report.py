@@ -9,16 +9,12 @@ same in both, so SWE-bench-style lists can be compared across them.
 from __future__ import annotations
 
 import re
+import shlex
 import xml.etree.ElementTree as ET
-from typing import Literal, get_args
 
-Outcome = Literal["passed", "xfailed", "xpassed", "skipped", "failed", "error"]
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
-# SWE-bench counts an expected failure as passing; so does pytest a non-strict unexpected pass (the
-# junit report even calls it passed). Anything else, skips included, is not a pass.
-PASSING = frozenset({"passed", "xfailed", "xpassed"})
-# When pytest reports one test twice (a failure, then an error in its teardown) the worse one wins.
-_RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
+from environments.eras.reports import OUTCOMES, PASSING, Outcome, is_passing, record
+
+__all__ = ["OUTCOMES", "PASSING", "Outcome", "Pytest", "is_passing", "parse_outcomes", "root_error"]
 
 # pytest's options that make both readers work whatever the command looks like; a module that
 # fails to import must not hide the outcomes of all the others
@@ -36,14 +32,7 @@ _SUMMARY_WORDS = {
 }
 
 
-def is_passing(outcome: str | None) -> bool:
-    return outcome in PASSING
-
-
-def _record(outcomes: dict[str, str], nodeid: str, outcome: str) -> None:
-    previous = outcomes.get(nodeid)
-    if previous is None or _RANK[outcome] > _RANK[previous]:
-        outcomes[nodeid] = outcome
+_record = record
 
 
 # ---- junit XML ----------------------------------------------------------------------------------
@@ -142,3 +131,73 @@ def parse_outcomes(report: str | None, output: str) -> dict[str, str]:
         if found:
             return found
     return parse_summary(output)
+
+
+# ---- the root error ----------------------------------------------------------------------------
+
+# pytest's `E   SomeError: …` lines carry the exception; other tools print `SomeError: …` bare.
+_E_LINE = re.compile(r"^E\s+((\w+\.)*\w*(Error|Exception|Exit)\b.*)")
+_ROOT = re.compile(r"^((\w+\.)*\w*(Error|Exception)|Fatal Python error)\b[: ].*")
+
+
+def root_error(output: str) -> str:
+    """The first exception pytest reports (`E   ImportError: …`), else the first bare one."""
+    lines = [line.strip() for line in output.splitlines()]
+    for line in lines:
+        found = _E_LINE.match(line)
+        if found:
+            return found.group(1)[:300]
+    for line in lines:
+        if _ROOT.match(line):
+            return line[:300]
+    return _internal_error(lines)
+
+
+def _internal_error(lines: list[str]) -> str:
+    """pytest's own crash (`INTERNALERROR> …`, exit code 3, or 2 before collection): the exception
+    it ends with, which no other line shows (pytest 2.8 on 3.9: `AssertionError` in its config)."""
+    inner = [line.removeprefix("INTERNALERROR>").strip() for line in lines]
+    inner = [
+        line for line, raw in zip(inner, lines, strict=True) if raw.startswith("INTERNALERROR>")
+    ]
+    for line in reversed(inner):
+        found = _E_LINE.match(line)
+        text = found.group(1) if found else line
+        if _BARE.match(text):
+            return f"pytest INTERNALERROR: {text}"[:300]
+    return ""
+
+
+_BARE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit)\b(:|$)")
+
+
+PYTEST = "python -m pytest -p no:cacheprovider"
+FILES_PLACEHOLDER = "{files}"
+_PYTEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
+
+
+class Pytest:
+    """pytest's reader: the junit report through PYTEST_ADDOPTS, whatever the command looks like."""
+
+    def script(self, command: str, report_path: str) -> str:
+        options = shlex.quote(PYTEST_OPTIONS.format(path=report_path))
+        return f"rm -f {shlex.quote(report_path)}; export PYTEST_ADDOPTS={options}; {command}"
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]:
+        return parse_outcomes(report, output)
+
+    def root_error(self, output: str) -> str:
+        return root_error(output)
+
+    def narrowed(self, suite: str) -> str:
+        """pytest's own arguments are kept, its test directory is replaced by `{files}`."""
+        if FILES_PLACEHOLDER in suite or not suite.startswith(PYTEST):
+            return suite
+        flags = [w for w in suite[len(PYTEST) :].split() if w.startswith("-")]  # --assert=plain
+        return " ".join([PYTEST, *flags, FILES_PLACEHOLDER])
+
+    def targets(self, test_paths: list[str]) -> list[str]:
+        """Only names pytest collects by default (test_*.py, *_test.py): a file named on the
+        command line is collected whatever its name, and helpers such as a benchmark module under
+        the test directory need plugins the repository does not run by default."""
+        return [p for p in test_paths if _PYTEST_MODULE.match(p.rsplit("/", 1)[-1])]

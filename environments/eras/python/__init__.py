@@ -22,6 +22,8 @@ import yaml
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.manifests import Snapshot
+from environments.eras.python.report import PYTEST, Pytest
+from environments.eras.reports import TestReport
 
 # When each suite's interpreter came out, and from when its test tooling is sure to support it: a
 # commit older than that still gets pytest from that date (pytest of 2015 does not run on 3.9).
@@ -32,7 +34,6 @@ DEV_EXTRAS = ("dev", "develop", "development")
 TEST_DIRS = ("tests", "test", "testing")
 PROJECT_SRC = "/opt/prchain/src"
 VENV = "/opt/venv"
-PYTEST = "python -m pytest -p no:cacheprovider"
 _VERSION = re.compile(r"(?<![\d.])3\.(\d{1,2})(?![\d])")
 _CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)\.(\d+)")
 _TOX_ENV = re.compile(r"\bpy(\d)(\d{1,2})\b")
@@ -40,6 +41,12 @@ _VERSION_FILE = re.compile(
     r"""(?:write_to|version_file|version-file)["']?\s*[=:]\s*["']([^"']+)["']"""
 )
 _FACTOR = re.compile(r"^[A-Za-z0-9_.,!-]+:(?!//)\s*")
+# The manifests a Python era depends on (the snapshot holds every ecosystem's).
+_ERA_FILE = re.compile(
+    r"^(setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?|poetry\.lock"
+    r"|uv\.lock|pdm\.lock|\.python-version|package\.json|package-lock\.json|\.nvmrc"
+    r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in))$"
+)
 
 
 def _toml(snap: Snapshot) -> dict[str, Any]:
@@ -570,6 +577,10 @@ _WRAPPERS = (
 @ECOSYSTEMS.register("python")
 class Python:
     name = "python"
+    report: TestReport = Pytest()
+
+    def owns(self, path: str) -> bool:
+        return path.endswith(".py")
 
     def detects(self, snap: Snapshot) -> bool:
         return any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg")) or any(
@@ -588,7 +599,8 @@ class Python:
         others = {
             path: _without_versions(text)
             for path, text in snap.files.items()
-            if path != "pyproject.toml"
+            if _ERA_FILE.match(path)
+            and path != "pyproject.toml"
             and not path.startswith(".github/")
             and path != ".travis.yml"
         }

@@ -1,0 +1,62 @@
+"""How a test run is read, the same for every ecosystem: a `TestReport` turns a test command into a
+script that leaves a machine-readable report, and that report (or, failing it, the console output)
+into per-test outcomes.
+
+Test ids are `<where>::<name>`: pytest's node ids (`tests/test_x.py::Class::test_y[p]`), Go's
+`<package>::TestName/sub`, cargo's `<target>::module::test`, surefire's `<class>::method`, a JS
+runner's `<file>::<describe> > <test>`. An id without `::` that errored is a unit that never ran
+(a test module that did not import, a package or crate that did not compile): an environment fact,
+counted apart from failing tests (`prchain.verdicts.outcomes.count`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, get_args
+
+Outcome = Literal["passed", "xfailed", "xpassed", "skipped", "failed", "error"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# SWE-bench counts an expected failure as passing; so does pytest a non-strict unexpected pass (the
+# junit report even calls it passed). Anything else, skips included, is not a pass.
+PASSING = frozenset({"passed", "xfailed", "xpassed"})
+# When one test is reported twice (a failure, then an error in its teardown) the worse one wins.
+_RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
+
+
+def is_passing(outcome: str | None) -> bool:
+    return outcome in PASSING
+
+
+def record(outcomes: dict[str, str], test: str, outcome: str) -> None:
+    """Set `test`'s outcome unless a worse one is recorded already."""
+    previous = outcomes.get(test)
+    if previous is None or _RANK[outcome] > _RANK[previous]:
+        outcomes[test] = outcome
+
+
+class TestReport(Protocol):
+    """The test-report reader of one ecosystem (or one runner of it)."""
+
+    def script(self, command: str, report_path: str) -> str:
+        """A shell script that runs `command` (the recipe's test command, as the agent runs it)
+        so that a machine-readable report ends at `report_path` (left absent if none was
+        written). It must not change what the command runs, only how the result is recorded."""
+        ...
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]:
+        """Test id → outcome (one of OUTCOMES) from the report, else from the console output."""
+        ...
+
+    def root_error(self, output: str) -> str:
+        """The first error that explains a broken run (an import or compile error), or ""."""
+        ...
+
+    def narrowed(self, suite: str) -> str:
+        """The recipe's whole-suite command with `{files}` where the stage's targets go, or
+        `suite` unchanged when the runner cannot be narrowed."""
+        ...
+
+    def targets(self, test_paths: list[str]) -> list[str]:
+        """What replaces `{files}` in the test command for a stage whose test patch leaves these
+        test files in place: the files themselves, their packages, or [] when the runner cannot
+        narrow (the whole suite then runs)."""
+        ...
