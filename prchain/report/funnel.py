@@ -147,7 +147,14 @@ def _environments(session: Session) -> list[FunnelStep]:
                 ("LLM cost per environment (cents)", int(found["env_cost_per_era"] * 100)),
             ],
         ),
-        FunnelStep("stages on a verified environment", found["env_stages_on_verified"]),
+        FunnelStep(
+            "stages on a verified environment",
+            found["env_stages_on_verified"],
+            detail=[
+                (f"{name} (of {c['stages']} stages)", c["stages_on_verified"])
+                for name, c in found["env_by_ecosystem"].items()
+            ],
+        ),
     ]
 
 

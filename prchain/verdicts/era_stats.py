@@ -1,8 +1,10 @@
 """The environments section of `prchain stats`: the funnel from chains to stages whose era image
-verified and stages with FAIL_TO_PASS tests, and the cost and time per environment."""
+verified and stages with FAIL_TO_PASS tests, overall and by ecosystem, and the cost and time per
+environment."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
@@ -19,6 +21,7 @@ def collect(session: Session) -> dict[str, Any]:
             EnvRecipe.era_key,
             EnvRecipe.status,
             EnvRecipe.method,
+            EnvRecipe.ecosystem,
             EnvRecipe.cost,
             EnvRecipe.build_seconds,
             EnvRecipe.verify_seconds,
@@ -46,7 +49,40 @@ def collect(session: Session) -> dict[str, Any]:
         "env_cost_per_era": round(sum(r.cost for r in recipes) / count, 4),
         "env_build_seconds_per_era": round(sum(r.build_seconds for r in recipes) / count, 1),
         "env_verify_seconds_per_era": round(sum(r.verify_seconds for r in recipes) / count, 1),
+        "env_by_ecosystem": by_ecosystem(session, recipes),
     }
+
+
+NOT_SET_UP = "(no recipe yet)"
+
+
+def by_ecosystem(session: Session, recipes: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Per ecosystem: eras set up and verified, stages on them, on a verified one, with
+    FAIL_TO_PASS. A stage whose era has no recipe yet is counted under NOT_SET_UP."""
+    of_era = {(r.repo_id, r.era_key): r for r in recipes}
+    usable = set(
+        session.scalars(
+            select(StageVerification.chain_stage_id).where(StageVerification.status == "usable")
+        )
+    )
+    found: dict[str, dict[str, int]] = {}
+
+    def row(name: str) -> dict[str, int]:
+        keys = ("eras", "verified", "stages", "stages_on_verified", "fail_to_pass")
+        return found.setdefault(name, dict.fromkeys(keys, 0))
+
+    for r in recipes:
+        row(r.ecosystem or "unknown")["eras"] += 1
+        row(r.ecosystem or "unknown")["verified"] += r.status == "verified"
+    for stage_id, repo_id, era_key in session.execute(
+        select(StageEra.chain_stage_id, StageEra.repo_id, StageEra.era_key)
+    ):
+        recipe = of_era.get((repo_id, era_key))
+        counts = row((recipe.ecosystem or "unknown") if recipe is not None else NOT_SET_UP)
+        counts["stages"] += 1
+        counts["stages_on_verified"] += recipe is not None and recipe.status == "verified"
+        counts["fail_to_pass"] += stage_id in usable
+    return dict(sorted(found.items()))
 
 
 def render(data: dict[str, Any]) -> list[Table]:
@@ -72,4 +108,15 @@ def render(data: dict[str, Any]) -> list[Table]:
         ("env_verify_seconds_per_era", "verify seconds per environment"),
     ):
         table.add_row(label, str(data.get(key, 0)))
-    return [table]
+    return [table, _ecosystem_table(data.get("env_by_ecosystem", {}))]
+
+
+def _ecosystem_table(found: dict[str, dict[str, int]]) -> Table:
+    table = Table(title="Environments by ecosystem")
+    table.add_column("ecosystem")
+    for label in ("eras", "verified", "stages", "on verified", "FAIL_TO_PASS"):
+        table.add_column(label, justify="right")
+    for name, c in found.items():
+        cells = (c["eras"], c["verified"], c["stages"], c["stages_on_verified"], c["fail_to_pass"])
+        table.add_row(name, *map(str, cells))
+    return table

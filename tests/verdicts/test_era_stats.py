@@ -1,0 +1,86 @@
+"""`prchain stats` and the report's funnel count environments by ecosystem."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from prchain.report.facts import PipelineFacts
+from prchain.report.funnel import build_funnel
+from prchain.verdicts.era_stats import NOT_SET_UP, collect, render
+from sql.db import session_scope
+from sql.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
+from tests.support.chain_store import StoreBuilder
+
+
+def _store_with_three_chains(engine: Engine) -> list[int]:
+    """Three two-stage chains over six PRs; the stage ids in order."""
+    store = StoreBuilder(engine)
+    for number in range(1, 7):
+        store.pr(number, [f"src/m{number}.py"])
+    store.write()
+    with session_scope(engine) as session:
+        for first in (1, 3, 5):
+            chain = Chain(repo_id=1, strategy="test", signature=f"{first}-{first + 1}", length=2)
+            session.add(chain)
+            session.flush()
+            for idx, number in enumerate((first, first + 1), start=1):
+                session.add(ChainStage(chain_id=chain.id, idx=idx, pr_id=store.pr_id(number)))
+    with session_scope(engine) as session:
+        return list(session.scalars(select(ChainStage.id).order_by(ChainStage.id)))
+
+
+def _recipe(era: str, ecosystem: str, status: str) -> EnvRecipe:
+    return EnvRecipe(
+        repo_id=1,
+        era_key=era,
+        ecosystem=ecosystem,
+        era_date="2024-01-01",
+        base_sha="0" * 40,
+        status=status,
+        method="planner",
+        image=f"example/{era}",
+    )
+
+
+def test_stages_are_counted_under_the_ecosystem_of_their_era(engine: Engine) -> None:
+    stages = _store_with_three_chains(engine)
+    assert len(stages) == 6
+    eras = ["rs-a", "rs-a", "rs-b", "rs-b", "py-a", "none"]  # the last era was never set up
+    with session_scope(engine) as session:
+        session.add_all(
+            [_recipe("rs-a", "rust", "verified"), _recipe("rs-b", "rust", "unverified")]
+        )
+        session.add(_recipe("py-a", "python", "verified"))
+        for stage, era in zip(stages, eras, strict=True):
+            session.add(StageEra(chain_stage_id=stage, repo_id=1, era_key=era, base_sha="0" * 40))
+        session.add(StageVerification(chain_stage_id=stages[1], recipe="r", status="usable"))
+    with Session(engine) as session:
+        found = collect(session)["env_by_ecosystem"]
+        funnel = build_funnel(session, PipelineFacts())
+    assert found == {
+        NOT_SET_UP: {
+            "eras": 0,
+            "verified": 0,
+            "stages": 1,
+            "stages_on_verified": 0,
+            "fail_to_pass": 0,
+        },
+        "python": {
+            "eras": 1,
+            "verified": 1,
+            "stages": 1,
+            "stages_on_verified": 1,
+            "fail_to_pass": 0,
+        },
+        "rust": {"eras": 2, "verified": 1, "stages": 4, "stages_on_verified": 2, "fail_to_pass": 1},
+    }
+    step = next(s for s in funnel if s.name == "stages on a verified environment")
+    assert ("rust (of 4 stages)", 2) in step.detail
+    with Session(engine) as session:
+        tables = render(collect(session))
+    assert [t.title for t in tables] == [
+        "Environments (chains → stages → eras → verified → FAIL_TO_PASS)",
+        "Environments by ecosystem",
+    ]
+    assert tables[1].row_count == 3
