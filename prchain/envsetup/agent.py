@@ -27,6 +27,14 @@ from prchain.llm.toolcalls import calls_from_text
 ROLE = "env_setup"
 PROMPTS = Path(__file__).with_name("prompts")
 TRUNCATED = "\n[... {omitted} characters omitted ...]\n"
+# What the prompt says of each ecosystem: its language and the registries its packages come from.
+LANGUAGES = {
+    "python": ("Python", "PyPI"),
+    "rust": ("Rust", "crates.io"),
+    "go": ("Go", "the Go module proxy"),
+    "node": ("JavaScript/TypeScript", "the npm registry"),
+    "java": ("Java", "Maven Central"),
+}
 
 Outcome = Literal["finished", "gave_up", "step_limit", "cost_limit", "format_errors", "llm_error"]
 
@@ -69,7 +77,7 @@ TOOLS = [
     _tool(
         "finish",
         "The environment is ready; give the command that runs the test suite.",
-        test_command="Run from /work/repo, e.g. `python -m pytest -q`.",
+        test_command="Run from /work/repo, e.g. `python -m pytest -q`, `cargo test`, `go test ./...`.",
     ),
     _tool("give_up", "The environment cannot be made.", reason="One line: why."),
 ]
@@ -87,6 +95,7 @@ class SetupRequest:
     commands: list[str] = field(default_factory=list)
     test_command: str = ""
     failure: str = ""
+    ecosystem: str = "python"  # whose language and registries the prompt names
 
 
 @dataclass(frozen=True)
@@ -209,7 +218,8 @@ class _Session:
         req = self.request
         date = _commit_date(req.clone, req.sha)
         listing = git.output(req.clone, "ls-tree", "--name-only", req.sha).split()
-        system = render(PROMPTS, "system.j2", date=date)
+        language, registries = LANGUAGES.get(req.ecosystem, LANGUAGES["python"])
+        system = render(PROMPTS, "system.j2", date=date, language=language, registries=registries)
         task = render(
             PROMPTS,
             "task.j2",

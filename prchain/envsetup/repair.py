@@ -15,7 +15,7 @@ from environments.buildbox import BoxSettings
 from environments.config import EnvironmentConfig
 from environments.docker_client import DockerClient
 from environments.eras import python
-from environments.eras.build import base_config, build_environment
+from environments.eras.build import base_config, build_environment, ensure_toolchain_image
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.images import ensure_base_image
@@ -41,6 +41,12 @@ def agent_repair(
         docker = client or DockerClient()
         suite = request.plan.suite if request.plan else next(iter(eras.suites))
         base = ensure_base_image(docker, base_config(env, eras, suite), lambda _m: None)
+        if request.plan is not None and request.plan.toolchain:  # the agent starts from it
+            base, _, _ = ensure_toolchain_image(
+                docker, env, eras, request.repo, base, request.plan, lambda _m: None
+            )
+            if not base:
+                return None
         binds, variables = build_environment(env, eras, request.repo)
         found = run_setup_agent(
             llm,
@@ -53,6 +59,7 @@ def agent_repair(
                 commands=list(request.plan.commands) if request.plan else [],
                 test_command=request.plan.test_command if request.plan else "",
                 failure=_failure(request),
+                ecosystem=request.plan.ecosystem if request.plan else "python",
             ),
             config,
             BoxSettings(python.PROJECT_SRC, binds, variables, eras.network_mode),
@@ -76,16 +83,21 @@ def _plan(request: RepairRequest, suite: str, found: AgentRecipe) -> Plan:
         f"setup agent: {found.replies} replies, {len(found.commands)} steps kept, "
         f"{found.rolled_back} rolled back, ${found.cost_usd:.4f}, {found.seconds:.0f} s"
     ]
+    ecosystem = previous.ecosystem if previous else "python"
+    # A Python recipe ends as the planner's do (the project out of the venv, .pth, wrappers).
+    finish = python.finish_commands(request.snapshot) if ecosystem == "python" else []
     return Plan(
-        previous.ecosystem if previous else "python",
+        ecosystem,
         suite,
         previous.interpreter if previous else eras_interpreter(suite),
         previous.cutoff if previous else "",
-        [*found.commands, *python.finish_commands(request.snapshot)],
+        [*found.commands, *finish],
         found.test_command,
         previous.setup_command if previous else "",
         notes,
         variant="agent",
+        toolchain=list(previous.toolchain) if previous else [],
+        env=dict(previous.env) if previous else {},
     )
 
 

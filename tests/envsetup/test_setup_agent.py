@@ -3,6 +3,7 @@ build sandbox: it repairs a recipe the planner could not finish, rolling one fai
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,18 @@ def test_an_agent_that_gives_up_says_so_in_one_line(
         result.required()
     assert isinstance(caught.value, PrchainError)
     assert "\n" not in str(caught.value) and "shim is on no index" in str(caught.value)
+
+
+def test_the_prompt_names_the_language_and_registries_of_the_ecosystem(
+    tmp_path, fake_llm, llm_config, docker_client, base_image
+) -> None:
+    sha = make_repo(tmp_path / "repo")
+    fake_llm.push(model="env_setup", tool_calls=call("give_up", reason="no toolchain"))
+    rust = replace(request(tmp_path / "repo", sha, base_image), ecosystem="rust")
+    run_setup_agent(LLMClient(llm_config), docker_client, rust, SetupAgentConfig())
+    system = fake_llm.requests_for("env_setup")[0]["messages"][0]["content"]
+    assert "a Rust repository" in system and "crates.io" in system
+    assert "Python" not in system and "PyPI" not in system
 
 
 def test_the_step_budget_stops_the_agent(
