@@ -97,21 +97,33 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
 
 
 def read_predictions(path: str | Path) -> Patches:
-    """A SWE-bench predictions file (a JSON list or object, or JSON Lines) of instance_id,
-    model_patch and model_name_or_path."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        loaded = json.loads(text)
-        rows = list(loaded.values()) if isinstance(loaded, dict) else loaded
-    except json.JSONDecodeError:
-        rows = list(_json_lines(Path(path)))
+    """A SWE-bench predictions file: JSON Lines, a JSON list, or an object keyed by instance id,
+    of rows with instance_id, model_patch and model_name_or_path."""
     found, models = {}, set()
-    for row in rows if isinstance(rows, list) else [rows]:
+    for row in _prediction_rows(Path(path)):
         if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
-            raise ConfigError(f"{path}: a prediction without an instance_id: {str(row)[:120]}")
+            raise ConfigError(
+                f"{path}: a prediction without an instance_id: {str(row)[:120]}",
+                hint=PREDICTIONS_HINT,
+            )
         found[row["instance_id"]] = str(row.get("model_patch") or "")
         models.add(str(row.get("model_name_or_path") or "model"))
     return Patches(", ".join(sorted(models)) or "model", found)
+
+
+PREDICTIONS_HINT = (
+    'one JSON object per line: {"instance_id": …, "model_patch": …, "model_name_or_path": …}'
+)
+
+
+def _prediction_rows(path: Path) -> list[Any]:
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return list(_json_lines(path))
+    if isinstance(loaded, dict) and "instance_id" not in loaded:
+        return list(loaded.values())
+    return loaded if isinstance(loaded, list) else [loaded]
 
 
 def _json_lines(path: Path) -> Iterator[Any]:
