@@ -76,6 +76,8 @@ def save(tasks_file: str, out: str, all_stages: bool, dry_run: bool) -> None:
         f"{plural(len(found.images), 'image')}: {_mb(found.separate)} as separate archives, "
         f"{_mb(found.deduplicated)} with each shared layer once (before compression)"
     )
+    if found.missing:
+        click.echo(f"not in the engine (or not the image TASKS names): {', '.join(found.missing)}")
     if dry_run:
         return
     size = save_task_images(found, out)
