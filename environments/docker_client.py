@@ -255,6 +255,20 @@ class DockerClient:
             raise EnvironmentFailure(f"docker save of {', '.join(names)} failed: {exc}") from None
         return written
 
+    def push(self, name: str) -> str:
+        """`docker push` of a tagged image to the registry its name starts with; the digest the
+        registry gave its manifest ("" if it said none)."""
+        repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
+        digest = ""
+        try:
+            for message in self.api.push(repo, tag=tag, stream=True, decode=True):
+                if "error" in message:
+                    raise EnvironmentFailure(f"docker push of {name} failed: {message['error']}")
+                digest = str((message.get("aux") or {}).get("Digest") or digest)
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker push of {name} failed: {exc}") from None
+        return digest
+
     def load_images(self, archive: BinaryIO) -> list[str]:
         """`docker load` of an archive (plain or gzip-compressed tar); the names (or ids) loaded."""
         loaded: list[str] = []

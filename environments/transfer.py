@@ -90,3 +90,31 @@ def load(client: DockerClient, archive: str | Path) -> list[str]:
     # The engine reads gzip itself; the archive is streamed as it is, never whole in memory.
     with path.open("rb") as handle:
         return client.load_images(handle)
+
+
+def push(client: DockerClient, names: list[str], registry: str) -> dict[str, str]:
+    """Push each image as `registry/name` (the registry stores a shared layer once); name → the
+    manifest digest. Only the registry's tag is added, and it is removed again."""
+    pushed = {}
+    for name in names:
+        remote = f"{registry.rstrip('/')}/{name}"
+        client.tag(name, remote)
+        try:
+            pushed[name] = client.push(remote)
+        finally:
+            client.remove_image(remote)  # the image keeps its own name: only the tag goes
+    return pushed
+
+
+def pull(client: DockerClient, names: list[str], registry: str) -> list[str]:
+    """Pull each `registry/name` and name it `name` again; the names that could not be pulled."""
+    missing = []
+    for name in names:
+        remote = f"{registry.rstrip('/')}/{name}"
+        found = client.pull(remote)
+        if found is None:
+            missing.append(name)
+            continue
+        client.tag(found, name)
+        client.remove_image(remote)
+    return missing

@@ -138,6 +138,33 @@ def load_task_images(archive: str, tasks: str | None = None) -> Loaded:
     return loaded
 
 
+def push_task_images(tasks: str, registry: str, *, every: bool = False) -> dict[str, str]:
+    """Push the images a task file needs to `registry`; name → manifest digest."""
+    from environments.docker_client import DockerClient
+    from environments.transfer import push
+
+    found = task_image_sizes(tasks, every=every)
+    if found.missing:
+        raise NothingToDo(f"the engine lacks {', '.join(found.missing[:3])}")
+    return push(DockerClient(), list(found.images), registry)
+
+
+def pull_task_images(tasks: str, registry: str) -> Loaded:
+    """Pull the images a task file needs from `registry` under their own names; those still
+    missing, or not the image the file names."""
+    from environments.docker_client import DockerClient
+    from environments.transfer import pull
+
+    client = DockerClient()
+    names = images_of(read_tasks(tasks))
+    loaded = Loaded(list(names), pull(client, list(names), registry))
+    for name, digest in names.items():
+        info = client.image_info(name)
+        if name not in loaded.missing and (info is None or (digest and info.id != digest)):
+            loaded.missing.append(name)
+    return loaded
+
+
 # ---- golden evaluation -------------------------------------------------------------------------
 
 

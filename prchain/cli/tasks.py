@@ -49,6 +49,7 @@ def images() -> None:
     \b
       prchain tasks images save data/tasks.jsonl data/images.tar.gz
       prchain tasks images load data/images.tar.gz --tasks data/tasks.jsonl
+      prchain tasks images push data/tasks.jsonl localhost:5000/tasks
     """
 
 
@@ -107,6 +108,49 @@ def load(archive: str, tasks_file: str | None) -> None:
     finish(
         len(loaded.missing),
         f"still missing or different: {', '.join(loaded.missing)}" if loaded.missing else "",
+    )
+
+
+@images.command("push")
+@click.argument("tasks_file", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("registry")
+@click.option("--all-stages", is_flag=True, help="Also the images of stages that are not runnable.")
+def push(tasks_file: str, registry: str, all_stages: bool) -> None:
+    """Push the images TASKS needs to REGISTRY (host[:port][/path]) as REGISTRY/<image name>.
+
+    The registry stores a layer the images share once; `tasks images pull` on another machine
+    names them back. Log in first (`docker login`) if the registry asks for it.
+
+    Example:
+
+    \b
+      prchain tasks images push data/tasks.jsonl registry.example.org:5000/prchain-tasks
+    """
+    from prchain.app.tasks import push_task_images
+
+    pushed = push_task_images(tasks_file, registry, every=all_stages)
+    for name, digest in pushed.items():
+        click.echo(f"pushed {registry}/{name} {digest}")
+
+
+@images.command("pull")
+@click.argument("tasks_file", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("registry")
+def pull(tasks_file: str, registry: str) -> None:
+    """Pull the images TASKS's runnable stages need from REGISTRY and give them their own names.
+
+    Example:
+
+    \b
+      prchain tasks images pull data/tasks.jsonl registry.example.org:5000/prchain-tasks
+    """
+    from prchain.app.tasks import pull_task_images
+
+    pulled = pull_task_images(tasks_file, registry)
+    click.echo(f"pulled {plural(len(pulled.names) - len(pulled.missing), 'image')}")
+    finish(
+        len(pulled.missing),
+        f"missing or different: {', '.join(pulled.missing)}" if pulled.missing else "",
     )
 
 

@@ -133,7 +133,10 @@ def _json_lines(path: Path) -> Iterator[Any]:
                 try:
                     yield json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{path}: line {number} is not JSON ({exc.msg})") from None
+                    raise ConfigError(
+                        f"{path}: line {number} is not JSON ({exc.msg})",
+                        hint="a JSON Lines file holds one JSON object per line",
+                    ) from None
 
 
 # ---- one chain ---------------------------------------------------------------------------------

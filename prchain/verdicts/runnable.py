@@ -94,10 +94,12 @@ def _facts(session: Session, chain_id: int) -> dict[int, _Facts]:
 def _why_not(facts: _Facts, image: StageImage | str, unverified: bool) -> tuple[str, str]:
     """(kind, detail) of the first rule that keeps the stage from running; ("", "") when none."""
     recipe, tests = facts.recipe, facts.tests
-    if recipe is None or not recipe.image:
-        return "no environment", "no era image (`prchain env setup`)"
+    if recipe is None:
+        return "no environment", "no era recipe (`prchain env setup`)"
     if recipe.status != "verified" and not unverified:
         return "environment not verified", recipe.root_error or recipe.status
+    if not recipe.image:
+        return "no environment", "its era has no image"
     if isinstance(image, str):
         return "image missing", image
     if tests is None:

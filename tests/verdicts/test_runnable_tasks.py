@@ -9,8 +9,11 @@ its `prchain.repo` label), so removing them touches nothing another test or user
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -232,3 +235,58 @@ def test_a_flat_row_gets_the_same_verdict_from_an_independent_runner(
     ours = _results(tmp_path / "wrong.eval.jsonl")[1]["status"] == "resolved"
     assert (run_row(row, row["patch"]), run_row(row, wrong)) == (True, ours)
     assert ours is False
+
+
+# ---- through a registry: a local one, built from Debian's docker-registry package ---------------
+
+REGISTRY_DOCKERFILE = """\
+FROM {base}
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry \\
+    && rm -rf /var/lib/apt/lists/* && mkdir -p /var/lib/docker-registry \\
+    && printf 'version: 0.1\\nstorage:\\n  filesystem:\\n    rootdirectory: /var/lib/docker-registry\\nhttp:\\n  addr: :5000\\n' > /etc/docker/registry/config.yml
+CMD ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]
+"""
+
+
+def _wait_until_it_answers(url: str) -> None:
+    for _ in range(100):
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as answer:
+            if answer.status == 200:
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"the registry at {url} never answered")
+
+
+@pytest.fixture(scope="module")
+def registry(base_image: str, tmp_path_factory: Any) -> Iterator[str]:
+    """A registry on 127.0.0.1 in a container of this module's own (no registry image can be
+    pulled here; Debian's archive has the registry)."""
+    context = tmp_path_factory.mktemp("registry")
+    (context / "Dockerfile").write_text(REGISTRY_DOCKERFILE.format(base=base_image))
+    image, name = "runnable-test/registry:debian", f"runnable-test-registry-{uuid.uuid4().hex[:8]}"
+    built = _docker("build", "-q", "-t", image, str(context))
+    if built.returncode != 0:
+        pytest.skip(f"no registry image could be built (Debian's archive?): {built.stderr[-300:]}")
+    try:
+        started = _docker("run", "-d", "--name", name, "-p", "127.0.0.1::5000", image)
+        assert started.returncode == 0, started.stderr
+        port = _docker("port", name, "5000").stdout.splitlines()[0].rsplit(":", 1)[1]
+        _wait_until_it_answers(f"http://127.0.0.1:{port}/v2/")
+        yield f"127.0.0.1:{port}/runnable-test"
+    finally:
+        _docker("rm", "-f", name)
+        _docker("rmi", image)
+
+
+def test_images_travel_through_a_registry_too(
+    exported: Exported, registry: str, docker_client: Any
+) -> None:
+    env = _chain(exported)["stages"][0]["environment"]
+    out = _ok("tasks", "images", "push", str(exported.tasks), registry)
+    assert f"pushed {registry}/{env['image']} sha256:" in out
+    assert (
+        docker_client.remove_image(env["image"]) and docker_client.image_info(env["image"]) is None
+    )
+    _ok("tasks", "images", "pull", str(exported.tasks), registry)
+    assert docker_client.image_info(env["image"]).id == env["image_id"]  # the same content
+    assert _own_images(docker_client) == [env["image"]]  # and no registry tag left behind
