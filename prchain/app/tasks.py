@@ -16,17 +16,7 @@ from environments.protocol import Environment, StageSpec
 from environments.transfer import ImageSizes
 from prchain.app.config import Config
 from prchain.core.errors import NothingToDo, PrchainError
-from prchain.verdicts.golden import (
-    EvalSettings,
-    Patches,
-    StageResult,
-    by_chain,
-    evaluate,
-    images_of,
-    planned,
-    read_predictions,
-    read_tasks,
-)
+from prchain.verdicts.golden import EvalSettings, StageResult, by_chain, evaluate, planned
 from prchain.verdicts.runnable import (
     ImageResolver,
     RunnableSummary,
@@ -34,6 +24,7 @@ from prchain.verdicts.runnable import (
     export_runnable,
     flat_path,
 )
+from prchain.verdicts.taskfile import Patches, images_of, read_predictions, read_tasks
 
 __all__ = ["by_chain", "flat_path"]  # for the CLI, which reaches the library only through here
 

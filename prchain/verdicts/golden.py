@@ -17,19 +17,19 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from environments.images import recipe_hash
 from environments.protocol import Environment, StageSpec
-from prchain.core.errors import ConfigError, PrchainError
+from prchain.core.errors import PrchainError
 from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests
 from prchain.verdicts.sandbox import apply_patch
+from prchain.verdicts.taskfile import Patches
 
 EVAL_VERSION = "1"  # bump when what a result means changes: every stored key changes with it
-GOLD = "gold"
 Status = Literal["resolved", "unresolved", "error", "not runnable", "no prediction", "skipped"]
 STATUSES: tuple[str, ...] = get_args(Status)
 
@@ -52,19 +52,6 @@ class StageResult:
     reused: bool = False
 
 
-@dataclass(frozen=True)
-class Patches:
-    """What each stage applies: the gold patches, or a model's predictions by instance id."""
-
-    model: str = GOLD
-    predictions: dict[str, str] | None = None
-
-    def of(self, stage: dict[str, Any]) -> str | None:
-        if self.predictions is None:
-            return str(stage["patch"])
-        return self.predictions.get(stage["instance_id"])
-
-
 # (repo, stage specs, labels) → an unstarted sandbox of the chain on those stages' images
 EnvOpener = Callable[
     [str, list[StageSpec], dict[str, str]], contextlib.AbstractContextManager[Environment]
@@ -77,66 +64,6 @@ class EvalSettings:
     timeout: float
     report_path: str
     tail_chars: int = 4000
-
-
-# ---- reading the inputs --------------------------------------------------------------------------
-
-
-def read_tasks(path: str | Path) -> list[dict[str, Any]]:
-    """The chains of a task file written by `tasks export --runnable`."""
-    chains = list(_json_lines(Path(path)))
-    for number, chain in enumerate(chains, start=1):
-        stages = chain.get("stages") if isinstance(chain, dict) else None
-        if not isinstance(stages, list) or any("environment" not in s for s in stages):
-            raise ConfigError(
-                f"{path}: line {number} is not a chain with runnable stages",
-                hint="export it with `prchain tasks export OUT --runnable` (the chain form, not "
-                "the .stages.jsonl beside it)",
-            )
-    return chains
-
-
-def read_predictions(path: str | Path) -> Patches:
-    """A SWE-bench predictions file: JSON Lines, a JSON list, or an object keyed by instance id,
-    of rows with instance_id, model_patch and model_name_or_path."""
-    found, models = {}, set()
-    for row in _prediction_rows(Path(path)):
-        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
-            raise ConfigError(
-                f"{path}: a prediction without an instance_id: {str(row)[:120]}",
-                hint=PREDICTIONS_HINT,
-            )
-        found[row["instance_id"]] = str(row.get("model_patch") or "")
-        models.add(str(row.get("model_name_or_path") or "model"))
-    return Patches(", ".join(sorted(models)) or "model", found)
-
-
-PREDICTIONS_HINT = (
-    'one JSON object per line: {"instance_id": …, "model_patch": …, "model_name_or_path": …}'
-)
-
-
-def _prediction_rows(path: Path) -> list[Any]:
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return list(_json_lines(path))
-    if isinstance(loaded, dict) and "instance_id" not in loaded:
-        return list(loaded.values())
-    return loaded if isinstance(loaded, list) else [loaded]
-
-
-def _json_lines(path: Path) -> Iterator[Any]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(
-                        f"{path}: line {number} is not JSON ({exc.msg})",
-                        hint="a JSON Lines file holds one JSON object per line",
-                    ) from None
 
 
 # ---- one chain ---------------------------------------------------------------------------------
@@ -405,17 +332,6 @@ def by_chain(results: list[StageResult]) -> list[ChainVerdict]:
         )
         for cid, rows in chains.items()
     ]
-
-
-def images_of(chains: Iterable[dict[str, Any]], every: bool = False) -> dict[str, str]:
-    """The images (name → digest) the chains' runnable stages run in; `every`: any stage's."""
-    found: dict[str, str] = {}
-    for chain in chains:
-        for stage in chain["stages"]:
-            env = stage["environment"]
-            if env["image"] and (every or env["runnable"]):
-                found[env["image"]] = env["image_id"]
-    return found
 
 
 def planned(chains: Iterable[dict[str, Any]], patches: Patches) -> int:

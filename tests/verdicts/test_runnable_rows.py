@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from chains.build import build_chains
 from chains.config import ChainsConfig
 from prchain.core.errors import ConfigError
-from prchain.verdicts.golden import read_predictions, read_tasks
 from prchain.verdicts.runnable import NOT_RUNNABLE, StageImage, export_runnable, flat_path
+from prchain.verdicts.taskfile import read_predictions, read_tasks
 from sql.models import ChainStage, EnvRecipe, StageEra, StageVerification
 from tests.support.chain_store import StoreBuilder
 
