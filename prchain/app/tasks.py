@@ -199,8 +199,15 @@ def eval_from_config(
     wanted = set(chain_ids)
     chains = [c for c in read_tasks(tasks) if not wanted or c["chain_id"] in wanted]
     patches = read_predictions(predictions) if predictions else Patches()
+    total = planned(chains, patches)
+    if not total:
+        raise NothingToDo(
+            f"no runnable stage of {tasks} has a patch to run"
+            + (f" in {predictions} (its instance_ids name none)" if predictions else ""),
+            hint="`prchain tasks export OUT --runnable` says which stages run and why the others do not",
+        )
     if on_start is not None:
-        on_start(planned(chains, patches))
+        on_start(total)
     client = DockerClient()
 
     def digest(name: str) -> str | None:

@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
+from prchain.cli import main
 from prchain.core.errors import ConfigError
 from prchain.verdicts.runnable import NOT_RUNNABLE, StageImage, export_runnable, flat_path
 from prchain.verdicts.taskfile import read_predictions, read_tasks
@@ -144,3 +146,13 @@ def test_a_prediction_without_an_instance_id_is_one_clear_line(tmp_path: Path) -
     with pytest.raises(ConfigError, match="a prediction without an instance_id") as raised:
         read_predictions(path)
     assert "\n" not in str(raised.value) and "instance_id" in (raised.value.hint or "")
+
+
+def test_eval_with_nothing_to_run_says_so_in_one_line(five_stages: Engine, tmp_path: Path) -> None:
+    out = tmp_path / "tasks.jsonl"
+    export_runnable(five_stages, out, _resolve)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"instance_id": "someone__else-9", "model_patch": ""}\n')
+    result = CliRunner().invoke(main, ["tasks", "eval", str(out), "--predictions", str(preds)])
+    assert result.exit_code == 1
+    assert "error: no runnable stage of" in result.output and "name none" in result.output

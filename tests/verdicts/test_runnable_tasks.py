@@ -24,6 +24,8 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
 from prchain.cli import main
 from prchain.dev.repos import ChainRepo
 
@@ -95,6 +97,7 @@ def exported(
     finally:
         for tag in _own_images(docker_client):
             docker_client.remove_image(tag)
+        docker_client.remove_volume(cache_volume(ErasConfig(), REPO))  # its builds' download cache
 
 
 def _chain(exported: Exported) -> dict[str, Any]:
