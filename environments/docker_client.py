@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
@@ -91,6 +91,17 @@ class _Exec:
     workdir: str
     env: dict[str, str]
     stdin: bytes | None
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What prchain reads of an image: its content digest (the id, which save and load keep)."""
+
+    id: str
+    tags: list[str]
+    size: int  # bytes of all its layers
+    parent: str  # the image it was built from ("" when unknown, e.g. after a load)
+    layers: list[str]  # the diff ids of its layers, bottom first
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,65 @@ class DockerClient:
             chain.append(str(found["Id"]))
             current = str(found.get("Parent") or "")
         return chain
+
+    def image_info(self, ref: str) -> ImageInfo | None:
+        """Id, tags, size, parent and layers of an image; None when the engine has none such."""
+        try:
+            found = self.api.inspect_image(ref)
+        except (NotFound, ImageNotFound):
+            return None
+        except APIError as exc:
+            raise EnvironmentFailure(f"cannot inspect image {ref}: {exc}") from None
+        return ImageInfo(
+            str(found["Id"]),
+            [str(t) for t in found.get("RepoTags") or ()],
+            int(found.get("Size") or 0),
+            str(found.get("Parent") or ""),
+            [str(layer) for layer in (found.get("RootFS") or {}).get("Layers") or ()],
+        )
+
+    def save_images(self, names: list[str], write: Callable[[bytes], object]) -> int:
+        """`docker save` of several images as one archive (a layer they share is in it once),
+        streamed to `write`; returns the bytes written."""
+        try:
+            res = self.api._get(self.api._url("/images/get"), params={"names": names}, stream=True)
+            self.api._raise_for_status(res)
+            written = 0
+            for chunk in self.api._stream_raw_result(res, 1 << 21, False):
+                write(chunk)
+                written += len(chunk)
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker save of {', '.join(names)} failed: {exc}") from None
+        return written
+
+    def push(self, name: str) -> str:
+        """`docker push` of a tagged image to the registry its name starts with; the digest the
+        registry gave its manifest ("" if it said none)."""
+        repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
+        digest = ""
+        try:
+            for message in self.api.push(repo, tag=tag, stream=True, decode=True):
+                if "error" in message:
+                    raise EnvironmentFailure(f"docker push of {name} failed: {message['error']}")
+                digest = str((message.get("aux") or {}).get("Digest") or digest)
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker push of {name} failed: {exc}") from None
+        return digest
+
+    def load_images(self, archive: BinaryIO) -> list[str]:
+        """`docker load` of an archive (plain or gzip-compressed tar); the names (or ids) loaded."""
+        loaded: list[str] = []
+        try:
+            for message in self.api.load_image(archive):
+                if "error" in message:
+                    raise EnvironmentFailure(f"docker load failed: {message['error']}")
+                said = str(message.get("stream", "")).strip()
+                for prefix in ("Loaded image: ", "Loaded image ID: "):
+                    if said.startswith(prefix):
+                        loaded.append(said[len(prefix) :])
+        except DockerException as exc:
+            raise EnvironmentFailure(f"docker load failed: {exc}") from None
+        return loaded
 
     def tag(self, image_id: str, name: str) -> None:
         repo, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")

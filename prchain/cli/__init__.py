@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "mine",
     "stats",
     "chains",
+    "tasks",
     "vet",
     "queries",
     "env",

@@ -536,23 +536,46 @@ def tasks() -> None:
 @config_options
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--strategy", help="Only chains of this strategy.")
+@click.option(
+    "--runnable",
+    is_flag=True,
+    help="Give each stage its image, commands and log parser, and write the runnable stages "
+    "one per row beside OUT (OUT-stem.stages.jsonl); needs the Docker engine.",
+)
+@click.option(
+    "--include-unverified",
+    is_flag=True,
+    help="With --runnable: stages whose era environment did not verify are runnable too.",
+)
 def export(
     config_path: str | None,
     overrides: tuple[str, ...],
     db_url: str | None,
     out: str,
     strategy: str | None,
+    runnable: bool,
+    include_unverified: bool,
 ) -> None:
     """Write one JSON line per chain with its stages; loads with datasets.load_dataset("json", ...).
+
+    With --runnable each stage also carries its environment (docs/export-formats.md, "Runnable
+    rows"), and the stages that can run elsewhere are written again in a flat SWE-rebench-V2
+    shape; the others are counted by why not.
 
     Example:
 
     \b
       prchain tasks export data/tasks.jsonl
       prchain tasks export data/temporal.jsonl --strategy temporal
+      prchain tasks export data/tasks.jsonl --runnable
     """
+    config = build_config(config_path, overrides, db_url)
+    if runnable:
+        from prchain.cli.tasks import print_runnable
+
+        print_runnable(config, out, strategy, include_unverified)
+        return
     from prchain.app.views import export_tasks, make_engine
 
-    config = build_config(config_path, overrides, db_url)
     count = export_tasks(make_engine(config.store.url, readonly=True), out, strategy=strategy)
     click.echo(f"wrote {count} chains to {out}")

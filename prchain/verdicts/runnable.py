@@ -1,0 +1,275 @@
+"""Runnable rows: each exported stage with what a harness needs to run it on another machine.
+
+`tasks export --runnable` adds an `environment` block to every stage of the chain form (the stage's
+image and its content digest, the era, the recipe that made it, the setup and test commands and the
+name of the reader of the test report) and writes beside it a flat file of one row per runnable
+stage in SWE-rebench-V2's shape (`image_name`, `install_config` with `test_cmd` and `log_parser`).
+docs/export-formats.md maps every field.
+
+A stage is runnable when its era environment verified, its image is in the engine and its tests
+verified as usable (there is a FAIL_TO_PASS list to check); every other stage says why not, as one
+of the kinds of `NotRunnable` and a detail.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO, get_args
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from chains.tasks import iter_tasks
+from environments.carry import ORIGIN_DIR, WORKDIR
+from environments.eras.ecosystems import report_for
+from prchain.core.files import atomic_output
+from prchain.verdicts.oracle import DEFAULT_REPORT_PATH
+from sql.models import ChainStage, EnvRecipe, Repo, StageEra, StageVerification
+
+FLAT_FORMAT = "prchain.stage/1"
+NotRunnable = Literal[
+    "no environment", "environment not verified", "image missing", "tests not verified",
+    "tests unusable",
+]  # fmt: skip
+NOT_RUNNABLE: tuple[str, ...] = get_args(NotRunnable)
+
+
+@dataclass(frozen=True)
+class StageImage:
+    """A stage's image: the sandbox layer (agent, tester, root-only mirror) on its era image."""
+
+    image: str
+    image_id: str  # content digest: docker's image id, which save and load keep
+    era_image: str
+    era_image_id: str
+
+
+# (repo, clone path, era image) → the stage image, or why there is none
+ImageResolver = Callable[[str, str, str], StageImage | str]
+
+
+@dataclass
+class RunnableSummary:
+    chains: int = 0
+    stages: int = 0
+    runnable: int = 0
+    not_runnable: Counter[str] = field(default_factory=Counter)  # kind → stages
+    images: dict[str, str] = field(default_factory=dict)  # runnable stages' images → digest
+
+
+@dataclass(frozen=True)
+class _Facts:
+    recipe: EnvRecipe | None
+    tests: StageVerification | None
+
+
+def _facts(session: Session, chain_id: int) -> dict[int, _Facts]:
+    """Per stage index: its era recipe and its verified tests (None where there are none)."""
+    found = {}
+    stages = select(ChainStage.id, ChainStage.idx).where(ChainStage.chain_id == chain_id)
+    for stage_id, idx in session.execute(stages).all():
+        recipe = session.scalar(
+            select(EnvRecipe)
+            .join(
+                StageEra,
+                (StageEra.repo_id == EnvRecipe.repo_id) & (StageEra.era_key == EnvRecipe.era_key),
+            )
+            .where(StageEra.chain_stage_id == stage_id)
+        )
+        tests = session.scalar(
+            select(StageVerification).where(StageVerification.chain_stage_id == stage_id)
+        )
+        found[idx] = _Facts(recipe, tests)
+    return found
+
+
+# ---- why a stage is not runnable: one rule each, in the order they are asked -------------------
+
+
+def _why_not(facts: _Facts, image: StageImage | str, unverified: bool) -> tuple[str, str]:
+    """(kind, detail) of the first rule that keeps the stage from running; ("", "") when none."""
+    recipe, tests = facts.recipe, facts.tests
+    if recipe is None:
+        return "no environment", "no era recipe (`prchain env setup`)"
+    if recipe.status != "verified" and not unverified:
+        return "environment not verified", recipe.root_error or recipe.status
+    if not recipe.image:
+        return "no environment", "its era has no image"
+    if isinstance(image, str):
+        return "image missing", image
+    if tests is None:
+        return "tests not verified", "`prchain tests verify` has not run on it"
+    if tests.status != "usable":
+        return "tests unusable", tests.reason or tests.status
+    return "", ""
+
+
+def reader_name(ecosystem: str) -> str:
+    """The name of the test-report reader an ecosystem's verdicts use (`pytest`, ...)."""
+    reader = report_for(ecosystem)
+    return str(getattr(reader, "name", type(reader).__name__.lower()))
+
+
+def checkout(base_commit: str) -> list[str]:
+    """Root commands that put the repository at `base_commit` in WORKDIR (where the era's recipe
+    expects it), from the image's root-only mirror."""
+    sha = shlex.quote(base_commit)
+    return [
+        f"rm -rf {WORKDIR} && git clone -q --no-checkout {ORIGIN_DIR} {WORKDIR}",
+        f"git -C {WORKDIR} checkout -q --detach {sha}",
+    ]
+
+
+def _recipe(recipe: EnvRecipe | None) -> dict[str, Any]:
+    """Where the stage's environment came from (the recipe's provenance)."""
+    if recipe is None:
+        return {}
+    return {
+        "era_key": recipe.era_key,
+        "era_date": recipe.era_date,
+        "status": recipe.status,
+        "method": recipe.method,
+        "variant": recipe.variant,
+        "suite": recipe.suite,
+        "interpreter": recipe.interpreter,
+        "cutoff": recipe.cutoff,
+        "commands": [str(c) for c in recipe.commands or []],
+        "notes": [str(n) for n in recipe.notes or []],
+        "verified_at": recipe.base_sha,
+        "root_error": recipe.root_error or "",
+    }
+
+
+def environment_block(
+    stage: dict[str, Any], facts: _Facts, image: StageImage | str, unverified: bool
+) -> dict[str, Any]:
+    """The `environment` a stage of the chain form carries (the same keys on every stage)."""
+    kind, detail = _why_not(facts, image, unverified)
+    recipe, tests = facts.recipe, facts.tests
+    ecosystem = (recipe.ecosystem if recipe else "") or "python"
+    command = tests.test_command if tests is not None else ""
+    found = image if isinstance(image, StageImage) else StageImage("", "", "", "")
+    return {
+        "runnable": not kind,
+        "not_runnable": kind,
+        "reason": detail,
+        "image": found.image,
+        "image_id": found.image_id,
+        "era_image": found.era_image or (recipe.image if recipe else ""),
+        "era_image_id": found.era_image_id,
+        "era": recipe.era_key if recipe else "",
+        "ecosystem": ecosystem,
+        "log_parser": reader_name(ecosystem),
+        "setup_command": recipe.setup_command if recipe else "",
+        "test_command": command,
+        "test_files": [str(f) for f in tests.test_files] if tests is not None else [],
+        "test_script": report_for(ecosystem).script(command, DEFAULT_REPORT_PATH)
+        if command
+        else "",
+        "report_path": DEFAULT_REPORT_PATH,
+        "workdir": WORKDIR,
+        "checkout": checkout(stage["base_commit"]) if stage["base_commit"] else [],
+        "recipe": _recipe(recipe),
+    }
+
+
+def flat_row(chain: dict[str, Any], stage: dict[str, Any]) -> dict[str, Any]:
+    """One stage as a SWE-rebench-V2-shaped row (docs/export-formats.md, "Runnable rows")."""
+    env = stage["environment"]
+    return {
+        "format": FLAT_FORMAT,
+        **{key: stage[key] for key in SWE_FIELDS},
+        "language": env["ecosystem"],
+        "image_name": env["image"],
+        "image_digest": env["image_id"],
+        "install_config": {
+            "install": env["checkout"],
+            "setup_cmd": env["setup_command"],
+            "test_cmd": env["test_script"],
+            "log_parser": env["log_parser"],
+            "report_path": env["report_path"],
+            "workdir": env["workdir"],
+            "base_image_name": env["era_image"],
+        },
+        "era": env["era"],
+        "recipe": env["recipe"],
+        "chain_id": chain["chain_id"],
+        "stage_idx": stage["idx"],
+        "chain_length": len(chain["stages"]),
+    }
+
+
+SWE_FIELDS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+)
+
+
+# ---- the export -------------------------------------------------------------------------------
+
+
+def flat_path(out: str | Path) -> Path:
+    """Where the flat form goes beside the chain form OUT: OUT-stem.stages.jsonl."""
+    target = Path(out)
+    return target.with_name(f"{target.stem}.stages.jsonl")
+
+
+def export_runnable(
+    engine: Engine,
+    out: str | Path,
+    images: ImageResolver,
+    *,
+    strategy: str | None = None,
+    unverified: bool = False,
+) -> RunnableSummary:
+    """Write the chain form with an environment per stage to `out` and the runnable stages' flat
+    rows beside it (`flat_path`); both whole or not at all."""
+    summary = RunnableSummary()
+    with (
+        atomic_output(out) as chains,
+        atomic_output(flat_path(out)) as flat,
+        Session(engine) as session,
+    ):
+        clones = dict(session.execute(select(Repo.full_name, Repo.clone_path)).all())
+        for chain in iter_tasks(engine, strategy):
+            _chain(session, chain, clones, images, unverified, summary, flat)
+            chains.write(json.dumps(chain, ensure_ascii=False) + "\n")
+    return summary
+
+
+def _chain(
+    session: Session,
+    chain: dict[str, Any],
+    clones: dict[str, str | None],
+    images: ImageResolver,
+    unverified: bool,
+    summary: RunnableSummary,
+    flat: TextIO,
+) -> None:
+    facts = _facts(session, chain["chain_id"])
+    summary.chains += 1
+    for stage in chain["stages"]:
+        found = facts.get(stage["idx"], _Facts(None, None))
+        era = found.recipe.image if found.recipe is not None else ""
+        image = images(chain["repo"], clones.get(chain["repo"]) or "", era) if era else ""
+        stage["environment"] = env = environment_block(stage, found, image, unverified)
+        summary.stages += 1
+        if env["runnable"]:
+            summary.runnable += 1
+            summary.images[env["image"]] = env["image_id"]
+            flat.write(json.dumps(flat_row(chain, stage), ensure_ascii=False) + "\n")
+        else:
+            summary.not_runnable[env["not_runnable"]] += 1

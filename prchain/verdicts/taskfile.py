@@ -1,0 +1,100 @@
+"""A runnable task file and a predictions file, read for `tasks eval` and `tasks images`.
+
+The task file is the chain form `tasks export --runnable` writes (every stage with its
+`environment`); predictions are SWE-bench's (instance_id, model_patch, model_name_or_path), as
+JSON Lines, a JSON list, or an object keyed by instance id. Bad input is one line naming the file
+and the line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prchain.core.errors import ConfigError
+
+GOLD = "gold"
+
+
+@dataclass(frozen=True)
+class Patches:
+    """What each stage applies: the gold patches, or a model's predictions by instance id."""
+
+    model: str = GOLD
+    predictions: dict[str, str] | None = None
+
+    def of(self, stage: dict[str, Any]) -> str | None:
+        if self.predictions is None:
+            return str(stage["patch"])
+        return self.predictions.get(stage["instance_id"])
+
+
+def read_tasks(path: str | Path) -> list[dict[str, Any]]:
+    """The chains of a task file written by `tasks export --runnable`."""
+    chains = list(_json_lines(Path(path)))
+    for number, chain in enumerate(chains, start=1):
+        stages = chain.get("stages") if isinstance(chain, dict) else None
+        if not isinstance(stages, list) or any("environment" not in s for s in stages):
+            raise ConfigError(
+                f"{path}: line {number} is not a chain with runnable stages",
+                hint="export it with `prchain tasks export OUT --runnable` (the chain form, not "
+                "the .stages.jsonl beside it)",
+            )
+    return chains
+
+
+def read_predictions(path: str | Path) -> Patches:
+    """A SWE-bench predictions file: JSON Lines, a JSON list, or an object keyed by instance id,
+    of rows with instance_id, model_patch and model_name_or_path."""
+    found, models = {}, set()
+    for row in _prediction_rows(Path(path)):
+        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str):
+            raise ConfigError(
+                f"{path}: a prediction without an instance_id: {str(row)[:120]}",
+                hint=PREDICTIONS_HINT,
+            )
+        found[row["instance_id"]] = str(row.get("model_patch") or "")
+        models.add(str(row.get("model_name_or_path") or "model"))
+    return Patches(", ".join(sorted(models)) or "model", found)
+
+
+PREDICTIONS_HINT = (
+    'one JSON object per line: {"instance_id": …, "model_patch": …, "model_name_or_path": …}'
+)
+
+
+def _prediction_rows(path: Path) -> list[Any]:
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return list(_json_lines(path))
+    if isinstance(loaded, dict) and "instance_id" not in loaded:
+        return list(loaded.values())
+    return loaded if isinstance(loaded, list) else [loaded]
+
+
+def _json_lines(path: Path) -> Iterator[Any]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(
+                        f"{path}: line {number} is not JSON ({exc.msg})",
+                        hint="a JSON Lines file holds one JSON object per line",
+                    ) from None
+
+
+def images_of(chains: Iterable[dict[str, Any]], every: bool = False) -> dict[str, str]:
+    """The images (name → digest) the chains' runnable stages run in; `every`: any stage's."""
+    found: dict[str, str] = {}
+    for chain in chains:
+        for stage in chain["stages"]:
+            env = stage["environment"]
+            if env["image"] and (every or env["runnable"]):
+                found[env["image"]] = env["image_id"]
+    return found
