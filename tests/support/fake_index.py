@@ -23,7 +23,8 @@ class Release:
     name: str
     version: str
     uploaded: str  # ISO 8601, e.g. 2020-06-01T00:00:00Z
-    wheel: Path
+    wheel: Path  # or an sdist (make_failing_sdist)
+    yanked: str = ""  # the reason of a yanked file (PEP 592); "" when it is not
 
 
 def make_wheel(
@@ -113,6 +114,7 @@ class FakeIndex:
                     "hashes": {"sha256": hashlib.sha256(r.wheel.read_bytes()).hexdigest()},
                     "upload-time": r.uploaded,
                     "size": r.wheel.stat().st_size,
+                    **({"yanked": r.yanked} if r.yanked else {}),
                 }
                 for r in mine
             ],
