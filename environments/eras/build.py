@@ -25,6 +25,7 @@ from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
+from environments.eras.wheels import resolver_failure
 from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
 
@@ -257,6 +258,9 @@ def build_failure(log: str, code: int) -> str:
     """One line that says why a build failed: uv's `error:` line with the reason under it."""
     if code == -1:
         return "the build ran past its time limit"
+    unresolved = resolver_failure(log)
+    if unresolved is not None:  # the package and why, however long uv's explanation
+        return f"no solution for `{unresolved[0]}`: {unresolved[1]}"
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if line.startswith(("error:", "ERROR:")):

@@ -741,13 +741,18 @@ class Python:
     def revise(
         self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
     ) -> Plan | None:
-        """A dependency's sdist of the era that does not build here: its first wheel instead. Old
+        """A dependency's sdist of the era that does not build here: its first wheel instead; a
+        package the index no longer serves for the era: its nearest installable release, or
+        dropped when only a type stub or lint tool (python/fallbacks.py). Old
         code that asks an import loader `is_package()` (flask ≤ 1.0's get_root_path) fails under
         pytest's assertion-rewriting hook, which lacks it: the suite again with `--assert=plain`."""
+        from environments.eras.python.fallbacks import unavailable
         from environments.eras.wheels import lifted
 
         if not ran:
-            return lifted(plan, log, config.index_url)
+            return lifted(plan, log, config.index_url) or unavailable(
+                plan, log, config.index_url, REQUIREMENTS
+            )
         if "AssertionRewritingHook" not in log or "--assert=plain" in plan.test_command:
             return None
         return replace(

@@ -1,0 +1,196 @@
+"""What today's index no longer serves of an era: the nearest installable release instead.
+
+An era's resolution can fail on a package the index holds no usable release of before the cutoff:
+every release yanked (`types-pkg_resources`), the pinned release deleted by its author, files
+without upload times (uv's `--exclude-newer` never keeps those), a release whose metadata the
+resolver refuses. The plan is then revised once per package, each deviation said in its notes:
+
+- a type stub or a lint plugin is dropped (the tests never import it);
+- otherwise the package is taken at its nearest installable release: the earliest one after the
+  cutoff that the requirement allows, else the release nearest in version to what was asked (a
+  yanked one only when nothing else is left: an exact pin installs it), with its cutoff lifted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import Version
+
+from environments.eras.ecosystems import Plan
+from environments.eras.wheels import JSON_TYPE, resolver_failure
+
+# Packages the tests never import: type stubs, linters and their plugins.
+_NOT_IMPORTED = re.compile(
+    r"^(types-.+|.+-stubs|mypy(-.+)?|flake8(-.+)?|pytest-(flake8|pylint|mypy|black|isort|pep8)"
+    r"|pylint(-.+)?|pep8(-.+)?|pycodestyle|pyflakes|black|isort|ruff|pre-commit)$"
+)
+
+
+@dataclass(frozen=True)
+class Release:
+    version: Version
+    uploaded: datetime | None  # None: the index gives no upload time for its files
+    yanked: bool  # every file of it is yanked
+
+
+def releases(index_url: str, name: str) -> list[Release] | None:
+    """Every release of `name` on the index (PEP 691 JSON), None when the index cannot say."""
+    import requests
+
+    url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
+    try:
+        response = requests.get(url, headers={"Accept": JSON_TYPE}, timeout=30)
+        response.raise_for_status()
+        files = response.json().get("files", [])
+    except (requests.RequestException, ValueError):
+        return None
+    found: dict[Version, Release] = {}
+    for item in files:
+        version = _version(item.get("filename", ""))
+        if version is None:
+            continue
+        stamp = item.get("upload-time")
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+        yanked = bool(item.get("yanked"))
+        old = found.get(version)
+        if old is not None:
+            when = min((t for t in (old.uploaded, when) if t), default=None)
+            yanked = yanked and old.yanked
+        found[version] = Release(version, when, yanked)
+    return sorted(found.values(), key=lambda r: r.version)
+
+
+def _version(filename: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None
+
+
+def nearest(found: list[Release], wanted: Requirement | None, cutoff: datetime) -> Release | None:
+    """The installable release nearest to the era: the earliest after the cutoff the requirement
+    allows, else the one nearest in version to what it asks (the newest at or below it first)."""
+    usable = [r for r in found if not r.yanked] or found  # yanked only: an exact pin installs it
+    allowed = [r for r in usable if wanted is None or wanted.specifier.contains(r.version, True)]
+    later = sorted(
+        (r for r in allowed if r.uploaded is None or r.uploaded > cutoff),
+        key=lambda r: (r.uploaded is None, r.uploaded or cutoff, r.version),
+    )
+    if later and not all(r.yanked for r in allowed):
+        return later[0]
+    asked = _asked(wanted)
+    if asked is None:
+        dated = [r for r in usable if r.uploaded is not None and r.uploaded <= cutoff]
+        pool = dated or usable
+        return pool[-1] if pool else None
+    below = [r for r in usable if r.version <= asked]
+    above = [r for r in usable if r.version > asked]
+    return below[-1] if below else (above[0] if above else None)
+
+
+def _asked(wanted: Requirement | None) -> Version | None:
+    versions = []
+    for spec in wanted.specifier if wanted is not None else ():
+        try:
+            versions.append(Version(spec.version.removesuffix(".*")))
+        except ValueError:
+            continue
+    return max(versions) if versions else None
+
+
+def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan | None:
+    """`plan` revised past a package the index serves nothing usable of (see the module); None
+    when the log names none, the package was revised once already, or the index has nothing."""
+    from environments.eras.python import write_lines, written_lines
+
+    failure = resolver_failure(log)
+    if failure is None:
+        return None
+    name, cause = failure
+    key = str(canonicalize_name(name))
+    if f"+{key}-" in plan.variant:
+        return None  # revised once already: its failure stands
+    where = next((i for i, c in enumerate(plan.commands) if written_lines(c, requirements)), None)
+    lines = (written_lines(plan.commands[where], requirements) or []) if where is not None else []
+    index = next((i for i, x in enumerate(lines) if _name(x) == key), None)
+    commands = list(plan.commands)
+    if _NOT_IMPORTED.match(key):
+        if where is None or index is None:
+            return None
+        commands[where] = write_lines(requirements, lines[:index] + lines[index + 1 :])
+        note = f"{name}: {cause}; dropped (a type stub or lint tool: the tests never import it)"
+        return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
+    wanted = Requirement(lines[index]) if index is not None else None
+    cutoff = datetime.fromisoformat(plan.cutoff.replace("Z", "+00:00"))
+    found = releases(index_url, name)
+    chosen = nearest(found, wanted, cutoff) if found else None
+    if chosen is None:
+        return None
+    line = _pinned(name, chosen, wanted)
+    if where is None:  # a dependency of a dependency: named in the requirements to be pinned
+        where = _after_venv(commands)
+        commands.insert(where, "")
+        commands = [_with_file(c, requirements) for c in commands]
+    lines = [x for x in lines if _name(x) != key]
+    commands[where] = write_lines(requirements, [*lines, line])
+    lift = _lift(key, chosen.uploaded, cutoff)
+    if lift:
+        commands = [c.replace("uv pip install ", f"uv pip install {lift}") for c in commands]
+    when = chosen.uploaded.date().isoformat() if chosen.uploaded else "no upload time"
+    note = (
+        f"{name}: {cause}; taken at its nearest installable release, {chosen.version} "
+        f"({when}{', yanked' if chosen.yanked else ''}; deviates from the era)"
+    )
+    return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
+
+
+def _name(line: str) -> str:
+    try:
+        return str(canonicalize_name(Requirement(line).name))
+    except InvalidRequirement:
+        return ""
+
+
+def _pinned(name: str, chosen: Release, wanted: Requirement | None) -> str:
+    marker = f"; {wanted.marker}" if wanted is not None and wanted.marker else ""
+    extras = f"[{','.join(sorted(wanted.extras))}]" if wanted is not None and wanted.extras else ""
+    return f"{name}{extras}=={chosen.version}{marker}"
+
+
+def _lift(key: str, uploaded: datetime | None, cutoff: datetime) -> str:
+    """uv's flag keeping the chosen release: files after the cutoff up to its upload (the next
+    whole second), or no cutoff at all for files without an upload time."""
+    if uploaded is None:
+        return f"--exclude-newer-package {key}=false "
+    if uploaded <= cutoff:
+        return ""
+    until = (uploaded.astimezone(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"--exclude-newer-package {key}={until} "
+
+
+def _with_file(command: str, requirements: str) -> str:
+    """The project's install (run in its tree) with the requirements file added."""
+    if command.startswith("cd ") and "uv pip install " in command:
+        return f"{command} -r {requirements}"
+    return command
+
+
+def _after_venv(commands: list[str]) -> int:
+    return next((i + 1 for i, c in enumerate(commands) if c.startswith("uv venv")), 0)
+
+
+def _v(plan: Plan, key: str) -> str:
+    return f"{plan.variant}+{key}-nearest"

@@ -1,0 +1,172 @@
+"""What today's index no longer serves of an era: each package taken at its nearest installable
+release (or dropped when a type stub or lint tool), each deviation said; a resolver failure names
+the package and its cause in one line.
+
+The plan's own commands run with uv against a local index (real HTTP, PEP 691 JSON with upload
+times and yanked files), in a virtualenv made here instead of the image's /opt/venv."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from uv import find_uv_bin
+
+from environments.eras.build import build_failure
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import Plan
+from environments.eras.era import Era, era_of
+from environments.eras.python import PROJECT_SRC, REQUIREMENTS, VENV, written_lines
+from environments.eras.wheels import resolver_failure
+from prchain.dev.repos import git
+from tests.support.fake_index import FakeIndex, Release, make_wheel
+
+CUTOFF = "2020-01-01T10:00:00Z"
+CONFIG = {"suites": {"bookworm": "3.11"}, "test_packages": [], "seed_packages": []}
+
+
+def _releases(folder: Path) -> list[Release]:
+    def wheel(name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
+        module = {f"{name.replace('-', '_')}/__init__.py": f"V = {version!r}\n"}
+        return make_wheel(folder, name, version, module, requires=requires)
+
+    return [
+        # Every release yanked: a type stub (dropped) and a library (its yanked pin installs).
+        Release("types-pkg-resources", "0.1.3", "2019-01-01T00:00:00Z",
+                wheel("types-pkg-resources", "0.1.3"), yanked="obsolete"),
+        Release("oldlib", "1.0", "2018-01-01T00:00:00Z", wheel("oldlib", "1.0"), yanked="bad"),
+        # The pinned release was deleted by its author: 1.1 is the nearest below it.
+        Release("gone", "1.1", "2018-06-01T00:00:00Z", wheel("gone", "1.1")),
+        Release("gone", "1.3", "2021-06-01T00:00:00Z", wheel("gone", "1.3")),
+        # Uploaded again after the era (old files removed): its first release after the cutoff.
+        Release("late", "2.0", "2022-03-01T12:00:00.5Z", wheel("late", "2.0")),
+        Release("late", "2.1", "2023-03-01T00:00:00Z", wheel("late", "2.1")),
+        # No upload time at all: uv's cutoff never keeps it.
+        Release("undated", "0.9", "", wheel("undated", "0.9")),
+        # A dependency of a dependency, only yanked releases.
+        Release("app", "1.0", "2019-06-01T00:00:00Z", wheel("app", "1.0", ("dep",))),
+        Release("dep", "3.0", "2019-05-01T00:00:00Z", wheel("dep", "3.0"), yanked="oops"),
+    ]  # fmt: skip
+
+
+def _era(repo: Path, requirements: str) -> Era:
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "tests").mkdir()
+    (repo / "tests/test_a.py").write_text("def test_a():\n    pass\n")
+    (repo / "requirements-test.txt").write_text(requirements)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start", date=CUTOFF)
+    return era_of(repo, git(repo, "rev-parse", "HEAD"))
+
+
+def _build(plan: Plan, repo: Path, venv: Path, index: str) -> tuple[int, str]:
+    """The plan's commands up to the install, as the image's build runs them (bash, set -e)."""
+    steps = [c for c in plan.commands if c.startswith(("uv ", "printf", "cd "))]
+    script = "set -euo pipefail\nset -x\n" + "\n".join(steps)
+    for old, new in ((PROJECT_SRC, str(repo)), (VENV, str(venv))):
+        script = script.replace(old, new)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(find_uv_bin()).parent}:{os.environ['PATH']}",
+        "UV_PYTHON": f"{venv}/bin/python",
+        "UV_INDEX_URL": index,
+        "UV_NO_CACHE": "1",
+        "UV_VENV_CLEAR": "1",  # each attempt is a fresh build
+    }
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_each_unserved_package_is_revised_until_the_era_resolves(tmp_path: Path) -> None:
+    reqs = "types-pkg_resources\noldlib\ngone==1.2\nlate>=2\nundated\napp\n"
+    era = _era(tmp_path / "repo", reqs)
+    assert era.ecosystem is not None
+    config = ErasConfig(**CONFIG)
+    plan = era.ecosystem.plans(era.snap, config)[0]  # dated; the second lifts to 3.11's tooling
+    (tmp_path / "files").mkdir()
+    with FakeIndex(_releases(tmp_path / "files")) as index:
+        config = ErasConfig(**CONFIG, index_url=index.url)
+        variants, reasons = [], []
+        for _ in range(8):
+            code, log = _build(plan, tmp_path / "repo", tmp_path / "venv", index.url)
+            if code == 0:
+                break
+            reasons.append(build_failure(log, code))
+            revised = era.ecosystem.revise(era.snap, config, plan, log, False)
+            assert revised is not None, log
+            plan = revised
+            variants.append(plan.variant)
+    assert code == 0, log
+    # One revision per package, in the order uv meets them.
+    revised = [v.rsplit("+", 1)[1].removesuffix("-nearest") for v in variants]
+    assert sorted(revised) == ["dep", "gone", "late", "oldlib", "types-pkg-resources", "undated"]
+    assert plan.variant == "dated+" + "+".join(f"{n}-nearest" for n in revised)
+    said = dict(zip(revised, reasons, strict=True))
+    assert said["types-pkg-resources"].startswith(
+        "no solution for `types-pkg-resources`: types-pkg-resources==0.1.3 was yanked"
+    )
+    assert said["gone"] == (
+        "no solution for `gone`: there is no version of gone==1.2 and you require gone==1.2"
+    )
+    notes = dict(zip(revised, plan.notes[-6:], strict=True))
+    assert "dropped (a type stub or lint tool" in notes["types-pkg-resources"]
+    assert "release, 1.0 (2018-01-01, yanked; deviates from the era)" in notes["oldlib"]
+    assert "release, 1.1 (2018-06-01;" in notes["gone"]
+    assert "release, 2.0 (2022-03-01;" in notes["late"]
+    assert "release, 0.9 (no upload time;" in notes["undated"]
+    assert "release, 3.0 (2019-05-01, yanked;" in notes["dep"]
+    assert all(note.startswith(f"{name}: ") for name, note in notes.items())
+    lines = next(x for x in (written_lines(c, REQUIREMENTS) for c in plan.commands) if x)
+    assert sorted(lines) == [
+        "app",
+        "dep==3.0",
+        "gone==1.1",
+        "late==2.0",
+        "oldlib==1.0",
+        "undated==0.9",
+    ]
+    install = next(c for c in plan.commands if c.startswith("cd "))
+    assert "--exclude-newer-package late=2022-03-01T12:00:01Z" in install
+    assert "--exclude-newer-package undated=false" in install
+    assert "late==2.0" in log and "late==2.1" not in log
+
+
+def test_a_package_revised_once_or_unknown_to_the_index_is_not_revised_again(
+    tmp_path: Path,
+) -> None:
+    era = _era(tmp_path / "repo", "nosuch==1.0\n")
+    assert era.ecosystem is not None
+    (tmp_path / "files").mkdir()
+    with FakeIndex(_releases(tmp_path / "files")) as index:
+        config = ErasConfig(**CONFIG, index_url=index.url)
+        plan = era.ecosystem.plans(era.snap, config)[0]  # dated; the second lifts to 3.11's tooling
+        code, log = _build(plan, tmp_path / "repo", tmp_path / "venv", index.url)
+        assert code != 0 and "nosuch" in build_failure(log, code)
+        assert era.ecosystem.revise(era.snap, config, plan, log, False) is None
+        again = Plan(**{**plan.__dict__, "variant": "dated+nosuch-nearest"})
+        assert era.ecosystem.revise(era.snap, config, again, log, False) is None
+
+
+@pytest.mark.parametrize(
+    ("log", "expected"),
+    [
+        (
+            "error: No solution found when resolving dependencies\n  cause: Because you require "
+            "cov<5 and cov>=7, we can conclude that your requirements are unsatisfiable.\n",
+            ("cov", "you require cov<5 and cov>=7"),
+        ),
+        (
+            "  × No solution found when resolving dependencies:\n  ╰─▶ Because only gone<=1.1 is "
+            "available and you require\n      gone>=1.2, we can conclude that …\n\n  hint: x",
+            ("gone", "only gone<=1.1 is available and you require gone>=1.2"),
+        ),
+        ("error: Failed to build `cext==1.0`", None),
+    ],
+)
+def test_the_resolver_failure_names_the_package_and_its_cause(
+    log: str, expected: tuple[str, str] | None
+) -> None:
+    assert resolver_failure(log) == expected
