@@ -7,8 +7,9 @@ resolver refuses. The plan is then revised once per package, each deviation said
 
 - a type stub or a lint plugin is dropped (the tests never import it);
 - otherwise the package is taken at its nearest installable release: the earliest one after the
-  cutoff that the requirement allows, else the release nearest in version to what was asked (a
-  yanked one only when nothing else is left: an exact pin installs it), with its cutoff lifted.
+  cutoff that the requirement allows, else, for a pinned release that is gone, the release nearest
+  in version to the pin (a yanked one only when nothing else is left: an exact pin installs it),
+  with its cutoff lifted. A range that no release on the index ever met stays as asked.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def nearest(found: list[Release], wanted: Requirement | None, cutoff: datetime) 
     )
     if later and not all(r.yanked for r in allowed):
         return later[0]
+    if wanted is not None and not allowed and not _exact(wanted):
+        return None  # a range nothing on the index ever met (`>=3` of a 2.x package): as asked
     asked = _asked(wanted)
     if asked is None:
         dated = [r for r in usable if r.uploaded is not None and r.uploaded <= cutoff]
@@ -99,6 +102,10 @@ def nearest(found: list[Release], wanted: Requirement | None, cutoff: datetime) 
     below = [r for r in usable if r.version <= asked]
     above = [r for r in usable if r.version > asked]
     return below[-1] if below else (above[0] if above else None)
+
+
+def _exact(wanted: Requirement) -> bool:
+    return any(s.operator in ("==", "===") for s in wanted.specifier)
 
 
 def _asked(wanted: Requirement | None) -> Version | None:

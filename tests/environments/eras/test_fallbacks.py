@@ -137,7 +137,7 @@ def test_each_unserved_package_is_revised_until_the_era_resolves(tmp_path: Path)
 def test_a_package_revised_once_or_unknown_to_the_index_is_not_revised_again(
     tmp_path: Path,
 ) -> None:
-    era = _era(tmp_path / "repo", "nosuch==1.0\n")
+    era = _era(tmp_path / "repo", "nosuch==1.0\ngone>=2\n")
     assert era.ecosystem is not None
     (tmp_path / "files").mkdir()
     with FakeIndex(_releases(tmp_path / "files")) as index:
@@ -146,6 +146,18 @@ def test_a_package_revised_once_or_unknown_to_the_index_is_not_revised_again(
         code, log = _build(plan, tmp_path / "repo", tmp_path / "venv", index.url)
         assert code != 0 and "nosuch" in build_failure(log, code)
         assert era.ecosystem.revise(era.snap, config, plan, log, False) is None
+        # A range no release ever met (`gone>=2` of a 1.x package) is no deleted release.
+        alone = _era(tmp_path / "other", "gone>=2\n")
+        assert alone.ecosystem is not None
+        plan2 = alone.ecosystem.plans(alone.snap, config)[0]
+        code, log2 = _build(plan2, tmp_path / "other", tmp_path / "venv", index.url)
+        reason = build_failure(log2, code)
+        assert (
+            code != 0
+            and reason
+            == "no solution for `gone`: only gone==1.1 is available and you require gone>=2"
+        )
+        assert alone.ecosystem.revise(alone.snap, config, plan2, log2, False) is None
         again = Plan(**{**plan.__dict__, "variant": "dated+nosuch-nearest"})
         assert era.ecosystem.revise(era.snap, config, again, log, False) is None
 
