@@ -47,11 +47,14 @@ class EraImage:
 
 
 def base_config(env: EnvironmentConfig, eras: ErasConfig, suite: str) -> EnvironmentConfig:
-    """The sandbox config whose base image is `suite`'s, with what builds need added."""
+    """The sandbox config whose base image is `suite`'s, with what builds need added. Its name
+    carries a digest of the package set: a config without the compiler (a test's) never takes
+    the name of one with it."""
     packages = sorted({*env.base_packages, *eras.extra_base_packages})
+    digest = recipe_hash("eras-base", packages, env.debian_mirror)[:8]
     return env.model_copy(
         update={
-            "base_image": f"prchain/base:{suite}-eras",
+            "base_image": f"prchain/base:{suite}-eras-{digest}",
             "base_suite": suite,
             "base_packages": packages,
             "install_commands": {},
