@@ -27,6 +27,7 @@ from environments.eras.python.constraints import (
     LISTED,
     OTHER,
     OWN,
+    OWN_TREE,
     ConstraintSet,
     Line,
     marker_env,
@@ -251,6 +252,7 @@ def tox_deps(snap: Snapshot, section: str = "testenv") -> list[str]:
 class ToxDeps:
     kept: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # its `-r` requirements files
+    extras: list[str] = field(default_factory=list)  # of the project's own line (`.[doc]`)
     notes: list[str] = field(default_factory=list)  # the lines left out, and why
 
 
@@ -273,6 +275,12 @@ def read_tox(snap: Snapshot, section: str = "testenv") -> ToxDeps:
         rest = line[factor.end() :].strip() if factor else line
         if factors & _VARIANT_FACTORS or (rest and _names_its_package(factors, rest)):
             found.notes.append(f"{where}: `{line}` left out (a factor's env, not the test run's)")
+            continue
+        own = OWN_TREE.match(
+            re.sub(r"^(-e|--editable)\s*=?\s*", "", rest).replace("{toxinidir}", ".")
+        )
+        if own:  # `.[doc]`: the project with these extras (tenacity 2021: tornado in `doc`)
+            found.extras += [e.strip() for e in (own.group(1) or "").split(",") if e.strip()]
             continue
         nested = re.match(r"^(?:-r|--requirement)\s*=?\s*(?:\{toxinidir\}/)?(\S+)$", rest)
         if nested and not factor:
@@ -385,6 +393,7 @@ def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
         if section:
             tox = read_tox(snap, section)
             found.notes += tox.notes
+            found.extras += [e for e in tox.extras if e not in found.extras]
             lines += [Line(r, f"tox.ini [{section}]", tox_rank) for r in tox.kept]
     lines += [Line(r, "pyproject.toml poetry", LISTED) for r in poetry_dev(snap)]
     own = ci_requirement_files(snap)
@@ -523,7 +532,8 @@ def build_commands(
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
     if args:
         commands.append(
-            f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} "
+            # setuptools-scm and pbr read the version from git, which the exported tree lacks.
+            f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} PBR_VERSION={version} "
             f"uv pip install --exclude-newer {cutoff} {_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}"
             f"{' '.join(args)}"
         )

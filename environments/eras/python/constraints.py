@@ -40,7 +40,7 @@ OTHER = 1  # tests_require, tox's deps when CI installs its own files
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _NESTED = re.compile(r"^(-r|--requirement|-c|--constraint)\s*=?\s*(\S+)")
 _EDITABLE = re.compile(r"^(-e|--editable)\s*=?\s*(\S+)")
-_OWN_TREE = re.compile(r"^(?:file:)?\./?(?:\[([^\]]*)\])?(?:#egg=\S*)?$")
+OWN_TREE = re.compile(r"^(?:file:)?\./?(?:\[([^\]]*)\])?(?:#egg=\S*)?$")
 _UNDATED = re.compile(r"://|^(git|hg|svn|bzr)\+|\s@\s|^\.{1,2}/|^/")
 
 
@@ -96,7 +96,7 @@ def _read(
             continue
         editable = _EDITABLE.match(raw)
         target = editable.group(2) if editable else raw
-        own = _OWN_TREE.match(target)
+        own = OWN_TREE.match(target)
         if own:  # `-e .[testutil]`: the project, installed from the tree with these extras
             found.extras += [e.strip() for e in (own.group(1) or "").split(",") if e.strip()]
             continue

@@ -173,3 +173,15 @@ def test_tox_is_the_test_run_when_ci_runs_it_or_says_nothing(tmp_path: Path, ci:
     plan = _era(tmp_path, files)
     # tox names the file: it is the run's own and wins over tox's plain line.
     assert _written(plan) == ["coverage>=7"]
+
+
+def test_the_projects_own_line_in_tox_deps_gives_its_extras(tmp_path: Path) -> None:
+    """tenacity 2021: tox installs `.[doc]`, whose extra holds tornado, which the tests import;
+    its version comes from pbr, which reads git (absent from the build's tree) unless told."""
+    setup_cfg = "[metadata]\nname = pkg\n\n[options.extras_require]\ndoc =\n    tornado\n"
+    tox = "[testenv]\ndeps =\n    .[doc]\n    -e {toxinidir}[speed]\n    pytest\n"
+    plan = _era(tmp_path, {"setup.py": "import setuptools\nsetuptools.setup(pbr=True)\n",
+                           "setup.cfg": setup_cfg, "tox.ini": tox})  # fmt: skip
+    install = plan.commands[-4]
+    assert f"'.[doc,speed]' -r {REQUIREMENTS}" in install and "PBR_VERSION=0.0.0 " in install
+    assert _written(plan) == ["pytest"]
