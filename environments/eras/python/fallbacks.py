@@ -43,6 +43,7 @@ class Release:
     version: Version
     uploaded: datetime | None  # None: the index gives no upload time for its files
     yanked: bool  # every file of it is yanked
+    installable: bool = True  # a wheel or a PEP 625 sdist (uv refuses `Twisted-16.0.0.tar.bz2`)
 
 
 def releases(index_url: str, name: str) -> list[Release] | None:
@@ -64,11 +65,14 @@ def releases(index_url: str, name: str) -> list[Release] | None:
         stamp = item.get("upload-time")
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
         yanked = bool(item.get("yanked"))
+        name = item.get("filename", "")
+        installable = name.endswith((".whl", ".tar.gz"))
         old = found.get(version)
         if old is not None:
             when = min((t for t in (old.uploaded, when) if t), default=None)
             yanked = yanked and old.yanked
-        found[version] = Release(version, when, yanked)
+            installable = installable or old.installable
+        found[version] = Release(version, when, yanked, installable)
     return sorted(found.values(), key=lambda r: r.version)
 
 
@@ -84,6 +88,7 @@ def _version(filename: str) -> Version | None:
 def nearest(found: list[Release], wanted: Requirement | None, cutoff: datetime) -> Release | None:
     """The installable release nearest to the era: the earliest after the cutoff the requirement
     allows, else the one nearest in version to what it asks (the newest at or below it first)."""
+    found = [r for r in found if r.installable]
     usable = [r for r in found if not r.yanked] or found  # yanked only: an exact pin installs it
     allowed = [r for r in usable if wanted is None or wanted.specifier.contains(r.version, True)]
     later = sorted(
@@ -140,7 +145,7 @@ def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan
         commands[where] = write_lines(requirements, lines[:index] + lines[index + 1 :])
         note = f"{name}: {cause}; dropped (a type stub or lint tool: the tests never import it)"
         return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
-    wanted = Requirement(lines[index]) if index is not None else None
+    wanted = Requirement(lines[index]) if index is not None else _depended(log, name)
     cutoff = datetime.fromisoformat(plan.cutoff.replace("Z", "+00:00"))
     found = releases(index_url, name)
     chosen = nearest(found, wanted, cutoff) if found else None
@@ -162,6 +167,16 @@ def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan
         f"({when}{', yanked' if chosen.yanked else ''}; deviates from the era)"
     )
     return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
+
+
+def _depended(log: str, name: str) -> Requirement | None:
+    """What a dependant asks of `name` in uv's explanation (`twisted==21.2.0 depends on
+    attrs>=19.2.0`), for a package no manifest names."""
+    found = re.search(rf"depends on\s+{re.escape(name)}([<>=!~][^\s,]*)", log)
+    try:
+        return Requirement(name + found.group(1)) if found else None
+    except InvalidRequirement:
+        return None
 
 
 def _name(line: str) -> str:

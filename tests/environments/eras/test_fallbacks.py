@@ -182,3 +182,45 @@ def test_the_resolver_failure_names_the_package_and_its_cause(
     log: str, expected: tuple[str, str] | None
 ) -> None:
     assert resolver_failure(log) == expected
+
+
+def test_a_package_whose_old_files_the_resolver_refuses_is_taken_at_its_first_usable_one(
+    tmp_path: Path,
+) -> None:
+    """structlog 2016: tox installs twisted, whose sdists of the era are `.tar.bz2` (not PEP 625:
+    uv refuses them all); its first wheel after the cutoff needs a newer attrs than the era had,
+    which is lifted in turn to the first release that satisfies it."""
+    from tests.support.fake_index import make_failing_sdist
+
+    files = tmp_path / "files"
+    files.mkdir()
+    old = make_failing_sdist(files, "twisted", "16.0.0", "never built")
+    refused = old.rename(files / "Twisted-16.0.0.tar.bz2")
+    wheel = make_wheel(files, "twisted", "21.2.0", {"twisted/__init__.py": ""},
+                       requires=("attrs>=19.2.0",))  # fmt: skip
+    attrs = [make_wheel(files, "attrs", v, {"attrs/__init__.py": ""}) for v in ("16.0", "19.2.0")]
+    releases = [
+        Release("twisted", "16.0.0", "2016-01-01T00:00:00Z", refused),
+        Release("twisted", "21.2.0", "2021-02-28T00:00:00Z", wheel),
+        Release("attrs", "16.0", "2016-05-01T00:00:00Z", attrs[0]),
+        Release("attrs", "19.2.0", "2020-06-01T00:00:00Z", attrs[1]),
+    ]
+    era = _era(tmp_path / "repo", "twisted\n")
+    assert era.ecosystem is not None
+    with FakeIndex(releases) as index:
+        config = ErasConfig(**CONFIG, index_url=index.url)
+        plan = era.ecosystem.plans(era.snap, config)[0]
+        reasons = []
+        for _ in range(4):
+            code, log = _build(plan, tmp_path / "repo", tmp_path / "venv", index.url)
+            if code == 0:
+                break
+            reasons.append(build_failure(log, code))
+            revised = era.ecosystem.revise(era.snap, config, plan, log, False)
+            assert revised is not None, log
+            plan = revised
+    assert code == 0, log
+    assert reasons[0].startswith("no solution for `twisted`: twisted==16.0.0 has a non-PEP 625")
+    assert plan.variant == "dated+twisted-nearest+attrs-nearest"
+    assert "release, 21.2.0 (2021-02-28;" in plan.notes[-2]
+    assert "release, 19.2.0 (2020-06-01;" in plan.notes[-1]
