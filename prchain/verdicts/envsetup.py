@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -234,6 +235,8 @@ def _attempt(
             return record, Counts(first_error=record["root_error"]), log
     started = time.monotonic()
     check = check_image(setup.open_on, job, image, candidate.plan, setup.config)
+    if not check.counts.first_error and not check.counts.verified(setup.config.pass_share):
+        check.counts.first_error = _too_few(check, setup.config.pass_share)
     record.update(
         image=image,
         verify_seconds=round(time.monotonic() - started, 1),
@@ -243,6 +246,17 @@ def _attempt(
     if check.scope:
         record["scope"] = check.scope
     return record, check.counts, (log[-LOG_CHARS:] + "\n---- tests ----\n" + check.output)
+
+
+def _too_few(check: Check, pass_share: float) -> str:
+    """Why a suite that ran without an exception to name did not verify: its pass share, and the
+    first failure it printed (`FAILED tests/x.py::t - sh.CommandNotFound: dotenv`)."""
+    c = check.counts
+    ran = c.passed + c.failed + c.errors
+    first = re.search(r"^(?:FAILED|ERROR) (.+)$", check.output, re.M)
+    return f"{c.passed} of {ran} tests passed (under eras.pass_share {pass_share:g})" + (
+        f"; first: {first.group(1)[:200]}" if first else ""
+    )
 
 
 def _counts_dict(c: Counts) -> dict[str, Any]:
