@@ -661,9 +661,12 @@ _STRIP_PROJECT = (
     '        if ".dist-info" not in str(f) and os.path.isfile(p) and "/bin/" not in p: os.unlink(p)\n'
     '    print("kept the metadata of", d.metadata["Name"], "without its files")\''
 )
+# Every program of the venv, the project's own console scripts among them (python-dotenv 2016's
+# tests run `dotenv`: 2 of 6 failed without it), as an activated venv would put them on PATH.
 _WRAPPERS = (
-    "for n in python python3 pytest py.test; do if [ -x "
-    f"{VENV}/bin/$n ]; then printf '#!/bin/sh\\nexec {VENV}/bin/%s \"$@\"\\n' $n "
+    f"for p in {VENV}/bin/*; do n=${{p##*/}}; case $n in activate*|deactivate*|*.*sh|*.fish"
+    "|*.ps1|*.bat|*.nu) continue;; esac; if [ -f $p ] && [ -x $p ]; then "
+    f"printf '#!/bin/sh\\nexec {VENV}/bin/%s \"$@\"\\n' $n "
     "> /usr/local/bin/$n && chmod 755 /usr/local/bin/$n; fi; done"
 )
 

@@ -419,3 +419,23 @@ def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Pat
     assert era.ecosystem.report.narrowed(revised.test_command) == (
         "python -m pytest -p no:cacheprovider --assert=plain {files}"
     )
+
+
+def test_the_projects_console_scripts_are_on_the_agents_path(repo: Path, tmp_path: Path) -> None:
+    """python-dotenv 2016: its tests run the `dotenv` command; every program of the venv gets a
+    wrapper like python and pytest do (the activation scripts do not)."""
+    from environments.eras.python import finish_commands
+
+    era = era_of(repo, _commit(repo, {"setup.py": ""}, "2016-03-16T10:00:00Z"))
+    venv, bin_dir = tmp_path / "venv", tmp_path / "bin"
+    (venv / "bin").mkdir(parents=True)
+    bin_dir.mkdir()
+    for name, text in {"dotenv": "#!/bin/sh\necho env:$1\n", "activate": "x", "python": ""}.items():
+        (venv / "bin" / name).write_text(text)
+        (venv / "bin" / name).chmod(0o755)
+    wrappers = finish_commands(era.snap)[-1]
+    wrappers = wrappers.replace("/opt/venv", str(venv)).replace("/usr/local/bin", str(bin_dir))
+    subprocess.run(wrappers, shell=True, check=True)
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["dotenv", "python"]
+    done = subprocess.run([str(bin_dir / "dotenv"), "list"], capture_output=True, text=True)
+    assert done.stdout == "env:list\n"
