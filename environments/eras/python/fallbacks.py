@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
@@ -29,7 +30,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from environments.eras.ecosystems import Plan
-from environments.eras.wheels import JSON_TYPE, resolver_failure
+from environments.eras.wheels import JSON_TYPE, interpreter_tags, resolver_failure
 
 # Packages the tests never import: type stubs, linters and their plugins.
 _NOT_IMPORTED = re.compile(
@@ -46,8 +47,9 @@ class Release:
     installable: bool = True  # a wheel or a PEP 625 sdist (uv refuses `Twisted-16.0.0.tar.bz2`)
 
 
-def releases(index_url: str, name: str) -> list[Release] | None:
-    """Every release of `name` on the index (PEP 691 JSON), None when the index cannot say."""
+def releases(index_url: str, name: str, tags: set[Any] | None = None) -> list[Release] | None:
+    """Every release of `name` on the index (PEP 691 JSON), None when the index cannot say; a
+    wheel makes a release installable only when it has one of `tags` (any tag when None)."""
     import requests
 
     url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
@@ -65,8 +67,7 @@ def releases(index_url: str, name: str) -> list[Release] | None:
         stamp = item.get("upload-time")
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
         yanked = bool(item.get("yanked"))
-        name = item.get("filename", "")
-        installable = name.endswith((".whl", ".tar.gz"))
+        installable = _installable(item.get("filename", ""), tags)
         old = found.get(version)
         if old is not None:
             when = min((t for t in (old.uploaded, when) if t), default=None)
@@ -74,6 +75,19 @@ def releases(index_url: str, name: str) -> list[Release] | None:
             installable = installable or old.installable
         found[version] = Release(version, when, yanked, installable)
     return sorted(found.values(), key=lambda r: r.version)
+
+
+def _installable(filename: str, tags: set[Any] | None) -> bool:
+    """A PEP 625 sdist, or a wheel for this interpreter (Twisted 16.0.0's only other files are a
+    `.tar.bz2` uv refuses and Windows wheels)."""
+    if filename.endswith(".tar.gz"):
+        return True
+    try:
+        return filename.endswith(".whl") and (
+            tags is None or bool(parse_wheel_filename(filename)[3] & tags)
+        )
+    except InvalidWheelFilename:
+        return False
 
 
 def _version(filename: str) -> Version | None:
@@ -89,6 +103,8 @@ def nearest(found: list[Release], wanted: Requirement | None, cutoff: datetime) 
     """The installable release nearest to the era: the earliest after the cutoff the requirement
     allows, else the one nearest in version to what it asks (the newest at or below it first)."""
     found = [r for r in found if r.installable]
+    final = [r for r in found if not r.version.is_prerelease]
+    found = final if final and not (wanted and wanted.specifier.prereleases) else found
     usable = [r for r in found if not r.yanked] or found  # yanked only: an exact pin installs it
     allowed = [r for r in usable if wanted is None or wanted.specifier.contains(r.version, True)]
     later = sorted(
@@ -147,7 +163,7 @@ def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan
         return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
     wanted = Requirement(lines[index]) if index is not None else _depended(log, name)
     cutoff = datetime.fromisoformat(plan.cutoff.replace("Z", "+00:00"))
-    found = releases(index_url, name)
+    found = releases(index_url, name, interpreter_tags(plan.interpreter, plan.suite))
     chosen = nearest(found, wanted, cutoff) if found else None
     if chosen is None:
         return None

@@ -188,8 +188,9 @@ def test_a_package_whose_old_files_the_resolver_refuses_is_taken_at_its_first_us
     tmp_path: Path,
 ) -> None:
     """structlog 2016: tox installs twisted, whose sdists of the era are `.tar.bz2` (not PEP 625:
-    uv refuses them all); its first wheel after the cutoff needs a newer attrs than the era had,
-    which is lifted in turn to the first release that satisfies it."""
+    uv refuses them all); its first wheel for this interpreter after the cutoff (not a Windows
+    one, not a release candidate) needs a newer attrs than the era had, which is lifted in turn
+    to the first release that satisfies it."""
     from tests.support.fake_index import make_failing_sdist
 
     files = tmp_path / "files"
@@ -199,8 +200,13 @@ def test_a_package_whose_old_files_the_resolver_refuses_is_taken_at_its_first_us
     wheel = make_wheel(files, "twisted", "21.2.0", {"twisted/__init__.py": ""},
                        requires=("attrs>=19.2.0",))  # fmt: skip
     attrs = [make_wheel(files, "attrs", v, {"attrs/__init__.py": ""}) for v in ("16.0", "19.2.0")]
+    windows = make_wheel(files, "twisted", "16.1.0", {}, tag="cp311-cp311-win_amd64")
+    candidate = make_wheel(files, "twisted", "21.2.0rc1", {"twisted/__init__.py": ""})
     releases = [
         Release("twisted", "16.0.0", "2016-01-01T00:00:00Z", refused),
+        # After the cutoff but not installable here: a Windows wheel; a release candidate.
+        Release("twisted", "16.1.0", "2020-03-01T00:00:00Z", windows),
+        Release("twisted", "21.2.0rc1", "2021-02-15T00:00:00Z", candidate),
         Release("twisted", "21.2.0", "2021-02-28T00:00:00Z", wheel),
         Release("attrs", "16.0", "2016-05-01T00:00:00Z", attrs[0]),
         Release("attrs", "19.2.0", "2020-06-01T00:00:00Z", attrs[1]),
