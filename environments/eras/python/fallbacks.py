@@ -142,8 +142,6 @@ def _asked(wanted: Requirement | None) -> Version | None:
 def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan | None:
     """`plan` revised past a package the index serves nothing usable of (see the module); None
     when the log names none, the package was revised once already, or the index has nothing."""
-    from environments.eras.python import write_lines, written_lines
-
     failure = resolver_failure(log)
     if failure is None:
         return None
@@ -151,32 +149,72 @@ def unavailable(plan: Plan, log: str, index_url: str, requirements: str) -> Plan
     key = str(canonicalize_name(name))
     if f"+{key}-" in plan.variant:
         return None  # revised once already: its failure stands
-    where = next((i for i, c in enumerate(plan.commands) if written_lines(c, requirements)), None)
-    lines = (written_lines(plan.commands[where], requirements) or []) if where is not None else []
-    index = next((i for i, x in enumerate(lines) if _name(x) == key), None)
-    commands = list(plan.commands)
+    written = _Written.of(plan, requirements)
     if _NOT_IMPORTED.match(key):
-        if where is None or index is None:
-            return None
-        commands[where] = write_lines(requirements, lines[:index] + lines[index + 1 :])
-        note = f"{name}: {cause}; dropped (a type stub or lint tool: the tests never import it)"
-        return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
-    wanted = Requirement(lines[index]) if index is not None else _depended(log, name)
+        return _dropped(plan, written, key, f"{name}: {cause}")
+    return _substituted(plan, written, (name, cause), log, index_url)
+
+
+@dataclass
+class _Written:
+    """The plan's reconciled requirements file: the command that writes it, and its lines."""
+
+    commands: list[str]
+    path: str
+    where: int | None
+    lines: list[str]
+
+    @classmethod
+    def of(cls, plan: Plan, path: str) -> _Written:
+        from environments.eras.python import written_lines
+
+        found = [written_lines(c, path) for c in plan.commands]
+        where = next((i for i, x in enumerate(found) if x is not None), None)
+        return cls(
+            list(plan.commands), path, where, found[where] or [] if where is not None else []
+        )
+
+    def line(self, key: str) -> str | None:
+        return next((x for x in self.lines if _name(x) == key), None)
+
+    def rewritten(self, key: str, line: str | None) -> list[str]:
+        """The commands with `key`'s line replaced by `line` (None: left out); a dependency of a
+        dependency is named in a new file, which the project's install then reads."""
+        from environments.eras.python import write_lines
+
+        commands, where = list(self.commands), self.where
+        if where is None:
+            where = _after_venv(commands)
+            commands = [_with_file(c, self.path) for c in commands]
+            commands.insert(where, "")
+        kept = [x for x in self.lines if _name(x) != key] + ([line] if line else [])
+        commands[where] = write_lines(self.path, kept)
+        return commands
+
+
+def _dropped(plan: Plan, written: _Written, key: str, why: str) -> Plan | None:
+    if written.line(key) is None:
+        return None  # not named here: nothing to leave out
+    note = f"{why}; dropped (a type stub or lint tool: the tests never import it)"
+    commands = written.rewritten(key, None)
+    return replace(plan, commands=commands, notes=[*plan.notes, note], variant=_v(plan, key))
+
+
+def _substituted(
+    plan: Plan, written: _Written, failure: tuple[str, str], log: str, index_url: str
+) -> Plan | None:
+    name, cause = failure
+    key = str(canonicalize_name(name))
+    own = written.line(key)
+    wanted = Requirement(own) if own is not None else _depended(log, name)
     cutoff = datetime.fromisoformat(plan.cutoff.replace("Z", "+00:00"))
     found = releases(index_url, name, interpreter_tags(plan.interpreter, plan.suite))
     chosen = nearest(found, wanted, cutoff) if found else None
     if chosen is None:
         return None
-    line = _pinned(name, chosen, wanted)
-    if where is None:  # a dependency of a dependency: named in the requirements to be pinned
-        where = _after_venv(commands)
-        commands.insert(where, "")
-        commands = [_with_file(c, requirements) for c in commands]
-    lines = [x for x in lines if _name(x) != key]
-    commands[where] = write_lines(requirements, [*lines, line])
+    commands = written.rewritten(key, _pinned(name, chosen, wanted))
     lift = _lift(key, chosen.uploaded, cutoff)
-    if lift:
-        commands = [c.replace("uv pip install ", f"uv pip install {lift}") for c in commands]
+    commands = [c.replace("uv pip install ", f"uv pip install {lift}") for c in commands]
     when = chosen.uploaded.date().isoformat() if chosen.uploaded else "no upload time"
     note = (
         f"{name}: {cause}; taken at its nearest installable release, {chosen.version} "
