@@ -28,6 +28,7 @@ from environments.eras.ecosystems import Plan
 from environments.eras.wheels import resolver_failure
 from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
+from prchain.core.errors import GitError
 
 BUILD_VERSION = "3"  # bump when the build below changes what an image holds
 UV = "/opt/prchain/bin/uv"
@@ -169,10 +170,17 @@ def ensure_toolchain_image(
 
 
 def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
+    """B_t's tracked files into `target`; a clone that cannot give them (objects missing from a
+    partial clone) fails this era in one line, not the whole `env setup`."""
     target.mkdir()
     archive = git.stream(clone, "archive", sha)
-    subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout, check=True)
-    archive.wait()
+    unpacked = subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout)
+    code = archive.wait()
+    if code != 0 or unpacked.returncode != 0:
+        raise GitError(
+            f"cannot export {sha[:12]} of {clone} (git archive exit {code}, tar exit "
+            f"{unpacked.returncode}): are objects missing? `git fsck` says which"
+        )
     target.chmod(0o777)
 
 

@@ -439,3 +439,29 @@ def test_the_projects_console_scripts_are_on_the_agents_path(repo: Path, tmp_pat
     assert sorted(p.name for p in bin_dir.iterdir()) == ["dotenv", "python"]
     done = subprocess.run([str(bin_dir / "dotenv"), "list"], capture_output=True, text=True)
     assert done.stdout == "env:list\n"
+
+
+def test_a_suite_of_modules_not_named_test_star_is_collected_again(repo: Path) -> None:
+    """arrow 2016 (`tests/api_tests.py`), markupsafe 2017 (`tests.py`): pytest ran no test; the
+    suite runs again on the same image collecting every *test*.py, and tests verify keeps that."""
+    import sys
+
+    files = {"setup.py": "", "tests/api_tests.py": "def test_api():\n    assert True\n"}
+    era = era_of(repo, _commit(repo, files, "2016-11-27T10:00:00Z"))
+    assert era.ecosystem is not None
+    plan = era.ecosystem.plans(era.snap, ErasConfig())[0]
+    command = plan.test_command.replace("python", sys.executable, 1).split()
+    before = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert before.returncode == 5 and "no tests ran" in before.stdout
+    revised = era.ecosystem.revise(era.snap, ErasConfig(), plan, before.stdout, True)
+    assert revised is not None and revised.commands == plan.commands  # the same image
+    assert revised.variant == "dated+any-test-file"
+    command = revised.test_command.replace("python", sys.executable, 1).split()
+    after = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert after.returncode == 0 and "1 passed" in after.stdout, after.stdout
+    assert era.ecosystem.revise(era.snap, ErasConfig(), revised, before.stdout, True) is None
+    narrowed = era.ecosystem.report.narrowed(revised.test_command)
+    assert (
+        narrowed
+        == "python -m pytest -p no:cacheprovider --override-ini=python_files=*test*.py {files}"
+    )
