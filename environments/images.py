@@ -125,12 +125,24 @@ def base_recipe(config: EnvironmentConfig) -> str:
     )
 
 
+BASE_NAMES = "prchain/base:"
+
+
 def ensure_base_image(
     client: DockerClient, config: EnvironmentConfig, notify: Notify = print
 ) -> str:
-    """The id of `config.base_image`, pulling or building it when the engine does not have it."""
+    """The id of `config.base_image`, pulling or building it when the engine does not have it.
+
+    A prchain/base: name is prchain's to build: the image under it is used only when its recipe
+    label is this config's (its suite and packages), else the image of this recipe is found or
+    built and takes the name. Whatever else was tagged there (by hand, by a run with other
+    packages) is never taken for it. Other prchain/ names (an era image a sandbox starts from) are
+    content-addressed by their own tags."""
     found = client.image_id(config.base_image)
-    if found:
+    if found and not config.base_image.startswith(BASE_NAMES):
+        return found
+    recipe = base_recipe(config)
+    if found and client.image_labels(found).get("prchain.recipe") == recipe:
         return found
     if not config.base_image.startswith("prchain/"):
         pulled = client.pull(config.base_image)
@@ -140,7 +152,6 @@ def ensure_base_image(
             f"base image {config.base_image} is not present and could not be pulled",
             hint="load it with `docker load`, or use a prchain/* name so prchain builds one with debootstrap",
         )
-    recipe = base_recipe(config)
     cached = f"prchain/base:recipe-{recipe[:16]}"
     image = client.image_id(cached) or _debootstrap_import(client, config, cached, recipe, notify)
     client.tag(image, config.base_image)

@@ -1,5 +1,5 @@
 """PRs from a local clone's history alone: squash commits `Title (#N)`, `Merge pull request #N`,
-merge-queue merges `Title (#N)`, bors merges `Auto merge of #N` and bors-ng merges `Merge #N`
+merge-queue merges `Title (#N)` (on the first-parent line, or into any branch that reaches it), bors merges `Auto merge of #N` and bors-ng merges `Merge #N`
 (a batch `Merge #N #M` is an octopus merge: each PR is one of its parents, with its own base),
 and the single commits of Apache Spark's merge script, which end `Closes #N from owner/branch.`
 (Kyuubi, Celeborn and other Apache projects land every PR so).
@@ -12,8 +12,12 @@ per merge). Patches come from `miner.gitdiff` streamed in batches by a few diff-
 A `Merge pull request #N` commit off that line (a PR merged into a maintenance branch that was
 merged back later, or into another PR's branch) is a PR too, with its own base (its first parent)
 and its own commits (`git rev-list first..second`); it is yielded just before the first-parent
-commit that brought it in. Squash commits count on the first-parent line only: off it they are
-backports and cherry-picks of PRs already counted. A number the line lands again months later,
+commit that brought it in; so is a two-parent `Title (#N)` merge off the line (a PR merged into a
+feature branch by a merge queue or with its title as subject). Its base is its merge's first
+parent, the tip of the branch it was merged into at the time: where that branch had moved since the
+PR was opened, this differs from the base GitHub shows (the PR's diff is against what it was merged
+into). One-parent `Title (#N)` commits count on the first-parent line only: off it they are
+backports and cherry-picks, counted as such (`BACKPORTS`) and kept out of the PRs. A number the line lands again months later,
 under another title, is the later PR's: the earlier came with the history of the project's
 former home. A merge that brings in another project's whole history (commits that reach a root of
 their own) keeps none of its commits: their numbers are the other project's.
@@ -79,6 +83,10 @@ MOVED_AGE = timedelta(days=90)  # a number landing again this much later is a ne
 RESTART_HIGH = 1000  # numbers restart (another repository's line before ours) only past this
 RESTART_RATIO = 10  # a restart lands a number under this fraction of the highest before it
 RESTART_RUN = 50  # and this many landings from it all stay under half of that highest
+# How `mine` counts a PR's change landed again off the first-parent line (a backport onto a
+# maintenance branch, a cherry-pick, the same PR's merge on a second branch): never a PR of its own,
+# kept out of the chains.
+BACKPORTS = "backports and cherry-picks of PRs (kept out)"
 PATCH_BATCH = (
     200  # PRs per diff-tree process: small enough to keep memory flat, large enough to amortise
 )
@@ -272,6 +280,7 @@ class GitSource:
                 branch = own
             for side in self._off_line_prs(commit, branch, by_sha):
                 if side.number in seen or side.number in landed:
+                    self._kinds[BACKPORTS] += 1  # the PR's merge again, on another branch
                     continue
                 if side.number * FORK_RATIO < (highs[-1] if highs else 0):
                     # PR numbers grow with time: a tiny number merged this late is a fork's own
@@ -350,6 +359,9 @@ class GitSource:
         into `stable` with bors, and `stable` into `main` with one PR per release)."""
         for sha in branch:
             side = by_sha[sha]
+            if _backport(side):
+                self._kinds[BACKPORTS] += 1
+                continue
             if not side.parents or not _merges_a_pr(side):
                 continue
             shas: list[str] = []
@@ -598,13 +610,23 @@ def _kind(commit: _Commit) -> str:
 
 def _merges_a_pr(commit: _Commit) -> bool:
     """Whether a commit off the first-parent line is the merge of one PR: GitHub's subject (also a
-    one-parent merge rebased away), or bors's for one PR, with two parents. Squash-style "(#N)"
-    subjects are not: off the line they are commits cherry-picked into a branch."""
+    one-parent merge rebased away), or, with two parents, bors's for one PR or the PR's title
+    `Title (#N)` (a merge queue, or GitHub's merge button with the title as subject, into a
+    feature branch). A one-parent "(#N)" is not: off the line it is a backport or a cherry-pick
+    (`_backport`)."""
     subject = commit.message.partition("\n")[0]
     if MERGE.match(subject):
         return True
     two = len(commit.parents) == 2
-    return two and (len(bors_ng_numbers(subject)) == 1 or BORS.match(subject) is not None)
+    titled = SQUASH.match(subject) is not None
+    return two and (len(bors_ng_numbers(subject)) == 1 or BORS.match(subject) is not None or titled)
+
+
+def _backport(commit: _Commit) -> bool:
+    """A one-parent commit off the first-parent line that names a PR `Title (#N)`: a PR's change
+    backported or cherry-picked onto a branch (the PR itself landed elsewhere)."""
+    subject = commit.message.partition("\n")[0]
+    return len(commit.parents) == 1 and SQUASH.match(subject) is not None
 
 
 def _default_title(commits: list[_Commit], head_ref: str | None) -> str:

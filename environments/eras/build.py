@@ -25,8 +25,10 @@ from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
+from environments.eras.wheels import resolver_failure
 from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
+from prchain.core.errors import GitError
 
 BUILD_VERSION = "3"  # bump when the build below changes what an image holds
 UV = "/opt/prchain/bin/uv"
@@ -46,11 +48,14 @@ class EraImage:
 
 
 def base_config(env: EnvironmentConfig, eras: ErasConfig, suite: str) -> EnvironmentConfig:
-    """The sandbox config whose base image is `suite`'s, with what builds need added."""
+    """The sandbox config whose base image is `suite`'s, with what builds need added. Its name
+    carries a digest of the package set: a config without the compiler (a test's) never takes
+    the name of one with it."""
     packages = sorted({*env.base_packages, *eras.extra_base_packages})
+    digest = recipe_hash("eras-base", packages, env.debian_mirror)[:8]
     return env.model_copy(
         update={
-            "base_image": f"prchain/base:{suite}-eras",
+            "base_image": f"prchain/base:{suite}-eras-{digest}",
             "base_suite": suite,
             "base_packages": packages,
             "install_commands": {},
@@ -165,10 +170,17 @@ def ensure_toolchain_image(
 
 
 def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
+    """B_t's tracked files into `target`; a clone that cannot give them (objects missing from a
+    partial clone) fails this era in one line, not the whole `env setup`."""
     target.mkdir()
     archive = git.stream(clone, "archive", sha)
-    subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout, check=True)
-    archive.wait()
+    unpacked = subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout)
+    code = archive.wait()
+    if code != 0 or unpacked.returncode != 0:
+        raise GitError(
+            f"cannot export {sha[:12]} of {clone} (git archive exit {code}, tar exit "
+            f"{unpacked.returncode}): are objects missing? `git fsck` says which"
+        )
     target.chmod(0o777)
 
 
@@ -257,6 +269,9 @@ def build_failure(log: str, code: int) -> str:
     """One line that says why a build failed: uv's `error:` line with the reason under it."""
     if code == -1:
         return "the build ran past its time limit"
+    unresolved = resolver_failure(log)
+    if unresolved is not None:  # the package and why, however long uv's explanation
+        return f"no solution for `{unresolved[0]}`: {unresolved[1]}"
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if line.startswith(("error:", "ERROR:")):

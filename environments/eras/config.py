@@ -5,6 +5,15 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class VerifyLimits(BaseModel):
+    """The sandbox limits of one repository's verification runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory: str = Field(default="", description='Memory limit ("": eras.verify_memory).')
+    timeout: float = Field(default=0.0, ge=0, description="Seconds (0: eras.verify_timeout).")
+
+
 class ErasConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +56,21 @@ class ErasConfig(BaseModel):
         gt=0,
         description="Seconds for the whole suite's run when a recipe is verified.",
     )
+    verify_memory: str = Field(
+        default="",
+        description='Memory limit of the verification sandbox ("": environment.memory).',
+    )
+    verify_sample: int = Field(
+        default=20,
+        ge=0,
+        description="When the whole suite is too big for the sandbox (killed for memory, past "
+        "verify_timeout), the recipe is verified on the stage's own test files and this many "
+        "others of B_t (a fixed sample), and its notes say so.",
+    )
+    verify_limits: dict[str, VerifyLimits] = Field(
+        default_factory=dict,
+        description="Per repository (owner/name): its verification's memory and time limits.",
+    )
     cache_volume: str = Field(
         default="prchain-build-cache",
         description="Prefix of the Docker volumes holding each repository's download caches "
@@ -56,3 +80,10 @@ class ErasConfig(BaseModel):
         default="bridge",
         description="Network of the build containers (host: reach an index on the host's 127.0.0.1).",
     )
+
+    def verify_limit(self, repo: str) -> VerifyLimits:
+        """The memory and time limits of `repo`'s verification runs, defaults filled in."""
+        own = self.verify_limits.get(repo, VerifyLimits())
+        return VerifyLimits(
+            memory=own.memory or self.verify_memory, timeout=own.timeout or self.verify_timeout
+        )

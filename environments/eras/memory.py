@@ -81,7 +81,30 @@ def save_stage_eras(engine: Engine, rows: list[dict[str, Any]]) -> None:
 
 
 def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
-    """The era environment of a chain stage, once `env setup` found one with an image."""
+    """The era environment of a chain stage, once `env setup` verified one with an image.
+
+    One rule for every user (tests verify, rollouts, the hidden tests): an era image is used only
+    when its recipe verified. An unverified era's image passed too few of its own tests at B_t
+    to be trusted with a verdict; `era_state` says why it did not verify."""
+    found = era_state(engine, chain_stage_id)
+    if found is None or found.status != "verified" or not found.env.image:
+        return None
+    return found.env
+
+
+@dataclass(frozen=True)
+class EraState:
+    """What `env setup` left for a stage's era, verified or not (for messages)."""
+
+    era_key: str
+    era_date: str
+    status: str  # verified | unverified
+    root_error: str
+    env: StageEnv
+
+
+def era_state(engine: Engine, chain_stage_id: int) -> EraState | None:
+    """The stored recipe of a stage's era; None when `env setup` has not set the era up."""
     with session_scope(engine) as session:
         row = session.execute(
             select(EnvRecipe)
@@ -91,11 +114,12 @@ def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
             )
             .where(StageEra.chain_stage_id == chain_stage_id)
         ).scalar()
-        if row is None or not row.image:
+        if row is None:
             return None
-        return StageEnv(
+        env = StageEnv(
             row.image, row.test_command, row.setup_command, row.status, row.ecosystem or "python"
         )
+        return EraState(row.era_key, row.era_date, row.status, row.root_error or "", env)
 
 
 def recipes(engine: Engine, repo: str | None = None) -> list[dict[str, Any]]:

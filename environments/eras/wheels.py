@@ -118,3 +118,33 @@ def lifted(plan: Plan, log: str, index_url: str) -> Plan | None:
     return replace(
         plan, commands=commands, notes=[*plan.notes, note], variant=f"{plan.variant}+{name}-wheel"
     )
+
+
+# uv's resolver explains a failure as "Because <clause>, we can conclude …"; the clause's first
+# package is the one the index cannot give (yanked, deleted, after the cutoff, refused).
+_NAME = r"([A-Za-z0-9][A-Za-z0-9._-]*?)"
+_WHO = re.compile(
+    rf"Because (?:there (?:are no versions|is no version) of {_NAME}(?=[\s=<>!~,\[])"
+    rf"|only {_NAME}[=<>!~]|{_NAME}(?:==\S+)? (?:was yanked|has invalid metadata|has a non-PEP 625|was not found)"
+    rf"|all versions of {_NAME} have"
+    rf"|you require {_NAME}[=<>!~\[\s])"
+)
+
+
+def resolver_failure(log: str) -> tuple[str, str] | None:
+    """(package, cause) of uv's `No solution found`, the cause its first clause in one line."""
+    at = log.find("No solution found when resolving dependencies")
+    if at < 0:
+        return None
+    lines = []
+    for line in log[at:].splitlines()[1:]:
+        if not line.strip() or line.lstrip().startswith(("hint:", "+ ")):
+            break
+        lines.append(re.sub(r"^\s*(?:cause:|╰─▶)?\s*", "", line))
+    text = " ".join(lines)
+    found = _WHO.search(text)
+    if found is None:
+        return None
+    name = next(g for g in found.groups() if g)
+    clause = text[found.start() + len("Because ") :].split(", we can conclude")[0]
+    return name, clause[:300]

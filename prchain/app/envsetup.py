@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from environments.config import EnvironmentConfig
+from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.eras.era import Era
 from environments.eras.memory import stage_env
@@ -29,15 +30,19 @@ def on_image(config: EnvironmentConfig, image: str) -> EnvironmentConfig:
 
 
 def image_opener(
-    config: EnvironmentConfig, labels: dict[str, str] | None = None
+    config: EnvironmentConfig, labels: dict[str, str] | None = None, eras: ErasConfig | None = None
 ) -> Callable[[str, str, str, str], contextlib.AbstractContextManager[Environment]]:
+    """Sandboxes on an era image; with `eras`, under the repository's verification memory limit."""
+
     def open_on(
         repo: str, clone: str, sha: str, image: str
     ) -> contextlib.AbstractContextManager[Environment]:
         from environments.factory import open_environment  # the docker SDK loads only here
 
+        memory = eras.verify_limit(repo).memory if eras is not None else ""
+        limited = config.model_copy(update={"memory": memory}) if memory else config
         env: Any = open_environment(
-            on_image(config, image),
+            on_image(limited, image),
             repo=repo,
             clone_path=clone,
             stages=[StageSpec(1, sha, "")],
@@ -94,7 +99,7 @@ def setup_from_config(
         engine,
         config.eras,
         era_builder(config, notify),
-        image_opener(config.environment, labels),
+        image_opener(config.environment, labels, config.eras),
         agent,
         redo,
     )

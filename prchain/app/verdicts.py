@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from environments.config import EnvironmentConfig
-from environments.eras.memory import recipes, stage_env
+from environments.eras.memory import era_state, recipes, stage_env
 from environments.protocol import Environment, StageSpec
 from prchain.app.config import Config
 from prchain.app.envsetup import on_image
@@ -170,12 +170,13 @@ def show_stage(config: Config, chain_id: int, idx: int) -> dict[str, Any]:
                 "runs": dict(found.runs),
                 "output_tail": found.output_tail,
             }
-    era = stage_env(engine, stage.id)
-    if era is not None:
+    state = era_state(engine, stage.id)
+    if state is not None:
         shown["era"] = {
-            "image": era.image,
-            "status": era.status,
-            "test_command": era.test_command,
-            "setup_command": era.setup_command,
+            "image": state.env.image,
+            "status": state.status,
+            "test_command": state.env.test_command,
+            "setup_command": state.env.setup_command,
+            "root_error": state.root_error,
         }
     return shown

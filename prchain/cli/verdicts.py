@@ -102,7 +102,7 @@ def verify(
     Console().print(_totals(reports))
     # A sandbox that failed, or a repository without a test command, needs the user; an
     # unusable stage is a finding about the data, not a failure.
-    failed = sum(r.result in ("error", "unconfigured") for r in reports)
+    failed = sum(r.result in ("error", "unconfigured", "era-unverified") for r in reports)
     finish(failed, f"{plural(failed, 'stage')} could not be verified (see the reasons above)")
 
 
@@ -165,8 +165,14 @@ def _print_stage(out: Console, shown: dict[str, Any]) -> None:
     )
     era = shown.get("era")
     if era:
-        out.print(f"era image: {era['image']} ({era['status']})")
+        out.print(f"era image: {era['image'] or '-'} ({era['status']})")
         out.print(f"setup: {escape(era['setup_command'] or '-')}")
+    if "status" not in shown and era and era["status"] != "verified":
+        out.print(
+            "not verified: its era did not verify in `prchain env setup`, and `tests verify` uses "
+            f"no unverified era's image. The era's root error: {escape(era['root_error'] or '-')}"
+        )
+        return
     if "status" not in shown:
         out.print("not verified yet: `prchain tests verify --chain N`")
         return

@@ -13,6 +13,8 @@ time (and cost) are stored with the recipe, verified or not, so a rerun skips th
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,10 +27,17 @@ from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Method, Plan, report_for
 from environments.eras.era import Era, era_of
 from environments.eras.manifests import Snapshot
+from environments.eras.reports import TestReport
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.outcomes import Counts, count
-from prchain.verdicts.sandbox import patch_paths, run_suite
+from prchain.verdicts.sandbox import (
+    SuiteRun,
+    collected_test_files,
+    fill_command,
+    patch_paths,
+    run_suite,
+)
 from prchain.verdicts.verify import StageJob, find_stages
 from sql.leases import holding
 
@@ -80,23 +89,82 @@ class EraReport:
     counts: Counts = field(default_factory=Counts)
 
 
+@dataclass(frozen=True)
+class Check:
+    """What one verification run found: counts, output, and its scope ("" for the whole suite)."""
+
+    counts: Counts
+    output: str
+    scope: str = ""
+
+
 def check_image(
-    open_on: ImageOpener, job: StageJob, image: str, plan: Plan, timeout: float
-) -> tuple[Counts, str]:
-    """Run the whole suite at B_t in a sandbox of `image`: (counts, output)."""
+    open_on: ImageOpener, job: StageJob, image: str, plan: Plan, config: ErasConfig
+) -> Check:
+    """Run the whole suite at B_t in a sandbox of `image`. When it is too big for the sandbox
+    (killed for memory, or past the time limit), the stage's own test files and a bounded sample
+    of the others are run instead, and the scope says so."""
     reader = report_for(plan.ecosystem)
+    timeout = config.verify_limit(job.repo).timeout
     with open_on(job.repo, job.clone_path, job.base_sha, image) as env:
         env.enter_stage(1)
         if plan.setup_command:
             env.execute(plan.setup_command, timeout=120)
-        run = run_suite(
-            env,
-            plan.test_command.replace("{files}", "").strip(),
-            timeout=timeout,
-            report_path=REPORT_PATH,
-            tail_chars=LOG_CHARS,
-            report=reader,
-        )
+        whole = plan.test_command.replace("{files}", "").strip()
+        run = _run(env, whole, timeout, reader)
+        too_big = _too_big(run)
+        own, others = sized_sample(job, reader, config.verify_sample) if too_big else ([], [])
+        if own or others:
+            narrowed = fill_command(reader.narrowed(plan.test_command), own + others)
+            sized = _run(env, narrowed, timeout, reader)
+            scope = (
+                f"the stage's {len(own)} test files and {len(others)} others of B_t "
+                f"(the whole suite {too_big})"
+            )
+            return Check(_counted(sized, reader, timeout), sized.output_tail, scope)
+    return Check(_counted(run, reader, timeout), run.output_tail)
+
+
+def _run(env: Environment, command: str, timeout: float, reader: TestReport) -> SuiteRun:
+    return run_suite(
+        env,
+        command,
+        timeout=timeout,
+        report_path=REPORT_PATH,
+        tail_chars=LOG_CHARS,
+        report=reader,
+    )
+
+
+def _too_big(run: SuiteRun) -> str:
+    """Why the whole suite could not finish in the sandbox ("" when it did)."""
+    if run.timed_out:
+        return "ran past its time limit"
+    if run.exit_code in (137, -9) or run.output_tail.rstrip().endswith("Killed"):
+        return "was killed at the memory limit"
+    return ""
+
+
+def sized_sample(job: StageJob, reader: TestReport, size: int) -> tuple[list[str], list[str]]:
+    """(the stage's test files that exist at B_t, up to `size` other test modules of B_t in a
+    fixed order of their digest: the same sample on every run)."""
+    from prchain.core import git
+
+    tracked = git.output(job.clone_path, "ls-tree", "-r", "--name-only", job.base_sha).split("\n")
+    present = set(tracked)
+    own = [p for p in collected_test_files(job.gold_test_patch, reader) if p in present]
+    tests = [p for p in reader.targets(tracked) if p not in own and _test_path(p)]
+    tests.sort(key=lambda p: hashlib.sha256(f"{job.base_sha}:{p}".encode()).hexdigest())
+    return own, tests[:size]
+
+
+def _test_path(path: str) -> bool:
+    return any(part in ("test", "tests", "testing") for part in path.split("/")[:-1]) or (
+        path.rsplit("/", 1)[-1].startswith("test")
+    )
+
+
+def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
     found = count(run.outcomes)
     found.first_error = reader.root_error(run.output_tail)
     if run.timed_out:
@@ -109,7 +177,7 @@ def check_image(
         found.first_error = f"the test command reported no test (exit code {run.exit_code})" + (
             f": {last[:200]}" if last else ""
         )
-    return found, run.output_tail
+    return found
 
 
 # ---- one era ---------------------------------------------------------------------------------------
@@ -166,16 +234,29 @@ def _attempt(
             record["root_error"] = f"build failed: {failure}"
             return record, Counts(first_error=record["root_error"]), log
     started = time.monotonic()
-    counts, output = check_image(
-        setup.open_on, job, image, candidate.plan, setup.config.verify_timeout
-    )
+    check = check_image(setup.open_on, job, image, candidate.plan, setup.config)
+    if not check.counts.first_error and not check.counts.verified(setup.config.pass_share):
+        check.counts.first_error = _too_few(check, setup.config.pass_share)
     record.update(
         image=image,
         verify_seconds=round(time.monotonic() - started, 1),
-        counts=_counts_dict(counts),
-        root_error=counts.first_error,
+        counts=_counts_dict(check.counts),
+        root_error=check.counts.first_error,
     )
-    return record, counts, (log[-LOG_CHARS:] + "\n---- tests ----\n" + output)
+    if check.scope:
+        record["scope"] = check.scope
+    return record, check.counts, (log[-LOG_CHARS:] + "\n---- tests ----\n" + check.output)
+
+
+def _too_few(check: Check, pass_share: float) -> str:
+    """Why a suite that ran without an exception to name did not verify: its pass share, and the
+    first failure it printed (`FAILED tests/x.py::t - sh.CommandNotFound: dotenv`)."""
+    c = check.counts
+    ran = c.passed + c.failed + c.errors
+    first = re.search(r"^(?:FAILED|ERROR) (.+)$", check.output, re.M)
+    return f"{c.passed} of {ran} tests passed (under eras.pass_share {pass_share:g})" + (
+        f"; first: {first.group(1)[:200]}" if first else ""
+    )
 
 
 def _counts_dict(c: Counts) -> dict[str, Any]:
@@ -310,7 +391,8 @@ def _store(
             "image": record.get("image", ""),
             "verification": {**_counts_dict(report.counts), "attempts": attempts},
             "root_error": report.reason,
-            "notes": plan.notes if plan else [],
+            "notes": (plan.notes if plan else [])
+            + ([f"verified on {record['scope']}"] if record.get("scope") else []),
             "cost": report.cost,
             "build_seconds": sum(float(a.get("build_seconds", 0.0)) for a in attempts),
             "verify_seconds": sum(float(a.get("verify_seconds", 0.0)) for a in attempts),

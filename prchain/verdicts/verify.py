@@ -21,7 +21,7 @@ from typing import Any, Literal
 from sqlalchemy import Engine, delete, select
 
 from environments.eras.ecosystems import report_for
-from environments.eras.memory import stage_env
+from environments.eras.memory import era_state, stage_env
 from environments.images import recipe_hash
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
@@ -41,7 +41,9 @@ from sql.leases import holding
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 # busy: another `tests verify` holds the stage's lease and is running it now
-Result = Literal["usable", "unusable", "skipped", "reused", "unconfigured", "error", "busy"]
+Result = Literal[
+    "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
+]
 RECIPE_VERSION = "3"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
@@ -313,11 +315,7 @@ def verify_one(
     not stored, so the next run tries the stage again."""
     tests = era_tests(engine, job) or config.repos.get(job.repo)
     if tests is None:
-        return StageReport(
-            job,
-            "unconfigured",
-            f"no era recipe (`prchain env setup`) nor verdicts.repos entry for {job.repo}",
-        )
+        return _no_environment(engine, job)
     recipe = stage_recipe(job, tests, config.gold_runs)
     own, same = _known(engine, job, recipe)
     if own == recipe and not redo and same is not None:
@@ -333,6 +331,24 @@ def verify_one(
     row = _row(job, recipe, done)
     store(engine, row)
     return _report(job, done.found.status, row)
+
+
+def _no_environment(engine: Engine, job: StageJob) -> StageReport:
+    """Why a stage has no environment to verify in, as it is: its era did not verify (with the
+    era's own root error), or no `env setup` set the era up."""
+    state = era_state(engine, job.stage_id)
+    if state is not None and state.status != "verified":
+        return StageReport(
+            job,
+            "era-unverified",
+            f"era {state.era_key[:8]} did not verify ({state.root_error or 'no root error'}); "
+            "`tests verify` uses no unverified era's image",
+        )
+    return StageReport(
+        job,
+        "unconfigured",
+        f"no era recipe (`prchain env setup`) nor verdicts.repos entry for {job.repo}",
+    )
 
 
 def verify_stages(

@@ -432,6 +432,49 @@ def test_bors_merges_on_a_release_branch_merged_back_are_mined(tmp_path: Path) -
         "merge off the first-parent line": 2,
         "merge": 1,
         "skipped: another repository's PR number": 1,
+        "backports and cherry-picks of PRs (kept out)": 1,  # the cherry-picked #2
+    }
+
+
+def test_a_pr_merged_into_a_feature_branch_by_its_title_is_mined(tmp_path: Path) -> None:
+    """Issue 51: PR #3 merged into the `big-feature` branch by a two-parent commit titled
+    `Title (#3)` (a merge queue, or the merge button with the PR's title), the branch then landing
+    on main as PR #4; a backport of #2 onto `1.x` (its own commit, `Title (#2)`) and a merge of
+    the same PR #2 into `1.x` are counted as backports and are no PRs of their own."""
+    repo = _new_repo(tmp_path, "feature")
+    _squash(repo, "Add the parser (#1)", name="parser.py")
+    git(repo, "branch", "1.x")
+    git(repo, "branch", "big-feature")
+    _squash(repo, "Fix the crash (#2)", name="parser.py")
+    work, merge3 = _merged(
+        repo, "pr-3", "big-feature", "Stream tokens", "Stream tokens (#3)\n\nFaster.",
+        name="stream.py",
+    )  # fmt: skip
+    base3 = git(repo, "rev-parse", f"{merge3}^1")
+    git(repo, "checkout", "-q", "1.x")
+    _squash(repo, "Fix the crash (#2)", name="backport.py")  # the backport's own commit
+    git(repo, "checkout", "-q", "-b", "again", "1.x")
+    _squash(repo, "Fix the crash", name="again.py")
+    git(repo, "checkout", "-q", "1.x")
+    _no_ff(repo, "again", "Fix the crash (#2)")  # the same PR merged into 1.x as well
+    git(repo, "checkout", "-q", "main")
+    _no_ff(repo, "big-feature", "Merge pull request #4 from ada/big-feature\n\nBig feature")
+    _no_ff(repo, "1.x", "Merge branch '1.x'")
+    source = GitSource(str(repo), full_name="acme/feature")
+    prs = {pr.number: pr for pr in source.pull_requests(None)}
+    assert sorted(prs) == [1, 2, 3, 4]
+    three = prs[3]
+    assert (three.title, three.body, three.base_sha, three.merge_commit_sha) == (
+        "Stream tokens", "Faster.", base3, merge3,
+    )  # fmt: skip
+    assert [c.sha for c in three.commits] == [work]
+    assert three.patch is not None and "stream.py" in three.patch and "parser.py" not in three.patch
+    assert prs[2].patch is not None and "backport.py" not in prs[2].patch
+    assert source.found_by_kind() == {
+        "squash": 2,
+        "merge": 1,  # "Merge branch '1.x'" is no PR
+        "merge off the first-parent line": 1,
+        "backports and cherry-picks of PRs (kept out)": 2,
     }
 
 

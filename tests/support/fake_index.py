@@ -23,19 +23,27 @@ class Release:
     name: str
     version: str
     uploaded: str  # ISO 8601, e.g. 2020-06-01T00:00:00Z
-    wheel: Path
+    wheel: Path  # or an sdist (make_failing_sdist)
+    yanked: str = ""  # the reason of a yanked file (PEP 592); "" when it is not
 
 
 def make_wheel(
-    folder: Path, name: str, version: str, modules: dict[str, str], tag: str = "py3-none-any"
+    folder: Path,
+    name: str,
+    version: str,
+    modules: dict[str, str],
+    tag: str = "py3-none-any",
+    requires: tuple[str, ...] = (),
 ) -> Path:
     """A wheel holding `modules` (path in the wheel → source), tagged `tag` (a platform tag makes
-    it look like a compiled one; the content stays Python)."""
+    it look like a compiled one; the content stays Python), depending on `requires`."""
     dist = f"{name.replace('-', '_')}-{version}"
     target = folder / f"{dist}-{tag}.whl"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {r}\n" for r in requires)
     files = {
         **modules,
-        f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}.dist-info/METADATA": metadata,
         f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: prchain-tests\n"
         f"Root-Is-Purelib: true\nTag: {tag}\n",
     }
@@ -111,8 +119,9 @@ class FakeIndex:
                     "filename": r.wheel.name,
                     "url": f"../../files/{r.wheel.name}",
                     "hashes": {"sha256": hashlib.sha256(r.wheel.read_bytes()).hexdigest()},
-                    "upload-time": r.uploaded,
+                    **({"upload-time": r.uploaded} if r.uploaded else {}),
                     "size": r.wheel.stat().st_size,
+                    **({"yanked": r.yanked} if r.yanked else {}),
                 }
                 for r in mine
             ],

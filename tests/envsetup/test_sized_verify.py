@@ -1,0 +1,145 @@
+"""Verification sized to the stage: a whole suite too big for the sandbox (killed for memory) is
+replaced by the stage's own test files plus a bounded, fixed sample, and the recipe says so.
+
+The sample is checked on a real repository made here; the end-to-end test runs `prchain env setup`
+on a repository whose suite holds a test that needs more memory than the verification sandbox
+has (`eras.verify_limits`), in real containers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from environments.eras.config import ErasConfig, VerifyLimits
+from environments.eras.python.report import Pytest
+from prchain.cli import main
+from prchain.dev.repos import git
+from prchain.verdicts.envsetup import sized_sample
+from prchain.verdicts.verify import StageJob
+from sql.db import make_engine, session_scope
+from sql.models import EnvRecipe
+from tests.support.fake_index import FakeIndex
+
+REPO = f"py51-sized-{uuid.uuid4().hex[:8]}/hog"
+HOG = "def test_hog():\n    block = b'x' * (600 * 2**20)\n    assert block\n"
+OK = "def test_ok():\n    assert 1 + 1 == 2\n"
+
+
+def _repository(path: Path, others: int, hog: str = HOG) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    files = {"app/__init__.py": "", "tests/test_ok.py": OK, "tests/test_hog.py": hog}
+    files |= {f"tests/test_more_{i}.py": OK.replace("ok", f"more_{i}") for i in range(others)}
+    files["tests/helpers.py"] = "X = 1\n"  # no test module: never sampled
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Start", date="2024-02-01T12:00:00Z")
+    (path / "tests/test_ok.py").write_text(OK + "\n\ndef test_two():\n    assert 2\n")
+    (path / "tests/test_new.py").write_text(OK)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Add a check (#1)\n\nMore.", date="2024-03-01T12:00:00Z")
+    return path
+
+
+def _job(clone: Path) -> StageJob:
+    """The PR's stage: its test patch is the commit's change under tests/."""
+    base = git(clone, "rev-parse", "HEAD~1")
+    patch = git(clone, "diff", "HEAD~1", "HEAD", "--", "tests") + "\n"
+    return StageJob(1, 1, 1, 1, REPO, str(clone), base, "", patch)
+
+
+def test_the_sample_is_the_stages_files_then_a_fixed_bounded_few(tmp_path: Path) -> None:
+    clone = _repository(tmp_path / "repo", others=6)
+    # The stage changes test_ok.py and adds test_new.py (absent at B_t: not run there).
+    job = _job(clone)
+    own, others = sized_sample(job, Pytest(), 3)
+    assert own == ["tests/test_ok.py"] and len(others) == 3
+    assert not {"tests/test_new.py", "tests/helpers.py", "tests/test_ok.py"} & set(others)
+    assert sized_sample(job, Pytest(), 3) == (own, others)  # the same sample on every run
+    assert len(sized_sample(job, Pytest(), 100)[1]) == 7  # every other test module, once
+    assert sized_sample(job, Pytest(), 0) == (own, [])
+
+
+def test_limits_per_repository_fall_back_to_the_eras_defaults() -> None:
+    config = ErasConfig(
+        verify_memory="3g", verify_limits={"a/b": VerifyLimits(memory="8g", timeout=60)}
+    )
+    assert config.verify_limit("a/b") == VerifyLimits(memory="8g", timeout=60)
+    assert config.verify_limit("c/d") == VerifyLimits(memory="3g", timeout=900)
+
+
+@pytest.fixture
+def own_images(docker_client: Any) -> Iterator[None]:
+    yield
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+
+
+def _setup(tmp_path: Path, clone: Path, sqlite_url: str, **eras: Any) -> EnvRecipe:
+    """`mine`, `chains build` and `env setup` as a user runs them; the one recipe stored."""
+    with FakeIndex([]) as index:
+        config = {
+            "index_url": index.url,
+            "network_mode": "host",
+            "suites": {"bookworm": "3.11"},
+            "extra_base_packages": [],
+            "test_packages": [],
+            "seed_packages": [],
+            "system_site_packages": True,  # pytest from Debian's python3-pytest
+            **eras,
+        }
+        path = tmp_path / "prchain.yaml"
+        path.write_text(yaml.safe_dump({"eras": config, "chains": {"min_chain_code_lines": 0}}))
+        common = ["--config", str(path), "--db", sqlite_url]
+        for args in (
+            ["mine", "--source", "git", "--name", REPO, str(clone)],
+            ["chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1"],
+            ["env", "setup"],
+        ):
+            CliRunner().invoke(main, [*args, *common], catch_exceptions=False)
+    with session_scope(make_engine(sqlite_url)) as session:
+        recipe = session.scalars(select(EnvRecipe)).one()
+        session.expunge_all()
+    return recipe
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_suite_killed_for_memory_is_verified_on_the_stages_files(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = _repository(tmp_path / "repo", others=0)
+    limits = {"verify_sample": 0, "verify_limits": {REPO: {"memory": "300m"}}}
+    recipe = _setup(tmp_path, clone, sqlite_url, **limits)
+    assert recipe.status == "verified" and recipe.verification["passed"] == 1
+    (attempt,) = recipe.verification["attempts"]
+    assert recipe.notes[-1] == (
+        "verified on the stage's 1 test files and 0 others of B_t "
+        "(the whole suite was killed at the memory limit)"
+    )
+    assert attempt["scope"] in recipe.notes[-1]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_suite_that_passes_too_little_says_how_little_and_its_first_failure(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    """python-dotenv 2016: 4 of 6 passed, no exception to name; the era's reason was empty."""
+    bad = "def test_b1():\n    assert 0\n\n\ndef test_b2():\n    assert 0\n"
+    clone = _repository(tmp_path / "repo", others=0, hog=bad)
+    recipe = _setup(tmp_path, clone, sqlite_url)
+    assert recipe.status == "unverified"
+    assert recipe.root_error.startswith("1 of 3 tests passed (under eras.pass_share 0.8); first: ")
+    assert "tests/test_hog.py::test_b1" in recipe.root_error
