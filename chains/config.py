@@ -69,6 +69,13 @@ class ChainFilters(BaseModel):
         "'release(apps): oxlint v1.29.0', 'axum: Version 0.4.4'): a version bump and a "
         "changelog whose every entry reads as a mention.",
     )
+    skip_dependency_bumps: bool = Field(
+        True,
+        description="Drop dependency upgrades and vendored syncs, known by their title "
+        "('fix(deps): Update module google.golang.org/api to v0.293.0', 'Bump serde from 1.0.1 "
+        "to 1.0.2', 'Sync vendored typeshed stubs'), whoever wrote them: a version moved, with "
+        "the glue that needs, not a change made for a task.",
+    )
     skip_backports: bool = Field(
         True,
         description="Drop backports and cherry-picks, known by their title ('[8.3.x] Fix …', "
