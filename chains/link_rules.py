@@ -22,6 +22,7 @@ from chains.cues import (
     regression_wording,
     stacked_wording,
 )
+from chains.kept import KeptEvidence
 from chains.lines import Lineage, LineOracle
 from chains.loading import PRNode, RefRow
 from chains.symbols import SymbolOracle, Symbols
@@ -243,7 +244,7 @@ def _with_symbols(
     attrs["symbols"] = symbols.used(newer, older)
     if not attrs["symbols"]:
         return rule
-    if isinstance(symbols, Symbols):
+    if isinstance(symbols, Symbols | KeptEvidence):
         attrs["symbol_names"] = symbols.shared(newer, older)
     return _link_rule(best, attrs, newer, older, config)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -492,9 +492,10 @@ def measure_stages(
     clones: dict[int, str | None] | None = None,
     batch: int = 500,
     also: Iterable[int] = (),
+    known: Mapping[int, CodeChange] | None = None,
 ) -> dict[int, CodeChange]:
     """Lexed code lines of every PR that has an edge (only those can be stages of a chain), and
-    of the PRs in `also`.
+    of the PRs in `also`; those in `known` (lexed by an earlier build) are not lexed again.
 
     A PR whose file counts (comments and docstrings included) are already under `minimum` keeps
     that count unlexed, as lines written: lexing only ever lowers it."""
@@ -507,10 +508,15 @@ def measure_stages(
     measured = {
         pr: CodeChange(prs[pr].code_lines, 0) for pr in wanted if prs[pr].code_lines < minimum
     }
+    measured |= {
+        pr: (known or {})[pr] for pr in wanted if pr not in measured and pr in (known or {})
+    }
     todo = [pr for pr in wanted if pr not in measured]
     with ExitStack() as stack, engine.connect() as conn:
         attributes = {
-            repo: stack.enter_context(Attributes(clone)) for repo, clone in (clones or {}).items()
+            repo: stack.enter_context(Attributes(clone))
+            for repo, clone in (clones or {}).items()
+            if todo  # nothing to lex: no git at all
         }
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
