@@ -503,8 +503,14 @@ def _load_patches(engine: Engine, pr_ids: list[int], patches: dict[int, SplitPat
 def record_build(engine: Engine, summary: BuildSummary) -> int:
     """Keep what each rule dropped, for `prchain stats`; returns the build's id."""
     rules = [asdict(rule) for rule in summary.rules()]
+    graph = {
+        "nodes": summary.graph.nodes,
+        "edges": summary.graph.edges,
+        "references": summary.graph.references,
+        "lengths": {str(k): v for k, v in sorted(summary.by_length.items())},
+    }
     with session_scope(engine) as session:
-        row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules)
+        row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)
         session.add(row)
         session.flush()
         return row.id

@@ -5,6 +5,7 @@ CREATE TABLE chain_builds (
 	strategy VARCHAR(40) NOT NULL, 
 	chains INTEGER NOT NULL, 
 	rules JSON NOT NULL, 
+	graph JSON, 
 	created_at DATETIME NOT NULL, 
 	CONSTRAINT pk_chain_builds PRIMARY KEY (id)
 );

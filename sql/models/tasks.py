@@ -61,6 +61,9 @@ class ChainBuild(Base):
     chains: Mapped[int] = mapped_column(default=0)
     # [{rule, level (pr | link | chain), prs, links, chains}] in pipeline order
     rules: Mapped[list[Any]] = mapped_column(default=list)
+    # {nodes, edges, references, lengths: {length: chains}}: the graph the build read, so that
+    # the report shows it without building it again (NULL for builds before this was kept).
+    graph: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
