@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from sqlalchemy import select
 
 from chains.foreign import foreign_names, own_roots
+from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.substance import (
     WHOLE_FILE_LEXERS,
@@ -542,6 +543,7 @@ class Symbols:
         self._names: dict[int, Names] = {}
         self._introduced: dict[int, set[str]] = {}
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
+        self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
         self.grep_calls = 0
 
     def _code_names(self, pr_id: int, repo_id: int) -> Names:
@@ -587,10 +589,14 @@ class Symbols:
         """The names the PR's added lines take from other packages."""
         if clone not in self._own:
             listed = git.run(clone, "ls-tree", "-r", "--name-only", "HEAD", check=False)
-            self._own[clone] = own_roots(listed.text.splitlines()) if listed.ok else set()
+            paths = listed.text.splitlines() if listed.ok else []
+            self._own[clone] = own_roots(paths)
+            mods = [f"HEAD:{p}" for p in paths if p.rsplit("/", 1)[-1] == "go.mod"]
+            self._go_modules[clone] = go_modules(list(read_blobs(clone, mods).values()))
         with self.engine.connect() as conn:
             diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
-        return foreign_names(diff, lambda blob: _blob(clone, blob), self._own[clone])
+        texts = read_blobs(clone, _new_blobs(diff))
+        return foreign_names(diff, texts.get, self._own[clone], self._go_modules[clone])
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""
