@@ -18,6 +18,7 @@ import networkx as nx
 from sqlalchemy import Engine
 
 from chains.ancestry import AncestryOracle
+from chains.codelinks import code_references
 from chains.config import ChainsConfig
 from chains.cues import classify, prepares, stacked_on
 from chains.filters import FilterReport, apply_filters, rejection
@@ -62,6 +63,7 @@ class GraphReport:
     links: list[LinkDecision] = field(default_factory=list)  # every candidate link, kept or not
     lineage_blames: int = 0  # git blame processes run for line lineage
     rescued: int = 0  # links the rules dropped and the link vetter judged dependent
+    code_references: int = 0  # candidate links found in code (`chains.codelinks`), of `references`
     evidence_kept: int = 0  # answers of git and the lexers read from the store (`chains.kept`)
     evidence_new: int = 0  # answers computed by this build and kept
 
@@ -354,8 +356,13 @@ def load_graph(
     kept = KeptEvidence(engine, Lines(engine, clones), Symbols(engine, clones))
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
+    found_in_code: list[RefRow] = []
+    if config.code_links:
+        stageable, _ = apply_filters(nodes, refs, config.filters)
+        found_in_code = code_references(engine, nodes, stageable, refs, config.code_link_min_lines)
     verdicts = load_verdicts(engine)
-    graph, report = build_graph(nodes, refs, config, repos, kept, kept, verdicts)
+    graph, report = build_graph(nodes, refs + found_in_code, config, repos, kept, kept, verdicts)
+    report.code_references = len(found_in_code)
     report.lineage_blames = kept.blame_calls
     report.evidence_kept, report.evidence_new = kept.hits, kept.save()
     return graph, nodes, report
