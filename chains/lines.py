@@ -38,7 +38,7 @@ from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.imports import import_lines
 from chains.patches import file_sections, is_test_path, rust_test_start
-from chains.substance import STRING_OPENERS, WholeFile, evidence_line_flags, lexer_for
+from chains.substance import WholeFile, evidence_line_flags, lexer_for, string_openers
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
 
@@ -545,7 +545,6 @@ class Lines:
 # Where a file holds none of these, no line that reads as code alone (`substantive`) sits in a
 # comment or a docstring, and lexing it could change nothing.
 BLOCK_OPENERS = ("/*", '"""', "'''", "<!--", "{-", "--[[", "=begin")
-OPENERS = BLOCK_OPENERS + STRING_OPENERS  # ... nor a string spanning lines
 
 
 class _FileFacts:
@@ -573,7 +572,7 @@ class _FileFacts:
             self._imports = import_lines(text)
         if line in self._imports:
             return False
-        if not any(opener in text for opener in OPENERS):
+        if not any(o in text for o in BLOCK_OPENERS + string_openers(lexer_for(self.path))):
             rows = self._rows = self._rows or text.split("\n")
             row = rows[line - 1] if 0 < line <= len(rows) else ""
             return evidence_line_flags([row], lexer_for(self.path))[0] if row.strip() else True

@@ -179,9 +179,18 @@ def evidence_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     return flags
 
 
-# Where a file holds none of these, no string of it spans lines (a language's plain strings may
-# too, where it allows a raw newline in them, as Rust does: those are read as code, as before).
-STRING_OPENERS = ("`", '"""', "'''", 'r#"', 'R"(', '@"')
+# Where a file holds none of its language's openers, no string of it spans lines (a language's
+# plain strings may too, where it allows a raw newline in them, as Rust does: those are read as
+# code, as before). A backtick opens a string only in Go and JavaScript's family: elsewhere (a
+# Rust doc comment's `name`) it would make every file be lexed whole for nothing.
+STRING_OPENERS = ('"""', "'''", 'r#"', 'R"(', '@"')
+BACKTICK_STRINGS = frozenset({"Go", "JavaScript", "TypeScript", "JSX", "TSX", "Kotlin"})
+
+
+def string_openers(lexer: Lexer | None) -> tuple[str, ...]:
+    """What may open a string spanning lines in `lexer`'s language."""
+    tick = ("`",) if lexer is not None and lexer.name in BACKTICK_STRINGS else ()
+    return STRING_OPENERS + tick
 
 
 def string_spans(text: str, lexer: Lexer | None) -> list[tuple[int, int]]:
@@ -190,7 +199,7 @@ def string_spans(text: str, lexer: Lexer | None) -> list[tuple[int, int]]:
     template literals, Kotlin's and Java's text blocks, Rust's raw strings)."""
     if lexer is None or lexer.name in WHOLE_FILE_LEXERS:
         return multiline_strings(text)
-    if not any(opener in text for opener in STRING_OPENERS):
+    if not any(opener in text for opener in string_openers(lexer)):
         return []
     from pygments.token import String
 
