@@ -41,7 +41,7 @@ class KeptEvidence:
         self,
         engine: Engine,
         lines: Lines,
-        symbols: Symbols | None,
+        symbols: Symbols,
         known: dict[Key, Any] | None = None,
         *,
         dry: bool = False,
@@ -81,12 +81,12 @@ class KeptEvidence:
     # -- SymbolOracle ------------------------------------------------------------------------
 
     def used(self, newer: PRNode, older: PRNode) -> int:
-        symbols = self.symbols
-        return int(self._ask(newer, older, "symbols", lambda: symbols.used(newer, older)))  # type: ignore[union-attr]
+        count = self._ask(newer, older, "symbols", lambda: self.symbols.used(newer, older))
+        return int(count)
 
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
-        symbols = self.symbols
-        return list(self._ask(newer, older, "symbol_names", lambda: symbols.shared(newer, older)))  # type: ignore[union-attr]
+        names = self._ask(newer, older, "symbol_names", lambda: self.symbols.shared(newer, older))
+        return list(names)
 
     # -- planning (see `Lines.planner`) ------------------------------------------------------
 
