@@ -20,6 +20,7 @@ from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
 from chains.graph import GraphReport, LinkDecision, load_graph
 from chains.inuse import in_use, mark_superseded, unmark
+from chains.kept import keep_substance, kept_substance, substance_kind
 from chains.links import STAGE_RULES, write_links
 from chains.loading import PRNode, load_repos
 from chains.patches import SplitPatch, split_patch
@@ -263,7 +264,19 @@ def _drop_thin_stages(
         for pr in (link.newer, link.older)
         if nodes[pr].code_lines < LEX_DROPPED_UNDER
     }
-    measured = measure_stages(graph, engine, minimum, clones, also=small)
+    # Lexing a PR's patch is the same work on every build: what an earlier build measured is
+    # kept (`chains.kept`), and only PRs new to the graph are lexed.
+    kinds = {pr: substance_kind(clones.get(nodes[pr].repo_id)) for pr in graph} | {
+        pr: substance_kind(clones.get(nodes[pr].repo_id)) for pr in small
+    }
+    known = kept_substance(engine, kinds)
+    measured = measure_stages(graph, engine, minimum, clones, also=small, known=known)
+    lexed = {
+        pr: c
+        for pr, c in measured.items()
+        if pr not in known and nodes[pr].code_lines >= minimum  # under it: not lexed
+    }
+    keep_substance(engine, lexed, kinds)
     for pr, change in measured.items():
         nodes[pr].code_lines = change.lines
     barred = no_stages(measured, minimum, reverters(report.links))
@@ -490,8 +503,14 @@ def _load_patches(engine: Engine, pr_ids: list[int], patches: dict[int, SplitPat
 def record_build(engine: Engine, summary: BuildSummary) -> int:
     """Keep what each rule dropped, for `prchain stats`; returns the build's id."""
     rules = [asdict(rule) for rule in summary.rules()]
+    graph = {
+        "nodes": summary.graph.nodes,
+        "edges": summary.graph.edges,
+        "references": summary.graph.references,
+        "lengths": {str(k): v for k, v in sorted(summary.by_length.items())},
+    }
     with session_scope(engine) as session:
-        row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules)
+        row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)
         session.add(row)
         session.flush()
         return row.id

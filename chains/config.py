@@ -47,6 +47,7 @@ DEFAULT_EVIDENCE_WEIGHTS: dict[EvidenceClass, int] = {
     "medium": 2,  # a plain mention
     "issue_only": 1,  # both PRs refer to one issue; kept only with corroboration
     "parallel": 0,  # analogy or list wording: siblings, never an edge
+    "code": 2,  # no text: the newer PR rewrites code the older one wrote (chains.codelinks)
 }
 
 
@@ -68,6 +69,13 @@ class ChainFilters(BaseModel):
         description="Drop release PRs, known by their title ('Release crates v0.13.2', "
         "'release(apps): oxlint v1.29.0', 'axum: Version 0.4.4'): a version bump and a "
         "changelog whose every entry reads as a mention.",
+    )
+    skip_dependency_bumps: bool = Field(
+        True,
+        description="Drop dependency upgrades and vendored syncs, known by their title "
+        "('fix(deps): Update module google.golang.org/api to v0.293.0', 'Bump serde from 1.0.1 "
+        "to 1.0.2', 'Sync vendored typeshed stubs'), whoever wrote them: a version moved, with "
+        "the glue that needs, not a change made for a task.",
     )
     skip_backports: bool = Field(
         True,
@@ -134,6 +142,19 @@ class ChainsConfig(BaseModel):
         True,
         description="An edge resting only on a shared issue needs code evidence: the newer PR "
         "changes lines the older one added, or uses names it introduced; else it is dropped.",
+    )
+    code_links: bool = Field(
+        True,
+        description="Look for links in code as well as in words: a pair of PRs no text names, "
+        "where the newer one removes code_link_min_lines lines of code the older one wrote, is a "
+        "candidate link of evidence class `code`, kept only where line lineage or symbol use backs "
+        "it. Off keeps only the links a text names (the paper's reference-linked chains).",
+    )
+    code_link_min_lines: int = Field(
+        3,
+        ge=1,
+        description="Lines of the older PR's code the newer one must remove (by the patches) for "
+        "a code link to be a candidate.",
     )
     medium_needs_lines: bool = Field(
         True,

@@ -28,7 +28,7 @@ from typing import Literal, get_args
 
 from miner.refs import LIST_ITEM, strip_ignored
 
-EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert"]
+EvidenceClass = Literal["strong", "medium", "parallel", "issue_only", "revert", "code"]
 EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
 
 # Reference types whose own wording (read by the miner right before the number) is a dependency.
@@ -280,6 +280,8 @@ def classify(ref_type: str, evidence: str, number: int | None = None) -> tuple[E
     """The evidence class of one reference and the words that decided it."""
     if ref_type == "reverts":
         return "revert", "revert wording"
+    if ref_type == "code":  # no text: the newer PR rewrites the older one's code (chains.codelinks)
+        return "code", "the newer PR rewrites code the older one wrote; no text names it"
     if ref_type == "issue_mediated":
         return "issue_only", "only a shared issue"
     if ref_type == "issue_analogy":

@@ -141,7 +141,8 @@ def is_bot(author: str | None) -> bool:
     if not author:
         return False
     name = author.lower().strip()
-    return name.endswith("[bot]") or name.endswith("-bot") or name in BOT_NAMES
+    # A git source knows the author by name only: cloudquery's release PRs are "CloudQuery Bot"'s.
+    return name.endswith(("[bot]", "-bot", " bot")) or name in BOT_NAMES
 
 
 def _suffix(name: str) -> str:
@@ -214,7 +215,7 @@ def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:
 # number ("Release crates v0.13.2", "axum: Version 0.4.4", "Prepare release 2.1"), or a bare version.
 RELEASE_TITLE = re.compile(
     r"^\s*(?:release(?:\([^)]*\))?!?:|chore\(release\)!?:"
-    r"|(?:[\w./-]+:\s+)?(?:prepare\s+(?:for\s+)?)?(?:release|version)(?:\s+[\w./-]+)?\s+v?\d+(?:\.\d+)+\b"
+    r"|(?:[\w()./-]+:\s+)?(?:prepare\s+(?:for\s+)?)?(?:release|version)(?:\s+[\w./-]+)?\s+v?\d+(?:\.\d+)+\b"
     r"|v?\d+\.\d+\.\d+\s*$)",
     re.I,
 )
@@ -240,6 +241,26 @@ SCHEDULED_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*|[\w()./-]+:\s+)*(?:daily|nightly|weekly)\s+(?:update|sync|bump|upgrade)\b",
     re.I,
 )
+
+
+# A dependency moved to a newer version, by a bot or by hand, named by its shape: a conventional
+# `deps` scope (renovate's "fix(deps): Update module google.golang.org/api to v0.293.0",
+# cloudquery's 1,000s), "Bump serde from 1.0.1 to 1.0.2", "Update Rust crate clap to v4.5.1",
+# "Bump the cargo group with 3 updates", or a vendored copy synced ("Sync vendored typeshed
+# stubs"). Two such PRs in a row link by file overlap and nothing else: round 30's cloudquery
+# chain of two SDK upgrades was judged `not`.
+DEPENDENCY_TITLE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)*(?:\w+\((?:deps|deps-dev|dependencies)\)!?:"
+    r"|(?:[\w()./-]+:\s+)?(?:bump|update|upgrade)s?\s+(?:the\s+\S+\s+group\b"
+    r"|(?:(?:dependency|module|package|crate|rust\s+crate|npm\s+package|go\s+module|action)\s+)?"
+    r"[\w@./-]+\s+(?:from\s+v?[\w.+-]+\s+)?to\s+v?\d[\w.+-]*\s*(?:\(#\d+\))?\s*$)"
+    r"|(?:[\w()./-]+:\s+)?sync(?:s|ed|ing)?\s+(?:the\s+)?vendored\b)",
+    re.I,
+)
+
+
+def is_dependency_bump(title: str) -> bool:
+    return DEPENDENCY_TITLE.match(title or "") is not None
 
 
 def is_release(title: str) -> bool:
@@ -273,14 +294,17 @@ def reverted_prs(refs: Iterable[_Ref], nodes: Mapping[int, PRNode]) -> set[int]:
 
 def rejection(node: PRNode, filters: ChainFilters, reverted: set[int]) -> str | None:
     """The first filter this PR fails, or None when it may be a stage."""
+    # The shape first, so that a bot's releases and upgrades are counted as what they are.
+    if filters.skip_releases and is_release(node.title):
+        return "release"
+    if filters.skip_dependency_bumps and is_dependency_bump(node.title):
+        return "dependency_bump"
     if filters.skip_bots and is_bot(node.author):
         return "bot"
     if filters.skip_reverted and node.id in reverted:
         return "reverted"
     if filters.skip_carriers and node.carried:
         return "carries_other_prs"
-    if filters.skip_releases and is_release(node.title):
-        return "release"
     if filters.skip_backports and is_backport(node.title):
         return "backport"
     if filters.skip_scheduled and is_scheduled(node.title):

@@ -1,4 +1,5 @@
-"""Names a PR takes from outside the repository: Python's imports from other packages.
+"""Names a PR takes from outside the repository: its imports from other packages (Python's
+here; Go's, JavaScript's, TypeScript's and Rust's in `chains.imports_foreign`).
 
 A name the older PR brought into the code counts as evidence that a newer PR using it builds on
 the older one (`chains.symbols`). A name imported from another package is that package's, not
@@ -16,6 +17,7 @@ import ast
 import re
 from collections.abc import Callable
 
+from chains.imports_foreign import Own, imported_elsewhere
 from chains.patches import file_sections, section_blobs, section_path
 
 
@@ -71,19 +73,31 @@ def _keywords(tree: ast.AST, names: set[str], modules: set[str]) -> set[str]:
     return found
 
 
-def foreign_names(diff: str, new_text: Callable[[str], str | None], own: set[str]) -> set[str]:
-    """The names a diff's added Python lines take from outside the repository: those its files
-    import from other packages, and the attributes it reads off modules imported so."""
+def foreign_names(
+    diff: str,
+    new_text: Callable[[str], str | None],
+    own: set[str],
+    go_modules: tuple[str, ...] = (),
+) -> set[str]:
+    """The names a diff's added lines take from outside the repository: those its files import
+    from other packages, and the attributes it reads off modules imported so. Python's imports
+    are read by its own parser, Go's, JavaScript's, TypeScript's and Rust's by their lexers
+    (`chains.imports_foreign`; `go_modules`: the module paths the repository's go.mod files
+    declare, whose packages are its own)."""
     found: set[str] = set()
     for section in file_sections(diff):
         path = section_path(section)
         blobs = section_blobs(section)
-        if not path.endswith(".py") or blobs is None:
-            continue
-        text = new_text(blobs[1])
+        text = new_text(blobs[1]) if blobs is not None else None
         if text is None:
             continue
-        names, modules = imported(text, own)
+        if path.endswith(".py"):
+            names, modules = imported(text, own)
+            member = "."
+        else:
+            names, modules, member = imported_elsewhere(text, path, Own(frozenset(own), go_modules))
+        if not names and not modules:
+            continue
         added = "\n".join(
             line[1:]
             for line in section.split("\n")
@@ -91,6 +105,6 @@ def foreign_names(diff: str, new_text: Callable[[str], str | None], own: set[str
         )
         found.update(name for name in names if re.search(rf"\b{re.escape(name)}\b", added))
         if modules:
-            qualified = re.compile(rf"\b(?:{'|'.join(map(re.escape, modules))})\.(\w+)")
-            found.update(qualified.findall(added))
+            qualified = rf"\b(?:{'|'.join(map(re.escape, modules))}){re.escape(member)}(\w+)"
+            found.update(re.findall(qualified, added))
     return found

@@ -18,9 +18,11 @@ import networkx as nx
 from sqlalchemy import Engine
 
 from chains.ancestry import AncestryOracle
+from chains.codelinks import code_references
 from chains.config import ChainsConfig
 from chains.cues import classify, prepares, stacked_on
 from chains.filters import FilterReport, apply_filters, rejection
+from chains.kept import KeptEvidence
 from chains.lines import LineOracle, Lines
 from chains.link_rules import Undone, assess_edge, evidence_rows
 from chains.loading import (
@@ -61,6 +63,9 @@ class GraphReport:
     links: list[LinkDecision] = field(default_factory=list)  # every candidate link, kept or not
     lineage_blames: int = 0  # git blame processes run for line lineage
     rescued: int = 0  # links the rules dropped and the link vetter judged dependent
+    code_references: int = 0  # candidate links found in code (`chains.codelinks`), of `references`
+    evidence_kept: int = 0  # answers of git and the lexers read from the store (`chains.kept`)
+    evidence_new: int = 0  # answers computed by this build and kept
 
 
 def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
@@ -313,7 +318,7 @@ def build_graph(
     """
     report = GraphReport(references=len(refs))
     kept, report.filtered = apply_filters(nodes, refs, config.filters)
-    if isinstance(lines, Lines) and config.lineage_workers != 1:
+    if isinstance(lines, Lines | KeptEvidence) and config.lineage_workers != 1:
         # A dry pass finds the blames the real one will ask for; they run at once, then the real
         # pass (in the same order as ever) reads them, so no decision changes.
         planner = lines.planner()
@@ -347,11 +352,17 @@ def load_graph(
     nodes = load_nodes(engine)
     repos = load_repos(engine)
     clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
-    lines = Lines(engine, clones)
+    # Each pair's evidence is asked of git once and kept (`chains.kept`).
+    kept = KeptEvidence(engine, Lines(engine, clones), Symbols(engine, clones))
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
-    symbols = Symbols(engine, clones)
+    found_in_code: list[RefRow] = []
+    if config.code_links:
+        stageable, _ = apply_filters(nodes, refs, config.filters)
+        found_in_code = code_references(engine, nodes, stageable, refs, config.code_link_min_lines)
     verdicts = load_verdicts(engine)
-    graph, report = build_graph(nodes, refs, config, repos, lines, symbols, verdicts)
-    report.lineage_blames = lines.blame_calls
+    graph, report = build_graph(nodes, refs + found_in_code, config, repos, kept, kept, verdicts)
+    report.code_references = len(found_in_code)
+    report.lineage_blames = kept.blame_calls
+    report.evidence_kept, report.evidence_new = kept.hits, kept.save()
     return graph, nodes, report

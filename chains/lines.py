@@ -38,7 +38,7 @@ from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.imports import import_lines
 from chains.patches import file_sections, is_test_path, rust_test_start
-from chains.substance import WholeFile, lexer_for
+from chains.substance import WholeFile, evidence_line_flags, lexer_for, string_openers
 from prchain.core import git
 from sql.models import PRCommit, PRPatch
 
@@ -549,9 +549,9 @@ BLOCK_OPENERS = ("/*", '"""', "'''", "<!--", "{-", "--[[", "=begin")
 
 class _FileFacts:
     """What lineage asks of one file at one revision: where a Rust test module starts, and which
-    lines hold code: not those an import spans (`import_lines`), nor those in a comment or
-    docstring (lexed on first ask, and only when the file has a block comment or docstring to be
-    inside of; `lexed` holds each text once per file name, lexed whole only where a line needs
+    lines hold code: not those an import spans (`import_lines`), nor those in a comment, a
+    docstring or a string literal of any language (`evidence_line_flags`: lexed on first ask, the
+    line alone unless the file has a block comment or a string spanning lines to be inside of; `lexed` holds each text once per file name, lexed whole only where a line needs
     it). Unknown (the file could not be read): every line is code, none is a test."""
 
     def __init__(
@@ -562,6 +562,7 @@ class _FileFacts:
         self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
         self._lexed = lexed
         self._imports: set[int] | None = None
+        self._rows: list[str] | None = None
 
     def code(self, line: int) -> bool:
         text = self.text
@@ -571,12 +572,14 @@ class _FileFacts:
             self._imports = import_lines(text)
         if line in self._imports:
             return False
-        if not any(opener in text for opener in BLOCK_OPENERS):
-            return True
+        if not any(o in text for o in BLOCK_OPENERS + string_openers(lexer_for(self.path))):
+            rows = self._rows = self._rows or text.split("\n")
+            row = rows[line - 1] if 0 < line <= len(rows) else ""
+            return evidence_line_flags([row], lexer_for(self.path))[0] if row.strip() else True
         key = (self.path.rsplit("/", 1)[-1], text)
         if key not in self._lexed:
             self._lexed[key] = WholeFile(text, lexer_for(self.path))
-        return self._lexed[key].line_is_code(line)
+        return self._lexed[key].line_is_evidence(line)
 
 
 def _lineage(

@@ -22,6 +22,7 @@ from chains.cues import (
     regression_wording,
     stacked_wording,
 )
+from chains.kept import KeptEvidence
 from chains.lines import Lineage, LineOracle
 from chains.loading import PRNode, RefRow
 from chains.symbols import SymbolOracle, Symbols
@@ -30,7 +31,7 @@ MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
 AUTHORED_BEFORE_MERGE = frozenset({"title", "body", "commit", "branch"})
 # Tie-break between references of equal weight: the more specific class decides the edge.
-EVIDENCE_ORDER = ("revert", "strong", "medium", "issue_only", "parallel")
+EVIDENCE_ORDER = ("revert", "strong", "medium", "code", "issue_only", "parallel")
 assert set(EVIDENCE_ORDER) == set(EVIDENCE_CLASSES)
 
 
@@ -67,6 +68,7 @@ def _restored(lineage: Lineage) -> int:
 # Drops that line lineage overrides; only these pairs are worth a git blame.
 LINEAGE_CAN_RESCUE = frozenset(
     {
+        "code_link_unbacked",
         "issue_only_uncorroborated",
         "plain_mention_without_shared_lines",
         "too_little_file_overlap",
@@ -78,6 +80,7 @@ LINEAGE_CAN_RESCUE = frozenset(
 # Drops that symbol use (the newer PR's code uses names the older PR introduced) overrides.
 SYMBOLS_CAN_RESCUE = frozenset(
     {
+        "code_link_unbacked",
         "issue_only_uncorroborated",
         "too_little_file_overlap",
         "plain_mention_without_shared_lines",
@@ -243,7 +246,7 @@ def _with_symbols(
     attrs["symbols"] = symbols.used(newer, older)
     if not attrs["symbols"]:
         return rule
-    if isinstance(symbols, Symbols):
+    if isinstance(symbols, Symbols | KeptEvidence):
         attrs["symbol_names"] = symbols.shared(newer, older)
     return _link_rule(best, attrs, newer, older, config)
 
@@ -328,6 +331,8 @@ def _link_rule(
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not backed:
         return "issue_only_uncorroborated"
+    if best.cls == "code" and not code_backed(lineage, attrs["gap_days"], config):
+        return "code_link_unbacked"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
     if backed or _regression_fix(best, attrs, config, said_by_newer):
@@ -405,6 +410,16 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     if config.lineage_max_lines > 0:
         need = min(need, config.lineage_max_lines)
     return lineage.weight + restored >= need
+
+
+def code_backed(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
+    """Whether a link no text names (`chains.codelinks`) stands: git blame (or, without a
+    clone, the same file) confirms `code_link_min_lines` lines of the older PR's code rewritten,
+    not only moved, per `max_gap_days` between the PRs. Symbol use or moved lines alone do not
+    make one: on autogen, links whose every line was moved (a module moved to an extension
+    package, #4557) or that shared one name were as often unrelated as not."""
+    rewritten = lineage.lines - lineage.moved
+    return rewritten >= config.code_link_min_lines * max(1.0, gap_days / config.max_gap_days)
 
 
 def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:

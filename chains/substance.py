@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -158,6 +158,68 @@ def code_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     return flags
 
 
+def evidence_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
+    """For each line: does it hold code another PR can build on? Unlike `code_line_flags`, a
+    string literal is no such code, in any language: a line inside a Go raw string, a JS template
+    literal or any string spanning lines, and a line of nothing but strings and punctuation
+    (`"connection refused",`), hold none (cloudquery's SQL in a Go raw string was read as code
+    a later PR rewrote). A name inside a template's `${...}` is code."""
+    if lexer is None:
+        return [bool(line.strip()) for line in lines]
+    from pygments.token import Comment, Punctuation, String, Text, Whitespace
+
+    flags = [False] * len(lines)
+    row = 0
+    for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
+        inert = ttype in String or ttype in Punctuation or ttype in Text or ttype in Whitespace
+        comment = ttype in Comment and ttype not in Comment.Preproc
+        if value.strip() and not inert and not comment:
+            flags[min(row, len(lines) - 1)] = True
+        row += value.count("\n")
+    return flags
+
+
+# Where a file holds none of its language's openers, no string of it spans lines (a language's
+# plain strings may too, where it allows a raw newline in them, as Rust does: those are read as
+# code, as before). A backtick opens a string only in Go and JavaScript's family: elsewhere (a
+# Rust doc comment's `name`) it would make every file be lexed whole for nothing.
+STRING_OPENERS = ('"""', "'''", 'r#"', 'R"(', '@"')
+BACKTICK_STRINGS = frozenset({"Go", "JavaScript", "TypeScript", "JSX", "TSX", "Kotlin"})
+
+
+def string_openers(lexer: Lexer | None) -> tuple[str, ...]:
+    """What may open a string spanning lines in `lexer`'s language."""
+    tick = ("`",) if lexer is not None and lexer.name in BACKTICK_STRINGS else ()
+    return STRING_OPENERS + tick
+
+
+def string_spans(text: str, lexer: Lexer | None) -> list[tuple[int, int]]:
+    """(first, last) line (1-based) of every string literal of `text` that spans lines: Python's
+    triple-quoted strings by a plain scan, another language's by its lexer (Go raw strings, JS
+    template literals, Kotlin's and Java's text blocks, Rust's raw strings)."""
+    if lexer is None or lexer.name in WHOLE_FILE_LEXERS:
+        return multiline_strings(text)
+    if not any(opener in text for opener in string_openers(lexer)):
+        return []
+    from pygments.token import String
+
+    spans: list[tuple[int, int]] = []
+    row, start, end = 1, 0, 0  # start: first line of the string being read (0: none)
+    for ttype, value in lexer.get_tokens(text):
+        if ttype in String and ttype not in String.Interpol:
+            start = start or row
+            row += value.count("\n")
+            end = row
+            continue
+        if start and end > start:
+            spans.append((start, end))
+        start = 0
+        row += value.count("\n")
+    if start and end > start:
+        spans.append((start, end))
+    return spans
+
+
 # Comments, then strings, scanned in one pass: a quote inside a comment opens nothing, a `#` inside
 # a string is no comment. A triple-quoted string left open runs to the end of the file.
 _PY_STRINGS = re.compile(
@@ -180,6 +242,7 @@ class WholeFile:
     _spans: list[tuple[int, int]] | None = None
     _flags: list[bool] | None = None
     _lines: list[str] | None = None
+    _evidence: list[bool] | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -202,6 +265,23 @@ class WholeFile:
         if self._flags is None:
             self._flags = code_line_flags(self.lines, self.lexer)
         return self._flags
+
+    @property
+    def evidence_flags(self) -> list[bool]:
+        if self._evidence is None:
+            self._evidence = evidence_line_flags(self.lines, self.lexer)
+        return self._evidence
+
+    def line_is_evidence(self, line: int) -> bool:
+        """Whether line `line` (1-based) holds code that is evidence of one PR building on
+        another: no comment, docstring or string literal (`evidence_line_flags`). A line past the
+        end is taken for code."""
+        if not 0 < line <= len(self.lines):
+            return True
+        python = self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS
+        if python and not self.cut(line, 1):
+            return evidence_line_flags([self.lines[line - 1]], self.lexer)[0]
+        return self.evidence_flags[line - 1]
 
     def line_is_code(self, line: int) -> bool:
         """Whether line `line` (1-based) holds code; a line past the end is taken for code. A
@@ -492,9 +572,10 @@ def measure_stages(
     clones: dict[int, str | None] | None = None,
     batch: int = 500,
     also: Iterable[int] = (),
+    known: Mapping[int, CodeChange] | None = None,
 ) -> dict[int, CodeChange]:
     """Lexed code lines of every PR that has an edge (only those can be stages of a chain), and
-    of the PRs in `also`.
+    of the PRs in `also`; those in `known` (lexed by an earlier build) are not lexed again.
 
     A PR whose file counts (comments and docstrings included) are already under `minimum` keeps
     that count unlexed, as lines written: lexing only ever lowers it."""
@@ -507,10 +588,15 @@ def measure_stages(
     measured = {
         pr: CodeChange(prs[pr].code_lines, 0) for pr in wanted if prs[pr].code_lines < minimum
     }
+    measured |= {
+        pr: (known or {})[pr] for pr in wanted if pr not in measured and pr in (known or {})
+    }
     todo = [pr for pr in wanted if pr not in measured]
     with ExitStack() as stack, engine.connect() as conn:
         attributes = {
-            repo: stack.enter_context(Attributes(clone)) for repo, clone in (clones or {}).items()
+            repo: stack.enter_context(Attributes(clone))
+            for repo, clone in (clones or {}).items()
+            if todo  # nothing to lex: no git at all
         }
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from sqlalchemy import select
 
 from chains.foreign import foreign_names, own_roots
+from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.substance import (
     WHOLE_FILE_LEXERS,
@@ -35,6 +36,7 @@ from chains.substance import (
     line_spans,
     multiline_strings,
     read_blobs,
+    string_spans,
 )
 from prchain.core import git
 from prchain.core.errors import GitError
@@ -128,18 +130,23 @@ def added_blocks(
 
 
 def _quoted(path: str, hunks: list[Block]) -> bool:
-    """Whether a hunk of a Python file holds triple quotes (it may begin or end inside a string)."""
+    """Whether a hunk may begin or end inside a string spanning lines: a Python hunk that holds
+    triple quotes, another language's that holds an opener of such a string (a Go raw string's
+    or a JS template literal's backtick), or whose lines the lexer reads as code where the file
+    may hold one (a hunk inside a Go raw string shows no backtick: any hunk of such a file)."""
     lexer = lexer_for(path)
-    if lexer is None or lexer.name not in WHOLE_FILE_LEXERS:
+    if lexer is None:
         return False
-    return any('"""' in b.text or "'''" in b.text for b in hunks)
+    if lexer.name in WHOLE_FILE_LEXERS:
+        return any('"""' in b.text or "'''" in b.text for b in hunks)
+    return True  # the new file says (`string_spans` reads it only where it holds an opener)
 
 
 def _strings_blanked(hunks: list[Block], text: str | None) -> list[Block]:
     """The hunks with every line inside a string that spans lines of the new file blanked."""
-    if text is None:
+    if text is None or not hunks:
         return hunks
-    spans = multiline_strings(text)
+    spans = string_spans(text, lexer_for(hunks[0].path))
     if not spans:
         return hunks
     inside = {line for first, last in spans for line in range(first, last + 1)}
@@ -536,6 +543,7 @@ class Symbols:
         self._names: dict[int, Names] = {}
         self._introduced: dict[int, set[str]] = {}
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
+        self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
         self.grep_calls = 0
 
     def _code_names(self, pr_id: int, repo_id: int) -> Names:
@@ -543,10 +551,12 @@ class Symbols:
             with self.engine.connect() as conn:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
             clone = self.clones.get(repo_id)
+            # The new files a hunk may need to be read in (`_quoted`), in one git call per PR.
+            texts = read_blobs(clone, _new_blobs(diff)) if clone else {}
             self._names[pr_id] = code_names(
                 diff,
-                (lambda path, blob: self._tests_from(clone, path, blob)) if clone else None,
-                (lambda blob: _blob(clone, blob)) if clone else None,
+                (lambda path, blob: _tests_from(texts.get(blob), path)) if clone else None,
+                texts.get if clone else None,
             )
         return self._names[pr_id]
 
@@ -558,13 +568,6 @@ class Symbols:
         own `compute_min_timestamp`)."""
         names = self._code_names(newer.id, newer.repo_id)
         return (names.code | names.tests) - names.own
-
-    def _tests_from(self, clone: str, path: str, blob: str) -> int | None:
-        """Where a Rust file's test module starts, read from its blob in the clone."""
-        if not path.endswith(".rs"):
-            return None
-        text = _blob(clone, blob)
-        return rust_test_start(text) if text is not None else None
 
     def introduced(self, older: PRNode) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown), not
@@ -586,10 +589,14 @@ class Symbols:
         """The names the PR's added lines take from other packages."""
         if clone not in self._own:
             listed = git.run(clone, "ls-tree", "-r", "--name-only", "HEAD", check=False)
-            self._own[clone] = own_roots(listed.text.splitlines()) if listed.ok else set()
+            paths = listed.text.splitlines() if listed.ok else []
+            self._own[clone] = own_roots(paths)
+            mods = [f"HEAD:{p}" for p in paths if p.rsplit("/", 1)[-1] == "go.mod"]
+            self._go_modules[clone] = go_modules(list(read_blobs(clone, mods).values()))
         with self.engine.connect() as conn:
             diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
-        return foreign_names(diff, lambda blob: _blob(clone, blob), self._own[clone])
+        texts = read_blobs(clone, _new_blobs(diff))
+        return foreign_names(diff, texts.get, self._own[clone], self._go_modules[clone])
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""
@@ -599,6 +606,23 @@ class Symbols:
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
         """The identifiers themselves (for the record), sorted."""
         return sorted(self.introduced(older) & self._uses(newer))
+
+
+def _tests_from(text: str | None, path: str) -> int | None:
+    """Where a Rust file's test module starts, read from its new text."""
+    if not path.endswith(".rs") or text is None:
+        return None
+    return rust_test_start(text)
+
+
+def _new_blobs(diff: str) -> list[str]:
+    """The new-side blob ids of a diff's files that a lexer reads."""
+    found = []
+    for section in file_sections(diff):
+        blobs = section_blobs(section)
+        if blobs and blobs[1].strip("0") and lexer_for(section_path(section)) is not None:
+            found.append(blobs[1])
+    return found
 
 
 def _blob(clone: str, blob: str) -> str | None:

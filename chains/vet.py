@@ -103,8 +103,44 @@ def parse_vet_reply(reply: str) -> Repaired[VetReply]:
     if word not in VERDICTS:
         raise LLMOutputInvalid(f'"verdict" must be one of {", ".join(VERDICTS)}; got {raw!r}')
     reason = answer.get("reason")
+    if isinstance(reason, str) and restates_prompt(reason):
+        raise LLMOutputInvalid(
+            "the reason restates the prompt's definitions; name the code in these pull requests "
+            "that decided the verdict"
+        )
     repairs: tuple[RepairKind, ...] = ("verdict_word_normalized",) if word != raw else ()
     return Repaired(VetReply(_word(word), reason if isinstance(reason, str) else ""), repairs)
+
+
+_WORD = re.compile(r"[A-Za-z]{4,}")
+# Something only these pull requests hold: a name in backticks, a PR number, a path, a
+# snake_case or camelCase identifier, a call.
+_PARTICULAR = re.compile(r"`|#\d|\w/\w|\w\.\w|[a-z]_[a-z]|[a-z][A-Z]|\w\(")
+RESTATED_SHARE = 0.9  # of a reason's words found in the prompt's own wording
+RESTATED_MIN_WORDS = 6
+
+
+def _prompt_words() -> frozenset[str]:
+    """The words of the template's own wording (its variables and tags left out)."""
+    text = re.sub(
+        r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", " ", (PROMPTS / TEMPLATE).read_text(), flags=re.S
+    )
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def restates_prompt(reason: str) -> bool:
+    """Whether a verdict's reason only says the prompt's definitions back ("the later pull
+    request works on what the earlier one introduced"): at least `RESTATED_MIN_WORDS` words,
+    `RESTATED_SHARE` of them the prompt's own, and nothing that only these pull requests hold.
+    Such a verdict is no verdict: a small model gave one so for a link two judges had called
+    dependent, and removed it (issue 53)."""
+    if _PARTICULAR.search(reason):
+        return False
+    words = [w.lower() for w in _WORD.findall(reason)]
+    if len(words) < RESTATED_MIN_WORDS:
+        return False
+    known = _prompt_words()
+    return sum(w in known for w in words) >= RESTATED_SHARE * len(words)
 
 
 def _word(text: str) -> Verdict:

@@ -5,6 +5,7 @@ CREATE TABLE chain_builds (
 	strategy VARCHAR(40) NOT NULL, 
 	chains INTEGER NOT NULL, 
 	rules JSON NOT NULL, 
+	graph JSON, 
 	created_at DATETIME NOT NULL, 
 	CONSTRAINT pk_chain_builds PRIMARY KEY (id)
 );
@@ -319,6 +320,21 @@ CREATE TABLE p2t_graphs (
 );
 
 CREATE INDEX ix_p2t_graphs_chain_id ON p2t_graphs (chain_id);
+
+CREATE TABLE pair_evidence (
+	id INTEGER NOT NULL, 
+	newer_pr_id INTEGER NOT NULL, 
+	older_pr_id INTEGER NOT NULL, 
+	kind VARCHAR(40) NOT NULL, 
+	version VARCHAR(20) NOT NULL, 
+	value JSON NOT NULL, 
+	CONSTRAINT pk_pair_evidence PRIMARY KEY (id), 
+	CONSTRAINT uq_pair_evidence_newer_pr_id_older_pr_id_kind UNIQUE (newer_pr_id, older_pr_id, kind), 
+	CONSTRAINT fk_pair_evidence_newer_pr_id_pull_requests FOREIGN KEY(newer_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE, 
+	CONSTRAINT fk_pair_evidence_older_pr_id_pull_requests FOREIGN KEY(older_pr_id) REFERENCES pull_requests (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_pair_evidence_older_pr_id ON pair_evidence (older_pr_id);
 
 CREATE TABLE pr_commits (
 	id INTEGER NOT NULL, 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.engine import make_url
 
 from prchain.app.config import Config
@@ -15,17 +15,30 @@ from prchain.report.site import Progress, ReportSummary, write_report
 from sql.db import make_engine, session_scope
 
 
-def graph_facts(engine: Engine, config: Config) -> GraphFacts:
-    """The reference graph as `chains build` would build it with this config."""
-    from chains.graph import load_graph
+def graph_facts(engine: Engine, config: Config) -> GraphFacts | None:
+    """The reference graph as the latest `chains build` of the configured strategy read it
+    (what each filter and link rule dropped, kept with the build): the report builds no graph
+    again, and takes time in proportion to what it shows. None before any build."""
+    from sql.models import ChainBuild, ChainLink
 
-    _, _, report = load_graph(engine, config.chains)
+    with session_scope(engine) as session:
+        build = session.scalars(
+            select(ChainBuild)
+            .where(ChainBuild.strategy == config.chains.strategy)
+            .order_by(ChainBuild.id.desc())
+            .limit(1)
+        ).first()
+        if build is None:
+            return None
+        kept = select(func.count()).where(ChainLink.kept.is_(True))
+        graph = build.graph or {"edges": session.scalar(kept) or 0}
+        rules = list(build.rules or [])
     return GraphFacts(
-        filtered=dict(report.filtered.removed),
-        nodes=report.nodes,
-        references=report.references,
-        edges=report.edges,
-        dropped=dict(report.dropped),
+        filtered={r["rule"]: r["prs"] for r in rules if r["level"] == "pr"},
+        nodes=graph.get("nodes", 0),
+        references=graph.get("references", 0),
+        edges=graph.get("edges", 0),
+        dropped={r["rule"]: r["links"] for r in rules if r["level"] == "link"},
     )
 
 

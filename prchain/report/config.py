@@ -25,6 +25,6 @@ class ReportConfig(BaseModel):
     )
     funnel_graph: bool = Field(
         True,
-        description="Rebuild the reference graph (with the chains section's filters) to count what "
-        "each filter and edge rule dropped; off skips that step on very large stores.",
+        description="Show what each filter and link rule dropped in the latest `chains build` "
+        "(kept with the build; nothing is rebuilt); off leaves that step out of the funnel.",
     )

@@ -20,7 +20,14 @@ from sql.models.mining import (
 from sql.models.p2t import P2TGraph, P2TStage
 from sql.models.prm import PRMCall
 from sql.models.rollouts import Judgement, Rollout, RolloutStage, Step
-from sql.models.tasks import Chain, ChainBuild, ChainLink, ChainStage, LinkVerdict
+from sql.models.tasks import (
+    Chain,
+    ChainBuild,
+    ChainLink,
+    ChainStage,
+    LinkVerdict,
+    PairEvidence,
+)
 from sql.models.verdicts import StageVerification
 
 __all__ = [
@@ -38,6 +45,7 @@ __all__ = [
     "LLMCall",
     "LLMRepair",
     "LinkVerdict",
+    "PairEvidence",
     "MineRun",
     "PRCommit",
     "PRFile",

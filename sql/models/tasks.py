@@ -61,6 +61,9 @@ class ChainBuild(Base):
     chains: Mapped[int] = mapped_column(default=0)
     # [{rule, level (pr | link | chain), prs, links, chains}] in pipeline order
     rules: Mapped[list[Any]] = mapped_column(default=list)
+    # {nodes, edges, references, lengths: {length: chains}}: the graph the build read, so that
+    # the report shows it without building it again (NULL for builds before this was kept).
+    graph: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -127,3 +130,24 @@ class LinkVerdict(Base):
     model: Mapped[str] = mapped_column(String(200))
     prompt_version: Mapped[str] = mapped_column(String(16))  # digest of the prompt template
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PairEvidence(Base):
+    """What git and the lexers said of one pair of PRs, kept so a rebuild asks them no more
+    (`chains.kept`): the newer PR's rewrites of the older one's lines, the names it uses of
+    it, whether its branch holds it, ... One row per (pair, kind); a kind of a single PR (its
+    lexed substance) has `older_pr_id` equal to `newer_pr_id`. The answers depend on the two
+    patches and the clone, never on the link rules or their settings; `version` names the
+    code that computed them, and a row of another version is computed again."""
+
+    __tablename__ = "pair_evidence"
+    __table_args__ = (UniqueConstraint("newer_pr_id", "older_pr_id", "kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    newer_pr_id: Mapped[int] = mapped_column(ForeignKey("pull_requests.id", ondelete="CASCADE"))
+    older_pr_id: Mapped[int] = mapped_column(
+        ForeignKey("pull_requests.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(40))  # lineage | lineage_patch | symbols | ...
+    version: Mapped[str] = mapped_column(String(20))
+    value: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from chains.config import ChainsConfig
 from chains.foreign import imported, own_roots
+from chains.imports_foreign import Own, imported_elsewhere
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 
@@ -77,3 +78,85 @@ def test_imports_from_the_repository_are_its_own() -> None:
     assert names == {"WeakMethod", "weak_ref", "shape", "callback"}
     assert modules == {"osp", "np"}
     assert imported("def broken(:\n", own) == (set(), set())
+
+
+GO_TABLE = """package resources
+
+import (
+\t"github.com/cloudquery/plugin-sdk/v4/schema"
+\tsdkclient "github.com/cloudquery/plugin-sdk/v4/client"
+
+\t"github.com/acme/cq/plugins/source/aws/client"
+)
+
+func Ec2Instances() *schema.Table {
+\treturn &schema.Table{
+\t\tName:      "aws_ec2_instances",
+\t\tResolver:  client.FetchInstances,
+\t\tTransform: schema.AddCqIDs,
+\t\tMulti:     sdkclient.RegionMultiplexer,
+\t}
+}
+"""
+
+
+def _go_history(path: Path) -> History:
+    """cloudquery's shape: #1 adds a table built with the plugin SDK's `schema.AddCqIDs`; #2
+    adds a sibling table with the same SDK calls; #3 registers #1's own `Ec2Instances`."""
+    repo = History(path)
+    client = "package client\n\nfunc FetchInstances() {}\n\nfunc FetchBuckets() {}\n"
+    repo.commit(
+        "Initial commit",
+        {
+            "go.mod": "module github.com/acme/cq/plugins/source/aws\n\ngo 1.21\n",
+            "client/client.go": client,
+        },
+    )
+    repo.pr(1, "Add the EC2 instances table", {"resources/ec2.go": GO_TABLE})
+    sibling = (
+        GO_TABLE.replace("Ec2Instances", "S3Buckets")
+        .replace("aws_ec2_instances", "aws_s3_buckets")
+        .replace("FetchInstances", "FetchBuckets")
+    )
+    repo.pr(2, "Add the S3 buckets table", {"resources/s3.go": sibling}, body="See #1.")
+    tables = (
+        'package plugin\n\nimport "github.com/acme/cq/plugins/source/aws/resources"\n\n'
+        "func Tables() []any {\n\treturn []any{resources.Ec2Instances()}\n}\n"
+    )
+    repo.pr(3, "Register the EC2 table", {"plugin/tables.go": tables}, body="See #1.")
+    return repo
+
+
+def test_names_qualified_by_an_external_go_package_back_no_link(tmp_path: Path) -> None:
+    repo = _go_history(tmp_path / "cq")
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/cq", config))
+    # `schema.AddCqIDs`, `schema.Table` and `sdkclient.RegionMultiplexer` are the SDK's.
+    assert (links[2, 1].kept, links[2, 1].symbols) == (False, 0), links[2, 1].why
+    # `resources.Ec2Instances` is #1's own: its package is the repository's module.
+    assert links[3, 1].kept and links[3, 1].symbols == 1
+    assert "Ec2Instances" in links[3, 1].why
+
+
+def test_imports_of_go_javascript_and_rust_by_their_lexers() -> None:
+    own = Own(frozenset({"src", "ruff_linter"}), ("github.com/acme/cq",))
+    go = GO_TABLE.replace("acme/cq/plugins/source/aws", "acme/cq")
+    # The keys of the SDK's `schema.Table{...}` are its fields.
+    assert imported_elsewhere(go, "a.go", own) == (
+        {"Name", "Resolver", "Transform", "Multi"},
+        {"schema", "sdkclient"},
+        ".",
+    )
+    js = (
+        'import React, { useState as useLocal } from "react";\nimport * as path from "node:path";\n'
+        'import { helper } from "./util";\nimport { ui } from "src/ui";\nconst fs = require("fs");\n'
+    )
+    names, qualifiers, member = imported_elsewhere(js, "a.tsx", own)
+    assert names == {"React", "useState", "useLocal", "path"}
+    assert (qualifiers, member) == ({"React", "path", "fs"}, ".")
+    rust = "use serde::{Deserialize, Serialize as Ser};\nuse crate::rules::Rule;\nuse ruff_linter::Fix;\n"
+    assert imported_elsewhere(rust, "a.rs", own) == (
+        {"Deserialize", "Serialize", "Ser"},
+        {"serde"},
+        "::",
+    )

@@ -168,10 +168,14 @@ def test_filters_remove_bots_releases_syncs_docs_lockfiles_reverted_and_huge(
     # fix that only speaks of one.
     store.pr(17, ["calc/a.py"], title="[GLUTEN-1632][CH]Daily Update Clickhouse Version (20250405)")
     store.pr(18, ["calc/a.py"], title="Fix the daily update of the cache")
+    # Upgrades by shape, whoever wrote them; an upgrade of the code's own is no bump.
+    store.pr(19, ["calc/a.py"], title="fix(deps): Update module golang.org/x/net to v0.23.0")
+    store.pr(20, ["calc/a.py"], title="Bump serde from 1.0.1 to 1.0.2", author="Ada")
+    store.pr(21, ["calc/a.py"], title="Update the parser to the v2 grammar")
     store.ref(6, 5, "reverts", evidence="Revert #5")
     store.write()
     graph, report = _graph(engine, filters={"skip_reverted": True})
-    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10, 15, 16, 18)]
+    assert sorted(graph) == [store.pr_id(n) for n in (1, 6, 8, 10, 15, 16, 18, 21)]
     assert dict(report.filtered.removed) == {
         "bot": 1,
         "docs_only": 1,
@@ -181,6 +185,7 @@ def test_filters_remove_bots_releases_syncs_docs_lockfiles_reverted_and_huge(
         "release": 2,
         "backport": 3,
         "scheduled_sync": 1,
+        "dependency_bump": 2,
     }
     graph, _ = _graph(
         engine,
@@ -190,10 +195,11 @@ def test_filters_remove_bots_releases_syncs_docs_lockfiles_reverted_and_huge(
             "skip_releases": False,
             "skip_backports": False,
             "skip_scheduled": False,
+            "skip_dependency_bumps": False,
             "max_patch_lines": 10_000,
         },
     )
-    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9, 11, 12, 13, 14, 17))
+    assert all(store.pr_id(n) in graph for n in (2, 5, 7, 9, 11, 12, 13, 14, 17, 19, 20))
 
 
 def test_a_branch_sync_that_carries_other_prs_is_no_stage(engine: Engine) -> None:

@@ -190,6 +190,13 @@ def test_no_kept_links_is_one_clear_line(tmp_path: Path, fake_llm: ScriptedLLMSe
             ("verdict_word_normalized",),
         ),
         ("Reasoning...\nVerdict: borderline", "borderline", ("verdict_from_text",)),
+        # The prompt's words about these PRs' own code are a reason.
+        (
+            '{"verdict": "dependent", "reason": "The later pull request extends `parse_header`, '
+            'which the earlier one introduced."}',
+            "dependent",
+            (),
+        ),
     ],
 )
 def test_parse_vet_reply(reply: str, verdict: str, repairs: tuple[str, ...]) -> None:
@@ -205,6 +212,12 @@ def test_parse_vet_reply(reply: str, verdict: str, repairs: tuple[str, ...]) -> 
         '{"verdict": "maybe"}',
         '{"reason": "no verdict"}',
         "Verdict: dependent or independent",
+        # A reason that only says the prompt's definitions back decides nothing (issue 53: a
+        # small model's two parsed verdicts both did, and one removed a dependent link).
+        '{"verdict": "independent", "reason": "The later pull request does not depend on the '
+        'earlier one; they merely share a topic, an issue, a file or a helper."}',
+        '{"verdict": "dependent", "reason": "It works on what the earlier one introduced: it '
+        'fixes a bug in it, extends or completes it."}',
     ],
 )
 def test_parse_vet_reply_refuses_what_it_cannot_read(reply: str) -> None:

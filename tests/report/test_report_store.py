@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from miner.config import MinerConfig
@@ -206,3 +207,24 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     assert trajectory.count('class="committed"') == 2  # committed candidate, both P2T views
     assert "P2T curation" in trajectory and "fix-subtract" in trajectory
     assert "api.subtract" in trajectory
+
+
+def test_report_shows_the_builds_graph_and_builds_none(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The funnel's graph steps are what the latest build kept: the report neither rebuilds the
+    graph nor runs git (it took 327 s on the ruff store when it rebuilt it, lineage included)."""
+    _mined_with_chains(tmp_path, sqlite_url)
+    import chains.graph
+    from prchain.core import git
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the report rebuilt the graph or ran git")
+
+    monkeypatch.setattr(chains.graph, "load_graph", refused)
+    monkeypatch.setattr(git, "run", refused)
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["report", str(out), "--db", sqlite_url])
+    assert result.exit_code == 0, result.output
+    index = (out / "index.html").read_text()
+    assert "docs_only: 1" in index and "reference graph edges" in index

@@ -26,8 +26,10 @@ class History:
         *,
         day: int | None = None,
         moves: dict[str, str] | None = None,
+        author: str | None = None,
     ) -> str:
-        """Write (None: delete) `files`, `git mv` the `moves`, commit; returns the commit's sha."""
+        """Write (None: delete) `files`, `git mv` the `moves`, commit (as `author`, a name, when
+        given); returns the commit's sha."""
         for old, new in (moves or {}).items():
             (self.path / new).parent.mkdir(parents=True, exist_ok=True)
             git(self.path, "mv", old, new)
@@ -40,7 +42,12 @@ class History:
             target.write_text(text)
         git(self.path, "add", "-A")
         self.day = day if day is not None else self.day + 1
-        git(self.path, "commit", "-q", "-m", message, date=_date(self.day))
+        who = (
+            [f"--author={author} <{author.lower().replace(' ', '-')}@example.com>"]
+            if author
+            else []
+        )
+        git(self.path, "commit", "-q", *who, "-m", message, date=_date(self.day))
         return git(self.path, "rev-parse", "HEAD")
 
     def pr(
@@ -52,9 +59,10 @@ class History:
         body: str = "",
         day: int | None = None,
         moves: dict[str, str] | None = None,
+        author: str | None = None,
     ) -> str:
         self.prs[number] = self.commit(
-            f"{title} (#{number})\n\n{body}", files, day=day, moves=moves
+            f"{title} (#{number})\n\n{body}", files, day=day, moves=moves, author=author
         )
         return self.prs[number]
 

@@ -1,0 +1,148 @@
+"""`chains build` (cold, then rebuilt after a setting change) and `prchain report` on a real
+history, beside git's own floor: `git log --first-parent -p` of the same history.
+
+Targets (issue 53): cold build ≤ 6× the floor, rebuild ≤ 1.5×, report ≤ 3×. The repository is
+a clone the `fetch` tool brought (by default astral-sh/ruff and cloudquery/cloudquery under
+/work/.mirror); a repository not fetched is skipped with one line. Mining (`prchain mine --source git`) is timed too, not held to a target.
+CPU seconds are printed beside wall time: on a shared machine the wall time measures the waiting.
+
+Usage: python bench/bench_chains_git.py [--repo OWNER/NAME=PATH ...] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from chains.build import build_chains  # noqa: E402
+from chains.config import ChainsConfig  # noqa: E402
+from miner.config import MinerConfig  # noqa: E402
+from miner.mine import mine  # noqa: E402
+from sql.db import make_engine  # noqa: E402
+
+MIRROR = Path("/work/.mirror")
+DEFAULTS = ("astral-sh/ruff", "cloudquery/cloudquery")
+TARGETS = {"cold build": 6.0, "rebuild": 1.5, "report": 3.0}
+PRCHAIN = Path(sys.executable).parent / "prchain"
+
+
+def cpu() -> float:
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(label: str, func: Callable[[], Any]) -> tuple[float, Any]:
+    start, used = time.perf_counter(), cpu()
+    result = func()
+    wall = time.perf_counter() - start
+    print(f"  {label:<12} {wall:8.1f} s wall {cpu() - used:8.1f} s CPU", flush=True)
+    return wall, result
+
+
+def missing_paths(clone: Path) -> list[str]:
+    """Paths whose blobs a fetched snapshot left out (its largest files): git log -p stops at the
+    first one, so the floor leaves them out."""
+    listed = subprocess.run(
+        ["git", "-C", str(clone), "rev-list", "--objects", "--missing=print", "HEAD"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    gone = {line[1:] for line in listed.splitlines() if line.startswith("?")}
+    if not gone:
+        return []
+    raw = subprocess.run(
+        ["git", "-C", str(clone), "log", "--first-parent", "--raw", "--no-abbrev", "--format="],
+        capture_output=True,
+        text=True,
+    ).stdout
+    paths = set()
+    for row in raw.splitlines():
+        fields = row.split("\t")[0].split(" ")
+        if len(fields) > 3 and {fields[2], fields[3]} & gone:
+            paths.add(row.split("\t")[-1])
+    return sorted(paths)
+
+
+def floor(clone: Path) -> None:
+    """`git log --first-parent -p` of the history, blobs the snapshot lacks left out."""
+    spec = [f":(exclude,literal){path}" for path in missing_paths(clone)]
+    args = ["git", "-C", str(clone), "log", "--first-parent", "-p", "HEAD", "--", ".", *spec]
+    with open("/dev/null", "wb") as sink:
+        done = subprocess.run(args, stdout=sink, stderr=subprocess.DEVNULL)
+    if done.returncode:
+        # A tree the snapshot lacks stops git there: the floor is then of part of the history,
+        # and the ratios below are harsher than they would be.
+        print(
+            "  (git stopped at an object the snapshot lacks: the floor is of part of the history)"
+        )
+
+
+def report(url: str, out: Path) -> None:
+    done = subprocess.run([str(PRCHAIN), "report", str(out), "--db", url], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr.decode()[-2000:])
+
+
+def bench(name: str, repo: Path, work: Path) -> None:
+    """Floor, mining, cold build, rebuild and report of one repository, in `work`."""
+    work.mkdir(parents=True, exist_ok=True)
+    clone = work / "repo.git"
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(clone)], check=True)
+    (work / "bench.db").unlink(missing_ok=True)
+    url = f"sqlite:///{work / 'bench.db'}"
+    engine = make_engine(url)
+    print(f"  {name}")
+    base, _ = timed("git floor", lambda: floor(clone))
+    timed("mine", lambda: mine(MinerConfig(), engine, [str(clone)], source="git", name=name))
+    config = ChainsConfig()
+    seconds = {}
+    seconds["cold build"], summary = timed("cold build", lambda: build_chains(config, engine))
+    lengths = dict(sorted(summary.by_length.items()))
+    print(f"  {summary.total} chains, by length {lengths}; {summary.graph.edges} links kept")
+    changed = config.model_copy(update={"max_gap_days": config.max_gap_days + 30})
+    seconds["rebuild"], again = timed("rebuild", lambda: build_chains(changed, engine))
+    kept, new = again.graph.evidence_kept, again.graph.evidence_new
+    print(f"  rebuild after a setting change: {kept} answers from the store, {new} asked of git")
+    seconds["report"], _ = timed("report", lambda: report(url, work / "site"))
+    for label, target in TARGETS.items():
+        ratio = seconds[label] / base
+        verdict = "ok" if ratio <= target else "OVER"
+        print(f"  {label:<12} {ratio:6.2f}× the floor (target ≤ {target}×) {verdict}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repo", action="append", metavar="OWNER/NAME=PATH")
+    parser.add_argument("--keep", type=Path, help="Keep the clones and stores here.")
+    args = parser.parse_args()
+    wanted = (
+        [r.split("=", 1) for r in args.repo]
+        if args.repo
+        else [(name, str(MIRROR / name.replace("/", "+") / "repo")) for name in DEFAULTS]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in wanted:
+            if not (Path(path) / "HEAD").exists() and not (Path(path) / ".git").exists():
+                print(f"  skipped {name}: no clone at {path} (fetch it first)")
+                continue
+            bench(name, Path(path), (args.keep or Path(tmp)) / name.replace("/", "+"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

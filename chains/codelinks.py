@@ -1,0 +1,110 @@
+"""Links found in code: pairs no text names, where the newer PR rewrites lines the older one wrote.
+
+A project whose commit messages name no PRs (prefect's squash commits carry the title only) still
+has PRs that rewrite and extend each other's code. For each PR, the lines of code it removes are
+looked up among the lines earlier PRs wrote in the same file (the latest writer of each text,
+merged before the PR was opened); a pair with `code_link_min_lines` such lines becomes a
+candidate link: a reference of type `code`, evidence class `code`, read from the patches alone.
+It then meets the same link rules, git blame, symbol use, gates and vetter as a reference does:
+the rules keep it only where line lineage or symbol use backs it (`code_link_unbacked`), and its
+stored decision says `code`, so a user who wants only the paper's ref-linked chains sets
+`chains.code_links: false`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+
+from sqlalchemy import Engine, select
+
+from chains.filters import counts_as_code
+from chains.generated import MAX_CODE_LINE_CHARS
+from chains.lines import MIN_LINE_CHARS, squeeze, substantive
+from chains.loading import PRNode, RefRow
+from chains.patches import file_sections, section_path
+from sql.models import PRPatch
+
+CODE_REF = "code"
+# Code files whose lines are data: a notebook's cells are JSON strings, its outputs included.
+NOT_CODE_TEXT = (".ipynb",)
+BATCH = 500
+
+
+def code_texts(diff: str) -> Iterator[tuple[str, str, str]]:
+    """(path, '+' or '-', squeezed text) of each changed line of code a later PR could rewrite:
+    in code files, long enough not to match by chance, no import or comment."""
+    for section in file_sections(diff):
+        path = section_path(section)
+        if not path or not counts_as_code(path) or path.endswith(NOT_CODE_TEXT):
+            continue
+        for line in section.split("\n"):
+            if line[:1] not in ("+", "-") or line.startswith(("+++", "---")):
+                continue
+            text = squeeze(line[1:])
+            if MIN_LINE_CHARS <= len(text) <= MAX_CODE_LINE_CHARS and substantive(text):
+                yield path, line[0], text
+
+
+def _changes(engine: Engine, pr_ids: list[int]) -> Iterator[tuple[int, str]]:
+    with engine.connect() as conn:
+        for start in range(0, len(pr_ids), BATCH):
+            chunk = pr_ids[start : start + BATCH]
+            yield from conn.execute(
+                select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))
+            ).all()
+
+
+def code_pairs(
+    nodes: Mapping[int, PRNode], diffs: Iterable[tuple[int, str]], min_lines: int
+) -> dict[tuple[int, int], int]:
+    """(newer, older) → how many lines of code the older PR wrote that the newer one removes
+    (it may write them anew: a rewrite), where the older PR was the latest to write each and
+    merged before the newer one was opened; pairs under `min_lines` are left out."""
+    by_pr = {pr: diff for pr, diff in diffs}
+    writer: dict[tuple[int, str, str], int] = {}  # (repo, path, text) → the latest PR that wrote it
+    counts: Counter[tuple[int, int]] = Counter()
+    for pr in sorted(by_pr, key=lambda p: (nodes[p].merged_at, p)):
+        node = nodes[pr]
+        written = []
+        for path, sign, text in code_texts(by_pr[pr]):
+            if sign == "+":
+                written.append((node.repo_id, path, text))
+                continue
+            older = writer.get((node.repo_id, path, text))
+            if older is not None and nodes[older].merged_at < node.opened:
+                counts[pr, older] += 1
+        for key in written:
+            writer[key] = pr
+    return {pair: n for pair, n in counts.items() if n >= min_lines}
+
+
+def code_references(
+    engine: Engine,
+    nodes: Mapping[int, PRNode],
+    kept: Iterable[int],
+    refs: list[RefRow],
+    min_lines: int,
+) -> list[RefRow]:
+    """A `code` reference for each pair of stage-worthy PRs (`kept`, past the PR filters) that
+    shares `min_lines` rewritten lines of code and that no reference links already."""
+    linked = {frozenset((r.src, r.dst)) for r in refs}
+    found = code_pairs(nodes, _changes(engine, sorted(kept)), min_lines)
+    rows = []
+    for (newer, older), lines in sorted(found.items()):
+        if frozenset((newer, older)) in linked:
+            continue
+        number = nodes[older].number
+        rows.append(
+            RefRow(
+                newer,
+                older,
+                CODE_REF,
+                "patch",
+                0,
+                f"#{nodes[newer].number} removes {lines} line(s) of code #{number} wrote",
+                number,
+                nodes[newer].repo_id,
+            )
+        )
+    return rows

@@ -1,0 +1,125 @@
+"""Evidence kept in the store (chains.kept): a rebuild after a setting change asks git nothing
+about pairs it has seen, and decides every link as a cold build with that setting does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from chains.build import build_chains
+from chains.config import ChainsConfig
+from chains.kept import EVIDENCE_VERSION
+from miner.config import MinerConfig
+from miner.mine import mine
+from prchain.core import git
+from sql.db import make_engine
+from sql.models import PairEvidence
+from tests.support.history import History
+from tests.support.links import links_by_number
+
+SCHEDULER = """def schedule_batches(queue, batch_size):
+    pending_batches = [queue[i : i + batch_size] for i in range(0, len(queue), batch_size)]
+    return [batch for batch in pending_batches if batch]
+
+
+def drain_queue(queue):
+    drained_items = list(queue)
+    queue.clear()
+    return drained_items
+"""
+# The git questions that are asked per pair or per PR; what a build asks once per repository
+# (its mainline, pushed reverts) or per chain (stage bases) is not pair evidence.
+PER_PAIR = {"blame", "grep", "show", "cat-file", "merge-base", "ls-tree", "check-attr"}
+
+
+def _history(path: Path) -> History:
+    repo = History(path)
+    repo.commit("Initial commit", {"jobs/__init__.py": "", "jobs/util.py": "RETRIES = 3\n"})
+    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER})
+    rewritten = SCHEDULER.replace(
+        "return [batch for batch in pending_batches if batch]",
+        "return [tuple(batch) for batch in pending_batches if batch]",
+    )
+    repo.pr(2, "Batches are tuples", {"jobs/scheduler.py": rewritten}, body="See #1.")
+    caller = (
+        "from jobs.scheduler import schedule_batches\n\n\ndef run_nightly(queue):\n"
+        "    for batch in schedule_batches(queue, batch_size=50):\n        print(batch)\n"
+    )
+    repo.pr(3, "Run the nightly job", {"jobs/nightly.py": caller}, body="Uses #1.")
+    return repo
+
+
+def _decisions(engine: Any) -> dict[tuple[int, int], tuple[str | None, int, int | None]]:
+    return {
+        pair: (link.rule, link.lineage, link.symbols)
+        for pair, link in links_by_number(engine).items()
+    }
+
+
+def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _history(tmp_path / "jobs")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    loose = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    cold = build_chains(loose, engine)
+    assert cold.graph.evidence_new > 0 and cold.graph.lineage_blames > 0
+    with Session(engine) as session:
+        pairs = session.scalar(
+            select(func.count()).where(PairEvidence.newer_pr_id != PairEvidence.older_pr_id)
+        )
+        lexed = session.scalar(
+            select(func.count()).where(PairEvidence.kind.startswith("substance"))
+        )
+        versions = set(session.scalars(select(PairEvidence.version)))
+    assert pairs == cold.graph.evidence_new and versions == {EVIDENCE_VERSION}
+    assert lexed == 3  # each PR's patch, lexed for its substance
+
+    asked: list[str] = []
+    real_run = git.run
+
+    def counting(repo_path: Any, *args: str, **kwargs: Any) -> Any:
+        asked.append(args[0])
+        return real_run(repo_path, *args, **kwargs)
+
+    monkeypatch.setattr(git, "run", counting)
+    # A stricter symbol rule: #3's two names of #1 (kept in the store) no longer back its link.
+    assert links_by_number(engine)[3, 1].kept
+    strict = loose.model_copy(update={"min_symbols": 3})
+    rebuilt = build_chains(strict, engine)
+    assert not PER_PAIR & set(asked), asked
+    assert (rebuilt.graph.lineage_blames, rebuilt.graph.evidence_new) == (0, 0)
+    assert rebuilt.graph.evidence_kept > 0
+    monkeypatch.setattr(git, "run", real_run)
+
+    # The same decisions as a cold build with the stricter setting, on a store of its own.
+    fresh = make_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
+    mine(MinerConfig(), fresh, [str(repo.path)], source="git", name="acme/jobs")
+    build_chains(strict, fresh)
+    decided = _decisions(engine)
+    assert decided == _decisions(fresh)
+    assert decided[2, 1][0] is None and decided[2, 1][1] >= 1  # rewrites #1's line
+    # It calls #1's `schedule_batches` with its `batch_size`: two names, under the three asked.
+    assert decided[3, 1] == ("plain_mention_without_shared_lines", 0, 2)
+
+
+def test_evidence_of_another_version_is_asked_again(tmp_path: Path) -> None:
+    repo = _history(tmp_path / "jobs")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    first = build_chains(config, engine)
+    with Session(engine) as session:
+        for row in session.scalars(select(PairEvidence)):
+            row.version = "0"
+            if row.kind.startswith("lineage"):
+                row.value = {"v": {"lines": 0}}  # what an older computation might have said
+        session.commit()
+    again = build_chains(config, engine)
+    assert again.graph.evidence_kept == 0 and again.graph.evidence_new == first.graph.evidence_new
+    assert links_by_number(engine)[2, 1].lineage >= 1
