@@ -38,7 +38,7 @@ def _history(path: Path) -> History:
 
 def test_a_rewrite_no_text_names_is_a_code_link(tmp_path: Path) -> None:
     repo = _history(tmp_path / "flows")
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, code_links=True)
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/flows", config))
     link = links[2, 1]
     assert (link.kept, link.evidence_class) == (True, "code"), link.why
@@ -68,7 +68,9 @@ def test_an_unbacked_code_candidate_is_dropped_and_recorded(tmp_path: Path) -> N
     rewritten = rewritten.replace("range(attempts)", "range(1, attempts + 1)")
     repo.pr(2, "Longer retry delays", {"flows/retries.py": rewritten})
     # Symbol use left out: #2 reads `base_delay`, which #1 brought into the code first.
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, min_symbols=0)
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, min_symbols=0, code_links=True
+    )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/pushed", config))
     link = links[2, 1]
     assert (link.kept, link.rule, link.evidence_class) == (False, "code_link_unbacked", "code")
