@@ -26,7 +26,7 @@ RUNNERS = ("jest", "vitest", "mocha")
 
 # jest's statuses (vitest uses the same words); anything else (todo, disabled) did not run.
 _STATUS = {"passed": "passed", "failed": "failed", "focused": "passed"}
-TEST_FILE = re.compile(r"(^|/)(__tests__/.*|[^/]*[.-](test|spec)|tests?/.*)\.[cm]?[jt]sx?$")
+TEST_FILE = re.compile(r"(^|/)(__tests__/.*|[^/]*[._-](test|spec)|tests?/.*)\.[cm]?[jt]sx?$")
 
 
 def report_flags(runner: str, report_path: str) -> str:
@@ -168,7 +168,9 @@ class JsReport:
         return " ".join([*map(_quote, kept), FILES_PLACEHOLDER])
 
     def targets(self, test_paths: list[str]) -> list[str]:
-        return [p for p in test_paths if TEST_FILE.search(p)]
+        """Test files, not the fixtures and helpers beside them (`node --test tests/fixtures/x.js`
+        would run a fixture program as a test)."""
+        return [p for p in test_paths if TEST_FILE.search(p) and not _NOT_TESTS.search(p)]
 
 
 def _positional_path(word: str) -> bool:
@@ -178,6 +180,7 @@ def _positional_path(word: str) -> bool:
     return "*" in word or bool(re.search(r"\.[cm]?[jt]sx?$", word)) or word.rstrip("/") in _DIRS
 
 
+_NOT_TESTS = re.compile(r"(^|/)(__)?(fixtures?|mocks?|helpers?|support|utils|data)(__)?/")
 # Options whose value may look like a path and is not a test file (`--config jest.config.js`).
 _VALUE_OPTIONS = {
     "--config",

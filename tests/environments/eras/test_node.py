@@ -95,7 +95,9 @@ def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
     )
     assert reader.narrowed("node --test test/") == "node --test {files}"
     assert reader.narrowed("npm test") == "npm test"  # no runner it knows: the whole suite
-    assert reader.targets(["src/a.ts", "src/a.test.ts", "__tests__/b.js", "test/c.mjs"]) == [
+    assert reader.targets(
+        ["src/a.ts", "src/a.test.ts", "__tests__/b.js", "test/c.mjs", "tests/fixtures/pm.js"]
+    ) == [
         "src/a.test.ts",
         "__tests__/b.js",
         "test/c.mjs",
