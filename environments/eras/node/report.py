@@ -92,6 +92,25 @@ def _read_file(outcomes: dict[str, str], suite: dict[str, Any], root: str) -> No
         record(outcomes, f"{file}::{test}", _STATUS.get(str(case.get("status")), "skipped"))
 
 
+# vitest's verbose lines: `✓ test/a.test.ts > describe > test 3ms` (√ and × on some terminals).
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\x00")
+_CONSOLE_TEST = re.compile(
+    r"^\s*(?P<mark>[√✓×✗↓])\s+(?P<file>\S+\.[cm]?[jt]sx?) > (?P<rest>.+?)(?:\s+\d+(?:\.\d+)?m?s)?$"
+)
+_MARKS = {"√": "passed", "✓": "passed", "×": "failed", "✗": "failed", "↓": "skipped"}
+
+
+def console_outcomes(output: str) -> dict[str, str]:
+    """Test id → outcome from vitest's verbose console lines."""
+    outcomes: dict[str, str] = {}
+    for line in _ANSI.sub("", output).splitlines():
+        found = _CONSOLE_TEST.match(line)
+        if found:
+            test = f"{found.group('file')}::{found.group('rest').strip()}"
+            record(outcomes, test, _MARKS[found.group("mark")])
+    return outcomes
+
+
 # mocha loads every test file before it runs one, and stops at the first that fails to load
 # without a report: the file is the first test file of Node's require stack, or the `path:line`
 # that a SyntaxError starts with.
@@ -146,10 +165,13 @@ class JsReport:
         return f"rm -f {shlex.quote(report_path)}; {with_report(command, report_path)}"
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
+        """The report, else the test lines of the console (vitest before 0.10 wrote a flat list
+        without describe blocks), else the test file that did not load."""
         try:
-            return parse_report(report, self.root) if report else load_error(output, self.root)
+            found = parse_report(report, self.root) if report else {}
         except ValueError:
-            return load_error(output, self.root)
+            found = {}
+        return found or console_outcomes(output) or load_error(output, self.root)
 
     def root_error(self, output: str) -> str:
         return root_error(output)

@@ -52,6 +52,23 @@ def test_a_run_without_a_report_names_the_test_file_that_did_not_load() -> None:
     assert root_error(missing) == "Error: Cannot find module '../lib/label'"
 
 
+def test_vitest_before_its_jest_style_report_is_read_from_its_console_lines() -> None:
+    # vitest 0.6.1 (unjs/ufo, 2022): a flat JSON list without describe blocks, so the console's
+    # verbose lines (colours and all) name the tests.
+    flat = (
+        '{"testResults": [{"displayName": "x", "status": "pass", "testFilePath": "/work/repo/a"}]}'
+    )
+    output = (
+        "\x00 \x1b[32m√\x1b[39m test/base.test.ts\x1b[2m > \x1b[22mwithBase\x1b[2m > \x1b[22m"
+        '"/" + "/"\n \x1b[31m×\x1b[39m test/join.test.ts\x1b[2m > \x1b[22mjoinURL > a,b 12ms\n'
+        " \x1b[32m✓\x1b[39m test/base.test.ts (18)\n"
+    )
+    assert JsReport().parse(flat, output) == {
+        'test/base.test.ts::withBase > "/" + "/"': "passed",
+        "test/join.test.ts::joinURL > a,b": "failed",
+    }
+
+
 def test_root_errors_come_from_what_the_runners_print() -> None:
     assert root_error((REPORTS / "jest.out").read_text()).startswith(
         "Cannot find module './missing-module' from 'test/broken.test.js'"
