@@ -194,7 +194,7 @@ def reporter_commands() -> list[str]:
     from environments.eras.node.report import REPORTERS
 
     commands = [f"mkdir -p {REPORTERS}"]
-    for name in ("mocha_reporter.js", "node_test_reporter.mjs"):
+    for name in ("mocha_reporter.js", "node_test_reporter.mjs", "jest_json.js"):
         text = resources.files(__package__).joinpath(name).read_text()
         commands.append(f"printf %s {shlex.quote(text)} > {REPORTERS}/{name}")
     return commands + [f"chmod -R a+rX {REPORTERS}"]

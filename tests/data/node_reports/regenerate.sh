@@ -29,7 +29,7 @@ for runner in jest@29.7.0 vitest@1.6.0 mocha@10.4.0 node; do
   { echo "$head"; cat $root/sum.js; } > test/sum.test.js
   if [ $name != node ]; then npm init -y >/dev/null && npm i -D $runner --no-audit --no-fund >/dev/null; fi
   case $name in
-    jest) npx jest --json --outputFile=$here/jest.json > $here/jest.out 2>&1 || true ;;
+    jest) node $reporters/jest_json.js $here/jest.json node_modules/.bin/jest > $here/jest.out 2>&1 || true ;;
     vitest) npx vitest run --reporter=default --reporter=json --outputFile=$here/vitest.json > $here/vitest.out 2>&1 || true ;;
     mocha) npx mocha --reporter $reporters/mocha_reporter.js --reporter-options output=$here/mocha.json > $here/mocha.out 2>&1 || true ;;
     node) node --test --test-reporter=spec --test-reporter-destination=stdout \

@@ -83,7 +83,10 @@ def test_root_errors_come_from_what_the_runners_print() -> None:
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("node_modules/.bin/jest", "node_modules/.bin/jest --json --outputFile=/tmp/r.json"),
+        (
+            "TZ=UTC node_modules/.bin/jest --ci",
+            "TZ=UTC node /usr/local/lib/prchain-node/jest_json.js /tmp/r.json node_modules/.bin/jest --ci",
+        ),
         (
             "TZ=UTC node_modules/.bin/vitest run src",
             "TZ=UTC node_modules/.bin/vitest run --reporter=default --reporter=json "
