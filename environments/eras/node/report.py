@@ -165,7 +165,13 @@ class JsReport:
         self.root = root  # test files are named relative to it (the agent's checkout)
 
     def script(self, command: str, report_path: str) -> str:
-        return f"rm -f {shlex.quote(report_path)}; {with_report(command, report_path)}"
+        """An image of a toolchain layer older than the jest launcher gets the options on jest's
+        command line instead."""
+        run, report = with_report(command, report_path), shlex.quote(report_path)
+        if JEST_LAUNCHER not in run:
+            return f"rm -f {report}; {run}"
+        flags = command.replace("jest", f"jest --json --outputFile={report}", 1)
+        return f"rm -f {report}; if [ -f {JEST_LAUNCHER} ]; then {run}; else {flags}; fi"
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
         """The report, else the test lines of the console (vitest before 0.10 wrote a flat list

@@ -102,7 +102,23 @@ def test_root_errors_come_from_what_the_runners_print() -> None:
 )
 def test_the_report_options_follow_the_runner(command: str, expected: str) -> None:
     assert with_report(command, "/tmp/r.json") == expected
-    assert JsReport().script(command, "/tmp/r.json") == f"rm -f /tmp/r.json; {expected}"
+    if "jest" not in command:
+        assert JsReport().script(command, "/tmp/r.json") == f"rm -f /tmp/r.json; {expected}"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node on the host")
+def test_jest_gets_its_options_on_the_command_line_where_the_launcher_is_missing(
+    tmp_path: Path,
+) -> None:
+    """An image older than the launcher: the script's fallback runs, for real, a stand-in jest
+    that prints what it was given."""
+    bin_dir = tmp_path / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "jest").write_text('#!/bin/sh\necho jest got: "$@"\n')
+    (bin_dir / "jest").chmod(0o755)
+    script = JsReport().script("node_modules/.bin/jest --ci", "/tmp/r.json")
+    ran = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert ran.stdout.strip() == "jest got: --json --outputFile=/tmp/r.json --ci"
 
 
 def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
