@@ -37,8 +37,9 @@ PER_STAGE = (
     "cp -a /src /tmp/links && cd /tmp/links && s=$EPOCHREALTIME && {linker} && e=$EPOCHREALTIME && "
     "python3 -c \"print('links', round($e - $s, 3))\"; "
     "cp -a /src /tmp/ci && cd /tmp/ci && s=$EPOCHREALTIME && "
-    "npm ci --offline --no-audit --no-fund --cache {cache}/npm >/dev/null 2>&1 && e=$EPOCHREALTIME && "
-    "python3 -c \"print('npm-ci', round($e - $s, 3))\""
+    "if npm ci --offline --no-audit --no-fund --cache {cache}/npm >/tmp/ci.log 2>&1; then "
+    "e=$EPOCHREALTIME && python3 -c \"print('npm-ci', round($e - $s, 3))\"; "
+    "else echo \"npm-ci failed: $(grep -m1 'npm error' /tmp/ci.log)\"; fi"
 )
 
 

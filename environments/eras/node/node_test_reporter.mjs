@@ -19,7 +19,8 @@ export default async function* prchainReporter(source) {
     if (type !== 'test:pass' && type !== 'test:fail') continue;
     if (data.details && data.details.type === 'suite') continue;
     const error = type === 'test:fail' && data.details ? data.details.error : undefined;
-    if (data.nesting === 0 && data.name === file) {
+    // The file's own entry (a file that did not load): its absolute path, or (Node >= 22) relative.
+    if (data.nesting === 0 && (data.name === file || file.endsWith(`/${data.name}`))) {
       if (type === 'test:fail') Object.assign(entry(file), { status: 'failed', message: String(error && (error.cause || error.message) || 'failed to load') });
       continue;
     }

@@ -27,7 +27,12 @@ RUNNERS = ("jest", "vitest", "mocha")
 
 # jest's statuses (vitest uses the same words); anything else (todo, disabled) did not run.
 _STATUS = {"passed": "passed", "failed": "failed", "focused": "passed"}
-TEST_FILE = re.compile(r"(^|/)(__tests__/.*|[^/]*[._-](test|spec)|tests?/.*)\.[cm]?[jt]sx?$")
+# Test files as the runners find them by default: jest's `__tests__/` and `*.test|spec.*`, mocha's
+# and node's `test/` directory, node's `test-*` and `*-test|_test.*` (not every file of `tests/`:
+# helpers such as commander's tests/testHelpers.js are no test file).
+TEST_FILE = re.compile(
+    r"(^|/)(__tests__/.*|[^/]*[._-](test|spec)|test/.*|test-[^/]*|test)\.[cm]?[jt]sx?$"
+)
 
 
 def report_flags(runner: str, report_path: str) -> str:
@@ -211,7 +216,7 @@ def _positional_path(word: str) -> bool:
     return "*" in word or bool(re.search(r"\.[cm]?[jt]sx?$", word)) or word.rstrip("/") in _DIRS
 
 
-_NOT_TESTS = re.compile(r"(^|/)(__)?(fixtures?|mocks?|helpers?|support|utils|data)(__)?/")
+_NOT_TESTS = re.compile(r"(^|/)(__)?(fixtures?|mocks?|helpers?|support|utils|data)[^/]*/")
 # Options whose value may look like a path and is not a test file (`--config jest.config.js`).
 _VALUE_OPTIONS = {
     "--config",

@@ -132,7 +132,16 @@ def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
     assert reader.narrowed("node --test test/") == "node --test {files}"
     assert reader.narrowed("npm test") == "npm test"  # no runner it knows: the whole suite
     assert reader.targets(
-        ["src/a.ts", "src/a.test.ts", "__tests__/b.js", "test/c.mjs", "tests/fixtures/pm.js"]
+        [
+            "src/a.ts",
+            "src/a.test.ts",
+            "__tests__/b.js",
+            "test/c.mjs",
+            "tests/fixtures/pm.js",
+            "tests/fixtures-extensions/pm.js",
+            "tests/testHelpers.js",
+            "test/fixtures/x.js",
+        ]
     ) == [
         "src/a.test.ts",
         "__tests__/b.js",
