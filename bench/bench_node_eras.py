@@ -23,7 +23,8 @@ from sqlalchemy import delete, select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from environments.docker_client import DockerClient  # noqa: E402
-from environments.eras.build import CACHE  # noqa: E402
+from environments.eras.build import CACHE, cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
 from environments.eras.node.packages import LINKER  # noqa: E402
 from prchain.cli import main  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
@@ -106,7 +107,8 @@ def run(tmp: Path, client: DockerClient, volume: str) -> None:
         if img["tags"]
     }
     locked = next((r.image for r in cold.values() if "npm ci" in r.commands), "")
-    stage = per_stage(client, locked, clone, volume) if locked else "no lock-file era"
+    cache = cache_volume(ErasConfig(cache_volume=volume), REPO)  # the prefix's volume of REPO
+    stage = per_stage(client, locked, clone, cache) if locked else "no lock-file era"
     remove_images(client)
     with session_scope(make_engine(url)) as session:
         session.execute(delete(EnvRecipe))
@@ -132,7 +134,7 @@ def main_() -> int:
             run(Path(tmp), client, volume)
         finally:
             remove_images(client)
-            client.remove_volume(volume)
+            client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), REPO))
     return 0
 
 

@@ -22,6 +22,8 @@ from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
 from prchain.agent.tasks import load_chain
 from prchain.app.envsetup import era_stages
 from prchain.cli import main
@@ -46,13 +48,15 @@ REACH_REGISTRY = (
 
 @pytest.fixture(scope="module")
 def own_images(docker_client: Any) -> Iterator[None]:
-    """Remove, afterwards, only the images this module built (labelled with its made-up repo);
-    the toolchain layers are shared by recipe and stay, like the suite's base."""
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo)
+    and its repository's npm cache volume; the toolchain layers are shared by recipe and stay,
+    like the suite's base."""
     yield
     for kind in ("repo", "era"):
         for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
             for tag in image["tags"]:
                 docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(ErasConfig(), REPO))
 
 
 def _invoke(*args: str) -> Result:
