@@ -424,7 +424,8 @@ def _trim_reverts(
     kept = []
     for chain in chains:
         path = chain.pr_ids
-        while len(path) > 1 and _is_revert(graph[path[-1]][path[-2]]):
+        # A temporal chain's neighbours need no edge of the graph (get_edge_data: None then).
+        while len(path) > 1 and _is_revert(graph.get_edge_data(path[-1], path[-2]) or {}):
             path = path[:-1]
         trailing = len(chain.pr_ids) - len(path)
         while len(path) > 1 and path[0] in undoing:

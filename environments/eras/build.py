@@ -281,4 +281,10 @@ def build_failure(log: str, code: int) -> str:
                 if n.startswith(("╰─▶", "Caused by", "cause:"))
             ]
             return " ".join([line, *follow])[:400]
+    npm = [n for n in lines if _NPM_ERROR.match(n)]  # npm's own lines end with where its log is
+    if npm:
+        return npm[0][:300]
     return (lines[-1] if lines else f"exit code {code}")[:300]
+
+
+_NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")

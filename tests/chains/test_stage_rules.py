@@ -674,3 +674,16 @@ def test_generated_files_and_minified_lines_are_no_code(tmp_path: Path) -> None:
     assert patch_code_lines(diff, clone) == 4 + 1  # one line in, one out
     assert patch_code_lines(diff) == 5 + 2
     assert Attributes(None).generated(["proto/flight.rs"]) == set()
+
+
+def test_a_temporal_chain_needs_no_reference_between_its_stages(engine: Engine) -> None:
+    # Neighbours by date and file only: no edge of the reference graph joins them, and the revert
+    # rule asked the graph for one (a KeyError before).
+    store = StoreBuilder(engine)
+    store.pr(1, ["src/a.py"])
+    store.pr(2, ["src/a.py"])
+    store.write()
+    summary = build_chains(ChainsConfig(), engine, strategy="temporal", min_len=2, max_len=2)
+    with Session(engine) as session:
+        signatures = [c.signature for c in session.scalars(select(Chain))]
+    assert summary.total == 1 and signatures == [f"{store.pr_id(1)}-{store.pr_id(2)}"]

@@ -1,0 +1,23 @@
+'use strict';
+// prchain's launcher of jest with its JSON report: `node jest_json.js <report> <jest bin> <args>`.
+// The report options go to jest's own `run`, not on the command line, so that process.argv stays
+// what the test command gave jest: on two cores jest runs the tests in its own process, and a
+// command-line library's tests that parse process.argv (commander's) would see `--json`.
+const fs = require('fs');
+const path = require('path');
+
+const [report, bin, ...args] = process.argv.slice(2);
+process.argv = [process.argv[0], bin, ...args];
+
+function jestCli() {
+  const cwd = process.cwd();
+  const places = [path.dirname(fs.realpathSync(bin)), cwd];
+  try {
+    places.push(path.dirname(fs.realpathSync(require.resolve('jest/package.json', { paths: [cwd] }))));
+  } catch (error) {
+    // no `jest` package: jest-cli itself, or a shim's directory, has to do
+  }
+  return require(require.resolve('jest-cli', { paths: places }));
+}
+
+jestCli().run([...args, '--json', `--outputFile=${report}`]);

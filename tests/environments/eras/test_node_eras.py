@@ -1,0 +1,158 @@
+"""Acceptance: Node eras from the npm registry, on a made-up history spanning two of them.
+
+`mimer` (tests/support/node_repo.py) calls mime 1's `lookup` on Node 18 with mocha in 2023 and
+mime 2's `getType` on Node 20 with `node --test` in 2024. `prchain env setup` builds both eras from
+the registry (two toolchain layers, a dated install and an `npm ci`) and verifies them;
+`tests verify` finds each PR's FAIL_TO_PASS under its runner's ids; then a sandbox walks the chain
+#1 → #2 as an agent would: offline, it runs the era's tests on a change of its own, which the move
+to the second era's image carries across, where the other runner runs it again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from sqlalchemy import select
+
+from environments.config import EnvironmentConfig
+from environments.docker_env import DockerEnvironment
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
+from prchain.agent.tasks import load_chain
+from prchain.app.envsetup import era_stages
+from prchain.cli import main
+from sql.db import make_engine, session_scope
+from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from tests.support.node_repo import HEADER, make_mimer
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+REPO = f"node-eras-test-{uuid.uuid4().hex[:8]}/mimer"  # images are this session's own
+# The agent's own module and test (under mocha and node:test alike, as the repository's).
+KINDS = "exports.kindOf = (file) => file.split('.').pop().toUpperCase();\n"
+KINDS_TEST = (
+    HEADER + "const { kindOf } = require('../lib/kinds');\n\n"
+    "describe('kindOf', () => {\n  it('shouts the extension', () => {\n"
+    "    assert.strictEqual(kindOf('a.md'), 'MD');\n  });\n});\n"
+)
+REACH_REGISTRY = (
+    "node -e \"require('https').get('https://registry.npmjs.org', () => console.log('online'))"
+    ".on('error', (e) => console.log('offline', e.code))\""
+)
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo)
+    and its repository's npm cache volume; the toolchain layers are shared by recipe and stay,
+    like the suite's base."""
+    yield
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(ErasConfig(), REPO))
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "prchain.yaml"
+    eras = {"suites": {"bookworm": "3.11"}, "extra_base_packages": []}  # the base CI has
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "eras": eras,
+                "environment": {"log_dir": str(tmp_path / "logs")},
+                "chains": {"min_chain_code_lines": 0},
+            }
+        )
+    )
+    return config
+
+
+def _recipes(url: str) -> dict[int, EnvRecipe]:
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, EnvRecipe)
+            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
+            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
+            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
+        ).all()
+        session.expunge_all()
+    return dict(rows)
+
+
+def _verdicts(url: str) -> dict[int, StageVerification]:
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, StageVerification)
+            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+        ).all()
+        session.expunge_all()
+    return dict(rows)
+
+
+def test_two_node_eras_verify_and_a_chain_crosses_them(
+    tmp_path: Path, own_images: None, base_image: str, docker_client: Any, sqlite_url: str
+) -> None:
+    clone = make_mimer(tmp_path / "mimer")
+    common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
+    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = _invoke(
+        "chains", "build", "--strategy", "temporal", "--min-len", "2", "--max-len", "2", *common
+    )
+    assert built.exit_code == 0, built.output
+
+    setup = _invoke("env", "setup", *common)
+    assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
+    recipes = _recipes(sqlite_url)
+    assert [recipes[n].interpreter for n in (1, 2)] == ["18.20.8", "20.20.2"]
+    assert recipes[1].test_command == "node_modules/.bin/mocha"
+    assert recipes[2].test_command == "node --test"
+    assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 2
+    assert "npm ci" in recipes[2].commands
+
+    _invoke("tests", "verify", "--gold-runs", "1", *common)
+    verdicts = _verdicts(sqlite_url)
+    assert verdicts[1].fail_to_pass == ["test/label.test.js::label > names the type"]
+    assert verdicts[2].fail_to_pass == ["test/text.test.js::isText > says css is text"]
+
+    engine = make_engine(sqlite_url)
+    with session_scope(engine) as session:
+        chain_id = session.scalars(select(Chain.id)).one()
+        for stage in session.scalars(select(ChainStage)):  # what `queries build` would write
+            stage.query = f"Stage {stage.idx}: add what the tests ask for."
+    config = EnvironmentConfig(log_dir=str(tmp_path / "logs"))
+    config, specs = era_stages(config, engine, load_chain(engine, chain_id))
+    assert specs[0].image != specs[1].image  # two eras, two sandbox images
+    env = DockerEnvironment(
+        config, repo=REPO, clone_path=str(clone), stages=specs, client=docker_client
+    )
+    with env:
+        assert not env.enter_stage(1).setup_error
+        _write_kinds(env)
+        first = env.execute(specs[0].test_command, timeout=120)
+        assert first.exit_code == 0 and "2 passing" in first.output, first.output
+        assert env.execute(REACH_REGISTRY, timeout=60).output.startswith("offline")
+
+        moved = env.enter_stage(2)  # a new container of the second era's image
+        assert moved.applied and not moved.setup_error
+        assert env.execute("cat lib/kinds.js").output == KINDS
+        second = env.execute(f"{specs[1].test_command} test/kinds.test.js", timeout=120)
+        assert second.exit_code == 0 and "shouts the extension" in second.output, second.output
+        assert env.execute("node --version").output.strip() == "v20.20.2"
+        assert "node_modules" not in env.cumulative_patch().decode()
+
+
+def _write_kinds(env: DockerEnvironment) -> None:
+    for path, text in (("lib/kinds.js", KINDS), ("test/kinds.test.js", KINDS_TEST)):
+        env.execute(f"mkdir -p {Path(path).parent} && cat > {path} <<'EOF'\n{text}EOF")

@@ -1,0 +1,109 @@
+"""A made-up JavaScript history spanning two Node eras, on real npm packages.
+
+`mime` 1.x has `lookup(path)`; 2.x renamed it `getType` (the old name is gone). The `mimer` repository:
+  era 1 (2023): .nvmrc 18, mime ^1.6.0 and mocha 10.2.0, no lock file; `typeOf` calls `lookup`;
+                PR #1 adds lib/label.js (`label`, on `typeOf`) + a test;
+  era 2 (2024): .nvmrc 20, mime 2.6.0 pinned by a package-lock.json, `node --test`; `typeOf`
+                calls `getType`; PR #2 adds `isText` to lib/label.js + a test.
+Both PRs change lib/label.js, so the temporal strategy chains them: a chain crossing the eras.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prchain.dev.repos import git
+
+MIME_2 = {
+    "version": "2.6.0",
+    "resolved": "https://registry.npmjs.org/mime/-/mime-2.6.0.tgz",
+    "integrity": "sha512-USPkMeET31rOMiarsBNIHZKLGgvKc/LrjofAnBlOttf5ajRvqiRA8QsenbcooctK6d6Ts6aqZXBA+XbkKthiQg==",
+    "license": "MIT",
+    "bin": {"mime": "cli.js"},
+    "engines": {"node": ">=4.0.0"},
+}
+V1 = "const mime = require('mime');\n\nexports.typeOf = (file) => mime.lookup(file);\n"
+V2 = "const mime = require('mime');\n\nexports.typeOf = (file) => mime.getType(file);\n"
+LABEL = (
+    "const { typeOf } = require('..');\n\nexports.label = (file) => `${file} (${typeOf(file)})`;\n"
+)
+IS_TEXT = "\nexports.isText = (file) => (typeOf(file) || '').startsWith('text/');\n"
+# Tests run under mocha (its globals) and `node --test` (node:test) alike, so the move to Node 20
+# changes no test file and PR #1's revert at PR #2's base stays clean.
+HEADER = (
+    "const assert = require('assert');\n"
+    "const { describe, it } = globalThis.describe ? globalThis : require('node:test');\n"
+)
+TYPE_TEST = (
+    HEADER + "const { typeOf } = require('..');\n\n"
+    "describe('typeOf', () => {\n  it('knows html', () => {\n"
+    "    assert.strictEqual(typeOf('a.html'), 'text/html');\n  });\n});\n"
+)
+LABEL_TEST = (
+    HEADER + "const { label } = require('../lib/label');\n\n"
+    "describe('label', () => {\n  it('names the type', () => {\n"
+    "    assert.strictEqual(label('a.html'), 'a.html (text/html)');\n  });\n});\n"
+)
+TEXT_TEST = (
+    HEADER + "const { isText } = require('../lib/label');\n\n"
+    "describe('isText', () => {\n  it('says css is text', () => {\n"
+    "    assert.strictEqual(isText('a.css'), true);\n  });\n});\n"
+)
+
+
+def _package(era: int) -> str:
+    if era == 1:
+        deps = {"dependencies": {"mime": "^1.6.0"}, "devDependencies": {"mocha": "10.2.0"}}
+        script = "mocha"
+    else:
+        deps, script = {"dependencies": {"mime": "2.6.0"}}, "node --test"
+    tree = {"name": "mimer", "version": f"{era}.0.0", "private": True, "main": "index.js"}
+    return json.dumps({**tree, "scripts": {"test": script}, **deps}, indent=2) + "\n"
+
+
+def _lock() -> str:
+    root = {"name": "mimer", "version": "2.0.0", "dependencies": {"mime": "2.6.0"}}
+    tree = {
+        "name": "mimer",
+        "version": "2.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": root, "node_modules/mime": MIME_2},
+    }
+    return json.dumps(tree, indent=2) + "\n"
+
+
+def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message, date=date)
+
+
+def make_mimer(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {".nvmrc": "18\n", ".gitignore": "node_modules/\n", "package.json": _package(1)}
+    _commit(
+        path,
+        {**start, "index.js": V1, "test/type.test.js": TYPE_TEST},
+        "Start",
+        "2023-02-01T12:00:00Z",
+    )
+    _commit(
+        path,
+        {"lib/label.js": LABEL, "test/label.test.js": LABEL_TEST},
+        "Add label (#1)\n\nA file's name with its type.",
+        "2023-03-01T12:00:00Z",
+    )
+    era2 = {".nvmrc": "20\n", "package.json": _package(2), "package-lock.json": _lock()}
+    _commit(path, {**era2, "index.js": V2}, "Move to mime 2", "2024-02-01T12:00:00Z")
+    _commit(
+        path,
+        {"lib/label.js": LABEL + IS_TEXT, "test/text.test.js": TEXT_TEST},
+        "Add isText (#2)\n\nText or not.",
+        "2024-03-01T12:00:00Z",
+    )
+    return path
