@@ -52,11 +52,9 @@ PADDED = (
 )
 UNIT_TESTS = (
     "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn renders() {\n"
-    '        assert_eq!(render(42), "42");\n    }\n{more}}\n'
+    '        assert_eq!(render(42), "42");\n    }\n}\n'
 )
-PADDED_TEST = (
-    '\n    #[test]\n    fn pads() {\n        assert_eq!(render_padded(7, 3), "007");\n    }\n'
-)
+PADDED_TEST = 'use digits::render_padded;\n\n#[test]\nfn pads() {\n    assert_eq!(render_padded(7, 3), "007");\n}\n'
 PAIR_TEST = 'use digits::render_pair;\n\n#[test]\nfn pairs() {\n    assert_eq!(render_pair(1, 22), "1:22");\n}\n'
 
 
@@ -76,8 +74,8 @@ def _era(version: str, req: str) -> dict[str, str]:
     }
 
 
-def _lib(*parts: str, more: str = "") -> str:
-    return "".join(parts) + UNIT_TESTS.replace("{more}", more)
+def _lib(*parts: str) -> str:
+    return "".join(parts) + UNIT_TESTS
 
 
 def make_digits(path: Path) -> Path:
@@ -103,7 +101,7 @@ def make_digits(path: Path) -> Path:
     )
     _commit(
         path,
-        {"src/lib.rs": _lib(RENDER_V2, PAIR, PADDED, more=PADDED_TEST)},
+        {"src/lib.rs": _lib(RENDER_V2, PAIR, PADDED), "tests/padded.rs": PADDED_TEST},
         "Pad numbers (#2)\n\nFixed width.",
         "2022-09-15T12:00:00Z",
     )
