@@ -28,7 +28,7 @@ def _snap(files: dict[str, str], when: str = "2023-06-01") -> Snapshot:
     return Snapshot("0" * 40, date, files, sorted(files))
 
 
-def _cargo(tmp: Path) -> None:
+def _need_cargo() -> None:
     if not os.access(CARGO, os.X_OK):
         pytest.skip("no cargo on this machine")
 
@@ -161,7 +161,7 @@ def _run(root: Path, command: str, tmp: Path) -> tuple[dict[str, str], str]:
 
 
 def test_cargo_outcomes_by_target_with_integration_tests_told_apart(tmp_path: Path) -> None:
-    _cargo(tmp_path)
+    _need_cargo()
     outcomes, output = _run(
         _workspace(tmp_path / "ws"), "cargo test --workspace --no-fail-fast", tmp_path
     )
@@ -182,7 +182,7 @@ def test_cargo_outcomes_by_target_with_integration_tests_told_apart(tmp_path: Pa
 def test_a_target_that_does_not_compile_is_an_error_unit_with_its_root_error(
     tmp_path: Path,
 ) -> None:
-    _cargo(tmp_path)
+    _need_cargo()
     ws = _workspace(tmp_path / "ws", broken=True)
     outcomes, output = _run(ws, "cargo test --workspace --no-fail-fast", tmp_path)
     assert outcomes == {"b-crate/cli": "error"}, output
@@ -191,7 +191,7 @@ def test_a_target_that_does_not_compile_is_an_error_unit_with_its_root_error(
 
 
 def test_the_narrowed_command_tests_only_the_crates_of_the_stage(tmp_path: Path) -> None:
-    _cargo(tmp_path)
+    _need_cargo()
     ws = _workspace(tmp_path / "ws")
     reader = Cargo()
     command = fill_command(
@@ -200,3 +200,43 @@ def test_the_narrowed_command_tests_only_the_crates_of_the_stage(tmp_path: Path)
     )
     outcomes, output = _run(ws, command, tmp_path)
     assert outcomes == {"b_crate::tests::fine": "passed", "b-crate/cli::works": "passed"}, output
+
+
+# Printed by cargo 1.48 (bullseye's) on the workspace above: binaries without their source, the
+# compile failure without its target.
+OLD_CARGO = """\
+     Running /tmp/t/debug/deps/a-220b9fa3a1f6bdb0
+
+running 2 tests
+test tests::bad ... FAILED
+test tests::skipped_reason ... ignored
+
+     Running /tmp/t/debug/deps/cli-4a2375d417cb2b53
+
+running 1 test
+test works ... ok
+
+   Doc-tests a
+
+running 1 test
+test src/lib.rs - add (line 3) ... ok
+   Compiling b v0.1.0 (/ws/b)
+error[E0425]: cannot find function `missing` in this scope
+ --> b/tests/cli.rs:1:33
+error: aborting due to previous error
+error: could not compile `b`.
+"""
+
+
+def test_old_cargos_lines_are_read_too() -> None:
+    listing = "# prchain: fingerprints\n/tmp/t/debug/.fingerprint/a-4a2375d417cb2b53\n"
+    assert parse(OLD_CARGO + listing, "") == {
+        "a::tests::bad": "failed",
+        "a::tests::skipped_reason": "skipped",
+        "a/cli::works": "passed",
+        "a(doc)::src/lib.rs - add": "passed",
+        "b": "error",
+    }
+    assert root_error(OLD_CARGO) == (
+        "error[E0425]: cannot find function `missing` in this scope (b/tests/cli.rs:1:33)"
+    )
