@@ -44,7 +44,14 @@ DOWNLOADS = "/opt/prchain/uv-cache/cargo"
 # What says a newer toolchain may get past a failed build: a crate's rust-version, an edition or a
 # lock file this cargo does not know, a compile error (an old compiler rejecting newer code).
 _NEEDS = re.compile(r"requires rustc (1\.\d+)|rustc (1\.\d+)(?:\.\d+)? or newer")
-_NEWER = re.compile(r"edition20\d\d|lock file version|error\[E\d+\]|is required|unstable")
+_NEWER = re.compile(
+    r"edition20\d\d|lock file version|failed to parse (manifest|lock file)|error\[E\d+\]"
+    r"|is required|unstable"
+)
+# A lint the project denies (`#![deny(warnings)]`) that a newer compiler than its own raises: the
+# same toolchain with lints capped at warnings, as crater builds old code.
+_DENIED = re.compile(r"lint level is defined here|implied by `#\[deny\(")
+CAP_LINTS = '[build]\\nrustflags = ["--cap-lints", "warn"]\\n'
 
 
 def toolchain_commands(chain: Toolchain) -> list[str]:
@@ -72,8 +79,9 @@ def toolchain_commands(chain: Toolchain) -> list[str]:
     return [*commands, "rm -rf /var/lib/apt/lists/*", "rustc --version && cargo --version"]
 
 
-def build_commands(snap: Snapshot, chain: Toolchain) -> list[str]:
-    """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild."""
+def build_commands(snap: Snapshot, chain: Toolchain, cap_lints: bool = False) -> list[str]:
+    """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
+    `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run)."""
     fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
     online = (
         f"CARGO_HOME={DOWNLOADS} CARGO_NET_OFFLINE=false "
@@ -83,6 +91,7 @@ def build_commands(snap: Snapshot, chain: Toolchain) -> list[str]:
     config = (
         '[source.crates-io]\\nreplace-with = "vendored-sources"\\n\\n'
         f'[source.vendored-sources]\\ndirectory = "{CARGO_HOME}/vendor"\\n'
+        + (f"\\n{CAP_LINTS}" if cap_lints else "")
     )
     commands = [
         f"mkdir -p {CARGO_HOME} {TARGET} {DOWNLOADS}",
@@ -169,7 +178,9 @@ class Rust:
         chain, gap = choose(want, config.suites)
         return [self._plan(snap, chain, nightly, [why, *([gap] if gap else [])])]
 
-    def _plan(self, snap: Snapshot, chain: Toolchain, nightly: bool, why: list[str]) -> Plan:
+    def _plan(
+        self, snap: Snapshot, chain: Toolchain, nightly: bool, why: list[str], cap: bool = False
+    ) -> Plan:
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         env = {
             "CARGO_HOME": CARGO_HOME,
@@ -191,7 +202,7 @@ class Rust:
             chain.suite,
             chain.version,
             cutoff,
-            build_commands(snap, chain),
+            build_commands(snap, chain, cap),
             SUITE,
             SETUP,
             notes=notes,
@@ -203,21 +214,32 @@ class Rust:
     def revise(
         self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
     ) -> Plan | None:
-        """A build that failed (a dependency that needs a newer rustc, a lock or edition this
-        cargo cannot read): the next newer toolchain, or the one the error names."""
+        """A build that failed on a lint the project denies: the same with lints capped. On a
+        dependency that needs a newer rustc, a manifest, lock or edition this cargo cannot read, a
+        compile error: the next newer toolchain, or the one the error names."""
         if ran:
             return None
         current = next((t for t in TOOLCHAINS if t.version == plan.interpreter), None)
         if current is None:
             return None
+        capped = "+cap-lints" in plan.variant
+        nightly = "RUSTC_BOOTSTRAP" in plan.env
+        if _DENIED.search(log) and not capped:
+            revised = self._plan(snap, current, nightly, [], cap=True)
+            note = "lints the project denies only warn (a newer compiler than its own raises them)"
+            return replace(
+                revised,
+                notes=[*plan.notes, note],
+                variant=f"{plan.variant}+cap-lints",
+            )
         needed = [minor(m.group(1) or m.group(2)) for m in _NEEDS.finditer(log)]
         if not needed and not _NEWER.search(log):
             return None  # unreachable sources, a broken tree: no toolchain helps
         nxt = after(current, config.suites, max(needed, default=0))
         if nxt is None:
             return None
-        nightly = "RUSTC_BOOTSTRAP" in plan.env
         revised = self._plan(
-            snap, nxt, nightly, [f"rustc {current.version} failed to build the era"]
+            snap, nxt, nightly, [f"rustc {current.version} failed to build the era"], capped
         )
-        return replace(revised, notes=[*plan.notes[1:], *revised.notes])
+        variant = revised.variant + ("+cap-lints" if capped else "")
+        return replace(revised, notes=[*plan.notes[1:], *revised.notes], variant=variant)

@@ -240,3 +240,21 @@ def test_old_cargos_lines_are_read_too() -> None:
     assert root_error(OLD_CARGO) == (
         "error[E0425]: cannot find function `missing` in this scope (b/tests/cli.rs:1:33)"
     )
+
+
+def test_a_denied_lint_of_a_newer_compiler_is_capped_then_a_newer_rustc_tried() -> None:
+    rust = ecosystem("rust")
+    snap = _snap({"Cargo.toml": '[package]\nname = "x"\n'}, "2015-11-28")
+    (plan,) = rust.plans(snap, ErasConfig())
+    denied = (
+        "error: use of deprecated macro `try`: use the `?` operator instead\n"
+        "note: the lint level is defined here\n #![deny(warnings)]"
+    )
+    capped = rust.revise(snap, ErasConfig(), plan, denied, ran=False)
+    assert capped is not None and capped.interpreter == plan.interpreter == "1.48"
+    assert capped.variant == "rustc-1.48+cap-lints"
+    assert any("--cap-lints" in c for c in capped.commands)
+    unreadable = "error: failed to parse manifest at `/opt/cargo/vendor/proc-macro2/Cargo.toml`"
+    newer = rust.revise(snap, ErasConfig(), capped, denied + unreadable, ran=False)
+    assert newer is not None and newer.interpreter == "1.63" and "+cap-lints" in newer.variant
+    assert any("--cap-lints" in c for c in newer.commands)
