@@ -154,7 +154,9 @@ class Rust:
     report: TestReport = Cargo()
 
     def owns(self, path: str) -> bool:
-        return path.endswith(".rs")
+        """Rust sources, insta's snapshots, and whatever a workspace keeps under `crates/` (ruff's
+        test patches are mostly Python fixtures that Rust tests read, and their snapshots)."""
+        return path.endswith((".rs", ".snap")) or path.startswith("crates/")
 
     def detects(self, snap: Snapshot) -> bool:
         return "Cargo.toml" in snap.files

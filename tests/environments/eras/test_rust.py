@@ -258,3 +258,15 @@ def test_a_denied_lint_of_a_newer_compiler_is_capped_then_a_newer_rustc_tried() 
     newer = rust.revise(snap, ErasConfig(), capped, denied + unreadable, ran=False)
     assert newer is not None and newer.interpreter == "1.63" and "+cap-lints" in newer.variant
     assert any("--cap-lints" in c for c in newer.commands)
+
+
+def test_a_workspaces_python_fixtures_belong_to_its_rust_tests() -> None:
+    files = {"Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n', "pyproject.toml": ""}
+    fixtures = [
+        "crates/lint/resources/test/fixtures/E501.py",
+        "crates/lint/src/snapshots/lint__E501.py.snap",
+    ]
+    found = detect(_snap(files), fixtures)
+    assert found is not None and found.name == "rust"
+    found = detect(_snap(files), ["python/tests/test_core.py"])  # a Python package's own tests
+    assert found is not None and found.name == "python"
