@@ -270,3 +270,18 @@ def test_a_workspaces_python_fixtures_belong_to_its_rust_tests() -> None:
     assert found is not None and found.name == "rust"
     found = detect(_snap(files), ["python/tests/test_core.py"])  # a Python package's own tests
     assert found is not None and found.name == "python"
+
+
+def test_a_failed_cargo_build_says_its_first_and_deepest_cause() -> None:
+    from environments.eras.build import build_failure
+
+    log = (  # ruff 2025: a git dependency, and GitHub is not reachable
+        "+ cargo vendor --quiet /opt/cargo/vendor\nerror: failed to sync\n\nCaused by:\n"
+        "  failed to load lockfile for /opt/prchain/src\n\nCaused by:\n"
+        "  failed to get `salsa` as a dependency of package `ruff_db v0.0.0`\n\nCaused by:\n"
+        "  [6] Could not resolve hostname (Could not resolve host: github.com); class=Net (12)\n"
+    )
+    assert build_failure(log, 101) == (
+        "error: failed to sync failed to load lockfile for /opt/prchain/src … "
+        "[6] Could not resolve hostname (Could not resolve host: github.com); class=Net (12)"
+    )
