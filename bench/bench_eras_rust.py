@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from environments.config import EnvironmentConfig  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
 from environments.docker_env import DockerEnvironment  # noqa: E402
+from environments.eras.build import cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
 from environments.protocol import StageSpec  # noqa: E402
 from prchain.cli import main  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
@@ -120,7 +122,7 @@ def main_() -> int:
             run(Path(tmp), client, volume)
         finally:
             remove_images(client)
-            client.remove_volume(volume)
+            client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), REPO))
     return 0
 
 

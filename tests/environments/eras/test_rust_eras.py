@@ -24,6 +24,8 @@ from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
 from environments.protocol import StageSpec
 from prchain.cli import main
 from sql.db import make_engine, session_scope
@@ -42,12 +44,14 @@ TWICE_TEST = '#[test]\nfn twice() {\n    assert_eq!(digits::twice::twice(4), "44
 
 @pytest.fixture(scope="module")
 def own_images(docker_client: Any) -> Iterator[None]:
-    """Remove, afterwards, only the images this module built (labelled with its made-up repo)."""
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo)
+    and its repository's build-cache volume."""
     yield
     for kind in ("repo", "era", "sandbox"):
         for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
             for tag in image["tags"]:
                 docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(ErasConfig(), REPO))
 
 
 def _invoke(*args: str) -> Result:
