@@ -275,6 +275,11 @@ def build_failure(log: str, code: int) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if line.startswith(("error:", "ERROR:")):
+            causes = _cause_chain(lines[i + 1 :])
+            if causes:  # cargo's: the first cause and the deepest (a host that cannot be reached)
+                return " ".join([line, causes[0], *(["…", causes[-1]] if len(causes) > 1 else [])])[
+                    :400
+                ]
             follow = [
                 n.lstrip("╰─▶ ").strip()
                 for n in lines[i + 1 : i + 3]
@@ -288,3 +293,14 @@ def build_failure(log: str, code: int) -> str:
 
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
+
+
+def _cause_chain(lines: list[str]) -> list[str]:
+    """The messages of an error's `Caused by:` chain (cargo's), each the line after its header."""
+    causes = []
+    for i, line in enumerate(lines):
+        if line == "Caused by:" and i + 1 < len(lines):
+            causes.append(lines[i + 1])
+        elif i and lines[i - 1] != "Caused by:" and line.startswith(("error", "+ ")):
+            break  # the next error, or the build script's next command
+    return causes

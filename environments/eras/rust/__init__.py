@@ -1,0 +1,247 @@
+"""The Rust ecosystem: toolchain, vendored dependencies and prebuilt dependency builds of an era.
+
+Everything is read from the stage base's manifests; nothing here runs code of the repository.
+The toolchain layer installs a Debian suite's rustc and cargo (toolchains.py says which). The era's
+commands run as root where /opt/prchain/src is B_t's tree: a cargo that reads crates.io's sparse
+index vendors what Cargo.lock pins into /opt/cargo/vendor (with no Cargo.lock, the newest versions
+that fit the toolchain: crates.io's index has no dates), $CARGO_HOME's config points crates.io at
+that directory, and B_t's dependencies are built into /opt/cargo-target, the target directory of
+every cargo run in the image. The repository's own crates are cleaned out of it again, so the
+agent's first `cargo test` in /work/repo compiles its own crates only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from datetime import UTC
+
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import ECOSYSTEMS, Plan
+from environments.eras.manifests import Snapshot
+from environments.eras.reports import TestReport
+from environments.eras.rust.report import SUITE, Cargo
+from environments.eras.rust.toolchains import (
+    TOOLCHAINS,
+    Toolchain,
+    after,
+    channel,
+    choose,
+    minor,
+    wanted,
+)
+
+PROJECT_SRC = "/opt/prchain/src"
+CARGO_HOME = "/opt/cargo"
+TARGET = "/opt/cargo-target"  # B_t's dependency builds (read-only in a tmpfs sandbox)
+# The target directory of every run in a sandbox: writable by any uid in every disk mode (/tmp; a
+# tmpfs of `scratch_limit` when the image is read-only), filled per stage from TARGET.
+LIVE_TARGET = "/tmp/cargo-target"
+FETCHER = "/opt/rust-fetch"  # a newer cargo, unpacked, for toolchains whose cargo cannot fetch
+# The build's downloads go to the repository's own cache volume (environments/eras/build.py).
+DOWNLOADS = "/opt/prchain/uv-cache/cargo"
+# What says a newer toolchain may get past a failed build: a crate's rust-version, an edition or a
+# lock file this cargo does not know, a compile error (an old compiler rejecting newer code).
+_NEEDS = re.compile(r"requires rustc (1\.\d+)|rustc (1\.\d+)(?:\.\d+)? or newer")
+_NEWER = re.compile(
+    r"edition20\d\d|lock file version|failed to parse (manifest|lock file)|error\[E\d+\]"
+    r"|is required|unstable"
+)
+# A lint the project denies (`#![deny(warnings)]`) that a newer compiler than its own raises: the
+# same toolchain with lints capped at warnings, as crater builds old code.
+_DENIED = re.compile(r"lint level is defined here|implied by `#\[deny\(")
+CAP_LINTS = '[build]\\nrustflags = ["--cap-lints", "warn"]\\n'
+
+
+def toolchain_commands(chain: Toolchain) -> list[str]:
+    """Root commands of the shared toolchain layer: the suite's packages, linked into
+    /usr/local/bin; for a cargo older than the sparse index, a newer cargo of the suite unpacked
+    beside it (with the libraries it needs) that only fetches."""
+    rustc, cargo = chain.packages
+    install = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
+    commands = [
+        "apt-get update -q",
+        f"{install} {rustc} {cargo} gcc libc6-dev pkg-config",
+        "for b in rustc rustdoc cargo; do ln -sf /usr/bin/$b /usr/local/bin/$b; done",
+    ]
+    if chain.fetcher:
+        libraries = (
+            f"apt-cache depends {chain.fetcher} | sed -nE 's/^ *\\|?Depends: //p' "
+            "| grep -vE '^(<|rustc|gcc|clang|binutils|libc-dev)'"
+        )
+        commands += [
+            f"cd /tmp && apt-get download {chain.fetcher} && dpkg -x {chain.fetcher}_*.deb {FETCHER}"
+            f" && rm -f {chain.fetcher}_*.deb",
+            f"{install} $({libraries})",
+            f"{FETCHER}/usr/bin/cargo --version",
+        ]
+    return [*commands, "rm -rf /var/lib/apt/lists/*", "rustc --version && cargo --version"]
+
+
+def build_commands(snap: Snapshot, chain: Toolchain, cap_lints: bool = False) -> list[str]:
+    """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
+    `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run)."""
+    fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
+    online = (
+        f"CARGO_HOME={DOWNLOADS} CARGO_NET_OFFLINE=false "
+        "CARGO_HTTP_CAINFO=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} "
+        "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback"
+    )
+    config = (
+        '[source.crates-io]\\nreplace-with = "vendored-sources"\\n\\n'
+        f'[source.vendored-sources]\\ndirectory = "{CARGO_HOME}/vendor"\\n'
+        + (f"\\n{CAP_LINTS}" if cap_lints else "")
+    )
+    commands = [
+        f"mkdir -p {CARGO_HOME} {TARGET} {DOWNLOADS}",
+        f"export CARGO_TARGET_DIR={TARGET}",
+        f"cd {PROJECT_SRC}",
+    ]
+    if "Cargo.lock" in snap.files:
+        commands.append("cp Cargo.lock /tmp/prchain-Cargo.lock")
+    else:  # the newest versions that fit the toolchain (none pinned them); the build's own resolve
+        commands.append(f"{online} {fetch} generate-lockfile")
+    commands += [
+        f"{online} {fetch} vendor --quiet {CARGO_HOME}/vendor > /dev/null",
+        f"printf '{config}' > {CARGO_HOME}/config.toml",
+        # The tree's own lock again (the vendoring cargo may have rewritten it in a newer format).
+        "cp /tmp/prchain-Cargo.lock Cargo.lock"
+        if "Cargo.lock" in snap.files
+        else "rm -f Cargo.lock",
+        f"{SUITE.replace('--no-fail-fast', '--no-run')}",
+        _clean_own_crates(),
+        f"chmod -R a+rX {CARGO_HOME} {TARGET}",
+        f"du -sh {CARGO_HOME}/vendor {TARGET}",
+    ]
+    return commands
+
+
+# Per stage, as the agent (and the tester): the live target directory gets the dependency builds
+# as symbolic links (rustc replaces an output by renaming, so a rebuild never writes through one)
+# and its own copy of their fingerprints (small; cargo rewrites them), so `cargo test` starts warm.
+SETUP = (
+    f"[ -e {LIVE_TARGET} ] || ( mkdir -p {LIVE_TARGET} && cd {TARGET} && for p in */; do "
+    'p=${p%/}; [ -d "$p/deps" ] || continue; '
+    f'mkdir -p "{LIVE_TARGET}/$p/deps" "{LIVE_TARGET}/$p/build"; '
+    f'cp -r "$p/.fingerprint" "{LIVE_TARGET}/$p/"; '
+    f'for f in "$p"/deps/* "$p"/build/*; do [ -e "$f" ] && ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f"; '
+    "done; done; true )"
+)
+
+
+def _clean_own_crates() -> str:
+    """The workspace's own packages out of the target directory (their paths differ from the
+    agent's /work/repo, so they would only take space)."""
+    names = (
+        "cargo metadata --no-deps --format-version 1 | python3 -c "
+        '\'import json, sys; print("\\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))\''
+    )
+    return f"for p in $({names}); do cargo clean -p $p || true; done"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _without_versions(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not re.match(r"\s*version\s*=", line))
+
+
+@ECOSYSTEMS.register("rust")
+class Rust:
+    name = "rust"
+    report: TestReport = Cargo()
+
+    def owns(self, path: str) -> bool:
+        """Rust sources, insta's snapshots, and whatever a workspace keeps under `crates/` (ruff's
+        test patches are mostly Python fixtures that Rust tests read, and their snapshots)."""
+        return path.endswith((".rs", ".snap")) or path.startswith("crates/")
+
+    def detects(self, snap: Snapshot) -> bool:
+        return "Cargo.toml" in snap.files
+
+    def era_facts(self, snap: Snapshot) -> dict[str, object]:
+        """The manifests without their version lines, the lock's digest, the toolchain asked for."""
+        manifests = {
+            path: _without_versions(text)
+            for path, text in snap.files.items()
+            if path == "Cargo.toml" or path.endswith("/Cargo.toml")
+        }
+        return {
+            "manifests": manifests,
+            "lock": _digest(snap.text("Cargo.lock")) if "Cargo.lock" in snap.files else "",
+            "channel": channel(snap),
+            "wanted": wanted(snap)[0],
+        }
+
+    def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        want, nightly, why = wanted(snap)
+        chain, gap = choose(want, config.suites)
+        return [self._plan(snap, chain, nightly, [why, *([gap] if gap else [])])]
+
+    def _plan(
+        self, snap: Snapshot, chain: Toolchain, nightly: bool, why: list[str], cap: bool = False
+    ) -> Plan:
+        cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        env = {
+            "CARGO_HOME": CARGO_HOME,
+            "CARGO_TARGET_DIR": LIVE_TARGET,
+            "CARGO_NET_OFFLINE": "true",
+            "CARGO_TERM_COLOR": "never",
+        }
+        notes = [
+            f"rustc {chain.version} ({chain.packages[0]} of {chain.suite}): {'; '.join(why)}",
+            "dependencies as Cargo.lock pins them"
+            if "Cargo.lock" in snap.files
+            else "no Cargo.lock: the newest versions that fit the toolchain (the index has no dates)",
+        ]
+        if nightly:  # nightly features on a stable compiler
+            env["RUSTC_BOOTSTRAP"] = "1"
+            notes.append(f"{channel(snap)} asked for: stable rustc with RUSTC_BOOTSTRAP=1")
+        return Plan(
+            "rust",
+            chain.suite,
+            chain.version,
+            cutoff,
+            build_commands(snap, chain, cap),
+            SUITE,
+            SETUP,
+            notes=notes,
+            variant=f"rustc-{chain.version}",
+            toolchain=toolchain_commands(chain),
+            env=env,
+        )
+
+    def revise(
+        self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
+    ) -> Plan | None:
+        """A build that failed on a lint the project denies: the same with lints capped. On a
+        dependency that needs a newer rustc, a manifest, lock or edition this cargo cannot read, a
+        compile error: the next newer toolchain, or the one the error names."""
+        if ran:
+            return None
+        current = next((t for t in TOOLCHAINS if t.version == plan.interpreter), None)
+        if current is None:
+            return None
+        capped = "+cap-lints" in plan.variant
+        nightly = "RUSTC_BOOTSTRAP" in plan.env
+        if _DENIED.search(log) and not capped:
+            revised = self._plan(snap, current, nightly, [], cap=True)
+            note = "lints the project denies only warn (a newer compiler than its own raises them)"
+            return replace(
+                revised,
+                notes=[*plan.notes, note],
+                variant=f"{plan.variant}+cap-lints",
+            )
+        needed = [minor(m.group(1) or m.group(2)) for m in _NEEDS.finditer(log)]
+        if not needed and not _NEWER.search(log):
+            return None  # unreachable sources, a broken tree: no toolchain helps
+        nxt = after(current, config.suites, max(needed, default=0))
+        if nxt is None:
+            return None
+        revised = self._plan(
+            snap, nxt, nightly, [f"rustc {current.version} failed to build the era"], capped
+        )
+        variant = revised.variant + ("+cap-lints" if capped else "")
+        return replace(revised, notes=[*plan.notes[1:], *revised.notes], variant=variant)

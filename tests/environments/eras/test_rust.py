@@ -1,0 +1,287 @@
+"""The Rust room: toolchain choice and plans on snapshots of real git repositories, and the cargo
+test reader on what the host's real cargo prints."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import detect, ecosystem
+from environments.eras.manifests import Snapshot, snapshot
+from environments.eras.rust.report import Cargo, parse, root_error
+from environments.eras.rust.toolchains import choose, stable_on, wanted
+from prchain.core import git
+from prchain.verdicts.sandbox import fill_command
+from tests.support.rust_repo import make_digits
+
+CARGO = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
+
+
+def _snap(files: dict[str, str], when: str = "2023-06-01") -> Snapshot:
+    date = datetime.fromisoformat(when).replace(tzinfo=UTC)
+    return Snapshot("0" * 40, date, files, sorted(files))
+
+
+def _need_cargo() -> None:
+    if not os.access(CARGO, os.X_OK):
+        pytest.skip("no cargo on this machine")
+
+
+# ---- toolchains and plans -----------------------------------------------------------------------
+
+
+def test_the_digits_history_gets_bookworms_rustc_and_vendored_crates(tmp_path: Path) -> None:
+    clone = make_digits(tmp_path / "digits")
+    first = git.output(clone, "rev-list", "--max-parents=0", "HEAD").strip()
+    snap = snapshot(clone, first)
+    rust = detect(snap, ["tests/pair.rs"])
+    assert rust is not None and rust.name == "rust"
+    (plan,) = rust.plans(snap, ErasConfig())
+    assert (plan.suite, plan.interpreter) == ("bookworm", "1.63")
+    assert "stable of 2022-08-15 is 1.63" in plan.notes[0]
+    # bookworm's cargo 1.63 predates the sparse index: a newer cargo of the suite fetches.
+    assert any("apt-get download cargo-web" in c for c in plan.toolchain)
+    assert any("/opt/rust-fetch/usr/bin/cargo vendor" in c for c in plan.commands)
+    assert plan.env["CARGO_NET_OFFLINE"] == "true" and plan.setup_command
+
+
+@pytest.mark.parametrize(
+    ("files", "when", "version", "suite"),
+    [
+        (
+            {"rust-toolchain.toml": '[toolchain]\nchannel = "1.80.0"\n'},
+            "2024-09-01",
+            "1.85",
+            "trixie",
+        ),
+        ({"rust-toolchain": "1.70\n"}, "2024-09-01", "1.78", "bullseye"),
+        ({}, "2019-01-01", "1.48", "bullseye"),  # nothing older is packaged
+        ({}, "2026-06-01", "1.96", "trixie"),
+        ({"Cargo.lock": "version = 4\n"}, "2023-01-01", "1.78", "bullseye"),
+    ],
+)
+def test_the_nearest_packaged_toolchain_not_older_than_the_era(
+    files: dict[str, str], when: str, version: str, suite: str
+) -> None:
+    manifest = {"Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\nedition = "2018"\n'}
+    want, _, _ = wanted(_snap({**manifest, **files}, when))
+    chain, _ = choose(want, ErasConfig().suites)
+    assert (chain.version, chain.suite) == (version, suite)
+
+
+def test_a_workspace_members_edition_and_rust_version_raise_the_floor() -> None:
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["a"]\n',
+        "a/Cargo.toml": '[package]\nname = "a"\nedition = "2024"\n',
+    }
+    assert wanted(_snap(files, "2023-01-01"))[0] == 85
+    files["a/Cargo.toml"] = '[package]\nname = "a"\nrust-version = "1.81"\n'
+    assert wanted(_snap(files, "2023-01-01"))[0] == 81
+
+
+def test_a_nightly_channel_gets_its_dates_stable_with_bootstrap() -> None:
+    files = {
+        "Cargo.toml": '[package]\nname = "x"\n',
+        "rust-toolchain": "nightly-2024-03-01\n",
+    }
+    (plan,) = ecosystem("rust").plans(_snap(files), ErasConfig())
+    assert stable_on(datetime(2024, 3, 1, tzinfo=UTC)) == 76
+    assert plan.interpreter == "1.78" and plan.env["RUSTC_BOOTSTRAP"] == "1"
+
+
+def test_era_facts_ignore_a_version_bump_and_follow_the_lock() -> None:
+    rust = ecosystem("rust")
+    base = {"Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\n', "Cargo.lock": "a"}
+    bumped = {**base, "Cargo.toml": base["Cargo.toml"].replace("0.1.0", "0.2.0")}
+    relocked = {**base, "Cargo.lock": "b"}
+    assert rust.era_facts(_snap(base)) == rust.era_facts(_snap(bumped))
+    assert rust.era_facts(_snap(base)) != rust.era_facts(_snap(relocked))
+
+
+def test_a_failed_build_that_asks_for_a_newer_rustc_gets_it() -> None:
+    rust = ecosystem("rust")
+    snap = _snap({"Cargo.toml": '[package]\nname = "x"\n'}, "2022-08-20")
+    (plan,) = rust.plans(snap, ErasConfig())
+    log = "error: package `clap v4.5.0` cannot be built because it requires rustc 1.74 or newer"
+    revised = rust.revise(snap, ErasConfig(), plan, log, ran=False)
+    assert revised is not None and revised.interpreter == "1.78"
+    assert rust.revise(snap, ErasConfig(), plan, "failed to fetch github.com", ran=False) is None
+
+
+# ---- the reader, on the host's real cargo -------------------------------------------------------
+
+LIB_A = """/// Adds.
+///
+/// ```
+/// assert_eq!(a::add(1, 2), 3);
+/// ```
+pub fn add(x: i32, y: i32) -> i32 { x + y }
+
+#[cfg(test)]
+mod tests {
+    #[test] fn ok() { assert_eq!(super::add(1, 1), 2); }
+    #[test] fn bad() { assert_eq!(super::add(1, 1), 3); }
+    #[test] #[ignore] fn skipped() {}
+    #[test] #[should_panic] fn panics() { panic!("x") }
+}
+"""
+
+
+def _workspace(root: Path, broken: bool = False) -> Path:
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["a", "b-crate"]\nresolver = "2"\n',
+        "a/Cargo.toml": '[package]\nname = "a"\nversion = "0.1.0"\nedition = "2021"\n',
+        "a/src/lib.rs": LIB_A,
+        "a/tests/cli.rs": "#[test] fn works() { assert_eq!(a::add(2, 2), 4); }\n",
+        "b-crate/Cargo.toml": '[package]\nname = "b-crate"\nversion = "0.1.0"\nedition = "2021"\n',
+        "b-crate/src/lib.rs": "#[cfg(test)]\nmod tests { #[test] fn fine() {} }\n",
+        "b-crate/tests/cli.rs": "#[test] fn works() { assert_eq!(%s, 4); }\n"
+        % ("missing()" if broken else "4"),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _run(root: Path, command: str, tmp: Path) -> tuple[dict[str, str], str]:
+    report = tmp / "report.txt"
+    env = {**os.environ, "CARGO_TARGET_DIR": str(tmp / "target"), "CARGO_TERM_COLOR": "never"}
+    env["PATH"] = f"{Path(CARGO).parent}:{env['PATH']}"
+    script = Cargo().script(command, str(report))
+    done = subprocess.run(["bash", "-c", script], cwd=root, env=env, capture_output=True, text=True)
+    written = report.read_text() if report.exists() else None
+    return Cargo().parse(written, done.stdout), done.stdout
+
+
+def test_cargo_outcomes_by_target_with_integration_tests_told_apart(tmp_path: Path) -> None:
+    _need_cargo()
+    outcomes, output = _run(
+        _workspace(tmp_path / "ws"), "cargo test --workspace --no-fail-fast", tmp_path
+    )
+    assert outcomes == {
+        "a::tests::ok": "passed",
+        "a::tests::bad": "failed",
+        "a::tests::skipped": "skipped",
+        "a::tests::panics": "passed",
+        "a/cli::works": "passed",
+        "b_crate::tests::fine": "passed",
+        "b-crate/cli::works": "passed",
+        "a(doc)::a/src/lib.rs - add": "passed",
+    }, output
+    # The console alone (no report): the same tests, integration tests no longer told apart.
+    assert set(parse(None, output)) >= {"a::tests::ok", "cli::works", "b_crate::tests::fine"}
+
+
+def test_a_target_that_does_not_compile_is_an_error_unit_with_its_root_error(
+    tmp_path: Path,
+) -> None:
+    _need_cargo()
+    ws = _workspace(tmp_path / "ws", broken=True)
+    outcomes, output = _run(ws, "cargo test --workspace --no-fail-fast", tmp_path)
+    assert outcomes == {"b-crate/cli": "error"}, output
+    assert root_error(output).startswith("error[E0425]: cannot find function `missing`")
+    assert "b-crate/tests/cli.rs:1" in root_error(output)
+
+
+def test_the_narrowed_command_tests_only_the_crates_of_the_stage(tmp_path: Path) -> None:
+    _need_cargo()
+    ws = _workspace(tmp_path / "ws")
+    reader = Cargo()
+    command = fill_command(
+        reader.narrowed("cargo test --workspace --no-fail-fast"),
+        reader.targets(["b-crate/tests/cli.rs", "b-crate/src/lib.rs"]),
+    )
+    outcomes, output = _run(ws, command, tmp_path)
+    assert outcomes == {"b_crate::tests::fine": "passed", "b-crate/cli::works": "passed"}, output
+
+
+# Printed by cargo 1.48 (bullseye's) on the workspace above: binaries without their source, the
+# compile failure without its target.
+OLD_CARGO = """\
+     Running /tmp/t/debug/deps/a-220b9fa3a1f6bdb0
+
+running 2 tests
+test tests::bad ... FAILED
+test tests::skipped_reason ... ignored
+
+     Running /tmp/t/debug/deps/cli-4a2375d417cb2b53
+
+running 1 test
+test works ... ok
+
+   Doc-tests a
+
+running 1 test
+test src/lib.rs - add (line 3) ... ok
+   Compiling b v0.1.0 (/ws/b)
+error[E0425]: cannot find function `missing` in this scope
+ --> b/tests/cli.rs:1:33
+error: aborting due to previous error
+error: could not compile `b`.
+"""
+
+
+def test_old_cargos_lines_are_read_too() -> None:
+    listing = "# prchain: fingerprints\n/tmp/t/debug/.fingerprint/a-4a2375d417cb2b53\n"
+    assert parse(OLD_CARGO + listing, "") == {
+        "a::tests::bad": "failed",
+        "a::tests::skipped_reason": "skipped",
+        "a/cli::works": "passed",
+        "a(doc)::src/lib.rs - add": "passed",
+        "b": "error",
+    }
+    assert root_error(OLD_CARGO) == (
+        "error[E0425]: cannot find function `missing` in this scope (b/tests/cli.rs:1:33)"
+    )
+
+
+def test_a_denied_lint_of_a_newer_compiler_is_capped_then_a_newer_rustc_tried() -> None:
+    rust = ecosystem("rust")
+    snap = _snap({"Cargo.toml": '[package]\nname = "x"\n'}, "2015-11-28")
+    (plan,) = rust.plans(snap, ErasConfig())
+    denied = (
+        "error: use of deprecated macro `try`: use the `?` operator instead\n"
+        "note: the lint level is defined here\n #![deny(warnings)]"
+    )
+    capped = rust.revise(snap, ErasConfig(), plan, denied, ran=False)
+    assert capped is not None and capped.interpreter == plan.interpreter == "1.48"
+    assert capped.variant == "rustc-1.48+cap-lints"
+    assert any("--cap-lints" in c for c in capped.commands)
+    unreadable = "error: failed to parse manifest at `/opt/cargo/vendor/proc-macro2/Cargo.toml`"
+    newer = rust.revise(snap, ErasConfig(), capped, denied + unreadable, ran=False)
+    assert newer is not None and newer.interpreter == "1.63" and "+cap-lints" in newer.variant
+    assert any("--cap-lints" in c for c in newer.commands)
+
+
+def test_a_workspaces_python_fixtures_belong_to_its_rust_tests() -> None:
+    files = {"Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n', "pyproject.toml": ""}
+    fixtures = [
+        "crates/lint/resources/test/fixtures/E501.py",
+        "crates/lint/src/snapshots/lint__E501.py.snap",
+    ]
+    found = detect(_snap(files), fixtures)
+    assert found is not None and found.name == "rust"
+    found = detect(_snap(files), ["python/tests/test_core.py"])  # a Python package's own tests
+    assert found is not None and found.name == "python"
+
+
+def test_a_failed_cargo_build_says_its_first_and_deepest_cause() -> None:
+    from environments.eras.build import build_failure
+
+    log = (  # ruff 2025: a git dependency, and GitHub is not reachable
+        "+ cargo vendor --quiet /opt/cargo/vendor\nerror: failed to sync\n\nCaused by:\n"
+        "  failed to load lockfile for /opt/prchain/src\n\nCaused by:\n"
+        "  failed to get `salsa` as a dependency of package `ruff_db v0.0.0`\n\nCaused by:\n"
+        "  [6] Could not resolve hostname (Could not resolve host: github.com); class=Net (12)\n"
+    )
+    assert build_failure(log, 101) == (
+        "error: failed to sync failed to load lockfile for /opt/prchain/src … "
+        "[6] Could not resolve hostname (Could not resolve host: github.com); class=Net (12)"
+    )
