@@ -19,6 +19,8 @@ from sqlalchemy import delete, select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from environments.docker_client import DockerClient  # noqa: E402
+from environments.eras.build import cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
 from prchain.cli import main  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
 from sql.models import EnvRecipe  # noqa: E402
@@ -104,7 +106,7 @@ def main_() -> int:
             run(Path(tmp), client, index, volume)
         finally:
             remove_images(client)
-            client.remove_volume(volume)
+            client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), REPO))
     return 0
 
 
