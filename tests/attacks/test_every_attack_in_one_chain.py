@@ -177,7 +177,7 @@ def test_every_attack_in_one_chain_gets_no_oracle_text_and_no_unearned_stage(
     attacker = Attacker(plan)
     fake_llm.push(model="policy", responder=attacker, times=None)
     fake_llm.push(model="judge", responder=fenced_judge, times=None)
-    runner = make_runner(sqlite_engine, keep_policy="prefix", keep_on="tests", max_refinements=1)
+    runner = make_runner(sqlite_engine, keep_policy="prefix", keep_on="both", max_refinements=1)
     result = runner.run(seeded.chain_id)
 
     assert (result.status, result.kept_stages) == ("kept", 2), result.reason
@@ -198,7 +198,7 @@ def test_every_attack_in_one_chain_gets_no_oracle_text_and_no_unearned_stage(
     assert shown(attacker.seen, secrets[3]) == []
 
     out = tmp_path / "trajectories.jsonl"
-    summary = export_trajectories(sqlite_engine, out, keep="prefix", keep_on="tests")
+    summary = export_trajectories(sqlite_engine, out, keep="prefix", keep_on="both")
     assert summary.written == 1, summary.skipped
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["metadata"]["kept_stages"] == 2
