@@ -125,6 +125,9 @@ def base_recipe(config: EnvironmentConfig) -> str:
     )
 
 
+BASE_PREFIX = "prchain/base"  # the only prchain images ensure_base_image builds
+
+
 def ensure_base_image(
     client: DockerClient, config: EnvironmentConfig, notify: Notify = print
 ) -> str:
@@ -139,6 +142,13 @@ def ensure_base_image(
         raise EnvironmentFailure(
             f"base image {config.base_image} is not present and could not be pulled",
             hint="load it with `docker load`, or use a prchain/* name so prchain builds one with debootstrap",
+        )
+    if not config.base_image.startswith(BASE_PREFIX):
+        # An era, toolchain or repository image that is gone (pruned) is no candidate: building
+        # the bare base under its name would run a stage without its dependencies.
+        raise EnvironmentFailure(
+            f"image {config.base_image} is not present; it is no base image prchain can rebuild",
+            hint="run `prchain env setup` again to build the era's image",
         )
     recipe = base_recipe(config)
     cached = f"prchain/base:recipe-{recipe[:16]}"
