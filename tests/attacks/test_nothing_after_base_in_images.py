@@ -86,7 +86,7 @@ def future(
 ) -> Iterator[tuple[Path, str, str, str]]:
     """The repository, its two commits, and the era image built on the later one."""
     from environments.config import EnvironmentConfig
-    from environments.eras.build import ensure_era_image
+    from environments.eras.build import cache_volume, ensure_era_image
     from environments.eras.config import ErasConfig
     from environments.eras.manifests import snapshot
     from environments.eras.python import Python
@@ -117,6 +117,7 @@ def future(
         for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
             for tag in image["tags"]:
                 docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(eras, REPO))
 
 
 GREP = (
