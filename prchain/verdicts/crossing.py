@@ -8,8 +8,8 @@ is named in the record:
 | rule | left out | why |
 | --- | --- | --- |
 | test side | test files, conftest.py, pytest.ini, tox.ini, sitecustomize.py, *.pth | the stage base's (B_t's) version is used |
-| suffix | anything not in `SOURCE_SUFFIXES`: *.toml, *.cfg, *.ini, setup.py's kin, *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
-| named config | setup.py, pytest.py, noxfile.py, package.json, tsconfig*.json, *.config.js, build.rs | read by a runner or a build tool although the suffix is a source one |
+| suffix | anything not in `SOURCE_SUFFIXES` (*.toml, *.cfg, *.ini and *.conf only below the root): *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
+| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, build.rs | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 
@@ -37,11 +37,15 @@ SOURCE_SUFFIXES = frozenset(
         ".ico", ".po", ".pot", ".sql", ".graphql", ".proto",
     }
 )  # fmt: skip
+# Data a package reads that shares a suffix with tool configuration: it crosses below the root
+# (pytest and the packaging tools read theirs at the root, by the names in CONFIG_NAMES).
+NESTED_DATA_SUFFIXES = frozenset({".ini", ".cfg", ".toml", ".conf"})
 CONFIG_NAMES = frozenset(
     {
         "setup.py", "pytest.py", "noxfile.py", "conftest.py", "sitecustomize.py",
         "usercustomize.py", "package.json", "jsconfig.json", "build.rs",
-        "requirements.txt", "CMakeLists.txt",
+        "requirements.txt", "CMakeLists.txt", "pytest.ini", "tox.ini", "setup.cfg",
+        "pyproject.toml", "pytest.toml", "Cargo.toml", "Pipfile", "manage.py",
     }
 )  # fmt: skip
 _CONFIG_NAME = re.compile(
@@ -64,8 +68,9 @@ def why_not(path: str) -> str | None:
     name = parts[-1]
     if any(p.startswith(".") or _METADATA_DIR.search(p) for p in parts):
         return "tool configuration or package metadata"
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    if suffix.lower() not in SOURCE_SUFFIXES:
+    suffix = (name[name.rfind(".") :] if "." in name else "").lower()
+    nested_data = len(parts) > 1 and suffix in NESTED_DATA_SUFFIXES
+    if suffix not in SOURCE_SUFFIXES and not nested_data:
         return "not a source or data file"
     if name in CONFIG_NAMES or _CONFIG_NAME.match(name):
         return "read by a test runner or build tool"

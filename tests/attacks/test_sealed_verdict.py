@@ -116,6 +116,10 @@ def test_a_whole_command_run_is_sealed_the_same_way(stage_one, geo) -> None:
         ("jest.config.js", False),
         ("tests/test_shapes.py", False),
         ("geo/conftest.py", False),
+        ("geo/data/defaults.ini", True),  # package data below the root
+        ("settings.toml", False),  # at the root: where tools look for their configuration
+        ("geo/sub/setup.cfg", False),
+        ("crates/core/Cargo.toml", False),
     ],
 )
 def test_the_allow_list(path: str, crosses: bool) -> None:
