@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
+from environments.eras.config import ErasConfig
 from environments.eras.memory import recipe, save_recipe
 from prchain.cli import main
 from sql.db import session_scope
@@ -80,3 +81,36 @@ def test_env_gc_collects_every_kind_prchain_starts(
         assert container not in alive
     finally:
         docker_client.remove_container(container)
+
+
+def test_a_remembered_era_whose_image_is_gone_is_no_candidate(engine: Engine) -> None:
+    """A verified recipe whose image was pruned: memory offers nothing, the ladder plans anew."""
+    from datetime import UTC, datetime
+
+    from environments.eras.era import Era
+    from environments.eras.manifests import Snapshot
+    from environments.eras.python import Python
+    from prchain.verdicts.envsetup import Setup, _memory_candidate
+
+    with session_scope(engine) as session:
+        row = Repo(full_name="acme/pruned", source="git", clone_path="/nonexistent")
+        session.add(row)
+        session.flush()
+        repo_id = row.id
+    values = dict(
+        repo_id=repo_id,
+        era_key="old",
+        ecosystem="python",
+        era_date="2024-01-01",
+        base_sha="0" * 40,
+        status="verified",
+        method="planner",
+        image=f"prchain/era-{RUN}:pruned",
+    )
+    save_recipe(engine, values)
+    snap = Snapshot("1" * 40, datetime(2024, 2, 1, tzinfo=UTC), {}, [])
+    era = Era("new", Python(), snap)
+    kept = Setup(engine, ErasConfig(), None, None, image_exists=lambda tag: True)  # type: ignore[arg-type]
+    gone = Setup(engine, ErasConfig(), None, None, image_exists=lambda tag: False)  # type: ignore[arg-type]
+    assert _memory_candidate(kept, repo_id, era) is not None
+    assert _memory_candidate(gone, repo_id, era) is None
