@@ -162,8 +162,8 @@ def _matches(automaton: Any, text: str) -> Iterator[tuple[str, Kind, int]]:
 
 # A tool output may carry a gold line encoded (`base64 file`, `xxd -p`, `gzip | base64`): runs
 # that decode are scanned too, decompressed when they are gzip, zlib, bzip2 or xz.
-_BASE64_RUN = re.compile(r"(?:[A-Za-z0-9+/]{4}\s*){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}\s?){8,}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}(?:[ \t]*\r?\n[A-Za-z0-9+/]{4,}={0,2})*")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}(?:[ \t\n][0-9a-fA-F]{2,})*")
 MAX_DECODED = 1 << 20  # bytes decoded per message: a bound, not a filter
 
 
@@ -190,15 +190,15 @@ def _encoded_runs(text: str) -> Iterator[bytes]:
 
 
 def _decompressed(data: bytes) -> bytes:
-    """`data` inflated when it is gzip/zlib, bzip2 or xz, never past MAX_DECODED (no bomb)."""
-    openers = (
-        lambda: zlib.decompressobj(47).decompress(data, MAX_DECODED),  # gzip or zlib header
-        lambda: bz2.BZ2Decompressor().decompress(data, max_length=MAX_DECODED),
-        lambda: lzma.LZMADecompressor().decompress(data, max_length=MAX_DECODED),
-    )
-    for opener in openers:
-        with contextlib.suppress(Exception):
-            return opener()
+    """`data` inflated when it is gzip/zlib, bzip2 or xz, never past MAX_DECODED (no bomb); only
+    a run that starts with one of their magic numbers is tried."""
+    with contextlib.suppress(Exception):
+        if data[:2] == b"\x1f\x8b" or (data[:1] == b"\x78" and int.from_bytes(data[:2]) % 31 == 0):
+            return zlib.decompressobj(47).decompress(data, MAX_DECODED)  # gzip or zlib header
+        if data[:3] == b"BZh":
+            return bz2.BZ2Decompressor().decompress(data, max_length=MAX_DECODED)
+        if data[:6] == b"\xfd7zXZ\x00":
+            return lzma.LZMADecompressor().decompress(data, max_length=MAX_DECODED)
     return b""
 
 
