@@ -6,8 +6,9 @@ behind to rewrite the hidden test, and a patch that closes the judge's block and
 In every stage it also plants hooks, starts a `setsid` reader, probes root's places and walks every
 git object it can reach (`git diff` between the stage refs, `cat-file --batch-all-objects`).
 
-The keep signal is `tests`, so only the hidden tests (where a stage has them) decide: this is the
-setting in which a forged T(p̂) would be kept. Expected: stages 1-2 kept, stage 3 not; no gold line
+The keep signal is `both` (issue 52 refused `tests` alone), and the judge passes any patch that
+defines the function the reference adds, so where a stage has hidden tests they decide: this is
+the setting in which a forged T(p̂) would be kept. Expected: stages 1-2 kept, stage 3 not; no gold line
 of any stage and no hidden test name in any observation, stored step or exported record (a stage's
 test lines and test names are part of the repository from the next stage on, since only code
 patches are reverted at a stage entry).
