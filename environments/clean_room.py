@@ -36,6 +36,9 @@ TESTER_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": "/dev/null",
+    # Compiled caches are read from (and never written to) an empty root-owned place: a forged
+    # `__pycache__/test_x.…pyc` beside a hidden test cannot be what pytest loads.
+    "PYTHONPYCACHEPREFIX": f"{carry.STATE_ROOT}/room/pycache",
 }
 ROOM = f"{carry.STATE_ROOT}/room"  # root's, 0711: the launcher, the report pipe and its copy
 LAUNCHER = f"{ROOM}/pytest_main.py"
@@ -44,9 +47,31 @@ REPORT = f"{ROOM}/report"  # a pipe: the tester may write it, never remove or re
 PREPARE = f"""
 set -euo pipefail
 umask 022
-mkdir -p {ROOM}; chmod 0711 {ROOM}
+mkdir -p {ROOM} {ROOM}/pycache; chmod 0711 {ROOM}; chmod 0755 {ROOM}/pycache
 printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
 {seal.PROBE}
+"""
+# Root, after the gold test patch: the hidden tests and every test configuration become root's
+# (0644), and each directory above them root's with the sticky bit (1777): the tester may still
+# create files there, but no code of the agent's can rewrite, replace or rename a hidden test.
+SEAL_TESTS = f"""
+set -u
+cd {carry.WORKDIR} || exit 95
+{{ printf '%s\\n' "$@"; find . -path ./.git -prune -o -type f \\( -name conftest.py -o \\
+  -name pytest.ini -o -name tox.ini -o -name setup.cfg -o -name pyproject.toml \\) -print; }} |
+while IFS= read -r f; do
+  f=${{f#./}}
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  case "$(readlink -f -- "$f")" in {carry.WORKDIR}/*) ;; *) continue ;; esac
+  chown -h root:root -- "$f" && chmod 0644 -- "$f"
+  d=$(dirname -- "$f")
+  while :; do
+    [ -L "$d" ] || {{ chown -h root:root -- "$d"; chmod 1777 -- "$d"; }}
+    [ "$d" = . ] && break
+    d=$(dirname -- "$d")
+  done
+done
+exit 0
 """
 _KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER})")
 # Root: $1 the timeout, $2 the command, run as the tester in its own process group. The report
@@ -121,6 +146,21 @@ class DockerCleanRoom:
             max_output=self.config.max_output_bytes,
             wrapper=SEALED_RUN,
         )
+
+    def seal_tests(self, paths: list[str]) -> None:
+        """Root's, after the gold test patch: `paths` (the hidden tests) and every test
+        configuration can no longer be changed by the tester, so not by the agent's code either."""
+        raw = self.client.exec(
+            self.container,
+            ["bash", "-c", SEAL_TESTS, "prchain", *paths],
+            user="root",
+            workdir="/",
+            env=carry.ROOT_ENV,
+            limit=INTERNAL_LIMIT,
+            deadline=300,
+        )
+        if raw.exit_code != 0:
+            raise EnvironmentFailure(f"sealing the hidden tests failed: {raw.output[-500:]!r}")
 
     def run_reported(
         self, script_for: Callable[[str], str], timeout: float

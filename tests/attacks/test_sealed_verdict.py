@@ -125,3 +125,70 @@ def test_a_whole_command_run_is_sealed_the_same_way(stage_one, geo) -> None:
 def test_the_allow_list(path: str, crosses: bool) -> None:
     """(unit) what crosses from the agent's tree into the clean room."""
     assert (why_not(path) is None and not is_test_side(path)) is crosses
+
+
+# A hidden test file collected after one that imports the package: the package's code, imported
+# first, rewrites the later file, or plants a compiled copy of it that pytest would load instead.
+FIRST = """diff --git a/tests/test_aa_first.py b/tests/test_aa_first.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_aa_first.py
+@@ -0,0 +1,5 @@
++import geo
++
++
++def test_first():
++    assert geo is not None
+"""
+# What the forgeries put in place of the hidden test's import: the answer, not an implementation.
+STUB = "circle_area = lambda r: round(3.14159 * r * r, 5)"
+REWRITE = f"""import os, re
+_STUB = {STUB!r}
+_p = os.path.join(os.getcwd(), "tests", "test_shapes.py")
+try:
+    _t = open(_p).read()
+    open(_p, "w").write(re.sub(r"from geo.shapes import circle_area", _STUB, _t))
+except OSError:
+    pass
+"""
+FORGED_PYC = f"""import importlib.util, marshal, os, struct, sys
+_STUB = {STUB!r}
+try:
+    import _pytest
+    _src = os.path.join(os.getcwd(), "tests", "test_shapes.py")
+    _st = os.stat(_src)
+    _forged = open(_src).read().replace("from geo.shapes import circle_area", _STUB)
+    _code = compile(_forged, _src, "exec")
+    _dir = os.path.join(os.path.dirname(_src), "__pycache__")
+    os.makedirs(_dir, exist_ok=True)
+    _tag = f"{{sys.implementation.cache_tag}}-pytest-{{_pytest.__version__}}"
+    with open(os.path.join(_dir, f"test_shapes.{{_tag}}.pyc"), "wb") as _f:
+        _f.write(importlib.util.MAGIC_NUMBER + b"\\x00" * 4)
+        _f.write(struct.pack("<LL", int(_st.st_mtime) & 0xFFFFFFFF, _st.st_size & 0xFFFFFFFF))
+        _f.write(marshal.dumps(_code))
+except OSError:
+    pass
+"""
+
+
+@pytest.mark.parametrize("code", [REWRITE, FORGED_PYC], ids=["rewrite", "forged-pyc"])
+def test_the_agents_code_cannot_change_a_hidden_test_before_it_is_collected(
+    stage_one, geo, code: str
+) -> None:
+    from prchain.verdicts.oracle import StageTests
+
+    tests = hidden_tests(geo)
+    files = ["tests/test_aa_first.py", *tests.test_files]
+    command = f"python3 -m pytest -p no:cacheprovider {' '.join(files)}"
+    two = StageTests(
+        tests.fail_to_pass,
+        tests.pass_to_pass,
+        command,
+        files,
+        tests.test_patch.rstrip("\n") + "\n" + FIRST,
+    )
+    stage_one.write_file("geo/__init__.py", code)
+    verdict = run_tests(stage_one, two, timeout=120)
+    assert not verdict.passed and verdict.failing == F2P, verdict.outcomes
+    stage_one.write_file("geo/shapes.py", FIX)  # sealed tests still pass a real fix
+    assert run_tests(stage_one, two, timeout=120).passed
