@@ -23,6 +23,7 @@ from chains.textclean import clean_body, parse_query_repaired, trim_patch
 from prchain.core.errors import LLMOutputInvalid, NothingToDo
 from prchain.llm.calls import Usage
 from prchain.llm.client import LLMClient
+from prchain.llm.parsing import fence_token
 from prchain.llm.prompts import render
 from sql.db import session_scope
 from sql.leases import holding
@@ -327,10 +328,12 @@ def _generate(
 
 def query_prompt(chain: ChainInput, stage: StageInput, config: ChainsConfig) -> str:
     patch, trimmed = trim_patch(stage.patch, config.query_patch_tokens)
+    previous = [s.title for s in chain.stages if s.idx < stage.idx]
     return render(
         PROMPTS,
         "query.j2",
         repo=chain.repo,
+        token=fence_token(stage.title, stage.body, patch, *stage.files, *previous),
         title=stage.title,
         body=stage.body,
         patch=patch or "(no code change)",
@@ -339,7 +342,7 @@ def query_prompt(chain: ChainInput, stage: StageInput, config: ChainsConfig) -> 
         stage=stage.idx,
         stages=len(chain.stages),
         avoid=sorted(stage.leaks),
-        previous_titles=[s.title for s in chain.stages if s.idx < stage.idx],
+        previous_titles=previous,
     )
 
 
@@ -349,7 +352,15 @@ def overview_prompt(chain: ChainInput) -> str:
         for s in chain.stages
     ]
     avoid = sorted(chain.stages[0].leaks) if chain.stages else []
-    return render(PROMPTS, "overview.j2", repo=chain.repo, stages=stages, avoid=avoid)
+    texts = [t for s in chain.stages for t in (s.title, s.body, *s.files)]
+    return render(
+        PROMPTS,
+        "overview.j2",
+        repo=chain.repo,
+        token=fence_token(*texts),
+        stages=stages,
+        avoid=avoid,
+    )
 
 
 # -- saving ------------------------------------------------------------------------------------

@@ -258,7 +258,7 @@ def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
     rewritten = rewritten_between(diffs[link.newer_id], diffs[link.older_id])
     texts = [reference, *rewritten]
     for side in (older, newer):
-        texts += [side.body, side.patch]
+        texts += [side.title, *side.files, side.body, side.patch]
     return render(
         PROMPTS,
         TEMPLATE,

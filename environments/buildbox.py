@@ -4,10 +4,11 @@ image (`docker commit`), and roll a failed step back to the last checkpoint.
 This is where the LLM setup agent works (prchain/envsetup). The repository's tracked files at one
 commit are copied into a container of the era's base image (to `src`: where the era build puts
 them, so a recipe found here replays there); nothing else of the
-repository (no history, no later commit) is there. Unlike an agent's sandbox, the network is on:
-installing needs a package index. It is a plain bridge network; prchain does not filter which
-hosts it reaches (on a machine whose firewall admits only the package registries, that is all
-it reaches). Checkpoint images are this sandbox's own and are removed when it closes.
+repository (no history, no later commit) is there. Unlike an agent's sandbox, it reaches the
+package registries: with `BoxSettings.egress` (what the setup agent gets) through a proxy that
+admits only their host names and no address of the host or the LAN, the box itself having no
+network (environments/egress.py); without it, on the given Docker network. Checkpoint images are
+this sandbox's own and are removed when it closes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Self
 from environments import cleanup
 from environments.carry import WORKDIR
 from environments.docker_client import ContainerSpec, DockerClient
+from environments.egress import INSIDE, START_RELAY, proxy_variables
 from prchain.core import git
 from prchain.core.errors import EnvironmentFailure
 
@@ -56,6 +58,9 @@ class BoxSettings:
     binds: dict[str, tuple[str, str]] = field(default_factory=dict)  # tools and caches, not kept
     environment: dict[str, str] = field(default_factory=dict)  # over BUILD_ENV
     network_mode: str = ""  # e.g. "host"; "" = bridge
+    # The host directory of an EgressProxy's socket: the box gets no network, only the registries
+    # through the proxy (environments/egress.py). "" = `network_mode` as it is.
+    egress: str = ""
 
 
 @dataclass
@@ -93,15 +98,17 @@ class BuildBox:
             "prchain.repo": self.repo,
             **self.labels,
         }
+        egress = self.settings.egress
+        binds = {**self.settings.binds, **({egress: (INSIDE, "ro")} if egress else {})}
         spec = ContainerSpec(
             image=image,
             name=f"prchain-build-{self._run_id}-{len(self.checkpoints)}",
             labels=labels,
             environment=self._env,
             user="root",
-            network=self.network,
-            network_mode=self.settings.network_mode if self.network else "",
-            binds=self.settings.binds,
+            network=self.network and not egress,
+            network_mode=self.settings.network_mode if self.network and not egress else "",
+            binds=binds,
             cpus=self.cpus,
             memory=self.memory,
             pids_limit=4096,
@@ -109,10 +116,13 @@ class BuildBox:
         )
         self.container_id = self.client.run(spec)
         cleanup.register(self.container_id, self._remove_container)
+        if egress:
+            self.run(START_RELAY, timeout=30, workdir="/")
 
     @property
     def _env(self) -> dict[str, str]:
-        return {**BUILD_ENV, **self.settings.environment}
+        proxy = proxy_variables() if self.settings.egress else {}
+        return {**BUILD_ENV, **self.settings.environment, **proxy}
 
     def run(
         self,

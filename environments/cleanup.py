@@ -108,18 +108,24 @@ def _handler(signum: int, previous: Any) -> Callable[[int, FrameType | None], No
     return handle
 
 
+# Every kind of container prchain starts, each labelled with its owner (owner_labels): agent
+# sandboxes, clean rooms for hidden tests, era builds and the setup agent's build boxes.
+OWNED_KINDS = ("sandbox", "clean-room", "era-build", "buildbox")
+
+
 def gc(
     client: DockerClient, *, everything: bool = False, labels: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """Remove managed containers whose owner is gone (all managed containers with everything=True);
     `labels` narrows it to one run's containers (e.g. {"prchain.store": tag})."""
     removed = []
-    # Only sandboxes: a container also inherits the managed label from its image, so an image
-    # build's intermediate containers (FROM the base image) carry it too, with no owner.
-    for container in client.containers(
-        {**(labels or {}), MANAGED_LABEL: "1", "prchain.kind": "sandbox"}
-    ):
-        orphan = everything or not owner_alive(container["labels"])
-        if orphan and client.remove_container(container["id"]):
-            removed.append(container)
+    # Only the kinds prchain starts with an owner: a container also inherits the managed label
+    # from its image, so an image build's intermediate containers carry it too, with no owner.
+    for kind in OWNED_KINDS:
+        for container in client.containers(
+            {**(labels or {}), MANAGED_LABEL: "1", "prchain.kind": kind}
+        ):
+            orphan = everything or not owner_alive(container["labels"])
+            if orphan and client.remove_container(container["id"]):
+                removed.append(container)
     return removed

@@ -458,7 +458,11 @@ class DockerEnvironment:
                 what="building the clean room's tree",
                 container=container,
             )
-            yield DockerCleanRoom(self.client, container, self.config, self.stages[t].setup_command)
+            room = DockerCleanRoom(
+                self.client, container, self.config, self.stages[t].setup_command
+            )
+            room.prepare()
+            yield room
         finally:
             cleanup.unregister(container)
             self._remove(container)

@@ -125,7 +125,7 @@ def base_recipe(config: EnvironmentConfig) -> str:
     )
 
 
-BASE_NAMES = "prchain/base:"
+BASE_NAMES = "prchain/base:"  # the only prchain images ensure_base_image builds
 
 
 def ensure_base_image(
@@ -151,6 +151,13 @@ def ensure_base_image(
         raise EnvironmentFailure(
             f"base image {config.base_image} is not present and could not be pulled",
             hint="load it with `docker load`, or use a prchain/* name so prchain builds one with debootstrap",
+        )
+    if not config.base_image.startswith(BASE_NAMES):
+        # An era, toolchain or repository image that is gone (pruned) is no candidate: building
+        # the bare base under its name would run a stage without its dependencies.
+        raise EnvironmentFailure(
+            f"image {config.base_image} is not present; it is no base image prchain can rebuild",
+            hint="run `prchain env setup` again to build the era's image",
         )
     cached = f"prchain/base:recipe-{recipe[:16]}"
     image = client.image_id(cached) or _debootstrap_import(client, config, cached, recipe, notify)

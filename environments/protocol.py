@@ -119,6 +119,11 @@ class CleanRoom(Workspace, Protocol):
         None when both succeeded, else why not."""
         ...
 
+    def seal_tests(self, paths: list[str]) -> None:
+        """After the gold test patch: `paths` and the test configuration become unchangeable for
+        whatever runs the tests (the agent's code among it)."""
+        ...
+
 
 class Environment(Protocol):
     """A stage-wise workspace for one chain. Use as a context manager so it is always closed."""

@@ -28,9 +28,11 @@ def run_command(
     env: dict[str, str],
     timeout: float,
     max_output: int,
+    wrapper: str = RUN_COMMAND,
 ) -> ExecResult:
-    """Run `command` with bash as `user`; killed (with its children) at the timeout."""
-    argv = ["bash", "-c", RUN_COMMAND, "prchain", f"{timeout:g}s", command]
+    """Run `command` with bash as `user`; killed (with its children) at the timeout. `wrapper`
+    takes the timeout and the command as $1 and $2 (the clean room's drops to the tester)."""
+    argv = ["bash", "-c", wrapper, "prchain", f"{timeout:g}s", command]
     raw = client.exec(
         container,
         argv,

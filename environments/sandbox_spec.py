@@ -27,6 +27,9 @@ AGENT_ENV = {
 # Root needs these to fill a tmpfs sandbox from its seed at start and to end the agent's processes
 # at each stage entry; the agent (a non-root uid) has no effective capability at all.
 ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
+# A clean room's root also drops each test command to the tester itself (no agent ever runs there,
+# and the tester keeps no capability: changing to a non-zero uid clears them).
+ROOM_CAPS = [*ROOT_CAPS, "SETUID", "SETGID"]
 # With disk_cap=tmpfs the image is read-only; these are the only places anyone can write.
 ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
 
@@ -58,7 +61,7 @@ def container_spec(
         cpus=config.cpus,
         memory=config.memory,
         pids_limit=config.pids_limit,
-        cap_add=ROOT_CAPS,
+        cap_add=ROOM_CAPS if kind == "clean-room" else ROOT_CAPS,
     )
     if disk_mode == "storage-opt":
         return replace(spec, storage_opt={"size": config.disk_limit})

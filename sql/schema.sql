@@ -111,7 +111,7 @@ CREATE TABLE env_recipes (
 	base_sha VARCHAR(64) NOT NULL, 
 	status VARCHAR(20) NOT NULL, 
 	method VARCHAR(20) NOT NULL, 
-	variant VARCHAR(40) NOT NULL, 
+	variant TEXT NOT NULL, 
 	suite VARCHAR(20) NOT NULL, 
 	interpreter VARCHAR(20) NOT NULL, 
 	cutoff VARCHAR(32) NOT NULL, 

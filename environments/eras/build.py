@@ -30,7 +30,7 @@ from environments.images import Notify, ensure_base_image, recipe_hash
 from prchain.core import git
 from prchain.core.errors import GitError
 
-BUILD_VERSION = "3"  # bump when the build below changes what an image holds
+BUILD_VERSION = "4"  # bump when the build below changes what an image holds
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -72,6 +72,7 @@ def plan_hash(
     return recipe_hash(
         "era-image",
         BUILD_VERSION,
+        uv_version(),
         repo,
         base_id,
         snapshot_tree,
@@ -98,6 +99,13 @@ def cache_volume(eras: ErasConfig, repo: str) -> str:
     """The download cache of one repository's builds (`eras.cache_volume` is its prefix)."""
     digest = recipe_hash("cache", repo)[:8]  # two slugs may collide, two repositories must not
     return f"{eras.cache_volume}-{_slug(repo)[:40]}-{digest}"
+
+
+def uv_version() -> str:
+    """The resolver that builds: another uv may resolve the same inputs to other packages."""
+    from importlib.metadata import version
+
+    return version("uv")
 
 
 def uv_binary() -> str:
@@ -158,15 +166,20 @@ def ensure_toolchain_image(
 ) -> tuple[str, int, str]:
     """(image id, exit code, log) of the plan's toolchain layer on `base`, built unless it
     exists. Its identity is the base and the commands only: eras and repositories asking for the
-    same toolchain share it. Its build gets no tree and the repository's own cache volume."""
-    recipe = recipe_hash("toolchain", BUILD_VERSION, base, plan.toolchain, sorted(plan.env.items()))
+    same toolchain share it, so its build gets no tree and no repository's cache volume (issue 52:
+    a cache another repository's build backend had written would reach every repository)."""
+    recipe = recipe_hash(
+        "toolchain", BUILD_VERSION, uv_version(), base, plan.toolchain, sorted(plan.env.items())
+    )
     tag = toolchain_tag(recipe)
     found = client.image_id(tag)
     if found and found != base:
         return found, 0, ""
     notify(f"building {tag} (toolchain: {plan.notes[0] if plan.notes else plan.suite})")
     labels = {MANAGED_LABEL: "1", "prchain.kind": "toolchain", "prchain.recipe": recipe}
-    return _run_and_commit(client, env, eras, base, plan.toolchain, repo, tag, labels, plan.env)
+    # Shared by every repository, so built from no repository's state: no cache volume.
+    commands = [*plan.toolchain, f"rm -rf {CACHE}"]
+    return _run_and_commit(client, env, eras, base, commands, None, tag, labels, plan.env)
 
 
 def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
@@ -185,11 +198,15 @@ def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
 
 
 def build_environment(
-    env: EnvironmentConfig, eras: ErasConfig, repo: str
+    env: EnvironmentConfig, eras: ErasConfig, repo: str | None
 ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """The mounts (uv, the CA bundle, `repo`'s cache; not the tree) and variables of a build
-    container; the setup agent's sandbox uses the same, so its recipes replay here."""
-    binds = {uv_binary(): (UV, "ro"), cache_volume(eras, repo): (CACHE, "rw")}
+    container; the setup agent's sandbox uses the same, so its recipes replay here. `repo` None:
+    a layer shared by every repository (a toolchain) gets no cache volume at all, only a scratch
+    cache inside the build that is deleted before the commit."""
+    binds = {uv_binary(): (UV, "ro")}
+    if repo is not None:
+        binds[cache_volume(eras, repo)] = (CACHE, "rw")
     variables = {
         "PATH": "/opt/prchain/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "UV_PYTHON": "/opt/venv/bin/python",
@@ -218,7 +235,7 @@ def _run_and_commit(
     eras: ErasConfig,
     base: str,
     commands: list[str],
-    repo: str,
+    repo: str | None,
     tag: str,
     labels: dict[str, str],
     image_env: dict[str, str],

@@ -81,6 +81,15 @@ class ErasConfig(BaseModel):
         description="Prefix of the Docker volumes holding each repository's download caches "
         "(one volume per repository: no build state crosses repositories).",
     )
+    registries: list[str] = Field(
+        default_factory=lambda: [
+            "pypi.org", "files.pythonhosted.org", "deb.debian.org", "security.debian.org",
+            "crates.io", "static.crates.io", "index.crates.io", "proxy.golang.org",
+            "sum.golang.org", "registry.npmjs.org", "repo1.maven.org", "repo.maven.apache.org",
+        ],
+        description="The only hosts the setup agent's box reaches (through prchain's proxy; "
+        "index_url's host is added). With network_mode host the box is not proxied.",
+    )  # fmt: skip
     network_mode: str = Field(
         default="bridge",
         description="Network of the build containers (host: reach an index on the host's 127.0.0.1).",

@@ -51,7 +51,9 @@ def save_recipe(engine: Engine, values: dict[str, Any]) -> None:
 def nearest_verified(
     engine: Engine, repo: int, ecosystem: str, date: str, exclude: str
 ) -> dict[str, Any] | None:
-    """The verified recipe of the repository nearest in time to `date` (within NEAREST_DAYS)."""
+    """The verified recipe of the repository nearest in time to `date` (within NEAREST_DAYS) and
+    not after it: an image planned on a later stage base would show an earlier stage what its
+    repository's future installs (issue 52); one of an earlier era shows nothing it has not had."""
     from datetime import date as Date
 
     with session_scope(engine) as session:
@@ -69,7 +71,8 @@ def nearest_verified(
         def distance(row: EnvRecipe) -> int:
             return abs((Date.fromisoformat(row.era_date[:10]) - target).days)
 
-        near = sorted((r for r in rows if distance(r) <= NEAREST_DAYS), key=distance)
+        earlier = [r for r in rows if r.era_date[:10] <= date[:10]]
+        near = sorted((r for r in earlier if distance(r) <= NEAREST_DAYS), key=distance)
         return _plain(near[0]) if near else None
 
 

@@ -10,8 +10,8 @@ KeepPolicyName = Literal["all", "prefix"]
 KEEP_POLICIES: tuple[str, ...] = get_args(KeepPolicyName)
 
 KeepSignal = Literal["judge", "tests", "both"]
-"""What makes a stage pass: judge (its score), tests (its verified hidden tests, the judge where a
-stage has none) or both (the judge and, where a stage has verified tests, the tests)."""
+"""What makes a stage pass: judge (its score) or both (the judge and, where a stage has verified
+tests, the tests). `tests` alone is refused (prchain.agent.keep.refuse_tests_alone)."""
 KEEP_SIGNALS: tuple[str, ...] = get_args(KeepSignal)
 
 ActionFormat = Literal["tools", "text"]

@@ -1,6 +1,6 @@
 """Configuration of the agent loop, the judge and the keep policy."""
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prchain.agent.choices import ActionFormat, KeepPolicyName, KeepSignal
 
@@ -9,6 +9,14 @@ LEAK_MIN_CHARS = 6
 
 class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("keep_on")
+    @classmethod
+    def _tests_alone_refused(cls, value: KeepSignal) -> KeepSignal:
+        from prchain.agent.keep import refuse_tests_alone
+
+        refuse_tests_alone(value)
+        return value
 
     action_format: ActionFormat = Field(
         "tools", description="tools (native tool calling) or text (one fenced command per reply)."
@@ -69,8 +77,9 @@ class AgentConfig(BaseModel):
     )
     keep_on: KeepSignal = Field(
         "judge",
-        description="What passes a stage: judge (score >= judge_threshold), tests (its verified "
-        "hidden tests pass; the judge where it has none) or both (judge and tests agree).",
+        description="What passes a stage: judge (score >= judge_threshold) or both (judge and "
+        "verified hidden tests agree). tests (the hidden tests alone) is refused: the agent's code "
+        "runs inside the test process.",
     )
     workers: int = Field(
         1, ge=1, description="Chains rolled out in parallel, each in its own sandbox."

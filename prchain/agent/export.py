@@ -20,7 +20,7 @@ from sqlalchemy import Engine, select
 
 from prchain.agent.choices import KeepPolicyName, KeepSignal
 from prchain.agent.config import LEAK_MIN_CHARS
-from prchain.agent.keep import decide, stage_passes
+from prchain.agent.keep import decide, refuse_tests_alone, stage_passes
 from prchain.agent.leakscan import GoldStage, Guard, chain_guard
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
@@ -302,7 +302,9 @@ def export_trajectories(
     keep_on: KeepSignal = "judge",
 ) -> ExportSummary:
     """Write every finished rollout that passes the filter; the file is replaced atomically (and a
-    target that is not a regular file is refused, see prchain.core.files)."""
+    target that is not a regular file is refused, see prchain.core.files). keep_on=tests is
+    refused (prchain.agent.keep.refuse_tests_alone)."""
+    refuse_tests_alone(keep_on)
     summary = ExportSummary(Path(out))
     with session_scope(engine) as session, atomic_output(summary.path) as handle:
         rollouts = session.scalars(

@@ -12,6 +12,19 @@ from dataclasses import dataclass
 
 from prchain.agent.choices import KeepPolicyName, KeepSignal
 
+TESTS_ALONE = (
+    "keep_on=tests is refused: the agent's own code runs inside the hidden-test process, so it can "
+    "subvert the runner from inside (docs/sandbox.md, the clean room's known limit) and nothing "
+    "but the judge looks at what it did; use keep_on=both (the judge and the tests must agree)"
+)
+
+
+def refuse_tests_alone(signal: str) -> str:
+    """`signal`, unless it lets the hidden tests pass a stage the judge rejected (issue 52)."""
+    if signal == "tests":
+        raise ValueError(TESTS_ALONE)
+    return signal
+
 
 @dataclass(frozen=True)
 class Decision:

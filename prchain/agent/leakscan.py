@@ -18,17 +18,23 @@ were scanned). The rules, chosen so that ordinary code cannot trip them:
   trajectory (in its replies, reasoning or tool-call arguments) may appear in later outputs: the
   `cat` of a file it wrote. Order matters: a gold line seen before the agent wrote it is a leak,
   however the agent goes on to use it.
+- **Encodings are no disguise**: base64 and hex runs in a message are decoded (and inflated when
+  they are gzip, zlib, bzip2 or xz, within a bound) and scanned like the text itself.
 - **Hidden test names**: the FAIL_TO_PASS tests of a verified stage whose definition the gold test
   patch adds (and the `test_*` functions it adds), matched as whole words.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
+import bz2
 import contextlib
 import json
 import keyword
+import lzma
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -124,7 +130,7 @@ class Guard:
             if message["role"] == "assistant":
                 typed.update(key for key, _, _ in _matches(automaton, _agent_text(message)))
                 continue
-            for key, kind, last in _matches(automaton, message.get("content") or ""):
+            for key, kind, last in _matches(automaton, _views(message.get("content") or "")):
                 if key not in typed and (kind == "code" or stage <= last):
                     what = "a hidden test name" if kind == "name" else "a gold-patch line"
                     return f"a {message['role']} message shows {what}"
@@ -152,6 +158,48 @@ def _matches(automaton: Any, text: str) -> Iterator[tuple[str, Kind, int]]:
         if kind == "name" and not _whole_word(text, end - len(key) + 1, end):
             continue
         yield key, kind, last
+
+
+# A tool output may carry a gold line encoded (`base64 file`, `xxd -p`, `gzip | base64`): runs
+# that decode are scanned too, decompressed when they are gzip, zlib, bzip2 or xz.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}(?:[ \t]*\r?\n[A-Za-z0-9+/]{4,}={0,2})*")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}(?:[ \t\n][0-9a-fA-F]{2,})*")
+MAX_DECODED = 1 << 20  # bytes decoded per message: a bound, not a filter
+
+
+def _views(text: str) -> str:
+    """`text`, then every decodable run in it decoded (and decompressed), one per line."""
+    decoded: list[str] = []
+    budget = MAX_DECODED
+    for raw in _encoded_runs(text):
+        for data in (raw, _decompressed(raw)):
+            if data and budget > 0:
+                decoded.append(data[:budget].decode("utf-8", "replace"))
+                budget -= len(data)
+    return "\n".join([text, *decoded]) if decoded else text
+
+
+def _encoded_runs(text: str) -> Iterator[bytes]:
+    for match in _BASE64_RUN.finditer(text):
+        run = "".join(match.group(0).split())
+        with contextlib.suppress(ValueError):
+            yield base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    for match in _HEX_RUN.finditer(text):
+        with contextlib.suppress(ValueError):
+            yield bytes.fromhex("".join(match.group(0).split()))
+
+
+def _decompressed(data: bytes) -> bytes:
+    """`data` inflated when it is gzip/zlib, bzip2 or xz, never past MAX_DECODED (no bomb); only
+    a run that starts with one of their magic numbers is tried."""
+    with contextlib.suppress(Exception):
+        if data[:2] == b"\x1f\x8b" or (data[:1] == b"\x78" and int.from_bytes(data[:2]) % 31 == 0):
+            return zlib.decompressobj(47).decompress(data, MAX_DECODED)  # gzip or zlib header
+        if data[:3] == b"BZh":
+            return bz2.BZ2Decompressor().decompress(data, max_length=MAX_DECODED)
+        if data[:6] == b"\xfd7zXZ\x00":
+            return lzma.LZMADecompressor().decompress(data, max_length=MAX_DECODED)
+    return b""
 
 
 def _whole_word(text: str, start: int, end: int) -> bool:

@@ -53,6 +53,12 @@ def image_opener(
     return open_on
 
 
+def image_present(tag: str) -> bool:
+    from environments.docker_client import DockerClient
+
+    return DockerClient().image_id(tag) is not None
+
+
 def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
     def build(job: StageJob, era: Era, plan: Plan) -> tuple[str, float, str, str]:
         from environments.docker_client import DockerClient
@@ -102,6 +108,7 @@ def setup_from_config(
         image_opener(config.environment, labels, config.eras),
         agent,
         redo,
+        image_present,
     )
     reports = setup_eras(setup, chain_ids=chain_ids, repo=repo, on_start=on_start, on_done=on_done)
     if not reports:

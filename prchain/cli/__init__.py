@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from prchain.cli.exits import CONTRACT, status_of
+from prchain.cli.safe import echo, secho
 from prchain.core.errors import PrchainError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -77,9 +78,9 @@ class PrchainGroup(click.Group):
 
 
 def _fail(exc: PrchainError) -> None:
-    click.secho(f"error: {exc}", fg="red", err=True)
+    secho(f"error: {exc}", fg="red", err=True)
     if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+        echo(f"hint: {exc.hint}", err=True)
     sys.exit(status_of(exc))
 
 

@@ -18,6 +18,7 @@ from prchain.app.choices import DROP_KINDS, STRATEGY_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
 from prchain.cli.progress import reporting
+from prchain.cli.safe import SafeConsole, echo
 
 if TYPE_CHECKING:
     from chains.build import BuildSummary
@@ -93,7 +94,7 @@ def build(
             decontaminate=decontaminate,
             progress=report,
         )
-    Console().print(*summary_tables(summary))
+    SafeConsole().print(*summary_tables(summary))
 
 
 def summary_tables(summary: BuildSummary) -> list[Table]:
@@ -164,7 +165,7 @@ def list_(
             " ← ".join(f"#{n}" for n in numbers),
             types,
         )
-    Console().print(table)
+    SafeConsole().print(table)
 
 
 @chains.command("show")
@@ -183,7 +184,7 @@ def show(
     from prchain.app.views import chain_view, make_engine
 
     config = build_config(config_path, overrides, db_url)
-    print_chain(Console(), chain_view(make_engine(config.store.url, readonly=True), chain_id))
+    print_chain(SafeConsole(), chain_view(make_engine(config.store.url, readonly=True), chain_id))
 
 
 WIDE = 110  # from this console width on, `chains show` also prints each stage's base and end
@@ -333,9 +334,9 @@ def links(
             _measured(link.symbols),
             Text(link.why),
         )
-    Console().print(table)
+    SafeConsole().print(table)
     if not found:
-        click.echo("no stored links match (run `prchain chains build` first)")
+        echo("no stored links match (run `prchain chains build` first)")
 
 
 def _decision(link: ChainLink) -> str:
@@ -408,15 +409,15 @@ def sample(
     engine = make_engine(config.store.url)
     if dropped:
         drop = cast("DropKind | None", kind)
-        click.echo(shares_line(drop_shares(engine, rule), drop))
+        echo(shares_line(drop_shares(engine, rule), drop))
         for i, link in enumerate(sample_dropped(engine, count, seed, rule, drop), start=1):
-            click.echo(f"=== dropped link {i}")
+            echo(f"=== dropped link {i}")
             _echo_link(link, body_chars)
         return
     for i, chain in enumerate(sample_chains(engine, count, seed, strategy), start=1):
         numbers = " ← ".join(f"#{s.number}" for s in chain.stages)
         label = f" [{chain.label}]" if chain.label else ""
-        click.echo(f"=== chain {i}: id {chain.id}{label}: {numbers}")
+        echo(f"=== chain {i}: id {chain.id}{label}: {numbers}")
         for link in chain.links:
             _echo_link(link, body_chars)
 
@@ -428,21 +429,19 @@ def _echo_link(link: SampledLink, body_chars: int) -> None:
     if stored is not None:
         head += f"  {_decision(stored)}  {stored.evidence_class}  lineage {stored.lineage}"
         head += f"  symbols {_measured(stored.symbols)}"
-    click.echo(head)
+    echo(head)
     if stored is not None:
-        click.echo(f"    why: {stored.why}")
+        echo(f"    why: {stored.why}")
         for x in stored.evidence or []:
             text = " ".join(str(x.get("text", "")).split())
-            click.echo(
-                f"    evidence [{x.get('class')}, {x.get('type')} in {x.get('found_in')}]: {text}"
-            )
+            echo(f"    evidence [{x.get('class')}, {x.get('type')} in {x.get('found_in')}]: {text}")
     for tag, pr in (("newer", link.newer), ("older", link.older)):
-        click.echo(f"    {tag} #{pr.number}: {pr.title}")
+        echo(f"    {tag} #{pr.number}: {pr.title}")
         body = " ".join(pr.body.split())
         if body and body_chars:
-            click.echo(f"      {body[:body_chars]}{'…' if len(body) > body_chars else ''}")
+            echo(f"      {body[:body_chars]}{'…' if len(body) > body_chars else ''}")
     for line in link.rewritten:
-        click.echo(f"    rewrites: {line}")
+        echo(f"    rewrites: {line}")
 
 
 @chains.command("score")
@@ -476,7 +475,7 @@ def score(
     result = score_labels(make_engine(config.store.url), labels)
     if as_json:
         counts = {f"{v}/{d}": n for (v, d), n in sorted(result.counts().items())}
-        click.echo(json.dumps({"labels": len(labels), "scored": len(result.scored), **counts}))
+        echo(json.dumps({"labels": len(labels), "scored": len(result.scored), **counts}))
         return
     _print_score(result, len(labels))
     if moved:
@@ -484,7 +483,7 @@ def score(
 
 
 def _print_score(result: Score, labels: int) -> None:
-    console = Console()
+    console = SafeConsole()
     console.print(
         f"{len(result.scored)} of {labels} labels are of repositories this store holds",
         highlight=False,
@@ -521,7 +520,7 @@ def _print_moved(result: Score) -> None:
         table.add_row(
             label.repository, f"#{label.newer} → #{label.older}", label.verdict, then, now
         )
-    Console().print(table)
+    SafeConsole().print(table)
 
 
 @main.group()
@@ -581,4 +580,4 @@ def export(
     from prchain.app.views import export_tasks, make_engine
 
     count = export_tasks(make_engine(config.store.url, readonly=True), out, strategy=strategy)
-    click.echo(f"wrote {count} chains to {out}")
+    echo(f"wrote {count} chains to {out}")

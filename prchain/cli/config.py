@@ -8,6 +8,7 @@ import click
 
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import echo
 
 
 @main.group("config")
@@ -41,6 +42,6 @@ def show(
 
     data = masked_config(build_config(config_path, overrides, db_url))
     if as_json:
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        echo(json.dumps(data, indent=2, sort_keys=True))
     else:
-        click.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
+        echo(yaml.safe_dump(data, sort_keys=False), nl=False)

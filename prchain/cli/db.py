@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import echo
 
 
 @main.group(context_settings=CONTEXT_SETTINGS)
@@ -44,14 +43,14 @@ def upgrade(config_path: str | None, overrides: tuple[str, ...], db_url: str | N
 
     done = upgrade_store(config.store.url)
     if done.stamped_shape and done.before == done.after:
-        click.echo(f"db: marked the store as {done.after} (recognised by its tables)")
+        echo(f"db: marked the store as {done.after} (recognised by its tables)")
     elif done.before == done.after:
-        click.echo(f"db: the store is at {done.after} already; nothing to do")
+        echo(f"db: the store is at {done.after} already; nothing to do")
     elif done.before is None:
-        click.echo(f"db: created an empty store at {done.after}")
+        echo(f"db: created an empty store at {done.after}")
     else:
         how = " (recognised by its tables: it predates migrations)" if done.stamped_shape else ""
-        click.echo(f"db: upgraded the store from {done.before}{how} to {done.after}")
+        echo(f"db: upgraded the store from {done.before}{how} to {done.after}")
 
 
 @db.command()
@@ -74,8 +73,8 @@ def current(config_path: str | None, overrides: tuple[str, ...], db_url: str | N
         shown = f"{state.current or 'not a prchain store'} (unknown to this prchain)"
     else:
         shown = state.current + ("" if state.stamped else " (unstamped: predates migrations)")
-    click.echo(f"store:   {state.url}\nschema:  {shown}\nprchain: {state.head}")
+    echo(f"store:   {state.url}\nschema:  {shown}\nprchain: {state.head}")
     if state.current is not None and (state.current != state.head or not state.stamped):
         hint = "run `prchain db upgrade`" if state.recognised else "this prchain will not use it"
-        click.echo(f"hint: {hint}", err=True)
+        echo(f"hint: {hint}", err=True)
         sys.exit(1)

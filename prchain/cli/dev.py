@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from prchain.cli import main
+from prchain.cli.safe import echo
 
 
 @main.group()
@@ -58,12 +59,12 @@ def fake_llm(script: Path, port: int, lenient: bool) -> None:
     server = ScriptedLLMServer(port=port, strict=not lenient)
     count = server.load_script(script)
     with server:
-        click.echo(f"fake LLM serving {count} rules from {script} at {server.base_url}")
-        click.echo(f"export OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=dummy")
+        echo(f"fake LLM serving {count} rules from {script} at {server.base_url}")
+        echo(f"export OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=dummy")
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
-            click.echo(f"stopped after {len(server.requests)} requests")
+            echo(f"stopped after {len(server.requests)} requests")
 
 
 @dev.command("make-repo")
@@ -85,4 +86,4 @@ def make_repo(path: Path) -> None:
     from prchain.dev.repos import make_chain_repo
 
     repo = make_chain_repo(path)
-    click.echo(f"made {path} with PRs {sorted(repo.prs)}")
+    echo(f"made {path} with PRs {sorted(repo.prs)}")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
     from prchain.verdicts.envsetup import EraReport
 
-console = Console()
+console = SafeConsole()
 
 
 def _say(message: str) -> None:
@@ -239,7 +239,7 @@ def setup(
     from prchain.app.envsetup import setup_from_config
     from prchain.cli.progress import progress_bar
 
-    err = Console(stderr=True)
+    err = SafeConsole(stderr=True)
     with progress_bar(err) as progress:
         task = progress.add_task("eras", total=None)
         reports = setup_from_config(

@@ -16,6 +16,7 @@ from enum import IntEnum
 
 import click
 
+from prchain.cli.safe import secho
 from prchain.core.errors import PrchainError
 
 
@@ -41,5 +42,5 @@ def finish(failed: int, what: str = "") -> None:
     if failed <= 0:
         return
     if what:
-        click.secho(what, fg="yellow", err=True)
+        secho(what, fg="yellow", err=True)
     raise click.exceptions.Exit(ExitStatus.WORK_FAILED)

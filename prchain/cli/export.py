@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from prchain.app.choices import EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
     from prchain.app.config import Config
@@ -96,7 +96,7 @@ def export_command(
         make_engine(config.store.url, readonly=True), out, options, public_config(config)
     )
     save_config(config, out.parent, name=f"{out.stem}.config.json")
-    Console().print(_summary_table(summary, format_))
+    SafeConsole().print(_summary_table(summary, format_))
 
 
 def _options(

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from prchain.app.choices import SOURCE_NAMES
 from prchain.cli import main
 from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.safe import SafeConsole
 from prchain.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def mine_command(
             limit=limit,
             progress=report,
         )
-    console = Console()
+    console = SafeConsole()
     console.print(summary_table(summary))
     for r in summary.repos:
         if r.kinds:  # how the PRs were found: a source that tells (git) says it per kind

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -14,6 +13,7 @@ from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.safe import SafeConsole, echo
 from prchain.core.errors import ConfigError
 
 
@@ -68,17 +68,17 @@ def graph(
 
     built, row = graph_for_stage(config, chain_id, idx, rebuild=rebuild)
     if fmt == "json":
-        click.echo(json.dumps(built.to_dict(), indent=1))
+        echo(json.dumps(built.to_dict(), indent=1))
         return
     summary = (
         f"chain {chain_id} stage {idx}: {len(built.nodes)} nodes, {len(built.edges)} edges, "
         f"{row.rounds} rounds ({row.stop_reason}), {len(row.pruned)} pruned, ${row.cost_usd:.4f}"
     )
     if fmt == "text":
-        click.echo(summary)
-        click.echo(draw_text(built))
+        echo(summary)
+        echo(draw_text(built))
     else:
-        Console().print(draw_tree(built, summary))
+        SafeConsole().print(draw_tree(built, summary))
 
 
 @p2t.command()
@@ -156,9 +156,9 @@ def curate(
     from prchain.app.p2t.batch import curate_from_config, plan_curation
 
     if dry_run:
-        Console().print(estimate_table(plan_curation(config, chains), "p2t curate --dry-run"))
+        SafeConsole().print(estimate_table(plan_curation(config, chains), "p2t curate --dry-run"))
         return
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     results = curate_from_config(
         config,
         chains,
@@ -178,7 +178,7 @@ def curate(
             result.node or "",
             escape(result.reason) if result.status != "kept" else "",
         )
-    Console().print(table)
+    SafeConsole().print(table)
     unfinished = sum(r.status not in ("kept", "rejected") for r in results)
     finish(unfinished, f"{unfinished} chain(s) busy elsewhere or lost: run again")
 
@@ -202,7 +202,7 @@ def stats(
 
     rows, extra = compare(make_engine(config.store.url, readonly=True))
     if as_json:
-        click.echo(json.dumps({"comparisons": [r.__dict__ for r in rows], **extra}, sort_keys=True))
+        echo(json.dumps({"comparisons": [r.__dict__ for r in rows], **extra}, sort_keys=True))
         return
     table = Table(title=f"P2T vs plain rollout ({rows[0].pairs if rows else 0} paired stages)")
     for column in ("quantity", "plain", "p2t", "Δμ", "p (Mann-Whitney)", "Cliff's δ"):
@@ -216,7 +216,7 @@ def stats(
             f"{r.p_value:.3g}",
             f"{r.cliffs_delta:+.2f}",
         )
-    console = Console()
+    console = SafeConsole()
     console.print(table)
     console.print(
         f"curated stages admitted: {extra['curated_stages']}; mean G* coverage {extra['mean_coverage']:.2f}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from prchain.cli import main
@@ -13,6 +12,7 @@ from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.cli.progress import reporting
+from prchain.cli.safe import SafeConsole, echo, secho
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -100,22 +100,20 @@ def build(
     )
     if redo_leaking and not dry_run:
         reset = reset_leaking_queries(config, list(chain_ids) or None)
-        click.echo(
-            f"forgot {plural(reset, 'leaking query', 'leaking queries')}; writing them again"
-        )
+        echo(f"forgot {plural(reset, 'leaking query', 'leaking queries')}; writing them again")
     if dry_run:
         rows = plan_queries_from_config(config, chain_ids=list(chain_ids) or None)
-        Console().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))
+        SafeConsole().print(estimate_table(rows, "queries build --dry-run (one attempt per item)"))
         return
     with reporting("queries") as report:
         summary = queries_from_config(
             config, workers=workers, chain_ids=list(chain_ids) or None, progress=report
         )
-    Console().print(summary_table(summary))
+    SafeConsole().print(summary_table(summary))
     for failure in summary.failures[:20]:
-        click.secho(f"failed: {failure}", fg="yellow", err=True)
+        secho(f"failed: {failure}", fg="yellow", err=True)
     if summary.leaked:  # stored, but their stages are not rolled out (prchain/agent/gates.py)
-        click.secho(
+        secho(
             f"leaking after every attempt: {plural(summary.leaked, 'stage')} whose text names "
             "gold identifiers; not rolled out until rewritten with --redo-leaking",
             fg="red",

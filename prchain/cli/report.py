@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import SafeConsole, echo
 
 
 @main.command()
@@ -48,14 +48,14 @@ def report(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
+    with Progress(*columns, transient=True, console=SafeConsole(stderr=True)) as bar:
         task = bar.add_task("reading the store", total=None)
 
         def progress(description: str, done: int, total: int) -> None:
             bar.update(task, description=description, completed=done, total=total)
 
         summary = report_from_config(config, out_dir, progress)
-    click.echo(
+    echo(
         f"wrote {summary.out_dir / 'index.html'}: {summary.chain_pages} chain pages, "
         f"{summary.trajectory_pages} trajectory pages, {summary.bytes / 1e6:.1f} MB "
         f"in {summary.seconds:.1f} s"

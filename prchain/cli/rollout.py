@@ -6,7 +6,6 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -21,6 +20,7 @@ from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.cli.progress import progress_bar
+from prchain.cli.safe import SafeConsole, echo, secho
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -132,11 +132,11 @@ def rollout(
         from prchain.app.rollout import plan_rollouts_from_config
 
         rows = plan_rollouts_from_config(config, chain_ids=chains, limit=limit, redo=redo)
-        Console().print(estimate_table(rows, "rollout --dry-run"))
+        SafeConsole().print(estimate_table(rows, "rollout --dry-run"))
         return
     results = _roll_out(config, chains, limit, redo)
     if not results:
-        click.echo(
+        echo(
             "nothing to do: every chain with queries has a finished rollout "
             "(`prchain rollout --redo ID` rolls one out again)"
         )
@@ -150,7 +150,7 @@ def _roll_out(
     """The rollouts, with a progress bar that counts finished chains per node."""
     from prchain.app.rollout import rollout_from_config
 
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     nodes: Counter[str] = Counter()
 
     def done(result: RolloutResult) -> None:
@@ -174,10 +174,10 @@ def _roll_out(
 
 def _report(results: list[RolloutResult]) -> None:
     """The results table, a warning per imperfect resume, and the exit status."""
-    Console().print(_results_table(results))
+    SafeConsole().print(_results_table(results))
     for r in results:
         for note in r.resume_notes:  # the resumed sandbox is not exactly what the agent left
-            click.secho(f"warning: chain {r.chain_id} resumed: {note}", fg="yellow", err=True)
+            secho(f"warning: chain {r.chain_id} resumed: {note}", fg="yellow", err=True)
     failed = [r for r in results if r.status in FAILED]
     finish(
         len(failed),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import SafeConsole, echo
 
 
 @main.command()
@@ -31,8 +31,8 @@ def stats(
 
     data = collect_stats(make_engine(config.store.url, readonly=True))
     if as_json:
-        click.echo(json.dumps(data, sort_keys=True, default=str))
+        echo(json.dumps(data, sort_keys=True, default=str))
         return
-    console = Console()
+    console = SafeConsole()
     for table in render_stats(data):
         console.print(table)

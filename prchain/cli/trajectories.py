@@ -12,6 +12,7 @@ from rich.text import Text
 
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
+from prchain.cli.safe import SafeConsole
 from prchain.core.errors import NothingToDo
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def list_command(
             f"{r.cost_usd:.4f}",
             r.reason or "",
         )
-    Console().print(table)
+    SafeConsole().print(table)
 
 
 @trajectories.command("show")
@@ -102,7 +103,7 @@ def show_command(
         raise NothingToDo(
             f"rollout {rollout_id} does not exist", hint="`prchain trajectories list` shows the ids"
         )
-    _print_view(Console(), view, None if full else PREVIEW)
+    _print_view(SafeConsole(), view, None if full else PREVIEW)
 
 
 def _print_view(console: Console, view: RolloutView, limit: int | None) -> None:

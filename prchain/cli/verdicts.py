@@ -13,6 +13,7 @@ from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.exits import finish
 from prchain.cli.options import backend_options, build_config, config_options
 from prchain.cli.progress import progress_bar
+from prchain.cli.safe import SafeConsole
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def verify(
     )
     from prchain.app.verdicts import verify_from_config
 
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     with progress_bar(console) as progress:
         task = progress.add_task("stages", total=None)
         reports = verify_from_config(
@@ -98,8 +99,8 @@ def verify(
                 task, advance=1, description=f"chain {r.job.chain_id} stage {r.job.idx}: {r.result}"
             ),
         )
-    Console().print(_table(reports))
-    Console().print(_totals(reports))
+    SafeConsole().print(_table(reports))
+    SafeConsole().print(_totals(reports))
     # A sandbox that failed, or a repository without a test command, needs the user; an
     # unusable stage is a finding about the data, not a failure.
     failed = sum(r.result in ("error", "unconfigured", "era-unverified") for r in reports)
@@ -156,7 +157,7 @@ def show(
     config = build_config(config_path, overrides, db_url)
     from prchain.app.verdicts import show_stage
 
-    _print_stage(Console(), show_stage(config, int(chain), int(idx)))
+    _print_stage(SafeConsole(), show_stage(config, int(chain), int(idx)))
 
 
 def _print_stage(out: Console, shown: dict[str, Any]) -> None:

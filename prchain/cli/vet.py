@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
@@ -14,6 +13,7 @@ from prchain.cli.chains import chains, summary_tables
 from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
 from prchain.cli.progress import reporting
+from prchain.cli.safe import SafeConsole, echo, secho
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def vet(
     )
     if dry_run:
         rows = plan_vet_from_config(config, redo=redo, limit=limit)
-        Console().print(estimate_table(rows, "chains vet --dry-run (one attempt per link)"))
+        SafeConsole().print(estimate_table(rows, "chains vet --dry-run (one attempt per link)"))
         return
     with reporting("vetting links") as report:
         summary, build = vet_from_config(
@@ -90,17 +90,17 @@ def vet(
             rebuild=not no_rebuild,
             progress=report,
         )
-    console = Console()
+    console = SafeConsole()
     console.print(summary_table(summary, config.chains.vet_keep))
     if build is not None:
         console.print(*summary_tables(build))
     elif summary.rejected or summary.rescued:
-        click.echo(
+        echo(
             f"rejected {plural(summary.rejected, 'link')}, rescued {summary.rescued}:"
             " `prchain chains build` applies them"
         )
     for failure in summary.failures[:20]:
-        click.secho(f"failed: {failure}", fg="yellow", err=True)
+        secho(f"failed: {failure}", fg="yellow", err=True)
     finish(summary.failed, f"{plural(summary.failed, 'link')} got no verdict; rerun to ask again")
 
 

@@ -9,11 +9,14 @@ closing steps a planner recipe ends with) for the era build to rebuild and verif
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from environments.buildbox import BoxSettings
 from environments.config import EnvironmentConfig
 from environments.docker_client import DockerClient
+from environments.egress import EgressProxy
 from environments.eras import python
 from environments.eras.build import base_config, build_environment, ensure_toolchain_image
 from environments.eras.config import ErasConfig
@@ -48,27 +51,47 @@ def agent_repair(
             if not base:
                 return None
         binds, variables = build_environment(env, eras, request.repo)
-        found = run_setup_agent(
-            llm,
-            docker,
-            SetupRequest(
-                repo=request.repo,
-                clone=Path(request.clone),
-                sha=request.sha,
-                base_image=base,
-                commands=list(request.plan.commands) if request.plan else [],
-                test_command=request.plan.test_command if request.plan else "",
-                failure=_failure(request),
-                ecosystem=request.plan.ecosystem if request.plan else "python",
-            ),
-            config,
-            BoxSettings(python.PROJECT_SRC, binds, variables, eras.network_mode),
-        )
+        with _egress(eras) as proxy:
+            found = run_setup_agent(
+                llm,
+                docker,
+                SetupRequest(
+                    repo=request.repo,
+                    clone=Path(request.clone),
+                    sha=request.sha,
+                    base_image=base,
+                    commands=list(request.plan.commands) if request.plan else [],
+                    test_command=request.plan.test_command if request.plan else "",
+                    failure=_failure(request),
+                    ecosystem=request.plan.ecosystem if request.plan else "python",
+                ),
+                config,
+                box_settings(eras, binds, variables, proxy),
+            )
         if not found.ok:
             return None
         return Candidate("agent", _plan(request, suite, found), cost=found.cost_usd)
 
     return repair
+
+
+def _egress(eras: ErasConfig) -> AbstractContextManager[EgressProxy | None]:
+    """The registries-only proxy of the setup box; none when the configuration asks for the host's
+    network (a local index on 127.0.0.1, as the tests use)."""
+    if eras.network_mode == "host":
+        return nullcontext()
+    return EgressProxy([*eras.registries, urlsplit(eras.index_url).hostname or ""])
+
+
+def box_settings(
+    eras: ErasConfig,
+    binds: dict[str, tuple[str, str]],
+    variables: dict[str, str],
+    proxy: EgressProxy | None,
+) -> BoxSettings:
+    """The setup box: the build's mounts and variables, and no network but the proxy's."""
+    egress = proxy.directory if proxy is not None else ""
+    return BoxSettings(python.PROJECT_SRC, binds, variables, eras.network_mode, egress)
 
 
 def _failure(request: RepairRequest) -> str:

@@ -197,13 +197,15 @@ class Setup:
     open_on: ImageOpener
     agent: AgentRepair | None = None
     redo: bool = False
+    # Whether an image is in the engine: a remembered era whose image was pruned is no candidate.
+    image_exists: Callable[[str], bool] | None = None
 
 
 def _memory_candidate(setup: Setup, repo_id: int, era: Era) -> Candidate | None:
     if era.ecosystem is None:
         return None
     near = memory.nearest_verified(setup.engine, repo_id, era.ecosystem.name, era.date, era.key)
-    if near is None:
+    if near is None or (setup.image_exists is not None and not setup.image_exists(near["image"])):
         return None
     plan = Plan(
         near["ecosystem"],

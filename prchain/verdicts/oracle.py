@@ -96,6 +96,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
         if error is not None:
             why = "the test patch does not apply"
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
+        room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files])
         run = run_suite(
             room,
             tests.test_command,
@@ -134,6 +135,7 @@ def run_command_clean(env: Environment, test_patch: str, command: str, timeout: 
         error = apply_patch(room, test_patch, reset=False)
         if error is not None:
             return CleanRun(1, False, error, "the test patch does not apply")
+        room.seal_tests(patch_paths(test_patch))
         result = room.execute(command, timeout=timeout)
     return CleanRun(result.exit_code, result.timed_out, result.output)
 

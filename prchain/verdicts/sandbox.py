@@ -10,22 +10,15 @@ from __future__ import annotations
 import re
 import secrets
 import shlex
-import subprocess
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from typing import Protocol, runtime_checkable
 
-from chains.patches import (
-    MIXED_CONFIG_FILES,
-    changes_test_config,
-    file_sections,
-    is_test_config_path,
-    is_test_path,
-    section_path,
-)
+from chains.patches import file_sections, is_test_config_path, is_test_path, section_path
 from environments.eras.python.report import FILES_PLACEHOLDER, Pytest
 from environments.eras.reports import TestReport
-from environments.protocol import Environment, Workspace
+from environments.protocol import Environment, ExecResult, Workspace
+from prchain.verdicts.crossing import crosses
 
 _BYTE_SECTION = re.compile(rb"^diff --git ", re.MULTILINE)
 
@@ -44,6 +37,15 @@ git apply --whitespace=nowarn "$patch"; rc=$?
 rm -f -- "$patch"
 exit $rc
 """
+
+
+@runtime_checkable
+class SealedReports(Protocol):
+    """A workspace whose runs write their report where the tested code cannot rewrite it."""
+
+    def run_reported(
+        self, script_for: Callable[[str], str], timeout: float
+    ) -> tuple[ExecResult, str | None]: ...
 
 
 @dataclass
@@ -99,12 +101,12 @@ def run_suite(
     """Run the test command once so that its ecosystem's reader (pytest's by default) gets a
     machine-readable report; parse what it reported."""
     reader = report or Pytest()
-    result = env.execute(reader.script(command, report_path), timeout=timeout)
-    try:
-        written: str | None = env.read_file(report_path)
-        env.execute(f"rm -f {shlex.quote(report_path)}")
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        written = None
+    if isinstance(env, SealedReports):  # a clean room: the report comes through root's pipe
+        result, written = env.run_reported(lambda path: reader.script(command, path), timeout)
+    else:
+        result, written = _run_and_read(
+            env, reader.script(command, report_path), report_path, timeout
+        )
     return SuiteRun(
         reader.parse(written, result.output),
         result.exit_code,
@@ -113,12 +115,24 @@ def run_suite(
     )
 
 
+def _run_and_read(
+    env: Workspace, script: str, report_path: str, timeout: float
+) -> tuple[ExecResult, str | None]:
+    result = env.execute(script, timeout=timeout)
+    try:
+        written: str | None = env.read_file(report_path)
+        env.execute(f"rm -f {shlex.quote(report_path)}")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        written = None
+    return result, written
+
+
 # ---- what of the agent's change the hidden tests see ---------------------------------------------
 
 
 @dataclass
 class AgentChange:
-    """The agent's cumulative change Δ_t without test files and test configuration."""
+    """The part of the agent's cumulative change Δ_t that crosses into the clean room."""
 
     patch: bytes  # what the clean room applies, byte for byte
     dropped: list[str] = field(default_factory=list)  # paths left out, for the record
@@ -130,16 +144,16 @@ def is_test_side(path: str) -> bool:
 
 
 def agent_change(env: Environment) -> AgentChange:
-    """Δ_t with every section that touches a test file or test configuration left out (a rename
-    counts by both its names; setup.cfg/pyproject.toml only when their test sections change)."""
+    """Δ_t with every section left out that names, by either name of a rename, a path outside the
+    allow-list (`prchain.verdicts.crossing`): test files and configuration, manifests, metadata."""
     change = AgentChange(b"")
     kept = []
     for section in byte_sections(env.cumulative_patch()):
         paths = section_paths(section.decode("utf-8", "replace"))
-        if any(is_test_side(p) or _mixed_test_change(env, p, section) for p in paths):
-            change.dropped += paths
-        else:
+        if paths and all(crosses(p, is_test_side) for p in paths):
             kept.append(section)
+        else:
+            change.dropped += paths
     change.patch = b"".join(kept)
     return change
 
@@ -159,40 +173,3 @@ def section_paths(section: str) -> list[str]:
             if line.startswith(prefix):
                 paths.append(line[len(prefix) :].strip('"'))
     return sorted({p for p in paths if p})
-
-
-def _mixed_test_change(env: Environment, path: str, section: bytes) -> bool:
-    if PurePosixPath(path).name not in MIXED_CONFIG_FILES:
-        return False
-    before = env.base_file(path)
-    applied, after = _patched(path, before, section)
-    if not applied:
-        return True  # cannot tell what the change does to the file: leave it out
-    text = before.decode("utf-8", "replace") if before is not None else None
-    return changes_test_config(path, text, after)
-
-
-def _patched(path: str, before: bytes | None, section: bytes) -> tuple[bool, str | None]:
-    """(applied, the file after `section` is applied to `before`; None = deleted)."""
-    parts = PurePosixPath(path).parts
-    if not parts or ".." in parts or PurePosixPath(path).is_absolute():
-        return False, None
-    with tempfile.TemporaryDirectory(prefix="prchain-cfg-") as tmp:
-        target = Path(tmp, *parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if before is not None:
-            target.write_bytes(before)
-        done = subprocess.run(
-            ["git", "apply", "--whitespace=nowarn", "-"],
-            input=section,
-            cwd=tmp,
-            capture_output=True,
-            env={
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": "/dev/null",
-                "PATH": "/usr/bin:/bin",
-            },
-        )
-        if done.returncode != 0:
-            return False, None
-        return True, target.read_text("utf-8", "replace") if target.exists() else None

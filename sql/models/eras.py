@@ -25,7 +25,7 @@ class EnvRecipe(Base):
     base_sha: Mapped[str] = mapped_column(String(64))  # where the tests were run to verify it
     status: Mapped[str] = mapped_column(String(20))  # verified | unverified
     method: Mapped[str] = mapped_column(String(20))  # memory | planner | agent
-    variant: Mapped[str] = mapped_column(String(40), default="")  # which plan of the method
+    variant: Mapped[str] = mapped_column(Text, default="")  # which plan; from build logs, unbounded
     suite: Mapped[str] = mapped_column(String(20), default="")
     interpreter: Mapped[str] = mapped_column(String(20), default="")
     cutoff: Mapped[str] = mapped_column(String(32), default="")  # no package uploaded after it

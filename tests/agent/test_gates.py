@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from chains.patches import is_test_config_path
 from prchain.agent.gates import before_judge, changed_paths, leaking_query
 from prchain.dev.repos import git
@@ -82,3 +84,46 @@ def test_a_leaking_query_names_its_leaks() -> None:
     assert leaking_query(1, ()) is None
     reason = leaking_query(2, ("subtract", "minuend"))
     assert reason is not None and "minuend, subtract" in reason and "--redo-leaking" in reason
+
+
+@pytest.mark.parametrize(
+    ("diff", "unreadable"),
+    [
+        (
+            "diff --git a/p/__pycache__/m.cpython-311.pyc b/p/__pycache__/m.cpython-311.pyc\n"
+            "new file mode 100644\nGIT binary patch\nliteral 10\n",
+            True,
+        ),
+        (
+            "diff --git a/p/_speed.so b/p/_speed.so\nBinary files a/p/_speed.so and b/p/_speed.so differ\n",
+            True,
+        ),
+        ("diff --git a/p/m.py b/p/m.py\nBinary files a/p/m.py and b/p/m.py differ\n", True),
+        (
+            "diff --git a/.gitattributes b/.gitattributes\n--- a/.gitattributes\n+++ b/.gitattributes\n"
+            "@@ -1 +1,2 @@\n *.sh text eol=lf\n+*.py -diff\n",
+            True,
+        ),
+        (
+            "diff --git a/.gitattributes b/.gitattributes\n--- a/.gitattributes\n+++ b/.gitattributes\n"
+            "@@ -0,0 +1 @@\n+*.sh text eol=lf\n",
+            False,
+        ),
+        (
+            "diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n",
+            False,
+        ),
+    ],
+)
+def test_what_the_judge_cannot_read_fails_unjudged(diff: str, unreadable: bool) -> None:
+    from prchain.agent.gates import unreadable as gate
+
+    assert (gate(1, diff) is not None) is unreadable
+
+
+def test_a_reorder_is_a_change_and_whitespace_is_not() -> None:
+    from prchain.agent.gates import is_substantive
+
+    head = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n"
+    assert is_substantive(head + "-a = 1\n b = a\n+a = 1\n")
+    assert not is_substantive(head + "-a = 1\n+a  =  1\n b = a\n")

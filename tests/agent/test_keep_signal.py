@@ -95,17 +95,31 @@ def test_the_export_follows_the_signal(sqlite_engine: Engine, tmp_path: Path) ->
         signal: export_trajectories(
             sqlite_engine, tmp_path / f"{signal}.jsonl", keep="all", keep_on=signal
         ).written
-        for signal in ("judge", "tests", "both")
+        for signal in ("judge", "both")
     }
-    assert written == {"judge": 2, "tests": 2, "both": 1}
+    assert written == {"judge": 2, "both": 1}
     ids = {
         signal: [
             json.loads(r)["metadata"]["rollout_id"]
             for r in (tmp_path / f"{signal}.jsonl").read_text().splitlines()
         ]
-        for signal in ("judge", "tests", "both")
+        for signal in ("judge", "both")
     }
-    assert ids == {"judge": [1, 2], "tests": [1, 3], "both": [1]}
+    assert ids == {"judge": [1, 2], "both": [1]}
+
+
+def test_the_tests_alone_are_refused_with_a_reason(sqlite_engine: Engine, tmp_path: Path) -> None:
+    """Issue 52: the agent's code runs inside the test process, so tests alone keep nothing."""
+    from pydantic import ValidationError
+
+    from prchain.agent.config import AgentConfig
+
+    seed_rollouts(sqlite_engine, tmp_path)
+    with pytest.raises(ValueError, match="keep_on=tests is refused: the agent's own code"):
+        export_trajectories(sqlite_engine, tmp_path / "t.jsonl", keep="all", keep_on="tests")
+    assert not (tmp_path / "t.jsonl").exists()
+    with pytest.raises(ValidationError, match="use keep_on=both"):
+        AgentConfig(keep_on="tests")
 
 
 def test_stats_show_judge_against_tests_as_a_2x2_table(

@@ -8,17 +8,46 @@ stage's gold lines, hidden test names) and look for it in stored steps and expor
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from chains.patches import split_patch
+from prchain.dev.repos import ChainRepo, make_tested_repo
 from sql.models import Step
 from tests.agent.conftest import make_runner  # noqa: F401  (a fixture, re-exported here)
 
 Action = list[dict[str, Any]]
+GEO = "acme/geo"
+
+
+@pytest.fixture(scope="module")
+def geo(tmp_path_factory: pytest.TempPathFactory) -> ChainRepo:
+    return make_tested_repo(tmp_path_factory.mktemp("geo") / "geo")
+
+
+@pytest.fixture
+def stage_one(docker_client: Any, base_image: str, geo: ChainRepo) -> Iterator[Any]:
+    """The geo chain's stage 1 in a sandbox, as the agent starts it."""
+    from environments.config import EnvironmentConfig
+    from environments.docker_env import DockerEnvironment
+    from environments.protocol import StageSpec
+
+    stages = [StageSpec(1, geo.prs[1].base_sha, split_patch(geo.prs[1].gold_patch).code)]
+    with DockerEnvironment(
+        EnvironmentConfig(),
+        repo=GEO,
+        clone_path=str(geo.path),
+        stages=stages,
+        labels={"prchain.test": "sandbox-attacks"},
+        client=docker_client,
+    ) as env:
+        env.enter_stage(1)
+        yield env
 
 
 def stage_and_turn(body: dict[str, Any]) -> tuple[int, int]:

@@ -6,8 +6,9 @@ behind to rewrite the hidden test, and a patch that closes the judge's block and
 In every stage it also plants hooks, starts a `setsid` reader, probes root's places and walks every
 git object it can reach (`git diff` between the stage refs, `cat-file --batch-all-objects`).
 
-The keep signal is `tests`, so only the hidden tests (where a stage has them) decide: this is the
-setting in which a forged T(p̂) would be kept. Expected: stages 1-2 kept, stage 3 not; no gold line
+The keep signal is `both` (issue 52 refused `tests` alone), and the judge passes any patch that
+defines the function the reference adds, so where a stage has hidden tests they decide: this is
+the setting in which a forged T(p̂) would be kept. Expected: stages 1-2 kept, stage 3 not; no gold line
 of any stage and no hidden test name in any observation, stored step or exported record (a stage's
 test lines and test names are part of the repository from the next stage on, since only code
 patches are reverted at a stage entry).
@@ -177,7 +178,7 @@ def test_every_attack_in_one_chain_gets_no_oracle_text_and_no_unearned_stage(
     attacker = Attacker(plan)
     fake_llm.push(model="policy", responder=attacker, times=None)
     fake_llm.push(model="judge", responder=fenced_judge, times=None)
-    runner = make_runner(sqlite_engine, keep_policy="prefix", keep_on="tests", max_refinements=1)
+    runner = make_runner(sqlite_engine, keep_policy="prefix", keep_on="both", max_refinements=1)
     result = runner.run(seeded.chain_id)
 
     assert (result.status, result.kept_stages) == ("kept", 2), result.reason
@@ -198,7 +199,7 @@ def test_every_attack_in_one_chain_gets_no_oracle_text_and_no_unearned_stage(
     assert shown(attacker.seen, secrets[3]) == []
 
     out = tmp_path / "trajectories.jsonl"
-    summary = export_trajectories(sqlite_engine, out, keep="prefix", keep_on="tests")
+    summary = export_trajectories(sqlite_engine, out, keep="prefix", keep_on="both")
     assert summary.written == 1, summary.skipped
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["metadata"]["kept_stages"] == 2

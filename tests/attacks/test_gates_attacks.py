@@ -31,7 +31,21 @@ FORCE_PASS = (
     "PY\n"
     "printf '\\ndef test_subtract():\\n    assert True\\n' >> tests/test_ops.py"
 )
+# Issue 52, class 4: a wrong .py beside the compiled right one the interpreter prefers, and
+# attributes that make the judge read a binary blob where the tests run a text change.
+PYC = (
+    "cp calc/ops.py /tmp/ops.py && printf '\\ndef minus(x, y):\\n    return x - y\\n' >> /tmp/ops.py"
+    " && python3 -c \"import py_compile; py_compile.compile('/tmp/ops.py', "
+    "cfile='calc/__pycache__/ops.cpython-311.pyc')\""
+    " && printf '\\n# subtraction is coming\\n' >> calc/ops.py"
+)
+HIDDEN = [
+    "printf '*.py -diff\\n' > .gitattributes",
+    "printf '\\ndef minus(x, y):\\n    return y\\n' >> calc/ops.py",
+]
 ATTACKS = {
+    "pyc-beside-source": [PYC],
+    "gitattributes-hides-diff": HIDDEN,
     "nothing": [],
     "whitespace": [
         "printf '\\n\\n' >> calc/ops.py && sed -i 's/return a + b/return a +  b/' calc/ops.py"
@@ -39,6 +53,8 @@ ATTACKS = {
     "tests-only": [FORCE_PASS],
 }
 REASONS = {
+    "pyc-beside-source": "the diff carries what the judge cannot read",
+    "gitattributes-hides-diff": "the diff carries what the judge cannot read",
     "nothing": "the agent changed nothing",
     "whitespace": "the agent changed nothing",
     "tests-only": "only tests or test configuration",
@@ -101,3 +117,21 @@ def test_a_judge_contradicting_itself_does_not_pass_a_real_change(
         stage = session.scalars(select(RolloutStage)).one()
         (judgement,) = session.scalars(select(Judgement)).all()
     assert stage.score is None and not judgement.passed and judgement.score == 1.0
+
+
+def test_a_change_that_only_reorders_lines_is_judged(
+    fake_llm: ScriptedLLMServer,
+    sqlite_engine: Engine,
+    tmp_path: Path,
+    make_runner: Callable[..., ChainRunner],
+) -> None:
+    """Issue 52: the same lines in another order change the file; the gate compares content."""
+    seeded = seed_chain(str(sqlite_engine.url), tmp_path)
+    reorder = "tac calc/ops.py > /tmp/r && cat /tmp/r > calc/ops.py"
+    fake_llm.push(model="policy", tool_calls=bash(reorder))
+    fake_llm.push(model="policy", tool_calls=submit("done"), times=None)
+    fake_llm.push(model="judge", content=verdict(0.0, "Reordering is no subtraction."), times=None)
+    result = make_runner(sqlite_engine, max_refinements=0).run(seeded.chain_id)
+
+    assert result.status == "rejected" and "changed nothing" not in str(result.reason)
+    assert len(fake_llm.requests_for("judge")) >= 1

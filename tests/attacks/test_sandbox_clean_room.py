@@ -6,13 +6,10 @@ implemented anything (or, for the leak, by an agent fishing for the tests), in a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from chains.patches import split_patch
-from prchain.dev.repos import CIRCLE, SHAPES_V0, ChainRepo, make_tested_repo
+from prchain.dev.repos import CIRCLE, SHAPES_V0, ChainRepo
 from prchain.verdicts.oracle import StageTests, run_tests
 from prchain.verdicts.sandbox import collected_test_files, fill_command
 
@@ -49,31 +46,6 @@ for _place in ("/home/agent/stolen", "/tmp/stolen", "/work/repo/stolen"):
         pass
 """
 LOOK = "cat /home/agent/stolen/* /tmp/stolen/* /work/repo/stolen/* 2>/dev/null; echo looked"
-
-
-@pytest.fixture(scope="module")
-def geo(tmp_path_factory: pytest.TempPathFactory) -> ChainRepo:
-    return make_tested_repo(tmp_path_factory.mktemp("geo") / "geo")
-
-
-@pytest.fixture
-def stage_one(docker_client: Any, base_image: str, geo: ChainRepo) -> Iterator[Any]:
-    """The geo chain's stage 1 in a sandbox, as the agent starts it."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
-
-    stages = [StageSpec(1, geo.prs[1].base_sha, split_patch(geo.prs[1].gold_patch).code)]
-    with DockerEnvironment(
-        EnvironmentConfig(),
-        repo=REPO,
-        clone_path=str(geo.path),
-        stages=stages,
-        labels={"prchain.test": "sandbox-attacks"},
-        client=docker_client,
-    ) as env:
-        env.enter_stage(1)
-        yield env
 
 
 def hidden_tests(geo: ChainRepo) -> StageTests:

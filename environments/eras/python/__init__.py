@@ -639,27 +639,47 @@ def legacy_pytest_ini(snap: Snapshot) -> str:
 
 
 def _strip_project(name: str) -> str:
-    """The project was installed only to bring its dependencies: its files are deleted again (it
-    is found by the direct_url record pointing at the build's copy of B_t), so the agent's tree is
-    what imports. Its .dist-info stays: importlib.metadata.version() and entry points keep working.
-    A copy of the project from the index (a test tool that needs a newer one than the stage's,
-    pulled in by a later step or the setup agent) goes the same way: site-packages comes before
-    the .pth line on sys.path, so it would shadow /work/repo and the tests would run its code."""
+    """The project was installed only to bring its dependencies: everything it installed goes
+    again, so the agent's tree is what imports and nothing of the build's commit (the era's latest
+    stage base, later than most stages it serves) is readable in the image (issue 52): its modules
+    and their compiled caches, its console scripts, and its .dist-info down to a METADATA of name
+    and version (importlib.metadata.version() keeps working; the long description, README and
+    changelog, RECORD and entry points are gone). It is found by the direct_url record pointing at
+    the build's copy of B_t, or by its name: a copy from the index (a test tool that needs a newer
+    one, pulled in by a later step or the setup agent) goes the same way, since site-packages
+    comes before the .pth line on sys.path and would shadow /work/repo."""
     own = re.sub(r"[-_.]+", "-", name).lower()
     return _STRIP_PROJECT.replace("OWN_NAME", own)
 
 
 _STRIP_PROJECT = (
-    f"{VENV}/bin/python -c 'import importlib.metadata as m, json, os, re\n"
-    "for d in m.distributions():\n"
+    f"{VENV}/bin/python -I -c 'import importlib.metadata as m, json, os, re, shutil\n"
+    "def gone(p, dirs):\n"
+    "    d = os.path.dirname(p)\n"
+    "    stem = os.path.splitext(os.path.basename(p))[0]\n"
+    '    cache = os.path.join(d, "__pycache__")\n'
+    "    for c in (os.listdir(cache) if os.path.isdir(cache) else []):\n"
+    '        if c.split(".")[0] == stem: os.unlink(os.path.join(cache, c))\n'
+    "    if os.path.isfile(p) or os.path.islink(p): os.unlink(p)\n"
+    "    while len(d) > 1: dirs.update((d, cache)); d, cache = os.path.dirname(d), d\n"
+    "def prune(dirs):\n"
+    "    for e in sorted(dirs, key=len, reverse=True):\n"
+    "        if os.path.isdir(e) and not os.listdir(e): os.rmdir(e)\n"
+    "for d in list(m.distributions()):\n"
     '    u = d.read_text("direct_url.json")\n'
     f'    mine = bool(u) and "{PROJECT_SRC}" in json.loads(u).get("url", "")\n'
     '    named = re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() == "OWN_NAME"\n'
-    "    if not (mine or named): continue\n"
+    '    name, version, info = d.metadata["Name"], d.metadata["Version"], str(d._path)\n'
+    f'    if not (mine or named) or not info.startswith("{VENV}/"): continue\n'
+    "    dirs = set()\n"
     "    for f in d.files or []:\n"
-    "        p = str(f.locate())\n"
-    '        if ".dist-info" not in str(f) and os.path.isfile(p) and "/bin/" not in p: os.unlink(p)\n'
-    '    print("kept the metadata of", d.metadata["Name"], "without its files")\''
+    '        if ".dist-info" not in str(f): gone(os.path.normpath(str(f.locate())), dirs)\n'
+    "    prune(dirs)\n"
+    "    shutil.rmtree(info)\n"
+    "    os.makedirs(info)\n"
+    '    with open(os.path.join(info, "METADATA"), "w") as out:\n'
+    '        out.write(f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n")\n'
+    '    print("kept only the name and version of", name)\''
 )
 # Every program of the venv, the project's own console scripts among them (python-dotenv 2016's
 # tests run `dotenv`: 2 of 6 failed without it), as an activated venv would put them on PATH.

@@ -41,13 +41,24 @@ _record = record
 def parse_junit(text: str) -> dict[str, str]:
     """Node id → outcome for every test case of a junit XML report; ValueError if it is not XML."""
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(_first_document(text))
     except ET.ParseError as exc:
         raise ValueError(f"not a junit XML report: {exc}") from None
     outcomes: dict[str, str] = {}
     for case in root.iter("testcase"):
         _record(outcomes, junit_nodeid(case.attrib), _case_outcome(case))
     return outcomes
+
+
+def _first_document(text: str) -> str:
+    """The report up to the end of its first root element: what pytest wrote into the room's pipe
+    comes first, anything a process wrote there afterwards does not count."""
+    opened = text.find("<testsuite")
+    if opened < 0:
+        return text
+    end = "</testsuites>" if text.startswith("<testsuites", opened) else "</testsuite>"
+    at = text.find(end, opened)
+    return text[: at + len(end)] if at >= 0 else text
 
 
 def _case_outcome(case: ET.Element) -> str:
@@ -180,8 +191,14 @@ class Pytest:
     """pytest's reader: the junit report through PYTEST_ADDOPTS, whatever the command looks like."""
 
     def script(self, command: str, report_path: str) -> str:
+        # The room's own options (the image's plugins) come first; a report path the tester
+        # cannot remove (the room's pipe) stays.
         options = shlex.quote(PYTEST_OPTIONS.format(path=report_path))
-        return f"rm -f {shlex.quote(report_path)}; export PYTEST_ADDOPTS={options}; {command}"
+        keep = '"${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }"'
+        return (
+            f"rm -f {shlex.quote(report_path)} 2>/dev/null; "
+            f"export PYTEST_ADDOPTS={keep}{options}; {command}"
+        )
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
         return parse_outcomes(report, output)

@@ -1,0 +1,96 @@
+"""What of the agent's change crosses into the clean room: an allow-list, not a deny-list.
+
+A hidden-test run must judge the agent's code, not be configured by it. So a path of Δ_t crosses
+only when it is a source or data file of the project (by its suffix) that no test runner,
+interpreter or packaging tool reads as configuration or as a plugin. Everything else stays out and
+is named in the record:
+
+| rule | left out | why |
+| --- | --- | --- |
+| test side | test files, conftest.py, pytest.ini, tox.ini, sitecustomize.py, *.pth | the stage base's (B_t's) version is used |
+| suffix | anything not in `SOURCE_SUFFIXES` (*.toml, *.cfg, *.ini and *.conf only below the root): *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
+| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, build.rs | read by a runner or a build tool, wherever it is |
+| hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
+| shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
+
+The suffixes cover every language room; a room that needs finer rules (a per-ecosystem list) can
+grow one behind the same function.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+
+SOURCE_SUFFIXES = frozenset(
+    {
+        # Python
+        ".py", ".pyi", ".pyx", ".pxd",
+        # other language rooms
+        ".rs", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".java", ".kt", ".scala",
+        ".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".rb", ".php", ".cs", ".swift",
+        # data a package reads at run time
+        ".txt", ".md", ".rst", ".json", ".yaml", ".yml", ".csv", ".tsv", ".xml", ".html", ".htm",
+        ".jinja", ".jinja2", ".j2", ".css", ".scss", ".svg", ".png", ".jpg", ".jpeg", ".gif",
+        ".ico", ".po", ".pot", ".sql", ".graphql", ".proto",
+    }
+)  # fmt: skip
+# Data a package reads that shares a suffix with tool configuration: it crosses below the root
+# (pytest and the packaging tools read theirs at the root, by the names in CONFIG_NAMES).
+NESTED_DATA_SUFFIXES = frozenset({".ini", ".cfg", ".toml", ".conf"})
+CONFIG_NAMES = frozenset(
+    {
+        "setup.py", "pytest.py", "noxfile.py", "conftest.py", "sitecustomize.py",
+        "usercustomize.py", "package.json", "jsconfig.json", "build.rs",
+        "requirements.txt", "CMakeLists.txt", "pytest.ini", "tox.ini", "setup.cfg",
+        "pyproject.toml", "pytest.toml", "Cargo.toml", "Pipfile", "manage.py",
+    }
+)  # fmt: skip
+_CONFIG_NAME = re.compile(
+    r"^(tsconfig.*\.json|.*\.config\.[cm]?[jt]s|.*\.config\.json|.*requirements.*\.txt)$"
+)
+_METADATA_DIR = re.compile(r"\.(dist-info|egg-info|egg-link)$|^__pycache__$")
+# Modules of the test runner itself: a top-level one of the agent's would shadow it.
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig"})
+IMPORT_ROOTS = ("", "src/")
+
+
+@cache
+def _shadowed() -> frozenset[str]:
+    return frozenset(sys.stdlib_module_names) | RUNNER_MODULES
+
+
+def why_not(path: str) -> str | None:
+    """Why `path` of the agent's change does not cross into the clean room, or None if it does."""
+    parts = path.split("/")
+    name = parts[-1]
+    if any(p.startswith(".") or _METADATA_DIR.search(p) for p in parts):
+        return "tool configuration or package metadata"
+    suffix = (name[name.rfind(".") :] if "." in name else "").lower()
+    nested_data = len(parts) > 1 and suffix in NESTED_DATA_SUFFIXES
+    if suffix not in SOURCE_SUFFIXES and not nested_data:
+        return "not a source or data file"
+    if name in CONFIG_NAMES or _CONFIG_NAME.match(name):
+        return "read by a test runner or build tool"
+    if _shadows(path):
+        return "shadows the test runner or the standard library"
+    return None
+
+
+def _shadows(path: str) -> bool:
+    for root in IMPORT_ROOTS:
+        rest = path.removeprefix(root) if path.startswith(root) else None
+        if rest is None:
+            continue
+        top = rest.split("/", 1)[0]
+        module = top.removesuffix(".py") if "/" not in rest else top
+        if module in _shadowed() and ("/" in rest or top.endswith((".py", ".pyi", ".pyx"))):
+            return True
+    return False
+
+
+def crosses(path: str, test_side: Callable[[str], bool]) -> bool:
+    """Does `path` reach the clean room from the agent's tree? Test-side paths never do."""
+    return not test_side(path) and why_not(path) is None

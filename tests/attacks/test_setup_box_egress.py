@@ -1,0 +1,115 @@
+"""Issue 52, class 3: the setup agent's box reached a listener on the host through the bridge
+network. Now it has no network of its own; a proxy admits the package registries and nothing
+else, by name and by address (a name resolving to the host or the LAN is refused as well)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import socketserver
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from environments.egress import EgressProxy, blocked
+from prchain.dev.repos import git
+
+pytestmark = pytest.mark.docker
+
+SECRET = f"HOST-SECRET-{uuid.uuid4().hex[:8]}"
+REPO = f"seal-egress-{uuid.uuid4().hex[:8]}/box"
+# Each probe prints one word: what the box reached.
+PROBE = """
+import os, socket, sys, urllib.request
+where, port = sys.argv[1], int(sys.argv[2])
+try:
+    s = socket.create_connection((where, port), timeout=3)
+    print("direct:", s.recv(100).decode())
+except OSError as exc:
+    print("direct: refused", type(exc).__name__)
+for url in (f"http://{where}:{port}/", "https://example.com/", "https://pypi.org/simple/pip/"):
+    try:
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            print(url, answer.status)
+    except Exception as exc:
+        print(url, "refused", type(exc).__name__)
+"""
+
+
+@pytest.fixture
+def host_listener() -> Iterator[int]:
+    """A service on every address of the host, as a database or a metadata endpoint would be."""
+
+    class Answer(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.sendall(f"HTTP/1.0 200 OK\r\n\r\n{SECRET}".encode())
+
+    server = socketserver.ThreadingTCPServer(("0.0.0.0", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _tiny_repo(path: Path) -> str:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("box\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "start")
+    return git(path, "rev-parse", "HEAD").strip()
+
+
+def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
+    docker_client: Any, base_image: str, host_listener: int, tmp_path: Path
+) -> None:
+    from environments.buildbox import BuildBox
+    from environments.config import EnvironmentConfig
+    from environments.eras.build import build_environment, cache_volume
+    from environments.eras.config import ErasConfig
+    from prchain.envsetup.repair import _egress, box_settings
+
+    ipam = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]  # the host's side
+    gateway = ipam.get("Gateway") or str(next(ipaddress.ip_network(ipam["Subnet"]).hosts()))
+    eras = ErasConfig()
+    binds, variables = build_environment(EnvironmentConfig(), eras, REPO)
+    sha = _tiny_repo(tmp_path / "box")
+    try:
+        with (
+            _egress(eras) as proxy,
+            BuildBox(
+                docker_client,
+                base_image,
+                REPO,
+                tmp_path / "box",
+                sha,
+                labels={"prchain.test": "seal-egress"},
+                settings=box_settings(eras, binds, variables, proxy),
+            ) as box,
+        ):
+            seen = box.run(f"python3 -c '{PROBE}' {gateway} {host_listener}", timeout=200).output
+    finally:
+        docker_client.remove_volume(cache_volume(eras, REPO))
+    assert SECRET not in seen, seen
+    assert "direct: refused" in seen
+    assert f"http://{gateway}:{host_listener}/ refused" in seen
+    assert "https://example.com/ refused" in seen
+    assert "https://pypi.org/simple/pip/ 200" in seen  # the registry is reachable
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [("127.0.0.1", True), ("172.17.0.1", True), ("10.1.2.3", True), ("169.254.169.254", True),
+     ("::1", True), ("151.101.0.223", False)],
+)  # fmt: skip
+def test_the_proxy_refuses_the_host_and_the_lan_by_address(address: str, refused: bool) -> None:
+    """(unit) a registry name that resolves to the host or the LAN is no way out."""
+    assert blocked(address) is refused
+    with EgressProxy(["pypi.org"]) as proxy:
+        assert Path(proxy.directory, "proxy.sock").exists()
+    assert not Path(proxy.directory).exists()
+    assert socket.AF_UNIX  # the proxy's socket family exists here
