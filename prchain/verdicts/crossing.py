@@ -9,7 +9,7 @@ is named in the record:
 | --- | --- | --- |
 | test side | test files, conftest.py, pytest.ini, tox.ini, sitecustomize.py, *.pth | the stage base's (B_t's) version is used |
 | suffix | anything not in `SOURCE_SUFFIXES` (*.toml, *.cfg, *.ini and *.conf only below the root): *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
-| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, build.rs | read by a runner or a build tool, wherever it is |
+| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 
@@ -46,10 +46,14 @@ CONFIG_NAMES = frozenset(
         "usercustomize.py", "package.json", "jsconfig.json", "build.rs",
         "requirements.txt", "CMakeLists.txt", "pytest.ini", "tox.ini", "setup.cfg",
         "pyproject.toml", "pytest.toml", "Cargo.toml", "Pipfile", "manage.py",
+        # build files of the other rooms: they configure the compiler and the test runner
+        "Cargo.lock", "go.mod", "go.sum", "go.work", "pom.xml", "build.gradle",
+        "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "package-lock.json",
+        "yarn.lock", "pnpm-lock.yaml", "pnpm-workspace.yaml",
     }
 )  # fmt: skip
 _CONFIG_NAME = re.compile(
-    r"^(tsconfig.*\.json|.*\.config\.[cm]?[jt]s|.*\.config\.json|.*requirements.*\.txt)$"
+    r"^(tsconfig.*\.json|.*\.conf(ig)?\.[cm]?[jt]s|.*\.config\.json|.*requirements.*\.txt)$"
 )
 _METADATA_DIR = re.compile(r"\.(dist-info|egg-info|egg-link)$|^__pycache__$")
 # Modules of the test runner itself: a top-level one of the agent's would shadow it.

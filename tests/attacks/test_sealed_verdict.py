@@ -120,6 +120,13 @@ def test_a_whole_command_run_is_sealed_the_same_way(stage_one, geo) -> None:
         ("settings.toml", False),  # at the root: where tools look for their configuration
         ("geo/sub/setup.cfg", False),
         ("crates/core/Cargo.toml", False),
+        ("crates/core/src/lib.rs", True),
+        ("module/pom.xml", False),  # Maven: a surefire configuration would decide the outcomes
+        ("src/main/resources/defaults.xml", True),
+        ("go.mod", False),
+        ("internal/geo/shapes.go", True),
+        ("karma.conf.js", False),
+        ("lib/geo.ts", True),
     ],
 )
 def test_the_allow_list(path: str, crosses: bool) -> None:
