@@ -151,3 +151,19 @@ def test_node_ids_without_a_file_attribute() -> None:
     assert (
         junit_nodeid({"classname": "", "name": "testing.test_broken"}) == "testing/test_broken.py"
     )
+
+
+def test_the_stage_runs_its_test_modules_and_no_helper() -> None:
+    """A suite named `*_tests.py` or `tests.py` (arrow 2016) is run; a helper module is not."""
+    from environments.eras.python.report import Pytest
+
+    paths = [
+        "tests/test_api.py",
+        "tests/parser_test.py",
+        "tests/factory_tests.py",
+        "markupsafe/tests.py",
+        "tests/conftest.py",
+        "tests/benchmark_render.py",
+        "tests/fixtures/data.json",
+    ]
+    assert Pytest().targets(paths) == paths[:4]

@@ -184,7 +184,9 @@ _BARE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit)\b(:|$)")
 
 PYTEST = "python -m pytest -p no:cacheprovider"
 FILES_PLACEHOLDER = "{files}"
-_PYTEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
+# Test modules by name: pytest's defaults, and the `*_tests.py` / `tests.py` suites that set their
+# own `python_files` (arrow 2016, markupsafe 2017).
+_PYTEST_MODULE = re.compile(r"^(test_.*|.*_tests?|tests)\.py$")
 
 
 class Pytest:
@@ -214,7 +216,7 @@ class Pytest:
         return " ".join([PYTEST, *flags, FILES_PLACEHOLDER])
 
     def targets(self, test_paths: list[str]) -> list[str]:
-        """Only names pytest collects by default (test_*.py, *_test.py): a file named on the
-        command line is collected whatever its name, and helpers such as a benchmark module under
-        the test directory need plugins the repository does not run by default."""
+        """Only test modules by name (test_*.py, *_test.py, *_tests.py, tests.py): a file named on
+        the command line is collected whatever its name, and helpers such as a benchmark module
+        under the test directory need plugins the repository does not run by default."""
         return [p for p in test_paths if _PYTEST_MODULE.match(p.rsplit("/", 1)[-1])]
