@@ -2,9 +2,10 @@
 
 PR templates leave HTML comments, checklists, empty headings, images and badges behind; none of
 it helps a model understand the intent, and links must not leak into the queries. A reply is
-accepted only as plain prose (no code, links or step lists), else it is an LLMOutputInvalid
-that the client retries. Markup that is only formatting (backticks around a command, bold or
-italic emphasis) is stripped instead, and the repair is recorded.
+accepted only as plain prose (no code or links), else it is an LLMOutputInvalid that the client
+retries. What is only form (backticks around a command, bold or italic emphasis, a bulleted or
+numbered list of sentences) is repaired instead (markup stripped, items joined into a paragraph),
+and the repair is recorded.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 
 from prchain.core.errors import LLMOutputInvalid
-from prchain.llm.repairs import Repaired
+from prchain.llm.repairs import Repaired, RepairKind
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IMAGE_MD = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -153,6 +154,14 @@ def parse_query_repaired(text: str) -> Repaired[str]:
         )
     if _URL.search(query):
         raise LLMOutputInvalid("the reply contains a URL; remove every link")
-    if len(_LIST_ITEM.findall(query)) >= 2:
-        raise LLMOutputInvalid("the reply is a list of steps; write flowing prose instead")
-    return Repaired(cleaned, ("markup_stripped",) if cleaned != query else ())
+    repairs: tuple[RepairKind, ...] = ("markup_stripped",) if cleaned != query else ()
+    if len(_LIST_ITEM.findall(cleaned)) >= 2:  # only the form is off: its items are the prose
+        cleaned, repairs = list_as_prose(cleaned), (*repairs, "list_joined")
+    return Repaired(cleaned, repairs)
+
+
+def list_as_prose(text: str) -> str:
+    """A bulleted or numbered reply as one paragraph: markers gone, each item a sentence."""
+    items = [_LIST_ITEM.sub("", line).strip() for line in text.splitlines() if line.strip()]
+    sentences = [i if i.endswith((".", "!", "?", ":")) else i + "." for i in items]
+    return " ".join(s[:1].upper() + s[1:] for s in sentences)

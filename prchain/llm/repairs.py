@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 RepairKind = Literal[
     "markup_stripped",  # backticks or markdown emphasis taken out of prose (queries)
+    "list_joined",  # a bulleted or numbered reply joined into one paragraph (queries, overviews)
     "extra_blocks_ignored",  # text actions: the first action block ran, the others were ignored
     "tool_call_in_text",  # tools mode: a call written as text was parsed as that call
     "extra_calls_dropped",  # calls written as text: the first ran, the others were dropped

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from chains.leakage import changed_identifiers, find_leaks, names_in_line
-from chains.textclean import clean_body, parse_query, trim_patch
+from chains.textclean import clean_body, parse_query, parse_query_repaired, trim_patch
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.repos import make_chain_repo
 
@@ -117,12 +117,21 @@ def test_trim_patch_keeps_whole_files_first_and_names_the_rest() -> None:
         ("", "empty"),
         ("Use this:\n```\nfoo()\n```", "code"),
         ("See https://x.io.", "URL"),
-        ("1. do a\n2. do b", "list of steps"),
     ],
 )
 def test_parse_query_rejects_what_a_query_must_not_be(reply: str, error: str) -> None:
     with pytest.raises(LLMOutputInvalid, match=error):
         parse_query(reply)
+
+
+def test_a_list_is_repaired_into_prose_and_the_repair_counted() -> None:
+    """A small model's overview came as a list five times and was refused: only its form is off."""
+    repaired = parse_query_repaired(
+        "- keep the parser's `state` across calls\n- Report errors once."
+    )
+    assert repaired.value == "Keep the parser's state across calls. Report errors once."
+    assert repaired.kinds == ("markup_stripped", "list_joined")
+    assert parse_query_repaired("Make it faster.").kinds == ()
 
 
 def test_parse_query_strips_a_preamble() -> None:

@@ -258,12 +258,12 @@ def test_malformed_replies_are_retried_then_the_stage_is_reported_failed(
     fake_llm.push(
         model="query_constructor",
         contains="Add multiply operation",
-        content="- step one\n- step two",
+        content="See https://example.org/multiply for it.",
     )
     fake_llm.push(
         model="query_constructor",
-        contains="list of steps",
-        content="1. step one\n2. step two",
+        contains="contains a URL",
+        content="Follow https://example.org/multiply.",
         times=None,
     )
     fake_llm.push(
@@ -275,7 +275,7 @@ def test_malformed_replies_are_retried_then_the_stage_is_reported_failed(
     summary = run_queries(_config(), engine)
     assert [s.query for s in _stages(engine)] == [CLEAN[1], None, CLEAN[3]]
     assert summary.stages_done == 2 and summary.stages_failed == 1
-    assert "stage 2" in summary.failures[0] and "list of steps" in summary.failures[0]
+    assert "stage 2" in summary.failures[0] and "URL" in summary.failures[0]
 
 
 def test_only_the_chosen_chains_are_built(
