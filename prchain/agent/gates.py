@@ -128,6 +128,9 @@ def before_judge(idx: int, diff: str, gold_patch: str) -> str | None:
     return unreadable(idx, diff) or no_change(idx, diff) or tests_only(idx, diff, gold_patch)
 
 
+REDO_LEAKING = "prchain queries build --redo-leaking"
+
+
 def leaking_query(idx: int, leaks: Sequence[str]) -> str | None:
     """The reason a stage is not rolled out: its query (or overview) names gold identifiers."""
     if not leaks:
@@ -135,5 +138,11 @@ def leaking_query(idx: int, leaks: Sequence[str]) -> str | None:
     names = ", ".join(sorted(leaks)[:8])
     return (
         f"stage {idx}: its query names identifiers the gold patch adds ({names}); not rolled out. "
-        "Regenerate it with `prchain queries build --redo-leaking`"
+        f"Regenerate it with `{REDO_LEAKING}`"
     )
+
+
+def needs_action(reason: str | None) -> bool:
+    """Whether a rollout's reason names a stage skipped for something the user must fix (its
+    query leaks) rather than a verdict on the agent's work."""
+    return bool(reason) and REDO_LEAKING in str(reason)

@@ -30,6 +30,13 @@ class RolloutResult:
     # What a resumed sandbox could not restore exactly (empty when Δ came back byte for byte).
     resume_notes: tuple[str, ...] = ()
 
+    @property
+    def needs_action(self) -> bool:
+        """A stage was skipped for a reason the user must act on (a leaking query)."""
+        from prchain.agent.gates import needs_action
+
+        return needs_action(self.reason)
+
 
 def stored_scores(engine: Engine, rollout_id: int) -> list[float | None]:
     """The judge's score of each stage of a stored rollout, in stage order."""

@@ -179,10 +179,16 @@ def _report(results: list[RolloutResult]) -> None:
         for note in r.resume_notes:  # the resumed sandbox is not exactly what the agent left
             secho(f"warning: chain {r.chain_id} resumed: {note}", fg="yellow", err=True)
     failed = [r for r in results if r.status in FAILED]
+    skipped = [r for r in results if r.status not in FAILED and r.needs_action]
     finish(
         len(failed),
         f"{plural(len(failed), 'rollout')} failed; fix the cause and rerun to resume "
         "(finished stages are kept)",
+    )
+    finish(
+        len(skipped),
+        f"{plural(len(skipped), 'rollout')} skipped stages whose query leaks; "
+        "regenerate them (see the reason) and roll out again with --redo",
     )
 
 
