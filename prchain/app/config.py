@@ -23,12 +23,12 @@ from prchain.agent.config import AgentConfig
 from prchain.core.errors import ConfigError
 from prchain.core.files import write_text_atomically
 from prchain.core.secrets import Redactor
-from prchain.envsetup.config import SetupAgentConfig
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
 from prchain.report.config import ReportConfig
 from prchain.scale.config import ScaleConfig
+from prchain.setup_agent.config import SetupAgentConfig
 from prchain.verdicts.config import VerdictsConfig
 from sql.config import StoreConfig
 

@@ -16,7 +16,7 @@ from environments.protocol import Environment, StageSpec
 from prchain.agent.tasks import ChainTask
 from prchain.app.config import Config
 from prchain.core.errors import NothingToDo
-from prchain.verdicts.envsetup import AgentRepair, EraReport, Setup, setup_eras
+from prchain.verdicts.ladder import AgentRepair, EraReport, Setup, setup_eras
 from prchain.verdicts.verify import StageJob
 
 if TYPE_CHECKING:

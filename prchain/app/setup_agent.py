@@ -8,7 +8,7 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 
 from prchain.app.config import Config
-from prchain.verdicts.envsetup import AgentRepair
+from prchain.verdicts.ladder import AgentRepair
 
 
 def agent_from_config(
@@ -25,7 +25,7 @@ def agent_from_config(
             "eras the planner cannot make stay unverified"
         )
         return None
-    from prchain.envsetup.repair import agent_repair  # docker and openai load only here
     from prchain.llm.client import LLMClient
+    from prchain.setup_agent.repair import agent_repair  # docker and openai load only here
 
     return agent_repair(LLMClient(llm, engine), config.environment, config.eras, config.env_setup)

@@ -13,7 +13,7 @@ from prchain.cli.options import build_config, config_options
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
-    from prchain.verdicts.envsetup import EraReport
+    from prchain.verdicts.ladder import EraReport
 
 console = SafeConsole()
 

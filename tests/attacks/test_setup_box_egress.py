@@ -71,7 +71,7 @@ def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
     from environments.config import EnvironmentConfig
     from environments.eras.build import build_environment, cache_volume
     from environments.eras.config import ErasConfig
-    from prchain.envsetup.repair import _egress, box_settings
+    from prchain.setup_agent.repair import _egress, box_settings
 
     ipam = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]  # the host's side
     gateway = ipam.get("Gateway") or str(next(ipaddress.ip_network(ipam["Subnet"]).hosts()))

@@ -12,9 +12,9 @@ import pytest
 from environments.buildbox import BoxSettings, BuildBox
 from prchain.core.errors import PrchainError
 from prchain.dev.repos import git
-from prchain.envsetup.agent import SetupAgentFailed, SetupRequest, run_setup_agent
-from prchain.envsetup.config import SetupAgentConfig
 from prchain.llm.client import LLMClient
+from prchain.setup_agent.agent import SetupAgentFailed, SetupRequest, run_setup_agent
+from prchain.setup_agent.config import SetupAgentConfig
 
 pytestmark = pytest.mark.docker
 

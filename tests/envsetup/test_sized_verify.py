@@ -21,7 +21,7 @@ from environments.eras.config import ErasConfig, VerifyLimits
 from environments.eras.python.report import Pytest
 from prchain.cli import main
 from prchain.dev.repos import git
-from prchain.verdicts.envsetup import sized_sample
+from prchain.verdicts.ladder import sized_sample
 from prchain.verdicts.verify import StageJob
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe

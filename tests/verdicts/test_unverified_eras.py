@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from environments.eras.memory import era_state, save_recipe, stage_env
 from prchain.cli import main
 from prchain.dev.repos import git
-from prchain.verdicts.envsetup import plan_eras
+from prchain.verdicts.ladder import plan_eras
 from sql.db import make_engine
 
 REPO = "py51-unverified/app"

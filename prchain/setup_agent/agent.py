@@ -19,10 +19,10 @@ from environments.buildbox import BoxSettings, BuildBox, StepResult
 from environments.docker_client import DockerClient
 from prchain.core import git
 from prchain.core.errors import ContextOverflow, LLMError, PrchainError
-from prchain.envsetup.config import SetupAgentConfig
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.toolcalls import calls_from_text
+from prchain.setup_agent.config import SetupAgentConfig
 
 ROLE = "env_setup"
 PROMPTS = Path(__file__).with_name("prompts")

@@ -1,6 +1,6 @@
 """The setup agent as the last rung of `env setup`'s ladder (memory → planner → agent).
 
-`agent_repair` returns the `AgentRepair` callable prchain.verdicts.envsetup calls when neither
+`agent_repair` returns the `AgentRepair` callable prchain.verdicts.ladder calls when neither
 recipe memory nor the planner verified an era. The agent works in a build sandbox that is the era
 build's container with checkpoints: the same suite base, uv, CA bundle, cache volume, variables and
 the tree at the same place. What it finds is handed back as a plan (its kept steps, then the same
@@ -22,10 +22,10 @@ from environments.eras.build import base_config, build_environment, ensure_toolc
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.images import ensure_base_image
-from prchain.envsetup.agent import AgentRecipe, SetupRequest, run_setup_agent
-from prchain.envsetup.config import SetupAgentConfig
 from prchain.llm.protocol import ChatLLM
-from prchain.verdicts.envsetup import AgentRepair, Candidate, RepairRequest
+from prchain.setup_agent.agent import AgentRecipe, SetupRequest, run_setup_agent
+from prchain.setup_agent.config import SetupAgentConfig
+from prchain.verdicts.ladder import AgentRepair, Candidate, RepairRequest
 
 FAILURE_CHARS = 6000  # of the planner's log shown with its root error
 
