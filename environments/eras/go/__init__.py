@@ -2,14 +2,15 @@
 
 An era image holds, under /opt/go: the Go toolchain of the era (a layer of its own, shared across
 eras and repositories asking for the same release), the module cache of B_t's requirements
-(GOMODCACHE, read-only as Go keeps it) and a build cache (GOCACHE, writable by all) holding the
-standard library and every dependency package compiled, so the agent's first `go test` compiles
-the repository's own packages only. The repository's packages are never compiled into the image:
+(GOMODCACHE) and a build cache (GOCACHE) holding the standard library and every dependency
+package compiled, so the agent's first `go test` compiles the repository's own packages only. The repository's packages are never compiled into the image:
 a stage of the era older than the commit the image was built from would find them there.
+/opt/go is writable by all: each stage's container is fresh, so nothing the agent writes lasts.
 
 Sandboxes are offline: GOPROXY=off (modules come from the cache), GOTOOLCHAIN=local (no switch to
 a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that is not tidy is
-completed from the cache instead of refused; -mod=vendor when the tree vendors its modules).
+completed from the cache instead of refused; -mod=vendor when the tree vendors its modules; none
+before go 1.14, which had no such flag and completed go.mod by itself).
 The checksum database is unreachable here, so GOSUMDB=off: go.sum still checks every download.
 """
 
@@ -29,9 +30,10 @@ from environments.eras.reports import TestReport
 
 PROJECT_SRC = "/opt/prchain/src"
 GO_HOME = "/opt/go"
-MODCACHE = f"{GO_HOME}/mod"
-BUILDCACHE = f"{GO_HOME}/cache"
 GOPATH = f"{GO_HOME}/path"
+# GOPATH's own: go before 1.15 knows no GOMODCACHE and keeps modules there whatever it says.
+MODCACHE = f"{GOPATH}/pkg/mod"
+BUILDCACHE = f"{GO_HOME}/cache"
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -71,19 +73,22 @@ def vendored(snap: Snapshot) -> bool:
     return "go.mod" in snap.files and "vendor/modules.txt" in snap.paths
 
 
-def go_flags(snap: Snapshot) -> str:
-    """-mod=mod lets an untidy go.mod resolve from the cache; a workspace refuses it."""
+def go_flags(snap: Snapshot, version: str) -> str:
+    """-mod=mod lets an untidy go.mod resolve from the cache; a workspace refuses it, and go
+    before 1.14 knows no such flag (it updated go.mod by itself then)."""
     if vendored(snap):
         return "-mod=vendor"
-    return "" if module_dirs(snap) != ["."] or "go.mod" not in snap.files else "-mod=mod"
+    if module_dirs(snap) != ["."] or "go.mod" not in snap.files:
+        return ""
+    return "-mod=mod" if int(version.split(".")[1]) >= 14 else ""
 
 
-def image_env(snap: Snapshot) -> dict[str, str]:
+def image_env(snap: Snapshot, version: str) -> dict[str, str]:
     return {
         "GOPROXY": "off",
         "GOSUMDB": "off",
         "GOTOOLCHAIN": "local",
-        "GOFLAGS": go_flags(snap),
+        "GOFLAGS": go_flags(snap, version),
         "GOMODCACHE": MODCACHE,
         "GOCACHE": BUILDCACHE,
         "GOPATH": GOPATH,
@@ -105,11 +110,12 @@ def test_command(snap: Snapshot) -> str:
     return f"for d in {quoted}; do (cd $d && {GO_TEST} ./...); done"
 
 
-def build_commands(snap: Snapshot, config: ErasConfig) -> list[str]:
+def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str]:
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
-    fetch = f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={shlex.quote(go_flags(snap))}"
-    commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE} {GOPATH}"]
+    flags = shlex.quote(go_flags(snap, version))
+    fetch = f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags}"
+    commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
     for d in module_dirs(snap):
         where = shlex.quote(f"{PROJECT_SRC}/{d}")
         if not vendored(snap):
@@ -123,14 +129,9 @@ def build_commands(snap: Snapshot, config: ErasConfig) -> list[str]:
 
 
 def finish_commands() -> list[str]:
-    """The caches handed to the agent's uid: the build cache and GOPATH writable, the module cache
-    readable (Go keeps it read-only) with its lock file writable (go takes it to write go.sum)."""
-    return [
-        f"mkdir -p {MODCACHE}/cache && touch {MODCACHE}/cache/lock",
-        f"chmod -R a+rwX {BUILDCACHE} {GOPATH} && chmod -R a+rX {MODCACHE}",
-        f"chmod a+rw {MODCACHE}/cache/lock && chmod a+rwx {MODCACHE}/cache",
-        f"du -sh {MODCACHE} {BUILDCACHE}",
-    ]
+    """The caches handed to whatever uid runs the tests: all of /opt/go writable (go takes lock
+    files in the module cache, and each stage's container is fresh, so nothing lasts)."""
+    return [f"chmod -R a+rwX {GO_HOME}", f"du -sh {MODCACHE} {BUILDCACHE}"]
 
 
 def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
@@ -173,7 +174,7 @@ class Go:
             suite,
             f"go{version}",
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            build_commands(snap, config),
+            build_commands(snap, config, version),
             test_command(snap),
             notes=[
                 f"go{version} on {suite}: {why}",
@@ -181,7 +182,7 @@ class Go:
                 "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
             ],
             toolchain=toolchain.install_commands(version, config.go_proxy),
-            env=image_env(snap),
+            env=image_env(snap, version),
         )
 
     def revise(

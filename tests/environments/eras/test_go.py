@@ -86,6 +86,15 @@ def test_two_eras_of_a_go_history_and_their_plans(greeter: Path) -> None:
     assert "toolchain module v0.0.1-go1.22.0.linux-amd64" in " ".join(plan.notes)
 
 
+def test_go_before_1_14_gets_no_mod_flag_it_would_refuse() -> None:
+    snap = _snap({"go.mod": "module m\n\ngo 1.12\n"}, when="2019-12-01")
+    plan = ecosystem("go").plans(snap, ErasConfig())[0]
+    assert plan.interpreter == "go1.13.15" and plan.env["GOFLAGS"] == ""
+    assert plan.suite == "bullseye"  # no suite was out yet: the oldest configured
+    vendoring = _snap({"go.mod": "module m\n\ngo 1.12\n"}, paths=["vendor/modules.txt"])
+    assert ecosystem("go").plans(vendoring, ErasConfig())[0].env["GOFLAGS"] == "-mod=vendor"
+
+
 def test_the_stage_s_tests_choose_go_in_a_tree_with_python_too() -> None:
     snap = _snap({"go.mod": "module m\n\ngo 1.22\n", "setup.py": ""}, paths=["tool/x.py"])
     found = detect(snap, ["pkg/x_test.go"])
