@@ -5,7 +5,7 @@ eras and repositories asking for the same release), the module cache of B_t's re
 (GOMODCACHE) and a build cache (GOCACHE) holding the standard library and every dependency
 package compiled, so the agent's first `go test` compiles the repository's own packages only. The repository's packages are never compiled into the image:
 a stage of the era older than the commit the image was built from would find them there.
-/opt/go is writable by all: each stage's container is fresh, so nothing the agent writes lasts.
+Both caches are writable by all: each stage's container is fresh, so nothing the agent writes lasts.
 
 Sandboxes are offline: GOPROXY=off (modules come from the cache), GOTOOLCHAIN=local (no switch to
 a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that is not tidy is
@@ -129,9 +129,11 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
 
 
 def finish_commands() -> list[str]:
-    """The caches handed to whatever uid runs the tests: all of /opt/go writable (go takes lock
-    files in the module cache, and each stage's container is fresh, so nothing lasts)."""
-    return [f"chmod -R a+rwX {GO_HOME}", f"du -sh {MODCACHE} {BUILDCACHE}"]
+    """The caches handed to whatever uid runs the tests: GOPATH (the module cache in it) and the
+    build cache writable (go takes lock files in the module cache, and each stage's container is
+    fresh, so nothing lasts). Never the toolchain's tree: a mode change copies every file it
+    touches into the era's layer (cobra's eras grew by the whole toolchain, ~400 MB, that way)."""
+    return [f"chmod -R a+rwX {GOPATH} {BUILDCACHE}", f"du -sh {MODCACHE} {BUILDCACHE}"]
 
 
 def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
