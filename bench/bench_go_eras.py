@@ -65,7 +65,7 @@ def run(tmp: Path, client: DockerClient, proxy: GoProxy, sums: dict[str, str]) -
     invoke(
         "mine", "--source", "git", "--name", REPO, str(make_go_greeter(tmp / "g", sums)), *common
     )
-    invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
+    invoke("chains", "build", "--min-len", "2", *common)  # PR #2 follows up on PR #1
     cold_total = invoke("env", "setup", *common)
     cold = {r.era_key: r for r in recipes(url)}
     sizes = {

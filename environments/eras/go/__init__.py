@@ -7,6 +7,9 @@ package compiled, so the agent's first `go test` compiles the repository's own p
 a stage of the era older than the commit the image was built from would find them there.
 Both caches are writable by all: each stage's container is fresh, so nothing the agent writes lasts.
 
+Each stage starts by copying the warm cache to /work/.cache/go-build (the recipe's setup command),
+the agent's GOCACHE: the sandbox's image may be read-only.
+
 Sandboxes are offline: GOPROXY=off (modules come from the cache), GOTOOLCHAIN=local (no switch to
 a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that is not tidy is
 completed from the cache instead of refused; -mod=vendor when the tree vendors its modules; none
@@ -34,6 +37,13 @@ GOPATH = f"{GO_HOME}/path"
 # GOPATH's own: go before 1.15 knows no GOMODCACHE and keeps modules there whatever it says.
 MODCACHE = f"{GOPATH}/pkg/mod"
 BUILDCACHE = f"{GO_HOME}/cache"
+# The agent's build cache, a copy of the image's made per stage: a sandbox may be a read-only image
+# with tmpfs mounts (disk_cap tmpfs), where go can neither add to /opt/go/cache nor, from go 1.24,
+# build what is not in it (cobra's TestDeadcodeElimination runs `go build`: read-only file system).
+AGENT_CACHE = "/work/.cache/go-build"
+SEED_CACHE = (
+    f"[ -d {AGENT_CACHE} ] || {{ mkdir -p /work/.cache && cp -a {BUILDCACHE} {AGENT_CACHE}; }}"
+)
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -90,7 +100,7 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOTOOLCHAIN": "local",
         "GOFLAGS": go_flags(snap, version),
         "GOMODCACHE": MODCACHE,
-        "GOCACHE": BUILDCACHE,
+        "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
     }
@@ -114,7 +124,7 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
-    fetch = f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags}"
+    fetch = f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE}"
     commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
     for d in module_dirs(snap):
         where = shlex.quote(f"{PROJECT_SRC}/{d}")
@@ -178,6 +188,7 @@ class Go:
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             build_commands(snap, config, version),
             test_command(snap),
+            SEED_CACHE,
             notes=[
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",

@@ -151,6 +151,10 @@ def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
         first = env.execute("go test -v ./... 2>&1")
         assert first.exit_code == 0 and "--- PASS: TestBye" in first.output, first.output
         assert "v0.1.0" in env.execute("go list -m example.com/tinylib").output
+        # the build cache is the agent's to add to, whatever the sandbox's disk mode
+        env.execute("go test ./...")
+        again = env.execute("go test ./... 2>&1")
+        assert again.exit_code == 0 and "(cached)" in again.output, again.output
         # offline: the image's caches, nothing fetched (a module not in them cannot be had)
         fetch = env.execute("go mod download golang.org/x/text@v0.3.0 2>&1")
         assert fetch.exit_code != 0 and "GOPROXY=off" in fetch.output, fetch.output
