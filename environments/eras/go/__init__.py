@@ -44,6 +44,9 @@ AGENT_CACHE = "/work/.cache/go-build"
 SEED_CACHE = (
     f"[ -d {AGENT_CACHE} ] || {{ mkdir -p /work/.cache && cp -a {BUILDCACHE} {AGENT_CACHE}; }}"
 )
+# go before 1.13 locks the module cache even to read it: its GOPATH is a per-stage copy too.
+AGENT_GOPATH = "/work/.cache/gopath"
+SEED_GOPATH = f"[ -d {AGENT_GOPATH} ] || cp -a {GOPATH} {AGENT_GOPATH}"
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -90,7 +93,16 @@ def go_flags(snap: Snapshot, version: str) -> str:
         return "-mod=vendor"
     if module_dirs(snap) != ["."] or "go.mod" not in snap.files:
         return ""
-    return "-mod=mod" if int(version.split(".")[1]) >= 14 else ""
+    return "-mod=mod" if _minor(version) >= 14 else ""
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def setup_command(version: str) -> str:
+    """Per stage, as the agent: the image's caches copied where the agent may write."""
+    return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
 
 
 def image_env(snap: Snapshot, version: str) -> dict[str, str]:
@@ -101,7 +113,7 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOFLAGS": go_flags(snap, version),
         "GOMODCACHE": MODCACHE,
         "GOCACHE": AGENT_CACHE,
-        "GOPATH": GOPATH,
+        "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
     }
 
@@ -124,7 +136,10 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
-    fetch = f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE}"
+    fetch = (
+        f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE} "
+        f"GOPATH={GOPATH}"
+    )
     commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
     for d in module_dirs(snap):
         where = shlex.quote(f"{PROJECT_SRC}/{d}")
@@ -188,7 +203,7 @@ class Go:
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             build_commands(snap, config, version),
             test_command(snap),
-            SEED_CACHE,
+            setup_command(version),
             notes=[
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",

@@ -91,6 +91,10 @@ def test_go_before_1_14_gets_no_mod_flag_it_would_refuse() -> None:
     plan = ecosystem("go").plans(snap, ErasConfig())[0]
     assert plan.interpreter == "go1.13.15" and plan.env["GOFLAGS"] == ""
     assert plan.suite == "bullseye"  # no suite was out yet: the oldest configured
+    old = ecosystem("go").plans(_snap({"go.mod": "module m\n"}, when="2019-03-01"), ErasConfig())[0]
+    assert old.interpreter == "go1.12.17"  # locks its module cache: a writable copy per stage
+    assert old.env["GOPATH"].startswith("/work/") and "/opt/go/path" in old.setup_command
+    assert plan.env["GOPATH"] == "/opt/go/path" and "/opt/go/path" not in plan.setup_command
     vendoring = _snap({"go.mod": "module m\n\ngo 1.12\n"}, paths=["vendor/modules.txt"])
     assert ecosystem("go").plans(vendoring, ErasConfig())[0].env["GOFLAGS"] == "-mod=vendor"
 
