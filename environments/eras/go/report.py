@@ -1,0 +1,133 @@
+"""Per-test outcomes from `go test -json`, keyed `<package import path>::TestName/sub`.
+
+`go test -json` (test2json) prints one JSON event per line: `run`/`pass`/`fail`/`skip` of a test
+(`Test` set) or of a package (`Test` absent), `output` lines, and from go 1.24 on `build-output`/
+`build-fail` events of the compiler. A package that did not build (`FAIL pkg [build failed]`, or
+`[setup failed]` when go could not even load it) has no test events: it is recorded as the
+package's id without `::`, outcome "error", an environment fact. A package that failed with no
+failing test (TestMain exited, the binary crashed between tests) gets `<package>::(package)`,
+failed. The compiler's words come on stderr before go 1.24 and in `build-output` events after:
+the console output holds both (the script tees the JSON into it), so `root_error` reads either.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+from environments.eras.reports import record
+
+FILES_PLACEHOLDER = "{files}"
+GO_TEST = "go test"
+_GO_TEST = re.compile(r"(?<![\w-])go test(?=\s|$)")
+_SETUP = ("[build failed]", "[setup failed]")
+# `./pkg/x.go:12:3: undefined: Foo` (or `pkg/x.go:12: ...` of old compilers); vet's findings
+# under `go test` look the same and are as fatal.
+_COMPILE = re.compile(r"^(?:#\s)?\S+\.go:\d+(?::\d+)?: .+")
+_GO_ERROR = re.compile(
+    r"^(go: |go build |cannot find package |package \S+ is not in |pattern \S+: )"
+)
+_PACKAGE_LEVEL = "(package)"
+
+
+def events(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON events among `text`'s lines (other lines, stderr's, are passed over)."""
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            found = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(found, dict):
+            yield found
+
+
+def parse_events(text: str) -> dict[str, str]:
+    """Test id → outcome for every test and every package that did not run its tests."""
+    outcomes: dict[str, str] = {}
+    failed_packages: dict[str, bool] = {}  # package → whether it never built
+    for event in events(text):
+        action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
+        if not package:
+            continue
+        if test and action in ("pass", "fail", "skip"):
+            word = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]
+            record(outcomes, f"{package}::{test}", word)
+        elif action == "output" and not test and any(s in event.get("Output", "") for s in _SETUP):
+            failed_packages[package] = True
+        elif action == "fail" and not test:
+            never = bool(event.get("FailedBuild")) or failed_packages.get(package, False)
+            failed_packages[package] = never
+    for package, never_built in failed_packages.items():
+        if never_built:
+            record(outcomes, package, "error")
+        elif not any(k.startswith(f"{package}::") and v == "failed" for k, v in outcomes.items()):
+            record(outcomes, f"{package}::{_PACKAGE_LEVEL}", "failed")
+    return outcomes
+
+
+def console_lines(output: str) -> Iterator[str]:
+    """The console's lines as a person reads them: plain lines, and the text of JSON events."""
+    for line in output.splitlines():
+        if line.startswith("{"):
+            try:
+                found = json.loads(line)
+            except json.JSONDecodeError:
+                found = None
+            if isinstance(found, dict):
+                yield from str(found.get("Output", "")).splitlines()
+                continue
+        yield line
+
+
+def root_error(output: str) -> str:
+    """The compiler's first error (`./x.go:3:2: undefined: Foo`), else the go command's own
+    (`go: updates to go.mod needed`), else the first panic."""
+    lines = [line.strip() for line in console_lines(output)]
+    for pattern in (_COMPILE, _GO_ERROR):
+        for line in lines:
+            if pattern.match(line) and not line.startswith("go: downloading"):
+                return line.removeprefix("# ")[:300]
+    return next((line[:300] for line in lines if line.startswith("panic: ")), "")
+
+
+class GoTest:
+    """`go test`'s reader: every `go test` of the command gets `-json`; its stdout is teed into
+    the report, so the console keeps the events (and stderr's compiler errors) too."""
+
+    def script(self, command: str, report_path: str) -> str:
+        path = shlex.quote(report_path)
+        with_json = _GO_TEST.sub(f"{GO_TEST} -json", command)
+        return f"rm -f {path}; set -o pipefail; {{ {with_json}\n}} | tee {path}"
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]:
+        return parse_events(report) if report else parse_events(output)
+
+    def root_error(self, output: str) -> str:
+        return root_error(output)
+
+    def narrowed(self, suite: str) -> str:
+        """`go test`'s flags are kept, its package patterns become `{files}`."""
+        if FILES_PLACEHOLDER in suite or not suite.startswith(GO_TEST) or "&&" in suite:
+            return suite
+        words = shlex.split(suite[len(GO_TEST) :])
+        kept = [w for w in words if not _is_pattern(w)]
+        return " ".join([GO_TEST, *map(shlex.quote, kept), FILES_PLACEHOLDER])
+
+    def targets(self, test_paths: list[str]) -> list[str]:
+        """The packages (`./pkg/x`, `.` for the root) of the stage's `_test.go` files; testdata
+        trees hold fixtures, never a package of the suite."""
+        dirs = {
+            p.rsplit("/", 1)[0] if "/" in p else "."
+            for p in test_paths
+            if p.endswith("_test.go") and "testdata/" not in f"/{p}" and "vendor/" not in f"/{p}"
+        }
+        return sorted(d if d == "." else f"./{d}" for d in dirs)
+
+
+def _is_pattern(word: str) -> bool:
+    return word in (".", "all", "./...") or word.startswith(("./", "../")) or "..." in word

@@ -1,0 +1,215 @@
+"""The Go room: toolchain by era, plans from real snapshots, and the `go test -json` reader on
+reports the real go command wrote (go is installed on the host; these skip without it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from environments.eras import go as room
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import detect, ecosystem
+from environments.eras.era import era_of
+from environments.eras.go import toolchain
+from environments.eras.go.report import GoTest
+from environments.eras.manifests import Snapshot, snapshot
+from prchain.dev.repos import git
+from tests.support.go_proxy import make_go_greeter, tinylib_proxy
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="no go on this host")
+
+
+def _snap(files: dict[str, str], when: str = "2024-05-01", paths: list[str] = ()) -> Snapshot:
+    date = datetime.fromisoformat(when).replace(tzinfo=UTC)
+    return Snapshot("abc", date, files, [*files, *paths])
+
+
+# ---- which Go ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gomod", "when", "version"),
+    [
+        ("module m\n\ngo 1.22.0\n\ntoolchain go1.22.3\n", "2024-05-01", "1.22.3"),
+        ("module m\n\ngo 1.21.4\n", "2024-05-01", "1.21.4"),
+        ("module m\n\ngo 1.16\n", "2022-05-01", "1.18.10"),  # a language version: 2022's Go
+        ("module m\n\ngo 1.25\n", "2024-05-01", "1.25.14"),  # newer than the date: the line's
+        ("module m\n", "2020-01-10", "1.13.15"),
+        ("module m\n\ngo 1.11\n", "2017-01-01", "1.11.13"),  # before modules: the first of them
+    ],
+)
+def test_the_era_gets_the_go_its_go_mod_and_date_ask_for(
+    gomod: str, when: str, version: str
+) -> None:
+    chosen, why = toolchain.choose([gomod], datetime.fromisoformat(when).replace(tzinfo=UTC))
+    assert chosen == version and why
+
+
+def test_the_proxy_names_releases_as_go_named_them() -> None:
+    assert toolchain.module_version("1.22.3") == "v0.0.1-go1.22.3.linux-amd64"
+    assert toolchain.module_version("1.21.0") == "v0.0.1-go1.21.0.linux-amd64"
+    assert toolchain.module_version("1.16.0") == "v0.0.1-go1.16.linux-amd64"
+
+
+# ---- plans from a real history -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def greeter(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("go")
+    return make_go_greeter(root / "greeter", tinylib_proxy(root / "proxy"))
+
+
+def _shas(clone: Path) -> list[str]:
+    return git(clone, "rev-list", "--reverse", "main").split()
+
+
+def test_two_eras_of_a_go_history_and_their_plans(greeter: Path) -> None:
+    shas = _shas(greeter)
+    eras = [era_of(greeter, sha, ["farewell_test.go"]) for sha in shas]
+    assert {e.ecosystem.name for e in eras if e.ecosystem} == {"go"}
+    assert eras[0].key == eras[1].key != eras[2].key == eras[3].key
+    config = ErasConfig(go_proxy="http://127.0.0.1:9,https://proxy.golang.org")
+    plan = ecosystem("go").plans(eras[2].snap, config)[0]
+    assert plan.interpreter == "go1.22.0" and plan.suite == "bookworm"
+    assert plan.test_command == "go test ./..."
+    assert plan.env["GOPROXY"] == "off" and plan.env["GOFLAGS"] == "-mod=mod"
+    assert plan.env["GOTOOLCHAIN"] == "local" and plan.env["GOMODCACHE"].startswith("/opt/")
+    assert any("go mod download" in c for c in plan.commands)
+    assert any("GOPROXY=http://127.0.0.1:9,https://proxy.golang.org" in c for c in plan.commands)
+    assert any("v0.0.1-go1.22.0.linux-amd64" in c for c in plan.toolchain)
+    assert "toolchain module v0.0.1-go1.22.0.linux-amd64" in " ".join(plan.notes)
+
+
+def test_go_before_1_14_gets_no_mod_flag_it_would_refuse() -> None:
+    snap = _snap({"go.mod": "module m\n\ngo 1.12\n"}, when="2019-12-01")
+    plan = ecosystem("go").plans(snap, ErasConfig())[0]
+    assert plan.interpreter == "go1.13.15" and plan.env["GOFLAGS"] == ""
+    assert plan.suite == "bullseye"  # no suite was out yet: the oldest configured
+    old = ecosystem("go").plans(_snap({"go.mod": "module m\n"}, when="2019-03-01"), ErasConfig())[0]
+    assert old.interpreter == "go1.12.17"  # locks its module cache: a writable copy per stage
+    assert old.env["GOPATH"].startswith("/work/") and "/opt/go/path" in old.setup_command
+    assert plan.env["GOPATH"] == "/opt/go/path" and "/opt/go/path" not in plan.setup_command
+    vendoring = _snap({"go.mod": "module m\n\ngo 1.12\n"}, paths=["vendor/modules.txt"])
+    assert ecosystem("go").plans(vendoring, ErasConfig())[0].env["GOFLAGS"] == "-mod=vendor"
+
+
+def test_the_stage_s_tests_choose_go_in_a_tree_with_python_too() -> None:
+    snap = _snap({"go.mod": "module m\n\ngo 1.22\n", "setup.py": ""}, paths=["tool/x.py"])
+    found = detect(snap, ["pkg/x_test.go"])
+    assert found is not None and found.name == "go"
+    found = detect(snap, ["tests/test_x.py"])
+    assert found is not None and found.name == "python"
+
+
+def test_a_workspace_and_a_tree_of_modules_are_tested_module_by_module() -> None:
+    work = 'go 1.22\n\nuse (\n\t./cli\n\t"./sdk" // the sdk\n)\n'
+    snap = _snap({"go.work": work, "cli/go.mod": "module c\n", "sdk/go.mod": "module s\n"})
+    assert room.module_dirs(snap) == ["cli", "sdk"]
+    assert room.test_command(snap) == "go test ./cli/... ./sdk/..."
+    loose = _snap({"a/go.mod": "module a\n", "b/go.mod": "module b\n", "examples/go.mod": ""})
+    assert room.module_dirs(loose) == ["a", "b"]
+    assert room.test_command(loose) == "for d in a b; do (cd $d && go test ./...); done"
+
+
+def test_a_module_that_needs_a_newer_go_gets_the_go_it_names(greeter: Path) -> None:
+    snap = snapshot(greeter, _shas(greeter)[-1])
+    go, config = ecosystem("go"), ErasConfig()
+    plan = go.plans(snap, config)[0]
+    log = "go: example.com/x@v1.0.0 requires go >= 1.23.4 (running go 1.22.0; GOTOOLCHAIN=local)"
+    revised = go.revise(snap, config, plan, log, ran=False)
+    assert revised is not None and revised.interpreter == "go1.23.4"
+    assert any("v0.0.1-go1.23.4.linux-amd64" in c for c in revised.toolchain)
+    assert "requires go >= 1.23.4" in revised.notes[0]
+    assert go.revise(snap, config, revised, log, ran=False) is None  # no loop
+    assert go.revise(snap, config, plan, "FAIL\tx [build failed]", ran=True) is None
+
+
+# ---- the reader on real `go test -json` runs ---------------------------------------------------
+
+SUITE = {
+    "go.mod": "module example.com/suite\n\ngo 1.21\n",
+    "ok/ok.go": "package ok\n\nfunc One() int { return 1 }\n",
+    "ok/ok_test.go": (
+        'package ok\n\nimport "testing"\n\n'
+        "func TestOne(t *testing.T) {\n"
+        '\tt.Run("sub case", func(t *testing.T) {})\n'
+        '\tt.Run("bad", func(t *testing.T) { t.Fatal("no") })\n}\n\n'
+        'func TestSkip(t *testing.T) { t.Skip("later") }\n\n'
+        "func TestPass(t *testing.T) {}\n"
+    ),
+    "broken/broken.go": "package broken\n\nfunc Two() int { return missing }\n",
+    "broken/broken_test.go": 'package broken\n\nimport "testing"\n\nfunc TestTwo(t *testing.T) {}\n',
+    "exits/exits_test.go": (
+        'package exits\n\nimport (\n\t"os"\n\t"testing"\n)\n\n'
+        "func TestMain(m *testing.M) { m.Run(); os.Exit(3) }\n\n"
+        "func TestFine(t *testing.T) {}\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(report, console) of the reader's script around `go test ./...` on SUITE."""
+    if shutil.which("go") is None:
+        pytest.skip("no go on this host")
+    root = tmp_path_factory.mktemp("suite")
+    for rel, text in SUITE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    report = root / "report.json"
+    script = GoTest().script("go test ./...", str(report))
+    # The host's own build cache: the standard library is compiled once, not per test session.
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0  # failing tests and a broken package: go test says so
+    return report.read_text(), done.stdout + done.stderr
+
+
+@needs_go
+def test_per_test_outcomes_and_packages_that_never_built(run: tuple[str, str]) -> None:
+    report, console = run
+    outcomes = GoTest().parse(report, console)
+    assert outcomes == {
+        "example.com/suite/ok::TestOne": "failed",
+        "example.com/suite/ok::TestOne/sub_case": "passed",
+        "example.com/suite/ok::TestOne/bad": "failed",
+        "example.com/suite/ok::TestSkip": "skipped",
+        "example.com/suite/ok::TestPass": "passed",
+        "example.com/suite/broken": "error",
+        "example.com/suite/exits::TestFine": "passed",
+        "example.com/suite/exits::(package)": "failed",
+    }
+    assert GoTest().parse(None, console) == outcomes  # the console holds the same events
+
+
+@needs_go
+def test_the_root_error_is_the_compiler_s_first(run: tuple[str, str]) -> None:
+    _, console = run
+    assert GoTest().root_error(console) == "broken/broken.go:3:25: undefined: missing"
+
+
+def test_root_errors_of_the_go_command_and_of_older_compilers() -> None:
+    offline = "go: example.com/x@v1.2.0: module lookup disabled by GOPROXY=off\n"
+    assert GoTest().root_error(offline) == offline.strip()
+    old = "# example.com/p\np/p.go:3: undefined: x\nFAIL\texample.com/p [build failed]\n"
+    assert GoTest().root_error(old) == "p/p.go:3: undefined: x"
+    assert GoTest().root_error("panic: boom\n\ngoroutine 1 [running]:\n") == "panic: boom"
+    assert GoTest().root_error("ok  \tx\t0.1s\n") == ""
+
+
+def test_a_stage_runs_the_packages_of_its_test_files() -> None:
+    reader = GoTest()
+    assert reader.narrowed("go test ./...") == "go test {files}"
+    assert reader.narrowed("go test -tags integration ./...") == "go test -tags integration {files}"
+    assert reader.narrowed("for d in a b; do (cd $d && go test ./...); done").startswith("for")
+    paths = ["pkg/a/x_test.go", "pkg/a/y_test.go", "root_test.go", "pkg/b/testdata/z_test.go"]
+    assert reader.targets([*paths, "pkg/c/c.go"]) == [".", "./pkg/a"]
+    assert "-json" in reader.script("go test ./pkg/a", "/tmp/r.json")

@@ -1,0 +1,167 @@
+"""Acceptance: Go era environments on a made-up history spanning two dependency eras.
+
+A Go proxy on 127.0.0.1 serves `example.com/tinylib` v0.1.0 (`Greet`) and v0.2.0 (`Hello` instead);
+Go's toolchain module (go1.22.0, both eras' go line) comes from the real proxy behind it. The
+greeter's era 1 (June 2023) requires v0.1.0, its era 2 (July 2023) v0.2.0; PR #2 follows up on PR #1, so
+one chain crosses the eras. `prchain env setup` and
+`prchain tests verify` run as a user runs them; then the chain is walked in its offline sandbox
+the way a rollout does: the agent's change made in era 1 is there in era 2, and `go test` runs
+in both from the image's module and build caches.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from sqlalchemy import select
+
+from environments.config import EnvironmentConfig
+from environments.docker_env import DockerEnvironment
+from prchain.agent.tasks import ChainTask, StageTask
+from prchain.app.envsetup import era_stages
+from prchain.cli import main
+from sql.db import make_engine, session_scope
+from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from tests.support.go_proxy import GoProxy, make_go_greeter, tinylib_proxy
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+REPO = f"go-eras-test-{uuid.uuid4().hex[:8]}/greeter"  # per session: its images are its own
+GREETER = "example.com/greeter"
+# The agent's stage-1 work: Farewell in a file of its own, and a test that holds in both eras.
+FAREWELL = 'package greeter\n\n// Farewell says goodbye.\nfunc Farewell(n string) string { return Welcome(n) + ", bye" }\n'
+AGENT_TEST = (
+    'package greeter\n\nimport (\n\t"strings"\n\t"testing"\n)\n\n'
+    'func TestBye(t *testing.T) {\n\tif !strings.HasSuffix(Farewell("a"), ", bye") {\n'
+    '\t\tt.Fatal("no")\n\t}\n}\n'
+)
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GoProxy, dict[str, str]]]:
+    root = tmp_path_factory.mktemp("goproxy")
+    sums = tinylib_proxy(root)
+    with GoProxy(root) as served:
+        yield served, sums
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo);
+    the toolchain layer is shared by design and stays."""
+    yield
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _config(tmp_path: Path, proxy: GoProxy) -> Path:
+    config = tmp_path / "prchain.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "eras": {
+                    "go_proxy": f"{proxy.url},https://proxy.golang.org",
+                    "network_mode": "host",  # the build reaches the proxy on 127.0.0.1
+                    "suites": {"bookworm": "3.11"},  # the suite base CI already has
+                    "extra_base_packages": [],
+                },
+                "environment": {"log_dir": str(tmp_path / "logs")},
+                "chains": {"min_chain_code_lines": 0},
+            }
+        )
+    )
+    return config
+
+
+def _stages(url: str) -> list[tuple[ChainStage, int, EnvRecipe, StageVerification | None]]:
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(ChainStage, PullRequest.number, EnvRecipe, StageVerification)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
+            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
+            .outerjoin(StageVerification, StageVerification.chain_stage_id == ChainStage.id)
+            .order_by(ChainStage.idx)
+        ).all()
+        session.expunge_all()
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
+    tmp_path: Path,
+    proxy: tuple[GoProxy, dict[str, str]],
+    own_images: None,
+    base_image: str,
+    docker_client: Any,
+    sqlite_url: str,
+) -> None:
+    served, sums = proxy
+    clone = make_go_greeter(tmp_path / "greeter", sums)
+    common = ["--config", str(_config(tmp_path, served)), "--db", sqlite_url]
+    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = _invoke("chains", "build", "--min-len", "2", *common)
+    assert built.exit_code == 0, built.output
+
+    setup = _invoke("env", "setup", *common)
+    assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
+    verify = _invoke("tests", "verify", "--gold-runs", "1", *common)
+    assert verify.exit_code == 0, verify.output
+    stages = _stages(sqlite_url)
+    assert [number for _, number, _, _ in stages] == [1, 2]
+    recipes = [recipe for _, _, recipe, _ in stages]
+    assert recipes[0].era_key != recipes[1].era_key and recipes[0].image != recipes[1].image
+    assert all(r.interpreter == "go1.22.0" and r.ecosystem == "go" for r in recipes)
+    # A test file that does not compile takes its package's tests with it: before the gold patch
+    # every test of the package failed to build, so all that pass after it are FAIL_TO_PASS.
+    assert [sorted(v.fail_to_pass) if v else None for *_, v in stages] == [
+        [f"{GREETER}::TestFarewell", f"{GREETER}::TestWelcome"],
+        [f"{GREETER}::TestFarewell", f"{GREETER}::TestShout", f"{GREETER}::TestWelcome"],
+    ], verify.output
+    shown = _invoke("tests", "show", f"{stages[1][0].chain_id}:2", *common).output
+    assert f"{GREETER}::TestShout" in shown and "F2P" in shown, shown
+
+    task = ChainTask(
+        stages[0][0].chain_id,
+        REPO,
+        str(clone),
+        "two stages",
+        [StageTask(s.idx, n, s.base_sha or "", s.gold_patch, "", s.id) for s, n, _, _ in stages],
+    )
+    config, specs = era_stages(
+        EnvironmentConfig(log_dir=str(tmp_path / "logs")), make_engine(sqlite_url), task
+    )
+    assert specs[0].image != specs[1].image and specs[0].test_command == "go test ./..."
+    with DockerEnvironment(
+        config, repo=REPO, clone_path=str(clone), stages=specs, client=docker_client
+    ) as env:
+        env.enter_stage(1)
+        env.write_file("farewell.go", FAREWELL)
+        env.write_file("bye_test.go", AGENT_TEST)
+        first = env.execute("go test -v ./... 2>&1")
+        assert first.exit_code == 0 and "--- PASS: TestBye" in first.output, first.output
+        assert "v0.1.0" in env.execute("go list -m example.com/tinylib").output
+        # the build cache is the agent's to add to, whatever the sandbox's disk mode
+        env.execute("go test ./...")
+        again = env.execute("go test ./... 2>&1")
+        assert again.exit_code == 0 and "(cached)" in again.output, again.output
+        # offline: the image's caches, nothing fetched (a module not in them cannot be had)
+        fetch = env.execute("go mod download golang.org/x/text@v0.3.0 2>&1")
+        assert fetch.exit_code != 0 and "GOPROXY=off" in fetch.output, fetch.output
+        env.enter_stage(2)
+        assert env.read_file("farewell.go") == FAREWELL  # the agent's change crossed into era 2
+        second = env.execute("go test -v ./... 2>&1")  # era 2's tests, PR #1's among them
+        assert second.exit_code == 0, second.output
+        for test in ("TestBye", "TestWelcome", "TestFarewell"):
+            assert f"--- PASS: {test}" in second.output, second.output
+        assert "v0.2.0" in env.execute("go list -m example.com/tinylib").output
