@@ -69,6 +69,8 @@ KEYS = """
     return new java.util.ArrayList<>(load(text).keySet());
   }
 """
+# PR #2 changes #1's own line (sorted keys) besides adding `dump`: it builds on #1's code.
+SORTED_KEYS = KEYS.replace("load(text).keySet()", "new java.util.TreeMap<>(load(text)).keySet()")
 DUMP = """
   public static String dump(Map<String, Object> data) {
     return new Yaml().dump(data).trim();
@@ -164,8 +166,11 @@ def make_yamlconf(path: Path) -> Path:
     )
     _commit(
         path,
-        {f"{PACKAGE}/Config.java": config(True, KEYS + DUMP), f"{TESTS}/DumpTest.java": DUMP_TEST},
-        "Dump a mapping (#2)\n\nWrite YAML back.",
+        {
+            f"{PACKAGE}/Config.java": config(True, SORTED_KEYS + DUMP),
+            f"{TESTS}/DumpTest.java": DUMP_TEST,
+        },
+        "Dump a mapping (#2)\n\nFollow-up to #1, built on top of it: write YAML back.",
         "2023-04-01T12:00:00Z",
     )
     return path

@@ -36,7 +36,7 @@ SUITE_GRADLE = {"bullseye": "4.4.1", "bookworm": "4.4.1", "trixie": "4.4.1"}
 JDK_RELEASED = {11: "2018-09-25", 17: "2021-09-14", 21: "2023-09-19", 25: "2025-09-16"}
 # The oldest `-source` each javac still compiles (JDK 12 dropped 6, JDK 20 dropped 7).
 OLDEST_SOURCE = {11: 6, 17: 7, 21: 8, 25: 8}
-MVN = "mvn -B -ntp"
+MVN = "mvn -B -ntp -Dstyle.color=never"
 TEST_COMMAND = f"{MVN} -o -fae test -Dmaven.test.failure.ignore=true"
 GRADLE_TEST_COMMAND = "gradle --offline --continue test"
 WARM_TIMEOUT = 300  # seconds per forked test JVM while the build warms the repository up
@@ -111,8 +111,10 @@ def level_caveat(snap: Snapshot, jdk: int) -> str:
 # ---- the build ------------------------------------------------------------------------------------
 
 
-def toolchain_commands(jdk: int, gradle: bool = False) -> list[str]:
-    """Debian's OpenJDK and Maven (and Gradle), linked where sandboxes look for binaries."""
+def toolchain_commands(jdk: int, gradle: bool = False, maven: str = "") -> list[str]:
+    """Debian's OpenJDK and Maven (and Gradle), linked where sandboxes look for binaries; with
+    `maven`, that Maven release instead, fetched from Maven Central by Debian's own Maven (Central
+    serves every release as `org.apache.maven:apache-maven:<v>:tar.gz:bin`)."""
     packages = f"openjdk-{jdk}-jdk-headless maven" + (" gradle" if gradle else "")
     return [
         "apt-get update -qq",
@@ -121,8 +123,25 @@ def toolchain_commands(jdk: int, gradle: bool = False) -> list[str]:
         f"ln -sfn /usr/lib/jvm/java-{jdk}-openjdk-$(dpkg --print-architecture) {JAVA_HOME}",
         f"for b in java javac jar; do ln -sf {JAVA_HOME}/bin/$b /usr/local/bin/$b; done",
         "ln -sf /usr/share/maven/bin/mvn /usr/local/bin/mvn",
+        *(central_maven(maven) if maven else []),
         *(["ln -sf /usr/bin/gradle /usr/local/bin/gradle"] if gradle else []),
         "java -version && mvn -v",
+    ]
+
+
+FETCH_DIR = "/tmp/prchain-maven-fetch"
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+
+
+def central_maven(version: str) -> list[str]:
+    dist = f"org.apache.maven:apache-maven:{version}:tar.gz:bin"
+    return [
+        *trust_commands(),
+        f"{MVN} -Dmaven.repo.local={FETCH_DIR}/m2 {DEPENDENCY_PLUGIN}:copy -Dartifact={dist}"
+        f" -DoutputDirectory={FETCH_DIR}",
+        f"tar -xzf {FETCH_DIR}/apache-maven-{version}-bin.tar.gz -C /opt",
+        f"ln -sfn /opt/apache-maven-{version} /opt/maven && ln -sf /opt/maven/bin/mvn /usr/local/bin/mvn",
+        f"rm -rf {FETCH_DIR} {TRUST_DIR}",
     ]
 
 
@@ -156,7 +175,9 @@ def maven_commands(snap: Snapshot) -> list[str]:
         *trust_commands(),
         f"cd {SRC} && {MVN} -fae -Dmaven.repo.local={M2} test -Dmaven.test.failure.ignore=true"
         f" -Dsurefire.timeout={WARM_TIMEOUT}{selection}",
-        f"cat > /usr/share/maven/conf/settings.xml <<'EOF'\n{SETTINGS}EOF",
+        # The settings of whichever Maven is linked (Debian's conf is a link to /etc/maven).
+        'conf=$(dirname "$(readlink -f "$(command -v mvn)")")/../conf && '
+        f"cat > \"$conf/settings.xml\" <<'EOF'\n{SETTINGS}EOF",
         f"rm -rf {TRUST_DIR} && chmod -R a+rwX {M2}",
     ]
 
@@ -207,29 +228,44 @@ class Java:
         ]
         return [first, *later]
 
-    def _plan(self, snap: Snapshot, suite: str, jdk: int, why: str, variant: str = "dated") -> Plan:
+    def _plan(
+        self,
+        snap: Snapshot,
+        suite: str,
+        jdk: int,
+        why: str,
+        variant: str = "dated",
+        maven: str = "",
+    ) -> Plan:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
-        if pom.pom_paths(snap):
-            notes = [
-                f"OpenJDK {jdk} and Maven {SUITE_MAVEN.get(suite, '')} on {suite}: {why}",
-                f"dependencies and plugins from Maven Central into {M2} (B_t's test phase); "
-                "the POMs pin them, so the date does not choose",
-            ]
-            return Plan(
-                "java",
-                suite,
-                f"jdk{jdk}",
-                cutoff,
-                maven_commands(snap),
-                TEST_COMMAND,
-                "",
-                notes,
-                variant,
-                level_caveat(snap, jdk),
-                toolchain_commands(jdk),
-                {"JAVA_HOME": JAVA_HOME},
-            )
-        return self._gradle_plan(snap, suite, jdk, why, cutoff, variant)
+        if not pom.pom_paths(snap):
+            return self._gradle_plan(snap, suite, jdk, why, cutoff, variant)
+        debian = SUITE_MAVEN.get(suite, "")
+        maven = maven or pom.maven_wanted(snap)
+        if not maven or pom.version_key(maven) <= pom.version_key(debian):
+            maven = ""  # Debian's is as new as the build asks
+        notes = [
+            f"OpenJDK {jdk} and Maven {maven or debian} on {suite}: {why}",
+            f"Maven {maven} from Maven Central (the build asks for it; Debian's is {debian})"
+            if maven
+            else f"Debian's Maven {debian}",
+            f"dependencies and plugins from Maven Central into {M2} (B_t's test phase); "
+            "the POMs pin them, so the date does not choose",
+        ]
+        return Plan(
+            "java",
+            suite,
+            f"jdk{jdk}",
+            cutoff,
+            maven_commands(snap),
+            TEST_COMMAND,
+            "",
+            notes,
+            variant,
+            level_caveat(snap, jdk),
+            toolchain_commands(jdk, maven=maven),
+            {"JAVA_HOME": JAVA_HOME},
+        )
 
     def _gradle_plan(
         self, snap: Snapshot, suite: str, jdk: int, why: str, cutoff: str, variant: str
@@ -260,26 +296,74 @@ class Java:
     def revise(
         self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
     ) -> Plan | None:
-        """javac's own verdict on the JDK: a release it does not know (`invalid target release:
-        21`) moves to the JDK that knows it; a source it no longer compiles (`Source option 5 is
-        no longer supported`) moves to the oldest JDK here."""
-        current = int(plan.interpreter.removeprefix("jdk") or 0)
-        too_new = re.search(
-            r"(?:invalid (?:target|source) release|release version):? (?:1\.)?(\d+)", log
-        )
-        offered = sorted({(j, s) for s in config.suites for j in SUITE_JDKS.get(s, ())})
-        if too_new and int(too_new.group(1)) > current:
-            want = int(too_new.group(1))
-            fitting = [o for o in offered if o[0] >= want]
-            reason = f"javac {current} does not know release {want}"
-        elif re.search(
-            r"Source option \d+ is no longer supported|Target option \d+ is no longer", log
-        ):
-            fitting = [o for o in offered if o[0] < current][:1]
-            reason = f"javac {current} no longer compiles the declared source level"
-        else:
-            return None
-        if not fitting:
-            return None
-        jdk, suite = fitting[0]
-        return self._plan(snap, suite, jdk, reason, f"{plan.variant}+jdk{jdk}")
+        """What the build's own checks say, as one rule each (`REVISIONS`): the JDK javac asks
+        for, or the Maven the enforcer asks for."""
+        for rule in REVISIONS:
+            revised = rule(self, snap, config, plan, log)
+            if revised is not None:
+                return revised
+        return None
+
+
+def _current(plan: Plan) -> tuple[int, str]:
+    """The plan's JDK and its Maven from Central ("" for Debian's)."""
+    found = pom.MAVEN_DIST.search(" ".join(plan.toolchain))
+    return int(plan.interpreter.removeprefix("jdk") or 0), found.group(1) if found else ""
+
+
+def _offered(config: ErasConfig) -> list[tuple[int, str]]:
+    return sorted({(j, s) for s in config.suites for j in SUITE_JDKS.get(s, ())})
+
+
+def newer_release(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """javac does not know the release the build asks for (`invalid target release: 21`,
+    `release version 21 not supported`): the oldest JDK here that does."""
+    found = re.search(r"(?:invalid (?:target|source) release|release version):? (?:1\.)?(\d+)", log)
+    jdk, maven = _current(plan)
+    if not found or int(found.group(1)) <= jdk:
+        return None
+    want = int(found.group(1))
+    fitting = [o for o in _offered(config) if o[0] >= want]
+    if not fitting:
+        return None
+    why = f"javac {jdk} does not know release {want}"
+    return java._plan(snap, fitting[0][1], fitting[0][0], why, f"{plan.variant}+jdk{want}", maven)
+
+
+def older_source(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """javac no longer compiles the declared source (`Source option 5 is no longer supported`):
+    the oldest JDK here."""
+    if not re.search(r"(Source|Target) option \d+ is no longer supported", log):
+        return None
+    jdk, maven = _current(plan)
+    older = [o for o in _offered(config) if o[0] < jdk][:1]
+    if not older:
+        return None
+    why = f"javac {jdk} no longer compiles the declared source level"
+    return java._plan(
+        snap, older[0][1], older[0][0], why, f"{plan.variant}+jdk{older[0][0]}", maven
+    )
+
+
+def enforced_maven(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """The enforcer rejects this Maven (`Detected Maven Version: 3.6.3 is not in the allowed range
+    [3.9.0,)`, a rule of a parent POM the snapshot does not hold): that release from Central."""
+    found = re.search(
+        r"Detected Maven Version: (\S+) is not in the allowed range \[?\s*(\d+(?:\.\d+)+)", log
+    )
+    jdk, maven = _current(plan)
+    if not found or found.group(2) == maven:
+        return None
+    why = f"the build's enforcer asks for Maven {found.group(2)}"
+    return java._plan(
+        snap, plan.suite, jdk, why, f"{plan.variant}+maven{found.group(2)}", found.group(2)
+    )
+
+
+REVISIONS = (newer_release, older_source, enforced_maven)

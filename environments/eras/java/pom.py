@@ -122,3 +122,26 @@ def without_own_versions(text: str) -> str:
         if holder is not None and version is not None:
             holder.remove(version)
     return ET.canonicalize(ET.tostring(root, encoding="unicode"), strip_text=True)
+
+
+MAVEN_DIST = re.compile(r"apache-maven-(\d+(?:\.\d+)+)-bin")
+_LOWER_BOUND = re.compile(r"^\s*[\[(]?\s*(\d+(?:\.\d+)*)")
+
+
+def maven_wanted(snap: Snapshot) -> str:
+    """The Maven release the build asks for: the wrapper's distribution, else the lower bound of
+    a `requireMavenVersion` rule in a POM of the commit ("" when neither says)."""
+    found = MAVEN_DIST.search(snap.text(".mvn/wrapper/maven-wrapper.properties"))
+    if found:
+        return found.group(1)
+    props = properties(snap)
+    for root in _poms(snap):
+        for rule in root.iter("requireMavenVersion"):
+            bound = _LOWER_BOUND.match(_resolve(rule.findtext("version") or "", props))
+            if bound:
+                return bound.group(1)
+    return ""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])

@@ -49,7 +49,7 @@ def test_a_maven_project_gets_its_jdk_and_an_offline_maven(yamlconf: Path) -> No
     assert plan.env == {"JAVA_HOME": "/usr/lib/jvm/prchain-jdk"}
     warm = next(c for c in plan.commands if "-Dmaven.repo.local=/opt/m2" in c)
     assert "-Dtest=ConfigTest " in warm  # one test per module: surefire's provider gets fetched
-    assert plan.test_command.startswith("mvn -B -ntp -o ")
+    assert plan.test_command.startswith("mvn -B -ntp -Dstyle.color=never -o ")
 
 
 def test_the_era_changes_with_the_dependency_pins_not_with_the_version(yamlconf: Path) -> None:
@@ -168,3 +168,31 @@ def test_an_unreadable_report_file_costs_only_its_own_cases() -> None:
     good = '<testsuite><testcase classname="a.B" name="c"/><testcase classname="a.B" name="d"><skipped/></testcase></testsuite>'
     report = f"\n<!-- prchain-report ./x.xml -->\n{good}\n<!-- prchain-report ./y.xml -->\n<testsuite><testc"
     assert Surefire().parse(report, "") == {"a.B::c": "passed", "a.B::d": "skipped"}
+
+
+def test_the_maven_a_build_asks_for_comes_from_central_when_debians_is_older() -> None:
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    wrapper = (
+        "distributionUrl=https://example.invalid/apache-maven/3.9.6/apache-maven-3.9.6-bin.zip\n"
+    )
+    snap.files[".mvn/wrapper/maven-wrapper.properties"] = wrapper
+    plan = java.plans(snap, CONFIG)[0]
+    assert "Maven 3.9.6 from Maven Central" in plan.notes[1]
+    assert any("apache-maven:3.9.6:tar.gz:bin" in c for c in plan.toolchain)
+    snap.files[".mvn/wrapper/maven-wrapper.properties"] = wrapper.replace("3.9.6", "3.6.0")
+    assert not any("apache-maven" in c for c in java.plans(snap, CONFIG)[0].toolchain)
+
+
+def test_the_enforcers_maven_range_gets_that_maven() -> None:
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    plan = java.plans(snap, CONFIG)[0]
+    log = (
+        "[WARNING] Rule 1: org.apache.maven.enforcer.rules.version.RequireMavenVersion failed "
+        "with message:\nDetected Maven Version: 3.8.7 is not in the allowed range [3.9.0,)."
+    )
+    revised = java.revise(snap, CONFIG, plan, log, ran=False)
+    assert revised is not None and revised.suite == plan.suite
+    assert any("apache-maven:3.9.0:tar.gz:bin" in c for c in revised.toolchain)
+    assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
