@@ -60,6 +60,11 @@ public final class Config {{
   public static Map<String, Object> load(String text) {{
     return new Yaml(new SafeConstructor({options})).load(text);
   }}
+
+  /** What the library is called (it keeps the era's line out of the context of later hunks). */
+  public static String name() {{
+    return "yamlconf";
+  }}
 {extra}}}
 """
 IMPORTS_V1 = "import org.yaml.snakeyaml.constructor.SafeConstructor;\n"

@@ -196,3 +196,16 @@ def test_the_enforcers_maven_range_gets_that_maven() -> None:
     assert revised is not None and revised.suite == plan.suite
     assert any("apache-maven:3.9.0:tar.gz:bin" in c for c in revised.toolchain)
     assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
+
+
+def test_a_gradle_build_gets_debians_gradle_and_says_what_it_asked_for() -> None:
+    files = {
+        "build.gradle": "plugins { id 'java' }\njava { sourceCompatibility = JavaVersion.VERSION_11 }\n",
+        "gradle/wrapper/gradle-wrapper.properties": "distributionUrl=https\\://example.invalid/gradle-8.5-bin.zip\n",
+    }
+    snap = Snapshot("0" * 40, datetime(2024, 1, 1, tzinfo=UTC), files)
+    plan = ecosystem("java").plans(snap, CONFIG)[0]
+    assert (plan.suite, plan.interpreter) == ("bullseye", "jdk11")
+    assert any("gradle" in c.split() for c in plan.toolchain)
+    assert plan.test_command == "gradle --offline --continue test"
+    assert "asks for Gradle 8.5; Gradle distributions cannot be fetched here" in plan.caveat
