@@ -358,12 +358,11 @@ def enforced_maven(
         r"Detected Maven Version: (\S+) is not in the allowed range \[?\s*(\d+(?:\.\d+)+)", log
     )
     jdk, maven = _current(plan)
-    if not found or found.group(2) == maven:
+    if not found or pom.release(found.group(2)) == maven:
         return None
-    why = f"the build's enforcer asks for Maven {found.group(2)}"
-    return java._plan(
-        snap, plan.suite, jdk, why, f"{plan.variant}+maven{found.group(2)}", found.group(2)
-    )
+    wanted = pom.release(found.group(2))
+    why = f"the build's enforcer asks for Maven {found.group(2)} or newer"
+    return java._plan(snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted)
 
 
 REVISIONS = (newer_release, older_source, enforced_maven)

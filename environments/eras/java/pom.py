@@ -139,8 +139,14 @@ def maven_wanted(snap: Snapshot) -> str:
         for rule in root.iter("requireMavenVersion"):
             bound = _LOWER_BOUND.match(_resolve(rule.findtext("version") or "", props))
             if bound:
-                return bound.group(1)
+                return release(bound.group(1))
     return ""
+
+
+def release(bound: str) -> str:
+    """A version range's bound as a release Central serves (`[3.9,)` → 3.9.0)."""
+    parts = (bound.split(".") + ["0", "0"])[:3]
+    return ".".join(parts)
 
 
 def version_key(version: str) -> tuple[int, ...]:

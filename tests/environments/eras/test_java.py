@@ -190,7 +190,7 @@ def test_the_enforcers_maven_range_gets_that_maven() -> None:
     plan = java.plans(snap, CONFIG)[0]
     log = (
         "[WARNING] Rule 1: org.apache.maven.enforcer.rules.version.RequireMavenVersion failed "
-        "with message:\nDetected Maven Version: 3.8.7 is not in the allowed range [3.9.0,)."
+        "with message:\nDetected Maven Version: 3.8.7 is not in the allowed range [3.9,)."
     )
     revised = java.revise(snap, CONFIG, plan, log, ran=False)
     assert revised is not None and revised.suite == plan.suite
