@@ -1,0 +1,211 @@
+"""The Java room: JDK choice and plans from real snapshots, surefire reports from real Maven runs.
+
+The reader's tests run the host's Maven on a generated project (skipped where there is no `mvn`);
+its reports and console output are what the sandbox's run leaves too.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import detect, ecosystem
+from environments.eras.java import choose_jdk, warm_tests
+from environments.eras.java.report import Surefire, root_error
+from environments.eras.manifests import Snapshot, snapshot
+from prchain.dev.repos import git
+from tests.support.maven_repo import KEYS_TEST, TESTS, make_yamlconf
+
+CONFIG = ErasConfig()
+
+
+@pytest.fixture(scope="module")
+def yamlconf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_yamlconf(tmp_path_factory.mktemp("java") / "yamlconf")
+
+
+def _sha(repo: Path, rev: str) -> str:
+    return git(repo, "rev-parse", rev).strip()
+
+
+def _pom_snapshot(properties: str, date: str = "2024-01-01") -> Snapshot:
+    pom = f"<project><properties>{properties}</properties></project>"
+    return Snapshot("0" * 40, datetime.fromisoformat(date).replace(tzinfo=UTC), {"pom.xml": pom})
+
+
+def test_a_maven_project_gets_its_jdk_and_an_offline_maven(yamlconf: Path) -> None:
+    snap = snapshot(yamlconf, _sha(yamlconf, "HEAD~3"))
+    found = detect(snap, [f"{TESTS}/KeysTest.java"])
+    assert found is not None and found.name == "java"
+    plan = found.plans(snap, CONFIG)[0]
+    assert (plan.suite, plan.interpreter, plan.caveat) == ("bookworm", "jdk17", "")
+    assert "declares Java 17 (exactly)" in plan.notes[0]
+    assert any("openjdk-17-jdk-headless maven" in c for c in plan.toolchain)
+    assert plan.env == {"JAVA_HOME": "/usr/lib/jvm/prchain-jdk"}
+    warm = next(c for c in plan.commands if "-Dmaven.repo.local=/opt/m2" in c)
+    assert "-Dtest=ConfigTest " in warm  # one test per module: surefire's provider gets fetched
+    assert plan.test_command.startswith("mvn -B -ntp -Dstyle.color=never -o ")
+
+
+def test_the_era_changes_with_the_dependency_pins_not_with_the_version(yamlconf: Path) -> None:
+    java = ecosystem("java")
+    facts = [java.era_facts(snapshot(yamlconf, _sha(yamlconf, f"HEAD~{n}"))) for n in (3, 2, 1, 0)]
+    assert facts[0] == facts[1] and facts[2] == facts[3]  # code-only commits share an era
+    assert facts[1] != facts[2]  # snakeyaml 1.33 → 2.0 (the project's own version bump is ignored)
+    assert "snakeyaml" in str(facts[0]) and "1.1-SNAPSHOT" not in str(facts[2])
+
+
+@pytest.mark.parametrize(
+    ("properties", "date", "expected"),
+    [
+        ("<maven.compiler.source>1.8</maven.compiler.source>", "2019-01-01", ("bullseye", 11)),
+        ("<java.version>17</java.version>", "2024-01-01", ("bookworm", 17)),
+        (
+            "<v>21</v><maven.compiler.release>${v}</maven.compiler.release>",
+            "2024-01-01",
+            ("trixie", 21),
+        ),
+        ("<maven.compiler.release>22</maven.compiler.release>", "2024-06-01", ("trixie", 25)),
+        ("", "2020-06-01", ("bullseye", 11)),  # no level: the newest LTS of its date
+        ("", "2022-06-01", ("bookworm", 17)),
+    ],
+)
+def test_the_jdk_is_the_declared_one_or_the_nearest_newer(
+    properties: str, date: str, expected: tuple[str, int]
+) -> None:
+    suite, jdk, _why = choose_jdk(_pom_snapshot(properties, date), CONFIG.suites)
+    assert (suite, jdk) == expected
+
+
+def test_a_javac_that_does_not_know_the_release_moves_to_one_that_does() -> None:
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    plan = java.plans(snap, CONFIG)[0]
+    log = "[ERROR] Fatal error compiling: error: invalid target release: 21 -> [Help 1]"
+    revised = java.revise(snap, CONFIG, plan, log, ran=False)
+    assert revised is not None and (revised.suite, revised.interpreter) == ("trixie", "jdk21")
+    assert "javac 17 does not know release 21" in revised.notes[0]
+    assert java.revise(snap, CONFIG, plan, "Tests run: 1, Failures: 1", ran=True) is None
+
+
+def test_warm_tests_take_one_test_class_per_module() -> None:
+    paths = [
+        "core/src/test/java/a/BTest.java",
+        "core/src/test/java/a/ATest.java",
+        "core/src/test/java/a/Helper.java",
+        "api/src/test/java/x/ApiTests.java",
+        "src/test/java/RootTest.java",
+    ]
+    snap = Snapshot("0" * 40, datetime.now(UTC), {}, paths)
+    assert warm_tests(snap) == ["ApiTests", "BTest", "RootTest"]
+
+
+def test_targets_become_one_surefire_selection() -> None:
+    reader = Surefire()
+    paths = [f"{TESTS}/KeysTest.java", "core/src/test/java/a/DumpTest.java", "README.md"]
+    assert reader.targets(paths) == ["-Dtest=KeysTest,DumpTest"]
+    assert reader.targets(["docs/x.md"]) == []
+    narrowed = reader.narrowed("mvn -B -o test")
+    assert narrowed.endswith("-Dsurefire.failIfNoSpecifiedTests=false {files}")
+    assert reader.narrowed("gradle --offline test") == "gradle --offline test"
+
+
+# ---- the reader on real Maven runs -----------------------------------------------------------------
+
+needs_maven = pytest.mark.skipif(shutil.which("mvn") is None, reason="no Maven on this host")
+
+
+def _run(repo: Path, command: str, report: Path) -> tuple[dict[str, str], str]:
+    reader = Surefire()
+    script = reader.script(command, str(report))
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=repo, capture_output=True, text=True, timeout=600
+    )
+    text = report.read_text() if report.exists() else None
+    return reader.parse(text, done.stdout + done.stderr), done.stdout
+
+
+@needs_maven
+def test_surefire_reports_give_class_and_method_ids(yamlconf: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(yamlconf), str(work))
+    git(work, "checkout", "-q", "HEAD~2")  # era 1 after PR #1
+    broken = KEYS_TEST.replace('List.of("a", "b")', 'List.of("b")')
+    (work / TESTS / "KeysTest.java").write_text(broken)
+    command = "mvn -B -ntp -fae test -Dmaven.test.failure.ignore=true"
+    outcomes, _ = _run(work, command, tmp_path / "report.xml")
+    assert outcomes == {
+        "org.acme.yamlconf.ConfigTest::loadsAMapping": "passed",
+        "org.acme.yamlconf.KeysTest::listsTheKeys": "failed",
+    }
+    narrowed = Surefire().narrowed(command).replace("{files}", "-Dtest=ConfigTest")
+    again, _ = _run(work, narrowed, tmp_path / "report.xml")  # the first run's files do not count
+    assert again == {"org.acme.yamlconf.ConfigTest::loadsAMapping": "passed"}
+
+
+@needs_maven
+def test_a_module_that_does_not_compile_is_an_error_with_javacs_words(
+    yamlconf: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(yamlconf), str(work))
+    git(work, "checkout", "-q", "HEAD~2")
+    pom = (work / "pom.xml").read_text().replace("<version>1.33<", "<version>2.0<")
+    (work / "pom.xml").write_text(pom)  # era 1's code against era 2's snakeyaml
+    outcomes, output = _run(work, "mvn -B -ntp -fae test", tmp_path / "report.xml")
+    assert outcomes == {"yamlconf": "error"}
+    error = root_error(output.replace(str(work) + "/", "/work/repo/"))
+    assert error.startswith("src/main/java/org/acme/yamlconf/Config.java:11: constructor Safe")
+    assert error.endswith("(org.yaml.snakeyaml.LoaderOptions)")
+
+
+def test_an_unreadable_report_file_costs_only_its_own_cases() -> None:
+    good = '<testsuite><testcase classname="a.B" name="c"/><testcase classname="a.B" name="d"><skipped/></testcase></testsuite>'
+    report = f"\n<!-- prchain-report ./x.xml -->\n{good}\n<!-- prchain-report ./y.xml -->\n<testsuite><testc"
+    assert Surefire().parse(report, "") == {"a.B::c": "passed", "a.B::d": "skipped"}
+
+
+def test_the_maven_a_build_asks_for_comes_from_central_when_debians_is_older() -> None:
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    wrapper = (
+        "distributionUrl=https://example.invalid/apache-maven/3.9.6/apache-maven-3.9.6-bin.zip\n"
+    )
+    snap.files[".mvn/wrapper/maven-wrapper.properties"] = wrapper
+    plan = java.plans(snap, CONFIG)[0]
+    assert "Maven 3.9.6 from Maven Central" in plan.notes[1]
+    assert any("apache-maven:3.9.6:tar.gz:bin" in c for c in plan.toolchain)
+    snap.files[".mvn/wrapper/maven-wrapper.properties"] = wrapper.replace("3.9.6", "3.6.0")
+    assert not any("apache-maven" in c for c in java.plans(snap, CONFIG)[0].toolchain)
+
+
+def test_the_enforcers_maven_range_gets_that_maven() -> None:
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    plan = java.plans(snap, CONFIG)[0]
+    log = (
+        "[WARNING] Rule 1: org.apache.maven.enforcer.rules.version.RequireMavenVersion failed "
+        "with message:\nDetected Maven Version: 3.8.7 is not in the allowed range [3.9,)."
+    )
+    revised = java.revise(snap, CONFIG, plan, log, ran=False)
+    assert revised is not None and revised.suite == plan.suite
+    assert any("apache-maven:3.9.0:tar.gz:bin" in c for c in revised.toolchain)
+    assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
+
+
+def test_a_gradle_build_gets_debians_gradle_and_says_what_it_asked_for() -> None:
+    files = {
+        "build.gradle": "plugins { id 'java' }\njava { sourceCompatibility = JavaVersion.VERSION_11 }\n",
+        "gradle/wrapper/gradle-wrapper.properties": "distributionUrl=https\\://example.invalid/gradle-8.5-bin.zip\n",
+    }
+    snap = Snapshot("0" * 40, datetime(2024, 1, 1, tzinfo=UTC), files)
+    plan = ecosystem("java").plans(snap, CONFIG)[0]
+    assert (plan.suite, plan.interpreter) == ("bullseye", "jdk11")
+    assert any("gradle" in c.split() for c in plan.toolchain)
+    assert plan.test_command == "gradle --offline --continue test"
+    assert "asks for Gradle 8.5; Gradle distributions cannot be fetched here" in plan.caveat

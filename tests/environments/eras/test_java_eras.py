@@ -1,0 +1,158 @@
+"""Acceptance: Java eras from Maven Central, on a made-up history spanning two dependency eras.
+
+The yamlconf repository (tests/support/maven_repo.py) pins snakeyaml 1.33, then 2.0, which removed
+the constructor the older code calls. `prchain env setup` must give each era its own /opt/m2 (era
+1's image cannot build era 2: offline, Maven finds no snakeyaml 2.0 there), `tests verify`
+must find FAIL_TO_PASS in each with surefire's ids, and a chain crossing the eras carries the
+agent's change from era 1's image to era 2's, where the agent's offline `mvn test` compiles and
+runs it against snakeyaml 2.0.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from sqlalchemy import select
+
+from environments.config import EnvironmentConfig
+from environments.docker_env import DockerEnvironment
+from prchain.agent.tasks import load_chain
+from prchain.app.envsetup import era_stages
+from prchain.cli import main
+from sql.db import make_engine, session_scope
+from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from tests.support.maven_repo import KEYS, PACKAGE, TESTS, make_yamlconf
+from tests.support.maven_repo import config as config_java
+
+# Two era builds, five suite runs and a two-stage rollout: minutes on a loaded machine.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
+REPO = f"java-eras-test-{uuid.uuid4().hex[:8]}/yamlconf"  # this session's own images
+# The agent's change: a class of its own (a new file carries into any stage base) and its test.
+SIZES = """\
+package org.acme.yamlconf;
+
+public final class Sizes {
+  private Sizes() {}
+
+  public static int size(String text) {
+    return Config.load(text).size();
+  }
+}
+"""
+SIZE_TEST = """\
+package org.acme.yamlconf;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class SizeTest {
+  @Test
+  public void countsTheKeys() {
+    assertEquals(2, Sizes.size("a: 1\\nb: 2"));
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built (labelled with its made-up repo);
+    the toolchain layer stays, shared as the product shares it."""
+    yield
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "prchain.yaml"
+    settings = {
+        "eras": {"suites": {"bookworm": "3.11"}, "extra_base_packages": []},
+        "environment": {"log_dir": str(tmp_path / "logs")},
+        "chains": {"min_chain_code_lines": 0, "max_gap_days": 1000},
+    }
+    config.write_text(yaml.safe_dump(settings))
+    return config
+
+
+def _rows(url: str) -> tuple[dict[int, EnvRecipe], dict[int, StageVerification]]:
+    with session_scope(make_engine(url)) as session:
+        recipes = session.execute(
+            select(PullRequest.number, EnvRecipe)
+            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
+            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
+            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
+        ).all()
+        verdicts = session.execute(
+            select(PullRequest.number, StageVerification)
+            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+        ).all()
+        session.expunge_all()
+    return dict(recipes), dict(verdicts)
+
+
+def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_yamlconf(tmp_path / "yamlconf")
+    common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
+    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = _invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)
+    assert built.exit_code == 0, built.output
+
+    setup = _invoke("env", "setup", *common)
+    assert "2 eras for 2 stages: 2 verified (2 by planner), 0 not" in setup.output, setup.output
+    recipes, _ = _rows(sqlite_url)
+    assert recipes[1].image != recipes[2].image
+    # Era 1's image, tried first for era 2, holds no snakeyaml 2.0: offline Maven says so.
+    remembered = recipes[2].verification["attempts"][0]
+    assert remembered["method"] == "memory" and remembered["counts"]["collection_errors"] == 1
+    assert "snakeyaml:jar:2.0 has not been downloaded" in remembered["counts"]["first_error"]
+
+    _invoke("tests", "verify", "--gold-runs", "1", *common)
+    _, verdicts = _rows(sqlite_url)
+    assert verdicts[1].fail_to_pass == ["org.acme.yamlconf.KeysTest::listsTheKeys"]
+    assert verdicts[2].fail_to_pass == ["org.acme.yamlconf.DumpTest::dumpsAMapping"]
+
+    engine = make_engine(sqlite_url)
+    with session_scope(engine) as session:
+        chain_id = session.scalar(select(Chain.id))
+        for stage in session.scalars(select(ChainStage)):  # what `queries build` (an LLM) writes
+            stage.query = f"Stage {stage.idx} of yamlconf."
+    config, specs = era_stages(
+        EnvironmentConfig(log_dir=str(tmp_path / "logs")), engine, load_chain(engine, chain_id)
+    )
+    with DockerEnvironment(config, repo=REPO, clone_path=str(clone), stages=specs) as env:
+        env.enter_stage(1)
+        assert env.execute("ls /opt/m2/org/yaml/snakeyaml").output.split() == ["1.33"]
+        # The agent does stage 1's task (the keys its hidden test asks for) and adds a class.
+        env.write_file(f"/work/repo/{PACKAGE}/Config.java", config_java(False, KEYS))
+        env.write_file(f"/work/repo/{PACKAGE}/Sizes.java", SIZES)
+        env.write_file(f"/work/repo/{TESTS}/SizeTest.java", SIZE_TEST)
+        first = env.run_tests()
+        assert first is not None and "BUILD SUCCESS" in first.output, first and first.output
+        assert "Tests run: 2, Failures: 0" in first.output  # ConfigTest and the agent's SizeTest
+        assert env.execute("ls /sys/class/net").output.split() == ["lo"]  # no network
+
+        moved = env.enter_stage(2)
+        assert moved.outcome == "clean" and moved.image != specs[0].image
+        assert env.execute("ls /opt/m2/org/yaml/snakeyaml").output.split() == ["2.0"]
+        assert "size(String text)" in env.execute(f"cat {PACKAGE}/Sizes.java").output
+        merged = env.execute(f"cat {PACKAGE}/Config.java").output
+        assert "new LoaderOptions()" in merged and "keys(String text)" in merged
+        second = env.run_tests()
+        assert second is not None and "BUILD SUCCESS" in second.output, second and second.output
+        assert "Tests run: 3, Failures: 0" in second.output  # ConfigTest, KeysTest, SizeTest
