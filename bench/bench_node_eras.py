@@ -14,20 +14,15 @@ import secrets
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-from click.testing import CliRunner
-from sqlalchemy import delete, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
 from environments.eras.build import CACHE, cache_volume  # noqa: E402
 from environments.eras.config import ErasConfig  # noqa: E402
 from environments.eras.node.packages import LINKER  # noqa: E402
-from prchain.cli import main  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
 from sql.models import EnvRecipe  # noqa: E402
 from tests.support.node_repo import make_mimer  # noqa: E402
 
@@ -44,33 +39,11 @@ PER_STAGE = (
 )
 
 
-def invoke(*args: str) -> float:
-    start = time.perf_counter()
-    CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return time.perf_counter() - start
-
-
-def recipes(url: str) -> list[EnvRecipe]:
-    with session_scope(make_engine(url)) as session:
-        rows = list(session.scalars(select(EnvRecipe).order_by(EnvRecipe.era_date)))
-        session.expunge_all()
-    return rows
-
-
 def config(tmp: Path, volume: str) -> Path:
-    target = tmp / "prchain.yaml"
-    target.write_text(
-        f"eras:\n  cache_volume: {volume}\n  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n"
-        f"environment:\n  log_dir: {tmp / 'logs'}\nchains:\n  min_chain_code_lines: 0\n"
+    return write_config(
+        tmp,
+        f"  cache_volume: {volume}\n  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n",
     )
-    return target
-
-
-def remove_images(client: DockerClient) -> None:
-    for kind in ("repo", "era"):
-        for image in client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                client.remove_image(tag)
 
 
 def per_stage(client: DockerClient, image: str, clone: Path, volume: str) -> str:
@@ -99,31 +72,16 @@ def run(tmp: Path, client: DockerClient, volume: str) -> None:
     clone = make_mimer(tmp / "mimer")
     invoke("mine", "--source", "git", "--name", REPO, str(clone), *common)
     invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
-    cold_total = invoke("env", "setup", *common)
-    cold = {r.era_key: r for r in recipes(url)}
-    sizes = {
-        img["tags"][0]: img["size"]
-        for img in client.images({"prchain.repo": REPO, "prchain.kind": "era"})
-        if img["tags"]
-    }
-    locked = next((r.image for r in cold.values() if "npm ci" in r.commands), "")
+    stage = ["no lock-file era"]
     cache = cache_volume(ErasConfig(cache_volume=volume), REPO)  # the prefix's volume of REPO
-    stage = per_stage(client, locked, clone, cache) if locked else "no lock-file era"
-    remove_images(client)
-    with session_scope(make_engine(url)) as session:
-        session.execute(delete(EnvRecipe))
-    warm_total = invoke("env", "setup", *common)
-    warm = {r.era_key: r for r in recipes(url)}
-    print(
-        f"{'era':18} {'node':8} {'status':11} {'cold build s':>12} {'warm build s':>12} {'MB':>6}"
-    )
-    for key, row in cold.items():
-        print(
-            f"{key[:18]:18} {row.interpreter:8} {row.status:11} {row.build_seconds:12.1f} "
-            f"{warm[key].build_seconds:12.1f} {sizes.get(row.image, 0) / 1e6:6.0f}"
-        )
-    print(f"env setup wall time: cold {cold_total:.1f} s, warm npm cache {warm_total:.1f} s")
-    print(f"per stage, node_modules of the lock-file era (seconds): {stage}")
+
+    def per_stage_of_locked(cold: dict[str, EnvRecipe]) -> None:
+        locked = next((r.image for r in cold.values() if "npm ci" in r.commands), "")
+        if locked:
+            stage[0] = per_stage(client, locked, clone, cache)
+
+    print_passes(three_passes(client, REPO, url, common, per_stage_of_locked), "node")
+    print(f"per stage, node_modules of the lock-file era (seconds): {stage[0]}")
 
 
 def main_() -> int:
@@ -133,7 +91,7 @@ def main_() -> int:
         try:
             run(Path(tmp), client, volume)
         finally:
-            remove_images(client)
+            remove_images(client, REPO)
             client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), REPO))
     return 0
 
