@@ -37,7 +37,8 @@ TEST_SHOUT = (
 )
 
 
-def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
+def commit_files(repo: Path, files: dict[str, str], message: str, date: str) -> None:
+    """Write `files` (path → text) into `repo` and commit them all at `date`."""
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -48,7 +49,7 @@ def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
 def make_greeter(path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    _commit(
+    commit_files(
         path,
         {
             "requirements.txt": "tinylib\n",
@@ -60,13 +61,13 @@ def make_greeter(path: Path) -> Path:
         "2021-03-01T12:00:00Z",
     )
     init = (path / "greeter/__init__.py").read_text()
-    _commit(
+    commit_files(
         path,
         {"greeter/__init__.py": init + FAREWELL, "tests/test_farewell.py": TEST_FAREWELL},
         "Add a farewell (#1)\n\nSay goodbye too.",
         "2021-04-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             "greeter/__init__.py": GREETER_V2,
@@ -76,13 +77,13 @@ def make_greeter(path: Path) -> Path:
         "Move to tinylib's hello",
         "2023-02-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {"greeter/__init__.py": GREETER_V2 + SHOUT, "tests/test_shout.py": TEST_SHOUT},
         "Add shouting (#2)\n\nLoud greetings.",
         "2023-03-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             "requirements.txt": "tinylib>=3\n",
@@ -92,7 +93,7 @@ def make_greeter(path: Path) -> Path:
         "Require tinylib 3 (it waves)",
         "2024-02-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             "tests/test_shout.py": TEST_SHOUT

@@ -24,6 +24,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from prchain.dev.repos import git
+from tests.support.eras_repo import commit_files
 
 TINYLIB = "example.com/tinylib"
 GO_LINE = "go 1.22.0"
@@ -124,19 +125,12 @@ FAREWELL_LOUD = (
 SHOUT = "\n// Shout greets loudly.\nfunc Shout(name string) string { return strings.ToUpper(Welcome(name)) }\n"
 
 
-def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
-    for rel, text in files.items():
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, date=date)
-
-
 def make_go_greeter(path: Path, sums: dict[str, str]) -> Path:
     """The greeter's history (see the module docstring); `sums` from `tinylib_proxy`."""
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     one = {"go.mod": _gomod("v0.1.0"), "go.sum": sums["v0.1.0"]}
-    _commit(
+    commit_files(
         path,
         {
             **one,
@@ -146,7 +140,7 @@ def make_go_greeter(path: Path, sums: dict[str, str]) -> Path:
         "Start greeter",
         "2023-06-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             "greeter.go": _code("Greet", FAREWELL),
@@ -156,7 +150,7 @@ def make_go_greeter(path: Path, sums: dict[str, str]) -> Path:
         "2023-06-10T12:00:00Z",
     )
     two = {"go.mod": _gomod("v0.2.0"), "go.sum": sums["v0.2.0"]}
-    _commit(
+    commit_files(
         path,
         {
             **two,
@@ -172,7 +166,7 @@ def make_go_greeter(path: Path, sums: dict[str, str]) -> Path:
         'import "', 'import (\n\t"strings"\n\n\t"', 1
     )
     shout = shout.replace(f'"{TINYLIB}"\n', f'"{TINYLIB}"\n)\n', 1)
-    _commit(
+    commit_files(
         path,
         {"greeter.go": shout, "shout_test.go": _test("Shout", "Shout", "HELLO ADA")},
         "Add shouting (#2)\n\nFollow-up to #1: loud greetings too.",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prchain.dev.repos import git
+from tests.support.eras_repo import commit_files
 
 POM = """\
 <?xml version="1.0" encoding="UTF-8"?>
@@ -132,19 +133,11 @@ def config(v2: bool, extra: str = "") -> str:
     return CONFIG.format(imports=imports, options=options, extra=extra)
 
 
-def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, date=date)
-
-
 def make_yamlconf(path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     (path / ".gitignore").write_text("target/\n")
-    _commit(
+    commit_files(
         path,
         {
             "pom.xml": POM.format(version="1.0-SNAPSHOT", yaml="1.33"),
@@ -154,13 +147,13 @@ def make_yamlconf(path: Path) -> Path:
         "Start yamlconf",
         "2022-03-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {f"{PACKAGE}/Config.java": config(False, KEYS), f"{TESTS}/KeysTest.java": KEYS_TEST},
         "List the keys (#1)\n\nKeys of a document.",
         "2022-04-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             "pom.xml": POM.format(version="1.1-SNAPSHOT", yaml="2.0"),
@@ -169,7 +162,7 @@ def make_yamlconf(path: Path) -> Path:
         "Move to snakeyaml 2.0",
         "2023-03-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {
             f"{PACKAGE}/Config.java": config(True, SORTED_KEYS + DUMP),

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from prchain.dev.repos import git
+from tests.support.eras_repo import commit_files
 
 MIME_2 = {
     "version": "2.6.0",
@@ -74,33 +75,25 @@ def _lock() -> str:
     return json.dumps(tree, indent=2) + "\n"
 
 
-def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, date=date)
-
-
 def make_mimer(path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     start = {".nvmrc": "18\n", ".gitignore": "node_modules/\n", "package.json": _package(1)}
-    _commit(
+    commit_files(
         path,
         {**start, "index.js": V1, "test/type.test.js": TYPE_TEST},
         "Start",
         "2023-02-01T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {"lib/label.js": LABEL, "test/label.test.js": LABEL_TEST},
         "Add label (#1)\n\nA file's name with its type.",
         "2023-03-01T12:00:00Z",
     )
     era2 = {".nvmrc": "20\n", "package.json": _package(2), "package-lock.json": _lock()}
-    _commit(path, {**era2, "index.js": V2}, "Move to mime 2", "2024-02-01T12:00:00Z")
-    _commit(
+    commit_files(path, {**era2, "index.js": V2}, "Move to mime 2", "2024-02-01T12:00:00Z")
+    commit_files(
         path,
         {"lib/label.js": LABEL + IS_TEXT, "test/text.test.js": TEXT_TEST},
         "Add isText (#2)\n\nText or not.",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prchain.dev.repos import git
+from tests.support.eras_repo import commit_files
 
 MANIFEST = (
     '[package]\nname = "digits"\nversion = "0.1.0"\nedition = "2021"\n\n'
@@ -58,14 +59,6 @@ PADDED_TEST = 'use digits::render_padded;\n\n#[test]\nfn pads() {\n    assert_eq
 PAIR_TEST = 'use digits::render_pair;\n\n#[test]\nfn pairs() {\n    assert_eq!(render_pair(1, 22), "1:22");\n}\n'
 
 
-def _commit(repo: Path, files: dict[str, str], message: str, date: str) -> None:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, date=date)
-
-
 def _era(version: str, req: str) -> dict[str, str]:
     return {
         "Cargo.toml": MANIFEST.replace("{req}", req),
@@ -81,25 +74,25 @@ def _lib(*parts: str) -> str:
 def make_digits(path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    _commit(
+    commit_files(
         path,
         {**_era("0.4.8", "0.4"), "src/lib.rs": _lib(RENDER_V1)},
         "Start digits",
         "2022-08-15T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {"src/lib.rs": _lib(RENDER_V1, PAIR), "tests/pair.rs": PAIR_TEST},
         "Render pairs (#1)\n\nTwo numbers at once.",
         "2022-08-20T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {**_era("1.0.3", "1"), "src/lib.rs": _lib(RENDER_V2, PAIR)},
         "Move to itoa 1 (its Buffer)",
         "2022-09-10T12:00:00Z",
     )
-    _commit(
+    commit_files(
         path,
         {"src/lib.rs": _lib(RENDER_V2, PAIR, PADDED), "tests/padded.rs": PADDED_TEST},
         "Pad numbers (#2)\n\nFixed width.",
