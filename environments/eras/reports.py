@@ -18,6 +18,8 @@ OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # SWE-bench counts an expected failure as passing; so does pytest a non-strict unexpected pass (the
 # junit report even calls it passed). Anything else, skips included, is not a pass.
 PASSING = frozenset({"passed", "xfailed", "xpassed"})
+# Where a test command takes the stage's test targets (`TestReport.targets`, shell-quoted).
+FILES_PLACEHOLDER = "{files}"
 # When one test is reported twice (a failure, then an error in its teardown) the worse one wins.
 _RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from environments.eras.python.report import is_passing
+from environments.eras.reports import is_passing
 
 Status = Literal["usable", "unusable"]
 STATUSES: tuple[str, ...] = get_args(Status)

@@ -27,7 +27,7 @@ from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Method, Plan, report_for
 from environments.eras.era import Era, era_of
 from environments.eras.manifests import Snapshot
-from environments.eras.reports import TestReport
+from environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.outcomes import Counts, count
@@ -110,7 +110,7 @@ def check_image(
         env.enter_stage(1)
         if plan.setup_command:
             env.execute(plan.setup_command, timeout=120)
-        whole = plan.test_command.replace("{files}", "").strip()
+        whole = plan.test_command.replace(FILES_PLACEHOLDER, "").strip()
         run = _run(env, whole, timeout, reader)
         too_big = _too_big(run)
         own, others = sized_sample(job, reader, config.verify_sample) if too_big else ([], [])

@@ -1,14 +1,11 @@
-"""What a suite run says about its environment: counts with collection errors apart, and the root
-error (the first exception pytest reports), read from the whole output, never a cut tail."""
+"""What a suite run says about its environment: counts with collection errors (units that never
+ran) apart. Its root error is the ecosystem reader's (`TestReport.root_error`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from environments.eras.python.report import root_error
 from environments.eras.reports import is_passing
-
-__all__ = ["Counts", "count", "root_error"]
 
 
 @dataclass

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from chains.patches import file_sections, is_test_config_path, is_test_path, section_path
-from environments.eras.python.report import FILES_PLACEHOLDER, Pytest
-from environments.eras.reports import TestReport
+from environments.eras.python.report import Pytest
+from environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from environments.protocol import Environment, ExecResult, Workspace
 from prchain.verdicts.crossing import crosses
 

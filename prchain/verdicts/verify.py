@@ -181,6 +181,8 @@ def _precheck(job: StageJob, tests: RepoTests, files: list[str]) -> str | None:
 def _runs(
     env: Environment, job: StageJob, tests: RepoTests, config: VerdictsConfig, done: Verified
 ) -> str | None:
+    reader = report_for(tests.ecosystem)
+
     def run() -> SuiteRun:
         return run_suite(
             env,
@@ -188,7 +190,7 @@ def _runs(
             timeout=config.timeout,
             report_path=config.report_path,
             tail_chars=WHOLE_OUTPUT,  # the root error is read from all of it; the tail is cut below
-            report=report_for(tests.ecosystem),
+            report=reader,
         )
 
     env.enter_stage(1)
@@ -213,7 +215,7 @@ def _runs(
             name: vars(count(r.outcomes))
             for name, r in (("start", start), ("tests", with_tests), ("gold", gold[-1]))
         },
-        "root_error": report_for(tests.ecosystem).root_error(gold[-1].output_tail),
+        "root_error": reader.root_error(gold[-1].output_tail),
         "setup_command": tests.setup,
         "image": tests.image,
     }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from prchain.verdicts.outcomes import count, root_error
+from environments.eras.python.report import root_error
+from prchain.verdicts.outcomes import count
 
 OUTPUT = """\
 ==================================== ERRORS ====================================

@@ -18,9 +18,8 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from environments.eras.reports import record
+from environments.eras.reports import FILES_PLACEHOLDER, record
 
-FILES_PLACEHOLDER = "{files}"
 GO_TEST = "go test"
 _GO_TEST = re.compile(r"(?<![\w-])go test(?=\s|$)")
 _SETUP = ("[build failed]", "[setup failed]")

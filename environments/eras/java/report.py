@@ -16,9 +16,8 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 
-from environments.eras.reports import record
+from environments.eras.reports import FILES_PLACEHOLDER, record
 
-FILES_PLACEHOLDER = "{files}"
 # Surefire 2.x and 3.x take the selection as `test`; both must not fail a module without it.
 NARROW_FLAGS = "-DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false"
 _MARKER = re.compile(r"^<!-- prchain-report (.*) -->$", re.MULTILINE)

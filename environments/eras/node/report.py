@@ -15,13 +15,12 @@ import shlex
 from typing import Any
 
 from environments.carry import WORKDIR
-from environments.eras.reports import record
+from environments.eras.reports import FILES_PLACEHOLDER, record
 
 REPORTERS = "/usr/local/lib/prchain-node"  # where the toolchain layer puts the two reporters
 MOCHA_REPORTER = f"{REPORTERS}/mocha_reporter.js"
 NODE_REPORTER = f"{REPORTERS}/node_test_reporter.mjs"
 JEST_LAUNCHER = f"{REPORTERS}/jest_json.js"
-FILES_PLACEHOLDER = "{files}"
 BIN = "node_modules/.bin/"
 RUNNERS = ("jest", "vitest", "mocha")
 

@@ -12,7 +12,14 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 
-from environments.eras.reports import OUTCOMES, PASSING, Outcome, is_passing, record
+from environments.eras.reports import (
+    FILES_PLACEHOLDER,
+    OUTCOMES,
+    PASSING,
+    Outcome,
+    is_passing,
+    record,
+)
 
 __all__ = ["OUTCOMES", "PASSING", "Outcome", "Pytest", "is_passing", "parse_outcomes", "root_error"]
 
@@ -183,7 +190,6 @@ _BARE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit)\b(:|$)")
 
 
 PYTEST = "python -m pytest -p no:cacheprovider"
-FILES_PLACEHOLDER = "{files}"
 # Test modules by name: pytest's defaults, and the `*_tests.py` / `tests.py` suites that set their
 # own `python_files` (arrow 2016, markupsafe 2017).
 _PYTEST_MODULE = re.compile(r"^(test_.*|.*_tests?|tests)\.py$")

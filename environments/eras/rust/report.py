@@ -19,9 +19,8 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
-from environments.eras.reports import record
+from environments.eras.reports import FILES_PLACEHOLDER, record
 
-FILES_PLACEHOLDER = "{files}"
 SUITE = "cargo test --workspace --no-fail-fast"
 FINGERPRINTS = "# prchain: fingerprints"
 _RUNNING = re.compile(
