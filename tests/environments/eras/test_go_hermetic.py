@@ -17,17 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.envsetup import era_stages
-from prchain.cli import main
 from sql.db import make_engine, session_scope
 from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from tests.support.era_runs import (
+    invoke,
+    remove_repo_images,
+    write_config,
+)
 from tests.support.go_proxy import GoProxy, make_go_greeter, tinylib_proxy
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -55,33 +57,19 @@ def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built (labelled with its made-up repo);
     the toolchain layer is shared by design and stays."""
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
-
-
-def _invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    remove_repo_images(docker_client, REPO)
 
 
 def _config(tmp_path: Path, proxy: GoProxy) -> Path:
-    config = tmp_path / "prchain.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "eras": {
-                    "go_proxy": f"{proxy.url},https://proxy.golang.org",
-                    "network_mode": "host",  # the build reaches the proxy on 127.0.0.1
-                    "suites": {"bookworm": "3.11"},  # the suite base CI already has
-                    "extra_base_packages": [],
-                },
-                "environment": {"log_dir": str(tmp_path / "logs")},
-                "chains": {"min_chain_code_lines": 0},
-            }
-        )
+    return write_config(
+        tmp_path,
+        {
+            "go_proxy": f"{proxy.url},https://proxy.golang.org",
+            "network_mode": "host",  # the build reaches the proxy on 127.0.0.1
+            "suites": {"bookworm": "3.11"},  # the suite base CI already has
+            "extra_base_packages": [],
+        },
     )
-    return config
 
 
 def _stages(url: str) -> list[tuple[ChainStage, int, EnvRecipe, StageVerification | None]]:
@@ -109,13 +97,13 @@ def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
     served, sums = proxy
     clone = make_go_greeter(tmp_path / "greeter", sums)
     common = ["--config", str(_config(tmp_path, served)), "--db", sqlite_url]
-    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
-    built = _invoke("chains", "build", "--min-len", "2", *common)
+    assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = invoke("chains", "build", "--min-len", "2", *common)
     assert built.exit_code == 0, built.output
 
-    setup = _invoke("env", "setup", *common)
+    setup = invoke("env", "setup", *common)
     assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
-    verify = _invoke("tests", "verify", "--gold-runs", "1", *common)
+    verify = invoke("tests", "verify", "--gold-runs", "1", *common)
     assert verify.exit_code == 0, verify.output
     stages = _stages(sqlite_url)
     assert [number for _, number, _, _ in stages] == [1, 2]
@@ -128,7 +116,7 @@ def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
         [f"{GREETER}::TestFarewell", f"{GREETER}::TestWelcome"],
         [f"{GREETER}::TestFarewell", f"{GREETER}::TestShout", f"{GREETER}::TestWelcome"],
     ], verify.output
-    shown = _invoke("tests", "show", f"{stages[1][0].chain_id}:2", *common).output
+    shown = invoke("tests", "show", f"{stages[1][0].chain_id}:2", *common).output
     assert f"{GREETER}::TestShout" in shown and "F2P" in shown, shown
 
     task = ChainTask(

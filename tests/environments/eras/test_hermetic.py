@@ -16,13 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 from sqlalchemy import select
 
-from prchain.cli import main
 from sql.db import make_engine, session_scope
-from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from sql.models import ChainStage, PullRequest
+from tests.support.era_runs import (
+    invoke,
+    recipes_by_pr,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
 from tests.support.eras_repo import make_greeter, tinylib_releases
 from tests.support.fake_index import FakeIndex
 
@@ -42,53 +46,22 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeIndex]:
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built (labelled with its made-up repo)."""
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
-
-
-def _invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    remove_repo_images(docker_client, REPO)
 
 
 def _config(tmp_path: Path, index: FakeIndex) -> Path:
-    config = tmp_path / "prchain.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "eras": {
-                    "index_url": index.url,
-                    "network_mode": "host",  # the build reaches the index on 127.0.0.1
-                    "suites": {"bookworm": "3.11"},  # the suite base CI already has
-                    "extra_base_packages": [],
-                    "test_packages": [],
-                    "seed_packages": [],
-                    "system_site_packages": True,  # pytest from Debian's python3-pytest
-                },
-                "environment": {"log_dir": str(tmp_path / "logs")},
-                "chains": {"min_chain_code_lines": 0},
-            }
-        )
+    return write_config(
+        tmp_path,
+        {
+            "index_url": index.url,
+            "network_mode": "host",  # the build reaches the index on 127.0.0.1
+            "suites": {"bookworm": "3.11"},  # the suite base CI already has
+            "extra_base_packages": [],
+            "test_packages": [],
+            "seed_packages": [],
+            "system_site_packages": True,  # pytest from Debian's python3-pytest
+        },
     )
-    return config
-
-
-def _rows(url: str) -> tuple[dict[int, EnvRecipe], dict[int, StageVerification]]:
-    with session_scope(make_engine(url)) as session:
-        recipes = session.execute(
-            select(PullRequest.number, EnvRecipe)
-            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
-            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
-            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
-        ).all()
-        verdicts = session.execute(
-            select(PullRequest.number, StageVerification)
-            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-        ).all()
-        session.expunge_all()
-    return dict(recipes), dict(verdicts)
 
 
 def test_each_era_gets_the_packages_of_its_date(
@@ -96,16 +69,16 @@ def test_each_era_gets_the_packages_of_its_date(
 ) -> None:
     clone = make_greeter(tmp_path / "greeter")
     common = ["--config", str(_config(tmp_path, index)), "--db", sqlite_url]
-    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
-    built = _invoke(
+    assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = invoke(
         "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
     )
     assert built.exit_code == 0, built.output
 
-    setup = _invoke("env", "setup", *common)
+    setup = invoke("env", "setup", *common)
     assert setup.exit_code == 1, setup.output  # era 3 cannot be made: the user must act
     assert "3 eras for 3 stages: 2 verified (2 by planner), 1 not" in setup.output
-    recipes, _ = _rows(sqlite_url)
+    recipes = recipes_by_pr(sqlite_url)
     assert [recipes[n].status for n in (1, 2, 3)] == ["verified", "verified", "unverified"]
     assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 2
     assert "tinylib==1.0" in recipes[1].log and "tinylib==2.0" in recipes[2].log
@@ -114,12 +87,12 @@ def test_each_era_gets_the_packages_of_its_date(
     )
     assert "\n" not in recipes[3].root_error
 
-    again = _invoke("env", "setup", *common)  # resumable: nothing is built or run twice
+    again = invoke("env", "setup", *common)  # resumable: nothing is built or run twice
     assert "3 eras for 3 stages: 2 verified (2 by planner), 1 not" in again.output
     assert "building" not in again.output
 
-    verify = _invoke("tests", "verify", "--gold-runs", "1", *common)
-    _, verdicts = _rows(sqlite_url)
+    verify = invoke("tests", "verify", "--gold-runs", "1", *common)
+    verdicts = verdicts_by_pr(sqlite_url)
     assert verdicts[1].fail_to_pass == ["tests/test_farewell.py::test_farewell"], verify.output
     assert verdicts[2].fail_to_pass == ["tests/test_shout.py::test_shout"], verify.output
 
@@ -129,7 +102,7 @@ def test_each_era_gets_the_packages_of_its_date(
             .join(PullRequest, PullRequest.id == ChainStage.pr_id)
             .where(PullRequest.number == 2)
         )
-    shown = _invoke("tests", "show", f"{chain}:1", *common).output
+    shown = invoke("tests", "show", f"{chain}:1", *common).output
     assert f"era image: prchain/era-{REPO.replace('/', '-')}:" in shown
     assert "tests/test_shout.py::test_shout" in shown and "F2P" in shown
     assert "gold   1 passed, 0 failed, 0 errors, 0 skipped, 0 collection errors" in shown

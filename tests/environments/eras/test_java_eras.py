@@ -16,17 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
 from prchain.agent.tasks import load_chain
 from prchain.app.envsetup import era_stages
-from prchain.cli import main
 from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from sql.models import Chain, ChainStage
+from tests.support.era_runs import (
+    invoke,
+    recipes_by_pr,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
 from tests.support.maven_repo import KEYS, PACKAGE, TESTS, make_yamlconf
 from tests.support.maven_repo import config as config_java
 
@@ -66,42 +70,13 @@ def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built (labelled with its made-up repo);
     the toolchain layer stays, shared as the product shares it."""
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
-
-
-def _invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    remove_repo_images(docker_client, REPO)
 
 
 def _config(tmp_path: Path) -> Path:
-    config = tmp_path / "prchain.yaml"
-    settings = {
-        "eras": {"suites": {"bookworm": "3.11"}, "extra_base_packages": []},
-        "environment": {"log_dir": str(tmp_path / "logs")},
-        "chains": {"min_chain_code_lines": 0, "max_gap_days": 1000},
-    }
-    config.write_text(yaml.safe_dump(settings))
-    return config
-
-
-def _rows(url: str) -> tuple[dict[int, EnvRecipe], dict[int, StageVerification]]:
-    with session_scope(make_engine(url)) as session:
-        recipes = session.execute(
-            select(PullRequest.number, EnvRecipe)
-            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
-            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
-            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
-        ).all()
-        verdicts = session.execute(
-            select(PullRequest.number, StageVerification)
-            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-        ).all()
-        session.expunge_all()
-    return dict(recipes), dict(verdicts)
+    return write_config(
+        tmp_path, {"suites": {"bookworm": "3.11"}, "extra_base_packages": []}, max_gap_days=1000
+    )
 
 
 def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
@@ -109,21 +84,21 @@ def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
 ) -> None:
     clone = make_yamlconf(tmp_path / "yamlconf")
     common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
-    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
-    built = _invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)
+    assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)
     assert built.exit_code == 0, built.output
 
-    setup = _invoke("env", "setup", *common)
+    setup = invoke("env", "setup", *common)
     assert "2 eras for 2 stages: 2 verified (2 by planner), 0 not" in setup.output, setup.output
-    recipes, _ = _rows(sqlite_url)
+    recipes = recipes_by_pr(sqlite_url)
     assert recipes[1].image != recipes[2].image
     # Era 1's image, tried first for era 2, holds no snakeyaml 2.0: offline Maven says so.
     remembered = recipes[2].verification["attempts"][0]
     assert remembered["method"] == "memory" and remembered["counts"]["collection_errors"] == 1
     assert "snakeyaml:jar:2.0 has not been downloaded" in remembered["counts"]["first_error"]
 
-    _invoke("tests", "verify", "--gold-runs", "1", *common)
-    _, verdicts = _rows(sqlite_url)
+    invoke("tests", "verify", "--gold-runs", "1", *common)
+    verdicts = verdicts_by_pr(sqlite_url)
     assert verdicts[1].fail_to_pass == ["org.acme.yamlconf.KeysTest::listsTheKeys"]
     assert verdicts[2].fail_to_pass == ["org.acme.yamlconf.DumpTest::dumpsAMapping"]
 

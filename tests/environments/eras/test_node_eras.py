@@ -16,19 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
 from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
-from environments.eras.build import cache_volume
-from environments.eras.config import ErasConfig
 from prchain.agent.tasks import load_chain
 from prchain.app.envsetup import era_stages
-from prchain.cli import main
 from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from sql.models import Chain, ChainStage
+from tests.support.era_runs import (
+    invoke,
+    recipes_by_pr,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
 from tests.support.node_repo import HEADER, make_mimer
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -52,53 +54,14 @@ def own_images(docker_client: Any) -> Iterator[None]:
     and its repository's npm cache volume; the toolchain layers are shared by recipe and stay,
     like the suite's base."""
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
-    docker_client.remove_volume(cache_volume(ErasConfig(), REPO))
-
-
-def _invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    remove_repo_images(docker_client, REPO, volume=True)
 
 
 def _config(tmp_path: Path) -> Path:
-    config = tmp_path / "prchain.yaml"
-    eras = {"suites": {"bookworm": "3.11"}, "extra_base_packages": []}  # the base CI has
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "eras": eras,
-                "environment": {"log_dir": str(tmp_path / "logs")},
-                "chains": {"min_chain_code_lines": 0},
-            }
-        )
+    return write_config(
+        tmp_path,
+        {"suites": {"bookworm": "3.11"}, "extra_base_packages": []},  # the base CI has
     )
-    return config
-
-
-def _recipes(url: str) -> dict[int, EnvRecipe]:
-    with session_scope(make_engine(url)) as session:
-        rows = session.execute(
-            select(PullRequest.number, EnvRecipe)
-            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
-            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
-            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
-        ).all()
-        session.expunge_all()
-    return dict(rows)
-
-
-def _verdicts(url: str) -> dict[int, StageVerification]:
-    with session_scope(make_engine(url)) as session:
-        rows = session.execute(
-            select(PullRequest.number, StageVerification)
-            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-        ).all()
-        session.expunge_all()
-    return dict(rows)
 
 
 def test_two_node_eras_verify_and_a_chain_crosses_them(
@@ -106,23 +69,23 @@ def test_two_node_eras_verify_and_a_chain_crosses_them(
 ) -> None:
     clone = make_mimer(tmp_path / "mimer")
     common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
-    assert _invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
-    built = _invoke(
+    assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = invoke(
         "chains", "build", "--strategy", "temporal", "--min-len", "2", "--max-len", "2", *common
     )
     assert built.exit_code == 0, built.output
 
-    setup = _invoke("env", "setup", *common)
+    setup = invoke("env", "setup", *common)
     assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
-    recipes = _recipes(sqlite_url)
+    recipes = recipes_by_pr(sqlite_url)
     assert [recipes[n].interpreter for n in (1, 2)] == ["18.20.8", "20.20.2"]
     assert recipes[1].test_command == "node_modules/.bin/mocha"
     assert recipes[2].test_command == "node --test"
     assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 2
     assert "npm ci" in recipes[2].commands
 
-    _invoke("tests", "verify", "--gold-runs", "1", *common)
-    verdicts = _verdicts(sqlite_url)
+    invoke("tests", "verify", "--gold-runs", "1", *common)
+    verdicts = verdicts_by_pr(sqlite_url)
     assert verdicts[1].fail_to_pass == ["test/label.test.js::label > names the type"]
     assert verdicts[2].fail_to_pass == ["test/text.test.js::isText > says css is text"]
 

@@ -1,0 +1,71 @@
+"""What the era acceptance tests share: the CLI run in-process, a test config, the recipes and
+verdicts per PR, and removing only the images (and cache volume) a test's made-up repository got."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner, Result
+from sqlalchemy import select
+
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
+from prchain.cli import main
+from sql.db import make_engine, session_scope
+from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def write_config(tmp_path: Path, eras: dict[str, Any], **chains: Any) -> Path:
+    """prchain.yaml with this `eras` section, logs under `tmp_path`, and chains of any size."""
+    config = tmp_path / "prchain.yaml"
+    settings = {
+        "eras": eras,
+        "environment": {"log_dir": str(tmp_path / "logs")},
+        "chains": {"min_chain_code_lines": 0, **chains},
+    }
+    config.write_text(yaml.safe_dump(settings))
+    return config
+
+
+def recipes_by_pr(url: str) -> dict[int, EnvRecipe]:
+    """The era recipe of each stage, by its PR's number."""
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, EnvRecipe)
+            .join(ChainStage, ChainStage.pr_id == PullRequest.id)
+            .join(StageEra, StageEra.chain_stage_id == ChainStage.id)
+            .join(EnvRecipe, EnvRecipe.era_key == StageEra.era_key)
+        ).all()
+        session.expunge_all()
+    return dict(rows)  # type: ignore[arg-type]
+
+
+def verdicts_by_pr(url: str) -> dict[int, StageVerification]:
+    """What `tests verify` stored for each stage, by its PR's number."""
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, StageVerification)
+            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+        ).all()
+        session.expunge_all()
+    return dict(rows)  # type: ignore[arg-type]
+
+
+def remove_repo_images(
+    client: Any, repo: str, kinds: tuple[str, ...] = ("repo", "era"), volume: bool = False
+) -> None:
+    """The images labelled with `repo` of these kinds, and its build-cache volume if asked;
+    never a toolchain or base layer, which other repositories share."""
+    for kind in kinds:
+        for image in client.images({"prchain.repo": repo, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                client.remove_image(tag)
+    if volume:
+        client.remove_volume(cache_volume(ErasConfig(), repo))
