@@ -6,12 +6,20 @@ the run. On the code before the sealed room every one of them made T(p̂) pass."
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
+from chains.patches import split_patch
+from prchain.dev.repos import ChainRepo
 from prchain.verdicts.crossing import why_not
 from prchain.verdicts.oracle import run_command_clean, run_tests
 from prchain.verdicts.sandbox import is_test_side
-from tests.attacks.test_sandbox_clean_room import F2P, FIX, FORCE_PASS, hidden_tests
+from tests.attacks.test_sandbox_clean_room import F2P, FIX, FORCE_PASS, REPO, hidden_tests
 
 pytestmark = pytest.mark.docker
 
@@ -65,16 +73,6 @@ def plant(env, files: dict[str, str]) -> None:
         pytest.param(DIST_INFO, id="dist-info-entry-point"),
         pytest.param({"pytest.py": SHADOW, "geo/force.py": FORCE_PASS}, id="pytest-py-shadow"),
         pytest.param({"geo/__init__.py": ATEXIT}, id="atexit-report-rewrite"),
-        pytest.param(
-            {
-                "sitecustomize.py": "import geo.force\n",
-                "geo_force.pth": "import geo.force\n",
-                "geo/force.py": FORCE_PASS,
-                ".pytest.toml": "[pytest]\naddopts = ['-p', 'geo.force']\n",
-                "pytest.toml": "[pytest]\naddopts = ['-p', 'geo.force']\n",
-            },
-            id="interpreter-and-runner-config",
-        ),
     ],
 )
 def test_the_agents_code_cannot_configure_the_hidden_test_run(stage_one, geo, files) -> None:
@@ -85,9 +83,69 @@ def test_the_agents_code_cannot_configure_the_hidden_test_run(stage_one, geo, fi
     assert run_tests(stage_one, hidden_tests(geo), timeout=120).passed
 
 
-def test_a_whole_command_run_is_sealed_the_same_way(stage_one, geo) -> None:
-    from chains.patches import split_patch
+# pytest >= 9 reads `pytest.toml` and `.pytest.toml` at the root; the interpreter reads
+# `sitecustomize` and `*.pth` from its site directories. On the room before the allow-list the two
+# files of pytest's crossed and loaded the plugin (on pytest 9; the base image's 7.2 reads neither).
+RUNNER_CONFIG = {
+    "sitecustomize.py": "import geo.force\n",
+    "geo_force.pth": "import geo.force\n",
+    "geo/force.py": FORCE_PASS,
+    ".pytest.toml": "[pytest]\naddopts = ['-p', 'geo.force']\n",
+    "pytest.toml": "[pytest]\naddopts = ['-p', 'geo.force']\n",
+}
 
+
+@pytest.fixture(scope="module")
+def pytest9_image(
+    docker_client: Any, base_image: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The base image with pytest 9 (and its dependencies) over the suite's 7.2."""
+    context = tmp_path_factory.mktemp("pytest9")
+    wheels = context / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version",
+         "3.11", "--dest", str(wheels), "pytest>=9,<10"],
+        check=True,
+    )  # fmt: skip
+    (context / "Dockerfile").write_text(
+        f"FROM {base_image}\nCOPY wheels /tmp/wheels\n"
+        "RUN for w in /tmp/wheels/*.whl; do "
+        "python3 -m zipfile -e $w /usr/local/lib/python3.11/dist-packages/; done; "
+        "rm -rf /tmp/wheels; python3 -m pytest --version\n"
+    )
+    tag = f"prchain-test-seal/pytest9:{uuid.uuid4().hex[:8]}"
+    docker_client.build(str(context), tag, {"prchain.test": "seal-pytest9"})
+    yield tag
+    docker_client.remove_image(tag)
+
+
+def test_runner_configuration_of_a_newer_pytest_does_not_cross(
+    docker_client: Any, pytest9_image: str, geo: ChainRepo
+) -> None:
+    from environments.config import EnvironmentConfig
+    from environments.docker_env import DockerEnvironment
+    from environments.protocol import StageSpec
+
+    code = split_patch(geo.prs[1].gold_patch).code
+    stages = [StageSpec(1, geo.prs[1].base_sha, code, image=pytest9_image)]
+    with DockerEnvironment(
+        EnvironmentConfig(),
+        repo=REPO,
+        clone_path=str(geo.path),
+        stages=stages,
+        labels={"prchain.test": "sandbox-attacks"},
+        client=docker_client,
+    ) as env:
+        env.enter_stage(1)
+        assert "pytest 9." in env.execute("python3 -m pytest --version").output
+        plant(env, RUNNER_CONFIG)
+        verdict = run_tests(env, hidden_tests(geo), timeout=120)
+        assert not verdict.passed and verdict.failing == F2P, verdict.outcomes
+        env.write_file("geo/shapes.py", FIX)
+        assert run_tests(env, hidden_tests(geo), timeout=120).passed
+
+
+def test_a_whole_command_run_is_sealed_the_same_way(stage_one, geo) -> None:
     plant(stage_one, {"pytest.py": SHADOW, "geo/force.py": FORCE_PASS})
     command = "python3 -m pytest -q -p no:cacheprovider tests/test_shapes.py -k 'not coin'"
     test_patch = split_patch(geo.prs[1].gold_patch).test
