@@ -21,7 +21,8 @@ from prchain.dev.repos import git
 pytestmark = pytest.mark.docker
 
 SECRET = f"HOST-SECRET-{uuid.uuid4().hex[:8]}"
-REPO = f"seal-egress-{uuid.uuid4().hex[:8]}/box"
+RUN = uuid.uuid4().hex[:8]
+REPO = f"seal-egress-{RUN}/box"
 # Each probe prints one word: what the box reached.
 PROBE = """
 import os, socket, sys, urllib.request
@@ -64,38 +65,58 @@ def _tiny_repo(path: Path) -> str:
     return git(path, "rev-parse", "HEAD").strip()
 
 
-def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
-    docker_client: Any, base_image: str, host_listener: int, tmp_path: Path
-) -> None:
-    from environments.buildbox import BuildBox
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import build_environment, cache_volume
-    from environments.eras.config import ErasConfig
-    from prchain.setup_agent.repair import _egress, box_settings
+def _gateway(docker_client: Any) -> str:
+    """The host's address on the bridge network: where a container finds a host service."""
+    ipam = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]
+    return ipam.get("Gateway") or str(next(ipaddress.ip_network(ipam["Subnet"]).hosts()))
 
-    ipam = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]  # the host's side
-    gateway = ipam.get("Gateway") or str(next(ipaddress.ip_network(ipam["Subnet"]).hosts()))
-    eras = ErasConfig()
-    binds, variables = build_environment(EnvironmentConfig(), eras, REPO)
+
+def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
+    docker_client: Any,
+    base_image: str,
+    host_listener: int,
+    tmp_path: Path,
+    fake_llm: Any,
+    llm_config: Any,
+) -> None:
+    """The setup agent (scripted) runs the probe in its box, as `env setup`'s ladder starts it;
+    what the box reached comes back to the agent as the step's output. Before the proxy the box
+    was on the bridge network and read the host's secret."""
+    from environments.config import EnvironmentConfig
+    from environments.eras.build import cache_volume
+    from environments.eras.config import ErasConfig
+    from environments.eras.manifests import snapshot
+    from prchain.llm.client import LLMClient
+    from prchain.setup_agent.config import SetupAgentConfig
+    from prchain.setup_agent.repair import agent_repair
+    from prchain.verdicts.ladder import RepairRequest
+
+    gateway = _gateway(docker_client)
+    probe = f"python3 -c '{PROBE}' {gateway} {host_listener}"
+    fake_llm.push(
+        model="env_setup", tool_calls=[{"name": "inspect", "arguments": {"command": probe}}]
+    )
+    fake_llm.push(
+        model="env_setup", tool_calls=[{"name": "give_up", "arguments": {"reason": "seen"}}]
+    )
+    eras = ErasConfig(
+        suites={"bookworm": "3.11"}, extra_base_packages=[], cache_volume=f"prchain-seal-{RUN}"
+    )
     sha = _tiny_repo(tmp_path / "box")
+    repair = agent_repair(
+        LLMClient(llm_config), EnvironmentConfig(), eras, SetupAgentConfig(), client=docker_client
+    )
+    request = RepairRequest(
+        REPO, str(tmp_path / "box"), sha, "e1", snapshot(tmp_path / "box", sha), None, "no", ""
+    )
     try:
-        with (
-            _egress(eras) as proxy,
-            BuildBox(
-                docker_client,
-                base_image,
-                REPO,
-                tmp_path / "box",
-                sha,
-                labels={"prchain.test": "seal-egress"},
-                settings=box_settings(eras, binds, variables, proxy),
-            ) as box,
-        ):
-            seen = box.run(f"python3 -c '{PROBE}' {gateway} {host_listener}", timeout=200).output
+        assert repair(request) is None  # the agent gave up
     finally:
         docker_client.remove_volume(cache_volume(eras, REPO))
+    last = fake_llm.requests_for("env_setup")[-1]["messages"]
+    seen = "\n".join(str(m["content"]) for m in last if m["role"] == "tool")
     assert SECRET not in seen, seen
-    assert "direct: refused" in seen
+    assert "direct: refused" in seen, seen
     assert f"http://{gateway}:{host_listener}/ refused" in seen
     assert "https://example.com/ refused" in seen
     assert "https://pypi.org/simple/pip/ 200" in seen  # the registry is reachable
