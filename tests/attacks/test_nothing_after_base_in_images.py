@@ -1,8 +1,8 @@
 """Issue 52, class 1 (acceptance 2): an era image is built on the era's latest stage base, so every
 file the project's own install leaves in it must be gone. A generated repository whose later
-commit changes the README (the long description), the package metadata and a console script; the
-era image is built on that later commit, as `env setup` does for an era. No byte of it may be
-readable in the image, nor by the agent in the sandbox of the earlier stage.
+commit changes the README (the long description), the package metadata (its version too) and a
+console script; the era image is built on that later commit, as `env setup` does for an era. No
+byte of it may be readable in the image, nor by the agent in the sandbox of the earlier stage.
 
 Before the fix the image kept the project's .dist-info (METADATA with the README, RECORD, entry
 points), its console scripts and the compiled modules of the later commit."""
@@ -19,14 +19,21 @@ import pytest
 from prchain.dev.repos import git
 
 REPO = f"seal-test-{uuid.uuid4().hex[:8]}/futurepkg"
-MARKS = ("FUTUREREADME7f3a", "FUTUREMETA91bc", "FUTURECODE55e2", "futurepkg-later", "later_cli")
+MARKS = (
+    "FUTUREREADME7f3a",
+    "FUTUREMETA91bc",
+    "FUTURECODE55e2",
+    "futurepkg-later",
+    "later_cli",
+    "futurever7c1d",  # the later commit's version (a local label: letters no binary holds)
+)
 PYPROJECT = """[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
 name = "futurepkg"
-version = "1.0"
+version = "VERSION"
 description = "DESCRIPTION"
 readme = "README.md"
 
@@ -55,9 +62,9 @@ def make_future_repo(path: Path) -> tuple[str, str]:
     first = _commit(
         path,
         {
-            "pyproject.toml": PYPROJECT.replace("DESCRIPTION", "A package.").replace(
-                "SCRIPTS", 'futurepkg-cli = "futurepkg.cli:main"\n'
-            ),
+            "pyproject.toml": PYPROJECT.replace("DESCRIPTION", "A package.")
+            .replace("VERSION", "1.0")
+            .replace("SCRIPTS", 'futurepkg-cli = "futurepkg.cli:main"\n'),
             "README.md": "# futurepkg\n",
             "futurepkg/__init__.py": "",
             "futurepkg/cli.py": CLI,
@@ -69,9 +76,9 @@ def make_future_repo(path: Path) -> tuple[str, str]:
     later = _commit(
         path,
         {
-            "pyproject.toml": PYPROJECT.replace("DESCRIPTION", "FUTUREMETA91bc").replace(
-                "SCRIPTS", scripts
-            ),
+            "pyproject.toml": PYPROJECT.replace("DESCRIPTION", "FUTUREMETA91bc")
+            .replace("VERSION", "1.1+futurever7c1d")
+            .replace("SCRIPTS", scripts),
             "README.md": "# futurepkg\n\nFUTUREREADME7f3a: tomorrow's changelog\n",
             "futurepkg/later_cli.py": "MARK = 'FUTURECODE55e2'\n\n\n" + CLI,
         },
@@ -147,7 +154,8 @@ def test_no_file_of_the_era_image_holds_a_later_commit(docker_client: Any, futur
         )
         found = raw.output.decode().split()
         assert found == ["searched"], found
-        # The project's name and version stay, so importlib.metadata.version() still answers.
+        # The project's name stays, so importlib.metadata.version() still answers: with no
+        # commit's version (the build's is the later commit's).
         raw = docker_client.exec(
             container,
             [
@@ -160,7 +168,7 @@ def test_no_file_of_the_era_image_holds_a_later_commit(docker_client: Any, futur
             env={},
             limit=1 << 16,
         )
-        assert raw.output.decode().strip() == "1.0"
+        assert raw.output.decode().strip() == "0+sealed"
     finally:
         docker_client.remove_container(container)
 

@@ -642,14 +642,20 @@ def _strip_project(name: str) -> str:
     """The project was installed only to bring its dependencies: everything it installed goes
     again, so the agent's tree is what imports and nothing of the build's commit (the era's latest
     stage base, later than most stages it serves) is readable in the image (issue 52): its modules
-    and their compiled caches, its console scripts, and its .dist-info down to a METADATA of name
-    and version (importlib.metadata.version() keeps working; the long description, README and
-    changelog, RECORD and entry points are gone). It is found by the direct_url record pointing at
+    and their compiled caches, its console scripts, and its .dist-info down to a METADATA of its
+    name and the version `SEALED_VERSION` (importlib.metadata.version() keeps answering; the
+    build's own version is the later commit's, a setuptools_scm one even names its hash; the long
+    description, README and changelog, RECORD and entry points are gone). It is found by the direct_url record pointing at
     the build's copy of B_t, or by its name: a copy from the index (a test tool that needs a newer
     one, pulled in by a later step or the setup agent) goes the same way, since site-packages
     comes before the .pth line on sys.path and would shadow /work/repo."""
     own = re.sub(r"[-_.]+", "-", name).lower()
-    return _STRIP_PROJECT.replace("OWN_NAME", own)
+    return _STRIP_PROJECT.replace("OWN_NAME", own).replace("SEALED_VERSION", SEALED_VERSION)
+
+
+# The version the image states for the project: no commit's, so no later one's (PEP 440: a release
+# below every real one, its local label saying why).
+SEALED_VERSION = "0+sealed"
 
 
 _STRIP_PROJECT = (
@@ -669,7 +675,7 @@ _STRIP_PROJECT = (
     '    u = d.read_text("direct_url.json")\n'
     f'    mine = bool(u) and "{PROJECT_SRC}" in json.loads(u).get("url", "")\n'
     '    named = re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() == "OWN_NAME"\n'
-    '    name, version, info = d.metadata["Name"], d.metadata["Version"], str(d._path)\n'
+    '    name, info = d.metadata["Name"], str(d._path)\n'
     f'    if not (mine or named) or not info.startswith("{VENV}/"): continue\n'
     "    dirs = set()\n"
     "    for f in d.files or []:\n"
@@ -678,8 +684,8 @@ _STRIP_PROJECT = (
     "    shutil.rmtree(info)\n"
     "    os.makedirs(info)\n"
     '    with open(os.path.join(info, "METADATA"), "w") as out:\n'
-    '        out.write(f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n")\n'
-    '    print("kept only the name and version of", name)\''
+    '        out.write(f"Metadata-Version: 2.1\\nName: {name}\\nVersion: SEALED_VERSION\\n")\n'
+    '    print("kept only the name of", name)\''
 )
 # Every program of the venv, the project's own console scripts among them (python-dotenv 2016's
 # tests run `dotenv`: 2 of 6 failed without it), as an activated venv would put them on PATH.
