@@ -8,7 +8,7 @@ there to run. The container is removed afterwards: nothing the tests read or wri
 
 The run itself is sealed (issue 52): every command runs under root's watch, dropped to the tester
 with `setpriv`; `python -m pytest` goes through a root-owned launcher and pytest loads only the
-plugins the image installed (environments/eras/python/seal.py); a test report is written into a
+plugins the image installed and those the stage base declares (environments/eras/python/seal.py); a test report is written into a
 pipe that root reads into a file the tester cannot open, so nothing the tested code does after
 pytest wrote it (an `atexit` hook) changes what is read.
 """
@@ -97,11 +97,17 @@ class DockerCleanRoom:
     """The clean room's Workspace: commands, reads and writes as the tester in /work/repo."""
 
     def __init__(
-        self, client: DockerClient, container: str, config: EnvironmentConfig, setup: str = ""
+        self,
+        client: DockerClient,
+        container: str,
+        config: EnvironmentConfig,
+        setup: str = "",
+        plugins: tuple[str, ...] = (),
     ) -> None:
         self.client, self.container, self.config = client, container, config
         self.setup = setup  # the stage's setup command, run as the tester after the change
         self.probe = ""  # what `prepare` read from the image: its pytest and its plugins
+        self.plugins = plugins  # the project's own pytest plugins as B_t declares them
 
     def prepare(self) -> None:
         """Root's part, once, before the agent's change arrives: the launcher and the image's
@@ -141,7 +147,7 @@ class DockerCleanRoom:
             seal.launched(command, LAUNCHER),
             user="root",
             workdir=carry.WORKDIR,
-            env={**TESTER_ENV, **seal.runner_env(self.probe, command)},
+            env={**TESTER_ENV, **seal.runner_env(self.probe, command, self.plugins)},
             timeout=timeout or self.config.command_timeout,
             max_output=self.config.max_output_bytes,
             wrapper=SEALED_RUN,

@@ -459,13 +459,24 @@ class DockerEnvironment:
                 container=container,
             )
             room = DockerCleanRoom(
-                self.client, container, self.config, self.stages[t].setup_command
+                self.client,
+                container,
+                self.config,
+                self.stages[t].setup_command,
+                plugins=self._own_plugins(t),
             )
             room.prepare()
             yield room
         finally:
             cleanup.unregister(container)
             self._remove(container)
+
+    def _own_plugins(self, t: int) -> tuple[str, ...]:
+        """The pytest plugins the project declares at B_t, read from the clone on the host."""
+        from environments.eras.manifests import snapshot
+        from environments.eras.python.seal import project_plugins
+
+        return project_plugins(snapshot(self.clone_path, self.stages[t].base_sha))
 
     def _remove(self, container: str) -> None:
         self.client.remove_container(container)
