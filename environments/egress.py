@@ -5,7 +5,15 @@ A relay inside it listens on 127.0.0.1:3128 and forwards each connection to a Un
 bind-mounted from the host, where `EgressProxy` (a thread of prchain) answers: `CONNECT host:443`
 and plain `GET http://host/...` (apt) for allow-listed host names only, connected to an address
 that is none of loopback, private, link-local, shared or multicast (so a name that resolves to the
-host or the LAN is refused too). uv, pip, apt, cargo, go and npm read HTTP(S)_PROXY.
+host or the LAN is refused too). uv, pip, apt, cargo, go and npm read HTTP(S)_PROXY; Maven reads
+only its settings (`<proxies>`, written by `PROXIED` for the run and removed at its end) and
+Gradle the JVM's proxy properties.
+
+The registry endpoints prchain is configured with (`index_url`, `npm_registry`, `go_proxy`) are
+admitted by exact host and port, whatever their address: an operator's local index on the host's
+127.0.0.1 (as the tests use) is reached, and nothing else on the host.
+
+Era builds run the same way (environments/eras/build.py): a build backend runs as root there.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import socketserver
 import tempfile
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 from urllib.parse import urlsplit
@@ -75,6 +84,26 @@ START_RELAY = (
 )
 
 
+_PROXY_PROPERTIES = " ".join(
+    f"-D{scheme}.proxyHost=127.0.0.1 -D{scheme}.proxyPort={PORT}" for scheme in ("http", "https")
+)
+_MAVEN_PROXIES = "".join(
+    f"<proxy><id>prchain-{scheme}</id><active>true</active><protocol>{scheme}</protocol>"
+    f"<host>127.0.0.1</host><port>{PORT}</port></proxy>"
+    for scheme in ("https", "http")
+)
+# A script's first lines in a proxied container: the relay, and the proxy for the JVM's tools
+# (Maven's user settings, deleted when the script ends so no image keeps them).
+PROXIED = (
+    START_RELAY
+    + "\nmkdir -p /root/.m2 && printf '%s\\n' "
+    + shlex.quote(f"<settings><proxies>{_MAVEN_PROXIES}</proxies></settings>")
+    + " > /root/.m2/settings.xml\n"
+    + "trap 'rm -f /root/.m2/settings.xml; rmdir /root/.m2 2>/dev/null || true' EXIT\n"
+    + f"export JAVA_TOOL_OPTIONS={shlex.quote(_PROXY_PROPERTIES)}\n"
+)
+
+
 def proxy_variables() -> dict[str, str]:
     url = f"http://127.0.0.1:{PORT}"
     return {k: url for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")} | {
@@ -97,18 +126,30 @@ def resolve(host: str, port: int) -> str | None:
     return next((str(i[4][0]) for i in infos if not blocked(str(i[4][0]))), None)
 
 
+def endpoints(urls: Iterable[str]) -> frozenset[tuple[str, int]]:
+    """(host, port) of each URL: the configured registries, admitted whatever their address."""
+    found = set()
+    for url in urls:
+        parts = urlsplit(url.strip())
+        if parts.scheme in ("http", "https") and parts.hostname:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            found.add((parts.hostname.lower(), port))
+    return frozenset(found)
+
+
 class EgressProxy:
     """The host side: a threaded proxy on a Unix socket in a directory the box mounts."""
 
-    def __init__(self, hosts: Iterable[str]) -> None:
+    def __init__(self, hosts: Iterable[str], exact: Iterable[tuple[str, int]] = ()) -> None:
         self.hosts = frozenset(h.lower().strip(".") for h in hosts if h)
+        self.exact = frozenset(exact)  # (host, port) admitted at any address
         self.directory = ""
         self._server: socketserver.ThreadingUnixStreamServer | None = None
 
     def __enter__(self) -> Self:
         self.directory = tempfile.mkdtemp(prefix="prchain-egress-")
         os.chmod(self.directory, 0o755)
-        allowed = self.hosts
+        allowed = _Allowed(self.hosts, self.exact)
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
@@ -129,7 +170,13 @@ class EgressProxy:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _serve(client: socket.socket, allowed: frozenset[str]) -> None:
+@dataclass(frozen=True)
+class _Allowed:
+    hosts: frozenset[str]  # by name, on the scheme's port, at a public address
+    exact: frozenset[tuple[str, int]]  # by name and port, at any address
+
+
+def _serve(client: socket.socket, allowed: _Allowed) -> None:
     head = _read_head(client)
     if head is None:
         return
@@ -158,10 +205,14 @@ def _serve(client: socket.socket, allowed: frozenset[str]) -> None:
     _pipe(client, upstream)
 
 
-def _open(host: str, port: int, only: int, allowed: frozenset[str]) -> socket.socket | None:
-    if host.lower().strip(".") not in allowed or port != only:
+def _open(host: str, port: int, only: int, allowed: _Allowed) -> socket.socket | None:
+    name = host.lower().strip(".")
+    if (name, port) in allowed.exact:
+        address: str | None = name
+    elif name in allowed.hosts and port == only:
+        address = resolve(host, port)
+    else:
         return None
-    address = resolve(host, port)
     if address is None:
         return None
     try:

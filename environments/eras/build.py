@@ -2,8 +2,10 @@
 language runtime), committed once and shared by every era and repository that asks for the same one
 on the same suite; then the plan's commands (the era's dependencies), committed as the era image.
 
-A build container has the network (the registries only matter), uv and the host's CA bundle mounted
-read-only, B_t's tracked files in a scratch directory (era builds only), and a download cache on a
+A build container has no network of its own, only prchain's registries-only proxy
+(environments/egress.py; `eras.network_mode: host` is the host's network, for a local index, and
+unproxied): a build backend runs as root and must reach nothing on the host or the LAN. It has uv
+and the host's CA bundle mounted read-only, B_t's tracked files in a scratch directory (era builds only), and a download cache on a
 named volume of its own repository (never shared across repositories: a build backend runs as root
 and could rewrite what another repository later installs). None of those is in the committed image.
 """
@@ -17,12 +19,15 @@ import shlex
 import subprocess
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from environments import cleanup
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
+from environments.egress import INSIDE, PROXIED, EgressProxy, endpoints, proxy_variables
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.eras.wheels import resolver_failure
@@ -229,6 +234,16 @@ def build_environment(
     return binds, variables
 
 
+def egress(eras: ErasConfig) -> AbstractContextManager[EgressProxy | None]:
+    """The registries-only proxy of era builds and the setup agent's box; none when the
+    configuration asks for the host's network."""
+    if eras.network_mode == "host":
+        return nullcontext()
+    urls = [eras.index_url, eras.npm_registry, *re.split(r"[,|]", eras.go_proxy)]
+    hosts = [*eras.registries, *(urlsplit(u.strip()).hostname or "" for u in urls)]
+    return EgressProxy(hosts, endpoints(urls))
+
+
 def _run_and_commit(
     client: DockerClient,
     env: EnvironmentConfig,
@@ -244,24 +259,30 @@ def _run_and_commit(
     binds, variables = build_environment(env, eras, repo)
     if src is not None:
         binds[str(src)] = (SRC, "rw")
-    # Exported in the script, not given to the container: a commit keeps a container's variables,
-    # and none of these (the CA file, uv's cache and index) belongs in the image. The plan's own
-    # variables do (a toolchain's PATH), and the build sees them as the image will.
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in variables.items())
-    exports += "".join(f"export {k}={shlex.quote(v)}\n" for k, v in image_env.items())
-    script = "set -euo pipefail\n" + exports + "set -x\n" + "\n".join(commands) + "\n"
-    container, code, log = client.run_to_end(
-        base,
-        ["/bin/bash", "-c", script],
-        name=f"prchain-era-build-{secrets.token_hex(4)}",
-        labels={**labels, "prchain.kind": "era-build", **_owner()},
-        environment={},
-        binds=binds,
-        network_mode=eras.network_mode,
-        timeout=eras.build_timeout,
-        # Ctrl-C or SIGTERM of `env setup` removes the build container (SIGKILL leaves it to gc).
-        on_start=lambda cid: cleanup.register(cid, lambda: _remove(client, cid)),
-    )
+    with egress(eras) as proxy:
+        if proxy is not None:
+            binds[proxy.directory] = (INSIDE, "ro")
+            variables = {**variables, **proxy_variables()}
+        # Exported in the script, not given to the container: a commit keeps a container's
+        # variables, and none of these (the CA file, uv's cache and index, the proxy) belongs in
+        # the image. The plan's own variables do (a toolchain's PATH), and the build sees them as
+        # the image will.
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in variables.items())
+        exports += "".join(f"export {k}={shlex.quote(v)}\n" for k, v in image_env.items())
+        script = "set -euo pipefail\n" + (PROXIED if proxy else "") + exports
+        script += "set -x\n" + "\n".join(commands) + "\n"
+        container, code, log = client.run_to_end(
+            base,
+            ["/bin/bash", "-c", script],
+            name=f"prchain-era-build-{secrets.token_hex(4)}",
+            labels={**labels, "prchain.kind": "era-build", **_owner()},
+            environment={},
+            binds=binds,
+            network_mode="none" if proxy else eras.network_mode,
+            timeout=eras.build_timeout,
+            # Ctrl-C or SIGTERM of `env setup` removes the build container (SIGKILL: gc).
+            on_start=lambda cid: cleanup.register(cid, lambda: _remove(client, cid)),
+        )
     try:
         if code != 0:
             return "", code, log

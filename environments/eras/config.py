@@ -92,12 +92,16 @@ class ErasConfig(BaseModel):
             "crates.io", "static.crates.io", "index.crates.io", "proxy.golang.org",
             "sum.golang.org", "registry.npmjs.org", "repo1.maven.org", "repo.maven.apache.org",
         ],
-        description="The only hosts the setup agent's box reaches (through prchain's proxy; "
-        "index_url's host is added). With network_mode host the box is not proxied.",
+        description="The only hosts era builds and the setup agent's box reach (through "
+        "prchain's proxy; index_url's, npm_registry's and go_proxy's hosts are added). With "
+        "network_mode host nothing is proxied.",
     )  # fmt: skip
     network_mode: str = Field(
-        default="bridge",
-        description="Network of the build containers (host: reach an index on the host's 127.0.0.1).",
+        default="proxy",
+        description="How era builds and the setup agent's box reach the registries: `proxy` (any "
+        "value but host): no network of their own, only prchain's proxy to `registries` and the "
+        "configured index, npm registry and Go proxy; `host`: the host's network, unproxied (an "
+        "index on the host's 127.0.0.1 without the proxy).",
     )
 
     def verify_limit(self, repo: str) -> VerifyLimits:

@@ -9,16 +9,19 @@ closing steps a planner recipe ends with) for the era build to rebuild and verif
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from environments.buildbox import BoxSettings
 from environments.config import EnvironmentConfig
 from environments.docker_client import DockerClient
 from environments.egress import EgressProxy
 from environments.eras import python
-from environments.eras.build import base_config, build_environment, ensure_toolchain_image
+from environments.eras.build import (
+    base_config,
+    build_environment,
+    egress,
+    ensure_toolchain_image,
+)
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.images import ensure_base_image
@@ -51,7 +54,7 @@ def agent_repair(
             if not base:
                 return None
         binds, variables = build_environment(env, eras, request.repo)
-        with _egress(eras) as proxy:
+        with egress(eras) as proxy:
             found = run_setup_agent(
                 llm,
                 docker,
@@ -73,14 +76,6 @@ def agent_repair(
         return Candidate("agent", _plan(request, suite, found), cost=found.cost_usd)
 
     return repair
-
-
-def _egress(eras: ErasConfig) -> AbstractContextManager[EgressProxy | None]:
-    """The registries-only proxy of the setup box; none when the configuration asks for the host's
-    network (a local index on 127.0.0.1, as the tests use)."""
-    if eras.network_mode == "host":
-        return nullcontext()
-    return EgressProxy([*eras.registries, urlsplit(eras.index_url).hostname or ""])
 
 
 def box_settings(

@@ -134,3 +134,58 @@ def test_the_proxy_refuses_the_host_and_the_lan_by_address(address: str, refused
         assert Path(proxy.directory, "proxy.sock").exists()
     assert not Path(proxy.directory).exists()
     assert socket.AF_UNIX  # the proxy's socket family exists here
+
+
+def test_an_era_build_reaches_the_index_and_nothing_on_the_host(
+    docker_client: Any, base_image: str, host_listener: int, tmp_path: Path
+) -> None:
+    """A build step (a build backend runs as root there) probes the host as the box's agent did,
+    then installs from the configured index, a local one on the host's 127.0.0.1 as the era
+    tests use. Before the proxy the build was on the bridge network and read the host's secret."""
+    from environments.config import EnvironmentConfig
+    from environments.eras.build import cache_volume, ensure_era_image
+    from environments.eras.config import ErasConfig
+    from environments.eras.ecosystems import Plan
+    from tests.support.fake_index import FakeIndex, Release, make_wheel
+
+    gateway = _gateway(docker_client)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    wheel = make_wheel(wheels, "tinyseal", "1.0", {"tinyseal/__init__.py": "X = 'fetched'\n"})
+    repo = f"seal-egress-{RUN}/build"
+    commands = [
+        f"python3 -c '{PROBE}' {gateway} {host_listener}",
+        "uv venv -q -p /usr/bin/python3 /tmp/v && uv pip install -q --python /tmp/v/bin/python "
+        "tinyseal && /tmp/v/bin/python -c 'import tinyseal; print(\"installed:\", tinyseal.X)'",
+    ]
+    with FakeIndex([Release("tinyseal", "1.0", "2023-01-01T00:00:00Z", wheel)]) as index:
+        eras = ErasConfig(
+            suites={"bookworm": "3.11"},
+            extra_base_packages=[],
+            cache_volume=f"prchain-seal-{RUN}",
+            index_url=index.url,
+        )
+        plan = Plan("python", "bookworm", "3.11", "2024-01-01T00:00:00Z", commands, "true")
+        sha = _tiny_repo(tmp_path / "build")
+        try:
+            built = ensure_era_image(
+                docker_client,
+                EnvironmentConfig(),
+                eras,
+                repo=repo,
+                clone=tmp_path / "build",
+                sha=sha,
+                plan=plan,
+                era_key="e",
+                notify=print,
+            )
+        finally:
+            for image in docker_client.images({"prchain.repo": repo, "prchain.kind": "era"}):
+                for tag in image["tags"]:
+                    docker_client.remove_image(tag)
+            docker_client.remove_volume(cache_volume(eras, repo))
+    assert SECRET not in built.log, built.log[-3000:]
+    assert "direct: refused" in built.log
+    assert f"http://{gateway}:{host_listener}/ refused" in built.log
+    assert "https://pypi.org/simple/pip/ 200" in built.log  # a registry by name
+    assert "installed: fetched" in built.log and built.image_id, built.log[-3000:]  # the index
