@@ -91,6 +91,9 @@ class ErasConfig(BaseModel):
             "pypi.org", "files.pythonhosted.org", "deb.debian.org", "security.debian.org",
             "crates.io", "static.crates.io", "index.crates.io", "proxy.golang.org",
             "sum.golang.org", "registry.npmjs.org", "repo1.maven.org", "repo.maven.apache.org",
+            # Gradle builds: the plugin portal and Google's Maven repository
+            "plugins.gradle.org", "plugins-artifacts.gradle.org", "maven.google.com",
+            "dl.google.com",
         ],
         description="The only hosts era builds and the setup agent's box reach (through "
         "prchain's proxy; index_url's, npm_registry's and go_proxy's hosts are added). With "
