@@ -299,7 +299,8 @@ for f in "$@"; do
 done
 rm -rf {WORKDIR}; mkdir -p {WORKDIR} {TESTER_HOME}
 cp -a "$S/work/." {WORKDIR}/
-chown -R {TESTER}:{TESTER} {WORKDIR} {TESTER_HOME}
+# All of /work: a stage's setup command writes beside the tree too (Go's per-stage build cache).
+chown -R {TESTER}:{TESTER} "$(dirname {WORKDIR})" {TESTER_HOME}
 """
 
 # The tester, in a clean room: apply the change on stdin (plain `git apply`: no repository, so

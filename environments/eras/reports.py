@@ -11,7 +11,7 @@ counted apart from failing tests (`prchain.verdicts.outcomes.count`).
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 Outcome = Literal["passed", "xfailed", "xpassed", "skipped", "failed", "error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
@@ -62,3 +62,31 @@ class TestReport(Protocol):
         test files in place: the files themselves, their packages, or [] when the runner cannot
         narrow (the whole suite then runs)."""
         ...
+
+
+@runtime_checkable
+class Witnessed(Protocol):
+    """A reader whose report is written by the tested process itself (Go's test binary prints the
+    lines test2json converts), so the agent's code can forge it and end the process before a hidden
+    test fails. Root adds a witness: a test of its own per package, named with a nonce and run
+    after the others; a package whose witness did not pass has no passing test (`witnessed`)."""
+
+    def witness_files(self, tests: dict[str, str], nonce: str, command: str) -> dict[str, str]:
+        """Path → source of the witness of each package of `tests` (hidden test path → text),
+        none when `command` would not run it last."""
+        ...
+
+    def witness_name(self, nonce: str) -> str:
+        """The witness's test name (its id is `<package>::<name>`)."""
+        ...
+
+
+def witnessed(outcomes: dict[str, str], required: list[str], name: str) -> dict[str, str]:
+    """`outcomes` without the witnesses, each required test of a package whose witness `name` did
+    not pass failed: that package's run ended before its last test, whatever it printed."""
+    kept = {k: v for k, v in outcomes.items() if not k.endswith(f"::{name}")}
+    for test in required:
+        package = test.split("::", 1)[0]
+        if not is_passing(outcomes.get(f"{package}::{name}")) and is_passing(kept.get(test)):
+            kept[test] = "failed"
+    return kept

@@ -109,6 +109,12 @@ class GoTest:
     def root_error(self, output: str) -> str:
         return root_error(output)
 
+    def witness_files(self, tests: dict[str, str], nonce: str, command: str) -> dict[str, str]:
+        return witness_files(tests, nonce, command)
+
+    def witness_name(self, nonce: str) -> str:
+        return witness_name(nonce)
+
     def narrowed(self, suite: str) -> str:
         """`go test`'s flags are kept, its package patterns become `{files}`."""
         if FILES_PLACEHOLDER in suite or not suite.startswith(GO_TEST) or "&&" in suite:
@@ -126,6 +132,37 @@ class GoTest:
             if p.endswith("_test.go") and "testdata/" not in f"/{p}" and "vendor/" not in f"/{p}"
         }
         return sorted(d if d == "." else f"./{d}" for d in dirs)
+
+
+_PACKAGE = re.compile(r"^package\s+(\w+)", re.MULTILINE)
+WITNESS_FILE = "zzzz_prchain_seal_test.go"  # the external test package's last file
+# Flags that run the witness out of order or not at all: no witness is added then.
+_UNWITNESSED = re.compile(r"(?<![\w-])-(test\.)?(run|shuffle|skip)\b")
+
+
+def witness_files(tests: dict[str, str], nonce: str, command: str = "") -> dict[str, str]:
+    """A witness per package directory of `tests`: a test in the package's external test package
+    (`<name>_test`, whose tests run after the package's own) in a file sorted after the others."""
+    if _UNWITNESSED.search(command):
+        return {}
+    found: dict[str, str] = {}
+    for path, text in sorted(tests.items()):
+        clause = _PACKAGE.search(text)
+        if not path.endswith("_test.go") or clause is None:
+            continue
+        where = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+        package = clause.group(1).removesuffix("_test")
+        found.setdefault(
+            f"{where}{WITNESS_FILE}",
+            f'package {package}_test\n\nimport "testing"\n\n'
+            "// prchain's clean room: the package's last test; its run must reach it.\n"
+            f"func {witness_name(nonce)}(t *testing.T) {{}}\n",
+        )
+    return found
+
+
+def witness_name(nonce: str) -> str:
+    return f"TestPrchainSeal{nonce}"
 
 
 def _is_pattern(word: str) -> bool:
