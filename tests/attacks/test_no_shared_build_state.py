@@ -119,3 +119,66 @@ def test_a_repositorys_build_state_never_reaches_another_repositorys_image(
     assert POISON not in _read(docker_client, victim.tag, f"/opt/toolchain-{RUN}")
     for place in ("/opt/prchain/planted", "/tmp/planted", "/var/tmp/planted"):
         assert POISON not in _read(docker_client, victim.tag, place)
+
+
+# Acceptance 4: what a second repository's image holds, and what a check run in it says, are the
+# same whether or not the poisoner built first (the toolchain layer built again in between).
+REPO_A2, REPO_B2 = f"seal-{RUN}/poisoner2", f"seal-{RUN}/victim2"
+TOOLCHAIN2 = [f"cat $UV_CACHE_DIR/planted > /opt/toolchain2-{RUN} 2>/dev/null || true"]
+VICTIM = [f"ls -A $UV_CACHE_DIR > /opt/victim-{RUN}; cat /tmp/planted >> /opt/victim-{RUN} || true"]
+# Every file of the places a build writes (not /etc: Docker mounts the container's own hosts
+# files there), with its content's digest; then the victim's check and its exit status.
+FINGERPRINT = (
+    "find /opt /usr/local /root /tmp /var/tmp -xdev -type f -print0 2>/dev/null | sort -z | "
+    "xargs -0 -r sha256sum; "
+    f"test ! -s /opt/toolchain2-{RUN} && test ! -s /opt/victim-{RUN}; echo verdict $?"
+)
+
+
+def _remove_images(client: Any, repo: str, marker: str) -> None:
+    for image in client.images({"prchain.repo": repo, "prchain.kind": "era"}):
+        for tag in image["tags"]:
+            client.remove_image(tag)
+    for image in client.images({"prchain.kind": "toolchain"}):
+        if any(marker in step for step in _history(client, image["id"])):
+            for tag in image["tags"]:
+                client.remove_image(tag)
+
+
+def test_the_second_repositorys_image_and_verdict_are_those_of_a_build_without_the_first(
+    docker_client: Any, builds: Any, tmp_path: Path
+) -> None:
+    from environments.eras.build import cache_volume
+
+    alone = _build(docker_client, builds, tmp_path, REPO_B2, VICTIM, TOOLCHAIN2)
+    expected = _read_all(docker_client, alone.tag)
+    assert expected.endswith("verdict 0\n") and f"/opt/victim-{RUN}" in expected, expected
+    _remove_images(docker_client, REPO_B2, f"toolchain2-{RUN}")  # a world without it
+    try:
+        _build(docker_client, builds, tmp_path, REPO_A2, [PLANT], [])  # A's backend plants
+        _build(docker_client, builds, tmp_path, REPO_A2, ["true"], TOOLCHAIN2)  # A asks first
+        after = _build(docker_client, builds, tmp_path, REPO_B2, VICTIM, TOOLCHAIN2)
+        assert _read_all(docker_client, after.tag) == expected
+    finally:
+        for repo in (REPO_A2, REPO_B2):
+            _remove_images(docker_client, repo, f"toolchain2-{RUN}")
+            docker_client.remove_volume(cache_volume(builds[1], repo))
+
+
+def _read_all(client: Any, image: str) -> str:
+    from environments.docker_client import ContainerSpec
+
+    spec = ContainerSpec(
+        image=image,
+        name=f"prchain-seal-read-{uuid.uuid4().hex[:6]}",
+        labels={"prchain.test": RUN},
+        environment={},
+    )
+    container = client.run(spec)
+    try:
+        raw = client.exec(
+            container, ["sh", "-c", FINGERPRINT], user="root", workdir="/", env={}, limit=1 << 24
+        )
+        return raw.output.decode()
+    finally:
+        client.remove_container(container)
