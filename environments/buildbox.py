@@ -21,7 +21,7 @@ from typing import Self
 from environments import cleanup
 from environments.carry import WORKDIR
 from environments.docker_client import ContainerSpec, DockerClient
-from environments.egress import INSIDE, START_RELAY, proxy_variables
+from environments.egress import INSIDE, JVM_VARIABLES, MAVEN_SETTINGS, START_RELAY, proxy_variables
 from prchain.core import git
 from prchain.core.errors import EnvironmentFailure
 
@@ -117,11 +117,11 @@ class BuildBox:
         self.container_id = self.client.run(spec)
         cleanup.register(self.container_id, self._remove_container)
         if egress:
-            self.run(START_RELAY, timeout=30, workdir="/")
+            self.run(f"{START_RELAY}\n{MAVEN_SETTINGS}", timeout=30, workdir="/")
 
     @property
     def _env(self) -> dict[str, str]:
-        proxy = proxy_variables() if self.settings.egress else {}
+        proxy = {**proxy_variables(), **JVM_VARIABLES} if self.settings.egress else {}
         return {**BUILD_ENV, **self.settings.environment, **proxy}
 
     def run(

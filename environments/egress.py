@@ -92,13 +92,17 @@ _MAVEN_PROXIES = "".join(
     f"<host>127.0.0.1</host><port>{PORT}</port></proxy>"
     for scheme in ("https", "http")
 )
-# A script's first lines in a proxied container: the relay, and the proxy for the JVM's tools
-# (Maven's user settings, deleted when the script ends so no image keeps them).
-PROXIED = (
-    START_RELAY
-    + "\nmkdir -p /root/.m2 && printf '%s\\n' "
+# Maven reads no proxy variable: root's user settings name the proxy.
+MAVEN_SETTINGS = (
+    "mkdir -p /root/.m2 && printf '%s\\n' "
     + shlex.quote(f"<settings><proxies>{_MAVEN_PROXIES}</proxies></settings>")
-    + " > /root/.m2/settings.xml\n"
+    + " > /root/.m2/settings.xml"
+)
+JVM_VARIABLES = {"JAVA_TOOL_OPTIONS": _PROXY_PROPERTIES}  # Gradle and other JVM tools
+# A build script's first lines in a proxied container: the relay, and the proxy for the JVM's
+# tools (Maven's settings are deleted when the script ends, so no image keeps them).
+PROXIED = (
+    f"{START_RELAY}\n{MAVEN_SETTINGS}\n"
     + "trap 'rm -f /root/.m2/settings.xml; rmdir /root/.m2 2>/dev/null || true' EXIT\n"
     + f"export JAVA_TOOL_OPTIONS={shlex.quote(_PROXY_PROPERTIES)}\n"
 )
