@@ -92,9 +92,10 @@ def shapes(
         assert built.image_id, built.log[-3000:]
         yield path, base, git(path, "diff", base, merged), built.tag, plan
     finally:
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": "era"}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
+        for kind in ("repo", "era"):  # the sandbox's repository image, then the era's
+            for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+                for tag in image["tags"]:
+                    docker_client.remove_image(tag)
         docker_client.remove_volume(cache_volume(eras, REPO))
 
 

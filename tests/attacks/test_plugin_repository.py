@@ -85,8 +85,19 @@ def plug_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]
     return path, base, git(path, "diff", base, merged)
 
 
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, the repository image the sandboxes of this module made."""
+    yield
+    for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": "repo"}):
+        for tag in image["tags"]:
+            docker_client.remove_image(tag)
+
+
 @pytest.fixture
-def plug_stage(docker_client: Any, base_image: str, plug_repo: Any) -> Iterator[Any]:
+def plug_stage(
+    docker_client: Any, base_image: str, plug_repo: Any, own_images: None
+) -> Iterator[Any]:
     from environments.config import EnvironmentConfig
     from environments.docker_env import DockerEnvironment
     from environments.protocol import StageSpec

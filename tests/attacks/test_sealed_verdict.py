@@ -114,8 +114,12 @@ def pytest9_image(
         "rm -rf /tmp/wheels; python3 -m pytest --version\n"
     )
     tag = f"prchain-test-seal/pytest9:{uuid.uuid4().hex[:8]}"
-    docker_client.build(str(context), tag, {"prchain.test": "seal-pytest9"})
+    image_id, _ = docker_client.build(str(context), tag, {"prchain.test": "seal-pytest9"})
     yield tag
+    for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": "repo"}):
+        if image_id in docker_client.image_ancestors(image["id"]):  # the sandbox's, on this one
+            for name in image["tags"]:
+                docker_client.remove_image(name)
     docker_client.remove_image(tag)
 
 
