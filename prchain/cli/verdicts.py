@@ -195,7 +195,7 @@ def _print_stage(out: Console, shown: dict[str, Any]) -> None:
 def _outcomes(shown: dict[str, Any]) -> Table:
     runs = shown["runs"]
     gold = runs.get("gold") or [{}]
-    table = Table("test", "start", "tests", "gold", "list", title="per-test outcomes")
+    table = Table("test", "start", "tests", "gold", "list", "why", title="per-test outcomes")
     lists = {t: "F2P" for t in shown["fail_to_pass"]} | {t: "P2P" for t in shown["pass_to_pass"]}
     lists |= {t: "flaky" for t in shown["flaky"]}
     for test in sorted(set(runs.get("start", {})) | set(runs.get("tests", {})) | set(gold[-1])):
@@ -205,5 +205,6 @@ def _outcomes(shown: dict[str, Any]) -> Table:
             runs.get("tests", {}).get(test, "-"),
             gold[-1].get(test, "-"),
             lists.get(test, ""),
+            escape(runs.get("why", {}).get(test, "")),
         )
     return table
