@@ -190,12 +190,16 @@ def _print_stage(out: Console, shown: dict[str, Any]) -> None:
     if runs.get("root_error"):
         out.print(f"root error: {escape(runs['root_error'])}")
     out.print(_outcomes(shown))
+    if runs.get("why"):
+        out.print("why, for the tests the run with the test patch alone did not report:")
+        for test, why in sorted(runs["why"].items()):
+            out.print(f"  {escape(test)}: {escape(why)}", soft_wrap=True)
 
 
 def _outcomes(shown: dict[str, Any]) -> Table:
     runs = shown["runs"]
     gold = runs.get("gold") or [{}]
-    table = Table("test", "start", "tests", "gold", "list", "why", title="per-test outcomes")
+    table = Table("test", "start", "tests", "gold", "list", title="per-test outcomes")
     lists = {t: "F2P" for t in shown["fail_to_pass"]} | {t: "P2P" for t in shown["pass_to_pass"]}
     lists |= {t: "flaky" for t in shown["flaky"]}
     for test in sorted(set(runs.get("start", {})) | set(runs.get("tests", {})) | set(gold[-1])):
@@ -205,6 +209,5 @@ def _outcomes(shown: dict[str, Any]) -> Table:
             runs.get("tests", {}).get(test, "-"),
             gold[-1].get(test, "-"),
             lists.get(test, ""),
-            escape(runs.get("why", {}).get(test, "")),
         )
     return table
