@@ -1,9 +1,9 @@
 """A test patch that does not compile without the gold code takes its whole unit down; only the
 tests it adds or changes are FAIL_TO_PASS, the unit's others PASS_TO_PASS (classify.py, touched.py).
 
-Real runs of the host's go on a real git history: the start, the gold test patch alone (the package
-does not build: the patch calls `Farewell`, which only the gold code adds) and the gold patch, read
-by the Go room's reader as `tests verify` reads them.
+Real runs of the host's go and cargo on real git histories: the start, the gold test patch alone
+(the unit does not build: the patch calls a function only the gold code adds) and the gold patch,
+read by the room's reader as `tests verify` reads them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from environments.eras import reports
 from environments.eras.go.report import GoTest
+from environments.eras.rust.report import Cargo
 from prchain.dev.repos import git
 from prchain.verdicts.classify import classify
 from prchain.verdicts.touched import touched_by
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="no go on this host")
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="no go on this host")
+CARGO = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
+needs_cargo = pytest.mark.skipif(not Path(CARGO).exists(), reason="no cargo on this host")
 PKG = "example.com/greeter"
 CODE = 'package greeter\n\n// Welcome greets.\nfunc Welcome(n string) string { return "hi " + n }\n'
 FAREWELL = (
@@ -51,30 +55,21 @@ FAREWELL_TEST = 'package greeter\n\nimport "testing"\n\n' + _test(
 
 def _commit(repo: Path, files: dict[str, str], message: str) -> str:
     for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(text)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", message)
     return git(repo, "rev-parse", "HEAD")
 
 
-def _patches(repo: Path) -> tuple[str, str, str]:
-    """(base, gold code patch, gold test patch) of a one-PR history."""
+def _patches(
+    repo: Path, start: dict[str, str], pr: dict[str, str], code_files: list[str]
+) -> tuple[str, str]:
+    """(gold code patch, gold test patch) of a one-PR history; `repo` is left at its base."""
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    base = _commit(
-        repo,
-        {"go.mod": f"module {PKG}\n\ngo 1.21\n", "greeter.go": CODE, "greeter_test.go": BASE_TESTS},
-        "start",
-    )
-    _commit(
-        repo,
-        {
-            "greeter.go": CODE + FAREWELL,
-            "greeter_test.go": NEW_TESTS,
-            "farewell_test.go": FAREWELL_TEST,
-        },
-        "Add a farewell (#1)",
-    )
+    base = _commit(repo, start, "start")
+    _commit(repo, pr, "The PR (#1)")
 
     def diff(*paths: str) -> str:
         done = subprocess.run(
@@ -86,38 +81,57 @@ def _patches(repo: Path) -> tuple[str, str, str]:
         )
         return done.stdout
 
-    code, tests = diff("greeter.go"), diff("greeter_test.go", "farewell_test.go")
+    code = diff(*code_files)
+    tests = diff(*(p for p in pr if p not in code_files))
     git(repo, "checkout", "-q", base)
-    return base, code, tests
+    return code, tests
 
 
-def _run(repo: Path) -> dict[str, str]:
-    reader, report = GoTest(), repo.parent / "report.json"
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
-    done = subprocess.run(
-        ["bash", "-c", reader.script("go test ./...", str(report))],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return reader.parse(report.read_text() if report.exists() else None, done.stdout + done.stderr)
+def _runs(
+    repo: Path, reader: reports.TestReport, command: str, env: dict[str, str], code: str, tests: str
+) -> tuple[dict[str, str], ...]:
+    """The outcomes at the start, with the test patch alone, and with the gold patch."""
+
+    def run() -> dict[str, str]:
+        report = repo.parent / "report"
+        done = subprocess.run(
+            ["bash", "-c", reader.script(command, str(report))],
+            cwd=repo,
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        found = report.read_text() if report.exists() else None
+        return reader.parse(found, done.stdout + done.stderr)
+
+    def apply(patch: str) -> None:
+        subprocess.run(["git", "apply", "-"], cwd=repo, input=patch, text=True, check=True)
+
+    start = run()
+    apply(tests)
+    with_tests = run()
+    apply(code)
+    return start, with_tests, run()
 
 
-def _apply(repo: Path, patch: str) -> None:
-    subprocess.run(["git", "apply", "-"], cwd=repo, input=patch, text=True, check=True)
-
-
-def test_only_the_tests_a_patch_adds_or_changes_are_fail_to_pass(tmp_path: Path) -> None:
+@needs_go
+def test_only_the_go_tests_a_patch_adds_or_changes_are_fail_to_pass(tmp_path: Path) -> None:
     repo = tmp_path / "greeter"
-    _, code, tests = _patches(repo)
-    start = _run(repo)
-    _apply(repo, tests)
-    with_tests = _run(repo)
+    gomod = f"module {PKG}\n\ngo 1.21\n"
+    code, tests = _patches(
+        repo,
+        {"go.mod": gomod, "greeter.go": CODE, "greeter_test.go": BASE_TESTS},
+        {
+            "greeter.go": CODE + FAREWELL,
+            "greeter_test.go": NEW_TESTS,
+            "farewell_test.go": FAREWELL_TEST,
+        },
+        ["greeter.go"],
+    )
+    env = {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
+    start, with_tests, gold = _runs(repo, GoTest(), "go test ./...", env, code, tests)
     assert with_tests == {PKG: "error"}  # the package did not build: Farewell is undefined
-    _apply(repo, code)
-    gold = _run(repo)
 
     found = classify(start, with_tests, [gold], touched_by(tests, GoTest().names))
     assert found.status == "usable"
@@ -129,3 +143,35 @@ def test_only_the_tests_a_patch_adds_or_changes_are_fail_to_pass(tmp_path: Path)
         f"{PKG}::TestShort": "touched by the test patch: TestShort",
         f"{PKG}::TestWelcome": "passed at the start; the test patch does not touch it",
     }
+
+
+CRATE = '[package]\nname = "digits"\nversion = "0.1.0"\nedition = "2021"\n'
+LIB = (
+    "pub fn render(n: u64) -> String {\n    n.to_string()\n}\n\n#[cfg(test)]\nmod tests {\n"
+    '    #[test]\n    fn renders() {\n        assert_eq!(super::render(7), "7");\n    }\n}\n'
+)
+PAIR = '\npub fn pair(a: u64, b: u64) -> String {\n    format!("{}:{}", render(a), render(b))\n}\n'
+RENDER_TEST = '#[test]\nfn renders_big() {\n    assert_eq!(digits::render(10), "10");\n}\n'
+PAIR_TEST = '#[test]\nfn pairs() {\n    assert_eq!(digits::pair(1, 2), "1:2");\n}\n'
+
+
+@needs_cargo
+def test_cargo_builds_no_target_when_one_fails_and_only_the_new_test_is_fail_to_pass(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "digits"
+    code, tests = _patches(
+        repo,
+        {"Cargo.toml": CRATE, "src/lib.rs": LIB, "tests/render.rs": RENDER_TEST},
+        {"src/lib.rs": LIB + PAIR, "tests/pair.rs": PAIR_TEST},
+        ["src/lib.rs"],
+    )
+    env = {"CARGO_NET_OFFLINE": "true", "CARGO_TARGET_DIR": str(tmp_path / "target")}
+    command = f"{CARGO} test --no-fail-fast"
+    start, with_tests, gold = _runs(repo, Cargo(), command, env, code, tests)
+    assert with_tests == {"digits/pair": "error"}  # and no other target ran
+
+    found = classify(start, with_tests, [gold], touched_by(tests, Cargo().names))
+    assert found.fail_to_pass == ["digits/pair::pairs"]
+    assert found.pass_to_pass == ["digits/render::renders_big", "digits::tests::renders"]
+    assert found.why["digits::tests::renders"].startswith("passed at the start")
