@@ -62,3 +62,9 @@ class TestReport(Protocol):
         test files in place: the files themselves, their packages, or [] when the runner cannot
         narrow (the whole suite then runs)."""
         ...
+
+    def names(self, test_id: str) -> list[str]:
+        """The names the test is defined under in its source, outermost first (a class, a
+        module, a describe block, then the test itself), as a patch would spell them; [] when
+        none can be told. `prchain.verdicts.touched` looks for them in the gold test patch."""
+        ...

@@ -5,9 +5,11 @@ earlier gold patch is part of B_t), the configured test command runs
   1. on the start as it is,
   2. with the gold test patch applied,
   3. with the gold code patch applied on top, `gold_runs` times;
-and classify.py turns the outcomes into the two lists. Results are stored per chain stage with a
-recipe hash (base, patches, command, gold runs): a rerun skips stages whose recipe is unchanged, and
-an identical stage of another chain reuses the result instead of running again.
+and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
+test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
+Results are stored per chain stage with a recipe hash (base, patches, command, gold runs): a rerun
+skips stages whose recipe is unchanged, and an identical stage of another chain reuses the result
+instead of running again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from prchain.verdicts.sandbox import (
     fill_command,
     run_suite,
 )
+from prchain.verdicts.touched import touched_by
 from sql.db import session_scope
 from sql.leases import holding
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
@@ -44,7 +47,7 @@ from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 Result = Literal[
     "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
 ]
-RECIPE_VERSION = "3"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "4"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
@@ -220,7 +223,9 @@ def _runs(
         "image": tests.image,
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
-    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold])
+    touched = touched_by(job.gold_test_patch, reader.names)
+    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold], touched)
+    done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
     return broken_environment(gold[-1].outcomes, done.runs["root_error"])

@@ -127,6 +127,13 @@ class GoTest:
         }
         return sorted(d if d == "." else f"./{d}" for d in dirs)
 
+    def names(self, test_id: str) -> list[str]:
+        """`pkg::TestFoo/sub_case` → [TestFoo]: a subtest's name is a string of its parent's
+        body (spaces made underscores), so the parent's function is what defines it."""
+        _, _, name = test_id.partition("::")
+        top = name.split("/", 1)[0]
+        return [top] if top and top != _PACKAGE_LEVEL else []
+
 
 def _is_pattern(word: str) -> bool:
     return word in (".", "all", "./...") or word.startswith(("./", "../")) or "..." in word
