@@ -95,6 +95,19 @@ class ErasConfig(BaseModel):
         description="The only hosts the setup agent's box reaches (through prchain's proxy; "
         "index_url's host is added). With network_mode host the box is not proxied.",
     )  # fmt: skip
+    git_mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Git submodules of era builds from local repositories: URL prefix → local "
+        "repository (git's url.<local>.insteadOf rule, longest prefix wins), e.g. "
+        "https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo. A submodule without "
+        "one is built without, said in the era's notes.",
+    )
+    setup_timeout: float = Field(
+        default=1800.0,
+        gt=0,
+        description="Seconds for a recipe's per-stage setup command in verification (a compiled "
+        "project builds its extensions there).",
+    )
     network_mode: str = Field(
         default="bridge",
         description="Network of the build containers (host: reach an index on the host's 127.0.0.1).",
