@@ -62,7 +62,8 @@ def test_a_c_extension_is_built_per_stage_from_the_agents_tree(
     assert built.exit_code == 0, built.output
 
     setup = invoke("env", "setup", *common)
-    assert "2 eras for 2 stages: 2 verified (2 by planner), 0 not" in setup.output, setup.output
+    # The 2024 era may reuse the 2023 image (recipe memory): its stage builds its own extension.
+    assert "2 eras for 2 stages: 2 verified" in setup.output, setup.output
     recipes = recipes_by_pr(sqlite_url)
     assert recipes[1].era_key != recipes[2].era_key
     assert recipes[1].setup_command == "prchain-build", recipes[1].setup_command
