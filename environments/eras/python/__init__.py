@@ -577,17 +577,26 @@ def build_commands(
     commands += _egg_info_tags(snap)
     if tools:
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
+    # A setup.py that imports its build tools (Cython, numpy) with no [build-system] to say so
+    # builds in the venv once they are there, not in uv's isolated environment of setuptools only.
+    legacy = packaged and compiled(snap) is not None and not _get(_toml(snap), "build-system")
+    if legacy and len(args) > 1:
+        commands.append(_install(version, cutoff, args[1:]))
     if args:
-        commands.append(
-            # setuptools-scm and pbr read the version from git, which the exported tree lacks.
-            f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} PBR_VERSION={version} "
-            f"uv pip install --exclude-newer {cutoff} {_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}"
-            f"{' '.join(args)}"
-        )
+        commands.append(_install(version, cutoff, args[:1] if legacy else args, legacy))
     found = compiled(snap)
     if found is not None:
         commands += compiled_commands(snap, found, PROJECT_SRC, version)
     return commands + finish_commands(snap)
+
+
+def _install(version: str, cutoff: str, args: list[str], in_venv: bool = False) -> str:
+    # setuptools-scm and pbr read the version from git, which the exported tree lacks.
+    return (
+        f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} PBR_VERSION={version} "
+        f"uv pip install {'--no-build-isolation ' if in_venv else ''}--exclude-newer {cutoff} "
+        f"{_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}{' '.join(args)}"
+    )
 
 
 # A setup.py project without a [build-system] is built with uv's fallback `setuptools>=40.8.0`

@@ -99,8 +99,8 @@ def compiled(snap: Snapshot) -> Compiled | None:
     system = pyproject.get("build-system", {})
     requires = [str(r) for r in system.get("requires", [])] if isinstance(system, dict) else []
     requires = ["numpy" if _OLDEST_NUMPY.match(r) else r for r in requires]
-    if backend == "setuptools" and not any(r.lower().startswith("setuptools") for r in requires):
-        requires.append("setuptools")
+    if backend == "setuptools":
+        requires += _setup_py_imports(snap, sources, requires)
     if backend == "meson-python":
         requires.append("ninja")  # meson-python asks for it at build time when none is installed
     meson_python = pyproject.get("tool", {}).get("meson-python", {})
@@ -114,6 +114,18 @@ def compiled(snap: Snapshot) -> Compiled | None:
         meson=str(meson_python.get("meson", "")),
         meson_args=tuple(map(str, setup_args if isinstance(setup_args, list) else [])),
     )
+
+
+def _setup_py_imports(snap: Snapshot, sources: list[str], requires: list[str]) -> list[str]:
+    """What a setup.py of the years before [build-system] imports to build its extensions:
+    setuptools itself (and wheel, which setuptools before 70.1 builds wheels with, when it builds
+    in the venv), Cython for `.pyx` sources, numpy for its headers."""
+    named = {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower() for r in requires}
+    text = snap.text("setup.py")
+    wanted = ["setuptools", "wheel"]
+    wanted += ["Cython"] if "Cython" in text or any(p.endswith(".pyx") for p in sources) else []
+    wanted += ["numpy"] if re.search(r"\bnumpy\b", text) else []
+    return [w for w in wanted if w.lower() not in named]
 
 
 def toolchain_commands(found: Compiled) -> list[str]:

@@ -113,3 +113,12 @@ def test_a_submodule_is_read_from_its_mirror_and_a_missing_commit_is_one_line(
     said = populate(tmp_path / "other", gone)
     assert len(said) == 1 and said[0].startswith("submodule vendor/mathlib: commit "), said
     assert "built without it" in said[0]
+
+
+def test_a_setup_py_of_the_cython_years_gets_what_it_imports_to_build() -> None:
+    setup_py = (
+        "from Cython.Build import cythonize\nimport numpy\nfrom setuptools import setup\n"
+        "setup(name='x', ext_modules=cythonize('x/_a.pyx'), include_dirs=[numpy.get_include()])\n"
+    )
+    found = compiled(_snap({"setup.py": setup_py}, ["x/_a.pyx", "x/__init__.py"]))
+    assert found is not None and found.requires == ("setuptools", "wheel", "Cython", "numpy")
