@@ -196,17 +196,35 @@ def _runs(
             report=reader,
         )
 
+    def setup(after: str) -> str | None:
+        """The recipe's per-stage step (a generated version module, extensions compiled in
+        place), again after each patch: a C file the gold patch changes must be rebuilt."""
+        if not tests.setup:
+            return None
+        done = env.execute(tests.setup, timeout=config.timeout)
+        if done.exit_code == 0:
+            return None
+        last = next((x for x in reversed(done.output.splitlines()) if x.strip()), "")
+        return f"the setup command failed {after} (exit {done.exit_code}): {last.strip()[:300]}"
+
     env.enter_stage(1)
-    if tests.setup:  # the recipe's per-stage step (a generated version module, …)
-        env.execute(tests.setup, timeout=120)
+    error = setup("on the base")
+    if error is not None:
+        return error
     start = run()
     error = apply_patch(env, job.gold_test_patch, reset=False)
     if error is not None:
         return f"the gold test patch does not apply on the base: {error[-300:]}"
+    error = setup("after the test patch")
+    if error is not None:
+        return error
     with_tests = run()
     error = apply_patch(env, job.gold_patch, reset=False)
     if error is not None:
         return f"the gold code patch does not apply after the test patch: {error[-300:]}"
+    error = setup("after the gold patch")
+    if error is not None:
+        return error
     gold = [run() for _ in range(config.gold_runs)]
     done.runs = {
         "start": start.outcomes,
