@@ -21,6 +21,7 @@ from chains.filters import chain_code_lines
 from chains.graph import GraphReport, LinkDecision, load_graph
 from chains.inuse import in_use, mark_superseded, unmark
 from chains.kept import keep_substance, kept_substance, substance_kind
+from chains.lengths import StopReason, as_record, stops
 from chains.links import STAGE_RULES, write_links
 from chains.loading import PRNode, load_repos
 from chains.patches import SplitPatch, split_patch
@@ -65,6 +66,8 @@ class BuildSummary:
     chains_dropped: Counter[str] = field(default_factory=Counter)
     links_in_dropped: Counter[str] = field(default_factory=Counter)
     contaminated: list[dict[str, Any]] = field(default_factory=list)
+    max_len: int = 5
+    stops: dict[int, Counter[StopReason]] = field(default_factory=dict)  # length → why no longer
 
     @property
     def total(self) -> int:
@@ -215,11 +218,20 @@ def build_chains(
     graph, nodes, report = load_graph(engine, cfg)  # with `chains vet`'s verdicts, if any
     if high > 1:  # a chain of one (the `single` ablation) is judged by the PR filters alone
         _drop_thin_stages(graph, nodes, engine, cfg, report)
-    candidates = select_chains(graph, cfg, low, high)
-    summary = BuildSummary(name, candidates=len(candidates), graph=report)
     patches: dict[int, SplitPatch] = {}
-    chains = _chain_rules(candidates, graph, nodes, cfg, high, decon, engine, patches, summary)
+    entry = StageEntry(engine, nodes, patches) if cfg.check_stage_bases and high > 1 else None
+    candidates = select_chains(graph, cfg, low, high, entry.enters if entry else None)
+    summary = BuildSummary(name, candidates=len(candidates), graph=report)
+    chains = _chain_rules(
+        candidates, graph, nodes, cfg, high, decon, engine, patches, summary, entry
+    )
+    if entry is not None:
+        _note_refused(entry, chains, report.links, summary)
     summary.by_length = Counter(len(c.pr_ids) for c in chains)
+    summary.max_len = high
+    if high > 1:
+        fits = entry.fits if entry else None
+        summary.stops = stops((c.pr_ids for c in chains), graph, high, fits)
     done = 0
     for batch in batches(chains):
         new, stages, kept = _write_batch(engine, name, batch, nodes, patches)
@@ -323,12 +335,14 @@ def _chain_rules(
     engine: Engine,
     patches: dict[int, SplitPatch],
     summary: BuildSummary,
+    entry: StageEntry | None = None,
 ) -> list[ChainCandidate]:
     """Stage bases, reverts, substance, then benchmark contamination, then near-duplicates; each
     drop counted by rule."""
     enterable = None
-    if cfg.check_stage_bases:
-        chains, enterable = _cut_at_stage_bases(chains, graph, nodes, engine, patches, summary)
+    if entry is not None:
+        chains = _cut_at_stage_bases(chains, graph, entry, summary)
+        enterable = entry.fits
     if not cfg.revert_pairs:
         chains = _trim_reverts(chains, graph, reverters(summary.graph.links), summary)
     kept = []
@@ -352,39 +366,84 @@ def _chain_rules(
     return kept
 
 
+class StageEntry:
+    """The stage-base check (chains/revertible.py) on the build's PRs and their gold code patches:
+    whether one more stage can be entered after a path (`enters`, for the strategy's search), the
+    longest run of a path whose stages all can (`run`), and whether they all can (`fits`). A
+    repository without a clone can be asked nothing: its stages all count as enterable."""
+
+    def __init__(
+        self, engine: Engine, nodes: dict[int, PRNode], patches: dict[int, SplitPatch]
+    ) -> None:
+        self.engine, self.nodes, self.patches = engine, nodes, patches
+        clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
+        self.bases = StageBases(clones)
+        # (newer, older) link → the first path after which the newer PR's stage was refused
+        self.refused: dict[tuple[int, int], tuple[int, ...]] = {}
+
+    def _golds(self, path: Sequence[int]) -> list[str]:
+        _load_patches(self.engine, list(path), self.patches)
+        return [self.patches.get(pr, NO_PATCH).code for pr in path]
+
+    def enters(self, path: tuple[int, ...], newer: int) -> bool:
+        repo = self.nodes[newer].repo_id
+        if not self.bases.can_check(repo):
+            return True
+        if self.bases.reverts(repo, self.nodes[newer].base_sha or "", self._golds(path)):
+            return True
+        self.refused.setdefault((newer, path[-1]), path)
+        return False
+
+    def run(self, path: tuple[int, ...]) -> tuple[int, int]:
+        repo = self.nodes[path[0]].repo_id
+        if not self.bases.can_check(repo):
+            return 0, len(path)
+        bases = [self.nodes[pr].base_sha or "" for pr in path]
+        return self.bases.enterable_run(repo, bases, self._golds(path))
+
+    def fits(self, path: tuple[int, ...]) -> bool:
+        return self.run(path) == (0, len(path))
+
+
+def _note_refused(
+    entry: StageEntry,
+    chains: list[ChainCandidate],
+    links: list[LinkDecision],
+    summary: BuildSummary,
+) -> None:
+    """Kept links in no chain because the search never could enter the newer PR's stage after
+    them (`stage_base_refused`): counted, and said in the link's own record (`chains links`)."""
+    used = {(c.pr_ids[i + 1], c.pr_ids[i]) for c in chains for i in range(len(c.pr_ids) - 1)}
+    refused = {pair: path for pair, path in entry.refused.items() if pair not in used}
+    if not refused:
+        return
+    summary.chains_dropped["stage_base_refused"] += 0
+    summary.links_in_dropped["stage_base_refused"] += len(refused)
+    numbers = entry.nodes
+    for link in links:
+        path = refused.get((link.newer, link.older)) if link.rule is None else None
+        if path is not None:
+            after = " ← ".join(f"#{numbers[pr].number}" for pr in path)
+            link.attrs["why"] = (
+                f"{link.attrs.get('why', '')}; in no chain (stage_base_refused): the stage of "
+                f"#{numbers[link.newer].number} cannot be entered after {after}, an earlier "
+                "gold patch does not revert at its base"
+            ).lstrip("; ")
+
+
 def _cut_at_stage_bases(
     chains: list[ChainCandidate],
     graph: nx.DiGraph,
-    nodes: dict[int, PRNode],
-    engine: Engine,
-    patches: dict[int, SplitPatch],
+    entry: StageEntry,
     summary: BuildSummary,
-) -> tuple[list[ChainCandidate], Callable[[tuple[int, ...]], bool]]:
+) -> list[ChainCandidate]:
     """Each chain keeps its longest run of stages that can all be entered (chains/revertible.py):
     a chain left with under two stages is dropped (`stage_base_conflict`), a shorter one is
-    made again from the run (`stage_base_cut` counts the links cut off). Also returns the check
-    of a whole path, for the unions that near-duplicates are merged into."""
-    bases = StageBases({rid: path for rid, (_name, path, _branch) in load_repos(engine).items()})
-    _load_patches(
-        engine,
-        sorted({pr for c in chains if bases.can_check(c.repo_id) for pr in c.pr_ids}),
-        patches,
-    )
-
-    def run(path: tuple[int, ...]) -> tuple[int, int]:
-        repo = nodes[path[0]].repo_id
-        if not bases.can_check(repo):
-            return 0, len(path)
-        _load_patches(engine, list(path), patches)
-        return bases.enterable_run(
-            repo,
-            [nodes[pr].base_sha or "" for pr in path],
-            [patches.get(pr, NO_PATCH).code for pr in path],
-        )
-
+    made again from the run (`stage_base_cut` counts the links cut off). The semantic strategy
+    only grows paths through enterable stages, so this cuts what other strategies pick."""
     kept = []
     for chain in chains:
-        start, end = run(chain.pr_ids)
+        start, end = entry.run(chain.pr_ids)
         if end - start == len(chain.pr_ids):
             kept.append(chain)
         elif end - start < 2:
@@ -393,7 +452,7 @@ def _cut_at_stage_bases(
             summary.chains_dropped["stage_base_cut"] += 0
             summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
             kept.append(candidate(graph, chain.pr_ids[start:end]))
-    return _unique(kept), lambda path: run(path) == (0, len(path))
+    return _unique(kept)
 
 
 def _is_revert(edge: dict[str, Any]) -> bool:
@@ -509,6 +568,8 @@ def record_build(engine: Engine, summary: BuildSummary) -> int:
         "edges": summary.graph.edges,
         "references": summary.graph.references,
         "lengths": {str(k): v for k, v in sorted(summary.by_length.items())},
+        "stops": as_record(summary.stops),
+        "max_len": summary.max_len,
     }
     with session_scope(engine) as session:
         row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)

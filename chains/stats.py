@@ -1,5 +1,6 @@
 """The chains section of `prchain stats`: chains by length, stages, stages with a query, and what
-each rule dropped in the latest build of each strategy."""
+each rule dropped in the latest build of each strategy, with that build's length distribution and
+why its chains are no longer (`chains.lengths`)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,34 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from chains.lengths import STOP_REASONS, length_rows
 from sql.models import Chain, ChainBuild, ChainStage
+
+
+def _latest(session: Session) -> list[ChainBuild]:
+    """The latest `chains build` of each strategy, by strategy name."""
+    latest = select(ChainBuild.strategy, func.max(ChainBuild.id)).group_by(ChainBuild.strategy)
+    ids = [build_id for _strategy, build_id in session.execute(latest)]
+    builds = session.scalars(select(ChainBuild).where(ChainBuild.id.in_(ids)))
+    return sorted(builds, key=lambda b: b.strategy)
 
 
 def latest_builds(session: Session) -> dict[str, list[dict[str, Any]]]:
     """strategy → the rules of its latest `chains build`."""
-    latest = select(ChainBuild.strategy, func.max(ChainBuild.id)).group_by(ChainBuild.strategy)
-    ids = [build_id for _strategy, build_id in session.execute(latest)]
-    builds = session.scalars(select(ChainBuild).where(ChainBuild.id.in_(ids)))
-    return {b.strategy: list(b.rules or []) for b in sorted(builds, key=lambda b: b.strategy)}
+    return {b.strategy: list(b.rules or []) for b in _latest(session)}
+
+
+def latest_lengths(session: Session) -> dict[str, list[list[Any]]]:
+    """strategy → its latest build's [length, chains, {reason: chains}] rows, lengths 2 to the
+    build's longest (a build of one-PR chains, `single`, has none)."""
+    found = {}
+    for build in _latest(session):
+        graph = build.graph or {}
+        high = int(graph.get("max_len", 5))
+        if high > 1:
+            rows = length_rows(graph.get("lengths", {}), graph.get("stops", {}), 2, high)
+            found[build.strategy] = [list(row) for row in rows]
+    return found
 
 
 def collect(session: Session) -> dict[str, Any]:
@@ -35,6 +55,7 @@ def collect(session: Session) -> dict[str, Any]:
         )
         or 0,
         "chain_build_drops": latest_builds(session),
+        "chain_build_lengths": latest_lengths(session),
     }
 
 
@@ -50,6 +71,8 @@ def render(data: dict[str, Any]) -> list[Table]:
     table.add_row("stages", str(data.get("stages", 0)))
     table.add_row("stages with a query", str(data.get("queries", 0)))
     tables = [table]
+    for strategy, rows in data.get("chain_build_lengths", {}).items():
+        tables.append(lengths_table(rows, f"latest build ({strategy}): chains by length"))
     for strategy, rules in data.get("chain_build_drops", {}).items():
         tables.append(rules_table(rules, f"latest build ({strategy}): dropped by rule"))
     return tables
@@ -67,4 +90,14 @@ def rules_table(rules: list[dict[str, Any]], title: str = "dropped by rule") -> 
             str(rule["links"]) if level != "pr" else "-",
             str(rule["chains"]) if level == "chain" else "-",
         )
+    return table
+
+
+def lengths_table(rows: list[list[Any]], title: str) -> Table:
+    """Per length: the chains, and why those short of the longest are no longer
+    (`chains.lengths`: full, no_link, carry_forward, chain_rules)."""
+    table = Table("stages", "chains", *(r.replace("_", " ") for r in STOP_REASONS), title=title)
+    for length, count, reasons in rows:
+        table.add_row(str(length), str(count), *(str(reasons.get(r, 0)) for r in STOP_REASONS))
+    table.add_row("total", str(sum(row[1] for row in rows)), style="bold")
     return table

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 
@@ -34,7 +34,22 @@ class ChainCandidate:
         return "-".join(map(str, self.pr_ids))
 
 
-Strategy = Callable[[nx.DiGraph, ChainsConfig, int, int], list[ChainCandidate]]
+# Can the stage of PR `newer` be entered after the stages of `path` (oldest first): do their gold
+# patches revert, newest first, at `newer`'s base commit (chains/revertible.py)?
+Enters = Callable[[tuple[int, ...], int], bool]
+
+
+class Strategy(Protocol):
+    def __call__(
+        self,
+        graph: nx.DiGraph,
+        config: ChainsConfig,
+        min_len: int,
+        max_len: int,
+        enters: Enters | None = None,
+    ) -> list[ChainCandidate]: ...
+
+
 STRATEGIES: Registry[Strategy] = Registry("chain strategy")
 
 
@@ -91,8 +106,12 @@ def _paths_from(
     need: int | None,
     max_len: int,
     cap: int,
+    enters: Enters | None = None,
 ) -> Iterator[tuple[int, ...]]:
-    """Maximal forward paths from `start`: to a PR nothing builds on, or to max_len (exactly `need` when set)."""
+    """Maximal forward paths from `start`: to a PR nothing builds on, or to max_len (exactly `need`
+    when set). With `enters`, a path only grows by a PR whose stage can be entered after it, so
+    every path is a chain the sandbox can run, and one that stops short stops where the next
+    stage could not be entered."""
     stack: list[tuple[int, ...]] = [(start,)]
     emitted = 0
     while stack and emitted < cap:
@@ -103,6 +122,8 @@ def _paths_from(
             if room
             else []
         )
+        if enters is not None:
+            nexts = [u for u in nexts if enters(path, u)]
         if not nexts:
             if need is None or len(path) == need:
                 emitted += 1
@@ -136,18 +157,30 @@ def dedup_sub_paths(
 
 @STRATEGIES.register("semantic")
 def semantic(
-    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+    graph: nx.DiGraph,
+    config: ChainsConfig,
+    min_len: int,
+    max_len: int,
+    enters: Enters | None = None,
 ) -> list[ChainCandidate]:
-    """Maximal reference paths of min_len..max_len PRs, scored by edge strength and file overlap."""
+    """Maximal reference paths of min_len..max_len PRs, scored by edge strength and file overlap.
+
+    With `enters` (the build's stage-base check), paths grow only through stages that can be
+    entered, and start at every PR: a chain whose older end cannot be carried forward starts
+    after it, and a stage that cannot be entered is passed by for another newer PR that builds
+    on the same one (a branch, or a direct link past it), rather than cutting the chain there.
+    """
     succ = _successors(graph, config.max_branching)
     height = _heights(graph, succ, max_len)
     found: dict[tuple[int, ...], float] = {}
     for start in graph:
-        # A PR that itself builds on an older one starts a maximal path only when the path is full.
-        need = max_len if graph.out_degree(start) else None
+        # Without the check, a PR that itself builds on an older one starts a maximal path only
+        # when the path is full; with it, the older one may be unable to go on to its stages.
+        need = max_len if graph.out_degree(start) and enters is None else None
         if height[start] < max(min_len, need or 0):
             continue
-        for path in _paths_from(start, succ, height, need, max_len, config.max_paths_per_start):
+        paths = _paths_from(start, succ, height, need, max_len, config.max_paths_per_start, enters)
+        for path in paths:
             if len(path) >= min_len:
                 found[path] = _path_weight(graph, path)
     return [candidate(graph, path) for path in dedup_sub_paths(list(found.items()), min_len)]
@@ -201,7 +234,11 @@ def _runs(prs: list[PRNode], link: dict[int, int]) -> Iterator[list[int]]:
 
 @STRATEGIES.register("temporal")
 def temporal(
-    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+    graph: nx.DiGraph,
+    config: ChainsConfig,
+    min_len: int,
+    max_len: int,
+    enters: Enters | None = None,
 ) -> list[ChainCandidate]:
     """Chronologically adjacent merged PRs touching overlapping files, cut into chains of ≤ max_len."""
     by_repo: dict[int, list[PRNode]] = defaultdict(list)
@@ -226,7 +263,11 @@ def temporal(
 
 @STRATEGIES.register("single")
 def single(
-    graph: nx.DiGraph, config: ChainsConfig, min_len: int, max_len: int
+    graph: nx.DiGraph,
+    config: ChainsConfig,
+    min_len: int,
+    max_len: int,
+    enters: Enters | None = None,
 ) -> list[ChainCandidate]:
     """Every PR with no reference edge at all, as a chain of one."""
     return [

@@ -541,7 +541,13 @@ class Symbols:
         self.engine = engine
         self.clones = dict(clones or {})
         self._names: dict[int, Names] = {}
-        self._introduced: dict[int, set[str]] = {}
+        # Per older PR, each name asked about: whether the code at its base held it (None: git
+        # could not tell, as good as every name present). A name's answer does not depend on
+        # the other names grepped with it, so each is asked once, and only where a newer PR
+        # uses it.
+        self._present: dict[int, dict[str, bool] | None] = {}
+        self._foreign_names: dict[int, set[str]] = {}
+        self._texts: dict[int, dict[str, str]] = {}  # PR id → its new blobs (one read per PR)
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
         self.grep_calls = 0
@@ -552,7 +558,7 @@ class Symbols:
                 diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
             clone = self.clones.get(repo_id)
             # The new files a hunk may need to be read in (`_quoted`), in one git call per PR.
-            texts = read_blobs(clone, _new_blobs(diff)) if clone else {}
+            texts = self._new_texts(pr_id, clone, diff) if clone else {}
             self._names[pr_id] = code_names(
                 diff,
                 (lambda path, blob: _tests_from(texts.get(blob), path)) if clone else None,
@@ -569,21 +575,45 @@ class Symbols:
         names = self._code_names(newer.id, newer.repo_id)
         return (names.code | names.tests) - names.own
 
-    def introduced(self, older: PRNode) -> set[str]:
+    def _new_texts(self, pr_id: int, clone: str, diff: str) -> dict[str, str]:
+        """The new blobs of a PR's files that a lexer reads, read once for its names and its
+        foreign names."""
+        if pr_id not in self._texts:
+            self._texts[pr_id] = read_blobs(clone, _new_blobs(diff))
+        return self._texts[pr_id]
+
+    def introduced(self, older: PRNode, among: set[str] | None = None) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown), not
-        counting those it took from other packages (`chains.foreign`)."""
-        if older.id not in self._introduced:
-            clone = self.clones.get(older.repo_id)
-            names = self._code_names(older.id, older.repo_id).code
-            found: set[str] = set()
-            if clone and older.base_sha and names:
-                self.grep_calls += 1
-                present = present_at(clone, older.base_sha, names)
-                found = set() if present is None else names - present
-            if found and clone:
-                found -= self._foreign(older, clone)
-            self._introduced[older.id] = found
-        return self._introduced[older.id]
+        counting those it took from other packages (`chains.foreign`); of `among` only, when
+        given.
+
+        Cheapest question first: only the older PR's names a newer PR uses are looked for at its
+        base (one `git grep` of those not asked before), and its foreign names are read only
+        where one of them is new there. Each name's answer is its own, so this is the set the
+        whole-PR question gives, intersected."""
+        clone = self.clones.get(older.repo_id)
+        names = self._code_names(older.id, older.repo_id).code
+        if among is not None:
+            names = names & among
+        if not (clone and older.base_sha and names):
+            return set()
+        known = self._present.setdefault(older.id, {})
+        if known is None:
+            return set()
+        asked = names - known.keys()
+        if asked:
+            self.grep_calls += 1
+            present = present_at(clone, older.base_sha, asked)
+            if present is None:
+                self._present[older.id] = None
+                return set()
+            known.update((name, name in present) for name in asked)
+        found = {name for name in names if not known[name]}
+        if found:
+            if older.id not in self._foreign_names:
+                self._foreign_names[older.id] = self._foreign(older, clone)
+            found -= self._foreign_names[older.id]
+        return found
 
     def _foreign(self, pr: PRNode, clone: str) -> set[str]:
         """The names the PR's added lines take from other packages."""
@@ -595,17 +625,21 @@ class Symbols:
             self._go_modules[clone] = go_modules(list(read_blobs(clone, mods).values()))
         with self.engine.connect() as conn:
             diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
-        texts = read_blobs(clone, _new_blobs(diff))
+        texts = self._new_texts(pr.id, clone, diff)
         return foreign_names(diff, texts.get, self._own[clone], self._go_modules[clone])
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""
-        new = self.introduced(older)
-        return len(new & self._uses(newer)) if new else 0
+        return len(self._shared(newer, older))
 
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
         """The identifiers themselves (for the record), sorted."""
-        return sorted(self.introduced(older) & self._uses(newer))
+        return sorted(self._shared(newer, older))
+
+    def _shared(self, newer: PRNode, older: PRNode) -> set[str]:
+        if not self._code_names(older.id, older.repo_id).code:
+            return set()  # nothing to introduce: the newer PR need not be read
+        return self.introduced(older, self._uses(newer))
 
 
 def _tests_from(text: str | None, path: str) -> int | None:

@@ -19,6 +19,7 @@ import shlex
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from environments import cleanup
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from environments.egress import INSIDE, PROXIED, EgressProxy, endpoints, proxy_variables
+from environments.eras import submodules
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import Plan
 from environments.eras.wheels import resolver_failure
@@ -69,11 +71,18 @@ def base_config(env: EnvironmentConfig, eras: ErasConfig, suite: str) -> Environ
 
 
 def plan_hash(
-    repo: str, plan: Plan, snapshot_tree: str, base_id: str, variables: dict[str, str]
+    repo: str,
+    plan: Plan,
+    snapshot_tree: str,
+    base_id: str,
+    variables: dict[str, str],
+    linked: Sequence[tuple[str, str, str]] = (),
 ) -> str:
     """The image's identity: its inputs, the build's variables among them (a change such as
     compiling at install must not find the image built without it). `base_id` is the toolchain
-    layer's image when the plan has one."""
+    layer's image when the plan has one; `linked` the submodules read from mirrors (a mirror
+    added later gives another tree)."""
+    extra = [sorted(linked)] if linked else []  # the tags of trees without submodules unchanged
     return recipe_hash(
         "era-image",
         BUILD_VERSION,
@@ -85,6 +94,7 @@ def plan_hash(
         plan.cutoff,
         sorted(plan.env.items()),
         sorted(variables.items()),
+        *extra,
     )
 
 
@@ -139,7 +149,9 @@ def ensure_era_image(
         if not base:
             return EraImage("", "", False, time.monotonic() - started, log, code)
     tree = git.output(clone, "rev-parse", f"{sha}^{{tree}}").strip()
-    recipe = plan_hash(repo, plan, tree, base, build_environment(env, eras, repo)[1])
+    linked = submodules.resolved(clone, sha, eras.git_mirrors)
+    variables = build_environment(env, eras, repo)[1]
+    recipe = plan_hash(repo, plan, tree, base, variables, linked)
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
     if found and found != base:  # a tag on the bare base is no era image (built again)
@@ -147,6 +159,9 @@ def ensure_era_image(
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
     with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:
         _export_tree(clone, sha, Path(tmp) / "src")
+        said = submodules.populate(Path(tmp) / "src", linked)
+        for line in said:
+            notify(line)
         labels = {
             MANAGED_LABEL: "1",
             "prchain.kind": "era",
@@ -157,6 +172,7 @@ def ensure_era_image(
         image_id, code, log = _run_and_commit(
             client, env, eras, base, plan.commands, repo, tag, labels, plan.env, Path(tmp) / "src"
         )
+    log = "".join(f"{line}\n" for line in said) + log
     return EraImage(tag, image_id, bool(image_id), time.monotonic() - started, log, code)
 
 

@@ -99,6 +99,19 @@ class ErasConfig(BaseModel):
         "prchain's proxy; index_url's, npm_registry's and go_proxy's hosts are added). With "
         "network_mode host nothing is proxied.",
     )  # fmt: skip
+    git_mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Git submodules of era builds from local repositories: URL prefix → local "
+        "repository (git's url.<local>.insteadOf rule, longest prefix wins), e.g. "
+        "https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo. A submodule without "
+        "one is built without, said in the era's notes.",
+    )
+    setup_timeout: float = Field(
+        default=1800.0,
+        gt=0,
+        description="Seconds for a recipe's per-stage setup command in verification (a compiled "
+        "project builds its extensions there).",
+    )
     network_mode: str = Field(
         default="proxy",
         description="How era builds and the setup agent's box reach the registries: `proxy` (any "

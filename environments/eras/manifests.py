@@ -15,7 +15,7 @@ from prchain.core import git
 # none is read from vendored or generated trees.
 MANIFEST = re.compile(
     r"^(pyproject\.toml|setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?"
-    r"|poetry\.lock|uv\.lock|pdm\.lock|\.python-version|\.travis\.yml"
+    r"|poetry\.lock|uv\.lock|pdm\.lock|\.python-version|\.travis\.yml|\.gitmodules"
     r"|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|pnpm-workspace\.yaml"
     r"|\.nvmrc|\.node-version|\.tool-versions"
     r"|Cargo\.lock|rust-toolchain(\.toml)?|go\.work|settings\.gradle(\.kts)?"

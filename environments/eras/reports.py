@@ -63,6 +63,12 @@ class TestReport(Protocol):
         narrow (the whole suite then runs)."""
         ...
 
+    def names(self, test_id: str) -> list[str]:
+        """The names the test is defined under in its source, outermost first (a class, a
+        module, a describe block, then the test itself), as a patch would spell them; [] when
+        none can be told. `prchain.verdicts.touched` looks for them in the gold test patch."""
+        ...
+
 
 @runtime_checkable
 class Witnessed(Protocol):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from chains.handcheck import Score, read_labels, score
+from chains.lengths import length_rows
 from chains.links import LinkView, chain_pairs, list_links
 from chains.sample import (
     SampledChain,
@@ -15,7 +16,7 @@ from chains.sample import (
     sample_dropped,
     shares_line,
 )
-from chains.stats import rules_table
+from chains.stats import lengths_table, rules_table
 from chains.tasks import export_tasks
 from chains.views import ChainView, chain_view, list_chains
 from prchain.agent import export as _export
@@ -69,4 +70,6 @@ __all__ = [
     "load_rollout",
     "make_engine",
     "rules_table",
+    "length_rows",
+    "lengths_table",
 ]

@@ -97,11 +97,23 @@ def build(
     SafeConsole().print(*summary_tables(summary))
 
 
+def summary_lengths(summary: BuildSummary) -> Table:
+    """Chains per length, 2 to --max-len, and why those short of it are no longer."""
+    from prchain.app.views import length_rows, lengths_table
+
+    title = f"chains build ({summary.strategy})"
+    if summary.max_len <= 1:
+        table = Table("length", "chains", title=title)
+        table.add_row("1", str(summary.total))
+        return table
+    found = {str(k): v for k, v in summary.by_length.items()}
+    stops = {str(k): {str(r): n for r, n in v.items()} for k, v in summary.stops.items()}
+    rows = length_rows(found, stops, 2, summary.max_len)
+    return lengths_table([list(row) for row in rows], title)
+
+
 def summary_tables(summary: BuildSummary) -> list[Table]:
-    lengths = Table("length", "chains", title=f"chains build ({summary.strategy})")
-    for length, count in sorted(summary.by_length.items()):
-        lengths.add_row(str(length), str(count))
-    lengths.add_row("total", str(summary.total), style="bold")
+    lengths = summary_lengths(summary)
     graph = Table("graph", "count", title="reference graph")
     report = summary.graph
     rows = [

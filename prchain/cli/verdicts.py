@@ -190,6 +190,10 @@ def _print_stage(out: Console, shown: dict[str, Any]) -> None:
     if runs.get("root_error"):
         out.print(f"root error: {escape(runs['root_error'])}")
     out.print(_outcomes(shown))
+    if runs.get("why"):
+        out.print("why, for the tests the run with the test patch alone did not report:")
+        for test, why in sorted(runs["why"].items()):
+            out.print(f"  {escape(test)}: {escape(why)}", soft_wrap=True)
 
 
 def _outcomes(shown: dict[str, Any]) -> Table:

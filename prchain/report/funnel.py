@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from chains.lengths import STOP_REASONS
 from chains.links import drop_examples
+from chains.stats import latest_lengths
 from prchain.report.facts import PipelineFacts
 from prchain.report.optional import verdict_counts
 from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, Rollout, RolloutStage
@@ -73,10 +76,21 @@ def _chains(session: Session) -> list[FunnelStep]:
     stages = session.scalar(select(func.count()).select_from(ChainStage)) or 0
     queried = session.scalar(select(func.count()).where(ChainStage.query.is_not(None))) or 0
     return [
-        FunnelStep("chains", chains, detail=[(f"length {k}", n) for k, n in lengths]),
+        FunnelStep("chains", chains, detail=_lengths(dict(lengths), latest_lengths(session))),
         FunnelStep("chain stages", stages),
         FunnelStep("stages with a query", queried, _sorted({"no query yet": stages - queried})),
     ]
+
+
+def _lengths(lengths: dict[int, int], latest: dict[str, list[list[Any]]]) -> list[tuple[str, int]]:
+    """Chains of each length from 2 to 5 (none too), then why the latest builds' chains short of
+    their longest are no longer (`chains.lengths`), summed over lengths and strategies."""
+    found = [(f"length {k}", lengths.get(k, 0)) for k in sorted(set(lengths) | {2, 3, 4, 5})]
+    why: Counter[str] = Counter()
+    for rows in latest.values():
+        for _length, _count, reasons in rows:
+            why.update({r: n for r, n in reasons.items() if r != "full"})
+    return found + [(f"shorter: {r.replace('_', ' ')}", why[r]) for r in STOP_REASONS if why[r]]
 
 
 def _rollouts(session: Session, facts: PipelineFacts) -> list[FunnelStep]:

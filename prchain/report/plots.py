@@ -134,6 +134,8 @@ def _repos(data: IndexData) -> dict[str, Any]:
 
 def index_plots(data: IndexData) -> list[Plot]:
     lengths = Counter(c.length for c in data.chains)
+    if lengths:  # the paper's chains are of 2 to 5 stages: a length none has reads 0
+        lengths.update(dict.fromkeys(range(2, 6), 0))
     passing = sorted(data.pass_by_stage.items())
     prm = data.prm_by_status
     figures = [

@@ -1,18 +1,25 @@
 """From three kinds of runs to SWE-bench's lists: pure, so the rules are tested on their own.
 
 Runs on the stage start: `start` (no gold patch), `tests` (gold test patch only), then `gold`
-(gold test + code patch, repeated). A test is
+(gold test + code patch, repeated). A test's outcome *before* the gold code patch is its outcome in
+`tests`; a test `tests` did not report (its unit did not build with the test patch alone: a Go
+package, a Rust test target, a Java module, a Python module that did not import) takes its outcome
+in `start`, with the base's own test files, unless it is new or the test patch touches it
+(touched.py). A test is
   flaky         when it passes in some gold runs and not in others: dropped from both lists;
-  FAIL_TO_PASS  when it passes in every gold run and did not pass with the test patch alone;
-  PASS_TO_PASS  when it passes in every gold run and already passed with the test patch alone;
+  FAIL_TO_PASS  when it passes in every gold run and did not pass before;
+  PASS_TO_PASS  when it passes in every gold run and passed before;
   gold-failing  when it fails (or errors) in every gold run and is the stage's own: new in the test
-                patch (absent from `start`), or passing before the gold code patch (a regression).
+                patch (absent from `start`), or passing before it (a regression; for a test
+                `tests` did not report, passing at the start, touched or not).
 A pre-existing test that fails before and after is broken in this environment and ignored, as
 SWE-bench ignores it. A stage is usable for P2T only with FAIL_TO_PASS tests and no gold-failing one.
+Why each test `tests` did not report was classed as it was is kept in `why` (audit).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -31,6 +38,14 @@ class Classification:
     pass_to_pass: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)
     gold_failing: list[str] = field(default_factory=list)
+    # test id → why its outcome before the gold code patch was taken as it was, for the tests the
+    # with-tests run did not report (WHY_* below)
+    why: dict[str, str] = field(default_factory=dict)
+
+
+WHY_NEW = "new: not at the start either"
+WHY_TOUCHED = "touched by the test patch: {name}"
+WHY_START = "{outcome} at the start; the test patch does not touch it"
 
 
 def unusable(reason: str) -> Classification:
@@ -48,24 +63,48 @@ def _quoted(tests: list[str]) -> str:
     return ", ".join(tests[:SHOWN]) + more
 
 
+def before(
+    test: str,
+    start: dict[str, str],
+    tests: dict[str, str],
+    touched: Callable[[str], str | None] | None,
+) -> tuple[str | None, str]:
+    """The test's outcome before the gold code patch (None: it could not run) and, when `tests`
+    did not report it, why. Without `touched`, every test the test patch leaves unrun is touched."""
+    if test in tests:
+        return tests[test], ""
+    if test not in start:
+        return None, WHY_NEW
+    name = touched(test) if touched is not None else "(not looked for)"
+    if name is not None:
+        return None, WHY_TOUCHED.format(name=name)
+    return start[test], WHY_START.format(outcome=start[test])
+
+
 def classify(
-    start: dict[str, str], tests: dict[str, str], gold: list[dict[str, str]]
+    start: dict[str, str],
+    tests: dict[str, str],
+    gold: list[dict[str, str]],
+    touched: Callable[[str], str | None] | None = None,
 ) -> Classification:
     if not gold or not any(gold):
         return unusable("the gold run reported no test outcome (does the test command run?)")
     flaky = flaky_tests(gold)
     stable = sorted(set().union(*gold) - set(flaky))
+    prior = {t: before(t, start, tests, touched) for t in stable}
     passing = [t for t in stable if is_passing(gold[0][t])]
     found = Classification(
         "usable",
-        fail_to_pass=[t for t in passing if not is_passing(tests.get(t))],
-        pass_to_pass=[t for t in passing if is_passing(tests.get(t))],
+        fail_to_pass=[t for t in passing if not is_passing(prior[t][0])],
+        pass_to_pass=[t for t in passing if is_passing(prior[t][0])],
         flaky=flaky,
         gold_failing=[
             t
             for t in stable
-            if gold[0][t] in ("failed", "error") and (t not in start or is_passing(tests.get(t)))
+            if gold[0][t] in ("failed", "error")
+            and (t not in start or is_passing(tests[t] if t in tests else start[t]))
         ],
+        why={t: prior[t][1] for t in passing if prior[t][1]},
     )
     if found.gold_failing:
         found.status = "unusable"

@@ -108,8 +108,10 @@ def check_image(
     timeout = config.verify_limit(job.repo).timeout
     with open_on(job.repo, job.clone_path, job.base_sha, image) as env:
         env.enter_stage(1)
-        if plan.setup_command:
-            env.execute(plan.setup_command, timeout=120)
+        if plan.setup_command:  # a compiled project's extensions are built here
+            built = env.execute(plan.setup_command, timeout=config.setup_timeout)
+            if built.exit_code != 0:
+                return _setup_failed(built.exit_code, built.output)
         whole = plan.test_command.replace(FILES_PLACEHOLDER, "").strip()
         run = _run(env, whole, timeout, reader)
         too_big = _too_big(run)
@@ -123,6 +125,15 @@ def check_image(
             )
             return Check(_counted(sized, reader, timeout), sized.output_tail, scope)
     return Check(_counted(run, reader, timeout), run.output_tail)
+
+
+def _setup_failed(code: int, output: str) -> Check:
+    """The per-stage setup command failed: its last error line is the root error."""
+    lines = [x.strip() for x in output.splitlines() if x.strip()]
+    errors = [x for x in lines if re.search(r"\berror\b", x, re.I)]
+    said = (errors or lines or [""])[0 if errors else -1][:300]
+    first = f"the setup command failed (exit {code}): {said}"
+    return Check(Counts(first_error=first), output[-LOG_CHARS:], "")
 
 
 def _run(env: Environment, command: str, timeout: float, reader: TestReport) -> SuiteRun:

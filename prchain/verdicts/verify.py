@@ -5,9 +5,11 @@ earlier gold patch is part of B_t), the configured test command runs
   1. on the start as it is,
   2. with the gold test patch applied,
   3. with the gold code patch applied on top, `gold_runs` times;
-and classify.py turns the outcomes into the two lists. Results are stored per chain stage with a
-recipe hash (base, patches, command, gold runs): a rerun skips stages whose recipe is unchanged, and
-an identical stage of another chain reuses the result instead of running again.
+and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
+test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
+Results are stored per chain stage with a recipe hash (base, patches, command, gold runs): a rerun
+skips stages whose recipe is unchanged, and an identical stage of another chain reuses the result
+instead of running again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from prchain.verdicts.sandbox import (
     fill_command,
     run_suite,
 )
+from prchain.verdicts.touched import touched_by
 from sql.db import session_scope
 from sql.leases import holding
 from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
@@ -44,7 +47,7 @@ from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 Result = Literal[
     "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
 ]
-RECIPE_VERSION = "3"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "4"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
@@ -193,17 +196,35 @@ def _runs(
             report=reader,
         )
 
+    def setup(after: str) -> str | None:
+        """The recipe's per-stage step (a generated version module, extensions compiled in
+        place), again after each patch: a C file the gold patch changes must be rebuilt."""
+        if not tests.setup:
+            return None
+        done = env.execute(tests.setup, timeout=config.timeout)
+        if done.exit_code == 0:
+            return None
+        last = next((x for x in reversed(done.output.splitlines()) if x.strip()), "")
+        return f"the setup command failed {after} (exit {done.exit_code}): {last.strip()[:300]}"
+
     env.enter_stage(1)
-    if tests.setup:  # the recipe's per-stage step (a generated version module, …)
-        env.execute(tests.setup, timeout=120)
+    error = setup("on the base")
+    if error is not None:
+        return error
     start = run()
     error = apply_patch(env, job.gold_test_patch, reset=False)
     if error is not None:
         return f"the gold test patch does not apply on the base: {error[-300:]}"
+    error = setup("after the test patch")
+    if error is not None:
+        return error
     with_tests = run()
     error = apply_patch(env, job.gold_patch, reset=False)
     if error is not None:
         return f"the gold code patch does not apply after the test patch: {error[-300:]}"
+    error = setup("after the gold patch")
+    if error is not None:
+        return error
     gold = [run() for _ in range(config.gold_runs)]
     done.runs = {
         "start": start.outcomes,
@@ -220,7 +241,9 @@ def _runs(
         "image": tests.image,
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
-    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold])
+    touched = touched_by(job.gold_test_patch, reader.names)
+    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold], touched)
+    done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
     return broken_environment(gold[-1].outcomes, done.runs["root_error"])

@@ -79,3 +79,36 @@ def test_only_modules_pytest_collects_are_the_scope() -> None:
         ]
     )
     assert collected_test_files(patch) == ["testing/test_hooks.py", "pkg/io_test.py"]
+
+
+# ---- a unit that did not build with the test patch alone ----------------------------------------
+
+UNIT_START = {"p::TestOld": "passed", "p::TestChanged": "passed", "p::TestBroken": "failed"}
+UNIT_TESTS = {"p": "error"}  # the test patch calls a function the base lacks: p never built
+UNIT_GOLD = {**UNIT_START, "p::TestChanged": "passed", "p::TestNew": "passed"}
+
+
+def test_a_unit_that_did_not_build_takes_its_untouched_tests_from_the_start() -> None:
+    touched = {"p::TestChanged": "TestChanged", "p::TestNew": "TestNew"}.get
+    found = classify(UNIT_START, UNIT_TESTS, [UNIT_GOLD] * 2, touched)
+    assert found.status == "usable"
+    assert found.fail_to_pass == ["p::TestChanged", "p::TestNew"]
+    assert found.pass_to_pass == ["p::TestOld"]  # it passed at the start; the patch leaves it be
+    assert found.why == {
+        "p::TestChanged": "touched by the test patch: TestChanged",
+        "p::TestNew": "new: not at the start either",
+        "p::TestOld": "passed at the start; the test patch does not touch it",
+    }
+    assert "p::TestBroken" not in found.fail_to_pass + found.pass_to_pass + found.gold_failing
+
+
+def test_without_a_touched_reader_every_unrun_test_stays_fail_to_pass() -> None:
+    found = classify(UNIT_START, UNIT_TESTS, [UNIT_GOLD])
+    assert found.fail_to_pass == ["p::TestChanged", "p::TestNew", "p::TestOld"]
+    assert found.pass_to_pass == [] and found.why["p::TestOld"].startswith("touched")
+
+
+def test_an_unrun_test_that_passed_at_the_start_and_fails_with_gold_is_a_regression() -> None:
+    gold = {**UNIT_GOLD, "p::TestOld": "failed"}
+    found = classify(UNIT_START, UNIT_TESTS, [gold], lambda test: None)
+    assert found.status == "unusable" and found.gold_failing == ["p::TestOld"]

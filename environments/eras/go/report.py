@@ -30,6 +30,7 @@ _GO_ERROR = re.compile(
     r"^(go: |go build |cannot find package |package \S+ is not in |pattern \S+: )"
 )
 _PACKAGE_LEVEL = "(package)"
+_PLAIN_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]", re.M)
 
 
 def events(text: str) -> Iterator[dict[str, Any]]:
@@ -48,7 +49,8 @@ def events(text: str) -> Iterator[dict[str, Any]]:
 def parse_events(text: str) -> dict[str, str]:
     """Test id → outcome for every test and every package that did not run its tests."""
     outcomes: dict[str, str] = {}
-    failed_packages: dict[str, bool] = {}  # package → whether it never built
+    # package → whether it never built; go before 1.24 says so in a plain line, not an event
+    failed_packages: dict[str, bool] = dict.fromkeys(_PLAIN_BUILD_FAILED.findall(text), True)
     for event in events(text):
         action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
         if not package:
@@ -132,6 +134,13 @@ class GoTest:
             if p.endswith("_test.go") and "testdata/" not in f"/{p}" and "vendor/" not in f"/{p}"
         }
         return sorted(d if d == "." else f"./{d}" for d in dirs)
+
+    def names(self, test_id: str) -> list[str]:
+        """`pkg::TestFoo/sub_case` → [TestFoo]: a subtest's name is a string of its parent's
+        body (spaces made underscores), so the parent's function is what defines it."""
+        _, _, name = test_id.partition("::")
+        top = name.split("/", 1)[0]
+        return [top] if top and top != _PACKAGE_LEVEL else []
 
 
 _PACKAGE = re.compile(r"^package\s+(\w+)", re.MULTILINE)

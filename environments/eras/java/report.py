@@ -145,3 +145,9 @@ class Surefire:
             if match and match.group(4) not in names:
                 names.append(match.group(4))
         return [f"-Dtest={','.join(names)}"] if names else []
+
+    def names(self, test_id: str) -> list[str]:
+        """`com.x.FooTest$Inner::testBar(int)[1]` → [FooTest, Inner, testBar]."""
+        where, _, method = test_id.partition("::")
+        classes = where.rsplit(".", 1)[-1].split("$")
+        return [n for n in [*classes, re.split(r"[(\[]", method, maxsplit=1)[0]] if n]

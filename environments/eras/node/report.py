@@ -207,6 +207,12 @@ class JsReport:
         would run a fixture program as a test)."""
         return [p for p in test_paths if TEST_FILE.search(p) and not _NOT_TESTS.search(p)]
 
+    def names(self, test_id: str) -> list[str]:
+        """`test/a.test.ts::parser > reads a line` → [parser, reads a line]: the titles the
+        source gives `describe` and `it`/`test`."""
+        _, _, titles = test_id.partition("::")
+        return [t for t in titles.split(" > ") if t]
+
 
 def _positional_path(word: str) -> bool:
     """A test file, directory or glob given to the runner (never an option or its value)."""

@@ -23,6 +23,9 @@ import yaml
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.manifests import Snapshot
+from environments.eras.python.compiled import BUILD_STEP, compiled, toolchain_commands
+from environments.eras.python.compiled import era_commands as compiled_commands
+from environments.eras.python.compiled import notes as compiled_notes
 from environments.eras.python.constraints import (
     LISTED,
     OTHER,
@@ -36,6 +39,7 @@ from environments.eras.python.constraints import (
 )
 from environments.eras.python.report import PYTEST, Pytest
 from environments.eras.reports import TestReport
+from environments.eras.submodules import declared, plan_notes
 
 # When each suite's interpreter came out, and from when its test tooling is sure to support it: a
 # commit older than that still gets pytest from that date (pytest of 2015 does not run on 3.9).
@@ -403,10 +407,38 @@ def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
         lines += read_file(snap, path, LISTED, found) if path not in own else []
     for path in own:
         lines += read_file(snap, path, OWN, found)
+    lines += _compiled_lines(snap)
     if relax:
         lines = [replace(line, text=relaxed(line.text)) for line in lines]
     reconcile(lines, project_name(snap), marker_env(version), found)
     return found
+
+
+def _compiled_lines(snap: Snapshot) -> list[Line]:
+    """A compiled project's build requirements (the sandbox builds offline, without isolation)
+    and, when it is not installed at build time, the dependencies its pyproject.toml states."""
+    found = compiled(snap)
+    if found is None:
+        return []
+    lines = [Line(r, "pyproject.toml [build-system]", OTHER) for r in found.requires]
+    chosen = extras(snap)
+    if static_dependencies(snap, chosen):
+        project = _get(_toml(snap), "project")
+        wanted = list(project.get("dependencies", []))
+        for name in chosen:
+            wanted += list(_get(project, "optional-dependencies").get(name, []))
+        lines += [Line(str(r), "pyproject.toml [project]", OTHER) for r in wanted]
+    return lines
+
+
+def static_dependencies(snap: Snapshot, chosen: list[str]) -> bool:
+    """Whether the project is compiled and pyproject.toml states its dependencies (and the chosen
+    extras') itself: then they are installed without building the project."""
+    project = _get(_toml(snap), "project")
+    dynamic = set(project.get("dynamic", [])) if isinstance(project, dict) else set()
+    if not project or "dependencies" in dynamic or compiled(snap) is None:
+        return False
+    return not (chosen and "optional-dependencies" in dynamic)
 
 
 # The test runner and the packages it depends on at run time. A stage older than its interpreter's
@@ -466,27 +498,39 @@ def _has_testpaths(snap: Snapshot) -> bool:
 
 
 def test_command(snap: Snapshot) -> str:
-    """pytest as the agent runs it; the suite's directory unless the pytest config names it."""
+    """pytest as the agent runs it; the suite's directory unless the pytest config names it. A git
+    submodule's tree (numpy's vendored meson, with its own tests) is another project's: ignored."""
+    ignored = "".join(f" --ignore={shlex.quote(p)}" for p, _ in declared(snap.text(".gitmodules")))
     if _has_testpaths(snap):
-        return PYTEST
+        return PYTEST + ignored
     dirs = {p.split("/", 1)[0] for p in snap.paths if "/" in p}
     where = next((d for d in TEST_DIRS if d in dirs), "")
-    return f"{PYTEST} {where}".strip()
+    return f"{PYTEST}{ignored} {where}".strip()
 
 
 def setup_command(snap: Snapshot) -> str:
     """A generated version module the package imports (setuptools-scm/hatch-vcs write it at build
-    time, and it is never tracked): written per stage, as the agent, when it is missing."""
+    time, and it is never tracked): written per stage, as the agent, when it is missing; then a
+    compiled project's extensions built in place from the agent's tree (python/compiled.py)."""
+    build = BUILD_STEP if (found := compiled(snap)) is not None and found.builds_per_stage else ""
     target = version_file(snap)
     if not target:
-        return ""
+        return build
     version = snap.version
     parts = ", ".join(p for p in version.split(".") if p.isdigit())
     body = (
         f'__version__ = version = "{version}"\\n__version_tuple__ = version_tuple = ({parts},)\\n'
     )
     path = shlex.quote(target)
-    return f"[ -e {path} ] || printf '{body}' > {path}"
+    written = f"[ -e {path} ] || printf '{body}' > {path}"
+    return f"{written} && {build}" if build else written
+
+
+def _build_notes(snap: Snapshot, config: ErasConfig) -> list[str]:
+    """The compiled side and the submodules the build will lack, for the plan's notes."""
+    found = compiled(snap)
+    said = compiled_notes(found) if found is not None else []
+    return said + plan_notes(snap.text(".gitmodules"), config.git_mirrors)
 
 
 # ---- the build ------------------------------------------------------------------------------------
@@ -515,7 +559,10 @@ def build_commands(
     packaged = any(p in snap.files for p in ("pyproject.toml", "setup.py", "setup.cfg"))
     chosen = extras(snap) + [e for e in wanted.extras if e not in extras(snap)]
     project = shlex.quote(f".[{','.join(chosen)}]" if chosen else ".")
-    args = [project] if packaged else []  # a bare requirements.txt project has nothing to build
+    # A bare requirements.txt project has nothing to build; a compiled one whose dependencies
+    # pyproject.toml states is not built here either (numpy: a full build the stage redoes anyway).
+    packaged = packaged and not static_dependencies(snap, chosen)
+    args = [project] if packaged else []
     commands = [f"uv venv -q {site}--python /usr/bin/python3 {VENV}"]
     for path, lines, flag in (
         (REQUIREMENTS, wanted.requirements, "-r"),
@@ -530,14 +577,26 @@ def build_commands(
     commands += _egg_info_tags(snap)
     if tools:
         commands.append(f"uv pip install --exclude-newer {tools_cutoff} {' '.join(tools)}")
+    # A setup.py that imports its build tools (Cython, numpy) with no [build-system] to say so
+    # builds in the venv once they are there, not in uv's isolated environment of setuptools only.
+    legacy = packaged and compiled(snap) is not None and not _get(_toml(snap), "build-system")
+    if legacy and len(args) > 1:
+        commands.append(_install(version, cutoff, args[1:]))
     if args:
-        commands.append(
-            # setuptools-scm and pbr read the version from git, which the exported tree lacks.
-            f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} PBR_VERSION={version} "
-            f"uv pip install --exclude-newer {cutoff} {_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}"
-            f"{' '.join(args)}"
-        )
+        commands.append(_install(version, cutoff, args[:1] if legacy else args, legacy))
+    found = compiled(snap)
+    if found is not None:
+        commands += compiled_commands(snap, found, PROJECT_SRC, version)
     return commands + finish_commands(snap)
+
+
+def _install(version: str, cutoff: str, args: list[str], in_venv: bool = False) -> str:
+    # setuptools-scm and pbr read the version from git, which the exported tree lacks.
+    return (
+        f"cd {PROJECT_SRC} && SETUPTOOLS_SCM_PRETEND_VERSION={version} PBR_VERSION={version} "
+        f"uv pip install {'--no-build-isolation ' if in_venv else ''}--exclude-newer {cutoff} "
+        f"{_build_tools(max(cutoff, BUILD_TOOLS_FLOOR))}{' '.join(args)}"
+    )
 
 
 # A setup.py project without a [build-system] is built with uv's fallback `setuptools>=40.8.0`
@@ -737,6 +796,7 @@ class Python:
 
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
         suite, version, why = choose_interpreter(snap, config.suites)
+        found = compiled(snap)
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         floor = TOOLS_FLOOR.get(version, "1970-01-01") + "T00:00:00Z"
         dated = Plan(
@@ -753,8 +813,10 @@ class Python:
                 f"python {version} on {suite}: {why}",
                 f"packages uploaded before {cutoff[:10]}",
                 *constraint_set(snap, version, floor > cutoff).notes,
+                *_build_notes(snap, config),
             ],
             caveat=python2_only(snap),
+            toolchain=toolchain_commands(found) if found else [],
         )
         if floor <= cutoff:
             return [dated]
@@ -771,9 +833,11 @@ class Python:
                 dated.notes[0],
                 f"packages uploaded before {floor[:10]} (python {version}'s tooling)",
                 *constraint_set(snap, version, True).notes,
+                *_build_notes(snap, config),
             ],
             variant="interpreter-floor",
             caveat=dated.caveat,
+            toolchain=dated.toolchain,
         )
         return [dated, lifted]
 

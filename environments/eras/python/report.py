@@ -226,3 +226,7 @@ class Pytest:
         the command line is collected whatever its name, and helpers such as a benchmark module
         under the test directory need plugins the repository does not run by default."""
         return [p for p in test_paths if _PYTEST_MODULE.match(p.rsplit("/", 1)[-1])]
+
+    def names(self, test_id: str) -> list[str]:
+        """`tests/test_x.py::TestX::test_y[p]` → [TestX, test_y]."""
+        return [n.split("[", 1)[0] for n in test_id.split("::")[1:] if n.split("[", 1)[0]]

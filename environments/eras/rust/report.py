@@ -76,6 +76,15 @@ def _test_name(name: str, doc: bool) -> str:
     return re.sub(r" \(line \d+\)$", "", name) if doc else name
 
 
+def names(test_id: str) -> list[str]:
+    """`mylib::tests::it_works` → [tests, it_works]; a doc test `mylib(doc)::src/lib.rs - Foo::bar`
+    → [Foo, bar], the item it documents."""
+    where, _, name = test_id.partition("::")
+    if where.endswith("(doc)"):
+        name = name.rpartition(" - ")[2]
+    return [part for part in name.split("::") if part]
+
+
 def parse(report: str | None, output: str) -> dict[str, str]:
     """Test id → outcome; a target that did not compile → its unit, "error"."""
     text = report if report else output
@@ -144,6 +153,9 @@ class Cargo:
 
     def root_error(self, output: str) -> str:
         return root_error(output)
+
+    def names(self, test_id: str) -> list[str]:
+        return names(test_id)
 
     def narrowed(self, suite: str) -> str:
         """The workspace's suite narrowed to the packages of the stage's test files."""

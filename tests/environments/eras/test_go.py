@@ -201,6 +201,8 @@ def test_root_errors_of_the_go_command_and_of_older_compilers() -> None:
     assert GoTest().root_error(offline) == offline.strip()
     old = "# example.com/p\np/p.go:3: undefined: x\nFAIL\texample.com/p [build failed]\n"
     assert GoTest().root_error(old) == "p/p.go:3: undefined: x"
+    # go before 1.24 prints the package's failure as a plain line among the JSON events
+    assert GoTest().parse(old, old) == {"example.com/p": "error"}
     assert GoTest().root_error("panic: boom\n\ngoroutine 1 [running]:\n") == "panic: boom"
     assert GoTest().root_error("ok  \tx\t0.1s\n") == ""
 

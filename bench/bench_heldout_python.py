@@ -1,0 +1,175 @@
+"""Python eras on histories no one tuned on (issue 51): `env setup` then `tests verify` per stage,
+default configuration, no LLM, as a new user would run them; one row per stage and the medians per
+era.
+
+Each stage is a PR named `owner/name#N`; its history is a local clone (a bare mirror works) under
+`--clones`, as `owner+name/repo` or `owner+name` (the search tool's `fetch` layout). The repository is
+mined from the clone, every PR becomes a one-stage chain (`chains build --strategy single`), and only
+the named PRs' chains are set up and verified. Nothing here is hermetic: the index is PyPI, and the
+repositories' code is never committed. The store, logs and the build-cache volume are the bench's
+own (under a temporary directory, prefix `bench-heldout-`); the era images are left for a rerun
+(`prchain env prune` removes them) unless `--clean`.
+
+    python bench/bench_heldout_python.py --clones /work/.mirror \\
+        pyparsing/pyparsing#209 tox-dev/filelock#110 hukkin/tomli#175
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import select  # noqa: E402
+
+from bench.eras_common import invoke, remove_images, write_config  # noqa: E402
+from environments.docker_client import DockerClient  # noqa: E402
+from environments.eras.build import cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
+from sql.db import make_engine, session_scope  # noqa: E402
+from sql.models import (  # noqa: E402
+    Chain,
+    ChainStage,
+    EnvRecipe,
+    PullRequest,
+    Repo,
+    StageEra,
+    StageVerification,
+)
+
+
+def clone_of(root: Path, repo: str) -> Path:
+    flat = root / repo.replace("/", "+")
+    return flat / "repo" if (flat / "repo").exists() else flat
+
+
+def chain_ids(url: str, wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """The one-stage chain of each named PR (absent when `chains build` did not make one)."""
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(Repo.full_name, PullRequest.number, Chain.id)
+            .join(Chain, Chain.repo_id == Repo.id)
+            .join(ChainStage, ChainStage.chain_id == Chain.id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .where(Chain.strategy == "single", Chain.length == 1)
+        ).all()
+    found = {(name, number): chain for name, number, chain in rows}
+    return {key: found[key] for key in wanted if key in found}
+
+
+@dataclass
+class Row:
+    year: int
+    era: str
+    status: str
+    python: str
+    build: float
+    verify: float
+    verdict: str
+    f2p: int
+    why: str
+
+
+def row(url: str, chain: int) -> Row:
+    with session_scope(make_engine(url)) as session:
+        stage = session.scalars(select(ChainStage).where(ChainStage.chain_id == chain)).one()
+        era = session.scalars(
+            select(StageEra).where(StageEra.chain_stage_id == stage.id)
+        ).one_or_none()
+        recipe = (
+            session.scalars(select(EnvRecipe).where(EnvRecipe.era_key == era.era_key)).first()
+            if era
+            else None
+        )
+        verdict = session.scalars(
+            select(StageVerification)
+            .where(StageVerification.chain_stage_id == stage.id)
+            .order_by(StageVerification.id.desc())
+        ).first()
+        merged = session.scalar(select(PullRequest.merged_at).where(PullRequest.id == stage.pr_id))
+        return Row(
+            merged.year if merged else 0,
+            era.era_key if era else "",
+            recipe.status if recipe else "none",
+            f"{recipe.suite}/{recipe.interpreter}" if recipe else "",
+            recipe.build_seconds if recipe else 0.0,
+            recipe.verify_seconds if recipe else 0.0,
+            verdict.status if verdict else "none",
+            len(verdict.fail_to_pass) if verdict else 0,
+            (recipe.root_error if recipe and recipe.status != "verified" else "")
+            or (verdict.reason if verdict and verdict.status != "usable" else "")
+            or "",
+        )
+
+
+def run(tmp: Path, clones: Path, wanted: list[tuple[str, int]], volume: str) -> None:
+    url = f"sqlite:///{tmp / 'bench.db'}"
+    common = ["--config", str(write_config(tmp, f"  cache_volume: {volume}\n")), "--db", url]
+    for repo in sorted({repo for repo, _ in wanted}):
+        invoke("mine", "--source", "git", "--name", repo, str(clone_of(clones, repo)), *common)
+    invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
+    chains = chain_ids(url, wanted)
+    print(
+        f"{'stage':34} {'year':4} {'python':14} {'era':9} {'build s':>7} {'verify s':>8} "
+        f"{'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4}  why not"
+    )
+    eras: dict[str, tuple[int, float, float]] = {}
+    verified = 0
+    for repo, number in wanted:
+        chain = chains.get((repo, number))
+        if chain is None:
+            print(f"{repo}#{number:<8} no one-stage chain (filtered by chains build)")
+            continue
+        setup_seconds = invoke("env", "setup", "--chain", str(chain), *common)
+        started = time.perf_counter()
+        invoke("tests", "verify", "--chain", str(chain), *common)
+        tests_seconds = time.perf_counter() - started
+        found = row(url, chain)
+        verified += found.status == "verified"
+        if found.build or found.verify:  # an era built for this stage (not one from memory)
+            eras[found.era] = (found.year, found.build, found.verify)
+        print(
+            f"{repo + '#' + str(number):34} {found.year:4} {found.python:14} {found.status:9} "
+            f"{found.build:7.0f} {found.verify:8.0f} {setup_seconds:7.0f} {tests_seconds:7.0f} "
+            f"{found.verdict:8} {found.f2p:4}  {found.why[:120]}"
+        )
+    print(f"verified without the agent: {verified} of {len(wanted)} stages")
+    for start, end in ((2016, 2019), (2020, 2022), (2023, 2026)):
+        rows = [(b, v) for y, b, v in eras.values() if start <= y <= end]
+        if rows:
+            print(
+                f"eras {start}–{end}: {len(rows)}, build median "
+                f"{statistics.median(b for b, _ in rows):.0f} s, verify median "
+                f"{statistics.median(v for _, v in rows):.0f} s"
+            )
+
+
+def main_() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clones", type=Path, required=True, help="where the clones are")
+    parser.add_argument("--clean", action="store_true", help="remove the era images at the end")
+    parser.add_argument("stages", nargs="+", help="owner/name#N")
+    args = parser.parse_args()
+    client = DockerClient()
+    volume = f"bench-heldout-{secrets.token_hex(4)}"
+    wanted = [(s.split("#")[0], int(s.split("#")[1])) for s in args.stages]
+    with tempfile.TemporaryDirectory(prefix="bench-heldout-") as tmp:
+        try:
+            run(Path(tmp), args.clones, wanted, volume)
+        finally:
+            for repo in sorted({repo for repo, _ in wanted}):
+                if args.clean:
+                    remove_images(client, repo)
+                client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), repo))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())

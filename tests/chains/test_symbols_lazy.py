@@ -1,0 +1,66 @@
+"""Symbol use asked cheapest first (chains.symbols): the older PR's names are looked for at its base
+only where a newer PR uses them, each name once, and its foreign names are read only where one of
+them is new there; every answer equals the whole-PR question's, intersected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chains.loading import PRNode, load_nodes, load_repos
+from chains.symbols import Symbols
+from miner.config import MinerConfig
+from miner.mine import mine
+from sql.db import make_engine
+from tests.support.history import History
+
+BASE = "def existing_helper(items):\n    return sorted(items)\n"
+SCHEDULER = (
+    "from collections import OrderedDict\n\nfrom jobs.util import existing_helper\n\n"
+    "RETRY_LIMIT = 3\n\n\n"
+    "def schedule_batches(queue, batch_size):\n"
+    "    pending = OrderedDict((i, b) for i, b in enumerate(existing_helper(queue)))\n"
+    "    return [pending[i] for i in range(0, len(pending), batch_size)]\n"
+)
+USERS = {
+    # Calls #1's new function, the helper that was there before, and the standard library's class.
+    2: "from collections import OrderedDict\n\n\ndef nightly_run(queue):\n"
+    "    return schedule_batches(existing_helper(queue), OrderedDict())\n",
+    3: "def retries_left(done):\n    return RETRY_LIMIT - done\n",  # #1's constant only
+    4: "def unrelated_thing(value):\n    return str(value).upper()\n",  # no name of #1's code
+}
+
+
+def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
+    repo = History(tmp_path / "jobs")
+    repo.commit("Initial commit", {"jobs/__init__.py": "", "jobs/util.py": BASE})
+    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER})
+    for number, text in USERS.items():
+        repo.pr(number, f"User {number}", {f"jobs/user_{number}.py": text})
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
+    by_number = {node.number: node for node in load_nodes(engine).values()}
+    return Symbols(engine, clones), by_number, Symbols(engine, clones)
+
+
+def test_no_name_shared_asks_git_nothing(tmp_path: Path) -> None:
+    symbols, pr, _ = _prs(tmp_path)
+    assert symbols.used(pr[4], pr[1]) == 0
+    assert symbols.grep_calls == 0  # #4 uses none of #1's names: nothing to look for at #1's base
+    assert pr[1].id not in symbols._foreign_names
+
+
+def test_each_answer_is_the_whole_questions_intersected(tmp_path: Path) -> None:
+    symbols, pr, whole = _prs(tmp_path)
+    introduced = whole.introduced(pr[1])  # every name of #1's, one grep, its foreign names read
+    assert introduced == {"schedule_batches", "batch_size", "RETRY_LIMIT"}
+    for number in (2, 3, 4):
+        expected = sorted(introduced & whole._uses(pr[number]))
+        assert symbols.shared(pr[number], pr[1]) == expected
+        assert symbols.used(pr[number], pr[1]) == len(expected)
+    assert symbols.shared(pr[2], pr[1]) == ["schedule_batches"]  # not the helper, not OrderedDict
+    # #2 asked for its three names, #3 for RETRY_LIMIT alone; asked again, nothing is grepped.
+    assert symbols.grep_calls == 2
+    symbols.used(pr[2], pr[1])
+    symbols.used(pr[3], pr[1])
+    assert symbols.grep_calls == 2

@@ -1,0 +1,124 @@
+"""Compiled Python projects and git submodules in the planner (no container): the toolchain
+layer, the build requirements, the per-stage build step, and submodules from local mirrors."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from environments.eras.config import ErasConfig
+from environments.eras.ecosystems import ecosystem
+from environments.eras.manifests import Snapshot, snapshot
+from environments.eras.python import REQUIREMENTS, written_lines
+from environments.eras.python.compiled import BUILD_STEP, build_script, compiled
+from environments.eras.submodules import mirror_for, populate, resolved
+from tests.support.cext_repo import MATHLIB_H, MATHLIB_URL, THEME_URL, make_fastsum, make_mathlib
+
+MESON_PYPROJECT = """[build-system]
+build-backend = "mesonpy"
+requires = ["meson-python>=0.15.0", "Cython>=3.0.6"]
+
+[project]
+name = "numlike"
+version = "2.0.0.dev0"
+dependencies = ["packaging"]
+
+[tool.meson-python]
+meson = "vendored-meson/meson/meson.py"
+"""
+
+
+def _snap(files: dict[str, str], paths: list[str]) -> Snapshot:
+    return Snapshot("0" * 40, datetime(2024, 1, 20, tzinfo=UTC), files, paths)
+
+
+def _plan(snap: Snapshot, config: ErasConfig | None = None):  # type: ignore[no-untyped-def]
+    return ecosystem("python").plans(snap, config or ErasConfig())[0]
+
+
+def test_a_setuptools_extension_gets_compilers_and_a_per_stage_build(tmp_path: Path) -> None:
+    clone = make_fastsum(tmp_path / "fastsum", make_mathlib(tmp_path / "mathlib.git"))
+    snap = snapshot(clone, "HEAD")
+    plan = _plan(snap)
+    assert any("gcc g++" in c for c in plan.toolchain), plan.toolchain
+    assert plan.setup_command == BUILD_STEP
+    assert any(c.startswith(f"cat > /usr/local/bin/{BUILD_STEP} <<") for c in plan.commands)
+    assert any("cp -a /opt/prchain/src/vendor/mathlib/." in c for c in plan.commands)
+    # The submodules are another project's trees: never collected as the suite's.
+    assert "--ignore=vendor/mathlib --ignore=vendor/docs-theme" in plan.test_command
+    said = [n for n in plan.notes if n.startswith("submodule ")]
+    assert len(said) == 2 and all("no eras.git_mirrors entry" in n for n in said), said
+    mirrored = _plan(snap, ErasConfig(git_mirrors={MATHLIB_URL: str(tmp_path / "mathlib.git")}))
+    assert [n for n in mirrored.notes if n.startswith("submodule ")] == [
+        f"submodule vendor/docs-theme ({THEME_URL}): no eras.git_mirrors entry; built without it"
+    ]
+
+
+def test_a_pure_python_project_gets_no_toolchain_nor_build_step() -> None:
+    snap = _snap({"setup.py": "from setuptools import setup\nsetup(name='x')\n"}, ["x/a.py"])
+    plan = _plan(snap)
+    assert compiled(snap) is None and plan.toolchain == [] and plan.setup_command == ""
+
+
+def test_a_meson_project_installs_its_build_requirements_not_itself() -> None:
+    """numpy's shape: meson-python with a vendored meson, C++ and Fortran sources, dependencies
+    stated in pyproject.toml (so the project is not built at image time)."""
+    paths = ["numlike/core/a.c", "numlike/core/b.cpp", "numlike/f2py/tests/src/x.f", "meson.build"]
+    snap = _snap({"pyproject.toml": MESON_PYPROJECT}, paths)
+    found = compiled(snap)
+    assert found is not None and found.backend == "meson-python" and found.cxx and found.fortran
+    plan = _plan(snap)
+    assert any("gfortran" in c for c in plan.toolchain)
+    wanted = next(w for c in plan.commands if (w := written_lines(c, REQUIREMENTS)) is not None)
+    assert {"Cython>=3.0.6", "ninja", "packaging"} <= set(wanted), wanted
+    assert any(w.startswith("meson-python") for w in wanted), wanted
+    install = next(c for c in plan.commands if f"-r {REQUIREMENTS}" in c)
+    assert "'.'" not in install.split() and " . " not in install, install
+    script = build_script(found, "2.0.0")
+    assert "MESON = 'vendored-meson/meson/meson.py'" in script and "introspect" in script
+
+
+def test_a_backend_without_a_per_stage_build_says_so() -> None:
+    pyproject = '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
+    snap = _snap({"pyproject.toml": pyproject}, ["src/x.cpp"])
+    plan = _plan(snap)
+    assert plan.setup_command == "" and plan.toolchain
+    assert any("no per-stage build for scikit-build" in n for n in plan.notes), plan.notes
+
+
+def test_git_mirrors_follow_insteadofs_rule() -> None:
+    mirrors = {"https://github.com/": "/m/all/", "https://github.com/numpy/": "/m/numpy/"}
+    assert mirror_for("https://github.com/numpy/meson.git", mirrors) == "/m/numpy/meson.git"
+    assert mirror_for("https://github.com/google/highway", mirrors) == "/m/all/google/highway"
+    assert mirror_for("https://gitlab.com/x/y", mirrors) == ""
+    exact = {"https://github.com/numpy/meson": "/m/meson"}  # written without .git
+    assert mirror_for("https://github.com/numpy/meson.git", exact) == "/m/meson"
+
+
+def test_a_submodule_is_read_from_its_mirror_and_a_missing_commit_is_one_line(
+    tmp_path: Path,
+) -> None:
+    mathlib = make_mathlib(tmp_path / "mathlib.git")
+    clone = make_fastsum(tmp_path / "fastsum", mathlib)
+    linked = resolved(clone, "HEAD", {MATHLIB_URL: str(mathlib)})
+    assert [(p, local) for p, _, local in linked] == [("vendor/mathlib", str(mathlib))]
+    target = tmp_path / "tree"
+    assert populate(target, linked) == []
+    assert (target / "vendor/mathlib/mathlib.h").read_text() == MATHLIB_H
+
+    empty = tmp_path / "empty.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(empty)], check=True)
+    gone = resolved(clone, "HEAD", {MATHLIB_URL: str(empty)})
+    said = populate(tmp_path / "other", gone)
+    assert len(said) == 1 and said[0].startswith("submodule vendor/mathlib: commit "), said
+    assert "built without it" in said[0]
+
+
+def test_a_setup_py_of_the_cython_years_gets_what_it_imports_to_build() -> None:
+    setup_py = (
+        "from Cython.Build import cythonize\nimport numpy\nfrom setuptools import setup\n"
+        "setup(name='x', ext_modules=cythonize('x/_a.pyx'), include_dirs=[numpy.get_include()])\n"
+    )
+    found = compiled(_snap({"setup.py": setup_py}, ["x/_a.pyx", "x/__init__.py"]))
+    assert found is not None and found.requires == ("setuptools", "wheel", "Cython", "numpy")

@@ -1,0 +1,118 @@
+"""Acceptance: a Python project with a C extension, on a made-up history spanning two eras.
+
+`fastsum` (tests/support/cext_repo.py) computes in C, with a header from a git submodule whose
+GitHub URL is unreachable and which a local mirror serves (`eras.git_mirrors`). Its suite base has no
+compiler (`extra_base_packages: []`), so the toolchain layer must bring one. `prchain env setup`
+verifies both eras: the extension is built per stage, in place, from the stage's own tree (the
+project itself is never in the image). `prchain tests verify` finds each PR's new C function's
+test FAIL_TO_PASS: the gold patch's C change is compiled before the gold run. Last, an agent's edit
+to the `.c` file in its sandbox changes what the tests see once the per-stage build runs again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from environments.config import EnvironmentConfig
+from environments.docker_env import DockerEnvironment
+from environments.protocol import StageSpec
+from sql.db import make_engine, session_scope
+from sql.models import ChainStage, EnvRecipe, PullRequest
+from tests.support.cext_repo import MATHLIB_URL, make_fastsum, make_mathlib
+from tests.support.era_runs import (
+    invoke,
+    recipes_by_pr,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+REPO = f"cext-eras-test-{uuid.uuid4().hex[:8]}/fastsum"
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built and its build-cache volume."""
+    yield
+    remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"), volume=True)
+
+
+def test_a_c_extension_is_built_per_stage_from_the_agents_tree(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    mathlib = make_mathlib(tmp_path / "mathlib.git")
+    clone = make_fastsum(tmp_path / "fastsum", mathlib)
+    eras = {
+        "suites": {"bookworm": "3.11"},
+        "extra_base_packages": [],  # no compiler in the suite's base: the toolchain layer's
+        "git_mirrors": {MATHLIB_URL: str(mathlib)},
+    }
+    common = ["--config", str(write_config(tmp_path, eras)), "--db", sqlite_url]
+    assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+    built = invoke(
+        "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
+    )
+    assert built.exit_code == 0, built.output
+
+    setup = invoke("env", "setup", *common)
+    # The 2024 era may reuse the 2023 image (recipe memory): its stage builds its own extension.
+    assert "2 eras for 2 stages: 2 verified" in setup.output, setup.output
+    recipes = recipes_by_pr(sqlite_url)
+    assert recipes[1].era_key != recipes[2].era_key
+    assert recipes[1].setup_command == "prchain-build", recipes[1].setup_command
+    assert recipes[2].verification["passed"] == 2  # test_add and test_sub, built from C
+    theme = "submodule vendor/docs-theme (https://github.com/prchain-test/docs-theme.git): no "
+    assert any(n.startswith(theme) for n in recipes[1].notes), recipes[1].notes
+
+    verify = invoke("tests", "verify", "--gold-runs", "1", *common)
+    verdicts = verdicts_by_pr(sqlite_url)
+    assert verdicts[1].fail_to_pass == ["tests/test_sub.py::test_sub"], verify.output
+    assert verdicts[2].fail_to_pass == ["tests/test_mul.py::test_mul"], verify.output
+
+    _an_agents_edit_to_the_c_file_changes_the_outcome(clone, recipes, sqlite_url, tmp_path)
+
+
+def _stages(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, ChainStage.base_sha, ChainStage.gold_patch)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .order_by(PullRequest.number)
+        ).all()
+    return [
+        StageSpec(
+            i,
+            base or "",
+            gold,
+            image=recipes[n].image,
+            test_command=recipes[n].test_command,
+            setup_command=recipes[n].setup_command,
+        )
+        for i, (n, base, gold) in enumerate(rows, start=1)
+    ]
+
+
+def _an_agents_edit_to_the_c_file_changes_the_outcome(
+    clone: Path, recipes: dict[int, EnvRecipe], url: str, tmp_path: Path
+) -> None:
+    stages = _stages(url, recipes)[:1]
+    config = EnvironmentConfig(log_dir=str(tmp_path / "logs"))  # no network: the default
+    test = "python -m pytest -p no:cacheprovider tests/test_add.py 2>&1"
+    with DockerEnvironment(config, repo=REPO, clone_path=str(clone), stages=stages) as env:
+        entered = env.enter_stage(1)
+        assert entered.setup_error == "", entered  # built, offline, as the agent
+        before = env.execute(test, timeout=300)
+        assert before.exit_code == 0 and "1 passed" in before.output, before.output
+        source = env.read_file("fastsum/_speed.c")
+        env.write_file("fastsum/_speed.c", source.replace("ml_add(a, b)", "a * b"))
+        after = env.execute(f"prchain-build >/dev/null && {test}", timeout=300)
+        assert after.exit_code != 0 and "assert 18 == 9" in after.output, after.output
+        # The built module is no change of the agent's: the diff holds the C file only.
+        assert env.cumulative_patch().decode().count("diff --git") == 1
