@@ -142,7 +142,9 @@ def toolchain_commands(found: Compiled) -> list[str]:
     ]
 
 
-def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> list[str]:
+def era_commands(
+    snap: Snapshot, found: Compiled, src: str, version: str, extra: list[str] | None = None
+) -> list[str]:
     """Root commands after the venv is made: the submodule trees B_t's export holds kept in the
     image, and the per-stage build step written to /usr/local/bin."""
     paths = [p for p, _ in declared(snap.text(".gitmodules"))]
@@ -156,7 +158,7 @@ def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> lis
         ),
         f"chmod -R a+rX {SUBMODULES}",
     ]
-    script = build_script(found, version)
+    script = build_script(found, version, extra or [])
     return [
         *keep,
         f"cat > /usr/local/bin/{BUILD_STEP} <<'PRCHAIN_BUILD'\n{script}PRCHAIN_BUILD",
@@ -164,12 +166,14 @@ def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> lis
     ]
 
 
-def build_script(found: Compiled, version: str) -> str:
-    """The per-stage build step: a Python script the venv's interpreter runs in /work/repo."""
+def build_script(found: Compiled, version: str, extra: list[str] | None = None) -> str:
+    """The per-stage build step: a Python script the venv's interpreter runs in /work/repo.
+    `extra`: the configured arguments of this project's build (`eras.build_args`)."""
     settings = {
         "BACKEND": found.backend,
         "MESON": found.meson,
         "MESON_ARGS": list(found.meson_args),
+        "EXTRA": list(extra or []),
         "BUILD": BUILD_DIR,
         "SUBMODULES": SUBMODULES,
         "VERSION": version,
@@ -204,7 +208,8 @@ def setuptools():
     env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION=VERSION, PBR_VERSION=VERSION)
     os.environ.update(env)
     setup = ["setup.py"] if os.path.exists("setup.py") else ["-c", "from setuptools import setup; setup()"]
-    run([sys.executable, *setup, "build_ext", "--inplace", "--build-temp", os.path.join(BUILD, "temp")])
+    temp = os.path.join(BUILD, "temp")
+    run([sys.executable, *setup, "build_ext", "--inplace", "--build-temp", temp, *EXTRA])
 
 
 def meson_python():
@@ -221,7 +226,7 @@ def meson_python():
             if os.path.exists(name) and "allow-noblas" in open(name).read():
                 options.append("-Dallow-noblas=true")  # no BLAS in the image: numpy's own fallback
         run([*meson, "setup", build, ".", "-Dbuildtype=release", "-Db_ndebug=if-release",
-             f"--native-file={native}", *options, *MESON_ARGS])
+             f"--native-file={native}", *options, *MESON_ARGS, *EXTRA])
     run([*meson, "compile", "-C", build])
     installed = json.loads(subprocess.check_output([*meson, "introspect", build, "--installed"]))
     copied = 0
@@ -245,7 +250,7 @@ os.makedirs(BUILD, exist_ok=True)
 '''
 
 
-def notes(found: Compiled) -> list[str]:
+def notes(found: Compiled, extra: list[str] | None = None) -> list[str]:
     """What the plan's notes say about the compiled side."""
     languages = "C" + (", C++" if found.cxx else "") + (", Fortran" if found.fortran else "")
     said = [
@@ -256,6 +261,7 @@ def notes(found: Compiled) -> list[str]:
         said.append(
             f"each stage builds its extensions in place from the agent's tree (`{BUILD_STEP}`, "
             f"build directory {BUILD_DIR})"
+            + (f", with {' '.join(extra)} (eras.build_args)" if extra else "")
         )
     else:
         said.append(f"no per-stage build for {found.backend}: the extensions are not built")
