@@ -12,7 +12,9 @@ the era's latest stage, and the agent's edit to a `.c` file would never run. Ins
   in /work/repo, at each stage entry and again in the clean room, it copies the era's git
   submodules into their empty places and builds the extensions in place, incrementally where the
   backend allows (setuptools skips up-to-date extensions; ninja rebuilds what changed). The build
-  directory is /work/.cache/prchain-build, outside the tree; what lands in the tree (the `.so`
+  directory is /work/.cache/prchain-build, outside the tree (in the clean room, where the tester
+  cannot write /work, `.prchain-build` in the tree: a hidden directory no agent's change can bring
+  in, crossing.py); what lands in the tree (the `.so`
   files, generated modules) is untracked and never crosses into a clean room (crossing.py).
 
 Backends with a per-stage build: setuptools (`build_ext --inplace`) and meson-python (meson setup
@@ -244,8 +246,19 @@ def meson_python():
     print(f"prchain-build: {copied} built files copied into the tree", flush=True)
 
 
+def writable(*places):
+    """The first build directory this user can make: the clean room's tester cannot write /work."""
+    for where in places:
+        try:
+            os.makedirs(where, exist_ok=True)
+            return where
+        except OSError:
+            continue
+    sys.exit("prchain-build: no writable build directory")
+
+
 submodules()
-os.makedirs(BUILD, exist_ok=True)
+BUILD = writable(BUILD, os.path.join(os.getcwd(), ".prchain-build"))
 {"setuptools": setuptools, "meson-python": meson_python}.get(BACKEND, lambda: None)()
 '''
 
