@@ -106,6 +106,12 @@ class ErasConfig(BaseModel):
         "https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo. A submodule without "
         "one is built without, said in the era's notes.",
     )
+    build_args: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Extra arguments of a compiled Python project's per-stage build, by its "
+        "distribution name: meson setup options for meson-python (numpy: -Dcpu-dispatch=none, "
+        "-Dbuildtype=debug for a faster build), build_ext options for setuptools.",
+    )
     setup_timeout: float = Field(
         default=1800.0,
         gt=0,

@@ -529,7 +529,8 @@ def setup_command(snap: Snapshot) -> str:
 def _build_notes(snap: Snapshot, config: ErasConfig) -> list[str]:
     """The compiled side and the submodules the build will lack, for the plan's notes."""
     found = compiled(snap)
-    said = compiled_notes(found) if found is not None else []
+    extra = config.build_args.get(project_name(snap), [])
+    said = compiled_notes(found, extra) if found is not None else []
     return said + plan_notes(snap.text(".gitmodules"), config.git_mirrors)
 
 
@@ -586,7 +587,8 @@ def build_commands(
         commands.append(_install(version, cutoff, args[:1] if legacy else args, legacy))
     found = compiled(snap)
     if found is not None:
-        commands += compiled_commands(snap, found, PROJECT_SRC, version)
+        extra = config.build_args.get(project_name(snap), [])
+        commands += compiled_commands(snap, found, PROJECT_SRC, version, extra)
     return commands + finish_commands(snap)
 
 

@@ -12,7 +12,9 @@ the era's latest stage, and the agent's edit to a `.c` file would never run. Ins
   in /work/repo, at each stage entry and again in the clean room, it copies the era's git
   submodules into their empty places and builds the extensions in place, incrementally where the
   backend allows (setuptools skips up-to-date extensions; ninja rebuilds what changed). The build
-  directory is /work/.cache/prchain-build, outside the tree; what lands in the tree (the `.so`
+  directory is /work/.cache/prchain-build, outside the tree (in the clean room, where the tester
+  cannot write /work, `.prchain-build` in the tree: a hidden directory no agent's change can bring
+  in, crossing.py); what lands in the tree (the `.so`
   files, generated modules) is untracked and never crosses into a clean room (crossing.py).
 
 Backends with a per-stage build: setuptools (`build_ext --inplace`) and meson-python (meson setup
@@ -142,7 +144,9 @@ def toolchain_commands(found: Compiled) -> list[str]:
     ]
 
 
-def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> list[str]:
+def era_commands(
+    snap: Snapshot, found: Compiled, src: str, version: str, extra: list[str] | None = None
+) -> list[str]:
     """Root commands after the venv is made: the submodule trees B_t's export holds kept in the
     image, and the per-stage build step written to /usr/local/bin."""
     paths = [p for p, _ in declared(snap.text(".gitmodules"))]
@@ -156,7 +160,7 @@ def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> lis
         ),
         f"chmod -R a+rX {SUBMODULES}",
     ]
-    script = build_script(found, version)
+    script = build_script(found, version, extra or [])
     return [
         *keep,
         f"cat > /usr/local/bin/{BUILD_STEP} <<'PRCHAIN_BUILD'\n{script}PRCHAIN_BUILD",
@@ -164,12 +168,14 @@ def era_commands(snap: Snapshot, found: Compiled, src: str, version: str) -> lis
     ]
 
 
-def build_script(found: Compiled, version: str) -> str:
-    """The per-stage build step: a Python script the venv's interpreter runs in /work/repo."""
+def build_script(found: Compiled, version: str, extra: list[str] | None = None) -> str:
+    """The per-stage build step: a Python script the venv's interpreter runs in /work/repo.
+    `extra`: the configured arguments of this project's build (`eras.build_args`)."""
     settings = {
         "BACKEND": found.backend,
         "MESON": found.meson,
         "MESON_ARGS": list(found.meson_args),
+        "EXTRA": list(extra or []),
         "BUILD": BUILD_DIR,
         "SUBMODULES": SUBMODULES,
         "VERSION": version,
@@ -204,7 +210,8 @@ def setuptools():
     env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION=VERSION, PBR_VERSION=VERSION)
     os.environ.update(env)
     setup = ["setup.py"] if os.path.exists("setup.py") else ["-c", "from setuptools import setup; setup()"]
-    run([sys.executable, *setup, "build_ext", "--inplace", "--build-temp", os.path.join(BUILD, "temp")])
+    temp = os.path.join(BUILD, "temp")
+    run([sys.executable, *setup, "build_ext", "--inplace", "--build-temp", temp, *EXTRA])
 
 
 def meson_python():
@@ -221,7 +228,7 @@ def meson_python():
             if os.path.exists(name) and "allow-noblas" in open(name).read():
                 options.append("-Dallow-noblas=true")  # no BLAS in the image: numpy's own fallback
         run([*meson, "setup", build, ".", "-Dbuildtype=release", "-Db_ndebug=if-release",
-             f"--native-file={native}", *options, *MESON_ARGS])
+             f"--native-file={native}", *options, *MESON_ARGS, *EXTRA])
     run([*meson, "compile", "-C", build])
     installed = json.loads(subprocess.check_output([*meson, "introspect", build, "--installed"]))
     copied = 0
@@ -239,13 +246,24 @@ def meson_python():
     print(f"prchain-build: {copied} built files copied into the tree", flush=True)
 
 
+def writable(*places):
+    """The first build directory this user can make: the clean room's tester cannot write /work."""
+    for where in places:
+        try:
+            os.makedirs(where, exist_ok=True)
+            return where
+        except OSError:
+            continue
+    sys.exit("prchain-build: no writable build directory")
+
+
 submodules()
-os.makedirs(BUILD, exist_ok=True)
+BUILD = writable(BUILD, os.path.join(os.getcwd(), ".prchain-build"))
 {"setuptools": setuptools, "meson-python": meson_python}.get(BACKEND, lambda: None)()
 '''
 
 
-def notes(found: Compiled) -> list[str]:
+def notes(found: Compiled, extra: list[str] | None = None) -> list[str]:
     """What the plan's notes say about the compiled side."""
     languages = "C" + (", C++" if found.cxx else "") + (", Fortran" if found.fortran else "")
     said = [
@@ -256,6 +274,7 @@ def notes(found: Compiled) -> list[str]:
         said.append(
             f"each stage builds its extensions in place from the agent's tree (`{BUILD_STEP}`, "
             f"build directory {BUILD_DIR})"
+            + (f", with {' '.join(extra)} (eras.build_args)" if extra else "")
         )
     else:
         said.append(f"no per-stage build for {found.backend}: the extensions are not built")

@@ -122,3 +122,12 @@ def test_a_setup_py_of_the_cython_years_gets_what_it_imports_to_build() -> None:
     )
     found = compiled(_snap({"setup.py": setup_py}, ["x/_a.pyx", "x/__init__.py"]))
     assert found is not None and found.requires == ("setuptools", "wheel", "Cython", "numpy")
+
+
+def test_a_projects_build_arguments_reach_its_build_step_and_its_notes() -> None:
+    paths = ["numlike/core/a.c", "meson.build"]
+    snap = _snap({"pyproject.toml": MESON_PYPROJECT}, paths)
+    plan = _plan(snap, ErasConfig(build_args={"numlike": ["-Dcpu-dispatch=none"]}))
+    script = next(c for c in plan.commands if c.startswith(f"cat > /usr/local/bin/{BUILD_STEP}"))
+    assert "EXTRA = ['-Dcpu-dispatch=none']" in script
+    assert any(n.endswith("with -Dcpu-dispatch=none (eras.build_args)") for n in plan.notes)

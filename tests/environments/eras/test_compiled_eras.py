@@ -6,7 +6,8 @@ compiler (`extra_base_packages: []`), so the toolchain layer must bring one. `pr
 verifies both eras: the extension is built per stage, in place, from the stage's own tree (the
 project itself is never in the image). `prchain tests verify` finds each PR's new C function's
 test FAIL_TO_PASS: the gold patch's C change is compiled before the gold run. Last, an agent's edit
-to the `.c` file in its sandbox changes what the tests see once the per-stage build runs again.
+to the `.c` file in its sandbox changes what the tests see once the per-stage build runs again, and
+in the clean room of the hidden tests, which builds the agent's C itself.
 """
 
 from __future__ import annotations
@@ -115,4 +116,9 @@ def _an_agents_edit_to_the_c_file_changes_the_outcome(
         after = env.execute(f"prchain-build >/dev/null && {test}", timeout=300)
         assert after.exit_code != 0 and "assert 18 == 9" in after.output, after.output
         # The built module is no change of the agent's: the diff holds the C file only.
-        assert env.cumulative_patch().decode().count("diff --git") == 1
+        patch = env.cumulative_patch()
+        assert patch.decode().count("diff --git") == 1
+        with env.clean_room() as room:  # the hidden tests' room builds the agent's C itself
+            assert room.apply(patch) is None
+            hidden = room.execute(test, timeout=300)
+            assert hidden.exit_code != 0 and "assert 18 == 9" in hidden.output, hidden.output
