@@ -396,6 +396,7 @@ def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
             found.extras += [e for e in tox.extras if e not in found.extras]
             lines += [Line(r, f"tox.ini [{section}]", tox_rank) for r in tox.kept]
     lines += [Line(r, "pyproject.toml poetry", LISTED) for r in poetry_dev(snap)]
+    lines += [Line(r, source, LISTED) for r, source in tool_dev_groups(snap)]
     own = ci_requirement_files(snap)
     if tox_rank == LISTED:
         own += [f for f in read_tox(snap).files if f not in own]
@@ -434,6 +435,24 @@ def poetry_dev(snap: Snapshot) -> list[str]:
     for group in (*TEST_EXTRAS, "dev"):
         names += list(_get(poetry, "group", group, "dependencies"))
     return [n for n in names if n != "python"]
+
+
+def tool_dev_groups(snap: Snapshot) -> list[tuple[str, str]]:
+    """(requirement, source) of the dev groups tools kept in pyproject.toml before PEP 735's
+    `[dependency-groups]`: pdm's `[tool.pdm.dev-dependencies]` (its test groups, else `dev`;
+    cattrs 2024 lists hypothesis only there, and its tox runs `pdm sync -G test`) and uv's
+    `[tool.uv] dev-dependencies`. Both are PEP 508 lines; a lint or docs group is not the run's."""
+    tool = _get(_toml(snap), "tool")
+    pdm = _get(tool, "pdm", "dev-dependencies")
+    names = [n for n in TEST_EXTRAS if n in pdm] or [n for n in DEV_EXTRAS if n in pdm][:1]
+    found = [
+        (r, f"pyproject.toml [tool.pdm.dev-dependencies] {n}")
+        for n in names
+        for r in (pdm[n] if isinstance(pdm[n], list) else [])
+    ]
+    uv = _get(tool, "uv", "dev-dependencies")
+    found += [(r, "pyproject.toml [tool.uv] dev-dependencies") for r in uv or []]
+    return [(r, source) for r, source in found if isinstance(r, str)]
 
 
 # ---- how the project is imported and tested --------------------------------------------------------
@@ -712,7 +731,10 @@ class Python:
         if isinstance(kept["project"], dict):
             kept["project"] = {k: v for k, v in kept["project"].items() if k != "version"}
         tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
-        kept["tool"] = {k: tool[k] for k in ("poetry", "pytest", "setuptools_scm") if k in tool}
+        tools = {k: tool[k] for k in ("poetry", "pytest", "setuptools_scm") if k in tool}
+        # pdm's and uv's dev groups (only those: their other settings do not change the era).
+        tools |= {f"{k}-dev": v for k in ("pdm", "uv") if (v := _get(tool, k, "dev-dependencies"))}
+        kept["tool"] = tools
         others = {
             path: _without_versions(text)
             for path, text in snap.files.items()
