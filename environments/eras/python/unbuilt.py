@@ -31,7 +31,8 @@ def without_project(snap: Snapshot, plan: Plan, log: str) -> Plan | None:
     project's own build failed; None otherwise, or when already revised so."""
     from environments.eras.python import PROJECT_SRC, write_lines
 
-    if VARIANT in plan.variant or not _OWN_BUILD.search(log) or failed_package(log):
+    said = _OWN_BUILD.search(log)
+    if VARIANT in plan.variant or said is None or failed_package(log):
         return None
     at = next((i for i, c in enumerate(plan.commands) if c.startswith(f"cd {PROJECT_SRC} && ")), -1)
     found = _PROJECT_ARG.search(plan.commands[at]) if at >= 0 else None
@@ -48,9 +49,8 @@ def without_project(snap: Snapshot, plan: Plan, log: str) -> Plan | None:
         install = ""  # the project was all it installed
     commands = [*plan.commands[:at], *([write_lines(PROJECT_DEPS, wanted)] if wanted else [])]
     commands += [*([install] if install else []), *plan.commands[at + 1 :]]
-    said = _OWN_BUILD.search(log)
-    tail = log[said.start() :].splitlines() if said else []
     # The backend's own words come last ("error in prettytable setup command: …").
+    tail = log[said.start() :].splitlines()
     first = next((x.strip() for x in reversed(tail) if "error" in x.lower()), "")
     note = (
         f"the project's own build fails here ({first[:160]}): its {len(wanted)} requirements "
@@ -84,7 +84,7 @@ def requirements(snap: Snapshot, extras: list[str]) -> list[str]:
 
 
 def _lines(text: str) -> list[str]:
-    return [x.strip() for x in text.replace(";\n", "\n").splitlines() if x.strip()]
+    return [x.strip() for x in text.splitlines() if x.strip()]
 
 
 def _literal(setup_py: str, key: str) -> list[str]:
