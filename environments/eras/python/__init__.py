@@ -400,6 +400,7 @@ def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
             found.extras += [e for e in tox.extras if e not in found.extras]
             lines += [Line(r, f"tox.ini [{section}]", tox_rank) for r in tox.kept]
     lines += [Line(r, "pyproject.toml poetry", LISTED) for r in poetry_dev(snap)]
+    lines += [Line(r, source, LISTED) for r, source in tool_dev_groups(snap)]
     own = ci_requirement_files(snap)
     if tox_rank == LISTED:
         own += [f for f in read_tox(snap).files if f not in own]
@@ -466,6 +467,24 @@ def poetry_dev(snap: Snapshot) -> list[str]:
     for group in (*TEST_EXTRAS, "dev"):
         names += list(_get(poetry, "group", group, "dependencies"))
     return [n for n in names if n != "python"]
+
+
+def tool_dev_groups(snap: Snapshot) -> list[tuple[str, str]]:
+    """(requirement, source) of the dev groups tools kept in pyproject.toml before PEP 735's
+    `[dependency-groups]`: pdm's `[tool.pdm.dev-dependencies]` (its test groups, else `dev`;
+    cattrs 2024 lists hypothesis only there, and its tox runs `pdm sync -G test`) and uv's
+    `[tool.uv] dev-dependencies`. Both are PEP 508 lines; a lint or docs group is not the run's."""
+    tool = _get(_toml(snap), "tool")
+    pdm = _get(tool, "pdm", "dev-dependencies")
+    names = [n for n in TEST_EXTRAS if n in pdm] or [n for n in DEV_EXTRAS if n in pdm][:1]
+    found = [
+        (r, f"pyproject.toml [tool.pdm.dev-dependencies] {n}")
+        for n in names
+        for r in (pdm[n] if isinstance(pdm[n], list) else [])
+    ]
+    uv = _get(tool, "uv", "dev-dependencies")
+    found += [(r, "pyproject.toml [tool.uv] dev-dependencies") for r in uv or []]
+    return [(r, source) for r, source in found if isinstance(r, str)]
 
 
 # ---- how the project is imported and tested --------------------------------------------------------
@@ -779,7 +798,10 @@ class Python:
         if isinstance(kept["project"], dict):
             kept["project"] = {k: v for k, v in kept["project"].items() if k != "version"}
         tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
-        kept["tool"] = {k: tool[k] for k in ("poetry", "pytest", "setuptools_scm") if k in tool}
+        tools = {k: tool[k] for k in ("poetry", "pytest", "setuptools_scm") if k in tool}
+        # pdm's and uv's dev groups (only those: their other settings do not change the era).
+        tools |= {f"{k}-dev": v for k in ("pdm", "uv") if (v := _get(tool, k, "dev-dependencies"))}
+        kept["tool"] = tools
         others = {
             path: _without_versions(text)
             for path, text in snap.files.items()
@@ -848,15 +870,20 @@ class Python:
     ) -> Plan | None:
         """A dependency's sdist of the era that does not build here: its first wheel instead; a
         package the index no longer serves for the era: its nearest installable release, or
-        dropped when only a type stub or lint tool (python/fallbacks.py). Old
+        dropped when only a type stub or lint tool (python/fallbacks.py); a project whose own
+        build fails here: its requirements from the manifests instead (python/unbuilt.py). Old
         code that asks an import loader `is_package()` (flask ≤ 1.0's get_root_path) fails under
         pytest's assertion-rewriting hook, which lacks it: the suite again with `--assert=plain`."""
         from environments.eras.python.fallbacks import unavailable
         from environments.eras.wheels import lifted
 
         if not ran:
-            return lifted(plan, log, config.index_url) or unavailable(
-                plan, log, config.index_url, REQUIREMENTS
+            from environments.eras.python.unbuilt import without_project
+
+            return (
+                lifted(plan, log, config.index_url)
+                or unavailable(plan, log, config.index_url, REQUIREMENTS)
+                or without_project(snap, plan, log)
             )
         if "no tests ran" in log and ANY_TEST_FILE not in plan.test_command:
             return _any_test_file(plan)

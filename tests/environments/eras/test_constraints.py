@@ -185,3 +185,33 @@ def test_the_projects_own_line_in_tox_deps_gives_its_extras(tmp_path: Path) -> N
     install = plan.commands[-4]
     assert f"'.[doc,speed]' -r {REQUIREMENTS}" in install and "PBR_VERSION=0.0.0 " in install
     assert _written(plan) == ["pytest"]
+
+
+PDM_2024 = """[project]
+name = "pkg"
+requires-python = ">=3.8"
+dependencies = ["attrs>=23.1.0"]
+
+[tool.pdm.dev-dependencies]
+lint = ["black>=23.3.0"]
+test = ["hypothesis>=6.79.4", "pytest>=7.4.0", "-e file:///${PROJECT_ROOT}/#egg=pkg"]
+docs = ["sphinx>=5.3.0"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "wanted"),
+    [
+        # cattrs 2024: hypothesis is named only in pdm's test group (tox runs `pdm sync -G test`).
+        (PDM_2024, ["hypothesis>=6.79.4", "pytest>=7.4.0"]),
+        ('[project]\nname = "pkg"\n\n[tool.uv]\ndev-dependencies = ["pytest-mock>=3"]\n',
+         ["pytest-mock>=3"]),
+    ],
+)  # fmt: skip
+def test_dev_groups_of_pdm_and_uv_are_the_test_runs(
+    tmp_path: Path, pyproject: str, wanted: list[str]
+) -> None:
+    """Tools' dev groups from before PEP 735 are read; lint and docs groups are not the run's."""
+    plan = _era(tmp_path, {"pyproject.toml": pyproject})
+    assert _written(plan) == wanted
+    assert not any("black" in c or "sphinx" in c for c in plan.commands)

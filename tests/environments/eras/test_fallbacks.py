@@ -230,3 +230,79 @@ def test_a_package_whose_old_files_the_resolver_refuses_is_taken_at_its_first_us
     assert plan.variant == "dated+twisted-nearest+attrs-nearest"
     assert "release, 21.2.0 (2021-02-28;" in plan.notes[-2]
     assert "release, 19.2.0 (2020-06-01;" in plan.notes[-1]
+
+
+# A build backend in the tree that fails as setuptools does on prettytable 2019's setup.py
+# (`python_requires` missing a comma: no setuptools accepts it).
+BROKEN_BACKEND = """def _fail(*args, **kwargs):
+    raise SystemExit("error in pkg setup command: 'python_requires' must be a string containing "
+                     "valid version specifiers; Invalid specifier: '!=3.3.* !=3.4.*'")
+
+
+get_requires_for_build_wheel = prepare_metadata_for_build_wheel = build_wheel = _fail
+get_requires_for_build_editable = prepare_metadata_for_build_editable = build_editable = _fail
+"""
+BROKEN_PYPROJECT = """[build-system]
+requires = []
+build-backend = "broken"
+backend-path = ["."]
+
+[project]
+name = "pkg"
+dynamic = ["version", "dependencies", "optional-dependencies"]
+"""
+BROKEN_SETUP_CFG = (
+    "[options]\ninstall_requires =\n    app\n\n[options.extras_require]\ntests =\n    gone<2\n"
+)
+
+
+def test_a_project_whose_own_build_fails_gets_its_requirements_instead(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for rel, text in {
+        "pyproject.toml": BROKEN_PYPROJECT,
+        "broken.py": BROKEN_BACKEND,
+        "setup.cfg": BROKEN_SETUP_CFG,
+        "pkg/__init__.py": "",
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)  # fmt: skip
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start", date=CUTOFF)
+    era = era_of(repo, git(repo, "rev-parse", "HEAD"))
+    assert era.ecosystem is not None
+    (tmp_path / "files").mkdir()
+    with FakeIndex(_releases(tmp_path / "files")) as index:
+        config = ErasConfig(**CONFIG, index_url=index.url)
+        plan = era.ecosystem.plans(era.snap, config)[0]
+        code, log = _build(plan, repo, tmp_path / "venv", index.url)
+        assert code != 0 and "python_requires" in log
+        revised = era.ecosystem.revise(era.snap, config, plan, log, False)
+        assert revised is not None, log
+        assert revised.variant == "dated+without-project"
+        note = revised.notes[-1]
+        assert "the project's own build fails here" in note and "python_requires" in note
+        assert "2 requirements" in note
+        plan = revised
+        for _ in range(3):  # then dep, needed by app, as the other fallbacks take it
+            code, log = _build(plan, repo, tmp_path / "venv", index.url)
+            if code == 0:
+                break
+            again = era.ecosystem.revise(era.snap, config, plan, log, False)
+            assert again is not None, log
+            plan = again
+        assert code == 0, log
+        # Its own requirement (app) and its test extra's (gone<2), never the project itself.
+        done = subprocess.run([tmp_path / "venv/bin/python", "-c", "import app, gone; print(gone.V)"],
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.stdout.strip() == "1.1", done.stderr
+        assert not list((tmp_path / "venv").glob("lib/*/site-packages/pkg*"))
+        # Revised once: the same failure again is not revised again.
+        assert (
+            era.ecosystem.revise(
+                era.snap, config, revised, log + "\nbuild backend returned an error", False
+            )
+            is None
+        )
