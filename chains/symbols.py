@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import select
 
-from chains.foreign import foreign_names, own_roots
+from chains.foreign import added_text, own_roots, section_foreign
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.substance import (
@@ -494,8 +494,8 @@ class _Read:
         return []
 
     @cached_property
-    def _whole(self) -> set[str]:
-        return code_words(self.text or "", self.lexer)
+    def _whole(self) -> frozenset[str]:
+        return _file_code_words(self.text or "", self.lexer) if self.lexer else frozenset()
 
     def _maybe_inside(self, line: int) -> bool:
         """Whether the line may lie inside a string or comment that began on an earlier line."""
@@ -534,6 +534,13 @@ def code_words(text: str, lexer: Lexer) -> set[str]:
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=256)
+def _file_code_words(text: str, lexer: Lexer) -> frozenset[str]:
+    """`code_words` of a whole file, by its text: one version of a file sits under the bases of
+    many PRs, and is lexed once."""
+    return frozenset(code_words(text, lexer))
+
+
 class Symbols:
     """Counts the older PR's new identifiers the newer PR uses, reading patches from the store."""
 
@@ -546,7 +553,9 @@ class Symbols:
         # the other names grepped with it, so each is asked once, and only where a newer PR
         # uses it.
         self._present: dict[int, dict[str, bool] | None] = {}
-        self._foreign_names: dict[int, set[str]] = {}
+        # Per PR, the foreign names of each file section read so far (`chains.foreign`), by
+        # the section's index in its diff.
+        self._foreign_names: dict[int, dict[int, set[str]]] = {}
         self._texts: dict[int, dict[str, str]] = {}  # PR id → its new blobs (one read per PR)
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
@@ -609,14 +618,12 @@ class Symbols:
                 return set()
             known.update((name, name in present) for name in asked)
         found = {name for name in names if not known[name]}
-        if found:
-            if older.id not in self._foreign_names:
-                self._foreign_names[older.id] = self._foreign(older, clone)
-            found -= self._foreign_names[older.id]
-        return found
+        return found - self._foreign(older, clone, found) if found else found
 
-    def _foreign(self, pr: PRNode, clone: str) -> set[str]:
-        """The names the PR's added lines take from other packages."""
+    def _foreign(self, pr: PRNode, clone: str, wanted: set[str]) -> set[str]:
+        """Those of the `wanted` names the PR's added lines take from other packages. A file's
+        imports are read (its whole new text lexed) only where its added lines hold one of them
+        as a word: no other file can make one foreign (`chains.foreign.section_foreign`)."""
         if clone not in self._own:
             listed = git.run(clone, "ls-tree", "-r", "--name-only", "HEAD", check=False)
             paths = listed.text.splitlines() if listed.ok else []
@@ -626,7 +633,17 @@ class Symbols:
         with self.engine.connect() as conn:
             diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
         texts = self._new_texts(pr.id, clone, diff)
-        return foreign_names(diff, texts.get, self._own[clone], self._go_modules[clone])
+        read = self._foreign_names.setdefault(pr.id, {})
+        words = all(_WORD.fullmatch(name) for name in wanted)  # where `\b` finds what `_WORD` reads
+        found: set[str] = set()
+        for at, section in enumerate(file_sections(diff)):
+            if words and not wanted & set(_WORD.findall(added_text(section))):
+                continue
+            if at not in read:
+                own, modules = self._own[clone], self._go_modules[clone]
+                read[at] = section_foreign(section, texts.get, own, modules)
+            found |= read[at] & wanted
+        return found
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""

@@ -33,7 +33,9 @@ USERS = {
 def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
     repo = History(tmp_path / "jobs")
     repo.commit("Initial commit", {"jobs/__init__.py": "", "jobs/util.py": BASE})
-    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER})
+    # A second file whose added lines hold none of the names a newer PR uses: never read.
+    other = "import json\n\n\ndef dump_state(state):\n    return json.dumps(state)\n"
+    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER, "jobs/aaa.py": other})
     for number, text in USERS.items():
         repo.pr(number, f"User {number}", {f"jobs/user_{number}.py": text})
     engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
@@ -53,12 +55,14 @@ def test_no_name_shared_asks_git_nothing(tmp_path: Path) -> None:
 def test_each_answer_is_the_whole_questions_intersected(tmp_path: Path) -> None:
     symbols, pr, whole = _prs(tmp_path)
     introduced = whole.introduced(pr[1])  # every name of #1's, one grep, its foreign names read
-    assert introduced == {"schedule_batches", "batch_size", "RETRY_LIMIT"}
+    assert introduced == {"schedule_batches", "batch_size", "RETRY_LIMIT", "dump_state"}
     for number in (2, 3, 4):
         expected = sorted(introduced & whole._uses(pr[number]))
         assert symbols.shared(pr[number], pr[1]) == expected
         assert symbols.used(pr[number], pr[1]) == len(expected)
     assert symbols.shared(pr[2], pr[1]) == ["schedule_batches"]  # not the helper, not OrderedDict
+    # OrderedDict was new at #1's base: the imports of its file were read, and only of it.
+    assert set(symbols._foreign_names[pr[1].id]) == {1}  # jobs/scheduler.py, after jobs/aaa.py
     # #2 asked for its three names, #3 for RETRY_LIMIT alone; asked again, nothing is grepped.
     assert symbols.grep_calls == 2
     symbols.used(pr[2], pr[1])
