@@ -524,9 +524,14 @@ def code_words(text: str, lexer: Lexer) -> set[str]:
     from pygments.token import Comment, String
 
     words: set[str] = set()
+    code: dict[object, bool] = {}  # per token type, looked up once (see `string_spans`)
     for ttype, value in lexer.get_tokens(text):
-        # A macro is code, though the C lexers file it with comments.
-        if (ttype not in Comment or ttype in Comment.Preproc) and ttype not in String:
+        if (is_code := code.get(ttype)) is None:
+            # A macro is code, though the C lexers file it with comments.
+            is_code = code[ttype] = (
+                ttype not in Comment or ttype in Comment.Preproc
+            ) and ttype not in String
+        if is_code:
             words.update(_WORD.findall(value))
     return words
 
