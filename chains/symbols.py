@@ -553,11 +553,8 @@ class Symbols:
         self.engine = engine
         self.clones = dict(clones or {})
         self._names: dict[int, Names] = {}
-        # Per older PR, each name asked about: whether the code at its base held it (None: git
-        # could not tell, as good as every name present). A name's answer does not depend on
-        # the other names grepped with it, so each is asked once, and only where a newer PR
-        # uses it.
-        self._present: dict[int, dict[str, bool] | None] = {}
+        # Per older PR, its code names no code held at its base (its foreign names still in).
+        self._new: dict[int, set[str]] = {}
         # Per PR, the foreign names of each file section read so far (`chains.foreign`), by
         # the section's index in its diff.
         self._foreign_names: dict[int, dict[int, set[str]]] = {}
@@ -596,34 +593,30 @@ class Symbols:
             self._texts[pr_id] = read_blobs(clone, _new_blobs(diff))
         return self._texts[pr_id]
 
+    def _new_at_base(self, older: PRNode) -> set[str]:
+        """The older PR's code names that no code held at its base (one `git grep` of them all,
+        cached; empty: unknown), its foreign names still among them."""
+        if older.id not in self._new:
+            clone = self.clones.get(older.repo_id)
+            names = self._code_names(older.id, older.repo_id).code
+            found: set[str] = set()
+            if clone and older.base_sha and names:
+                self.grep_calls += 1
+                present = present_at(clone, older.base_sha, names)
+                found = set() if present is None else names - present
+            self._new[older.id] = found
+        return self._new[older.id]
+
     def introduced(self, older: PRNode, among: set[str] | None = None) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown), not
         counting those it took from other packages (`chains.foreign`); of `among` only, when
-        given.
-
-        Cheapest question first: only the older PR's names a newer PR uses are looked for at its
-        base (one `git grep` of those not asked before), and its foreign names are read only
-        where one of them is new there. Each name's answer is its own, so this is the set the
-        whole-PR question gives, intersected."""
-        clone = self.clones.get(older.repo_id)
-        names = self._code_names(older.id, older.repo_id).code
+        given. Foreign names are read only for the names asked about, from the files whose added
+        lines hold one (whole new files lexed: the dearest question, asked last)."""
+        found = self._new_at_base(older)
         if among is not None:
-            names = names & among
-        if not (clone and older.base_sha and names):
-            return set()
-        known = self._present.setdefault(older.id, {})
-        if known is None:
-            return set()
-        asked = names - known.keys()
-        if asked:
-            self.grep_calls += 1
-            present = present_at(clone, older.base_sha, asked)
-            if present is None:
-                self._present[older.id] = None
-                return set()
-            known.update((name, name in present) for name in asked)
-        found = {name for name in names if not known[name]}
-        return found - self._foreign(older, clone, found) if found else found
+            found = found & among
+        clone = self.clones.get(older.repo_id)
+        return found - self._foreign(older, clone, found) if found and clone else found
 
     def _foreign(self, pr: PRNode, clone: str, wanted: set[str]) -> set[str]:
         """Those of the `wanted` names the PR's added lines take from other packages. A file's
@@ -659,8 +652,8 @@ class Symbols:
         return sorted(self._shared(newer, older))
 
     def _shared(self, newer: PRNode, older: PRNode) -> set[str]:
-        if not self._code_names(older.id, older.repo_id).code:
-            return set()  # nothing to introduce: the newer PR need not be read
+        if not self._new_at_base(older):
+            return set()  # nothing new at its base: the newer PR need not be read
         return self.introduced(older, self._uses(newer))
 
 
