@@ -12,6 +12,7 @@ Usage: python bench/bench_chains_git.py [--repo OWNER/NAME=PATH ...] [--keep DIR
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -43,12 +44,13 @@ def cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed(label: str, func: Callable[[], Any]) -> tuple[float, Any]:
+def timed(label: str, func: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
+    """((wall, CPU seconds of this process and its git children), what `func` returned)."""
     start, used = time.perf_counter(), cpu()
     result = func()
-    wall = time.perf_counter() - start
-    print(f"  {label:<12} {wall:8.1f} s wall {cpu() - used:8.1f} s CPU", flush=True)
-    return wall, result
+    wall, spent = time.perf_counter() - start, cpu() - used
+    print(f"  {label:<12} {wall:8.1f} s wall {spent:8.1f} s CPU", flush=True)
+    return (wall, spent), result
 
 
 def missing_paths(clone: Path) -> list[str]:
@@ -104,7 +106,7 @@ def bench(name: str, repo: Path, work: Path) -> None:
     (work / "bench.db").unlink(missing_ok=True)
     url = f"sqlite:///{work / 'bench.db'}"
     engine = make_engine(url)
-    print(f"  {name}")
+    print(f"  {name} (load average {os.getloadavg()[0]:.1f})")
     base, _ = timed("git floor", lambda: floor(clone))
     timed("mine", lambda: mine(MinerConfig(), engine, [str(clone)], source="git", name=name))
     config = ChainsConfig()
@@ -117,10 +119,16 @@ def bench(name: str, repo: Path, work: Path) -> None:
     kept, new = again.graph.evidence_kept, again.graph.evidence_new
     print(f"  rebuild after a setting change: {kept} answers from the store, {new} asked of git")
     seconds["report"], _ = timed("report", lambda: report(url, work / "site"))
+    # The targets are of wall time in one run; on a shared machine the CPU ratio is the fairer
+    # figure, and both are printed.
     for label, target in TARGETS.items():
-        ratio = seconds[label] / base
+        ratio, cpu_ratio = seconds[label][0] / base[0], seconds[label][1] / max(base[1], 0.01)
         verdict = "ok" if ratio <= target else "OVER"
-        print(f"  {label:<12} {ratio:6.2f}× the floor (target ≤ {target}×) {verdict}")
+        print(
+            f"  {label:<12} {ratio:6.2f}× the floor's wall, {cpu_ratio:6.2f}× its CPU"
+            f" (target ≤ {target}×) {verdict}"
+        )
+    print(f"  load average at the end {os.getloadavg()[0]:.1f}")
 
 
 def main() -> int:

@@ -86,25 +86,43 @@ def foreign_names(
     declare, whose packages are its own)."""
     found: set[str] = set()
     for section in file_sections(diff):
-        path = section_path(section)
-        blobs = section_blobs(section)
-        text = new_text(blobs[1]) if blobs is not None else None
-        if text is None:
-            continue
-        if path.endswith(".py"):
-            names, modules = imported(text, own)
-            member = "."
-        else:
-            names, modules, member = imported_elsewhere(text, path, Own(frozenset(own), go_modules))
-        if not names and not modules:
-            continue
-        added = "\n".join(
-            line[1:]
-            for line in section.split("\n")
-            if line.startswith("+") and not line.startswith("+++")
-        )
-        found.update(name for name in names if re.search(rf"\b{re.escape(name)}\b", added))
-        if modules:
-            qualified = rf"\b(?:{'|'.join(map(re.escape, modules))}){re.escape(member)}(\w+)"
-            found.update(re.findall(qualified, added))
+        found |= section_foreign(section, new_text, own, go_modules)
+    return found
+
+
+def added_text(section: str) -> str:
+    """The lines one file section of a diff adds, joined."""
+    return "\n".join(
+        line[1:]
+        for line in section.split("\n")
+        if line.startswith("+") and not line.startswith("+++")
+    )
+
+
+def section_foreign(
+    section: str,
+    new_text: Callable[[str], str | None],
+    own: set[str],
+    go_modules: tuple[str, ...] = (),
+) -> set[str]:
+    """`foreign_names` of one file section. Every name it returns stands as a whole word in the
+    section's added lines (`added_text`), so a section whose added lines hold none of the names
+    asked about need not be read."""
+    path = section_path(section)
+    blobs = section_blobs(section)
+    text = new_text(blobs[1]) if blobs is not None else None
+    if text is None:
+        return set()
+    if path.endswith(".py"):
+        names, modules = imported(text, own)
+        member = "."
+    else:
+        names, modules, member = imported_elsewhere(text, path, Own(frozenset(own), go_modules))
+    if not names and not modules:
+        return set()
+    added = added_text(section)
+    found = {name for name in names if re.search(rf"\b{re.escape(name)}\b", added)}
+    if modules:
+        qualified = rf"\b(?:{'|'.join(map(re.escape, modules))}){re.escape(member)}(\w+)"
+        found.update(re.findall(qualified, added))
     return found

@@ -205,8 +205,13 @@ def string_spans(text: str, lexer: Lexer | None) -> list[tuple[int, int]]:
 
     spans: list[tuple[int, int]] = []
     row, start, end = 1, 0, 0  # start: first line of the string being read (0: none)
+    # A token type's place in the hierarchy, looked up once per type: the test is a Python call
+    # per token, and this loop runs over every token of a whole file.
+    literal: dict[object, bool] = {}
     for ttype, value in lexer.get_tokens(text):
-        if ttype in String and ttype not in String.Interpol:
+        if (is_string := literal.get(ttype)) is None:
+            is_string = literal[ttype] = ttype in String and ttype not in String.Interpol
+        if is_string:
             start = start or row
             row += value.count("\n")
             end = row

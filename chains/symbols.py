@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import select
 
-from chains.foreign import foreign_names, own_roots
+from chains.foreign import added_text, own_roots, section_foreign
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.substance import (
@@ -494,8 +494,8 @@ class _Read:
         return []
 
     @cached_property
-    def _whole(self) -> set[str]:
-        return code_words(self.text or "", self.lexer)
+    def _whole(self) -> frozenset[str]:
+        return _file_code_words(self.text or "", self.lexer) if self.lexer else frozenset()
 
     def _maybe_inside(self, line: int) -> bool:
         """Whether the line may lie inside a string or comment that began on an earlier line."""
@@ -524,14 +524,26 @@ def code_words(text: str, lexer: Lexer) -> set[str]:
     from pygments.token import Comment, String
 
     words: set[str] = set()
+    code: dict[object, bool] = {}  # per token type, looked up once (see `string_spans`)
     for ttype, value in lexer.get_tokens(text):
-        # A macro is code, though the C lexers file it with comments.
-        if (ttype not in Comment or ttype in Comment.Preproc) and ttype not in String:
+        if (is_code := code.get(ttype)) is None:
+            # A macro is code, though the C lexers file it with comments.
+            is_code = code[ttype] = (
+                ttype not in Comment or ttype in Comment.Preproc
+            ) and ttype not in String
+        if is_code:
             words.update(_WORD.findall(value))
     return words
 
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=256)
+def _file_code_words(text: str, lexer: Lexer) -> frozenset[str]:
+    """`code_words` of a whole file, by its text: one version of a file sits under the bases of
+    many PRs, and is lexed once."""
+    return frozenset(code_words(text, lexer))
 
 
 class Symbols:
@@ -541,12 +553,11 @@ class Symbols:
         self.engine = engine
         self.clones = dict(clones or {})
         self._names: dict[int, Names] = {}
-        # Per older PR, each name asked about: whether the code at its base held it (None: git
-        # could not tell, as good as every name present). A name's answer does not depend on
-        # the other names grepped with it, so each is asked once, and only where a newer PR
-        # uses it.
-        self._present: dict[int, dict[str, bool] | None] = {}
-        self._foreign_names: dict[int, set[str]] = {}
+        # Per older PR, its code names no code held at its base (its foreign names still in).
+        self._new: dict[int, set[str]] = {}
+        # Per PR, the foreign names of each file section read so far (`chains.foreign`), by
+        # the section's index in its diff.
+        self._foreign_names: dict[int, dict[int, set[str]]] = {}
         self._texts: dict[int, dict[str, str]] = {}  # PR id → its new blobs (one read per PR)
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
@@ -582,41 +593,35 @@ class Symbols:
             self._texts[pr_id] = read_blobs(clone, _new_blobs(diff))
         return self._texts[pr_id]
 
+    def _new_at_base(self, older: PRNode) -> set[str]:
+        """The older PR's code names that no code held at its base (one `git grep` of them all,
+        cached; empty: unknown), its foreign names still among them."""
+        if older.id not in self._new:
+            clone = self.clones.get(older.repo_id)
+            names = self._code_names(older.id, older.repo_id).code
+            found: set[str] = set()
+            if clone and older.base_sha and names:
+                self.grep_calls += 1
+                present = present_at(clone, older.base_sha, names)
+                found = set() if present is None else names - present
+            self._new[older.id] = found
+        return self._new[older.id]
+
     def introduced(self, older: PRNode, among: set[str] | None = None) -> set[str]:
         """The identifiers the older PR's code brought into the repository (empty: unknown), not
         counting those it took from other packages (`chains.foreign`); of `among` only, when
-        given.
-
-        Cheapest question first: only the older PR's names a newer PR uses are looked for at its
-        base (one `git grep` of those not asked before), and its foreign names are read only
-        where one of them is new there. Each name's answer is its own, so this is the set the
-        whole-PR question gives, intersected."""
-        clone = self.clones.get(older.repo_id)
-        names = self._code_names(older.id, older.repo_id).code
+        given. Foreign names are read only for the names asked about, from the files whose added
+        lines hold one (whole new files lexed: the dearest question, asked last)."""
+        found = self._new_at_base(older)
         if among is not None:
-            names = names & among
-        if not (clone and older.base_sha and names):
-            return set()
-        known = self._present.setdefault(older.id, {})
-        if known is None:
-            return set()
-        asked = names - known.keys()
-        if asked:
-            self.grep_calls += 1
-            present = present_at(clone, older.base_sha, asked)
-            if present is None:
-                self._present[older.id] = None
-                return set()
-            known.update((name, name in present) for name in asked)
-        found = {name for name in names if not known[name]}
-        if found:
-            if older.id not in self._foreign_names:
-                self._foreign_names[older.id] = self._foreign(older, clone)
-            found -= self._foreign_names[older.id]
-        return found
+            found = found & among
+        clone = self.clones.get(older.repo_id)
+        return found - self._foreign(older, clone, found) if found and clone else found
 
-    def _foreign(self, pr: PRNode, clone: str) -> set[str]:
-        """The names the PR's added lines take from other packages."""
+    def _foreign(self, pr: PRNode, clone: str, wanted: set[str]) -> set[str]:
+        """Those of the `wanted` names the PR's added lines take from other packages. A file's
+        imports are read (its whole new text lexed) only where its added lines hold one of them
+        as a word: no other file can make one foreign (`chains.foreign.section_foreign`)."""
         if clone not in self._own:
             listed = git.run(clone, "ls-tree", "-r", "--name-only", "HEAD", check=False)
             paths = listed.text.splitlines() if listed.ok else []
@@ -626,7 +631,17 @@ class Symbols:
         with self.engine.connect() as conn:
             diff = conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr.id)) or ""
         texts = self._new_texts(pr.id, clone, diff)
-        return foreign_names(diff, texts.get, self._own[clone], self._go_modules[clone])
+        read = self._foreign_names.setdefault(pr.id, {})
+        words = all(_WORD.fullmatch(name) for name in wanted)  # where `\b` finds what `_WORD` reads
+        found: set[str] = set()
+        for at, section in enumerate(file_sections(diff)):
+            if words and not wanted & set(_WORD.findall(added_text(section))):
+                continue
+            if at not in read:
+                own, modules = self._own[clone], self._go_modules[clone]
+                read[at] = section_foreign(section, texts.get, own, modules)
+            found |= read[at] & wanted
+        return found
 
     def used(self, newer: PRNode, older: PRNode) -> int:
         """How many identifiers the older PR introduced appear in the newer PR's added lines."""
@@ -637,8 +652,8 @@ class Symbols:
         return sorted(self._shared(newer, older))
 
     def _shared(self, newer: PRNode, older: PRNode) -> set[str]:
-        if not self._code_names(older.id, older.repo_id).code:
-            return set()  # nothing to introduce: the newer PR need not be read
+        if not self._new_at_base(older):
+            return set()  # nothing new at its base: the newer PR need not be read
         return self.introduced(older, self._uses(newer))
 
 

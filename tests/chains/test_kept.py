@@ -21,9 +21,16 @@ from sql.models import PairEvidence
 from tests.support.history import History
 from tests.support.links import links_by_number
 
-SCHEDULER = """def schedule_batches(queue, batch_size):
+SCHEDULER = """from collections import OrderedDict
+
+
+def schedule_batches(queue, batch_size):
     pending_batches = [queue[i : i + batch_size] for i in range(0, len(queue), batch_size)]
     return [batch for batch in pending_batches if batch]
+
+
+def by_position(queue):
+    return OrderedDict(enumerate(queue))
 
 
 def drain_queue(queue):
@@ -45,9 +52,12 @@ def _history(path: Path) -> History:
         "return [tuple(batch) for batch in pending_batches if batch]",
     )
     repo.pr(2, "Batches are tuples", {"jobs/scheduler.py": rewritten}, body="See #1.")
+    # It also uses the standard library's OrderedDict, new to the code at #1's base but no name
+    # of #1's (`chains.foreign`: read only for the names #3 uses).
     caller = (
-        "from jobs.scheduler import schedule_batches\n\n\ndef run_nightly(queue):\n"
-        "    for batch in schedule_batches(queue, batch_size=50):\n        print(batch)\n"
+        "from collections import OrderedDict\n\nfrom jobs.scheduler import schedule_batches\n\n\n"
+        "def run_nightly(queue):\n    seen = OrderedDict()\n"
+        "    for batch in schedule_batches(queue, batch_size=50):\n        seen[len(seen)] = batch\n"
     )
     repo.pr(3, "Run the nightly job", {"jobs/nightly.py": caller}, body="Uses #1.")
     return repo

@@ -1,11 +1,15 @@
 """Symbol use asked cheapest first (chains.symbols): the older PR's names are looked for at its base
-only where a newer PR uses them, each name once, and its foreign names are read only where one of
-them is new there; every answer equals the whole-PR question's, intersected."""
+once, and its foreign names (whole new files lexed) are read only for the names a newer PR uses
+that were new there, from the files whose added lines hold one; every answer equals the whole-PR
+question's, intersected."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from chains import foreign
 from chains.loading import PRNode, load_nodes, load_repos
 from chains.symbols import Symbols
 from miner.config import MinerConfig
@@ -33,7 +37,9 @@ USERS = {
 def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
     repo = History(tmp_path / "jobs")
     repo.commit("Initial commit", {"jobs/__init__.py": "", "jobs/util.py": BASE})
-    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER})
+    # A second file whose added lines hold none of the names a newer PR uses: never read.
+    other = "import json\n\n\ndef dump_state(state):\n    return json.dumps(state)\n"
+    repo.pr(1, "Schedule work in batches", {"jobs/scheduler.py": SCHEDULER, "jobs/aaa.py": other})
     for number, text in USERS.items():
         repo.pr(number, f"User {number}", {f"jobs/user_{number}.py": text})
     engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
@@ -43,24 +49,36 @@ def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
     return Symbols(engine, clones), by_number, Symbols(engine, clones)
 
 
-def test_no_name_shared_asks_git_nothing(tmp_path: Path) -> None:
+def _counting_imports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The Python files whose imports `chains.foreign` reads, in order."""
+    read: list[str] = []
+    real = foreign.imported
+
+    def imported(text: str, own: set[str]) -> tuple[set[str], set[str]]:
+        read.append(text.split("\n", 1)[0])
+        return real(text, own)
+
+    monkeypatch.setattr(foreign, "imported", imported)
+    return read
+
+
+def test_no_name_shared_reads_no_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     symbols, pr, _ = _prs(tmp_path)
+    read = _counting_imports(monkeypatch)
     assert symbols.used(pr[4], pr[1]) == 0
-    assert symbols.grep_calls == 0  # #4 uses none of #1's names: nothing to look for at #1's base
-    assert pr[1].id not in symbols._foreign_names
+    assert read == []  # #4 uses none of #1's names: no file of #1's is parsed for its imports
+    assert symbols.used(pr[2], pr[1]) == 1
+    assert read == ["from collections import OrderedDict"]  # jobs/scheduler.py, not jobs/aaa.py
+    assert symbols.grep_calls == 1  # #1's names, looked for once at its base
 
 
 def test_each_answer_is_the_whole_questions_intersected(tmp_path: Path) -> None:
     symbols, pr, whole = _prs(tmp_path)
     introduced = whole.introduced(pr[1])  # every name of #1's, one grep, its foreign names read
-    assert introduced == {"schedule_batches", "batch_size", "RETRY_LIMIT"}
+    assert introduced == {"schedule_batches", "batch_size", "RETRY_LIMIT", "dump_state"}
     for number in (2, 3, 4):
         expected = sorted(introduced & whole._uses(pr[number]))
         assert symbols.shared(pr[number], pr[1]) == expected
         assert symbols.used(pr[number], pr[1]) == len(expected)
     assert symbols.shared(pr[2], pr[1]) == ["schedule_batches"]  # not the helper, not OrderedDict
-    # #2 asked for its three names, #3 for RETRY_LIMIT alone; asked again, nothing is grepped.
-    assert symbols.grep_calls == 2
-    symbols.used(pr[2], pr[1])
-    symbols.used(pr[3], pr[1])
-    assert symbols.grep_calls == 2
+    assert symbols.grep_calls == 1  # #1's names, looked for once at its base
