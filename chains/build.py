@@ -378,7 +378,7 @@ class StageEntry:
         self.engine, self.nodes, self.patches = engine, nodes, patches
         clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
         self.bases = StageBases(clones)
-        # (newer, older) link → the first path after which the newer PR's stage was refused
+        # (newer, older) link → the shortest path after which the newer PR's stage was refused
         self.refused: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def _golds(self, path: Sequence[int]) -> list[str]:
@@ -391,7 +391,8 @@ class StageEntry:
             return True
         if self.bases.reverts(repo, self.nodes[newer].base_sha or "", self._golds(path)):
             return True
-        self.refused.setdefault((newer, path[-1]), path)
+        link = (newer, path[-1])
+        self.refused[link] = min(self.refused.get(link, path), path, key=lambda p: (len(p), p))
         return False
 
     def run(self, path: tuple[int, ...]) -> tuple[int, int]:

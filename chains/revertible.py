@@ -22,7 +22,9 @@ where git's own `config` belongs, and git could read that clone no more.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -30,19 +32,24 @@ from prchain.core import git
 from prchain.core.errors import GitError
 
 GIT_TIMEOUT = 120
+BASE_INDEXES = 64  # base commits whose index is kept in memory (a few MB each at most)
 
 
 class StageBases:
     """Answers, per repository clone, whether earlier gold patches revert at a later base.
 
-    Answers are cached on (base, patches): chains of one start share their first stages. What
-    git cannot answer (a base the clone lacks, a timeout) counts as enterable, as a chain without
-    a clone does."""
+    Answers are cached on (base, patches): chains of one start share their first stages, and the
+    search asks of every path it grows. What git cannot answer (a base the clone lacks, a
+    timeout) counts as enterable, as a chain without a clone does. Asking costs a git process
+    per patch: a base's index is read once and kept (`BASE_INDEXES` of them), and patches that
+    failed to revert at a base fail there whatever older patches come after them."""
 
     def __init__(self, clones: Mapping[int, str | None]) -> None:
         self.clones = {repo: path for repo, path in clones.items() if path and Path(path).exists()}
         self._answers: dict[tuple[int, str, tuple[str, ...]], bool] = {}
         self._dirs: dict[str, tuple[str, str]] = {}
+        self._indexes: OrderedDict[tuple[int, str], bytes | None] = OrderedDict()
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
 
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
@@ -55,10 +62,13 @@ class StageBases:
             return True
         key = (repo_id, base, patches)
         if key not in self._answers:
+            # The newest patches are reverted first: where they alone failed, so does the whole.
+            failed = any(
+                self._answers.get((repo_id, base, patches[i:])) is False
+                for i in range(1, len(patches))
+            )
             try:
-                self._answers[key] = self._revert(
-                    self._git_dirs(self.clones[repo_id]), base, patches
-                )
+                self._answers[key] = not failed and self._revert(repo_id, base, patches)
             except GitError:
                 self._answers[key] = True
         return self._answers[key]
@@ -71,34 +81,57 @@ class StageBases:
             self._dirs[clone] = (git_dir, str((Path(clone) / objects).resolve()))
         return self._dirs[clone]
 
-    @staticmethod
-    def _revert(dirs: tuple[str, str], base: str, patches: tuple[str, ...]) -> bool:
-        git_dir, objects = dirs
-        with tempfile.TemporaryDirectory(prefix="prchain-stage-base-") as scratch:
-            # An empty work tree of our own: git then reads .gitattributes from the index, that
-            # is B_t's, as the sandbox's checkout of B_t does (`doc/whats-new.rst merge=union`
-            # in xarray makes a changelog revert clean). A bare clone would read none, a user's
-            # clone its own checkout's. Whatever git writes lands in the scratch directory.
-            tree, objects_here = Path(scratch) / "tree", Path(scratch) / "objects"
-            tree.mkdir()
-            objects_here.mkdir()
-            env = {
-                "GIT_DIR": git_dir,
-                "GIT_WORK_TREE": str(tree),
-                "GIT_INDEX_FILE": str(Path(scratch) / "index"),
-                "GIT_OBJECT_DIRECTORY": str(objects_here),
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
-            }
-            if not git.run(tree, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT).ok:
-                return True  # a base the clone lacks: unknown
-            for patch in reversed(patches):
-                data = patch if patch.endswith("\n") else patch + "\n"
-                done = git.run(
-                    tree, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
-                    input=data.encode(), env=env, check=False, timeout=GIT_TIMEOUT,
-                )  # fmt: skip
-                if not done.ok:
-                    return False
+    def _env(self, repo_id: int) -> tuple[Path, dict[str, str]]:
+        """A scratch work tree, emptied, and git's environment for it: the clone's git directory,
+        a scratch index, and a scratch object directory borrowing the clone's objects."""
+        if self._scratch is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="prchain-stage-base-")
+        scratch = Path(self._scratch.name)
+        # An empty work tree of our own: git then reads .gitattributes from the index, that
+        # is B_t's, as the sandbox's checkout of B_t does (`doc/whats-new.rst merge=union`
+        # in xarray makes a changelog revert clean). A bare clone would read none, a user's
+        # clone its own checkout's. Whatever git writes lands in the scratch directory.
+        tree = scratch / "tree"
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir()
+        (scratch / "objects").mkdir(exist_ok=True)
+        git_dir, objects = self._git_dirs(self.clones[repo_id])
+        return tree, {
+            "GIT_DIR": git_dir,
+            "GIT_WORK_TREE": str(tree),
+            "GIT_INDEX_FILE": str(scratch / "index"),
+            "GIT_OBJECT_DIRECTORY": str(scratch / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
+        }
+
+    def _read_base(self, repo_id: int, base: str, tree: Path, env: dict[str, str]) -> bool:
+        """Put `base`'s tree in the scratch index (read once per base, then copied); False for a
+        base the clone lacks."""
+        key = (repo_id, base)
+        index = Path(env["GIT_INDEX_FILE"])
+        if key not in self._indexes:
+            done = git.run(tree, "read-tree", base, env=env, check=False, timeout=GIT_TIMEOUT)
+            self._indexes[key] = index.read_bytes() if done.ok else None
+            if len(self._indexes) > BASE_INDEXES:
+                self._indexes.popitem(last=False)
+        self._indexes.move_to_end(key)
+        data = self._indexes[key]
+        if data is not None:
+            index.write_bytes(data)
+        return data is not None
+
+    def _revert(self, repo_id: int, base: str, patches: tuple[str, ...]) -> bool:
+        tree, env = self._env(repo_id)
+        if not self._read_base(repo_id, base, tree, env):
+            return True  # a base the clone lacks: unknown
+        for patch in reversed(patches):
+            data = patch if patch.endswith("\n") else patch + "\n"
+            done = git.run(
+                tree, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
+                input=data.encode(), env=env, check=False, timeout=GIT_TIMEOUT,
+            )  # fmt: skip
+            if not done.ok:
+                return False
         return True
 
     def enterable_run(

@@ -173,7 +173,9 @@ def semantic(
     succ = _successors(graph, config.max_branching)
     height = _heights(graph, succ, max_len)
     found: dict[tuple[int, ...], float] = {}
-    for start in graph:
+    # Newer PRs first: a path's stage checks then find its newer stages' answers kept (the
+    # chains found do not depend on the order).
+    for start in nx.topological_sort(graph):
         # Without the check, a PR that itself builds on an older one starts a maximal path only
         # when the path is full; with it, the older one may be unable to go on to its stages.
         need = max_len if graph.out_degree(start) and enters is None else None
