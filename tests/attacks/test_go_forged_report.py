@@ -21,7 +21,7 @@ from chains.patches import split_patch
 from prchain.dev.repos import git
 from prchain.verdicts.oracle import StageTests, run_tests
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds Go
 
 RUN = uuid.uuid4().hex[:8]
 REPO = f"seal-go-{RUN}/shapes"
