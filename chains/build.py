@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import networkx as nx
 from sqlalchemy import Engine, delete, select
 
+from chains.codelinks import THIN_CODE_LINK, thin_code_link
 from chains.config import ChainsConfig
 from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
@@ -317,7 +318,31 @@ def _drop_thin_stages(
         link.attrs["why"] += f"; no stage: {', '.join(ends)}"
         link.rule = "stage_below_substance"
         report.dropped["stage_below_substance"] += 1
+    _drop_thin_code_links(graph, nodes, cfg, report)
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
+
+
+def _drop_thin_code_links(
+    graph: nx.DiGraph, nodes: dict[int, PRNode], cfg: ChainsConfig, report: GraphReport
+) -> None:
+    """Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its
+    own rather than two stages (`thin_code_link`) leave the graph; each is recorded under
+    `code_link_thin_stage`. A vetter's rescue is a verdict on dependency, not on substance: it
+    is dropped the same."""
+    thin: dict[tuple[int, int], str] = {}
+    for newer, older, attrs in graph.edges(data=True):
+        if attrs.get("evidence_class") != "code":
+            continue
+        why = thin_code_link(attrs, nodes[newer].code_lines, nodes[older].code_lines, cfg)
+        if why:
+            thin[newer, older] = why
+    graph.remove_edges_from(thin)
+    for link in report.links:
+        found = thin.get((link.newer, link.older))
+        if found and link.rule is None:
+            link.rule = THIN_CODE_LINK
+            link.attrs["why"] += f"; no stages: {found}"
+            report.dropped[THIN_CODE_LINK] += 1
 
 
 def _drop(summary: BuildSummary, chain: ChainCandidate, rule: str) -> None:

@@ -15,17 +15,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, select
 
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
-from chains.lines import MIN_LINE_CHARS, squeeze, substantive
+from chains.lines import MIN_LINE_CHARS, Lineage, squeeze, substantive
+from chains.link_rules import code_contact
 from chains.loading import PRNode, RefRow
 from chains.patches import file_sections, section_path
 from sql.models import PRPatch
 
+if TYPE_CHECKING:
+    from chains.config import ChainsConfig
+
 CODE_REF = "code"
+THIN_CODE_LINK = "code_link_thin_stage"  # the rule `thin_code_link` applies
 # Code files whose lines are data: a notebook's cells are JSON strings, its outputs included.
 NOT_CODE_TEXT = (".ipynb",)
 BATCH = 500
@@ -108,3 +114,35 @@ def code_references(
             )
         )
     return rows
+
+
+def thin_code_link(
+    attrs: Mapping[str, Any], newer_lines: int, older_lines: int, config: ChainsConfig
+) -> str:
+    """Why a kept code link makes no link between two stages once both ends' code is lexed
+    ('' when it does). A stage that enters a chain only through a code link is most often a
+    short follow-up fix of the older PR (round 31: chi #966 adds a mutex to #908's code, raft
+    #194 a flag, spark-connect-swift #128 renames a case), or a task of its own that passes
+    through the older PR's code (bat #2755 rewrites the syntax mapping #2647 had extended)."""
+    least = min(newer_lines, older_lines)
+    if least < config.code_link_min_stage_lines:
+        return f"an end changes {least} line(s) of code (a code link needs {config.code_link_min_stage_lines})"
+    followup = config.code_link_followup_lines
+    if (
+        followup
+        and newer_lines < followup
+        and newer_lines * config.code_link_followup_ratio < older_lines
+    ):
+        return f"the newer PR is a follow-up fix: {newer_lines} line(s) of code to the older one's {older_lines}"
+    contact = code_contact(_lineage(attrs), attrs.get("symbols") or 0)
+    if contact < config.code_link_min_share * newer_lines:
+        return f"{contact} point(s) of contact in {newer_lines} line(s) of the newer PR's code"
+    return ""
+
+
+def _lineage(attrs: Mapping[str, Any]) -> Lineage:
+    return Lineage(
+        attrs.get("lineage", 0),
+        moved=attrs.get("lineage_moved", 0),
+        inserted=attrs.get("lineage_inserted", 0),
+    )

@@ -241,7 +241,8 @@ def _with_symbols(
 ) -> str | None:
     """The decision once symbol use is known; it is measured only where it may rescue the link
     (one git grep per older PR, cached)."""
-    if symbols is None or rule not in SYMBOLS_CAN_RESCUE:
+    # A code link's names are always measured: its stage rules weigh them (`code_contact`).
+    if symbols is None or (rule not in SYMBOLS_CAN_RESCUE and best.cls != "code"):
         return rule
     attrs["symbols"] = symbols.used(newer, older)
     if not attrs["symbols"]:
@@ -331,7 +332,9 @@ def _link_rule(
     needs_backing = best.cls == "issue_only" and config.corroborate_issue_only
     if needs_backing and not backed:
         return "issue_only_uncorroborated"
-    if best.cls == "code" and not code_backed(lineage, attrs["gap_days"], config):
+    if best.cls == "code" and not code_backed(
+        lineage, attrs["gap_days"], config, attrs.get("symbols", 0)
+    ):
         return "code_link_unbacked"
     if best.cls == "medium" and config.medium_needs_lines and not backed:
         return "plain_mention_without_shared_lines"
@@ -412,14 +415,25 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     return lineage.weight + restored >= need
 
 
-def code_backed(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
-    """Whether a link no text names (`chains.codelinks`) stands: git blame (or, without a
-    clone, the same file) confirms `code_link_min_lines` lines of the older PR's code rewritten,
-    not only moved, per `max_gap_days` between the PRs. Symbol use or moved lines alone do not
-    make one: on autogen, links whose every line was moved (a module moved to an extension
-    package, #4557) or that shared one name were as often unrelated as not."""
-    rewritten = lineage.lines - lineage.moved
-    return rewritten >= config.code_link_min_lines * max(1.0, gap_days / config.max_gap_days)
+def code_backed(lineage: Lineage, gap_days: float, config: ChainsConfig, symbols: int = 0) -> bool:
+    """Whether a link no text names (`chains.codelinks`) stands: its points of contact with the
+    older PR's code reach `code_link_min_contact` per `max_gap_days` between the PRs. A point of
+    contact is a line of the older PR's code the newer one rewrites, not only moves (git blame,
+    or without a clone the same file), a place where it adds code inside that code, or a name
+    the older PR introduced that its code uses (`code_contact`). Moved lines alone do not make
+    one: on autogen, links whose every line was moved (a module moved to an extension package,
+    #4557) were as often unrelated as not; nor do three or four rewritten lines with no name
+    used (round 31: a refactor that rewrites a loop the older PR had just synced, gin #2368 →
+    #2378; a sweep over files the older PR touched, chi #966 → #971)."""
+    need = config.code_link_min_contact * max(1.0, gap_days / config.max_gap_days)
+    return code_contact(lineage, symbols) >= need
+
+
+def code_contact(lineage: Lineage, symbols: int) -> int:
+    """Points of contact of a code link: rewritten (not moved) lines of the older PR's code,
+    places where the newer PR adds code inside it, and names the older PR introduced that the
+    newer one's code uses."""
+    return max(0, lineage.lines - lineage.moved) + lineage.inserted + symbols
 
 
 def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:

@@ -38,7 +38,10 @@ def _history(path: Path) -> History:
 
 def test_a_rewrite_no_text_names_is_a_code_link(tmp_path: Path) -> None:
     repo = _history(tmp_path / "flows")
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, code_links=True)
+    # A four-line history: the substance minimums, a code link's among them, left out.
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, code_link_min_stage_lines=0, code_links=True
+    )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/flows", config))
     link = links[2, 1]
     assert (link.kept, link.evidence_class) == (True, "code"), link.why

@@ -1,0 +1,110 @@
+"""What a code link (chains.codelinks) must show to join two stages: points of contact with the
+older PR's code (rewritten lines, insertions, names used; `code_link_min_contact`), a share of the
+newer PR's code (`code_link_min_share`), and two ends that are stages, not a follow-up fix
+(`code_link_min_stage_lines`, `code_link_followup_lines`). Round 31's blind check found the code
+links a judge called borderline were small contacts inside a task of its own, and a third of the
+chains had a thin stage: a dozen-line fix of the older PR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chains.config import ChainsConfig
+from tests.support.history import History
+from tests.support.links import links_by_number, mine_and_build
+
+
+def _word(n: int) -> str:
+    """A distinct lowercase word for each `n` (a single word: no name a symbol check reads as
+    introduced; numbers alone would not do, a line's numbers are no change of its own)."""
+    letters = "bdfgklmnprstvz"
+    vowels = "aeiou"
+    word = ""
+    for _ in range(3):
+        n, c = divmod(n, len(letters))
+        n, v = divmod(n, len(vowels))
+        word += letters[c] + vowels[v]
+    return word
+
+
+def _lines(tag: int, count: int) -> list[str]:
+    """`count` distinct lines of Python code."""
+    return [
+        f"    value = value.{_word(tag + i)}(value) or {_word(tag + i + 7)}\n" for i in range(count)
+    ]
+
+
+def _func(name: str, body: list[str]) -> str:
+    return f"def {name}(value):\n{''.join(body)}    return value\n"
+
+
+def _history(path: Path, older: int, rewrite: int, own: int) -> History:
+    """#1 writes `older` lines of `ledger.py`; #2 (no text names #1) rewrites `rewrite` of them
+    and writes `own` lines of its own in another file."""
+    repo = History(path)
+    repo.commit("Initial commit", {"books/__init__.py": "", "books/util.py": "SCALE = 3\n"})
+    body = _lines(1, older)
+    repo.pr(1, "Ledger settlement", {"books/ledger.py": _func("settle", body)})
+    # Each line rewritten its own way: one edit repeated on every line is carried, not written.
+    rewritten = [
+        f"{line.rstrip()} + value.{_word(9_000 + i)}({i})\n"
+        for i, line in enumerate(body[:rewrite])
+    ]
+    rewritten += body[rewrite:]
+    files = {"books/ledger.py": _func("settle", rewritten)}
+    if own:
+        files["books/audit.py"] = _func("audit", _lines(5_000, own))
+    repo.pr(2, "Audit trail", files)
+    return repo
+
+
+def _link(tmp_path: Path, older: int, rewrite: int, own: int, config: ChainsConfig | None = None):
+    repo = _history(tmp_path / "books", older, rewrite, own)
+    config = config or ChainsConfig(code_links=True)
+    engine = mine_and_build(repo.path, tmp_path / "store.db", "acme/books", config)
+    return links_by_number(engine)[2, 1]
+
+
+def test_a_code_link_with_enough_contact_joins_two_stages(tmp_path: Path) -> None:
+    link = _link(tmp_path, older=40, rewrite=8, own=30)
+    assert (link.kept, link.evidence_class) == (True, "code"), link.why
+
+
+def test_four_rewritten_lines_and_no_name_are_too_little_contact(tmp_path: Path) -> None:
+    """Four of #1's lines rewritten, no name of #1's used: main kept it (3 rewritten lines were
+    enough); round 31's gin #2368 → #2378 and chi #966 → #971 were such links."""
+    link = _link(tmp_path, older=40, rewrite=4, own=30)
+    assert (link.kept, link.rule) == (False, "code_link_unbacked"), link.why
+
+
+def test_a_thin_end_is_no_stage_of_a_code_link(tmp_path: Path) -> None:
+    """#2 rewrites 6 of #1's lines and writes a function of 2: 13 lines of code, over the stage
+    minimum (12) but under a code link's (15): a follow-up fix, as raft #194 is of #189."""
+    link = _link(tmp_path, older=40, rewrite=6, own=2)
+    assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
+    assert "an end changes 13 line(s) of code" in link.why
+
+
+def test_a_short_follow_up_of_a_large_change_is_no_stage(tmp_path: Path) -> None:
+    """#2 is 32 lines of code on #1's 120: a fix of the older change (spark-connect-swift #128
+    of #126), however much of it touches #1's code."""
+    link = _link(tmp_path, older=120, rewrite=8, own=20)
+    assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
+    assert "follow-up fix" in link.why
+    # Off, the same pair is a link.
+    again = _link(
+        tmp_path / "off",
+        older=120,
+        rewrite=8,
+        own=20,
+        config=ChainsConfig(code_links=True, code_link_followup_lines=0),
+    )
+    assert again.kept, again.why
+
+
+def test_a_task_of_its_own_passing_through_the_older_code_is_no_link(tmp_path: Path) -> None:
+    """#2 writes 150 lines of its own and rewrites 6 of #1's: under 5% of its code touches #1
+    (bat #2755 rewrites the syntax mapping #2647 had extended)."""
+    link = _link(tmp_path, older=40, rewrite=6, own=150)
+    assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
+    assert "point(s) of contact" in link.why
