@@ -6,8 +6,10 @@ looked up among the lines earlier PRs wrote in the same file (the latest writer 
 merged before the PR was opened); a pair with `code_link_min_lines` such lines becomes a
 candidate link: a reference of type `code`, evidence class `code`, read from the patches alone.
 It then meets the same link rules, git blame, symbol use, gates and vetter as a reference does:
-the rules keep it only where line lineage or symbol use backs it (`code_link_unbacked`), and its
-stored decision says `code`, so a user who wants only the paper's ref-linked chains sets
+the rules keep it only with enough points of contact with the older PR's code
+(`code_link_unbacked`) and, once both ends are lexed, only between two ends that are stages, not a
+follow-up fix or a task of its own passing through the older code (`thin_code_link`). Its stored
+decision says `code`, so a user who wants only the paper's ref-linked chains sets
 `chains.code_links: false`.
 """
 
