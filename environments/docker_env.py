@@ -14,6 +14,7 @@ import posixpath
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Self
 
 from environments import carry, cleanup
@@ -472,11 +473,20 @@ class DockerEnvironment:
             self._remove(container)
 
     def _own_plugins(self, t: int) -> tuple[str, ...]:
-        """The pytest plugins the project declares at B_t, read from the clone on the host."""
-        from environments.eras.manifests import snapshot
-        from environments.eras.python.seal import project_plugins
+        """The pytest plugins the project declares at B_t, read from the clone on the host; with no
+        clone (`tasks eval` of an exported task), from the stage base root published in the image."""
+        from environments.eras.manifests import Snapshot, snapshot
+        from environments.eras.python.seal import PLUGIN_MANIFESTS, project_plugins
 
-        return project_plugins(snapshot(self.clone_path, self.stages[t].base_sha))
+        base = self.stages[t].base_sha
+        if self.clone_path:
+            return project_plugins(snapshot(self.clone_path, base))
+        files = {}
+        for path in PLUGIN_MANIFESTS:
+            raw = self.base_file(path)
+            if raw is not None:
+                files[path] = raw.decode(errors="replace")
+        return project_plugins(Snapshot(base, datetime.now(UTC), files))
 
     def _remove(self, container: str) -> None:
         self.client.remove_container(container)

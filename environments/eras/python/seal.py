@@ -106,6 +106,10 @@ def runner_env(probe: str, command: str, own: tuple[str, ...] = ()) -> dict[str,
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
+# The files `project_plugins` reads.
+PLUGIN_MANIFESTS = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
 def project_plugins(snap: Snapshot) -> tuple[str, ...]:
     """The modules the project at `snap` (a stage base) declares as `pytest11` entry points, in
     pyproject.toml (PEP 621, poetry), setup.cfg or a literal in setup.py."""
