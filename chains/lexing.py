@@ -27,9 +27,10 @@ from pygments.lexer import Lexer, RegexLexer
 from pygments.token import Error, Whitespace, _TokenType
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (compiled pattern's match, action, new state)
-# One step of a state's lookup: an alternation of rules from `first` on (the matching branch
-# names the rule), or None and one rule's index, tried alone.
-Step = tuple[Callable[[str, int], "re.Match[str] | None"] | None, int]
+# One step of a state's lookup: an alternation of rules (the matching branch names the rule), or
+# None and the index of one rule tried alone; then the ASCII characters a match of the step may
+# begin with (None: any). A step is skipped at an ASCII character it cannot begin with.
+Step = tuple[Callable[[str, int], "re.Match[str] | None"] | None, int, frozenset[str] | None]
 
 _REFS = {sre_parse.GROUPREF, sre_parse.GROUPREF_EXISTS}
 _GLOBAL_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
@@ -85,6 +86,88 @@ def _branch(compiled: re.Pattern[str], flags: int) -> str | None:
     return pattern
 
 
+ASCII = frozenset(map(chr, range(128)))
+
+
+_ESCAPES = {  # a category's constant → its escape (`\\s`, `\\w`, ...)
+    spec[1][0][1]: escape
+    for escape, spec in sre_parse.CATEGORIES.items()
+    if spec[0] is sre_parse.IN and spec[1][0][0] is sre_parse.CATEGORY
+}
+
+
+def _class(items: Any, flags: int) -> frozenset[str]:
+    """The ASCII characters a character class (`[...]`, `\\w`) of a parsed pattern takes."""
+    found: set[str] = set()
+    negate = False
+    for op, arg in items:
+        if op is sre_parse.NEGATE:
+            negate = True
+        elif op is sre_parse.LITERAL:
+            found.add(chr(arg))
+        elif op is sre_parse.RANGE:
+            found.update(chr(c) for c in range(arg[0], arg[1] + 1) if c < 128 or c == arg[0])
+        elif op is sre_parse.CATEGORY and arg in _ESCAPES:
+            escape = _ESCAPES[arg]
+            found.update(c for c in ASCII if re.fullmatch(escape, c, flags & re.ASCII))
+        else:
+            return ASCII
+    if flags & re.IGNORECASE and not found <= ASCII:
+        return ASCII  # a letter beyond ASCII may fold to one in it (KELVIN SIGN to `k`)
+    return ASCII - found if negate else frozenset(found)
+
+
+def _first(parsed: Any, flags: int) -> tuple[frozenset[str], bool]:
+    """The ASCII characters a match of a parsed pattern may begin with, and whether it may be
+    empty (then what follows it may begin the match). Where unsure: every character."""
+    found: set[str] = set()
+    for op, arg in parsed:
+        if op is sre_parse.LITERAL:
+            chars, empty = frozenset({chr(arg)}), False
+        elif op is sre_parse.NOT_LITERAL or op is sre_parse.ANY:
+            chars, empty = ASCII, False
+        elif op is sre_parse.IN:
+            chars, empty = _class(arg, flags), False
+        elif op is sre_parse.SUBPATTERN:
+            _group, add, remove, sub = arg
+            chars, empty = _first(sub, (flags | add) & ~remove)
+        elif op is sre_parse.BRANCH:
+            parts = [_first(branch, flags) for branch in arg[1]]
+            chars = frozenset().union(*(c for c, _ in parts))
+            empty = any(e for _, e in parts)
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT):
+            low, _high, sub = arg
+            chars, empty = _first(sub, flags)
+            empty = empty or low == 0
+        elif op in (sre_parse.AT, sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+            chars, empty = frozenset(), True  # zero width: what follows begins the match
+        else:
+            return ASCII, True
+        if flags & re.IGNORECASE:
+            chars = ASCII if not chars <= ASCII else chars | {c.swapcase() for c in chars}
+        if flags & re.LOCALE:
+            chars = ASCII
+        found.update(chars)
+        if not empty:
+            return frozenset(found), False
+    return frozenset(found), True
+
+
+def _begins(patterns: list[str], flags: int) -> frozenset[str] | None:
+    """The ASCII characters a match of one of `patterns` may begin with (None: any)."""
+    found: set[str] = set()
+    for pattern in patterns:
+        try:
+            parsed = sre_parse.parse(pattern, flags)
+            chars, empty = _first(parsed, parsed.state.flags)  # with its inline flags
+        except (re.error, TypeError, ValueError):
+            return None
+        if empty or chars >= ASCII:
+            return None
+        found |= chars
+    return frozenset(found)
+
+
 def _steps(rules: list[Rule]) -> list[Step]:
     """A state's rules as lookup steps, in their order."""
     if not rules:
@@ -97,20 +180,28 @@ def _steps(rules: list[Rule]) -> list[Step]:
         if run:
             joined = "|".join(f"(?P<r{i}>{pattern})" for i, pattern in run)
             try:
-                steps.append((re.compile(joined, flags).match, run[0][0]))
+                finder = re.compile(joined, flags).match
             except (re.error, AssertionError, OverflowError):
-                steps.extend((None, i) for i, _ in run)
+                steps.extend(_alone(rules[i], i) for i, _ in run)
+            else:
+                steps.append((finder, run[0][0], _begins([p for _, p in run], flags)))
             run.clear()
 
     for index, (match, _action, _state) in enumerate(rules):
         branch = _branch(match.__self__, flags)  # type: ignore[attr-defined]
         if branch is None:
             close()
-            steps.append((None, index))
+            steps.append(_alone(rules[index], index))
         else:
             run.append((index, branch))
     close()
     return steps
+
+
+def _alone(rule: Rule, index: int) -> Step:
+    compiled = rule[0].__self__  # type: ignore[attr-defined]
+    pattern = compiled.pattern
+    return None, index, _begins([pattern], compiled.flags) if isinstance(pattern, str) else None
 
 
 def _lookups(lexer: RegexLexer) -> dict[str, list[Step]]:
@@ -131,9 +222,13 @@ def get_tokens_unprocessed(
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
     steps = lookups[statestack[-1]]
+    end = len(text)
     while True:
         m = None
-        for finder, index in steps:
+        char = text[pos] if pos < end else ""
+        for finder, index, begins in steps:
+            if begins is not None and char in ASCII and char not in begins:
+                continue  # no rule of the step can match here (its patterns say)
             if finder is None:
                 rexmatch, action, new_state = statetokens[index]
                 m = rexmatch(text, pos)
@@ -173,7 +268,7 @@ def get_tokens_unprocessed(
                 statetokens = tokendefs[statestack[-1]]
                 steps = lookups[statestack[-1]]
             continue
-        if pos >= len(text):
+        if pos >= end:
             break
         if text[pos] == "\n":
             # at EOL, reset state to "root"

@@ -5,6 +5,7 @@ lexes every file whole with Pygments' own loop (main before this change)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +91,11 @@ def test_this_projects_own_sources_lex_alike() -> None:
 def test_a_rule_with_a_backreference_is_tried_alone_in_its_place() -> None:
     """Rust's raw string rule (`r(#*)".*?"\\1`) cannot be a branch: its group would be renumbered."""
     steps = lexing._lookups(lexer_for("a.rs"))  # type: ignore[arg-type]
-    alone = [index for state in steps.values() for finder, index in state if finder is None]
+    alone = [index for state in steps.values() for finder, index, _ in state if finder is None]
     assert alone  # the raw string rule
-    assert [finder is None for finder, _ in steps["base"]] == [False, True, False]
+    assert [finder is None for finder, _, _ in steps["base"]] == [False, True, False]
+    # ... and only where the text holds a `b` or an `r`: no other character begins its match.
+    assert steps["base"][1][2] == frozenset("br")
 
 
 def test_a_lexer_with_its_own_loop_is_left_as_it_is() -> None:
@@ -181,3 +184,27 @@ def test_a_build_decides_as_one_with_pygments_own_loop_and_whole_files(
     decided = driven[0]
     assert decided[2, 1][3] >= 1  # #2 calls #1's `sort_import_sections`
     assert decided[3, 1][3] == 0  # #1's `JoinedSection` is a line of its raw string: no name
+
+
+@pytest.mark.parametrize("path", sorted(SNIPPETS))
+def test_a_step_skipped_at_a_character_could_not_match_there(path: str) -> None:
+    """Each rule that matches somewhere in the text begins with a character its step lists."""
+    lexer = lexer_for(path)
+    text = SNIPPETS[path] + "ſ Kelvin K \x1c é\n"
+    for state, steps in lexing._lookups(lexer).items():  # type: ignore[arg-type]
+        rules = lexer._tokens[state]  # type: ignore[union-attr]
+        bounds = [index for _, index, _ in steps] + [len(rules)]
+        for (_, first, begins), last in zip(steps, bounds[1:], strict=True):
+            for match, _action, _state in rules[first:last]:
+                for pos in range(len(text)):
+                    if begins is not None and text[pos] in lexing.ASCII and match(text, pos):
+                        assert text[pos] in begins, (state, match.__self__.pattern, text[pos])
+
+
+def test_case_folding_beyond_ascii_begins_anywhere() -> None:
+    """`(?i)ſ` matches `s` and `S`; `[\\u2000-\\u2200]` under IGNORECASE holds KELVIN SIGN (`k`)."""
+    assert lexing._begins(["(?i)ſelf"], 0) is None
+    assert lexing._begins(["[\u2000-\u2200]x"], re.IGNORECASE) is None
+    assert lexing._begins(["(?i)self"], 0) == frozenset("sS")
+    assert lexing._begins([r"\s+"], 0) == frozenset(c for c in lexing.ASCII if c.isspace())
+    assert lexing._begins([r"\b(?=x)y?"], 0) is None  # may be empty: anything may follow
