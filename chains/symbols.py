@@ -146,7 +146,8 @@ def _strings_blanked(hunks: list[Block], text: str | None) -> list[Block]:
     """The hunks with every line inside a string that spans lines of the new file blanked."""
     if text is None or not hunks:
         return hunks
-    spans = string_spans(text, lexer_for(hunks[0].path))
+    last = max(b.first + b.text.count("\n") for b in hunks)  # the hunks' last line
+    spans = string_spans(text, lexer_for(hunks[0].path), until=last)
     if not spans:
         return hunks
     inside = {line for first, last in spans for line in range(first, last + 1)}
