@@ -320,7 +320,7 @@ def _moved_and_edited(
         fold = [w.casefold() for w in words]
         names = sorted(
             (n for n in {w for w in fold if _NAME.fullmatch(w)} if n in by_name),
-            key=lambda n: len(by_name[n]),
+            key=lambda n: (len(by_name[n]), n),
         )
         near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
         best, likeness = None, MIN_MOVED_LIKENESS

@@ -10,7 +10,8 @@ the rules keep it only with enough points of contact with the older PR's code
 (`code_link_unbacked`) and, once both ends are lexed, only between two ends that are stages, not a
 follow-up fix or a task of its own passing through the older code (`thin_code_link`). Its stored
 decision says `code`, so a user who wants only the paper's ref-linked chains sets
-`chains.code_links: false`.
+`chains.code_links: false`. By default (`auto`) only a repository whose PRs seldom name other PRs
+is read this way (`code_link_repos`).
 """
 
 from __future__ import annotations
@@ -85,6 +86,25 @@ def code_pairs(
         for key in written:
             writer[key] = pr
     return {pair: n for pair, n in counts.items() if n >= min_lines}
+
+
+def code_link_repos(
+    nodes: Mapping[int, PRNode], refs: Iterable[RefRow], config: ChainsConfig
+) -> set[int]:
+    """The repositories whose pairs are looked for in code: every one with `code_links` true;
+    with `auto`, those whose PRs name other PRs (directly, not through an issue) fewer than
+    `code_links_auto_below` times a PR."""
+    if config.code_links is False:
+        return set()
+    prs = Counter(node.repo_id for node in nodes.values())
+    if config.code_links is True:
+        return set(prs)
+    named = Counter(
+        r.repo_id for r in refs if r.dst in nodes and r.src in nodes and not r.via_issue
+    )
+    return {
+        repo for repo, count in prs.items() if named[repo] < config.code_links_auto_below * count
+    }
 
 
 def code_references(

@@ -143,15 +143,25 @@ class ChainsConfig(BaseModel):
         description="An edge resting only on a shared issue needs code evidence: the newer PR "
         "changes lines the older one added, or uses names it introduced; else it is dropped.",
     )
-    # On by default since round 31's rules (docs/chains.md): a history whose commit messages name
-    # no PRs makes chains only this way.
-    code_links: bool = Field(
-        True,
+    # `auto` since round 32 (docs/chains.md): a history whose commit messages name no PRs makes
+    # chains only this way; one whose messages do keeps the paper's reference-linked chains and
+    # their cost (code links multiply a cold build's git and lexing).
+    code_links: bool | Literal["auto"] = Field(
+        "auto",
         description="Look for links in code as well as in words: a pair of PRs no text names, "
         "where the newer one removes code_link_min_lines lines of code the older one wrote, is a "
         "candidate link of evidence class `code`, kept only where it has code_link_min_contact "
-        "points of contact with the older PR's code and both ends are stages. Off keeps only the "
-        "links a text names (the paper's reference-linked chains).",
+        "points of contact with the older PR's code and both ends are stages. `auto` looks in the "
+        "code of a repository whose PRs name other PRs less often than code_links_auto_below a "
+        "PR; false keeps only the links a text names (the paper's reference-linked chains).",
+    )
+    code_links_auto_below: float = Field(
+        0.05,
+        ge=0,
+        description="With code_links `auto`: a repository whose PRs name other PRs (directly, "
+        "not through an issue) fewer times than this per PR gets code links. Round 32: the "
+        "histories merged without PR names read 0 to 0.048 a PR, those that name them 0.05 to "
+        "0.29 (ruff 0.43).",
     )
     code_link_min_lines: int = Field(
         3,

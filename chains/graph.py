@@ -18,7 +18,7 @@ import networkx as nx
 from sqlalchemy import Engine
 
 from chains.ancestry import AncestryOracle
-from chains.codelinks import code_references
+from chains.codelinks import code_link_repos, code_references
 from chains.config import ChainsConfig
 from chains.cues import classify, prepares, stacked_on
 from chains.filters import FilterReport, apply_filters, rejection
@@ -357,8 +357,10 @@ def load_graph(
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
     found_in_code: list[RefRow] = []
-    if config.code_links:
+    in_code = code_link_repos(nodes, refs, config)
+    if in_code:
         stageable, _ = apply_filters(nodes, refs, config.filters)
+        stageable = {pr for pr in stageable if nodes[pr].repo_id in in_code}
         found_in_code = code_references(engine, nodes, stageable, refs, config.code_link_min_lines)
     verdicts = load_verdicts(engine)
     graph, report = build_graph(nodes, refs + found_in_code, config, repos, kept, kept, verdicts)

@@ -108,3 +108,25 @@ def test_a_task_of_its_own_passing_through_the_older_code_is_no_link(tmp_path: P
     link = _link(tmp_path, older=40, rewrite=6, own=150)
     assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
     assert "point(s) of contact" in link.why
+
+
+def test_auto_reads_code_only_where_prs_seldom_name_each_other(tmp_path: Path) -> None:
+    """`code_links: auto` (the default): the same pair is a code link in a history whose PRs name
+    no PR, and no link at all in one whose PRs name each other (there the text-named links are
+    the chains, and reading every pair's code would only cost the build)."""
+    quiet = _history(tmp_path / "quiet", older=40, rewrite=8, own=30)
+    engine = mine_and_build(quiet.path, tmp_path / "quiet.db", "acme/quiet", ChainsConfig())
+    link = links_by_number(engine)[2, 1]
+    assert (link.kept, link.evidence_class) == (True, "code"), link.why
+
+    talking = _history(tmp_path / "talking", older=40, rewrite=8, own=30)
+    talking.pr(3, "Audit report", {"books/report.py": "TOTAL = 1\n"}, body="Follow-up to #2.")
+    engine = mine_and_build(talking.path, tmp_path / "talking.db", "acme/talking", ChainsConfig())
+    links = links_by_number(engine)
+    assert (2, 1) not in links
+    assert (3, 2) in links
+    # Asked for everywhere, the pair is found in code there too.
+    engine = mine_and_build(
+        talking.path, tmp_path / "on.db", "acme/talking", ChainsConfig(code_links=True)
+    )
+    assert links_by_number(engine)[2, 1].evidence_class == "code"
