@@ -868,22 +868,24 @@ class Python:
     def revise(
         self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
     ) -> Plan | None:
-        """A dependency's sdist of the era that does not build here: its first wheel instead; a
-        package the index no longer serves for the era: its nearest installable release, or
-        dropped when only a type stub or lint tool (python/fallbacks.py); a project whose own
+        """A dependency's sdist of the era that does not build here: its first wheel instead (its
+        own pin, if any, becomes a floor); a package the index no longer serves for the era: its
+        nearest installable release, or dropped when only a type stub or lint tool
+        (python/fallbacks.py); a project whose own
         build fails here: its requirements from the manifests instead (python/unbuilt.py). Old
         code that asks an import loader `is_package()` (flask ≤ 1.0's get_root_path) fails under
         pytest's assertion-rewriting hook, which lacks it: the suite again with `--assert=plain`."""
-        from environments.eras.python.fallbacks import unavailable
-        from environments.eras.wheels import lifted
+        from environments.eras.python.fallbacks import unavailable, unpinned
+        from environments.eras.wheels import failed_package, lifted
 
         if not ran:
             from environments.eras.python.unbuilt import without_project
 
-            return (
-                lifted(plan, log, config.index_url)
-                or unavailable(plan, log, config.index_url, REQUIREMENTS)
-                or without_project(snap, plan, log)
+            lift = lifted(plan, log, config.index_url)
+            if lift is not None and (failed := failed_package(log)) is not None:
+                return unpinned(lift, *failed, (REQUIREMENTS, CONSTRAINTS))
+            return unavailable(plan, log, config.index_url, REQUIREMENTS) or without_project(
+                snap, plan, log
             )
         if "no tests ran" in log and ANY_TEST_FILE not in plan.test_command:
             return _any_test_file(plan)
