@@ -7,8 +7,8 @@ Each stage is a PR named `owner/name#N`; its history is a local clone (a bare mi
 mined from the clone, every PR becomes a one-stage chain (`chains build --strategy single`), and only
 the named PRs' chains are set up and verified. Nothing here is hermetic: the index is PyPI, and the
 repositories' code is never committed. The store, logs and the build-cache volume are the bench's
-own (under a temporary directory, prefix `bench-heldout-`); the era images are left for a rerun
-(`prchain env prune` removes them) unless `--clean`.
+own (under a temporary directory, prefix `bench-heldout-`, or `--data` to keep the store and logs);
+the era images are left for a rerun (`prchain env prune` removes them) unless `--clean`.
 
     python bench/bench_heldout_python.py --clones /work/.mirror \\
         pyparsing/pyparsing#209 tox-dev/filelock#110 hukkin/tomli#175
@@ -155,14 +155,19 @@ def main_() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clones", type=Path, required=True, help="where the clones are")
     parser.add_argument("--clean", action="store_true", help="remove the era images at the end")
+    parser.add_argument(
+        "--data", type=Path, help="keep the store and logs here (default: a temporary directory)"
+    )
     parser.add_argument("stages", nargs="+", help="owner/name#N")
     args = parser.parse_args()
     client = DockerClient()
     volume = f"bench-heldout-{secrets.token_hex(4)}"
     wanted = [(s.split("#")[0], int(s.split("#")[1])) for s in args.stages]
     with tempfile.TemporaryDirectory(prefix="bench-heldout-") as tmp:
+        data = args.data or Path(tmp)
+        data.mkdir(parents=True, exist_ok=True)
         try:
-            run(Path(tmp), args.clones, wanted, volume)
+            run(data, args.clones, wanted, volume)
         finally:
             for repo in sorted({repo for repo, _ in wanted}):
                 if args.clean:

@@ -518,13 +518,34 @@ def _has_testpaths(snap: Snapshot) -> bool:
 
 def test_command(snap: Snapshot) -> str:
     """pytest as the agent runs it; the suite's directory unless the pytest config names it. A git
-    submodule's tree (numpy's vendored meson, with its own tests) is another project's: ignored."""
+    submodule's tree (numpy's vendored meson, with its own tests) is another project's: ignored;
+    so is a nested project's when the suite is the whole tree."""
     ignored = "".join(f" --ignore={shlex.quote(p)}" for p, _ in declared(snap.text(".gitmodules")))
     if _has_testpaths(snap):
         return PYTEST + ignored
     dirs = {p.split("/", 1)[0] for p in snap.paths if "/" in p}
     where = next((d for d in TEST_DIRS if d in dirs), "")
+    if not where:  # pytest walks the whole tree: other projects' tests too
+        ignored += "".join(f" --ignore={shlex.quote(p)}" for p in nested_projects(snap))
     return f"{PYTEST}{ignored} {where}".strip()
+
+
+def nested_projects(snap: Snapshot) -> list[str]:
+    """Directories below the root with a packaging manifest of their own: another project, built
+    by its own setup (bitarray 2023's examples/puff, a C extension its tests import), whose tests
+    are not the suite's. Only those of a root that is a project itself; outermost first."""
+    if not any(snap.text(m) for m in ("setup.py", "pyproject.toml", "setup.cfg")):
+        return []
+    found = sorted(
+        posixpath.dirname(p)
+        for p in snap.paths
+        if "/" in p and posixpath.basename(p) in ("setup.py", "pyproject.toml")
+    )
+    outer: list[str] = []
+    for path in found:
+        if not any(path == o or path.startswith(o + "/") for o in outer):
+            outer.append(path)
+    return outer
 
 
 def setup_command(snap: Snapshot) -> str:
@@ -868,22 +889,24 @@ class Python:
     def revise(
         self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
     ) -> Plan | None:
-        """A dependency's sdist of the era that does not build here: its first wheel instead; a
-        package the index no longer serves for the era: its nearest installable release, or
-        dropped when only a type stub or lint tool (python/fallbacks.py); a project whose own
+        """A dependency's sdist of the era that does not build here: its first wheel instead (its
+        own pin, if any, becomes a floor); a package the index no longer serves for the era: its
+        nearest installable release, or dropped when only a type stub or lint tool
+        (python/fallbacks.py); a project whose own
         build fails here: its requirements from the manifests instead (python/unbuilt.py). Old
         code that asks an import loader `is_package()` (flask ≤ 1.0's get_root_path) fails under
         pytest's assertion-rewriting hook, which lacks it: the suite again with `--assert=plain`."""
-        from environments.eras.python.fallbacks import unavailable
-        from environments.eras.wheels import lifted
+        from environments.eras.python.fallbacks import unavailable, unpinned
+        from environments.eras.wheels import failed_package, lifted
 
         if not ran:
             from environments.eras.python.unbuilt import without_project
 
-            return (
-                lifted(plan, log, config.index_url)
-                or unavailable(plan, log, config.index_url, REQUIREMENTS)
-                or without_project(snap, plan, log)
+            lift = lifted(plan, log, config.index_url)
+            if lift is not None and (failed := failed_package(log)) is not None:
+                return unpinned(lift, *failed, (REQUIREMENTS, CONSTRAINTS))
+            return unavailable(plan, log, config.index_url, REQUIREMENTS) or without_project(
+                snap, plan, log
             )
         if "no tests ran" in log and ANY_TEST_FILE not in plan.test_command:
             return _any_test_file(plan)

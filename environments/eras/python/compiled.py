@@ -206,7 +206,40 @@ def submodules():
             dirs[:] = []
 
 
+def untracked():
+    """The files git does not track here (None when git cannot say)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--others"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {os.path.normpath(p) for p in out.stdout.decode(errors="replace").split("\0") if p}
+
+
+def stale_cython():
+    """A module Cython generated beside its .pyx (X.c, X.cpp; untracked) that is older than a
+    Cython source of the tree is aged, so the project's own build generates it again: msgpack
+    2020's setup.py compares only _cmsgpack.pyx's time with _cmsgpack.cpp, while the code is in
+    the .pyx files it includes. A tracked one is the project's own: left alone."""
+    sources, generated = [], []
+    for root, dirs, files in os.walk("."):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith((".pyx", ".pxd", ".pxi")):
+                sources.append(os.path.join(root, name))
+            if name.endswith(".pyx"):
+                stem = os.path.join(root, name[:-4])
+                generated += [stem + e for e in (".c", ".cpp") if os.path.exists(stem + e)]
+    if not generated or (loose := untracked()) is None:
+        return
+    newest = max(os.stat(p).st_mtime for p in sources)
+    for path in generated:
+        if os.path.normpath(path) in loose and os.stat(path).st_mtime < newest:
+            print(f"prchain-build: {path} is older than the Cython sources: generated again")
+            os.utime(path, (0, 0))
+
+
 def setuptools():
+    stale_cython()
     env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION=VERSION, PBR_VERSION=VERSION)
     os.environ.update(env)
     setup = ["setup.py"] if os.path.exists("setup.py") else ["-c", "from setuptools import setup; setup()"]

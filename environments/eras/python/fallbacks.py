@@ -192,6 +192,32 @@ class _Written:
         return commands
 
 
+# Operators that only set a floor (or skip a release): a later wheel still satisfies them.
+_FLOORS = {">=", ">", "!="}
+
+
+def unpinned(plan: Plan, name: str, version: str, files: tuple[str, ...]) -> Plan:
+    """A package lifted to its first wheel (`wheels.lifted`) whose own line pins the era's release
+    (msgpack 2018's `Cython==0.27.3`, whose sdist does not build on 3.9): the pin would refuse the
+    wheel, so the line asks for that release as a floor instead (`Cython>=0.27.3`), said in the
+    notes. Lines that only set a floor are left as they are."""
+    key = str(canonicalize_name(name))
+    for path in files:
+        written = _Written.of(plan, path)
+        own = written.line(key)
+        if own is None:
+            continue
+        wanted = Requirement(own)
+        if all(s.operator in _FLOORS for s in wanted.specifier):
+            continue
+        extras = f"[{','.join(sorted(wanted.extras))}]" if wanted.extras else ""
+        marker = f"; {wanted.marker}" if wanted.marker else ""
+        line = f"{wanted.name}{extras}>={version}{marker}"
+        note = f"{own} gives way to the lift: {line}"
+        plan = replace(plan, commands=written.rewritten(key, line), notes=[*plan.notes, note])
+    return plan
+
+
 def _dropped(plan: Plan, written: _Written, key: str, why: str) -> Plan | None:
     if written.line(key) is None:
         return None  # not named here: nothing to leave out

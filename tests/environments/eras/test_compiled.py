@@ -11,7 +11,7 @@ from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ecosystem
 from environments.eras.manifests import Snapshot, snapshot
 from environments.eras.python import REQUIREMENTS, written_lines
-from environments.eras.python.compiled import BUILD_STEP, build_script, compiled
+from environments.eras.python.compiled import BUILD_DIR, BUILD_STEP, build_script, compiled
 from environments.eras.submodules import mirror_for, populate, resolved
 from tests.support.cext_repo import MATHLIB_H, MATHLIB_URL, THEME_URL, make_fastsum, make_mathlib
 
@@ -131,3 +131,56 @@ def test_a_projects_build_arguments_reach_its_build_step_and_its_notes() -> None
     script = next(c for c in plan.commands if c.startswith(f"cat > /usr/local/bin/{BUILD_STEP}"))
     assert "EXTRA = ['-Dcpu-dispatch=none']" in script
     assert any(n.endswith("with -Dcpu-dispatch=none (eras.build_args)") for n in plan.notes)
+
+
+# msgpack 2020's setup.py: the module Cython generates is made again only when the top .pyx is
+# newer than it, though the code lives in the .pyx files that one includes. Its `cythonize` (here
+# the includes inlined into the .cpp, as Cython does) and build_ext (the .cpp copied to the built
+# file) are stand-ins; the rule on times is msgpack's own.
+MSGPACK_SETUP = """import os, re
+src, pyx = "pkg/_mod.cpp", "pkg/_mod.pyx"
+def cythonize():
+    text = open(pyx).read()
+    text = re.sub(r'include "(.+)"', lambda m: open("pkg/" + m.group(1)).read(), text)
+    open(src, "w").write(text)
+if not os.path.exists(src) or os.stat(src).st_mtime < os.stat(pyx).st_mtime:
+    cythonize()
+open("pkg/_mod.built", "w").write(open(src).read())
+"""
+
+
+def test_the_build_step_generates_a_cython_module_again_when_an_included_source_changed(
+    tmp_path: Path,
+) -> None:
+    import os
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "setup.py").write_text(MSGPACK_SETUP)
+    (repo / "pkg/_mod.pyx").write_text('include "_part.pxi"\n')
+    (repo / "pkg/_part.pxi").write_text("X = 1\n")
+    (repo / ".gitignore").write_text("*.cpp\n*.built\n")
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    found = compiled(_snap({"setup.py": "from setuptools import setup, Extension\n"}, ["a.pyx"]))
+    assert found is not None and found.backend == "setuptools"
+    script = tmp_path / "prchain-build"
+    script.write_text(build_script(found, "1.0").replace(BUILD_DIR, str(tmp_path / "build")))
+    step = [sys.executable, str(script)]
+    subprocess.run(step, cwd=repo, check=True, capture_output=True)
+    assert (repo / "pkg/_mod.built").read_text() == "X = 1\n\n"
+    # The agent (or the gold patch) edits the included file; the top .pyx is unchanged.
+    (repo / "pkg/_part.pxi").write_text("X = 2\n")
+    later = os.stat(repo / "pkg/_mod.cpp").st_mtime + 5
+    os.utime(repo / "pkg/_part.pxi", (later, later))
+    done = subprocess.run(step, cwd=repo, check=True, capture_output=True, text=True)
+    assert (repo / "pkg/_mod.built").read_text() == "X = 2\n\n"
+    assert "pkg/_mod.cpp is older than the Cython sources" in done.stdout
+    # A generated module the project tracks is its own: never aged.
+    subprocess.run([*git, "add", "-f", "pkg/_mod.cpp"], check=True)
+    (repo / "pkg/_part.pxi").write_text("X = 3\n")
+    os.utime(repo / "pkg/_part.pxi", (later + 10, later + 10))
+    subprocess.run(step, cwd=repo, check=True, capture_output=True)
+    assert (repo / "pkg/_mod.built").read_text() == "X = 2\n\n"

@@ -306,3 +306,42 @@ def test_a_project_whose_own_build_fails_gets_its_requirements_instead(tmp_path:
             )
             is None
         )
+
+
+def test_a_pinned_dependency_whose_sdist_does_not_build_is_lifted_past_its_pin(
+    tmp_path: Path,
+) -> None:
+    """msgpack 2018's requirements.txt pins `Cython==0.27.3`, whose sdist does not build on 3.9:
+    the lift to its first wheel for the interpreter must not be refused by the pin itself (uv:
+    "cython==0.27.3 has no usable wheels and you require cython==0.27.3"); the pin becomes a floor,
+    said in the notes, and the era resolves to that first wheel."""
+    from tests.support.fake_index import make_failing_sdist
+
+    files = tmp_path / "files"
+    files.mkdir()
+    module = {"cext/__init__.py": ""}
+    releases = [
+        Release("cext", "1.0", "2019-06-01T00:00:00Z",
+                make_failing_sdist(files, "cext", "1.0", "gcc: error: command failed")),
+        Release("cext", "1.5", "2020-06-01T00:00:00Z", make_wheel(files, "cext", "1.5", module)),
+        Release("cext", "2.0", "2023-06-01T00:00:00Z", make_wheel(files, "cext", "2.0", module)),
+    ]  # fmt: skip
+    era = _era(tmp_path / "repo", "cext==1.0\n")
+    assert era.ecosystem is not None
+    with FakeIndex(releases) as index:
+        config = ErasConfig(**CONFIG, index_url=index.url)
+        plan = era.ecosystem.plans(era.snap, config)[0]
+        for _ in range(3):
+            code, log = _build(plan, tmp_path / "repo", tmp_path / "venv", index.url)
+            if code == 0:
+                break
+            revised = era.ecosystem.revise(era.snap, config, plan, log, False)
+            assert revised is not None, log
+            plan = revised
+    assert code == 0, log
+    assert plan.variant == "dated+cext-wheel"
+    assert "cext==1.5" in log and "cext==2.0" not in log
+    assert plan.notes[-1] == "cext==1.0 gives way to the lift: cext>=1.0"
+    assert "cext>=1.0" in next(
+        x for x in (written_lines(c, REQUIREMENTS) for c in plan.commands) if x
+    )

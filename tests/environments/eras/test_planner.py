@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -467,3 +468,26 @@ def test_a_suite_of_modules_not_named_test_star_is_collected_again(repo: Path) -
         narrowed
         == "python -m pytest -p no:cacheprovider --override-ini=python_files=*test*.py {files}"
     )
+
+
+def test_a_nested_project_is_not_the_suite_when_pytest_walks_the_whole_tree(repo: Path) -> None:
+    """bitarray 2023: its tests live in the package (no tests/ directory, no testpaths), and
+    examples/puff is another project with its own setup.py and C extension, which its test imports:
+    collected with the suite, it fails the whole verification with a collection error."""
+    files = {
+        "setup.py": "from setuptools import setup, Extension\nsetup(name='bits')\n",
+        "bits/__init__.py": "ONE = 1\n",
+        "bits/test_bits.py": "from bits import ONE\n\n\ndef test_one():\n    assert ONE == 1\n",
+        "examples/puff/setup.py": "from setuptools import setup, Extension\nsetup(name='puff')\n",
+        "examples/puff/test_puff.py": "import _puff\n\n\ndef test_puff():\n    assert _puff\n",
+        "examples/puff/sub/pyproject.toml": "[project]\nname = 'inner'\n",
+        "examples/growth/test.py": "",
+    }
+    era = era_of(repo, _commit(repo, files, "2023-08-05T10:00:00Z"))
+    assert era.ecosystem is not None
+    plan = era.ecosystem.plans(era.snap, ErasConfig())[0]
+    assert plan.test_command == "python -m pytest -p no:cacheprovider --ignore=examples/puff"
+    run = subprocess.run(
+        [sys.executable, *plan.test_command.split()[1:]], cwd=repo, capture_output=True, text=True
+    )
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout
