@@ -12,6 +12,16 @@ the era images are left for a rerun (`prchain env prune` removes them) unless `-
 
     python bench/bench_heldout_python.py --clones /work/.mirror \\
         pyparsing/pyparsing#209 tox-dev/filelock#110 hukkin/tomli#175
+
+`--config` adds a prchain.yaml's settings under the bench's own (its cache volume, logs and chain
+sizes win): a compiled project's submodule mirrors, build arguments and limits, e.g. for numpy
+
+    eras:
+      git_mirrors: {https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo, ...}
+      build_args: {numpy: [-Dcpu-dispatch=none, -Dbuildtype=debug]}
+      verify_limits: {numpy/numpy: {memory: 6g, timeout: 420}}
+    environment: {memory: 6g, disk_limit: 8g, test_timeout: 3600}
+    verdicts: {timeout: 3600}
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import yaml  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
 from bench.eras_common import invoke, remove_images, write_config  # noqa: E402
@@ -109,9 +120,23 @@ def row(url: str, chain: int) -> Row:
         )
 
 
-def run(tmp: Path, clones: Path, wanted: list[tuple[str, int]], volume: str) -> None:
+def bench_config(tmp: Path, volume: str, user: Path | None) -> Path:
+    """The bench's config: the user's settings (if any) under its own volume, logs and sizes."""
+    own = write_config(tmp, f"  cache_volume: {volume}\n")
+    if user is None:
+        return own
+    merged = yaml.safe_load(user.read_text()) or {}
+    for section, values in (yaml.safe_load(own.read_text()) or {}).items():
+        merged[section] = {**(merged.get(section) or {}), **values}
+    own.write_text(yaml.safe_dump(merged))
+    return own
+
+
+def run(
+    tmp: Path, clones: Path, wanted: list[tuple[str, int]], volume: str, user: Path | None
+) -> None:
     url = f"sqlite:///{tmp / 'bench.db'}"
-    common = ["--config", str(write_config(tmp, f"  cache_volume: {volume}\n")), "--db", url]
+    common = ["--config", str(bench_config(tmp, volume, user)), "--db", url]
     for repo in sorted({repo for repo, _ in wanted}):
         invoke("mine", "--source", "git", "--name", repo, str(clone_of(clones, repo)), *common)
     invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
@@ -158,6 +183,7 @@ def main_() -> int:
     parser.add_argument(
         "--data", type=Path, help="keep the store and logs here (default: a temporary directory)"
     )
+    parser.add_argument("--config", type=Path, help="a prchain.yaml whose settings are added")
     parser.add_argument("stages", nargs="+", help="owner/name#N")
     args = parser.parse_args()
     client = DockerClient()
@@ -167,7 +193,7 @@ def main_() -> int:
         data = args.data or Path(tmp)
         data.mkdir(parents=True, exist_ok=True)
         try:
-            run(data, args.clones, wanted, volume)
+            run(data, args.clones, wanted, volume, args.config)
         finally:
             for repo in sorted({repo for repo, _ in wanted}):
                 if args.clean:

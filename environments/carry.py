@@ -137,9 +137,10 @@ collect_rejects() {
 """
 
 # Root. Args: t, B_t, then the indices j of the gold patches to revert, newest first
-# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t) from the mirror into the private store, reverts
-# the gold patches in the private worktree, commits the result without a parent (C_t) and
-# publishes C_t, and only what it reaches, as refs/prchain/stage-base/<t> in the public store.
+# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t, at depth 1: a partial clone's missing old blobs
+# are never asked for) from the mirror into the private store, reverts the gold patches in the
+# private worktree, commits the result without a parent (C_t) and publishes C_t, and only what it
+# reaches, as refs/prchain/stage-base/<t> in the public store.
 # Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
 STAGE_BASE = f"""
 set -uo pipefail
@@ -154,8 +155,8 @@ t=$1; base=$2; shift 2
 : > "$S/revert-rejects"; : > "$S/err"
 if [ $# -gt 0 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
 if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
-  git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" 2>>"$S/err" \\
-    || {{ cat "$S/err"; exit 91; }}
+  git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\
+    2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
 fi
 git update-ref "refs/prchain/base/$t" "$base"
 git checkout -q -f --detach "$base" 2>>"$S/err" || {{ cat "$S/err"; exit 92; }}
