@@ -4,8 +4,9 @@ GitHub is not reachable from era builds, only crates.io. A git package of `B_t`'
 (`source = "git+https://github.com/…?rev=…#<commit>"`) is served, per git source, by:
 
 * **a mirror**: `eras.git_mirrors` maps the source's URL to a local repository (git's insteadOf
-  rule, as for submodules); the build mounts it read-only and cargo's vendoring fetches the locked
-  commit from it with the git CLI. The era gets exactly what Cargo.lock pins.
+  rule, as for submodules) that holds the locked commit; the build mounts it read-only and cargo's
+  vendoring fetches the locked commit from it with the git CLI. The era gets exactly what
+  Cargo.lock pins. A mirror without that commit serves nothing (a stand-in, said in the notes).
 * **a stand-in**: each package of the source from crates.io, the lowest release semver-compatible
   with its locked version and not older (`standins.py`, run in the build; the index has no dates,
   so a release is matched by version, not by the commit's date). The era's notes say which
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,9 +82,22 @@ def git_sources(lock: str) -> list[GitSource]:
 
 
 def mirrored(source: GitSource, mirrors: dict[str, str]) -> str:
-    """The local mirror (on disk) that serves `source`, "" when none does."""
+    """The local mirror (on disk) that holds `source`'s locked commit, "" when none does."""
     local = mirror_for(source.url, mirrors)
-    return local if local and Path(local).exists() else ""
+    if not local or not Path(local).exists():
+        return ""
+    held = subprocess.run(
+        ["git", f"--git-dir={_git_dir(local)}", "cat-file", "-e", f"{source.commit}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return local if held.returncode == 0 else ""
+
+
+def _git_dir(local: str) -> str:
+    """A repository's git directory (a bare mirror is its own)."""
+    dot = Path(local) / ".git"
+    return str(dot) if dot.exists() else local
 
 
 def mount_point(local: str) -> str:
@@ -116,8 +131,9 @@ class GitPlan:
     def notes(self) -> list[str]:
         said = [f"git dependency {s.said()}: from the mirror {m}" for s, m in self.mirrored.items()]
         said += [
-            f"git dependency {s.said()}: no eras.git_mirrors entry (GitHub is not reachable); "
-            "the lowest crates.io release semver-compatible with the locked version stands in"
+            f"git dependency {s.said()}: no eras.git_mirrors entry holds commit {s.commit[:12]} "
+            "(GitHub is not reachable); the lowest crates.io release semver-compatible with the "
+            "locked version stands in"
             for s in self.standins
         ]
         return said

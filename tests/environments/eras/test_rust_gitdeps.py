@@ -23,6 +23,7 @@ from environments.eras.rust import gitdeps
 from environments.eras.rust.gitdeps import git_sources, replacement
 from environments.eras.rust.standins import choose, rewrite
 from tests.support.crates_index import CratesIndex, publish
+from tests.support.rust_git_repo import make_tally_mirror
 
 CARGO = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
 URL = "https://github.com/prchain-test/tally.git"
@@ -126,30 +127,40 @@ def test_a_stand_ins_manifest_says_the_locked_version_and_names_its_siblings_by_
     )
 
 
-def test_the_rust_plan_says_each_git_source_and_a_mirror_serves_it(tmp_path: Path) -> None:
+def test_the_rust_plan_says_each_git_source_and_a_mirror_with_its_commit_serves_it(
+    tmp_path: Path,
+) -> None:
+    mirror = tmp_path / "tally"
+    commit = make_tally_mirror(mirror)
+    lock = LOCK.replace(COMMIT, commit)
     snap = Snapshot(
         "0" * 40,
         datetime(2023, 6, 1, tzinfo=UTC),
-        {"Cargo.toml": APP["Cargo.toml"], "Cargo.lock": LOCK},
+        {"Cargo.toml": APP["Cargo.toml"], "Cargo.lock": lock},
         ["Cargo.toml", "Cargo.lock"],
     )
     (plan,) = ecosystem("rust").plans(snap, ErasConfig())
     assert any(
         "git dependency tally 0.2.1, tally-macros 0.2.1 from " in n
-        and "crates.io release semver-compatible" in n
+        and f"no eras.git_mirrors entry holds commit {commit[:12]}" in n
         for n in plan.notes
     ), plan.notes
     assert "tally, tally-macros" in plan.caveat and not plan.mounts
-    assert any("standins.py" in c or "PRCHAIN_STANDINS" in c for c in plan.commands)
+    assert any("PRCHAIN_STANDINS" in c for c in plan.commands)
     assert any("--locked" in c for c in plan.commands)
 
-    mirror = tmp_path / "tally.git"
-    mirror.mkdir()
     (plan,) = ecosystem("rust").plans(snap, ErasConfig(git_mirrors={URL: str(mirror)}))
     assert any(f"from the mirror {mirror}" in n for n in plan.notes), plan.notes
     assert plan.caveat == "" and list(plan.mounts.values()) == [str(mirror)]
     assert not any("PRCHAIN_STANDINS" in c for c in plan.commands)
     assert any("CARGO_NET_GIT_FETCH_WITH_CLI=true" in c for c in plan.commands)
+
+    # A mirror that lacks the locked commit (an older snapshot) serves nothing: a stand-in.
+    older = ecosystem("rust").plans(
+        Snapshot(snap.sha, snap.date, {**snap.files, "Cargo.lock": LOCK}, snap.paths),
+        ErasConfig(git_mirrors={URL: str(mirror)}),
+    )[0]
+    assert not older.mounts and any("PRCHAIN_STANDINS" in c for c in older.commands)
 
 
 def _standins(index: str, out: Path, lock: str) -> subprocess.CompletedProcess[str]:
