@@ -27,6 +27,7 @@ import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from environments.eras.submodules import mirror_for
@@ -44,6 +45,8 @@ class GitSource:
     query: str  # the manifest's reference: `rev=…`, `branch=…`, `tag=…`, or "" (default branch)
     commit: str  # what Cargo.lock pins
     packages: tuple[tuple[str, str], ...]  # (name, locked version)
+    # (name, its dependencies as Cargo.lock lists them: (name, locked version)) per package
+    depends: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def key(self) -> str:
@@ -67,8 +70,9 @@ def git_sources(lock: str) -> list[GitSource]:
         packages = tomllib.loads(lock).get("package", [])
     except tomllib.TOMLDecodeError:
         return []
-    found: dict[str, tuple[str, str, str, list[tuple[str, str]]]] = {}
-    for package in packages if isinstance(packages, list) else []:
+    packages = packages if isinstance(packages, list) else []
+    found: dict[str, tuple[str, str, str, list[tuple[str, str]], list[Any]]] = {}
+    for package in packages:
         source = str(package.get("source", ""))
         if not source.startswith("git+"):
             continue
@@ -76,9 +80,28 @@ def git_sources(lock: str) -> list[GitSource]:
         parts = urlsplit(located)
         query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query) if k in _REFERENCES)
         url = parts._replace(query="", fragment="").geturl()
-        entry = found.setdefault(located, (url, query, commit, []))
-        entry[3].append((str(package.get("name")), str(package.get("version"))))
-    return [GitSource(u, q, c, tuple(p)) for u, q, c, p in found.values()]
+        entry = found.setdefault(located, (url, query, commit, [], []))
+        name = str(package.get("name"))
+        entry[3].append((name, str(package.get("version"))))
+        entry[4].append((name, _locked_dependencies(package, packages)))
+    return [GitSource(u, q, c, tuple(p), tuple(d)) for u, q, c, p, d in found.values()]
+
+
+def _locked_dependencies(
+    package: dict[str, Any], packages: list[dict[str, Any]]
+) -> tuple[tuple[str, str], ...]:
+    """(name, version) of each dependency Cargo.lock lists for `package`: `name`, `name version`
+    or `name version (source)`; a bare name is the lock's only package of that name."""
+    found = []
+    for entry in package.get("dependencies", []):
+        name, _, rest = str(entry).partition(" ")
+        version = rest.split(" ")[0] if rest else ""
+        if not version:
+            versions = [str(p.get("version")) for p in packages if p.get("name") == name]
+            version = versions[0] if len(versions) == 1 else ""
+        if version:
+            found.append((name, version))
+    return tuple(found)
 
 
 def mirrored(source: GitSource, mirrors: dict[str, str]) -> str:
@@ -161,7 +184,12 @@ class GitPlan:
         script = (Path(__file__).parent / "standins.py").read_text()
         payload = json.dumps(
             [
-                {"url": s.url, "reference": s.reference, "packages": s.packages}
+                {
+                    "url": s.url,
+                    "reference": s.reference,
+                    "packages": s.packages,
+                    "dependencies": dict(s.depends),
+                }
                 for s in self.standins
             ]
         ).replace("'", "'\\''")

@@ -13,6 +13,8 @@ that cargo accepts it in place of the git package without touching Cargo.lock:
 * a dependency on another package of the same git source becomes a path dependency on that
   package's stand-in (the git repository's crates depend on each other by path; crates.io's
   manifests name the registry), with the sibling's locked version;
+* a package Cargo.lock lists under the git package but the release does not declare is added at
+  its locked version, unused (the git commit used it; without it cargo would rewrite Cargo.lock);
 * `.cargo-checksum.json` lists no files and no package checksum (a git package has none in
   Cargo.lock, and cargo refuses a source that now offers one).
 
@@ -30,6 +32,7 @@ import re
 import sys
 import tarfile
 import urllib.request
+from collections.abc import Sequence
 from typing import Any
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+.*)?$")
@@ -88,9 +91,17 @@ def index_path(name: str) -> str:
     return f"{lower[:2]}/{lower[2:4]}/{lower}"
 
 
-def rewrite(manifest: str, version: str, siblings: dict[str, tuple[str, str]]) -> str:
-    """The crate's normalized Cargo.toml with the locked `version`, and its dependencies on
-    `siblings` (name → (locked version, directory)) made path dependencies on their stand-ins."""
+def rewrite(
+    manifest: str,
+    version: str,
+    siblings: dict[str, tuple[str, str]],
+    locked_deps: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The crate's normalized Cargo.toml with the locked `version`, its dependencies on
+    `siblings` (name → (locked version, directory)) made path dependencies on their stand-ins, and
+    each of `locked_deps` ((name, locked version): what Cargo.lock lists under the git package)
+    that it does not declare added at exactly that version, unused: cargo then resolves the
+    stand-in to the lock's own graph instead of rewriting Cargo.lock."""
     sections: list[list[str]] = [[]]
     for line in manifest.splitlines():
         if _HEADER.match(line):
@@ -108,7 +119,35 @@ def rewrite(manifest: str, version: str, siblings: dict[str, tuple[str, str]]) -
         elif _DEP_TABLE.match(table):
             lines = _sibling(lines, table, siblings)
         out.extend(lines)
+    declared = _declared(manifest)
+    for name, locked in locked_deps:
+        if name in declared:
+            continue
+        out += ["", f"[dependencies.{json.dumps(name)}]", f'version = "={locked}"']
+        if name in siblings:
+            out.append(f'path = "../{siblings[name][1]}"')
     return "\n".join(out) + "\n"
+
+
+def _declared(manifest: str) -> set[str]:
+    """The packages a manifest depends on, in any dependency table (dev ones aside: cargo does
+    not resolve them for a dependency)."""
+    found, table = set(), ""
+    for line in manifest.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            table = header.group(1).strip()
+            if _DEP_TABLE.match(table) and "dev-dependencies" not in table:
+                found.add(table.rsplit(".", 1)[-1].strip('"'))
+            continue
+        key = re.match(r'\s*"?([A-Za-z0-9_-]+)"?\s*=', line)
+        renamed = re.match(r'\s*package\s*=\s*"([^"]+)"', line)
+        if renamed and _DEP_TABLE.match(table):
+            found.add(renamed.group(1))
+        elif key and re.match(r"^(?:target\..+\.)?(?:dependencies|build-dependencies)$", table):
+            inline = re.search(r'package\s*=\s*"([^"]+)"', line)
+            found.add(inline.group(1) if inline else key.group(1))
+    return found
 
 
 def _sibling(lines: list[str], table: str, siblings: dict[str, tuple[str, str]]) -> list[str]:
@@ -144,6 +183,7 @@ def stand_in(
     """(name, locked version, stand-in version) of each package of one git source, unpacked into
     `out`; exits with an `error:` line when one has no stand-in."""
     packages = [(str(p[0]), str(p[1])) for p in source["packages"]]  # type: ignore[attr-defined]
+    depends = source.get("dependencies") or {}
     chosen = []
     for name, locked in packages:
         releases = _releases(index, name)
@@ -160,7 +200,8 @@ def stand_in(
         chosen.append((name, locked, version, cksum))
     siblings = {name: (locked, f"{name}-{locked}") for name, locked, _, _ in chosen}
     for name, locked, version, cksum in chosen:
-        _unpack(download, out, name, locked, version, cksum, siblings)
+        locked_deps = [(str(d[0]), str(d[1])) for d in depends.get(name, [])]  # type: ignore[attr-defined]
+        _unpack(download, out, name, locked, version, cksum, siblings, locked_deps)
         print(f"git dependency {name} {locked} ({source['url']}): crates.io {name} {version}")
     return [(name, locked, version) for name, locked, version, _ in chosen]
 
@@ -173,6 +214,7 @@ def _unpack(
     version: str,
     cksum: str,
     siblings: dict[str, tuple[str, str]],
+    locked_deps: list[tuple[str, str]],
 ) -> None:
     data = _get(f"{download.rstrip('/')}/{name}/{name}-{version}.crate")
     if cksum and hashlib.sha256(data).hexdigest() != cksum:
@@ -192,7 +234,7 @@ def _unpack(
     with open(manifest) as handle:
         text = handle.read()
     with open(manifest, "w") as handle:
-        handle.write(rewrite(text, locked, siblings))
+        handle.write(rewrite(text, locked, siblings, locked_deps))
     with open(os.path.join(target, ".cargo-checksum.json"), "w") as handle:
         handle.write('{"files":{},"package":null}')
 

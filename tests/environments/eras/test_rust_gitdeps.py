@@ -90,6 +90,7 @@ def test_the_git_sources_of_a_lock_and_the_config_that_replaces_them() -> None:
     (source,) = git_sources(LOCK)
     assert source.url == URL and source.query == "rev=5e1f0c2" and source.commit == COMMIT
     assert source.packages == (("tally", "0.2.1"), ("tally-macros", "0.2.1"))
+    assert source.depends == (("tally", (("tally-macros", "0.2.1"),)), ("tally-macros", ()))
     assert source.key == f"git+{URL}?rev=5e1f0c2" and source.reference == "rev 5e1f0c2"
     assert replacement([source], "vendored-sources") == (
         f'[source."git+{URL}?rev=5e1f0c2"]\ngit = "{URL}"\nrev = "5e1f0c2"\n'
@@ -125,6 +126,18 @@ def test_a_stand_ins_manifest_says_the_locked_version_and_names_its_siblings_by_
         '[dependencies.boxcar]\nversion = "0.2"\n\n[target."cfg(unix)".dependencies.rules]\n'
         'version = "=0.1.0"\npath = "../salsa-macro-rules-0.1.0"\npackage = "salsa-macro-rules"\n'
     )
+
+
+def test_a_dependency_the_lock_lists_but_the_stand_in_lacks_is_added_at_its_locked_version() -> (
+    None
+):
+    manifest = '[package]\nname = "unicode_names2"\nversion = "0.6.0"\n\n[dev-dependencies.rand]\nversion = "0.5"\n'
+    assert rewrite(manifest, "0.6.0", {}, [("phf", "0.11.2"), ("rand", "0.5.6")]) == (
+        manifest + '\n[dependencies."phf"]\nversion = "=0.11.2"\n\n[dependencies."rand"]\n'
+        'version = "=0.5.6"\n'
+    )
+    declared = '[package]\nname = "x"\n\n[dependencies]\nphf = { version = "0.11" }\n'
+    assert rewrite(declared, "1.0.0", {}, [("phf", "0.11.2")]) == declared
 
 
 def test_the_rust_plan_says_each_git_source_and_a_mirror_with_its_commit_serves_it(
@@ -189,24 +202,62 @@ def test_stand_ins_build_a_git_locked_crate_offline_without_touching_its_lock(
         done = _standins(index.url, out, LOCK)
     assert done.returncode == 0, done.stderr
     assert f"tally 0.2.1 ({URL}): crates.io tally 0.2.3" in done.stdout
+    built = _cargo_run(tmp_path, app, LOCK, out)
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.strip() == "42"  # 0.2.3's code: 41 + 1
+    assert (app / "Cargo.lock").read_text() == LOCK
+
+
+@pytest.mark.skipif(not os.access(CARGO, os.X_OK), reason="no cargo on this machine")
+def test_a_stand_in_that_needs_fewer_crates_than_the_git_commit_keeps_the_lock(
+    tmp_path: Path,
+) -> None:
+    """ruff 2023's unicode_names2: the git fork used phf, the crates.io release does not; cargo
+    would drop phf from Cargo.lock (and `--locked` refuse) unless the stand-in still names it."""
+    registry = tmp_path / "registry"
+    _release(registry, "0.2.1", 41)  # tally-macros 0.2.1 (and a tally that names it)
+    publish(  # a later tally 0.2.x that does without tally-macros
+        registry,
+        "tally",
+        "0.2.2",
+        {
+            "Cargo.toml": '[package]\nedition = "2021"\nname = "tally"\nversion = "0.2.2"\n',
+            "src/lib.rs": "pub fn count() -> u32 {\n    7\n}\n",
+        },
+    )
+    lock = LOCK.replace('version = "0.2.1"', 'version = "0.2.2"', 1)  # the git tally is 0.2.2
+    lock = lock.replace('"tally-macros",\n]', '"tally-macros 0.2.1",\n]')
+    app = tmp_path / "app"
+    for path, text in {**APP, "Cargo.lock": lock}.items():
+        (app / path).parent.mkdir(parents=True, exist_ok=True)
+        (app / path).write_text(text)
+    out = tmp_path / "standins"
+    with CratesIndex(registry) as index:
+        done = _standins(index.url, out, lock)
+    assert done.returncode == 0, done.stderr
+    assert 'version = "=0.2.1"' in (out / "tally-0.2.2" / "Cargo.toml").read_text()
+    built = _cargo_run(tmp_path, app, lock, out)
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.strip() == "7" and (app / "Cargo.lock").read_text() == lock
+
+
+def _cargo_run(tmp_path: Path, app: Path, lock: str, out: Path) -> subprocess.CompletedProcess[str]:
     home = tmp_path / "cargo-home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(
-        replacement(git_sources(LOCK), "standins") + f'\n[source.standins]\ndirectory = "{out}"\n'
+        replacement(git_sources(lock), "standins") + f'\n[source.standins]\ndirectory = "{out}"\n'
     )
     env = {**os.environ, "CARGO_HOME": str(home), "CARGO_TARGET_DIR": str(tmp_path / "target")}
     env.pop("RUSTC_WRAPPER", None)
-    built = subprocess.run(
+    env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME", str(Path.home() / ".rustup"))
+    return subprocess.run(
         [CARGO, "run", "--offline", "--locked", "-q"],
         cwd=app,
-        env={**env, "RUSTUP_HOME": os.environ.get("RUSTUP_HOME", str(Path.home() / ".rustup"))},
+        env=env,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert built.returncode == 0, built.stderr
-    assert built.stdout.strip() == "42"  # 0.2.3's code: 41 + 1
-    assert (app / "Cargo.lock").read_text() == LOCK
 
 
 def test_a_git_dependency_without_a_release_fails_the_build_with_its_reason(
