@@ -4,7 +4,9 @@ era image's size, and the agent's first `cargo test` in a stage's sandbox (its c
 dependencies come prebuilt).
 
 The made-up `digits` history (tests/support/rust_repo.py: itoa 0.4.8, then 1.0.3, from crates.io)
-on bookworm's rustc 1.63. The toolchain layer is shared with every Rust era on bookworm and kept
+on bookworm's rustc 1.63; with `--git`, the `counts` history (tests/support/rust_git_repo.py) whose
+Cargo.lock pins git dependencies: a crates.io stand-in for a GitHub fork of itoa, then a crate
+from a local mirror at its locked commit. The toolchain layer is shared with every Rust era on bookworm and kept
 (built once, not timed here); the era images and cache volume this makes are removed at the end.
 """
 
@@ -29,15 +31,18 @@ from environments.eras.config import ErasConfig  # noqa: E402
 from environments.protocol import StageSpec  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
 from sql.models import ChainStage, EnvRecipe  # noqa: E402
+from tests.support.rust_git_repo import TALLY_URL, make_counts, make_tally_mirror  # noqa: E402
 from tests.support.rust_repo import make_digits  # noqa: E402
 
 REPO = f"bench-eras-rust-{secrets.token_hex(4)}/digits"
 
 
-def config(tmp: Path, volume: str) -> Path:
+def config(tmp: Path, volume: str, mirrors: dict[str, str]) -> Path:
+    mirrored = "".join(f"    {url}: {path}\n" for url, path in mirrors.items())
     return write_config(
         tmp,
-        f"  cache_volume: {volume}\n  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n",
+        f"  cache_volume: {volume}\n  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n"
+        + (f"  git_mirrors:\n{mirrored}" if mirrors else ""),
     )
 
 
@@ -54,10 +59,15 @@ def first_cargo_test(url: str, clone: Path, row: EnvRecipe, tmp: Path) -> float:
         return time.perf_counter() - start
 
 
-def run(tmp: Path, client: DockerClient, volume: str) -> None:
+def run(tmp: Path, client: DockerClient, volume: str, with_git: bool) -> None:
     url = f"sqlite:///{tmp / 'bench.db'}"
-    common = ["--config", str(config(tmp, volume)), "--db", url]
-    clone = make_digits(tmp / "digits")
+    mirrors: dict[str, str] = {}
+    if with_git:
+        mirrors = {TALLY_URL: str(tmp / "tally")}
+        clone = make_counts(tmp / "counts", make_tally_mirror(tmp / "tally"))
+    else:
+        clone = make_digits(tmp / "digits")
+    common = ["--config", str(config(tmp, volume, mirrors)), "--db", url]
     invoke("mine", "--source", "git", "--name", REPO, str(clone), *common)
     invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
     passes = three_passes(client, REPO, url, common)
@@ -71,7 +81,7 @@ def main_() -> int:
     volume = f"prchain-bench-cargo-{secrets.token_hex(4)}"
     with tempfile.TemporaryDirectory(prefix="bench-eras-rust-") as tmp:
         try:
-            run(Path(tmp), client, volume)
+            run(Path(tmp), client, volume, "--git" in sys.argv[1:])
         finally:
             remove_images(client, REPO)
             client.remove_volume(cache_volume(ErasConfig(cache_volume=volume), REPO))

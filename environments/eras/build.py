@@ -170,7 +170,17 @@ def ensure_era_image(
             "prchain.recipe": recipe,
         }
         image_id, code, log = _run_and_commit(
-            client, env, eras, base, plan.commands, repo, tag, labels, plan.env, Path(tmp) / "src"
+            client,
+            env,
+            eras,
+            base,
+            plan.commands,
+            repo,
+            tag,
+            labels,
+            plan.env,
+            Path(tmp) / "src",
+            plan.mounts,
         )
     log = "".join(f"{line}\n" for line in said) + log
     return EraImage(tag, image_id, bool(image_id), time.monotonic() - started, log, code)
@@ -271,10 +281,13 @@ def _run_and_commit(
     labels: dict[str, str],
     image_env: dict[str, str],
     src: Path | None = None,
+    mounts: dict[str, str] | None = None,
 ) -> tuple[str, int, str]:
     binds, variables = build_environment(env, eras, repo)
     if src is not None:
         binds[str(src)] = (SRC, "rw")
+    for inside, host in (mounts or {}).items():  # local git mirrors, read-only
+        binds[str(Path(host).resolve())] = (inside, "ro")
     with egress(eras) as proxy:
         if proxy is not None:
             binds[proxy.directory] = (INSIDE, "ro")

@@ -101,10 +101,11 @@ class ErasConfig(BaseModel):
     )  # fmt: skip
     git_mirrors: dict[str, str] = Field(
         default_factory=dict,
-        description="Git submodules of era builds from local repositories: URL prefix → local "
-        "repository (git's url.<local>.insteadOf rule, longest prefix wins), e.g. "
-        "https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo. A submodule without "
-        "one is built without, said in the era's notes.",
+        description="Git submodules and Cargo.lock git dependencies of era builds from local "
+        "repositories: URL prefix → local repository (git's url.<local>.insteadOf rule, longest "
+        "prefix wins), e.g. https://github.com/numpy/meson.git: /work/.mirror/numpy+meson/repo. A "
+        "submodule without one is built without; a git dependency without one gets a crates.io "
+        "stand-in; either is said in the era's notes.",
     )
     build_args: dict[str, list[str]] = Field(
         default_factory=dict,

@@ -54,6 +54,9 @@ class Plan:
     env: dict[str, str] = field(
         default_factory=dict
     )  # variables of the image (PATH, offline flags)
+    # Read-only binds of the era build, container path → host path (local git mirrors); not in
+    # the image.
+    mounts: dict[str, str] = field(default_factory=dict)
 
 
 class Ecosystem(Protocol):

@@ -21,6 +21,8 @@ from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.manifests import Snapshot
 from environments.eras.reports import TestReport
+from environments.eras.rust.gitdeps import STANDINS, GitPlan, replacement
+from environments.eras.rust.gitdeps import plan as git_plan
 from environments.eras.rust.report import SUITE, Cargo
 from environments.eras.rust.toolchains import (
     TOOLCHAINS,
@@ -79,9 +81,13 @@ def toolchain_commands(chain: Toolchain) -> list[str]:
     return [*commands, "rm -rf /var/lib/apt/lists/*", "rustc --version && cargo --version"]
 
 
-def build_commands(snap: Snapshot, chain: Toolchain, cap_lints: bool = False) -> list[str]:
+def build_commands(
+    snap: Snapshot, chain: Toolchain, cap_lints: bool = False, gits: GitPlan | None = None
+) -> list[str]:
     """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
-    `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run)."""
+    `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run).
+    `gits`: Cargo.lock's git dependencies, from mirrors or crates.io stand-ins (gitdeps.py)."""
+    gits = gits or GitPlan({}, [])
     fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
     online = (
         f"CARGO_HOME={DOWNLOADS} CARGO_NET_OFFLINE=false "
@@ -91,6 +97,7 @@ def build_commands(snap: Snapshot, chain: Toolchain, cap_lints: bool = False) ->
     config = (
         '[source.crates-io]\\nreplace-with = "vendored-sources"\\n\\n'
         f'[source.vendored-sources]\\ndirectory = "{CARGO_HOME}/vendor"\\n'
+        + (f"\\n{_printf(replacement(gits.sources, 'vendored-sources'))}" if gits.sources else "")
         + (f"\\n{CAP_LINTS}" if cap_lints else "")
     )
     commands = [
@@ -102,18 +109,47 @@ def build_commands(snap: Snapshot, chain: Toolchain, cap_lints: bool = False) ->
         commands.append("cp Cargo.lock /tmp/prchain-Cargo.lock")
     else:  # the newest versions that fit the toolchain (none pinned them); the build's own resolve
         commands.append(f"{online} {fetch} generate-lockfile")
+    commands += _git_commands(gits)
+    vendor = f"{fetch} vendor --quiet"
+    if gits.mirrored:  # the git CLI reads the vendoring's own config: mirrored URLs are mounts
+        online += " HOME=/tmp/prchain-git-home CARGO_NET_GIT_FETCH_WITH_CLI=true"
+    if gits.standins:
+        vendor += " --respect-source-config --config /tmp/prchain-standins.toml"
     commands += [
-        f"{online} {fetch} vendor --quiet {CARGO_HOME}/vendor > /dev/null",
+        f"{online} {vendor} {CARGO_HOME}/vendor > /dev/null",
         f"printf '{config}' > {CARGO_HOME}/config.toml",
         # The tree's own lock again (the vendoring cargo may have rewritten it in a newer format).
         "cp /tmp/prchain-Cargo.lock Cargo.lock"
         if "Cargo.lock" in snap.files
         else "rm -f Cargo.lock",
-        f"{SUITE.replace('--no-fail-fast', '--no-run')}",
+        # --locked with git dependencies: a stand-in that made cargo rewrite Cargo.lock would
+        # otherwise rewrite it in the agent's tree, and the agent's diff would carry it.
+        SUITE.replace("--no-fail-fast", "--no-run") + (" --locked" if gits.sources else ""),
+        *([f"rm -rf {STANDINS} /tmp/prchain-git-home"] if gits.sources else []),
         _clean_own_crates(),
         f"chmod -R a+rX {CARGO_HOME} {TARGET}",
         f"du -sh {CARGO_HOME}/vendor {TARGET}",
     ]
+    return commands
+
+
+def _printf(text: str) -> str:
+    """`text` for printf's format inside single quotes (newlines as \\n, no % or ')."""
+    return text.replace("%", "%%").replace("'", "").replace("\n", "\\n")
+
+
+def _git_commands(gits: GitPlan) -> list[str]:
+    """Stand-ins unpacked (and a config that makes the vendoring read them), mirrors configured."""
+    commands = []
+    if gits.standins:
+        config = replacement(gits.standins, "prchain-standins")
+        config += f'\n[source.prchain-standins]\ndirectory = "{STANDINS}"\n'
+        commands += [
+            gits.standin_command(),
+            f"printf '{_printf(config)}' > /tmp/prchain-standins.toml",
+        ]
+    if gits.mirrored:
+        commands += gits.git_home()
     return commands
 
 
@@ -178,11 +214,18 @@ class Rust:
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
         want, nightly, why = wanted(snap)
         chain, gap = choose(want, config.suites)
-        return [self._plan(snap, chain, nightly, [why, *([gap] if gap else [])])]
+        return [self._plan(snap, config, chain, nightly, [why, *([gap] if gap else [])])]
 
     def _plan(
-        self, snap: Snapshot, chain: Toolchain, nightly: bool, why: list[str], cap: bool = False
+        self,
+        snap: Snapshot,
+        config: ErasConfig,
+        chain: Toolchain,
+        nightly: bool,
+        why: list[str],
+        cap: bool = False,
     ) -> Plan:
+        gits = git_plan(snap.text("Cargo.lock"), config.git_mirrors)
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         env = {
             "CARGO_HOME": CARGO_HOME,
@@ -195,6 +238,7 @@ class Rust:
             "dependencies as Cargo.lock pins them"
             if "Cargo.lock" in snap.files
             else "no Cargo.lock: the newest versions that fit the toolchain (the index has no dates)",
+            *gits.notes(),
         ]
         if nightly:  # nightly features on a stable compiler
             env["RUSTC_BOOTSTRAP"] = "1"
@@ -204,13 +248,15 @@ class Rust:
             chain.suite,
             chain.version,
             cutoff,
-            build_commands(snap, chain, cap),
+            build_commands(snap, chain, cap, gits),
             SUITE,
             SETUP,
             notes=notes,
             variant=f"rustc-{chain.version}",
             toolchain=toolchain_commands(chain),
             env=env,
+            caveat=_standins_caveat(gits),
+            mounts=gits.mounts(),
         )
 
     def revise(
@@ -227,7 +273,7 @@ class Rust:
         capped = "+cap-lints" in plan.variant
         nightly = "RUSTC_BOOTSTRAP" in plan.env
         if _DENIED.search(log) and not capped:
-            revised = self._plan(snap, current, nightly, [], cap=True)
+            revised = self._plan(snap, config, current, nightly, [], cap=True)
             note = "lints the project denies only warn (a newer compiler than its own raises them)"
             return replace(
                 revised,
@@ -235,13 +281,30 @@ class Rust:
                 variant=f"{plan.variant}+cap-lints",
             )
         needed = [minor(m.group(1) or m.group(2)) for m in _NEEDS.finditer(log)]
-        if not needed and not _NEWER.search(log):
-            return None  # unreachable sources, a broken tree: no toolchain helps
+        if not needed and (not _NEWER.search(log) or plan.caveat):
+            # Unreachable sources, a broken tree: no toolchain helps. With crates.io stand-ins
+            # for git dependencies, a compile error is first of all theirs (another API than
+            # the commit the tree was written against), and each try rebuilds every dependency.
+            return None
         nxt = after(current, config.suites, max(needed, default=0))
         if nxt is None:
             return None
         revised = self._plan(
-            snap, nxt, nightly, [f"rustc {current.version} failed to build the era"], capped
+            snap,
+            config,
+            nxt,
+            nightly,
+            [f"rustc {current.version} failed to build the era"],
+            capped,
         )
         variant = revised.variant + ("+cap-lints" if capped else "")
-        return replace(revised, notes=[*plan.notes[1:], *revised.notes], variant=variant)
+        notes = list(dict.fromkeys([*plan.notes[1:], *revised.notes]))
+        return replace(revised, notes=notes, variant=variant)
+
+
+def _standins_caveat(gits: GitPlan) -> str:
+    """What an era with stand-ins lacks, said with its failure: the git commits it was locked to."""
+    if not gits.standins:
+        return ""
+    names = ", ".join(name for s in gits.standins for name, _ in s.packages)
+    return f"git dependencies from GitHub (unreachable) stood in for by crates.io releases: {names}"
