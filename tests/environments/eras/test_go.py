@@ -245,3 +245,30 @@ def test_a_stage_runs_the_packages_of_its_test_files() -> None:
     paths = ["pkg/a/x_test.go", "pkg/a/y_test.go", "root_test.go", "pkg/b/testdata/z_test.go"]
     assert reader.targets([*paths, "pkg/c/c.go"]) == [".", "./pkg/a"]
     assert "-json" in reader.script("go test ./pkg/a", "/tmp/r.json")
+
+
+@needs_go
+def test_a_build_whose_module_the_proxy_does_not_have_names_the_module(tmp_path: Path) -> None:
+    """cloudquery's aws plugin of 2023-11: the Go proxy answered 403 "This module version is not
+    available" for one of its requirements. The build script's exit trap (the egress cleanup) runs
+    after go's error and is traced last; the root error is go's line, not the trap's."""
+    from environments.eras.build import build_failure
+    from tests.support.go_proxy import GoProxy
+
+    module = tmp_path / "m"
+    module.mkdir()
+    (module / "go.mod").write_text("module m\n\ngo 1.21\n\nrequire example.com/tinylib v0.9.0\n")
+    with GoProxy(tmp_path / "empty") as proxy:
+        script = (
+            "set -euo pipefail\n"  # as the era build's script: its egress trap, then the plan
+            + f"trap 'rm -f {tmp_path}/m2/settings.xml; rmdir {tmp_path}/m2 2>/dev/null || true' EXIT\n"
+            + f"export GOPROXY={proxy.url} GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local "
+            + f"GOMODCACHE={tmp_path / 'cache'} GOPATH={tmp_path / 'gopath'}\n"
+            + f"set -x\ncd {module} && go mod download\n"
+        )
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    log = done.stdout + done.stderr
+    assert done.returncode != 0 and log.rstrip().splitlines()[-1].startswith("+ "), log
+    said = build_failure(log, done.returncode)
+    assert said.startswith("go: example.com/tinylib@v0.9.0: reading http://127.0.0.1:"), said
+    assert said.endswith(": 404 File not found"), said
