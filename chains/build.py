@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
 import networkx as nx
@@ -452,8 +452,18 @@ def _cut_at_stage_bases(
         else:
             summary.chains_dropped["stage_base_cut"] += 0
             summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
-            kept.append(candidate(graph, chain.pr_ids[start:end]))
+            kept.append(_cut(graph, chain, start, end))
     return _unique(kept)
+
+
+def _cut(graph: nx.DiGraph, chain: ChainCandidate, start: int, end: int) -> ChainCandidate:
+    """The chain's run of stages `start:end`, with its own edges when it has some (a temporal
+    chain's links are its own, not references in the graph), else made again from the graph."""
+    ids = chain.pr_ids[start:end]
+    if not all(graph.has_edge(ids[i + 1], ids[i]) for i in range(len(ids) - 1)):
+        edges = [e for e in chain.edges if e["src"] in ids and e["dst"] in ids]
+        return replace(chain, pr_ids=ids, edges=edges)
+    return candidate(graph, ids)
 
 
 def _is_revert(edge: dict[str, Any]) -> bool:
