@@ -452,14 +452,13 @@ def _cut_at_stage_bases(
         else:
             summary.chains_dropped["stage_base_cut"] += 0
             summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
-            kept.append(_cut(graph, chain, start, end))
+            kept.append(_cut(graph, chain, chain.pr_ids[start:end]))
     return _unique(kept)
 
 
-def _cut(graph: nx.DiGraph, chain: ChainCandidate, start: int, end: int) -> ChainCandidate:
-    """The chain's run of stages `start:end`, with its own edges when it has some (a temporal
-    chain's links are its own, not references in the graph), else made again from the graph."""
-    ids = chain.pr_ids[start:end]
+def _cut(graph: nx.DiGraph, chain: ChainCandidate, ids: tuple[int, ...]) -> ChainCandidate:
+    """The chain shortened to its run `ids`, with its own edges when they are no references of
+    the graph (a temporal chain's), else made again from the graph."""
     if not all(graph.has_edge(ids[i + 1], ids[i]) for i in range(len(ids) - 1)):
         edges = [e for e in chain.edges if e["src"] in ids and e["dst"] in ids]
         return replace(chain, pr_ids=ids, edges=edges)
@@ -510,7 +509,7 @@ def _trim_reverts(
                 if links:
                     summary.chains_dropped[rule] += 0
                     summary.links_in_dropped[rule] += links
-            kept.append(candidate(graph, path))
+            kept.append(_cut(graph, chain, path))
     return _unique(kept)
 
 
