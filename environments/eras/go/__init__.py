@@ -197,7 +197,30 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
+    if nested(snap, version):
+        commands += workspace_commands(snap, version)
     return [*commands, *finish_commands()]
+
+
+BUILD_WORK = "/tmp/prchain-build.go.work"
+
+
+def workspace_commands(snap: Snapshot, version: str) -> list[str]:
+    """The suite loaded once more as the agent will load it, through a workspace of the stage's
+    modules: a workspace checks imports against every module of its graph, and one module mode
+    never needed stays undownloaded (cloudquery's transformer of 2025-01: the monolithic
+    `google.golang.org/genproto` beside its split modules, then `mkdir …/cache/download/…:
+    read-only file system` in the sandbox). Its downloads join the module cache."""
+    line = version if _minor(version) >= 21 else f"1.{_minor(version)}"
+    uses = "".join(f'use "{PROJECT_SRC}/{d}"\\n' for d in module_dirs(snap))
+    patterns = " ".join(shlex.quote(f"./{d}/...") for d in module_dirs(snap))
+    return [
+        f"printf 'go {line}\\n{uses}' > {BUILD_WORK}",
+        f"cd {PROJECT_SRC} && GOWORK={BUILD_WORK} go list -e -deps -test"
+        f" -f {shlex.quote(_DEPS)} {patterns} | sort -u | GOWORK={BUILD_WORK} xargs -r go build"
+        " || echo 'some dependency packages did not build in the workspace'",
+        f"rm -f {BUILD_WORK} {BUILD_WORK}.sum",
+    ]
 
 
 def finish_commands() -> list[str]:

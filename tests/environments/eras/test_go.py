@@ -132,6 +132,9 @@ def test_in_a_tree_of_nested_modules_the_stage_s_test_files_choose_the_module() 
     assert plan.test_command == "go test ./plugins/a/... ./plugins/a/sub/..."
     assert plan.env["GOWORK"] == room.WORK_FILE and plan.env["GOFLAGS"] == ""
     assert f"> {room.WORK_FILE}" in plan.setup_command and "GOWORK=off" in plan.commands[0]
+    # the dependencies are compiled once more through a workspace, as the agent loads them
+    loaded = [c for c in plan.commands if f"GOWORK={room.BUILD_WORK} go list" in c]
+    assert len(loaded) == 1 and "./plugins/a/... ./plugins/a/sub/..." in loaded[0]
     assert ecosystem("go").era_facts(snap) != ecosystem("go").era_facts(
         replace(stage, tests=("cli/z_test.go",))
     )
