@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
 import networkx as nx
@@ -477,8 +477,17 @@ def _cut_at_stage_bases(
         else:
             summary.chains_dropped["stage_base_cut"] += 0
             summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
-            kept.append(candidate(graph, chain.pr_ids[start:end]))
+            kept.append(_cut(graph, chain, chain.pr_ids[start:end]))
     return _unique(kept)
+
+
+def _cut(graph: nx.DiGraph, chain: ChainCandidate, ids: tuple[int, ...]) -> ChainCandidate:
+    """The chain shortened to its run `ids`, with its own edges when they are no references of
+    the graph (a temporal chain's), else made again from the graph."""
+    if not all(graph.has_edge(ids[i + 1], ids[i]) for i in range(len(ids) - 1)):
+        edges = [e for e in chain.edges if e["src"] in ids and e["dst"] in ids]
+        return replace(chain, pr_ids=ids, edges=edges)
+    return candidate(graph, ids)
 
 
 def _is_revert(edge: dict[str, Any]) -> bool:
@@ -525,7 +534,7 @@ def _trim_reverts(
                 if links:
                     summary.chains_dropped[rule] += 0
                     summary.links_in_dropped[rule] += links
-            kept.append(candidate(graph, path))
+            kept.append(_cut(graph, chain, path))
     return _unique(kept)
 
 

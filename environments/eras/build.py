@@ -356,10 +356,18 @@ def build_failure(log: str, code: int) -> str:
     npm = [n for n in lines if _NPM_ERROR.match(n)]  # npm's own lines end with where its log is
     if npm:
         return npm[0][:300]
-    return (lines[-1] if lines else f"exit code {code}")[:300]
+    for i, line in enumerate(lines):  # go's: `go: m@v1.2.3: reading …: 403 Forbidden`
+        if _GO_ERROR.match(line):
+            said = lines[i + 1 : i + 2]
+            return " ".join([line, *(n for n in said if n.startswith("server response:"))])[:400]
+    # the last line the build printed; the script's own trace (`+ rmdir …` of its exit trap) is
+    # not what failed
+    printed = [n for n in lines if not n.startswith("+ ")] or lines
+    return (printed[-1] if printed else f"exit code {code}")[:300]
 
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
+_GO_ERROR = re.compile(r"^go: (?!downloading |finding |extracting |found |to add )\S+@\S+: ")
 
 
 def _cause_chain(lines: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from environments.eras.ecosystems import Ecosystem, detect
@@ -32,8 +32,8 @@ def date_bucket(snap: Snapshot) -> str:
 
 def era_of(clone: str | Path, sha: str, test_paths: Sequence[str] = ()) -> Era:
     """The era of commit `sha`; `test_paths` (the stage's test files) choose between ecosystems
-    when the tree has several."""
-    snap = snapshot(clone, sha)
+    when the tree has several, and the modules of a tree of nested ones."""
+    snap = replace(snapshot(clone, sha), tests=tuple(test_paths))
     found = detect(snap, test_paths)
     facts = found.era_facts(snap) if found is not None else {"paths": len(snap.paths)}
     name = found.name if found is not None else "unknown"

@@ -37,6 +37,9 @@ class Snapshot:
     files: dict[str, str]  # manifest path → text
     paths: list[str] = field(default_factory=list)  # every tracked path (layout detection)
     version: str = "0.0.0"  # the newest tag reachable from the commit, for version-from-VCS builds
+    # The stage's test files (its gold test patch's paths), when the era is a stage's: in a
+    # monorepo of nested modules they choose the module the era is for (`go/`).
+    tests: tuple[str, ...] = ()
 
     def text(self, path: str) -> str:
         return self.files.get(path, "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -115,7 +116,9 @@ def check_image(
         whole = plan.test_command.replace(FILES_PLACEHOLDER, "").strip()
         run = _run(env, whole, timeout, reader)
         too_big = _too_big(run)
-        own, others = sized_sample(job, reader, config.verify_sample) if too_big else ([], [])
+        own, others = (
+            sized_sample(job, reader, config.verify_sample, whole) if too_big else ([], [])
+        )
         if own or others:
             narrowed = fill_command(reader.narrowed(plan.test_command), own + others)
             sized = _run(env, narrowed, timeout, reader)
@@ -156,17 +159,39 @@ def _too_big(run: SuiteRun) -> str:
     return ""
 
 
-def sized_sample(job: StageJob, reader: TestReport, size: int) -> tuple[list[str], list[str]]:
+def sized_sample(
+    job: StageJob, reader: TestReport, size: int, whole: str = ""
+) -> tuple[list[str], list[str]]:
     """(the stage's test files that exist at B_t, up to `size` other test modules of B_t in a
-    fixed order of their digest: the same sample on every run)."""
+    fixed order of their digest: the same sample on every run). When the whole suite's command
+    names its directories (`go test ./plugins/a/...`), the others are taken from them: a module
+    of a monorepo outside the era's is not in its image."""
     from prchain.core import git
 
     tracked = git.output(job.clone_path, "ls-tree", "-r", "--name-only", job.base_sha).split("\n")
-    present = set(tracked)
-    own = [p for p in collected_test_files(job.gold_test_patch, reader) if p in present]
+    # a target is a tracked file (pytest), or the directory of some (a Go package: `./pkg/x`)
+    present = set(tracked) | {p.rsplit("/", 1)[0] for p in tracked if "/" in p}
+    own = [
+        p
+        for p in collected_test_files(job.gold_test_patch, reader)
+        if p.removeprefix("./") in present
+    ]
+    scope = _named_dirs(whole)
+    tracked = [p for p in tracked if not scope or any(p.startswith(d) for d in scope)]
     tests = [p for p in reader.targets(tracked) if p not in own and _test_path(p)]
     tests.sort(key=lambda p: hashlib.sha256(f"{job.base_sha}:{p}".encode()).hexdigest())
     return own, tests[:size]
+
+
+def _named_dirs(command: str) -> list[str]:
+    """The directories a command names as `./x/...` or `./x` ("" for `./...`: the whole tree)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    named = [w.removeprefix("./").removesuffix("...").rstrip("/") for w in words]
+    dirs = [d for w, d in zip(words, named, strict=True) if w.startswith("./")]
+    return [] if "" in dirs else [f"{d}/" for d in dirs]
 
 
 def _test_path(path: str) -> bool:
@@ -212,11 +237,15 @@ class Setup:
     image_exists: Callable[[str], bool] | None = None
 
 
-def _memory_candidate(setup: Setup, repo_id: int, era: Era) -> Candidate | None:
+def _memory_candidate(
+    setup: Setup, repo_id: int, era: Era, planned: Plan | None
+) -> Candidate | None:
     if era.ecosystem is None:
         return None
     near = memory.nearest_verified(setup.engine, repo_id, era.ecosystem.name, era.date, era.key)
     if near is None or (setup.image_exists is not None and not setup.image_exists(near["image"])):
+        return None
+    if planned is not None and not same_suite(planned.test_command, near["test_command"]):
         return None
     plan = Plan(
         near["ecosystem"],
@@ -284,11 +313,22 @@ def _counts_dict(c: Counts) -> dict[str, Any]:
     }
 
 
+def same_suite(planned: str, remembered: str) -> bool:
+    """Whether a remembered era's test command runs the suite this era's planner would: it holds
+    every word of the planned one (a revision only adds words, `--assert=plain`). A monorepo's
+    eras of two modules test two suites (`go test ./plugins/a/...`, `./plugins/b/...`): the image
+    of one passing its own tests says nothing of the other's."""
+    try:
+        return set(shlex.split(planned)) <= set(shlex.split(remembered))
+    except ValueError:
+        return planned == remembered
+
+
 def _candidates(setup: Setup, repo_id: int, era: Era) -> list[Candidate]:
-    found = [c for c in [_memory_candidate(setup, repo_id, era)] if c is not None]
-    if era.ecosystem is not None:
-        found += [Candidate("planner", p) for p in era.ecosystem.plans(era.snap, setup.config)]
-    return found
+    plans = era.ecosystem.plans(era.snap, setup.config) if era.ecosystem is not None else []
+    remembered = _memory_candidate(setup, repo_id, era, plans[0] if plans else None)
+    found = [remembered] if remembered is not None else []
+    return found + [Candidate("planner", p) for p in plans]
 
 
 def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:

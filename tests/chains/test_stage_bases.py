@@ -220,3 +220,33 @@ def test_the_check_writes_nothing_into_the_clone(tmp_path: Path) -> None:
     # The sandbox, reverting in a checkout of each base, agrees.
     assert _sandbox_reverts(tmp_path / "sandbox-back", repo, back, gold) is True
     assert _sandbox_reverts(tmp_path / "sandbox-changed", repo, changed, gold) is False
+
+
+def test_a_temporal_chain_is_cut_at_a_stage_it_cannot_enter(tmp_path: Path) -> None:
+    """The temporal strategy links each PR to the next unclaimed merge touching a shared file,
+    with edges of its own (no reference in the graph). #31 → #32 → #34: #33, claimed by #30
+    (shared `src/cfg.py`), edits a line #32 added, so stage #34 cannot be entered and the chain
+    is cut to #31 → #32, keeping its own edge. cloudquery's `chains build --strategy temporal`
+    stopped with a KeyError at that cut."""
+    from chains.build import build_chains
+
+    repo = History(tmp_path / "repo")
+    repo.commit("Initial commit", {"README.md": "acme\n"})
+    repo.pr(30, "Add the config", {"src/cfg.py": "LIMIT = 1\n"})
+    repo.pr(31, "Add the store", {"src/store.py": STORE})
+    store_32 = STORE.replace("self.items[key] = value", "self.items[key] = (value, 1)")
+    repo.pr(32, "Count store versions", {"src/store.py": store_32})
+    store_33 = store_32.replace("(value, 1)", "(value, 2)")
+    repo.pr(33, "Start at two", {"src/store.py": store_33, "src/cfg.py": "LIMIT = 2\n"})
+    repo.pr(34, "Accept paths", {"src/store.py": store_33.replace("= path", "= str(path)")})
+    engine = mine_and_build(repo.path, tmp_path / "t.db", "acme/bases", ChainsConfig())
+    build_chains(ChainsConfig(min_chain_code_lines=0), engine, strategy="temporal", min_len=2)
+    with Session(engine) as session:
+        number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        chains = list(session.scalars(select(Chain).where(Chain.strategy == "temporal")))
+        kept = {tuple(number[int(p)] for p in c.signature.split("-")): c.edges for c in chains}
+    assert (31, 32) in kept, kept
+    for numbers, edges in kept.items():
+        pairs = [(e["dst_number"], e["src_number"]) for e in edges]
+        assert pairs == list(zip(numbers, numbers[1:], strict=False)), (numbers, edges)
+        assert all(e["types"] == ["temporal"] for e in edges)

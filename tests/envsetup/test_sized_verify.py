@@ -52,8 +52,12 @@ def _repository(path: Path, others: int, hog: str = HOG) -> Path:
 
 def _job(clone: Path) -> StageJob:
     """The PR's stage: its test patch is the commit's change under tests/."""
+    return _job_of(clone, "tests")
+
+
+def _job_of(clone: Path, tests: str) -> StageJob:
     base = git(clone, "rev-parse", "HEAD~1")
-    patch = git(clone, "diff", "HEAD~1", "HEAD", "--", "tests") + "\n"
+    patch = git(clone, "diff", "HEAD~1", "HEAD", "--", tests) + "\n"
     return StageJob(1, 1, 1, 1, REPO, str(clone), base, "", patch)
 
 
@@ -67,6 +71,30 @@ def test_the_sample_is_the_stages_files_then_a_fixed_bounded_few(tmp_path: Path)
     assert sized_sample(job, Pytest(), 3) == (own, others)  # the same sample on every run
     assert len(sized_sample(job, Pytest(), 100)[1]) == 7  # every other test module, once
     assert sized_sample(job, Pytest(), 0) == (own, [])
+
+
+def test_in_a_monorepo_the_sample_stays_in_the_modules_the_suite_names(tmp_path: Path) -> None:
+    """`go test ./plugins/a/...` is the era's suite: another module's test packages are not in
+    its image (and outside its workspace), so none is sampled."""
+    from environments.eras.go.report import GoTest
+
+    clone = tmp_path / "mono"
+    clone.mkdir()
+    git(clone, "init", "-q", "-b", "main")
+    test = 'package x\n\nimport "testing"\n\nfunc TestX(t *testing.T) {}\n'
+    files = {f"plugins/{m}/test{i}/x_test.go": test for m in ("a", "b") for i in range(3)}
+    for rel, text in {**files, "plugins/a/go.mod": "", "plugins/b/go.mod": ""}.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(text)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "Start", date="2024-02-01T12:00:00Z")
+    (clone / "plugins/a/test0/x_test.go").write_text(test + "\nfunc TestY(t *testing.T) {}\n")
+    git(clone, "commit", "-q", "-am", "More (#1)", date="2024-03-01T12:00:00Z")
+    job = _job_of(clone, "plugins")
+    own, others = sized_sample(job, GoTest(), 10, "go test ./plugins/a/...")
+    assert own == ["./plugins/a/test0"]
+    assert others and all(o.startswith("./plugins/a/") for o in others)
+    assert len(sized_sample(job, GoTest(), 10, "go test ./...")[1]) == 5  # the whole tree
 
 
 def test_limits_per_repository_fall_back_to_the_eras_defaults() -> None:

@@ -173,3 +173,67 @@ def make_go_greeter(path: Path, sums: dict[str, str]) -> Path:
         "2023-07-10T12:00:00Z",
     )
     return path
+
+
+MONO = "example.com/mono"
+
+
+def _plugin(name: str, requires: str = "") -> str:
+    return f"module {MONO}/plugins/{name}\n\n{GO_LINE}\n" + (
+        f"\nrequire {requires}\n" if requires else ""
+    )
+
+
+def make_go_monorepo(path: Path, sums: dict[str, str]) -> Path:
+    """A monorepo of nested modules, laid out as cloudquery's is: a root module whose only package
+    is a `main` without tests, and plugins that are modules of their own. `plugins/a` requires
+    tinylib v0.1.0; `plugins/b` requires nothing. PR #1 adds a test to plugin a, PR #2 one to
+    plugin b, both in 2023 H1: two eras of one half-year, one per module."""
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    a_code = f'package a\n\nimport "{TINYLIB}"\n\n// Welcome greets.\nfunc Welcome(n string) string {{ return tinylib.Greet(n) }}\n'
+    b_code = "package b\n\n// Twice repeats.\nfunc Twice(s string) string { return s + s }\n"
+    commit_files(
+        path,
+        {
+            "go.mod": f"module {MONO}\n\n{GO_LINE}\n",
+            "main.go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("mono") }\n',
+            "plugins/a/go.mod": _plugin("a", f"{TINYLIB} v0.1.0"),
+            "plugins/a/go.sum": sums["v0.1.0"],
+            "plugins/a/a.go": a_code,
+            "plugins/a/a_test.go": _test("Welcome", "Welcome", "hi ada").replace(
+                "package greeter", "package a"
+            ),
+            "plugins/b/go.mod": _plugin("b"),
+            "plugins/b/b.go": b_code,
+            "plugins/b/b_test.go": _test("Twice", "Twice", "adaada").replace(
+                "package greeter", "package b"
+            ),
+        },
+        "Start the monorepo",
+        "2023-06-01T12:00:00Z",
+    )
+    commit_files(
+        path,
+        {
+            "plugins/a/a.go": a_code + FAREWELL,
+            "plugins/a/farewell_test.go": _test("Farewell", "Farewell", "hi ada, bye").replace(
+                "package greeter", "package a"
+            ),
+        },
+        "plugin a: a farewell (#1)\n\nSay goodbye too.",
+        "2023-06-10T12:00:00Z",
+    )
+    thrice = "\n// Thrice repeats more.\nfunc Thrice(s string) string { return Twice(s) + s }\n"
+    commit_files(
+        path,
+        {
+            "plugins/b/b.go": b_code + thrice,
+            "plugins/b/thrice_test.go": _test("Thrice", "Thrice", "adaadaada").replace(
+                "package greeter", "package b"
+            ),
+        },
+        "plugin b: thrice (#2)\n\nRepeat more.",
+        "2023-06-20T12:00:00Z",
+    )
+    return path

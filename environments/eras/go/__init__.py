@@ -47,6 +47,10 @@ SEED_CACHE = (
 # go before 1.13 locks the module cache even to read it: its GOPATH is a per-stage copy too.
 AGENT_GOPATH = "/work/.cache/gopath"
 SEED_GOPATH = f"[ -d {AGENT_GOPATH} ] || cp -a {GOPATH} {AGENT_GOPATH}"
+# The agent's workspace when the stage's module is nested (`nested`): outside the tree, so it is
+# never part of the agent's diff, written per stage by the setup command (the tree's path is the
+# stage's).
+WORK_FILE = "/work/.cache/go.work"
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -62,8 +66,12 @@ _DEPS = "{{if not (and .Module .Module.Main)}}{{.ImportPath}}{{end}}"
 
 
 def module_dirs(snap: Snapshot) -> list[str]:
-    """Where the suite's modules are: the root module; else a root go.work's modules; else every
-    go.mod of the tree (a repository of independent modules)."""
+    """Where the suite's modules are: in a tree of nested modules (a monorepo of plugins), the
+    modules owning the stage's test files; else the root module; else a root go.work's modules;
+    else every go.mod of the tree (a repository of independent modules)."""
+    owners = stage_modules(snap)
+    if owners and owners != ["."]:
+        return owners
     if "go.mod" in snap.files:
         return ["."]
     if "go.work" in snap.files:
@@ -71,6 +79,33 @@ def module_dirs(snap: Snapshot) -> list[str]:
         return used or ["."]
     dirs = [p.rsplit("/", 1)[0] for p in snap.files if p.endswith("/go.mod")]
     return sorted(d for d in dirs if not re.search(r"(^|/)(examples?|_\w+)(/|$)", d))
+
+
+def stage_modules(snap: Snapshot) -> list[str]:
+    """The modules (directories of the nearest go.mod above each) of the stage's `_test.go` files,
+    [] when the era is no stage's or a root go.work makes the tree one workspace already."""
+    if "go.work" in snap.files:
+        return []
+    roots = {p.removesuffix("go.mod").rstrip("/") or "." for p in snap.files if _is_gomod(p)}
+    found: set[str] = set()
+    for path in snap.tests:
+        if not path.endswith("_test.go"):
+            continue
+        parts = path.split("/")[:-1]
+        above = ["/".join(parts[:i]) or "." for i in range(len(parts), -1, -1)]
+        found.update(next(([d] for d in above if d in roots), []))
+    return sorted(found)
+
+
+def nested(snap: Snapshot, version: str) -> bool:
+    """Whether the suite is nested modules the agent reaches through a workspace of its own
+    (GOWORK, outside the tree: go ≥ 1.18): `go test ./plugins/x/...` then works from the root
+    and `tests verify` narrows it to the stage's packages as in any module."""
+    return module_dirs(snap) != ["."] and bool(stage_modules(snap)) and _minor(version) >= 18
+
+
+def _is_gomod(path: str) -> bool:
+    return path == "go.mod" or path.endswith("/go.mod")
 
 
 def workspace(snap: Snapshot) -> list[str]:
@@ -100,9 +135,20 @@ def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
-def setup_command(version: str) -> str:
-    """Per stage, as the agent: the image's caches copied where the agent may write."""
-    return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
+def setup_command(snap: Snapshot, version: str) -> str:
+    """Per stage, as the agent: the image's caches copied where the agent may write; for nested
+    modules the workspace naming them (`go 1.X` before go 1.21 knew patch versions; from 1.21 the
+    toolchain's own version, which no module's go line exceeds)."""
+    seed = SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
+    if not nested(snap, version):
+        return seed
+    line = version if _minor(version) >= 21 else f"1.{_minor(version)}"
+    dirs = " ".join(shlex.quote(d) for d in module_dirs(snap))
+    work = (
+        f"rm -f {WORK_FILE} {WORK_FILE}.sum && printf 'go {line}\\n' > {WORK_FILE}"
+        f' && for d in {dirs}; do printf \'use "%s/%s"\\n\' "$PWD" "$d" >> {WORK_FILE}; done'
+    )
+    return f"{seed} && {work}"
 
 
 def image_env(snap: Snapshot, version: str) -> dict[str, str]:
@@ -115,16 +161,17 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
-    }
+    } | ({"GOWORK": WORK_FILE} if nested(snap, version) else {})
 
 
-def test_command(snap: Snapshot) -> str:
+def test_command(snap: Snapshot, version: str) -> str:
     """`go test ./...` in the root module; a workspace's modules by their patterns (`./...` of a
-    root that is no module matches nothing); one run per module of independent modules."""
+    root that is no module matches nothing), the stage's nested modules too (through the agent's
+    workspace); one run per module of independent modules."""
     dirs = module_dirs(snap)
     if dirs == ["."]:
         return f"{GO_TEST} ./..."
-    if "go.work" in snap.files:
+    if "go.work" in snap.files or nested(snap, version):
         return " ".join(
             [GO_TEST, *(shlex.quote("./..." if d == "." else f"./{d}/...") for d in dirs)]
         )
@@ -138,7 +185,7 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     flags = shlex.quote(go_flags(snap, version))
     fetch = (
         f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE} "
-        f"GOPATH={GOPATH}"
+        f"GOPATH={GOPATH}" + (" GOWORK=off" if nested(snap, version) else "")
     )
     commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
     for d in module_dirs(snap):
@@ -150,7 +197,30 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
+    if nested(snap, version):
+        commands += workspace_commands(snap, version)
     return [*commands, *finish_commands()]
+
+
+BUILD_WORK = "/tmp/prchain-build.go.work"
+
+
+def workspace_commands(snap: Snapshot, version: str) -> list[str]:
+    """The suite loaded once more as the agent will load it, through a workspace of the stage's
+    modules: a workspace checks imports against every module of its graph, and one module mode
+    never needed stays undownloaded (cloudquery's transformer of 2025-01: the monolithic
+    `google.golang.org/genproto` beside its split modules, then `mkdir …/cache/download/…:
+    read-only file system` in the sandbox). Its downloads join the module cache."""
+    line = version if _minor(version) >= 21 else f"1.{_minor(version)}"
+    uses = "".join(f'use "{PROJECT_SRC}/{d}"\\n' for d in module_dirs(snap))
+    patterns = " ".join(shlex.quote(f"./{d}/...") for d in module_dirs(snap))
+    return [
+        f"printf 'go {line}\\n{uses}' > {BUILD_WORK}",
+        f"cd {PROJECT_SRC} && GOWORK={BUILD_WORK} go list -e -deps -test"
+        f" -f {shlex.quote(_DEPS)} {patterns} | sort -u | GOWORK={BUILD_WORK} xargs -r go build"
+        " || echo 'some dependency packages did not build in the workspace'",
+        f"rm -f {BUILD_WORK} {BUILD_WORK}.sum",
+    ]
 
 
 def finish_commands() -> list[str]:
@@ -177,7 +247,7 @@ class Go:
         return path.endswith("_test.go")
 
     def detects(self, snap: Snapshot) -> bool:
-        return any(p == "go.mod" or p.endswith("/go.mod") or p == "go.work" for p in snap.files)
+        return any(_is_gomod(p) or p == "go.work" for p in snap.files)
 
     def era_facts(self, snap: Snapshot) -> dict[str, object]:
         """The go.mod files of the suite's modules (requirements, go and toolchain lines), the
@@ -202,8 +272,8 @@ class Go:
             f"go{version}",
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             build_commands(snap, config, version),
-            test_command(snap),
-            setup_command(version),
+            test_command(snap, version),
+            setup_command(snap, version),
             notes=[
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",

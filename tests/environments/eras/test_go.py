@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -111,10 +112,42 @@ def test_a_workspace_and_a_tree_of_modules_are_tested_module_by_module() -> None
     work = 'go 1.22\n\nuse (\n\t./cli\n\t"./sdk" // the sdk\n)\n'
     snap = _snap({"go.work": work, "cli/go.mod": "module c\n", "sdk/go.mod": "module s\n"})
     assert room.module_dirs(snap) == ["cli", "sdk"]
-    assert room.test_command(snap) == "go test ./cli/... ./sdk/..."
+    assert room.test_command(snap, "1.22.0") == "go test ./cli/... ./sdk/..."
     loose = _snap({"a/go.mod": "module a\n", "b/go.mod": "module b\n", "examples/go.mod": ""})
     assert room.module_dirs(loose) == ["a", "b"]
-    assert room.test_command(loose) == "for d in a b; do (cd $d && go test ./...); done"
+    assert room.test_command(loose, "1.22.0") == "for d in a b; do (cd $d && go test ./...); done"
+
+
+def test_in_a_tree_of_nested_modules_the_stage_s_test_files_choose_the_module() -> None:
+    files = {
+        "go.mod": "module r\n\ngo 1.21\n",  # cloudquery's root module: a main, no tests
+        "plugins/a/go.mod": "module r/plugins/a\n\ngo 1.21\n",
+        "plugins/a/sub/go.mod": "module r/plugins/a/sub\n\ngo 1.21\n",
+        "cli/go.mod": "module r/cli\n\ngo 1.19\n",
+    }
+    stage = _snap(files, "2024-03-01", paths=["plugins/a/x/x_test.go"])
+    snap = replace(stage, tests=("plugins/a/x/x_test.go", "plugins/a/sub/y_test.go", "a.py"))
+    assert room.module_dirs(snap) == ["plugins/a", "plugins/a/sub"]
+    plan = ecosystem("go").plans(snap, ErasConfig())[0]
+    assert plan.test_command == "go test ./plugins/a/... ./plugins/a/sub/..."
+    assert plan.env["GOWORK"] == room.WORK_FILE and plan.env["GOFLAGS"] == ""
+    assert f"> {room.WORK_FILE}" in plan.setup_command and "GOWORK=off" in plan.commands[0]
+    # the dependencies are compiled once more through a workspace, as the agent loads them
+    loaded = [c for c in plan.commands if f"GOWORK={room.BUILD_WORK} go list" in c]
+    assert len(loaded) == 1 and "./plugins/a/... ./plugins/a/sub/..." in loaded[0]
+    assert ecosystem("go").era_facts(snap) != ecosystem("go").era_facts(
+        replace(stage, tests=("cli/z_test.go",))
+    )
+    root = replace(stage, tests=("main_test.go",))  # the root module's own tests: as before
+    assert room.module_dirs(root) == ["."] and "GOWORK" not in room.image_env(root, "1.21.0")
+    # before workspaces (go 1.18) the module is entered instead
+    early = {**files, "cli/go.mod": "module r/cli\n\ngo 1.16\n"}
+    old = replace(
+        stage, date=datetime(2021, 3, 1, tzinfo=UTC), files=early, tests=("cli/z_test.go",)
+    )
+    older = ecosystem("go").plans(old, ErasConfig())[0]
+    assert older.test_command == "for d in cli; do (cd $d && go test ./...); done"
+    assert "GOWORK" not in older.env and older.interpreter == "go1.16.15"
 
 
 def test_a_module_that_needs_a_newer_go_gets_the_go_it_names(greeter: Path) -> None:
@@ -215,3 +248,30 @@ def test_a_stage_runs_the_packages_of_its_test_files() -> None:
     paths = ["pkg/a/x_test.go", "pkg/a/y_test.go", "root_test.go", "pkg/b/testdata/z_test.go"]
     assert reader.targets([*paths, "pkg/c/c.go"]) == [".", "./pkg/a"]
     assert "-json" in reader.script("go test ./pkg/a", "/tmp/r.json")
+
+
+@needs_go
+def test_a_build_whose_module_the_proxy_does_not_have_names_the_module(tmp_path: Path) -> None:
+    """cloudquery's aws plugin of 2023-11: the Go proxy answered 403 "This module version is not
+    available" for one of its requirements. The build script's exit trap (the egress cleanup) runs
+    after go's error and is traced last; the root error is go's line, not the trap's."""
+    from environments.eras.build import build_failure
+    from tests.support.go_proxy import GoProxy
+
+    module = tmp_path / "m"
+    module.mkdir()
+    (module / "go.mod").write_text("module m\n\ngo 1.21\n\nrequire example.com/tinylib v0.9.0\n")
+    with GoProxy(tmp_path / "empty") as proxy:
+        script = (
+            "set -euo pipefail\n"  # as the era build's script: its egress trap, then the plan
+            + f"trap 'rm -f {tmp_path}/m2/settings.xml; rmdir {tmp_path}/m2 2>/dev/null || true' EXIT\n"
+            + f"export GOPROXY={proxy.url} GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local "
+            + f"GOMODCACHE={tmp_path / 'cache'} GOPATH={tmp_path / 'gopath'}\n"
+            + f"set -x\ncd {module} && go mod download\n"
+        )
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    log = done.stdout + done.stderr
+    assert done.returncode != 0 and log.rstrip().splitlines()[-1].startswith("+ "), log
+    said = build_failure(log, done.returncode)
+    assert said.startswith("go: example.com/tinylib@v0.9.0: reading http://127.0.0.1:"), said
+    assert said.endswith(": 404 File not found"), said
