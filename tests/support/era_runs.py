@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from environments.eras.build import cache_volume
 from environments.eras.config import ErasConfig
+from environments.protocol import StageSpec
 from prchain.cli import main
 from sql.db import make_engine, session_scope
 from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
@@ -56,6 +57,27 @@ def verdicts_by_pr(url: str) -> dict[int, StageVerification]:
         ).all()
         session.expunge_all()
     return dict(rows)  # type: ignore[arg-type]
+
+
+def stage_specs(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
+    """Every stage of the store at `url`, in PR order, on its era's image, test and setup command."""
+    with session_scope(make_engine(url)) as session:
+        rows = session.execute(
+            select(PullRequest.number, ChainStage.base_sha, ChainStage.gold_patch)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .order_by(PullRequest.number)
+        ).all()
+    return [
+        StageSpec(
+            i,
+            base or "",
+            gold,
+            image=recipes[n].image,
+            test_command=recipes[n].test_command,
+            setup_command=recipes[n].setup_command,
+        )
+        for i, (n, base, gold) in enumerate(rows, start=1)
+    ]
 
 
 def remove_repo_images(

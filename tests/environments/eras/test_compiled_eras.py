@@ -18,18 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
-from environments.protocol import StageSpec
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, EnvRecipe, PullRequest
+from sql.models import EnvRecipe
 from tests.support.cext_repo import MATHLIB_URL, make_fastsum, make_mathlib
 from tests.support.era_runs import (
     invoke,
     recipes_by_pr,
     remove_repo_images,
+    stage_specs,
     verdicts_by_pr,
     write_config,
 )
@@ -80,30 +78,10 @@ def test_a_c_extension_is_built_per_stage_from_the_agents_tree(
     _an_agents_edit_to_the_c_file_changes_the_outcome(clone, recipes, sqlite_url, tmp_path)
 
 
-def _stages(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
-    with session_scope(make_engine(url)) as session:
-        rows = session.execute(
-            select(PullRequest.number, ChainStage.base_sha, ChainStage.gold_patch)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-            .order_by(PullRequest.number)
-        ).all()
-    return [
-        StageSpec(
-            i,
-            base or "",
-            gold,
-            image=recipes[n].image,
-            test_command=recipes[n].test_command,
-            setup_command=recipes[n].setup_command,
-        )
-        for i, (n, base, gold) in enumerate(rows, start=1)
-    ]
-
-
 def _an_agents_edit_to_the_c_file_changes_the_outcome(
     clone: Path, recipes: dict[int, EnvRecipe], url: str, tmp_path: Path
 ) -> None:
-    stages = _stages(url, recipes)[:1]
+    stages = stage_specs(url, recipes)[:1]
     config = EnvironmentConfig(log_dir=str(tmp_path / "logs"))  # no network: the default
     test = "python -m pytest -p no:cacheprovider tests/test_add.py 2>&1"
     with DockerEnvironment(config, repo=REPO, clone_path=str(clone), stages=stages) as env:

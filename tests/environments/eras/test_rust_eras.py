@@ -18,17 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
 from environments.config import EnvironmentConfig
 from environments.docker_env import DockerEnvironment
-from environments.protocol import StageSpec
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, EnvRecipe, PullRequest
+from sql.models import EnvRecipe
 from tests.support.era_runs import (
     invoke,
     recipes_by_pr,
     remove_repo_images,
+    stage_specs,
     verdicts_by_pr,
     write_config,
 )
@@ -82,30 +80,10 @@ def test_each_rust_era_builds_verifies_and_finds_its_fail_to_pass(
     _an_agent_carries_its_change_across_the_eras(clone, recipes, sqlite_url, tmp_path)
 
 
-def _stages(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
-    with session_scope(make_engine(url)) as session:
-        rows = session.execute(
-            select(PullRequest.number, ChainStage.base_sha, ChainStage.gold_patch)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-            .order_by(PullRequest.number)
-        ).all()
-    return [
-        StageSpec(
-            i,
-            base or "",
-            gold,
-            image=recipes[n].image,
-            test_command=recipes[n].test_command,
-            setup_command=recipes[n].setup_command,
-        )
-        for i, (n, base, gold) in enumerate(rows, start=1)
-    ]
-
-
 def _an_agent_carries_its_change_across_the_eras(
     clone: Path, recipes: dict[int, EnvRecipe], url: str, tmp_path: Path
 ) -> None:
-    stages = _stages(url, recipes)
+    stages = stage_specs(url, recipes)
     assert stages[0].image != stages[1].image
     config = EnvironmentConfig(log_dir=str(tmp_path / "logs"))  # no network: the default
     with DockerEnvironment(config, repo=REPO, clone_path=str(clone), stages=stages) as env:
