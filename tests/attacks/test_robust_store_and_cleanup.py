@@ -112,5 +112,5 @@ def test_a_remembered_era_whose_image_is_gone_is_no_candidate(engine: Engine) ->
     era = Era("new", Python(), snap)
     kept = Setup(engine, ErasConfig(), None, None, image_exists=lambda tag: True)  # type: ignore[arg-type]
     gone = Setup(engine, ErasConfig(), None, None, image_exists=lambda tag: False)  # type: ignore[arg-type]
-    assert _memory_candidate(kept, repo_id, era) is not None
-    assert _memory_candidate(gone, repo_id, era) is None
+    assert _memory_candidate(kept, repo_id, era, None) is not None
+    assert _memory_candidate(gone, repo_id, era, None) is None
