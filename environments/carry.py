@@ -137,8 +137,9 @@ collect_rejects() {
 """
 
 # Root. Args: t, B_t, then the indices j of the gold patches to revert, newest first
-# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t, at depth 1: a partial clone's missing old blobs
-# are never asked for) from the mirror into the private store, reverts the gold patches in the
+# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t; at depth 1 where the whole fetch fails, as on a
+# partial clone missing old blobs: the 3-way reverts want the gold patches' own blobs, which a
+# whole fetch brings) from the mirror into the private store, reverts the gold patches in the
 # private worktree, commits the result without a parent (C_t) and publishes C_t, and only what it
 # reaches, as refs/prchain/stage-base/<t> in the public store.
 # Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
@@ -155,8 +156,9 @@ t=$1; base=$2; shift 2
 : > "$S/revert-rejects"; : > "$S/err"
 if [ $# -gt 0 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
 if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
-  git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\
-    2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
+  git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" 2>>"$S/err" \\
+    || git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\
+      2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
 fi
 git update-ref "refs/prchain/base/$t" "$base"
 git checkout -q -f --detach "$base" 2>>"$S/err" || {{ cat "$S/err"; exit 92; }}
