@@ -24,8 +24,8 @@ from sqlalchemy import Engine, select
 
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
-from chains.lines import MIN_LINE_CHARS, Lineage, squeeze, substantive
-from chains.link_rules import code_contact
+from chains.lines import MIN_LINE_CHARS, squeeze, substantive
+from chains.link_rules import code_contact, lineage_of
 from chains.loading import PRNode, RefRow
 from chains.patches import file_sections, section_path
 from sql.models import PRPatch
@@ -156,15 +156,7 @@ def thin_code_link(
         and newer_lines * config.code_link_followup_ratio < older_lines
     ):
         return f"the newer PR is a follow-up fix: {newer_lines} line(s) of code to the older one's {older_lines}"
-    contact = code_contact(_lineage(attrs), attrs.get("symbols") or 0)
+    contact = code_contact(lineage_of(attrs), attrs.get("symbols") or 0)
     if contact < config.code_link_min_share * newer_lines:
         return f"{contact} point(s) of contact in {newer_lines} line(s) of the newer PR's code"
     return ""
-
-
-def _lineage(attrs: Mapping[str, Any]) -> Lineage:
-    return Lineage(
-        attrs.get("lineage", 0),
-        moved=attrs.get("lineage_moved", 0),
-        inserted=attrs.get("lineage_inserted", 0),
-    )

@@ -8,6 +8,7 @@ evidence (line lineage, symbol use, rewritten tests) backs a link over them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -312,17 +313,7 @@ def _link_rule(
         return "revert_links_off"
     if attrs["strength"] <= 0:
         return "zero_weight"
-    lineage = Lineage(
-        attrs["lineage"],
-        attrs["lineage_via"],
-        attrs.get("lineage_moved", 0),
-        attrs.get("lineage_touched", 0),
-        tests=attrs.get("lineage_tests", 0),
-        test_code=attrs.get("lineage_test_code", 0),
-        restored=attrs.get("lineage_restored", 0),
-        whole=attrs.get("lineage_whole", False),
-        inserted=attrs.get("lineage_inserted", 0),
-    )
+    lineage = lineage_of(attrs)
     backed = (
         lineage_backs(lineage, attrs["gap_days"], config)
         or symbols_back(attrs, config)
@@ -413,6 +404,21 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     if config.lineage_max_lines > 0:
         need = min(need, config.lineage_max_lines)
     return lineage.weight + restored >= need
+
+
+def lineage_of(attrs: Mapping[str, Any]) -> Lineage:
+    """The line lineage a link's attributes record (`lineage*`, set when its rules ran)."""
+    return Lineage(
+        attrs["lineage"],
+        attrs["lineage_via"],
+        attrs.get("lineage_moved", 0),
+        attrs.get("lineage_touched", 0),
+        tests=attrs.get("lineage_tests", 0),
+        test_code=attrs.get("lineage_test_code", 0),
+        restored=attrs.get("lineage_restored", 0),
+        whole=attrs.get("lineage_whole", False),
+        inserted=attrs.get("lineage_inserted", 0),
+    )
 
 
 def code_backed(lineage: Lineage, gap_days: float, config: ChainsConfig, symbols: int = 0) -> bool:
