@@ -157,7 +157,7 @@ class EgressProxy:
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
-                _serve(self.request, allowed)
+                answer(self.request, allowed)
 
         self._server = socketserver.ThreadingUnixStreamServer(
             str(Path(self.directory, SOCKET)), Handler
@@ -180,6 +180,15 @@ class _Allowed:
     exact: frozenset[tuple[str, int]]  # by name and port, at any address
 
 
+def answer(client: socket.socket, allowed: _Allowed) -> None:
+    """One client's request; a client that hung up before its answer (a build tool's timeout, a
+    resolver that raced two connections) is nobody to tell, not a traceback on the user's screen."""
+    try:
+        _serve(client, allowed)
+    except ConnectionError:
+        return
+
+
 def _serve(client: socket.socket, allowed: _Allowed) -> None:
     head = _read_head(client)
     if head is None:
@@ -195,7 +204,11 @@ def _serve(client: socket.socket, allowed: _Allowed) -> None:
         if upstream is None:
             client.sendall(b"HTTP/1.1 403 Forbidden\r\n\r\n")
             return
-        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        try:
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        except ConnectionError:
+            upstream.close()
+            raise
     else:
         url = urlsplit(target)
         upstream = _open(url.hostname or "", url.port or 80, 80, allowed)
