@@ -15,6 +15,14 @@ a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that i
 completed from the cache instead of refused; -mod=vendor when the tree vendors its modules; none
 before go 1.14, which had no such flag and completed go.mod by itself).
 The checksum database is unreachable here, so GOSUMDB=off: go.sum still checks every download.
+
+A tree of several modules without a go.work (cloudquery's plugins, nested under a root module that
+holds none of them) is tested module by module, each in module mode from its own directory:
+`prchain-in-modules go test ./plugins/a/... ./plugins/b/x` (a script of the era image) runs
+`go test` once per module the patterns fall in, with the patterns made relative to it. A workspace
+joining them would merge their module graphs, and a graph no module has is one where two modules
+provide a package (cloudquery's transformer of 2025-01: the monolithic genproto beside its split
+modules, "ambiguous import").
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from datetime import UTC
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.go import toolchain
-from environments.eras.go.report import GO_TEST, GoTest
+from environments.eras.go.report import GO_TEST, IN_MODULES, GoTest
 from environments.eras.manifests import Snapshot
 from environments.eras.reports import TestReport
 
@@ -47,10 +55,31 @@ SEED_CACHE = (
 # go before 1.13 locks the module cache even to read it: its GOPATH is a per-stage copy too.
 AGENT_GOPATH = "/work/.cache/gopath"
 SEED_GOPATH = f"[ -d {AGENT_GOPATH} ] || cp -a {GOPATH} {AGENT_GOPATH}"
-# The agent's workspace when the stage's module is nested (`nested`): outside the tree, so it is
-# never part of the agent's diff, written per stage by the setup command (the tree's path is the
-# stage's).
-WORK_FILE = "/work/.cache/go.work"
+# `prchain-in-modules CMD SUB [FLAGS] PATTERN...`: the command once per module, from its directory,
+# with the patterns (`./x/...`, `./x`, `.`) in it made relative to it; exit status the worst one.
+IN_MODULES_SCRIPT = r"""#!/bin/bash
+set -u
+cmd=("$1" "$2"); shift 2
+flags=(); mods=(); declare -A pats=()
+for w in "$@"; do
+  case "$w" in ./*|.) ;; *) flags+=("$w"); continue;; esac
+  d=${w#./}; tail=""
+  case "$d" in ...) d=""; tail="/...";; */...) d=${d%/...}; tail="/...";; .) d="";; esac
+  m=$d
+  while [ -n "$m" ] && [ ! -f "$m/go.mod" ]; do case "$m" in */*) m=${m%/*};; *) m="";; esac; done
+  if [ -z "$m" ]; then rel="./$d$tail"; [ -n "$d" ] || rel=".$tail"
+  elif [ "$d" = "$m" ]; then rel=".$tail"; else rel=".${d#"$m"}$tail"; fi
+  key=${m:-.}
+  [ -n "${pats[$key]+x}" ] || mods+=("$key")
+  pats[$key]="${pats[$key]:-} $rel"
+done
+rc=0
+for m in "${mods[@]}"; do
+  # shellcheck disable=SC2086
+  (cd "$m" && "${cmd[@]}" "${flags[@]}" ${pats[$m]}) || rc=$?
+done
+exit $rc
+"""
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -97,11 +126,10 @@ def stage_modules(snap: Snapshot) -> list[str]:
     return sorted(found)
 
 
-def nested(snap: Snapshot, version: str) -> bool:
-    """Whether the suite is nested modules the agent reaches through a workspace of its own
-    (GOWORK, outside the tree: go ≥ 1.18): `go test ./plugins/x/...` then works from the root
-    and `tests verify` narrows it to the stage's packages as in any module."""
-    return module_dirs(snap) != ["."] and bool(stage_modules(snap)) and _minor(version) >= 18
+def in_modules(snap: Snapshot) -> bool:
+    """Whether the suite is several modules no go.work joins: each is tested from its own
+    directory (`prchain-in-modules`)."""
+    return module_dirs(snap) != ["."] and "go.work" not in snap.files
 
 
 def _is_gomod(path: str) -> bool:
@@ -126,7 +154,7 @@ def go_flags(snap: Snapshot, version: str) -> str:
     before 1.14 knows no such flag (it updated go.mod by itself then)."""
     if vendored(snap):
         return "-mod=vendor"
-    if module_dirs(snap) != ["."] or "go.mod" not in snap.files:
+    if "go.work" in snap.files:
         return ""
     return "-mod=mod" if _minor(version) >= 14 else ""
 
@@ -135,20 +163,9 @@ def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
-def setup_command(snap: Snapshot, version: str) -> str:
-    """Per stage, as the agent: the image's caches copied where the agent may write; for nested
-    modules the workspace naming them (`go 1.X` before go 1.21 knew patch versions; from 1.21 the
-    toolchain's own version, which no module's go line exceeds)."""
-    seed = SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
-    if not nested(snap, version):
-        return seed
-    line = version if _minor(version) >= 21 else f"1.{_minor(version)}"
-    dirs = " ".join(shlex.quote(d) for d in module_dirs(snap))
-    work = (
-        f"rm -f {WORK_FILE} {WORK_FILE}.sum && printf 'go {line}\\n' > {WORK_FILE}"
-        f' && for d in {dirs}; do printf \'use "%s/%s"\\n\' "$PWD" "$d" >> {WORK_FILE}; done'
-    )
-    return f"{seed} && {work}"
+def setup_command(version: str) -> str:
+    """Per stage, as the agent: the image's caches copied where the agent may write."""
+    return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
 
 
 def image_env(snap: Snapshot, version: str) -> dict[str, str]:
@@ -161,22 +178,18 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
-    } | ({"GOWORK": WORK_FILE} if nested(snap, version) else {})
+    }
 
 
-def test_command(snap: Snapshot, version: str) -> str:
+def test_command(snap: Snapshot) -> str:
     """`go test ./...` in the root module; a workspace's modules by their patterns (`./...` of a
-    root that is no module matches nothing), the stage's nested modules too (through the agent's
-    workspace); one run per module of independent modules."""
+    root that is no module matches nothing); modules no workspace joins each from its own
+    directory. `tests verify` narrows any of them to the stage's packages."""
     dirs = module_dirs(snap)
     if dirs == ["."]:
         return f"{GO_TEST} ./..."
-    if "go.work" in snap.files or nested(snap, version):
-        return " ".join(
-            [GO_TEST, *(shlex.quote("./..." if d == "." else f"./{d}/...") for d in dirs)]
-        )
-    quoted = " ".join(shlex.quote(d) for d in dirs)
-    return f"for d in {quoted}; do (cd $d && {GO_TEST} ./...); done"
+    patterns = [shlex.quote("./..." if d == "." else f"./{d}/...") for d in dirs]
+    return " ".join([IN_MODULES, GO_TEST, *patterns] if in_modules(snap) else [GO_TEST, *patterns])
 
 
 def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str]:
@@ -185,9 +198,14 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     flags = shlex.quote(go_flags(snap, version))
     fetch = (
         f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE} "
-        f"GOPATH={GOPATH}" + (" GOWORK=off" if nested(snap, version) else "")
+        f"GOPATH={GOPATH}"
     )
     commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
+    if in_modules(snap):
+        script = f"/usr/local/bin/{IN_MODULES}"
+        commands.append(
+            f"printf '%s' {shlex.quote(IN_MODULES_SCRIPT)} > {script} && chmod 755 {script}"
+        )
     for d in module_dirs(snap):
         where = shlex.quote(f"{PROJECT_SRC}/{d}")
         if not vendored(snap):
@@ -197,30 +215,7 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
-    if nested(snap, version):
-        commands += workspace_commands(snap, version)
     return [*commands, *finish_commands()]
-
-
-BUILD_WORK = "/tmp/prchain-build.go.work"
-
-
-def workspace_commands(snap: Snapshot, version: str) -> list[str]:
-    """The suite loaded once more as the agent will load it, through a workspace of the stage's
-    modules: a workspace checks imports against every module of its graph, and one module mode
-    never needed stays undownloaded (cloudquery's transformer of 2025-01: the monolithic
-    `google.golang.org/genproto` beside its split modules, then `mkdir …/cache/download/…:
-    read-only file system` in the sandbox). Its downloads join the module cache."""
-    line = version if _minor(version) >= 21 else f"1.{_minor(version)}"
-    uses = "".join(f'use "{PROJECT_SRC}/{d}"\\n' for d in module_dirs(snap))
-    patterns = " ".join(shlex.quote(f"./{d}/...") for d in module_dirs(snap))
-    return [
-        f"printf 'go {line}\\n{uses}' > {BUILD_WORK}",
-        f"cd {PROJECT_SRC} && GOWORK={BUILD_WORK} go list -e -deps -test"
-        f" -f {shlex.quote(_DEPS)} {patterns} | sort -u | GOWORK={BUILD_WORK} xargs -r go build"
-        " || echo 'some dependency packages did not build in the workspace'",
-        f"rm -f {BUILD_WORK} {BUILD_WORK}.sum",
-    ]
 
 
 def finish_commands() -> list[str]:
@@ -272,8 +267,8 @@ class Go:
             f"go{version}",
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             build_commands(snap, config, version),
-            test_command(snap, version),
-            setup_command(snap, version),
+            test_command(snap),
+            setup_command(version),
             notes=[
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",

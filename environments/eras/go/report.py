@@ -21,6 +21,7 @@ from typing import Any
 from environments.eras.reports import FILES_PLACEHOLDER, record
 
 GO_TEST = "go test"
+IN_MODULES = "prchain-in-modules"  # a tree of modules: `go test` from each module's directory
 _GO_TEST = re.compile(r"(?<![\w-])go test(?=\s|$)")
 _SETUP = ("[build failed]", "[setup failed]")
 # `./pkg/x.go:12:3: undefined: Foo` (or `pkg/x.go:12: ...` of old compilers); vet's findings
@@ -118,12 +119,13 @@ class GoTest:
         return witness_name(nonce)
 
     def narrowed(self, suite: str) -> str:
-        """`go test`'s flags are kept, its package patterns become `{files}`."""
-        if FILES_PLACEHOLDER in suite or not suite.startswith(GO_TEST) or "&&" in suite:
+        """`go test`'s flags are kept, its package patterns become `{files}` (behind the
+        module-by-module runner too: `prchain-in-modules go test ...`)."""
+        runner, _, rest = suite.partition(GO_TEST)
+        if FILES_PLACEHOLDER in suite or runner.strip() not in ("", IN_MODULES) or "&&" in suite:
             return suite
-        words = shlex.split(suite[len(GO_TEST) :])
-        kept = [w for w in words if not _is_pattern(w)]
-        return " ".join([GO_TEST, *map(shlex.quote, kept), FILES_PLACEHOLDER])
+        kept = [w for w in shlex.split(rest) if not _is_pattern(w)]
+        return " ".join([*runner.split(), GO_TEST, *map(shlex.quote, kept), FILES_PLACEHOLDER])
 
     def targets(self, test_paths: list[str]) -> list[str]:
         """The packages (`./pkg/x`, `.` for the root) of the stage's `_test.go` files; testdata

@@ -112,10 +112,12 @@ def test_a_workspace_and_a_tree_of_modules_are_tested_module_by_module() -> None
     work = 'go 1.22\n\nuse (\n\t./cli\n\t"./sdk" // the sdk\n)\n'
     snap = _snap({"go.work": work, "cli/go.mod": "module c\n", "sdk/go.mod": "module s\n"})
     assert room.module_dirs(snap) == ["cli", "sdk"]
-    assert room.test_command(snap, "1.22.0") == "go test ./cli/... ./sdk/..."
+    assert room.test_command(snap) == "go test ./cli/... ./sdk/..."
+    assert room.go_flags(snap, "1.22.0") == ""  # a workspace refuses -mod=mod
     loose = _snap({"a/go.mod": "module a\n", "b/go.mod": "module b\n", "examples/go.mod": ""})
     assert room.module_dirs(loose) == ["a", "b"]
-    assert room.test_command(loose, "1.22.0") == "for d in a b; do (cd $d && go test ./...); done"
+    assert room.test_command(loose) == "prchain-in-modules go test ./a/... ./b/..."
+    assert GoTest().narrowed(room.test_command(loose)) == "prchain-in-modules go test {files}"
 
 
 def test_in_a_tree_of_nested_modules_the_stage_s_test_files_choose_the_module() -> None:
@@ -129,25 +131,49 @@ def test_in_a_tree_of_nested_modules_the_stage_s_test_files_choose_the_module() 
     snap = replace(stage, tests=("plugins/a/x/x_test.go", "plugins/a/sub/y_test.go", "a.py"))
     assert room.module_dirs(snap) == ["plugins/a", "plugins/a/sub"]
     plan = ecosystem("go").plans(snap, ErasConfig())[0]
-    assert plan.test_command == "go test ./plugins/a/... ./plugins/a/sub/..."
-    assert plan.env["GOWORK"] == room.WORK_FILE and plan.env["GOFLAGS"] == ""
-    assert f"> {room.WORK_FILE}" in plan.setup_command and "GOWORK=off" in plan.commands[0]
-    # the dependencies are compiled once more through a workspace, as the agent loads them
-    loaded = [c for c in plan.commands if f"GOWORK={room.BUILD_WORK} go list" in c]
-    assert len(loaded) == 1 and "./plugins/a/... ./plugins/a/sub/..." in loaded[0]
+    # each module from its own directory, in module mode: no workspace merges their graphs
+    assert plan.test_command == "prchain-in-modules go test ./plugins/a/... ./plugins/a/sub/..."
+    assert "GOWORK" not in plan.env and plan.env["GOFLAGS"] == "-mod=mod"
+    assert any(f"/usr/local/bin/{room.IN_MODULES}" in c for c in plan.commands)
     assert ecosystem("go").era_facts(snap) != ecosystem("go").era_facts(
         replace(stage, tests=("cli/z_test.go",))
     )
     root = replace(stage, tests=("main_test.go",))  # the root module's own tests: as before
-    assert room.module_dirs(root) == ["."] and "GOWORK" not in room.image_env(root, "1.21.0")
-    # before workspaces (go 1.18) the module is entered instead
-    early = {**files, "cli/go.mod": "module r/cli\n\ngo 1.16\n"}
-    old = replace(
-        stage, date=datetime(2021, 3, 1, tzinfo=UTC), files=early, tests=("cli/z_test.go",)
+    assert room.module_dirs(root) == ["."] and room.test_command(root) == "go test ./..."
+    assert not any(
+        room.IN_MODULES in c for c in ecosystem("go").plans(root, ErasConfig())[0].commands
     )
-    older = ecosystem("go").plans(old, ErasConfig())[0]
-    assert older.test_command == "for d in cli; do (cd $d && go test ./...); done"
-    assert "GOWORK" not in older.env and older.interpreter == "go1.16.15"
+
+
+def test_the_module_runner_runs_each_pattern_inside_its_module(tmp_path: Path) -> None:
+    """`prchain-in-modules` as the image holds it: patterns grouped by the nearest go.mod above
+    them and made relative to it, flags kept, the worst exit status."""
+    script = tmp_path / "in-modules"
+    script.write_text(room.IN_MODULES_SCRIPT)
+    tree = tmp_path / "tree"
+    for d in ("plugins/a/x", "plugins/b", "cli/z"):
+        (tree / d).mkdir(parents=True)
+    for d in ("", "plugins/a", "plugins/b"):
+        (tree / d / "go.mod").write_text("module m\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "go").write_text('#!/bin/sh\necho "$(pwd) $*"\n[ "$(basename $(pwd))" != b ]\n')
+    (fake / "go").chmod(0o755)
+    patterns = ["./plugins/a/...", "./plugins/a/x", "./plugins/b", "./...", "./cli/z", "."]
+    ran = subprocess.run(
+        ["bash", str(script), "go", "test", "-json", "-run", "T X", *patterns],
+        cwd=tree,
+        env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.stdout.splitlines() == [
+        f"{tree}/plugins/a test -json -run T X ./... ./x",
+        f"{tree}/plugins/b test -json -run T X .",
+        f"{tree} test -json -run T X ./... ./cli/z .",
+    ]
+    assert ran.returncode == 1  # plugins/b's run failed
 
 
 def test_a_module_that_needs_a_newer_go_gets_the_go_it_names(greeter: Path) -> None:

@@ -3,10 +3,10 @@ plugins that are modules of their own) gets an era per module its stages' tests 
 
 `tests/support/go_proxy.py: make_go_monorepo`: PR #1 adds a test to `plugins/a` (which requires
 tinylib from the local proxy), PR #2 one to `plugins/b`, in one half-year. Each stage's era is the
-module owning its test files: its dependencies in the image, `go test ./plugins/a/...` its suite,
-reached from the tree's root through a workspace outside the tree. Era b is not verified by era
-a's image (memory), whose suite is another module's. Then the agent runs both forms of `go test`
-in its offline sandbox and leaves no workspace file in the tree.
+module owning its test files: its dependencies in the image, its suite run from the module's own
+directory (`prchain-in-modules go test ./plugins/a/...`). Era b is not verified by era a's image
+(memory), whose suite is another module's. Then the agent runs the tests both ways in its offline
+sandbox and leaves nothing in the tree.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def test_each_stage_gets_the_era_of_the_nested_module_its_tests_are_in(
     setup = invoke("env", "setup", *common)
     assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
     recipes = recipes_by_pr(sqlite_url)
-    assert recipes[1].test_command == "go test ./plugins/a/..."
-    assert recipes[2].test_command == "go test ./plugins/b/..."
+    assert recipes[1].test_command == "prchain-in-modules go test ./plugins/a/..."
+    assert recipes[2].test_command == "prchain-in-modules go test ./plugins/b/..."
     assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 1
 
     verify = invoke("tests", "verify", "--gold-runs", "1", *common)
@@ -111,7 +111,7 @@ def test_each_stage_gets_the_era_of_the_nested_module_its_tests_are_in(
         env_config, repo=REPO, clone_path=str(clone), stages=specs, client=docker_client
     ) as env:
         env.enter_stage(1)
-        root = env.execute("go test -v ./plugins/a/... 2>&1")
+        root = env.execute("prchain-in-modules go test -v ./plugins/a/... 2>&1")
         assert root.exit_code == 0 and "--- PASS: TestWelcome" in root.output, root.output
         inside = env.execute("cd plugins/a && go test ./... 2>&1")
         assert inside.exit_code == 0 and f"ok  \t{MONO}/a" in inside.output, inside.output
