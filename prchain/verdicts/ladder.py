@@ -124,10 +124,18 @@ def check_image(
             sized = _run(env, narrowed, timeout, reader)
             scope = (
                 f"the stage's {len(own)} test files and {len(others)} others of B_t "
-                f"(the whole suite {too_big})"
+                f"(the whole suite {too_big})" + _stopped(sized, timeout)
             )
             return Check(_counted(sized, reader, timeout), sized.output_tail, scope)
-    return Check(_counted(run, reader, timeout), run.output_tail)
+    stopped = _stopped(run, timeout)
+    return Check(_counted(run, reader, timeout), run.output_tail, stopped and f"the whole suite of B_t{stopped}")
+
+
+def _stopped(run: SuiteRun, timeout: float) -> str:
+    """What a run stopped at its time limit counted ("" for one that finished)."""
+    if not (run.timed_out and run.outcomes):
+        return ""
+    return f", stopped at its {timeout:g} s limit; tests finished: {len(run.outcomes)}"
 
 
 def _setup_failed(code: int, output: str) -> Check:
@@ -201,9 +209,13 @@ def _test_path(path: str) -> bool:
 
 
 def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
+    """A run stopped at its time limit counts the tests it finished (interrupted, the runner
+    still reports them); one that finished none says it ran past the limit."""
     found = count(run.outcomes)
     found.first_error = reader.root_error(run.output_tail)
-    if run.timed_out:
+    if run.timed_out and run.outcomes:
+        found.first_error = ""  # the interrupt's own traceback is no error of the suite's
+    elif run.timed_out:
         found.first_error = f"the suite ran past {timeout:g} s" + (
             f" ({found.first_error})" if found.first_error else ""
         )

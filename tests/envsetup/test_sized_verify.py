@@ -171,3 +171,24 @@ def test_a_suite_that_passes_too_little_says_how_little_and_its_first_failure(
     assert recipe.status == "unverified"
     assert recipe.root_error.startswith("1 of 3 tests passed (under eras.pass_share 0.8); first: ")
     assert "tests/test_hog.py::test_b1" in recipe.root_error
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_run_stopped_at_its_time_limit_counts_the_tests_it_finished(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    """numpy's sized verification ran past its limit and counted nothing: the killed pytest wrote
+    no report. Interrupted first, it reports what it finished, and the recipe says where it
+    stopped."""
+    sleeper = "import time\n\n\ndef test_sleeps():\n    time.sleep(600)\n"
+    clone = _repository(tmp_path / "repo", others=0, hog=sleeper)
+    limits = {"verify_sample": 1, "verify_limits": {REPO: {"timeout": 20}}}
+    recipe = _setup(tmp_path, clone, sqlite_url, **limits)
+    assert recipe.status == "verified", recipe.root_error
+    # the stage's own file ran first (test_two is the PR's), then the sampled sleeper, interrupted
+    assert recipe.verification["passed"] == 1 and recipe.verification["failed"] == 0, recipe.notes
+    assert recipe.notes[-1] == (
+        "verified on the stage's 1 test files and 1 others of B_t "
+        "(the whole suite ran past its time limit), stopped at its 20 s limit; tests finished: 1"
+    )

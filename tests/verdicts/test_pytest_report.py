@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -103,6 +105,35 @@ def test_junit_report_gives_node_ids_and_outcomes(pytest_run) -> None:
     assert found["pkg/test_sample.py::test_skipped"] == "skipped"
     assert found["pkg/test_sample.py::test_unexpected_pass"] == "passed"  # junit has no xpass
     assert found["pkg/test_broken.py"] == "error"  # the collection error, by module
+
+
+def test_a_run_interrupted_at_its_time_limit_reports_what_it_finished(tmp_path) -> None:
+    """SIGINT (what a sandbox's time limit sends first): pytest still writes its report, with an
+    empty test case for the test it stopped; that one has no outcome."""
+    began = tmp_path / "began"
+    (tmp_path / "test_a.py").write_text("def test_ok():\n    pass\n")
+    (tmp_path / "test_b.py").write_text(
+        f"import pathlib, time\n\n\ndef test_sleeps():\n"
+        f"    pathlib.Path({str(began)!r}).touch()\n    time.sleep(600)\n"
+    )
+    report = tmp_path / "report.xml"
+    env = {**os.environ, "PYTEST_ADDOPTS": PYTEST_OPTIONS.format(path=report)}
+    started = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_a.py", "test_b.py"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):  # test_sleeps is running once it touched the file
+            if began.exists():
+                break
+            time.sleep(0.1)
+        started.send_signal(signal.SIGINT)
+        started.wait(timeout=60)
+    finally:
+        started.kill()
+    assert parse_junit(report.read_text()) == {"test_a.py::test_ok": "passed"}
 
 
 def test_short_summary_agrees_with_the_report(pytest_run) -> None:

@@ -53,6 +53,8 @@ def parse_junit(text: str) -> dict[str, str]:
         raise ValueError(f"not a junit XML report: {exc}") from None
     outcomes: dict[str, str] = {}
     for case in root.iter("testcase"):
+        if not case.get("name") and not case.get("classname"):
+            continue  # the test an interrupt (Ctrl-C, a time limit) stopped: no outcome
         _record(outcomes, junit_nodeid(case.attrib), _case_outcome(case))
     return outcomes
 
