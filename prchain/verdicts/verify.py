@@ -29,6 +29,7 @@ from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
+from prchain.verdicts.crossing import CONFIG_NAMES
 from prchain.verdicts.outcomes import count
 from prchain.verdicts.sandbox import (
     FILES_PLACEHOLDER,
@@ -36,6 +37,7 @@ from prchain.verdicts.sandbox import (
     apply_patch,
     collected_test_files,
     fill_command,
+    patch_paths,
     run_suite,
 )
 from prchain.verdicts.touched import touched_by
@@ -246,7 +248,11 @@ def _runs(
     done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
-    return broken_environment(gold[-1].outcomes, done.runs["root_error"])
+    broken = broken_environment(gold[-1].outcomes, done.runs["root_error"])
+    held = held_back(job.gold_patch)
+    if broken and held:  # the gold patch needs what its build files say (a new module, a crate)
+        return f"{broken}; the gold patch changes {', '.join(held[:3])}, which stay B_t's here"
+    return broken
 
 
 def broken_environment(outcomes: dict[str, str], root: str) -> str | None:
@@ -259,6 +265,14 @@ def broken_environment(outcomes: dict[str, str], root: str) -> str | None:
     if not outcomes and root:
         return f"environment broken: the test command reported no test{first}"
     return None
+
+
+def held_back(patch: str) -> list[str]:
+    """The runner, build and dependency files a patch changes (go.mod, Cargo.lock, a requirements
+    file, conftest.py): they never cross into the hidden tests' room, where they stay as B_t has
+    them, so a gold patch that adds a dependency cannot build there (cloudquery's cli #19016:
+    `mkdir …/mod/cache/download/github.com/fatih: read-only file system`)."""
+    return [p for p in patch_paths(patch) if p.rsplit("/", 1)[-1] in CONFIG_NAMES]
 
 
 # ---- the store ------------------------------------------------------------------------------------

@@ -76,3 +76,27 @@ def test_a_broken_environment_is_not_blamed_on_the_gold_patch() -> None:
         "name 'x')"
     )
     assert broken_environment({"tests/test_a.py::test_one": "failed"}, "AssertionError") is None
+
+
+def test_a_gold_patch_that_changes_build_files_is_named_as_the_cause(tmp_path) -> None:
+    """A gold patch adding a module to go.mod cannot build in the hidden tests' room, where go.mod
+    stays B_t's: the reason says so, not only that the environment is broken."""
+    from prchain.dev.repos import git
+    from prchain.verdicts.verify import held_back
+
+    git(tmp_path, "init", "-q", "-b", "main")
+    for name, text in {
+        "go.mod": "module m\n",
+        "go.sum": "",
+        "cmd/init.go": "package cmd\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "start")
+    (tmp_path / "go.mod").write_text("module m\n\nrequire github.com/fatih/color v1.17.0\n")
+    (tmp_path / "go.sum").write_text("github.com/fatih/color v1.17.0 h1:x\n")
+    (tmp_path / "cmd/init.go").write_text('package cmd\n\nimport _ "github.com/fatih/color"\n')
+    patch = git(tmp_path, "diff")
+    assert held_back(patch) == ["go.mod", "go.sum"]
+    assert held_back(git(tmp_path, "diff", "--", "cmd")) == []
