@@ -4,6 +4,7 @@ capabilities, the network, CPU, memory and process limits, and the disk bounded 
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -34,6 +35,23 @@ ROOM_CAPS = [*ROOT_CAPS, "SETUID", "SETGID"]
 ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
 
 
+# Test suites that skip what would not fit in memory ask /proc/meminfo, which shows the host's,
+# not the sandbox's limit: numpy's `requires_memory` (and scipy's `check_free_memory`) read these
+# first. numpy's test_huge_vectordot (2024) asked for 18 GB, saw the host's 20 free, and its 8.6 GB
+# array killed the whole hidden-test run of a stage at the 6g limit.
+MEMORY_ENV = ("NPY_AVAILABLE_MEM", "SCIPY_AVAILABLE_MEM")
+
+
+def memory_env(memory: str) -> dict[str, str]:
+    """What a sandbox of `memory` (Docker's "6g", "512m") tells the suites that ask how much they
+    have, in the binary units Docker means."""
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)b?", memory.strip().lower())
+    if found is None:
+        return {}
+    number, unit = found.groups()
+    return dict.fromkeys(MEMORY_ENV, f"{number} {unit.upper()}iB" if unit else f"{number} B")
+
+
 def container_spec(
     config: EnvironmentConfig,
     repo: str,
@@ -55,7 +73,12 @@ def container_spec(
         image=image,
         name=f"prchain-{slug}-{secrets.token_hex(4)}",
         labels=labels,
-        environment={"HOME": "/home/agent", "LANG": "C.UTF-8", "PATH": AGENT_ENV["PATH"]},
+        environment={
+            "HOME": "/home/agent",
+            "LANG": "C.UTF-8",
+            "PATH": AGENT_ENV["PATH"],
+            **memory_env(config.memory),
+        },
         user="root",
         network=config.network,
         cpus=config.cpus,

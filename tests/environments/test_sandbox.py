@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from environments.sandbox_spec import MEMORY_ENV, memory_env
 from prchain.core.errors import ContainerDied
 
 pytestmark = pytest.mark.docker
@@ -56,6 +57,15 @@ def test_ten_gigabyte_allocation_is_killed_by_the_memory_limit(make_env) -> None
     assert result.exit_code != 0 and not result.timed_out
     assert "memory" in result.output.lower()
     assert env.execute("echo alive").output == "alive\n"
+
+
+def test_suites_that_ask_for_free_memory_are_told_the_sandbox_s_limit(make_env) -> None:
+    """/proc/meminfo shows the host's memory; numpy's and scipy's memory checks read these first
+    (numpy's test_huge_vectordot took the host's 20 GB as free and was killed at 6g)."""
+    env = make_env(memory="512m")
+    said = env.execute("echo $NPY_AVAILABLE_MEM/$SCIPY_AVAILABLE_MEM").output.strip()
+    assert said == "512 MiB/512 MiB"
+    assert memory_env("1.5g") == dict.fromkeys(MEMORY_ENV, "1.5 GiB") and memory_env("lots") == {}
 
 
 def test_timeout_kills_the_command_and_its_children(make_env) -> None:
