@@ -178,7 +178,12 @@ def main_() -> int:
         if args.clean_room:
             patch = env.cumulative_patch()
             with env.clean_room() as room:
-                log.say(f"\nclean room: the agent's diff applied: {room.apply(patch) or 'ok'}")
+                began = time.monotonic()
+                applied = room.apply(patch) or "ok"
+                log.say(
+                    f"\nclean room: the agent's diff applied and the room's own `{BUILD_STEP}` "
+                    f"run ({time.monotonic() - began:.0f} s): {applied}"
+                )
                 command = f"{BUILD_STEP} >/tmp/build.log 2>&1; tail -3 /tmp/build.log; {run_tests}"
                 began = time.monotonic()
                 done = room.execute(command, timeout=timeout)
