@@ -12,6 +12,7 @@ import pytest
 
 from environments.eras.python.report import (
     PYTEST_OPTIONS,
+    Pytest,
     is_passing,
     junit_nodeid,
     parse_junit,
@@ -134,6 +135,25 @@ def test_a_run_interrupted_at_its_time_limit_reports_what_it_finished(tmp_path) 
     finally:
         started.kill()
     assert parse_junit(report.read_text()) == {"test_a.py::test_ok": "passed"}
+
+
+def test_each_run_starts_with_an_empty_temporary_directory(tmp_path) -> None:
+    """The reader's runs share one base directory that pytest clears as a run starts: the files a
+    run left are gone when the next one runs (pytest's default keeps three runs' worth, and a
+    small /tmp filled up by the third run of numpy's TestIO)."""
+    (tmp_path / "test_files.py").write_text(
+        "import os\n\n\ndef test_writes(tmp_path):\n"
+        "    (tmp_path / os.environ['RUN']).write_bytes(b'x' * 1000)\n"
+    )
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    script = Pytest().script(f"{sys.executable} -m pytest -p no:cacheprovider -q", "report.xml")
+    for run in ("first", "second"):
+        env = {**os.environ, "TMPDIR": str(scratch), "RUN": run}
+        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, check=False)
+        assert done.returncode == 0
+    left = sorted(p.name for p in scratch.rglob("*") if p.is_file())
+    assert left == ["second"]
 
 
 def test_short_summary_agrees_with_the_report(pytest_run) -> None:

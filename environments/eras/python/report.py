@@ -27,6 +27,11 @@ __all__ = ["OUTCOMES", "PASSING", "Outcome", "Pytest", "is_passing", "parse_outc
 # fails to import must not hide the outcomes of all the others
 # (passed through the PYTEST_ADDOPTS environment variable).
 PYTEST_OPTIONS = "-rA --continue-on-collection-errors -o junit_family=xunit1 --junitxml={path}"
+# Every run's temporary directories in one place pytest clears when a run starts: each run of a
+# stage's suite starts from the same /tmp. pytest's own default keeps the last three runs' (numpy's
+# TestIO writes 64 MB files), and in a sandbox whose /tmp is a small tmpfs the third run of the
+# same tests failed on a full disk where the first had passed.
+BASETEMP = "${TMPDIR:-/tmp}/prchain-pytest"
 
 _SUMMARY_HEADER = re.compile(r"^=+ short test summary info =+$")
 _SUMMARY_END = re.compile(r"^=+ .* =+$")
@@ -207,7 +212,7 @@ class Pytest:
         keep = '"${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }"'
         return (
             f"rm -f {shlex.quote(report_path)} 2>/dev/null; "
-            f"export PYTEST_ADDOPTS={keep}{options}; {command}"
+            f'export PYTEST_ADDOPTS={keep}{options}" --basetemp={BASETEMP}"; {command}'
         )
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
