@@ -64,7 +64,9 @@ def toolchain_commands(chain: Toolchain) -> list[str]:
     install = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
     commands = [
         "apt-get update -q",
-        f"{install} {rustc} {cargo} gcc libc6-dev pkg-config",
+        # build scripts compile C and C++ and drive make and cmake (tikv-jemalloc-sys runs
+        # jemalloc's configure and `make`: ruff's 2025 eras stopped on "No such file" without it)
+        f"{install} {rustc} {cargo} gcc g++ libc6-dev make cmake pkg-config",
         "for b in rustc rustdoc cargo; do ln -sf /usr/bin/$b /usr/local/bin/$b; done",
     ]
     if chain.fetcher:
