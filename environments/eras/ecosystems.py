@@ -59,6 +59,11 @@ class Plan:
     mounts: dict[str, str] = field(default_factory=dict)
 
 
+class NoPlan(Exception):  # noqa: N818  (a verdict, not an error of the program)
+    """`plans` finds nothing to build for this stage base; the message is the era's one-line
+    reason (a Go stage whose test files lie in no module of B_t: the PR adds the module)."""
+
+
 class Ecosystem(Protocol):
     name: str
     report: TestReport  # reads the per-test outcomes of `Plan.test_command`
@@ -77,7 +82,8 @@ class Ecosystem(Protocol):
         ...
 
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
-        """Build plans in the order to try them (the first that verifies wins)."""
+        """Build plans in the order to try them (the first that verifies wins); NoPlan when
+        nothing can be built for this base, and why."""
         ...
 
     def revise(

@@ -25,7 +25,7 @@ from sqlalchemy import Engine
 
 from environments.eras import memory
 from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Method, Plan, report_for
+from environments.eras.ecosystems import Method, NoPlan, Plan, report_for
 from environments.eras.era import Era, era_of
 from environments.eras.manifests import Snapshot
 from environments.eras.reports import FILES_PLACEHOLDER, TestReport
@@ -128,7 +128,11 @@ def check_image(
             )
             return Check(_counted(sized, reader, timeout), sized.output_tail, scope)
     stopped = _stopped(run, timeout)
-    return Check(_counted(run, reader, timeout), run.output_tail, stopped and f"the whole suite of B_t{stopped}")
+    return Check(
+        _counted(run, reader, timeout),
+        run.output_tail,
+        stopped and f"the whole suite of B_t{stopped}",
+    )
 
 
 def _stopped(run: SuiteRun, timeout: float) -> str:
@@ -336,11 +340,20 @@ def same_suite(planned: str, remembered: str) -> bool:
         return planned == remembered
 
 
-def _candidates(setup: Setup, repo_id: int, era: Era) -> list[Candidate]:
-    plans = era.ecosystem.plans(era.snap, setup.config) if era.ecosystem is not None else []
+def _candidates(setup: Setup, repo_id: int, era: Era) -> tuple[list[Candidate], str]:
+    """(memory's candidate, then the planner's, in order; why there is none when the ecosystem
+    says nothing can be built for this base)."""
+    plans: list[Plan] = []
+    if era.ecosystem is not None:
+        try:
+            plans = era.ecosystem.plans(era.snap, setup.config)
+        except NoPlan as exc:
+            return [], str(exc)
     remembered = _memory_candidate(setup, repo_id, era, plans[0] if plans else None)
     found = [remembered] if remembered is not None else []
-    return found + [Candidate("planner", p) for p in plans]
+    return found + [
+        Candidate("planner", p) for p in plans
+    ], "no ecosystem recognises the stage base"
 
 
 def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:
@@ -350,7 +363,7 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
     attempts: list[dict[str, Any]] = []
     chosen: tuple[Candidate, dict[str, Any], Counts, str] | None = None
     last: tuple[Candidate, dict[str, Any], Counts, str] | None = None
-    queue = _candidates(setup, repo_id, era)
+    queue, why_none = _candidates(setup, repo_id, era)
     while queue:
         candidate = queue.pop(0)
         record, counts, log = _attempt(setup, job, era, candidate)
@@ -367,7 +380,7 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
             if repaired is not None:
                 queue.append(repaired)
     if last is None:
-        report.result, report.reason = "unverified", "no ecosystem recognises the stage base"
+        report.result, report.reason = "unverified", why_none
         _store(setup, repo_id, job, era, None, attempts, report, time.monotonic() - started)
         return report
     report.result = "verified" if chosen else "unverified"

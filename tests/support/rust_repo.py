@@ -3,8 +3,10 @@
 `itoa` 0.4 (crates.io) has `itoa::fmt`; 1.0 dropped it for `itoa::Buffer`. The `digits` crate:
   era 1 (August 2022): itoa 0.4.8 pinned by Cargo.lock, `render` calls itoa::fmt;
       PR #1 adds `render_pair` + an integration test;
-  era 2 (September 2022): itoa 1.0.3, `render` moves to Buffer; PR #2 adds `render_padded` + a
-      unit test inside src/lib.rs (a `#[cfg(test)]` module: its lines are the test patch).
+  era 2 (September 2022): itoa 1.0.3, `render` moves to Buffer, and a build script drives `make`
+      and the C++ compiler as -sys crates do (tikv-jemalloc-sys runs jemalloc's configure and make);
+      PR #2 adds `render_padded` + a unit test inside src/lib.rs (a `#[cfg(test)]` module: its lines
+      are the test patch).
 Both eras ask for the stable rustc of their date (1.63), which bookworm ships.
 """
 
@@ -59,6 +61,19 @@ PADDED_TEST = 'use digits::render_padded;\n\n#[test]\nfn pads() {\n    assert_eq
 PAIR_TEST = 'use digits::render_pair;\n\n#[test]\nfn pairs() {\n    assert_eq!(render_pair(1, 22), "1:22");\n}\n'
 
 
+# What a -sys crate's build script needs of the image: make (jemalloc, openssl-src) and c++.
+BUILD_RS = """use std::process::Command;
+
+fn main() {
+    for tool in ["make", "c++"] {
+        let ran = Command::new(tool).arg("--version").output();
+        let ok = ran.map(|out| out.status.success()).unwrap_or(false);
+        assert!(ok, "the build needs {tool}");
+    }
+}
+"""
+
+
 def _era(version: str, req: str) -> dict[str, str]:
     return {
         "Cargo.toml": MANIFEST.replace("{req}", req),
@@ -88,7 +103,7 @@ def make_digits(path: Path) -> Path:
     )
     commit_files(
         path,
-        {**_era("1.0.3", "1"), "src/lib.rs": _lib(RENDER_V2, PAIR)},
+        {**_era("1.0.3", "1"), "src/lib.rs": _lib(RENDER_V2, PAIR), "build.rs": BUILD_RS},
         "Move to itoa 1 (its Buffer)",
         "2022-09-10T12:00:00Z",
     )

@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import UTC
 
 from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import ECOSYSTEMS, Plan
+from environments.eras.ecosystems import ECOSYSTEMS, NoPlan, Plan
 from environments.eras.go import toolchain
 from environments.eras.go.report import GO_TEST, IN_MODULES, GoTest
 from environments.eras.manifests import Snapshot
@@ -103,6 +103,8 @@ def module_dirs(snap: Snapshot) -> list[str]:
         return owners
     if "go.mod" in snap.files:
         return ["."]
+    if stranded(snap):
+        return []
     if "go.work" in snap.files:
         used = [u.strip('"').removeprefix("./").rstrip("/") or "." for u in workspace(snap)]
         return used or ["."]
@@ -124,6 +126,17 @@ def stage_modules(snap: Snapshot) -> list[str]:
         above = ["/".join(parts[:i]) or "." for i in range(len(parts), -1, -1)]
         found.update(next(([d] for d in above if d in roots), []))
     return sorted(found)
+
+
+def stranded(snap: Snapshot) -> list[str]:
+    """The stage's `_test.go` files when none of them lies in a module of B_t (no go.mod above
+    them, none at the root, no go.work): the PR adds the module they are in (cloudquery's
+    plugins/destination/file of 2022-12). Its suite cannot run at B_t, and its go.mod, which
+    would say its dependencies, is the gold patch's."""
+    tests = [p for p in snap.tests if p.endswith("_test.go")]
+    if not tests or "go.work" in snap.files or "go.mod" in snap.files:
+        return []
+    return [] if stage_modules(snap) else tests
 
 
 def in_modules(snap: Snapshot) -> bool:
@@ -256,6 +269,11 @@ class Go:
         }
 
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        if not module_dirs(snap):
+            raise NoPlan(
+                f"the stage's test files ({', '.join(stranded(snap)[:2])}) are in no Go module "
+                "of B_t: the PR adds their module, whose go.mod is the gold patch's"
+            )
         version, why = toolchain.choose(gomods(snap), snap.date)
         return [self._plan(snap, config, version, why)]
 

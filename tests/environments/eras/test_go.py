@@ -14,7 +14,7 @@ import pytest
 
 from environments.eras import go as room
 from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import detect, ecosystem
+from environments.eras.ecosystems import NoPlan, detect, ecosystem
 from environments.eras.era import era_of
 from environments.eras.go import toolchain
 from environments.eras.go.report import GoTest
@@ -142,6 +142,26 @@ def test_in_a_tree_of_nested_modules_the_stage_s_test_files_choose_the_module() 
     assert room.module_dirs(root) == ["."] and room.test_command(root) == "go test ./..."
     assert not any(
         room.IN_MODULES in c for c in ecosystem("go").plans(root, ErasConfig())[0].commands
+    )
+
+
+def test_a_stage_whose_pr_adds_its_module_gets_no_plan_and_says_why() -> None:
+    """cloudquery 2022-12: the PR adds plugins/destination/file, a module of its own; B_t has 30
+    other modules and no root one. The era built all 30 (1,127 s, a 3.2 GB build cache that no
+    sandbox could copy) for a suite that cannot run at B_t."""
+    files = {f"plugins/source/{n}/go.mod": f"module r/{n}\n\ngo 1.19\n" for n in ("a", "b")}
+    stage = _snap(files, "2022-12-28", paths=["plugins/destination/file/client/client_test.go"])
+    snap = replace(stage, tests=("plugins/destination/file/client/client_test.go",))
+    assert room.module_dirs(snap) == [] and room.stranded(snap) == list(snap.tests)
+    with pytest.raises(NoPlan, match=r"in no Go module of B_t: the PR adds their module"):
+        ecosystem("go").plans(snap, ErasConfig())
+    assert ecosystem("go").era_facts(snap)["modules"] == {}  # its era key is still made
+    # a stage in an existing module is planned as before
+    inside = replace(stage, tests=("plugins/source/a/x_test.go",))
+    assert (
+        ecosystem("go")
+        .plans(inside, ErasConfig())[0]
+        .test_command.endswith("./plugins/source/a/...")
     )
 
 
