@@ -199,16 +199,56 @@ def extras(snap: Snapshot) -> list[str]:
 
 def tox_extras(snap: Snapshot) -> list[str]:
     """[testenv]'s extras; under a factor condition only the test envs' (attrs 2024:
-    `tests: tests` / `mypy: tests-mypy`, the mypy env is no test run)."""
-    raw = _ini(snap.text("tox.ini")).get("testenv", "extras", fallback="")
+    `tests: tests` / `mypy: tests-mypy`, the mypy env is no test run): a factor named like one,
+    or the installing side of a pair the envlist runs the tests both ways with (pyjwt 2021:
+    `py{36,37}-{crypto,nocrypto}`, `crypto: crypto`; without `cryptography` every test of the
+    stage's files skipped)."""
+    ini = _ini(snap.text("tox.ini"))
+    raw = ini.get("testenv", "extras", fallback="")
+    factors = _test_env_factors(ini.get("tox", "envlist", fallback=""))
+    paired = {f for f in factors if f"no{f}" in factors}
     found = []
     for line in raw.splitlines():
         factor = _FACTOR.match(line.strip())
-        if factor and not re.search(r"test|py\d", factor.group(0)):
+        named = set(re.split(r"[-,:\s!]+", factor.group(0).lower())) - {""} if factor else set()
+        if factor and not re.search(r"test|py\d", factor.group(0)) and not named <= paired:
             continue
         rest = line.strip()[factor.end() :] if factor else line
         found += [n for n in re.split(r"[\s,]+", rest) if re.fullmatch(r"[A-Za-z][\w-]*", n)]
     return found
+
+
+def _test_env_factors(envlist: str) -> set[str]:
+    """The factors of tox envs that run on a Python version (`py39-crypto`: py39, crypto), with
+    the envlist's braces expanded (`py{36,37}-{crypto,nocrypto}`)."""
+    found: set[str] = set()
+    for env in _expand(envlist):
+        factors = env.lower().split("-")
+        if any(re.fullmatch(r"(py|pypy)\d*(\.\d+)?", f) for f in factors):
+            found.update(factors)
+    return found
+
+
+def _expand(envlist: str) -> list[str]:
+    """tox's envlist as names: split at commas and line ends outside braces, braces expanded."""
+    names, depth, word = [], 0, ""
+    for ch in envlist + "\n":
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch in ",\n" and depth == 0:
+            names.append(word.strip())
+            word = ""
+        else:
+            word += ch
+    expanded: list[str] = []
+    for name in filter(None, names):
+        group = re.search(r"\{([^{}]*)\}", name)
+        if group is None:
+            expanded.append(name)
+            continue
+        head, tail = name[: group.start()], name[group.end() :]
+        for part in group.group(1).split(","):
+            expanded += _expand(head + part.strip() + tail)
+    return expanded
 
 
 def groups(snap: Snapshot) -> list[str]:

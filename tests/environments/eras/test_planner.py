@@ -266,6 +266,23 @@ def test_a_stage_older_than_its_interpreter_drops_the_runners_pins(repo: Path) -
     assert _written(plan)[:2] == ["pytest==2.8.0", "mock==1.0"]
 
 
+def test_a_pair_of_test_runs_takes_the_side_that_installs_more(repo: Path) -> None:
+    """pyjwt 2021: the tests run with and without the `crypto` extra; the planner took `tests`
+    alone and every test of the stage's files skipped (`cryptography` missing). A lone env with a
+    factor of its own (`mypy`) is still no test run."""
+    tox = (
+        "[tox]\nenvlist =\n    lint\n    py{36,37,38,39}-{crypto,nocrypto}\n    mypy\n\n"
+        "[testenv]\nextras =\n    tests\n    crypto: crypto\n    mypy: tests-mypy\n"
+    )
+    setup = (
+        "from setuptools import setup\nsetup(name='jwtlike', extras_require="
+        "{'tests': [], 'crypto': ['cryptography'], 'tests-mypy': []})\n"
+    )
+    era = era_of(repo, _commit(repo, {"setup.py": setup, "tox.ini": tox}, "2021-03-01T10:00:00Z"))
+    assert era.ecosystem is not None
+    assert extras(era.snap) == ["tests", "crypto"]
+
+
 def test_tox_extras_vcs_lines_floor_factors_and_date_tags(repo: Path) -> None:
     """envval's flask and marshmallow roots: what a plan must not install, and what it must."""
     files = {
