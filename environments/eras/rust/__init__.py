@@ -157,13 +157,18 @@ def _git_commands(gits: GitPlan) -> list[str]:
 
 # Per stage, as the agent (and the tester): the live target directory gets the dependency builds
 # as symbolic links (rustc replaces an output by renaming, so a rebuild never writes through one)
-# and its own copy of their fingerprints (small; cargo rewrites them), so `cargo test` starts warm.
+# and its own copies of what cargo and rustc rewrite in place: the fingerprints and the dep-info
+# files (`.d`, small), with their times, so `cargo test` starts warm. A dependency cargo finds
+# stale is rebuilt then, not refused: ruff's 2025-10 image lacked serde's `.rmeta`, and rebuilding
+# compact_str after it failed on "error writing dependencies to …compact_str-….d: Permission
+# denied" through a link to the image's file.
 SETUP = (
     f"[ -e {LIVE_TARGET} ] || ( mkdir -p {LIVE_TARGET} && cd {TARGET} && for p in */; do "
     'p=${p%/}; [ -d "$p/deps" ] || continue; '
     f'mkdir -p "{LIVE_TARGET}/$p/deps" "{LIVE_TARGET}/$p/build"; '
-    f'cp -r "$p/.fingerprint" "{LIVE_TARGET}/$p/"; '
-    f'for f in "$p"/deps/* "$p"/build/*; do [ -e "$f" ] && ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f"; '
+    f'cp -rp "$p/.fingerprint" "{LIVE_TARGET}/$p/"; '
+    'for f in "$p"/deps/* "$p"/build/*; do [ -e "$f" ] || continue; case "$f" in '
+    f'*.d) cp -p "$f" "{LIVE_TARGET}/$f";; *) ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f";; esac; '
     "done; done; true )"
 )
 

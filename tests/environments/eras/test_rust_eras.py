@@ -103,3 +103,7 @@ def _an_agent_carries_its_change_across_the_eras(
         assert again.exit_code == 0, again.output
         assert "test twice ... ok" in again.output and "test pairs ... ok" in again.output
         assert "Compiling digits" in again.output and "Compiling itoa" not in again.output
+        # A dependency cargo finds stale (ruff's image lacked serde's .rmeta) is rebuilt in the
+        # live target, under its own name, not refused for the image's files behind the links.
+        stale = env.execute("rm /tmp/cargo-target/debug/deps/libitoa-*.rmeta && cargo test 2>&1")
+        assert stale.exit_code == 0 and "Compiling itoa" in stale.output, stale.output
