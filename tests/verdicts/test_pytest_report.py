@@ -124,6 +124,9 @@ def test_a_run_interrupted_at_its_time_limit_reports_what_it_finished(tmp_path) 
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
+        # a job started in the background (CI's, nohup's) inherits SIGINT ignored, and a Python
+        # that starts with SIGINT ignored never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for _ in range(600):  # test_sleeps is running once it touched the file
