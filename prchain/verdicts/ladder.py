@@ -351,9 +351,8 @@ def _candidates(setup: Setup, repo_id: int, era: Era) -> tuple[list[Candidate], 
             return [], str(exc)
     remembered = _memory_candidate(setup, repo_id, era, plans[0] if plans else None)
     found = [remembered] if remembered is not None else []
-    return found + [
-        Candidate("planner", p) for p in plans
-    ], "no ecosystem recognises the stage base"
+    found += [Candidate("planner", p) for p in plans]
+    return found, "no ecosystem recognises the stage base"
 
 
 def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:

@@ -210,12 +210,20 @@ def tox_extras(snap: Snapshot) -> list[str]:
     found = []
     for line in raw.splitlines():
         factor = _FACTOR.match(line.strip())
-        named = set(re.split(r"[-,:\s!]+", factor.group(0).lower())) - {""} if factor else set()
-        if factor and not re.search(r"test|py\d", factor.group(0)) and not named <= paired:
+        if (
+            factor
+            and not re.search(r"test|py\d", factor.group(0))
+            and not _factors(factor) <= paired
+        ):
             continue
         rest = line.strip()[factor.end() :] if factor else line
         found += [n for n in re.split(r"[\s,]+", rest) if re.fullmatch(r"[A-Za-z][\w-]*", n)]
     return found
+
+
+def _factors(condition: re.Match[str] | None) -> set[str]:
+    """The factors a line's condition names (`py27-lowest:` → py27, lowest; none without one)."""
+    return set(re.split(r"[-,:\s!]+", condition.group(0).lower())) - {""} if condition else set()
 
 
 def _test_env_factors(envlist: str) -> set[str]:
@@ -315,7 +323,7 @@ def read_tox(snap: Snapshot, section: str = "testenv") -> ToxDeps:
     for line in raw.splitlines():
         line = line.split("#", 1)[0].strip()
         factor = _FACTOR.match(line)
-        factors = set(re.split(r"[-,:\s!]+", factor.group(0).lower())) - {""} if factor else set()
+        factors = _factors(factor)
         rest = line[factor.end() :].strip() if factor else line
         if factors & _VARIANT_FACTORS or (rest and _names_its_package(factors, rest)):
             found.notes.append(f"{where}: `{line}` left out (a factor's env, not the test run's)")
