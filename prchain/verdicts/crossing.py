@@ -76,11 +76,16 @@ def why_not(path: str) -> str | None:
     nested_data = len(parts) > 1 and suffix in NESTED_DATA_SUFFIXES
     if suffix not in SOURCE_SUFFIXES and not nested_data:
         return "not a source or data file"
-    if name in CONFIG_NAMES or _CONFIG_NAME.match(name):
+    if is_build_file(name):
         return "read by a test runner or build tool"
     if _shadows(path):
         return "shadows the test runner or the standard library"
     return None
+
+
+def is_build_file(name: str) -> bool:
+    """Whether a file of this name configures a test runner, a build or the dependencies."""
+    return name in CONFIG_NAMES or _CONFIG_NAME.match(name) is not None
 
 
 def _shadows(path: str) -> bool:

@@ -29,7 +29,7 @@ from environments.protocol import Environment
 from prchain.core.errors import PrchainError
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
-from prchain.verdicts.crossing import CONFIG_NAMES
+from prchain.verdicts.crossing import is_build_file
 from prchain.verdicts.outcomes import count
 from prchain.verdicts.sandbox import (
     FILES_PLACEHOLDER,
@@ -272,7 +272,7 @@ def held_back(patch: str) -> list[str]:
     file, conftest.py): they never cross into the hidden tests' room, where they stay as B_t has
     them, so a gold patch that adds a dependency cannot build there (cloudquery's cli #19016:
     `mkdir …/mod/cache/download/github.com/fatih: read-only file system`)."""
-    return [p for p in patch_paths(patch) if p.rsplit("/", 1)[-1] in CONFIG_NAMES]
+    return [p for p in patch_paths(patch) if is_build_file(p.rsplit("/", 1)[-1])]
 
 
 # ---- the store ------------------------------------------------------------------------------------

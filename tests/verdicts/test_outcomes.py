@@ -100,3 +100,9 @@ def test_a_gold_patch_that_changes_build_files_is_named_as_the_cause(tmp_path) -
     patch = git(tmp_path, "diff")
     assert held_back(patch) == ["go.mod", "go.sum"]
     assert held_back(git(tmp_path, "diff", "--", "cmd")) == []
+    # every name the room keeps out as a build file, not only the exact ones (crossing.py's rule)
+    (tmp_path / "requirements-dev.txt").write_text("pytest\n")
+    git(tmp_path, "add", "-N", "requirements-dev.txt")
+    assert held_back(git(tmp_path, "diff", "--", "requirements-dev.txt")) == [
+        "requirements-dev.txt"
+    ]
