@@ -153,7 +153,18 @@ def is_ignored(name: str) -> bool:
         len(name) < MIN_LENGTH
         or (name.startswith("__") and name.endswith("__"))
         or name in STANDARD_NAMES
-        or name.lower() in common_words()
+        or is_common(name)
+    )
+
+
+def is_common(name: str) -> bool:
+    """A common word, or a plural of one (`mod tests`, `fn checks`): the list holds base forms."""
+    word, words = name.lower(), common_words()
+    return (
+        word in words
+        or (word.endswith("s") and word[:-1] in words)
+        or (word.endswith("es") and word[:-2] in words)
+        or (word.endswith("ies") and word[:-3] + "y" in words)
     )
 
 

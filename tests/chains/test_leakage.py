@@ -63,6 +63,11 @@ def test_definitions_of_plain_words_count_unless_common() -> None:
     assert names_in_line("    cache_dir = tmp") == {"cache_dir"}
     assert names_in_line("pub fn is_valid_noqa(line: &str) -> bool {") == {"is_valid_noqa"}
     assert names_in_line("def __init__(self, ab):") == set()
+    # a plural of a common word is as common: Rust's test module, a query's "make the tests pass"
+    assert names_in_line("mod tests {") == set()
+    assert names_in_line("fn matches(x: u8) -> bool {") == set()
+    assert names_in_line("fn entries() {") == set()
+    assert names_in_line("fn frobnicates() {") == {"frobnicates"}
 
 
 def test_find_leaks_matches_whole_words_and_allows_paths() -> None:
