@@ -114,6 +114,7 @@ class BuildBox:
             pids_limit=4096,
             cap_add=BUILD_CAPS,
         )
+        cleanup.watch(self.client)
         self.container_id = self.client.run(spec)
         cleanup.register(self.container_id, self._remove_container)
         if egress:

@@ -1,7 +1,8 @@
 """No container outlives its owner: exit, Ctrl-C and SIGTERM remove them; `prchain env gc` after SIGKILL.
 
 Every container carries its owner's pid, the pid's start time (pids are reused) and the host name,
-so a later `gc` can tell a crashed owner from a live one.
+so a later `gc` can tell a crashed owner from a live one, and an exiting owner finds by them what it
+started but had not registered yet.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from environments.docker_client import MANAGED_LABEL, DockerClient
 
 _live: dict[str, Callable[[], None]] = {}  # container id → its closer
+_engines: list[DockerClient] = []  # the engines this process starts containers on
 _lock = threading.Lock()
 _installed = False
 
@@ -60,6 +62,16 @@ def owner_alive(labels: dict[str, str]) -> bool:
     return not started or process_start(pid) == started
 
 
+def watch(client: DockerClient) -> None:
+    """Called before a container is started on `client`: at exit, whatever this process started
+    there is removed even if it was never registered (a SIGTERM between the engine starting it and
+    `register`: `env setup` killed while it opened a verification sandbox left one running)."""
+    install_handlers()
+    with _lock:
+        if all(engine is not client for engine in _engines):
+            _engines.append(client)
+
+
 def register(container_id: str, closer: Callable[[], None]) -> None:
     install_handlers()
     with _lock:
@@ -78,6 +90,10 @@ def close_all() -> None:
     for closer in closers:
         with contextlib.suppress(Exception):  # cleanup at exit must try every container
             closer()
+    mine = {k: v for k, v in owner_labels().items() if k != MANAGED_LABEL}
+    for engine in list(_engines):
+        with contextlib.suppress(Exception):
+            gc(engine, everything=True, labels=mine)
 
 
 def install_handlers() -> None:

@@ -109,6 +109,7 @@ def run_sandbox(
     """Start a container of `spec(disk_mode, kind)`; its id and the disk mode it got. With
     disk_cap=auto, storage-opt until the engine says it cannot bound a layer, then tmpfs."""
     global _quota_supported
+    cleanup.watch(client)
     mode = disk_cap
     if mode == "auto":
         mode = "tmpfs" if _quota_supported is False else "storage-opt"

@@ -300,6 +300,7 @@ def _run_and_commit(
         exports += "".join(f"export {k}={shlex.quote(v)}\n" for k, v in image_env.items())
         script = "set -euo pipefail\n" + (PROXIED if proxy else "") + exports
         script += "set -x\n" + "\n".join(commands) + "\n"
+        cleanup.watch(client)
         container, code, log = client.run_to_end(
             base,
             ["/bin/bash", "-c", script],

@@ -137,3 +137,43 @@ def test_gc_leaves_image_builds_alone(docker_client, base_image) -> None:
         assert result.exit_code == 0 and exists(docker_client, step)
     finally:
         docker_client.remove_container(step)
+
+
+# SIGTERM between the engine starting a container and the owner registering it: `env setup`
+# killed while it opened a verification sandbox left one running. The owner starts one on an
+# engine it watches and never registers it.
+UNREGISTERED = textwrap.dedent("""
+    import sys, time
+    from environments import cleanup
+    from environments.docker_client import ContainerSpec, DockerClient
+
+    client = DockerClient()
+    cleanup.watch(client)
+    labels = {**cleanup.owner_labels(), "prchain.kind": "sandbox", "prchain.test_run": sys.argv[3]}
+    spec = ContainerSpec(image=sys.argv[1], name=sys.argv[2], labels=labels, environment={})
+    print(client.run(spec), flush=True)
+    time.sleep(300)
+""")
+
+
+def test_sigterm_removes_a_container_it_never_registered(
+    tmp_path, base_image, docker_client
+) -> None:
+    script = tmp_path / "unregistered.py"
+    script.write_text(UNREGISTERED)
+    name = f"prchain-test-unregistered-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), base_image, name, RUN], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        container = proc.stdout.readline().strip()
+        assert container and exists(docker_client, container)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) != 0
+        assert not exists(docker_client, container)
+    finally:
+        proc.kill()
+        for left in docker_client.containers({"prchain.test_run": RUN}):
+            if left["name"] == name:  # only this test's own container, should the product fail
+                docker_client.remove_container(left["id"])
