@@ -20,7 +20,7 @@ from typing import Any
 from environments.docker_client import MANAGED_LABEL, DockerClient
 
 _live: dict[str, Callable[[], None]] = {}  # container id → its closer
-_engines: list[DockerClient] = []  # the engines this process starts containers on
+_engines: dict[str, DockerClient] = {}  # the engines this process starts containers on, by address
 _lock = threading.Lock()
 _installed = False
 
@@ -68,8 +68,8 @@ def watch(client: DockerClient) -> None:
     `register`: `env setup` killed while it opened a verification sandbox left one running)."""
     install_handlers()
     with _lock:
-        if all(engine is not client for engine in _engines):
-            _engines.append(client)
+        # One client an engine: a rollout opens a client per sandbox, thousands in a long run.
+        _engines.setdefault(str(client.api.base_url), client)
 
 
 def register(container_id: str, closer: Callable[[], None]) -> None:
@@ -91,7 +91,7 @@ def close_all() -> None:
         with contextlib.suppress(Exception):  # cleanup at exit must try every container
             closer()
     mine = {k: v for k, v in owner_labels().items() if k != MANAGED_LABEL}
-    for engine in list(_engines):
+    for engine in list(_engines.values()):
         with contextlib.suppress(Exception):
             gc(engine, everything=True, labels=mine)
 
