@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import select
+import selectors
 import shlex
 import shutil
 import socket
@@ -249,18 +249,19 @@ def _read_head(sock: socket.socket) -> bytes | None:
 
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:
-    sockets = [a, b]
-    try:
-        while True:
-            ready, _, _ = select.select(sockets, [], [], 300)
-            if not ready:
-                return
-            for s in ready:
-                data = s.recv(65536)
-                if not data:
-                    return
-                (b if s is a else a).sendall(data)
-    except OSError:
-        return
-    finally:
-        b.close()
+    """Copy bytes both ways until one side closes or both are idle for 300 s. A selector, not
+    select(): a long process (the test suite, a rollout) holds descriptors past select's 1024."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(a, selectors.EVENT_READ, b)
+        selector.register(b, selectors.EVENT_READ, a)
+        try:
+            while ready := selector.select(300):
+                for key, _ in ready:
+                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                    if not data:
+                        return
+                    key.data.sendall(data)
+        except OSError:
+            return
+        finally:
+            b.close()

@@ -32,3 +32,46 @@ def test_a_client_gone_before_its_answer_is_no_error_and_the_upstream_is_closed(
     reader.join(10)
     upstream.close()
     assert seen == [b""]
+
+
+def test_a_tunnel_relays_bytes_when_the_process_holds_descriptors_past_1024() -> None:
+    """The suite's era builds failed with `filedescriptor out of range in select()` once the test
+    process held more than 1024 descriptors: the tunnel now waits on a selector."""
+    import os
+
+    held = []
+    with open(os.devnull) as null:
+        while not held or held[-1] < 1100:
+            held.append(os.dup(null.fileno()))
+    upstream = socket.create_server(("127.0.0.1", 0))
+    port = upstream.getsockname()[1]
+
+    def echo() -> None:
+        conn, _ = upstream.accept()
+        with conn:
+            conn.settimeout(10)
+            conn.sendall(conn.recv(100).upper())
+
+    echoing = threading.Thread(target=echo)
+    echoing.start()
+    client, proxy_side = socket.socketpair()
+    assert proxy_side.fileno() > 1024
+    tunnel = threading.Thread(
+        target=answer,
+        args=(proxy_side, _Allowed(frozenset(), frozenset({("127.0.0.1", port)}))),
+    )
+    try:
+        tunnel.start()
+        client.settimeout(10)
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        assert client.recv(100).startswith(b"HTTP/1.1 200")
+        client.sendall(b"ping")
+        assert client.recv(100) == b"PING"
+    finally:
+        client.close()
+        tunnel.join(10)
+        proxy_side.close()
+        echoing.join(10)
+        upstream.close()
+        for fd in held:
+            os.close(fd)
