@@ -28,6 +28,11 @@ _RUNNING = re.compile(
 )
 _DOC = re.compile(r"^\s*Doc-tests\s+(?P<crate>\S+)\s*$")
 _TEST = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<word>ok|FAILED|ignored)\b")
+# One test thread (a sandbox of one CPU) prints `test X ... ` when X starts and its result when it
+# ends; what X writes to stderr itself lands in between (insta's `stored new snapshot …` of a
+# failing snapshot), so the result word starts a later line.
+_STARTED = re.compile(r"^test (?P<name>\S.*?) \.\.\. ")
+_RESULT = re.compile(r"^(?P<word>ok|FAILED|ignored)\b")
 _STEM = re.compile(r"^(?P<name>.+)-(?P<hash>[0-9a-f]{16})$")
 _NOT_COMPILED = re.compile(
     r"^error: could not compile `(?P<package>[^`]+)`(?: \((?P<what>[^)]*)\))?"
@@ -37,7 +42,7 @@ _CODE_ERROR = re.compile(
 )
 _WORDS = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 # The lines the report keeps (the console output of a large suite is mostly failure details).
-_KEPT = r"^\s*(Running|Doc-tests) |^test .* \.\.\. |^error(\[E[0-9]+\])?: "
+_KEPT = r"^\s*(Running|Doc-tests) |^test .* \.\.\. |^(ok|FAILED|ignored)\b|^error(\[E[0-9]+\])?: "
 
 
 def _norm(name: str) -> str:
@@ -91,14 +96,21 @@ def parse(report: str | None, output: str) -> dict[str, str]:
     packages = fingerprints(text)
     outcomes: dict[str, str] = {}
     current, doc = "", False
+    started = ""  # a test whose result word was pushed to a later line
     for line in text.partition(FINGERPRINTS)[0].splitlines():
         if running := _RUNNING.match(line):
-            current, doc = _binary_unit(running, packages), False
+            current, doc, started = _binary_unit(running, packages), False, ""
         elif found := _DOC.match(line):
-            current, doc = f"{_norm(found.group('crate'))}(doc)", True
+            current, doc, started = f"{_norm(found.group('crate'))}(doc)", True, ""
         elif (test := _TEST.match(line)) and current:
             name = f"{current}::{_test_name(test.group('name'), doc)}"
             record(outcomes, name, _WORDS[test.group("word")])
+            started = ""
+        elif (begun := _STARTED.match(line)) and current:
+            started = f"{current}::{_test_name(begun.group('name'), doc)}"
+        elif (result := _RESULT.match(line)) and started:
+            record(outcomes, started, _WORDS[result.group("word")])
+            started = ""
         elif broken := _NOT_COMPILED.match(line):
             record(outcomes, _broken_unit(broken), "error")
     return outcomes

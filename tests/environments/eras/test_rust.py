@@ -179,6 +179,27 @@ def test_cargo_outcomes_by_target_with_integration_tests_told_apart(tmp_path: Pa
     assert set(parse(None, output)) >= {"a::tests::ok", "cli::works", "b_crate::tests::fine"}
 
 
+def test_a_result_pushed_to_a_later_line_by_the_tests_own_stderr_is_read(tmp_path: Path) -> None:
+    """ruff #12136 in a sandbox of one CPU: libtest prints `test X ... ` when X starts, insta
+    writes `stored new snapshot …` to stderr, and `FAILED` starts the next line. The failing
+    snapshot test had no outcome, and the stage no FAIL_TO_PASS."""
+    _need_cargo()
+    noisy = (
+        "#[cfg(test)]\nmod tests {\n    use std::io::Write;\n"
+        "    #[test] fn snap() {\n"
+        '        std::io::stderr().write_all(b"stored new snapshot x.snap.new\\n").unwrap();\n'
+        '        panic!("snapshot assertion failed");\n    }\n'
+        "    #[test] fn quiet() {}\n}\n"
+    )
+    root = tmp_path / "n"
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[package]\nname = "n"\nversion = "0.1.0"\nedition = "2021"\n')
+    (root / "src/lib.rs").write_text(noisy)
+    outcomes, output = _run(root, "cargo test --no-fail-fast -- --test-threads=1", tmp_path)
+    assert "test tests::snap ... stored new snapshot" in output
+    assert outcomes == {"n::tests::snap": "failed", "n::tests::quiet": "passed"}, output
+
+
 def test_a_target_that_does_not_compile_is_an_error_unit_with_its_root_error(
     tmp_path: Path,
 ) -> None:
