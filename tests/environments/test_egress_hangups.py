@@ -3,6 +3,7 @@ saw `BrokenPipeError` tracebacks from its threads during numpy's era build."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 
@@ -37,8 +38,6 @@ def test_a_client_gone_before_its_answer_is_no_error_and_the_upstream_is_closed(
 def test_a_tunnel_relays_bytes_when_the_process_holds_descriptors_past_1024() -> None:
     """The suite's era builds failed with `filedescriptor out of range in select()` once the test
     process held more than 1024 descriptors: the tunnel now waits on a selector."""
-    import os
-
     held = []
     with open(os.devnull) as null:
         while not held or held[-1] < 1100:
