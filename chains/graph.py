@@ -321,8 +321,14 @@ def build_graph(
     if isinstance(lines, Lines | KeptEvidence) and config.lineage_workers != 1:
         # A dry pass finds the blames the real one will ask for; they run at once, then the real
         # pass (in the same order as ever) reads them, so no decision changes.
+        # So are the names each older PR brought in: one walk of the history per clone, not one
+        # `git grep` per older PR (`Symbols.prefetch`).
         planner = lines.planner()
-        _candidate_edges(refs, nodes, kept, config, GraphReport(), planner, symbols)
+        if isinstance(planner, KeptEvidence) and symbols is lines:
+            _candidate_edges(refs, nodes, kept, config, GraphReport(), planner, planner)
+            lines.prefetch_names(planner.planned_names)
+        else:
+            _candidate_edges(refs, nodes, kept, config, GraphReport(), planner, symbols)
         lines.prefetch(planner.planned, config.lineage_workers)
     candidates = _candidate_edges(refs, nodes, kept, config, report, lines, symbols)
     if verdicts:

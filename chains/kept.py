@@ -81,27 +81,44 @@ class KeptEvidence:
     # -- SymbolOracle ------------------------------------------------------------------------
 
     def used(self, newer: PRNode, older: PRNode) -> int:
-        count = self._ask(newer, older, "symbols", lambda: self.symbols.used(newer, older))
+        count = self._ask(
+            newer, older, "symbols", lambda: self.symbols.used(newer, older), keep=not self._dry
+        )
         return int(count)
 
     def shared(self, newer: PRNode, older: PRNode) -> list[str]:
-        names = self._ask(newer, older, "symbol_names", lambda: self.symbols.shared(newer, older))
+        names = self._ask(
+            newer,
+            older,
+            "symbol_names",
+            lambda: self.symbols.shared(newer, older),
+            keep=not self._dry,
+        )
         return list(names)
 
     # -- planning (see `Lines.planner`) ------------------------------------------------------
 
     def planner(self) -> KeptEvidence:
         """A twin over `Lines.planner()` that plans blames only for pairs the store lacks."""
-        twin = KeptEvidence(self.engine, self.lines.planner(), self.symbols, self.known, dry=True)
-        twin.fresh = self.fresh  # real symbol answers of the dry pass are kept
+        planner = self.symbols.planner()
+        twin = KeptEvidence(self.engine, self.lines.planner(), planner, self.known, dry=True)
+        twin.fresh = self.fresh  # real answers of the dry pass are kept (not its placeholders)
         return twin
 
     @property
     def planned(self) -> list[BlameJob]:
         return self.lines.planned
 
+    @property
+    def planned_names(self) -> list[PRNode]:
+        """The older PRs whose new names the dry pass asked about (`Symbols.planner`)."""
+        return self.symbols.planned
+
     def prefetch(self, jobs: Sequence[BlameJob], workers: int = 0) -> None:
         self.lines.prefetch(jobs, workers)
+
+    def prefetch_names(self, olders: Sequence[PRNode]) -> None:
+        self.symbols.prefetch(olders)
 
     @property
     def blame_calls(self) -> int:

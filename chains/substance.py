@@ -518,7 +518,7 @@ def read_blobs(clone: str, ids: list[str]) -> Blobs:
             break
         header = out[pos:end].split()
         pos = end + 1
-        if len(header) != 3:  # "<id> missing" (or ambiguous)
+        if len(header) != 3 or header[-1] == b"missing":  # "<id> missing" (or ambiguous)
             continue
         size = int(header[2])
         blobs[blob] = out[pos : pos + size].decode("utf-8", errors="replace")

@@ -20,8 +20,9 @@ names and each older PR's new names are computed once (one PR is an end of many 
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -30,6 +31,7 @@ from sqlalchemy import select
 from chains.foreign import added_text, own_roots, section_foreign
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
+from chains.presence import lines_of, names_in_history
 from chains.substance import (
     WHOLE_FILE_LEXERS,
     lexer_for,
@@ -404,6 +406,7 @@ def code_names(
 # Prose, where a name may stand before any code has it: gravitino's design document named
 # `MetadataObject.Type.FUNCTION` and the privileges before #10811 brought them into the code.
 PROSE = ("md", "markdown", "rst", "txt", "adoc")
+PROSE_EXCLUDES = tuple(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE)
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
@@ -423,8 +426,8 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     pattern = "(" + "|".join(sorted(names)) + ")"  # identifiers: nothing to escape
     try:
         done = git.run(
-            clone, "grep", "-o", "-n", "-w", "-I", "-E", "-e", pattern, rev,
-            "--", ".", *(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE),
+            clone, "grep", "-z", "-o", "-n", "-w", "-I", "-E", "-e", pattern, rev,
+            "--", ".", *PROSE_EXCLUDES,
             check=False,
             timeout=GREP_TIMEOUT,
         )  # fmt: skip
@@ -433,21 +436,68 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
     if done.returncode not in (0, 1):
         return None
     hits: dict[str, dict[str, set[int]]] = {}  # name → file → lines
-    for found in done.text.splitlines():  # "rev:path:line:name", once per match
-        path, line, name = found[len(rev) + 1 :].rsplit(":", 2)
-        if name in names and line.isdigit():
+    # "rev:path\0line\0name\n", once per match: the path as it is (`-z`), not quoted as git
+    # quotes a path with a space or a non-ASCII letter.
+    hit = re.compile(re.escape(rev.encode()) + rb":([^\0]*)\0(\d+)\0(\w+)\n")
+    for raw, line, word in hit.findall(done.stdout):
+        path, name = raw.decode(errors="replace"), word.decode()
+        if name in names:
             hits.setdefault(name, {}).setdefault(path, set()).add(int(line))
-    present = {name for name, files in hits.items() if len(files) > READ_FILES}
-    paths = sorted({path for name, files in hits.items() if name not in present for path in files})
-    texts = read_blobs(clone, [f"{rev}:{path}" for path in paths])
-    read = {path: _Read(path, texts.get(f"{rev}:{path}")) for path in paths}
-    for name, files in hits.items():
-        if name not in present and any(
-            read[path].in_code(name, lines) for path, lines in files.items()
-        ):
-            present.add(name)
-    return present
+    few = _in_few_files(hits)
+    texts = read_blobs(clone, [f"{rev}:{path}" for path in few])
+    read = {path: _Read(path, texts.get(f"{rev}:{path}")) for path in few}
+    return _in_code(hits, read)
 
+
+def present_along(clone: str, asked: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """`present_at` of many commits at once (commit → names), read in one walk of the history
+    (`chains.presence`) rather than one `git grep` of a whole tree per commit. A commit off the
+    clone's first-parent history is left out of the answer."""
+    found = names_in_history(clone, asked, _is_prose, PROSE_EXCLUDES)
+    few_blobs = {
+        blob
+        for where in found.values()
+        for files in where.values()
+        if len(files) <= READ_FILES
+        for blob in files.values()
+    }
+    texts = read_blobs(clone, sorted(few_blobs))
+    answers = {}
+    for rev, where in found.items():
+        hits = {
+            name: {path: lines_of(texts.get(blob) or "", name) for path, blob in files.items()}
+            for name, files in where.items()
+        }
+        blob_of = {path: blob for files in where.values() for path, blob in files.items()}
+        read = {path: _Read(path, texts.get(blob_of[path])) for path in _in_few_files(hits)}
+        answers[rev] = _in_code(hits, read)
+    return answers
+
+
+def _in_few_files(hits: Mapping[str, Mapping[str, set[int]]]) -> list[str]:
+    """The files to read: those holding a name that stands in at most `READ_FILES` files."""
+    return sorted({path for files in hits.values() if len(files) <= READ_FILES for path in files})
+
+
+def _in_code(hits: Mapping[str, Mapping[str, set[int]]], read: Mapping[str, _Read]) -> set[str]:
+    """The names of `hits` (name → file → lines) that stand in code: in more than `READ_FILES`
+    files, or as code on one of their lines in one of the files `read`."""
+    return {
+        name
+        for name, files in hits.items()
+        if len(files) > READ_FILES
+        or any(read[path].in_code(name, lines) for path, lines in files.items())
+    }
+
+
+def _is_prose(path: str) -> bool:
+    """A prose file, which `present_at`'s grep leaves out (`:(exclude,glob)**/*.md`)."""
+    return path.rsplit("/", 1)[-1].endswith(tuple(f".{suffix}" for suffix in PROSE))
+
+
+# Fewer bases than this in a clone are grepped one by one: a walk of the history costs about what
+# `git log -p` of it does (40 s on ruff), a grep of one tree 0.2-0.6 s.
+WALK_MIN_BASES = 64
 
 # A name found in more files than this is taken to be in the code without reading them.
 READ_FILES = 3
@@ -563,6 +613,46 @@ class Symbols:
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
         self.grep_calls = 0
+        self.walks = 0  # `present_along` calls: one walk of a clone's history answers many PRs
+        # A planning twin's record of the older PRs whose names at base a pass asks about.
+        self._planned: dict[int, PRNode] | None = None
+
+    def planner(self) -> Symbols:
+        """A twin that sharing this one's caches, runs no `git grep`: it records the older PRs a
+        pass asks about (answering that none of their names is new), so that `prefetch` can
+        answer them all in one walk of the history beforehand."""
+        twin = copy.copy(self)
+        twin._planned = {}
+        return twin
+
+    @property
+    def planned(self) -> list[PRNode]:
+        return list((self._planned or {}).values())
+
+    def prefetch(self, olders: Iterable[PRNode]) -> None:
+        """Which of each older PR's names are new at its base, for many PRs at once: where a
+        clone has at least `WALK_MIN_BASES` bases to ask about, one walk of its history
+        (`present_along`) answers them, not one `git grep` each. The answers are those of
+        `present_at`, so no decision changes; a base the walk leaves out is grepped when asked."""
+        asked: dict[str, dict[str, set[str]]] = {}  # clone → base → names
+        todo: list[tuple[PRNode, str, set[str]]] = []
+        for older in olders:
+            clone = self.clones.get(older.repo_id)
+            if older.id in self._new or not clone or not older.base_sha:
+                continue
+            names = self._code_names(older.id, older.repo_id).code
+            if names:
+                asked.setdefault(clone, {}).setdefault(older.base_sha, set()).update(names)
+                todo.append((older, clone, names))
+        answers = {}
+        for clone, bases in asked.items():
+            if len(bases) >= WALK_MIN_BASES:
+                self.walks += 1
+                answers[clone] = present_along(clone, bases)
+        for older, clone, names in todo:
+            present = answers.get(clone, {}).get(older.base_sha or "")
+            if present is not None:
+                self._new[older.id] = names - present
 
     def _code_names(self, pr_id: int, repo_id: int) -> Names:
         if pr_id not in self._names:
@@ -598,6 +688,9 @@ class Symbols:
         """The older PR's code names that no code held at its base (one `git grep` of them all,
         cached; empty: unknown), its foreign names still among them."""
         if older.id not in self._new:
+            if self._planned is not None:
+                self._planned[older.id] = older
+                return set()
             clone = self.clones.get(older.repo_id)
             names = self._code_names(older.id, older.repo_id).code
             found: set[str] = set()

@@ -1,0 +1,292 @@
+"""Which names the trees of many commits hold, read in one walk of the history.
+
+`chains.symbols.present_at` asks `git grep` whether an older PR's new names were already in the
+code at its base: one grep of a whole tree per older PR (709 on ruff, 0.6 s each: most of the git
+time of a cold `chains build`). Consecutive bases share almost every line, so this module reads
+each line once instead. It reads the tree of the earliest base asked about, then follows the
+first-parent history to the latest base with `git log -p -U0` (changed lines only), keeping for
+every file how often it holds each name asked about anywhere. At each base asked about, a name's
+files are those where that count is above zero.
+
+The answer is git grep's, as `present_at` asks it (`-w -I`, prose files left out): a word is a
+run of ASCII letters, digits and underscores; a binary blob holds nothing (a NUL byte in its
+first 8,000 bytes, or a diff git shows as binary); a submodule is not entered. Where git cannot
+read a blob on the way (a snapshot that lacks it), the walk stops there and the bases after it
+are left out of the answer, for `git grep` to answer.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from prchain.core import git
+
+_WORD = re.compile(rb"[A-Za-z0-9_]+")
+_TEXT_WORD = re.compile(r"[A-Za-z0-9_]+")
+BINARY_PROBE = 8000  # bytes git reads to tell a binary blob (`buffer_is_binary`)
+SUBMODULE = b"160000"
+NO_BLOB = "0" * 40
+
+Found = dict[str, dict[str, str]]  # name → {path: blob id}, of the names some file holds
+
+
+def names_in_history(
+    clone: str,
+    asked: Mapping[str, Iterable[str]],
+    skip_path: Callable[[str], bool],
+    excludes: Iterable[str] = (),
+) -> dict[str, Found]:
+    """For each commit of `asked` (sha → the names asked about there) on the first-parent history
+    of the clone's HEAD, the files holding each name (a name in no file is left out). A commit
+    off that history, or past a blob git could not read, is left out of the answer (ask `git
+    grep`). `skip_path` leaves files out; `excludes` are the same as git pathspecs."""
+    order = _first_parent(clone)
+    on_line = sorted((order[sha], sha) for sha in asked if sha in order)
+    if not on_line:
+        return {}
+    wanted = {name.encode() for names in asked.values() for name in names}
+    first, last = on_line[0][1], on_line[-1][1]
+    state = _State(wanted, git.stream(clone, "cat-file", "--batch", stdin=True))
+    try:
+        state.start(_tree(clone, first, skip_path))
+        answers = {first: state.found(asked[first])} if first in asked else {}
+        for sha in _walk(clone, first, last, skip_path, excludes, state):
+            if sha in asked:
+                answers[sha] = state.found(asked[sha])
+    finally:
+        state.close()
+    return answers
+
+
+class _State:
+    """The tree being walked: per file its blob and how often it holds each wanted name, and per
+    name the files that hold it."""
+
+    def __init__(self, wanted: set[bytes], reader: subprocess.Popen[bytes]) -> None:
+        self.wanted = wanted
+        self.reader = reader
+        self.blobs: dict[str, str] = {}
+        self.counts: dict[str, Counter[bytes]] = {}
+        self.where: dict[bytes, set[str]] = {}
+
+    def start(self, files: Mapping[str, str]) -> None:
+        for path, blob in files.items():
+            self.replace(path, blob)
+
+    def replace(self, path: str, blob: str | None) -> None:
+        """The path now holds `blob` whole (None: it is gone)."""
+        held = self.counts.get(path, Counter())
+        self.change(path, Counter({name: -count for name, count in held.items()}))
+        self.counts.pop(path, None)
+        self.blobs.pop(path, None)
+        if blob is not None:
+            self.blobs[path] = blob
+            self.change(path, self._names(self._read(blob)))
+
+    def edit(self, path: str, blob: str, removed: list[bytes], added: list[bytes]) -> None:
+        """The path's lines `removed` became `added`, and it now holds `blob`."""
+        self.blobs[path] = blob
+        delta = self._names(b"\n".join(added))
+        delta.subtract(self._names(b"\n".join(removed)))
+        self.change(path, delta)
+
+    def change(self, path: str, delta: Counter[bytes]) -> None:
+        counts = self.counts.setdefault(path, Counter())
+        for name, by in delta.items():
+            if not by:
+                continue
+            before = counts[name]
+            counts[name] = after = before + by
+            if before <= 0 < after:
+                self.where.setdefault(name, set()).add(path)
+            elif after <= 0 < before:
+                self.where[name].discard(path)
+            if after <= 0:
+                del counts[name]
+
+    def found(self, names: Iterable[str]) -> Found:
+        found: Found = {}
+        for name in names:
+            paths = self.where.get(name.encode())
+            if paths:
+                found[name] = {path: self.blobs[path] for path in paths}
+        return found
+
+    def _names(self, text: bytes) -> Counter[bytes]:
+        words = Counter(_WORD.findall(text))
+        return Counter({word: words[word] for word in self.wanted.intersection(words)})
+
+    def _read(self, blob: str) -> bytes:
+        """A blob's text (empty for a binary or missing one), from the running `cat-file`."""
+        assert self.reader.stdin is not None and self.reader.stdout is not None
+        self.reader.stdin.write(f"{blob}\n".encode())
+        self.reader.stdin.flush()
+        header = self.reader.stdout.readline().split()
+        if len(header) != 3:  # "<id> missing"
+            return b""
+        data = self.reader.stdout.read(int(header[2]) + 1)[:-1]
+        return b"" if b"\0" in data[:BINARY_PROBE] else data
+
+    def close(self) -> None:
+        if self.reader.stdin is not None:
+            self.reader.stdin.close()
+        try:
+            self.reader.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.reader.kill()
+
+
+def _first_parent(clone: str) -> dict[str, int]:
+    """Each commit of HEAD's first-parent history → its place, oldest first."""
+    listed = git.run(clone, "rev-list", "--first-parent", "--reverse", "HEAD", check=False)
+    return {sha: i for i, sha in enumerate(listed.text.split())} if listed.ok else {}
+
+
+def _tree(clone: str, rev: str, skip_path: Callable[[str], bool]) -> dict[str, str]:
+    """path → blob of the files of `rev`'s tree that can hold a name."""
+    listed = git.run(clone, "ls-tree", "-r", "-z", "--full-tree", rev)
+    files = {}
+    for entry in listed.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, raw = entry.split(b"\t", 1)
+        mode, kind, blob = meta.split()
+        path = raw.decode(errors="surrogateescape")
+        if kind == b"blob" and mode != SUBMODULE and not skip_path(path):
+            files[path] = blob.decode()
+    return files
+
+
+def _walk(
+    clone: str,
+    first: str,
+    last: str,
+    skip_path: Callable[[str], bool],
+    excludes: Iterable[str],
+    state: _State,
+) -> Iterator[str]:
+    """Apply each commit after `first` up to `last` to `state`, and yield its sha once applied.
+    Stops early where git stops (a blob it cannot read)."""
+    proc = git.stream(
+        clone, "log", "--first-parent", "--reverse", "-p", "-U0", "--no-renames", "--full-index",
+        "--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/",
+        "--diff-merges=first-parent", "--format=%x01%H", f"{first}..{last}",
+        "--", ".", *excludes,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    sha = ""
+    section: _Section | None = None
+    try:
+        for line in proc.stdout:
+            if line.startswith(b"\x01"):
+                if section is not None:
+                    section.apply(state)
+                    section = None
+                if sha:
+                    yield sha
+                sha = line[1:].strip().decode()
+            elif line.startswith(b"diff --git "):
+                if section is not None:
+                    section.apply(state)
+                path = _header_path(line.rstrip(b"\n"))
+                section = None if path is None or skip_path(path) else _Section(path)
+            elif section is not None:
+                section.read(line)
+        if section is not None:
+            section.apply(state)
+    finally:
+        proc.stdout.close()
+        failed = proc.wait() != 0
+    if sha and not failed:
+        yield sha
+
+
+class _Section:
+    """One file's part of a commit's patch, read line by line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.blob = ""
+        self.gone = self.binary = self.submodule = False
+        self.in_hunks = False
+        self.removed: list[bytes] = []
+        self.added: list[bytes] = []
+
+    def read(self, line: bytes) -> None:
+        if self.in_hunks:
+            if line.startswith(b"-"):
+                self.removed.append(line[1:])
+            elif line.startswith(b"+"):
+                self.added.append(line[1:])
+            return  # "@@ …" and "\ No newline at end of file"
+        if line.startswith(b"@@"):
+            self.in_hunks = True
+        elif line.startswith((b"index ", b"new file mode", b"deleted file mode")):
+            self.submodule |= line.rstrip().endswith(SUBMODULE)
+            if line.startswith(b"index "):
+                self.blob = line.split()[1].split(b"..")[1].decode()
+            self.gone |= line.startswith(b"deleted file mode")
+        elif line.startswith(b"Binary files "):
+            self.binary = True
+
+    def apply(self, state: _State) -> None:
+        if self.submodule or not self.blob:  # a submodule, or a change of mode only
+            return
+        if self.gone or self.blob == NO_BLOB:
+            state.replace(self.path, None)
+        elif self.binary:
+            state.replace(self.path, self.blob)  # read whole: a binary blob holds nothing
+        else:
+            state.edit(self.path, self.blob, self.removed, self.added)
+
+
+def _header_path(line: bytes) -> str | None:
+    """The path of `diff --git a/P b/P` (both the same: renames are off), quoted or not."""
+    rest = line[len(b"diff --git ") :]
+    if rest.startswith(b'"'):
+        end = _quoted_end(rest)
+        path = _unquote(rest[1:end])
+    else:
+        path = rest[: (len(rest) - 1) // 2]
+    return path[2:].decode(errors="surrogateescape") if path.startswith(b"a/") else None
+
+
+def _quoted_end(text: bytes) -> int:
+    """Index of the quote closing the C-quoted string that opens `text`."""
+    at = 1
+    while at < len(text) and text[at : at + 1] != b'"':
+        at += 2 if text[at : at + 1] == b"\\" else 1
+    return at
+
+
+_ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b"}
+_ESCAPES |= {b"f": b"\f", b"r": b"\r", b"v": b"\v"}
+
+
+def _unquote(text: bytes) -> bytes:
+    """git's C-style quoting undone (`\\t`, `\\"`, octal bytes `\\303\\251`)."""
+    out, at = bytearray(), 0
+    while at < len(text):
+        char = text[at : at + 1]
+        if char != b"\\":
+            out += char
+            at += 1
+        elif text[at + 1 : at + 2].isdigit():
+            out.append(int(text[at + 1 : at + 4], 8))
+            at += 4
+        else:
+            out += _ESCAPES.get(text[at + 1 : at + 2], text[at + 1 : at + 2])
+            at += 2
+    return bytes(out)
+
+
+def lines_of(text: str, name: str) -> set[int]:
+    """The lines (1-based) of `text` that hold `name` as a word, as `git grep -n -w` finds them."""
+    return {
+        number
+        for number, row in enumerate(text.split("\n"), 1)
+        if name in row and name in _TEXT_WORD.findall(row)
+    }
