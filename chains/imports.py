@@ -9,6 +9,7 @@ that holds the whole statement.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # The first line of an import, in the languages mined.
 _IMPORT = re.compile(
@@ -28,12 +29,15 @@ def is_import(line: str) -> bool:
     return _IMPORT.match(line) is not None
 
 
-def import_lines(text: str) -> set[int]:
+@lru_cache(maxsize=128)  # one version of a file sits under the bases of many PRs
+def import_lines(text: str) -> frozenset[int]:
     """Numbers (from 1) of the lines an import that spans lines continues on: a line of names
     there (`Clusters, ExtractedPointLight, GlobalClusterSettings,`) reads as code alone, but it is
     an import (bevy #19959 meets #19957 only in one)."""
     found: set[int] = set()
+    line, counted = 1, 0  # the line number at offset `counted`, moved forward match by match
     for match in _LONG_IMPORT.finditer(text):
-        first = text.count("\n", 0, match.start()) + 1
-        found.update(range(first + 1, first + match.group(0).count("\n") + 1))
-    return found
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        found.update(range(line + 1, line + match.group(0).count("\n") + 1))
+    return frozenset(found)

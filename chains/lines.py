@@ -561,8 +561,10 @@ class _FileFacts:
         self.text = text
         self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
         self._lexed = lexed
-        self._imports: set[int] | None = None
+        self._imports: frozenset[int] | None = None
         self._rows: list[str] | None = None
+        # No block comment or string spanning lines to be inside of: a line is read alone.
+        self._plain: bool | None = None
 
     def code(self, line: int) -> bool:
         text = self.text
@@ -572,7 +574,10 @@ class _FileFacts:
             self._imports = import_lines(text)
         if line in self._imports:
             return False
-        if not any(o in text for o in BLOCK_OPENERS + string_openers(lexer_for(self.path))):
+        if self._plain is None:
+            openers = BLOCK_OPENERS + string_openers(lexer_for(self.path))
+            self._plain = not any(opener in text for opener in openers)
+        if self._plain:
             rows = self._rows = self._rows or text.split("\n")
             row = rows[line - 1] if 0 < line <= len(rows) else ""
             return evidence_line_flags([row], lexer_for(self.path))[0] if row.strip() else True

@@ -93,6 +93,7 @@ _RUST_CFG_MODULE = re.compile(
 )
 
 
+@lru_cache(maxsize=128)  # one version of a file sits under the bases of many PRs
 def rust_test_start(text: str) -> int | None:
     """The line number (from 1) where a Rust file's top-level test module (`#[cfg(test)] mod
     tests {`) starts, if it has one: the lines from there on are tests, though the file is not.

@@ -283,10 +283,10 @@ def _unquote(text: bytes) -> bytes:
     return bytes(out)
 
 
-def lines_of(text: str, name: str) -> set[int]:
-    """The lines (1-based) of `text` that hold `name` as a word, as `git grep -n -w` finds them."""
-    return {
-        number
-        for number, row in enumerate(text.split("\n"), 1)
-        if name in row and name in _TEXT_WORD.findall(row)
-    }
+def word_lines(text: str) -> dict[str, set[int]]:
+    """Each word of `text` → the lines (1-based) that hold it, as `git grep -n -w` finds them."""
+    lines: dict[str, set[int]] = {}
+    for number, row in enumerate(text.split("\n"), 1):
+        for word in _TEXT_WORD.findall(row):
+            lines.setdefault(word, set()).add(number)
+    return lines

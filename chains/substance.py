@@ -402,7 +402,7 @@ def section_code_lines(
 
 
 def _not_imports(
-    side: list[str], changed: list[int], start: int, spans: set[int] | None
+    side: list[str], changed: list[int], start: int, spans: frozenset[int] | None
 ) -> list[int]:
     """Those of the `changed` lines of a hunk side that are no import. The lines a long import
     spans are read from the whole file when at hand, else from the hunk, which shows them only

@@ -31,7 +31,7 @@ from sqlalchemy import select
 from chains.foreign import added_text, own_roots, section_foreign
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
-from chains.presence import lines_of, names_in_history
+from chains.presence import names_in_history, word_lines
 from chains.substance import (
     WHOLE_FILE_LEXERS,
     lexer_for,
@@ -462,10 +462,15 @@ def present_along(clone: str, asked: Mapping[str, set[str]]) -> dict[str, set[st
         for blob in files.values()
     }
     texts = read_blobs(clone, sorted(few_blobs))
+    lines = {blob: word_lines(text) for blob, text in texts.items()}  # each blob's rows read once
     answers = {}
     for rev, where in found.items():
+        # The lines matter only for a name in few files (`_in_code`); the rest need none.
         hits = {
-            name: {path: lines_of(texts.get(blob) or "", name) for path, blob in files.items()}
+            name: {
+                path: lines.get(blob, {}).get(name, set()) if len(files) <= READ_FILES else set()
+                for path, blob in files.items()
+            }
             for name, files in where.items()
         }
         blob_of = {path: blob for files in where.values() for path, blob in files.items()}
