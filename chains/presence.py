@@ -50,12 +50,18 @@ def names_in_history(
     wanted = {name.encode() for names in asked.values() for name in names}
     first, last = on_line[0][1], on_line[-1][1]
     state = _State(wanted, git.stream(clone, "cat-file", "--batch", stdin=True))
+    answers: dict[str, Found] = {}
+    waiting = iter(on_line)
+    due = next(waiting, None)
     try:
         state.start(_tree(clone, first, skip_path))
-        answers = {first: state.found(asked[first])} if first in asked else {}
+        # A commit `git log` leaves out (it changed only files left out) changed nothing here:
+        # each base is answered once every commit up to it is applied.
         for sha in _walk(clone, first, last, skip_path, excludes, state):
-            if sha in asked:
-                answers[sha] = state.found(asked[sha])
+            reached = order[sha] if sha else len(order)
+            while due is not None and due[0] < reached:
+                answers[due[1]] = state.found(asked[due[1]])
+                due = next(waiting, None)
     finally:
         state.close()
     return answers
@@ -168,8 +174,9 @@ def _walk(
     excludes: Iterable[str],
     state: _State,
 ) -> Iterator[str]:
-    """Apply each commit after `first` up to `last` to `state`, and yield its sha once applied.
-    Stops early where git stops (a blob it cannot read)."""
+    """Apply each commit after `first` up to `last` to `state`: yield each one's sha before its
+    changes are applied, then "" once every one is. Where git stops (a blob it cannot read), the
+    walk stops without the last."""
     proc = git.stream(
         clone, "log", "--first-parent", "--reverse", "-p", "-U0", "--no-renames", "--full-index",
         "--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/",
@@ -177,7 +184,6 @@ def _walk(
         "--", ".", *excludes,
     )  # fmt: skip
     assert proc.stdout is not None
-    sha = ""
     section: _Section | None = None
     try:
         for line in proc.stdout:
@@ -185,9 +191,7 @@ def _walk(
                 if section is not None:
                     section.apply(state)
                     section = None
-                if sha:
-                    yield sha
-                sha = line[1:].strip().decode()
+                yield line[1:].strip().decode()
             elif line.startswith(b"diff --git "):
                 if section is not None:
                     section.apply(state)
@@ -200,8 +204,8 @@ def _walk(
     finally:
         proc.stdout.close()
         failed = proc.wait() != 0
-    if sha and not failed:
-        yield sha
+    if not failed:
+        yield ""
 
 
 class _Section:

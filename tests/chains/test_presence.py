@@ -53,6 +53,8 @@ def _history(path: Path) -> tuple[History, list[str]]:
     (repo.path / "data").mkdir()
     (repo.path / "data" / "blob.bin").write_bytes(b"\0binary_then_text\n")
     shas.append(repo.pr(3, "Odd files", {"jobs/naïve file.py": "odd_path_name = 1\n"}))
+    # A commit that changes prose only: `git log` of the code leaves it out.
+    shas.append(repo.commit("Docs only", {"README.md": "schedule_batches, RetryPolicy\n"}))
     # The same name in more than READ_FILES files, then an edit, a move and a deletion.
     many = {f"jobs/user_{i}.py": "from jobs.engine import schedule_batches\n" for i in range(5)}
     shas.append(repo.pr(4, "Users", many))
@@ -82,6 +84,7 @@ def _history(path: Path) -> tuple[History, list[str]]:
     git(repo.path, "merge", "-q", "--no-ff", "-m", "Merge side (#7)", "side")
     shas.append(git(repo.path, "rev-parse", "HEAD"))
     shas.append(repo.pr(8, "Drop it again", {"jobs/main_only.py": None}))
+    shas.append(repo.commit("Docs again", {"README.md": "gone_again\n"}))
     return repo, shas
 
 
@@ -95,20 +98,21 @@ def test_each_commit_answered_as_git_grep_does(tmp_path: Path) -> None:
     # The history does what it says: the checks above cover each case.
     assert "RetryPolicy" not in walked[shas[2]]  # in a comment and in prose only
     assert "binary_then_text" not in walked[shas[3]]  # a binary file holds nothing
-    assert "binary_then_text" in walked[shas[6]]  # ... until it is text
-    assert "odd_path_name" in walked[shas[3]]
-    assert "merge_only_name" in walked[shas[9]] and "merge_only_name" not in walked[shas[8]]
-    assert "gone_again" in walked[shas[9]] and "gone_again" not in walked[shas[10]]
-    assert "MAX_WORKERS" in walked[shas[5]]  # moved with its file, still there
+    assert "binary_then_text" in walked[shas[7]]  # ... until it is text
+    assert "odd_path_name" in walked[shas[3]] and "odd_path_name" in walked[shas[4]]
+    assert "merge_only_name" in walked[shas[10]] and "merge_only_name" not in walked[shas[9]]
+    assert "gone_again" in walked[shas[10]] and "gone_again" not in walked[shas[11]]
+    assert "gone_again" not in walked[shas[12]]  # prose only
+    assert "MAX_WORKERS" in walked[shas[6]]  # moved with its file, still there
 
 
 def test_asked_commits_only_and_where_each_name_stands(tmp_path: Path) -> None:
     repo, shas = _history(tmp_path / "jobs")
-    asked = {shas[1]: {"schedule_batches", "drain_queue"}, shas[4]: {"schedule_batches"}}
+    asked = {shas[1]: {"schedule_batches", "drain_queue"}, shas[5]: {"schedule_batches"}}
     found = names_in_history(str(repo.path), asked, lambda p: p.endswith(".md"), PROSE_EXCLUDES)
     assert set(found) == set(asked)
     assert found[shas[1]] == {"schedule_batches": {"jobs/engine.py": _blob(repo, shas[1])}}
-    assert len(found[shas[4]]["schedule_batches"]) == 6  # the engine and its five users
+    assert len(found[shas[5]]["schedule_batches"]) == 6  # the engine and its five users
     text = "schedule_batches = 1\nx = schedule_batchesX\n  y(schedule_batches)\n"
     assert word_lines(text)["schedule_batches"] == {1, 3}
 
