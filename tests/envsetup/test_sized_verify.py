@@ -21,7 +21,8 @@ from environments.eras.config import ErasConfig, VerifyLimits
 from environments.eras.python.report import Pytest
 from prchain.cli import main
 from prchain.dev.repos import git
-from prchain.verdicts.ladder import sized_sample
+from prchain.verdicts.ladder import _too_big, sized_sample
+from prchain.verdicts.sandbox import SuiteRun
 from prchain.verdicts.verify import StageJob
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
@@ -114,7 +115,9 @@ def own_images(docker_client: Any) -> Iterator[None]:
                 docker_client.remove_image(tag)
 
 
-def _setup(tmp_path: Path, clone: Path, sqlite_url: str, **eras: Any) -> EnvRecipe:
+def _setup(
+    tmp_path: Path, clone: Path, sqlite_url: str, environment: Any = None, **eras: Any
+) -> EnvRecipe:
     """`mine`, `chains build` and `env setup` as a user runs them; the one recipe stored."""
     with FakeIndex([]) as index:
         config = {
@@ -128,7 +131,8 @@ def _setup(tmp_path: Path, clone: Path, sqlite_url: str, **eras: Any) -> EnvReci
             **eras,
         }
         path = tmp_path / "prchain.yaml"
-        path.write_text(yaml.safe_dump({"eras": config, "chains": {"min_chain_code_lines": 0}}))
+        settings = {"eras": config, "chains": {"min_chain_code_lines": 0}}
+        path.write_text(yaml.safe_dump(settings | {"environment": environment or {}}))
         common = ["--config", str(path), "--db", sqlite_url]
         for args in (
             ["mine", "--source", "git", "--name", REPO, str(clone)],
@@ -192,4 +196,46 @@ def test_a_run_stopped_at_its_time_limit_counts_the_tests_it_finished(
     assert recipe.notes[-1] == (
         "verified on the stage's 1 test files and 1 others of B_t "
         "(the whole suite ran past its time limit), stopped at its 20 s limit; tests finished: 1"
+    )
+
+
+def test_a_full_disk_that_left_no_report_makes_the_whole_suite_too_big() -> None:
+    full = "OSError: [Errno 28] No space left on device\n"
+    assert _too_big(SuiteRun(exit_code=1, output_tail=full)) == "filled the sandbox's disk"
+    # a test of the suite's own that met a full disk is one outcome among others, counted
+    assert _too_big(SuiteRun({"t.py::t": "failed"}, exit_code=1, output_tail=full)) == ""
+
+
+# Passes after filling the directory it is given (the tmpfs /tmp of a sandbox) to the last byte.
+FILLER = """import errno
+
+
+def test_fills_tmp(tmp_path):
+    block = b"x" * 2**20
+    with open(tmp_path / "big", "wb") as out:
+        try:
+            while True:
+                out.write(block)
+                out.flush()
+        except OSError as error:
+            assert error.errno == errno.ENOSPC
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_suite_that_filled_the_sandboxs_disk_is_verified_on_the_stages_files(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    """numpy 2024's whole suite ran to its end and filled the sandbox's /tmp with its tests'
+    files; pytest could not write its report there, nothing was counted and the era stayed
+    unverified ('OSError: [Errno 28] No space left on device') after 23 minutes of tests."""
+    clone = _repository(tmp_path / "repo", others=0, hog=FILLER)
+    small = {"disk_cap": "tmpfs", "scratch_limit": "32m"}
+    recipe = _setup(tmp_path, clone, sqlite_url, small, verify_sample=0)
+    assert recipe.status == "verified", recipe.root_error
+    assert recipe.verification["passed"] == 1
+    assert recipe.notes[-1] == (
+        "verified on the stage's 1 test files and 0 others of B_t "
+        "(the whole suite filled the sandbox's disk)"
     )
