@@ -618,13 +618,12 @@ class Symbols:
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
         self.grep_calls = 0
-        self.walks = 0  # `present_along` calls: one walk of a clone's history answers many PRs
         # A planning twin's record of the older PRs whose names at base a pass asks about.
         self._planned: dict[int, PRNode] | None = None
 
     def planner(self) -> Symbols:
-        """A twin that sharing this one's caches, runs no `git grep`: it records the older PRs a
-        pass asks about (answering that none of their names is new), so that `prefetch` can
+        """A twin that shares this one's caches and runs no `git grep`: it records the older PRs
+        a pass asks about (answering that none of their names is new), so that `prefetch` can
         answer them all in one walk of the history beforehand."""
         twin = copy.copy(self)
         twin._planned = {}
@@ -652,7 +651,6 @@ class Symbols:
         answers = {}
         for clone, bases in asked.items():
             if len(bases) >= WALK_MIN_BASES:
-                self.walks += 1
                 answers[clone] = present_along(clone, bases)
         for older, clone, names in todo:
             present = answers.get(clone, {}).get(older.base_sha or "")
