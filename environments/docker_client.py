@@ -153,6 +153,15 @@ class DockerClient:
         except APIError as exc:
             raise EnvironmentFailure(f"cannot inspect image {name}: {exc}") from None
 
+    def image_size(self, name: str) -> int:
+        """An image's size in bytes, its shared layers counted in (0: no such image)."""
+        try:
+            return int(self.api.inspect_image(name).get("Size") or 0)
+        except ImageNotFound:
+            return 0
+        except APIError as exc:
+            raise EnvironmentFailure(f"cannot inspect image {name}: {exc}") from None
+
     def pull(self, name: str) -> str | None:
         """Try a registry once; None when it cannot be reached or has no such image."""
         try:

@@ -59,6 +59,12 @@ def image_present(tag: str) -> bool:
     return DockerClient().image_id(tag) is not None
 
 
+def image_size(tag: str) -> int:
+    from environments.docker_client import DockerClient
+
+    return DockerClient().image_size(tag)
+
+
 def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
     def build(job: StageJob, era: Era, plan: Plan) -> tuple[str, float, str, str]:
         from environments.docker_client import DockerClient
@@ -109,6 +115,7 @@ def setup_from_config(
         agent,
         redo,
         image_present,
+        image_size,
     )
     reports = setup_eras(setup, chain_ids=chain_ids, repo=repo, on_start=on_start, on_done=on_done)
     if not reports:

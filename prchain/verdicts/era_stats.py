@@ -25,8 +25,10 @@ def collect(session: Session) -> dict[str, Any]:
             EnvRecipe.cost,
             EnvRecipe.build_seconds,
             EnvRecipe.verify_seconds,
+            EnvRecipe.image_bytes,
         )
     ).all()
+    sized = [r.image_bytes for r in recipes if r.image_bytes]
     verified = {(r.repo_id, r.era_key) for r in recipes if r.status == "verified"}
     stage_eras = session.execute(select(StageEra.repo_id, StageEra.era_key)).all()
     usable = session.scalar(select(func.count()).where(StageVerification.status == "usable"))
@@ -49,6 +51,7 @@ def collect(session: Session) -> dict[str, Any]:
         "env_cost_per_era": round(sum(r.cost for r in recipes) / count, 4),
         "env_build_seconds_per_era": round(sum(r.build_seconds for r in recipes) / count, 1),
         "env_verify_seconds_per_era": round(sum(r.verify_seconds for r in recipes) / count, 1),
+        "env_image_mb_per_era": round(sum(sized) / len(sized) / 1e6, 1) if sized else 0,
         "env_by_ecosystem": by_ecosystem(session, recipes),
     }
 
@@ -106,6 +109,7 @@ def render(data: dict[str, Any]) -> list[Table]:
         ("env_cost_per_era", "LLM cost per environment ($)"),
         ("env_build_seconds_per_era", "build seconds per environment"),
         ("env_verify_seconds_per_era", "verify seconds per environment"),
+        ("env_image_mb_per_era", "image MB per environment (shared layers counted in)"),
     ):
         table.add_row(label, str(data.get(key, 0)))
     return [table, _ecosystem_table(data.get("env_by_ecosystem", {}))]

@@ -265,6 +265,8 @@ class Setup:
     redo: bool = False
     # Whether an image is in the engine: a remembered era whose image was pruned is no candidate.
     image_exists: Callable[[str], bool] | None = None
+    # An image's size in bytes, kept with the recipe (the cost users of an era judge it by).
+    image_size: Callable[[str], int] | None = None
 
 
 def _memory_candidate(
@@ -462,6 +464,7 @@ def _store(
 ) -> None:
     plan = outcome[0].plan if outcome else None
     record = outcome[1] if outcome else {}
+    image = record.get("image", "")
     memory.save_recipe(
         setup.engine,
         {
@@ -479,7 +482,8 @@ def _store(
             "commands": plan.commands if plan else [],
             "test_command": plan.test_command if plan else "",
             "setup_command": plan.setup_command if plan else "",
-            "image": record.get("image", ""),
+            "image": image,
+            "image_bytes": setup.image_size(image) if image and setup.image_size else 0,
             "verification": {**_counts_dict(report.counts), "attempts": attempts},
             "root_error": report.reason,
             "notes": (plan.notes if plan else [])

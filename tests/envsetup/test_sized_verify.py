@@ -149,12 +149,14 @@ def _setup(
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_suite_killed_for_memory_is_verified_on_the_stages_files(
-    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str, docker_client: Any
 ) -> None:
     clone = _repository(tmp_path / "repo", others=0)
     limits = {"verify_sample": 0, "verify_limits": {REPO: {"memory": "300m"}}}
     recipe = _setup(tmp_path, clone, sqlite_url, **limits)
     assert recipe.status == "verified" and recipe.verification["passed"] == 1
+    # The recipe keeps its image's size, as the engine counts it (shared layers in).
+    assert recipe.image_bytes == docker_client.api.inspect_image(recipe.image)["Size"] > 0
     (attempt,) = recipe.verification["attempts"]
     assert recipe.notes[-1] == (
         "verified on the stage's 1 test files and 0 others of B_t "

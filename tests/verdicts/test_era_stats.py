@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import re
+
+from rich.console import Console
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
@@ -84,3 +88,18 @@ def test_stages_are_counted_under_the_ecosystem_of_their_era(engine: Engine) -> 
         "Environments by ecosystem",
     ]
     assert tables[1].row_count == 3
+
+
+def test_image_size_per_era_is_the_mean_of_the_sizes_known(engine: Engine) -> None:
+    _store_with_three_chains(engine)
+    with session_scope(engine) as session:
+        for era, size in (("a", 100_000_000), ("b", 300_000_000), ("c", 0)):  # c: never built
+            recipe = _recipe(era, "go", "verified")
+            recipe.image_bytes = size
+            session.add(recipe)
+    with Session(engine) as session:
+        data = collect(session)
+    assert data["env_image_mb_per_era"] == 200.0
+    shown = Console(file=io.StringIO(), width=120)
+    shown.print(render(data)[0])
+    assert re.search(r"image MB per environment .*200\.0", shown.file.getvalue())
