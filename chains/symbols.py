@@ -407,6 +407,7 @@ def code_names(
 # `MetadataObject.Type.FUNCTION` and the privileges before #10811 brought them into the code.
 PROSE = ("md", "markdown", "rst", "txt", "adoc")
 PROSE_EXCLUDES = tuple(f":(exclude,glob)**/*.{suffix}" for suffix in PROSE)
+_PROSE_ENDINGS = tuple(f".{suffix}" for suffix in PROSE)
 
 
 def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
@@ -497,7 +498,7 @@ def _in_code(hits: Mapping[str, Mapping[str, set[int]]], read: Mapping[str, _Rea
 
 def _is_prose(path: str) -> bool:
     """A prose file, which `present_at`'s grep leaves out (`:(exclude,glob)**/*.md`)."""
-    return path.rsplit("/", 1)[-1].endswith(tuple(f".{suffix}" for suffix in PROSE))
+    return path.rsplit("/", 1)[-1].endswith(_PROSE_ENDINGS)
 
 
 # Fewer bases than this in a clone are grepped one by one: a walk of the history costs about what
