@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Self
 
 from environments import cleanup
+from environments.absent import whole_base
 from environments.carry import WORKDIR
 from environments.docker_client import ContainerSpec, DockerClient
 from environments.egress import INSIDE, JVM_VARIABLES, MAVEN_SETTINGS, START_RELAY, proxy_variables
@@ -83,7 +84,8 @@ class BuildBox:
 
     def start(self) -> Self:
         self._launch(self.image)
-        archive = git.run(self.clone, "archive", "--format=tar", self.sha).stdout
+        whole = whole_base(self.clone, self.sha)  # B_t, or its stand-in (`environments.absent`)
+        archive = git.run(self.clone, "archive", "--format=tar", whole.sha).stdout
         src = self.settings.src
         copied = self.run(f"mkdir -p {src} && tar -x -C {src}", stdin=archive, workdir="/")
         if not copied.ok:

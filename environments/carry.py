@@ -136,10 +136,12 @@ collect_rejects() {
 }
 """
 
-# Root. Args: t, B_t, then the indices j of the gold patches to revert, newest first
-# ($ROOT_DIR/gold-j.patch). Fetches B_t (only B_t; at depth 1 where the whole fetch fails, as on a
-# partial clone missing old blobs: the 3-way reverts want the gold patches' own blobs, which a
-# whole fetch brings) from the mirror into the private store, reverts the gold patches in the
+# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), then the indices j of the gold
+# patches to revert, newest first ($ROOT_DIR/gold-j.patch, from that tar). Fetches B_t (only B_t;
+# at depth 1 where the whole fetch fails, as on a partial clone missing old blobs: the 3-way
+# reverts want the gold patches' own blobs, which a whole fetch brings) from the mirror into the
+# private store, or takes it from the tar's base.pack (a stand-in for a B_t the clone lacks blobs
+# of, which the mirror does not hold: `environments.absent`), reverts the gold patches in the
 # private worktree, commits the result without a parent (C_t) and publishes C_t, and only what it
 # reaches, as refs/prchain/stage-base/<t> in the public store.
 # Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
@@ -151,10 +153,14 @@ export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
 cd "$S/work"
 {_SAFE_GIT}
 {_COLLECT_REJECTS}
-t=$1; base=$2; shift 2
+t=$1; base=$2; feed=$3; shift 3
 {_KILL_AGENT}
 : > "$S/revert-rejects"; : > "$S/err"
-if [ $# -gt 0 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
+if [ "$feed" = 1 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
+if [ -f "$S/base.pack" ]; then
+  git index-pack --stdin < "$S/base.pack" > /dev/null 2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
+  rm -f "$S/base.pack"
+fi
 if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
   git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" 2>>"$S/err" \\
     || git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\

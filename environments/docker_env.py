@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Self
 
-from environments import carry, cleanup
+from environments import absent, carry, cleanup
 from environments.clean_room import DockerCleanRoom
 from environments.config import EnvironmentConfig
 from environments.docker_client import (
@@ -389,15 +389,32 @@ class DockerEnvironment:
     def _stage_base(self, t: int, container: str | None = None) -> str:
         """Root: end the agent's processes, fetch B_t, revert g_(t−1) … g_1, publish C_t."""
         golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]
+        whole = self._whole_base(t)
+        pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
+        feed = bool(golds or pack)
         return self._checked(
             carry.STAGE_BASE,
             str(t),
-            self.stages[t].base_sha,
+            whole.sha,
+            "1" if feed else "0",
             *map(str, golds),
             user="root",
             what=f"ending the agent's processes and preparing stage {t} from B_{t}",
-            stdin=gold_archive({j: self.stages[j].gold_patch for j in golds}) if golds else None,
+            stdin=gold_archive({j: self.stages[j].gold_patch for j in golds}, pack)
+            if feed
+            else None,
             container=container,
+        )
+
+    def _whole_base(self, t: int) -> absent.WholeBase:
+        """B_t as the host's clone gives it whole: itself, or a stand-in without the files whose
+        blobs the clone lacks, which the image's mirror lacks too. With no clone (`tasks eval`),
+        B_t as the image's mirror holds it."""
+        base = self.stages[t].base_sha
+        return (
+            absent.whole_base(self.clone_path, base)
+            if self.clone_path
+            else absent.WholeBase(base, base)
         )
 
     def _setup(self, spec: StageSpec) -> str:
@@ -453,7 +470,7 @@ class DockerEnvironment:
             self._stage_base(t, container)
             self._checked(
                 carry.ROOM_TREE,
-                self.stages[t].base_sha,
+                self._whole_base(t).sha,
                 *from_base,
                 user="root",
                 what="building the clean room's tree",

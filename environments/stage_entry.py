@@ -12,13 +12,19 @@ from environments import carry
 from environments.protocol import StageSpec, Transition
 
 
-def gold_archive(patches: dict[int, str]) -> bytes:
-    """The gold patches (stage → patch) as a tar for root's private directory (read by nobody else)."""
+def gold_archive(patches: dict[int, str], base_pack: bytes = b"") -> bytes:
+    """The gold patches (stage → patch), and the pack of a stand-in for B_t where one is needed
+    (`environments.absent`), as a tar for root's private directory (read by nobody else)."""
+    files = {
+        f"gold-{j}.patch": (patch if patch.endswith("\n") else patch + "\n").encode()
+        for j, patch in patches.items()
+    }
+    if base_pack:
+        files["base.pack"] = base_pack
     blob = io.BytesIO()
     with tarfile.open(fileobj=blob, mode="w") as tar:
-        for j, patch in patches.items():
-            data = (patch if patch.endswith("\n") else patch + "\n").encode()
-            info = tarfile.TarInfo(f"gold-{j}.patch")
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), 0o600
             tar.addfile(info, io.BytesIO(data))
     return blob.getvalue()

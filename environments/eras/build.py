@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from environments import cleanup
+from environments.absent import whole_base
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
 from environments.egress import INSIDE, PROXIED, EgressProxy, endpoints, proxy_variables
@@ -148,7 +149,8 @@ def ensure_era_image(
         base, code, log = ensure_toolchain_image(client, env, eras, repo, base, plan, notify)
         if not base:
             return EraImage("", "", False, time.monotonic() - started, log, code)
-    tree = git.output(clone, "rev-parse", f"{sha}^{{tree}}").strip()
+    whole = whole_base(clone, sha)  # B_t, or its stand-in where the clone lacks some blobs
+    tree = git.output(clone, "rev-parse", f"{whole.sha}^{{tree}}").strip()
     linked = submodules.resolved(clone, sha, eras.git_mirrors)
     variables = build_environment(env, eras, repo)[1]
     recipe = plan_hash(repo, plan, tree, base, variables, linked)
@@ -158,8 +160,10 @@ def ensure_era_image(
         return EraImage(tag, found, False, time.monotonic() - started, "")
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
     with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:
-        _export_tree(clone, sha, Path(tmp) / "src")
-        said = submodules.populate(Path(tmp) / "src", linked)
+        _export_tree(clone, whole.sha, Path(tmp) / "src")
+        said = ([whole.note()] if whole.absent else []) + submodules.populate(
+            Path(tmp) / "src", linked
+        )
         for line in said:
             notify(line)
         labels = {
