@@ -17,10 +17,11 @@ _IMPORT = re.compile(
     r"|(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*;|#\s*include\b|package\s+[\w.]+\s*;?\s*$"
     r"|(?:const|let|var)\s+[\w{}, ]+=\s*require\()"
 )
-# An import that spans lines.
+# An import that spans lines, with the newline before it: a pattern that begins with `^` is tried
+# at every character of the text, one that begins with a literal only where that character stands
+# (the text is read with a newline put before it).
 _LONG_IMPORT = re.compile(
-    r"^[ \t]*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s[^;]*?\{[^;]*;|from\s+\S+\s+import\s*\([^)]*\))",
-    re.M,
+    r"\n[ \t]*(?:(?:pub(?:\([\w:]+\))?\s+)?use\s[^;]*?\{[^;]*;|from\s+\S+\s+import\s*\([^)]*\))"
 )
 
 
@@ -36,8 +37,9 @@ def import_lines(text: str) -> frozenset[int]:
     an import (bevy #19959 meets #19957 only in one)."""
     found: set[int] = set()
     line, counted = 1, 0  # the line number at offset `counted`, moved forward match by match
-    for match in _LONG_IMPORT.finditer(text):
-        line += text.count("\n", counted, match.start())
-        counted = match.start()
-        found.update(range(line + 1, line + match.group(0).count("\n") + 1))
+    for match in _LONG_IMPORT.finditer("\n" + text):
+        start = match.start()  # where its line starts in `text` (one newline was put before)
+        line += text.count("\n", counted, start)
+        counted = start
+        found.update(range(line + 1, line + match.group(0).count("\n")))
     return frozenset(found)

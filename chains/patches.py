@@ -87,9 +87,10 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_NAME.search(parts[-1]))
 
 
+# With the newline before it, as `imports._LONG_IMPORT` (a pattern that begins with `^` is tried at
+# every character of the text).
 _RUST_CFG_MODULE = re.compile(
-    r"^#\[cfg\((?P<when>.*)\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+\w+\s*\{",
-    re.M,
+    r"\n#\[cfg\((?P<when>.*)\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+\w+\s*\{"
 )
 
 
@@ -99,11 +100,13 @@ def rust_test_start(text: str) -> int | None:
     tests {`) starts, if it has one: the lines from there on are tests, though the file is not.
     A module compiled only in tests on some platform (`#[cfg(all(test, windows))]`: zellij
     #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`."""
+    if "#[cfg(" not in text:
+        return None
     lines = text.split("\n")
     modules = []  # (first, last) line (0-based) of each test module: rustfmt closes it at column 0
-    for found in _RUST_CFG_MODULE.finditer(text):
+    for found in _RUST_CFG_MODULE.finditer("\n" + text):
         if _only_in_tests(found["when"]):
-            first = text.count("\n", 0, found.start())
+            first = text.count("\n", 0, found.start())  # its line's start in `text`
             last = next((i for i in range(first + 1, len(lines)) if lines[i].rstrip() == "}"), None)
             modules.append((first, len(lines) - 1 if last is None else last))
     # Only the file's tail of test modules: code after a test module in the middle of the file

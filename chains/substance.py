@@ -150,10 +150,12 @@ def code_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     flags = [False] * len(lines)
     row = 0
     for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
-        # Preprocessor directives (`#define`, `#include`) are code, though the lexers file them
-        # under Comment.Preproc.
-        comment = ttype in Comment and ttype not in Comment.Preproc
-        if value.strip() and not comment and ttype not in String.Doc:
+        if (code := _CODE.get(ttype)) is None:
+            # Preprocessor directives (`#define`, `#include`) are code, though the lexers file
+            # them under Comment.Preproc.
+            comment = ttype in Comment and ttype not in Comment.Preproc
+            code = _CODE[ttype] = not comment and ttype not in String.Doc
+        if code and value.strip():
             flags[min(row, len(lines) - 1)] = True
             # A multi-line token (a plain string) makes every line it spans code.
             for extra in range(1, value.rstrip("\n").count("\n") + 1):
@@ -175,12 +177,21 @@ def evidence_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     flags = [False] * len(lines)
     row = 0
     for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
-        inert = ttype in String or ttype in Punctuation or ttype in Text or ttype in Whitespace
-        comment = ttype in Comment and ttype not in Comment.Preproc
-        if value.strip() and not inert and not comment:
+        if (evidence := _EVIDENCE.get(ttype)) is None:
+            inert = ttype in String or ttype in Punctuation or ttype in Text or ttype in Whitespace
+            comment = ttype in Comment and ttype not in Comment.Preproc
+            evidence = _EVIDENCE[ttype] = not inert and not comment
+        if evidence and value.strip():
             flags[min(row, len(lines) - 1)] = True
         row += value.count("\n")
     return flags
+
+
+# Per token type, whether a token of it is code (`code_line_flags`) and evidence
+# (`evidence_line_flags`): the hierarchy's `in` is a Python call, asked of every token of every
+# file lexed, and there are a few hundred types.
+_CODE: dict[object, bool] = {}
+_EVIDENCE: dict[object, bool] = {}
 
 
 # Where a file holds none of its language's openers, no string of it spans lines (a language's

@@ -31,9 +31,10 @@ from sqlalchemy import select
 from chains.foreign import added_text, own_roots, section_foreign
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
-from chains.presence import names_in_history, word_lines
+from chains.presence import name_lines, names_in_history
 from chains.substance import (
     WHOLE_FILE_LEXERS,
+    Blobs,
     lexer_for,
     line_spans,
     multiline_strings,
@@ -453,31 +454,45 @@ def present_at(clone: str, rev: str, names: set[str]) -> set[str] | None:
 def present_along(clone: str, asked: Mapping[str, set[str]]) -> dict[str, set[str]]:
     """`present_at` of many commits at once (commit → names), read in one walk of the history
     (`chains.presence`) rather than one `git grep` of a whole tree per commit. A commit off the
-    clone's first-parent history is left out of the answer."""
+    clone's first-parent history is left out of the answer.
+
+    Consecutive bases mostly hold a name in the same files at the same blobs: each such
+    (name, files) is decided once, and each blob read (`_Read`) once, whatever the number of
+    bases it stands under."""
     found = names_in_history(clone, asked, _is_prose, PROSE_EXCLUDES)
-    few_blobs = {
-        blob
-        for where in found.values()
-        for files in where.values()
-        if len(files) <= READ_FILES
-        for blob in files.values()
-    }
-    texts = read_blobs(clone, sorted(few_blobs))
-    lines = {blob: word_lines(text) for blob, text in texts.items()}  # each blob's rows read once
-    answers = {}
-    for rev, where in found.items():
-        # The lines matter only for a name in few files (`_in_code`); the rest need none.
-        hits = {
-            name: {
-                path: lines.get(blob, {}).get(name, set()) if len(files) <= READ_FILES else set()
+    needed: dict[str, set[str]] = {}  # blob → the names whose lines in it are read
+    for where in found.values():
+        for name, files in where.items():
+            if len(files) <= READ_FILES:
+                for blob in files.values():
+                    needed.setdefault(blob, set()).add(name)
+    texts = read_blobs(clone, sorted(needed))
+    lines = {blob: name_lines(text, needed[blob]) for blob, text in texts.items()}
+    reads: dict[tuple[str, str], _Read] = {}
+    decided: dict[tuple[str, frozenset[tuple[str, str]]], bool] = {}
+
+    def in_code(name: str, files: Mapping[str, str]) -> bool:
+        key = (name, frozenset(files.items()))
+        if key not in decided:
+            decided[key] = any(
+                _read(reads, path, blob, texts).in_code(name, lines.get(blob, {}).get(name, set()))
                 for path, blob in files.items()
-            }
-            for name, files in where.items()
+            )
+        return decided[key]
+
+    return {
+        rev: {
+            name for name, files in where.items() if len(files) > READ_FILES or in_code(name, files)
         }
-        blob_of = {path: blob for files in where.values() for path, blob in files.items()}
-        read = {path: _Read(path, texts.get(blob_of[path])) for path in _in_few_files(hits)}
-        answers[rev] = _in_code(hits, read)
-    return answers
+        for rev, where in found.items()
+    }
+
+
+def _read(reads: dict[tuple[str, str], _Read], path: str, blob: str, texts: Blobs) -> _Read:
+    """The file at `path` holding `blob`, read once for every base it stands under."""
+    if (path, blob) not in reads:
+        reads[path, blob] = _Read(path, texts.get(blob))
+    return reads[path, blob]
 
 
 def _in_few_files(hits: Mapping[str, Mapping[str, set[int]]]) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 
 from chains import symbols as symbols_module
 from chains.config import ChainsConfig
-from chains.presence import names_in_history, word_lines
+from chains.presence import name_lines, names_in_history
 from chains.symbols import PROSE_EXCLUDES, present_along, present_at
 from prchain.dev.repos import git
 from tests.chains.test_codelinks import RETRY
@@ -114,7 +114,10 @@ def test_asked_commits_only_and_where_each_name_stands(tmp_path: Path) -> None:
     assert found[shas[1]] == {"schedule_batches": {"jobs/engine.py": _blob(repo, shas[1])}}
     assert len(found[shas[5]]["schedule_batches"]) == 6  # the engine and its five users
     text = "schedule_batches = 1\nx = schedule_batchesX\n  y(schedule_batches)\n"
-    assert word_lines(text)["schedule_batches"] == {1, 3}
+    assert name_lines(text, ["schedule_batches", "x", "drain_queue", "a-b"]) == {
+        "schedule_batches": {1, 3},
+        "x": {2},
+    }
 
 
 def test_a_commit_off_the_first_parent_line_is_left_to_grep(tmp_path: Path) -> None:
