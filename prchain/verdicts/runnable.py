@@ -14,9 +14,10 @@ of the kinds of `NotRunnable` and a detail.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
@@ -25,6 +26,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from chains.tasks import iter_tasks
+from environments.absent import absent_paths
 from environments.carry import ORIGIN_DIR, WORKDIR
 from environments.eras.ecosystems import report_for
 from prchain.core.files import atomic_output
@@ -115,14 +117,26 @@ def reader_name(ecosystem: str) -> str:
     return str(getattr(reader, "name", type(reader).__name__.lower()))
 
 
-def checkout(base_commit: str) -> list[str]:
+def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
     """Root commands that put the repository at `base_commit` in WORKDIR (where the era's recipe
-    expects it), from the image's root-only mirror."""
+    expects it), from the image's root-only mirror. The `absent` files, whose blobs the clone
+    and so the mirror lack (`environments.absent`), are left out of the checkout as they were
+    left out of the stage's tree: a sparse checkout never reads their blobs."""
     sha = shlex.quote(base_commit)
-    return [
-        f"rm -rf {WORKDIR} && git clone -q --no-checkout {ORIGIN_DIR} {WORKDIR}",
-        f"git -C {WORKDIR} checkout -q --detach {sha}",
-    ]
+    steps = [f"rm -rf {WORKDIR} && git clone -q --no-checkout {ORIGIN_DIR} {WORKDIR}"]
+    if absent:
+        # Written by hand, not `git sparse-checkout set --no-cone` (git 2.35): bullseye has 2.30.
+        patterns = " ".join(shlex.quote("!/" + _SPARSE_SPECIAL.sub(r"\\\g<0>", p)) for p in absent)
+        steps.append(
+            f"printf '%s\\n' '/*' {patterns} > {WORKDIR}/.git/info/sparse-checkout"
+            f" && git -C {WORKDIR} config core.sparseCheckout true"
+        )
+    steps.append(f"git -C {WORKDIR} checkout -q --detach {sha}")
+    return steps
+
+
+# What a sparse-checkout pattern (gitignore syntax) would read as more than the path's letters.
+_SPARSE_SPECIAL = re.compile(r"[\\*?\[\]!#\s]")
 
 
 def _recipe(recipe: EnvRecipe | None) -> dict[str, Any]:
@@ -146,7 +160,11 @@ def _recipe(recipe: EnvRecipe | None) -> dict[str, Any]:
 
 
 def environment_block(
-    stage: dict[str, Any], facts: _Facts, image: StageImage | str, unverified: bool
+    stage: dict[str, Any],
+    facts: _Facts,
+    image: StageImage | str,
+    unverified: bool,
+    absent: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The `environment` a stage of the chain form carries (the same keys on every stage)."""
     kind, detail = _why_not(facts, image, unverified)
@@ -173,7 +191,7 @@ def environment_block(
         else "",
         "report_path": DEFAULT_REPORT_PATH,
         "workdir": WORKDIR,
-        "checkout": checkout(stage["base_commit"]) if stage["base_commit"] else [],
+        "checkout": checkout(stage["base_commit"], absent) if stage["base_commit"] else [],
         "recipe": _recipe(recipe),
     }
 
@@ -265,7 +283,9 @@ def _chain(
         found = facts.get(stage["idx"], _Facts(None, None))
         era = found.recipe.image if found.recipe is not None else ""
         image = images(chain["repo"], clones.get(chain["repo"]) or "", era) if era else ""
-        stage["environment"] = env = environment_block(stage, found, image, unverified)
+        clone, base = clones.get(chain["repo"]), stage["base_commit"]
+        left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()
+        stage["environment"] = env = environment_block(stage, found, image, unverified, left_out)
         summary.stages += 1
         if env["runnable"]:
             summary.runnable += 1

@@ -88,3 +88,35 @@ def test_the_pack_carries_the_stand_in_into_an_empty_repository(tmp_path: Path) 
         text = tar.extractfile("calc.py").read().decode()  # type: ignore[union-attr]
     assert names == ["calc.py", "tests/test_calc.py"]
     assert text.startswith("def add")
+
+
+def test_an_exported_task_checks_out_the_base_without_the_absent_files(tmp_path: Path) -> None:
+    """`tasks eval` and other harnesses check B_t out from the image's mirror, which lacks the
+    same blobs as the clone: the task's install commands leave those files out (sparse), so the
+    harness's tree is the stage's tree, and reading the missing blobs is never tried."""
+    import subprocess
+
+    from environments.carry import ORIGIN_DIR, WORKDIR
+    from prchain.verdicts.runnable import checkout
+
+    clone, base, _ = snapshot_clone(tmp_path)
+    work = tmp_path / "work" / "repo"
+    work.parent.mkdir()
+
+    def run(commands: list[str]) -> subprocess.CompletedProcess[str]:
+        script = " && ".join(commands).replace(ORIGIN_DIR, str(clone)).replace(WORKDIR, str(work))
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+
+    # As before: git cannot write the absent file, says so and exits 0; the tree then shows it
+    # deleted, and a harness's `git diff` of the agent's work dies on the blob.
+    assert "unable to read" in run(checkout(base)).stderr
+    assert git(work, "status", "--porcelain") == f"D {BIG}"
+    assert runner.run(work, "diff", check=False).returncode != 0
+    done = run(checkout(base, absent_paths(clone, base)))
+    assert done.returncode == 0, done.stderr
+    files = sorted(str(p.relative_to(work)) for p in work.rglob("*") if ".git" not in p.parts)
+    assert files == ["calc.py", "tests", "tests/test_calc.py"]
+    assert git(work, "status", "--porcelain") == ""  # nothing shows as deleted
+    assert git(work, "rev-parse", "HEAD") == base
+    (work / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    assert "+    return b + a" in git(work, "diff")
