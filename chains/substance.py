@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_substance
@@ -172,19 +172,40 @@ def evidence_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     a later PR rewrote). A name inside a template's `${...}` is code."""
     if lexer is None:
         return [bool(line.strip()) for line in lines]
-    from pygments.token import Comment, Punctuation, String, Text, Whitespace
+    return EvidenceFlags(lines, lexer).upto(len(lines))
 
-    flags = [False] * len(lines)
-    row = 0
-    for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
-        if (evidence := _EVIDENCE.get(ttype)) is None:
-            inert = ttype in String or ttype in Punctuation or ttype in Text or ttype in Whitespace
-            comment = ttype in Comment and ttype not in Comment.Preproc
-            evidence = _EVIDENCE[ttype] = not inert and not comment
-        if evidence and value.strip():
-            flags[min(row, len(lines) - 1)] = True
-        row += value.count("\n")
-    return flags
+
+class EvidenceFlags:
+    """`evidence_line_flags` of a file, lexed only as far as the lines asked about: a flag is
+    final once the lexer has passed its line (a token sets the flag of the line it starts on),
+    and the token stream is resumed where it stopped when a later line is asked. Lineage asks of
+    a few lines of a file: on ruff, lexing whole files for them took a tenth of the build."""
+
+    def __init__(self, lines: list[str], lexer: Lexer) -> None:
+        self.flags = [False] * len(lines)
+        self._tokens: Iterator[tuple[Any, str]] | None = lexer.get_tokens("\n".join(lines) + "\n")
+        self._row = 0  # the line the next token starts on (0-based)
+
+    def upto(self, count: int) -> list[bool]:
+        """The flags, final for the first `count` lines at least."""
+        from pygments.token import Comment, Punctuation, String, Text, Whitespace
+
+        flags, last = self.flags, len(self.flags) - 1
+        while self._tokens is not None and self._row < count:
+            token = next(self._tokens, None)
+            if token is None:
+                self._tokens = None
+                break
+            ttype, value = token
+            if (evidence := _EVIDENCE.get(ttype)) is None:
+                inert = ttype in String or ttype in Punctuation or ttype in Text
+                inert = inert or ttype in Whitespace
+                comment = ttype in Comment and ttype not in Comment.Preproc
+                evidence = _EVIDENCE[ttype] = not inert and not comment
+            if evidence and value.strip():
+                flags[min(self._row, last)] = True
+            self._row += value.count("\n")
+        return flags
 
 
 # Per token type, whether a token of it is code (`code_line_flags`) and evidence
@@ -267,7 +288,7 @@ class WholeFile:
     _spans: list[tuple[int, int]] | None = None
     _flags: list[bool] | None = None
     _lines: list[str] | None = None
-    _evidence: list[bool] | None = None
+    _evidence: EvidenceFlags | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -293,9 +314,15 @@ class WholeFile:
 
     @property
     def evidence_flags(self) -> list[bool]:
+        return self._evidence_upto(len(self.lines))
+
+    def _evidence_upto(self, count: int) -> list[bool]:
+        """`evidence_line_flags` of the file, final for its first `count` lines at least."""
+        if self.lexer is None:
+            return evidence_line_flags(self.lines, None)
         if self._evidence is None:
-            self._evidence = evidence_line_flags(self.lines, self.lexer)
-        return self._evidence
+            self._evidence = EvidenceFlags(self.lines, self.lexer)
+        return self._evidence.upto(count)
 
     def line_is_evidence(self, line: int) -> bool:
         """Whether line `line` (1-based) holds code that is evidence of one PR building on
@@ -306,7 +333,7 @@ class WholeFile:
         python = self.lexer is not None and self.lexer.name in WHOLE_FILE_LEXERS
         if python and not self.cut(line, 1):
             return evidence_line_flags([self.lines[line - 1]], self.lexer)[0]
-        return self.evidence_flags[line - 1]
+        return self._evidence_upto(line)[line - 1]
 
     def line_is_code(self, line: int) -> bool:
         """Whether line `line` (1-based) holds code; a line past the end is taken for code. A

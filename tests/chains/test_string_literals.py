@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chains.config import ChainsConfig
-from chains.substance import evidence_line_flags, lexer_for, string_spans
+from chains.substance import WholeFile, evidence_line_flags, lexer_for, string_spans
 from chains.symbols import code_names
 from prchain.dev.repos import git
 from tests.support.history import History
@@ -97,3 +97,18 @@ def test_string_spans_and_evidence_flags_by_language() -> None:
     assert evidence_line_flags(js, lexer_for("a.js"))[:4] == [True, True, False, False]
     # A line of nothing but strings and punctuation holds no code either.
     assert evidence_line_flags(['    "connection refused",'], lexer_for("a.rs")) == [False]
+
+
+def test_a_file_is_lexed_only_as_far_as_the_lines_asked_about() -> None:
+    """Lineage asks whether a few lines of a file hold code: the file is lexed up to the last line
+    asked, and on from there when a later one is asked; each answer is the whole file's."""
+    go = lexer_for("a.go")
+    lines = (REGIONS + "/* a note\nover lines */\nvar second = `raw\ntext`\n").split("\n")
+    whole = evidence_line_flags(lines, go)
+    lazy = WholeFile("\n".join(lines), go)
+    assert lazy.line_is_evidence(4) == whole[3]
+    reader = lazy._evidence
+    assert reader is not None and reader._row < 8  # lexed up to the raw string's end, no further
+    for line in (2, 9, 12, 13, 1):
+        assert lazy.line_is_evidence(line) == whole[line - 1]
+    assert lazy.evidence_flags == whole
