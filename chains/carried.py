@@ -42,6 +42,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from chains.generated import MAX_CODE_LINE_CHARS
 
@@ -71,11 +72,17 @@ def flat(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.replace("'", '"'))
+    """A line's tokens (see the module); found once per text, as several rules read one line."""
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(text.replace("'", '"')))
 
 
 def _run_tokens(lines: Sequence[str]) -> list[str]:
-    return [t for line in lines for t in tokens(line)]
+    return [t for line in lines for t in _tokens(line)]
 
 
 def _joined(words: Sequence[str]) -> str:

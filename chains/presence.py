@@ -122,8 +122,8 @@ class _State:
         return found
 
     def _names(self, text: bytes) -> Counter[bytes]:
-        words = Counter(_WORD.findall(text))
-        return Counter({word: words[word] for word in self.wanted.intersection(words)})
+        wanted = self.wanted  # most words are not: only the wanted ones are counted
+        return Counter([word for word in _WORD.findall(text) if word in wanted])
 
     def _read(self, blob: str) -> bytes:
         """A blob's text (empty for a binary or missing one), from the running `cat-file`."""
