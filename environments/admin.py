@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from environments import cleanup, images, lifecycle
 from environments.config import EnvironmentConfig
@@ -51,13 +52,36 @@ def build_repo(
     return images.ensure_repo_image(DockerClient(), config, repo, path, notify)
 
 
-def list_all() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Managed images and managed containers (with whether their owner still runs)."""
+def list_all(
+    config: EnvironmentConfig, store_url: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Managed images, each with what `prune` would do with it for this store (`store`: needed,
+    unneeded, or "" for a base image and another repository's), and managed containers (with
+    whether their owner still runs)."""
     client = DockerClient()
     containers = client.containers({MANAGED_LABEL: "1"})
     for container in containers:
         container["owner_alive"] = cleanup.owner_alive(container["labels"])
-    return images.list_images(client), containers
+    found = images.list_images(client)
+    decided = store_decisions(client, config, store_url)
+    for image in found:
+        image["store"] = decided.get(str(image["id"]), "")
+    return found, containers
+
+
+def store_decisions(
+    client: DockerClient, config: EnvironmentConfig, store_url: str
+) -> dict[str, str]:
+    """Image id → "needed" or "unneeded", as `prune` decides for this store; {} when the store has
+    no repository, or is a SQLite file that does not exist (listing never makes a store)."""
+    url = make_url(store_url)
+    if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
+        return {}
+    repos = store_repos(store_url)
+    plan = lifecycle.plan_prune(
+        client, repos=set(repos), needed=needed_images(client, config, repos, store_url)
+    )
+    return {c.id: "unneeded" for c in plan.remove} | {c.id: "needed" for c in plan.needed}
 
 
 def store_repos(store_url: str) -> dict[str, Path | None]:
@@ -129,11 +153,19 @@ def prune(
     repos = store_repos(store_url)
     if not repos:
         raise NothingToDo("the store has no repository", hint="prune works on a store's images")
+    keep = [*needed_images(client, config, repos, store_url), *needed]
+    return lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
+
+
+def needed_images(
+    client: DockerClient, config: EnvironmentConfig, repos: dict[str, Path | None], store_url: str
+) -> list[str]:
+    """The tags the store's recipes in use need: each repository's current default image, every
+    verified recipe's era image and the sandbox image built on it."""
     defaults = [default_image(client, config, repo, clone) for repo, clone in repos.items()]
     eras = recipe_images(store_url)
     on_eras = [sandbox_image(client, repo, repos.get(repo), image) for repo, image in eras]
-    keep = [tag for tag in [*defaults, *(i for _, i in eras), *on_eras, *needed] if tag]
-    return lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
+    return [tag for tag in [*defaults, *(i for _, i in eras), *on_eras] if tag]
 
 
 def gc(*, everything: bool = False, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -18,11 +18,15 @@ from types import FrameType
 from typing import Any
 
 from environments.docker_client import MANAGED_LABEL, DockerClient
+from prchain.core.errors import ProcessStopping
 
 _live: dict[str, Callable[[], None]] = {}  # container id → its closer
 _engines: dict[str, DockerClient] = {}  # the engines this process starts containers on, by address
-_lock = threading.Lock()
-_installed = False
+# Reentrant: the signal handler runs close_all in the main thread, maybe inside `register`.
+_lock = threading.RLock()
+_at_exit = False  # close_all is registered with atexit
+_on_signals = False  # SIGTERM and SIGINT run close_all (set from the main thread only)
+_stopping = ""  # the signal this process is stopping on, once its handler removed its containers
 
 
 def process_start(pid: int) -> str:
@@ -65,8 +69,12 @@ def owner_alive(labels: dict[str, str]) -> bool:
 def watch(client: DockerClient) -> None:
     """Called before a container is started on `client`: at exit, whatever this process started
     there is removed even if it was never registered (a SIGTERM between the engine starting it and
-    `register`: `env setup` killed while it opened a verification sandbox left one running)."""
+    `register`: `env setup` killed while it opened a verification sandbox left one running).
+    Refused once a signal stopped the process: a worker whose sandbox the handler removed must not
+    start another and run its command again there."""
     install_handlers()
+    if _stopping:
+        raise ProcessStopping(f"not starting a container: this process is stopping ({_stopping})")
     with _lock:
         # One client an engine: a rollout opens a client per sandbox, thousands in a long run.
         _engines.setdefault(str(client.api.base_url), client)
@@ -97,15 +105,19 @@ def close_all() -> None:
 
 
 def install_handlers() -> None:
-    """atexit + SIGTERM/SIGINT cleanup; called on first use, or early from the main thread by a caller
-    that opens sandboxes from worker threads (signal handlers can only be set from the main thread)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    atexit.register(close_all)
-    if threading.current_thread() is not threading.main_thread():
-        return  # signal handlers can only be set from the main thread; atexit still covers us
+    """atexit + SIGTERM/SIGINT cleanup; called on first use, and early from the main thread by a
+    caller whose workers open sandboxes in threads (signal handlers can only be set from the main
+    thread). A first use in a worker thread gets atexit alone, and a later call from the main
+    thread still sets the signal handlers: `tests verify` opened its first sandbox in a worker, so
+    SIGTERM killed it at once, leaving that sandbox running."""
+    global _at_exit, _on_signals
+    with _lock:
+        if not _at_exit:
+            atexit.register(close_all)
+            _at_exit = True
+        if _on_signals or threading.current_thread() is not threading.main_thread():
+            return
+        _on_signals = True
     for signum in (signal.SIGTERM, signal.SIGINT):
         previous = signal.getsignal(signum)
         signal.signal(signum, _handler(signum, previous))
@@ -113,11 +125,13 @@ def install_handlers() -> None:
 
 def _handler(signum: int, previous: Any) -> Callable[[int, FrameType | None], None]:
     def handle(num: int, frame: FrameType | None) -> None:
+        global _stopping
+        if previous == signal.SIG_IGN:
+            return  # the process goes on, and so do its containers
+        _stopping = signal.Signals(num).name
         close_all()
         if callable(previous):
             previous(num, frame)  # e.g. Python's default SIGINT handler raises KeyboardInterrupt
-        elif previous == signal.SIG_IGN:
-            return
         else:
             raise SystemExit(128 + signum)
 

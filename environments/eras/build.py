@@ -39,6 +39,9 @@ from prchain.core import git
 from prchain.core.errors import GitError
 
 BUILD_VERSION = "4"  # bump when the build below changes what an image holds
+# An era image's own build time, in seconds: a later `env setup` (--redo, another store) that finds
+# the image instead of building it records the build that made it, not the second it took to look.
+BUILD_SECONDS_LABEL = "prchain.build_seconds"
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -50,7 +53,7 @@ class EraImage:
     tag: str
     image_id: str
     built: bool  # False when an image of this plan existed
-    seconds: float
+    seconds: float  # of the build that made the image (an existing one's as it records; else 0)
     log: str  # the build's output ("" when reused)
     exit_code: int = 0
 
@@ -157,7 +160,7 @@ def ensure_era_image(
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
     if found and found != base:  # a tag on the bare base is no era image (built again)
-        return EraImage(tag, found, False, time.monotonic() - started, "")
+        return EraImage(tag, found, False, recorded_seconds(client, tag), "")
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
     with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:
         _export_tree(clone, whole.sha, Path(tmp) / "src")
@@ -185,9 +188,12 @@ def ensure_era_image(
             plan.env,
             Path(tmp) / "src",
             plan.mounts,
+            since=started,
         )
     log = "".join(f"{line}\n" for line in said) + log
-    return EraImage(tag, image_id, bool(image_id), time.monotonic() - started, log, code)
+    # The built image's time is the one it records, so a later run that finds it says the same.
+    seconds = (recorded_seconds(client, tag) if image_id else 0) or time.monotonic() - started
+    return EraImage(tag, image_id, bool(image_id), seconds, log, code)
 
 
 def ensure_toolchain_image(
@@ -286,7 +292,10 @@ def _run_and_commit(
     image_env: dict[str, str],
     src: Path | None = None,
     mounts: dict[str, str] | None = None,
+    since: float | None = None,
 ) -> tuple[str, int, str]:
+    """Run the commands in a build container and commit it as `tag`; with `since` (when the build
+    started, time.monotonic), the image carries its build time (BUILD_SECONDS_LABEL)."""
     binds, variables = build_environment(env, eras, repo)
     if src is not None:
         binds[str(src)] = (SRC, "rw")
@@ -323,10 +332,20 @@ def _run_and_commit(
         variables = {"VIRTUAL_ENV": "/opt/venv", **image_env}
         changes = [f"ENV {k}={json.dumps(v)}" for k, v in variables.items()]
         changes += ['CMD ["/bin/bash"]', "WORKDIR /"]
+        if since is not None:
+            labels = {**labels, BUILD_SECONDS_LABEL: f"{time.monotonic() - since:.1f}"}
         return client.commit_image(container, tag, labels, changes), code, log
     finally:
         cleanup.unregister(container)
         client.remove_container(container)
+
+
+def recorded_seconds(client: DockerClient, image: str) -> float:
+    """How long the build that made `image` took, as the image records it (0: it does not)."""
+    try:
+        return float(client.image_labels(image).get(BUILD_SECONDS_LABEL, 0))
+    except ValueError:
+        return 0.0
 
 
 def _remove(client: DockerClient, container: str) -> None:

@@ -76,6 +76,22 @@ def nearest_verified(
         return _plain(near[0]) if near else None
 
 
+def image_build_seconds(engine: Engine, image: str) -> float:
+    """How long the build of `image` took, as the attempts of the recipes using it recorded (0:
+    none did); for an image that does not carry its build time (built before it did)."""
+    with session_scope(engine) as session:
+        found = session.scalars(
+            select(EnvRecipe.verification).where(EnvRecipe.image == image)
+        ).all()
+    seconds = [
+        float(a.get("build_seconds", 0.0))
+        for verification in found
+        for a in (verification or {}).get("attempts", [])
+        if a.get("image") == image
+    ]
+    return max(seconds, default=0.0)
+
+
 def save_stage_eras(engine: Engine, rows: list[dict[str, Any]]) -> None:
     with session_scope(engine) as session:
         ids = [r["chain_stage_id"] for r in rows]

@@ -187,7 +187,9 @@ def rollout_from_config(
         if on_done is not None:
             on_done(as_result(done))
 
-    with backend_for(config, workers=config.agent.workers, notify=notify) as backend:
+    with backend_for(
+        config, workers=config.agent.workers, notify=notify, sandboxes=True
+    ) as backend:
         done = backend.map(
             RolloutWork(portable(config), redo=again),
             todo,

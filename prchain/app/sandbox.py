@@ -4,12 +4,24 @@ Imported inside the commands only (it loads the docker SDK)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from environments import admin
-from environments.admin import build_base, build_repo, gc, list_all
+from environments.admin import build_base, build_repo, gc
 from environments.lifecycle import PrunePlan
 from prchain.app.config import Config
 
 __all__ = ["build_base", "build_repo", "gc", "list_all", "prune"]
+
+Listing = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def list_all(config: Config) -> Listing:
+    """`prchain env ls`: prchain's images, each marked as `env prune` would treat it for this
+    store, and its containers."""
+    from prchain.app.verdicts import environment_config  # the test installs are in the recipe
+
+    return admin.list_all(environment_config(config), config.store.url)
 
 
 def prune(config: Config, *, dry_run: bool = False) -> PrunePlan:

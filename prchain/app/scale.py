@@ -54,8 +54,19 @@ def check_store(url: str, backend: Backend, notify: Notify) -> None:
 
 
 @contextmanager
-def backend_for(config: Config, *, workers: int, notify: Notify = print) -> Iterator[Backend]:
-    """The configured backend, with the store checked; a Ray instance started here stops after."""
+def backend_for(
+    config: Config, *, workers: int, notify: Notify = print, sandboxes: bool = False
+) -> Iterator[Backend]:
+    """The configured backend, with the store checked; a Ray instance started here stops after.
+
+    With `sandboxes` (its work opens containers), Ctrl-C and SIGTERM first remove every container
+    this process started: the handlers that do it can only be set here, in the main thread, not
+    in the worker threads that open the sandboxes. Removing them is also what stops a worker
+    blocked in a long command, which Ctrl-C alone never reaches."""
+    if sandboxes:
+        from environments.cleanup import install_handlers  # the docker SDK loads only here
+
+        install_handlers()
     with open_backend(config.scale, workers=workers, env=task_env(config)) as backend:
         check_store(config.store.url, backend, notify)
         yield backend

@@ -104,7 +104,7 @@ def verify_on_backend(
         if on_done is not None:
             on_done(report(done))
 
-    with backend_for(config, workers=config.verdicts.workers) as backend:
+    with backend_for(config, workers=config.verdicts.workers, sandboxes=True) as backend:
         finished = backend.map(
             VerifyWork(portable(config), redo=redo),
             jobs,

@@ -95,18 +95,25 @@ def build(
 
 
 @env.command(name="ls")
-def list_() -> None:
+@config_options
+def list_(config_path: str | None, overrides: tuple[str, ...], db_url: str | None) -> None:
     """List prchain's images and containers (and whether each container's owner still runs).
+
+    The `store` column says what `prchain env prune` would do with an image for this store
+    (--db / store.url): needed by a recipe in use, or unneeded; empty for base images and other
+    repositories' images.
 
     Example:
 
     \b
       prchain env ls
+      prchain env ls --config prchain.yaml
     """
+    config = build_config(config_path, overrides, db_url)
     from prchain.app import sandbox as admin
 
-    images, containers = admin.list_all()
-    table = Table("image", "kind", "repo", "size MB", "created", title="images")
+    images, containers = admin.list_all(config)
+    table = Table("image", "kind", "repo", "store", "size MB", "created", title="images")
     for image in images:
         labels = image["labels"] or {}
         tags = ", ".join(image["tags"]) or image["id"][7:19]
@@ -114,6 +121,7 @@ def list_() -> None:
             tags,
             labels.get("prchain.kind", ""),
             labels.get("prchain.repo", ""),
+            image["store"],
             f"{image['size'] / 1e6:.0f}",
             str(image["created"])[:19],
         )

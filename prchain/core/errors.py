@@ -93,6 +93,14 @@ class ContainerDied(EnvironmentFailure):
     hint = "the sandbox container exited unexpectedly; the stage is recorded as failed"
 
 
+class ProcessStopping(ContainerDied):
+    """Ctrl-C or SIGTERM removed this process's containers; a worker thread still running asks
+    for no new one (it would run its whole command again in it before the process could exit).
+    A died container to its caller: an infrastructure failure, never the agent's."""
+
+    hint = "the run was interrupted; rerun to continue: finished work is kept"
+
+
 class ExecOutputLost(EnvironmentFailure):
     """A command in a container ended, but its output did not arrive whole. It ran, so it is not
     run again unless it is a read; an infrastructure error, never a verdict."""

@@ -250,7 +250,8 @@ def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
 
 
 BuildFn = Callable[[StageJob, Era, Plan], tuple[str, float, str, str]]
-"""(job, era, plan) → (image tag or "" on failure, seconds, log, root error of a failed build)."""
+"""(job, era, plan) → (image tag or "" on failure, seconds of the build that made the image (an
+image that existed: as it records, else 0), log, root error of a failed build)."""
 
 
 @dataclass
@@ -307,6 +308,12 @@ def _attempt(
         if not image:
             record["root_error"] = f"build failed: {failure}"
             return record, Counts(first_error=record["root_error"]), log
+    if candidate.method == "memory" or (not candidate.image and not build_seconds):
+        # An image this run did not build (memory's, or one of this recipe an earlier run built
+        # that does not say how long it took): the build that made it, never a 0-second build
+        # that would pull `prchain stats`' mean build time per era down. (A revised plan on the
+        # image the attempt before it built adds nothing: that attempt counted the build.)
+        record["build_seconds"] = memory.image_build_seconds(setup.engine, image)
     started = time.monotonic()
     check = check_image(setup.open_on, job, image, candidate.plan, setup.config)
     if not check.counts.first_error and not check.counts.verified(setup.config.pass_share):

@@ -162,3 +162,59 @@ def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
     ]
     assert len(resumed) == 2  # the killed attempt and the resumed one, each starting stage 2 afresh
     assert seeded.chain_id == 1
+
+
+def _status(url: str) -> list[tuple[int, str]]:
+    engine = make_engine(url)
+    with Session(engine) as session:
+        found = [(r.id, r.status) for r in session.scalars(select(Rollout))]
+    engine.dispose()
+    return found
+
+
+def test_sigterm_removes_the_rollouts_sandbox_and_the_rollout_resumes_later(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, sqlite_url: str, tmp_path: Path
+) -> None:
+    """The sandbox opens in a worker thread of the local backend, where no signal handler can be
+    set: SIGTERM killed the process at once and left it running (issue 50)."""
+    seed_chain(sqlite_url, tmp_path)
+    config = _config_file(tmp_path, llm_config)
+    reached, release = threading.Event(), threading.Event()
+
+    def stall(_body: dict[str, Any]) -> dict[str, Any]:
+        reached.set()
+        release.wait(60)
+        return {"tool_calls": bash("echo too late")}
+
+    _script_stage_one(fake_llm)
+    fake_llm.push(model="policy", contains="Task 2 of 2", responder=stall)
+    command = [*PRCHAIN, "rollout", "--config", str(config), "--db", sqlite_url]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    mine = {
+        "prchain.owner_pid": str(proc.pid),
+        "prchain.owner_start": cleanup.process_start(proc.pid),
+    }
+    client = DockerClient()
+    try:
+        _wait(reached, proc)
+        assert client.containers(mine)  # stage 2's sandbox, its agent waiting for the model
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while client.containers(mine) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert client.containers(mine) == []  # removed while the worker still waits
+        release.set()  # the worker's next command finds its sandbox gone and starts none
+        assert proc.wait(60) == 128 + signal.SIGTERM
+        assert client.containers(mine) == []
+    finally:
+        release.set()
+        proc.kill()
+        proc.wait()
+        for left in client.containers(mine):
+            client.remove_container(left["id"])  # only this test's own, should it fail
+    assert _status(sqlite_url) == [(1, "failed")]  # the next `prchain rollout` resumes it
+
+    _script_stage_two(fake_llm)
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _status(sqlite_url) == [(1, "kept")]

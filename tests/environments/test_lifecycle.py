@@ -7,12 +7,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from environments.cleanup import process_start
 from prchain.cli import main
 from tests.support import foreign_docker
 
@@ -177,3 +179,80 @@ def test_sigterm_removes_a_container_it_never_registered(
         for left in docker_client.containers({"prchain.test_run": RUN}):
             if left["name"] == name:  # only this test's own container, should the product fail
                 docker_client.remove_container(left["id"])
+
+
+# Ctrl-C while a worker thread's sandbox runs a long command (`tests verify`, rollouts): the main
+# thread's handler removes the sandbox, and the worker, back from its command, goes on to its next
+# step. That step must not start a new sandbox (and run the rest of the stage there before the
+# process can exit: `tests verify` did, in a new container, when the signal came between two
+# runs). The handlers are set in the main thread, as `backend_for` does.
+WORKER = textwrap.dedent("""
+    import signal, sys, threading, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    from environments import cleanup
+    from environments.config import EnvironmentConfig
+    from environments.factory import open_environment
+    from environments.protocol import StageSpec
+
+    cleanup.install_handlers()
+    stages = [StageSpec(1, sys.argv[2], "")]
+    env = open_environment(EnvironmentConfig(), repo="acme/calc", clone_path=sys.argv[1],
+                           stages=stages, labels={"prchain.test_run": sys.argv[3]})
+
+    done = threading.Event()
+
+    def work():
+        env.enter_stage(1)
+        print(env.container_id, flush=True)
+        for step in ("sleep 300", "true"):
+            try:
+                print(step, env.execute(step).exit_code, env.container_id, flush=True)
+            except Exception as exc:
+                print(step, type(exc).__name__, flush=True)
+            time.sleep(2)  # host-side work between steps: the handler is done by the next one
+        done.set()
+
+    threading.Thread(target=work).start()
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        done.wait()  # as a backend waits for its running calls before it re-raises
+        sys.exit(130)
+""")
+
+
+def running(docker_client, container: str, command: str) -> None:
+    for _ in range(120):
+        if any(row[-1] == command for row in docker_client.api.top(container)["Processes"] or []):
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{command!r} never ran in {container[:12]}")
+
+
+def test_after_ctrl_c_a_worker_starts_no_new_sandbox(
+    tmp_path, calc_chain, calc_image, docker_client
+) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(calc_chain.path), calc_chain.stages[0].base_sha, RUN],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    mine = {"prchain.owner_pid": str(proc.pid), "prchain.owner_start": process_start(proc.pid)}
+    try:
+        assert proc.stdout is not None
+        container = proc.stdout.readline().strip()
+        assert container and exists(docker_client, container)
+        running(docker_client, container, "sleep 300")
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out
+        assert not exists(docker_client, container)
+        assert "true ProcessStopping" in out.splitlines(), out
+        assert docker_client.containers(mine) == []
+    finally:
+        proc.kill()
+        proc.wait()
+        for left in docker_client.containers(mine):
+            docker_client.remove_container(left["id"])  # only this test's own, should it fail

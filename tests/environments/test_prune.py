@@ -245,3 +245,65 @@ def test_the_foreign_object_guard_notices_a_removal(docker_client) -> None:
         assert sorted(foreign_docker.missing(docker_client, made)) == sorted([old, orphan])
     finally:
         foreign_docker.remove(docker_client, made)
+
+
+@pytest.mark.docker
+def test_env_ls_reads_its_config_and_marks_what_prune_would_do_for_that_store(
+    docker_client, base_image, tmp_path
+) -> None:
+    """`env ls --config FILE` as its siblings take it (issue 50): the config's store decides the
+    `store` column, the same decision `env prune` makes."""
+    from sql.db import make_engine, session_scope
+    from sql.models import EnvRecipe, Repo
+
+    slug = uuid.uuid4().hex[:8]
+    repo = f"acme/ls-{slug}"  # only this test's images carry this repository's label
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        row = Repo(full_name=repo, source="git", clone_path=str(tmp_path / "no-clone"))
+        session.add(row)
+        session.flush()
+        session.add(
+            EnvRecipe(
+                repo_id=row.id,
+                era_key="py311",
+                ecosystem="python",
+                era_date="2024-01-01",
+                base_sha="0" * 40,
+                status="verified",
+                method="planner",
+                image=f"prchain/era-ls-{slug}:py311",
+            )
+        )
+    engine.dispose()
+    config = tmp_path / "prchain.yaml"
+    config.write_text(f"store:\n  url: {url}\n")
+    ours = {"prchain.managed": "1", "prchain.repo": repo}
+    made = Made(docker_client)
+    try:
+        made.image(f"prchain/era-ls-{slug}:py311", {**ours, "prchain.kind": "era"})
+        made.image(f"prchain/era-ls-{slug}:py39", {**ours, "prchain.kind": "era"})
+        listed = CliRunner().invoke(
+            main, ["env", "ls", "--config", str(config)], env={"COLUMNS": "400"}
+        )
+        assert listed.exit_code == 0, listed.output
+        cells = [[c.strip() for c in line.split("│")[1:5]] for line in listed.output.splitlines()]
+        rows = {c[0]: c[1:] for c in cells if c and f"era-ls-{slug}" in c[0]}
+        assert rows == {
+            f"prchain/era-ls-{slug}:py311": ["era", repo, "needed"],  # a verified recipe's
+            f"prchain/era-ls-{slug}:py39": ["era", repo, "unneeded"],  # what prune removes
+        }
+        # Another store, one that does not exist: nothing is said of them, and nothing is made.
+        none = tmp_path / "none.db"
+        elsewhere = CliRunner().invoke(
+            main, ["env", "ls", "--db", f"sqlite:///{none}"], env={"COLUMNS": "400"}
+        )
+        assert elsewhere.exit_code == 0, elsewhere.output
+        cells = [
+            [c.strip() for c in line.split("│")[1:5]] for line in elsewhere.output.splitlines()
+        ]
+        assert [c[3] for c in cells if c and f"era-ls-{slug}" in c[0]] == ["", ""]
+        assert not none.exists()
+    finally:
+        made.close()

@@ -12,10 +12,12 @@ the era's latest stage, and the agent's edit to a `.c` file would never run. Ins
   in /work/repo, at each stage entry and again in the clean room, it copies the era's git
   submodules into their empty places and builds the extensions in place, incrementally where the
   backend allows (setuptools skips up-to-date extensions; ninja rebuilds what changed). The build
-  directory is /work/.cache/prchain-build, outside the tree (in the clean room, where the tester
-  cannot write /work, `.prchain-build` in the tree: a hidden directory no agent's change can bring
-  in, crossing.py); what lands in the tree (the `.so`
-  files, generated modules) is untracked and never crosses into a clean room (crossing.py).
+  directory is /work/.cache/prchain-build (meson's build tree in `meson/`, setuptools' objects in
+  `temp/`), outside the tree, in the sandbox and in the clean room alike (root gives the room's
+  tester all of /work); only a user who cannot write /work (none of prchain's containers) falls
+  back to `.prchain-build` in the tree, a hidden directory no agent's change can bring into a
+  clean room (crossing.py). What lands in the tree (the `.so` files, generated modules) is
+  untracked and never crosses into a clean room (crossing.py).
 
 Backends with a per-stage build: setuptools (`build_ext --inplace`) and meson-python (meson setup
 and compile, then each built file copied to its place in the tree, as meson-python's editable
