@@ -7,8 +7,9 @@ failed, and no stage of that year could be built or entered. None of those files
 test. Such a base is checked out as a stand-in: a commit without parent whose tree is B_t's with
 the absent files left out, dated and signed as B_t is, so the same base always gets the same
 stand-in (and the era recipe that hashes its tree stays the same). Nothing after B_t can come in:
-the stand-in holds B_t's own blobs, fewer of them. Which files were left out is said in the era's
-log and the stage's notes.
+the stand-in holds B_t's own blobs, fewer of them. Which files were left out is said in the era
+build's log. The stand-in's tree and commit are written into the clone's object store, with no
+ref: they are found again by their ids, and git may prune them like any unreachable object.
 """
 
 from __future__ import annotations
