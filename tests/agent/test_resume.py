@@ -106,10 +106,11 @@ def _rows(url: str) -> dict[str, Any]:
     return data
 
 
-def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
-    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, db_url: str, tmp_path: Path
-) -> None:
-    seeded = seed_chain(db_url, tmp_path)
+def _rollout_stalled_in_stage_two(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, url: str, tmp_path: Path
+) -> tuple[list[str], subprocess.Popen[bytes], threading.Event, threading.Event]:
+    """(its command, the running `prchain rollout`, set once its policy call of stage 2 arrived,
+    set to let that call answer): stage 1 scripted to pass, stage 2's first call held."""
     config = _config_file(tmp_path, llm_config)
     reached, release = threading.Event(), threading.Event()
 
@@ -120,8 +121,18 @@ def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
 
     _script_stage_one(fake_llm)
     fake_llm.push(model="policy", contains="Task 2 of 2", responder=stall)
-    command = [*PRCHAIN, "rollout", "--config", str(config), "--db", db_url]
+    command = [*PRCHAIN, "rollout", "--config", str(config), "--db", url]
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return command, proc, reached, release
+
+
+def test_a_killed_rollout_resumes_at_the_start_of_its_stage(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, db_url: str, tmp_path: Path
+) -> None:
+    seeded = seed_chain(db_url, tmp_path)
+    command, proc, reached, release = _rollout_stalled_in_stage_two(
+        fake_llm, llm_config, db_url, tmp_path
+    )
     try:
         _wait(reached, proc)
         before = _rows(db_url)
@@ -178,18 +189,9 @@ def test_sigterm_removes_the_rollouts_sandbox_and_the_rollout_resumes_later(
     """The sandbox opens in a worker thread of the local backend, where no signal handler can be
     set: SIGTERM killed the process at once and left it running (issue 50)."""
     seed_chain(sqlite_url, tmp_path)
-    config = _config_file(tmp_path, llm_config)
-    reached, release = threading.Event(), threading.Event()
-
-    def stall(_body: dict[str, Any]) -> dict[str, Any]:
-        reached.set()
-        release.wait(60)
-        return {"tool_calls": bash("echo too late")}
-
-    _script_stage_one(fake_llm)
-    fake_llm.push(model="policy", contains="Task 2 of 2", responder=stall)
-    command = [*PRCHAIN, "rollout", "--config", str(config), "--db", sqlite_url]
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command, proc, reached, release = _rollout_stalled_in_stage_two(
+        fake_llm, llm_config, sqlite_url, tmp_path
+    )
     mine = {
         "prchain.owner_pid": str(proc.pid),
         "prchain.owner_start": cleanup.process_start(proc.pid),
