@@ -252,8 +252,10 @@ def string_spans(text: str, lexer: Lexer | None, until: int | None = None) -> li
             is_string = literal[ttype] = ttype in String and ttype not in String.Interpol
         if is_string:
             start = start or row
+            # The line it ends on: a token that takes its line's newline with it (Rust's `///`
+            # doc comment) ends there, not on the next line, which is code.
+            end = row + value.count("\n") - value.endswith("\n")
             row += value.count("\n")
-            end = row
             continue
         if start and end > start:
             spans.append((start, end))

@@ -112,3 +112,20 @@ def test_a_file_is_lexed_only_as_far_as_the_lines_asked_about() -> None:
     for line in (2, 9, 12, 13, 1):
         assert lazy.line_is_evidence(line) == whole[line - 1]
     assert lazy.evidence_flags == whole
+
+
+def test_the_line_after_a_rust_doc_comment_is_code(tmp_path: Path) -> None:
+    """Pygments reads `/// text` as a string that takes its line's newline with it; counting that
+    newline, the doc comment's string ended on the next line, so the declaration under every doc
+    comment was blanked as inside a string, and a documented function a PR added was not among
+    its names (the file holds `r#"` elsewhere, which is what makes it be read for strings)."""
+    repo = History(tmp_path / "doc")
+    old = 'pub fn fixture() -> &\'static str {\n    r#"\nprint(1)\n"#\n}\n'
+    repo.commit("Initial commit", {"src/lib.rs": old})
+    new = old + "\n/// Counts the widgets.\npub fn count_widgets() -> usize {\n    3\n}\n"
+    repo.pr(1, "Count widgets", {"src/lib.rs": new})
+    diff = git(repo.path, "show", "--format=", "--full-index", repo.prs[1])
+    new_text = {blob: git(repo.path, "cat-file", "blob", blob) + "\n" for blob in _blobs(diff)}
+    assert string_spans(new, lexer_for("a.rs")) == [(2, 4)]  # the raw string only
+    names = code_names(diff, None, new_text.get)
+    assert "count_widgets" in names.code and "count_widgets" in names.own
