@@ -170,8 +170,6 @@ def evidence_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     literal or any string spanning lines, and a line of nothing but strings and punctuation
     (`"connection refused",`), hold none (cloudquery's SQL in a Go raw string was read as code
     a later PR rewrote). A name inside a template's `${...}` is code."""
-    if lexer is None:
-        return [bool(line.strip()) for line in lines]
     return EvidenceFlags(lines, lexer).upto(len(lines))
 
 
@@ -179,12 +177,17 @@ class EvidenceFlags:
     """`evidence_line_flags` of a file, lexed only as far as the lines asked about: a flag is
     final once the lexer has passed its line (a token sets the flag of the line it starts on),
     and the token stream is resumed where it stopped when a later line is asked. Lineage asks of
-    a few lines of a file: on ruff, lexing whole files for them took a tenth of the build."""
+    a few lines of a file: on ruff, lexing whole files for them took a tenth of the build. With
+    no lexer, every line that is not blank is evidence."""
 
-    def __init__(self, lines: list[str], lexer: Lexer) -> None:
-        self.flags = [False] * len(lines)
-        self._tokens: Iterator[tuple[Any, str]] | None = lexer.get_tokens("\n".join(lines) + "\n")
+    def __init__(self, lines: list[str], lexer: Lexer | None) -> None:
         self._row = 0  # the line the next token starts on (0-based)
+        self._tokens: Iterator[tuple[Any, str]] | None = None
+        if lexer is None:
+            self.flags = [bool(line.strip()) for line in lines]
+            return
+        self.flags = [False] * len(lines)
+        self._tokens = lexer.get_tokens("\n".join(lines) + "\n")
 
     def upto(self, count: int) -> list[bool]:
         """The flags, final for the first `count` lines at least."""
@@ -320,8 +323,6 @@ class WholeFile:
 
     def _evidence_upto(self, count: int) -> list[bool]:
         """`evidence_line_flags` of the file, final for its first `count` lines at least."""
-        if self.lexer is None:
-            return evidence_line_flags(self.lines, None)
         if self._evidence is None:
             self._evidence = EvidenceFlags(self.lines, self.lexer)
         return self._evidence.upto(count)

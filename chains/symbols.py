@@ -24,7 +24,7 @@ import copy
 import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import select
 
@@ -34,7 +34,6 @@ from chains.patches import file_sections, is_test_path, rust_test_start, section
 from chains.presence import name_lines, names_in_history
 from chains.substance import (
     WHOLE_FILE_LEXERS,
-    Blobs,
     lexer_for,
     line_spans,
     multiline_strings,
@@ -468,31 +467,21 @@ def present_along(clone: str, asked: Mapping[str, set[str]]) -> dict[str, set[st
                     needed.setdefault(blob, set()).add(name)
     texts = read_blobs(clone, sorted(needed))
     lines = {blob: name_lines(text, needed[blob]) for blob, text in texts.items()}
-    reads: dict[tuple[str, str], _Read] = {}
-    decided: dict[tuple[str, frozenset[tuple[str, str]]], bool] = {}
+    reads: dict[tuple[str, str], _Read] = {}  # (path, blob) → the file read
+    decided: dict[tuple[str, str, str], bool] = {}  # (name, path, blob) → code there
 
-    def in_code(name: str, files: Mapping[str, str]) -> bool:
-        key = (name, frozenset(files.items()))
-        if key not in decided:
-            decided[key] = any(
-                _read(reads, path, blob, texts).in_code(name, lines.get(blob, {}).get(name, set()))
-                for path, blob in files.items()
-            )
-        return decided[key]
+    def at(name: str, path: str, blob: str) -> bool:
+        if (name, path, blob) not in decided:
+            if (path, blob) not in reads:
+                reads[path, blob] = _Read(path, texts.get(blob))
+            on = lines.get(blob, {}).get(name, set())
+            decided[name, path, blob] = reads[path, blob].in_code(name, on)
+        return decided[name, path, blob]
 
     return {
-        rev: {
-            name for name, files in where.items() if len(files) > READ_FILES or in_code(name, files)
-        }
+        rev: {name for name, files in where.items() if _stands_in_code(name, files, at)}
         for rev, where in found.items()
     }
-
-
-def _read(reads: dict[tuple[str, str], _Read], path: str, blob: str, texts: Blobs) -> _Read:
-    """The file at `path` holding `blob`, read once for every base it stands under."""
-    if (path, blob) not in reads:
-        reads[path, blob] = _Read(path, texts.get(blob))
-    return reads[path, blob]
 
 
 def _in_few_files(hits: Mapping[str, Mapping[str, set[int]]]) -> list[str]:
@@ -501,14 +490,22 @@ def _in_few_files(hits: Mapping[str, Mapping[str, set[int]]]) -> list[str]:
 
 
 def _in_code(hits: Mapping[str, Mapping[str, set[int]]], read: Mapping[str, _Read]) -> set[str]:
-    """The names of `hits` (name → file → lines) that stand in code: in more than `READ_FILES`
-    files, or as code on one of their lines in one of the files `read`."""
-    return {
-        name
-        for name, files in hits.items()
-        if len(files) > READ_FILES
-        or any(read[path].in_code(name, lines) for path, lines in files.items())
-    }
+    """The names of `hits` (name → file → lines) that stand in code (`_stands_in_code`), each file
+    of a name in few files `read`."""
+
+    def at(name: str, path: str, lines: set[int]) -> bool:
+        return read[path].in_code(name, lines)
+
+    return {name for name, files in hits.items() if _stands_in_code(name, files, at)}
+
+
+T = TypeVar("T")
+
+
+def _stands_in_code(name: str, files: Mapping[str, T], at: Callable[[str, str, T], bool]) -> bool:
+    """Whether `name`, found in `files` (path → what `at` needs of it), stands in code: in more
+    than `READ_FILES` files (none is read), or as code in one of them (`at(name, path, ...)`)."""
+    return len(files) > READ_FILES or any(at(name, path, held) for path, held in files.items())
 
 
 def _is_prose(path: str) -> bool:
