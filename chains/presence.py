@@ -153,17 +153,7 @@ def _first_parent(clone: str) -> dict[str, int]:
 
 def _tree(clone: str, rev: str, skip_path: Callable[[str], bool]) -> dict[str, str]:
     """path → blob of the files of `rev`'s tree that can hold a name."""
-    listed = git.run(clone, "ls-tree", "-r", "-z", "--full-tree", rev)
-    files = {}
-    for entry in listed.stdout.split(b"\0"):
-        if not entry:
-            continue
-        meta, raw = entry.split(b"\t", 1)
-        mode, kind, blob = meta.split()
-        path = raw.decode(errors="surrogateescape")
-        if kind == b"blob" and mode != SUBMODULE and not skip_path(path):
-            files[path] = blob.decode()
-    return files
+    return {path: blob for path, blob in git.tree_blobs(clone, rev).items() if not skip_path(path)}
 
 
 def _walk(

@@ -61,13 +61,9 @@ def _whole_base(clone: str, sha: str) -> WholeBase:
 
 def absent_paths(clone: str | Path, sha: str) -> tuple[str, ...]:
     """Paths of the commit's tree whose blobs the clone does not hold (submodules aside)."""
-    listing = git.run(clone, "ls-tree", "-r", "-z", "--full-tree", sha).stdout
     blobs: dict[str, list[str]] = {}
-    for entry in filter(None, listing.split(b"\0")):
-        meta, _, path = entry.partition(b"\t")
-        _mode, kind, blob = meta.decode().split()
-        if kind == "blob":
-            blobs.setdefault(blob, []).append(path.decode(errors="surrogateescape"))
+    for path, blob in git.tree_blobs(clone, sha).items():
+        blobs.setdefault(blob, []).append(path)
     if not blobs:
         return ()
     checked = git.run(

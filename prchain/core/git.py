@@ -102,6 +102,19 @@ def resolve(repo: Where, rev: str) -> str | None:
     return done.text.strip() or None if done.ok else None
 
 
+def tree_blobs(repo: Where, rev: str) -> dict[str, str]:
+    """path → blob id of every file of `rev`'s whole tree (no submodule: those are commits).
+    Paths as git stores them, undecodable bytes kept (`surrogateescape`)."""
+    listed = run(repo, "ls-tree", "-r", "-z", "--full-tree", rev).stdout
+    files = {}
+    for entry in filter(None, listed.split(b"\0")):
+        meta, _, path = entry.partition(b"\t")
+        _mode, kind, blob = meta.split()
+        if kind == b"blob":
+            files[path.decode(errors="surrogateescape")] = blob.decode()
+    return files
+
+
 def stream(
     repo: Where, *args: str, stdin: bool = False, options: Sequence[str] = ()
 ) -> subprocess.Popen[bytes]:
