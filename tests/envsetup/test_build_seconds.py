@@ -21,6 +21,7 @@ from prchain.dev.repos import git
 from prchain.verdicts.era_stats import collect
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
+from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -49,10 +50,7 @@ def _repository(path: Path) -> Path:
 @pytest.fixture
 def own_images(docker_client: Any) -> Iterator[None]:
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for ref in image["tags"] or [image["id"]]:
-                docker_client.remove_image(ref)
+    remove_repo_images(docker_client, REPO)
 
 
 def _recipes(url: str) -> list[EnvRecipe]:
@@ -79,15 +77,7 @@ def test_a_reused_image_keeps_the_build_that_made_it(
 ) -> None:
     clone = _repository(tmp_path / "repo")
     with FakeIndex([]) as index:
-        eras = {
-            "index_url": index.url,
-            "network_mode": "host",
-            "suites": {"bookworm": "3.11"},
-            "extra_base_packages": [],
-            "test_packages": [],
-            "seed_packages": [],
-            "system_site_packages": True,  # pytest from Debian's python3-pytest
-        }
+        eras = offline_eras(index.url)
         config = tmp_path / "prchain.yaml"
         config.write_text(yaml.safe_dump({"eras": eras, "chains": {"min_chain_code_lines": 0}}))
         common = ["--config", str(config), "--db", sqlite_url]

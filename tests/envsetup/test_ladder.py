@@ -21,6 +21,7 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
+from tests.support.era_runs import offline_eras
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 
 pytestmark = [pytest.mark.docker]
@@ -86,15 +87,7 @@ def _config(tmp_path: Path, index: FakeIndex) -> Path:
     config.write_text(
         yaml.safe_dump(
             {
-                "eras": {
-                    "index_url": index.url,
-                    "network_mode": "host",
-                    "suites": {"bookworm": "3.11"},
-                    "extra_base_packages": [],
-                    "test_packages": [],
-                    "seed_packages": [],
-                    "system_site_packages": True,
-                },
+                "eras": offline_eras(index.url),
                 "environment": {"log_dir": str(tmp_path / "logs")},
                 "chains": {"min_chain_code_lines": 0},
                 "llm": {"models": roles, "prices": {"*": {"prompt_per_million": 1.0}}},

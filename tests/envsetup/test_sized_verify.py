@@ -26,6 +26,7 @@ from prchain.verdicts.sandbox import SuiteRun
 from prchain.verdicts.verify import StageJob
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
+from tests.support.era_runs import offline_eras
 from tests.support.fake_index import FakeIndex
 
 REPO = f"py51-sized-{uuid.uuid4().hex[:8]}/hog"
@@ -120,16 +121,7 @@ def _setup(
 ) -> EnvRecipe:
     """`mine`, `chains build` and `env setup` as a user runs them; the one recipe stored."""
     with FakeIndex([]) as index:
-        config = {
-            "index_url": index.url,
-            "network_mode": "host",
-            "suites": {"bookworm": "3.11"},
-            "extra_base_packages": [],
-            "test_packages": [],
-            "seed_packages": [],
-            "system_site_packages": True,  # pytest from Debian's python3-pytest
-            **eras,
-        }
+        config = offline_eras(index.url, **eras)
         path = tmp_path / "prchain.yaml"
         settings = {"eras": config, "chains": {"min_chain_code_lines": 0}}
         path.write_text(yaml.safe_dump(settings | {"environment": environment or {}}))

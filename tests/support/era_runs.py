@@ -22,6 +22,22 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+def offline_eras(index_url: str, **more: Any) -> dict[str, Any]:
+    """An `eras` section that builds on the suite base CI already has (bookworm, Python 3.11,
+    pytest from Debian's python3-pytest) and takes packages from the local index at `index_url`
+    only (the build reaches it on 127.0.0.1); `more` adds or replaces settings."""
+    return {
+        "index_url": index_url,
+        "network_mode": "host",
+        "suites": {"bookworm": "3.11"},
+        "extra_base_packages": [],
+        "test_packages": [],
+        "seed_packages": [],
+        "system_site_packages": True,
+        **more,
+    }
+
+
 def write_config(tmp_path: Path, eras: dict[str, Any], **chains: Any) -> Path:
     """prchain.yaml with this `eras` section, logs under `tmp_path`, and chains of any size."""
     config = tmp_path / "prchain.yaml"
@@ -83,11 +99,12 @@ def stage_specs(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
 def remove_repo_images(
     client: Any, repo: str, kinds: tuple[str, ...] = ("repo", "era"), volume: bool = False
 ) -> None:
-    """The images labelled with `repo` of these kinds, and its build-cache volume if asked;
-    never a toolchain or base layer, which other repositories share."""
+    """The images labelled with `repo` of these kinds (an untagged one too: a test that
+    recommitted its image under the same tag), and its build-cache volume if asked; never a
+    toolchain or base layer, which other repositories share."""
     for kind in kinds:
         for image in client.images({"prchain.repo": repo, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                client.remove_image(tag)
+            for ref in image["tags"] or [image["id"]]:
+                client.remove_image(ref)
     if volume:
         client.remove_volume(cache_volume(ErasConfig(), repo))

@@ -22,6 +22,7 @@ from sql.db import make_engine, session_scope
 from sql.models import ChainStage, PullRequest
 from tests.support.era_runs import (
     invoke,
+    offline_eras,
     recipes_by_pr,
     remove_repo_images,
     verdicts_by_pr,
@@ -52,15 +53,7 @@ def own_images(docker_client: Any) -> Iterator[None]:
 def _config(tmp_path: Path, index: FakeIndex) -> Path:
     return write_config(
         tmp_path,
-        {
-            "index_url": index.url,
-            "network_mode": "host",  # the build reaches the index on 127.0.0.1
-            "suites": {"bookworm": "3.11"},  # the suite base CI already has
-            "extra_base_packages": [],
-            "test_packages": [],
-            "seed_packages": [],
-            "system_site_packages": True,  # pytest from Debian's python3-pytest
-        },
+        offline_eras(index.url),
     )
 
 

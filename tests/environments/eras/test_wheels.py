@@ -24,6 +24,7 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
+from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex, Release, make_failing_sdist, make_wheel
 
 ARCH = platform.machine()
@@ -133,10 +134,7 @@ def _repository(path: Path) -> Path:
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, the era and the repository image this test built, and nothing else."""
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
+    remove_repo_images(docker_client, REPO)
 
 
 @pytest.mark.docker
@@ -147,15 +145,7 @@ def test_env_setup_takes_the_first_wheel_when_the_eras_sdist_does_not_build(
     (tmp_path / "files").mkdir()
     with FakeIndex(_releases(tmp_path / "files", "cp311")) as index:
         config = tmp_path / "prchain.yaml"
-        eras = {
-            "index_url": index.url,
-            "network_mode": "host",
-            "suites": {"bookworm": "3.11"},  # the suite base CI already has
-            "extra_base_packages": [],
-            "test_packages": [],
-            "seed_packages": [],
-            "system_site_packages": True,  # pytest from Debian's python3-pytest
-        }
+        eras = offline_eras(index.url)
         config.write_text(yaml.safe_dump({"eras": eras, "chains": {"min_chain_code_lines": 0}}))
         common = ["--config", str(config), "--db", sqlite_url]
         clone = _repository(tmp_path / "repo")
