@@ -162,7 +162,8 @@ def ensure_era_image(
     if found and found != base:  # a tag on the bare base is no era image (built again)
         return EraImage(tag, found, False, recorded_seconds(client, tag), "")
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
-    with tempfile.TemporaryDirectory(prefix="prchain-era-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="prchain-era-")
+    try:
         _export_tree(clone, whole.sha, Path(tmp) / "src")
         said = ([whole.note()] if whole.absent else []) + submodules.populate(
             Path(tmp) / "src", linked
@@ -190,6 +191,8 @@ def ensure_era_image(
             plan.mounts,
             since=started,
         )
+    finally:
+        cleanup.discard(Path(tmp))
     log = "".join(f"{line}\n" for line in said) + log
     # The built image's time is the one it records, so a later run that finds it says the same.
     seconds = (recorded_seconds(client, tag) if image_id else 0) or time.monotonic() - started

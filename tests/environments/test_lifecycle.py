@@ -61,6 +61,7 @@ def start_owner(
             run,
         ],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
     )
@@ -87,8 +88,11 @@ def test_ctrl_c_and_sigterm_remove_the_container(
     proc, container = start_owner(tmp_path, calc_chain, "wait")
     assert exists(docker_client, container)
     proc.send_signal(signum)
-    assert proc.wait(timeout=60) != 0
+    _, said = proc.communicate(timeout=60)
+    assert proc.returncode != 0
     assert not exists(docker_client, container)
+    # said before the engine's removal is waited for, so the user knows the signal was heard
+    assert f"prchain: {signum.name}: removing 1 container(s) this process started" in said
 
 
 def test_sigkill_leaves_a_container_that_env_gc_removes(
@@ -256,3 +260,38 @@ def test_after_ctrl_c_a_worker_starts_no_new_sandbox(
         proc.wait()
         for left in docker_client.containers(mine):
             docker_client.remove_container(left["id"])  # only this test's own, should it fail
+
+
+def test_a_scratch_tree_is_removed_and_once_stopping_without_waiting(tmp_path, monkeypatch) -> None:
+    """An era build's exported tree goes when the build ends; once a signal is stopping the
+    process, a detached `rm` takes it, in its own session, and the process does not wait."""
+    from environments import cleanup
+
+    def tree(name: str) -> Path:
+        root = tmp_path / name
+        (root / "src" / "deep").mkdir(parents=True)
+        (root / "src" / "deep" / "file.rs").write_text("fn main() {}\n")
+        return root
+
+    quiet = tree("quiet")
+    cleanup.discard(quiet)
+    assert not quiet.exists()
+
+    stopping = tree("stopping")
+    spawned: list[dict[str, object]] = []
+    real_popen = subprocess.Popen
+
+    def popen(argv, **kwargs):
+        spawned.append({"argv": argv, **kwargs})
+        return real_popen(argv, **kwargs)
+
+    monkeypatch.setattr(cleanup, "_stopping", "SIGINT")
+    monkeypatch.setattr(cleanup.subprocess, "Popen", popen)
+    cleanup.discard(stopping)
+    assert spawned and spawned[0]["argv"][-1] == str(stopping)
+    assert spawned[0]["start_new_session"] is True  # the next Ctrl-C does not stop the removal
+    for _ in range(300):  # the detached rm ends on its own; this only waits for it to finish
+        if not stopping.exists():
+            break
+        time.sleep(0.1)
+    assert not stopping.exists()
