@@ -54,6 +54,31 @@ _NEWER = re.compile(
 # same toolchain with lints capped at warnings, as crater builds old code.
 _DENIED = re.compile(r"lint level is defined here|implied by `#\[deny\(")
 CAP_LINTS = '[build]\\nrustflags = ["--cap-lints", "warn"]\\n'
+# A compile-time size check of static_assertions that fails: types are laid out by the compiler, and
+# a newer rustc than the era's own packs some enums tighter (ruff's AST asserted its node sizes
+# from 2023-08 to 2024-02; rustc 1.78, the nearest packaged, fails `assert_eq_size!(Pattern,
+# [u8; 96])`). The check says nothing of behaviour, and no packaged rustc passes it.
+_SIZES = re.compile(r"originates in the macro `(?:static_assertions::)?assert_eq_size`")
+SIZES_UNCHECKED = "+sizes-unchecked"
+
+
+def _unchecked_sizes() -> str:
+    """The vendored static_assertions' `assert_eq_size!` still names both types but compares no
+    sizes, and its checksum file says so (a directory source checks every file it lists)."""
+    rehash = (
+        "import hashlib, json, sys; d = sys.argv[1]; p = d + '/.cargo-checksum.json'; "
+        "j = json.load(open(p)); f = 'src/assert_eq_size.rs'; "
+        "j['files'][f] = hashlib.sha256(open(d + '/' + f, 'rb').read()).hexdigest(); "
+        "json.dump(j, open(p, 'w'))"
+    )
+    return (
+        f"for d in {CARGO_HOME}/vendor/static_assertions*/; do "
+        '[ -f "$d/src/assert_eq_size.rs" ] || continue; '
+        "sed -i 's/\\$crate::_core::mem::transmute::<\\$x, \\$xs>/"
+        '$crate::_core::marker::PhantomData::<($x, $xs)>/\' "$d/src/assert_eq_size.rs"; '
+        'grep -q PhantomData "$d/src/assert_eq_size.rs"; '
+        f'python3 -c "{rehash}" "$d"; done'
+    )
 
 
 def toolchain_commands(chain: Toolchain) -> list[str]:
@@ -84,11 +109,16 @@ def toolchain_commands(chain: Toolchain) -> list[str]:
 
 
 def build_commands(
-    snap: Snapshot, chain: Toolchain, cap_lints: bool = False, gits: GitPlan | None = None
+    snap: Snapshot,
+    chain: Toolchain,
+    cap_lints: bool = False,
+    gits: GitPlan | None = None,
+    sizes: bool = True,
 ) -> list[str]:
     """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
     `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run).
-    `gits`: Cargo.lock's git dependencies, from mirrors or crates.io stand-ins (gitdeps.py)."""
+    `gits`: Cargo.lock's git dependencies, from mirrors or crates.io stand-ins (gitdeps.py).
+    `sizes`: static_assertions' size checks hold (else they check types only)."""
     gits = gits or GitPlan({}, [])
     fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
     online = (
@@ -119,6 +149,7 @@ def build_commands(
         vendor += " --respect-source-config --config /tmp/prchain-standins.toml"
     commands += [
         f"{online} {vendor} {CARGO_HOME}/vendor > /dev/null",
+        *([] if sizes else [_unchecked_sizes()]),
         f"printf '{config}' > {CARGO_HOME}/config.toml",
         # The tree's own lock again (the vendoring cargo may have rewritten it in a newer format).
         "cp /tmp/prchain-Cargo.lock Cargo.lock"
@@ -231,6 +262,7 @@ class Rust:
         nightly: bool,
         why: list[str],
         cap: bool = False,
+        sizes: bool = True,
     ) -> Plan:
         gits = git_plan(snap.text("Cargo.lock"), config.git_mirrors)
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -255,7 +287,7 @@ class Rust:
             chain.suite,
             chain.version,
             cutoff,
-            build_commands(snap, chain, cap, gits),
+            build_commands(snap, chain, cap, gits, sizes),
             SUITE,
             SETUP,
             notes=notes,
@@ -278,14 +310,25 @@ class Rust:
         if current is None:
             return None
         capped = "+cap-lints" in plan.variant
+        sizes = SIZES_UNCHECKED not in plan.variant
         nightly = "RUSTC_BOOTSTRAP" in plan.env
         if _DENIED.search(log) and not capped:
-            revised = self._plan(snap, config, current, nightly, [], cap=True)
+            revised = self._plan(snap, config, current, nightly, [], cap=True, sizes=sizes)
             note = "lints the project denies only warn (a newer compiler than its own raises them)"
             return replace(
                 revised,
                 notes=[*plan.notes, note],
                 variant=f"{plan.variant}+cap-lints",
+            )
+        if _SIZES.search(log) and sizes:
+            revised = self._plan(snap, config, current, nightly, [], cap=capped, sizes=False)
+            note = (
+                f"static_assertions' assert_eq_size! compares no sizes: rustc {current.version} "
+                "lays some types out otherwise than the era's own compiler (a build-time check, "
+                "no test)"
+            )
+            return replace(
+                revised, notes=[*plan.notes, note], variant=f"{plan.variant}{SIZES_UNCHECKED}"
             )
         needed = [minor(m.group(1) or m.group(2)) for m in _NEEDS.finditer(log)]
         if not needed and (not _NEWER.search(log) or plan.caveat):
@@ -303,8 +346,10 @@ class Rust:
             nightly,
             [f"rustc {current.version} failed to build the era"],
             capped,
+            sizes,
         )
         variant = revised.variant + ("+cap-lints" if capped else "")
+        variant += "" if sizes else SIZES_UNCHECKED
         notes = list(dict.fromkeys([*plan.notes[1:], *revised.notes]))
         return replace(revised, notes=notes, variant=variant)
 

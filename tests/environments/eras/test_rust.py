@@ -281,6 +281,79 @@ def test_a_denied_lint_of_a_newer_compiler_is_capped_then_a_newer_rustc_tried() 
     assert any("--cap-lints" in c for c in newer.commands)
 
 
+SIZED_MANIFEST = (
+    '[package]\nname = "sized"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    '[dependencies]\nstatic_assertions = "=1.1.0"\n'
+)
+# A size the era's compiler gave this enum and a newer one does not (ruff's AST, 2023-08 to 2024-02).
+SIZED_LIB = (
+    "pub enum Shape {\n    Dot,\n    Line(u32, u8),\n    Boxed(Option<u8>),\n}\n\n"
+    "static_assertions::assert_eq_size!(Shape, [u8; 16]);\n"
+)
+
+
+def test_a_size_assertion_no_packaged_rustc_passes_is_unchecked_on_the_same_toolchain() -> None:
+    rust = ecosystem("rust")
+    snap = _snap({"Cargo.toml": SIZED_MANIFEST, "rust-toolchain": "1.73\n"}, "2023-11-01")
+    (plan,) = rust.plans(snap, ErasConfig())
+    assert plan.interpreter == "1.78"
+    failed = (
+        "error[E0512]: cannot transmute between types of different sizes\n"
+        "  = note: this error originates in the macro `assert_eq_size` (in Nightly builds, …)"
+    )
+    unchecked = rust.revise(snap, ErasConfig(), plan, failed, ran=False)
+    assert unchecked is not None and unchecked.interpreter == "1.78"  # not a newer compiler
+    assert unchecked.variant == "rustc-1.78+sizes-unchecked"
+    assert "assert_eq_size! compares no sizes" in unchecked.notes[-1]
+    assert sum("PhantomData" in c for c in unchecked.commands) == 1
+    assert not any("PhantomData" in c for c in plan.commands)
+    # The same failure again is no longer the sizes': the next newer compiler, still unchecked.
+    newer = rust.revise(snap, ErasConfig(), unchecked, failed, ran=False)
+    assert newer is not None and newer.interpreter == "1.85"
+    assert newer.variant == "rustc-1.85+sizes-unchecked"
+    assert any("PhantomData" in c for c in newer.commands)
+
+
+def test_unchecked_sizes_let_the_real_cargo_build_what_it_refused(tmp_path: Path) -> None:
+    """The real crate vendored from crates.io: the host's rustc refuses the size, as the era's
+    newer compiler does; after the era's own command on the vendor directory it builds offline,
+    the directory source's checksums still holding."""
+    _need_cargo()
+    from environments.eras import rust as room
+
+    crate = tmp_path / "sized"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(SIZED_MANIFEST)
+    (crate / "src/lib.rs").write_text(SIZED_LIB)
+    env = {**os.environ, "CARGO_HOME": str(tmp_path / "cargo-home"), "CARGO_TERM_COLOR": "never"}
+    vendor = tmp_path / "vendor"
+    fetched = subprocess.run(
+        [CARGO, "vendor", "--quiet", str(vendor)], cwd=crate, env=env, capture_output=True
+    )
+    if fetched.returncode != 0:
+        pytest.skip(f"crates.io is not reachable: {fetched.stderr.decode()[-200:]}")
+    offline = [
+        "--offline",
+        "--config",
+        'source.crates-io.replace-with="v"',
+        "--config",
+        f'source.v.directory="{vendor}"',
+    ]
+
+    def build() -> subprocess.CompletedProcess[str]:
+        shutil.rmtree(crate / "target", ignore_errors=True)
+        return subprocess.run(
+            [CARGO, "build", *offline], cwd=crate, env=env, capture_output=True, text=True
+        )
+
+    refused = build()
+    assert refused.returncode != 0 and room._SIZES.search(refused.stderr), refused.stderr
+    command = room._unchecked_sizes().replace(f"{room.CARGO_HOME}/vendor", str(vendor))
+    subprocess.run(["bash", "-euo", "pipefail", "-c", command], check=True)
+    built = build()
+    assert built.returncode == 0, built.stderr
+
+
 def test_a_workspaces_python_fixtures_belong_to_its_rust_tests() -> None:
     files = {"Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n', "pyproject.toml": ""}
     fixtures = [
