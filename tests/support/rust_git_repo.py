@@ -5,7 +5,9 @@
       1.0.3): crates.io's itoa 1.0.3 stands in; PR #1 adds `render_pair` + an integration test;
   era 2 (September 2022): adds `prchain-tally` from `https://github.com/prchain-test/tally.git`,
       which no registry has; a local mirror (`make_tally_mirror`, `eras.git_mirrors`) holds the
-      locked commit. PR #2 adds `render_total` (calling tally) + an integration test.
+      locked commit. PR #2 adds `render_total` (calling tally) + an integration test. tally's build
+      script is never fresh, as unicode_names2's (ruff's 2023 eras): it names `generator/`, which
+      its package leaves out, so cargo runs it at every build, the agent's too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ PAIR_TEST = 'use counts::render_pair;\n\n#[test]\nfn pairs() {\n    assert_eq!(r
 TOTAL_TEST = 'use counts::render_total;\n\n#[test]\nfn totals() {\n    assert_eq!(render_total(&[1, 2, 39]), "42");\n}\n'
 
 
+TALLY_BUILD = """use std::{env, fs, path::Path};
+
+fn main() {
+    println!("cargo:rerun-if-changed=generator/");
+    let out = env::var("OUT_DIR").unwrap();
+    fs::write(Path::new(&out).join("start.rs"), "const START: u64 = 0;\\n").unwrap();
+}
+"""
+
+
 def make_tally_mirror(path: Path) -> str:
     """A local repository standing for github.com/prchain-test/tally; returns its commit."""
     path.mkdir()
@@ -46,8 +58,16 @@ def make_tally_mirror(path: Path) -> str:
     commit_files(
         path,
         {
-            "Cargo.toml": '[package]\nname = "prchain-tally"\nversion = "0.1.0"\nedition = "2021"\n',
-            "src/lib.rs": "pub fn sum(xs: &[u64]) -> u64 {\n    xs.iter().sum()\n}\n",
+            "Cargo.toml": (
+                '[package]\nname = "prchain-tally"\nversion = "0.1.0"\nedition = "2021"\n'
+                'exclude = ["generator"]\n'
+            ),
+            "generator/README": "what writes the table (left out of the package)\n",
+            "build.rs": TALLY_BUILD,
+            "src/lib.rs": (
+                'include!(concat!(env!("OUT_DIR"), "/start.rs"));\n\n'
+                "pub fn sum(xs: &[u64]) -> u64 {\n    xs.iter().sum::<u64>() + START\n}\n"
+            ),
         },
         "tally",
         "2022-09-01T12:00:00Z",

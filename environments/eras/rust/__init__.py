@@ -192,14 +192,22 @@ def _git_commands(gits: GitPlan) -> list[str]:
 # files (`.d`, small), with their times, so `cargo test` starts warm. A dependency cargo finds
 # stale is rebuilt then, not refused: ruff's 2025-10 image lacked serde's `.rmeta`, and rebuilding
 # compact_str after it failed on "error writing dependencies to …compact_str-….d: Permission
-# denied" through a link to the image's file.
+# denied" through a link to the image's file. A build script's run directory (`invoked.timestamp`,
+# its output, OUT_DIR) is copied too when under RUN_COPY_KB: cargo runs some scripts again at every
+# build and writes there (unicode_names2, a git dependency of ruff's 2023 eras, names a
+# `generator/` directory its package leaves out, so its script is never fresh). A larger one
+# (tikv-jemalloc-sys keeps jemalloc's 300 MB build tree there) stays a link; its script reruns
+# only when its inputs change.
+RUN_COPY_KB = 16384
 SETUP = (
     f"[ -e {LIVE_TARGET} ] || ( mkdir -p {LIVE_TARGET} && cd {TARGET} && for p in */; do "
     'p=${p%/}; [ -d "$p/deps" ] || continue; '
     f'mkdir -p "{LIVE_TARGET}/$p/deps" "{LIVE_TARGET}/$p/build"; '
     f'cp -rp "$p/.fingerprint" "{LIVE_TARGET}/$p/"; '
     'for f in "$p"/deps/* "$p"/build/*; do [ -e "$f" ] || continue; case "$f" in '
-    f'*.d) cp -p "$f" "{LIVE_TARGET}/$f";; *) ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f";; esac; '
+    f'*.d) cp -p "$f" "{LIVE_TARGET}/$f";; '
+    f'*) if [ -e "$f/invoked.timestamp" ] && [ "$(du -sk "$f" | cut -f1)" -lt {RUN_COPY_KB} ]; '
+    f'then cp -rp "$f" "{LIVE_TARGET}/$f"; else ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f"; fi;; esac; '
     "done; done; true )"
 )
 
