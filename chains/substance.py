@@ -35,6 +35,7 @@ from chains.filters import counts_as_substance
 from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
 from chains.imports import import_lines, is_import
 from chains.patches import file_sections, rust_test_start, section_blobs, section_path
+from chains.string_scan import scanned_spans, scanner_for
 from prchain.core import git
 
 if TYPE_CHECKING:
@@ -243,6 +244,8 @@ def string_spans(text: str, lexer: Lexer | None, until: int | None = None) -> li
         return multiline_strings(text)
     if not any(opener in text for opener in string_openers(lexer)):
         return []
+    if (scanner := scanner_for(lexer.name)) is not None:
+        return scanned_spans(text, scanner, until)
     from pygments.token import String
 
     spans: list[tuple[int, int]] = []

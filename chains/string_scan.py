@@ -1,0 +1,211 @@
+"""The strings that span lines, found without Pygments where a language's lexer can be mirrored.
+
+`substance.string_spans` lexes a file with Pygments only to find the runs of string tokens
+(doc comments and char literals are strings to Pygments too) that span lines; on ruff that was
+43 s of a cold build's CPU. A scanner here reads the same runs from the same rules: each of the
+lexer's states is one ordered alternation (a regex alternation takes its first branch that
+matches, as `RegexLexer` takes its first rule), and where a run of tokens can hold no string
+(code between strings), one possessive repetition of those rules skips it in a single call. Its
+answer is the one Pygments' tokens give, misreadings included (Pygments reads `c: '"'` as a
+lifetime and then a string opened, and so does the scanner): the chain builder's decisions stay
+as they were. A language without a scanner is lexed as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+
+# A scanner: the (start, end) offsets of every string token of the text as the lexer reads it
+# (`lexer_text`), tokens that touch joined, in order; it may stop at the first token outside a
+# string that begins at or after `limit` (the offset of the line past the last asked).
+Scanner = Callable[[str, int], list[tuple[int, int]]]
+
+
+def lexer_text(text: str) -> str:
+    """The text as Pygments lexes it (`_preprocess_lexer_input` with `stripnl=False`): no byte
+    order mark, every line break a newline, and a newline at the end."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def scanned_spans(text: str, scanner: Scanner, until: int | None) -> list[tuple[int, int]]:
+    """What `string_spans` reads from the lexer's tokens, from the runs a scanner finds: the
+    (first, last) line of every run that spans lines, a run ending in a newline ending on that
+    newline's line. With `until`, the runs that begin by that line (and one at the very start)."""
+    text = lexer_text(text)
+    limit = len(text) + 1 if until is None else _line_start(text, until + 1)
+    spans: list[tuple[int, int]] = []
+    row, at = 1, 0
+    for start, end in scanner(text, limit):
+        if start >= limit and start > 0:
+            break
+        row += text.count("\n", at, start)
+        last = row + text.count("\n", start, end) - (text[end - 1] == "\n")
+        if last > row:
+            spans.append((row, last))
+        at = start
+    return spans
+
+
+def _line_start(text: str, line: int) -> int:
+    """The offset line `line` (1-based) begins at; past the end where the text is shorter."""
+    at = 0
+    for _ in range(line - 1):
+        at = text.find("\n", at) + 1
+        if not at:
+            return len(text) + 1
+    return at
+
+
+def scanner_for(lexer_name: str) -> Scanner | None:
+    """The scanner that mirrors the named Pygments lexer, or None."""
+    return {"Rust": scan_rust}.get(lexer_name)
+
+
+# -- Rust (pygments.lexers.rust.RustLexer) ------------------------------------------------------
+
+_IDENT = r"[a-zA-Z_]\w*"
+_CHAR = r"""'(?:\\['"\\nrt]|\\x[0-7][0-9a-fA-F]|\\0|\\u\{[0-9a-fA-F]{1,6}\}|.)'"""
+_BYTE_CHAR = r"""b'(?:\\['"\\nrt]|\\x[0-9a-fA-F]{2}|\\0|\\u\{[0-9a-fA-F]{1,6}\}|.)'"""
+# The 'lifetime' state: `static`, `_` and names, each leaving the state as it is, until none.
+_LIFETIME = r"'(?:static|_|[a-zA-Z_]+\w*)*+"
+# Numbers: a float is an integer and this; then 'number_lit' takes a type.
+_FLOAT = r"\.[0-9_]+[eE][+\-]?[0-9_]+|\.[0-9_]*(?!\.)|[eE][+\-]?[0-9_]+"
+_NUMBER_TYPE = r"(?:[ui](?:8|16|32|64|size)|f(?:32|64))?"
+_STRING_BODY = r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"?'  # after the `"`: to the closing one, or the end
+_DOC_LINE = r"//!.*?\n|///(?:\n|[^/].*?\n)"
+
+
+@cache
+def _rust() -> tuple[re.Pattern[str], ...]:
+    """Rust's patterns: the code between strings, one token where that stops, a string's body,
+    and the ends of block comments and attributes."""
+    from pygments.lexers.rust import RustLexer
+
+    # Their words as Pygments joins them, the group made non-capturing: Python's `re` fails on a
+    # capturing group inside a possessive repeat ("the span of capturing group is wrong").
+    builtins, types = (
+        _uncaptured(w[0].get()) for w in (RustLexer.builtin_funcs_types, RustLexer.keyword_types)
+    )
+    # The 'typename' state (after `:`, `->`, `struct`...): blanks, `&`, lifetimes, built-in
+    # names and types stay in it; a name or anything else leaves it.
+    typename = rf"(?:\s+|&|{_LIFETIME}|{builtins}|{types})*+(?:{_IDENT})?"
+    # Every rule of 'base' that yields no string, as Pygments would take it where it stands:
+    # a rule that may take a position an earlier string rule would take is kept from it.
+    # Each branch begins with a character or a class, which `re` tests before trying the branch.
+    code = "|".join(
+        (
+            r"[\s{}()\[\],.;+*%&|<>^!~@=?]+",  # blanks and one-character tokens
+            rf"mod\b\s*(?:{_IDENT})?",  # 'modname'
+            rf"fn\b\s*(?:{_IDENT})?",  # 'funcname'
+            *(rf"{word}\b{typename}" for word in ("struct", "enum", "type", "union")),
+            r"default\s+(?:type|fn)\b",
+            *(rf"{word}\b\s*(?:'[A-Za-z_]\w*)?" for word in ("break", "continue")),  # a label
+            # Keywords and names alike end where the word does; `b'`, `b"`, `r"`, `br#"` may
+            # begin strings.
+            r"""(?:[ac-qs-zA-Z_]|b(?!['"]|r#*")|r(?!#*"))\w*""",
+            rf"0(?:b[01_]+|o[0-7_]+|[xX][0-9a-fA-F_]+){_NUMBER_TYPE}",
+            rf"[0-9][0-9_]*(?:{_FLOAT})?{_NUMBER_TYPE}",
+            rf"'(?!{_CHAR[1:]}){_LIFETIME[1:]}",
+            r"//(?!!|/(?!/)).*\n",  # a comment; `///x` and `//!` are doc comments (strings)
+            r"/(?![/*])",
+            r"::\b",
+            rf":{typename}",
+            rf"->{typename}",
+            r"-",
+            r"\$(?:[a-zA-Z_]\w*|\(,?|\),?|,?)",
+            r"#(?!!?\[)",
+        )
+    )
+    token = "|".join(
+        (
+            rf"(?P<doc>{_DOC_LINE})",
+            r"(?P<doc_block>/\*\*(?:\n|[^/*])|/\*!)",
+            r"(?P<block>/\*)",
+            rf"(?P<char>{_CHAR}|{_BYTE_CHAR})",
+            r'(?P<string>b?")',
+            r'(?P<raw>b?r(?P<hashes>#*)"(?s:.*?)"(?P=hashes))',
+            r"(?P<attribute>#!?\[)",
+            rf"(?P<code>{_IDENT})",  # `b`, `r`, `br` whose string did not match
+        )
+    )
+    return (
+        re.compile(f"(?:{code})*+", re.MULTILINE),
+        re.compile(token, re.MULTILINE),
+        re.compile(_STRING_BODY),
+        re.compile(r"/\*|\*/"),
+        re.compile(r'[^"\]\[]+|"|\[|\]'),
+        re.compile(r"#![^[\n].*$", re.MULTILINE),  # a shebang, read at the start only
+    )
+
+
+def _uncaptured(pattern: str) -> str:
+    return re.sub(r"\((?!\?)", "(?:", pattern)
+
+
+def scan_rust(text: str, limit: int) -> list[tuple[int, int]]:
+    """The string runs of Rust text, as `RustLexer` reads them (see `Scanner`)."""
+    code, token, body, comment, attribute, shebang = _rust()
+    runs: list[tuple[int, int]] = []
+    found = shebang.match(text)
+    pos, size = (found.end() if found else 0), len(text)
+
+    def string(start: int, end: int) -> None:
+        if runs and runs[-1][1] == start:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+
+    while pos < size:
+        pos = code.match(text, pos).end()  # type: ignore[union-attr]  # may match empty
+        if pos >= size or (pos >= limit and pos > 0 and not (runs and runs[-1][1] == pos)):
+            break
+        found = token.match(text, pos)
+        kind = found.lastgroup if found else None
+        end = found.end() if found else pos + 1  # no rule: one character, an error token
+        if kind == "string":
+            end = body.match(text, end).end()  # type: ignore[union-attr]
+        elif kind == "doc_block" or kind == "block":
+            end = _comment_end(text, end, comment)
+        elif kind == "attribute":
+            end = _attribute_end(text, end, attribute, body, string)
+        if kind in ("doc", "doc_block", "char", "string", "raw"):
+            string(pos, end)
+        pos = end
+    return runs
+
+
+def _comment_end(text: str, pos: int, marks: re.Pattern[str]) -> int:
+    """Where a block comment opened before `pos` ends (comments nest), or the text's end."""
+    depth = 1
+    for mark in marks.finditer(text, pos):
+        depth += 1 if mark.group() == "/*" else -1
+        if not depth:
+            return mark.end()
+    return len(text)
+
+
+def _attribute_end(
+    text: str,
+    pos: int,
+    parts: re.Pattern[str],
+    body: re.Pattern[str],
+    string: Callable[[int, int], None],
+) -> int:
+    """Where an attribute opened before `pos` ends (brackets nest; its strings are strings)."""
+    depth = 1
+    while depth and pos < len(text):
+        part = parts.match(text, pos)
+        assert part is not None  # every character begins one of the parts
+        end = part.end()
+        if part.group() == '"':
+            end = body.match(text, end).end()  # type: ignore[union-attr]
+            string(pos, end)
+        elif part.group() == "[":
+            depth += 1
+        elif part.group() == "]":
+            depth -= 1
+        pos = end
+    return pos
