@@ -61,7 +61,21 @@ def _line_start(text: str, line: int) -> int:
 
 def scanner_for(lexer_name: str) -> Scanner | None:
     """The scanner that mirrors the named Pygments lexer, or None."""
-    return {"Rust": scan_rust}.get(lexer_name)
+    return {"Rust": scan_rust, "Go": scan_go}.get(lexer_name)
+
+
+def _join(runs: list[tuple[int, int]], start: int, end: int) -> None:
+    """Add the string token `start`..`end` to the runs: to the last one where it touches it."""
+    if runs and runs[-1][1] == start:
+        runs[-1] = (runs[-1][0], end)
+    else:
+        runs.append((start, end))
+
+
+def _done(runs: list[tuple[int, int]], pos: int, limit: int) -> bool:
+    """Whether a scanner may stop at `pos`, where a token begins: at or past the limit, not at
+    the very start, and not where a string token would join the run before it."""
+    return pos >= limit and pos > 0 and not (runs and runs[-1][1] == pos)
 
 
 # -- Rust (pygments.lexers.rust.RustLexer) ------------------------------------------------------
@@ -151,16 +165,9 @@ def scan_rust(text: str, limit: int) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     found = shebang.match(text)
     pos, size = (found.end() if found else 0), len(text)
-
-    def string(start: int, end: int) -> None:
-        if runs and runs[-1][1] == start:
-            runs[-1] = (runs[-1][0], end)
-        else:
-            runs.append((start, end))
-
     while pos < size:
         pos = code.match(text, pos).end()  # type: ignore[union-attr]  # may match empty
-        if pos >= size or (pos >= limit and pos > 0 and not (runs and runs[-1][1] == pos)):
+        if pos >= size or _done(runs, pos, limit):
             break
         found = token.match(text, pos)
         kind = found.lastgroup if found else None
@@ -170,9 +177,9 @@ def scan_rust(text: str, limit: int) -> list[tuple[int, int]]:
         elif kind == "doc_block" or kind == "block":
             end = _comment_end(text, end, comment)
         elif kind == "attribute":
-            end = _attribute_end(text, end, attribute, body, string)
+            end = _attribute_end(text, end, attribute, body, runs)
         if kind in ("doc", "doc_block", "char", "string", "raw"):
-            string(pos, end)
+            _join(runs, pos, end)
         pos = end
     return runs
 
@@ -192,7 +199,7 @@ def _attribute_end(
     pos: int,
     parts: re.Pattern[str],
     body: re.Pattern[str],
-    string: Callable[[int, int], None],
+    runs: list[tuple[int, int]],
 ) -> int:
     """Where an attribute opened before `pos` ends (brackets nest; its strings are strings)."""
     depth = 1
@@ -202,10 +209,53 @@ def _attribute_end(
         end = part.end()
         if part.group() == '"':
             end = body.match(text, end).end()  # type: ignore[union-attr]
-            string(pos, end)
+            _join(runs, pos, end)
         elif part.group() == "[":
             depth += 1
         elif part.group() == "]":
             depth -= 1
         pos = end
     return pos
+
+
+# -- Go (pygments.lexers.go.GoLexer) ------------------------------------------------------------
+
+# GoLexer has one state. None of its rules for code (blanks, names, numbers, operators) takes a
+# quote or a backtick, nor a `/` but as an operator's first character: the lexer stands on each of
+# them, and tries its rules in their order. A `/` opens a comment (a block comment does not nest,
+# and one left open is an operator); a quote opens a rune, a raw string or an interpreted string,
+# or, where the literal is left open, is an error token of one character. A rune's `[^\\]` and an
+# interpreted string's `[^"\\]` take newlines, as a raw string's `[^`]` does.
+_GO_CODE = r"""[^/'"`]++|//.*|/(?:\\\n)?\*[\s\S]*?\*(?:\\\n)?/|/"""
+_GO_RUNE = (
+    r"""'(?:\\['"\\abfnrtv]|\\x[0-9a-fA-F]{2}|\\[0-7]{1,3}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}"""
+    r"""|[^\\])'"""
+)
+# `"(\\\\|\\[^\\]|[^"\\])*"`: a backslash and any character, or anything but a quote.
+_GO_STRING = r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"'
+
+
+@cache
+def _go() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Go's patterns: the code between strings (comments too), and a string where that stops."""
+    return (
+        re.compile(f"(?:{_GO_CODE})*+"),
+        re.compile(f"{_GO_RUNE}|`[^`]*`|{_GO_STRING}"),
+    )
+
+
+def scan_go(text: str, limit: int) -> list[tuple[int, int]]:
+    """The string runs of Go text, as `GoLexer` reads them (see `Scanner`)."""
+    code, string = _go()
+    runs: list[tuple[int, int]] = []
+    pos, size = 0, len(text)
+    while pos < size:
+        pos = code.match(text, pos).end()  # type: ignore[union-attr]  # may match empty
+        if pos >= size or _done(runs, pos, limit):
+            break
+        if found := string.match(text, pos):
+            _join(runs, pos, found.end())
+            pos = found.end()
+        else:
+            pos += 1  # a quote or backtick no rule takes: an error token
+    return runs
