@@ -1,9 +1,11 @@
-"""Rust's strings that span lines, found by a scanner (chains.string_scan), are the ones Pygments'
-tokens give (`substance.string_spans` before the scanner), misreadings included: the chain
+"""Rust's and Go's strings that span lines, found by a scanner (chains.string_scan), are the ones
+Pygments' tokens give (`substance.string_spans` before the scanner), misreadings included: the chain
 builder's decisions stay as they were. Each snippet is checked against Pygments for every `until`
 and against the spans a reader expects."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,7 +13,11 @@ from chains import substance
 from chains.string_scan import lexer_text, scanner_for
 from chains.substance import lexer_for, string_spans
 
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
 RUST = lexer_for("lib.rs")
+GO = lexer_for("main.go")
 
 RAW = """const TEMPLATE: &str = r##"
 [sections]
@@ -78,24 +84,88 @@ CASES = {
     "a shebang and attributes": (SHEBANG, [(3, 4)]),
 }
 
+GO_RAW = """package main
 
-def lexed(text: str, until: int | None = None) -> list[tuple[int, int]]:
+var usage = `Usage: tool [flags]
+  -v  "verbose" and 'quiet'
+`
+var short = `one line`
+var query = `SELECT *
+FROM t` + "x"
+"""
+# A backtick inside a comment, an interpreted string or a rune opens nothing; `/*` inside a line
+# comment opens no block comment.
+GO_TICKS = """// a `tick` in a comment /* and a block opened
+s := "a ` tick" + `raw
+string`
+r := '`'
+/* a block comment with ` and " and '
+*/ t := `x
+y`
+"""
+# Runes: `'"'` and `'\''` open no string; Pygments' rune is any character but a backslash, a
+# newline too, so `'` newline `'` is a string that spans lines (Go has no such rune).
+GO_RUNES = """tick := '`'
+q, a, n := '"', '\\'', '\\n'
+u := '\\u00e9' + '\\x41' + '\\101'
+odd := '
+'
+"""
+# Pygments' interpreted string takes newlines, and one left open is a quote alone (an error
+# token), the text after it code; a block comment does not nest, `/*/` does not close one, and
+# one left open is code.
+GO_OPEN = """s := "two
+lines" + "an escaped \\" quote"
+left := "open
+/*/ `not a string
+/* still the comment */ u := `a
+b`
+/* a block comment left open is operators
+w := `c
+d`
+"""
+# Tokens that touch are one run: a string, a raw string and a rune.
+GO_JOINED = """x := "a"`b
+c`'d'
+y := `e`
+"""
+GO_CASES = {
+    "raw strings": (GO_RAW, [(3, 5), (7, 8)]),
+    "backticks in comments, strings and runes": (GO_TICKS, [(2, 3), (6, 7)]),
+    "runes of quotes, a rune of a newline": (GO_RUNES, [(4, 5)]),
+    "strings across lines, left open, block comments": (GO_OPEN, [(1, 2), (5, 6), (8, 9)]),
+    "touching strings joined": (GO_JOINED, [(1, 2)]),
+}
+
+
+def lexed(text: str, until: int | None = None, lexer: Lexer | None = RUST) -> list[tuple[int, int]]:
     """`string_spans` as it was before the scanner: from Pygments' tokens."""
     scanner = substance.scanner_for
     substance.scanner_for = lambda name: None  # type: ignore[assignment]
     try:
-        return string_spans(text, RUST, until)
+        return string_spans(text, lexer, until)
     finally:
         substance.scanner_for = scanner
+
+
+def assert_pygments_own(text: str, lexer: Lexer | None, expected: list[tuple[int, int]]) -> None:
+    """The scanner's spans are Pygments' and the ones expected, and so for every `until`."""
+    assert lexer is not None and scanner_for(lexer.name) is not None
+    assert string_spans(text, lexer) == lexed(text, None, lexer) == expected
+    for until in range(-1, text.count("\n") + 3):
+        assert string_spans(text, lexer, until) == lexed(text, until, lexer), until
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_rust_string_spans_are_pygments_own(name: str) -> None:
     text, expected = CASES[name]
-    assert RUST is not None and scanner_for(RUST.name) is not None
-    assert string_spans(text, RUST) == lexed(text) == expected
-    for until in range(-1, text.count("\n") + 3):
-        assert string_spans(text, RUST, until) == lexed(text, until), until
+    assert_pygments_own(text, RUST, expected)
+
+
+@pytest.mark.parametrize("name", GO_CASES)
+def test_go_string_spans_are_pygments_own(name: str) -> None:
+    text, expected = GO_CASES[name]
+    assert_pygments_own(text, GO, expected)
 
 
 def test_until_keeps_the_strings_begun_by_then_whole() -> None:
@@ -103,6 +173,9 @@ def test_until_keeps_the_strings_begun_by_then_whole() -> None:
     assert string_spans(RAW, RUST, until=4) == [(1, 4)]
     assert string_spans(RAW, RUST, until=5) == [(1, 4), (5, 6)]
     assert string_spans(DOCS, RUST, until=0) == [(1, 4)]  # a string at the very start counts
+    assert string_spans(GO_RAW, GO, until=4) == [(3, 5)]
+    assert string_spans(GO_RAW, GO, until=6) == [(3, 5)]
+    assert string_spans(GO_RAW, GO, until=7) == [(3, 5), (7, 8)]
 
 
 def test_the_text_is_read_as_pygments_reads_it() -> None:
