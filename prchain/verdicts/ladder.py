@@ -165,6 +165,13 @@ def _run(env: Environment, command: str, timeout: float, reader: TestReport) -> 
 
 
 NO_SPACE = "No space left on device"  # ENOSPC as Python and the shell say it
+# Said after a root error of a full disk: the limits are the user's to raise. A compiled workspace
+# fills a tmpfs sandbox's /tmp with its build (ruff's 2023 era: cargo's target directory, in /tmp,
+# filled 256m on its first crate).
+DISK_HINT = (
+    " (the sandbox's disk is full: raise environment.scratch_limit, the size of /tmp and the "
+    "agent's home, or environment.disk_limit, of /work)"
+)
 DISK_FULL = "filled the sandbox's disk"
 # The sized run starts from the scratch space the whole suite started from: pytest clears its base
 # temporary directory only when a test first asks for one, so what the suite left there would
@@ -237,6 +244,8 @@ def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
         found.first_error = f"the suite ran past {timeout:g} s" + (
             f" ({found.first_error})" if found.first_error else ""
         )
+    if NO_SPACE in found.first_error:
+        found.first_error += DISK_HINT
     if not run.outcomes and not found.first_error:
         # No exception to name (a usage error, a plugin refusing the options): its last line does.
         last = next((x.strip() for x in reversed(run.output_tail.splitlines()) if x.strip()), "")

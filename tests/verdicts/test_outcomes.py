@@ -106,3 +106,28 @@ def test_a_gold_patch_that_changes_build_files_is_named_as_the_cause(tmp_path) -
     assert held_back(git(tmp_path, "diff", "--", "requirements-dev.txt")) == [
         "requirements-dev.txt"
     ]
+
+
+def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
+    """ruff's 2023 era: cargo's target directory, in a tmpfs sandbox's /tmp, filled its 256m on
+    the first crate; the root error says so, and which settings the user raises."""
+    from environments.eras.rust.report import Cargo
+    from prchain.verdicts.ladder import _counted
+    from prchain.verdicts.sandbox import SuiteRun
+
+    full = (
+        "   Compiling ruff_source_file v0.0.0 (/work/repo/crates/ruff_source_file)\n"
+        "error: failed to write query cache to `/tmp/cargo-target/debug/incremental/"
+        "ruff_source_file-2vhtsxsc2gxz0/s-hoii2cl0hr-18iokct-working/query-cache.bin`: "
+        "No space left on device (os error 28)\n\n"
+        "error: could not compile `ruff_source_file` (lib) due to 1 previous error\n"
+    )
+    said = _counted(SuiteRun(exit_code=101, output_tail=full), Cargo(), 600).first_error
+    assert said.startswith("error: failed to write query cache")
+    assert said.endswith(
+        "raise environment.scratch_limit, the size of /tmp and the agent's "
+        "home, or environment.disk_limit, of /work)"
+    )
+    other = "error[E0425]: cannot find function `missing` in this scope\n --> src/lib.rs:1:5\n"
+    plain = _counted(SuiteRun(exit_code=101, output_tail=other), Cargo(), 600).first_error
+    assert "scratch_limit" not in plain and plain.startswith("error[E0425]")
