@@ -235,8 +235,9 @@ def string_openers(lexer: Lexer | None) -> tuple[str, ...]:
 
 def string_spans(text: str, lexer: Lexer | None, until: int | None = None) -> list[tuple[int, int]]:
     """(first, last) line (1-based) of every string literal of `text` that spans lines: Python's
-    triple-quoted strings by a plain scan, another language's by its lexer (Go raw strings, JS
-    template literals, Kotlin's and Java's text blocks, Rust's raw strings). With `until`, the
+    triple-quoted strings by a plain scan, Rust's and Go's by a scanner that reads what their
+    Pygments lexer reads (`string_scan.py`), another language's by its lexer (JS template
+    literals, Kotlin's and Java's text blocks). With `until`, the
     lexer stops at the first token past that line outside a string: every string that begins by
     then is found whole, and the rest of the file, which a hunk that ends there never needs, is
     not lexed (ruff's PRs touch files of 400,000 characters)."""
