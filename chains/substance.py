@@ -237,10 +237,10 @@ def string_spans(text: str, lexer: Lexer | None, until: int | None = None) -> li
     """(first, last) line (1-based) of every string literal of `text` that spans lines: Python's
     triple-quoted strings by a plain scan, Rust's and Go's by a scanner that reads what their
     Pygments lexer reads (`string_scan.py`), another language's by its lexer (JS template
-    literals, Kotlin's and Java's text blocks). With `until`, the
-    lexer stops at the first token past that line outside a string: every string that begins by
-    then is found whole, and the rest of the file, which a hunk that ends there never needs, is
-    not lexed (ruff's PRs touch files of 400,000 characters)."""
+    literals, Kotlin's and Java's text blocks). With `until`, the lexer (or scanner) stops at the
+    first token past that line outside a string: every string that begins by then is found whole,
+    and the rest of the file, which a hunk that ends there never needs, is not read (ruff's PRs
+    touch files of 400,000 characters)."""
     if lexer is None or lexer.name in WHOLE_FILE_LEXERS:
         return multiline_strings(text)
     if not any(opener in text for opener in string_openers(lexer)):
