@@ -14,7 +14,12 @@ from typing import Any, TypeVar
 import networkx as nx
 from sqlalchemy import Engine, delete, select
 
-from chains.codelinks import THIN_CODE_LINK, thin_code_link
+from chains.codelinks import (
+    INCIDENTAL_CODE_LINK,
+    THIN_CODE_LINK,
+    incidental_code_link,
+    thin_code_link,
+)
 from chains.config import ChainsConfig
 from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
@@ -29,6 +34,7 @@ from chains.patches import SplitPatch, split_patch
 from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
 from chains.substance import measure_stages, no_stages
+from chains.vetted import RESCUED_AT
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
 from sql.models import Chain, ChainBuild, ChainStage, PRPatch
@@ -328,21 +334,40 @@ def _drop_thin_code_links(
     """Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its
     own rather than two stages (`thin_code_link`) leave the graph; each is recorded under
     `code_link_thin_stage`. A vetter's rescue is a verdict on dependency, not on substance: it
-    is dropped the same."""
-    thin: dict[tuple[int, int], str] = {}
+    is dropped the same. Those whose change looks like its own passing through the older code
+    (`incidental_code_link`) leave it too, unless the vetter judged them dependent: that rule
+    guesses at what the vetter reads."""
+    dropped: dict[tuple[int, int], tuple[str, str]] = {}
+    lifted: dict[tuple[int, int], str] = {}  # incidental, but the vetter judged them dependent
     for newer, older, attrs in graph.edges(data=True):
         if attrs.get("evidence_class") != "code":
             continue
         why = thin_code_link(attrs, nodes[newer].code_lines, nodes[older].code_lines, cfg)
         if why:
-            thin[newer, older] = why
-    graph.remove_edges_from(thin)
+            dropped[newer, older] = THIN_CODE_LINK, f"no stages: {why}"
+            continue
+        why = incidental_code_link(attrs, nodes[newer], nodes[older], cfg)
+        if not why:
+            continue
+        if attrs.get("vetted") == RESCUED_AT:
+            lifted[newer, older] = why
+        else:
+            dropped[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
+    graph.remove_edges_from(dropped)
     for link in report.links:
-        found = thin.get((link.newer, link.older))
-        if found and link.rule is None:
-            link.rule = THIN_CODE_LINK
-            link.attrs["why"] += f"; no stages: {found}"
-            report.dropped[THIN_CODE_LINK] += 1
+        pair = link.newer, link.older
+        if link.rule is not None:
+            continue
+        if pair in dropped:
+            link.rule, why = dropped[pair]
+            link.attrs["why"] += f"; {why}"
+            report.dropped[link.rule] += 1
+        elif pair in lifted and "rescued_from" not in link.attrs:
+            link.attrs["rescued_from"] = INCIDENTAL_CODE_LINK
+            link.attrs["why"] += (
+                f"; the rules had dropped it as {INCIDENTAL_CODE_LINK} ({lifted[pair]})"
+            )
+            report.rescued += 1
 
 
 def _drop(summary: BuildSummary, chain: ChainCandidate, rule: str) -> None:

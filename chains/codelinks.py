@@ -8,7 +8,9 @@ candidate link: a reference of type `code`, evidence class `code`, read from the
 It then meets the same link rules, git blame, symbol use, gates and vetter as a reference does:
 the rules keep it only with enough points of contact with the older PR's code
 (`code_link_unbacked`) and, once both ends are lexed, only between two ends that are stages, not a
-follow-up fix or a task of its own passing through the older code (`thin_code_link`). Its stored
+follow-up fix or a task of its own passing through the older code (`thin_code_link`), and, unless
+the link vetter judged the pair dependent, only where the newer PR's change is about that code
+(`incidental_code_link`). Its stored
 decision says `code`, so a user who wants only the paper's ref-linked chains sets
 `chains.code_links: false`. By default (`auto`) only a repository whose PRs seldom name other PRs
 is read this way (`code_link_repos`).
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 CODE_REF = "code"
 THIN_CODE_LINK = "code_link_thin_stage"  # the rule `thin_code_link` applies
+INCIDENTAL_CODE_LINK = "code_link_incidental"  # the rule `incidental_code_link` applies
 # Code files whose lines are data: a notebook's cells are JSON strings, its outputs included.
 NOT_CODE_TEXT = (".ipynb",)
 BATCH = 500
@@ -159,4 +162,32 @@ def thin_code_link(
     contact = code_contact(lineage_of(attrs), attrs.get("symbols") or 0)
     if contact < config.code_link_min_share * newer_lines:
         return f"{contact} point(s) of contact in {newer_lines} line(s) of the newer PR's code"
+    return ""
+
+
+def incidental_code_link(
+    attrs: Mapping[str, Any], newer: PRNode, older: PRNode, config: ChainsConfig
+) -> str:
+    """Why a code link looks like a change of its own that passes through the older PR's code
+    ('' when its change is about that code). Blind round 33 read the code links judged not
+    strictly dependent one by one: a sweep (mockito #476 puts a singleton in place of
+    `new ThreadSafeMockingProgress()` in 16 files), a migration (mockito #2804 moves to Java 11,
+    zustand #12 to TypeScript), a feature or refactor that rewrites a few of the older lines on
+    its way (fiber #3754, starship #4550). Their contact with the older code is a small share of
+    their own code, or most of their files are ones the older PR never touched. Only the link
+    vetter reads what a change is for; its `dependent` lifts this rule."""
+    lines = max(1, newer.code_lines)
+    contact = code_contact(lineage_of(attrs), attrs.get("symbols") or 0)
+    if contact < config.code_link_focus_share * lines:
+        return (
+            f"{contact} point(s) of contact in {lines} line(s) of the newer PR's code, under "
+            f"{config.code_link_focus_share:.0%}"
+        )
+    files = len(newer.files)
+    shared = len(newer.files & older.files)
+    if shared < config.code_link_focus_files * files:
+        return (
+            f"the older PR touched {shared} of the newer PR's {files} file(s), under "
+            f"{config.code_link_focus_files:.0%}"
+        )
     return ""

@@ -67,6 +67,7 @@ def apply_verdicts(
         if said is None:
             continue
         verdict, reason = said
+        link.attrs["vetted"] = verdict  # the rules after lexing read it (`incidental_code_link`)
         if link.rule is None and not keeps(verdict, config.vet_keep):
             candidates.pop((link.newer, link.older), None)
             _record(link, REJECTED_RULE, verdict, reason, "the rules had kept it")

@@ -7,11 +7,17 @@ chains had a thin stage: a dozen-line fix of the older PR."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from chains.config import ChainsConfig
+from miner.config import MinerConfig
+from miner.mine import mine
+from prchain.dev.fake_llm import ScriptedLLMServer
+from sql.db import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
+from tests.support.vetting import SETTINGS, chains_listed, run
 
 
 def _word(n: int) -> str:
@@ -38,11 +44,17 @@ def _func(name: str, body: list[str]) -> str:
     return f"def {name}(value):\n{''.join(body)}    return value\n"
 
 
-def _history(path: Path, older: int, rewrite: int, own: int) -> History:
-    """#1 writes `older` lines of `ledger.py`; #2 (no text names #1) rewrites `rewrite` of them
-    and writes `own` lines of its own in another file."""
+SWEPT = [f"books/{_word(700 + i)}.py" for i in range(8)]
+
+
+def _history(path: Path, older: int, rewrite: int, own: int, swept: int = 0) -> History:
+    """#1 writes `older` lines of `ledger.py`; #2 (no text names #1) rewrites `rewrite` of them,
+    writes `own` lines of its own in another file and edits `swept` files #1 never touched."""
     repo = History(path)
-    repo.commit("Initial commit", {"books/__init__.py": "", "books/util.py": "SCALE = 3\n"})
+    untouched = {name: _func("keep", _lines(800 + 40 * i, 4)) for i, name in enumerate(SWEPT)}
+    repo.commit(
+        "Initial commit", {"books/__init__.py": "", "books/util.py": "SCALE = 3\n", **untouched}
+    )
     body = _lines(1, older)
     repo.pr(1, "Ledger settlement", {"books/ledger.py": _func("settle", body)})
     # Each line rewritten its own way: one edit repeated on every line is carried, not written.
@@ -54,12 +66,21 @@ def _history(path: Path, older: int, rewrite: int, own: int) -> History:
     files = {"books/ledger.py": _func("settle", rewritten)}
     if own:
         files["books/audit.py"] = _func("audit", _lines(5_000, own))
+    for i, name in enumerate(SWEPT[:swept]):
+        files[name] = _func("keep", _lines(800 + 40 * i, 4) + _lines(6_000 + 40 * i, 3))
     repo.pr(2, "Audit trail", files)
     return repo
 
 
-def _link(tmp_path: Path, older: int, rewrite: int, own: int, config: ChainsConfig | None = None):
-    repo = _history(tmp_path / "books", older, rewrite, own)
+def _link(
+    tmp_path: Path,
+    older: int,
+    rewrite: int,
+    own: int,
+    config: ChainsConfig | None = None,
+    swept: int = 0,
+):
+    repo = _history(tmp_path / "books", older, rewrite, own, swept)
     config = config or ChainsConfig(code_links=True)
     engine = mine_and_build(repo.path, tmp_path / "store.db", "acme/books", config)
     return links_by_number(engine)[2, 1]
@@ -130,3 +151,61 @@ def test_auto_reads_code_only_where_prs_seldom_name_each_other(tmp_path: Path) -
         talking.path, tmp_path / "on.db", "acme/talking", ChainsConfig(code_links=True)
     )
     assert links_by_number(engine)[2, 1].evidence_class == "code"
+
+
+def test_a_change_of_its_own_with_little_contact_is_incidental(tmp_path: Path) -> None:
+    """#2 writes 60 lines of its own and rewrites 6 of #1's: over 5% of its code, so its ends are
+    stages, but under 15%: a feature that rewrites a few of the older lines on its way (round
+    33: fiber #3754 through #3746's cache code, starship #4550 through #4743's)."""
+    link = _link(tmp_path, older=40, rewrite=6, own=60)
+    assert (link.kept, link.rule) == (False, "code_link_incidental"), link.why
+    assert "a change of its own: 6 point(s) of contact" in link.why
+    # The share lowered, the same pair is a link.
+    again = _link(
+        tmp_path / "lower",
+        older=40,
+        rewrite=6,
+        own=60,
+        config=ChainsConfig(code_links=True, code_link_focus_share=0.05),
+    )
+    assert again.kept, again.why
+
+
+def test_a_sweep_through_files_the_older_pr_never_touched_is_incidental(tmp_path: Path) -> None:
+    """#2 rewrites 8 of #1's lines, enough contact for its size, but edits 8 files #1 never
+    touched besides: a sweep (round 33: mockito #476 puts a singleton in place of `new
+    ThreadSafeMockingProgress()` in 16 files, badger #1498 moves `y.Closer` to `z.Closer`)."""
+    link = _link(tmp_path, older=40, rewrite=8, own=0, swept=8)
+    assert (link.kept, link.rule) == (False, "code_link_incidental"), link.why
+    assert "the older PR touched 1 of the newer PR's 9 file(s)" in link.why
+    # Two such files are no sweep: #1 touched a third of #2's files.
+    fewer = _link(tmp_path / "fewer", older=40, rewrite=8, own=0, swept=2)
+    assert fewer.kept, fewer.why
+
+
+def test_the_vetter_asks_about_an_incidental_code_link_and_its_dependent_lifts_the_rule(
+    tmp_path: Path, fake_llm: ScriptedLLMServer
+) -> None:
+    """The rule guesses at what a change is for, which the link vetter reads: `chains vet` asks
+    about its drops, a `dependent` keeps the link, a `borderline` leaves it dropped."""
+    for verdict, kept in (("dependent", True), ("borderline", False)):
+        repo = _history(tmp_path / verdict, older=40, rewrite=8, own=0, swept=8)
+        url = f"sqlite:///{tmp_path / verdict}.db"
+        mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/books")
+        code = ("--set", "chains.code_links=true")
+        run("chains", "build", "--db", url, *SETTINGS, *code)
+        assert (
+            "#2 → #1"
+            in run("chains", "links", "--db", url, "--rule", "code_link_incidental").output
+        )
+        reply = json.dumps({"verdict": verdict, "reason": "the audit rewrites the settlement"})
+        fake_llm.push(
+            model="link_vetter", contains="Now decide whether #2 depends on #1.", content=reply
+        )
+        run("chains", "vet", "--db", url, *SETTINGS, *code)
+        assert len(fake_llm.requests_for("link_vetter")) == 1
+        fake_llm.reset()
+        assert ("#1 ← #2" in chains_listed(url)) is kept
+        link = links_by_number(make_engine(url))[2, 1]
+        assert link.kept is kept
+        assert (link.rescued_from == "code_link_incidental") is kept, link.why
