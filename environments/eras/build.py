@@ -394,7 +394,11 @@ def build_failure(log: str, code: int) -> str:
 
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
-_GO_ERROR = re.compile(r"^go: (?!downloading |finding |extracting |found |to add )\S+@\S+: ")
+# A module a `replace` directive points elsewhere is named with its stand-in: `go: m@v (replaced by
+# r@v): reading …` (cloudquery's cli of 2026 replaced invopop/jsonschema by its own fork).
+_GO_ERROR = re.compile(
+    r"^go: (?!downloading |finding |extracting |found |to add )\S+@\S+(?: \(replaced by \S+\))?: "
+)
 
 
 def _cause_chain(lines: list[str]) -> list[str]:

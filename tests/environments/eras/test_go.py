@@ -321,3 +321,27 @@ def test_a_build_whose_module_the_proxy_does_not_have_names_the_module(tmp_path:
     said = build_failure(log, done.returncode)
     assert said.startswith("go: example.com/tinylib@v0.9.0: reading http://127.0.0.1:"), said
     assert said.endswith(": 404 File not found"), said
+
+
+def test_a_replaced_module_the_proxy_refuses_is_named_with_its_stand_in() -> None:
+    """cloudquery's cli of 2026 replaced invopop/jsonschema by cloudquery's fork, which the Go proxy
+    here refuses: go names the module with its stand-in, and its server's answer follows on a line
+    of its own. The root error was that answer alone ("server response: This module version is
+    not available."), which says nothing of the module (the lines as that era's build printed
+    them)."""
+    from environments.eras.build import build_failure
+
+    log = (
+        "go: github.com/invopop/jsonschema@v0.14.0 (replaced by github.com/cloudquery/jsonschema"
+        "@v0.0.0-20260327151118-8dfb902740f6): reading https://proxy.golang.org/github.com/"
+        "cloudquery/jsonschema/@v/v0.0.0-20260327151118-8dfb902740f6.mod: 403 Forbidden\n"
+        "\tserver response: This module version is not available.\n"
+        "+ rm -f /opt/prchain/egress.sh\n"
+    )
+    said = build_failure(log, 1)
+    assert said.startswith(
+        "go: github.com/invopop/jsonschema@v0.14.0 (replaced by github.com/cloudquery/jsonschema"
+    ), said
+    assert said.endswith("403 Forbidden server response: This module version is not available."), (
+        said
+    )
