@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from environments.stage_entry import reverted_part
 from prchain.core import git
 from prchain.core.errors import GitError
 
@@ -124,7 +125,10 @@ class StageBases:
         tree, env = self._env(repo_id)
         if not self._read_base(repo_id, base, tree, env):
             return True  # a base the clone lacks: unknown
-        for patch in reversed(patches):
+        for whole in reversed(patches):
+            patch = reverted_part(whole)  # as the sandbox reverts it: Go's module files stay
+            if not patch.strip():
+                continue
             data = patch if patch.endswith("\n") else patch + "\n"
             done = git.run(
                 tree, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",

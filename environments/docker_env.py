@@ -28,7 +28,7 @@ from environments.images import Notify, RepoImage, ensure_repo_image
 from environments.protocol import ExecResult, StageSpec, Transition, capped_diff
 from environments.run import INTERNAL_LIMIT, run_command
 from environments.sandbox_spec import AGENT, AGENT_ENV, container_spec, run_sandbox
-from environments.stage_entry import gold_archive, patch_paths, transition_from
+from environments.stage_entry import gold_archive, patch_paths, reverted_part, transition_from
 from prchain.core.errors import ConfigError, EnvironmentFailure
 
 
@@ -388,7 +388,8 @@ class DockerEnvironment:
 
     def _stage_base(self, t: int, container: str | None = None) -> str:
         """Root: end the agent's processes, fetch B_t, revert g_(t−1) … g_1, publish C_t."""
-        golds = [j for j in range(t - 1, 0, -1) if self.stages[j].gold_patch.strip()]
+        reverts = {j: reverted_part(self.stages[j].gold_patch) for j in range(t - 1, 0, -1)}
+        golds = [j for j, patch in reverts.items() if patch.strip()]
         whole = self._whole_base(t)
         pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
         feed = bool(golds or pack)
@@ -400,9 +401,7 @@ class DockerEnvironment:
             *map(str, golds),
             user="root",
             what=f"ending the agent's processes and preparing stage {t} from B_{t}",
-            stdin=gold_archive({j: self.stages[j].gold_patch for j in golds}, pack)
-            if feed
-            else None,
+            stdin=gold_archive({j: reverts[j] for j in golds}, pack) if feed else None,
             container=container,
         )
 

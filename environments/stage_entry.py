@@ -11,6 +11,25 @@ import tarfile
 from environments import carry
 from environments.protocol import StageSpec, Transition
 
+# Go's module files of an earlier stage stay as B_t has them when that stage's gold code is reverted.
+# Its tests stay too and may import what they require (cloudquery #6759 requires testify for its
+# tests, which stage #6763's tree keeps): reverted, the module files lack it, and the agent's first
+# `go test` (-mod=mod) writes it back into go.mod and go.sum, which then shows in the agent's own
+# diff. A requirement names no file of the tree, so keeping one breaks no build.
+KEPT_ON_REVERT = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum"})
+_SECTION = re.compile(r"(?m)^(?=diff --git )")
+
+
+def reverted_part(patch: str) -> str:
+    """What entering a later stage reverts of an earlier stage's gold patch: all of it but the
+    files of `KEPT_ON_REVERT`."""
+    sections = _SECTION.split(patch)
+    return "".join(
+        section
+        for section in sections
+        if not any(path.rsplit("/", 1)[-1] in KEPT_ON_REVERT for path in patch_paths(section))
+    )
+
 
 def gold_archive(patches: dict[int, str], base_pack: bytes = b"") -> bytes:
     """The gold patches (stage → patch), and the pack of a stand-in for B_t where one is needed

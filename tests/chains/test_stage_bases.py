@@ -142,6 +142,23 @@ def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> N
     assert _git(repo, "status", "--porcelain") == ""
 
 
+def test_go_module_files_are_no_part_of_the_revert(tmp_path: Path) -> None:
+    """The sandbox keeps an earlier stage's go.mod and go.sum as the base has them
+    (`environments.stage_entry.reverted_part`), so a later edit of the same lines (a bump between
+    the stages) keeps no stage out; its code still has to revert."""
+    repo = History(tmp_path / "repo")
+    gomod = "module example.com/m\n\ngo 1.21\n\nrequire example.com/x v1.0.0\n"
+    repo.commit("Initial commit", {"go.mod": gomod, "m.go": "package m\n"})
+    code = "package m\n\nfunc Parse(s string) string { return s }\n"
+    repo.pr(1, "Parse", {"go.mod": gomod.replace("v1.0.0", "v1.1.0"), "m.go": code})
+    repo.pr(2, "Bump x", {"go.mod": gomod.replace("v1.0.0", "v1.2.0")})
+    repo.pr(3, "Trim", {"m.go": code.replace("return s", 'return s + ""')})
+    bases = StageBases({7: str(repo.path)})
+    assert bases.reverts(7, repo.prs[2], [_patch(repo, repo.prs[1])]) is True
+    # #2's bump of #1's line is in the way of nothing; a later edit of #1's code is.
+    assert bases.reverts(7, repo.prs[3], [_patch(repo, repo.prs[1])]) is False
+
+
 def _patch(repo: History, sha: str) -> str:
     return _git(repo, "diff", f"{sha}^", sha)
 
