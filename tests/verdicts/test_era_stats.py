@@ -103,3 +103,18 @@ def test_image_size_per_era_is_the_mean_of_the_sizes_known(engine: Engine) -> No
     shown = Console(file=io.StringIO(), width=120)
     shown.print(render(data)[0])
     assert re.search(r"image MB per environment .*200\.0", shown.file.getvalue())
+
+
+def test_an_era_counts_another_era_s_build_only_where_it_built_none_of_its_own() -> None:
+    """cloudquery's era of #6763 tried #6759's image from recipe memory (it lacked testify), then
+    built its own in 100.5 s, and recorded 209.6 s: both builds. An era verified on the borrowed
+    image alone keeps that image's build time (tests/envsetup/test_build_seconds.py)."""
+    from prchain.verdicts.ladder import era_build_seconds
+
+    borrowed = {"method": "memory", "build_seconds": 109.1, "verify_seconds": 35.3}
+    built = {"method": "planner", "build_seconds": 100.5, "verify_seconds": 47.8}
+    assert era_build_seconds([borrowed, built]) == 100.5
+    assert era_build_seconds([borrowed]) == 109.1
+    revised = {"method": "planner", "build_seconds": 20.25}
+    assert era_build_seconds([built, revised]) == 120.8
+    assert era_build_seconds([]) == 0.0
