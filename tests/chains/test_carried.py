@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.carried import carried_in_patch
+from chains.carried import _lined_up, carried_in_patch, tokens
 from chains.config import ChainsConfig
 from chains.lines import parse_patch
 from chains.patches import rust_test_start
@@ -69,6 +69,18 @@ def test_a_rewrapped_block_is_carried_whole_and_a_real_edit_is_not() -> None:
         "    alpha = gamma\n",
     )
     assert carried_positions(scattered) == set()
+
+
+def test_each_line_left_over_is_lined_up_with_the_most_alike_line_near_it() -> None:
+    """No two lines of this block have one shape (each edit adds a term), so each removed line
+    is compared with the added lines near its place, and paired with the most alike: one
+    matcher of an added line serves every removed line compared with it."""
+    old = ["total = compute(alpha, beta) + 1", "result = render(gamma, delta) * 2"]
+    old += ["value = parse(epsilon) - 3", "count = measure(zeta, eta) / 4"]
+    new = ["count = measure(zeta, eta) / 4 / 8", "total = compute(alpha, beta) + 10 + 1"]
+    new += ["result = render(gamma, delta) * 2 * 5", "value = parse(epsilon) - 3 - 9"]
+    lined = dict(_lined_up([tokens(line) for line in old], [tokens(line) for line in new]))
+    assert lined == {0: 1, 1: 2, 2: 3}  # in order: the last line's like comes before the others
 
 
 def test_a_rename_across_the_diff_is_carried_and_a_name_changed_once_is_an_edit() -> None:
