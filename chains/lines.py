@@ -330,8 +330,8 @@ class Lines:
         self._holds: dict[tuple[str, str], bool] = {}
         # One running `git cat-file` per clone reads the files asked about (`_show`), ended
         # with this object.
-        self._readers: dict[str, git.CatFile] = {}
-        weakref.finalize(self, _close_readers, self._readers)
+        self._readers = git.CatFiles()
+        weakref.finalize(self, self._readers.close)
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
         self._ahead: dict[BlameJob, dict[int, str] | None] = {}
@@ -521,9 +521,7 @@ class Lines:
         """A file's text (`name`: `rev:path`) as `git show` gives it (None where it fails), read
         by the clone's running `git cat-file`; what is no blob there (a directory, a submodule,
         nothing) is asked of `git show` itself."""
-        if clone not in self._readers:
-            self._readers[clone] = git.CatFile(clone)
-        found = self._readers[clone].read(name)
+        found = self._readers.of(clone).read(name)
         if found is not None and found[0] == "blob":
             return found[1].decode("utf-8", errors="replace")
         shown = git.run(clone, "show", name, check=False)
@@ -697,11 +695,6 @@ def _test_source(path: str) -> bool:
 def _test_file(path: str) -> bool:
     """A file whose lines are no code a later PR builds on: tests, fixtures, docs, config."""
     return not counts_as_code(path)
-
-
-def _close_readers(readers: dict[str, git.CatFile]) -> None:
-    for reader in readers.values():
-        reader.close()
 
 
 def _run_job(job: BlameJob) -> dict[int, str] | None:

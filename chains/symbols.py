@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
@@ -630,6 +631,10 @@ class Symbols:
         self._texts: dict[int, dict[str, str]] = {}  # PR id → its new blobs (one read per PR)
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
+        # One running `git cat-file` per clone reads each PR's new blobs (`_new_texts`), ended
+        # with this object (its planning twin shares them).
+        self._readers = git.CatFiles()
+        weakref.finalize(self, self._readers.close)
         self.grep_calls = 0
         # A planning twin's record of the older PRs whose names at base a pass asks about.
         self._planned: dict[int, PRNode] | None = None
@@ -697,7 +702,7 @@ class Symbols:
         """The new blobs of a PR's files that a lexer reads, read once for its names and its
         foreign names."""
         if pr_id not in self._texts:
-            self._texts[pr_id] = read_blobs(clone, _new_blobs(diff))
+            self._texts[pr_id] = read_blobs(clone, _new_blobs(diff), self._readers.of(clone))
         return self._texts[pr_id]
 
     def _new_at_base(self, older: PRNode) -> set[str]:

@@ -173,3 +173,19 @@ class CatFile:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+class CatFiles:
+    """A running `CatFile` per repository, each started on its first read."""
+
+    def __init__(self) -> None:
+        self._readers: dict[str, CatFile] = {}
+
+    def of(self, repo: str) -> CatFile:
+        if repo not in self._readers:
+            self._readers[repo] = CatFile(repo)
+        return self._readers[repo]
+
+    def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()

@@ -388,4 +388,4 @@ def test_files_are_read_as_git_show_gives_them(tmp_path: Path) -> None:
             expected = shown.stdout.decode(errors="replace") if shown.returncode == 0 else None
             assert lines._show(str(repo.path), name) == expected, name
         assert lines._show(str(repo.path), f"{second}:pkg/latin.py") == "name = '\ufffdt\ufffd'\n"
-        lines._readers[str(repo.path)].close()
+        lines._readers.close()

@@ -23,7 +23,9 @@ from chains.substance import (
     no_stages,
     patch_code_change,
     patch_code_lines,
+    read_blobs,
 )
+from prchain.core.git import CatFile
 from prchain.dev.repos import git
 from sql.models import Chain, ChainLink
 from tests.support.chain_store import StoreBuilder, file_diff
@@ -716,3 +718,27 @@ def test_a_temporal_chain_needs_no_reference_between_its_stages(engine: Engine) 
     with Session(engine) as session:
         signatures = [c.signature for c in session.scalars(select(Chain))]
     assert summary.total == 1 and signatures == [f"{store.pr_id(1)}-{store.pr_id(2)}"]
+
+
+def test_blobs_read_through_a_running_reader_are_those_of_one_batch(tmp_path: Path) -> None:
+    """A build reads each PR's blobs through one running `git cat-file`: the same texts as one
+    batch of them, missing and ambiguous names left out, bytes that are no UTF-8 replaced."""
+    repo = History(tmp_path / "src")
+    first = repo.commit("Initial commit", {"a.py": "A = 1\n", "b.py": "B = 2\n"})
+    (repo.path / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    second = repo.commit("More", {"a.py": "A = 3\n"})
+    blobs = [
+        git(repo.path, "rev-parse", f"{rev}:{path}")
+        for rev, path in ((first, "a.py"), (second, "a.py"), (second, "latin.py"))
+    ]
+    names = [*blobs, blobs[0], f"{second}:b.py", "0" * 40, "deadbeef", blobs[1][:4]]
+    reader = CatFile(str(repo.path))
+    try:
+        read = read_blobs(str(repo.path), names, reader)
+        assert read == read_blobs(str(repo.path), names)
+        assert read_blobs(str(repo.path), names[::-1], reader) == read
+    finally:
+        reader.close()
+    assert read[blobs[1]] == "A = 3\n" and read[f"{second}:b.py"] == "B = 2\n"
+    assert read[blobs[2]] == "name = '\ufffdt\ufffd'\n"
+    assert "0" * 40 not in read and "deadbeef" not in read
