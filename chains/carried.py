@@ -230,6 +230,15 @@ def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
     )
 
 
+def _matcher(after: list[str]) -> SequenceMatcher[str]:
+    """A matcher of one line's tokens against those of others (`set_seq1`), as
+    `SequenceMatcher(None, before, after, autojunk=False)` is: the index of `after`, which it
+    builds, and the counts its `quick_ratio` takes, are built once for every line compared."""
+    matcher = SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(after)
+    return matcher
+
+
 def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterator[tuple[int, int]]:
     """(removed, added) indexes of the lines of one block that line up: by shape first, as diff
     lines up texts; then each removed line left over with the most alike added line left over near
@@ -243,6 +252,7 @@ def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterato
     taken = set(paired.values())
     last = -1
     scale = len(new_words) / len(old_words)
+    matchers: dict[int, SequenceMatcher[str]] = {}  # added line → a matcher of it (`_matcher`)
     for k in range(len(old_words)):
         if k in paired:
             last = paired[k]
@@ -252,7 +262,10 @@ def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterato
         for j in range(max(last + 1, near - LIKENESS_WINDOW), near + LIKENESS_WINDOW + 1):
             if j >= len(new_words) or j in taken:
                 continue
-            pair = SequenceMatcher(None, old_words[k], new_words[j], autojunk=False)
+            if j not in matchers:
+                matchers[j] = _matcher(new_words[j])
+            pair = matchers[j]
+            pair.set_seq1(old_words[k])
             # The cheap upper bounds first: ratio() is quadratic in a line's tokens.
             if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
                 continue
@@ -330,9 +343,12 @@ def _moved_and_edited(
             key=lambda n: (len(by_name[n]), n),
         )
         near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
-        best, likeness = None, MIN_MOVED_LIKENESS
-        for old in sorted(near - taken):
-            pair = SequenceMatcher(None, folded[old], fold, autojunk=False)
+        candidates = sorted(near - taken)
+        if not candidates:
+            continue
+        best, likeness, pair = None, MIN_MOVED_LIKENESS, _matcher(fold)
+        for old in candidates:
+            pair.set_seq1(folded[old])
             if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
                 continue
             if (ratio := pair.ratio()) >= likeness:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -327,6 +328,10 @@ class Lines:
         # bases.
         self._whole_files: dict[tuple[str, str], WholeFile] = {}
         self._holds: dict[tuple[str, str], bool] = {}
+        # One running `git cat-file` per clone reads the files asked about (`_show`), ended
+        # with this object.
+        self._readers = git.CatFiles()
+        weakref.finalize(self, self._readers.close)
         self.blame_calls = 0
         # Answers fetched ahead (by `prefetch`), each used once by the call that asks for it.
         self._ahead: dict[BlameJob, dict[int, str] | None] = {}
@@ -344,6 +349,7 @@ class Lines:
         twin._holds = self._holds  # so is ancestry, which the dry pass needs to see the same pairs
         twin._files = self._files  # and what each file holds (read and lexed once)
         twin._whole_files = self._whole_files
+        twin._readers = self._readers
         twin._planning = []
         return twin
 
@@ -507,9 +513,19 @@ class Lines:
     def _file(self, clone: str, rev: str, path: str) -> _FileFacts:
         key = (clone, rev, path)
         if key not in self._files:
-            shown = git.run(clone, "show", f"{rev}:{path}", check=False)
-            self._files[key] = _FileFacts(path, shown.text if shown.ok else None, self._whole_files)
+            text = self._show(clone, f"{rev}:{path}")
+            self._files[key] = _FileFacts(path, text, self._whole_files)
         return self._files[key]
+
+    def _show(self, clone: str, name: str) -> str | None:
+        """A file's text (`name`: `rev:path`) as `git show` gives it (None where it fails), read
+        by the clone's running `git cat-file`; what is no blob there (a directory, a submodule,
+        nothing) is asked of `git show` itself."""
+        found = self._readers.of(clone).read(name)
+        if found is not None and found[0] == "blob":
+            return found[1].decode("utf-8", errors="replace")
+        shown = git.run(clone, "show", name, check=False)
+        return shown.text if shown.ok else None
 
     def _blame(
         self, clone: str, newer: PRNode, older: PRNode, lines: list[Removed], *, copies: bool

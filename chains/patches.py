@@ -99,30 +99,38 @@ def rust_test_start(text: str) -> int | None:
     """The line number (from 1) where a Rust file's top-level test module (`#[cfg(test)] mod
     tests {`) starts, if it has one: the lines from there on are tests, though the file is not.
     A module compiled only in tests on some platform (`#[cfg(all(test, windows))]`: zellij
-    #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`."""
+    #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`.
+
+    The text is read by patterns from each module on, not cut into lines: a build asks this of
+    every version of every Rust file it reads (on ruff, files of 5,000 lines)."""
     if "#[cfg(" not in text:
         return None
-    lines = text.split("\n")
-    modules = []  # (first, last) line (0-based) of each test module: rustfmt closes it at column 0
-    for found in _RUST_CFG_MODULE.finditer("\n" + text):
+    padded = "\n" + text  # each line after a newline: line i after the newline at `at` (the i-th)
+    lines = padded.count("\n")
+    # Per test module: its first line (0-based), the newline before it, and the newline after
+    # its last line (rustfmt closes it at column 0) or the end of the text.
+    modules: list[tuple[int, int, int]] = []
+    for found in _RUST_CFG_MODULE.finditer(padded):
         if _only_in_tests(found["when"]):
-            first = text.count("\n", 0, found.start())  # its line's start in `text`
-            last = next((i for i in range(first + 1, len(lines)) if lines[i].rstrip() == "}"), None)
-            modules.append((first, len(lines) - 1 if last is None else last))
+            first = text.count("\n", 0, found.start())
+            closing = _CLOSING_LINE.search(padded, padded.find("\n", found.start() + 1))
+            end = padded.find("\n", closing.start() + 1) if closing else -1
+            modules.append((first, found.start(), len(padded) if end < 0 else end))
     # Only the file's tail of test modules: code after a test module in the middle of the file
     # (lancedb's `#[cfg(all(test, feature = "remote"))] mod test_utils` at line 976 of 4,000) is
     # code.
-    tail = len(lines)
-    for first, last in reversed(modules):
-        if any(_top_level_code(line) for line in lines[last + 1 : tail]):
+    tail, tail_at = lines, len(padded)
+    for first, at, end in reversed(modules):
+        if _TOP_LEVEL_CODE.search(padded, end, tail_at):
             break
-        tail = first
-    return tail + 1 if tail < len(lines) else None
+        tail, tail_at = first, at
+    return tail + 1 if tail < lines else None
 
 
-def _top_level_code(line: str) -> bool:
-    """Whether a line is an item at the top of a Rust file (not blank, a comment or a brace)."""
-    return bool(line) and not line[0].isspace() and not line.startswith(("//", "}", "*", "/*"))
+# A line of only `}` (blanks after it), and a line that is an item at the top of a Rust file (it
+# begins with none of a blank, `}`, `*`, `//` and `/*`), each with the newline before it.
+_CLOSING_LINE = re.compile(r"\n\}[^\S\n]*(?=\n|\Z)")
+_TOP_LEVEL_CODE = re.compile(r"\n(?=[^\s}*])(?!/[/*])")
 
 
 def _only_in_tests(when: str) -> bool:

@@ -21,10 +21,14 @@ import re
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO
 
 from prchain.core import git
 
-_WORD = re.compile(rb"[A-Za-z0-9_]+")
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Every byte that is not a word's made a space: `split()` then gives git grep's words, as a
+# regex's `findall` of `[A-Za-z0-9_]+` does, at twice its speed.
+_NOT_WORDS_SPACED = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
 _TEXT_WORD = re.compile(r"[A-Za-z0-9_]+")
 BINARY_PROBE = 8000  # bytes git reads to tell a binary blob (`buffer_is_binary`)
 SUBMODULE = b"160000"
@@ -122,8 +126,9 @@ class _State:
         return found
 
     def _names(self, text: bytes) -> Counter[bytes]:
-        wanted = self.wanted  # most words are not: only the wanted ones are counted
-        return Counter([word for word in _WORD.findall(text) if word in wanted])
+        # Most words are not wanted: only the wanted ones are counted (filtered in C).
+        words = text.translate(_NOT_WORDS_SPACED).split()
+        return Counter(filter(self.wanted.__contains__, words))
 
     def _read(self, blob: str) -> bytes:
         """A blob's text (empty for a binary or missing one), from the running `cat-file`."""
@@ -174,23 +179,13 @@ def _walk(
         "--", ".", *excludes,
     )  # fmt: skip
     assert proc.stdout is not None
-    section: _Section | None = None
     try:
-        for line in proc.stdout:
-            if line.startswith(b"\x01"):
-                if section is not None:
-                    section.apply(state)
-                    section = None
-                yield line[1:].strip().decode()
-            elif line.startswith(b"diff --git "):
-                if section is not None:
-                    section.apply(state)
-                path = _header_path(line.rstrip(b"\n"))
-                section = None if path is None or skip_path(path) else _Section(path)
-            elif section is not None:
-                section.read(line)
-        if section is not None:
-            section.apply(state)
+        for sha, patch in _commits(proc.stdout):
+            yield sha
+            for section in _sections(patch):
+                path = _header_path(section)
+                if path is not None and not skip_path(path):
+                    _apply(state, path, section)
     finally:
         proc.stdout.close()
         failed = proc.wait() != 0
@@ -198,48 +193,73 @@ def _walk(
         yield ""
 
 
-class _Section:
-    """One file's part of a commit's patch, read line by line."""
+READ_BLOCK = 1 << 20
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.blob = ""
-        self.gone = self.binary = self.submodule = False
-        self.in_hunks = False
-        self.removed: list[bytes] = []
-        self.added: list[bytes] = []
 
-    def read(self, line: bytes) -> None:
-        if self.in_hunks:
-            if line.startswith(b"-"):
-                self.removed.append(line[1:])
-            elif line.startswith(b"+"):
-                self.added.append(line[1:])
-            return  # "@@ …" and "\ No newline at end of file"
-        if line.startswith(b"@@"):
-            self.in_hunks = True
-        elif line.startswith((b"index ", b"new file mode", b"deleted file mode")):
-            self.submodule |= line.rstrip().endswith(SUBMODULE)
+def _commits(stream: IO[bytes]) -> Iterator[tuple[str, bytes]]:
+    """(sha, patch) of each commit of `git log --format=%x01%H -p`'s output. The output (the
+    history's every changed line, 370 MB on ruff) is read in blocks and cut with `bytes`
+    methods, not line by line in Python: a line of a patch begins with `\x01` only where a
+    commit begins."""
+    pending = bytearray()
+    while block := stream.read(READ_BLOCK):
+        pending += block
+        # Only the new block (and the newline before it) can hold a new commit's start.
+        cut = pending.rfind(b"\n\x01", max(0, len(pending) - len(block) - 1))
+        if cut >= 0:
+            yield from _split_commits(bytes(pending[: cut + 1]))
+            del pending[: cut + 1]
+    yield from _split_commits(bytes(pending))
+
+
+def _split_commits(text: bytes) -> Iterator[tuple[str, bytes]]:
+    """(sha, patch) of each whole commit in `text`, each begun by `\x01`."""
+    for commit in text.split(b"\n\x01"):
+        sha, _, patch = commit.lstrip(b"\x01").partition(b"\n")
+        if sha.strip():
+            yield sha.strip().decode(), patch
+
+
+def _sections(patch: bytes) -> list[bytes]:
+    """One commit's patch cut into its files' parts, each from the paths of its `diff --git`
+    line on."""
+    return (b"\n" + patch).split(b"\ndiff --git ")[1:]
+
+
+# A patch line a hunk removes or adds, with the newline before it (the hunks are read with one
+# before them): a pattern that begins with a literal is tried only where that literal stands.
+_REMOVED = re.compile(rb"\n-([^\n]*)")
+_ADDED = re.compile(rb"\n\+([^\n]*)")
+
+
+def _apply(state: _State, path: str, section: bytes) -> None:
+    """Apply one file's part of a commit's patch to `state`."""
+    head, at, hunks = section.partition(b"\n@@")
+    blob, gone, binary, submodule = "", False, False, False
+    for line in head.split(b"\n")[1:]:
+        if line.startswith((b"index ", b"new file mode", b"deleted file mode")):
+            submodule |= line.rstrip().endswith(SUBMODULE)
             if line.startswith(b"index "):
-                self.blob = line.split()[1].split(b"..")[1].decode()
-            self.gone |= line.startswith(b"deleted file mode")
+                blob = line.split()[1].split(b"..")[1].decode()
+            gone |= line.startswith(b"deleted file mode")
         elif line.startswith(b"Binary files "):
-            self.binary = True
+            binary = True
+    if submodule or not blob:  # a submodule, or a change of mode only
+        return
+    if gone or blob == NO_BLOB:
+        state.replace(path, None)
+    elif binary:
+        state.replace(path, blob)  # read whole: a binary blob holds nothing
+    else:
+        hunks = at + hunks  # "\n@@ …", then the hunks' lines, each after its newline
+        state.edit(path, blob, _REMOVED.findall(hunks), _ADDED.findall(hunks))
 
-    def apply(self, state: _State) -> None:
-        if self.submodule or not self.blob:  # a submodule, or a change of mode only
-            return
-        if self.gone or self.blob == NO_BLOB:
-            state.replace(self.path, None)
-        elif self.binary:
-            state.replace(self.path, self.blob)  # read whole: a binary blob holds nothing
-        else:
-            state.edit(self.path, self.blob, self.removed, self.added)
 
-
-def _header_path(line: bytes) -> str | None:
-    """The path of `diff --git a/P b/P` (both the same: renames are off), quoted or not."""
-    rest = line[len(b"diff --git ") :]
+def _header_path(section: bytes) -> str | None:
+    """The path of a section's `diff --git a/P b/P` line (both the same: renames are off),
+    quoted or not."""
+    end = section.find(b"\n")
+    rest = section[: end if end >= 0 else len(section)]
     if rest.startswith(b'"'):
         end = _quoted_end(rest)
         path = _unquote(rest[1:end])

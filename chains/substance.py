@@ -25,7 +25,7 @@ import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -549,10 +549,19 @@ def generated_sections(
     return found
 
 
-def read_blobs(clone: str, ids: list[str]) -> Blobs:
-    """Texts of `ids` from the clone in one `git cat-file --batch`; missing ones are left out."""
+def read_blobs(clone: str, ids: list[str], reader: git.CatFile | None = None) -> Blobs:
+    """Texts of `ids` from the clone in one `git cat-file --batch`, or through `reader`, one
+    already running (a build reads the blobs of each of thousands of PRs); missing ones are left
+    out."""
     if not ids:
         return {}
+    if reader is not None:
+        found = {blob: reader.read(blob) for blob in ids}
+        return {
+            blob: read[1].decode("utf-8", errors="replace")
+            for blob, read in found.items()
+            if read is not None
+        }
     done = git.run(
         clone, "cat-file", "--batch", input="".join(f"{i}\n" for i in ids).encode(), check=False
     )
@@ -594,14 +603,17 @@ class CodeChange:
 
 
 def patch_code_change(
-    diff: str, clone: str | None = None, attributes: Attributes | None = None
+    diff: str,
+    clone: str | None = None,
+    attributes: Attributes | None = None,
+    reader: git.CatFile | None = None,
 ) -> CodeChange:
     """Changed lines of code of a whole PR diff. With the clone, Python files are lexed whole (see
     the module's docstring). Lines the diff only carries (re-indented, reformatted, moved) are no
     change, nor are generated files. A line written the same many times is one change: scipy
     #8404 sets `tol = 1e-15` in 14 places and #19931 sets them all to `1e-10`, 58 changed lines
-    and two edits each."""
-    blobs = read_blobs(clone, blob_ids(diff)) if clone else None
+    and two edits each. `reader`: the clone's running `git cat-file`, if one is."""
+    blobs = read_blobs(clone, blob_ids(diff), reader) if clone else None
     sections = list(file_sections(diff))
     parsed = code_hunks(sections)
     for i in generated_sections(sections, parsed, blobs, attributes):
@@ -657,13 +669,20 @@ def measure_stages(
             for repo, clone in (clones or {}).items()
             if todo  # nothing to lex: no git at all
         }
+        readers = {
+            repo: stack.enter_context(closing(git.CatFile(clone)))
+            for repo, clone in (clones or {}).items()
+            if clone
+        }
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(chunk))
             for pr, diff in conn.execute(query):
                 repo = prs[pr].repo_id
                 clone = (clones or {}).get(repo)
-                measured[pr] = patch_code_change(diff or "", clone, attributes.get(repo))
+                measured[pr] = patch_code_change(
+                    diff or "", clone, attributes.get(repo), readers.get(repo)
+                )
     return measured
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import copy
 import re
+import weakref
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
@@ -457,31 +459,37 @@ def present_along(clone: str, asked: Mapping[str, set[str]]) -> dict[str, set[st
 
     Consecutive bases mostly hold a name in the same files at the same blobs: each such
     (name, files) is decided once, and each blob read (`_Read`) once, whatever the number of
-    bases it stands under."""
+    bases it stands under. A blob is read, and its lines of the names found, only when a
+    decision asks for it: the first file that holds a name in code decides for the others."""
     found = names_in_history(clone, asked, _is_prose, PROSE_EXCLUDES)
-    needed: dict[str, set[str]] = {}  # blob → the names whose lines in it are read
+    needed: dict[str, set[str]] = {}  # blob → the names whose lines in it may be read
     for where in found.values():
         for name, files in where.items():
             if len(files) <= READ_FILES:
                 for blob in files.values():
                     needed.setdefault(blob, set()).add(name)
-    texts = read_blobs(clone, sorted(needed))
-    lines = {blob: name_lines(text, needed[blob]) for blob, text in texts.items()}
+    texts: dict[str, str | None] = {}  # blob → its text (None: git lacks it), read when asked
+    lines: dict[str, dict[str, set[int]]] = {}  # blob → name → the lines that hold it
     reads: dict[tuple[str, str], _Read] = {}  # (path, blob) → the file read
     decided: dict[tuple[str, str, str], bool] = {}  # (name, path, blob) → code there
 
-    def at(name: str, path: str, blob: str) -> bool:
-        if (name, path, blob) not in decided:
-            if (path, blob) not in reads:
-                reads[path, blob] = _Read(path, texts.get(blob))
-            on = lines.get(blob, {}).get(name, set())
-            decided[name, path, blob] = reads[path, blob].in_code(name, on)
-        return decided[name, path, blob]
+    with closing(git.CatFile(clone)) as reader:
 
-    return {
-        rev: {name for name, files in where.items() if _stands_in_code(name, files, at)}
-        for rev, where in found.items()
-    }
+        def at(name: str, path: str, blob: str) -> bool:
+            if (name, path, blob) not in decided:
+                if blob not in texts:
+                    text = texts[blob] = read_blobs(clone, [blob], reader).get(blob)
+                    lines[blob] = {} if text is None else name_lines(text, needed[blob])
+                if (path, blob) not in reads:
+                    reads[path, blob] = _Read(path, texts[blob])
+                on = lines[blob].get(name, set())
+                decided[name, path, blob] = reads[path, blob].in_code(name, on)
+            return decided[name, path, blob]
+
+        return {
+            rev: {name for name, files in where.items() if _stands_in_code(name, files, at)}
+            for rev, where in found.items()
+        }
 
 
 def _in_few_files(hits: Mapping[str, Mapping[str, set[int]]]) -> list[str]:
@@ -630,6 +638,10 @@ class Symbols:
         self._texts: dict[int, dict[str, str]] = {}  # PR id → its new blobs (one read per PR)
         self._own: dict[str, set[str]] = {}  # clone → the names its own modules go by
         self._go_modules: dict[str, tuple[str, ...]] = {}  # clone → its go.mod module paths
+        # One running `git cat-file` per clone reads each PR's new blobs (`_new_texts`), ended
+        # with this object (its planning twin shares them).
+        self._readers = git.CatFiles()
+        weakref.finalize(self, self._readers.close)
         self.grep_calls = 0
         # A planning twin's record of the older PRs whose names at base a pass asks about.
         self._planned: dict[int, PRNode] | None = None
@@ -697,7 +709,7 @@ class Symbols:
         """The new blobs of a PR's files that a lexer reads, read once for its names and its
         foreign names."""
         if pr_id not in self._texts:
-            self._texts[pr_id] = read_blobs(clone, _new_blobs(diff))
+            self._texts[pr_id] = read_blobs(clone, _new_blobs(diff), self._readers.of(clone))
         return self._texts[pr_id]
 
     def _new_at_base(self, older: PRNode) -> set[str]:

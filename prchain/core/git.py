@@ -134,3 +134,58 @@ def stream(
 def _describe(repo: Where, args: Sequence[str]) -> str:
     where = f" in {repo}" if repo is not None else ""
     return f"git {' '.join(args[:2])}{where}"
+
+
+class CatFile:
+    """One `git cat-file --batch` of a repository, kept running: objects are read one request at
+    a time, not with a git process each (starting one costs ~3 ms of git's CPU: 1,776 files read
+    so took 5 s of a cold `chains build` on ruff). Started on the first read; `close` ends it."""
+
+    def __init__(self, repo: Where) -> None:
+        self.repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, name: str) -> tuple[str, bytes] | None:
+        """(type, content) of the object `name` names (`rev:path` too), or None where git names
+        none (or cannot: a name with a newline cannot be asked)."""
+        if "\n" in name:
+            return None
+        if self._proc is None:
+            self._proc = stream(self.repo, "cat-file", "--batch", stdin=True)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(f"{name}\n".encode())
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()
+        if len(header) != 3:  # "<name> missing", "<name> ambiguous"
+            return None
+        return header[1].decode(), self._proc.stdout.read(int(header[2]) + 1)[:-1]
+
+    def close(self) -> None:
+        if self._proc is None:
+            return
+        proc, self._proc = self._proc, None
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+class CatFiles:
+    """A running `CatFile` per repository, each started on its first read."""
+
+    def __init__(self) -> None:
+        self._readers: dict[str, CatFile] = {}
+
+    def of(self, repo: str) -> CatFile:
+        if repo not in self._readers:
+            self._readers[repo] = CatFile(repo)
+        return self._readers[repo]
+
+    def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()

@@ -9,10 +9,10 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.carried import carried_in_patch
+from chains.carried import _lined_up, carried_in_patch, tokens
 from chains.config import ChainsConfig
 from chains.lines import parse_patch
-from chains.patches import rust_test_start
+from chains.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
 from sql.models import Chain
@@ -69,6 +69,18 @@ def test_a_rewrapped_block_is_carried_whole_and_a_real_edit_is_not() -> None:
         "    alpha = gamma\n",
     )
     assert carried_positions(scattered) == set()
+
+
+def test_each_line_left_over_is_lined_up_with_the_most_alike_line_near_it() -> None:
+    """No two lines of this block have one shape (each edit adds a term), so each removed line
+    is compared with the added lines near its place, and paired with the most alike: one
+    matcher of an added line serves every removed line compared with it."""
+    old = ["total = compute(alpha, beta) + 1", "result = render(gamma, delta) * 2"]
+    old += ["value = parse(epsilon) - 3", "count = measure(zeta, eta) / 4"]
+    new = ["count = measure(zeta, eta) / 4 / 8", "total = compute(alpha, beta) + 10 + 1"]
+    new += ["result = render(gamma, delta) * 2 * 5", "value = parse(epsilon) - 3 - 9"]
+    lined = dict(_lined_up([tokens(line) for line in old], [tokens(line) for line in new]))
+    assert lined == {0: 1, 1: 2, 2: 3}  # in order: the last line's like comes before the others
 
 
 def test_a_rename_across_the_diff_is_carried_and_a_name_changed_once_is_an_edit() -> None:
@@ -333,6 +345,48 @@ def _test_history(path: Path) -> History:
 def _mined(repo: History, tmp_path: Path, name: str) -> Engine:
     config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
     return mine_and_build(repo.path, tmp_path / f"{name}.db", f"acme/{name}", config)
+
+
+def _test_start_by_lines(text: str) -> int | None:
+    """`rust_test_start` read line by line: each module's end is the first later line that is
+    `}` alone, and the modules at the file's tail count when no item of the file follows."""
+    if "#[cfg(" not in text:
+        return None
+    lines = text.split("\n")
+    modules = []
+    for found in _RUST_CFG_MODULE.finditer("\n" + text):
+        if _only_in_tests(found["when"]):
+            first = text.count("\n", 0, found.start())
+            last = next((i for i in range(first + 1, len(lines)) if lines[i].rstrip() == "}"), None)
+            modules.append((first, len(lines) - 1 if last is None else last))
+    tail = len(lines)
+    for first, last in reversed(modules):
+        items = [line for line in lines[last + 1 : tail] if line and not line[0].isspace()]
+        if any(not line.startswith(("//", "}", "*", "/*")) for line in items):
+            break
+        tail = first
+    return tail + 1 if tail < len(lines) else None
+
+
+def test_a_rust_test_module_is_found_where_the_files_lines_say() -> None:
+    """The test module is found by patterns, not by cutting the file into lines: the same line
+    wherever the module's closing brace, the items after it and the file's end stand."""
+    key = "pub fn key() -> u8 {\n    3\n}\n\n"
+    tests = "mod tests {\n    #[test]\n    fn ctrl_c() {\n    }\n}\n"
+    texts = [
+        f"{key}#[cfg(test)]\n{tests}",
+        f"{key}#[cfg(test)]\n{tests.replace(chr(10) + '}', chr(10) + '}' + chr(160) + ' ')}fn after() {{}}\n",
+        f"{key}#[cfg(test)]\n{tests}/\n",  # an item after it (`/` is no comment)
+        f"{key}#[cfg(test)]\n{tests}// done\n/* more */\n  indented()\n* star\n}}\n",
+        f"#[cfg(test)]\n{tests}{key}#[cfg(all(test, unix))]\n{tests.rstrip()}",
+        f"{key}#[cfg(test)]\nmod tests {{\n    fn open() {{}}\n",  # never closed
+        f"{key}#[cfg(test)]\n{tests}#[cfg(test)]\n{tests}\r\n",
+    ]
+    for text in texts:
+        for cut in range(len(text) + 1):
+            for piece in (text, text[:cut], text[cut:]):
+                assert rust_test_start(piece) == _test_start_by_lines(piece), piece
+    assert [rust_test_start(text) for text in texts] == [5, None, None, 5, 11, 5, 5]
 
 
 def test_lines_a_pr_only_reformatted_are_no_lineage(tmp_path: Path) -> None:

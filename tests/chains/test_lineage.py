@@ -3,6 +3,7 @@ the overlap and gap rules would drop, and refuses a line that only looks like th
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -360,3 +361,31 @@ def test_a_change_made_again_builds_on_nothing_of_the_first(tmp_path: Path) -> N
     links = _mine_and_build(tmp_path, repo.path, "acme/again")
     assert links[3, 1].rule == "repeats_older"
     assert "makes the older one's change again" in links[3, 1].why
+
+
+def test_files_are_read_as_git_show_gives_them(tmp_path: Path) -> None:
+    """Lineage reads each file at a base through one running `git cat-file`: the text `git show`
+    gives, whatever the file (an odd path, bytes that are no UTF-8, a symlink), and `git show`'s
+    own answer where the name is no blob (a directory, a path the base lacks)."""
+    repo = History(tmp_path / "src")
+    first = repo.commit("Initial commit", {"pkg/naïve file.py": "A = 1\n", "pkg/b.py": "B = 2\n"})
+    (repo.path / "pkg" / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    (repo.path / "pkg" / "link.py").symlink_to("b.py")
+    second = repo.commit("More", {"pkg/b.py": "B = 3\n"})
+    lines = Lines(make_engine("sqlite://"), {1: str(repo.path)})
+    names = [
+        f"{rev}:{path}" for rev in (first, second) for path in ("pkg/naïve file.py", "pkg/b.py")
+    ]
+    names += [
+        f"{second}:pkg/latin.py",
+        f"{second}:pkg/link.py",
+        f"{second}:pkg",
+        f"{first}:nope.py",
+    ]
+    for _ in range(2):  # and again once its reader was closed
+        for name in names:
+            shown = subprocess.run(["git", "-C", str(repo.path), "show", name], capture_output=True)
+            expected = shown.stdout.decode(errors="replace") if shown.returncode == 0 else None
+            assert lines._show(str(repo.path), name) == expected, name
+        assert lines._show(str(repo.path), f"{second}:pkg/latin.py") == "name = '\ufffdt\ufffd'\n"
+        lines._readers.close()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from chains import presence
 from chains import symbols as symbols_module
 from chains.config import ChainsConfig
 from chains.presence import name_lines, names_in_history
@@ -118,6 +119,20 @@ def test_asked_commits_only_and_where_each_name_stands(tmp_path: Path) -> None:
         "schedule_batches": {1, 3},
         "x": {2},
     }
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64])
+def test_the_walk_reads_git_in_blocks_of_any_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """git's output is read in blocks and cut at each commit's start: a block boundary anywhere
+    (inside a commit's marker, its sha, a header or a hunk line) changes no answer."""
+    repo, shas = _history(tmp_path / "jobs")
+    asked = {sha: NAMES for sha in shas}
+    whole = present_along(str(repo.path), asked)
+    monkeypatch.setattr(presence, "READ_BLOCK", block)
+    assert present_along(str(repo.path), asked) == whole
+    assert set(whole) == set(shas)
 
 
 def test_a_commit_off_the_first_parent_line_is_left_to_grep(tmp_path: Path) -> None:

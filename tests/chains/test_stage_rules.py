@@ -13,7 +13,7 @@ from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
 from chains.filters import counts_as_code, counts_as_substance
 from chains.generated import Attributes
-from chains.imports import is_import
+from chains.imports import _LONG_IMPORT, import_lines, is_import
 from chains.substance import (
     CodeChange,
     WholeFile,
@@ -23,7 +23,9 @@ from chains.substance import (
     no_stages,
     patch_code_change,
     patch_code_lines,
+    read_blobs,
 )
+from prchain.core.git import CatFile
 from prchain.dev.repos import git
 from sql.models import Chain, ChainLink
 from tests.support.chain_store import StoreBuilder, file_diff
@@ -192,6 +194,35 @@ def test_an_import_is_known_by_its_first_words_in_each_language() -> None:
     assert all(is_import(line) for line in imports)
     code = ["use = compute()", "package = 3", "x = use_it()", "important = True", "users.pop()"]
     assert not any(is_import(line) for line in code)
+
+
+def _import_lines_everywhere(text: str) -> frozenset[int]:
+    """`import_lines` as the pattern reads it tried at every newline (what the keyword search
+    must find the same of)."""
+    found: set[int] = set()
+    for match in _LONG_IMPORT.finditer("\n" + text):
+        line = text.count("\n", 0, match.start()) + 1
+        found.update(range(line + 1, line + match.group(0).count("\n")))
+    return frozenset(found)
+
+
+def test_the_lines_of_long_imports_are_found_where_the_pattern_finds_them() -> None:
+    """`import_lines` tries its pattern only at the lines that begin with an import's first word,
+    not at every newline: the same lines, whatever the indentation, the `pub`, a keyword inside
+    a word (`reuse`, `users`), a statement whose `pub` and `use` stand on two lines, or a `from`
+    inside a long `use` (the next import is read from the last one's end)."""
+    text = (
+        "use a::{\n    B,\n    C,\n};\nfn reuse() {}\n\tpub(crate) use d::{\n\tE,\n};\n"
+        "pub\nuse f::{\n    G,\n};\nlet users = 1;\n    use h::{\n    from x import (\n    I,\n};\n"
+        "from .storage import (\n    Table,\n)\npub fn run() {}\nfrom y import z\n"
+        "fromage::{\n  no,\n};\nuse j::{\n    K,\n"  # a use left open at the end
+    )
+    expected = {2, 3, 4, 7, 8, 10, 11, 12, 15, 16, 17, 19, 20}
+    assert _import_lines_everywhere(text) == expected
+    assert import_lines(text) == expected
+    for cut in range(len(text)):  # every prefix and suffix, starting and ending anywhere
+        for piece in (text[:cut], text[cut:]):
+            assert import_lines(piece) == _import_lines_everywhere(piece), piece
 
 
 MOVED_OUT = """diff --git a/src/index.py b/src/index.py
@@ -687,3 +718,27 @@ def test_a_temporal_chain_needs_no_reference_between_its_stages(engine: Engine) 
     with Session(engine) as session:
         signatures = [c.signature for c in session.scalars(select(Chain))]
     assert summary.total == 1 and signatures == [f"{store.pr_id(1)}-{store.pr_id(2)}"]
+
+
+def test_blobs_read_through_a_running_reader_are_those_of_one_batch(tmp_path: Path) -> None:
+    """A build reads each PR's blobs through one running `git cat-file`: the same texts as one
+    batch of them, missing and ambiguous names left out, bytes that are no UTF-8 replaced."""
+    repo = History(tmp_path / "src")
+    first = repo.commit("Initial commit", {"a.py": "A = 1\n", "b.py": "B = 2\n"})
+    (repo.path / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    second = repo.commit("More", {"a.py": "A = 3\n"})
+    blobs = [
+        git(repo.path, "rev-parse", f"{rev}:{path}")
+        for rev, path in ((first, "a.py"), (second, "a.py"), (second, "latin.py"))
+    ]
+    names = [*blobs, blobs[0], f"{second}:b.py", "0" * 40, "deadbeef", blobs[1][:4]]
+    reader = CatFile(str(repo.path))
+    try:
+        read = read_blobs(str(repo.path), names, reader)
+        assert read == read_blobs(str(repo.path), names)
+        assert read_blobs(str(repo.path), names[::-1], reader) == read
+    finally:
+        reader.close()
+    assert read[blobs[1]] == "A = 3\n" and read[f"{second}:b.py"] == "B = 2\n"
+    assert read[blobs[2]] == "name = '\ufffdt\ufffd'\n"
+    assert "0" * 40 not in read and "deadbeef" not in read
