@@ -10,7 +10,7 @@ what is outside): a file's `sdk.X`, `React.X`, `serde::X` then name something fo
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,23 @@ def _tokens(text: str, path: str) -> list[tuple[Any, str]] | None:
     lexer = lexer_for(path)
     if lexer is None or lexer.name not in READERS:
         return None
-    return [(t, v) for t, v in lexer.get_tokens(text) if v.strip()]
+    tokens: Iterable[tuple[Any, str]] = lexer.get_tokens(text)
+    if lexer.name == "Rust":
+        tokens = _through_last_use(tokens, text.rfind("use"))
+    return [(t, v) for t, v in tokens if v.strip()]
+
+
+def _through_last_use(tokens: Iterable[tuple[Any, str]], last: int) -> Iterator[tuple[Any, str]]:
+    """A Rust file's tokens as far as `read_rust` reads them: up to the first `;` that begins past
+    `last`, where the text's last `use` begins (no `use` token begins later: the lexer's text is
+    the file's, newlines made one and a leading BOM dropped, never longer). The file's items after
+    its last `use` are most of it, and lexing them found nothing more."""
+    at = 0  # where the next token begins in the lexer's text
+    for token in tokens:
+        yield token
+        if at > last and token[1] == ";":
+            return
+        at += len(token[1])
 
 
 def _go_package(path: str) -> str:

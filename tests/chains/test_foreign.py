@@ -6,7 +6,8 @@ from pathlib import Path
 
 from chains.config import ChainsConfig
 from chains.foreign import imported, own_roots
-from chains.imports_foreign import Own, imported_elsewhere
+from chains.imports_foreign import Own, _tokens, imported_elsewhere, read_rust
+from chains.substance import lexer_for
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 
@@ -136,6 +137,54 @@ def test_names_qualified_by_an_external_go_package_back_no_link(tmp_path: Path) 
     # `resources.Ec2Instances` is #1's own: its package is the repository's module.
     assert links[3, 1].kept and links[3, 1].symbols == 1
     assert "Ec2Instances" in links[3, 1].why
+
+
+RUST_FILE = """\ufeffuse serde::{
+    Deserialize,
+    Serialize,
+};\r
+use crate::rules::Rule;
+
+pub fn run() -> &'static str {
+    use itertools::Itertools;
+    let text = "use nothing::Here;";
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use insta::assert_snapshot;
+
+    #[test]
+    fn runs() {
+        assert_snapshot!(run(), @"use nothing::Here;");
+    }
+}
+"""
+
+
+def test_a_rust_file_is_lexed_only_through_its_last_use() -> None:
+    """`read_rust` reads `use` declarations only: the tokens after the `;` that ends the last one
+    are not lexed. They are a prefix of the whole file's tokens holding every declaration, wherever
+    the file is cut, whatever its newlines and its BOM, a `use` in a string after them included."""
+    own = Own(frozenset({"src"}))
+    whole = [(t, v) for t, v in lexer_for("a.rs").get_tokens(RUST_FILE) if v.strip()]
+    read = _tokens(RUST_FILE, "a.rs")
+    assert read is not None and read == whole[: len(read)] and len(read) < len(whole)
+    assert read[-3:] == whole[len(read) - 3 : len(read)] and read[-1][1] == ";"
+    assert (
+        read_rust(read, own)
+        == read_rust(whole, own)
+        == (
+            {"Deserialize", "Serialize", "Itertools", "assert_snapshot"},
+            {"serde", "itertools", "insta"},
+        )
+    )
+    for cut in range(len(RUST_FILE)):
+        for text in (RUST_FILE[:cut], RUST_FILE[cut:]):
+            every = [(t, v) for t, v in lexer_for("a.rs").get_tokens(text) if v.strip()]
+            assert read_rust(_tokens(text, "a.rs") or [], own) == read_rust(every, own), text
 
 
 def test_imports_of_go_javascript_and_rust_by_their_lexers() -> None:
