@@ -86,6 +86,15 @@ def _link(
     return links_by_number(engine)[2, 1]
 
 
+def _dropped_unless(tmp_path: Path, rule: str, relaxed: ChainsConfig, **shape: int):
+    """The pair of `shape` is dropped by `rule`; under the `relaxed` settings it is a link."""
+    link = _link(tmp_path, **shape)
+    assert (link.kept, link.rule) == (False, rule), link.why
+    again = _link(tmp_path / "relaxed", config=relaxed, **shape)
+    assert again.kept, again.why
+    return link
+
+
 def test_a_code_link_with_enough_contact_joins_two_stages(tmp_path: Path) -> None:
     link = _link(tmp_path, older=40, rewrite=8, own=30)
     assert (link.kept, link.evidence_class) == (True, "code"), link.why
@@ -109,18 +118,9 @@ def test_a_thin_end_is_no_stage_of_a_code_link(tmp_path: Path) -> None:
 def test_a_short_follow_up_of_a_large_change_is_no_stage(tmp_path: Path) -> None:
     """#2 is 32 lines of code on #1's 120: a fix of the older change (spark-connect-swift #128
     of #126), however much of it touches #1's code."""
-    link = _link(tmp_path, older=120, rewrite=8, own=20)
-    assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
+    off = ChainsConfig(code_links=True, code_link_followup_lines=0)
+    link = _dropped_unless(tmp_path, "code_link_thin_stage", off, older=120, rewrite=8, own=20)
     assert "follow-up fix" in link.why
-    # Off, the same pair is a link.
-    again = _link(
-        tmp_path / "off",
-        older=120,
-        rewrite=8,
-        own=20,
-        config=ChainsConfig(code_links=True, code_link_followup_lines=0),
-    )
-    assert again.kept, again.why
 
 
 def test_a_task_of_its_own_passing_through_the_older_code_is_no_link(tmp_path: Path) -> None:
@@ -157,18 +157,9 @@ def test_a_change_of_its_own_with_little_contact_is_incidental(tmp_path: Path) -
     """#2 writes 60 lines of its own and rewrites 6 of #1's: over 5% of its code, so its ends are
     stages, but under 15%: a feature that rewrites a few of the older lines on its way (round
     33: fiber #3754 through #3746's cache code, starship #4550 through #4743's)."""
-    link = _link(tmp_path, older=40, rewrite=6, own=60)
-    assert (link.kept, link.rule) == (False, "code_link_incidental"), link.why
+    lower = ChainsConfig(code_links=True, code_link_focus_share=0.05)
+    link = _dropped_unless(tmp_path, "code_link_incidental", lower, older=40, rewrite=6, own=60)
     assert "a change of its own: 6 point(s) of contact" in link.why
-    # The share lowered, the same pair is a link.
-    again = _link(
-        tmp_path / "lower",
-        older=40,
-        rewrite=6,
-        own=60,
-        config=ChainsConfig(code_links=True, code_link_focus_share=0.05),
-    )
-    assert again.kept, again.why
 
 
 def test_a_sweep_through_files_the_older_pr_never_touched_is_incidental(tmp_path: Path) -> None:
