@@ -156,7 +156,9 @@ class CatFile:
         self._proc.stdin.write(f"{name}\n".encode())
         self._proc.stdin.flush()
         header = self._proc.stdout.readline().split()
-        if len(header) != 3:  # "<name> missing", "<name> ambiguous"
+        # "<sha> <type> <size>"; else "<name> missing" or "<name> ambiguous", where the name may
+        # hold spaces of its own
+        if len(header) != 3 or not header[2].isdigit():
             return None
         return header[1].decode(), self._proc.stdout.read(int(header[2]) + 1)[:-1]
 

@@ -381,6 +381,7 @@ def test_files_are_read_as_git_show_gives_them(tmp_path: Path) -> None:
         f"{second}:pkg/link.py",
         f"{second}:pkg",
         f"{first}:nope.py",
+        f"{first}:pkg/gone file.py",  # missing, with a space: git's answer has three words too
     ]
     for _ in range(2):  # and again once its reader was closed
         for name in names:
