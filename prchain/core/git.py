@@ -8,6 +8,7 @@ credentials matters: a private or missing repository must fail, not hang.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -144,17 +145,23 @@ class CatFile:
     def __init__(self, repo: Where) -> None:
         self.repo = repo
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ended = False  # git ended on its own (no repository there): nothing can be read
 
     def read(self, name: str) -> tuple[str, bytes] | None:
         """(type, content) of the object `name` names (`rev:path` too), or None where git names
         none (or cannot: a name with a newline cannot be asked)."""
-        if "\n" in name:
+        if "\n" in name or self._ended:
             return None
         if self._proc is None:
             self._proc = stream(self.repo, "cat-file", "--batch", stdin=True)
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(f"{name}\n".encode())
-        self._proc.stdin.flush()
+        try:
+            self._proc.stdin.write(f"{name}\n".encode())
+            self._proc.stdin.flush()
+        except BrokenPipeError:  # git ended at once: no repository there, nothing to read
+            self._ended = True
+            self.close()
+            return None
         header = self._proc.stdout.readline().split()
         # "<sha> <type> <size>"; else "<name> missing" or "<name> ambiguous", where the name may
         # hold spaces of its own
@@ -167,7 +174,8 @@ class CatFile:
             return
         proc, self._proc = self._proc, None
         if proc.stdin is not None:
-            proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # what it still holds goes nowhere
+                proc.stdin.close()
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:

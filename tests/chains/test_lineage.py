@@ -390,3 +390,13 @@ def test_files_are_read_as_git_show_gives_them(tmp_path: Path) -> None:
             assert lines._show(str(repo.path), name) == expected, name
         assert lines._show(str(repo.path), f"{second}:pkg/latin.py") == "name = '\ufffdt\ufffd'\n"
         lines._readers.close()
+
+
+def test_a_clone_that_is_no_repository_has_no_files(tmp_path: Path) -> None:
+    """A store may name a clone git cannot read (a path that is no repository): each file is
+    absent, as `git show` said, and the reader's git, ended at once, breaks nothing (the running
+    `cat-file` first wrote to a closed pipe)."""
+    lines = Lines(make_engine("sqlite://"), {1: str(tmp_path)})
+    for _ in range(2):
+        assert lines._show(str(tmp_path), "HEAD:src/app.py") is None
+    lines._readers.close()
