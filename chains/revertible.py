@@ -57,8 +57,9 @@ class StageBases:
 
     def reverts(self, repo_id: int, base: str, golds: Sequence[str]) -> bool:
         """Whether `golds` (oldest first) revert cleanly, newest first, on `base`: the stage base
-        can be made. An empty gold patch is skipped, as the sandbox skips it."""
-        patches = tuple(g for g in golds if g.strip())
+        can be made. Each is reverted as the sandbox reverts it (`reverted_part`: Go's module
+        files stay), and one left empty is skipped, as the sandbox skips it."""
+        patches = tuple(p for p in map(reverted_part, golds) if p.strip())
         if not patches or not base:
             return True
         key = (repo_id, base, patches)
@@ -125,10 +126,7 @@ class StageBases:
         tree, env = self._env(repo_id)
         if not self._read_base(repo_id, base, tree, env):
             return True  # a base the clone lacks: unknown
-        for whole in reversed(patches):
-            patch = reverted_part(whole)  # as the sandbox reverts it: Go's module files stay
-            if not patch.strip():
-                continue
+        for patch in reversed(patches):
             data = patch if patch.endswith("\n") else patch + "\n"
             done = git.run(
                 tree, "apply", "-R", "--cached", "--3way", "--whitespace=nowarn",
