@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,9 @@ def test_install_commands_are_baked_in_and_logged(
 ) -> None:
     from environments.docker_env import DockerEnvironment
 
-    repo = "acme/calc-install"
+    # A name of this run's own: the tag is shared by recipe, and an image another run left under
+    # it (a run stopped before its cleanup) would be taken as built.
+    repo = f"acme/calc-install-{uuid.uuid4().hex[:8]}"
     config = EnvironmentConfig(
         install_commands={
             repo: ["echo installed > /home/agent/marker", "python3 -c 'print(40 + 2)'"]
