@@ -16,10 +16,8 @@ from sqlalchemy import Engine, delete, select
 
 from chains.codelinks import (
     INCIDENTAL_CODE_LINK,
-    OTHER_HAND_CODE_LINK,
     THIN_CODE_LINK,
     incidental_code_link,
-    other_hand_code_link,
     thin_code_link,
 )
 from chains.config import ChainsConfig
@@ -337,11 +335,10 @@ def _drop_thin_code_links(
     own rather than two stages (`thin_code_link`) leave the graph; each is recorded under
     `code_link_thin_stage`. A vetter's rescue is a verdict on dependency, not on substance: it
     is dropped the same. Those whose change looks like its own passing through the older code
-    (`incidental_code_link`), or another author's change through it (`other_hand_code_link`),
-    leave it too, unless the vetter judged them dependent: those rules guess at what the vetter
-    reads."""
+    (`incidental_code_link`) leave it too, unless the vetter judged them dependent: that rule
+    guesses at what the vetter reads."""
     dropped: dict[tuple[int, int], tuple[str, str]] = {}
-    lifted: dict[tuple[int, int], tuple[str, str]] = {}  # guessed away, the vetter said dependent
+    lifted: dict[tuple[int, int], str] = {}  # incidental, but the vetter judged them dependent
     for newer, older, attrs in graph.edges(data=True):
         if attrs.get("evidence_class") != "code":
             continue
@@ -349,13 +346,13 @@ def _drop_thin_code_links(
         if why:
             dropped[newer, older] = THIN_CODE_LINK, f"no stages: {why}"
             continue
-        guess = _guessed_away(attrs, nodes[newer], nodes[older], cfg)
-        if guess is None:
+        why = incidental_code_link(attrs, nodes[newer], nodes[older], cfg)
+        if not why:
             continue
         if attrs.get("vetted") == RESCUED_AT:
-            lifted[newer, older] = guess
+            lifted[newer, older] = why
         else:
-            dropped[newer, older] = guess
+            dropped[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
     graph.remove_edges_from(dropped)
     for link in report.links:
         pair = link.newer, link.older
@@ -366,23 +363,11 @@ def _drop_thin_code_links(
             link.attrs["why"] += f"; {why}"
             report.dropped[link.rule] += 1
         elif pair in lifted and "rescued_from" not in link.attrs:
-            rule, why = lifted[pair]
-            link.attrs["rescued_from"] = rule
-            link.attrs["why"] += f"; the rules had dropped it as {rule} ({why})"
+            link.attrs["rescued_from"] = INCIDENTAL_CODE_LINK
+            link.attrs["why"] += (
+                f"; the rules had dropped it as {INCIDENTAL_CODE_LINK} ({lifted[pair]})"
+            )
             report.rescued += 1
-
-
-def _guessed_away(
-    attrs: dict[str, Any], newer: PRNode, older: PRNode, cfg: ChainsConfig
-) -> tuple[str, str] | None:
-    """The first rule that guesses a code link is no dependency, and why (None: neither does)."""
-    why = incidental_code_link(attrs, newer, older, cfg)
-    if why:
-        return INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
-    why = other_hand_code_link(newer, older, cfg)
-    if why:
-        return OTHER_HAND_CODE_LINK, f"another author's change: {why}"
-    return None
 
 
 def _drop(summary: BuildSummary, chain: ChainCandidate, rule: str) -> None:

@@ -10,7 +10,7 @@ the rules keep it only with enough points of contact with the older PR's code
 (`code_link_unbacked`) and, once both ends are lexed, only between two ends that are stages, not a
 follow-up fix or a task of its own passing through the older code (`thin_code_link`), and, unless
 the link vetter judged the pair dependent, only where the newer PR's change is about that code
-(`incidental_code_link`) and both PRs are one author's (`other_hand_code_link`). Its stored
+(`incidental_code_link`). Its stored
 decision says `code`, so a user who wants only the paper's ref-linked chains sets
 `chains.code_links: false`. By default (`auto`) only a repository whose PRs seldom name other PRs
 is read this way (`code_link_repos`).
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 CODE_REF = "code"
 THIN_CODE_LINK = "code_link_thin_stage"  # the rule `thin_code_link` applies
 INCIDENTAL_CODE_LINK = "code_link_incidental"  # the rule `incidental_code_link` applies
-OTHER_HAND_CODE_LINK = "code_link_other_author"  # the rule `other_hand_code_link` applies
 # Code files whose lines are data: a notebook's cells are JSON strings, its outputs included.
 NOT_CODE_TEXT = (".ipynb",)
 BATCH = 500
@@ -192,23 +191,3 @@ def incidental_code_link(
             f"{config.code_link_focus_files:.0%}"
         )
     return ""
-
-
-def other_hand_code_link(newer: PRNode, older: PRNode, config: ChainsConfig) -> str:
-    """Why a code link is another author's change through the older PR's code ('' when one
-    author wrote both, or either author is unknown). Without words to say so, that another
-    author's PR depends on the code it rewrites is a guess: on the judged code links of rounds
-    31 to 34, 84 of 96 by one author were strictly dependent, 41 of 63 by two (the formatting
-    pass of redux-toolkit #189, the migrations of jotai #1435 and redux-toolkit #5228 among
-    them), while an author who rewrites their own recent code is most often building on it.
-    Only the link vetter reads what a change is for; its `dependent` lifts this rule."""
-    if not config.code_link_same_author:
-        return ""
-    theirs, mine = _hand(older.author), _hand(newer.author)
-    if not theirs or not mine or theirs == mine:
-        return ""
-    return f"#{newer.number} is {newer.author}'s, #{older.number} {older.author}'s"
-
-
-def _hand(author: str | None) -> str:
-    return " ".join((author or "").split()).casefold()

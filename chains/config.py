@@ -25,7 +25,6 @@ VetRescue = Literal[
     "gap_too_long",
     "plain_mention_without_shared_lines",
     "code_link_incidental",
-    "code_link_other_author",
 ]
 """The link rules that only guess at shared code (from lines, names, files or time): their drops
 can be put to the link vetter, whose `dependent` makes the link an edge again."""
@@ -38,7 +37,6 @@ DEFAULT_VET_RESCUE: list[VetRescue] = [
     "too_little_file_overlap",
     "gap_too_long",
     "code_link_incidental",
-    "code_link_other_author",
 ]
 
 DropKind = Literal["link", "stage"]
@@ -207,14 +205,6 @@ class ChainsConfig(BaseModel):
         le=1,
         description="The share of the newer PR's files the older PR touched that a code link no "
         "vetter judged dependent needs (code_link_focus_share).",
-    )
-    code_link_same_author: bool = Field(
-        True,
-        description="A code link no vetter judged dependent needs both PRs by one author (where "
-        "both are known); else it is dropped as `code_link_other_author`: another author's "
-        "change through the older PR's code is as often a task of its own (a formatting pass, "
-        "a migration) as a dependency. `chains vet` asks about those drops. Rounds 31 to 34: "
-        "84 of 96 judged code links by one author strictly dependent, 41 of 63 by two.",
     )
     code_link_min_stage_lines: int = Field(
         15,

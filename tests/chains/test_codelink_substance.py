@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from chains.config import ChainsConfig
 from miner.config import MinerConfig
 from miner.mine import mine
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.dev.repos import git
 from sql.db import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -51,12 +47,9 @@ def _func(name: str, body: list[str]) -> str:
 SWEPT = [f"books/{_word(700 + i)}.py" for i in range(8)]
 
 
-def _history(
-    path: Path, older: int, rewrite: int, own: int, swept: int = 0, newer_author: str | None = None
-) -> History:
+def _history(path: Path, older: int, rewrite: int, own: int, swept: int = 0) -> History:
     """#1 writes `older` lines of `ledger.py`; #2 (no text names #1) rewrites `rewrite` of them,
-    writes `own` lines of its own in another file and edits `swept` files #1 never touched; both
-    are git's configured author's, unless #2 is `newer_author`'s."""
+    writes `own` lines of its own in another file and edits `swept` files #1 never touched."""
     repo = History(path)
     untouched = {name: _func("keep", _lines(800 + 40 * i, 4)) for i, name in enumerate(SWEPT)}
     repo.commit(
@@ -75,7 +68,7 @@ def _history(
         files["books/audit.py"] = _func("audit", _lines(5_000, own))
     for i, name in enumerate(SWEPT[:swept]):
         files[name] = _func("keep", _lines(800 + 40 * i, 4) + _lines(6_000 + 40 * i, 3))
-    repo.pr(2, "Audit trail", files, author=newer_author)
+    repo.pr(2, "Audit trail", files)
     return repo
 
 
@@ -86,15 +79,14 @@ def _link(
     own: int,
     config: ChainsConfig | None = None,
     swept: int = 0,
-    newer_author: str | None = None,
 ):
-    repo = _history(tmp_path / "books", older, rewrite, own, swept, newer_author)
+    repo = _history(tmp_path / "books", older, rewrite, own, swept)
     config = config or ChainsConfig(code_links=True)
     engine = mine_and_build(repo.path, tmp_path / "store.db", "acme/books", config)
     return links_by_number(engine)[2, 1]
 
 
-def _dropped_unless(tmp_path: Path, rule: str, relaxed: ChainsConfig, **shape: Any):
+def _dropped_unless(tmp_path: Path, rule: str, relaxed: ChainsConfig, **shape: int):
     """The pair of `shape` is dropped by `rule`; under the `relaxed` settings it is a link."""
     link = _link(tmp_path, **shape)
     assert (link.kept, link.rule) == (False, rule), link.why
@@ -182,51 +174,21 @@ def test_a_sweep_through_files_the_older_pr_never_touched_is_incidental(tmp_path
     assert fewer.kept, fewer.why
 
 
-def test_another_authors_change_through_the_older_code_is_no_link(tmp_path: Path) -> None:
-    """The pair that joins two stages when one author wrote both PRs, with #2 another author's:
-    a guess at dependency that fails as often as not (round 34: redux-toolkit #189 reformats
-    #168's typings, jotai #1435 moves #1417's code onto another library)."""
-    alone = ChainsConfig(code_links=True, code_link_same_author=False)
-    link = _dropped_unless(
-        tmp_path,
-        "code_link_other_author",
-        alone,
-        older=40,
-        rewrite=8,
-        own=30,
-        newer_author="Grace Hopper",
-    )
-    assert "another author's change: #2 is Grace Hopper's, #1 " in link.why
-    # A name written in another case or spacing is the same author's.
-    same = _link(tmp_path / "same", older=40, rewrite=8, own=30, newer_author=_git_author(tmp_path))
-    assert same.kept, same.why
-
-
-def _git_author(tmp_path: Path) -> str:
-    """The author name git gives a commit made without one, written in capitals and spaced."""
-    name = git(tmp_path, "var", "GIT_AUTHOR_IDENT").rsplit("<", 1)[0].strip()
-    return "  ".join(name.upper().split(" "))
-
-
-@pytest.mark.parametrize(
-    ("rule", "shape"),
-    [
-        ("code_link_incidental", {"own": 0, "swept": 8}),
-        ("code_link_other_author", {"own": 30, "newer_author": "Grace Hopper"}),
-    ],
-)
-def test_the_vetter_asks_about_a_guessed_drop_and_its_dependent_lifts_the_rule(
-    tmp_path: Path, fake_llm: ScriptedLLMServer, rule: str, shape: dict[str, Any]
+def test_the_vetter_asks_about_an_incidental_code_link_and_its_dependent_lifts_the_rule(
+    tmp_path: Path, fake_llm: ScriptedLLMServer
 ) -> None:
-    """These rules guess at what a change is for, which the link vetter reads: `chains vet` asks
-    about their drops, a `dependent` keeps the link, a `borderline` leaves it dropped."""
+    """The rule guesses at what a change is for, which the link vetter reads: `chains vet` asks
+    about its drops, a `dependent` keeps the link, a `borderline` leaves it dropped."""
     for verdict, kept in (("dependent", True), ("borderline", False)):
-        repo = _history(tmp_path / verdict, older=40, rewrite=8, **shape)
+        repo = _history(tmp_path / verdict, older=40, rewrite=8, own=0, swept=8)
         url = f"sqlite:///{tmp_path / verdict}.db"
         mine(MinerConfig(), make_engine(url), [str(repo.path)], source="git", name="acme/books")
         code = ("--set", "chains.code_links=true")
         run("chains", "build", "--db", url, *SETTINGS, *code)
-        assert "#2 → #1" in run("chains", "links", "--db", url, "--rule", rule).output
+        assert (
+            "#2 → #1"
+            in run("chains", "links", "--db", url, "--rule", "code_link_incidental").output
+        )
         reply = json.dumps({"verdict": verdict, "reason": "the audit rewrites the settlement"})
         fake_llm.push(
             model="link_vetter", contains="Now decide whether #2 depends on #1.", content=reply
@@ -237,4 +199,4 @@ def test_the_vetter_asks_about_a_guessed_drop_and_its_dependent_lifts_the_rule(
         assert ("#1 ← #2" in chains_listed(url)) is kept
         link = links_by_number(make_engine(url))[2, 1]
         assert link.kept is kept
-        assert (link.rescued_from == rule) is kept, link.why
+        assert (link.rescued_from == "code_link_incidental") is kept, link.why
