@@ -4,7 +4,8 @@ then `tasks eval` on the file alone, and one flat row run by a runner written he
 documented mapping only (docs/export-formats.md, "Runnable rows").
 
 Every image this module builds is of the made-up repository REPO (its tags carry REPO's slug and
-its `prchain.repo` label), so removing them touches nothing another test or user relies on.
+its `prchain.repo` label), named afresh for each run, so removing them touches nothing another
+test, another run on the same engine or a user relies on.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from prchain.cli import main
 from prchain.dev.repos import ChainRepo
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-REPO = "runnable-test/geo"  # this module's namespace: every image it makes carries its slug
+# This run's namespace: every image it makes carries its slug. A name of the run's own, since
+# the module removes what it built by this name (two runs on one engine removed each other's).
+REPO = f"runnable-test-{uuid.uuid4().hex[:8]}/geo"
 WRONG = ("3.14159 * radius * radius", "3 * radius * radius")  # circle_area, wrongly
 
 
