@@ -8,6 +8,7 @@ tree) loads nothing."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from tests.attacks.test_sandbox_clean_room import FORCE_PASS
 
 pytestmark = pytest.mark.docker
 
-REPO = "acme/pytest-plug"
+REPO = f"acme-{uuid.uuid4().hex[:8]}/pytest-plug"  # this run's own: its images go by it
 PYPROJECT = """[project]
 name = "pytest-plug"
 version = "1.0"

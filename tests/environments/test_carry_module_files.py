@@ -5,6 +5,7 @@ stage #6763, and both showed in the agent's own diff). Real git history, real co
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from tests.support.history import History
 
 pytestmark = pytest.mark.docker
 
-REPO = "acme/carry-gomods"
+REPO = f"acme-{uuid.uuid4().hex[:8]}/carry-gomods"  # this run's own: its image goes by it
 GO_MOD = "module example.com/store\n\ngo 1.21\n"
 TESTIFY = "\nrequire github.com/stretchr/testify v1.8.1\n"
 SUM = "github.com/stretchr/testify v1.8.1 h1:w7B6lhMri9wdJUVmEZPGGhZzrYTPvgJArz7wNPgYKsk=\n"

@@ -6,6 +6,7 @@ the future is reachable or even present in what the agent can read."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from prchain.dev.repos import git, make_chain_repo
 
 pytestmark = pytest.mark.docker
 
-REPO = "acme/calc-sandbox-nofuture"
+REPO = f"acme-{uuid.uuid4().hex[:8]}/calc-sandbox-nofuture"  # this run's own image
 # A later commit (after every PR of the chain) with an ignore rule and a file; and install commands
 # that leave files in the (empty) /work/repo, one of them ignored by that rule.
 INSTALL = [

@@ -8,6 +8,7 @@ requirement as written (fails, rolled back), installs 2.0, and the rebuilt image
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from tests.support.era_runs import offline_eras
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 
 pytestmark = [pytest.mark.docker]
-REPO = "setupagent-test/waver"
+REPO = f"setupagent-test-{uuid.uuid4().hex[:8]}/waver"  # this run's own: its images go by it
 LIB = "def hello(name):\n    return 'hello ' + name\n"
 CODE = "import tinylib\n\n\ndef welcome(name):\n    return tinylib.hello(name)\n"
 TEST = (
