@@ -3,6 +3,7 @@ its image and carries Δ over byte for byte; a setup command's artefacts never e
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -13,7 +14,7 @@ from prchain.dev.repos import OPS_V0
 
 pytestmark = pytest.mark.docker
 
-ERA_REPO = "acme/calc-sandbox-era"
+ERA_REPO = f"acme-{uuid.uuid4().hex[:8]}/calc-sandbox-era"  # this run's own image
 SETUP = "mkdir -p build && echo artefact > build/out.txt && echo egg > calc.egg-info && echo set-up"
 
 
