@@ -22,13 +22,14 @@ _SECTION = re.compile(r"(?m)^(?=diff --git )")
 
 def reverted_part(patch: str) -> str:
     """What entering a later stage reverts of an earlier stage's gold patch: all of it but the
-    files of `KEPT_ON_REVERT`."""
+    files of `KEPT_ON_REVERT` (the patch itself where it has none of them)."""
     sections = _SECTION.split(patch)
-    return "".join(
+    kept = [
         section
         for section in sections
         if not any(path.rsplit("/", 1)[-1] in KEPT_ON_REVERT for path in patch_paths(section))
-    )
+    ]
+    return patch if len(kept) == len(sections) else "".join(kept)
 
 
 def gold_archive(patches: dict[int, str], base_pack: bytes = b"") -> bytes:
