@@ -324,11 +324,11 @@ def _drop_thin_stages(
         link.attrs["why"] += f"; no stage: {', '.join(ends)}"
         link.rule = "stage_below_substance"
         report.dropped["stage_below_substance"] += 1
-    _drop_thin_code_links(graph, nodes, cfg, report)
+    _drop_code_links_once_lexed(graph, nodes, cfg, report)
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
 
 
-def _drop_thin_code_links(
+def _drop_code_links_once_lexed(
     graph: nx.DiGraph, nodes: dict[int, PRNode], cfg: ChainsConfig, report: GraphReport
 ) -> None:
     """Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its
