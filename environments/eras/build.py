@@ -383,6 +383,9 @@ def build_failure(log: str, code: int) -> str:
     npm = [n for n in lines if _NPM_ERROR.match(n)]  # npm's own lines end with where its log is
     if npm:
         return npm[0][:300]
+    yarn_or_pnpm = [n for n in lines if _YARN_PNPM_ERROR.match(n)]  # yarn's ends with a docs link
+    if yarn_or_pnpm:
+        return yarn_or_pnpm[0][:300]
     for i, line in enumerate(lines):  # go's: `go: m@v1.2.3: reading …: 403 Forbidden`
         if _GO_ERROR.match(line):
             said = lines[i + 1 : i + 2]
@@ -394,6 +397,7 @@ def build_failure(log: str, code: int) -> str:
 
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
+_YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_PNPM_\w+ )")
 # A module a `replace` directive points elsewhere is named with its stand-in: `go: m@v (replaced by
 # r@v): reading …` (cloudquery's cli of 2026 replaced invopop/jsonschema by its own fork).
 _GO_ERROR = re.compile(

@@ -36,6 +36,14 @@ PNPM_BY_DATE = (("2021-06-01", "5.18.11"), ("2022-06-01", "6.35.1"), ("2023-03-0
 PNPM_NEWEST = "9.15.9"
 YARN_CLASSIC = "1.22.22"
 YARN_BERRY = {2: "2.4.2", 3: "3.8.7", 4: "4.18.1"}
+# Yarn 1 fetches each package from the URL its lock file records, whatever registry is configured;
+# most record the public registry's yarnpkg.com alias. The same tarballs (the lock's hashes check
+# them) then come from the configured registry: the only one a mirrored machine reaches. This edits
+# /work/repo's copy, never a stage's tree.
+YARN_CLASSIC_HOSTS = (
+    r"""sed -i -E 's#https?://registry\.(yarnpkg\.com|npmjs\.org)/#'"${npm_config_registry%/}/#g" """
+    "yarn.lock"
+)
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ def _yarn(lock: str, version: str, paths: set[str]) -> Install:
             version,
             [
                 f"npm install -g yarn@{version}",
+                YARN_CLASSIC_HOSTS,
                 "yarn install --frozen-lockfile --ignore-engines --non-interactive",
             ],
             f"yarn {version} install --frozen-lockfile",

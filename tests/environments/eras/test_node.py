@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from environments.eras.build import build_failure
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import detect, ecosystem
 from environments.eras.manifests import Snapshot, snapshot
@@ -216,8 +217,9 @@ def test_the_lock_file_chooses_the_install() -> None:
     )
     assert "pnpm@9.1.0" in _install(set(pnpm), pnpm, {"packageManager": "pnpm@9.1.0+sha512.x"})
     classic = {"yarn.lock": "# yarn lockfile v1\n"}
-    assert _install(set(classic), classic, {}).startswith(
-        "npm install -g yarn@1.22.22 && yarn install --frozen"
+    assert _install(set(classic), classic, {}).startswith("npm install -g yarn@1.22.22 && sed ")
+    assert _install(set(classic), classic, {}).endswith(
+        " && yarn install --frozen-lockfile --ignore-engines --non-interactive"
     )
     berry = {"yarn.lock": "__metadata:\n  version: 8\n"}
     assert "@yarnpkg/cli-dist@4.18.1" in _install(set(berry), berry, {})
@@ -312,3 +314,55 @@ def test_the_reporters_ship_with_the_room() -> None:
     written = "\n".join(toolchain.reporter_commands())
     assert "module.exports = PrchainReporter" in written and "prchainReporter(source)" in written
     assert json.loads((REPORTS / "node.json").read_text())["testResults"]
+
+
+def test_yarn_classic_fetches_from_the_configured_registry_what_its_lock_file_pins(
+    tmp_path: Path,
+) -> None:
+    """Yarn 1 ignores the configured registry for a lock file's URLs (zustand's of 2022 pinned
+    registry.yarnpkg.com, which a mirrored machine cannot reach); the build points them at it."""
+    lock = tmp_path / "yarn.lock"
+    entry = (
+        '"date-fns@^2.29.1":\n  version "2.29.3"\n  resolved "https://registry.yarnpkg.com/'
+        'date-fns/-/date-fns-2.29.3.tgz#7c1b3b6b1f8d8e8e8e8e8e8e8e8e8e8e8e8e8e8e"\n'
+        "  integrity sha512-dDCnyH2WnnKusqvZZ6+jA1O51Ibt8ZMRNkDZdyAyK4YfbDwa/cEmuztzG5pk6hqlp9aSBPYcjOlktquahGwGeA==\n"
+    )
+    lock.write_text("# yarn lockfile v1\n\n" + entry + entry.replace("yarnpkg.com", "npmjs.org"))
+    install = packages.choose_install(
+        {"yarn.lock"}, {"yarn.lock": lock.read_text()}, {}, "2023-01-01"
+    )
+    rewrite = next(c for c in install.commands if "yarn.lock" in c)
+    subprocess.run(
+        ["bash", "-ec", rewrite],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "npm_config_registry": "http://127.0.0.1:4873/"},
+        check=True,
+    )
+    resolved = [line.split('"')[1] for line in lock.read_text().splitlines() if "resolved" in line]
+    assert (
+        resolved
+        == [
+            "http://127.0.0.1:4873/date-fns/-/date-fns-2.29.3.tgz#7c1b3b6b1f8d8e8e8e8e8e8e8e8e8e8e8e8e8e8e"
+        ]
+        * 2
+    )
+    assert install.commands.index(rewrite) == len(install.commands) - 2  # before `yarn install`
+
+
+def test_a_failed_install_is_named_by_the_package_managers_error_line() -> None:
+    yarn = (
+        "[2/4] Fetching packages...\n"
+        "info There appears to be trouble with your network connection. Retrying...\n"
+        "error Error: https://registry.yarnpkg.com/date-fns/-/date-fns-2.27.0.tgz: tunneling socket"
+        " could not be established, statusCode=403\n"
+        "    at ClientRequest.onConnect (/usr/local/lib/node_modules/yarn/lib/cli.js:152885:19)\n"
+        "info Visit https://yarnpkg.com/en/docs/cli/install for documentation about this command.\n"
+        "+ rmdir /root/.m2\n"
+    )
+    assert build_failure(yarn, 1).startswith("error Error: https://registry.yarnpkg.com/date-fns/")
+    pnpm = (
+        "Progress: resolved 12, reused 0, downloaded 11, added 0\n"
+        " ERR_PNPM_FETCH_403  GET https://registry.npmjs.org/left-pad: Forbidden - 403\n"
+        "No authorization header was set for the request.\n"
+    )
+    assert build_failure(pnpm, 1).startswith("ERR_PNPM_FETCH_403  GET https://registry.npmjs.org/")
