@@ -200,7 +200,7 @@ class JsReport:
             for i, w in enumerate(words)
             if not (_positional_path(w) and (i == 0 or words[i - 1] not in _VALUE_OPTIONS))
         ]
-        return " ".join([*map(_quote, kept), FILES_PLACEHOLDER])
+        return " ".join([*map(shell_word, kept), FILES_PLACEHOLDER])
 
     def targets(self, test_paths: list[str]) -> list[str]:
         """Test files, not the fixtures and helpers beside them (`node --test tests/fixtures/x.js`
@@ -243,5 +243,11 @@ _VALUE_OPTIONS = {
 _DIRS = {"test", "tests", "spec", "src", "__tests__", "./test", "./tests", "./spec", "./src"}
 
 
-def _quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w@%+=:,./{}-]+", word) else shlex.quote(word)
+def shell_word(word: str) -> str:
+    """`word` as the shell reads it back; an assignment keeps its name bare (`A='x y'`)."""
+    if re.fullmatch(r"[\w@%+=:,./{}-]+", word):
+        return word
+    name, is_assignment, value = word.partition("=")
+    if is_assignment and re.fullmatch(r"[A-Za-z_]\w*", name):
+        return f"{name}={shlex.quote(value)}"
+    return shlex.quote(word)

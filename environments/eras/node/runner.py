@@ -3,8 +3,10 @@
 The `test` script of package.json decides (followed through `npm run x` / `yarn x` / `pnpm x`),
 else the devDependencies: jest, vitest, mocha or Node's own `node --test`. The command calls the
 runner from node_modules/.bin with the script's own options and environment assignments, without
-wrappers (cross-env, npx, nyc, c8), coverage or watch mode, so it can be narrowed to test files and
-its report read; lint or build steps chained before the runner in the script are left out.
+wrappers (cross-env, npx, nyc, c8), coverage, watch mode or vitest's UI, so it can be narrowed to test
+files and its report read; lint or build steps chained before the runner in the script are left out.
+Node's options before the runner (`node --experimental-vm-modules $(yarn bin jest)`) become
+NODE_OPTIONS.
 """
 
 from __future__ import annotations
@@ -12,12 +14,21 @@ from __future__ import annotations
 import re
 import shlex
 
-from environments.eras.node.report import BIN, RUNNERS
+from environments.eras.node.report import BIN, RUNNERS, shell_word
 
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _NESTED = re.compile(r"^(?:npm|pnpm|yarn)\s+(?:run(?:-script)?\s+)?([\w:.-]+)")
-_DROPPED = {"--watch", "--watchAll", "--coverage", "--color", "--colors"}
+# Watch and coverage modes, colours, and vitest's browser UI (`--ui` opens one: `spawn xdg-open`).
+_DROPPED = {"--watch", "--watchAll", "--coverage", "--color", "--colors", "--ui", "--open"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# A runner reached through its package manager's bin directory: `$(yarn bin jest)`,
+# `$(npm bin)/jest`, `` `yarn bin jest` ``.
+_BIN_LOOKUP = re.compile(
+    r"(?:\$\(|`)\s*(?:npm|yarn|pnpm)\s+bin(?:\s+([\w@/.-]+))?\s*(?:\)|`)(?:/([\w.-]+))?"
+)
+# Node's own options given before the runner's script (`node --experimental-vm-modules
+# node_modules/.bin/jest`: ts-jest's ESM preset needs it); the command passes them as NODE_OPTIONS.
+_NODE_DEBUGGING = ("--inspect", "--inspect-brk", "--prof", "--cpu-prof")
 
 
 def scripts(manifest: dict[str, object]) -> dict[str, str]:
@@ -26,6 +37,7 @@ def scripts(manifest: dict[str, object]) -> dict[str, str]:
 
 
 def _words(segment: str) -> list[str]:
+    segment = _BIN_LOOKUP.sub(lambda m: BIN + (m.group(1) or m.group(2) or ""), segment)
     try:
         return shlex.split(segment)
     except ValueError:
@@ -80,20 +92,24 @@ def test_command(runner: str, words: list[str]) -> str:
         return "npm test"
     at = next((i for i, w in enumerate(words) if _is_runner(w, runner)), -1)
     prefix = [w for w in words[:at] if _ASSIGNMENT.match(w)] if at >= 0 else []
+    if runner != "node" and "node" in words[:at]:
+        options = [
+            w
+            for w in words[words.index("node") + 1 : at]
+            if w.startswith("--") and not w.startswith(_NODE_DEBUGGING)
+        ]
+        if options:
+            prefix.append("NODE_OPTIONS=" + " ".join(options))
     args = [w for w in words[at + 1 :] if w not in _DROPPED] if at >= 0 else []
     if runner == "node":
         args = args if "--test" in args else ["--test", *args]
-        return " ".join([*prefix, "node", *map(_quote, args)])
+        return " ".join(map(shell_word, [*prefix, "node", *args]))
     if runner == "mocha":
         args = [w for w in args if w != "-w"]
     if runner == "vitest":
         args = ["run", *(args[1:] if args[:1] in (["run"], ["watch"], ["dev"]) else args)]
-    return " ".join([*prefix, f"{BIN}{runner}", *map(_quote, args)])
+    return " ".join(map(shell_word, [*prefix, f"{BIN}{runner}", *args]))
 
 
 def _is_runner(word: str, runner: str) -> bool:
     return word.rsplit("/", 1)[-1] == runner
-
-
-def _quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else shlex.quote(word)

@@ -124,6 +124,8 @@ def test_jest_gets_its_options_on_the_command_line_where_the_launcher_is_missing
 
 def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
     reader = JsReport()
+    options = "NODE_OPTIONS='--no-warnings --max-old-space-size=4096' node_modules/.bin/jest"
+    assert reader.narrowed(f"{options} -i tests") == f"{options} -i {{files}}"
     assert reader.narrowed("node_modules/.bin/mocha -r ts-node/register 'test/**/*.ts'") == (
         "node_modules/.bin/mocha -r ts-node/register {files}"
     )
@@ -170,6 +172,20 @@ def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
         ({"scripts": {"test": "tsc && node --test dist/"}}, "node --test dist/"),
         ({"devDependencies": {"vitest": "^1.0.0"}}, "node_modules/.bin/vitest run"),
         ({"scripts": {"test": "ava"}}, "npm test"),
+        # zustand's of 2023: a UI that opens a browser; jest's ESM mode through node's own option
+        ({"scripts": {"test": "vitest --ui --coverage"}}, "node_modules/.bin/vitest run"),
+        (
+            {"scripts": {"test": "yarn node --experimental-vm-modules $(yarn bin jest)"}},
+            "NODE_OPTIONS=--experimental-vm-modules node_modules/.bin/jest",
+        ),
+        (
+            {
+                "scripts": {
+                    "test": "node --inspect --no-warnings --max-old-space-size=4096 $(npm bin)/jest -i"
+                }
+            },
+            "NODE_OPTIONS='--no-warnings --max-old-space-size=4096' node_modules/.bin/jest -i",
+        ),
     ],
 )
 def test_the_runner_comes_from_the_test_script_else_the_dependencies(
