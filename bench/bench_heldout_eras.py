@@ -1,17 +1,18 @@
-"""Python eras on histories no one tuned on (issue 51): `env setup` then `tests verify` per stage,
-default configuration, no LLM, as a new user would run them; one row per stage and the medians per
-era.
+"""Eras on histories no one tuned on (issues 50 and 51): `env setup` then `tests verify` per stage,
+default configuration, no LLM, as a new user would run them; one row per stage (its ecosystem,
+toolchain, method, build and verify seconds, image size) and, per ecosystem, the share verified and
+the medians per era.
 
 Each stage is a PR named `owner/name#N`; its history is a local clone (a bare mirror works) under
 `--clones`, as `owner+name/repo` or `owner+name` (the search tool's `fetch` layout). The repository is
 mined from the clone, every PR becomes a one-stage chain (`chains build --strategy single`), and only
-the named PRs' chains are set up and verified. Nothing here is hermetic: the index is PyPI, and the
+the named PRs' chains are set up and verified. Nothing here is hermetic: the indexes are the registries, and the
 repositories' code is never committed. The store, logs and the build-cache volume are the bench's
 own (under a temporary directory, prefix `bench-heldout-`, or `--data` to keep the store and logs);
 the era images are left for a rerun (`prchain env prune` removes them) unless `--clean`.
 
-    python bench/bench_heldout_python.py --clones /work/.mirror \\
-        pyparsing/pyparsing#209 tox-dev/filelock#110 hukkin/tomli#175
+    python bench/bench_heldout_eras.py --clones /work/.mirror \\
+        pyparsing/pyparsing#209 tox-dev/filelock#110 google/gson#2233 pmndrs/zustand#1451
 
 `--config` adds a prchain.yaml's settings under the bench's own (its cache volume, logs and chain
 sizes win): a compiled project's submodule mirrors, build arguments and limits, e.g. for numpy
@@ -80,7 +81,10 @@ class Row:
     year: int
     era: str
     status: str
-    python: str
+    ecosystem: str
+    toolchain: str
+    method: str
+    image_mb: float
     build: float
     verify: float
     verdict: str
@@ -109,7 +113,10 @@ def row(url: str, chain: int) -> Row:
             merged.year if merged else 0,
             era.era_key if era else "",
             recipe.status if recipe else "none",
+            recipe.ecosystem if recipe else "",
             f"{recipe.suite}/{recipe.interpreter}" if recipe else "",
+            recipe.method if recipe else "",
+            recipe.image_bytes / 1e6 if recipe else 0.0,
             recipe.build_seconds if recipe else 0.0,
             recipe.verify_seconds if recipe else 0.0,
             verdict.status if verdict else "none",
@@ -142,11 +149,10 @@ def run(
     invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
     chains = chain_ids(url, wanted)
     print(
-        f"{'stage':34} {'year':4} {'python':14} {'era':9} {'build s':>7} {'verify s':>8} "
-        f"{'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4}  why not"
+        f"{'stage':30} {'year':4} {'toolchain':18} {'method':8} {'era':10} {'build s':>7} "
+        f"{'verify s':>8} {'MB':>6} {'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4}  why not"
     )
-    eras: dict[str, tuple[int, float, float]] = {}
-    verified = 0
+    rows: list[Row] = []
     for repo, number in wanted:
         chain = chains.get((repo, number))
         if chain is None:
@@ -157,23 +163,40 @@ def run(
         invoke("tests", "verify", "--chain", str(chain), *common)
         tests_seconds = time.perf_counter() - started
         found = row(url, chain)
-        verified += found.status == "verified"
-        if found.build or found.verify:  # an era built for this stage (not one from memory)
-            eras[found.era] = (found.year, found.build, found.verify)
+        rows.append(found)
         print(
-            f"{repo + '#' + str(number):34} {found.year:4} {found.python:14} {found.status:9} "
-            f"{found.build:7.0f} {found.verify:8.0f} {setup_seconds:7.0f} {tests_seconds:7.0f} "
-            f"{found.verdict:8} {found.f2p:4}  {found.why[:120]}"
+            f"{repo + '#' + str(number):30} {found.year:4} {found.toolchain:18} {found.method:8} "
+            f"{found.status:10} {found.build:7.0f} {found.verify:8.0f} {found.image_mb:6.0f} "
+            f"{setup_seconds:7.0f} {tests_seconds:7.0f} {found.verdict:8} {found.f2p:4}  "
+            f"{found.why[:120]}"
         )
-    print(f"verified without the agent: {verified} of {len(wanted)} stages")
-    for start, end in ((2016, 2019), (2020, 2022), (2023, 2026)):
-        rows = [(b, v) for y, b, v in eras.values() if start <= y <= end]
-        if rows:
-            print(
-                f"eras {start}–{end}: {len(rows)}, build median "
-                f"{statistics.median(b for b, _ in rows):.0f} s, verify median "
-                f"{statistics.median(v for _, v in rows):.0f} s"
-            )
+    summary(rows, len(wanted))
+
+
+def summary(rows: list[Row], wanted: int) -> None:
+    """Per ecosystem: the share verified (of the stages asked for) by method, and the medians of
+    the eras built for a stage (a stage served from memory built none)."""
+    print(f"verified without the agent: {sum(r.status == 'verified' for r in rows)} of {wanted}")
+    for name in sorted({r.ecosystem for r in rows}):
+        mine = [r for r in rows if r.ecosystem == name]
+        methods = sorted({r.method for r in mine if r.status == "verified"})
+        by_method = ", ".join(
+            f"{m} {sum(r.method == m and r.status == 'verified' for r in mine)}" for m in methods
+        )
+        print(
+            f"{name or '(none)'}: {sum(r.status == 'verified' for r in mine)} of {len(mine)} "
+            f"verified ({by_method or 'none'}); FAIL_TO_PASS on {sum(r.f2p > 0 for r in mine)}"
+        )
+        built = {r.era: r for r in mine if r.method != "memory" and (r.build or r.verify)}
+        for start, end in ((2016, 2019), (2020, 2022), (2023, 2026)):
+            eras = [r for r in built.values() if start <= r.year <= end]
+            if eras:
+                print(
+                    f"  eras {start}–{end}: {len(eras)}, build median "
+                    f"{statistics.median(r.build for r in eras):.0f} s, verify median "
+                    f"{statistics.median(r.verify for r in eras):.0f} s, image median "
+                    f"{statistics.median(r.image_mb for r in eras):.0f} MB"
+                )
 
 
 def main_() -> int:
