@@ -18,6 +18,8 @@ import yaml
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
 from prchain.cli import main
 from prchain.dev.repos import git
 from sql.db import make_engine, session_scope
@@ -71,11 +73,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeIndex]:
 
 @pytest.fixture
 def own_images(docker_client: Any) -> Iterator[None]:
-    """Remove, afterwards, only the images this test built (labelled with its made-up repo)."""
+    """Remove, afterwards, only the images and build-cache volume this test made (by its made-up
+    repo)."""
     yield
     for image in docker_client.images({"prchain.repo": REPO}):
         for tag in image["tags"]:
             docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(ErasConfig(), REPO))
 
 
 def _invoke(*args: str) -> Result:
