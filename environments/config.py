@@ -80,7 +80,10 @@ class EnvironmentConfig(BaseModel):
         "tmpfs at /work holding the repository (tmpfs; counts against `memory`).",
     )
     scratch_limit: str = Field(
-        default="256m",
+        # A compiled project builds there (cargo's target directory is in /tmp): tokio-rs/bytes'
+        # tests and doctests of 2023 take 280 MB. The pages written count against `memory`,
+        # which bounds them all; this only caps one place.
+        default="1g",
         description="tmpfs only: size of each of /tmp and the agent's home (counts against `memory`).",
     )
     max_diff_bytes: int = Field(

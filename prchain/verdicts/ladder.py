@@ -244,7 +244,8 @@ def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
         found.first_error = f"the suite ran past {timeout:g} s" + (
             f" ({found.first_error})" if found.first_error else ""
         )
-    if NO_SPACE in found.first_error:
+    if NO_SPACE in found.first_error or (found.first_error and NO_SPACE in run.output_tail):
+        # a build that filled the disk halfway (bytes' doctests: "error: doctest failed") too
         found.first_error += DISK_HINT
     if not run.outcomes and not found.first_error:
         # No exception to name (a usage error, a plugin refusing the options): its last line does.

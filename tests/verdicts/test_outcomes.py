@@ -128,6 +128,16 @@ def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
         "raise environment.scratch_limit, the size of /tmp and the agent's "
         "home, or environment.disk_limit, of /work)"
     )
+    # tokio-rs/bytes of 2023: the tests ran, then the doctests' binaries filled /tmp
+    halfway = (
+        "test result: ok. 76 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+        "   Doc-tests bytes\n"
+        "error: linking with `cc` failed: exit status: 1\n"
+        "  = note: /usr/bin/ld: final link failed: No space left on device\n"
+        "error: doctest failed, to rerun pass `--doc`\n"
+    )
+    found = _counted(SuiteRun(exit_code=101, output_tail=halfway), Cargo(), 600).first_error
+    assert found.endswith("or environment.disk_limit, of /work)")
     other = "error[E0425]: cannot find function `missing` in this scope\n --> src/lib.rs:1:5\n"
     plain = _counted(SuiteRun(exit_code=101, output_tail=other), Cargo(), 600).first_error
     assert "scratch_limit" not in plain and plain.startswith("error[E0425]")
