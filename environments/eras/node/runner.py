@@ -92,7 +92,7 @@ def test_command(runner: str, words: list[str]) -> str:
         return "npm test"
     at = next((i for i, w in enumerate(words) if _is_runner(w, runner)), -1)
     prefix = [w for w in words[:at] if _ASSIGNMENT.match(w)] if at >= 0 else []
-    if runner != "node" and "node" in words[:at]:
+    if at >= 0 and runner != "node" and "node" in words[:at]:
         options = [
             w
             for w in words[words.index("node") + 1 : at]
