@@ -386,6 +386,13 @@ def build_failure(log: str, code: int) -> str:
     yarn_or_pnpm = [n for n in lines if _YARN_PNPM_ERROR.match(n)]  # yarn's ends with a docs link
     if yarn_or_pnpm:
         return yarn_or_pnpm[0][:300]
+    for i, line in enumerate(lines):  # Maven's goal, and what javac said under it
+        if line.startswith(_MAVEN_GOAL):
+            said = [
+                n for n in lines[i + 1 : i + 2] if n.startswith("[ERROR] ") and "[Help" not in n
+            ]
+            goal = _MAVEN_EXECUTION.sub("", line.removesuffix(" -> [Help 1]"))
+            return " ".join([goal, *said])[:400]
     for i, line in enumerate(lines):  # go's: `go: m@v1.2.3: reading …: 403 Forbidden`
         if _GO_ERROR.match(line):
             said = lines[i + 1 : i + 2]
@@ -398,6 +405,10 @@ def build_failure(log: str, code: int) -> str:
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
 _YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_PNPM_\w+ )")
+# Maven closes a failed build with help links and `mvn <args> -rf :module`; the goal that failed
+# says why ("… could not be resolved: Could not find artifact …", "Compilation failure").
+_MAVEN_GOAL = "[ERROR] Failed to execute goal "
+_MAVEN_EXECUTION = re.compile(r"Execution \S+ of goal \S+ failed: ")  # the goal, said again
 # A module a `replace` directive points elsewhere is named with its stand-in: `go: m@v (replaced by
 # r@v): reading …` (cloudquery's cli of 2026 replaced invopop/jsonschema by its own fork).
 _GO_ERROR = re.compile(

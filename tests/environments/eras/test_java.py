@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from environments.eras.build import build_failure
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import detect, ecosystem
 from environments.eras.java import choose_jdk, warm_tests
@@ -209,3 +210,40 @@ def test_a_gradle_build_gets_debians_gradle_and_says_what_it_asked_for() -> None
     assert any("gradle" in c.split() for c in plan.toolchain)
     assert plan.test_command == "gradle --offline --continue test"
     assert "asks for Gradle 8.5; Gradle distributions cannot be fetched here" in plan.caveat
+
+
+def test_a_failed_maven_build_is_named_by_the_goal_that_failed() -> None:
+    """gson's eras of 2024 to 2026: Maven ends with help links and a resume hint; the failed goal
+    and the line under it say why."""
+    tail = (
+        "[INFO] BUILD FAILURE\n"
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.12.1:"
+        "testCompile (default-testCompile) on project gson: Compilation failure\n"
+        "[ERROR] warnings found and -Werror specified\n"
+        "[ERROR] -> [Help 1]\n"
+        "[ERROR] \n"
+        "[ERROR] For more information about the errors and possible solutions, please read the "
+        "following articles:\n"
+        "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException\n"
+        "[ERROR] After correcting the problems, you can resume the build with the command\n"
+        "[ERROR]   mvn <args> -rf :gson\n"
+    )
+    assert build_failure(tail, 1) == (
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.12.1:"
+        "testCompile (default-testCompile) on project gson: Compilation failure "
+        "[ERROR] warnings found and -Werror specified"
+    )
+    missing = (
+        "[ERROR] Failed to execute goal com.github.wvengen:proguard-maven-plugin:2.7.0:proguard "
+        "(obfuscate-test-class) on project gson: Execution obfuscate-test-class of goal "
+        "com.github.wvengen:proguard-maven-plugin:2.7.0:proguard failed: Plugin "
+        "com.github.wvengen:proguard-maven-plugin:2.7.0 or one of its dependencies could not be "
+        "resolved: Could not find artifact com.guardsquare:proguard-core:jar:9.3.0 in central "
+        "(https://repo.maven.apache.org/maven2) -> [Help 1]\n"
+        "[ERROR] \n"
+        "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/PluginResolutionException\n"
+    )
+    assert build_failure(missing, 1).endswith(
+        "Could not find artifact "
+        "com.guardsquare:proguard-core:jar:9.3.0 in central (https://repo.maven.apache.org/maven2)"
+    )
