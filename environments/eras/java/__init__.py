@@ -37,7 +37,6 @@ JDK_RELEASED = {11: "2018-09-25", 17: "2021-09-14", 21: "2023-09-19", 25: "2025-
 # The oldest `-source` each javac still compiles (JDK 12 dropped 6, JDK 20 dropped 7).
 OLDEST_SOURCE = {11: 6, 17: 7, 21: 8, 25: 8}
 MVN = "mvn -B -ntp -Dstyle.color=never"
-TEST_COMMAND = f"{MVN} -o -fae test -Dmaven.test.failure.ignore=true"
 GRADLE_TEST_COMMAND = "gradle --offline --continue test"
 WARM_TIMEOUT = 300  # seconds per forked test JVM while the build warms the repository up
 _ERA_FILE = re.compile(
@@ -165,7 +164,7 @@ def warm_tests(snap: Snapshot) -> list[str]:
     return sorted(set(chosen.values()))
 
 
-def maven_commands(snap: Snapshot) -> list[str]:
+def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
     """B_t's test phase as far as one test per module, fetching into /opt/m2; then the image's
     settings (the local repository, offline) and a repository anyone may write to."""
     names = warm_tests(snap)
@@ -173,8 +172,8 @@ def maven_commands(snap: Snapshot) -> list[str]:
     return [
         f"mkdir -p {M2}",
         *trust_commands(),
-        f"cd {SRC} && {MVN} -fae -Dmaven.repo.local={M2} test -Dmaven.test.failure.ignore=true"
-        f" -Dsurefire.timeout={WARM_TIMEOUT}{selection}",
+        f"cd {SRC} && {MVN} -fae -Dmaven.repo.local={M2} test{reactor(left_out)}"
+        f" -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}{selection}",
         # The settings of whichever Maven is linked (Debian's conf is a link to /etc/maven).
         'conf=$(dirname "$(readlink -f "$(command -v mvn)")")/../conf && '
         f"cat > \"$conf/settings.xml\" <<'EOF'\n{SETTINGS}EOF",
@@ -183,6 +182,20 @@ def maven_commands(snap: Snapshot) -> list[str]:
 
 
 _NARROW = ("-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false")
+
+
+def reactor(left_out: tuple[str, ...]) -> str:
+    """Maven's option that leaves these modules out of the reactor ("" for none)."""
+    return f" -pl {shlex.quote(','.join(f'!{m}' for m in left_out))}" if left_out else ""
+
+
+def test_command(left_out: tuple[str, ...] = ()) -> str:
+    return f"{MVN} -o -fae test{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+
+
+def _left_out(plan: Plan) -> tuple[str, ...]:
+    found = re.search(r" -pl '?([^' ]+)'?", plan.test_command)
+    return tuple(m.removeprefix("!") for m in found.group(1).split(",")) if found else ()
 
 
 def gradle_commands() -> list[str]:
@@ -236,6 +249,7 @@ class Java:
         why: str,
         variant: str = "dated",
         maven: str = "",
+        left_out: tuple[str, ...] = (),
     ) -> Plan:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
         if not pom.pom_paths(snap):
@@ -251,14 +265,22 @@ class Java:
             else f"Debian's Maven {debian}",
             f"dependencies and plugins from Maven Central into {M2} (B_t's test phase); "
             "the POMs pin them, so the date does not choose",
+            *(
+                [
+                    f"left out of the reactor: {', '.join(left_out)} (its tests compile only "
+                    "against a packaged jar: `mvn test` cannot build them at B_t)"
+                ]
+                if left_out
+                else []
+            ),
         ]
         return Plan(
             "java",
             suite,
             f"jdk{jdk}",
             cutoff,
-            maven_commands(snap),
-            TEST_COMMAND,
+            maven_commands(snap, left_out),
+            test_command(left_out),
             "",
             notes,
             variant,
@@ -329,7 +351,9 @@ def newer_release(
     if not fitting:
         return None
     why = f"javac {jdk} does not know release {want}"
-    return java._plan(snap, fitting[0][1], fitting[0][0], why, f"{plan.variant}+jdk{want}", maven)
+    return java._plan(
+        snap, fitting[0][1], fitting[0][0], why, f"{plan.variant}+jdk{want}", maven, _left_out(plan)
+    )
 
 
 def older_source(
@@ -345,7 +369,13 @@ def older_source(
         return None
     why = f"javac {jdk} no longer compiles the declared source level"
     return java._plan(
-        snap, older[0][1], older[0][0], why, f"{plan.variant}+jdk{older[0][0]}", maven
+        snap,
+        older[0][1],
+        older[0][0],
+        why,
+        f"{plan.variant}+jdk{older[0][0]}",
+        maven,
+        _left_out(plan),
     )
 
 
@@ -362,7 +392,39 @@ def enforced_maven(
         return None
     wanted = pom.release(found.group(2))
     why = f"the build's enforcer asks for Maven {found.group(2)} or newer"
-    return java._plan(snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted)
+    return java._plan(
+        snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted, _left_out(plan)
+    )
 
 
-REVISIONS = (newer_release, older_source, enforced_maven)
+def unpackaged_module(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """A module whose test sources require another module of the reactor as a Java module that
+    only its packaged jar declares (gson's test-jpms from 2024: ModiTect adds module-info.class to
+    gson's jar at `package`, so `mvn test` finds `module not found: com.google.gson`): the same
+    plan without that module, said in the notes. Its tests need the project's `verify` run."""
+    if not re.search(r"module-info\.java:\[\d+,\d+\] module not found: ", log):
+        return None
+    found = re.search(
+        r"Failed to execute goal \S+:testCompile \(\S+\) on project ([\w.-]+): Compilation", log
+    )
+    left_out = _left_out(plan)
+    if not found or found.group(1) in left_out:
+        return None
+    jdk, maven = _current(plan)
+    why = (
+        plan.notes[0].split(": ", 1)[-1] if plan.notes else ""
+    )  # the same JDK, for the same reason
+    return java._plan(
+        snap,
+        plan.suite,
+        jdk,
+        why,
+        f"{plan.variant}-{found.group(1)}",
+        maven,
+        (*left_out, found.group(1)),
+    )
+
+
+REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module)

@@ -94,6 +94,35 @@ def test_a_javac_that_does_not_know_the_release_moves_to_one_that_does() -> None
     assert java.revise(snap, CONFIG, plan, "Tests run: 1, Failures: 1", ran=True) is None
 
 
+def test_a_module_whose_tests_need_the_packaged_jar_is_left_out_of_the_reactor() -> None:
+    """gson from 2024: test-jpms requires `com.google.gson`, whose module-info ModiTect adds to
+    the jar at `package`; `mvn test` cannot compile test-jpms at B_t. The same plan without it;
+    a later revision (a newer JDK) keeps it out."""
+    java = ecosystem("java")
+    snap = _pom_snapshot("<java.version>17</java.version>")
+    plan = java.plans(snap, CONFIG)[0]
+    log = (
+        "[ERROR] /opt/prchain/src/test-jpms/src/test/java/module-info.java:[19,22] module not "
+        "found: com.google.gson\n"
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:"
+        "testCompile (default-testCompile) on project test-jpms: Compilation failure: "
+        "Compilation failure: \n"
+    )
+    revised = java.revise(snap, CONFIG, plan, log, ran=False)
+    assert revised is not None and (revised.suite, revised.interpreter) == (
+        plan.suite,
+        plan.interpreter,
+    )
+    assert revised.test_command.split(" -o -fae test ")[1].startswith("-pl '!test-jpms' ")
+    assert any(" test -pl '!test-jpms' " in c for c in revised.commands)
+    assert any("left out of the reactor: test-jpms" in n for n in revised.notes)
+    assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
+    newer = java.revise(snap, CONFIG, revised, "invalid target release: 21", ran=False)
+    assert newer is not None and "-pl '!test-jpms'" in newer.test_command
+    narrowed = Surefire().narrowed(newer.test_command)
+    assert "-pl '!test-jpms'" in narrowed and narrowed.endswith("{files}")
+
+
 def test_warm_tests_take_one_test_class_per_module() -> None:
     paths = [
         "core/src/test/java/a/BTest.java",
