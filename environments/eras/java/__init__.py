@@ -341,12 +341,19 @@ def newer_release(
     java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
 ) -> Plan | None:
     """javac does not know the release the build asks for (`invalid target release: 21`,
-    `release version 21 not supported`): the oldest JDK here that does."""
-    found = re.search(r"(?:invalid (?:target|source) release|release version):? (?:1\.)?(\d+)", log)
+    `release version 21 not supported`), or the enforcer wants a newer JDK: the oldest JDK here
+    that does."""
+    found = re.search(
+        r"(?:invalid (?:target|source) release|release version):? (?:1\.)?(\d+)"
+        # the enforcer's RequireJavaVersion: `Detected JDK version 17.0.9 (JAVA_HOME=…) is not in
+        # the allowed range [21,).` (gson from 2026)
+        r"|Detected JDK [Vv]ersion \S+(?: \([^)]*\))? is not in the allowed range \[?\s*(?:1\.)?(\d+)",
+        log,
+    )
     jdk, maven = _current(plan)
-    if not found or int(found.group(1)) <= jdk:
+    want = int(found.group(1) or found.group(2)) if found else 0
+    if want <= jdk:
         return None
-    want = int(found.group(1))
     fitting = [o for o in _offered(config) if o[0] >= want]
     if not fitting:
         return None
@@ -383,15 +390,20 @@ def enforced_maven(
     java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
 ) -> Plan | None:
     """The enforcer rejects this Maven (`Detected Maven Version: 3.6.3 is not in the allowed range
-    [3.9.0,)`, a rule of a parent POM the snapshot does not hold): that release from Central."""
+    [3.9.0,)`, a rule of a parent POM the snapshot does not hold), or a plugin requires a newer one:
+    that release from Central."""
     found = re.search(
-        r"Detected Maven Version: (\S+) is not in the allowed range \[?\s*(\d+(?:\.\d+)+)", log
+        r"Detected Maven Version: \S+ is not in the allowed range \[?\s*(\d+(?:\.\d+)+)"
+        # a plugin's own prerequisite (gson's protobuf-maven-plugin 4 of 2026)
+        r"|The plugin \S+ requires Maven version (\d+(?:\.\d+)+)",
+        log,
     )
     jdk, maven = _current(plan)
-    if not found or pom.release(found.group(2)) == maven:
+    asked = (found.group(1) or found.group(2)) if found else ""
+    if not asked or pom.release(asked) == maven:
         return None
-    wanted = pom.release(found.group(2))
-    why = f"the build's enforcer asks for Maven {found.group(2)} or newer"
+    wanted = pom.release(asked)
+    why = f"the build asks for Maven {asked} or newer"
     return java._plan(
         snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted, _left_out(plan)
     )

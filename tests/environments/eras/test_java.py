@@ -92,6 +92,13 @@ def test_a_javac_that_does_not_know_the_release_moves_to_one_that_does() -> None
     assert revised is not None and (revised.suite, revised.interpreter) == ("trixie", "jdk21")
     assert "javac 17 does not know release 21" in revised.notes[0]
     assert java.revise(snap, CONFIG, plan, "Tests run: 1, Failures: 1", ran=True) is None
+    enforcer = (
+        "[WARNING] Rule 1: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with "
+        "message:\nDetected JDK version 17.0.13 (JAVA_HOME=/usr/lib/jvm/prchain-jdk) is not in the "
+        "allowed range [21,)."
+    )
+    revised = java.revise(snap, CONFIG, plan, enforcer, ran=False)
+    assert revised is not None and revised.interpreter == "jdk21"
 
 
 def test_a_module_whose_tests_need_the_packaged_jar_is_left_out_of_the_reactor() -> None:
@@ -226,6 +233,15 @@ def test_the_enforcers_maven_range_gets_that_maven() -> None:
     assert revised is not None and revised.suite == plan.suite
     assert any("apache-maven:3.9.0:tar.gz:bin" in c for c in revised.toolchain)
     assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
+    plugin = (
+        "[ERROR] Failed to execute goal io.github.ascopes:protobuf-maven-plugin:4.0.3:generate-test "
+        "(default) on project proto: The plugin io.github.ascopes:protobuf-maven-plugin:4.0.3 "
+        "requires Maven version 3.9.6 -> [Help 1]"
+    )
+    revised = java.revise(snap, CONFIG, plan, plugin, ran=False)
+    assert revised is not None and any(
+        "apache-maven:3.9.6:tar.gz:bin" in c for c in revised.toolchain
+    )
 
 
 def test_a_gradle_build_gets_debians_gradle_and_says_what_it_asked_for() -> None:
