@@ -6,10 +6,11 @@ the medians per era.
 Each stage is a PR named `owner/name#N`; its history is a local clone (a bare mirror works) under
 `--clones`, as `owner+name/repo` or `owner+name` (the search tool's `fetch` layout). The repository is
 mined from the clone, every PR becomes a one-stage chain (`chains build --strategy single`), and only
-the named PRs' chains are set up and verified. Nothing here is hermetic: the indexes are the registries, and the
-repositories' code is never committed. The store, logs and the build-cache volume are the bench's
-own (under a temporary directory, prefix `bench-heldout-`, or `--data` to keep the store and logs);
-the era images are left for a rerun (`prchain env prune` removes them) unless `--clean`.
+the named PRs' chains are set up and verified (`--setup-only`: no `tests verify`). Nothing here is
+hermetic: the indexes are the registries, and the repositories' code is never committed. The
+store, logs and the build-cache volume are the bench's own (under a temporary directory, prefix
+`bench-heldout-`, or `--data` to keep the store and logs); the era images are left for a rerun
+(`prchain env prune` removes them) unless `--clean`.
 
     python bench/bench_heldout_eras.py --clones /work/.mirror \\
         pyparsing/pyparsing#209 tox-dev/filelock#110 google/gson#2233 pmndrs/zustand#1451
