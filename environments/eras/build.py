@@ -380,12 +380,11 @@ def build_failure(log: str, code: int) -> str:
                 if n.startswith(("╰─▶", "Caused by", "cause:"))
             ]
             return " ".join([line, *follow])[:400]
-    npm = [n for n in lines if _NPM_ERROR.match(n)]  # npm's own lines end with where its log is
-    if npm:
-        return npm[0][:300]
-    yarn_or_pnpm = [n for n in lines if _YARN_PNPM_ERROR.match(n)]  # yarn's ends with a docs link
-    if yarn_or_pnpm:
-        return yarn_or_pnpm[0][:300]
+    # npm's own lines end with where its log is, yarn's with a docs link: their first error says why
+    for pattern in (_NPM_ERROR, _YARN_PNPM_ERROR):
+        first = next((n for n in lines if pattern.match(n)), "")
+        if first:
+            return first[:300]
     for i, line in enumerate(lines):  # Maven's goal, and what javac said under it
         if line.startswith(_MAVEN_GOAL):
             said = [

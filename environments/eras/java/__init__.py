@@ -425,9 +425,7 @@ def unpackaged_module(
     if not found or found.group(1) in left_out:
         return None
     jdk, maven = _current(plan)
-    why = (
-        plan.notes[0].split(": ", 1)[-1] if plan.notes else ""
-    )  # the same JDK, for the same reason
+    why = plan.notes[0].split(": ", 1)[-1] if plan.notes else ""  # the same JDK, the same reason
     return java._plan(
         snap,
         plan.suite,
