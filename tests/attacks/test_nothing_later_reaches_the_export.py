@@ -126,7 +126,7 @@ def _policy(body: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def own_images(docker_client: Any) -> Iterator[None]:
     yield
-    remove_repo_images(docker_client, REPO, volume=True)
+    remove_repo_images(docker_client, REPO)
 
 
 def test_no_later_byte_reaches_the_export_of_an_earlier_stage(

@@ -26,7 +26,7 @@ from prchain.verdicts.sandbox import SuiteRun
 from prchain.verdicts.verify import StageJob
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe
-from tests.support.era_runs import offline_eras
+from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex
 
 REPO = f"py51-sized-{uuid.uuid4().hex[:8]}/hog"
@@ -110,10 +110,7 @@ def test_limits_per_repository_fall_back_to_the_eras_defaults() -> None:
 @pytest.fixture
 def own_images(docker_client: Any) -> Iterator[None]:
     yield
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
+    remove_repo_images(docker_client, REPO)
 
 
 def _setup(

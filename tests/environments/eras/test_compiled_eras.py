@@ -40,7 +40,7 @@ REPO = f"cext-eras-test-{uuid.uuid4().hex[:8]}/fastsum"
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built and its build-cache volume."""
     yield
-    remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"), volume=True)
+    remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
 
 
 def test_a_c_extension_is_built_per_stage_from_the_agents_tree(

@@ -54,7 +54,7 @@ def own_images(docker_client: Any) -> Iterator[None]:
     and its repository's npm cache volume; the toolchain layers are shared by recipe and stay,
     like the suite's base."""
     yield
-    remove_repo_images(docker_client, REPO, volume=True)
+    remove_repo_images(docker_client, REPO)
 
 
 def _config(tmp_path: Path) -> Path:

@@ -47,7 +47,7 @@ def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built (labelled with its made-up repo)
     and its repository's build-cache volume."""
     yield
-    remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"), volume=True)
+    remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
 
 
 def _config(tmp_path: Path) -> Path:

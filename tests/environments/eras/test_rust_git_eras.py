@@ -41,7 +41,7 @@ def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built and its repositories' caches."""
     yield
     for repo in (REPO, NO_MIRROR):
-        remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"), volume=True)
+        remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"))
 
 
 def _setup(tmp_path: Path, clone: Path, repo: str, url: str, mirrors: dict[str, str]) -> str:
