@@ -96,13 +96,17 @@ def stage_specs(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
     ]
 
 
-def remove_repo_images(client: Any, repo: str, kinds: tuple[str, ...] = ("repo", "era")) -> None:
+def remove_repo_images(
+    client: Any, repo: str, kinds: tuple[str, ...] = ("repo", "era"), volume: bool = True
+) -> None:
     """The images labelled with `repo` of these kinds (an untagged one too: a test that
-    recommitted its image under the same tag), and its builds' cache volume (every era build
-    makes one; left behind, each run of the suite leaves one a module); never a toolchain or
-    base layer, which other repositories share. `repo` must be the test's own, made per run."""
+    recommitted its image under the same tag), and its builds' cache volume unless `volume` is
+    False (every era build makes one; left behind, each run of the suite leaves one a module);
+    never a toolchain or base layer, which other repositories share. `repo` must be the test's
+    own, made per run."""
     for kind in kinds:
         for image in client.images({"prchain.repo": repo, "prchain.kind": kind}):
             for ref in image["tags"] or [image["id"]]:
                 client.remove_image(ref)
-    client.remove_volume(cache_volume(ErasConfig(), repo))
+    if volume:
+        client.remove_volume(cache_volume(ErasConfig(), repo))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from environments.eras.build import CACHE
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.java import pom
@@ -63,6 +64,26 @@ SETTINGS = f"""\
 <settings>
   <localRepository>{M2}</localRepository>
   <offline>true</offline>
+</settings>
+"""
+# The build's own settings: the repository's download cache (the era build's cache volume, a
+# Maven repository in file:// layout) is asked before the POMs' repositories and Maven Central,
+# so a warm build downloads only what no earlier era of this repository fetched. Only what B_t's
+# build asks for is copied from it into /opt/m2: later eras' artifacts stay in the cache.
+CACHED = f"{CACHE}/m2"
+BUILD_SETTINGS = "/tmp/prchain-maven-settings.xml"
+_CACHE_REPOSITORY = f"""\
+<id>prchain-cache</id><url>file://{CACHED}</url>
+<releases><checksumPolicy>ignore</checksumPolicy></releases>
+<snapshots><enabled>false</enabled></snapshots>"""
+CACHE_SETTINGS = f"""\
+<settings>
+  <localRepository>{M2}</localRepository>
+  <profiles><profile><id>prchain-cache</id>
+    <repositories><repository>{_CACHE_REPOSITORY}</repository></repositories>
+    <pluginRepositories><pluginRepository>{_CACHE_REPOSITORY}</pluginRepository></pluginRepositories>
+  </profile></profiles>
+  <activeProfiles><activeProfile>prchain-cache</activeProfile></activeProfiles>
 </settings>
 """
 
@@ -165,20 +186,53 @@ def warm_tests(snap: Snapshot) -> list[str]:
 
 
 def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
-    """B_t's test phase as far as one test per module, fetching into /opt/m2; then the image's
-    settings (the local repository, offline) and a repository anyone may write to."""
+    """B_t's test phase as far as one test per module, fetching into /opt/m2 (from the
+    repository's download cache first, then the registries); what it fetched into the cache;
+    then the image's settings (the local repository, offline) and a repository anyone may write
+    to."""
     names = warm_tests(snap)
     selection = f" -Dtest={','.join(names)} {' '.join(_NARROW)}" if names else ""
     return [
-        f"mkdir -p {M2}",
+        f"mkdir -p {M2} {CACHED}",
         *trust_commands(),
-        f"cd {SRC} && {MVN} -fae -Dmaven.repo.local={M2} test{reactor(left_out)}"
-        f" -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}{selection}",
+        f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
+        f"cd {SRC} && {MVN} -s {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
+        f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
+        f"{selection}",
+        *cache_commands(),
         # The settings of whichever Maven is linked (Debian's conf is a link to /etc/maven).
         'conf=$(dirname "$(readlink -f "$(command -v mvn)")")/../conf && '
         f"cat > \"$conf/settings.xml\" <<'EOF'\n{SETTINGS}EOF",
-        f"rm -rf {TRUST_DIR} && chmod -R a+rwX {M2}",
+        f"rm -rf {TRUST_DIR} {BUILD_SETTINGS} && chmod -R a+rwX {M2}",
     ]
+
+
+def cache_commands() -> list[str]:
+    """Say where the build's artifacts came from; add the new ones to the repository's cache (each
+    file appears whole, by a hard link from a staging copy: a concurrent build of the same
+    repository never reads half a jar); and make them B_t's own in /opt/m2. Maven records the
+    repository each artifact came from and, offline, refuses one whose repository the build does
+    not name; the image names no cache, so the records go."""
+    staging = f"{CACHE}/m2-incoming"
+    excluded = " ".join(f"--exclude={shlex.quote(x)}" for x in _NOT_CACHED)
+    return [
+        f'echo "maven downloads by repository: $(find {M2} -name _remote.repositories -exec cat {{}} +'
+        " | grep -oE '>[^=]*=' | tr -d '>=' | sort | uniq -c | xargs)\"",
+        # A cache that cannot be written (a full volume) costs the next build time, not this one.
+        f"{{ mkdir -p {staging} && s=$(mktemp -d {staging}/XXXXXX) && tar -C {M2} {excluded} "
+        f'-cf - . | tar -C "$s" -xf - && cp -rln "$s"/. {CACHED}/ && rm -rf "$s"; }} '
+        "|| echo 'maven cache: not updated'",
+        f"find {M2} \\( -name _remote.repositories -o -name '*.lastUpdated' \\) -delete",
+    ]
+
+
+# Bookkeeping of a local repository that a remote one (the cache, read over file://) has not.
+_NOT_CACHED = (
+    "_remote.repositories",
+    "*.lastUpdated",
+    "maven-metadata-*.xml",
+    "resolver-status.properties",
+)
 
 
 _NARROW = ("-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false")

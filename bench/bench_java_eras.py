@@ -1,0 +1,81 @@
+"""Java era environments: per-era build time cold (no era image; the toolchain layer built too when
+this engine has none), warm (era images removed, the shared toolchain layer kept), from memory
+(recipe stored: nothing built), the era image's size, and the agent's first offline `mvn test` in
+a stage's sandbox.
+
+The made-up yamlconf history (tests/support/maven_repo.py: snakeyaml 1.33, then 2.0, which removed
+the constructor the older code calls) on the real Maven Central. A Java era's dependencies go
+into the image's own /opt/m2, not into the repository's cache volume, so a warm build downloads
+them again: its time beside the cold one says what that costs. The era images this makes are its
+own and removed at the end; the toolchain layer is shared by design and stays.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import select  # noqa: E402
+
+from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
+from environments.config import EnvironmentConfig  # noqa: E402
+from environments.docker_client import DockerClient  # noqa: E402
+from environments.docker_env import DockerEnvironment  # noqa: E402
+from prchain.agent.tasks import load_chain  # noqa: E402
+from prchain.app.envsetup import era_stages  # noqa: E402
+from sql.db import make_engine, session_scope  # noqa: E402
+from sql.models import Chain, ChainStage  # noqa: E402
+from tests.support.maven_repo import make_yamlconf  # noqa: E402
+
+REPO = f"bench-java-eras-{secrets.token_hex(4)}/yamlconf"
+
+
+def config(tmp: Path) -> Path:
+    return write_config(tmp, "  suites: {bookworm: '3.11'}\n  extra_base_packages: []\n")
+
+
+def first_test_run(tmp: Path, url: str, clone: Path) -> None:
+    """The agent's first `mvn test` in stage 1's offline sandbox: dependencies from the image."""
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        chain_id = session.scalar(select(Chain.id))
+        for stage in session.scalars(select(ChainStage)):  # what `queries build` (an LLM) writes
+            stage.query = f"Stage {stage.idx} of yamlconf."
+    settings, specs = era_stages(
+        EnvironmentConfig(log_dir=str(tmp / "logs")), engine, load_chain(engine, chain_id)
+    )
+    with DockerEnvironment(settings, repo=REPO, clone_path=str(clone), stages=specs) as env:
+        env.enter_stage(1)
+        start = time.perf_counter()
+        run = env.run_tests()
+        ok = run is not None and "BUILD SUCCESS" in run.output
+        print(f"agent's first offline mvn test: {time.perf_counter() - start:.1f} s, ok={ok}")
+
+
+def run(tmp: Path, client: DockerClient) -> None:
+    url = f"sqlite:///{tmp / 'bench.db'}"
+    common = ["--config", str(config(tmp)), "--db", url]
+    clone = make_yamlconf(tmp / "yamlconf")
+    invoke("mine", "--source", "git", "--name", REPO, str(clone), *common)
+    invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)  # #2 follows up on #1
+    print_passes(three_passes(client, REPO, url, common), "jdk")
+    first_test_run(tmp, url, clone)
+
+
+def main_() -> int:
+    client = DockerClient()
+    with tempfile.TemporaryDirectory(prefix="bench-java-eras-") as tmp:
+        try:
+            run(Path(tmp), client)
+        finally:
+            remove_images(client, REPO)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())
