@@ -553,7 +553,7 @@ class _Read:
             return True
         for line in lines:
             row = self._rows[line - 1] if 0 < line <= len(self._rows) else ""
-            if not self._maybe_inside(line) and name in code_words(row, self.lexer):
+            if not self._maybe_inside(line) and name in _line_code_words(row, self.lexer):
                 return True
         return name in self._whole
 
@@ -614,6 +614,14 @@ def code_words(text: str, lexer: Lexer) -> set[str]:
 
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=1 << 16)
+def _line_code_words(row: str, lexer: Lexer) -> frozenset[str]:
+    """`code_words` of one line read alone, by its text: the versions of a file under
+    consecutive bases share most of their lines, and a name is looked for on the same line of
+    each."""
+    return frozenset(code_words(row, lexer))
 
 
 @lru_cache(maxsize=256)
