@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
 from chains.config import ChainFilters
@@ -186,6 +187,9 @@ def is_leftover_path(path: str) -> bool:
     return path.lower().endswith(LEFTOVER_SUFFIXES)
 
 
+# Asked of every line's path where lineage and undo checks read a patch's lines (ruff: a few
+# thousand distinct paths, millions of lines).
+@lru_cache(maxsize=1 << 16)
 def counts_as_code(path: str) -> bool:
     """Is this file the code under work (not test, benchmark, config, docs or a leftover copy)? Its
     lines can carry line lineage and names from one PR to another."""

@@ -39,15 +39,34 @@ def _tokens(text: str, path: str) -> list[tuple[Any, str]] | None:
         return None
     tokens: Iterable[tuple[Any, str]] = lexer.get_tokens(text)
     if lexer.name == "Rust":
-        tokens = _through_last_use(tokens, text.rfind("use"))
+        tokens = _through_last_use(tokens, last_use(text))
     return [(t, v) for t, v in tokens if v.strip()]
+
+
+def last_use(text: str) -> int:
+    """Where the last `use` token of a Rust text may begin (-1: nowhere): the last "use" that no
+    word character follows. Every rule of Pygments' `RustLexer` that can read "use" ends its token
+    before a non-word character: a keyword or a name takes the whole word, and a string's,
+    comment's or attribute's run of text stops at a quote, a backslash, a `*`, a `/` or a bracket.
+    The words "unused", "user" and "used" in a file's last lines (ruff's test modules name rules
+    so) made the lexer read on to their end. A word character may stand before one: the string
+    `"\\nuse"` is read as a quote, an escape, then "use"."""
+    at = text.rfind("use")
+    while at >= 0 and at + 3 < len(text) and _word_char(text[at + 3]):
+        at = text.rfind("use", 0, at)
+    return at
+
+
+def _word_char(char: str) -> bool:
+    """Whether `char` is one that `\\w` matches in a `str` pattern (as the lexer's are)."""
+    return char.isalnum() or char == "_"
 
 
 def _through_last_use(tokens: Iterable[tuple[Any, str]], last: int) -> Iterator[tuple[Any, str]]:
     """A Rust file's tokens as far as `read_rust` reads them: up to the first `;` that begins past
-    `last`, where the text's last `use` begins (no `use` token begins later: the lexer's text is
-    the file's, newlines made one and a leading BOM dropped, never longer). The file's items after
-    its last `use` are most of it, and lexing them found nothing more."""
+    `last`, where the text's last `use` may begin (`last_use`: no `use` token begins later; the
+    lexer's text is the file's, newlines made one and a leading BOM dropped, never longer). The
+    file's items after its last `use` are most of it, and lexing them found nothing more."""
     at = 0  # where the next token begins in the lexer's text
     for token in tokens:
         yield token

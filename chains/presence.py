@@ -21,6 +21,7 @@ import re
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import IO
 
 from prchain.core import git
@@ -297,14 +298,21 @@ def _unquote(text: bytes) -> bytes:
     return bytes(out)
 
 
+@lru_cache(maxsize=4096)
+def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One of `words` as a whole word (`git grep -w`), compiled once: a walk asks about the same
+    names in each version of a file, more patterns than `re` keeps compiled."""
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(words) + r")(?![A-Za-z0-9_])")
+
+
 def name_lines(text: str, names: Iterable[str]) -> dict[str, set[int]]:
     """Each of `names` that `text` holds as a whole word → the lines (1-based) that hold it, as
     `git grep -n -w` finds them. One pass of one alternation over the text, not every word of it
     indexed: a walk asks about a few names per file, of files of 10,000 lines."""
-    wanted = sorted(name for name in set(names) if _TEXT_WORD.fullmatch(name))
+    wanted = tuple(sorted(name for name in set(names) if _TEXT_WORD.fullmatch(name)))
     if not wanted:
         return {}
-    pattern = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(wanted) + r")(?![A-Za-z0-9_])")
+    pattern = _words_pattern(wanted)
     lines: dict[str, set[int]] = {}
     row, counted = 1, 0  # the line number at offset `counted`, moved forward match by match
     for match in pattern.finditer(text):

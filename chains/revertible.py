@@ -52,6 +52,7 @@ class StageBases:
         self._indexes: OrderedDict[tuple[int, str], bytes | None] = OrderedDict()
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._parts: dict[str, str] = {}  # gold patch → its reverted part (`reverted_part`)
+        self._touched: dict[str, frozenset[str] | None] = {}  # reverted part → paths (`_paths`)
 
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
@@ -115,9 +116,68 @@ class StageBases:
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
         }
 
-    def _read_base(self, repo_id: int, base: str, tree: Path, env: dict[str, str]) -> bool:
-        """Put `base`'s tree in the scratch index (read once per base, then copied); False for a
-        base the clone lacks."""
+    def _read_base(
+        self, repo_id: int, base: str, patches: tuple[str, ...], tree: Path, env: dict[str, str]
+    ) -> bool:
+        """Put in the scratch index what reverting `patches` reads of `base`'s tree (`_entries`),
+        or the whole tree where that cannot be told; False for a base the clone lacks."""
+        entries = self._entries(base, patches, tree, env)
+        if entries is None:
+            return self._read_tree(repo_id, base, tree, env)
+        index = Path(env["GIT_INDEX_FILE"])
+        index.unlink(missing_ok=True)
+        git.run(tree, "update-index", "-z", "--index-info", input=entries, env=env,
+                timeout=GIT_TIMEOUT)  # fmt: skip
+        return True
+
+    def _entries(
+        self, base: str, patches: tuple[str, ...], tree: Path, env: dict[str, str]
+    ) -> bytes | None:
+        """`base`'s index entries that `git apply --cached` reads when it reverts `patches`, as
+        `ls-tree -z` lines: the paths they touch, a file in the place of a directory above one
+        (it fails an added file there) and the `.gitattributes` of each directory above one (a
+        merge driver). Reading the whole tree of a large repository (ruff: 11,000 files, a
+        1.6 MB index) costs more than the reverts themselves, and git reads and writes the whole
+        index once per patch. None where the whole tree is needed: a touched path that is a
+        directory at `base` (an added file there fails on all of its files), a path that git
+        would read as pathspec magic, or git could not list the paths."""
+        touched: set[str] = set()
+        for patch in patches:
+            paths = self._paths(patch, tree, env)
+            if paths is None:
+                return None
+            touched |= paths
+        wanted = set(touched) | {".gitattributes"}
+        for path in touched:
+            parts = path.split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                above = "/".join(parts[:depth])
+                wanted |= {above, f"{above}/.gitattributes"}
+        if any(path.startswith(":") for path in wanted):
+            return None
+        return _listed(git.run(tree, "ls-tree", "-z", base, "--", *sorted(wanted), env=env,
+                               check=False, timeout=GIT_TIMEOUT), wanted, touched)  # fmt: skip
+
+    def _paths(self, patch: str, tree: Path, env: dict[str, str]) -> frozenset[str] | None:
+        """The paths `patch` touches, old and new names, as git apply reads them (None where it
+        cannot), once per patch. `--numstat` names a record by its new path only (a rename's old
+        one is left out), so it is asked of the patch and of its reverse."""
+        if patch not in self._touched:
+            data = (patch if patch.endswith("\n") else patch + "\n").encode()
+            ways = [
+                git.run(tree, "apply", *way, "--numstat", "-z", input=data, env=env,
+                        check=False, timeout=GIT_TIMEOUT)
+                for way in ((), ("-R",))
+            ]  # fmt: skip
+            ok = all(done.ok for done in ways)
+            self._touched[patch] = (
+                frozenset().union(*(_numstat_paths(done.stdout) for done in ways)) if ok else None
+            )
+        return self._touched[patch]
+
+    def _read_tree(self, repo_id: int, base: str, tree: Path, env: dict[str, str]) -> bool:
+        """Put `base`'s whole tree in the scratch index (read once per base, then copied); False
+        for a base the clone lacks."""
         key = (repo_id, base)
         index = Path(env["GIT_INDEX_FILE"])
         if key not in self._indexes:
@@ -133,7 +193,7 @@ class StageBases:
 
     def _revert(self, repo_id: int, base: str, patches: tuple[str, ...]) -> bool:
         tree, env = self._env(repo_id)
-        if not self._read_base(repo_id, base, tree, env):
+        if not self._read_base(repo_id, base, patches, tree, env):
             return True  # a base the clone lacks: unknown
         for patch in reversed(patches):
             data = patch if patch.endswith("\n") else patch + "\n"
@@ -161,3 +221,30 @@ class StageBases:
             if best[1] - best[0] >= len(bases) - start - 1:
                 break  # no later start can make a longer run
         return best
+
+
+def _numstat_paths(out: bytes) -> frozenset[str]:
+    """The paths of `git apply --numstat -z`'s records: `added\tdeleted\tpath`, or a record
+    of its own for each path (`git diff --numstat -z` names a rename so)."""
+    records = out.decode("utf-8", errors="surrogateescape").split("\0")
+    paths = {record.split("\t", 2)[-1] for record in records}
+    return frozenset(paths - {""})
+
+
+def _listed(done: git.GitResult, wanted: set[str], touched: set[str]) -> bytes | None:
+    """The lines of `ls-tree -z` (`done`) whose path is `wanted` and no directory; None where git
+    failed or a touched path is a directory."""
+    if not done.ok:
+        return None
+    kept = []
+    for line in done.stdout.split(b"\0"):
+        head, _, name = line.partition(b"\t")
+        path = name.decode("utf-8", errors="surrogateescape")
+        if path not in wanted:
+            continue
+        if head.split(b" ")[1:2] == [b"tree"]:
+            if path in touched:
+                return None
+            continue
+        kept.append(line + b"\0")
+    return b"".join(kept)

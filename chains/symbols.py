@@ -197,6 +197,37 @@ _POINTERS = frozenset({"*", "&", "**", "&&"})
 _MEMBER = frozenset({".", "->", "::"})
 
 
+class _Kind(NamedTuple):
+    """What `_Declarations` and `_lexed` ask of a token's type, looked up once per type: the
+    hierarchy's `in` is a Python call, asked several times of every token lexed for names."""
+
+    name: bool  # a name, not a builtin
+    blank: bool  # white space or a comment
+    keyword: bool
+    keyword_type: bool
+    operator: bool
+    punctuation: bool
+    function: bool  # a name the lexer marks as a function's
+
+
+_KINDS: dict[object, _Kind] = {}
+
+
+def _kind(token: Any) -> _Kind:
+    from pygments.token import Comment, Keyword, Name, Operator, Punctuation, Text
+
+    found = _KINDS[token] = _Kind(
+        name=token in Name and token not in Name.Builtin,
+        blank=token in Text or token in Comment,
+        keyword=token in Keyword,
+        keyword_type=token in Keyword.Type,
+        operator=token in Operator,
+        punctuation=token in Punctuation,
+        function=token in Name.Function,
+    )
+    return found
+
+
 class _Declarations:
     """Reads a lexer's tokens and says which names they declare: the name after a declaring
     keyword (after a type tag, only where a definition follows it), a Go method's name after its
@@ -228,12 +259,10 @@ class _Declarations:
         self.tentative_variable = False
         self.variables: set[str] = set()  # every variable declared so far
 
-    def _ends_type(self, token: Any, value: str, is_name: bool) -> bool:
+    def _ends_type(self, kind: _Kind, value: str, is_name: bool) -> bool:
         """Whether this token may end a type (a name, a builtin type, the `>` closing a generic,
         the `]` of an array type), keeping count of generic brackets: `<` right after a name
         opens one (a comparison has spaces: `a < b`)."""
-        from pygments.token import Keyword
-
         was_name, self.last_was_name = self.last_was_name, is_name
         if value == "<" and was_name and not self.spaced:
             self.angles += 1
@@ -243,17 +272,15 @@ class _Declarations:
             return not self.angles
         if value == "]":
             return self.last == "["
-        return is_name or token in Keyword.Type
+        return is_name or kind.keyword_type
 
     def _assigned(self, value: str) -> bool:
         """Whether this operator declares the names just read: Go's `:=`, or in Python the `=`
         of a statement that began with them, or the `in` of a `for` loop."""
         return value == ":=" or (self.assigns and value in ("=", "in") and self.run_starts)
 
-    def see(self, token: Any, value: str, is_name: bool) -> list[str]:
-        from pygments.token import Comment, Keyword, Operator, Punctuation, Text
-
-        if token in Text or token in Comment:
+    def see(self, kind: _Kind, value: str, is_name: bool) -> list[str]:
+        if kind.blank:
             self.line_start = self.line_start or "\n" in value
             self.spaced = True
             return []
@@ -266,9 +293,9 @@ class _Declarations:
             self.tentative = ""
         after_type = self.after_type
         multiplies = self.pointer == "spaced" and self.spaced
-        self.after_type = self.typed and self._ends_type(token, value, is_name)
+        self.after_type = self.typed and self._ends_type(kind, value, is_name)
         self.pointer = ""
-        if self.typed and after_type and value in _POINTERS and token in Operator:
+        if self.typed and after_type and value in _POINTERS and kind.operator:
             self.after_type, self.pointer = True, "spaced" if self.spaced else "tight"
         self.spaced, self.last = False, value
         if self.typed and is_name and after_type and not self.pending and not multiplies:
@@ -282,13 +309,13 @@ class _Declarations:
                 if self.variable:
                     self.variables.add(value)
             self.pending = self.func = False
-        elif self.pending and token in Keyword and value in _MODIFIERS:
+        elif self.pending and kind.keyword and value in _MODIFIERS:
             pass
-        elif self.pending and value == "(" and token in Punctuation:
+        elif self.pending and value == "(" and kind.punctuation:
             self.pending, self.depth = False, 1
             self.group = not self.func  # `func (recv)` names the method after; `const (` a group
             self.line_start = self.group
-        elif self.depth and value in ("(", ")") and token in Punctuation:
+        elif self.depth and value in ("(", ")") and kind.punctuation:
             self.depth += 1 if value == "(" else -1
             if not self.depth:
                 self.pending, self.group = self.func, False
@@ -297,14 +324,14 @@ class _Declarations:
             declared.append(value)
             if self.variable:
                 self.variables.add(value)
-        elif token in Keyword and value in DECLARING and not (self.typed and value in QUALIFIERS):
+        elif kind.keyword and value in DECLARING and not (self.typed and value in QUALIFIERS):
             self.pending, self.func = True, value == "func"
             self.variable = value in VARIABLES
             self.confirm = _TAG_DECLARES if value in _TAGS else frozenset()
-        elif token in Operator and self._assigned(value):
+        elif kind.operator and self._assigned(value):
             declared.extend(self.run)
             self.variables.update(self.run)
-        elif self.assigns and value == "for" and token in Keyword:
+        elif self.assigns and value == "for" and kind.keyword:
             self.after_for = True
         else:
             self.pending = self.pending and self.depth > 0
@@ -353,20 +380,19 @@ def _lexed(
     seen = _Lexed(set(), set(), set(), set(), set())
     if lexer is None:
         return seen
-    from pygments.token import Name
-
     declarations = _Declarations(lexer.name in TYPED, lexer.name in WHOLE_FILE_LEXERS)
     line = 0
     before = ("", "")  # the last two tokens' texts, whitespace left out
     for token, value in lexer.get_tokens(text):
-        is_name = token in Name and token not in Name.Builtin
-        declared = declarations.see(token, value, is_name)
+        kind = _KINDS.get(token) or _kind(token)
+        is_name = kind.name
+        declared = declarations.see(kind, value, is_name)
         counted = only is None or line in only
         if counted or line in tested:
             seen.defined.update(d for d in declared if _distinctive(d))
             if is_name and _distinctive(value):
                 (seen.found if counted else seen.tests).add(value)
-                if token in Name.Function:
+                if kind.function:
                     seen.defined.add(value)
                 if before[1] in _MEMBER or "".join(before) in _MEMBER:  # C's lexer splits `->`
                     seen.accessed.add(value)
@@ -553,7 +579,7 @@ class _Read:
             return True
         for line in lines:
             row = self._rows[line - 1] if 0 < line <= len(self._rows) else ""
-            if not self._maybe_inside(line) and name in code_words(row, self.lexer):
+            if not self._maybe_inside(line) and name in _line_code_words(row, self.lexer):
                 return True
         return name in self._whole
 
@@ -614,6 +640,14 @@ def code_words(text: str, lexer: Lexer) -> set[str]:
 
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=1 << 16)
+def _line_code_words(row: str, lexer: Lexer) -> frozenset[str]:
+    """`code_words` of one line read alone, by its text: the versions of a file under
+    consecutive bases share most of their lines, and a name is looked for on the same line of
+    each."""
+    return frozenset(code_words(row, lexer))
 
 
 @lru_cache(maxsize=256)

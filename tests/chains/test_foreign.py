@@ -6,7 +6,7 @@ from pathlib import Path
 
 from chains.config import ChainsConfig
 from chains.foreign import imported, own_roots
-from chains.imports_foreign import Own, _tokens, imported_elsewhere, read_rust
+from chains.imports_foreign import Own, _tokens, imported_elsewhere, last_use, read_rust
 from chains.substance import lexer_for
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -184,6 +184,40 @@ def test_a_rust_file_is_lexed_only_through_its_last_use() -> None:
     for cut in range(len(RUST_FILE)):
         for text in (RUST_FILE[:cut], RUST_FILE[cut:]):
             every = [(t, v) for t, v in lexer_for("a.rs").get_tokens(text) if v.strip()]
+            assert read_rust(_tokens(text, "a.rs") or [], own) == read_rust(every, own), text
+
+
+# "use" read as a token of its own in a string after an escape, a block comment, an attribute and
+# a lifetime; then only words that hold it ("unused", "user", "because").
+RUST_TAIL = r"""use std::fmt;
+
+fn f() -> &'static str {
+    let a = "\nuse";
+    /*use*/
+    #[use]
+    let b: &'use str = "x\\use";
+    r#use(1usize);
+    unused(); user(); // because it is used
+}
+"""
+
+
+def test_no_use_token_begins_after_the_last_use_that_no_word_character_follows() -> None:
+    """`last_use` bounds where the lexer may stop (`_through_last_use`): every token "use" of the
+    whole file's, even one a word character stands before (`"\nuse"`), begins at it or before; a
+    word that holds "use" later on does not keep the lexer going to the end. Cut anywhere, the
+    file's declarations read from the tokens so far are those of the whole file's."""
+    own = Own(frozenset({"src"}))
+    lexer = lexer_for("a.rs")
+    assert lexer is not None
+    starts = [at for at, _t, value in lexer.get_tokens_unprocessed(RUST_TAIL) if value == "use"]
+    assert len(starts) == 7  # `r#use` too: "r", "#", then the keyword
+    bound = RUST_TAIL.rfind("because") + len("beca")  # its "use", which a space follows
+    assert max(starts) <= last_use(RUST_TAIL) == bound < RUST_TAIL.rfind("use")  # "used"
+    assert last_use("unused(); user; used") == -1 and last_use("use") == 0
+    for cut in range(len(RUST_TAIL)):
+        for text in (RUST_TAIL[:cut], RUST_TAIL[cut:]):
+            every = [(t, v) for t, v in lexer.get_tokens(text) if v.strip()]
             assert read_rust(_tokens(text, "a.rs") or [], own) == read_rust(every, own), text
 
 

@@ -267,3 +267,54 @@ def test_a_temporal_chain_is_cut_at_a_stage_it_cannot_enter(tmp_path: Path) -> N
         pairs = [(e["dst_number"], e["src_number"]) for e in edges]
         assert pairs == list(zip(numbers, numbers[1:], strict=False)), (numbers, edges)
         assert all(e["types"] == ["temporal"] for e in edges)
+
+
+class _WholeTree(StageBases):
+    """The check as it was: every revert in an index of the base's whole tree."""
+
+    def _entries(self, *args: object) -> None:
+        return None
+
+
+def test_an_index_of_the_touched_paths_answers_as_the_whole_tree(tmp_path: Path) -> None:
+    """The reverts run in an index of only the entries they read (`StageBases._entries`): the
+    touched paths, a file in the place of a directory above one, the `.gitattributes` above them.
+    Each case answers as in the base's whole tree: a file where a reverted one's directory was
+    fails it (the index holds both otherwise), a directory where a reverted file was fails it (the
+    whole tree is read then), a rename back onto a path taken fails, a merge driver of a
+    subdirectory's attributes merges, and a quoted path with a space and a non-ASCII letter is read
+    as git reads it."""
+    repo = History(tmp_path / "repo")
+    odd = "docs/the notes ü.txt"
+    news = "- start\n"
+    repo.commit(
+        "Initial commit",
+        {"a/b": "x\n", "c": "y\n", "old.py": PARSE, "log/NEWS": news, "log/.gitattributes":
+         "NEWS merge=union\n", odd: "one\n", "README": "acme\n"},
+    )  # fmt: skip
+    drop = repo.pr(1, "Drop a/b and c", {"a/b": None, "c": None})
+    (repo.path / "a").rmdir()  # git leaves the emptied directory in the work tree
+    repo.pr(2, "A file a, a directory c", {"a": "file\n", "c/d": "z\n"})
+    rename = repo.pr(3, "Rename old.py", {}, moves={"old.py": "new.py"})
+    repo.pr(4, "old.py again", {"old.py": RENDER})
+    entry = repo.pr(5, "An entry", {"log/NEWS": news + "- one\n", odd: "two\n"})
+    base = repo.pr(6, "Another", {"log/NEWS": news + "- one\n- two\n", "README": "acme 2\n"})
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(bare))
+    drop_a = _git(repo, "diff", f"{drop}^", drop, "--", "a/b")
+    drop_c = _git(repo, "diff", f"{drop}^", drop, "--", "c")
+    cases = {
+        "file where a directory was": ([drop_a], False, True),
+        "directory where a file was": ([drop_c], False, False),
+        "rename back onto a taken path": ([_patch(repo, rename)], False, True),
+        "merge driver of a subdirectory": ([_patch(repo, entry)], True, True),
+        "two patches, quoted path": ([_patch(repo, rename), _patch(repo, entry)], False, True),
+    }
+    partial, whole = StageBases({7: str(bare)}), _WholeTree({7: str(bare)})
+    tree, env = partial._env(7)
+    for name, (golds, expected, read_partially) in cases.items():
+        assert partial.reverts(7, base, golds) is expected, name
+        assert whole.reverts(7, base, golds) is expected, name
+        patches = tuple(partial._reverted_part(gold) for gold in golds)
+        assert (partial._entries(base, patches, tree, env) is not None) is read_partially, name
+    assert _git(repo, "status", "--porcelain") == ""
