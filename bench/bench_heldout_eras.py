@@ -12,6 +12,11 @@ store, logs and the build-cache volume are the bench's own (under a temporary di
 `bench-heldout-`, or `--data` to keep the store and logs); the era images are left for a rerun
 (`prchain env prune` removes them) unless `--clean`.
 
+`--warm` builds each era the planner built once more, warm: its era image removed, the toolchain
+layer and the repository's cache volume kept, memory off (another era's image would serve it
+instead), the same ladder (a revision replays). The row's `warm s` is that build and the summary
+gives its median per ecosystem: what a user pays for an era again after `env prune`.
+
     python bench/bench_heldout_eras.py --clones /work/.mirror \\
         pyparsing/pyparsing#209 tox-dev/filelock#110 google/gson#2233 pmndrs/zustand#1451
 
@@ -46,6 +51,9 @@ from bench.eras_common import invoke, remove_images, write_config  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
 from environments.eras.build import cache_volume  # noqa: E402
 from environments.eras.config import ErasConfig  # noqa: E402
+from prchain.app.config import load_config  # noqa: E402
+from prchain.app.envsetup import era_builder, image_opener, image_size  # noqa: E402
+from prchain.verdicts.ladder import Setup, setup_eras  # noqa: E402
 from sql.db import make_engine, session_scope  # noqa: E402
 from sql.models import (  # noqa: E402
     Chain,
@@ -91,6 +99,8 @@ class Row:
     verdict: str
     f2p: int
     why: str
+    image: str = ""
+    warm: float = 0.0  # the era's build again with its image gone (--warm), 0 when not rebuilt
 
 
 def row(url: str, chain: int) -> Row:
@@ -125,7 +135,35 @@ def row(url: str, chain: int) -> Row:
             (recipe.root_error if recipe and recipe.status != "verified" else "")
             or (verdict.reason if verdict and verdict.status != "usable" else "")
             or "",
+            recipe.image if recipe else "",
         )
+
+
+def warm_build(config_file: Path, url: str, chain: int, found: Row, repo: str) -> float:
+    """Seconds of the era's build again, warm: only its era image removed (the toolchain layer and
+    the repository's cache volume stay), memory off so that no other era's image serves it, the
+    planner's ladder as the cold setup ran it (a revision replays). 0 when the cold setup built no
+    image of its own (memory's, a failed build)."""
+    client = DockerClient()
+    if found.method != "planner" or not found.image or not client.image_id(found.image):
+        return 0.0
+    if client.image_labels(found.image).get("prchain.repo") != repo:
+        return 0.0  # never another repository's image
+    if not client.remove_image(found.image):
+        return 0.0  # still in use: the ladder would find it and build nothing
+    config = load_config(config_file, [f"store.url={url}"])
+    setup = Setup(
+        make_engine(url),
+        config.eras,
+        era_builder(config, print),
+        image_opener(config.environment, None, config.eras),
+        None,  # no agent: the bench runs no LLM
+        True,  # redo: the era's recipe is stored
+        lambda _image: False,  # memory off
+        image_size,
+    )
+    setup_eras(setup, chain_ids=[chain])
+    return row(url, chain).build
 
 
 def bench_config(tmp: Path, volume: str, user: Path | None) -> Path:
@@ -147,16 +185,19 @@ def run(
     volume: str,
     user: Path | None,
     setup_only: bool = False,
+    warm: bool = False,
 ) -> None:
     url = f"sqlite:///{tmp / 'bench.db'}"
-    common = ["--config", str(bench_config(tmp, volume, user)), "--db", url]
+    config_file = bench_config(tmp, volume, user)
+    common = ["--config", str(config_file), "--db", url]
     for repo in sorted({repo for repo, _ in wanted}):
         invoke("mine", "--source", "git", "--name", repo, str(clone_of(clones, repo)), *common)
     invoke("chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common)
     chains = chain_ids(url, wanted)
     print(
         f"{'stage':30} {'year':4} {'toolchain':18} {'method':8} {'era':10} {'build s':>7} "
-        f"{'verify s':>8} {'MB':>6} {'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4}  why not"
+        f"{'verify s':>8} {'MB':>6} {'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4} "
+        f"{'warm s':>6}  why not"
     )
     rows: list[Row] = []
     for repo, number in wanted:
@@ -170,12 +211,14 @@ def run(
             invoke("tests", "verify", "--chain", str(chain), *common)
         tests_seconds = time.perf_counter() - started
         found = row(url, chain)
+        if warm:
+            found.warm = warm_build(config_file, url, chain, found, repo)
         rows.append(found)
         print(
             f"{repo + '#' + str(number):30} {found.year:4} {found.toolchain:18} {found.method:8} "
             f"{found.status:10} {found.build:7.0f} {found.verify:8.0f} {found.image_mb:6.0f} "
-            f"{setup_seconds:7.0f} {tests_seconds:7.0f} {found.verdict:8} {found.f2p:4}  "
-            f"{found.why[:120]}"
+            f"{setup_seconds:7.0f} {tests_seconds:7.0f} {found.verdict:8} {found.f2p:4} "
+            f"{found.warm:6.0f}  {found.why[:120]}"
         )
     summary(rows, len(wanted))
 
@@ -204,6 +247,12 @@ def summary(rows: list[Row], wanted: int) -> None:
                     f"{statistics.median(r.verify for r in eras):.0f} s, image median "
                     f"{statistics.median(r.image_mb for r in eras):.0f} MB"
                 )
+        rebuilt = [r.warm for r in mine if r.warm]
+        if rebuilt:
+            print(
+                f"  warm builds: {len(rebuilt)}, median {statistics.median(rebuilt):.0f} s "
+                f"({min(rebuilt):.0f}–{max(rebuilt):.0f} s)"
+            )
 
 
 def main_() -> int:
@@ -219,6 +268,11 @@ def main_() -> int:
         action="store_true",
         help="set up and verify each stage's era, without `tests verify` (no FAIL_TO_PASS)",
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="build each era the planner built again with its image removed (warm build time)",
+    )
     parser.add_argument("stages", nargs="+", help="owner/name#N")
     args = parser.parse_args()
     client = DockerClient()
@@ -228,7 +282,7 @@ def main_() -> int:
         data = args.data or Path(tmp)
         data.mkdir(parents=True, exist_ok=True)
         try:
-            run(data, args.clones, wanted, volume, args.config, args.setup_only)
+            run(data, args.clones, wanted, volume, args.config, args.setup_only, args.warm)
         finally:
             for repo in sorted({repo for repo, _ in wanted}):
                 if args.clean:

@@ -16,6 +16,15 @@ completed from the cache instead of refused; -mod=vendor when the tree vendors i
 before go 1.14, which had no such flag and completed go.mod by itself).
 The checksum database is unreachable here, so GOSUMDB=off: go.sum still checks every download.
 
+The build keeps what it fetched and compiled on the repository's cache volume (environments/eras/
+build.py), so a later era of the repository, or the same era built again after `env prune`, neither
+downloads nor compiles it again: the module zips in GOPROXY's layout, read first as a `file://`
+proxy (go 1.13 on; a module it lacks falls through to the network), and the compiled packages,
+copied into the image's build cache before the build. Go marks every cache entry a build uses (it
+refreshes the file's mtime when older than an hour), so the copied entries are dated 2000 first and
+those still dated 2000 afterwards, another era's, are deleted: the image holds what a cold build
+would have compiled, no more.
+
 A tree of several modules without a go.work (cloudquery's plugins, nested under a root module that
 holds none of them) is tested module by module, each in module mode from its own directory:
 `prchain-in-modules go test ./plugins/a/... ./plugins/b/x` (a script of the era image) runs
@@ -32,6 +41,7 @@ import shlex
 from dataclasses import replace
 from datetime import UTC
 
+from environments.eras.build import CACHE
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, NoPlan, Plan
 from environments.eras.go import toolchain
@@ -45,6 +55,13 @@ GOPATH = f"{GO_HOME}/path"
 # GOPATH's own: go before 1.15 knows no GOMODCACHE and keeps modules there whatever it says.
 MODCACHE = f"{GOPATH}/pkg/mod"
 BUILDCACHE = f"{GO_HOME}/cache"
+# The repository's cache volume (mounted in its builds only): what earlier builds fetched, in GOPROXY's
+# layout (no `list` files: a version query must reach the network, not this cache's partial lists),
+# and what they compiled (entries keyed by their inputs, so any era may share them).
+VOLUME_DOWNLOADS = f"{CACHE}/go/download"
+VOLUME_BUILDS = f"{CACHE}/go/build"
+# The date the entries copied from the volume get; those the build does not use keep it.
+UNUSED_MARK = "/tmp/prchain-go-unused"
 # The agent's build cache, a copy of the image's made per stage: a sandbox may be a read-only image
 # with tmpfs mounts (disk_cap tmpfs), where go can neither add to /opt/go/cache nor, from go 1.24,
 # build what is not in it (cobra's TestDeadcodeElimination runs `go build`: read-only file system).
@@ -210,10 +227,10 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
     fetch = (
-        f"export GOPROXY={shlex.quote(config.go_proxy)} GOFLAGS={flags} GOCACHE={BUILDCACHE} "
-        f"GOPATH={GOPATH}"
+        f"export GOPROXY={shlex.quote(build_proxy(config.go_proxy, version))} GOFLAGS={flags} "
+        f"GOCACHE={BUILDCACHE} GOPATH={GOPATH}"
     )
-    commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}"]
+    commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}", *warm_start()]
     if in_modules(snap):
         script = f"/usr/local/bin/{IN_MODULES}"
         commands.append(
@@ -228,7 +245,37 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
-    return [*commands, *finish_commands()]
+    return [*commands, *warm_end(), *finish_commands()]
+
+
+def build_proxy(proxy: str, version: str) -> str:
+    """The build's GOPROXY: the volume's downloads first (a module they lack falls through on its
+    404), from go 1.13, the first to take a list."""
+    return f"file://{VOLUME_DOWNLOADS},{proxy}" if _minor(version) >= 13 else proxy
+
+
+def warm_start() -> list[str]:
+    """The volume's compiled packages in the build cache, dated 2000 so that those this build
+    does not use can be told apart; trim.txt says the cache was trimmed now, or go would delete
+    entries that old (unused for 5 days) before the build got to them."""
+    return [
+        f"mkdir -p {VOLUME_DOWNLOADS} {VOLUME_BUILDS} && cp -a {VOLUME_BUILDS}/. {BUILDCACHE}/",
+        f"touch -d 2000-01-01 {UNUSED_MARK} && find {BUILDCACHE} -type f "
+        f"-exec touch -h -d 2000-01-01 {{}} + && date +%s > {BUILDCACHE}/trim.txt",
+    ]
+
+
+def warm_end() -> list[str]:
+    """Entries this build did not use deleted from the image; what it fetched and compiled added
+    to the volume (never a `list`, a lock or a partial download)."""
+    download = f"{MODCACHE}/cache/download"
+    keep = " ".join(f"--exclude={shlex.quote(p)}" for p in ("list", "*.lock", "*.partial", "*.tmp"))
+    return [
+        f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
+        f"cp -an {BUILDCACHE}/. {VOLUME_BUILDS}/",
+        f"if [ -d {download} ]; then tar -C {download} {keep} -cf - . "
+        f"| tar -C {VOLUME_DOWNLOADS} --skip-old-files -xf -; fi",
+    ]
 
 
 def finish_commands() -> list[str]:

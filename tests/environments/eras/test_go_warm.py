@@ -1,0 +1,112 @@
+"""A Go era built again (after `env prune`, or a later era of the repository) takes what the first
+build fetched and compiled from the repository's cache volume, and keeps no more than it uses.
+
+gin-gonic/gin's eras, held out (issue 50): an era built a second time with its image removed took
+102 s against the first build's 54 s: the Go room kept its module downloads and compiled packages
+in the image only, so every build of every era downloaded and compiled everything again. Here the
+second build runs with the module proxy gone: before the fix it failed (`connection refused`);
+now the module comes from the volume. A compiled entry no build of this era uses, planted in the
+volume, is not in the second image."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prchain.dev.repos import git
+from tests.support.go_proxy import TINYLIB, GoProxy, tinylib_proxy
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds Go
+
+RUN = uuid.uuid4().hex[:8]
+REPO = f"go-warm-{RUN}/hello"
+GO_MOD = f"module example.com/hello\n\ngo 1.22.0\n\nrequire {TINYLIB} v0.1.0\n"
+CODE = (
+    f'package hello\n\nimport "{TINYLIB}"\n\n'
+    "// Hi greets.\nfunc Hi(n string) string { return tinylib.Greet(n) }\n"
+)
+TEST = 'package hello\n\nimport "testing"\n\nfunc TestHi(t *testing.T) {\n\tif Hi("a") != "hi a" {\n\t\tt.Fatal(Hi("a"))\n\t}\n}\n'
+FOREIGN = f"ff{RUN}-d"  # a compiled entry of no build of this era
+
+
+def _repo(path: Path, go_sum: str) -> str:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    files = {"go.mod": GO_MOD, "go.sum": go_sum, "hello.go": CODE, "hello_test.go": TEST}
+    for name, text in files.items():
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "start", date="2024-03-01T10:00:00Z")
+    return git(path, "rev-parse", "HEAD").strip()
+
+
+def _docker(*args: str) -> str:
+    done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def eras(docker_client: Any) -> Iterator[Any]:
+    from environments.eras.build import cache_volume
+    from environments.eras.config import ErasConfig
+
+    config = ErasConfig(
+        suites={"bookworm": "3.11"},
+        extra_base_packages=[],
+        cache_volume=f"prchain-go-warm-{RUN}",
+        network_mode="host",  # the build reaches the module proxy on 127.0.0.1
+    )
+    yield config
+    for kind in ("repo", "era"):
+        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
+            for tag in image["tags"]:
+                docker_client.remove_image(tag)
+    docker_client.remove_volume(cache_volume(config, REPO))
+
+
+def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
+    from environments.config import EnvironmentConfig
+    from environments.eras.build import ensure_era_image
+    from environments.eras.go import Go, toolchain
+    from environments.eras.manifests import snapshot
+
+    plan = Go().plans(snapshot(clone, sha), eras.model_copy(update={"go_proxy": proxy}))[0]
+    # The toolchain from the real proxy alone: one layer for every run of this test.
+    plan = replace(plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org"))
+    return ensure_era_image(
+        client, EnvironmentConfig(), eras, repo=REPO, clone=clone, sha=sha, plan=plan, era_key="w"
+    )
+
+
+def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
+    tmp_path: Path, docker_client: Any, base_image: str, eras: Any
+) -> None:
+    from environments.eras.build import cache_volume
+
+    served = tmp_path / "proxy"
+    sums = tinylib_proxy(served)
+    sha = _repo(tmp_path / "hello", sums["v0.1.0"])
+    with GoProxy(served) as proxy:
+        cold = _build(docker_client, eras, tmp_path / "hello", sha, proxy.url)
+        dead = proxy.url  # nothing answers there once the proxy is closed
+    assert cold.image_id, cold.log[-3000:]
+    volume = cache_volume(eras, REPO)
+    _docker(
+        "run", "--rm", "-v", f"{volume}:/c", base_image, "sh", "-c",
+        f"mkdir -p /c/go/build/ff && echo x > /c/go/build/ff/{FOREIGN}",
+    )  # fmt: skip
+    assert docker_client.remove_image(cold.tag)
+
+    warm = _build(docker_client, eras, tmp_path / "hello", sha, dead)
+
+    assert warm.built and warm.image_id, warm.log[-3000:]
+    held = _docker("run", "--rm", warm.tag, "sh", "-c", "find /opt/go/cache -type f -name '*-d'")
+    assert f"/{FOREIGN}" not in held
+    assert len(held.split()) > 100  # the standard library and tinylib, compiled
