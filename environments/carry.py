@@ -35,6 +35,11 @@ ROOT_DIR = f"{STATE_ROOT}/root"  # 0700 root: gold patches, the private store, w
 STORE_DIR = f"{ROOT_DIR}/store.git"  # root-only: B_1..B_t and the stage bases
 PUBLIC_DIR = f"{STATE_ROOT}/public.git"  # root-owned, world-readable: only C_1..C_t (no parents)
 AGENT_STATE = ".git/prchain"  # the agent-side scratch files, outside the worktree's diff
+# The agent's index, copied for a diff of the worktree (its stat data spare git re-reading files
+# that did not change), with its mtime (`-p`). git reads a file whose stat data match its entry
+# only when the file is no older than the index (racily clean); a copy dated now would hide a
+# same-size change made in the second the stage was checked out (a reordered file: an empty diff).
+COPY_INDEX = 'cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"'
 # What a stage's setup command left in the worktree: excluded from every diff and snapshot.
 SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
 TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
@@ -211,7 +216,7 @@ if [ "$prev" = - ]; then
   cat > "$S/delta.patch" || exit 90
 elif [ -n "$prev" ]; then
   export GIT_INDEX_FILE=$S/index.delta
-  cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+  {COPY_INDEX}
   git add -A --ignore-errors 2>>"$S/err"
   git diff --cached --binary --no-color --no-ext-diff --no-textconv "$prev" \
     > "$S/delta.patch" 2>>"$S/err" || exit 90
@@ -258,7 +263,7 @@ set -uo pipefail
 cd {WORKDIR}
 {_AGENT_GIT}
 export GIT_INDEX_FILE={AGENT_STATE}/index.setup
-cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+{COPY_INDEX}
 git ls-files --others --exclude-standard --directory 2>/dev/null \
   | sed -e 's/[][*?!#\\]/\\&/g' -e 's|^|/|' >> {SETUP_EXCLUDE}
 git diff --name-only HEAD 2>/dev/null
@@ -280,7 +285,7 @@ mkdir -p "$S"
 export GIT_INDEX_FILE=$S/index.diff
 exec 2>"$S/diff.err"
 trap 'rc=$?; [ $rc -eq 0 ] || cat "$S/diff.err"; rm -f "$GIT_INDEX_FILE" "$S/diff.sum"; exit $rc' EXIT
-cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+{COPY_INDEX}
 git add -A --ignore-errors || true
 opts=(--cached --no-color --no-ext-diff --no-textconv)
 size=$(git diff "${{opts[@]}}" --binary "$1" | wc -c)
@@ -336,7 +341,7 @@ cd {WORKDIR}
 {_AGENT_GIT}
 mkdir -p {AGENT_STATE}
 export GIT_INDEX_FILE={AGENT_STATE}/index.snap
-cp .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"
+{COPY_INDEX}
 git add -A --ignore-errors 2>/dev/null || true
 tree=$(git write-tree)
 rm -f "$GIT_INDEX_FILE"

@@ -129,3 +129,28 @@ def test_cumulative_patch_is_the_carried_change_byte_for_byte(
     assert (work / "data.bin").read_bytes() == b"caf\xe9\r\n\x00\xff"
     assert (work / "crlf.txt").read_bytes() == b"x\r\ny\n"
     assert (work / "calc/ops.py").read_text() == MULTIPLY
+
+
+# The file's and the index's mtime set back to the checkout's; ctime, which no one can set, left
+# out of git's comparison: what a same-size change in the checkout's second looks like to git.
+SAME_SECOND = (
+    "git config core.trustctime false && touch -r calc/ops.py /tmp/ref && "
+    "tac calc/ops.py > /tmp/r && cat /tmp/r > calc/ops.py && touch -r /tmp/ref calc/ops.py .git/index"
+)
+
+
+def test_a_same_size_change_made_in_the_checkouts_second_is_in_every_diff(make_env) -> None:
+    """A reordered file keeps its size, and a fast agent reorders it within the second the stage
+    was checked out: its stat data then match its index entry. git reads such a file only when
+    it is no older than the index a diff or snapshot starts from, so the copy of that index must
+    keep its date (with a copy dated now, the snapshot here missed the change, and in a scripted
+    rollout the stage diff came out empty: "the agent changed nothing")."""
+    env = make_env()
+    env.enter_stage(1)
+    env.execute(SAME_SECOND)
+    for diff in (env.diff(), env.cumulative_diff()):
+        assert "diff --git a/calc/ops.py b/calc/ops.py" in diff, diff
+    snapshot = env.snapshot()
+    env.execute("git checkout -q -- calc/ops.py")
+    env.restore(snapshot)
+    assert env.read_file("calc/ops.py") == env.execute("cat /tmp/r").output
