@@ -20,16 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import select  # noqa: E402
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
-from environments.config import EnvironmentConfig  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
-from environments.docker_env import DockerEnvironment  # noqa: E402
-from prchain.agent.tasks import load_chain  # noqa: E402
-from prchain.app.envsetup import era_stages  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
-from sql.models import Chain, ChainStage  # noqa: E402
+from tests.support.era_runs import chain_sandbox  # noqa: E402
 from tests.support.maven_repo import make_yamlconf  # noqa: E402
 
 REPO = f"bench-java-eras-{secrets.token_hex(4)}/yamlconf"
@@ -41,15 +35,7 @@ def config(tmp: Path) -> Path:
 
 def first_test_run(tmp: Path, url: str, clone: Path) -> None:
     """The agent's first `mvn test` in stage 1's offline sandbox: dependencies from the image."""
-    engine = make_engine(url)
-    with session_scope(engine) as session:
-        chain_id = session.scalar(select(Chain.id))
-        for stage in session.scalars(select(ChainStage)):  # what `queries build` (an LLM) writes
-            stage.query = f"Stage {stage.idx} of yamlconf."
-    settings, specs = era_stages(
-        EnvironmentConfig(log_dir=str(tmp / "logs")), engine, load_chain(engine, chain_id)
-    )
-    with DockerEnvironment(settings, repo=REPO, clone_path=str(clone), stages=specs) as env:
+    with chain_sandbox(url, tmp / "logs", REPO, clone) as env:
         env.enter_stage(1)
         start = time.perf_counter()
         run = env.run_tests()

@@ -15,7 +15,7 @@ from environments.eras.config import ErasConfig
 from environments.protocol import StageSpec
 from prchain.cli import main
 from sql.db import make_engine, session_scope
-from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
 
 
 def invoke(*args: str) -> Result:
@@ -94,6 +94,25 @@ def stage_specs(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
         )
         for i, (n, base, gold) in enumerate(rows, start=1)
     ]
+
+
+def chain_sandbox(url: str, log_dir: Path, repo: str, clone: Path) -> Any:
+    """The sandbox (not yet entered) of the store's one chain, each stage on its era's image, with
+    the queries `queries build` (an LLM) would have written."""
+    from environments.config import EnvironmentConfig
+    from environments.docker_env import DockerEnvironment
+    from prchain.agent.tasks import load_chain
+    from prchain.app.envsetup import era_stages
+
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        chain_id = session.scalar(select(Chain.id))
+        for stage in session.scalars(select(ChainStage)):
+            stage.query = f"Stage {stage.idx} of {repo}."
+    config, specs = era_stages(
+        EnvironmentConfig(log_dir=str(log_dir)), engine, load_chain(engine, chain_id)
+    )
+    return DockerEnvironment(config, repo=repo, clone_path=str(clone), stages=specs)
 
 
 def remove_repo_images(

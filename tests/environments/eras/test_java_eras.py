@@ -16,16 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
 from environments.eras.config import ErasConfig
-from prchain.agent.tasks import load_chain
-from prchain.app.envsetup import era_stages
 from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, EnvRecipe
+from sql.models import EnvRecipe
 from tests.support.era_runs import (
+    chain_sandbox,
     invoke,
     recipes_by_pr,
     remove_repo_images,
@@ -121,15 +118,7 @@ def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
     assert verdicts[1].fail_to_pass == ["org.acme.yamlconf.KeysTest::listsTheKeys"]
     assert verdicts[2].fail_to_pass == ["org.acme.yamlconf.DumpTest::dumpsAMapping"]
 
-    engine = make_engine(sqlite_url)
-    with session_scope(engine) as session:
-        chain_id = session.scalar(select(Chain.id))
-        for stage in session.scalars(select(ChainStage)):  # what `queries build` (an LLM) writes
-            stage.query = f"Stage {stage.idx} of yamlconf."
-    config, specs = era_stages(
-        EnvironmentConfig(log_dir=str(tmp_path / "logs")), engine, load_chain(engine, chain_id)
-    )
-    with DockerEnvironment(config, repo=REPO, clone_path=str(clone), stages=specs) as env:
+    with chain_sandbox(sqlite_url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
         assert env.execute("ls /opt/m2/org/yaml/snakeyaml").output.split() == ["1.33"]
         # The agent does stage 1's task (the keys its hidden test asks for) and adds a class.
@@ -142,7 +131,7 @@ def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
         assert env.execute("ls /sys/class/net").output.split() == ["lo"]  # no network
 
         moved = env.enter_stage(2)
-        assert moved.outcome == "clean" and moved.image != specs[0].image
+        assert moved.outcome == "clean" and moved.image != env.stages[1].image
         assert env.execute("ls /opt/m2/org/yaml/snakeyaml").output.split() == ["2.0"]
         assert "size(String text)" in env.execute(f"cat {PACKAGE}/Sizes.java").output
         merged = env.execute(f"cat {PACKAGE}/Config.java").output
