@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from prchain.dev.repos import git
+from tests.support.era_runs import remove_repo_images
 from tests.support.go_proxy import TINYLIB, GoProxy, tinylib_proxy
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds Go
@@ -64,10 +65,7 @@ def eras(docker_client: Any) -> Iterator[Any]:
         network_mode="host",  # the build reaches the module proxy on 127.0.0.1
     )
     yield config
-    for kind in ("repo", "era"):
-        for image in docker_client.images({"prchain.repo": REPO, "prchain.kind": kind}):
-            for tag in image["tags"]:
-                docker_client.remove_image(tag)
+    remove_repo_images(docker_client, REPO, volume=False)  # its volume has this test's prefix
     docker_client.remove_volume(cache_volume(config, REPO))
 
 
