@@ -157,10 +157,10 @@ def warm_build(config_file: Path, url: str, chain: int, found: Row, repo: str) -
         config.eras,
         era_builder(config, print),
         image_opener(config.environment, None, config.eras),
-        None,  # no agent: the bench runs no LLM
-        True,  # redo: the era's recipe is stored
-        lambda _image: False,  # memory off
-        image_size,
+        agent=None,  # the bench runs no LLM
+        redo=True,  # the era's recipe is stored
+        image_exists=lambda _image: False,  # memory off
+        image_size=image_size,
     )
     setup_eras(setup, chain_ids=[chain])
     return row(url, chain).build

@@ -12,6 +12,8 @@ from sqlalchemy.engine import make_url
 from environments import cleanup, images, lifecycle
 from environments.config import EnvironmentConfig
 from environments.docker_client import MANAGED_LABEL, DockerClient
+from environments.eras.build import cache_volume
+from environments.eras.config import ErasConfig
 from prchain.core.errors import GitError, NothingToDo
 from sql.db import make_engine, session_scope
 from sql.models import EnvRecipe, Repo
@@ -143,18 +145,25 @@ def prune(
     config: EnvironmentConfig,
     store_url: str,
     *,
+    eras: ErasConfig | None = None,
     needed: Iterable[str] = (),
     dry_run: bool = False,
 ) -> lifecycle.PrunePlan:
     """Remove the images of the store's repositories that no recipe in use needs. Kept: each
     repository's current default image, every verified recipe's era image and the sandbox image
-    built on it, the images in `needed`, and everything those are built from."""
+    built on it, the images in `needed`, and everything those are built from. With `eras`, also
+    the repositories' build cache volumes larger than `eras.cache_limit_gb`."""
     client = DockerClient()
     repos = store_repos(store_url)
     if not repos:
         raise NothingToDo("the store has no repository", hint="prune works on a store's images")
     keep = [*needed_images(client, config, repos, store_url), *needed]
-    return lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
+    plan = lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
+    if eras is not None:
+        volumes = [cache_volume(eras, repo) for repo in repos]
+        limit = int(eras.cache_limit_gb * 1e9)
+        lifecycle.prune_caches(client, plan, volumes, limit=limit, dry_run=dry_run)
+    return plan
 
 
 def needed_images(

@@ -346,6 +346,11 @@ class DockerClient:
         except APIError:  # still mounted by a container: keep it
             return False
 
+    def volume_sizes(self) -> dict[str, int]:
+        """Each volume's bytes as the engine counts them (`docker system df`; -1: not counted)."""
+        volumes = self._client.df().get("Volumes") or []
+        return {v["Name"]: int((v.get("UsageData") or {}).get("Size", -1)) for v in volumes}
+
     # ---- containers ---------------------------------------------------------------------------
 
     def run(self, spec: ContainerSpec) -> str:

@@ -41,6 +41,11 @@ class PrunePlan:
     other_repos: int = 0  # managed images of repositories this store does not know
     removed: list[str] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)  # a container still uses it
+    # The store's repositories' cache volumes over the limit, (name, bytes); of them, those
+    # removed and those a container still mounts (a build running now).
+    caches: list[tuple[str, int]] = field(default_factory=list)
+    caches_removed: list[str] = field(default_factory=list)
+    caches_busy: list[str] = field(default_factory=list)
 
 
 def _candidate(image: dict[str, Any]) -> Candidate:
@@ -89,3 +94,23 @@ def prune(
         else:
             plan.busy.append(candidate.name)
     return plan
+
+
+def prune_caches(
+    client: DockerClient,
+    plan: PrunePlan,
+    volumes: Iterable[str],
+    *,
+    limit: int,
+    dry_run: bool = False,
+) -> None:
+    """Remove the cache volumes among `volumes` holding more than `limit` bytes (into `plan`).
+    A cache is only ever a head start: the next build fetches and compiles what it lacks. Docker
+    refuses to remove a volume a container mounts, so a running build keeps its cache."""
+    sizes = client.volume_sizes()
+    for name in volumes:
+        if sizes.get(name, -1) <= limit:
+            continue
+        plan.caches.append((name, sizes[name]))
+        if not dry_run:
+            (plan.caches_removed if client.remove_volume(name) else plan.caches_busy).append(name)

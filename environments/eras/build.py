@@ -120,6 +120,27 @@ def cache_volume(eras: ErasConfig, repo: str) -> str:
     return f"{eras.cache_volume}-{_slug(repo)[:40]}-{digest}"
 
 
+def add_to_cache(source: str, cached: str, *, skip: Sequence[str] = (), what: str) -> str:
+    """A build command adding to the cache volume's `cached` the files of `source` it lacks
+    (never those whose name matches a `skip` pattern). Each file appears whole, by a hard link
+    from a staging copy beside `cached` (so on the same volume): a concurrent build of the
+    repository, reading the cache, never reads half a file. Only the missing files are staged. A cache that cannot be
+    written (a full volume) costs the next build time, not this one: `what` names it in the
+    line that says so."""
+    names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in skip)
+    staging = shlex.quote(f"{cached}.incoming")
+    source, cached = shlex.quote(source), shlex.quote(cached)
+    missing = (
+        f"find . -type f{names} -print0 | while IFS= read -r -d '' f; do "
+        f'[ -e {cached}/"$f" ] || printf \'%s\\0\' "$f"; done'
+    )
+    return (
+        f"{{ mkdir -p {cached} {staging} && s=$(mktemp -d {staging}/XXXXXX) && "
+        f'(cd {source} && {missing}) | tar -C {source} --null -T - -cf - | tar -C "$s" -xf - && '
+        f'cp -rln "$s"/. {cached}/ && rm -rf "$s"; }} || echo \'{what} cache: not updated\''
+    )
+
+
 def uv_version() -> str:
     """The resolver that builds: another uv may resolve the same inputs to other packages."""
     from importlib.metadata import version

@@ -86,6 +86,13 @@ class ErasConfig(BaseModel):
         description="Prefix of the Docker volumes holding each repository's download caches "
         "(one volume per repository: no build state crosses repositories).",
     )
+    cache_limit_gb: float = Field(
+        default=20.0,
+        gt=0,
+        description="`env prune` removes a repository's cache volume larger than this (GB); the "
+        "repository's next build downloads and compiles again, and the cache refills with what "
+        "its eras use now.",
+    )
     registries: list[str] = Field(
         default_factory=lambda: [
             "pypi.org", "files.pythonhosted.org", "deb.debian.org", "security.debian.org",

@@ -25,7 +25,9 @@ def list_all(config: Config) -> Listing:
 
 
 def prune(config: Config, *, dry_run: bool = False) -> PrunePlan:
-    """`prchain env prune`: the store's repositories' images that no recipe in use needs go."""
+    """`prchain env prune`: the store's repositories' images that no recipe in use needs go, and
+    their build caches over `eras.cache_limit_gb`."""
     from prchain.app.verdicts import environment_config  # the test installs are in the recipe
 
-    return admin.prune(environment_config(config), config.store.url, dry_run=dry_run)
+    env = environment_config(config)
+    return admin.prune(env, config.store.url, eras=config.eras, dry_run=dry_run)

@@ -150,7 +150,8 @@ def prune(
     Kept: each repository's current image (its clone and install commands as they are now), every
     era image recipe memory uses, and the images those are built from. Never touched: base images,
     images of repositories this store does not know (another store's, another user's) and anything
-    prchain did not build. An image a container still uses is kept and reported.
+    prchain did not build. An image a container still uses is kept and reported. A repository's
+    build cache volume larger than `eras.cache_limit_gb` goes too (its next build fetches again).
 
     Example:
 
@@ -172,6 +173,12 @@ def prune(
         f"{count} image(s) {verb}; {len(plan.needed)} kept for recipes in use; "
         f"{plan.other_repos} of other repositories left alone"
     )
+    limit = f"{config.eras.cache_limit_gb * 1000:,.0f} MB"
+    for name, size in plan.caches:
+        if name in plan.caches_busy:
+            _say(f"kept cache volume {name} ({size / 1e6:,.0f} MB): a build uses it")
+        else:
+            _say(f"{verb} cache volume {name} ({size / 1e6:,.0f} MB; the limit is {limit})")
 
 
 @env.command()

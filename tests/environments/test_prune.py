@@ -233,6 +233,78 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
 
 
 @pytest.mark.docker
+def test_prune_removes_this_stores_cache_volumes_over_the_limit(
+    docker_client, base_image, tmp_path
+) -> None:
+    """A repository's cache volume grows with every era built (gin's Go cache held 1.3 GB after
+    eight eras) and nothing trimmed it. `env prune` removes the store's volumes over
+    `eras.cache_limit_gb`; a volume under it, one a running build mounts, and another store's
+    repository's volume stay."""
+    from environments.eras.build import cache_volume
+    from environments.eras.config import ErasConfig
+    from sql.db import make_engine, session_scope
+    from sql.models import Repo
+
+    slug = uuid.uuid4().hex[:8]
+    prefix = f"test-prune-cache-{slug}"  # no volume the product or another test names
+    eras = ErasConfig(cache_volume=prefix)
+    big, small, busy, foreign = (f"acme/{n}-{slug}" for n in ("big", "small", "busy", "other"))
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        session.add_all(Repo(full_name=r, source="git") for r in (big, small, busy))
+    engine.dispose()
+    config = tmp_path / "prchain.yaml"
+    config.write_text(f"eras:\n  cache_volume: {prefix}\n  cache_limit_gb: 0.001\n")
+    sizes = {big: 3_000_000, small: 10_000, busy: 3_000_000, foreign: 3_000_000}
+    volumes = {repo: cache_volume(eras, repo) for repo in sizes}
+    holder = ""
+    try:
+        for repo, size in sizes.items():
+            _id, code, log = docker_client.run_to_end(
+                base_image,
+                ["bash", "-c", f"head -c {size} /dev/urandom > /cache/blob"],
+                name=f"test-prune-fill-{slug}-{repo.split('/')[1]}",
+                labels={"prchain.test_run": slug},
+                environment={},
+                binds={volumes[repo]: ("/cache", "rw")},
+                network_mode="none",
+                timeout=120,
+            )
+            docker_client.remove_container(_id)
+            assert code == 0, log
+        holder = docker_client.api.create_container(
+            base_image,
+            ["/nonexistent"],
+            host_config=docker_client.api.create_host_config(binds=[f"{volumes[busy]}:/cache"]),
+        )["Id"]
+
+        wide = {"COLUMNS": "400"}  # one line per volume
+        dry = CliRunner().invoke(
+            main, ["env", "prune", "--dry-run", "--db", url, "--config", str(config)], env=wide
+        )
+        assert dry.exit_code == 0, dry.output
+        assert f"would remove cache volume {volumes[big]} (3 MB; the limit is 1 MB)" in dry.output
+        assert volumes[small] not in dry.output and volumes[foreign] not in dry.output
+        assert set(docker_client.volume_sizes()) >= set(volumes.values())  # a dry run
+
+        done = CliRunner().invoke(
+            main, ["env", "prune", "--db", url, "--config", str(config)], env=wide
+        )
+        assert done.exit_code == 0, done.output
+        assert f"removed cache volume {volumes[big]}" in done.output
+        assert f"kept cache volume {volumes[busy]}" in done.output
+        left = set(docker_client.volume_sizes())
+        assert volumes[big] not in left
+        assert {volumes[small], volumes[busy], volumes[foreign]} <= left
+    finally:
+        if holder:
+            docker_client.remove_container(holder)
+        for name in volumes.values():
+            docker_client.remove_volume(name)
+
+
+@pytest.mark.docker
 def test_the_foreign_object_guard_notices_a_removal(docker_client) -> None:
     """The session guard is only worth something if it can fail: remove one of a private set."""
     made = foreign_docker.create(docker_client, f"guard-{uuid.uuid4().hex[:8]}")

@@ -41,7 +41,7 @@ import shlex
 from dataclasses import replace
 from datetime import UTC
 
-from environments.eras.build import CACHE
+from environments.eras.build import CACHE, add_to_cache
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, NoPlan, Plan
 from environments.eras.go import toolchain
@@ -269,13 +269,17 @@ def warm_end() -> list[str]:
     """Entries this build did not use deleted from the image; what it fetched and compiled added
     to the volume (never a `list`, a lock or a partial download)."""
     download = f"{MODCACHE}/cache/download"
-    keep = " ".join(f"--exclude={shlex.quote(p)}" for p in ("list", "*.lock", "*.partial", "*.tmp"))
+    modules = add_to_cache(download, VOLUME_DOWNLOADS, skip=_NOT_CACHED, what="go module")
     return [
         f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
-        f"cp -an {BUILDCACHE}/. {VOLUME_BUILDS}/",
-        f"if [ -d {download} ]; then tar -C {download} {keep} -cf - . "
-        f"| tar -C {VOLUME_DOWNLOADS} --skip-old-files -xf -; fi",
+        add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build"),
+        f"if [ -d {download} ]; then {modules}; fi",
     ]
+
+
+# What a module cache holds that a proxy serving it must not: `list` answers "which versions"
+# with only those this build saw; the rest are go's locks and unfinished downloads.
+_NOT_CACHED = ("list", "*.lock", "*.partial", "*.tmp")
 
 
 def finish_commands() -> list[str]:

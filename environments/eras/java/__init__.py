@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from environments.eras.build import CACHE
+from environments.eras.build import CACHE, add_to_cache
 from environments.eras.config import ErasConfig
 from environments.eras.ecosystems import ECOSYSTEMS, Plan
 from environments.eras.java import pom
@@ -208,20 +208,14 @@ def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
 
 
 def cache_commands() -> list[str]:
-    """Say where the build's artifacts came from; add the new ones to the repository's cache (each
-    file appears whole, by a hard link from a staging copy: a concurrent build of the same
-    repository never reads half a jar); and make them B_t's own in /opt/m2. Maven records the
-    repository each artifact came from and, offline, refuses one whose repository the build does
-    not name; the image names no cache, so the records go."""
-    staging = f"{CACHE}/m2-incoming"
-    excluded = " ".join(f"--exclude={shlex.quote(x)}" for x in _NOT_CACHED)
+    """Say where the build's artifacts came from; add the new ones to the repository's cache
+    (`add_to_cache`: a concurrent build never reads half a jar); and make them B_t's own in
+    /opt/m2. Maven records the repository each artifact came from and, offline, refuses one whose
+    repository the build does not name; the image names no cache, so the records go."""
     return [
         f'echo "maven downloads by repository: $(find {M2} -name _remote.repositories -exec cat {{}} +'
         " | grep -oE '>[^=]*=' | tr -d '>=' | sort | uniq -c | xargs)\"",
-        # A cache that cannot be written (a full volume) costs the next build time, not this one.
-        f"{{ mkdir -p {staging} && s=$(mktemp -d {staging}/XXXXXX) && tar -C {M2} {excluded} "
-        f'-cf - . | tar -C "$s" -xf - && cp -rln "$s"/. {CACHED}/ && rm -rf "$s"; }} '
-        "|| echo 'maven cache: not updated'",
+        add_to_cache(M2, CACHED, skip=_NOT_CACHED, what="maven"),
         f"find {M2} \\( -name _remote.repositories -o -name '*.lastUpdated' \\) -delete",
     ]
 
