@@ -18,9 +18,12 @@ import pytest
 from environments.eras import reports
 from environments.eras.go.report import GoTest
 from environments.eras.rust.report import Cargo
+from environments.protocol import ExecResult
 from prchain.dev.repos import git
 from prchain.verdicts.classify import classify
+from prchain.verdicts.sandbox import collected_test_files, fill_command
 from prchain.verdicts.touched import touched_by
+from prchain.verdicts.verify import base_command
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="no go on this host")
 CARGO = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
@@ -143,6 +146,82 @@ def test_only_the_go_tests_a_patch_adds_or_changes_are_fail_to_pass(tmp_path: Pa
         f"{PKG}::TestShort": "touched by the test patch: TestShort",
         f"{PKG}::TestWelcome": "passed at the start; the test patch does not touch it",
     }
+
+
+class Shell:
+    """`Environment.execute` as a sandbox does it: bash in the stage's checkout (here a real
+    directory on the host)."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=self.where, capture_output=True, text=True, timeout=60
+        )
+        return ExecResult(done.stdout + done.stderr, done.returncode)
+
+
+@needs_go
+def test_a_package_the_test_patch_creates_does_not_lose_the_bases_outcomes(
+    tmp_path: Path,
+) -> None:
+    """gin #4053 (held out) adds the package `internal/fs` and changes the root package's tests. The
+    run on the base asked `go test` for `./internal/fs` too, which loads nothing when the
+    directory is missing: the base reported no test at all, and every root test the patched
+    package could not build became FAIL_TO_PASS (407, almost all passing before). That is go 1.23,
+    gin's era (`stat …/internal/fs: directory not found`, exit 1, nothing run); the host's newer go
+    reports the missing directory as an error and runs the rest, so here the command is checked."""
+    repo = tmp_path / "greeter"
+    gomod = f"module {PKG}\n\ngo 1.21\n"
+    new_pkg = (
+        'package farewell\n\nimport "testing"\n\n'
+        'func TestBye(t *testing.T) {\n\tif Bye() != "bye" {\n\t\tt.Fatal(Bye())\n\t}\n}\n'
+    )
+    code, tests = _patches(
+        repo,
+        {"go.mod": gomod, "greeter.go": CODE, "greeter_test.go": BASE_TESTS},
+        {
+            "greeter.go": CODE + FAREWELL,
+            "greeter_test.go": NEW_TESTS,
+            "farewell/bye.go": 'package farewell\n\n// Bye says it.\nfunc Bye() string { return "bye" }\n',
+            "farewell/bye_test.go": new_pkg,
+        },
+        ["greeter.go", "farewell/bye.go"],
+    )
+    reader = GoTest()
+    files = collected_test_files(tests, reader)
+    assert files == [".", "./farewell"]
+    template = reader.narrowed("go test ./...")
+    env = {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
+
+    on_base = base_command(Shell(repo), template, files)
+    assert on_base == "go test ."  # the package the test patch creates is left out
+    start, _, _ = _runs(repo, reader, on_base, env, code, tests)
+    assert start == {f"{PKG}::{t}": "passed" for t in ("TestEmpty", "TestShort", "TestWelcome")}
+    git(repo, "checkout", "-q", "--", ".")
+    git(repo, "clean", "-qfd")
+    _, with_tests, gold = _runs(repo, reader, fill_command(template, files), env, code, tests)
+    assert with_tests[PKG] == "error"  # the test patch alone: Farewell is undefined
+
+    found = classify(start, with_tests, [gold], touched_by(tests, reader.names))
+    assert found.fail_to_pass == [f"{PKG}/farewell::TestBye", f"{PKG}::TestShort"]
+    assert found.pass_to_pass == [f"{PKG}::TestEmpty", f"{PKG}::TestWelcome"]
+
+
+def test_a_base_holding_none_of_the_stages_test_files_runs_nothing(tmp_path: Path) -> None:
+    """No `{files}` left to fill would run the whole suite on the base: nothing runs instead."""
+    (tmp_path / "tests").mkdir()
+    assert base_command(Shell(tmp_path), "pytest {files}", ["tests/test_new.py"]) is None
+    (tmp_path / "tests" / "test_old.py").write_text("")
+    kept = base_command(
+        Shell(tmp_path), "pytest {files}", ["tests/test_new.py", "tests/test_old.py"]
+    )
+    assert kept == "pytest tests/test_old.py"
+    # An option of the runner (Java's `-Dtest=...`) is not a path, and stays.
+    assert base_command(Shell(tmp_path), "mvn test {files}", ["-Dtest=FooTest"]) == (
+        "mvn test -Dtest=FooTest"
+    )
 
 
 CRATE = '[package]\nname = "digits"\nversion = "0.1.0"\nedition = "2021"\n'
