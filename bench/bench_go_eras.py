@@ -1,10 +1,12 @@
-"""Go era environments: per-era build time cold (no era image; the toolchain layer built too when
-this engine has none), warm (era images removed, the shared toolchain layer kept), from memory
+"""Go era environments: per-era build time cold (no era image, an empty cache volume; the toolchain
+layer built too when this engine has none), warm (era images removed, the shared toolchain layer
+and the repository's cache volume of downloads and compiled packages kept), from memory
 (recipe stored: nothing built), the era image's size and the suite's first offline `go test`.
 
 Hermetic but for Go's toolchain module, which comes from the real Go proxy: the made-up greeter
-history and its local module proxy (tests/support/go_proxy.py). The era images it makes are its
-own and removed at the end; the toolchain layer is shared by design and stays.
+history and its local module proxy (tests/support/go_proxy.py). The era images and the cache
+volume it makes are its own and removed at the end; the toolchain layer is shared by design and
+stays.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
+from environments.eras.build import cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
 from tests.support.go_proxy import GoProxy, make_go_greeter, tinylib_proxy  # noqa: E402
 
-REPO = f"bench-go-eras-{secrets.token_hex(4)}/greeter"
+RUN = secrets.token_hex(4)
+REPO = f"bench-go-eras-{RUN}/greeter"
+VOLUME = f"prchain-bench-go-{RUN}"  # its cache volume's prefix: the product's is never used
 
 
 def config(tmp: Path, proxy: GoProxy) -> Path:
     return write_config(
         tmp,
         f"  go_proxy: {proxy.url},https://proxy.golang.org\n  network_mode: host\n"
+        f"  cache_volume: {VOLUME}\n"
         "  suites: {bookworm: '3.11'}\n  extra_base_packages: []\n",
     )
 
@@ -50,6 +57,7 @@ def main_() -> int:
                 run(Path(tmp), client, proxy, sums)
             finally:
                 remove_images(client, REPO)
+                client.remove_volume(cache_volume(ErasConfig(cache_volume=VOLUME), REPO))
     return 0
 
 

@@ -4,10 +4,10 @@ this engine has none), warm (era images removed, the shared toolchain layer kept
 a stage's sandbox.
 
 The made-up yamlconf history (tests/support/maven_repo.py: snakeyaml 1.33, then 2.0, which removed
-the constructor the older code calls) on the real Maven Central. A Java era's dependencies go
-into the image's own /opt/m2, not into the repository's cache volume, so a warm build downloads
-them again: its time beside the cold one says what that costs. The era images this makes are its
-own and removed at the end; the toolchain layer is shared by design and stays.
+the constructor the older code calls) on the real Maven Central. A warm build reads the artifacts
+the cold ones fetched from the repository's cache volume (a Maven repository over file://) and
+downloads only what it lacks. The era images and the cache volume this makes are its own and
+removed at the end; the toolchain layer is shared by design and stays.
 """
 
 from __future__ import annotations
@@ -23,14 +23,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
 from environments.docker_client import DockerClient  # noqa: E402
+from environments.eras.build import cache_volume  # noqa: E402
+from environments.eras.config import ErasConfig  # noqa: E402
 from tests.support.era_runs import chain_sandbox  # noqa: E402
 from tests.support.maven_repo import make_yamlconf  # noqa: E402
 
-REPO = f"bench-java-eras-{secrets.token_hex(4)}/yamlconf"
+RUN = secrets.token_hex(4)
+REPO = f"bench-java-eras-{RUN}/yamlconf"
+VOLUME = f"prchain-bench-m2-{RUN}"  # its cache volume's prefix: the product's is never used
 
 
 def config(tmp: Path) -> Path:
-    return write_config(tmp, "  suites: {bookworm: '3.11'}\n  extra_base_packages: []\n")
+    return write_config(
+        tmp,
+        f"  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n  cache_volume: {VOLUME}\n",
+    )
 
 
 def first_test_run(tmp: Path, url: str, clone: Path) -> None:
@@ -60,6 +67,7 @@ def main_() -> int:
             run(Path(tmp), client)
         finally:
             remove_images(client, REPO)
+            client.remove_volume(cache_volume(ErasConfig(cache_volume=VOLUME), REPO))
     return 0
 
 
