@@ -92,7 +92,9 @@ def classify(
     flaky = flaky_tests(gold)
     stable = sorted(set().union(*gold) - set(flaky))
     prior = {t: before(t, start, tests, touched) for t in stable}
-    passing = [t for t in stable if is_passing(gold[0][t])]
+    # A stable test passes in every gold run or in none; one a run did not report (a package whose
+    # run timed out reports `(package)` only there) is in no list unless it fails in every run.
+    passing = [t for t in stable if is_passing(gold[0].get(t))]
     found = Classification(
         "usable",
         fail_to_pass=[t for t in passing if not is_passing(prior[t][0])],
@@ -101,7 +103,7 @@ def classify(
         gold_failing=[
             t
             for t in stable
-            if gold[0][t] in ("failed", "error")
+            if all(run.get(t) in ("failed", "error") for run in gold)
             and (t not in start or is_passing(tests[t] if t in tests else start[t]))
         ],
         why={t: prior[t][1] for t in passing if prior[t][1]},

@@ -50,6 +50,22 @@ def test_a_regression_is_gold_failing_but_an_old_broken_test_is_ignored() -> Non
     assert "t.py::broken" not in found.gold_failing + found.fail_to_pass + found.pass_to_pass
 
 
+def test_an_outcome_only_some_gold_runs_report_is_in_no_list() -> None:
+    """gin #4053 (held out): one of two gold runs hung in a server test and was stopped, and the
+    root package's run reported `(package)` failed; the other run never named it. Classifying
+    raised KeyError on the first run and `tests verify` stopped with a traceback. Failing in one
+    run and absent from the other is not failing in every run: not gold-failing, in no list."""
+    stopped = {**GOLD, "pkg::(package)": "failed"}
+    for runs in ([GOLD, stopped], [stopped, GOLD]):
+        found = classify(START, TESTS, runs)
+        assert found.status == "usable", found.reason
+        assert found.fail_to_pass == ["t.py::changed", "t.py::new"]
+        assert found.pass_to_pass == ["t.py::old"] and found.gold_failing == []
+    # Failing in every run it is the gold patch's own failure, as before.
+    found = classify(START, TESTS, [stopped, stopped])
+    assert found.gold_failing == ["pkg::(package)"] and found.status == "unusable"
+
+
 def test_no_fail_to_pass_or_no_outcome_is_unusable() -> None:
     found = classify(START, START, [START, START, START])
     assert found.status == "unusable"
