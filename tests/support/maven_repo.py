@@ -3,7 +3,8 @@ the no-argument `SafeConstructor()` that 1.33's code calls), for the Java room's
 
   era 1 (2022): pom pins snakeyaml 1.33, code calls `new SafeConstructor()`;
                 PR #1 adds `Config.keys` and KeysTest;
-  era 2 (2023): pom pins snakeyaml 2.0, code calls `new SafeConstructor(new LoaderOptions())`;
+  era 2 (2023): pom pins snakeyaml 2.0, code calls `new SafeConstructor(new LoaderOptions())`,
+                and the Maven wrapper asks for Maven 3.9.6 (from Central, not Debian's);
                 PR #2 adds `Config.dump` and DumpTest.
 Both eras declare Java 17 (`maven.compiler.release`) and pin their plugins, as real projects do.
 """
@@ -128,6 +129,12 @@ public class DumpTest {
 """
 
 
+WRAPPER = (
+    "distributionUrl=https://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/3.9.6/"
+    "apache-maven-3.9.6-bin.zip\n"
+)
+
+
 def config(v2: bool, extra: str = "") -> str:
     imports, options = (IMPORTS_V2, "new LoaderOptions()") if v2 else (IMPORTS_V1, "")
     return CONFIG.format(imports=imports, options=options, extra=extra)
@@ -158,6 +165,8 @@ def make_yamlconf(path: Path) -> Path:
         {
             "pom.xml": POM.format(version="1.1-SNAPSHOT", yaml="2.0"),
             f"{PACKAGE}/Config.java": config(True, KEYS),
+            # A Maven from Central, not Debian's: its transport reads no JVM proxy property.
+            ".mvn/wrapper/maven-wrapper.properties": WRAPPER,
         },
         "Move to snakeyaml 2.0",
         "2023-03-01T12:00:00Z",

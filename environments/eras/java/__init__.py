@@ -69,7 +69,10 @@ SETTINGS = f"""\
 # The build's own settings: the repository's download cache (the era build's cache volume, a
 # Maven repository in file:// layout) is asked before the POMs' repositories and Maven Central,
 # so a warm build downloads only what no earlier era of this repository fetched. Only what B_t's
-# build asks for is copied from it into /opt/m2: later eras' artifacts stay in the cache.
+# build asks for is copied from it into /opt/m2: later eras' artifacts stay in the cache. They
+# are the global settings (`-gs`): the user settings the egress proxy writes name the proxy, and
+# Maven 3.9's transport reads no JVM proxy property (`-s` replaced them: gson #3034's Maven 3.9.6
+# could not resolve a host).
 CACHED = f"{CACHE}/m2"
 BUILD_SETTINGS = "/tmp/prchain-maven-settings.xml"
 _CACHE_REPOSITORY = f"""\
@@ -196,7 +199,7 @@ def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
         f"mkdir -p {M2} {CACHED}",
         *trust_commands(),
         f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
-        f"cd {SRC} && {MVN} -s {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
+        f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
         f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
         f"{selection}",
         *cache_commands(),
