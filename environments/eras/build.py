@@ -122,11 +122,11 @@ def cache_volume(eras: ErasConfig, repo: str) -> str:
 
 def add_to_cache(source: str, cached: str, *, skip: Sequence[str] = (), what: str) -> str:
     """A build command adding to the cache volume's `cached` the files of `source` it lacks
-    (never those whose name matches a `skip` pattern). Each file appears whole, by a hard link
-    from a staging copy beside `cached` (so on the same volume): a concurrent build of the
-    repository, reading the cache, never reads half a file. Only the missing files are staged. A cache that cannot be
-    written (a full volume) costs the next build time, not this one: `what` names it in the
-    line that says so."""
+    (never those whose name matches a `skip` pattern). Only the missing files are staged, beside
+    `cached` (so on the same volume), and each appears whole by a hard link from there: a
+    concurrent build of the repository, reading the cache, never reads half a file. A cache that
+    cannot be written (a full volume) costs the next build time, not this one: `what` names it
+    in the line that says so."""
     names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in skip)
     staging = shlex.quote(f"{cached}.incoming")
     source, cached = shlex.quote(source), shlex.quote(cached)
