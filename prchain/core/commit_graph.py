@@ -11,7 +11,7 @@ directories, so a clone that has one of its own is left to it.
 A commit-graph only caches what a commit is (its parents, its generation, the paths it changed
 against its first parent), so a graph written before the history grew is still right, only not
 complete; it is written again when the clone's branches move or git's version changes (git
-then keeps the filters it has). Where git cannot write one (older than 2.27, no space, another
+then reads the filters of the graph it replaces: none computed again). Where git cannot write one (older than 2.27, no space, another
 build writing it at that moment) git runs as before, and that is logged once per clone.
 """
 
