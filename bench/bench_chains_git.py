@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,7 +110,9 @@ def bench(name: str, repo: Path, work: Path) -> None:
     print(f"  {name} (load average {os.getloadavg()[0]:.1f})")
     base, _ = timed("git floor", lambda: floor(clone))
     timed("mine", lambda: mine(MinerConfig(), engine, [str(clone)], source="git", name=name))
-    config = ChainsConfig()
+    # The cold build writes the clone's commit-graph for blame (chains.commit_graphs) anew.
+    shutil.rmtree(work / "commit-graphs", ignore_errors=True)
+    config = ChainsConfig(commit_graph_dir=str(work / "commit-graphs"))
     seconds = {}
     seconds["cold build"], summary = timed("cold build", lambda: build_chains(config, engine))
     lengths = dict(sorted(summary.by_length.items()))

@@ -7,7 +7,7 @@ and overviews already written by the query constructor are never overwritten.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -226,7 +226,11 @@ def build_chains(
     if high > 1:  # a chain of one (the `single` ablation) is judged by the PR filters alone
         _drop_thin_stages(graph, nodes, engine, cfg, report)
     patches: dict[int, SplitPatch] = {}
-    entry = StageEntry(engine, nodes, patches) if cfg.check_stage_bases and high > 1 else None
+    entry = (
+        StageEntry(engine, nodes, patches, {older for _newer, older in graph.edges})
+        if cfg.check_stage_bases and high > 1
+        else None
+    )
     candidates = select_chains(graph, cfg, low, high, entry.enters if entry else None)
     summary = BuildSummary(name, candidates=len(candidates), graph=report)
     chains = _chain_rules(
@@ -423,13 +427,26 @@ class StageEntry:
     repository without a clone can be asked nothing: its stages all count as enterable."""
 
     def __init__(
-        self, engine: Engine, nodes: dict[int, PRNode], patches: dict[int, SplitPatch]
+        self,
+        engine: Engine,
+        nodes: dict[int, PRNode],
+        patches: dict[int, SplitPatch],
+        reverted: Iterable[int] = (),
     ) -> None:
+        """`reverted`: the PRs whose gold patches the search may revert (the older ends of the
+        graph's links), whose paths are asked of git at once (`StageBases.learn_paths`)."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
         clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
         self.bases = StageBases(clones)
         # (newer, older) link → the shortest path after which the newer PR's stage was refused
         self.refused: dict[tuple[int, int], tuple[int, ...]] = {}
+        ids = sorted(pr for pr in reverted if self.bases.can_check(nodes[pr].repo_id))
+        _load_patches(engine, ids, patches)
+        by_repo: dict[int, list[str]] = {}
+        for pr in ids:
+            by_repo.setdefault(nodes[pr].repo_id, []).append(patches.get(pr, NO_PATCH).code)
+        for repo, golds in by_repo.items():
+            self.bases.learn_paths(repo, golds)
 
     def _golds(self, path: Sequence[int]) -> list[str]:
         _load_patches(self.engine, list(path), self.patches)

@@ -405,6 +405,18 @@ class ChainsConfig(BaseModel):
         description="git blame processes run at once for line lineage (0: one per CPU; 1: one at "
         "a time). Decisions are the same whatever the number.",
     )
+    commit_graphs: bool = Field(
+        True,
+        description="git blame for line lineage reads a commit-graph with changed-path Bloom "
+        "filters of each clone, written into commit_graph_dir (never into the clone) on the "
+        "first blame and again when the clone's branches move. Decisions are the same with or "
+        "without; a third less of blame's CPU on ruff.",
+    )
+    commit_graph_dir: str = Field(
+        "",
+        description="Where the commit-graphs are kept, one directory per clone; empty: "
+        "$XDG_CACHE_HOME/prchain/commit-graphs (~/.cache/prchain/commit-graphs).",
+    )
     max_branching: int = Field(
         8, ge=1, description="Successors explored per PR in the path search, strongest first."
     )

@@ -38,6 +38,7 @@ from chains.loading import (
 from chains.reverts import mark_pushed_reverts
 from chains.symbols import SymbolOracle, Symbols
 from chains.vetted import Verdicts, apply_verdicts, load_verdicts
+from prchain.core.commit_graph import CommitGraphs, default_cache_dir
 
 
 @dataclass
@@ -62,6 +63,8 @@ class GraphReport:
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     links: list[LinkDecision] = field(default_factory=list)  # every candidate link, kept or not
     lineage_blames: int = 0  # git blame processes run for line lineage
+    # clones git blamed without a commit-graph because git could not write one (`CommitGraphs`)
+    commit_graphs_failed: int = 0
     rescued: int = 0  # links the rules dropped and the link vetter judged dependent
     code_references: int = 0  # candidate links found in code (`chains.codelinks`), of `references`
     evidence_kept: int = 0  # answers of git and the lexers read from the store (`chains.kept`)
@@ -359,7 +362,10 @@ def load_graph(
     repos = load_repos(engine)
     clones = {rid: path for rid, (_name, path, _branch) in repos.items()}
     # Each pair's evidence is asked of git once and kept (`chains.kept`).
-    kept = KeptEvidence(engine, Lines(engine, clones), Symbols(engine, clones))
+    graphs = CommitGraphs(
+        (config.commit_graph_dir or default_cache_dir()) if config.commit_graphs else None
+    )
+    kept = KeptEvidence(engine, Lines(engine, clones, graphs), Symbols(engine, clones))
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
     found_in_code: list[RefRow] = []
@@ -372,5 +378,6 @@ def load_graph(
     graph, report = build_graph(nodes, refs + found_in_code, config, repos, kept, kept, verdicts)
     report.code_references = len(found_in_code)
     report.lineage_blames = kept.blame_calls
+    report.commit_graphs_failed = graphs.failed
     report.evidence_kept, report.evidence_new = kept.hits, kept.save()
     return graph, nodes, report

@@ -41,6 +41,7 @@ from chains.imports import import_lines
 from chains.patches import file_sections, is_test_path, rust_test_start
 from chains.substance import WholeFile, evidence_line_flags, lexer_for, string_openers
 from prchain.core import git
+from prchain.core.commit_graph import CommitGraphs
 from sql.models import PRCommit, PRPatch
 
 if TYPE_CHECKING:
@@ -269,10 +270,11 @@ def blamed_commits(
     hunks: Iterable[tuple[int, int]],
     *,
     copies: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> dict[int, str] | None:
     """line → the commit that last wrote it at `rev`, for the lines of `hunks` (first, count),
     following renames, moves and copies. None when git cannot answer (objects missing, path
-    absent at `rev`).
+    absent at `rev`). `env`: git's extra environment (a commit-graph to read, `CommitGraphs`).
 
     `revs` may bound the walk (`rev ^since^@`): blame then walks only the commits in between
     (seconds become milliseconds on a large history); a line older than the bound is given to a
@@ -295,6 +297,7 @@ def blamed_commits(
         path,
         check=False,
         timeout=BLAME_TIMEOUT,
+        env=env,
     )
     if not done.ok:
         return None
@@ -315,11 +318,18 @@ class Lines:
     """Lineage for pairs of PRs, reading patches and commits from the store on demand.
 
     `clones` maps a repository id to its clone path (None: patches only). Patches and blames are
-    cached: one PR is the newer end of many pairs."""
+    cached: one PR is the newer end of many pairs. Blame reads each clone with its commit-graph
+    from `graphs` (written on the first blame run; none given: the clone as it is)."""
 
-    def __init__(self, engine: Engine, clones: Mapping[int, str | None] | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        clones: Mapping[int, str | None] | None = None,
+        graphs: CommitGraphs | None = None,
+    ) -> None:
         self.engine = engine
         self.clones = dict(clones or {})
+        self.graphs = graphs or CommitGraphs(None)
         self._patches: dict[int, PatchLines] = {}
         self._blames: dict[tuple[int, str, str], dict[int, str]] = {}
         self._unblamable: set[tuple[int, str, str]] = set()
@@ -344,7 +354,7 @@ class Lines:
         The answer's shape only decides which later calls are needed (which lines are known),
         and a real answer knows exactly the lines of the ranges asked for (git fails the call
         otherwise), as the placeholder does; a failed call only removes later calls."""
-        twin = Lines(self.engine, self.clones)
+        twin = Lines(self.engine, self.clones, self.graphs)
         twin._patches = self._patches  # parsing is shared; it does not depend on blame
         twin._holds = self._holds  # so is ancestry, which the dry pass needs to see the same pairs
         twin._files = self._files  # and what each file holds (read and lexed once)
@@ -365,7 +375,7 @@ class Lines:
         if size <= 1:
             return
         with ThreadPoolExecutor(max_workers=size, thread_name_prefix="blame") as pool:
-            answers = pool.map(_run_job, todo)
+            answers = pool.map(self._run_job, todo)
             self._ahead.update(zip(todo, answers, strict=True))
 
     def _blame_call(
@@ -378,7 +388,11 @@ class Lines:
         self.blame_calls += 1
         if job in self._ahead:
             return self._ahead[job]
-        return _run_job(job)
+        return self._run_job(job)
+
+    def _run_job(self, job: BlameJob) -> dict[int, str] | None:
+        clone, revs, path, hunks, copies = job
+        return blamed_commits(clone, revs, path, hunks, copies=copies, env=self.graphs.env(clone))
 
     def _patch(self, pr_id: int) -> PatchLines:
         if pr_id not in self._patches:
@@ -695,8 +709,3 @@ def _test_source(path: str) -> bool:
 def _test_file(path: str) -> bool:
     """A file whose lines are no code a later PR builds on: tests, fixtures, docs, config."""
     return not counts_as_code(path)
-
-
-def _run_job(job: BlameJob) -> dict[int, str] | None:
-    clone, revs, path, hunks, copies = job
-    return blamed_commits(clone, revs, path, hunks, copies=copies)

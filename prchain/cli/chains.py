@@ -131,6 +131,8 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("chains in use kept unchanged", summary.kept_in_use),
         ("chains in use kept, marked superseded", summary.superseded),
     ]
+    if report.commit_graphs_failed:
+        rows.append(("clones blamed without a commit-graph", report.commit_graphs_failed))
     for name, value in rows:
         graph.add_row(name, str(value))
     from prchain.app.views import rules_table

@@ -318,3 +318,44 @@ def test_an_index_of_the_touched_paths_answers_as_the_whole_tree(tmp_path: Path)
         patches = tuple(partial._reverted_part(gold) for gold in golds)
         assert (partial._entries(base, patches, tree, env) is not None) is read_partially, name
     assert _git(repo, "status", "--porcelain") == ""
+
+
+def test_the_paths_of_many_patches_asked_at_once_are_those_asked_one_by_one(
+    tmp_path: Path,
+) -> None:
+    """`learn_paths` asks `git apply --numstat` of many patches at once (markers split git's
+    records): each patch's paths are those `_paths` finds asking of it alone, renames' old names
+    and quoted paths included; a patch git refuses (a hunk cut short, a fragment without a header,
+    garbage alone) is left to be asked alone, and the others around it are still learnt."""
+    repo = History(tmp_path / "repo")
+    odd = "docs/the notes ü.txt"
+    repo.commit("Initial commit", {"old.py": PARSE, odd: "one\n", "a/b.py": "x = 1\n"})
+    shas = [
+        repo.pr(1, "Rename", {}, moves={"old.py": "new.py"}),
+        repo.pr(2, "Odd", {odd: "two\n", "a/b.py": None, "c.py": "y = 2\n"}),
+        repo.pr(3, "Rename and edit", {"new.py": PARSE + "\nX = 1\n"}, moves={odd: "notes.txt"}),
+        repo.pr(4, "Binary", {"logo.bin": "\0\1\2"}),
+    ]
+    good = [_patch(repo, sha) for sha in shas]
+    # its blank line after the last literal stripped (`_git`): git refuses it alone
+    binary = _git(repo, "diff", "--binary", f"{shas[3]}^", shas[3])
+    cut = good[0].rsplit("\n", 2)[0]  # its last hunk a line short
+    bad = [
+        cut if cut != good[0] else good[0][:-20],
+        "@@ -1 +1 @@\n-a\n+b\n",
+        "nothing here but words\n",
+        good[2].replace("diff --git", "--- a/new.py\n+++ b/new.py\ndiff --git", 1),
+        binary,
+    ]
+    alone = StageBases({7: str(repo.path)})
+    tree, env = alone._env(7)
+    expected = {patch: alone._paths(patch, tree, env) for patch in good + bad}
+    assert all(expected[patch] for patch in good)
+    assert expected["nothing here but words\n"] is None
+    for golds in (good, bad[:1] + good + bad[1:], bad + good, good[::-1] + bad):
+        batched = StageBases({7: str(repo.path)})
+        batched.learn_paths(7, golds)
+        assert {p: batched._touched[p] for p in good} == {p: expected[p] for p in good}
+        for patch in bad:
+            if patch in batched._touched:
+                assert batched._touched[patch] == expected[patch]
