@@ -415,7 +415,8 @@ class ChainsConfig(BaseModel):
     commit_graph_dir: str = Field(
         "",
         description="Where the commit-graphs are kept, one directory per clone; empty: "
-        "$XDG_CACHE_HOME/prchain/commit-graphs (~/.cache/prchain/commit-graphs).",
+        "$PRCHAIN_CACHE_DIR/commit-graphs, else $XDG_CACHE_HOME/prchain/commit-graphs "
+        "(~/.cache/prchain/commit-graphs).",
     )
     max_branching: int = Field(
         8, ge=1, description="Successors explored per PR in the path search, strongest first."

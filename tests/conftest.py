@@ -25,6 +25,16 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 POSTGRES_URL = os.environ.get("PRCHAIN_TEST_POSTGRES_URL", "")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """prchain's own cache (the commit-graphs chain builds write) in the run's directory, never
+    the user's, for the tests' processes and those they start. Session scope: module fixtures
+    build chains before any test's fixtures run."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRCHAIN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "prchain-cache"))
+        yield
+
+
 def _postgres_admin() -> Engine | None:
     if not POSTGRES_URL:
         return None

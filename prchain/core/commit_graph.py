@@ -32,8 +32,14 @@ ALTERNATES = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
 WRITE_TIMEOUT = 600.0
 
 
+CACHE_VARIABLE = "PRCHAIN_CACHE_DIR"  # prchain's own cache directory, when set
+
+
 def default_cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/prchain/commit-graphs`, else `~/.cache/prchain/commit-graphs`."""
+    """`$PRCHAIN_CACHE_DIR/commit-graphs`, else `$XDG_CACHE_HOME/prchain/commit-graphs`, else
+    `~/.cache/prchain/commit-graphs`."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE]) / "commit-graphs"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "prchain" / "commit-graphs"
 
