@@ -80,6 +80,15 @@ CONFIG_NAMES = frozenset(
 LEFTOVER_SUFFIXES = (".bak", ".bkup", ".orig", ".rej", ".swp", ".swo", "~")
 # Benchmarks measure the code; like tests, a change to them is no change of what the code does.
 BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "asv_bench"})
+# Fuzz harnesses drive the code with generated input, as a test does: simdjson #1272 reworks the
+# `fuzz/fuzz_ondemand.cpp` harness of #1220 (round 35: a thin stage); cargo-fuzz keeps its targets
+# in `fuzz/fuzz_targets/`, OSS-Fuzz's build scripts sit in `oss-fuzz/`.
+FUZZ_DIRS = frozenset({"fuzz", "fuzzing", "fuzzer", "fuzzers", "fuzz_targets", "oss-fuzz"})
+# Other projects' code kept in the tree: a change to it is a sync of their work, not this one's
+# (Go's `vendor/`, pip's `_vendor/`, C and C++ projects' `third_party/`).
+VENDOR_DIRS = frozenset(
+    {"vendor", "vendored", "_vendor", "third_party", "third-party", "thirdparty", "3rdparty"}
+)
 # Build definitions: what to compile and link, not what the code does (scipy #18426 moves include
 # paths between meson targets; arrow-adbc #1042 adds a Maven test profile).
 BUILD_NAMES = frozenset(
@@ -178,8 +187,16 @@ def is_config_path(path: str) -> bool:
 
 
 def is_bench_path(path: str) -> bool:
-    """Benchmark sources: scipy's `benchmarks/`, a crate's `benches/`."""
-    return any(part.lower() in BENCH_DIRS for part in path.split("/")[:-1])
+    """Benchmark sources: scipy's `benchmarks/`, a crate's `benches/`; and fuzz harnesses
+    (`FUZZ_DIRS`), which exercise the code as benchmarks and tests do."""
+    return any(
+        part in BENCH_DIRS or part in FUZZ_DIRS for part in path.lower().split("/")[:-1]
+    )
+
+
+def is_vendored_path(path: str) -> bool:
+    """Another project's code copied into this one (`VENDOR_DIRS`)."""
+    return any(part in VENDOR_DIRS for part in path.lower().split("/")[:-1])
 
 
 def is_leftover_path(path: str) -> bool:
@@ -191,11 +208,12 @@ def is_leftover_path(path: str) -> bool:
 # thousand distinct paths, millions of lines).
 @lru_cache(maxsize=1 << 16)
 def counts_as_code(path: str) -> bool:
-    """Is this file the code under work (not test, benchmark, config, docs or a leftover copy)? Its
-    lines can carry line lineage and names from one PR to another."""
+    """Is this file the code under work (not test, benchmark, config, docs, a vendored or a
+    leftover copy)? Its lines can carry line lineage and names from one PR to another."""
     return not (
         is_test_path(path)
         or is_bench_path(path)
+        or is_vendored_path(path)
         or is_config_path(path)
         or is_doc_path(path)
         or is_leftover_path(path)
@@ -251,14 +269,16 @@ SCHEDULED_TITLE = re.compile(
 # `deps` scope (renovate's "fix(deps): Update module google.golang.org/api to v0.293.0",
 # cloudquery's 1,000s), "Bump serde from 1.0.1 to 1.0.2", "Update Rust crate clap to v4.5.1",
 # "Bump the cargo group with 3 updates", or a vendored copy synced ("Sync vendored typeshed
-# stubs"). Two such PRs in a row link by file overlap and nothing else: round 30's cloudquery
+# stubs", IPython's "Update bundled copy of pexpect to 3.3", #6088 after #5687's 3.2: round 35).
+# Two such PRs in a row link by file overlap and nothing else: round 30's cloudquery
 # chain of two SDK upgrades was judged `not`.
 DEPENDENCY_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*)*(?:\w+\((?:deps|deps-dev|dependencies)\)!?:"
     r"|(?:[\w()./-]+:\s+)?(?:bump|update|upgrade)s?\s+(?:the\s+\S+\s+group\b"
     r"|(?:(?:dependency|module|package|crate|rust\s+crate|npm\s+package|go\s+module|action)\s+)?"
     r"[\w@./-]+\s+(?:from\s+v?[\w.+-]+\s+)?to\s+v?\d[\w.+-]*\s*(?:\(#\d+\))?\s*$)"
-    r"|(?:[\w()./-]+:\s+)?sync(?:s|ed|ing)?\s+(?:the\s+)?vendored\b)",
+    r"|(?:[\w()./-]+:\s+)?(?:sync(?:s|ed|ing)?|updat(?:e|es|ed|ing)|upgrad(?:e|es|ed|ing)"
+    r"|bump(?:s|ed|ing)?)\s+(?:the\s+)?(?:vendored|bundled)\b)",
     re.I,
 )
 

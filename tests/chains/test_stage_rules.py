@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
-from chains.filters import counts_as_code, counts_as_substance
+from chains.filters import counts_as_code, counts_as_substance, is_dependency_bump
 from chains.generated import Attributes, marked_generated
 from chains.imports import _LONG_IMPORT, import_lines, is_import
 from chains.substance import (
@@ -370,6 +370,37 @@ def test_dependency_manifests_and_leftover_copies_are_no_code() -> None:
     assert patch_code_lines(file_diff("exporter/go.mod", 1, 30)) == 0
     assert patch_code_lines(file_diff("sdk/metric/sum.go.bkup", 1, 30)) == 0
     assert patch_code_lines(file_diff("sdk/metric/sum.go", 1, 30)) == 30
+
+
+def test_fuzz_harnesses_and_vendored_copies_are_no_code(engine: Engine) -> None:
+    """Round 35: simdjson #1272 reworks the fuzz harness #1220 wrote (`fuzz/fuzz_ondemand.cpp`),
+    IPython #6088 updates the bundled pexpect #5687 updated before: each a stage judged thin.
+    Fuzz harnesses exercise the code as tests do; a vendored copy is another project's code."""
+    fuzz = ("fuzz/fuzz_ondemand.cpp", "fuzz/fuzz_targets/parse.rs", "oss-fuzz/build.c")
+    vendored = ("vendor/github.com/pkg/errors/errors.go", "src/pip/_vendor/rich/text.py")
+    for path in (*fuzz, *vendored, "third_party/zlib/inflate.c"):
+        assert not counts_as_code(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
+    # A word that only starts like one is code, and so is a directory that merely holds others'
+    # names ("fuzzy" matching, an "external" API).
+    for path in ("src/fuzzy.rs", "src/vendors/stripe.py", "sympy/external/gmpy.py"):
+        assert counts_as_code(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 30, path
+    harness = file_diff("fuzz/fuzz_ondemand.cpp", 1, 40)
+    _assert_middle_is_no_stage(engine, ["fuzz/fuzz_ondemand.cpp"], harness)
+
+
+def test_a_bundled_copy_updated_is_a_dependency_bump() -> None:
+    """IPython #6088 "Update bundled copy of pexpect to 3.3", after #5687's 3.2."""
+    for title in (
+        "Update bundled copy of pexpect to 3.3",
+        "Sync vendored typeshed stubs",
+        "Updating the bundled jQuery",
+        "deps: bump vendored zlib",
+    ):
+        assert is_dependency_bump(title), title
+    for title in ("Fix bundled config loading", "Add a bundled font option", "Update README"):
+        assert not is_dependency_bump(title), title
 
 
 C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
