@@ -189,9 +189,7 @@ def is_config_path(path: str) -> bool:
 def is_bench_path(path: str) -> bool:
     """Benchmark sources: scipy's `benchmarks/`, a crate's `benches/`; and fuzz harnesses
     (`FUZZ_DIRS`), which exercise the code as benchmarks and tests do."""
-    return any(
-        part in BENCH_DIRS or part in FUZZ_DIRS for part in path.lower().split("/")[:-1]
-    )
+    return any(part in BENCH_DIRS or part in FUZZ_DIRS for part in path.lower().split("/")[:-1])
 
 
 def is_vendored_path(path: str) -> bool:
