@@ -398,7 +398,10 @@ def _chain_rules(
         chains = _cut_at_stage_bases(chains, graph, entry, summary)
         enterable = entry.fits
     if not cfg.revert_pairs:
-        chains = _trim_reverts(chains, graph, reverters(summary.graph.links), summary)
+        undoing = reverters(summary.graph.links)
+        if not cfg.revert_stages:
+            chains = _cut_at_reverts(chains, graph, undoing, summary)
+        chains = _trim_reverts(chains, graph, undoing, summary)
     kept = []
     for chain in chains:
         # A chain of one (the `single` ablation) is a PR task, judged by the PR filters alone.
@@ -578,6 +581,41 @@ def _trim_reverts(
                     summary.links_in_dropped[rule] += links
             kept.append(_cut(graph, chain, path))
     return _unique(kept)
+
+
+def _cut_at_reverts(
+    chains: list[ChainCandidate], graph: nx.DiGraph, undoing: set[int], summary: BuildSummary
+) -> list[ChainCandidate]:
+    """A chain cut where a stage inside it reverts the one before: the longer side, the older one
+    on a tie, without a revert at its front. "A, revert A, A again" leaves nothing; a chain too
+    short after the cut is dropped (`revert_stage`). A revert at either end is `_trim_reverts`'s."""
+    kept = []
+    for chain in chains:
+        path = chain.pr_ids
+        runs, start = [], 0
+        for i in range(1, len(path) - 1):
+            if _is_revert(graph.get_edge_data(path[i], path[i - 1]) or {}):
+                runs.append(path[start:i])
+                start = i
+        if not runs:
+            kept.append(chain)
+            continue
+        runs.append(path[start:])
+        trimmed = [_without_leading_reverts(run, undoing) for run in runs]
+        best = max(trimmed, key=len)  # max keeps the first, the older side, on a tie
+        if len(best) < 2:
+            _drop(summary, chain, "revert_stage")
+        else:
+            summary.chains_dropped["revert_stage_cut"] += 0
+            summary.links_in_dropped["revert_stage_cut"] += len(path) - len(best)
+            kept.append(_cut(graph, chain, best))
+    return _unique(kept)
+
+
+def _without_leading_reverts(path: tuple[int, ...], undoing: set[int]) -> tuple[int, ...]:
+    while path and path[0] in undoing:
+        path = path[1:]
+    return path
 
 
 def _unique(chains: list[ChainCandidate]) -> list[ChainCandidate]:

@@ -344,8 +344,16 @@ class ChainsConfig(BaseModel):
     )
     revert_pairs: bool = Field(
         False,
-        description="Keep chains whose last stage only reverts the one before ('A, revert A'); a "
-        "revert followed by a re-land ('A, revert A, A again') is always kept, labelled revert_reland.",
+        description="Keep chains whose last stage only reverts the one before ('A, revert A'); "
+        "implies revert_stages.",
+    )
+    # Round 36: both judges called each revert stage thin (aiohttp #6143, httpx #423), as earlier
+    # rounds called most straight reverts (go-chi #966, application-services #1165, okhttp #7343).
+    revert_stages: bool = Field(
+        False,
+        description="Keep a stage that reverts the one before it inside a chain ('A, revert A, "
+        "A again', labelled revert_reland). Off, a chain is cut at such a revert and keeps its "
+        "longer side: undoing a change is no coding task.",
     )
     dedup_near_duplicates: bool = Field(
         True,

@@ -39,6 +39,9 @@ _TEST_DIR = re.compile(
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp|[jt]sx?|mjs)$)|(^tests?\.py$)|(^conftest\.py$)"
     r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
+    # A JavaScript module's tests beside it: date-fns keeps `src/intlFormat/test.ts` (round 36's
+    # #2232 only rewrote one, a stage both judges called thin).
+    r"|(^tests?\.[cm]?[jt]sx?$)"
     r"|(\.t$)"  # a TAP test script: apisix's t/plugin/key-auth.t, a Perl module's t/basic.t
     # A crate's `#[cfg(test)] mod test_util;` (arrow-rs's readers' helpers); a Go package's helpers
     # that only its tests call (linkerd2's `controller/k8s/test_helper.go`).

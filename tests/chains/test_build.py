@@ -126,6 +126,10 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "ext/node/polyfills_test.mjs",
         "controller/k8s/test_helper.go",
         "controller/api/destination/test_util.go",
+        # A JavaScript module's tests beside it (date-fns's `src/intlFormat/test.ts`, round 36).
+        "src/intlFormat/test.ts",
+        "src/locale/hi/test.js",
+        "lib/tests.mjs",
     ):
         assert is_test_path(path), path
     for path in (
@@ -137,6 +141,7 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "apisix/plugins/limit-count.lua",
         "src/testutil.rs",  # only the snake-case module name is the convention
         "src/latest.ts",
+        "src/testing.ts",
         "lib/contest.go",
     ):
         assert not is_test_path(path), path

@@ -5,6 +5,7 @@ a Rust test module) builds on no code of it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
@@ -342,8 +343,8 @@ def _test_history(path: Path) -> History:
     return repo
 
 
-def _mined(repo: History, tmp_path: Path, name: str) -> Engine:
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+def _mined(repo: History, tmp_path: Path, name: str, **settings: Any) -> Engine:
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, **settings)
     return mine_and_build(repo.path, tmp_path / f"{name}.db", f"acme/{name}", config)
 
 
@@ -528,7 +529,7 @@ def test_a_reland_writes_back_what_its_revert_removed_and_the_trio_is_kept(tmp_p
         },
         body="Relands #1 and #2 with the nightly fix.",
     )
-    engine = _mined(repo, tmp_path, "reland")
+    engine = _mined(repo, tmp_path, "reland", revert_stages=True)
     links = links_by_number(engine)
     assert links[3, 2].kept and "writes back 12 line(s) the older one removed" in links[3, 2].why
     with Session(engine) as session:

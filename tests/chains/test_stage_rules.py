@@ -552,7 +552,7 @@ def test_a_revert_that_only_deletes_stays_the_middle_of_a_reland(engine: Engine)
     store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
     store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
     store.write()
-    build_chains(ChainsConfig(), engine)
+    build_chains(ChainsConfig(revert_stages=True), engine)
     with Session(engine) as session:
         chains = {c.signature: c.label for c in session.scalars(select(Chain))}
     pid = store.pr_id
@@ -572,7 +572,7 @@ def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: E
     # Its base no longer holds #11: the re-land builds on the revert, never on #11 directly.
     store.ref(13, 11, "mention", evidence="Re-apply #11 without the crash.")
     store.write()
-    summary = build_chains(ChainsConfig(), engine)
+    summary = build_chains(ChainsConfig(revert_stages=True), engine)
     with Session(engine) as session:
         chains = {c.signature: c.label for c in session.scalars(select(Chain))}
         rules = {(k.newer_pr_id, k.older_pr_id): k.rule for k in session.scalars(select(ChainLink))}
@@ -582,6 +582,41 @@ def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: E
     assert summary.chains_dropped["revert_pair"] == 1
     kept = build_chains(ChainsConfig(revert_pairs=True), engine)
     assert kept.chains_dropped["revert_pair"] == 0 and kept.total == 2
+
+
+def test_a_chain_is_cut_where_a_stage_reverts_the_one_before(engine: Engine) -> None:
+    """Round 36: aiohttp #6143 reverts the llhttp switch #5364 and #6144 lands it again; httpx
+    #423 reverts #369 and #484 builds on what it restored. Both judges called each revert stage
+    thin. By default the chain is cut at the revert and keeps its longer side."""
+    store = StoreBuilder(engine)
+    store.pr(11, ["src/b.py"])
+    store.pr(12, ["src/b.py"], title='Revert "Change 11"')
+    store.pr(13, ["src/b.py"], title="Change 11 again, with the fix")
+    store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
+    store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
+    store.pr(21, ["src/c.py"])
+    store.pr(22, ["src/c.py"], title="Extend 21")
+    store.pr(23, ["src/c.py"], title="Extend 22")
+    store.pr(24, ["src/c.py"], title='Revert "Extend 22"')
+    store.pr(25, ["src/c.py"], title="Build on the revert")
+    store.ref(22, 21, "follow_up", evidence="Follow-up to #21")
+    store.ref(23, 22, "follow_up", evidence="Follow-up to #22")
+    store.ref(24, 23, "reverts", evidence='Revert "Extend 22 (#23)"')
+    store.ref(25, 24, "follow_up", evidence="Follow-up to #24")
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    with Session(engine) as session:
+        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+    pid = store.pr_id
+    # "A, revert A, A again" leaves nothing; #21 ← #22 ← #23 ← revert ← #25 keeps its older side.
+    assert chains == {f"{pid(21)}-{pid(22)}-{pid(23)}": None}
+    assert summary.chains_dropped["revert_stage"] == 1
+    assert summary.links_in_dropped["revert_stage_cut"] == 2
+    kept = build_chains(ChainsConfig(revert_stages=True), engine)
+    assert kept.chains_dropped["revert_stage"] == 0
+    with Session(engine) as session:
+        labels = {c.signature: c.label for c in session.scalars(select(Chain))}
+    assert labels[f"{pid(11)}-{pid(12)}-{pid(13)}"] == "revert_reland"
 
 
 def test_a_trailing_revert_is_cut_from_a_longer_chain(engine: Engine) -> None:
@@ -624,7 +659,8 @@ def test_a_chain_does_not_start_with_a_revert(engine: Engine) -> None:
     assert signatures == {f"{pid(13)}-{pid(14)}"}
     assert summary.chains_dropped["leading_revert"] == 2  # #2 ← #3 and #12 ← #13
     assert summary.chains_dropped["revert_pair"] == 1
-    longer = build_chains(ChainsConfig(), engine)  # #11 ← #12 ← #13 ← #14: a re-land chain
+    # #11 ← #12 ← #13 ← #14: a re-land chain where revert stages are kept.
+    longer = build_chains(ChainsConfig(revert_stages=True), engine)
     assert longer.links_in_dropped["leading_revert_cut"] == 0
     with Session(engine) as session:
         labels = {c.signature: c.label for c in session.scalars(select(Chain))}
