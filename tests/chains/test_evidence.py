@@ -170,8 +170,10 @@ def test_a_revert_links_the_reverting_pr_to_the_reverted_one(engine: Engine) -> 
     pid = store.pr_id
     edge = graph[pid(2)][pid(1)]
     assert (edge["evidence_class"], edge["strength"]) == ("revert", 3)
-    summary = build_chains(ChainsConfig(), engine)
+    summary = build_chains(ChainsConfig(revert_stages=True), engine)
     assert dict(summary.by_length) == {3: 1}
+    # By default a revert inside a chain is no stage: "A, revert A, A again" leaves no chain.
+    assert build_chains(ChainsConfig(), engine).chains_dropped["revert_stage"] == 1
     off, report = _graph(engine, revert_links=False)
     assert (pid(2), pid(1)) not in off.edges and report.dropped["revert_links_off"] == 1
 
