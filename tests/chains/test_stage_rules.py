@@ -542,6 +542,12 @@ def test_a_stage_that_only_deletes_is_no_stage_but_a_revert_is(engine: Engine) -
     assert no_stages(only_deletes, 12) == {7: "only deletes code (40 lines), writes none"}
 
 
+def _chain_labels(engine: Engine) -> dict[str, str | None]:
+    """Each built chain's signature and label."""
+    with Session(engine) as session:
+        return {c.signature: c.label for c in session.scalars(select(Chain))}
+
+
 def test_a_revert_that_only_deletes_stays_the_middle_of_a_reland(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(11, ["src/b.py"], lines=40)
@@ -553,8 +559,7 @@ def test_a_revert_that_only_deletes_stays_the_middle_of_a_reland(engine: Engine)
     store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
     store.write()
     build_chains(ChainsConfig(revert_stages=True), engine)
-    with Session(engine) as session:
-        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+    chains = _chain_labels(engine)
     pid = store.pr_id
     assert chains == {f"{pid(11)}-{pid(12)}-{pid(13)}": "revert_reland"}
 
@@ -573,8 +578,8 @@ def test_a_revert_pair_is_not_a_task_but_a_reland_is_kept_and_labelled(engine: E
     store.ref(13, 11, "mention", evidence="Re-apply #11 without the crash.")
     store.write()
     summary = build_chains(ChainsConfig(revert_stages=True), engine)
+    chains = _chain_labels(engine)
     with Session(engine) as session:
-        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
         rules = {(k.newer_pr_id, k.older_pr_id): k.rule for k in session.scalars(select(ChainLink))}
     pid = store.pr_id
     assert chains == {f"{pid(11)}-{pid(12)}-{pid(13)}": "revert_reland"}
@@ -589,24 +594,24 @@ def test_a_chain_is_cut_where_a_stage_reverts_the_one_before(engine: Engine) -> 
     #423 reverts #369 and #484 builds on what it restored. Both judges called each revert stage
     thin. By default the chain is cut at the revert and keeps its longer side."""
     store = StoreBuilder(engine)
-    store.pr(11, ["src/b.py"])
-    store.pr(12, ["src/b.py"], title='Revert "Change 11"')
-    store.pr(13, ["src/b.py"], title="Change 11 again, with the fix")
-    store.ref(12, 11, "reverts", evidence='Revert "Change 11 (#11)"')
-    store.ref(13, 12, "mention", evidence="Re-lands #11, reverted in #12, with the crash fixed.")
-    store.pr(21, ["src/c.py"])
-    store.pr(22, ["src/c.py"], title="Extend 21")
-    store.pr(23, ["src/c.py"], title="Extend 22")
-    store.pr(24, ["src/c.py"], title='Revert "Extend 22"')
-    store.pr(25, ["src/c.py"], title="Build on the revert")
-    store.ref(22, 21, "follow_up", evidence="Follow-up to #21")
-    store.ref(23, 22, "follow_up", evidence="Follow-up to #22")
-    store.ref(24, 23, "reverts", evidence='Revert "Extend 22 (#23)"')
-    store.ref(25, 24, "follow_up", evidence="Follow-up to #24")
+    prs = {
+        11: ("src/b.py", "Change 11", None),
+        12: ("src/b.py", 'Revert "Change 11"', ("reverts", 'Revert "Change 11 (#11)"')),
+        13: ("src/b.py", "Change 11 again, with the fix", ("mention", "Re-lands #11, reverted")),
+        21: ("src/c.py", "Change 21", None),
+        22: ("src/c.py", "Extend 21", ("follow_up", "Follow-up to #21")),
+        23: ("src/c.py", "Extend 22", ("follow_up", "Follow-up to #22")),
+        24: ("src/c.py", 'Revert "Extend 22"', ("reverts", 'Revert "Extend 22 (#23)"')),
+        25: ("src/c.py", "Build on the revert", ("follow_up", "Follow-up to #24")),
+    }
+    for number, (path, title, _) in prs.items():
+        store.pr(number, [path], title=title)
+    for number, (_, _, ref) in prs.items():
+        if ref is not None:  # each refers to the PR before it
+            store.ref(number, number - 1, ref[0], evidence=ref[1])
     store.write()
     summary = build_chains(ChainsConfig(), engine)
-    with Session(engine) as session:
-        chains = {c.signature: c.label for c in session.scalars(select(Chain))}
+    chains = _chain_labels(engine)
     pid = store.pr_id
     # "A, revert A, A again" leaves nothing; #21 ← #22 ← #23 ← revert ← #25 keeps its older side.
     assert chains == {f"{pid(21)}-{pid(22)}-{pid(23)}": None}
@@ -614,8 +619,7 @@ def test_a_chain_is_cut_where_a_stage_reverts_the_one_before(engine: Engine) -> 
     assert summary.links_in_dropped["revert_stage_cut"] == 2
     kept = build_chains(ChainsConfig(revert_stages=True), engine)
     assert kept.chains_dropped["revert_stage"] == 0
-    with Session(engine) as session:
-        labels = {c.signature: c.label for c in session.scalars(select(Chain))}
+    labels = _chain_labels(engine)
     assert labels[f"{pid(11)}-{pid(12)}-{pid(13)}"] == "revert_reland"
 
 
@@ -662,8 +666,7 @@ def test_a_chain_does_not_start_with_a_revert(engine: Engine) -> None:
     # #11 ← #12 ← #13 ← #14: a re-land chain where revert stages are kept.
     longer = build_chains(ChainsConfig(revert_stages=True), engine)
     assert longer.links_in_dropped["leading_revert_cut"] == 0
-    with Session(engine) as session:
-        labels = {c.signature: c.label for c in session.scalars(select(Chain))}
+    labels = _chain_labels(engine)
     assert labels[f"{pid(11)}-{pid(12)}-{pid(13)}-{pid(14)}"] == "revert_reland"
 
 
