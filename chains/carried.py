@@ -382,16 +382,17 @@ def _moved_and_edited(
         if not (line := folded(place)):
             continue
         fold, line_names = line
-        names = sorted((n for n in line_names if n in by_name), key=lambda n: (len(by_name[n]), n))
-        near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
+        # The two rarest names, by (lines, name).
+        rarest = sorted((len(by_name[n]), n) for n in line_names if n in by_name)[:2]
+        near = {old for lines, n in rarest if lines <= MAX_ANCHOR_LINES for old in by_name[n]}
         candidates = sorted(near - taken)
-        if not candidates:
-            continue
-        best, likeness, pair = None, MIN_MOVED_LIKENESS, _matcher(fold)
+        best, likeness, pair = None, MIN_MOVED_LIKENESS, None
         for old in candidates:
             other = olds[old][0]
             if _length_bound(other, fold) < likeness:  # most candidates stop here
                 continue
+            if pair is None:  # made for the first candidate that gets this far
+                pair = _matcher(fold)
             pair.set_seq1(other)
             if pair.quick_ratio() < likeness:
                 continue
