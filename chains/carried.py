@@ -104,9 +104,12 @@ def _joined(words: Sequence[str]) -> str:
     return _SEP + _SEP.join(words) + _SEP
 
 
-def _one_cut(needle: list[str], hay: list[str]) -> bool:
-    """Whether `needle` is a stretch of `hay` with at most one shorter stretch cut out of it."""
-    if not needle or len(needle) > len(hay) or not set(needle) <= set(hay):
+def _one_cut(needle: list[str], hay: list[str], hay_words: set[str] | None = None) -> bool:
+    """Whether `needle` is a stretch of `hay` with at most one shorter stretch cut out of it;
+    `hay_words`: `set(hay)`, where the caller asks of one hay over and over."""
+    if hay_words is None:
+        hay_words = set(hay)
+    if not needle or len(needle) > len(hay) or not set(needle) <= hay_words:
         return False
     size = len(needle)
     for start, token in enumerate(hay):
@@ -134,9 +137,11 @@ def _carried_in_block(
         return set(), set()
     if removed_tokens == added_tokens:
         return set(range(len(removed))), set(range(len(added)))
-    removed_flat = "".join(map(flat, removed))
-    removed_whole = set(map(flat, removed))
+    removed_flats = list(map(flat, removed))
+    removed_flat = "".join(removed_flats)
+    removed_whole = set(removed_flats)
     by_tokens = len(removed_tokens) <= MAX_BLOCK_TOKENS
+    removed_words = set(removed_tokens) if by_tokens else None
     kept_added: set[int] = set()
     for i, line in enumerate(added):
         text = flat(line)
@@ -144,11 +149,14 @@ def _carried_in_block(
             continue
         if text in removed_whole or (
             len(text) >= MIN_SUBSTRING
-            and (text in removed_flat or (by_tokens and _one_cut(tokens(line), removed_tokens)))
+            and (
+                text in removed_flat
+                or (by_tokens and _one_cut(tokens(line), removed_tokens, removed_words))
+            )
         ):
             kept_added.add(i)
     added_whole = set(map(flat, added))
-    kept_removed = {i for i, line in enumerate(removed) if flat(line) and flat(line) in added_whole}
+    kept_removed = {i for i, text in enumerate(removed_flats) if text and text in added_whole}
     return kept_removed, kept_added
 
 

@@ -108,3 +108,21 @@ def test_a_line_whose_tokens_stay_makes_no_edit() -> None:
     words = carried.tokens("    let total = width.saturating_mul(height);")
     assert carried.edits(words, list(words)) == frozenset()
     assert carried.edits([], []) == frozenset()
+
+
+def test_what_is_found_once_per_text_is_what_was_found_each_time() -> None:
+    rng = random.Random(11)
+    lines = [line for p in SOURCES for line in p.read_text().splitlines() if line.strip()]
+    lines += ["    Straße = 'K' + ǰoin(ﬁle)", "\ufeff  x", "    \\", ""]
+    for line in rng.sample(lines, 300) + lines[-4:]:
+        words = carried.tokens(line)
+        assert carried._text_shape(line) == carried._shape(words)
+        fold = [w.casefold() for w in words]
+        assert carried._folded(line) == (
+            tuple(fold),
+            frozenset(w for w in fold if carried._NAME.fullmatch(w)),
+        )
+        assert all(carried._is_name(w) == bool(carried._NAME.fullmatch(w)) for w in words + fold)
+        hay = carried.tokens(rng.choice(lines)) + words[1:] + carried.tokens(rng.choice(lines))
+        needle = [t for t in words if rng.random() < 0.9]
+        assert carried._one_cut(needle, hay, set(hay)) == carried._one_cut(needle, hay)
