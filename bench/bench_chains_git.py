@@ -6,15 +6,25 @@ a clone the `fetch` tool brought (by default astral-sh/ruff and cloudquery/cloud
 /work/.mirror); a repository not fetched is skipped with one line. Mining (`prchain mine --source git`) is timed too, not held to a target.
 CPU seconds are printed beside wall time: on a shared machine the wall time measures the waiting.
 
+After the cold build it prints a digest of what the build decided: its links (rule, kept, symbols,
+lineage, why, evidence), chains, stages (base, end, gold patches) and pair evidence. A change
+meant only to make the build faster must leave it as it was (run with PYTHONHASHSEED=0).
+
+With --keep, the mined store is kept beside the clone (`mined.db`) and copied for the next run
+instead of mining again: `rm DIR/OWNER+NAME/mined.db` to mine anew.
+
 Usage: python bench/bench_chains_git.py [--repo OWNER/NAME=PATH ...] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -92,24 +102,66 @@ def floor(clone: Path) -> None:
         )
 
 
+# What a build decided, each row by PR numbers (ids differ between stores mined apart).
+DIGESTED = {
+    "links": """SELECT n.number, o.number, l.kept, l.rule, l.evidence_class, l.cue, l.strength,
+        l.overlap, l.gap_days, l.lineage, l.lineage_via, l.lineage_moved, l.symbols, l.drop_kind,
+        l.rescued_from, l.why, l.evidence FROM chain_links l
+        JOIN pull_requests n ON n.id = l.newer_pr_id JOIN pull_requests o ON o.id = l.older_pr_id""",
+    "chains": """SELECT strategy, signature, length, score, edges, superseded_at IS NULL
+        FROM chains""",
+    "stages": """SELECT c.signature, s.idx, p.number, s.base_sha, s.end_sha, s.gold_patch,
+        s.gold_test_patch FROM chain_stages s JOIN chains c ON c.id = s.chain_id
+        JOIN pull_requests p ON p.id = s.pr_id""",
+    "evidence": """SELECT n.number, o.number, e.kind, e.version, e.value FROM pair_evidence e
+        JOIN pull_requests n ON n.id = e.newer_pr_id JOIN pull_requests o ON o.id = e.older_pr_id""",
+}
+
+
+def digest(store: Path) -> str:
+    """Per table of DIGESTED, its row count and the first 12 hex digits of its sorted rows' sha256."""
+    parts = []
+    with sqlite3.connect(store) as db:
+        for name, query in DIGESTED.items():
+            rows = sorted(json.dumps(row, default=str) for row in db.execute(query))
+            text = hashlib.sha256("\n".join(rows).encode()).hexdigest()[:12]
+            parts.append(f"{name} {len(rows)} {text}")
+    return ", ".join(parts)
+
+
+def mined(name: str, clone: Path, work: Path) -> None:
+    """Mine the clone into work/bench.db, or copy the store a kept run mined (work/mined.db)."""
+    kept = work / "mined.db"
+    if kept.exists():
+        shutil.copyfile(kept, work / "bench.db")
+        print("  mine: the kept store (mined.db) copied")
+        return
+    engine = make_engine(f"sqlite:///{work / 'bench.db'}")
+    timed("mine", lambda: mine(MinerConfig(), engine, [str(clone)], source="git", name=name))
+    engine.dispose()
+    shutil.copyfile(work / "bench.db", kept)
+
+
 def report(url: str, out: Path) -> None:
     done = subprocess.run([str(PRCHAIN), "report", str(out), "--db", url], capture_output=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr.decode()[-2000:])
 
 
-def bench(name: str, repo: Path, work: Path) -> None:
+def bench(name: str, repo: Path, work: Path, keep: bool) -> None:
     """Floor, mining, cold build, rebuild and report of one repository, in `work`."""
     work.mkdir(parents=True, exist_ok=True)
     clone = work / "repo.git"
     if not clone.exists():
         subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(clone)], check=True)
     (work / "bench.db").unlink(missing_ok=True)
+    if not keep:
+        (work / "mined.db").unlink(missing_ok=True)
     url = f"sqlite:///{work / 'bench.db'}"
-    engine = make_engine(url)
     print(f"  {name} (load average {os.getloadavg()[0]:.1f})")
     base, _ = timed("git floor", lambda: floor(clone))
-    timed("mine", lambda: mine(MinerConfig(), engine, [str(clone)], source="git", name=name))
+    mined(name, clone, work)
+    engine = make_engine(url)
     # The cold build writes the clone's commit-graph for blame (chains.commit_graphs) anew.
     shutil.rmtree(work / "commit-graphs", ignore_errors=True)
     config = ChainsConfig(commit_graph_dir=str(work / "commit-graphs"))
@@ -117,6 +169,7 @@ def bench(name: str, repo: Path, work: Path) -> None:
     seconds["cold build"], summary = timed("cold build", lambda: build_chains(config, engine))
     lengths = dict(sorted(summary.by_length.items()))
     print(f"  {summary.total} chains, by length {lengths}; {summary.graph.edges} links kept")
+    print(f"  digest: {digest(work / 'bench.db')}")
     changed = config.model_copy(update={"max_gap_days": config.max_gap_days + 30})
     seconds["rebuild"], again = timed("rebuild", lambda: build_chains(changed, engine))
     kept, new = again.graph.evidence_kept, again.graph.evidence_new
@@ -151,7 +204,8 @@ def main() -> int:
             if not (Path(path) / "HEAD").exists() and not (Path(path) / ".git").exists():
                 print(f"  skipped {name}: no clone at {path} (fetch it first)")
                 continue
-            bench(name, Path(path), (args.keep or Path(tmp)) / name.replace("/", "+"))
+            work = (args.keep or Path(tmp)) / name.replace("/", "+")
+            bench(name, Path(path), work, keep=args.keep is not None)
     return 0
 
 

@@ -41,8 +41,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from difflib import SequenceMatcher
 from functools import lru_cache
+from itertools import chain
+
+from cydifflib import SequenceMatcher
 
 from chains.generated import MAX_CODE_LINE_CHARS
 
@@ -82,16 +84,32 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 
 def _run_tokens(lines: Sequence[str]) -> list[str]:
-    return [t for line in lines for t in _tokens(line)]
+    return list(chain.from_iterable(map(_tokens, lines)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A line's tokens case-folded, and the names among them (`_moved_and_edited`)."""
+    fold = tuple(word.casefold() for word in _tokens(text))
+    return fold, frozenset(word for word in fold if _is_name(word))
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_name(token: str) -> bool:
+    """Whether a token is a name; asked of the same few thousand tokens over and over."""
+    return _NAME.fullmatch(token) is not None
 
 
 def _joined(words: Sequence[str]) -> str:
     return _SEP + _SEP.join(words) + _SEP
 
 
-def _one_cut(needle: list[str], hay: list[str]) -> bool:
-    """Whether `needle` is a stretch of `hay` with at most one shorter stretch cut out of it."""
-    if not needle or len(needle) > len(hay) or not set(needle) <= set(hay):
+def _one_cut(needle: list[str], hay: list[str], hay_words: set[str] | None = None) -> bool:
+    """Whether `needle` is a stretch of `hay` with at most one shorter stretch cut out of it;
+    `hay_words`: `set(hay)`, where the caller asks of one hay over and over."""
+    if hay_words is None:
+        hay_words = set(hay)
+    if not needle or len(needle) > len(hay) or not set(needle) <= hay_words:
         return False
     size = len(needle)
     for start, token in enumerate(hay):
@@ -110,16 +128,20 @@ def _one_cut(needle: list[str], hay: list[str]) -> bool:
     return False
 
 
-def _carried_in_block(removed: list[str], added: list[str]) -> tuple[set[int], set[int]]:
-    """(removed, added) indexes of one block's lines that only carry the other run's content."""
+def _carried_in_block(
+    removed: list[str], added: list[str], removed_tokens: list[str], added_tokens: list[str]
+) -> tuple[set[int], set[int]]:
+    """(removed, added) indexes of one block's lines that only carry the other run's content;
+    `removed_tokens` and `added_tokens` are their runs' tokens (`_run_tokens`)."""
     if not removed or not added:
         return set(), set()
-    removed_tokens, added_tokens = _run_tokens(removed), _run_tokens(added)
     if removed_tokens == added_tokens:
         return set(range(len(removed))), set(range(len(added)))
-    removed_flat = "".join(map(flat, removed))
-    removed_whole = set(map(flat, removed))
+    removed_flats = list(map(flat, removed))
+    removed_flat = "".join(removed_flats)
+    removed_whole = set(removed_flats)
     by_tokens = len(removed_tokens) <= MAX_BLOCK_TOKENS
+    removed_words = set(removed_tokens) if by_tokens else None
     kept_added: set[int] = set()
     for i, line in enumerate(added):
         text = flat(line)
@@ -127,11 +149,14 @@ def _carried_in_block(removed: list[str], added: list[str]) -> tuple[set[int], s
             continue
         if text in removed_whole or (
             len(text) >= MIN_SUBSTRING
-            and (text in removed_flat or (by_tokens and _one_cut(tokens(line), removed_tokens)))
+            and (
+                text in removed_flat
+                or (by_tokens and _one_cut(tokens(line), removed_tokens, removed_words))
+            )
         ):
             kept_added.add(i)
     added_whole = set(map(flat, added))
-    kept_removed = {i for i, line in enumerate(removed) if flat(line) and flat(line) in added_whole}
+    kept_removed = {i for i, text in enumerate(removed_flats) if text and text in added_whole}
     return kept_removed, kept_added
 
 
@@ -172,13 +197,14 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
         body = bodies[hunk]
         old = [body[p][1:] for p in removed]
         new = [body[p][1:] for p in added]
-        gone, kept = _carried_in_block(old, new)
+        old_tokens, new_tokens = _run_tokens(old), _run_tokens(new)
+        gone, kept = _carried_in_block(old, new, old_tokens, new_tokens)
         found[hunk].update(removed[i] for i in gone)
         found[hunk].update(added[i] for i in kept)
         runs.append(
             {
-                "-": (removed, _joined(_run_tokens(old)) if old else ""),
-                "+": (added, _joined(_run_tokens(new)) if new else ""),
+                "-": (removed, _joined(old_tokens) if old else ""),
+                "+": (added, _joined(new_tokens) if new else ""),
             }
         )
     _mark_repeated_edits(bodies, blocks, found)
@@ -193,9 +219,15 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
     return found
 
 
-def _shape(words: list[str]) -> tuple[str, ...]:
+def _shape(words: Sequence[str]) -> tuple[str, ...]:
     """A line's tokens with every name blanked: what a rename leaves as it was."""
-    return tuple("" if _NAME.fullmatch(token) else token for token in words)
+    return tuple("" if _is_name(token) else token for token in words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_shape(text: str) -> tuple[str, ...]:
+    """`_shape` of a line's tokens, found once per text."""
+    return _shape(_tokens(text))
 
 
 def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
@@ -204,7 +236,7 @@ def _renamed(before: list[str], after: list[str]) -> frozenset[tuple[str, str]]:
     if len(before) != len(after):
         return frozenset()
     pairs = {(a, b) for a, b in zip(before, after, strict=True) if a != b}
-    if all(_NAME.fullmatch(a) and _NAME.fullmatch(b) for a, b in pairs):
+    if all(_is_name(a) and _is_name(b) for a, b in pairs):
         return frozenset(pairs)
     return frozenset()
 
@@ -215,6 +247,8 @@ def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
     replacements, insertions and deletions, the last two read alone ("insert `numpy.`", "drop
     `crate`", "insert `ctx`"), whatever token they sit beside. Empty when the lines are less alike
     than `MIN_LIKENESS`."""
+    if before == after:
+        return frozenset()  # what difflib's opcodes, all "equal", would give
     if renamed := _renamed(before, after):
         return frozenset(
             RECASED if old.casefold() == new.casefold() else ((old,), (new,))
@@ -230,7 +264,7 @@ def edits(before: list[str], after: list[str]) -> frozenset[Edit]:
     )
 
 
-def _matcher(after: list[str]) -> SequenceMatcher[str]:
+def _matcher(after: Sequence[str]) -> SequenceMatcher[str]:
     """A matcher of one line's tokens against those of others (`set_seq1`), as
     `SequenceMatcher(None, before, after, autojunk=False)` is: the index of `after`, which it
     builds, and the counts its `quick_ratio` takes, are built once for every line compared."""
@@ -239,15 +273,25 @@ def _matcher(after: list[str]) -> SequenceMatcher[str]:
     return matcher
 
 
-def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterator[tuple[int, int]]:
+def _length_bound(before: Sequence[str], after: Sequence[str]) -> float:
+    """`SequenceMatcher(None, before, after).real_quick_ratio()`, reckoned as difflib does, without
+    a matcher: the likeness the lines' lengths allow."""
+    total = len(before) + len(after)
+    return 2.0 * min(len(before), len(after)) / total if total else 1.0
+
+
+def _lined_up(
+    old_words: list[list[str]],
+    new_words: list[list[str]],
+    shapes: tuple[list[tuple[str, ...]], list[tuple[str, ...]]] | None = None,
+) -> Iterator[tuple[int, int]]:
     """(removed, added) indexes of the lines of one block that line up: by shape first, as diff
     lines up texts; then each removed line left over with the most alike added line left over near
-    its place, in order."""
-    shapes = SequenceMatcher(
-        None, list(map(_shape, old_words)), list(map(_shape, new_words)), autojunk=False
-    )
+    its place, in order. `shapes`: the lines' `_shape`s where the caller has them."""
+    old_shapes, new_shapes = shapes or (list(map(_shape, old_words)), list(map(_shape, new_words)))
+    shapes_matcher = SequenceMatcher(None, old_shapes, new_shapes, autojunk=False)
     paired: dict[int, int] = {}
-    for left, right, size in shapes.get_matching_blocks():
+    for left, right, size in shapes_matcher.get_matching_blocks():
         paired.update((left + k, right + k) for k in range(size))
     taken = set(paired.values())
     last = -1
@@ -262,12 +306,14 @@ def _lined_up(old_words: list[list[str]], new_words: list[list[str]]) -> Iterato
         for j in range(max(last + 1, near - LIKENESS_WINDOW), near + LIKENESS_WINDOW + 1):
             if j >= len(new_words) or j in taken:
                 continue
+            # The cheap upper bounds first: ratio() is quadratic in a line's tokens.
+            if _length_bound(old_words[k], new_words[j]) < likeness:
+                continue
             if j not in matchers:
                 matchers[j] = _matcher(new_words[j])
             pair = matchers[j]
             pair.set_seq1(old_words[k])
-            # The cheap upper bounds first: ratio() is quadratic in a line's tokens.
-            if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
+            if pair.quick_ratio() < likeness:
                 continue
             if (ratio := pair.ratio()) >= likeness:
                 best, likeness = j, ratio
@@ -295,7 +341,11 @@ def _mark_repeated_edits(
         if removed and added and len(removed) * len(added) <= MAX_BLOCK_PAIRS:
             old_words = [tokens(body[p][1:]) for p in removed]
             new_words = [tokens(body[p][1:]) for p in added]
-            lined = dict(_lined_up(old_words, new_words))
+            shapes = (
+                [_text_shape(body[p][1:]) for p in removed],
+                [_text_shape(body[p][1:]) for p in added],
+            )
+            lined = dict(_lined_up(old_words, new_words, shapes))
             for k, j in lined.items():
                 if made := edits(old_words[k], new_words[j]):
                     candidates.append(((hunk, removed[k]), (hunk, added[j]), made))
@@ -317,42 +367,45 @@ def _moved_and_edited(
     that are alike enough to be one line moved and edited, with their edits. A line is looked
     for only among the other side's lines that share one of its two rarest names."""
 
-    def words_of(place: Place) -> list[str] | None:
+    def words(place: Place) -> list[str]:
+        return tokens(bodies[place[0]][place[1]][1:])
+
+    def folded(place: Place) -> tuple[tuple[str, ...], frozenset[str]] | None:
         hunk, pos = place
         if pos in found[hunk]:
             return None
-        words = tokens(bodies[hunk][pos][1:])
-        return words if len(words) >= MIN_MOVED_TOKENS_PER_LINE else None
+        line = _folded(bodies[hunk][pos][1:])
+        return line if len(line[0]) >= MIN_MOVED_TOKENS_PER_LINE else None
 
-    olds = {place: words for place in left["-"] if (words := words_of(place))}
     # Names are compared case-folded: code moved into another Go package is exported on the way
     # (opentelemetry-collector #10854 moves `serviceHost` and its `receivers` field into
     # `graph.Host` and `Receivers`).
-    folded = {place: [w.casefold() for w in words] for place, words in olds.items()}
+    olds = {place: line for place in left["-"] if (line := folded(place))}
     by_name: dict[str, list[Place]] = {}
-    for place, words in folded.items():
-        for name in {w for w in words if _NAME.fullmatch(w)}:
+    for place, (_, line_names) in olds.items():
+        for name in line_names:
             by_name.setdefault(name, []).append(place)
     taken: set[Place] = set()
     for place in left["+"]:
-        if not (words := words_of(place)):
+        if not (line := folded(place)):
             continue
-        fold = [w.casefold() for w in words]
-        names = sorted(
-            (n for n in {w for w in fold if _NAME.fullmatch(w)} if n in by_name),
-            key=lambda n: (len(by_name[n]), n),
-        )
-        near = {old for n in names[:2] if len(by_name[n]) <= MAX_ANCHOR_LINES for old in by_name[n]}
+        fold, line_names = line
+        # The two rarest names, by (lines, name).
+        rarest = sorted((len(by_name[n]), n) for n in line_names if n in by_name)[:2]
+        near = {old for lines, n in rarest if lines <= MAX_ANCHOR_LINES for old in by_name[n]}
         candidates = sorted(near - taken)
-        if not candidates:
-            continue
-        best, likeness, pair = None, MIN_MOVED_LIKENESS, _matcher(fold)
+        best, likeness, pair = None, MIN_MOVED_LIKENESS, None
         for old in candidates:
-            pair.set_seq1(folded[old])
-            if pair.real_quick_ratio() < likeness or pair.quick_ratio() < likeness:
+            other = olds[old][0]
+            if _length_bound(other, fold) < likeness:  # most candidates stop here
+                continue
+            if pair is None:  # made for the first candidate that gets this far
+                pair = _matcher(fold)
+            pair.set_seq1(other)
+            if pair.quick_ratio() < likeness:
                 continue
             if (ratio := pair.ratio()) >= likeness:
                 best, likeness = old, ratio
-        if best is not None and (made := edits(olds[best], words)):
+        if best is not None and (made := edits(words(best), words(place))):
             taken.add(best)
             yield best, place, made

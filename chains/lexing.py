@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from types import MethodType
 from typing import Any
@@ -240,14 +241,73 @@ def _states(lexer: RegexLexer) -> dict[str, _State]:
     return _STATES[cls]
 
 
+@cache
+def _by_name(alias: str) -> Lexer | None:
+    """`get_lexer_by_name(alias)`, driven, found once per name (None where Pygments has none)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return drive(get_lexer_by_name(alias))
+    except ClassNotFound:
+        return None
+
+
+def _markdown_codeblock(self: Any, match: re.Match[str]) -> Iterator[tuple[int, Any, str]]:
+    """`MarkdownLexer._handle_codeblock` (Pygments 2.x), its block's lexer `_by_name`'s: Pygments
+    finds one anew for every fenced block (about a thousand globs tried) and lexes the block with
+    `RegexLexer`'s own loop."""
+    from pygments.lexer import do_insertions
+    from pygments.token import String, Text
+
+    yield match.start("initial"), String.Backtick, match.group("initial")
+    yield match.start("lang"), String.Backtick, match.group("lang")
+    if match.group("afterlang") is not None:
+        yield match.start("whitespace"), Whitespace, match.group("whitespace")
+        yield match.start("extra"), Text, match.group("extra")
+    yield match.start("newline"), Whitespace, match.group("newline")
+    lexer = _by_name(match.group("lang").strip()) if self.handlecodeblocks else None
+    code = match.group("code")
+    if lexer is None:
+        yield match.start("code"), String, code
+    else:
+        start = match.start("code")
+        for index, token, value in do_insertions([], lexer.get_tokens_unprocessed(code)):
+            yield index + start, token, value
+    yield match.start("terminator"), String.Backtick, match.group("terminator")
+
+
+@cache
+def _callbacks() -> dict[Any, Any]:
+    """Pygments' callbacks that lex embedded code with a lexer they find themselves → ours."""
+    from pygments.lexers.markup import MarkdownLexer
+
+    return {MarkdownLexer._handle_codeblock: _markdown_codeblock}
+
+
+_TOKENDEFS: dict[type, dict[str, list[Rule]]] = {}  # lexer class → its rules, callbacks swapped
+
+
+def _tokendefs(lexer: RegexLexer) -> dict[str, list[Rule]]:
+    """The lexer's rules (`_tokens`), a callback of `_callbacks` put for its own."""
+    cls = type(lexer)
+    if cls not in _TOKENDEFS:
+        swaps = _callbacks()
+        _TOKENDEFS[cls] = {
+            state: [(match, swaps.get(action, action), new) for match, action, new in rules]
+            for state, rules in lexer._tokens.items()
+        }
+    return _TOKENDEFS[cls]
+
+
 def get_tokens_unprocessed(
     self: RegexLexer, text: str, stack: tuple[str, ...] = ("root",)
 ) -> Iterator[tuple[int, Any, str]]:
     """`RegexLexer.get_tokens_unprocessed` (Pygments 2.x), each state's rules looked up by
-    `_State.steps`; everything else as there."""
+    `_State.steps` and a few callbacks swapped (`_tokendefs`); everything else as there."""
     pos = 0
     end = len(text)
-    tokendefs = self._tokens
+    tokendefs = _tokendefs(self)
     states = _states(self)
     statestack = list(stack)
     statetokens = tokendefs[statestack[-1]]

@@ -88,6 +88,25 @@ def test_this_projects_own_sources_lex_alike() -> None:
         assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text), source.name
 
 
+def test_markdown_lexes_its_fenced_blocks_driven_and_alike() -> None:
+    """A fenced block is lexed by the driven lexer of its language, found once per name, to
+    Pygments' own tokens: this project's docs (Python, Rust, shell, YAML, JSON blocks and more),
+    whole and cut anywhere, and blocks of no known language or with words after the name."""
+    lexer = lexer_for("README.md")
+    texts = [
+        p.read_text() for p in sorted((Path(chains.__file__).parent.parent / "docs").glob("*.md"))
+    ]
+    texts.append("```nosuchlang\nx = 1\n```\n```python extra words\ndef f(): pass\n```\n")
+    for text in texts:
+        assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text)
+    for cut in range(0, len(texts[0]), 997):
+        text = texts[0][:cut]
+        assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text)
+    rust = lexing._by_name("rust")
+    assert rust is lexing._by_name("rust") and "get_tokens_unprocessed" in vars(rust)
+    assert lexing._by_name("nosuchlang") is None
+
+
 def test_a_rule_with_a_backreference_is_tried_alone_in_its_place() -> None:
     """Rust's raw string rule (`r(#*)".*?"\\1`) cannot be a branch: its group would be
     renumbered. It is tried alone, in its place, and only where a `b` or an `r` stands."""
