@@ -567,8 +567,7 @@ def _trim_reverts(
         while len(path) > 1 and _is_revert(graph.get_edge_data(path[-1], path[-2]) or {}):
             path = path[:-1]
         trailing = len(chain.pr_ids) - len(path)
-        while len(path) > 1 and path[0] in undoing:
-            path = path[1:]
+        path = _without_leading_reverts(path, undoing)
         leading = len(chain.pr_ids) - trailing - len(path)
         if path == chain.pr_ids:
             kept.append(chain)
@@ -613,7 +612,8 @@ def _cut_at_reverts(
 
 
 def _without_leading_reverts(path: tuple[int, ...], undoing: set[int]) -> tuple[int, ...]:
-    while path and path[0] in undoing:
+    """`path` without the reverts at its front (`undoing`), down to one stage at least."""
+    while len(path) > 1 and path[0] in undoing:
         path = path[1:]
     return path
 
