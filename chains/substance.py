@@ -8,7 +8,8 @@ Files that are tests, fixtures, documentation, CI, lock or configuration files n
 stylesheets, markup and shell scripts (`chains.filters.counts_as_substance`), nor does a Rust
 file's test module, nor do generated files and minified lines (`chains.generated`); a file no lexer
 knows counts its non-blank changed lines. A removed line counts half: finding what to remove is
-half the work of writing it.
+half the work of writing it. A line whose code stays and whose comment changes is no change, nor
+is a line that only puts one name for another where the PR renames that name (`renamed`).
 
 Lexing a hunk on its own misreads a hunk that starts inside a long docstring: Python docstrings
 span many lines, and a hunk three lines into one reads as code. So where the repository's clone is
@@ -24,6 +25,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
@@ -143,17 +145,10 @@ def code_line_flags(lines: list[str], lexer: Lexer | None) -> list[bool]:
     """For each line: does it hold code (a token that is not comment, docstring or white space)?"""
     if lexer is None:
         return [bool(line.strip()) for line in lines]
-    from pygments.token import Comment, String
-
     flags = [False] * len(lines)
     row = 0
     for ttype, value in lexer.get_tokens("\n".join(lines) + "\n"):
-        if (code := _CODE.get(ttype)) is None:
-            # Preprocessor directives (`#define`, `#include`) are code, though the lexers file
-            # them under Comment.Preproc.
-            comment = ttype in Comment and ttype not in Comment.Preproc
-            code = _CODE[ttype] = not comment and ttype not in String.Doc
-        if code and value.strip():
+        if _is_code(ttype) and value.strip():
             flags[min(row, len(lines) - 1)] = True
             # A multi-line token (a plain string) makes every line it spans code.
             for extra in range(1, value.rstrip("\n").count("\n") + 1):
@@ -395,16 +390,14 @@ def _sides(
 def _code(
     whole: WholeFile | None, side: list[str], changed: list[int], start: int, lexer: Lexer | None
 ) -> list[str]:
-    """The texts (`carried.flat`) of the changed lines of one hunk side that hold code."""
+    """The changed lines of one hunk side that hold code, as written."""
     if not changed:
         return []
     if whole is None or not whole.cut(start, len(side)):  # the hunk's side lexes on its own
         local = code_line_flags(side, lexer)
-        return [flat(side[i]) for i in changed if local[i]]
+        return [side[i] for i in changed if local[i]]
     flags = whole.flags
-    return [
-        flat(side[i]) for i in changed if 0 <= start - 1 + i < len(flags) and flags[start - 1 + i]
-    ]
+    return [side[i] for i in changed if 0 <= start - 1 + i < len(flags) and flags[start - 1 + i]]
 
 
 def section_code_lines(
@@ -413,8 +406,8 @@ def section_code_lines(
     moved: frozenset[str] = frozenset(),
     parsed: list[Hunk] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """The changed lines of code in one file section, as (added, removed) texts (none for a file
-    that never counts); `blobs` holds whole files for the sections `blob_ids` asked for; `moved`
+    """The changed lines of code in one file section, as (added, removed) lines as written (none
+    for a file that never counts); `blobs` holds whole files for the sections `blob_ids` asked for; `moved`
     the texts (`carried.flat`) the diff moves from one place to another and `parsed` its hunks
     with their carried lines marked, neither of which count."""
     path = section_path(section)
@@ -616,14 +609,132 @@ def patch_code_change(
     for i in generated_sections(sections, parsed, blobs, attributes):
         del parsed[i]
     moved = moved_texts(parsed)
-    added: set[str] = set()
-    removed: set[str] = set()
+    added = _Side()
+    removed = _Side()
     for i, section in enumerate(sections):
         if i in parsed:
+            lexer = lexer_for(section_path(section))
             new, old = section_code_lines(section, blobs, moved, parsed[i])
-            added.update(new)
-            removed.update(old)
-    return CodeChange(len(added), len(removed))
+            added.add(new, lexer, (h.new[j] for h in parsed[i] for j in h.added))
+            removed.add(old, lexer, (h.old[j] for h in parsed[i] for j in h.removed))
+    edited = added.comment_only(removed) | removed.comment_only(added)
+    edited |= renamed(added.left(edited), removed.left(edited))
+    return CodeChange(len(added.texts - edited), len(removed.texts - edited))
+
+
+# A line holding none of these has no comment (line or block, in the languages lexed) to strip.
+COMMENT_MARKERS = ("#", "//", "/*", "--", "<!--")
+
+
+@dataclass
+class _Side:
+    """One side of a PR's code lines: the texts (`carried.flat`) of its changed lines of code,
+    each with its line as written and, where the line holds a comment, its code alone
+    (`_bare`); and every text the side changes in its code files, carried lines included."""
+
+    written: dict[str, str] = field(default_factory=dict)
+    bare: dict[str, str] = field(default_factory=dict)
+    every: set[str] = field(default_factory=set)
+
+    @property
+    def texts(self) -> set[str]:
+        return set(self.written)
+
+    def add(self, lines: Iterable[str], lexer: Lexer | None, every: Iterable[str]) -> None:
+        for line in lines:
+            text = flat(line)
+            self.written.setdefault(text, line)
+            if (
+                lexer is not None
+                and any(marker in line for marker in COMMENT_MARKERS)
+                and (code := _bare(line, lexer))
+                and flat(code) != text
+            ):
+                self.bare[text] = code
+        self.every.update(flat(line) for line in every)
+
+    def code(self, text: str) -> str:
+        """A text's code alone, comments stripped (`carried.flat`)."""
+        return flat(self.bare[text]) if text in self.bare else text
+
+    def comment_only(self, other: _Side) -> set[str]:
+        """This side's texts that differ from a line of the other side in comments only: a
+        comment edited, added or dropped beside code that stays (syn #1356 drops the `///`
+        comment closing 101 lines of a macro's input, and writes one line)."""
+        theirs = other.every | {other.code(text) for text in other.written}
+        return {text for text in self.written if self.code(text) in theirs}
+
+    def left(self, done: set[str]) -> dict[str, str]:
+        """The texts not in `done`, each with its code as written (comments stripped)."""
+        return {
+            text: self.bare.get(text, line)
+            for text, line in self.written.items()
+            if text not in done
+        }
+
+
+@lru_cache(maxsize=1 << 14)
+def _bare(line: str, lexer: Lexer) -> str:
+    """A line's code without its comments, lexed alone."""
+    return "".join(value for ttype, value in lexer.get_tokens(line) if _is_code(ttype))
+
+
+def _is_code(ttype: Any) -> bool:
+    """Is a token of this type code: neither a comment nor a docstring?"""
+    if (code := _CODE.get(ttype)) is None:
+        from pygments.token import Comment, String
+
+        # Preprocessor directives (`#define`, `#include`) are code, though the lexers file them
+        # under Comment.Preproc.
+        comment = ttype in Comment and ttype not in Comment.Preproc
+        code = _CODE[ttype] = not comment and ttype not in String.Doc
+    return code
+
+
+_WORD = re.compile(r"\w+|\S")
+_NAME_TOKEN = re.compile(r"[A-Za-z_]\w*")
+MIN_RENAMED_LINES = (
+    2  # a name put for another on this many lines is a rename: its definition and a use
+)
+MAX_RENAME_TOKENS = 64  # longer lines are looked at for renames no further
+
+
+def renamed(added: Mapping[str, str], removed: Mapping[str, str]) -> set[str]:
+    """The texts of lines, added or removed, that only put one name for another, where the same
+    name is put for the same other, and for no other, on at least `MIN_RENAMED_LINES` lines: a rename, mechanical
+    work, whatever else the PR does. `chains.carried` finds an edit repeated on three lines or
+    more within the diff; a rename of many names, each defined and used once, it cannot: syn
+    #1355 renames 13 punctuation tokens (`Add` to `Plus`, `Colon2` to `PathSep`), each on its
+    definition and its macro arm, the lines sorted anew. Both maps give a text's line as written."""
+    slots: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for text, line in removed.items():
+        for key, name in _name_slots(line):
+            slots.setdefault(key, []).append((text, name))
+    pairs: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for text, line in added.items():
+        for key, name in _name_slots(line):
+            for old_text, old_name in slots.get(key, ()):
+                if old_name != name:
+                    pairs.setdefault((old_name, name), set()).add((old_text, text))
+    # A rename puts one name for one other: a name lined up with several (lines of a lone name
+    # each, `HPE_CB_body,` beside `HPE_CB_STATUS,`; four builders made one) is no rename.
+    olds = Counter(old for old, _ in pairs)
+    news = Counter(new for _, new in pairs)
+    found: set[str] = set()
+    for (old, new), lines in pairs.items():
+        if len(lines) >= MIN_RENAMED_LINES and olds[old] == news[new] == 1:
+            found.update(text for pair in lines for text in pair)
+    return found
+
+
+def _name_slots(line: str) -> Iterator[tuple[tuple[str, ...], str]]:
+    """For each name of a line: the line's tokens with that name blanked wherever it stands, and
+    the name. Two lines with one such key in common differ by that name only."""
+    words = _WORD.findall(line.replace("'", '"'))
+    if len(words) > MAX_RENAME_TOKENS:
+        return
+    for name in {word for word in words if _NAME_TOKEN.fullmatch(word)}:
+        yield tuple("\0" if word == name else word for word in words), name
 
 
 def patch_code_lines(

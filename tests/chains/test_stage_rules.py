@@ -433,6 +433,69 @@ def test_preprocessor_lines_are_code_and_test_data_is_not() -> None:
     assert patch_code_lines(MYPY_CASES) == 0
 
 
+def _rust_diff(removed: list[str], added: list[str]) -> str:
+    body = "".join(f"-{line}\n" for line in removed) + "".join(f"+{line}\n" for line in added)
+    return (
+        "diff --git a/src/token.rs b/src/token.rs\n--- a/src/token.rs\n+++ b/src/token.rs\n"
+        f"@@ -1,{len(removed) + 2} +1,{len(added) + 2} @@\n define_punctuation! {{\n{body} }}\n"
+    )
+
+
+def test_a_line_whose_comment_alone_changes_is_no_change() -> None:
+    """syn #1356 drops the `///` comment closing each line of a macro's input (101 lines) and
+    writes one line: the code of those lines stays."""
+    with_docs = [f'    "+{i}" pub struct Punct{i}/1 /// `+{i}`' for i in range(20)]
+    bare = [line.split(" ///")[0] for line in with_docs]
+    assert patch_code_lines(_rust_diff(with_docs, bare)) == 0
+    assert patch_code_lines(_rust_diff(bare, with_docs)) == 0  # comments added
+    reworded = [line.replace("`+", "the `+") for line in with_docs]
+    assert patch_code_lines(_rust_diff(with_docs, reworded)) == 0
+    # Code changed beside the comment is a change: 20 lines written, 20 removed.
+    resized = [line.replace("/1", f"/{i + 2}") for i, line in enumerate(bare)]
+    assert patch_code_lines(_rust_diff(with_docs, resized)) == 20 + 10
+    python = (
+        "diff --git a/src/core.py b/src/core.py\n--- a/src/core.py\n+++ b/src/core.py\n"
+        "@@ -1,2 +1,2 @@\n-width = int(width)  # pixels\n-height = int(height)\n"
+        "+width = int(width)  # in pixels, rounded down\n+height = int(height)  # likewise\n"
+    )
+    assert patch_code_lines(python) == 0
+
+
+def test_a_rename_of_many_names_is_no_change() -> None:
+    """syn #1355 renames 13 punctuation tokens (`Add` to `Plus`), each on its definition and
+    its macro arm, and sorts the lines anew: no edit is repeated on three lines, which is what
+    `chains.carried` reads as applied over and over, yet every line only renames."""
+    names = [(f"Old{i}", f"New{i}") for i in range(12)]
+
+    def lines(side: int) -> list[str]:
+        return [f'    "+{i}" pub struct {pair[side]}/1' for i, pair in enumerate(names)] + [
+            f"    [+{i}] => {{ $crate::token::{pair[side]} }};" for i, pair in enumerate(names)
+        ]
+
+    assert patch_code_lines(_rust_diff(lines(0), list(reversed(lines(1))))) == 0
+    # A name put for another on one line only is the PR's own edit.
+    once = [line for line in lines(1) if "struct" in line]
+    assert patch_code_lines(_rust_diff(lines(0)[:12], once)) == 12 + 6
+    # Several names made one (four builders become one) is no rename: each line is an edit.
+    merged = [f"    let builder_{i} = CodeBuilder::new();" for i in range(4)] * 1
+    one = ["    let builder = CodeBuilder::new();"]
+    uses = [f"    builder_{i}.push(line);" for i in range(4)]
+    assert patch_code_lines(_rust_diff(merged + uses, one + ["    builder.push(line);"])) > 4
+
+
+def test_the_repositorys_own_tooling_is_no_substance(engine: Engine) -> None:
+    """Round 36: hatch #545 writes a coverage report script under `scripts/`, #552 splits it in
+    two; both judges called both thin. Its lines count for line lineage, not for a stage."""
+    for path in ("scripts/report_coverage.py", "hack/verify_codegen.go", "script/release.rb"):
+        assert counts_as_code(path) and not counts_as_substance(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
+    # Only at the root: a package's own `scripts` module is its code.
+    for path in ("src/hatch/scripts/run.py", "scripts.py"):
+        assert counts_as_substance(path), path
+    tooling = file_diff("scripts/report_coverage.py", 1, 40)
+    _assert_middle_is_no_stage(engine, ["scripts/report_coverage.py"], tooling)
+
+
 def _comment_only(lines: int) -> str:
     body = "".join(f"+    # note {i} about the parser\n" for i in range(lines))
     return (
