@@ -78,8 +78,15 @@ CONFIG_NAMES = frozenset(
 # Copies an editor, a merge tool or an author left beside a file: no code any build reads
 # (opentelemetry-go #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake).
 LEFTOVER_SUFFIXES = (".bak", ".bkup", ".orig", ".rej", ".swp", ".swo", "~")
-# Benchmarks measure the code; like tests, a change to them is no change of what the code does.
-BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks", "asv_bench"})
+# Benchmarks measure the code; like tests, a change to them is no change of what the code does
+# (immer's `perf-testing/`, netty's `microbench/`, Jest-style `__benchmarks__/`).
+BENCH_DIRS = frozenset(
+    {
+        *("bench", "benches", "benchmark", "benchmarks", "benchmarking", "asv_bench"),
+        *("microbench", "microbenchmark", "microbenchmarks", "__benchmarks__"),
+        *("perf-testing", "perf_testing", "__performance_tests__"),
+    }
+)
 # Fuzz harnesses drive the code with generated input, as a test does: simdjson #1272 reworks the
 # `fuzz/fuzz_ondemand.cpp` harness of #1220 (round 35: a thin stage); cargo-fuzz keeps its targets
 # in `fuzz/fuzz_targets/`, OSS-Fuzz's build scripts sit in `oss-fuzz/`.

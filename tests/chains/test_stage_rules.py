@@ -377,8 +377,10 @@ def test_fuzz_harnesses_and_vendored_copies_are_no_code(engine: Engine) -> None:
     IPython #6088 updates the bundled pexpect #5687 updated before: each a stage judged thin.
     Fuzz harnesses exercise the code as tests do; a vendored copy is another project's code."""
     fuzz = ("fuzz/fuzz_ondemand.cpp", "fuzz/fuzz_targets/parse.rs", "oss-fuzz/build.c")
+    # Round 37: immer #1186 and #1187 only change `perf-testing/immutability-benchmarks.mjs`.
+    benches = ("perf-testing/immutability-benchmarks.mjs", "microbench/src/main/java/Bench.java")
     vendored = ("vendor/github.com/pkg/errors/errors.go", "src/pip/_vendor/rich/text.py")
-    for path in (*fuzz, *vendored, "third_party/zlib/inflate.c"):
+    for path in (*fuzz, *benches, *vendored, "third_party/zlib/inflate.c"):
         assert not counts_as_code(path), path
         assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
     # A word that only starts like one is code, and so is a directory that merely holds others'
