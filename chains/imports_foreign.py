@@ -42,7 +42,7 @@ def _tokens(text: str, path: str) -> list[tuple[Any, str]] | None:
     lexer = lexer_for(path)
     if lexer is None or lexer.name not in READERS:
         return None
-    if lexer.name == "Rust":
+    if lexer.name == "Rust" and "get_tokens_unprocessed" in vars(lexer):  # driven: it resumes
         return _rust_tokens(text, lexer)
     return [(t, v) for t, v in lexer.get_tokens(text) if v.strip()]
 
