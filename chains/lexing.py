@@ -301,11 +301,13 @@ def _tokendefs(lexer: RegexLexer) -> dict[str, list[Rule]]:
 
 
 def get_tokens_unprocessed(
-    self: RegexLexer, text: str, stack: tuple[str, ...] = ("root",)
+    self: RegexLexer, text: str, stack: tuple[str, ...] = ("root",), start: int = 0
 ) -> Iterator[tuple[int, Any, str]]:
     """`RegexLexer.get_tokens_unprocessed` (Pygments 2.x), each state's rules looked up by
-    `_State.steps` and a few callbacks swapped (`_tokendefs`); everything else as there."""
-    pos = 0
+    `_State.steps` and a few callbacks swapped (`_tokendefs`); everything else as there. `start`:
+    the offset to begin at, with the state stack `stack` (the text before it is only looked
+    back at, as lexing the whole text would)."""
+    pos = start
     end = len(text)
     tokendefs = _tokendefs(self)
     states = _states(self)

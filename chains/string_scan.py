@@ -159,16 +159,21 @@ def _uncaptured(pattern: str) -> str:
     return re.sub(r"\((?!\?)", "(?:", pattern)
 
 
-def scan_rust(text: str, limit: int) -> list[tuple[int, int]]:
-    """The string runs of Rust text, as `RustLexer` reads them (see `Scanner`)."""
+def scan_rust(text: str, limit: int, resumes: list[int] | None = None) -> list[tuple[int, int]]:
+    """The string runs of Rust text, as `RustLexer` reads them (see `Scanner`). With `resumes`,
+    the offsets where the scan stands between tokens are added to it (see `rust_resumes`)."""
     code, token, body, comment, attribute, shebang = _rust()
     runs: list[tuple[int, int]] = []
     found = shebang.match(text)
     pos, size = (found.end() if found else 0), len(text)
     while pos < size:
+        if resumes is not None:
+            resumes.append(pos)
         pos = code.match(text, pos).end()  # type: ignore[union-attr]  # may match empty
         if pos >= size or _done(runs, pos, limit):
             break
+        if resumes is not None:
+            resumes.append(pos)
         found = token.match(text, pos)
         kind = found.lastgroup if found else None
         end = found.end() if found else pos + 1  # no rule: one character, an error token
@@ -182,6 +187,17 @@ def scan_rust(text: str, limit: int) -> list[tuple[int, int]]:
             _join(runs, pos, end)
         pos = end
     return runs
+
+
+def rust_resumes(text: str, limit: int) -> list[int]:
+    """Offsets of Rust lexer text (`lexer_text`), in order, where `RustLexer` stands at the start
+    of a token in its 'base' state, up to where the scan may stop (`limit`, as `Scanner`'s): where
+    a string, a comment or an attribute begins or ends, and the text's start. Lexing from one of
+    them with the state stack ('root', 'base') gives the tokens lexing the whole text gives from
+    there on (the start: with the stack ('root',), as ever)."""
+    resumes = [0]  # before a shebang too, which the scan steps over
+    scan_rust(text, limit, resumes)
+    return resumes
 
 
 def _comment_end(text: str, pos: int, marks: re.Pattern[str]) -> int:

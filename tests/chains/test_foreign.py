@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from chains.config import ChainsConfig
 from chains.foreign import imported, own_roots
 from chains.imports_foreign import Own, _tokens, imported_elsewhere, last_use, read_rust
 from chains.substance import lexer_for
+from tests.chains.test_string_scan import CASES as RUST_CASES
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 
@@ -164,15 +168,23 @@ mod tests {
 """
 
 
-def test_a_rust_file_is_lexed_only_through_its_last_use() -> None:
-    """`read_rust` reads `use` declarations only: the tokens after the `;` that ends the last one
-    are not lexed. They are a prefix of the whole file's tokens holding every declaration, wherever
-    the file is cut, whatever its newlines and its BOM, a `use` in a string after them included."""
+def in_order(part: list[tuple[Any, str]], whole: list[tuple[Any, str]]) -> bool:
+    """Whether `part` is `whole` with some tokens left out."""
+    rest = iter(whole)
+    return all(token in rest for token in part)
+
+
+def test_a_rust_file_is_lexed_only_around_its_uses() -> None:
+    """`read_rust` reads `use` declarations only: the code between them (here the function's
+    body after its `use`, and the test module's after its last) is not lexed, nor the tokens after
+    the `;` that ends the last one. What is read is the whole file's tokens with runs left out
+    that hold no declaration, wherever the file is cut, whatever its newlines and its BOM, a `use`
+    in a string after them included."""
     own = Own(frozenset({"src"}))
     whole = [(t, v) for t, v in lexer_for("a.rs").get_tokens(RUST_FILE) if v.strip()]
     read = _tokens(RUST_FILE, "a.rs")
-    assert read is not None and read == whole[: len(read)] and len(read) < len(whole)
-    assert read[-3:] == whole[len(read) - 3 : len(read)] and read[-1][1] == ";"
+    assert read is not None and in_order(read, whole) and len(read) < len(whole)
+    assert ("Token.Name", "text") not in [(str(t), v) for t, v in read] and read[-1][1] == ";"
     assert (
         read_rust(read, own)
         == read_rust(whole, own)
@@ -203,9 +215,9 @@ fn f() -> &'static str {
 
 
 def test_no_use_token_begins_after_the_last_use_that_no_word_character_follows() -> None:
-    """`last_use` bounds where the lexer may stop (`_through_last_use`): every token "use" of the
-    whole file's, even one a word character stands before (`"\nuse"`), begins at it or before; a
-    word that holds "use" later on does not keep the lexer going to the end. Cut anywhere, the
+    """`last_use` bounds where the lexer may stop (`_rust_tokens`): every token "use" of the whole
+    file's, even one a word character stands before (`"\nuse"`), begins at it or before; a word
+    that holds "use" later on does not keep the lexer going to the end. Cut anywhere, the
     file's declarations read from the tokens so far are those of the whole file's."""
     own = Own(frozenset({"src"}))
     lexer = lexer_for("a.rs")
@@ -219,6 +231,24 @@ def test_no_use_token_begins_after_the_last_use_that_no_word_character_follows()
         for text in (RUST_TAIL[:cut], RUST_TAIL[cut:]):
             every = [(t, v) for t, v in lexer.get_tokens(text) if v.strip()]
             assert read_rust(_tokens(text, "a.rs") or [], own) == read_rust(every, own), text
+
+
+@pytest.mark.parametrize("name", sorted(RUST_CASES))
+def test_a_use_anywhere_is_read_as_the_whole_files_lexing_reads_it(name: str) -> None:
+    """Lexing resumes where the string scanner stands between tokens (`rust_resumes`): a
+    declaration put at every offset of texts whose strings, comments, attributes, chars and
+    lifetimes the lexer reads in states of their own (`test_string_scan`'s) is read as lexing the
+    whole text reads it, in a string or a comment too, and so are the texts' other declarations."""
+    own = Own(frozenset({"src"}))
+    lexer = lexer_for("a.rs")
+    assert lexer is not None
+    text = RUST_CASES[name][0] + 'use y;\nlet s = "\\nuse";\n'
+    for at in range(len(text) + 1):
+        for use in ("use a::{b, c as d};", "use e;"):
+            changed = text[:at] + use + text[at:]
+            every = [(t, v) for t, v in lexer.get_tokens(changed) if v.strip()]
+            read = _tokens(changed, "a.rs") or []
+            assert in_order(read, every) and read_rust(read, own) == read_rust(every, own), at
 
 
 def test_imports_of_go_javascript_and_rust_by_their_lexers() -> None:
