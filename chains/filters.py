@@ -55,6 +55,14 @@ CONFIG_SUFFIXES = frozenset(
     {".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".lock", ".conf", ".jsonc", ".editorconfig"}
 )
 CONFIG_DIRS = frozenset({".github", ".circleci", ".gitlab", ".devcontainer", ".cargo", ".config"})
+# Any directory at the root whose name starts with a dot holds tooling too (`.husky/`, `.storybook/`,
+# `.changeset/`, a CI's own: astro's `.flue/workflows/issue-triage.ts` triages issues, round 37).
+# A JavaScript tool's configuration is often code in a dotfile or `<tool>.config.*`: TanStack query
+# #5579 turns each `.eslintrc` into `.eslintrc.cjs`, and #5632 edits them (round 37: both thin).
+TOOL_CONFIG_NAME = re.compile(
+    r"^(?:\.[\w-]+rc(?:\.[\w]+)?|(?:eslint|prettier|babel|jest|vitest|commitlint|lint-staged|stylelint)"
+    r"\.config\.[cm]?[jt]s)$"
+)
 CONFIG_NAMES = frozenset(
     {
         "dockerfile",
@@ -188,8 +196,10 @@ def is_config_path(path: str) -> bool:
     name = parts[-1]
     if (
         any(part in CONFIG_DIRS for part in parts[:-1])
+        or (len(parts) > 1 and parts[0].startswith("."))
         or name in CONFIG_NAMES
         or name in BUILD_NAMES
+        or TOOL_CONFIG_NAME.match(name)
     ):
         return True
     if name.startswith("requirements") or is_lockfile(path):
@@ -205,8 +215,11 @@ def is_bench_path(path: str) -> bool:
 
 
 def is_vendored_path(path: str) -> bool:
-    """Another project's code copied into this one (`VENDOR_DIRS`)."""
-    return any(part in VENDOR_DIRS for part in path.lower().split("/")[:-1])
+    """Another project's code copied into this one (`VENDOR_DIRS`, and `deps/` at the root:
+    redis keeps hdr_histogram, jemalloc and Lua there, and round 37's judges called redis #10606
+    and #10755, two syncs of `deps/hdr_histogram`, thin and not dependent)."""
+    parts = path.lower().split("/")[:-1]
+    return any(part in VENDOR_DIRS for part in parts) or parts[:1] == ["deps"]
 
 
 def is_leftover_path(path: str) -> bool:
@@ -249,9 +262,10 @@ def chain_code_lines(pr_ids: Iterable[int], nodes: Mapping[int, PRNode]) -> int:
 
 
 # A release PR's title: the conventional `release:` type, or "release"/"version" and a version
-# number ("Release crates v0.13.2", "axum: Version 0.4.4", "Prepare release 2.1"), or a bare version.
+# number ("Release crates v0.13.2", "axum: Version 0.4.4", "Prepare release 2.1"), or a bare version;
+# work in progress said first ("WIP Release 0.53.0": streamlit #954, round 37).
 RELEASE_TITLE = re.compile(
-    r"^\s*(?:release(?:\([^)]*\))?!?:|chore\(release\)!?:"
+    r"^\s*(?:\[?wip\]?:?\s+|draft:?\s+)?(?:release(?:\([^)]*\))?!?:|chore\(release\)!?:"
     r"|(?:[\w()./-]+:\s+)?(?:prepare\s+(?:for\s+)?)?(?:release|version)(?:\s+[\w./-]+)?\s+v?\d+(?:\.\d+)+\b"
     r"|v?\d+\.\d+\.\d+\s*$)",
     re.I,

@@ -58,7 +58,10 @@ FIXES_BEFORE = re.compile(
 # "Back out #850" (black) and "roll back #12" undo a PR as "revert #12" does.
 REVERTS_BEFORE = re.compile(
     r"\b(?:revert(?:s|ed|ing)?|back(?:s|ed|ing)?\s+out|roll(?:s|ed|ing)?\s+back|rollback)"
-    r"\s*:?\s*(?:(?:pr|pull request|commit)\s+)?\[?$",
+    r"\s*:?\s*(?:(?:pr|pull request|commit)\s+)?\[?$"
+    # "Reverts most of the changes of #10969" (redis #11178), "revert the changes from #12"
+    r"|\brevert(?:s|ed|ing)?\s+(?:(?:most|some|all|part|parts|much)\s+of\s+)?the\s+"
+    r"(?:changes?|commits?|work)\s+(?:of|from|in|made\s+in|introduced\s+in)\s*$",
     re.I,
 )
 FOLLOW_BEFORE = re.compile(

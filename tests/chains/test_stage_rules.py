@@ -11,7 +11,13 @@ from sqlalchemy.orm import Session
 from chains.build import build_chains
 from chains.config import ChainsConfig
 from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
-from chains.filters import counts_as_code, counts_as_substance, is_dependency_bump
+from chains.filters import (
+    RELEASE_TITLE,
+    counts_as_code,
+    counts_as_substance,
+    is_config_path,
+    is_dependency_bump,
+)
 from chains.generated import Attributes, marked_generated
 from chains.imports import _LONG_IMPORT, import_lines, is_import
 from chains.substance import (
@@ -496,6 +502,40 @@ def test_the_repositorys_own_tooling_is_no_substance(engine: Engine) -> None:
         assert counts_as_substance(path), path
     tooling = file_diff("scripts/report_coverage.py", 1, 40)
     _assert_middle_is_no_stage(engine, ["scripts/report_coverage.py"], tooling)
+
+
+def test_tool_configuration_in_code_files_and_dot_directories_is_config() -> None:
+    """Round 37: TanStack query #5579 turns each `.eslintrc` into `.eslintrc.cjs` and #5632 edits
+    them; astro #15492 and #15493 rework an issue-triage script in `.flue/workflows/`; streamlit
+    #954 is a release in the making. Each stage was judged thin."""
+    for path in (
+        ".eslintrc.cjs",
+        "packages/query-core/.eslintrc.cjs",
+        "lib/.babelrc",
+        ".mocharc.js",
+    ):
+        assert is_config_path(path) and not counts_as_code(path), path
+    for path in ("eslint.config.mjs", "prettier.config.js", ".flue/workflows/issue-triage.ts"):
+        assert is_config_path(path) and not counts_as_code(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
+    # A dot directory inside the tree, a module named like a tool, and a build's own config stay.
+    for path in ("src/.hidden/parse.py", "src/rc.ts", "src/npmrc.ts", "vite.config.ts"):
+        assert counts_as_code(path), path
+
+
+def test_a_root_deps_directory_is_vendored() -> None:
+    """Round 37: redis #10606 and #10755 sync `deps/hdr_histogram`, judged thin and not
+    dependent; redis keeps jemalloc and Lua there too."""
+    assert not counts_as_code("deps/hdr_histogram/hdr_histogram.c")
+    assert patch_code_lines(file_diff("deps/lua/src/lapi.c", 1, 30)) == 0
+    assert counts_as_code("src/deps/resolve.c") and counts_as_code("deps.c")
+
+
+def test_a_release_in_progress_is_a_release() -> None:
+    for title in ("WIP Release 0.53.0", "[WIP] Release v1.2.0", "Draft: release 2.0.1"):
+        assert RELEASE_TITLE.match(title), title
+    for title in ("WIP: add a pills widget", "Wipe the cache on release 1.2"):
+        assert not RELEASE_TITLE.match(title), title
 
 
 def _comment_only(lines: int) -> str:

@@ -40,6 +40,10 @@ CASES = [
     ("Reverts #4", [(REPO, 4, "reverts", False)]),
     ("revert: #4", [(REPO, 4, "reverts", False)]),
     ("Back out #850", [(REPO, 850, "reverts", False)]),
+    # A revert of part of a PR says so before the number (redis #11178).
+    ("Reverts most of the changes of #10969", [(REPO, 10969, "reverts", False)]),
+    ("This partially reverts the work in #7", [(REPO, 7, "reverts", False)]),
+    ("We should not revert the changes in a hurry, see #7", [(REPO, 7, "mention", False)]),
     ("This rolls back PR #12 for now", [(REPO, 12, "reverts", False)]),
     ("Backed out of the plan in #7", [(REPO, 7, "mention", False)]),
     ('Revert "Add multiply (#2)"', [(REPO, 2, "reverts", False)]),
