@@ -407,9 +407,9 @@ def section_code_lines(
     parsed: list[Hunk] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The changed lines of code in one file section, as (added, removed) lines as written (none
-    for a file that never counts); `blobs` holds whole files for the sections `blob_ids` asked for; `moved`
-    the texts (`carried.flat`) the diff moves from one place to another and `parsed` its hunks
-    with their carried lines marked, neither of which count."""
+    for a file that never counts); `blobs` holds whole files for the sections `blob_ids` asked
+    for; `moved` the texts (`carried.flat`) the diff moves from one place to another and
+    `parsed` its hunks with their carried lines marked, neither of which count."""
     path = section_path(section)
     if not path or not counts_as_substance(path):
         return [], []
@@ -693,19 +693,19 @@ def _is_code(ttype: Any) -> bool:
 
 _WORD = re.compile(r"\w+|\S")
 _NAME_TOKEN = re.compile(r"[A-Za-z_]\w*")
-MIN_RENAMED_LINES = (
-    2  # a name put for another on this many lines is a rename: its definition and a use
-)
+# A name put for another on this many lines is a rename: its definition and a use.
+MIN_RENAMED_LINES = 2
 MAX_RENAME_TOKENS = 64  # longer lines are looked at for renames no further
 
 
 def renamed(added: Mapping[str, str], removed: Mapping[str, str]) -> set[str]:
     """The texts of lines, added or removed, that only put one name for another, where the same
-    name is put for the same other, and for no other, on at least `MIN_RENAMED_LINES` lines: a rename, mechanical
-    work, whatever else the PR does. `chains.carried` finds an edit repeated on three lines or
-    more within the diff; a rename of many names, each defined and used once, it cannot: syn
-    #1355 renames 13 punctuation tokens (`Add` to `Plus`, `Colon2` to `PathSep`), each on its
-    definition and its macro arm, the lines sorted anew. Both maps give a text's line as written."""
+    name is put for the same other, and for no other, on at least `MIN_RENAMED_LINES` lines: a
+    rename, mechanical work, whatever else the PR does. `chains.carried` finds an edit repeated
+    on three lines or more within the diff; a rename of many names, each defined and used once,
+    it cannot: syn #1355 renames 13 punctuation tokens (`Add` to `Plus`, `Colon2` to
+    `PathSep`), each on its definition and its macro arm, the lines sorted anew. Both maps give a
+    text's line as written (comments stripped)."""
     slots: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for text, line in removed.items():
         for key, name in _name_slots(line):
