@@ -24,6 +24,7 @@ VetRescue = Literal[
     "too_little_file_overlap",
     "gap_too_long",
     "plain_mention_without_shared_lines",
+    "plain_mention_little_contact",
     "code_link_incidental",
 ]
 """The link rules that only guess at shared code (from lines, names, files or time): their drops
@@ -231,6 +232,16 @@ class ChainsConfig(BaseModel):
         True,
         description="An edge resting on a plain mention (no wording either way) needs the newer PR to "
         "remove or rewrite a line the older PR added; sibling PRs that only mention each other rarely do.",
+    )
+    plain_mention_min_contact: int = Field(
+        3,
+        ge=0,
+        description="Points of contact (as code_link_min_contact counts them, with the lines of "
+        "the older PR's code written back and of its tests changed) an edge resting on a plain "
+        "mention needs; fewer are dropped as `plain_mention_little_contact`. A PR that lists "
+        "another among related ones and touches a line or two of it is most often a sibling "
+        "(rounds 36 and 37: the 4 plain mentions with one or two were judged not or "
+        "borderline, the 11 with four or more dependent). 0 turns it off.",
     )
     max_gap_days: float = Field(
         90.0,

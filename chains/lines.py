@@ -649,13 +649,32 @@ UNDO_SHARE = 0.8  # of the older PR's code lines a revert must undo, and of its 
 MIN_UNDONE = 3  # fewer changed lines undo by accident
 
 
+TAKEN_BACK_SHARE = 0.8  # of the code a partial revert writes, the share the older PR removed
+TAKEN_BACK_OWN = 0.5  # of the code it removes, the share that is the older PR's
+MIN_TAKEN_BACK = 5  # fewer lines written back are a shared idiom as often as a revert
+
+
 def undoes(mine: PatchLines, theirs: PatchLines) -> bool:
     """Whether `mine` removes what `theirs` wrote and writes back what it removed (code lines),
-    and does little else."""
-    return _matches(
+    and does little else; or takes back part of it (`takes_back`)."""
+    whole = _matches(
         (_code_texts(theirs.authored), _removed_code(theirs)),
         (_removed_code(mine), _code_texts(mine.added)),
     )
+    return whole or takes_back(mine, theirs)
+
+
+def takes_back(mine: PatchLines, theirs: PatchLines) -> bool:
+    """Whether `mine` reverts a part of `theirs`: nearly all the code it writes is code the older
+    PR removed, and most of the code it removes is the older PR's. ollama #1383 puts the CLI back
+    on /api/generate and leaves the rest of #991's chat API; astro #11733 ("Revert parseArgs
+    change") takes yargs-parser back in the CLI where #11645 had taken it out."""
+    written = _code_texts(mine.added)
+    restored = {t for t in written & _removed_code(theirs) if substantive(t)}
+    if len(restored) < max(MIN_TAKEN_BACK, TAKEN_BACK_SHARE * len(written)):
+        return False
+    removed = _removed_code(mine)
+    return len(removed & _code_texts(theirs.authored)) >= TAKEN_BACK_OWN * len(removed)
 
 
 def repeats(mine: PatchLines, theirs: PatchLines) -> bool:

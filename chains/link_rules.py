@@ -72,6 +72,7 @@ LINEAGE_CAN_RESCUE = frozenset(
         "code_link_unbacked",
         "issue_only_uncorroborated",
         "plain_mention_without_shared_lines",
+        "plain_mention_little_contact",
         "too_little_file_overlap",
         "gap_too_long",
         "wording_without_shared_code",
@@ -85,6 +86,7 @@ SYMBOLS_CAN_RESCUE = frozenset(
         "issue_only_uncorroborated",
         "too_little_file_overlap",
         "plain_mention_without_shared_lines",
+        "plain_mention_little_contact",
         "gap_too_long",
         "wording_without_shared_code",
     }
@@ -327,8 +329,11 @@ def _link_rule(
         lineage, attrs["gap_days"], config, attrs.get("symbols", 0)
     ):
         return "code_link_unbacked"
-    if best.cls == "medium" and config.medium_needs_lines and not backed:
-        return "plain_mention_without_shared_lines"
+    if best.cls == "medium" and config.medium_needs_lines:
+        if not backed:
+            return "plain_mention_without_shared_lines"
+        if not lineage.whole and mention_contact(lineage, attrs) < config.plain_mention_min_contact:
+            return "plain_mention_little_contact"
     if backed or _regression_fix(best, attrs, config, said_by_newer):
         return None
     if attrs["overlap"] < config.min_overlap_by_strength.get(attrs["strength"], 0.0):
@@ -440,6 +445,14 @@ def code_contact(lineage: Lineage, symbols: int) -> int:
     places where the newer PR adds code inside it, and names the older PR introduced that the
     newer one's code uses."""
     return max(0, lineage.lines - lineage.moved) + lineage.inserted + symbols
+
+
+def mention_contact(lineage: Lineage, attrs: Mapping[str, Any]) -> int:
+    """Points of contact behind a plain mention: those of a code link (`code_contact`), the
+    lines of the older PR's code the newer one writes back and those of its tests it changes.
+    A newer PR that rewrites all the older one's code needs no more (`Lineage.whole`)."""
+    contact = code_contact(lineage, attrs.get("symbols", 0))
+    return contact + _restored(lineage) + lineage.test_code
 
 
 def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:

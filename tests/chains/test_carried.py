@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from chains.carried import _lined_up, carried_in_patch, tokens
 from chains.config import ChainsConfig
-from chains.lines import parse_patch
+from chains.lines import parse_patch, takes_back
 from chains.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
 from chains.substance import patch_code_lines
 from prchain.dev.repos import git
@@ -577,3 +577,51 @@ def test_one_line_written_back_is_no_evidence(tmp_path: Path) -> None:
     links = links_by_number(_mined(repo, tmp_path, "one"))
     assert (links[2, 1].kept, links[2, 1].rule) == (False, "wording_without_shared_code")
     assert "writes back 1 line(s) the older one removed" in links[2, 1].why
+
+
+CLI_GENERATE = """def run(client, prompt, options):
+    request = build_generate_request(prompt, options)
+    request.set_context(options.context_window)
+    request.set_template(options.template_name)
+    reply = client.post("/api/generate", request)
+    for piece in reply.stream_pieces():
+        print_piece(piece.response)
+        remember_context(piece.context)
+    flush_terminal_output()
+    return reply.final_stats()
+"""
+CLI_CHAT = """def run(client, prompt, options):
+    history = load_chat_history(options.session)
+    history.append_user_message(prompt)
+    history.trim_to_window(options.context_window)
+    reply = client.post("/api/chat", history.as_request(options))
+    for piece in reply.stream_pieces():
+        history.append_assistant_piece(piece.message)
+        render_markdown_piece(piece.message.content)
+    history.close_turn()
+    return history.save_and_report()
+"""
+SERVER_CHAT = """def chat_handler(request):
+    messages = request.json_body()["messages"]
+    model = select_model(request.json_body()["model"])
+    prompt = model.template.render_messages(messages)
+    return stream_completion(model, prompt, request.options())
+"""
+
+
+def test_a_patch_that_takes_back_part_of_the_older_one_is_a_revert(tmp_path: Path) -> None:
+    """ollama #1383 puts the CLI back on /api/generate and keeps #991's chat endpoint: no text
+    names #991, the patch is a revert of its CLI half, and no stage of a chain."""
+    repo = History(tmp_path / "takeback")
+    repo.commit("Initial commit", {"cli/run.py": CLI_GENERATE, "server/__init__.py": ""})
+    repo.pr(1, "Chat API", {"cli/run.py": CLI_CHAT, "server/chat.py": SERVER_CHAT})
+    repo.pr(2, "Put the CLI back on the generate endpoint", {"cli/run.py": CLI_GENERATE})
+    engine = _mined(repo, tmp_path, "takeback")
+    links = links_by_number(engine)
+    assert links[2, 1].evidence_class == "revert", links[2, 1].why
+    assert "its patch undoes the older one's" in links[2, 1].why
+    with Session(engine) as session:
+        assert not session.scalars(select(Chain)).all()
+    whole = parse_patch(git(repo.path, "diff", "HEAD~2", "HEAD~1"))
+    part = parse_patch(git(repo.path, "diff", "HEAD~1", "HEAD"))
+    assert takes_back(part, whole) and not takes_back(whole, part)

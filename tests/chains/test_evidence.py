@@ -17,15 +17,22 @@ def _graph(engine: Engine, **overrides: object):
     return graph, report
 
 
-def _rewrite(store: StoreBuilder, older: int, newer: int) -> None:
-    """Give `older` a patch adding a line to core.py and `newer` one rewriting that line."""
+def _rewrite(
+    store: StoreBuilder, older: int, newer: int, lines: int = 1, rewritten: int | None = None
+) -> None:
+    """Give `older` a patch adding `lines` lines to core.py and `newer` one rewriting the first
+    `rewritten` of them (all by default)."""
     head = "diff --git a/core.py b/core.py\n--- a/core.py\n+++ b/core.py\n"
+    added = [f"PARSER_{i} = build_parser(config, {i})" for i in range(lines)]
     store.patches[older - 1]["diff"] = (
-        head + "@@ -1 +1,2 @@\n x = 1\n+PARSER = build_parser(config)\n"
+        head + f"@@ -1 +1,{lines + 1} @@\n x = 1\n" + "".join(f"+{a}\n" for a in added)
     )
+    changed = added[: lines if rewritten is None else rewritten]
     store.patches[newer - 1]["diff"] = (
-        head + "@@ -1,2 +1,2 @@\n x = 1\n-PARSER = build_parser(config)\n"
-        "+PARSER = build_parser(config, strict=True)\n"
+        head
+        + f"@@ -1,{len(changed) + 1} +1,{len(changed) + 1} @@\n x = 1\n"
+        + "".join(f"-{a}\n" for a in changed)
+        + "".join(f"+{a[:-1]}, strict=True)\n" for a in changed)
     )
 
 
@@ -72,12 +79,15 @@ def test_each_wording_gets_its_class() -> None:
 
 def test_classes_decide_edges_and_every_kept_edge_says_why(engine: Engine) -> None:
     store = StoreBuilder(engine)
-    for n in range(1, 11):
+    for n in range(1, 13):
         store.pr(n, ["core.py", f"f{n}.py"])
-    _rewrite(store, older=3, newer=4)
+    _rewrite(store, older=3, newer=4, lines=3)
+    _rewrite(store, older=11, newer=12, lines=3, rewritten=1)
     store.ref(2, 1, "follow_up", evidence="Follow-up to #1")
-    store.ref(4, 3, "mention", evidence="See #3 for the parser.")  # and rewrites #3's line
+    store.ref(4, 3, "mention", evidence="See #3 for the parser.")  # and rewrites #3's 3 lines
     store.ref(10, 9, "mention", evidence="See #9 for the parser.")  # changes nothing #9 added
+    # One of #11's three lines rewritten: a sibling's contact as often as a dependency.
+    store.ref(12, 11, "mention", evidence="See #11 for the parser.")
     store.ref(6, 5, "mention", evidence="Related: | - #5")
     store.ref(6, 5, "mention", found_in="comment", evidence="cf. #5")  # vetoed by the analogy
     store.ref(8, 7, "mention", evidence="Same as #7, but for dict literals.")
@@ -92,7 +102,9 @@ def test_classes_decide_edges_and_every_kept_edge_says_why(engine: Engine) -> No
     assert "file overlap 0.33" in strong["why"]
     assert report.dropped["parallel_wording"] == 2
     assert report.dropped["plain_mention_without_shared_lines"] == 1
-    assert "the newer PR changes 1 line(s) the older one added (patch)" in medium["why"]
+    assert "the newer PR changes 3 line(s) the older one added (patch)" in medium["why"]
+    assert report.dropped["plain_mention_little_contact"] == 1
+    assert (pid(12), pid(11)) in _graph(engine, plain_mention_min_contact=1)[0].edges
 
 
 def test_issue_only_links_need_code_evidence(engine: Engine) -> None:

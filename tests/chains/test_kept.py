@@ -76,7 +76,12 @@ def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
     repo = _history(tmp_path / "jobs")
     engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
     mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
-    loose = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    loose = ChainsConfig(
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        lineage_workers=1,
+        plain_mention_min_contact=0,
+    )
     cold = build_chains(loose, engine)
     assert cold.graph.evidence_new > 0 and cold.graph.lineage_blames > 0
     with Session(engine) as session:

@@ -96,7 +96,8 @@ def mined(tmp_path: Path) -> Engine:
 
 def _mine_and_build(tmp_path: Path, repo: Path, name: str) -> dict[tuple[int, int], ChainLink]:
     """Mine the history at `repo` into a new store, build chains, and return its links."""
-    config = ChainsConfig(min_chain_code_lines=0)
+    # These histories weigh lineage a line at a time: a plain mention needs no more contact.
+    config = ChainsConfig(min_chain_code_lines=0, plain_mention_min_contact=0)
     return links_by_number(mine_and_build(repo, tmp_path / "store.db", name, config))
 
 

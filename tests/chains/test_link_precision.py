@@ -32,7 +32,10 @@ def _set_patch(store: StoreBuilder, number: int, *diffs: str) -> None:
 
 
 def _decisions(engine: Engine, **config: object) -> dict[tuple[int, int], LinkDecision]:
-    _, nodes, report = load_graph(engine, ChainsConfig(**config))
+    # These cases weigh lineage a line at a time: a plain mention needs no more contact here.
+    _, nodes, report = load_graph(
+        engine, ChainsConfig(**{"plain_mention_min_contact": 0, **config})
+    )
     number = {pr_id: node.number for pr_id, node in nodes.items()}
     return {(number[d.newer], number[d.older]): d for d in report.links}
 

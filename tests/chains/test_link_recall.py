@@ -227,7 +227,9 @@ def test_a_name_the_newer_pr_defines_itself_is_no_use(tmp_path: Path) -> None:
         {"src/mapgrow.go": grow.replace("Grow(", "GrowMap(").replace("24", "20")},
         body="Maps need a cap too: #4 gave buffers one.",
     )
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+    )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "twins.db", "acme/twins", config))
     twin, user, copy = links[2, 1], links[3, 1], links[5, 4]
     assert (twin.kept, twin.symbols, twin.rule) == (False, 0, "plain_mention_without_shared_lines")
@@ -277,7 +279,9 @@ def test_names_prose_held_are_new_to_the_code_and_tests_use_them(tmp_path: Path)
 def _second_uses_and_third_holds(repo: History, db: Path, name: str) -> None:
     """PR 2 uses `name`, which PR 1 brought into the code, and keeps its link to PR 1; PR 3
     uses only a name the code held before PR 1, and its link is dropped."""
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+    )
     links = links_by_number(mine_and_build(repo.path, db, f"acme/{repo.path.name}", config))
     used, held = links[2, 1], links[3, 1]
     assert (used.kept, used.symbols) == (True, 1)
@@ -464,3 +468,44 @@ def test_the_names_needed_grow_with_the_gap() -> None:
     assert symbols_back({"symbols": 2, "gap_days": 175.0}, config)
     assert not symbols_back({"symbols": 0, "gap_days": 1.0}, config)
     assert not symbols_back({"symbols": 5, "gap_days": 1.0}, ChainsConfig(min_symbols=0))
+
+
+LEDGER = """def open_ledger(path):
+    handle = load_ledger_file(path)
+    handle.verify_checksum()
+    handle.replay_journal()
+    return handle
+
+
+def close_ledger(handle):
+    handle.flush_journal()
+    handle.release_lock()
+"""
+
+
+def test_a_plain_mention_needs_more_than_a_line_or_two_of_contact(tmp_path: Path) -> None:
+    """redis #10329 lists #10309 among related PRs and touches one of its lines; astro #17097
+    mirrors #17041's handler and names it: siblings both. A PR that reworks three of the older
+    one's lines builds on it."""
+    repo = History(tmp_path / "ledger")
+    repo.commit("Initial commit", {"ledger/__init__.py": "", "ledger/store.py": "STORE = {}\n"})
+    repo.pr(1, "Open and close ledgers", {"ledger/files.py": LEDGER})
+    one = LEDGER.replace("handle.release_lock()", "handle.release_lock(force=False)")
+    sibling = (
+        one + "\n\ndef compact_ledger(handle):\n    handle.rewrite_journal()\n    return handle\n"
+    )
+    repo.pr(2, "Compact ledgers", {"ledger/files.py": sibling}, body="See #1 for the ledger files.")
+    three = sibling.replace("handle.verify_checksum()", "handle.verify_checksum(strict=True)")
+    three = three.replace("handle.replay_journal()", "handle.replay_journal(upto=None)")
+    three = three.replace("return handle\n\n\ndef close", "return handle.seal()\n\n\ndef close")
+    repo.pr(3, "Seal opened ledgers", {"ledger/files.py": three}, body="See #1.")
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/ledger", config))
+    assert (links[2, 1].kept, links[2, 1].lineage) == (False, 1)
+    assert links[2, 1].rule == "plain_mention_little_contact"
+    assert (links[3, 1].kept, links[3, 1].lineage) == (True, 3), links[3, 1].why
+    loose = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+    )
+    again = links_by_number(mine_and_build(repo.path, tmp_path / "loose.db", "acme/ledger", loose))
+    assert again[2, 1].kept

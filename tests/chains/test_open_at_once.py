@@ -151,7 +151,9 @@ def test_a_stack_merged_within_one_second_lands_in_the_order_of_its_history(
     repo.pr(24, "Add a depth helper", {"src/depth.py": depth}, day=9)
     gauge = "def gauge(queue):\n    return compute_queue_depth(queue) * 2\n"
     repo.pr(23, "Gauge the queue", {"src/gauge.py": gauge}, body="Uses #24's helper.", day=9)
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+    )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/s", config))
     for newer, older in ((22, 21), (23, 24)):
         assert (links[newer, older].kept, links[newer, older].symbols) == (True, 1)
