@@ -142,7 +142,26 @@ PRESENTATION_SUFFIXES = frozenset(
 # that #545 wrote (round 36: both judged thin by both judges).
 TOOLING_DIRS = frozenset({"scripts", "script", "hack"})
 DOC_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt"})
-DOC_DIRS = frozenset({"docs", "doc", "documentation"})
+# Changelog fragments are prose whatever their names (restic's `changelog/unreleased/issue-4004`
+# has no suffix; towncrier's `newsfragments/123.feature`): restic #5102 rewords four entries
+# #5098 wrote (round 38: a code link, and both stages judged thin). `news` and `changes` are
+# such a folder only at the root (pip's `news/`), where no package of code takes the name.
+DOC_DIRS = frozenset(
+    {
+        "docs",
+        "doc",
+        "documentation",
+        "changelog",
+        "changelogs",
+        "changelog.d",
+        "changes.d",
+        "news.d",
+        "newsfragments",
+        "release-notes",
+        "releasenotes",
+    }
+)
+ROOT_DOC_DIRS = frozenset({"news", "changes"})
 DOC_NAMES = (
     "readme",
     "changelog",
@@ -186,6 +205,8 @@ def is_doc_path(path: str) -> bool:
     if name.startswith("requirements"):
         return False
     if any(part in DOC_DIRS for part in parts[:-1]):
+        return True
+    if len(parts) > 1 and parts[0] in ROOT_DOC_DIRS:
         return True
     return _suffix(name) in DOC_SUFFIXES or name.startswith(DOC_NAMES)
 

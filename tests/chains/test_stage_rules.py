@@ -17,6 +17,7 @@ from chains.filters import (
     counts_as_substance,
     is_config_path,
     is_dependency_bump,
+    is_doc_path,
 )
 from chains.generated import Attributes, marked_generated
 from chains.imports import _LONG_IMPORT, import_lines, is_import
@@ -529,6 +530,28 @@ def test_a_root_deps_directory_is_vendored() -> None:
     assert not counts_as_code("deps/hdr_histogram/hdr_histogram.c")
     assert patch_code_lines(file_diff("deps/lua/src/lapi.c", 1, 30)) == 0
     assert counts_as_code("src/deps/resolve.c") and counts_as_code("deps.c")
+
+
+def test_changelog_fragments_are_docs(engine: Engine) -> None:
+    """Round 38: restic #5102 rewords four entries under `changelog/unreleased/` that #5098
+    wrote; the files have no suffix, and were read as code. Both judges called both thin."""
+    for path in (
+        "changelog/unreleased/issue-4004",
+        "newsfragments/1234.feature",
+        "news/8812.bugfix",
+        "Misc/NEWS.d/next/Library/2024-01-01.gh-issue-1.rst",
+    ):
+        assert is_doc_path(path) and not counts_as_code(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
+    # `news` and `changes` only at the root: elsewhere they name packages of code.
+    for path in ("src/news/feed.py", "pkg/changes/diff.go"):
+        assert counts_as_code(path) and not is_doc_path(path), path
+    store = StoreBuilder(engine)
+    store.pr(1, ["changelog/unreleased/pull-5047", "changelog/unreleased/issue-5050"], lines=30)
+    store.pr(2, ["internal/backend/azure.go"], lines=30)
+    store.write()
+    summary = build_chains(ChainsConfig(), engine)
+    assert summary.graph.filtered.removed["docs_only"] == 1
 
 
 def test_a_release_in_progress_is_a_release() -> None:
