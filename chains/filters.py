@@ -293,8 +293,13 @@ RELEASE_TITLE = re.compile(
 )
 # Release bookkeeping worded around the version: "Prepare for 8.0.0 release", "Prepare for release
 # of 14.0.0", "Preparing for v1.8", "Backport changelog from 0.19.4", "Prepare changelog for 0.20".
+# Or around no version at all: restic's "Prepare patch release" (#5098, round 38: thin for both
+# judges), "Prepare the next release"; not "Prepare release workflow for signing".
 RELEASE_CHORE = re.compile(
     r"^\s*(?:[\w()./-]+:\s+)?prepar(?:e|es|ing|ations?)\b.*\bv?\d+\.\d+"
+    r"|^\s*(?:[\w()./-]+:\s+)?prepar(?:e|es|ing)\s+(?:(?:for|the|a|an)\s+)*"
+    r"(?:(?:patch|minor|major|bugfix|point|new|next)\s+)?release(?:\s+(?:of|for|notes)\b.*)?"
+    r"\s*[.!]?\s*$"
     r"|\bchangelog\b\W+(?:\w+\W+){0,2}v?\d+\.\d+",
     re.I,
 )

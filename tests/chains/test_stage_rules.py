@@ -18,6 +18,7 @@ from chains.filters import (
     is_config_path,
     is_dependency_bump,
     is_doc_path,
+    is_release,
 )
 from chains.generated import Attributes, marked_generated
 from chains.imports import _LONG_IMPORT, import_lines, is_import
@@ -559,6 +560,15 @@ def test_a_release_in_progress_is_a_release() -> None:
         assert RELEASE_TITLE.match(title), title
     for title in ("WIP: add a pills widget", "Wipe the cache on release 1.2"):
         assert not RELEASE_TITLE.match(title), title
+
+
+def test_release_preparation_without_a_version_is_a_release() -> None:
+    """Round 38: restic #5098, "Prepare patch release", bundles backported fixes and changelog
+    entries; both judges called it thin."""
+    for title in ("Prepare patch release", "Prepare for release", "Preparing the next release"):
+        assert is_release(title), title
+    for title in ("Prepare release workflow for signing", "Prepare for releasing from CI"):
+        assert not is_release(title), title
 
 
 def _comment_only(lines: int) -> str:
