@@ -326,10 +326,11 @@ SCHEDULED_TITLE = re.compile(
 # "Bump the cargo group with 3 updates", or a vendored copy synced ("Sync vendored typeshed
 # stubs", IPython's "Update bundled copy of pexpect to 3.3", #6088 after #5687's 3.2: round 35).
 # Two such PRs in a row link by file overlap and nothing else: round 30's cloudquery
-# chain of two SDK upgrades was judged `not`.
+# chain of two SDK upgrades was judged `not`. A scope may stand apart from its type and name
+# several packages (lit's "feat (localize-tools): upgrade parse5 to 7.x", #4168: round 38, thin).
 DEPENDENCY_TITLE = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*)*(?:\w+\((?:deps|deps-dev|dependencies)\)!?:"
-    r"|(?:[\w()./-]+:\s+)?(?:bump|update|upgrade)s?\s+(?:the\s+\S+\s+group\b"
+    r"|(?:[\w./-]+\s*(?:\([^)\n]*\))?!?:\s+)?(?:bump|update|upgrade)s?\s+(?:the\s+\S+\s+group\b"
     r"|(?:(?:dependency|module|package|crate|rust\s+crate|npm\s+package|go\s+module|action)\s+)?"
     r"[\w@./-]+\s+(?:from\s+v?[\w.+-]+\s+)?to\s+v?\d[\w.+-]*\s*(?:\(#\d+\))?\s*$)"
     r"|(?:[\w()./-]+:\s+)?(?:sync(?:s|ed|ing)?|updat(?:e|es|ed|ing)|upgrad(?:e|es|ed|ing)"

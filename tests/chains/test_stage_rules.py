@@ -413,6 +413,16 @@ def test_a_bundled_copy_updated_is_a_dependency_bump() -> None:
         assert not is_dependency_bump(title), title
 
 
+def test_a_bump_under_a_scope_set_apart_is_a_dependency_bump() -> None:
+    """Round 38: lit #4168, "feat (localize-tools): upgrade parse5 to 7.x", judged thin."""
+    for title in (
+        "feat (localize-tools): upgrade parse5 to 7.x",
+        "chore(awc,web): upgrade const-str to v1.1",
+    ):
+        assert is_dependency_bump(title), title
+    assert not is_dependency_bump("feat (parser): update the lexer to two passes")
+
+
 C_HEADER = """diff --git a/mypyc/lib-rt/util.h b/mypyc/lib-rt/util.h
 --- a/mypyc/lib-rt/util.h
 +++ b/mypyc/lib-rt/util.h
