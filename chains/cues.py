@@ -48,6 +48,7 @@ DEPENDENT = re.compile(
     r"|spun\s+(?:this\s+)?off|split\s+(?:out\s+)?(?:of|from)|on\s+top\s+of|first\s+(?:version|pr|step|part)"
     r"|prototype|improves|extends|generaliz(?:e|es|ed|ing)|discovered\s+(?:during|in|while)|while\s+(?:fixing|reviewing)"
     r"|reviewing|feedback|suggestion|discussion|discussed\s+in|my\s+mistake|regression|leftover|missed|oversight|revert"
+    r"|(?<!in\s)(?:an\s+)?addition\s+to|prepar(?:e|es|ing)\s+for"
     r"|setup\s+for|(?:in\s+)?prep(?:aration)?\s+for|needed\s+(?:\S+\s+){0,4}?for|prerequisite|precursor|groundwork|pulled\s+out"
     r"|atop|in\s+light\s+of|unblocks?|blocks|blocked\s+by|stacked|originally|restor(?:e|es|ed|ing)|TODO"
     rf"|{MERGED_FIRST}"
@@ -124,7 +125,7 @@ STACKED_ON = re.compile(
 # Wording by which a PR says, while another is still open, that it prepares that one: the other,
 # merged later, was stacked on it (rust-analyzer #7021, "Groundwork for #6966", opened with it).
 PREPARES = re.compile(
-    r"\b(?:groundwork|(?:in\s+)?prep(?:aration)?|preparatory\s+\w+|set\s?up|prerequisite|precursor"
+    r"\b(?:groundwork|(?:in\s+)?prep(?:aration)?|prepar(?:e|es|ing)|preparatory\s+\w+|set\s?up|prerequisite|precursor"
     r"|needed|required|necessary)\s+(?:work\s+)?for\b|\bunblocks?\b",
     re.I,
 )

@@ -6,7 +6,7 @@ from sqlalchemy import Engine
 
 from chains.build import build_chains
 from chains.config import ChainsConfig
-from chains.cues import classify
+from chains.cues import classify, prepares
 from chains.graph import load_graph
 from chains.sample import rewritten_lines
 from tests.support.chain_store import StoreBuilder
@@ -40,6 +40,12 @@ def test_each_wording_gets_its_class() -> None:
     assert classify("follow_up", "Follow-up to #12", 12)[0] == "strong"
     assert classify("fixes", "Fixes #12", 12)[0] == "strong"
     assert classify("mention", "This regressed in #12.", 12)[0] == "strong"
+    # Round 38's plain mentions that said more: beets #96 "Addition to pull request #92", beets
+    # #5815 "done mainly to prepare for" #5787; "in addition to" is a sibling's aside.
+    assert classify("mention", "Addition to pull request #12 (lastgenre)", 12)[0] == "strong"
+    prepare = "This is done mainly to prepare for #12, see also #9"
+    assert classify("mention", prepare, 12)[0] == "strong" and prepares(prepare, 12)
+    assert classify("mention", "In addition to #12, this adds a flag.", 12)[0] == "medium"
     assert classify("mention", "This extends #12 to lambdas", 12)[0] == "strong"
     assert classify("mention", "See #12.", 12)[0] == "medium"
     for parallel in (
