@@ -241,7 +241,7 @@ class ChainsConfig(BaseModel):
         "mention needs; fewer are dropped as `plain_mention_little_contact`. A PR that lists "
         "another among related ones and touches a line or two of it is most often a sibling "
         "(rounds 36 and 37: the 4 plain mentions with one or two were judged not or "
-        "borderline, the 11 with four or more dependent). 0 turns it off.",
+        "borderline, the 8 with three or more dependent). 0 turns it off.",
     )
     max_gap_days: float = Field(
         90.0,
