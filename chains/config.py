@@ -484,6 +484,14 @@ class ChainsConfig(BaseModel):
         "rescues were strictly dependent 3 times in 5 in round 29); `[]`: such drops stay drops "
         "and are not asked about.",
     )
+    vet_thin: bool = Field(
+        True,
+        description="Where the link vetter called a PR of a link it judged too slight to teach "
+        "as a stage (a cleanup, a bump with its adaptations, a rename through call sites, a few "
+        "lines), the build takes every link of that PR out (rule `vetter_thin`), cutting its "
+        "chains there. Rounds 36-38 of the hand check judged 13-28% of stages thin, and no size "
+        "or shape of a change told them apart. `false`: the verdicts decide links only.",
+    )
     vet_patch_tokens: int = Field(
         2500, ge=100, description="Token budget of each PR's diff shown to the link vetter."
     )

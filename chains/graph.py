@@ -314,7 +314,8 @@ def build_graph(
     """The filtered reference graph; edges point from the newer PR to the one it builds on.
 
     The link vetter's `verdicts` (`chains vet`) take away the kept links it rejected and add back
-    the rescuable drops it judged dependent, before the ancestry check.
+    the rescuable drops it judged dependent, then the links of PRs it called thin stages, before
+    the ancestry check.
 
     The PR records ride along as `graph.graph["prs"]` (id → PRNode) rather than as node attributes,
     which would cost a dict per node.
@@ -335,7 +336,7 @@ def build_graph(
         lines.prefetch(planner.planned, config.lineage_workers)
     candidates = _candidate_edges(refs, nodes, kept, config, report, lines, symbols)
     if verdicts:
-        apply_verdicts(candidates, report, verdicts, config)
+        apply_verdicts(candidates, report, verdicts, config, nodes)
     if config.check_ancestry and repos:
         oracle = AncestryOracle(repos, config.ancestry_fallback_limit)
         failing = set(oracle.failing(candidates, nodes))

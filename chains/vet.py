@@ -10,12 +10,14 @@ from the repository is fenced between markers derived from the text itself, so a
 can neither close its fence nor pose as the answer; the verdict is the last JSON object of the
 reply, never one quoted from a diff.
 
-Verdicts live in `link_verdicts`, apart from the links a build rewrites: a rerun asks only about
-links without one, and a build applies them (chains/vetted.py).
+The same reply says which of the two PRs, if any, would be a thin stage: too slight to teach
+as a task of its own. Verdicts live in `link_verdicts`, apart from the links a build rewrites: a
+rerun asks only about links without one, and a build applies them (chains/vetted.py).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from sqlalchemy import Engine, or_, select
 from sqlalchemy.orm import aliased
@@ -35,6 +37,7 @@ from chains.textclean import clean_body, estimate_tokens, trim_patch
 from chains.vetted import (
     REJECTED_RULE,
     RESCUED_AT,
+    THIN_RULE,
     VERDICTS,
     Verdict,
     keeps,
@@ -58,7 +61,7 @@ TEMPLATE = "vet.j2"
 VET_ROLE = "link_vetter"
 MAX_ROUNDS = 5  # scope `chains`: vet, build, vet the new chains' links, ... at most this often
 BODY_CHARS = 1500  # per PR: the description's gist; the diffs carry the evidence
-REPLY_TOKENS = 200  # a few sentences and the JSON object: the dry run's guess without history
+REPLY_TOKENS = 220  # a few sentences and the JSON object: the dry run's guess without history
 
 Progress = Callable[[str, int, int], None]
 
@@ -71,10 +74,14 @@ def prompt_version() -> str:
 # -- the reply ---------------------------------------------------------------------------------
 
 
+Side = Literal["earlier", "later"]
+
+
 @dataclass(frozen=True)
 class VetReply:
     verdict: Verdict
     reason: str
+    thin: frozenset[Side] = frozenset()  # which of the two PRs would be a thin stage
 
 
 _VERDICT_LINE = re.compile(
@@ -82,10 +89,12 @@ _VERDICT_LINE = re.compile(
 )
 
 
-def parse_vet_reply(reply: str) -> Repaired[VetReply]:
+def parse_vet_reply(reply: str, numbers: tuple[int, int] | None = None) -> Repaired[VetReply]:
     """The vetter's own answer: the last JSON object of the reply (an earlier one may be quoted
     from a PR). Format-only slips are repaired and named: a verdict word in another case or with
-    punctuation, or no JSON at all but a last line `Verdict: <word>`. Anything else is re-asked."""
+    punctuation, or no JSON at all but a last line `Verdict: <word>`; a thin list naming the PRs
+    otherwise than `earlier`/`later` (by their (older, newer) `numbers`, as `older`, as one word
+    rather than a list), or left out. Anything else is re-asked."""
     objects = json_objects(reply)
     if not objects:
         lines = [line for line in reply.strip().splitlines() if line.strip()]
@@ -94,7 +103,7 @@ def parse_vet_reply(reply: str) -> Repaired[VetReply]:
             raise LLMOutputInvalid(
                 'expected a JSON object {"verdict": ..., "reason": ...} at the end of the reply'
             )
-        return Repaired(VetReply(_word(found.group(1)), ""), ("verdict_from_text",))
+        return Repaired(VetReply(_word(found.group(1)), ""), ("verdict_from_text", "thin_missing"))
     answer = objects[-1]
     raw = answer.get("verdict")
     if not isinstance(raw, str):
@@ -108,8 +117,50 @@ def parse_vet_reply(reply: str) -> Repaired[VetReply]:
             "the reason restates the prompt's definitions; name the code in these pull requests "
             "that decided the verdict"
         )
-    repairs: tuple[RepairKind, ...] = ("verdict_word_normalized",) if word != raw else ()
-    return Repaired(VetReply(_word(word), reason if isinstance(reason, str) else ""), repairs)
+    repairs: list[RepairKind] = ["verdict_word_normalized"] if word != raw else []
+    thin, thin_repairs = _thin(answer, numbers)
+    repairs += thin_repairs
+    reason = reason if isinstance(reason, str) else ""
+    return Repaired(VetReply(_word(word), reason, thin), tuple(repairs))
+
+
+_SIDE_WORDS: dict[str, Side] = {
+    "earlier": "earlier",
+    "older": "earlier",
+    "first": "earlier",
+    "later": "later",
+    "newer": "later",
+    "second": "later",
+}
+
+
+def _thin(
+    answer: dict[str, Any], numbers: tuple[int, int] | None
+) -> tuple[frozenset[Side], list[RepairKind]]:
+    """The sides a reply calls thin, and the repairs it took to read them."""
+    if "thin" not in answer:
+        return frozenset(), ["thin_missing"]
+    raw = answer["thin"]
+    items = [] if raw is None else raw if isinstance(raw, list) else [raw]
+    by_number = dict(zip(numbers, ("earlier", "later"), strict=True)) if numbers else {}
+    sides: set[Side] = set()
+    exact = isinstance(raw, list)
+    for item in items:
+        if isinstance(item, str) and item in ("earlier", "later"):
+            sides.add(cast(Side, item))
+            continue
+        exact = False
+        word = str(item).strip().strip(".!\"'`*#").strip().lower() if item is not None else ""
+        word = re.sub(r"^(pr|pull request)\s*#?", "", word)
+        side = _SIDE_WORDS.get(word.split(" ")[0]) if word else None
+        if side is None and word.isdigit():
+            side = cast(Side | None, by_number.get(int(word)))
+        if side is None:
+            raise LLMOutputInvalid(
+                f'"thin" must list "earlier", "later", both or neither; got {raw!r}'
+            )
+        sides.add(side)
+    return frozenset(sides), [] if exact else ["thin_normalized"]
 
 
 _WORD = re.compile(r"[A-Za-z]{4,}")
@@ -177,10 +228,11 @@ def pending_links(
 ) -> tuple[list[LinkToVet], int]:
     """The links of the latest build the vetter has not judged: the kept ones within `vet_scope`
     and those dropped by a `vet_rescue` rule; and how many of them already have a verdict. With
-    `redo`, every such link and every link the vetter had rejected is asked about again."""
+    `redo`, every such link and every link the vetter had rejected or cut as thin is asked about
+    again."""
     kept = ChainLink.kept.is_(True)
     asked = or_(kept, ChainLink.rule.in_(config.vet_rescue))
-    asked = or_(asked, ChainLink.rule == REJECTED_RULE) if redo else asked
+    asked = or_(asked, ChainLink.rule.in_((REJECTED_RULE, THIN_RULE))) if redo else asked
     query = (
         select(ChainLink, Repo.full_name)
         .join(Repo, Repo.id == ChainLink.repo_id)
@@ -283,6 +335,7 @@ class VetSummary:
         0  # of the kept links asked, those under chains.vet_keep: the next build drops them
     )
     rescued: int = 0  # of the dropped links asked, those judged dependent: the next build adds them
+    thin: int = 0  # PRs called thin stages (once per verdict): the next build cuts chains there
     failed: int = 0
     failures: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -298,6 +351,7 @@ class VetSummary:
         self.verdicts.update(later.verdicts)
         self.rejected += later.rejected
         self.rescued += later.rescued
+        self.thin += later.thin
         self.failed += later.failed
         self.failures.extend(later.failures)
         self.usage = later.usage  # the client's running total
@@ -343,6 +397,7 @@ def vet_links(
                 save_verdict(engine, link, reply, model, version)
                 summary.asked += 1
                 summary.verdicts[reply.verdict] += 1
+                summary.thin += len(reply.thin)
                 if link.kept:
                     summary.rejected += not keeps(reply.verdict, config.vet_keep)
                 else:
@@ -380,7 +435,9 @@ def plan_vet(
 
 def _ask(engine: Engine, link: LinkToVet, config: ChainsConfig, client: LLMClient) -> VetReply:
     messages = [{"role": "user", "content": vet_prompt(engine, link, config)}]
-    reply, _completion = client.complete_repaired(VET_ROLE, messages, parse_vet_reply)
+    numbers = (pr_text(engine, link.older_id).number, pr_text(engine, link.newer_id).number)
+    parse = functools.partial(parse_vet_reply, numbers=numbers)
+    reply, _completion = client.complete_repaired(VET_ROLE, messages, parse)
     return reply
 
 
@@ -393,6 +450,8 @@ def save_verdict(
         "older_pr_id": link.older_id,
         "verdict": reply.verdict,
         "reason": reply.reason[:2000],
+        "older_thin": "earlier" in reply.thin,
+        "newer_thin": "later" in reply.thin,
         "model": model,
         "prompt_version": version,
     }
@@ -402,5 +461,5 @@ def save_verdict(
             LinkVerdict,
             [row],
             ["newer_pr_id", "older_pr_id"],
-            update=("verdict", "reason", "model", "prompt_version"),
+            update=("verdict", "reason", "older_thin", "newer_thin", "model", "prompt_version"),
         )

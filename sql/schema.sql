@@ -286,6 +286,8 @@ CREATE TABLE link_verdicts (
 	older_pr_id INTEGER NOT NULL, 
 	verdict VARCHAR(20) NOT NULL, 
 	reason TEXT NOT NULL, 
+	older_thin BOOLEAN DEFAULT 0 NOT NULL, 
+	newer_thin BOOLEAN DEFAULT 0 NOT NULL, 
 	model VARCHAR(200) NOT NULL, 
 	prompt_version VARCHAR(16) NOT NULL, 
 	created_at DATETIME NOT NULL, 

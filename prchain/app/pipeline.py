@@ -97,9 +97,9 @@ def vet_from_config(
 ) -> tuple[VetSummary, BuildSummary | None]:
     """`chains vet`: ask the link vetter about the pending links (with `redo`: again about every
     such link and every rejected one), then build the chains again so that the links it rejects
-    leave them and the drops it rescues join them. With scope `chains`, the rebuilt chains may
-    join stages by links not yet asked about: they are asked about in turn, until a round
-    rejects and rescues nothing (at most MAX_ROUNDS). No build when `rebuild` is off or nothing
+    leave them, the drops it rescues join them and the PRs it calls thin stages cut them. With
+    scope `chains`, the rebuilt chains may join stages by links not yet asked about: they are
+    asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when `rebuild` is off or nothing
     could change."""
     from chains.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
@@ -128,7 +128,8 @@ def vet_from_config(
             total.already = summary.already
         total.merge(summary)
         total.rounds += 1
-        if not rebuild or not (summary.rejected or summary.rescued or (again and summary.asked)):
+        changes = summary.rejected or summary.rescued or (summary.thin and config.chains.vet_thin)
+        if not rebuild or not (changes or (again and summary.asked)):
             break
         build = chains_from_config(config, progress=progress)
         spent = limit is not None and total.asked + total.failed >= limit

@@ -94,9 +94,10 @@ def vet(
     console.print(summary_table(summary, config.chains.vet_keep))
     if build is not None:
         console.print(*summary_tables(build))
-    elif summary.rejected or summary.rescued:
+    elif summary.rejected or summary.rescued or summary.thin:
         echo(
-            f"rejected {plural(summary.rejected, 'link')}, rescued {summary.rescued}:"
+            f"rejected {plural(summary.rejected, 'link')}, rescued {summary.rescued}, "
+            f"called {plural(summary.thin, 'PR')} thin:"
             " `prchain chains build` applies them"
         )
     for failure in summary.failures[:20]:
@@ -111,6 +112,7 @@ def summary_table(summary: VetSummary, keep: str) -> Table:
         table.add_row(f"  {verdict}", str(summary.verdicts[verdict]))
     table.add_row("rejected now (kept links)", str(summary.rejected), style="bold")
     table.add_row("rescued now (dropped links)", str(summary.rescued), style="bold")
+    table.add_row("PRs called thin stages now", str(summary.thin), style="bold")
     table.add_row("judged before", str(summary.already))
     table.add_row("no verdict (rerun asks again)", str(summary.failed))
     table.add_row("LLM calls (cache hits excluded)", str(summary.llm_calls))

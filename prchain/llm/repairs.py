@@ -25,6 +25,8 @@ RepairKind = Literal[
     "extra_calls_dropped",  # calls written as text: the first ran, the others were dropped
     "verdict_word_normalized",  # a verdict word in other case or with punctuation ("Dependent.")
     "verdict_from_text",  # no JSON object, but a last line "Verdict: independent"
+    "thin_normalized",  # the vetter's thin list named PRs by number, "older", or as one word
+    "thin_missing",  # the vetter's reply had no thin list: neither PR taken as thin
 ]
 REPAIR_KINDS: tuple[str, ...] = get_args(RepairKind)
 

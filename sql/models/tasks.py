@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sql.models.base import Base, utcnow
@@ -127,6 +127,9 @@ class LinkVerdict(Base):
     )
     verdict: Mapped[str] = mapped_column(String(20))  # dependent | borderline | independent
     reason: Mapped[str] = mapped_column(Text, default="")
+    # Whether it called either PR too slight to teach as a stage (a build cuts chains there).
+    older_thin: Mapped[bool] = mapped_column(default=False, server_default=false())
+    newer_thin: Mapped[bool] = mapped_column(default=False, server_default=false())
     model: Mapped[str] = mapped_column(String(200))
     prompt_version: Mapped[str] = mapped_column(String(16))  # digest of the prompt template
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

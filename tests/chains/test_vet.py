@@ -24,8 +24,11 @@ ASKS_3_ON_2 = "Now decide whether #3 depends on #2."
 ASKS_2_ON_1 = "Now decide whether #2 depends on #1."
 
 
-def _answer(verdict: str, why: str = "it changes what the earlier PR added") -> str:
-    return f"Both diffs touch calc/ops.py.\n{json.dumps({'verdict': verdict, 'reason': why})}"
+def _answer(
+    verdict: str, why: str = "it changes what the earlier PR added", thin: tuple[str, ...] = ()
+) -> str:
+    answer = {"verdict": verdict, "reason": why, "thin": list(thin)}
+    return f"Both diffs touch calc/ops.py.\n{json.dumps(answer)}"
 
 
 def _built(tmp_path: Path) -> str:
@@ -153,7 +156,8 @@ def test_format_slips_are_repaired_and_counted(tmp_path: Path, fake_llm: Scripte
         kinds = sorted(
             session.scalars(select(LLMRepair.kind).where(LLMRepair.role == "link_vetter"))
         )
-    assert kinds == ["verdict_from_text", "verdict_word_normalized"]
+    # Neither reply says which PRs are thin: taken as neither, and counted.
+    assert kinds == ["thin_missing", "thin_missing", "verdict_from_text", "verdict_word_normalized"]
 
 
 def test_dry_run_and_weak_scope_ask_nothing_they_need_not(
@@ -183,26 +187,52 @@ def test_no_kept_links_is_one_clear_line(tmp_path: Path, fake_llm: ScriptedLLMSe
     [
         (_answer("dependent"), "dependent", ()),
         # A quoted object first, the vetter's own last.
-        ('It says {"verdict": "dependent"} but no.\n{"verdict": "borderline"}', "borderline", ()),
         (
-            '```json\n{"verdict": "INDEPENDENT", "reason": "r"}\n```',
+            'It says {"verdict": "dependent"} but no.\n{"verdict": "borderline", "thin": []}',
+            "borderline",
+            (),
+        ),
+        (
+            '```json\n{"verdict": "INDEPENDENT", "reason": "r", "thin": []}\n```',
             "independent",
             ("verdict_word_normalized",),
         ),
-        ("Reasoning...\nVerdict: borderline", "borderline", ("verdict_from_text",)),
+        ("Reasoning...\nVerdict: borderline", "borderline", ("verdict_from_text", "thin_missing")),
         # The prompt's words about these PRs' own code are a reason.
         (
             '{"verdict": "dependent", "reason": "The later pull request extends `parse_header`, '
-            'which the earlier one introduced."}',
+            'which the earlier one introduced.", "thin": []}',
             "dependent",
             (),
         ),
+        ('{"verdict": "dependent", "reason": "r"}', "dependent", ("thin_missing",)),
     ],
 )
 def test_parse_vet_reply(reply: str, verdict: str, repairs: tuple[str, ...]) -> None:
     parsed = parse_vet_reply(reply)
     assert parsed.value.verdict == verdict and parsed.kinds == repairs
     assert isinstance(parsed.value, VetReply)
+
+
+@pytest.mark.parametrize(
+    ("thin", "sides", "repairs"),
+    [
+        ("[]", set(), ()),
+        ('["later"]', {"later"}, ()),
+        ('["earlier", "later"]', {"earlier", "later"}, ()),
+        # Format slips, repaired and counted: other words, PR numbers, one word, null.
+        ('["Newer PR"]', {"later"}, ("thin_normalized",)),
+        ('"earlier"', {"earlier"}, ("thin_normalized",)),
+        ('["#12", 9]', {"earlier", "later"}, ("thin_normalized",)),
+        ("null", set(), ("thin_normalized",)),
+    ],
+)
+def test_parse_vet_reply_reads_the_thin_stages(
+    thin: str, sides: set[str], repairs: tuple[str, ...]
+) -> None:
+    reply = f'{{"verdict": "dependent", "reason": "extends `area`", "thin": {thin}}}'
+    parsed = parse_vet_reply(reply, numbers=(9, 12))
+    assert parsed.value.thin == sides and parsed.kinds == repairs
 
 
 @pytest.mark.parametrize(
@@ -218,11 +248,47 @@ def test_parse_vet_reply(reply: str, verdict: str, repairs: tuple[str, ...]) -> 
         'earlier one; they merely share a topic, an issue, a file or a helper."}',
         '{"verdict": "dependent", "reason": "It works on what the earlier one introduced: it '
         'fixes a bug in it, extends or completes it."}',
+        # A thin list naming a PR that is not one of the two.
+        '{"verdict": "dependent", "reason": "extends `area`", "thin": ["#40"]}',
+        '{"verdict": "dependent", "reason": "extends `area`", "thin": ["maybe the later"]}',
     ],
 )
 def test_parse_vet_reply_refuses_what_it_cannot_read(reply: str) -> None:
     with pytest.raises(LLMOutputInvalid):
-        parse_vet_reply(reply)
+        parse_vet_reply(reply, numbers=(9, 12))
+
+
+def test_a_thin_stage_cuts_its_chain_there(tmp_path: Path, fake_llm: ScriptedLLMServer) -> None:
+    """Both links are dependent, but the vetter calls #3 too slight to be a stage: the build
+    keeps #1 ← #2 and takes out every link of #3, and vet_thin=false keeps the whole chain."""
+    url = _built(tmp_path)
+    fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("dependent"))
+    fake_llm.push(
+        model="link_vetter",
+        contains=ASKS_3_ON_2,
+        content=_answer("dependent", "divide extends the new ops module", thin=("later",)),
+    )
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
+    assert re.search(r"PRs called thin stages now +│ 1 ", vetted.output), vetted.output
+    assert "#1 ← #2 ← #3" not in chains_listed(url) and "#1 ← #2" in chains_listed(url)
+    cut = run("chains", "links", "--rule", "vetter_thin", "--db", url).output
+    assert "#3 → #2" in cut and "#2 → #1" not in cut
+    assert "called #3 too slight to teach as a stage" in cut
+    with Session(make_engine(url)) as session:
+        thin = session.execute(
+            select(LinkVerdict.older_thin, LinkVerdict.newer_thin).order_by(LinkVerdict.id)
+        ).all()
+    assert sorted(map(tuple, thin)) == [(False, False), (False, True)]
+    # The prompt asked for it.
+    assert '"thin": [' in _prompt_asking(fake_llm, ASKS_3_ON_2)
+
+    run("chains", "build", "--db", url, *SETTINGS, "--set", "chains.vet_thin=false")
+    assert "#1 ← #2 ← #3" in chains_listed(url)
+    # --redo asks again about the cut link too; a changed mind brings the chain back.
+    fake_llm.push(model="link_vetter", content=_answer("dependent"), times=2)
+    run("chains", "vet", "--redo", "--db", url, *SETTINGS)
+    assert "#1 ← #2 ← #3" in chains_listed(url)
+    assert not fake_llm.pending()
 
 
 def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
