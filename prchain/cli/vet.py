@@ -63,7 +63,9 @@ def vet(
     rebuild the links of the new chains in turn (chains.vet_scope=all: every kept link, in one
     round; weak: every kept link without strong wording). Links dropped by the rules that only
     guess at shared code (chains.vet_rescue) are asked about too, and one judged dependent is
-    an edge again: `prchain chains links` marks it "rescued".
+    an edge again: `prchain chains links` marks it "rescued". The model also names either PR
+    that would be too slight to teach as a stage; with chains.vet_thin (default) the build
+    takes out that PR's links (`prchain chains links --rule vetter_thin`).
 
     Example:
 
