@@ -380,5 +380,6 @@ def load_graph(
     report.code_references = len(found_in_code)
     report.lineage_blames = kept.blame_calls
     report.commit_graphs_failed = graphs.failed
-    report.evidence_kept, report.evidence_new = kept.hits, kept.save()
+    kept.save()
+    report.evidence_kept, report.evidence_new = kept.hits, kept.saved
     return graph, nodes, report

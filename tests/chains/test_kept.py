@@ -16,6 +16,7 @@ from chains.kept import EVIDENCE_VERSION
 from miner.config import MinerConfig
 from miner.mine import mine
 from prchain.core import git
+from prchain.core.errors import GitError
 from sql.db import make_engine
 from sql.models import PairEvidence
 from tests.support.history import History
@@ -141,3 +142,38 @@ def test_evidence_of_another_version_is_asked_again(tmp_path: Path) -> None:
     again = build_chains(config, engine)
     assert again.graph.evidence_kept == 0 and again.graph.evidence_new == first.graph.evidence_new
     assert links_by_number(engine)[2, 1].lineage >= 1
+
+
+def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _history(tmp_path / "jobs")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    monkeypatch.setattr("chains.kept.SAVE_EVERY", 1)
+    real_run = git.run
+    asked: list[str] = []
+
+    def dies_on_the_way(repo_path: Any, *args: str, **kwargs: Any) -> Any:
+        asked.append(args[0])
+        if sum(command in PER_PAIR for command in asked) == 3:
+            raise GitError(f"git {args[0]} took longer than 60 s")
+        return real_run(repo_path, *args, **kwargs)
+
+    monkeypatch.setattr(git, "run", dies_on_the_way)
+    with pytest.raises(GitError):
+        build_chains(config, engine)
+    with Session(engine) as session:
+        kept = session.scalar(
+            select(func.count()).where(PairEvidence.newer_pr_id != PairEvidence.older_pr_id)
+        )
+    assert kept and kept > 0  # what was answered before the failure is in the store
+
+    monkeypatch.setattr(git, "run", real_run)
+    again = build_chains(config, engine)
+    assert again.graph.evidence_kept >= kept
+    fresh = make_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
+    mine(MinerConfig(), fresh, [str(repo.path)], source="git", name="acme/jobs")
+    build_chains(config, fresh)
+    assert _decisions(engine) == _decisions(fresh)
