@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from chains.build import build_chains
@@ -64,6 +64,13 @@ def _history(path: Path) -> History:
     return repo
 
 
+def _mined(tmp_path: Path) -> tuple[History, Engine]:
+    repo = _history(tmp_path / "jobs")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    return repo, engine
+
+
 def _decisions(engine: Any) -> dict[tuple[int, int], tuple[str | None, int, int | None]]:
     return {
         pair: (link.rule, link.lineage, link.symbols)
@@ -74,9 +81,7 @@ def _decisions(engine: Any) -> dict[tuple[int, int], tuple[str | None, int, int 
 def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = _history(tmp_path / "jobs")
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    repo, engine = _mined(tmp_path)
     loose = ChainsConfig(
         min_chain_code_lines=0,
         min_stage_code_lines=0,
@@ -128,9 +133,7 @@ def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
 
 
 def test_evidence_of_another_version_is_asked_again(tmp_path: Path) -> None:
-    repo = _history(tmp_path / "jobs")
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    repo, engine = _mined(tmp_path)
     config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
     first = build_chains(config, engine)
     with Session(engine) as session:
@@ -147,9 +150,7 @@ def test_evidence_of_another_version_is_asked_again(tmp_path: Path) -> None:
 def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = _history(tmp_path / "jobs")
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    repo, engine = _mined(tmp_path)
     config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
     monkeypatch.setattr("chains.kept.SAVE_EVERY", 1)
     real_run = git.run
