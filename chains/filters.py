@@ -86,6 +86,15 @@ CONFIG_NAMES = frozenset(
 # Copies an editor, a merge tool or an author left beside a file: no code any build reads
 # (opentelemetry-go #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake).
 LEFTOVER_SUFFIXES = (".bak", ".bkup", ".orig", ".rej", ".swp", ".swo", "~")
+# Certificates, keys and signatures: data a tool generates, not code, whatever lines they change
+# (webpack-dev-server #572 makes the development server's certificates again after #436 had: a
+# link through `ssl/server.crt` and `ssl/ca.key`, round 39, both judges `not`).
+KEY_MATERIAL_SUFFIXES = frozenset(
+    {
+        *(".crt", ".cer", ".csr", ".pem", ".der", ".key", ".p12", ".pfx", ".jks", ".keystore"),
+        *(".gpg", ".asc", ".sig"),
+    }
+)
 # Benchmarks measure the code; like tests, a change to them is no change of what the code does
 # (immer's `perf-testing/`, netty's `microbench/`, Jest-style `__benchmarks__/`).
 BENCH_DIRS = frozenset(
@@ -248,12 +257,17 @@ def is_leftover_path(path: str) -> bool:
     return path.lower().endswith(LEFTOVER_SUFFIXES)
 
 
+def is_key_material(path: str) -> bool:
+    """A certificate, key or signature (`KEY_MATERIAL_SUFFIXES`)."""
+    return _suffix(path.rsplit("/", 1)[-1].lower()) in KEY_MATERIAL_SUFFIXES
+
+
 # Asked of every line's path where lineage and undo checks read a patch's lines (ruff: a few
 # thousand distinct paths, millions of lines).
 @lru_cache(maxsize=1 << 16)
 def counts_as_code(path: str) -> bool:
     """Is this file the code under work (not test, benchmark, config, docs, a vendored or a
-    leftover copy)? Its lines can carry line lineage and names from one PR to another."""
+    leftover copy, key material)? Its lines can carry line lineage and names from one PR to another."""
     return not (
         is_test_path(path)
         or is_bench_path(path)
@@ -261,6 +275,7 @@ def counts_as_code(path: str) -> bool:
         or is_config_path(path)
         or is_doc_path(path)
         or is_leftover_path(path)
+        or is_key_material(path)
     )
 
 

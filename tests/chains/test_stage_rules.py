@@ -565,6 +565,19 @@ def test_changelog_fragments_are_docs(engine: Engine) -> None:
     assert summary.graph.filtered.removed["docs_only"] == 1
 
 
+def test_certificates_and_keys_are_no_code(engine: Engine) -> None:
+    """Round 39: webpack-dev-server #572 made the development server's certificates again after
+    #436 had, and the two were linked through the lines of `ssl/server.crt`; both judges: not
+    dependent, both stages thin."""
+    for path in ("ssl/server.crt", "ssl/ca.key", "test/fixtures/ca.pem", "keys/release.asc"):
+        assert not counts_as_code(path), path
+        assert patch_code_lines(file_diff(path, 1, 30)) == 0, path
+    for path in ("src/key.rs", "lib/crt.c", "pkg/sig/verify.go"):
+        assert counts_as_code(path), path
+    files = ["ssl/server.crt", "ssl/server.key", "ssl/ca.pem"]
+    _assert_middle_is_no_stage(engine, files, "".join(file_diff(path, 2, 40) for path in files))
+
+
 def test_a_release_in_progress_is_a_release() -> None:
     for title in ("WIP Release 0.53.0", "[WIP] Release v1.2.0", "Draft: release 2.0.1"):
         assert RELEASE_TITLE.match(title), title
