@@ -31,7 +31,7 @@ from sqlalchemy import Engine, or_, select
 from sqlalchemy.orm import aliased
 
 from chains.config import ChainsConfig
-from chains.patches import split_patch
+from chains.patches import SplitPatch, file_sections, section_path, split_patch
 from chains.sample import pr_diffs, pr_text, rewritten_between
 from chains.textclean import clean_body, estimate_tokens, trim_patch
 from chains.vetted import (
@@ -280,14 +280,26 @@ def chain_links(engine: Engine) -> set[tuple[int, int]]:
         return {(a, b) for a, b in conn.execute(query)}
 
 
-def _side(engine: Engine, pr_id: int, diff: str, budget: int) -> PRSide:
+def _side(engine: Engine, pr_id: int, split: SplitPatch, budget: int, shared: set[str]) -> PRSide:
     text = pr_text(engine, pr_id)
-    split = split_patch(diff)
     # Code first, then its tests: a later PR that only tests the earlier one's feature still
-    # shows what it exercises.
-    patch, trimmed = trim_patch(split.code + split.test, budget)
+    # shows what it exercises. Within each, the files both PRs change lead, so a trimmed diff
+    # still shows where the two meet.
+    patch = shared_first(split.code, shared) + shared_first(split.test, shared)
+    patch, trimmed = trim_patch(patch, budget)
     files = list(dict.fromkeys([*split.code_paths, *split.test_paths]))
     return PRSide(text.number, text.title, clean_body(text.body, BODY_CHARS), files, patch, trimmed)
+
+
+def shared_first(diff: str, shared: set[str]) -> str:
+    """The diff's file sections with those of `shared` paths first, each group in its order:
+    yazi #3108 changed 65 files, and the one #3114 rewrote came after the budget (round 39)."""
+    sections = file_sections(diff)
+    return "".join(sorted(sections, key=lambda section: section_path(section) not in shared))
+
+
+def _paths(split: SplitPatch) -> set[str]:
+    return {*split.code_paths, *split.test_paths}
 
 
 def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
@@ -304,8 +316,10 @@ def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
 
 def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
     diffs = pr_diffs(engine, link.newer_id, link.older_id)
-    older = _side(engine, link.older_id, diffs[link.older_id], config.vet_patch_tokens)
-    newer = _side(engine, link.newer_id, diffs[link.newer_id], config.vet_patch_tokens)
+    splits = {pr: split_patch(diff) for pr, diff in diffs.items()}
+    shared = _paths(splits[link.older_id]) & _paths(splits[link.newer_id])
+    older = _side(engine, link.older_id, splits[link.older_id], config.vet_patch_tokens, shared)
+    newer = _side(engine, link.newer_id, splits[link.newer_id], config.vet_patch_tokens, shared)
     reference = reference_text(link.evidence)
     rewritten = rewritten_between(diffs[link.newer_id], diffs[link.older_id])
     texts = [reference, *rewritten]

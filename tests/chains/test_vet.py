@@ -11,13 +11,16 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from chains.vet import VetReply, parse_vet_reply
+from chains.patches import file_sections, section_path
+from chains.textclean import trim_patch
+from chains.vet import VetReply, parse_vet_reply, shared_first
 from miner.config import MinerConfig
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from sql.db import make_engine
 from sql.models import LinkVerdict, LLMRepair, PullRequest
+from tests.support.chain_store import file_diff
 from tests.support.vetting import SETTINGS, chains_listed, run
 
 ASKS_3_ON_2 = "Now decide whether #3 depends on #2."
@@ -342,3 +345,20 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
     assert not fake_llm.pending()  # all three links asked about, each once
     assert len(fake_llm.requests_for("link_vetter")) == 3
     assert re.search(r"│ rounds \(vet, then build\) +│ 2 ", vetted.output), vetted.output
+
+
+def test_a_trimmed_diff_shows_first_the_files_both_prs_change() -> None:
+    """Round 39: yazi #3108 changed 65 files, and `casefold.rs`, the one #3114 rewrote, came
+    after the vetter's budget; the judges could not tell either."""
+    paths = ("src/a.rs", "src/b.rs", "src/fs/casefold.rs", "src/z.rs")
+    older = "".join(file_diff(path, 1, 40) for path in paths)
+    ordered = shared_first(older, {"src/fs/casefold.rs", "src/z.rs"})
+    assert [section_path(s) for s in file_sections(ordered)] == [
+        "src/fs/casefold.rs",
+        "src/z.rs",
+        "src/a.rs",
+        "src/b.rs",
+    ]
+    shown, trimmed = trim_patch(ordered, 200)
+    assert trimmed and "+++ b/src/fs/casefold.rs" in shown and "+++ b/src/a.rs" not in shown
+    assert shared_first(older, set()) == older
