@@ -267,7 +267,8 @@ def is_key_material(path: str) -> bool:
 @lru_cache(maxsize=1 << 16)
 def counts_as_code(path: str) -> bool:
     """Is this file the code under work (not test, benchmark, config, docs, a vendored or a
-    leftover copy, key material)? Its lines can carry line lineage and names from one PR to another."""
+    leftover copy, key material)? Its lines can carry line lineage and names from one PR to
+    another."""
     return not (
         is_test_path(path)
         or is_bench_path(path)

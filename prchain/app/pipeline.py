@@ -99,8 +99,8 @@ def vet_from_config(
     such link and every rejected one), then build the chains again so that the links it rejects
     leave them, the drops it rescues join them and the PRs it calls thin stages cut them. With
     scope `chains`, the rebuilt chains may join stages by links not yet asked about: they are
-    asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when `rebuild` is off or nothing
-    could change."""
+    asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when
+    `rebuild` is off or nothing could change."""
     from chains.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
     from sql.db import make_engine
