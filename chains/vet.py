@@ -315,6 +315,13 @@ def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
 
 
 def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
+    return vet_question(engine, link, config)[0]
+
+
+def vet_question(
+    engine: Engine, link: LinkToVet, config: ChainsConfig
+) -> tuple[str, tuple[int, int]]:
+    """The prompt about a link, and the (older, newer) PR numbers its reply may name."""
     diffs = pr_diffs(engine, link.newer_id, link.older_id)
     splits = {pr: split_patch(diff) for pr, diff in diffs.items()}
     shared = _paths(splits[link.older_id]) & _paths(splits[link.newer_id])
@@ -325,7 +332,7 @@ def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
     texts = [reference, *rewritten]
     for side in (older, newer):
         texts += [side.title, *side.files, side.body, side.patch]
-    return render(
+    prompt = render(
         PROMPTS,
         TEMPLATE,
         repo=link.repo,
@@ -335,6 +342,7 @@ def vet_prompt(engine: Engine, link: LinkToVet, config: ChainsConfig) -> str:
         older=older,
         newer=newer,
     )
+    return prompt, (older.number, newer.number)
 
 
 # -- asking ------------------------------------------------------------------------------------
@@ -448,8 +456,8 @@ def plan_vet(
 
 
 def _ask(engine: Engine, link: LinkToVet, config: ChainsConfig, client: LLMClient) -> VetReply:
-    messages = [{"role": "user", "content": vet_prompt(engine, link, config)}]
-    numbers = (pr_text(engine, link.older_id).number, pr_text(engine, link.newer_id).number)
+    prompt, numbers = vet_question(engine, link, config)
+    messages = [{"role": "user", "content": prompt}]
     parse = functools.partial(parse_vet_reply, numbers=numbers)
     reply, _completion = client.complete_repaired(VET_ROLE, messages, parse)
     return reply
