@@ -353,6 +353,15 @@ class ChainsConfig(BaseModel):
         description="Fewest changed lines of code (tests, fixtures, docs and config not counted) a "
         "whole chain must change (chosen from ruff's history, docs/chains.md).",
     )
+    min_stage_source_lines: int = Field(
+        20,
+        ge=0,
+        description="Fewest lines every stage of a chain must change in source files, as the "
+        "miner counts them per file (added and removed alike; tests, docs, configuration and the "
+        "rest min_stage_code_lines leaves out not counted). A smaller PR is a fix of a few lines, "
+        "whatever its lexed count: of the stages judged in rounds 36 to 39 under 20 such lines, "
+        "14 of 15 were thin, against 22% of all. Never more than min_chain_code_lines.",
+    )
     min_stage_code_lines: int = Field(
         12,
         ge=0,
@@ -512,3 +521,8 @@ class ChainsConfig(BaseModel):
     def stage_minimum(self) -> int:
         """The per-stage minimum in force: no stage needs more than a whole chain does."""
         return min(self.min_stage_code_lines, self.min_chain_code_lines)
+
+    @property
+    def source_minimum(self) -> int:
+        """The per-stage minimum of changed lines in source files in force (as `stage_minimum`)."""
+        return min(self.min_stage_source_lines, self.min_chain_code_lines)
