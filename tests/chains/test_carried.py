@@ -344,9 +344,7 @@ def _test_history(path: Path) -> History:
 
 
 def _mined(repo: History, tmp_path: Path, name: str, **settings: Any) -> Engine:
-    config = ChainsConfig(
-        focus_min_share=0, min_chain_code_lines=0, min_stage_code_lines=0, **settings
-    )
+    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, **settings)
     return mine_and_build(repo.path, tmp_path / f"{name}.db", f"acme/{name}", config)
 
 

@@ -330,10 +330,8 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
         body="Builds on #1 and #2: the report prints both measures.",
     )
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    # #2 writes most of its code in a file of its own (`mostly_elsewhere` is not what is tested).
-    settings = (*SETTINGS, "--set", "chains.focus_min_share=0")
     mine(MinerConfig(), make_engine(url), [str(history.path)], source="git", name="acme/shapes")
-    run("chains", "build", "--db", url, *settings)
+    run("chains", "build", "--db", url, *SETTINGS)
     assert "#1 ← #2 ← #3" in chains_listed(url)
     links = run("chains", "links", "--db", url).output
     assert "#3 → #1" in links and "#3 → #2" in links and "#2 → #1" in links
@@ -342,7 +340,7 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
     fake_llm.push(model="link_vetter", contains=ASKS_2_ON_1, content=_answer("independent"))
     asks_3_on_1 = "Now decide whether #3 depends on #1."
     fake_llm.push(model="link_vetter", contains=asks_3_on_1, content=_answer("dependent"))
-    vetted = run("chains", "vet", "--db", url, *settings)
+    vetted = run("chains", "vet", "--db", url, *SETTINGS)
     assert "#1 ← #3" in chains_listed(url) and "#1 ← #2" not in chains_listed(url)
     assert not fake_llm.pending()  # all three links asked about, each once
     assert len(fake_llm.requests_for("link_vetter")) == 3
