@@ -28,7 +28,6 @@ from chains.graph import GraphReport, LinkDecision, load_graph
 from chains.inuse import in_use, mark_superseded, unmark
 from chains.kept import keep_substance, kept_substance, substance_kind
 from chains.lengths import StopReason, as_record, stops
-from chains.link_rules import MOSTLY_ELSEWHERE, mostly_elsewhere
 from chains.links import STAGE_RULES, write_links
 from chains.loading import PRNode, load_repos
 from chains.patches import SplitPatch, split_patch
@@ -335,7 +334,7 @@ def _drop_thin_stages(
         link.attrs["why"] += f"; no stage: {', '.join(ends)}"
         link.rule = "stage_below_substance"
         report.dropped["stage_below_substance"] += 1
-    _drop_links_once_lexed(graph, nodes, cfg, report)
+    _drop_code_links_once_lexed(graph, nodes, cfg, report)
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
 
 
@@ -357,38 +356,31 @@ def small_changes(
     return found
 
 
-def _drop_links_once_lexed(
+def _drop_code_links_once_lexed(
     graph: nx.DiGraph, nodes: dict[int, PRNode], cfg: ChainsConfig, report: GraphReport
 ) -> None:
-    """The rules that weigh a link against its ends' code, each drop recorded under its rule.
-
-    Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its own
-    rather than two stages (`thin_code_link`) leave the graph: a vetter's rescue is a verdict on
-    dependency, not on substance. Two rules guess at what the vetter reads, and its `dependent`
-    lifts them: a code link whose change looks like its own passing through the older code
-    (`incidental_code_link`), and any link whose two PRs work mostly in different files
-    (`mostly_elsewhere`; a revert undoes wherever the older PR wrote)."""
+    """Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its
+    own rather than two stages (`thin_code_link`) leave the graph; each is recorded under
+    `code_link_thin_stage`. A vetter's rescue is a verdict on dependency, not on substance: it
+    is dropped the same. Those whose change looks like its own passing through the older code
+    (`incidental_code_link`) leave it too, unless the vetter judged them dependent: that rule
+    guesses at what the vetter reads."""
     dropped: dict[tuple[int, int], tuple[str, str]] = {}
-    lifted: dict[tuple[int, int], tuple[str, str]] = {}  # dropped, but judged dependent
+    lifted: dict[tuple[int, int], str] = {}  # incidental, but the vetter judged them dependent
     for newer, older, attrs in graph.edges(data=True):
-        pair, guesses = (newer, older), []
-        if attrs.get("evidence_class") == "code":
-            why = thin_code_link(attrs, nodes[newer].code_lines, nodes[older].code_lines, cfg)
-            if why:
-                dropped[pair] = THIN_CODE_LINK, f"no stages: {why}"
-                continue
-            why = incidental_code_link(attrs, nodes[newer], nodes[older], cfg)
-            guesses.append((INCIDENTAL_CODE_LINK, why and f"a change of its own: {why}"))
-        if attrs.get("evidence_class") != "revert":
-            why = mostly_elsewhere(nodes[newer], nodes[older], cfg)
-            guesses.append((MOSTLY_ELSEWHERE, why and f"two tasks that meet in a file: {why}"))
-        guess = next(((rule, why) for rule, why in guesses if why), None)
-        if guess is None:
+        if attrs.get("evidence_class") != "code":
+            continue
+        why = thin_code_link(attrs, nodes[newer].code_lines, nodes[older].code_lines, cfg)
+        if why:
+            dropped[newer, older] = THIN_CODE_LINK, f"no stages: {why}"
+            continue
+        why = incidental_code_link(attrs, nodes[newer], nodes[older], cfg)
+        if not why:
             continue
         if attrs.get("vetted") == RESCUED_AT:
-            lifted[pair] = guess
+            lifted[newer, older] = why
         else:
-            dropped[pair] = guess
+            dropped[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
     graph.remove_edges_from(dropped)
     for link in report.links:
         pair = link.newer, link.older
@@ -399,9 +391,10 @@ def _drop_links_once_lexed(
             link.attrs["why"] += f"; {why}"
             report.dropped[link.rule] += 1
         elif pair in lifted and "rescued_from" not in link.attrs:
-            rule, why = lifted[pair]
-            link.attrs["rescued_from"] = rule
-            link.attrs["why"] += f"; the rules had dropped it as {rule} ({why})"
+            link.attrs["rescued_from"] = INCIDENTAL_CODE_LINK
+            link.attrs["why"] += (
+                f"; the rules had dropped it as {INCIDENTAL_CODE_LINK} ({lifted[pair]})"
+            )
             report.rescued += 1
 
 

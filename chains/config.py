@@ -26,7 +26,6 @@ VetRescue = Literal[
     "plain_mention_without_shared_lines",
     "plain_mention_little_contact",
     "code_link_incidental",
-    "mostly_elsewhere",
 ]
 """The link rules that only guess at shared code (from lines, names, files or time): their drops
 can be put to the link vetter, whose `dependent` makes the link an edge again."""
@@ -39,7 +38,6 @@ DEFAULT_VET_RESCUE: list[VetRescue] = [
     "too_little_file_overlap",
     "gap_too_long",
     "code_link_incidental",
-    "mostly_elsewhere",
 ]
 
 DropKind = Literal["link", "stage"]
@@ -208,16 +206,6 @@ class ChainsConfig(BaseModel):
         le=1,
         description="The share of the newer PR's files the older PR touched that a code link no "
         "vetter judged dependent needs (code_link_focus_share).",
-    )
-    focus_min_share: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="Each PR of a link no vetter judged dependent must write at least this share "
-        "of its lines of code in files both PRs change; else the link is dropped as "
-        "`mostly_elsewhere`: two tasks that meet in a file. `chains vet` asks about those drops. "
-        "Rounds 36 to 39: 28 of the 42 links judged not strictly dependent, 38 of the 190 "
-        "dependent. 0 turns it off.",
     )
     code_link_min_stage_lines: int = Field(
         15,

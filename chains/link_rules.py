@@ -43,41 +43,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-MOSTLY_ELSEWHERE = "mostly_elsewhere"  # the rule `mostly_elsewhere` applies
-
-
-def focus_shares(newer: PRNode, older: PRNode) -> tuple[float, float]:
-    """The share of each PR's lines of code, (newer, older), in the files both PRs change
-    (1.0 for a PR without code: no share can be told)."""
-
-    def share(node: PRNode, shared: set[str]) -> float:
-        total = sum(node.code_files.values())
-        return sum(node.code_files[path] for path in shared) / total if total else 1.0
-
-    shared = set(newer.code_files) & set(older.code_files)
-    return share(newer, shared), share(older, shared)
-
-
-def mostly_elsewhere(newer: PRNode, older: PRNode, config: ChainsConfig) -> str:
-    """Why two linked PRs look like two tasks that meet in a file ('' when each does most of its
-    work where the other does). A PR built on another works where that one did: in rounds 36 to
-    39, of the 232 judged links, 190 dependent for both judges, the 66 where either PR wrote
-    under half its code in files both change held 38 of the dependent and 28 of the 42 others
-    (iced #432 updates dodrio for its web widgets; lxc #1019 adds `lxc.sysctl` through the
-    parser #931 fixed; delta #701 refactors event selection past #700's submodule diffs)."""
-    least = config.focus_min_share
-    if least <= 0:
-        return ""
-    newer_share, older_share = focus_shares(newer, older)
-    for number, share in ((newer.number, newer_share), (older.number, older_share)):
-        if share < least:
-            return (
-                f"#{number} writes {share:.0%} of its code in files both PRs change, "
-                f"under {least:.0%}"
-            )
-    return ""
-
-
 def evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
     return [
         {

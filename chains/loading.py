@@ -42,7 +42,7 @@ class PRNode:
     lines: int
     files: frozenset[str] = frozenset()
     code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
-    # Those lines per file, as the miner counted them (`chains.link_rules.focus_shares`).
+    # Those lines per file, as the miner counted them (`chains.build.small_changes`).
     code_files: Mapping[str, int] = field(default_factory=dict)
     carried: int = 0  # earlier PRs whose commits it brings: a branch sync (chains/carriers.py)
     # When a revert pushed without a PR undid it (chains/reverts.py).

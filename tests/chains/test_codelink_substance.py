@@ -111,7 +111,7 @@ def test_a_thin_end_is_no_stage_of_a_code_link(tmp_path: Path) -> None:
     """#2 rewrites 6 of #1's lines and writes a function of 2: 13 lines of code, over the stage
     minimum (12) but under a code link's (15): a follow-up fix, as raft #194 is of #189. (Its 16
     lines changed in source files are under `min_stage_source_lines`, turned off here.)"""
-    config = ChainsConfig(focus_min_share=0, code_links=True, min_stage_source_lines=0)
+    config = ChainsConfig(code_links=True, min_stage_source_lines=0)
     link = _link(tmp_path, older=40, rewrite=6, own=2, config=config)
     assert (link.kept, link.rule) == (False, "code_link_thin_stage"), link.why
     assert "an end changes 13 line(s) of code" in link.why
