@@ -7,7 +7,7 @@ and overviews already written by the query constructor are never overwritten.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ from chains.loading import PRNode, load_repos
 from chains.patches import SplitPatch, split_patch
 from chains.revertible import StageBases
 from chains.strategies import STRATEGIES, ChainCandidate, candidate
-from chains.substance import measure_stages, no_stages
+from chains.substance import measure_stages, no_stages, small_changes
 from chains.vetted import RESCUED_AT
 from prchain.core.errors import ConfigError
 from sql.db import session_scope, upsert
@@ -300,15 +300,13 @@ def _drop_thin_stages(
         if pr not in known and nodes[pr].code_lines >= minimum  # under it: not lexed
     }
     keep_substance(engine, lexed, kinds)
+    in_files = {pr: nodes[pr].code_lines for pr in measured}  # the miner's count, before lexing
     for pr, change in measured.items():
         nodes[pr].code_lines = change.lines
     reverting = reverters(report.links)
     barred = no_stages(measured, minimum, reverting)
-    barred |= {
-        pr: why
-        for pr, why in small_changes(measured, nodes, cfg.source_minimum, reverting).items()
-        if pr not in barred
-    }
+    for pr, why in small_changes(in_files, cfg.source_minimum, reverting).items():
+        barred.setdefault(pr, why)
     thin = [pr for pr in barred if pr in graph]
     graph.remove_nodes_from(thin)
     report.filtered.removed["stage_below_substance"] += len(thin)
@@ -336,24 +334,6 @@ def _drop_thin_stages(
         report.dropped["stage_below_substance"] += 1
     _drop_code_links_once_lexed(graph, nodes, cfg, report)
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
-
-
-def small_changes(
-    prs: Iterable[int], nodes: dict[int, PRNode], minimum: int, reverting: Collection[int] = ()
-) -> dict[int, str]:
-    """The PRs of `prs` that change under `minimum` lines in source files by the miner's count
-    (`PRNode.code_files`), each with why; a revert aside. Lexing counts what a change writes,
-    a removed line half; a fix of a dozen lines still reaches the stage minimum that way, and
-    teaches little: gopass #74 threads one more flag through #47's dmenu command in 19 lines."""
-    found: dict[int, str] = {}
-    if minimum <= 0:
-        return found
-    for pr in prs:
-        files = nodes[pr].code_files  # empty: the store knows no file of it, nothing to tell
-        changed = sum(files.values())
-        if files and changed < minimum and pr not in reverting:
-            found[pr] = f"{changed} lines changed in source files, under {minimum}"
-    return found
 
 
 def _drop_code_links_once_lexed(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, Engine, select
@@ -42,8 +42,6 @@ class PRNode:
     lines: int
     files: frozenset[str] = frozenset()
     code_lines: int = 0  # changed lines outside tests, fixtures, config and docs (substance)
-    # Those lines per file, as the miner counted them (`chains.build.small_changes`).
-    code_files: Mapping[str, int] = field(default_factory=dict)
     carried: int = 0  # earlier PRs whose commits it brings: a branch sync (chains/carriers.py)
     # When a revert pushed without a PR undid it (chains/reverts.py).
     reverted_at: datetime | None = None
@@ -91,7 +89,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     ).where(pr.merged_at.is_not(None), pr.patch_status == "ok")
     files: dict[int, set[str]] = defaultdict(set)
     code_lines: dict[int, int] = defaultdict(int)
-    substance: dict[int, dict[str, int]] = defaultdict(dict)
+    substance: dict[int, int] = defaultdict(int)
     with engine.connect() as conn:
         nodes = {
             # merged_at is filtered non-null
@@ -105,8 +103,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
                 files[pr_id].add(path)
                 changed = (added or 0) + (deleted or 0)
                 code_lines[pr_id] += 0 if is_test_path(path) else changed
-                if counts_as_substance(path):
-                    substance[pr_id][path] = substance[pr_id].get(path, 0) + changed
+                substance[pr_id] += changed if counts_as_substance(path) else 0
         merged = {pr_id: (node.number, node.merged_at) for pr_id, node in nodes.items()}
         for pr_id, count in carried_counts(conn, merged).items():
             nodes[pr_id].carried = count
@@ -127,8 +124,7 @@ def load_nodes(engine: Engine) -> dict[int, PRNode]:
     for pr_id, paths in files.items():
         nodes[pr_id].files = frozenset(paths)
         nodes[pr_id].lines = code_lines[pr_id]
-        nodes[pr_id].code_files = substance[pr_id]
-        nodes[pr_id].code_lines = sum(substance[pr_id].values())
+        nodes[pr_id].code_lines = substance[pr_id]
     land_in_order(nodes, {(r, m): (at, b) for r, _n, at, m, b in merges if m and at})
     return nodes
 

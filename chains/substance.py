@@ -813,3 +813,20 @@ def no_stages(
         elif not change.writes_code and pr not in reverting:
             found[pr] = f"only deletes code ({change.removed} lines), writes none"
     return found
+
+
+def small_changes(
+    in_files: Mapping[int, int], minimum: int, reverting: Collection[int] = ()
+) -> dict[int, str]:
+    """The PRs of `in_files` (PR → lines it changes in source files, by the miner's per-file
+    count) under `minimum`, each with why; a revert aside, and a PR of no such line (the store
+    knows none of its files) left to `no_stages`. Lexing counts a removed line half, so a fix
+    rewriting eight lines counts twelve and reaches the stage minimum; it teaches little (gopass
+    #74 threads one more flag through #47's dmenu command in 19 lines). 0 turns it off."""
+    if minimum <= 0:
+        return {}
+    return {
+        pr: f"{changed} lines changed in source files, under {minimum}"
+        for pr, changed in in_files.items()
+        if 0 < changed < minimum and pr not in reverting
+    }
