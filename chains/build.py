@@ -21,6 +21,7 @@ from chains.codelinks import (
     thin_code_link,
 )
 from chains.config import ChainsConfig
+from chains.corroborate import UNCORROBORATED, uncorroborated
 from chains.decontam import Decontaminator, StageKey, decontaminator
 from chains.dedup import dedup_chains
 from chains.filters import chain_code_lines
@@ -332,19 +333,25 @@ def _drop_thin_stages(
         link.attrs["why"] += f"; no stage: {', '.join(ends)}"
         link.rule = "stage_below_substance"
         report.dropped["stage_below_substance"] += 1
-    _drop_code_links_once_lexed(graph, nodes, cfg, report)
+    _drop_links_once_lexed(graph, nodes, engine, cfg, report)
     report.nodes, report.edges = graph.number_of_nodes(), graph.number_of_edges()
 
 
-def _drop_code_links_once_lexed(
-    graph: nx.DiGraph, nodes: dict[int, PRNode], cfg: ChainsConfig, report: GraphReport
+def _drop_links_once_lexed(
+    graph: nx.DiGraph,
+    nodes: dict[int, PRNode],
+    engine: Engine,
+    cfg: ChainsConfig,
+    report: GraphReport,
 ) -> None:
-    """Code links (`chains.codelinks`) whose ends, lexed, make a follow-up fix or a task of its
-    own rather than two stages (`thin_code_link`) leave the graph; each is recorded under
-    `code_link_thin_stage`. A vetter's rescue is a verdict on dependency, not on substance: it
-    is dropped the same. Those whose change looks like its own passing through the older code
-    (`incidental_code_link`) leave it too, unless the vetter judged them dependent: that rule
-    guesses at what the vetter reads."""
+    """The rules that weigh a link against its ends' lexed code, each drop recorded under its rule.
+
+    Code links (`chains.codelinks`) whose ends make a follow-up fix or a task of its own rather
+    than two stages (`thin_code_link`) leave the graph: a vetter's rescue is a verdict on
+    dependency, not on substance. Two rules guess at what the vetter reads, and its `dependent`
+    lifts them: a code link whose change looks like its own passing through the older code
+    (`incidental_code_link`), and a link with too few signs that the newer PR works on the older
+    one's code (`uncorroborated`)."""
     dropped: dict[tuple[int, int], tuple[str, str]] = {}
     lifted: dict[tuple[int, int], str] = {}  # incidental, but the vetter judged them dependent
     for newer, older, attrs in graph.edges(data=True):
@@ -361,6 +368,14 @@ def _drop_code_links_once_lexed(
             lifted[newer, older] = why
         else:
             dropped[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
+    standing = [edge for edge in graph.edges(data=True) if edge[:2] not in dropped]
+    with engine.connect() as conn:
+
+        def patch(pr_id: int) -> str:
+            return conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
+
+        for pair, why in uncorroborated(standing, nodes, patch, cfg).items():
+            dropped[pair] = UNCORROBORATED, why
     graph.remove_edges_from(dropped)
     for link in report.links:
         pair = link.newer, link.older
