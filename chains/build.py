@@ -353,7 +353,7 @@ def _drop_links_once_lexed(
     (`incidental_code_link`), and a link with too few signs that the newer PR works on the older
     one's code (`uncorroborated`)."""
     dropped: dict[tuple[int, int], tuple[str, str]] = {}
-    lifted: dict[tuple[int, int], str] = {}  # incidental, but the vetter judged them dependent
+    guessed: dict[tuple[int, int], tuple[str, str]] = {}  # dropped unless judged dependent
     for newer, older, attrs in graph.edges(data=True):
         if attrs.get("evidence_class") != "code":
             continue
@@ -362,20 +362,22 @@ def _drop_links_once_lexed(
             dropped[newer, older] = THIN_CODE_LINK, f"no stages: {why}"
             continue
         why = incidental_code_link(attrs, nodes[newer], nodes[older], cfg)
-        if not why:
-            continue
-        if attrs.get("vetted") == RESCUED_AT:
-            lifted[newer, older] = why
-        else:
-            dropped[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
-    standing = [edge for edge in graph.edges(data=True) if edge[:2] not in dropped]
+        if why:
+            guessed[newer, older] = INCIDENTAL_CODE_LINK, f"a change of its own: {why}"
+    standing = [e for e in graph.edges(data=True) if e[:2] not in dropped and e[:2] not in guessed]
     with engine.connect() as conn:
 
         def patch(pr_id: int) -> str:
             return conn.scalar(select(PRPatch.diff).where(PRPatch.pr_id == pr_id)) or ""
 
         for pair, why in uncorroborated(standing, nodes, patch, cfg).items():
-            dropped[pair] = UNCORROBORATED, why
+            guessed[pair] = UNCORROBORATED, why
+    lifted = {
+        pair: guess
+        for pair, guess in guessed.items()
+        if graph.edges[pair].get("vetted") == RESCUED_AT
+    }
+    dropped |= {pair: guess for pair, guess in guessed.items() if pair not in lifted}
     graph.remove_edges_from(dropped)
     for link in report.links:
         pair = link.newer, link.older
@@ -386,10 +388,9 @@ def _drop_links_once_lexed(
             link.attrs["why"] += f"; {why}"
             report.dropped[link.rule] += 1
         elif pair in lifted and "rescued_from" not in link.attrs:
-            link.attrs["rescued_from"] = INCIDENTAL_CODE_LINK
-            link.attrs["why"] += (
-                f"; the rules had dropped it as {INCIDENTAL_CODE_LINK} ({lifted[pair]})"
-            )
+            rule, why = lifted[pair]
+            link.attrs["rescued_from"] = rule
+            link.attrs["why"] += f"; the rules had dropped it as {rule} ({why})"
             report.rescued += 1
 
 

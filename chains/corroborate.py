@@ -15,8 +15,9 @@ The four signs, each a fact of the pair, not a guess at it:
 - files: the two PRs' files overlap (Jaccard) at least `corroboration_overlap`;
 - title: the newer PR's title names a word the older PR wrote, in its code or its title.
 
-Links stated in dependency wording and reverts stand on their text; a vetter's `dependent`
-lifts the rule, and `chains vet` asks about its drops.
+Links stated in dependency wording and reverts stand on their text. The rule guesses at what
+the link vetter reads: `chains vet` asks about its drops, and the build lets a `dependent`
+verdict lift it (chains/build.py).
 """
 
 from __future__ import annotations
@@ -73,13 +74,8 @@ def title_names_older_work(newer_title: str, older_title: str, older_diff: str) 
 
 
 def needs_corroboration(attrs: Mapping[str, Any], config: ChainsConfig) -> bool:
-    """Whether the rule reads this link: on, not stated in dependency wording or a revert, and
-    not judged dependent by the vetter (whose verdict it only guesses at)."""
-    return (
-        config.corroboration_signs > 0
-        and attrs.get("evidence_class") not in STANDS_ON_TEXT
-        and attrs.get("vetted") != "dependent"
-    )
+    """Whether the rule reads this link: on, and not stated in dependency wording or a revert."""
+    return config.corroboration_signs > 0 and attrs.get("evidence_class") not in STANDS_ON_TEXT
 
 
 def code_signs(attrs: Mapping[str, Any], newer_lines: int, config: ChainsConfig) -> list[str]:

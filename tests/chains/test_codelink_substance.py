@@ -81,7 +81,7 @@ def _link(
     swept: int = 0,
 ):
     repo = _history(tmp_path / "books", older, rewrite, own, swept)
-    config = config or ChainsConfig(code_links=True)
+    config = config or ChainsConfig(corroboration_signs=0, code_links=True)
     engine = mine_and_build(repo.path, tmp_path / "store.db", "acme/books", config)
     return links_by_number(engine)[2, 1]
 
@@ -120,7 +120,7 @@ def test_a_thin_end_is_no_stage_of_a_code_link(tmp_path: Path) -> None:
 def test_a_short_follow_up_of_a_large_change_is_no_stage(tmp_path: Path) -> None:
     """#2 is 32 lines of code on #1's 120: a fix of the older change (spark-connect-swift #128
     of #126), however much of it touches #1's code."""
-    off = ChainsConfig(code_links=True, code_link_followup_lines=0)
+    off = ChainsConfig(corroboration_signs=0, code_links=True, code_link_followup_lines=0)
     link = _dropped_unless(tmp_path, "code_link_thin_stage", off, older=120, rewrite=8, own=20)
     assert "follow-up fix" in link.why
 
@@ -138,19 +138,26 @@ def test_auto_reads_code_only_where_prs_seldom_name_each_other(tmp_path: Path) -
     no PR, and no link at all in one whose PRs name each other (there the text-named links are
     the chains, and reading every pair's code would only cost the build)."""
     quiet = _history(tmp_path / "quiet", older=40, rewrite=8, own=30)
-    engine = mine_and_build(quiet.path, tmp_path / "quiet.db", "acme/quiet", ChainsConfig())
+    engine = mine_and_build(
+        quiet.path, tmp_path / "quiet.db", "acme/quiet", ChainsConfig(corroboration_signs=0)
+    )
     link = links_by_number(engine)[2, 1]
     assert (link.kept, link.evidence_class) == (True, "code"), link.why
 
     talking = _history(tmp_path / "talking", older=40, rewrite=8, own=30)
     talking.pr(3, "Audit report", {"books/report.py": "TOTAL = 1\n"}, body="Follow-up to #2.")
-    engine = mine_and_build(talking.path, tmp_path / "talking.db", "acme/talking", ChainsConfig())
+    engine = mine_and_build(
+        talking.path, tmp_path / "talking.db", "acme/talking", ChainsConfig(corroboration_signs=0)
+    )
     links = links_by_number(engine)
     assert (2, 1) not in links
     assert (3, 2) in links
     # Asked for everywhere, the pair is found in code there too.
     engine = mine_and_build(
-        talking.path, tmp_path / "on.db", "acme/talking", ChainsConfig(code_links=True)
+        talking.path,
+        tmp_path / "on.db",
+        "acme/talking",
+        ChainsConfig(corroboration_signs=0, code_links=True),
     )
     assert links_by_number(engine)[2, 1].evidence_class == "code"
 
@@ -159,7 +166,7 @@ def test_a_change_of_its_own_with_little_contact_is_incidental(tmp_path: Path) -
     """#2 writes 60 lines of its own and rewrites 6 of #1's: over 5% of its code, so its ends are
     stages, but under 15%: a feature that rewrites a few of the older lines on its way (round
     33: fiber #3754 through #3746's cache code, starship #4550 through #4743's)."""
-    lower = ChainsConfig(code_links=True, code_link_focus_share=0.05)
+    lower = ChainsConfig(corroboration_signs=0, code_links=True, code_link_focus_share=0.05)
     link = _dropped_unless(tmp_path, "code_link_incidental", lower, older=40, rewrite=6, own=60)
     assert "a change of its own: 6 point(s) of contact" in link.why
 

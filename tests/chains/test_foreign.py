@@ -60,7 +60,10 @@ def _history(path: Path) -> History:
 def test_names_from_other_packages_back_no_link_and_the_older_prs_own_do(tmp_path: Path) -> None:
     repo = _history(tmp_path / "fork")
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/fork", config))
     # `WeakMethod` and `register_at_fork` are new to the code, but the standard library's.
@@ -137,7 +140,10 @@ def _go_history(path: Path) -> History:
 def test_names_qualified_by_an_external_go_package_back_no_link(tmp_path: Path) -> None:
     repo = _go_history(tmp_path / "cq")
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/cq", config))
     # `schema.AddCqIDs`, `schema.Table` and `sdkclient.RegionMultiplexer` are the SDK's.

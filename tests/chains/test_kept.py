@@ -83,6 +83,7 @@ def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
 ) -> None:
     repo, engine = _mined(tmp_path)
     loose = ChainsConfig(
+        corroboration_signs=0,
         min_chain_code_lines=0,
         min_stage_code_lines=0,
         lineage_workers=1,
@@ -134,7 +135,9 @@ def test_a_rebuild_asks_git_nothing_of_pairs_it_has_seen(
 
 def test_evidence_of_another_version_is_asked_again(tmp_path: Path) -> None:
     repo, engine = _mined(tmp_path)
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    config = ChainsConfig(
+        corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1
+    )
     first = build_chains(config, engine)
     with Session(engine) as session:
         for row in session.scalars(select(PairEvidence)):
@@ -151,7 +154,9 @@ def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo, engine = _mined(tmp_path)
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1)
+    config = ChainsConfig(
+        corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1
+    )
     monkeypatch.setattr("chains.kept.SAVE_EVERY", 1)
     real_run = git.run
     asked: list[str] = []

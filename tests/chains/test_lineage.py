@@ -97,12 +97,12 @@ def mined(tmp_path: Path) -> Engine:
 def _mine_and_build(tmp_path: Path, repo: Path, name: str) -> dict[tuple[int, int], ChainLink]:
     """Mine the history at `repo` into a new store, build chains, and return its links."""
     # These histories weigh lineage a line at a time: a plain mention needs no more contact.
-    config = ChainsConfig(min_chain_code_lines=0, plain_mention_min_contact=0)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, plain_mention_min_contact=0)
     return links_by_number(mine_and_build(repo, tmp_path / "store.db", name, config))
 
 
 def test_blame_follows_a_rename_and_a_move_and_rescues_the_link(mined: Engine) -> None:
-    build_chains(ChainsConfig(min_chain_code_lines=0), mined)
+    build_chains(ChainsConfig(corroboration_signs=0, min_chain_code_lines=0), mined)
     links = links_by_number(mined)
     rescued = links[3, 1]
     # No file in common and 198 days apart: only the two rewritten lines keep this link.
@@ -118,7 +118,7 @@ def test_blame_follows_a_rename_and_a_move_and_rescues_the_link(mined: Engine) -
 def test_without_the_clone_the_patches_answer_in_the_same_file_only(mined: Engine) -> None:
     with Session(mined) as session, session.begin():
         session.execute(update(Repo).values(clone_path=None))
-    build_chains(ChainsConfig(min_chain_code_lines=0), mined)
+    build_chains(ChainsConfig(corroboration_signs=0, min_chain_code_lines=0), mined)
     links = links_by_number(mined)
     assert (links[3, 1].lineage, links[3, 1].rule) == (0, "too_little_file_overlap")
     # Text alone cannot tell the initial commit's line from #1's copy of it.
@@ -150,7 +150,7 @@ def test_blames_run_at_once_decide_exactly_as_one_at_a_time(tmp_path: Path) -> N
     for workers in (1, 4):
         engine = make_engine(f"sqlite:///{tmp_path / f'store{workers}.db'}")
         mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/lineage")
-        config = ChainsConfig(min_chain_code_lines=0, lineage_workers=workers)
+        config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, lineage_workers=workers)
         blames.append(load_graph(engine, config)[2].lineage_blames)
         build_chains(config, engine)
         rows.append(_rows(engine))
@@ -163,7 +163,7 @@ def test_blames_run_at_once_decide_exactly_as_one_at_a_time(tmp_path: Path) -> N
 
 
 def test_the_planner_lists_the_blames_the_real_pass_runs(mined: Engine) -> None:
-    config = ChainsConfig(min_chain_code_lines=0, lineage_workers=1)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, lineage_workers=1)
     repos = load_repos(mined)
     lines = Lines(mined, {rid: path for rid, (_name, path, _branch) in repos.items()})
     planner = lines.planner()

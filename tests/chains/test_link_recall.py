@@ -147,7 +147,7 @@ def _history(path: Path) -> History:
 def links(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int], ChainLink]:
     root = tmp_path_factory.mktemp("recall")
     repo = _history(root / "recall")
-    config = ChainsConfig(min_chain_code_lines=0)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0)
     return links_by_number(mine_and_build(repo.path, root / "store.db", "acme/recall", config))
 
 
@@ -228,7 +228,10 @@ def test_a_name_the_newer_pr_defines_itself_is_no_use(tmp_path: Path) -> None:
         body="Maps need a cap too: #4 gave buffers one.",
     )
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "twins.db", "acme/twins", config))
     twin, user, copy = links[2, 1], links[3, 1], links[5, 4]
@@ -280,7 +283,10 @@ def _second_uses_and_third_holds(repo: History, db: Path, name: str) -> None:
     """PR 2 uses `name`, which PR 1 brought into the code, and keeps its link to PR 1; PR 3
     uses only a name the code held before PR 1, and its link is dropped."""
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, db, f"acme/{repo.path.name}", config))
     used, held = links[2, 1], links[3, 1]
@@ -499,13 +505,16 @@ def test_a_plain_mention_needs_more_than_a_line_or_two_of_contact(tmp_path: Path
     three = three.replace("handle.replay_journal()", "handle.replay_journal(upto=None)")
     three = three.replace("return handle\n\n\ndef close", "return handle.seal()\n\n\ndef close")
     repo.pr(3, "Seal opened ledgers", {"ledger/files.py": three}, body="See #1.")
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0)
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/ledger", config))
     assert (links[2, 1].kept, links[2, 1].lineage) == (False, 1)
     assert links[2, 1].rule == "plain_mention_little_contact"
     assert (links[3, 1].kept, links[3, 1].lineage) == (True, 3), links[3, 1].why
     loose = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     again = links_by_number(mine_and_build(repo.path, tmp_path / "loose.db", "acme/ledger", loose))
     assert again[2, 1].kept

@@ -65,7 +65,7 @@ def _history(path: Path) -> History:
 @pytest.fixture(scope="module")
 def links(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int], ChainLink]:
     root = tmp_path_factory.mktemp("open")
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0)
     engine = mine_and_build(_history(root / "open").path, root / "store.db", "acme/open", config)
     return links_by_number(engine)
 
@@ -83,7 +83,9 @@ def test_a_pr_finished_on_top_of_the_other_builds_on_it(links: dict) -> None:
 
 
 def test_only_the_branch_tells_when_code_may_not(tmp_path: Path) -> None:
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0, caught_up_lines=0)
+    config = ChainsConfig(
+        corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, caught_up_lines=0
+    )
     engine = mine_and_build(_history(tmp_path / "open").path, tmp_path / "s.db", "acme/o", config)
     links = links_by_number(engine)
     assert {links[pair].rule for pair in ((13, 14), (17, 18))} == {"not_merged_before_created"}
@@ -128,7 +130,7 @@ def test_an_older_pr_reverted_before_the_newer_merged_is_not_in_its_base(tmp_pat
         {"src/queue.py": "def cap(queue):\n    return compute_capacity_limit(len(queue))\n"},
         body="Follow-up to #40: cap the queue with it.",
     )
-    config = ChainsConfig(min_chain_code_lines=0, min_stage_code_lines=0)
+    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0)
     links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/r", config))
     assert links[41, 40].gap_days < 2  # opened before #42 reverted #40
     assert (links[41, 40].kept, links[41, 40].rule) == (False, "older_reverted_before")
@@ -152,7 +154,10 @@ def test_a_stack_merged_within_one_second_lands_in_the_order_of_its_history(
     gauge = "def gauge(queue):\n    return compute_queue_depth(queue) * 2\n"
     repo.pr(23, "Gauge the queue", {"src/gauge.py": gauge}, body="Uses #24's helper.", day=9)
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "s.db", "acme/s", config))
     for newer, older in ((22, 21), (23, 24)):

@@ -57,7 +57,10 @@ def _history(path: Path) -> History:
 def test_text_inside_string_literals_is_no_code_evidence(tmp_path: Path) -> None:
     repo = _history(tmp_path / "cq")
     config = ChainsConfig(
-        min_chain_code_lines=0, min_stage_code_lines=0, plain_mention_min_contact=0
+        corroboration_signs=0,
+        min_chain_code_lines=0,
+        min_stage_code_lines=0,
+        plain_mention_min_contact=0,
     )
     links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/cq", config))
     # Only the SQL inside #1's raw string and the prose of #3's template literal are rewritten.
