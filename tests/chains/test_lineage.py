@@ -97,7 +97,9 @@ def mined(tmp_path: Path) -> Engine:
 def _mine_and_build(tmp_path: Path, repo: Path, name: str) -> dict[tuple[int, int], ChainLink]:
     """Mine the history at `repo` into a new store, build chains, and return its links."""
     # These histories weigh lineage a line at a time: a plain mention needs no more contact.
-    config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, plain_mention_min_contact=0)
+    config = ChainsConfig(
+        corroboration_signs=0, min_chain_code_lines=0, plain_mention_min_contact=0
+    )
     return links_by_number(mine_and_build(repo, tmp_path / "store.db", name, config))
 
 
@@ -150,7 +152,9 @@ def test_blames_run_at_once_decide_exactly_as_one_at_a_time(tmp_path: Path) -> N
     for workers in (1, 4):
         engine = make_engine(f"sqlite:///{tmp_path / f'store{workers}.db'}")
         mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/lineage")
-        config = ChainsConfig(corroboration_signs=0, min_chain_code_lines=0, lineage_workers=workers)
+        config = ChainsConfig(
+            corroboration_signs=0, min_chain_code_lines=0, lineage_workers=workers
+        )
         blames.append(load_graph(engine, config)[2].lineage_blames)
         build_chains(config, engine)
         rows.append(_rows(engine))
