@@ -184,6 +184,14 @@ def change_blocks(body: Sequence[str]) -> Iterator[tuple[list[int], list[int]]]:
 def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
     """For each hunk body of one diff (lines with their '+', '-' or ' ' prefix), the positions of
     its changed lines that are only carried (see the module)."""
+    as_they_were, edited = carried_kinds(bodies)
+    return [kept | made for kept, made in zip(as_they_were, edited, strict=True)]
+
+
+def carried_kinds(bodies: Sequence[Sequence[str]]) -> tuple[list[set[int]], list[set[int]]]:
+    """`carried_in_patch` in two kinds: the positions of lines carried as they were (re-indented,
+    re-wrapped, reformatted, moved: their tokens stay), and those of lines carried by an edit the
+    diff makes over and over (a rename, a search and replace), whose tokens change."""
     blocks = [
         (hunk, removed, added)
         for hunk, body in enumerate(bodies)
@@ -207,6 +215,7 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
                 "+": (added, _joined(new_tokens) if new else ""),
             }
         )
+    as_they_were = [set(positions) for positions in found]
     _mark_repeated_edits(bodies, blocks, found)
     every = {side: "".join(run[side][1] for run in runs) for side in "-+"}
     for (hunk, _, _), run in zip(blocks, runs, strict=True):
@@ -216,7 +225,9 @@ def carried_in_patch(bodies: Sequence[Sequence[str]]) -> list[set[int]]:
                 continue
             if every[other].count(text) > run[other][1].count(text):
                 found[hunk].update(positions)
-    return found
+                as_they_were[hunk].update(positions)
+    edited = [marked - kept for marked, kept in zip(found, as_they_were, strict=True)]
+    return as_they_were, edited
 
 
 def _shape(words: Sequence[str]) -> tuple[str, ...]:

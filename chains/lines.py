@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine, select
 
-from chains.carried import carried_in_patch, change_blocks
+from chains.carried import carried_kinds, change_blocks
 from chains.filters import counts_as_code
 from chains.generated import MAX_CODE_LINE_CHARS
 from chains.imports import import_lines
@@ -124,13 +124,14 @@ class Removed:
     the old side of its hunk (first line, count), which is blamed whole: git's move and copy
     detection needs a block of some size, a single line is too short to be recognised.
     `carried`: the diff only carries it (`chains.carried`: re-indented, moved, or edited as the
-    diff edits many other lines, a rename or a search and replace)."""
+    diff edits many other lines, a rename or a search and replace; `edited` the latter)."""
 
     path: str
     line: int
     text: str
     hunk: tuple[int, int] = (0, 0)
     carried: bool = False
+    edited: bool = False  # carried by an edit made over and over, not as it was
 
 
 @dataclass
@@ -191,9 +192,9 @@ def parse_patch(diff: str) -> PatchLines:
                 hunks.append(((old_path, new_path), span, lines[at + 1 : end]))
             at = end
     carried: list[tuple[str, str]] = []  # (path, text) of added lines the diff only carries
-    marked = carried_in_patch([body for _, _, body in hunks])
-    for (paths, span, body), only_carried in zip(hunks, marked, strict=True):
-        _read_hunk(found, carried, body, paths, span, only_carried)
+    as_they_were, edited = carried_kinds([body for _, _, body in hunks])
+    for (paths, span, body), kept, made in zip(hunks, as_they_were, edited, strict=True):
+        _read_hunk(found, carried, body, paths, span, kept, made)
         if paths[0] and counts_as_code(paths[0]) and not _test_file(paths[0]):
             found.inserted.extend((paths[0], *around) for around in _insertions(body))
     removed = {r.text for r in found.removed}
@@ -234,10 +235,13 @@ def _read_hunk(
     body: list[str],
     paths: tuple[str, str],
     span: tuple[int, int, int],
-    only_carried: set[int],
+    as_they_were: set[int],
+    edited: set[int],
 ) -> None:
     """Record one hunk's lines (`span`: its old side's first line and length, its new side's
-    first line)."""
+    first line); `as_they_were` and `edited`: the positions it only carries, by kind
+    (`chains.carried.carried_kinds`)."""
+    only_carried = as_they_were | edited
     old_path, new_path = paths
     old_line, new_line = span[0], span[2]
     for pos, line in enumerate(body):
@@ -255,7 +259,7 @@ def _read_hunk(
             text = squeeze(line[1:])
             if MIN_LINE_CHARS <= len(text) <= MAX_CODE_LINE_CHARS and old_path:
                 found.removed.append(
-                    Removed(old_path, old_line, text, span[:2], pos in only_carried)
+                    Removed(old_path, old_line, text, span[:2], pos in only_carried, pos in edited)
                 )
             old_line += 1
         else:
@@ -623,17 +627,22 @@ def _lineage(
     """Lineage of the code lines among `hits` (removed by the newer PR, which carries
     `carried_code` lines of code in all); those in `tests` are counted apart.
 
-    A line the newer PR only carries counts as moved where its edits go over the older PR's code
-    in passing: fewer than `MIN_AIMED_SHARE` of the code lines the newer PR carries are the older
-    PR's (scipy #416 edits 31 lines the same way, 3 of them #415's). Where most are, the edit is
-    aimed at the older PR's code (ruff #10254 interpolates the condition into the four messages
-    #8613 wrote, each arm edited alike): a rewrite like any other."""
+    A line the newer PR carries as it was (re-indented, re-wrapped, reformatted) counts as moved:
+    a formatter run over code just written changes nobody's work (dialoguer #126 runs rustfmt
+    over the prompt #124 wrote). A line it carries by an edit made over and over counts as moved
+    where its edits go over the older PR's code in passing: fewer than `MIN_AIMED_SHARE` of the
+    code lines the newer PR carries are the older PR's (scipy #416 edits 31 lines the same way, 3
+    of them #415's). Where most are, the edit is aimed at the older PR's code (ruff #10254
+    interpolates the condition into the four messages #8613 wrote, each arm edited alike): a
+    rewrite like any other."""
     code = [r for r in hits if r not in tests]
     if not hits:
         return Lineage()
     carried = [r for r in code if r.carried]
     in_passing = len(carried) < MIN_AIMED_SHARE * carried_code
-    moved = sum(1 for r in code if (r.carried and in_passing) or r.text in readded)
+    moved = sum(
+        1 for r in code if (r.carried and (in_passing or not r.edited)) or r.text in readded
+    )
     test_code = sum(1 for r in tests if _test_source(r.path))
     return Lineage(len(code), via, moved, tests=len(tests), test_code=test_code)
 

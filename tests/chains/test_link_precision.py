@@ -123,9 +123,10 @@ def test_a_search_and_replace_over_the_older_prs_lines_is_no_lineage(engine: Eng
     """scipy #416 writes `numpy.abs(` for `abs(` on 31 lines, 3 of them #415's: the same edit made
     over and over is no code built on #415's. The lines one edits each its own way are, and so are
     lines edited alike where the edit is aimed at the older PR's code (ruff #10254 puts the
-    condition into the four messages #8613 wrote)."""
+    condition into the four messages #8613 wrote). Reformatting is no edit, aimed or not
+    (dialoguer #126 runs rustfmt over the prompt #124 wrote)."""
     store = StoreBuilder(engine, rewrite_shared=False)
-    for number in (1, 2, 3, 4):
+    for number in (1, 2, 3, 4, 5):
         store.pr(number, ["calc/core.py"], day=number)
         if number > 1:
             store.ref(number, 1, "mention", evidence="See #1.")
@@ -138,6 +139,8 @@ def test_a_search_and_replace_over_the_older_prs_lines_is_no_lineage(engine: Eng
     _set_patch(store, 3, _diff("calc/core.py", own, CORE[:3]))
     aimed = [line.replace("parse_headers(", "http.parse_headers(") for line in CORE[:3]]
     _set_patch(store, 4, _diff("calc/core.py", aimed, CORE[:3]))
+    wrapped = [part for line in CORE[:3] for part in line.replace("(", "(\n    ").split("\n")]
+    _set_patch(store, 5, _diff("calc/core.py", wrapped, CORE[:3]))
     store.write()
     links = _decisions(engine)
     replace = links[2, 1]
@@ -147,6 +150,8 @@ def test_a_search_and_replace_over_the_older_prs_lines_is_no_lineage(engine: Eng
     for number in (3, 4):
         link = links[number, 1]
         assert (link.rule, link.attrs["lineage"], link.attrs["lineage_moved"]) == (None, 3, 0)
+    wrap = links[5, 1]
+    assert (wrap.attrs["lineage"], wrap.attrs["lineage_moved"]) == (3, 3), wrap.attrs["why"]
 
 
 def test_the_lineage_needed_grows_with_the_gap() -> None:
