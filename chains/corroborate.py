@@ -49,8 +49,8 @@ _TITLE_WORDS = frozenset(
 
 
 def words(text: str) -> set[str]:
-    """Lower-case words of three letters or more, identifiers split at `_` and camel humps
-    (`getBucketAndObject` → get, bucket, object), common words left out."""
+    """Lower-case words of three letters or more, identifiers split at `_` and camel humps,
+    common words left out (`getBucketAndObject` → get, bucket)."""
     found: set[str] = set()
     for token in _TOKEN.findall(text):
         for part in _PART.split(token):
