@@ -225,7 +225,8 @@ def assess_edge(
         why += f"; the newer PR writes back {lineage.restored} line(s) the older one removed"
     if not lineage.lines and lineage.touched:
         why += (
-            f"; the newer PR edits {lineage.touched} import or comment line(s) the older one added"
+            f"; the newer PR edits {lineage.touched} line(s) the older one added that hold no"
+            " code (imports, comments, generated files)"
         )
     attrs["why"] = f"{why}; file overlap {overlap:.2f}; opened {gap:.0f} days after the older merge"
     ranked = sorted(judged, key=lambda j: -j.strength)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 from sqlalchemy import select
 
 from chains.foreign import added_text, own_roots, section_foreign
+from chains.generated import generated_text
 from chains.imports_foreign import go_modules
 from chains.patches import file_sections, is_test_path, rust_test_start, section_blobs, section_path
 from chains.presence import name_lines, names_in_history
@@ -97,7 +98,8 @@ def added_blocks(
 
     A test file's added lines are `tested`, not `added`; so are those from the line
     `tests_from(path, blob)` gives on, where the new file (its blob id, from the diff's `index`
-    line) holds a test module (a Rust file's `#[cfg(test)] mod tests`)."""
+    line) holds a test module (a Rust file's `#[cfg(test)] mod tests`). A file whose new text
+    marks it generated (`chains.generated`) adds no block: its names are its generator's."""
     blocks: list[Block] = []
     for section in file_sections(diff):
         path = section_path(section)
@@ -105,6 +107,8 @@ def added_blocks(
             continue
         blobs = section_blobs(section)
         blob = blobs[1] if blobs else ""
+        if new_text and blob and generated_text(new_text(blob)):
+            continue
         start = 0 if is_test_path(path) else tests_from(path, blob) if tests_from and blob else None
         hunks: list[Block] = []
         lines: list[str] = []

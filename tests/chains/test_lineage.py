@@ -232,7 +232,7 @@ def test_a_line_a_long_import_spans_is_no_lineage(tmp_path: Path) -> None:
     repo.pr(3, "One more cluster", {"src/assign.rs": head + rewritten}, body="See #1.")
     links = _mine_and_build(tmp_path, repo.path, "acme/imports")
     assert (links[2, 1].lineage, links[2, 1].rule) == (0, "plain_mention_without_shared_lines")
-    assert "edits 1 import or comment line(s)" in links[2, 1].why
+    assert "edits 1 line(s) the older one added that hold no code" in links[2, 1].why
     assert (links[3, 1].lineage, links[3, 1].kept) == (1, True)
 
 

@@ -214,7 +214,7 @@ def test_strong_and_stack_wording_need_shared_code(engine: Engine) -> None:
     assert links[22, 21].rule == "too_little_file_overlap" and links[23, 22].rule is None
     # A comment of the older PR the newer one edits is weak, but some, shared code.
     assert (links[15, 10].rule, links[15, 10].attrs["lineage"]) == (None, 0)
-    assert "edits 1 import or comment line(s)" in links[15, 10].attrs["why"]
+    assert "edits 1 line(s) the older one added that hold no code" in links[15, 10].attrs["why"]
     # Stack wording alone keeps its links when stack_needs_code is off (split-off wording of a
     # PR merged before still does not), and no wording needs code with strong_needs_code off.
     lenient = _decisions(engine, stack_needs_code=False)
