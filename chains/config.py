@@ -212,17 +212,16 @@ class ChainsConfig(BaseModel):
     corroboration_signs: int = Field(
         3,
         ge=0,
-        le=5,
-        description="Signs a link (not a revert) no vetter judged dependent needs that its newer PR "
-        "works on the older one's code, of five: wording that calls it a dependency, "
+        le=4,
+        description="Signs a link no text calls a dependency (nor a revert) and no vetter judged "
+        "dependent needs that its newer PR works on the older one's code, of four: "
         "corroboration_contact points of contact, those points corroboration_share of the newer "
         "PR's lines of code, file overlap corroboration_overlap, the newer PR's title naming a "
         "word the older one wrote (chains/corroborate.py). Fewer: dropped as `uncorroborated`, "
         "and `chains vet` asks about it. Rounds 36 to 41, 304 judged links (in sample): kept "
         "58%, strictly dependent 93.8% and 94.9% (84% and 86% before); rounds 42 and 43, held "
         "out: 87.6% of 89 chains (83.7% of 153 without it), 38% fewer chains without a vetter, "
-        "none fewer with one; wording made one sign of five at stop 72 (in sample there: 91.1% "
-        "of 84). 0 turns it off.",
+        "none fewer with one. 0 turns it off.",
     )
     corroboration_contact: int = Field(
         12, ge=0, description="Points of contact that make the contact sign (corroboration_signs)."

@@ -7,20 +7,17 @@ well enough (a `cargo fmt` pass over code just written, an argument threaded bes
 one's, a feature rewriting a few of the older lines on its way) and was, in every hand check
 since round 33, most of what a build without the link vetter got wrong. No one sign tells the two
 apart on histories it was not chosen on; a link backed by several at once is what stays right.
-The signs, each a fact of the pair, not a guess at it:
+The four signs, each a fact of the pair, not a guess at it:
 
-- stated: the link rests on wording that calls it a dependency ("follow-up to #N", "after #N");
-- contact: points of contact with the older PR's code (`code_contact`, and the lines it removed
-  that the newer PR writes back, as a re-land does) reach `corroboration_contact`;
+- contact: points of contact with the older PR's code (`code_contact`) reach
+  `corroboration_contact`;
 - focus: those points are at least `corroboration_share` of the newer PR's lines of code;
 - files: the two PRs' files overlap (Jaccard) at least `corroboration_overlap`;
 - title: the newer PR's title names a word the older PR wrote, in its code or its title.
 
-Dependency wording is one sign, not a verdict. Of the hand-checked links resting on it (rounds 36
-to 43), 4 of 12 with at most one other sign were dependent ("merge after #N" over a combinator
-that only calls the older one's, "introduced in #N" over a warning cleanup), 8 of 9 with two or
-more. Reverts stand on their text. The rule guesses at what the link vetter reads: `chains vet`
-asks about its drops, and the build lets a `dependent` verdict lift it (chains/build.py).
+Links stated in dependency wording and reverts stand on their text. The rule guesses at what
+the link vetter reads: `chains vet` asks about its drops, and the build lets a `dependent`
+verdict lift it (chains/build.py).
 """
 
 from __future__ import annotations
@@ -31,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from chains.leakage import is_common
 from chains.lines import parse_patch
-from chains.link_rules import code_contact, lineage_of, restored_lines
+from chains.link_rules import code_contact, lineage_of
 
 if TYPE_CHECKING:
     from chains.config import ChainsConfig
     from chains.loading import PRNode
 
 UNCORROBORATED = "uncorroborated"
-SIGNS = ("stated", "contact", "focus", "files", "title")
-# Text a link stands on by itself: an undo.
-STANDS_ON_TEXT = frozenset({"revert"})
+SIGNS = ("contact", "focus", "files", "title")
+# Text a link stands on by itself: wording that calls it a dependency, or an undo.
+STANDS_ON_TEXT = frozenset({"strong", "revert"})
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _PART = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
@@ -77,15 +74,14 @@ def title_names_older_work(newer_title: str, older_title: str, older_diff: str) 
 
 
 def needs_corroboration(attrs: Mapping[str, Any], config: ChainsConfig) -> bool:
-    """Whether the rule reads this link: on, and not a revert."""
+    """Whether the rule reads this link: on, and not stated in dependency wording or a revert."""
     return config.corroboration_signs > 0 and attrs.get("evidence_class") not in STANDS_ON_TEXT
 
 
-def stored_signs(attrs: Mapping[str, Any], newer_lines: int, config: ChainsConfig) -> list[str]:
-    """The signs a link's stored evidence shows (all but `title`, which reads a patch)."""
-    lineage = lineage_of(attrs)
-    contact = code_contact(lineage, attrs.get("symbols") or 0) + restored_lines(lineage)
-    shown = ["stated"] if attrs.get("evidence_class") == "strong" else []
+def code_signs(attrs: Mapping[str, Any], newer_lines: int, config: ChainsConfig) -> list[str]:
+    """The signs a link's stored evidence shows (all but `title`)."""
+    contact = code_contact(lineage_of(attrs), attrs.get("symbols") or 0)
+    shown = []
     if contact >= config.corroboration_contact:
         shown.append("contact")
     if newer_lines and contact >= config.corroboration_share * newer_lines:
@@ -110,7 +106,7 @@ def uncorroborated(
         if not needs_corroboration(attrs, config):
             continue
         new, old = nodes[newer], nodes[older]
-        shown = stored_signs(attrs, new.code_lines, config)
+        shown = code_signs(attrs, new.code_lines, config)
         if len(shown) == need - 1 and title_names_older_work(new.title, old.title, patch(older)):
             shown.append("title")
         if len(shown) < need:

@@ -61,7 +61,7 @@ def evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
 MIN_RESTORED = 3
 
 
-def restored_lines(lineage: Lineage) -> int:
+def _restored(lineage: Lineage) -> int:
     """The written-back lines that count as code evidence (0 under `MIN_RESTORED`)."""
     return lineage.restored if lineage.restored >= MIN_RESTORED else 0
 
@@ -401,7 +401,7 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     #17813 rewrote #15864's one-line fix 270 days on). Code lines the older PR removed and the
     newer one writes back, from `MIN_RESTORED` on, count as rewritten ones: the newer PR takes
     back part of the older one (numpy #6717, "Readd fallback CBLAS detection", of #6183)."""
-    restored = restored_lines(lineage)
+    restored = _restored(lineage)
     if not lineage.lines and not lineage.inserted and not restored:
         return False
     if lineage.whole and lineage.weight and gap_days <= config.whole_change_max_gap_days:
@@ -453,7 +453,7 @@ def mention_contact(lineage: Lineage, attrs: Mapping[str, Any]) -> int:
     lines of the older PR's code the newer one writes back and those of its tests it changes.
     A newer PR that rewrites all the older one's code needs no more (`Lineage.whole`)."""
     contact = code_contact(lineage, attrs.get("symbols", 0))
-    return contact + restored_lines(lineage) + lineage.test_code
+    return contact + _restored(lineage) + lineage.test_code
 
 
 def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
@@ -488,7 +488,7 @@ def _wording_only(
     #1152", said of a PR merged before, is a side change left over)."""
     if best.cls != "strong" or not config.strong_needs_code:
         return False
-    if lineage.weight or lineage.touched or restored_lines(lineage) or attrs.get("symbols", 0):
+    if lineage.weight or lineage.touched or _restored(lineage) or attrs.get("symbols", 0):
         return False
     if config.stack_needs_code:
         # Only the PR merged first saying it exists for the other ("a prerequisite for #N", "to

@@ -123,8 +123,7 @@ def make_chain_repo(
 
     #1 adds subtract; #2 ("Follow-up to #1") adds multiply and an operand check it also puts inside
     subtract; #3 (a merge commit, "Fixes #2") adds divide, which uses that check; #4 is an
-    unrelated docs PR. Each follow-up's title names the older PR's work: with the wording and
-    the shared file, the three signs `uncorroborated` asks of a link (chains/corroborate.py).
+    unrelated docs PR.
     """
     repo = _initial_repo(
         path,
@@ -164,7 +163,7 @@ def make_chain_repo(
     repo.prs[2] = _squash(
         path,
         2,
-        "Add multiply and check the operands of subtract",
+        "Add multiply operation",
         "Follow-up to #1, built on top of it: the calculator also needs products.",
         {"calc/ops.py": ops2},
         "2024-01-03T10:00:00",
@@ -185,7 +184,7 @@ def make_chain_repo(
     repo.prs[3] = _merge(
         path,
         3,
-        "Add divide, checked like multiply",
+        "Add divide operation",
         "divide",
         [
             (

@@ -427,9 +427,7 @@ def test_rewriting_enough_of_an_older_prs_test_code_backs_a_link(tmp_path: Path)
     """arrow-adbc #403 renames #381's TLS tests and adds cases for the options #381 built;
     lancedb #3016 changes what #3013's `__getitems__` returns and rewrites its tests. Neither
     touches a line of the older code. Rewriting four lines of another PR's test code changes
-    what that PR promised; four lines of its snapshot, a rendering of output, do not. (Wording
-    and tests are two signs of the five `uncorroborated` wants, which is off here: this is the
-    rule before it.)"""
+    what that PR promised; four lines of its snapshot, a rendering of output, do not."""
     repo = History(tmp_path / "checks")
     repo.commit("Initial commit", {"src/units.py": "UNITS = {}\n", "src/cli.py": "ARGS = []\n"})
     repo.pr(
@@ -463,7 +461,7 @@ def test_rewriting_enough_of_an_older_prs_test_code_backs_a_link(tmp_path: Path)
         },
         body="Follow-up to #1: shorter units in the report.",
     )
-    links = links_by_number(_mined(repo, tmp_path, "checks", corroboration_signs=0))
+    links = links_by_number(_mined(repo, tmp_path, "checks"))
     checks, snapshot = links[2, 1], links[3, 1]
     assert (checks.lineage, checks.kept, checks.rule) == (0, True, None)
     assert "5 line(s) of the older PR's tests" in checks.why

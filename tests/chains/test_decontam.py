@@ -16,8 +16,6 @@ from prchain.cli import main
 from tests.support.chain_store import StoreBuilder
 
 BODY = [f"    value_{i} = compute(item, {i}) + offset_{i}" for i in range(30)]
-# The lines of #5 that #6, its follow-up, rewrites.
-REWRITTEN = tuple(f"value_5_{i} = compute(5, {i})" for i in range(12))
 
 
 def _diff(path: str, lines: list[str], removed: tuple[str, ...] = ()) -> str:
@@ -33,7 +31,8 @@ def _store(engine: Engine) -> StoreBuilder:
     store = StoreBuilder(engine, repo="acme/calc")
     for n in range(1, 9):
         store.pr(n, [f"calc/m{(n + 1) // 2}.py"])
-    store.patches[5]["diff"] = _diff("calc/m3.py", BODY, REWRITTEN)
+    # PR #6 rewrites a line of #5, the PR it follows up.
+    store.patches[5]["diff"] = _diff("calc/m3.py", BODY, ("value_5_0 = compute(5, 0)",))
     for newer in (2, 4, 6, 8):
         store.ref(newer, newer - 1, "follow_up", evidence=f"Follow-up to #{newer - 1}")
     store.write()
@@ -54,7 +53,7 @@ def _instances(tmp_path: Path, store: StoreBuilder) -> Path:
             "instance_id": "other__lib-7",
             "repo": "other/lib",
             "base_commit": "e" * 40,
-            "patch": _diff("lib/core.py", ["  " + line.strip() + "  " for line in near], REWRITTEN),
+            "patch": _diff("lib/core.py", ["  " + line.strip() + "  " for line in near]),
         },
     ]
     path = tmp_path / "instances.jsonl"

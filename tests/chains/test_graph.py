@@ -11,7 +11,7 @@ from chains.cues import mention_cue
 from chains.filters import is_bot, is_doc_path, is_lockfile
 from chains.graph import load_graph
 from prchain.dev.repos import make_chain_repo
-from tests.support.chain_store import StoreBuilder, file_diff
+from tests.support.chain_store import StoreBuilder
 
 
 def _graph(engine: Engine, **overrides: object):
@@ -55,7 +55,6 @@ def test_overlapping_lifetimes_give_no_edge(engine: Engine) -> None:
     store = StoreBuilder(engine)
     store.pr(1, ["a.py"], day=5, created_day=1)
     store.pr(2, ["a.py"], day=6, created_day=2)  # opened before #1 merged
-    store.patches[-1]["diff"] = file_diff("a.py", 2, 20, rewrites=((1, 1),))  # a line of #1's
     store.ref(2, 1, "follow_up")
     store.write()
     graph, report = _graph(engine)

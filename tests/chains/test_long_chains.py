@@ -81,18 +81,13 @@ def _history(path: Path) -> History:
     return repo
 
 
-SETTINGS = ("--set", "chains.min_chain_code_lines=0", "--set", "chains.corroboration_signs=0")
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, Engine]:
     root = tmp_path_factory.mktemp("long-chains")
     repo = _history(root / "repo")
-    # The follow-ups call the older PRs' functions from files of their own: wording and a few
-    # names, under the signs `uncorroborated` asks (tests/chains/test_corroborate.py). The search
-    # is what is tested here.
-    config = ChainsConfig(min_chain_code_lines=0, corroboration_signs=0)
-    return repo, mine_and_build(repo.path, root / "store.db", "acme/long", config)
+    return repo, mine_and_build(
+        repo.path, root / "store.db", "acme/long", ChainsConfig(min_chain_code_lines=0)
+    )
 
 
 def _chains(engine: Engine) -> dict[tuple[int, ...], list[int]]:
@@ -152,7 +147,9 @@ def test_the_length_distribution_and_why_chains_stop(built: tuple[History, Engin
 
     url = str(engine.url)
     runner = CliRunner(env={"COLUMNS": "250"})
-    built_again = runner.invoke(main, ["chains", "build", "--db", url, *SETTINGS])
+    built_again = runner.invoke(
+        main, ["chains", "build", "--db", url, "--set", "chains.min_chain_code_lines=0"]
+    )
     assert built_again.exit_code == 0, built_again.output
     rows = [line for line in built_again.output.splitlines() if line.startswith("│ ")]
     lengths = [[cell.strip() for cell in row.strip("│ ").split("│")] for row in rows[:5]]

@@ -34,11 +34,9 @@ OVERVIEW = "Over three changes the calculator in calc/ops.py grows from addition
 
 
 def _title(number: int) -> str:
-    return {
-        1: "Add subtract operation",
-        2: "Add multiply and check the operands of subtract",
-        3: "Add divide, checked like multiply",
-    }[number]
+    return {1: "Add subtract operation", 2: "Add multiply operation", 3: "Add divide operation"}[
+        number
+    ]
 
 
 def insert_chain(
@@ -147,9 +145,7 @@ def test_every_stage_gets_a_query_and_a_rerun_makes_no_calls(
         assert len(session.scalars(select(LLMCall)).all()) == 4
     # The prompt carries the cleaned body, the patch and the chain context.
     stage3 = next(
-        r
-        for r in fake_llm.requests
-        if "Add divide, checked like multiply" in r["messages"][0]["content"]
+        r for r in fake_llm.requests if "Add divide operation" in r["messages"][0]["content"]
     )["messages"][0]["content"]
     assert (
         "stage 3 of a chain of 3" in stage3
@@ -176,7 +172,7 @@ def test_a_leaking_query_is_regenerated_until_clean(
     insert_chain(engine, tmp_path / "calc")
     fake_llm.push(
         model="query_constructor",
-        contains="Add multiply and check the operands of subtract",
+        contains="Add multiply operation",
         content="Add a multiply helper to calc/ops.py that returns the product of two numbers.",
     )
     fake_llm.push(
@@ -219,11 +215,7 @@ def test_a_query_leaking_after_every_attempt_is_kept_with_its_leaks(
         content="Write subtract in calc/ops.py.",
         times=None,
     )
-    fake_llm.push(
-        model="query_constructor",
-        contains="Add multiply and check the operands of subtract",
-        content=CLEAN[2],
-    )
+    fake_llm.push(model="query_constructor", contains="Add multiply operation", content=CLEAN[2])
     fake_llm.push(model="overview", content=OVERVIEW)
     config = _config()
     config.chains.query_max_attempts = 2
@@ -265,7 +257,7 @@ def test_malformed_replies_are_retried_then_the_stage_is_reported_failed(
     fake_llm.push(model="query_constructor", contains="contains code", content=CLEAN[1])
     fake_llm.push(
         model="query_constructor",
-        contains="Add multiply and check the operands of subtract",
+        contains="Add multiply operation",
         content="See https://example.org/multiply for it.",
     )
     fake_llm.push(
@@ -276,7 +268,7 @@ def test_malformed_replies_are_retried_then_the_stage_is_reported_failed(
     )
     fake_llm.push(
         model="query_constructor",
-        contains="Pull request title: Add divide, checked like multiply",
+        contains="Pull request title: Add divide operation",
         content=CLEAN[3],
     )
     fake_llm.push(model="overview", content=OVERVIEW)

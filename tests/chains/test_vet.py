@@ -72,9 +72,7 @@ def test_a_rejected_link_leaves_the_chains_and_a_rerun_asks_nothing(
 
     # The prompt shows both PRs and the wording that made the link.
     prompt = _prompt_asking(fake_llm, ASKS_3_ON_2)
-    assert (
-        "Add divide, checked like multiply" in prompt and "def divide" in prompt and "#2" in prompt
-    )
+    assert "Add divide operation" in prompt and "def divide" in prompt and "#2" in prompt
 
     # A rerun asks nothing, and a plain rebuild keeps applying the verdict.
     asked = len(fake_llm.requests_for("link_vetter"))
@@ -316,7 +314,7 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
     # cleanly at #3's base and #1 ← #3 can be a chain.
     history.pr(
         2,
-        "Add a perimeter next to the area",
+        "Add perimeter",
         {"shapes.py": "SCALE = 1\n" + base + area, "perim.py": perimeter},
         body="Follow-up to #1.",
     )
@@ -324,7 +322,7 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
     report = "\n\ndef report(w, h):\n    return f'{rect_area(w, h)} {rect_perimeter(w, h)}'\n"
     history.pr(
         3,
-        "Report the area and perimeter",
+        "Add a report",
         {
             "shapes.py": "SCALE = 1\n" + base + area.replace("w * h", "float(w) * float(h)"),
             "perim.py": perimeter.replace("2 * (w + h)", "2.0 * (w + h)") + report,

@@ -152,12 +152,9 @@ def test_non_utf8_commit_messages(chain: ChainRepo) -> None:
 
 
 def test_revert_and_reland_keep_their_own_numbers(chain: ChainRepo) -> None:
-    _squash(
-        chain.path,
-        'Revert "Add multiply and check the operands of subtract (#2)" (#10)\n\nThis reverts commit abc.',
-    )
+    _squash(chain.path, 'Revert "Add multiply operation (#2)" (#10)\n\nThis reverts commit abc.')
     prs = {pr.number: pr for pr in GitSource(str(chain.path)).pull_requests(None)}
-    assert prs[10].title == 'Revert "Add multiply and check the operands of subtract (#2)"'
+    assert prs[10].title == 'Revert "Add multiply operation (#2)"'
 
 
 def test_missing_object_marks_the_patch_unavailable_and_goes_on(chain: ChainRepo) -> None:
@@ -171,9 +168,7 @@ def test_missing_object_marks_the_patch_unavailable_and_goes_on(chain: ChainRepo
         4: "ok",
         3: "ok",
     }
-    assert (
-        prs[2].patch is None and prs[2].title == "Add multiply and check the operands of subtract"
-    )
+    assert prs[2].patch is None and prs[2].title == "Add multiply operation"
     assert prs[4].patch == chain.prs[4].gold_patch + "\n"
 
 

@@ -21,11 +21,7 @@ from sql.models import ChainStage
 from tests.chains.test_queries import CLEAN, OVERVIEW, insert_chain
 from tests.support.llm_fixtures import make_test_llm_config
 
-TITLES = {
-    "Add subtract operation": 1,
-    "Add multiply and check the operands of subtract": 2,
-    "Add divide, checked like multiply": 3,
-}
+TITLES = {"Add subtract operation": 1, "Add multiply operation": 2, "Add divide operation": 3}
 
 
 def _slow_clean_replies(server: ScriptedLLMServer) -> None:

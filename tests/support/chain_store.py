@@ -18,22 +18,14 @@ from sql.models import PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo
 T0 = datetime(2024, 1, 1)
 
 
-def file_diff(
-    path: str, number: int, lines: int = 1, rewrites: tuple[tuple[int, int], ...] = ()
-) -> str:
+def file_diff(path: str, number: int, lines: int = 1, rewrites: tuple[int, ...] = ()) -> str:
     """A diff adding `lines` distinct lines of code to `path` (what the substance rule reads), and
-    removing the first `count` lines each PR of `rewrites` ((older, count) pairs) added there
-    (what line lineage reads)."""
+    removing the first line each PR of `rewrites` added there (what line lineage reads)."""
     body = "".join(f"+value_{number}_{i} = compute({number}, {i})\n" for i in range(lines))
-    gone = "".join(
-        f"-value_{older}_{i} = compute({older}, {i})\n"
-        for older, count in rewrites
-        for i in range(count)
-    )
-    removed = sum(count for _, count in rewrites)
+    gone = "".join(f"-value_{older}_0 = compute({older}, 0)\n" for older in rewrites)
     return (
         f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
-        f"@@ -1,{2 + removed} +1,{2 + lines} @@\n line_one = 1\n{gone}{body} line_two = 2\n"
+        f"@@ -1,{2 + len(rewrites)} +1,{2 + lines} @@\n line_one = 1\n{gone}{body} line_two = 2\n"
     )
 
 
@@ -50,9 +42,8 @@ class StoreBuilder:
     patches: list[dict[str, Any]] = field(default_factory=list)
     refs: list[dict[str, Any]] = field(default_factory=list)
     commits: list[dict[str, Any]] = field(default_factory=list)
-    # A reference with dependency wording between PRs sharing a file: the newer PR rewrites half
-    # of the older one's lines there, as real follow-ups do (the link rules want code evidence
-    # beside the wording: `uncorroborated` two signs of it).
+    # A reference with dependency wording between PRs sharing a file: the newer PR rewrites one of
+    # the older one's lines there, as real follow-ups do (the link rules want code evidence beside the wording).
     rewrite_shared: bool = True
     _layout: dict[int, tuple[list[str], int]] = field(default_factory=dict)
 
@@ -179,11 +170,7 @@ class StoreBuilder:
                     p,
                     number,
                     lines,
-                    tuple(
-                        (o, max(1, self._layout[o][1] // 2))
-                        for o in sorted(rewrites[number])
-                        if p in self._layout[o][0]
-                    ),
+                    tuple(sorted(o for o in rewrites[number] if p in self._layout[o][0])),
                 )
                 for p in paths
             )
