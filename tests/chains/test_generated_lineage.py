@@ -61,7 +61,7 @@ def _history(path: Path, header: str) -> History:
     return repo
 
 
-def test_lines_of_a_generated_file_are_no_lineage(tmp_path: Path) -> None:
+def test_lines_and_names_of_a_generated_file_are_no_evidence(tmp_path: Path) -> None:
     config = ChainsConfig(min_chain_code_lines=0, corroboration_signs=0)
     plain = mine_and_build(
         _history(tmp_path / "plain", "").path, tmp_path / "plain.db", "acme/plain", config
