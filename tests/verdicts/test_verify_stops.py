@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -53,11 +54,18 @@ def _store(tmp_path: Path, geo_repo: ChainRepo, db: str) -> list[str]:
 def _running_long(
     docker_client: Any, owner: dict[str, str], proc: subprocess.Popen[bytes]
 ) -> dict[str, Any]:
-    """The sandbox the process labelled `owner` started, once LONG runs in it."""
+    """The sandbox the process labelled `owner` started, once LONG runs in it. A container
+    listed a moment before may have stopped or gone by the time its processes are asked for
+    (the run's earlier sandboxes): that one is not it."""
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         for box in docker_client.containers(owner):
-            top = docker_client.api.top(box["id"]).get("Processes") or []
+            try:
+                top = docker_client.api.top(box["id"]).get("Processes") or []
+            except docker.errors.APIError as gone:
+                if gone.status_code in (404, 409):
+                    continue
+                raise
             if any(row[-1] == LONG for row in top):
                 return box
         time.sleep(0.5)
