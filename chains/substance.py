@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chains.carried import carried_in_patch, flat
 from chains.filters import counts_as_substance
-from chains.generated import HEADER_LINES, MAX_CODE_LINE_CHARS, Attributes, marked_generated
+from chains.generated import (
+    HEADER_LINES,
+    MAX_CODE_LINE_CHARS,
+    Attributes,
+    generated_text,
+    marked_generated,
+)
 from chains.imports import import_lines, is_import
 from chains.patches import file_sections, rust_test_start, section_blobs, section_path
 from chains.string_scan import scanned_spans, scanner_for
@@ -529,12 +535,13 @@ def generated_sections(
         ids = section_blobs(sections[i])
         text = (blobs or {}).get(ids[1]) if ids else None
         if text is not None:
-            head = text.split("\n", HEADER_LINES)[:HEADER_LINES]
+            generated = generated_text(text)
         else:  # the lines a hunk shows of the file's top
             head = [
                 line for h in hunk_list for line in h.new[: max(0, HEADER_LINES + 1 - h.new_start)]
             ]
-        if paths[i] in marked or marked_generated(head):
+            generated = marked_generated(head)
+        if paths[i] in marked or generated:
             found.add(i)
     return found
 
