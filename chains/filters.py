@@ -83,6 +83,11 @@ CONFIG_NAMES = frozenset(
         *("go.mod", "go.work", "gemfile", "pipfile", "podfile"),
     }
 )
+# A Go module's requirements under another name: `go build -modfile=go_test.mod` reads any such
+# file, its sums beside it (nats.go keeps its test dependencies in `go_test.mod` and
+# `go_test.sum`; a workspace has `go.work.sum`). Round 45: nats.go #1773 → #1821, two Go version
+# bumps, were a code link through 9 lines of `go_test.mod`.
+GO_MODULE_FILE = re.compile(r"^go(?:[._-][\w.-]*)?\.(?:mod|sum)$")
 # Copies an editor, a merge tool or an author left beside a file: no code any build reads
 # (opentelemetry-go #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake).
 LEFTOVER_SUFFIXES = (".bak", ".bkup", ".orig", ".rej", ".swp", ".swo", "~")
@@ -230,6 +235,7 @@ def is_config_path(path: str) -> bool:
         or name in CONFIG_NAMES
         or name in BUILD_NAMES
         or TOOL_CONFIG_NAME.match(name)
+        or GO_MODULE_FILE.match(name)
     ):
         return True
     if name.startswith("requirements") or is_lockfile(path):
@@ -373,7 +379,8 @@ def is_scheduled(title: str) -> bool:
 
 
 def is_lockfile(path: str) -> bool:
-    return path.rsplit("/", 1)[-1].lower() in LOCKFILES
+    name = path.rsplit("/", 1)[-1].lower()
+    return name in LOCKFILES or (name.endswith(".sum") and GO_MODULE_FILE.match(name) is not None)
 
 
 def reverted_prs(refs: Iterable[_Ref], nodes: Mapping[int, PRNode]) -> set[int]:

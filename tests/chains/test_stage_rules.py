@@ -18,6 +18,7 @@ from chains.filters import (
     is_config_path,
     is_dependency_bump,
     is_doc_path,
+    is_lockfile,
     is_release,
 )
 from chains.generated import Attributes, marked_generated
@@ -372,6 +373,11 @@ def test_dependency_manifests_and_leftover_copies_are_no_code() -> None:
     #4358 deletes a `sum_test.go.bkup` that #4349 added by mistake."""
     for path in ("go.mod", "exporter/go.mod", "go.work", "Gemfile", "src/core.py.orig"):
         assert not counts_as_code(path), path
+    # A Go module file under another name, and its sums (nats.go's `go_test.mod`, round 45).
+    for path in ("go_test.mod", "tools/go.tools.mod", "go_test.sum", "go.work.sum"):
+        assert not counts_as_code(path), path
+    assert is_lockfile("go_test.sum") and is_lockfile("go.work.sum") and not is_lockfile("go.mod")
+    assert counts_as_code("good.mod") and counts_as_code("lib/gopher.mod")
     for path in ("sdk/metric/sum.go.bkup", "src/core.py~", "src/lib.rs.rej", "a.c.bak"):
         assert not counts_as_code(path), path
     assert counts_as_code("src/gomod.go") and counts_as_code("internal/go.mod.go")
