@@ -27,17 +27,17 @@ lint: .venv/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	.venv/bin/lint-imports
-	$(PY) -m mypy prchain sql miner chains environments
+	$(PY) -m mypy prchain
 
-schema: .venv/.installed ## regenerate sql/schema.sql from the models
-	$(PY) -m sql.schema
+schema: .venv/.installed ## regenerate prchain/store/schema.sql from the models
+	$(PY) -m prchain.store.schema
 
 migration: .venv/.installed ## a migration for your model change: make migration m="what changed"
 	@test -n "$(m)" || { echo 'usage: make migration m="what changed"'; exit 2; }
-	$(PY) -m sql.migrate revision "$(m)"
-	$(PY) -m ruff format -q sql/migrations/versions
-	$(PY) -m ruff check -q --fix sql/migrations/versions
-	$(PY) -m sql.schema
+	$(PY) -m prchain.store.migrate revision "$(m)"
+	$(PY) -m ruff format -q prchain/store/migrations/versions
+	$(PY) -m ruff check -q --fix prchain/store/migrations/versions
+	$(PY) -m prchain.store.schema
 
 bench: .venv/.installed ## speed figures of every stage (see bench/)
 	$(PY) bench/run_all.py

@@ -17,9 +17,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from environments.config import EnvironmentConfig  # noqa: E402
-from environments.factory import open_environment  # noqa: E402
-from environments.protocol import StageSpec  # noqa: E402
 from prchain.agent.config import AgentConfig  # noqa: E402
 from prchain.agent.loop import AgentLoop  # noqa: E402
 from prchain.agent.persist import Recorder, new_rollout  # noqa: E402
@@ -28,10 +25,13 @@ from prchain.app.config import Config  # noqa: E402
 from prchain.app.rollout import make_chain_runner  # noqa: E402
 from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.dev.repos import make_chain_repo  # noqa: E402
+from prchain.environments.config import EnvironmentConfig  # noqa: E402
+from prchain.environments.factory import open_environment  # noqa: E402
+from prchain.environments.protocol import StageSpec  # noqa: E402
 from prchain.llm.client import LLMClient  # noqa: E402
-from sql.config import StoreConfig  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
-from sql.models import Chain, ChainStage, PullRequest, Repo  # noqa: E402
+from prchain.store.config import StoreConfig  # noqa: E402
+from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo  # noqa: E402
 from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 STEPS = 40

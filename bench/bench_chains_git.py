@@ -35,11 +35,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chains.build import build_chains  # noqa: E402
-from chains.config import ChainsConfig  # noqa: E402
-from miner.config import MinerConfig  # noqa: E402
-from miner.mine import mine  # noqa: E402
-from sql.db import make_engine  # noqa: E402
+from prchain.chains.build import build_chains  # noqa: E402
+from prchain.chains.config import ChainsConfig  # noqa: E402
+from prchain.miner.config import MinerConfig  # noqa: E402
+from prchain.miner.mine import mine  # noqa: E402
+from prchain.store.db import make_engine  # noqa: E402
 
 MIRROR = Path("/work/.mirror")
 DEFAULTS = ("astral-sh/ruff", "cloudquery/cloudquery")

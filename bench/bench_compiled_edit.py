@@ -32,17 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sqlalchemy import select  # noqa: E402
 from unidiff import PatchSet  # noqa: E402
 
-from environments.eras.python.compiled import BUILD_STEP  # noqa: E402
-from environments.protocol import StageSpec  # noqa: E402
 from prchain.agent.tasks import ChainTask, StageTask  # noqa: E402
 from prchain.app.config import load_config  # noqa: E402
 from prchain.app.envsetup import on_image  # noqa: E402
 from prchain.app.rollout import environment_factory  # noqa: E402
 from prchain.app.verdicts import environment_config  # noqa: E402
+from prchain.environments.eras.python.compiled import BUILD_STEP  # noqa: E402
+from prchain.environments.protocol import StageSpec  # noqa: E402
+from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.models import Chain as ChainRow  # noqa: E402
+from prchain.store.models import ChainStage, PullRequest, Repo, StageVerification  # noqa: E402
 from prchain.verdicts.sandbox import apply_patch  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
-from sql.models import Chain as ChainRow  # noqa: E402
-from sql.models import ChainStage, PullRequest, Repo, StageVerification  # noqa: E402
 
 COMPILED = (".c", ".c.src", ".cpp", ".cc", ".cxx", ".h", ".h.src", ".hpp", ".pyx", ".pxd")
 
@@ -131,7 +131,7 @@ def main_() -> int:
     run_tests = "python -m pytest -p no:cacheprovider -q " + " ".join(map(shlex.quote, tests))
     timeout = config.environment.test_timeout
     if args.image:  # the sandbox API on an era image itself (its recipe not verified yet)
-        from environments.factory import open_environment
+        from prchain.environments.factory import open_environment
 
         stage = task.stages[0]
         spec = StageSpec(1, stage.base_sha, stage.gold_patch, setup_command=BUILD_STEP)

@@ -11,12 +11,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from environments.config import EnvironmentConfig
-from environments.docker_client import DockerClient
-from environments.docker_env import DockerEnvironment
-from environments.images import ensure_base_image, ensure_repo_image
-from environments.protocol import StageSpec
 from prchain.dev.repos import git, make_chain_repo
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_client import DockerClient
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.environments.images import ensure_base_image, ensure_repo_image
+from prchain.environments.protocol import StageSpec
 
 TRANSITIONS = 20
 

@@ -23,14 +23,14 @@ from sqlalchemy import select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
-from environments.config import EnvironmentConfig  # noqa: E402
-from environments.docker_client import DockerClient  # noqa: E402
-from environments.docker_env import DockerEnvironment  # noqa: E402
-from environments.eras.build import cache_volume  # noqa: E402
-from environments.eras.config import ErasConfig  # noqa: E402
-from environments.protocol import StageSpec  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
-from sql.models import ChainStage, EnvRecipe  # noqa: E402
+from prchain.environments.config import EnvironmentConfig  # noqa: E402
+from prchain.environments.docker_client import DockerClient  # noqa: E402
+from prchain.environments.docker_env import DockerEnvironment  # noqa: E402
+from prchain.environments.eras.build import cache_volume  # noqa: E402
+from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.environments.protocol import StageSpec  # noqa: E402
+from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.models import ChainStage, EnvRecipe  # noqa: E402
 from tests.support.rust_git_repo import TALLY_URL, make_counts, make_tally_mirror  # noqa: E402
 from tests.support.rust_repo import make_digits  # noqa: E402
 

@@ -39,11 +39,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from environments.cleanup import owner_labels  # noqa: E402
-from environments.config import EnvironmentConfig  # noqa: E402
-from environments.docker_client import ContainerSpec, DockerClient  # noqa: E402
-from environments.images import ensure_base_image  # noqa: E402
 from prchain.core.errors import EnvironmentFailure  # noqa: E402
+from prchain.environments.cleanup import owner_labels  # noqa: E402
+from prchain.environments.config import EnvironmentConfig  # noqa: E402
+from prchain.environments.docker_client import ContainerSpec, DockerClient  # noqa: E402
+from prchain.environments.images import ensure_base_image  # noqa: E402
 
 COMMANDS = [(["echo", "x"], b"x\n"), (["id", "-u"], b"0\n")]
 TRAILER = 'n=$1; shift; "$@"; rc=$?; printf "%s %d\\n" "$n" "$rc"; exit "$rc"'

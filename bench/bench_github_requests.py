@@ -1,7 +1,7 @@
 """API requests and GraphQL points spent mining 1,000 PRs (with files, commits, comments, reviews,
-review comments, closing issues) from the fake GitHub, end to end through `miner.mine` into SQLite.
+review comments, closing issues) from the fake GitHub, end to end through `prchain.miner.mine` into SQLite.
 
-The fake charges each GraphQL query the points GitHub's documented rule gives (`miner/points.py`)
+The fake charges each GraphQL query the points GitHub's documented rule gives (`prchain/miner/points.py`)
 and reports them in `rateLimit { cost }`; the miner adds up what the server says.
 Acceptance: at most 50 requests and at most 0.15 points per PR for 1,000 PRs. Prints requests and
 points per PR, the split by endpoint, and a rerun with nothing new.
@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Engine  # noqa: E402
 
-from miner.mine import RepoSummary, mine  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
-from sql.db import make_engine  # noqa: E402
+from prchain.miner.mine import RepoSummary, mine  # noqa: E402
+from prchain.store.db import make_engine  # noqa: E402
 from tests.support.fake_github import FakeGithub  # noqa: E402
 from tests.support.fake_github_data import generate_repo  # noqa: E402
 
@@ -78,7 +78,7 @@ def main(n_prs: int) -> int:
         f"(git history built in {built:.1f} s); GraphQL page size {config.miner.github.page_size}"
     )
     print(
-        f"full run (miner.mine into SQLite): {first.prs_new} PRs + {first.issues} issues, {first.references} references "
+        f"full run (prchain.miner.mine into SQLite): {first.prs_new} PRs + {first.issues} issues, {first.references} references "
         f"({first.pr_pr_references} PR->PR) in {seconds:.1f} s"
     )
     print(f"  API requests: {first.requests} ({first.requests_per_pr:.3f} requests/PR)")

@@ -48,14 +48,13 @@ import yaml  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
 from bench.eras_common import invoke, remove_images, write_config  # noqa: E402
-from environments.docker_client import DockerClient  # noqa: E402
-from environments.eras.build import cache_volume  # noqa: E402
-from environments.eras.config import ErasConfig  # noqa: E402
 from prchain.app.config import load_config  # noqa: E402
 from prchain.app.envsetup import era_builder, image_opener, image_size  # noqa: E402
-from prchain.verdicts.ladder import Setup, setup_eras  # noqa: E402
-from sql.db import make_engine, session_scope  # noqa: E402
-from sql.models import (  # noqa: E402
+from prchain.environments.docker_client import DockerClient  # noqa: E402
+from prchain.environments.eras.build import cache_volume  # noqa: E402
+from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.models import (  # noqa: E402
     Chain,
     ChainStage,
     EnvRecipe,
@@ -64,6 +63,7 @@ from sql.models import (  # noqa: E402
     StageEra,
     StageVerification,
 )
+from prchain.verdicts.ladder import Setup, setup_eras  # noqa: E402
 
 
 def clone_of(root: Path, repo: str) -> Path:

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
-from environments.docker_client import DockerClient  # noqa: E402
-from environments.eras.build import cache_volume  # noqa: E402
-from environments.eras.config import ErasConfig  # noqa: E402
+from prchain.environments.docker_client import DockerClient  # noqa: E402
+from prchain.environments.eras.build import cache_volume  # noqa: E402
+from prchain.environments.eras.config import ErasConfig  # noqa: E402
 from tests.support.era_runs import chain_sandbox  # noqa: E402
 from tests.support.maven_repo import make_yamlconf  # noqa: E402
 

@@ -19,11 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
-from environments.docker_client import DockerClient  # noqa: E402
-from environments.eras.build import CACHE, cache_volume  # noqa: E402
-from environments.eras.config import ErasConfig  # noqa: E402
-from environments.eras.node.packages import LINKER  # noqa: E402
-from sql.models import EnvRecipe  # noqa: E402
+from prchain.environments.docker_client import DockerClient  # noqa: E402
+from prchain.environments.eras.build import CACHE, cache_volume  # noqa: E402
+from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.environments.eras.node.packages import LINKER  # noqa: E402
+from prchain.store.models import EnvRecipe  # noqa: E402
 from tests.support.node_repo import make_mimer  # noqa: E402
 
 REPO = f"bench-node-{secrets.token_hex(4)}/mimer"

@@ -34,8 +34,8 @@ from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.scale.config import ScaleConfig  # noqa: E402
 from prchain.scale.local import LocalBackend  # noqa: E402
 from prchain.scale.protocol import Needs  # noqa: E402
-from sql.config import StoreConfig  # noqa: E402
-from sql.db import make_engine  # noqa: E402
+from prchain.store.config import StoreConfig  # noqa: E402
+from prchain.store.db import make_engine  # noqa: E402
 from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 SLOTS = 2

@@ -11,10 +11,10 @@ from pathlib import Path
 from click.testing import CliRunner
 from sqlalchemy import delete, select
 
-from environments.docker_client import DockerClient
 from prchain.cli import main
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
+from prchain.environments.docker_client import DockerClient
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 
 
 def invoke(*args: str) -> float:

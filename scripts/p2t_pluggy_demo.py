@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import ROLES
-from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, LLMCall, PullRequest, Repo
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import Chain, ChainStage, LLMCall, PullRequest, Repo
 
 MIRROR = "/work/.mirror/pytest-dev+pluggy/repo"
 BASE, MERGE = "6e1d0f13a259776bbf137f90bd7ab8b4474f68e7", "20d8143f127a4d7526dbbea441857b4b80ec8bdd"

@@ -11,7 +11,7 @@ import shlex
 from collections import defaultdict
 from typing import Any
 
-from environments.protocol import Environment
+from prchain.environments.protocol import Environment
 
 SNIPPET_CONTEXT = 4  # lines shown around an edit, so the agent sees what it changed
 

@@ -25,8 +25,8 @@ from prchain.agent.leakscan import GoldStage, Guard, chain_guard
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
-from sql.db import session_scope
-from sql.models import (
+from prchain.store.db import session_scope
+from prchain.store.models import (
     Chain,
     ChainStage,
     PullRequest,

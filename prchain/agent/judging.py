@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from environments.protocol import Environment, diff_cap_hit
 from prchain.agent.config import AgentConfig
 from prchain.agent.gates import before_judge
 from prchain.agent.judge import Judge, Judged
@@ -16,6 +15,7 @@ from prchain.agent.loop import AgentLoop
 from prchain.agent.persist import Recorder
 from prchain.agent.tasks import StageTask
 from prchain.core.errors import JudgeInputTooLarge
+from prchain.environments.protocol import Environment, diff_cap_hit
 from prchain.llm.prompts import render
 from prchain.verdicts.oracle import TestVerdict
 

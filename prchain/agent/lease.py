@@ -1,7 +1,7 @@
 """The chain lease: one runner per chain, the "chain" kind of the store's work leases.
 
 The claim, the heartbeat, the takeover of dead holders (stale heartbeat, or a process of this host
-that is gone) and `Lease.check` inside each write live in `sql.leases`; this module keeps the chain
+that is gone) and `Lease.check` inside each write live in `prchain.store.leases`; this module keeps the chain
 runner's vocabulary (chain ids) on top of it. Every write of a `Recorder` calls `Lease.check`, so a
 runner whose lease was taken over stops instead of interleaving its steps with the new owner's.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Engine
 
-from sql import leases
-from sql.leases import LeaseLost, new_owner_id
+from prchain.store import leases
+from prchain.store.leases import LeaseLost, new_owner_id
 
 __all__ = [
     "Lease",

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from environments.protocol import Environment
 from prchain.agent.config import AgentConfig
 from prchain.agent.guard import (
     RepeatGuard,
@@ -35,6 +34,7 @@ from prchain.agent.textformat import (
 )
 from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolBox, ToolResult
 from prchain.core.errors import ContextOverflow, LLMOutputInvalid
+from prchain.environments.protocol import Environment
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.repairs import RepairKind

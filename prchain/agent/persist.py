@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from environments.protocol import Transition
 from prchain.core.secrets import Redactor
 from prchain.core.text import storable
+from prchain.environments.protocol import Transition
 from prchain.llm.protocol import Message
 from prchain.llm.repairs import record_repairs
-from sql.db import session_scope, upsert
-from sql.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
-from sql.models.base import utcnow
+from prchain.store.db import session_scope, upsert
+from prchain.store.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
+from prchain.store.models.base import utcnow
 
 if TYPE_CHECKING:
     from prchain.agent.lease import Lease

@@ -15,8 +15,8 @@ from prchain.agent.loop import CHARS_PER_TOKEN
 from prchain.agent.tasks import pending_chains
 from prchain.llm.config import LLMConfig
 from prchain.llm.estimate import RoleEstimate, estimate_role
-from sql.db import session_scope
-from sql.models import ChainStage, LLMCall, RolloutStage
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, LLMCall, RolloutStage
 
 ASSUMED_POLICY_PROMPT = 8_000  # tokens per policy call when the store has no history
 ASSUMED_POLICY_COMPLETION = 300

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from prchain.agent.loop import Counters
-from sql.db import session_scope
-from sql.models import RolloutStage
+from prchain.store.db import session_scope
+from prchain.store.models import RolloutStage
 
 
 @dataclass

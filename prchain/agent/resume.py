@@ -14,12 +14,12 @@ import re
 import uuid
 from collections.abc import Iterable
 
-from environments.protocol import Environment
 from prchain.agent.loop import Counters
 from prchain.core.errors import EnvironmentFailure
 from prchain.core.secrets import REDACTED, Redactor
 from prchain.core.text import REPLACEMENT
-from sql.models import RolloutStage, Step
+from prchain.environments.protocol import Environment
+from prchain.store.models import RolloutStage, Step
 
 _FILE_HEADER = re.compile(rb"^diff --git a/(.*?) b/(.*)$", re.MULTILINE)
 

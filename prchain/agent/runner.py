@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.protocol import Environment
 from prchain.agent.choices import FINISHED
 from prchain.agent.config import AgentConfig
 from prchain.agent.gates import leaking_query
@@ -49,9 +48,10 @@ from prchain.agent.results import RolloutResult, failure_reason, stored_scores, 
 from prchain.agent.resume import carried, rebuild, restored_counters
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, PrchainError
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM, Message
+from prchain.store.models import RolloutStage
 from prchain.verdicts.oracle import TestVerdict
-from sql.models import RolloutStage
 
 EnvFactory = Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
 """(chain, rollout id) → a context manager holding the chain's sandbox."""

@@ -9,7 +9,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sql.models import Judgement, Rollout, RolloutStage
+from prchain.store.models import Judgement, Rollout, RolloutStage
 
 PAPER_TOKENS = 85_000  # daVinci-Agency: mean tokens per trajectory
 PAPER_TOOL_CALLS = 116  # and mean tool calls

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 
-from chains.leakage import changed_identifiers, find_leaks
 from prchain.agent.choices import FINISHED
+from prchain.chains.leakage import changed_identifiers, find_leaks
 from prchain.core.errors import NothingToDo
-from sql.db import session_scope
-from sql.models import Chain, ChainStage, PullRequest, Repo, Rollout
+from prchain.store.db import session_scope
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout
 
 
 @dataclass(frozen=True)

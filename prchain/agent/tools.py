@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from environments.protocol import Environment
 from prchain.agent.editor import Editor, EditorError
 from prchain.core.errors import ContainerDied, ExecOutputLost, PrchainError
+from prchain.environments.protocol import Environment
 
 SUBMIT = "submit"
 TRUNCATION_MARKER = "\n[... {omitted} characters of output omitted ...]\n"

@@ -6,10 +6,10 @@ openai, docker, networkx or the store.
 
 from __future__ import annotations
 
-from chains.config import DROP_KINDS, STRATEGY_NAMES
-from environments.config import CONFLICT_POLICIES
-from miner.config import SOURCE_NAMES
 from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
+from prchain.chains.config import DROP_KINDS, STRATEGY_NAMES
+from prchain.environments.config import CONFLICT_POLICIES
+from prchain.miner.config import SOURCE_NAMES
 from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
 from prchain.prm.variants import VARIANTS
 from prchain.scale.config import BACKEND_NAMES

@@ -15,22 +15,22 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from chains.config import ChainsConfig
-from environments.config import EnvironmentConfig
-from environments.eras.config import ErasConfig
-from miner.config import MinerConfig
 from prchain.agent.config import AgentConfig
+from prchain.chains.config import ChainsConfig
 from prchain.core.errors import ConfigError
 from prchain.core.files import write_text_atomically
 from prchain.core.secrets import Redactor
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.config import ErasConfig
 from prchain.llm.config import LLMConfig
+from prchain.miner.config import MinerConfig
 from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
 from prchain.report.config import ReportConfig
 from prchain.scale.config import ScaleConfig
 from prchain.setup_agent.config import SetupAgentConfig
+from prchain.store.config import StoreConfig
 from prchain.verdicts.config import VerdictsConfig
-from sql.config import StoreConfig
 
 DEFAULT_CONFIG_FILE = "prchain.yaml"
 

@@ -7,15 +7,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from environments.config import EnvironmentConfig
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Plan
-from environments.eras.era import Era
-from environments.eras.memory import stage_env
-from environments.protocol import Environment, StageSpec
 from prchain.agent.tasks import ChainTask
 from prchain.app.config import Config
 from prchain.core.errors import NothingToDo
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.eras.era import Era
+from prchain.environments.eras.memory import stage_env
+from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.ladder import AgentRepair, EraReport, Setup, setup_eras
 from prchain.verdicts.verify import StageJob
 
@@ -37,7 +37,7 @@ def image_opener(
     def open_on(
         repo: str, clone: str, sha: str, image: str
     ) -> contextlib.AbstractContextManager[Environment]:
-        from environments.factory import open_environment  # the docker SDK loads only here
+        from prchain.environments.factory import open_environment  # the docker SDK loads only here
 
         memory = eras.verify_limit(repo).memory if eras is not None else ""
         limited = config.model_copy(update={"memory": memory}) if memory else config
@@ -54,21 +54,21 @@ def image_opener(
 
 
 def image_present(tag: str) -> bool:
-    from environments.docker_client import DockerClient
+    from prchain.environments.docker_client import DockerClient
 
     return DockerClient().image_id(tag) is not None
 
 
 def image_size(tag: str) -> int:
-    from environments.docker_client import DockerClient
+    from prchain.environments.docker_client import DockerClient
 
     return DockerClient().image_size(tag)
 
 
 def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
     def build(job: StageJob, era: Era, plan: Plan) -> tuple[str, float, str, str]:
-        from environments.docker_client import DockerClient
-        from environments.eras.build import build_failure, ensure_era_image
+        from prchain.environments.docker_client import DockerClient
+        from prchain.environments.eras.build import build_failure, ensure_era_image
 
         made = ensure_era_image(
             DockerClient(),
@@ -100,7 +100,7 @@ def setup_from_config(
     labels: dict[str, str] | None = None,
 ) -> list[EraReport]:
     """What `prchain env setup` does."""
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url)
     if agent is None:
@@ -127,8 +127,8 @@ def setup_from_config(
 
 
 def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[str, Any]]:
-    from environments.eras.memory import recipes
-    from sql.db import make_engine
+    from prchain.environments.eras.memory import recipes
+    from prchain.store.db import make_engine
 
     return recipes(make_engine(config.store.url), repo)
 
@@ -161,8 +161,8 @@ def era_stages(
 
 def sandbox_image(config: EnvironmentConfig, repo: str, clone: str, era_image: str) -> str:
     """The sandbox layer (agent user, root-only mirror) on top of an era image, built once."""
-    from environments.docker_client import DockerClient
-    from environments.images import ensure_repo_image
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.images import ensure_repo_image
 
     made = ensure_repo_image(
         DockerClient(), config, repo, clone, lambda _m: None, base_image=era_image, commands=[]

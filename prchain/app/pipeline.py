@@ -13,11 +13,11 @@ from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.work import MineWork, QueryWork
 
 if TYPE_CHECKING:
-    from chains.build import BuildSummary
-    from chains.queries import QuerySummary
-    from chains.vet import VetSummary
-    from miner.mine import MineSummary, RepoSummary
+    from prchain.chains.build import BuildSummary
+    from prchain.chains.queries import QuerySummary
+    from prchain.chains.vet import VetSummary
     from prchain.llm.estimate import RoleEstimate
+    from prchain.miner.mine import MineSummary, RepoSummary
     from prchain.scale.protocol import Done
 
 MineProgress = Callable[[str, int, int | None], None]
@@ -27,7 +27,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def read_repos_file(path: str) -> list[str]:
-    from miner.mine import read_repos_file as read
+    from prchain.miner.mine import read_repos_file as read
 
     return read(path)
 
@@ -44,8 +44,8 @@ def mine_from_config(
     progress: MineProgress | None = None,
     notify: Notify = print,
 ) -> MineSummary:
-    from miner.mine import mine
-    from sql.db import make_engine
+    from prchain.miner.mine import mine
+    from prchain.store.db import make_engine
 
     if config.scale.backend != "local" and len(repos) > 1 and not name:
         options = {"source": source, "clone_dir": clone_dir, "since": since, "limit": limit}
@@ -72,8 +72,8 @@ def chains_from_config(
     decontaminate: tuple[str, ...] = (),
     progress: Progress | None = None,
 ) -> BuildSummary:
-    from chains.build import build_chains
-    from sql.db import make_engine
+    from prchain.chains.build import build_chains
+    from prchain.store.db import make_engine
 
     return build_chains(
         config.chains,
@@ -101,9 +101,9 @@ def vet_from_config(
     scope `chains`, the rebuilt chains may join stages by links not yet asked about: they are
     asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when
     `rebuild` is off or nothing could change."""
-    from chains.vet import MAX_ROUNDS, VetSummary, vet_links
+    from prchain.chains.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url)
     workers = workers or config.llm.workers
@@ -140,8 +140,8 @@ def vet_from_config(
 
 def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:
     """`queries build --redo-leaking`: forget the queries that still leak, so the build rewrites them."""
-    from chains.queries import reset_leaking
-    from sql.db import make_engine
+    from prchain.chains.queries import reset_leaking
+    from prchain.store.db import make_engine
 
     return reset_leaking(make_engine(config.store.url), chain_ids)
 
@@ -154,9 +154,9 @@ def queries_from_config(
     progress: Progress | None = None,
     notify: Notify = print,
 ) -> QuerySummary:
-    from chains.queries import build_queries
+    from prchain.chains.queries import build_queries
     from prchain.llm.client import LLMClient
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url)
     if config.scale.backend != "local":
@@ -183,8 +183,8 @@ def _mine_spread(
     notify: Notify,
 ) -> MineSummary:
     """One task per repository; a local clone's path is made absolute so another process finds it."""
-    from miner.mine import MineSummary, validate_repo_name
-    from sql.db import make_engine
+    from prchain.miner.mine import MineSummary, validate_repo_name
+    from prchain.store.db import make_engine
 
     if (options["source"] or config.miner.source) == "git":
         repos = [str(Path(repo).resolve()) for repo in repos]
@@ -215,7 +215,7 @@ def _queries_spread(
     notify: Notify,
 ) -> QuerySummary | None:
     """One task per chain needing queries; None when nothing is pending (the local path says so)."""
-    from chains.queries import QuerySummary, count_stages, load_pending
+    from prchain.chains.queries import QuerySummary, count_stages, load_pending
 
     chains = load_pending(engine, chain_ids)
     if not chains:
@@ -244,8 +244,8 @@ def _queries_spread(
 def plan_queries_from_config(
     config: Config, *, chain_ids: list[int] | None = None
 ) -> list[RoleEstimate]:
-    from chains.plan import plan_queries
-    from sql.db import make_engine
+    from prchain.chains.plan import plan_queries
+    from prchain.store.db import make_engine
 
     return plan_queries(config.chains, config.llm, make_engine(config.store.url), chain_ids)
 
@@ -253,8 +253,8 @@ def plan_queries_from_config(
 def plan_vet_from_config(
     config: Config, *, redo: bool = False, limit: int | None = None
 ) -> list[RoleEstimate]:
-    from chains.vet import plan_vet
-    from sql.db import make_engine
+    from prchain.chains.vet import plan_vet
+    from prchain.store.db import make_engine
 
     return plan_vet(
         config.chains, config.llm, make_engine(config.store.url), redo=redo, limit=limit

@@ -12,14 +12,14 @@ from sqlalchemy.engine import make_url
 from prchain.app.config import Config
 from prchain.report.facts import ExportFacts, GraphFacts, PipelineFacts
 from prchain.report.site import Progress, ReportSummary, write_report
-from sql.db import make_engine, session_scope
+from prchain.store.db import make_engine, session_scope
 
 
 def graph_facts(engine: Engine, config: Config) -> GraphFacts | None:
     """The reference graph as the latest `chains build` of the configured strategy read it
     (what each filter and link rule dropped, kept with the build): the report builds no graph
     again, and takes time in proportion to what it shows. None before any build."""
-    from sql.models import ChainBuild, ChainLink
+    from prchain.store.models import ChainBuild, ChainLink
 
     with session_scope(engine) as session:
         build = session.scalars(
@@ -45,7 +45,7 @@ def graph_facts(engine: Engine, config: Config) -> GraphFacts | None:
 def export_facts(engine: Engine, config: Config) -> ExportFacts:
     """What `prchain export` with this config would write, and why it would skip the rest."""
     from prchain.agent.export import build_record
-    from sql.models import Rollout
+    from prchain.store.models import Rollout
 
     facts, skipped = ExportFacts(), Counter[str]()
     with session_scope(engine) as session:

@@ -15,8 +15,6 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from environments.config import EnvironmentConfig
-from environments.protocol import Environment
 from prchain.agent.lease import busy_chains
 from prchain.agent.results import RolloutResult
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory
@@ -27,6 +25,8 @@ from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import RolloutWork
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.core.text import plural
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM
 from prchain.scale.protocol import Done, Needs
 
@@ -41,7 +41,7 @@ def store_label(url: str) -> str:
 def remove_orphans(labels: dict[str, str]) -> list[str]:
     """Remove the sandboxes carrying all of `labels` whose owner process is gone (a runner killed
     mid-rollout); live owners' and other hosts' containers are left alone. Returns their ids."""
-    from environments.admin import gc
+    from prchain.environments.admin import gc
 
     try:
         return [container["id"] for container in gc(labels=labels)]
@@ -54,10 +54,10 @@ def environment_factory(config: EnvironmentConfig, store_url: str | None = None)
     store = {"prchain.store": store_label(store_url)} if store_url else {}
 
     def factory(task: ChainTask, rollout_id: int) -> contextlib.AbstractContextManager[Environment]:
-        from environments.factory import (
+        from prchain.app.envsetup import era_stages
+        from prchain.environments.factory import (
             open_environment,  # the docker SDK loads only when a sandbox opens
         )
-        from prchain.app.envsetup import era_stages
 
         env_config, specs = era_stages(config, engine(), task)
         labels = {
@@ -79,7 +79,7 @@ def environment_factory(config: EnvironmentConfig, store_url: str | None = None)
         if store_url is None:
             return None
         if not engines:
-            from sql.db import make_engine
+            from prchain.store.db import make_engine
 
             engines.append(make_engine(store_url))
         return engines[0]
@@ -156,7 +156,7 @@ def rollout_from_config(
     """What `prchain rollout` does: pick pending chains and roll each out on the configured backend,
     one sandbox per chain. Each result says which node ran it. Chains in `redo` get a new rollout
     beside their earlier one. An empty list: every chain asked for has a finished rollout."""
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     again = frozenset(redo)
     engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
@@ -215,7 +215,7 @@ def plan_rollouts_from_config(
 ) -> list[Any]:
     """What `prchain rollout --dry-run` prints: expected calls, tokens and cost per role."""
     from prchain.agent.plan import plan_rollouts
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     return plan_rollouts(
         config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit, list(redo)

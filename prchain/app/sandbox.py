@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments import admin
-from environments.admin import build_base, build_repo, gc
-from environments.lifecycle import PrunePlan
 from prchain.app.config import Config
+from prchain.environments import admin
+from prchain.environments.admin import build_base, build_repo, gc
+from prchain.environments.lifecycle import PrunePlan
 
 __all__ = ["build_base", "build_repo", "gc", "list_all", "prune"]
 

@@ -64,7 +64,7 @@ def backend_for(
     in the worker threads that open the sandboxes. Removing them is also what stops a worker
     blocked in a long command, which Ctrl-C alone never reaches."""
     if sandboxes:
-        from environments.cleanup import install_handlers  # the docker SDK loads only here
+        from prchain.environments.cleanup import install_handlers  # the docker SDK loads only here
 
         install_handlers()
     with open_backend(config.scale, workers=workers, env=task_env(config)) as backend:

@@ -14,8 +14,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 SECTION_MODULES = (
-    "miner.stats",
-    "chains.stats",
+    "prchain.miner.stats",
+    "prchain.chains.stats",
     "prchain.verdicts.era_stats",
     "prchain.verdicts.stats",
     "prchain.llm.stats",

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import make_url
 
-from sql.db import make_engine, store_error
-from sql.migrate import Upgrade
+from prchain.store.db import make_engine, store_error
+from prchain.store.migrate import Upgrade
 
 __all__ = ["StoreRevision", "make_engine", "store_error", "store_revision", "upgrade_store"]
 
@@ -28,7 +28,7 @@ def _shown(url: str) -> str:
 
 def store_revision(url: str) -> StoreRevision:
     """Where the store stands, read without changing anything."""
-    from sql import migrate
+    from prchain.store import migrate
 
     engine = make_engine(url, create=False, readonly=True)
     try:
@@ -46,7 +46,7 @@ def store_revision(url: str) -> StoreRevision:
 
 def upgrade_store(url: str) -> Upgrade:
     """Bring the store to this prchain's schema (an empty one is created)."""
-    from sql import migrate
+    from prchain.store import migrate
 
     engine = make_engine(url, create=False)
     try:

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from environments.config import EnvironmentConfig
-from environments.protocol import Environment, StageSpec
-from environments.transfer import ImageSizes
 from prchain.app.config import Config
 from prchain.core.errors import NothingToDo, PrchainError
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.protocol import Environment, StageSpec
+from prchain.environments.transfer import ImageSizes
 from prchain.verdicts.golden import EvalSettings, StageResult, by_chain, evaluate, planned
 from prchain.verdicts.runnable import (
     ImageResolver,
@@ -32,7 +32,7 @@ __all__ = ["by_chain", "flat_path"]  # for the CLI, which reaches the library on
 def stage_images(config: EnvironmentConfig) -> ImageResolver:
     """The stage image of each era image: its sandbox layer, built once from the repository's
     clone unless the engine has it; or why there is none."""
-    from environments.docker_client import DockerClient
+    from prchain.environments.docker_client import DockerClient
 
     client = DockerClient()
     made: dict[tuple[str, str], StageImage | str] = {}
@@ -66,7 +66,7 @@ def export_runnable_from_config(
     config: Config, out: str, *, strategy: str | None = None, unverified: bool = False
 ) -> RunnableSummary:
     """`prchain tasks export OUT --runnable`."""
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url, readonly=True)
     return export_runnable(
@@ -79,8 +79,8 @@ def export_runnable_from_config(
 
 def task_image_sizes(tasks: str, *, every: bool = False) -> ImageSizes:
     """The images a task file's stages need and what they weigh, separately and deduplicated."""
-    from environments.docker_client import DockerClient
-    from environments.transfer import sizes
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.transfer import sizes
 
     names = images_of(read_tasks(tasks), every)
     if not names:
@@ -97,8 +97,8 @@ def task_image_sizes(tasks: str, *, every: bool = False) -> ImageSizes:
 
 def save_task_images(found: ImageSizes, out: str) -> int:
     """Write the images `task_image_sizes` found as one archive; its size in bytes."""
-    from environments.docker_client import DockerClient
-    from environments.transfer import save
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.transfer import save
 
     if found.missing:
         raise NothingToDo(
@@ -116,8 +116,8 @@ class Loaded:
 
 def load_task_images(archive: str, tasks: str | None = None) -> Loaded:
     """`docker load` of an archive; with a task file, which of its images are still not there."""
-    from environments.docker_client import DockerClient
-    from environments.transfer import load
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.transfer import load
 
     client = DockerClient()
     loaded = Loaded(load(client, archive))
@@ -131,8 +131,8 @@ def load_task_images(archive: str, tasks: str | None = None) -> Loaded:
 
 def push_task_images(tasks: str, registry: str, *, every: bool = False) -> dict[str, str]:
     """Push the images a task file needs to `registry`; name → manifest digest."""
-    from environments.docker_client import DockerClient
-    from environments.transfer import push
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.transfer import push
 
     found = task_image_sizes(tasks, every=every)
     if found.missing:
@@ -143,8 +143,8 @@ def push_task_images(tasks: str, registry: str, *, every: bool = False) -> dict[
 def pull_task_images(tasks: str, registry: str) -> Loaded:
     """Pull the images a task file needs from `registry` under their own names; those still
     missing, or not the image the file names."""
-    from environments.docker_client import DockerClient
-    from environments.transfer import pull
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.transfer import pull
 
     client = DockerClient()
     names = images_of(read_tasks(tasks))
@@ -167,7 +167,7 @@ def _opener(
     def open_env(
         repo: str, stages: list[StageSpec], labels: dict[str, str]
     ) -> contextlib.AbstractContextManager[Environment]:
-        from environments.factory import open_environment  # the docker SDK loads only here
+        from prchain.environments.factory import open_environment  # the docker SDK loads only here
 
         # No clone: every stage's image already holds the repository's mirror.
         env: Any = open_environment(config, repo=repo, clone_path="", stages=stages, labels=labels)
@@ -194,7 +194,7 @@ def eval_from_config(
     on_stage: Callable[[StageResult], None] | None = None,
 ) -> list[StageResult]:
     """`prchain tasks eval TASKS [--predictions FILE]`."""
-    from environments.docker_client import DockerClient
+    from prchain.environments.docker_client import DockerClient
 
     wanted = set(chain_ids)
     chains = [c for c in read_tasks(tasks) if not wanted or c["chain_id"] in wanted]

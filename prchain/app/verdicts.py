@@ -9,12 +9,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.config import EnvironmentConfig
-from environments.eras.memory import era_state, recipes, stage_env
-from environments.protocol import Environment, StageSpec
 from prchain.app.config import Config
 from prchain.app.envsetup import on_image
 from prchain.core.errors import NothingToDo
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.memory import era_state, recipes, stage_env
+from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
 from prchain.verdicts.verify import StageJob, StageReport, find_stages
 
@@ -37,7 +37,7 @@ def verify_opener(
     on the stage's era image when `env setup` made one."""
 
     def open_env(job: StageJob) -> contextlib.AbstractContextManager[Environment]:
-        from environments.factory import open_environment  # the docker SDK loads only here
+        from prchain.environments.factory import open_environment  # the docker SDK loads only here
 
         era = stage_env(engine, job.stage_id) if engine is not None else None
         env: Any = open_environment(
@@ -61,7 +61,7 @@ def verify_from_config(
     on_done: Callable[[StageReport], None] | None = None,
 ) -> list[StageReport]:
     """What `prchain tests verify` does."""
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url)
     chain_ids = list(chain_ids)
@@ -89,7 +89,7 @@ def verify_on_backend(
     from prchain.app.scale import backend_for, portable
     from prchain.app.work import VerifyWork
     from prchain.scale.protocol import Done, Needs
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     jobs = find_stages(make_engine(config.store.url), chain_ids)
     if on_start is not None:
@@ -137,8 +137,8 @@ def show_stage(config: Config, chain_id: int, idx: int) -> dict[str, Any]:
     per-test outcomes, the root error and the reason."""
     from sqlalchemy import select
 
-    from sql.db import make_engine, session_scope
-    from sql.models import ChainStage, PullRequest, StageVerification
+    from prchain.store.db import make_engine, session_scope
+    from prchain.store.models import ChainStage, PullRequest, StageVerification
 
     engine = make_engine(config.store.url)
     with session_scope(engine) as session:

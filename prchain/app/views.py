@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from chains.handcheck import Score, read_labels, score
-from chains.lengths import length_rows
-from chains.links import LinkView, chain_pairs, list_links
-from chains.sample import (
+from prchain.agent import export as _export
+from prchain.agent.formats import dataset as _dataset
+from prchain.agent.formats.card import read_manifest
+from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
+from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
+from prchain.agent.results import RolloutResult
+from prchain.chains.handcheck import Score, read_labels, score
+from prchain.chains.lengths import length_rows
+from prchain.chains.links import LinkView, chain_pairs, list_links
+from prchain.chains.sample import (
     SampledChain,
     SampledLink,
     drop_shares,
@@ -16,17 +22,11 @@ from chains.sample import (
     sample_dropped,
     shares_line,
 )
-from chains.stats import lengths_table, rules_table
-from chains.tasks import export_tasks
-from chains.views import ChainView, chain_view, list_chains
-from prchain.agent import export as _export
-from prchain.agent.formats import dataset as _dataset
-from prchain.agent.formats.card import read_manifest
-from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
-from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
-from prchain.agent.results import RolloutResult
+from prchain.chains.stats import lengths_table, rules_table
+from prchain.chains.tasks import export_tasks
+from prchain.chains.views import ChainView, chain_view, list_chains
 from prchain.p2t.store import oracle_strings
-from sql.db import make_engine
+from prchain.store.db import make_engine
 
 
 def export_trajectories(*args: Any, **kwargs: Any) -> _export.ExportSummary:

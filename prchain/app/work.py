@@ -17,12 +17,12 @@ from prchain.app.config import Config
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from chains.queries import QuerySummary
-    from miner.mine import RepoSummary
     from prchain.agent.results import RolloutResult
     from prchain.agent.runner import ChainRunner
     from prchain.app.p2t.curate import CurationResult
+    from prchain.chains.queries import QuerySummary
     from prchain.llm.client import LLMClient
+    from prchain.miner.mine import RepoSummary
     from prchain.verdicts.verify import StageJob, StageReport
 
 
@@ -36,7 +36,7 @@ class _Lazy:
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
 
     def engine(self) -> Engine:
-        from sql.db import make_engine
+        from prchain.store.db import make_engine
 
         with self._lock:
             if self._engine is None:
@@ -94,7 +94,7 @@ class QueryWork(_Lazy):
     """Write the missing queries and overview of one chain."""
 
     def __call__(self, chain_id: int) -> QuerySummary:
-        from chains.queries import build_queries
+        from prchain.chains.queries import build_queries
 
         engine = self.engine()
         return build_queries(
@@ -109,7 +109,7 @@ class MineWork(_Lazy):
     options: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, repo: str) -> RepoSummary:
-        from miner.mine import mine
+        from prchain.miner.mine import mine
 
         return mine(self.config.miner, self.engine(), [repo], **self.options).repos[0]
 
@@ -139,8 +139,8 @@ class VerifyWork(_Lazy):
 
     def __call__(self, job: StageJob) -> StageReport:
         from prchain.app.verdicts import environment_config, verify_opener
+        from prchain.store.leases import holding
         from prchain.verdicts.verify import StageReport, verify_one
-        from sql.leases import holding
 
         engine = self.engine()
         opener = verify_opener(environment_config(self.config), engine)  # era images per stage

@@ -21,10 +21,10 @@ from prchain.cli.progress import reporting
 from prchain.cli.safe import SafeConsole, echo
 
 if TYPE_CHECKING:
-    from chains.build import BuildSummary
-    from chains.config import DropKind
     from prchain.app.views import ChainView, SampledLink, Score
-    from sql.models import ChainLink
+    from prchain.chains.build import BuildSummary
+    from prchain.chains.config import DropKind
+    from prchain.store.models import ChainLink
 
 
 @main.group()

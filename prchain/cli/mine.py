@@ -16,7 +16,7 @@ from prchain.cli.safe import SafeConsole
 from prchain.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from miner.mine import MineSummary
+    from prchain.miner.mine import MineSummary
 
 
 @main.command("mine")
@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     help="One repository per line; # comments.",
 )
 @click.option(
-    "--source", type=click.Choice(SOURCE_NAMES), help="Where PRs come from (default miner.source)."
+    "--source",
+    type=click.Choice(SOURCE_NAMES),
+    help="Where PRs come from (default prchain.miner.source).",
 )
 @click.option(
     "--clone-dir",

@@ -77,7 +77,7 @@ class EnvironmentFailure(PrchainError):
 
 
 class BuildFailed(EnvironmentFailure):
-    """An image build ran and failed; `kind` and the hint come from its log (environments.buildlog)."""
+    """An image build ran and failed; `kind` and the hint come from its log (prchain.environments.buildlog)."""
 
     hint = "the image build failed; read its log"
 
@@ -110,7 +110,7 @@ class ExecOutputLost(EnvironmentFailure):
 
 class NoShellInImage(EnvironmentFailure):
     """The engine could not start `sh` in a container. Every exec runs in a small sh wrapper
-    (environments.exec_stream), so nothing can run there; running again cannot help."""
+    (prchain.environments.exec_stream), so nothing can run there; running again cannot help."""
 
     hint = "use an image with a POSIX shell at /bin/sh (a scratch or distroless image cannot serve)"
 

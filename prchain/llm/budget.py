@@ -26,9 +26,9 @@ from sqlalchemy import Engine, select
 from prchain.core.errors import BudgetExhausted
 from prchain.llm.config import Price
 from prchain.llm.pricing import cost_usd
-from sql.db import session_scope
-from sql.models import LLMCall
-from sql.models.base import utcnow
+from prchain.store.db import session_scope
+from prchain.store.models import LLMCall
+from prchain.store.models.base import utcnow
 
 CHARS_PER_TOKEN = 4
 FIRST_COMPLETION_GUESS = 256  # completion tokens assumed before any call of the run has finished

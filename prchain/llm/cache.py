@@ -17,8 +17,8 @@ from sqlalchemy import Engine
 
 from prchain.core.text import storable
 from prchain.llm.protocol import Completion
-from sql.db import session_scope, upsert
-from sql.models import LLMCacheEntry
+from prchain.store.db import session_scope, upsert
+from prchain.store.models import LLMCacheEntry
 
 
 def cache_key(request: dict[str, Any]) -> str:

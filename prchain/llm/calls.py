@@ -11,8 +11,8 @@ from sqlalchemy import Engine
 
 from prchain.core.secrets import SECRET_PATTERNS, Redactor
 from prchain.core.text import storable
-from sql.db import session_scope
-from sql.models import LLMCall
+from prchain.store.db import session_scope
+from prchain.store.models import LLMCall
 
 # Servers echo a refused key in their error text ("Incorrect API key provided: sk-..."); never store one.
 _KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)

@@ -12,8 +12,8 @@ from sqlalchemy import Engine, func, select
 
 from prchain.llm.config import LLMConfig
 from prchain.llm.pricing import cost_usd
-from sql.db import session_scope
-from sql.models import LLMCall
+from prchain.store.db import session_scope
+from prchain.store.models import LLMCall
 
 
 @dataclass(frozen=True)

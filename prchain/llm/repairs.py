@@ -12,8 +12,8 @@ from typing import Generic, Literal, TypeVar, get_args
 
 from sqlalchemy import Engine
 
-from sql.db import session_scope
-from sql.models import LLMRepair
+from prchain.store.db import session_scope
+from prchain.store.models import LLMRepair
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from prchain.llm.calls import REFUSED
-from sql.models import LLMCall, LLMRepair
+from prchain.store.models import LLMCall, LLMRepair
 
 
 def collect(session: Session) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from environments.protocol import Environment
 from prchain.agent.tools import ToolBox
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t.config import P2TConfig
 from prchain.p2t.entities import check_entities, step_entities

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from environments.protocol import Environment
+from prchain.environments.protocol import Environment
 from prchain.verdicts.oracle import run_command_clean
 
 

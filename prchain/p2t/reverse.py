@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from environments.protocol import Environment
 from prchain.agent.tools import ToolBox
+from prchain.environments.protocol import Environment
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM
 from prchain.p2t import checks

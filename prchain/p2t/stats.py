@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from prchain.p2t.metrics import assistant_steps, redundant_view_fraction, response_tokens
-from sql.db import session_scope
-from sql.models import P2TStage, Rollout, RolloutStage, Step
+from prchain.store.db import session_scope
+from prchain.store.models import P2TStage, Rollout, RolloutStage, Step
 
 QUANTITIES = ("steps", "response_tokens", "redundant_view_fraction")
 

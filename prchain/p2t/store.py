@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 from prchain.p2t.graph import ISSUE_ACTION, ProcessGraph
 from prchain.p2t.patches import split_patch, test_names
 from prchain.p2t.reverse import ReverseResult
-from sql.db import session_scope, upsert
-from sql.models import P2TGraph, P2TStage, Rollout, RolloutStage, Step
-from sql.models.base import utcnow
+from prchain.store.db import session_scope, upsert
+from prchain.store.models import P2TGraph, P2TStage, Rollout, RolloutStage, Step
+from prchain.store.models.base import utcnow
 
 
 def save_graph(
@@ -164,7 +164,7 @@ def oracle_strings(session: Any, rollout: Any) -> list[str]:
     tests the stage's hidden test patch adds. Plain rollouts never saw either."""
     if getattr(rollout, "source", "agent") != "p2t":
         return []
-    from sql.models import ChainStage  # the store's tables, read in the caller's session
+    from prchain.store.models import ChainStage  # the store's tables, read in the caller's session
 
     stages = session.scalars(select(ChainStage).filter_by(chain_id=rollout.chain_id))
     names = [

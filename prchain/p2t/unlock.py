@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from environments.protocol import Environment
 from prchain.agent.tools import truncate
+from prchain.environments.protocol import Environment
 
 TOOLS = ("VIEW", "BASH", "CREATE", "STR_REPLACE", "THINK")
 ISSUE_TARGET = "problem_statement"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from environments.protocol import Environment
+from prchain.environments.protocol import Environment
 from prchain.p2t.graph import Node
 from prchain.p2t.patches import touched_files
 from prchain.p2t.unlock import Runner, Unreplayable

@@ -25,8 +25,8 @@ from prchain.prm.serialize import render_window, serialize_window
 from prchain.prm.taxonomy import Taxonomy, load_taxonomy
 from prchain.prm.variants import Variant, get_variant
 from prchain.prm.verdict import Verdict, parse_verdict
-from sql.db import session_scope, upsert
-from sql.models import PRMCall
+from prchain.store.db import session_scope, upsert
+from prchain.store.models import PRMCall
 
 log = logging.getLogger(__name__)
 PROMPTS = Path(__file__).with_name("prompts")

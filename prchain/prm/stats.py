@@ -12,7 +12,7 @@ from rich.table import Table
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from sql.models import PRMCall, Rollout, Step
+from prchain.store.models import PRMCall, Rollout, Step
 
 BASE = "base"
 SUBOPTIMAL = ("needs_correction", "critical")

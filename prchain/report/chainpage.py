@@ -12,7 +12,15 @@ from sqlalchemy.orm import Session
 
 from prchain.report.collect import NOT_ROLLED_OUT
 from prchain.report.optional import stage_verdicts
-from sql.models import Chain, ChainStage, Judgement, PullRequest, Repo, Rollout, RolloutStage
+from prchain.store.models import (
+    Chain,
+    ChainStage,
+    Judgement,
+    PullRequest,
+    Repo,
+    Rollout,
+    RolloutStage,
+)
 
 
 @dataclass

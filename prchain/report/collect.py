@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from sql.models import (
+from prchain.store.models import (
     Chain,
     ChainStage,
     Judgement,

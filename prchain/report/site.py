@@ -1,6 +1,6 @@
 """`write_report`: the whole static site, written page by page into OUT_DIR.
 
-Layout: index.html, chains/<id>.html, trajectories/<id>.html and assets/ (plotly.js, the
+Layout: index.html, prchain/chains/<id>.html, trajectories/<id>.html and assets/ (plotly.js, the
 stylesheet, one small script). Links are relative, so the folder opens from disk or any copy.
 The site is written into a fresh directory beside OUT_DIR and swapped in whole
 (`prchain.core.files.atomic_directory`); OUT_DIR must be new, empty or an earlier report.
@@ -33,7 +33,7 @@ from prchain.report.graph import OUTCOME_COLOURS, GraphNode, chain_figure
 from prchain.report.optional import p2t_counts
 from prchain.report.plots import index_plots, write_plotly_js
 from prchain.report.trajpage import StepCost, TrajectoryPage, trajectory_page
-from sql.models import Rollout
+from prchain.store.models import Rollout
 
 Progress = Callable[[str, int, int], None]
 VENDORED = ("diff2html.min.js", "diff2html.min.css", "diff2html.LICENSE.txt")
@@ -132,7 +132,7 @@ class SiteWriter:
             }
             stages.append(view)
         self.write(
-            f"chains/{page.id}.html",
+            f"prchain/chains/{page.id}.html",
             "chain.html.j2",
             chain=vars(page) | {"stages": stages},
             graph_json=script_json(chain_figure(nodes, page.edges)),

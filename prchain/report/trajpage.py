@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from prchain.report.optional import p2t_rows, p2t_stages
 from prchain.report.patches import PatchPiece, step_piece
-from sql.models import (
+from prchain.store.models import (
     ChainStage,
     EnvTransition,
     Judgement,

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from environments.buildbox import BoxSettings, BuildBox, StepResult
-from environments.docker_client import DockerClient
 from prchain.core import git
 from prchain.core.errors import ContextOverflow, LLMError, PrchainError
+from prchain.environments.buildbox import BoxSettings, BuildBox, StepResult
+from prchain.environments.docker_client import DockerClient
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.toolcalls import calls_from_text

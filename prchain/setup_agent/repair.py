@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from environments.buildbox import BoxSettings
-from environments.config import EnvironmentConfig
-from environments.docker_client import DockerClient
-from environments.egress import EgressProxy
-from environments.eras import python
-from environments.eras.build import (
+from prchain.environments.buildbox import BoxSettings
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_client import DockerClient
+from prchain.environments.egress import EgressProxy
+from prchain.environments.eras import python
+from prchain.environments.eras.build import (
     base_config,
     build_environment,
     egress,
     ensure_toolchain_image,
 )
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Plan
-from environments.images import ensure_base_image
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.images import ensure_base_image
 from prchain.llm.protocol import ChatLLM
 from prchain.setup_agent.agent import AgentRecipe, SetupRequest, run_setup_agent
 from prchain.setup_agent.config import SetupAgentConfig

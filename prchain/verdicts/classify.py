@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from environments.eras.reports import is_passing
+from prchain.environments.eras.reports import is_passing
 
 Status = Literal["usable", "unusable"]
 STATUSES: tuple[str, ...] = get_args(Status)

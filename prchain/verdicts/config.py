@@ -30,7 +30,7 @@ class RepoTests(BaseModel):
     )
     ecosystem: str = Field(
         default="python",
-        description="Whose test-report reader reads the runs (environments/eras/<name>/).",
+        description="Whose test-report reader reads the runs (prchain/environments/eras/<name>/).",
     )
 
 

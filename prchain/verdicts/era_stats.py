@@ -11,7 +11,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sql.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
+from prchain.store.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
 
 
 def collect(session: Session) -> dict[str, Any]:

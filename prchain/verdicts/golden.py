@@ -2,7 +2,7 @@
 
 Per chain, one sandbox walks the stages in order exactly as a rollout does: stage t starts on
 B_t with the earlier gold patches reverted and the patches applied so far carried forward
-(environments/carry.py), the stage's patch (the gold one, or a model's from a SWE-bench-shaped
+(prchain/environments/carry.py), the stage's patch (the gold one, or a model's from a SWE-bench-shaped
 predictions file) is applied on top, and the hidden tests run in a clean room under its rules
 (oracle.run_tests: no test file of the patch's own, the gold test patch, the tester's user). A
 stage is resolved when every FAIL_TO_PASS test now passes and every PASS_TO_PASS test still does.
@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from environments.images import recipe_hash
-from environments.protocol import Environment, StageSpec
 from prchain.core.errors import PrchainError
+from prchain.environments.images import recipe_hash
+from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests
 from prchain.verdicts.sandbox import apply_patch
 from prchain.verdicts.taskfile import Patches

@@ -1,6 +1,6 @@
 """`prchain env setup`: an era image per (repository, era key), verified by running its tests.
 
-For every stage of the chosen chains the era of its base B_t is found (environments/eras). Per era
+For every stage of the chosen chains the era of its base B_t is found (prchain/environments/eras). Per era
 not yet in recipe memory, candidates are tried in order until one verifies:
   1. memory: the image of the verified era nearest in time (no build; often the same packages do);
   2. planner: each plan of the ecosystem (dated resolution first);
@@ -23,14 +23,15 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.eras import memory
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Method, NoPlan, Plan, report_for
-from environments.eras.era import Era, era_of
-from environments.eras.manifests import Snapshot
-from environments.eras.reports import FILES_PLACEHOLDER, TestReport
-from environments.protocol import Environment
 from prchain.core.errors import PrchainError
+from prchain.environments.eras import memory
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Method, NoPlan, Plan, report_for
+from prchain.environments.eras.era import Era, era_of
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
+from prchain.environments.protocol import Environment
+from prchain.store.leases import holding
 from prchain.verdicts.outcomes import Counts, count
 from prchain.verdicts.sandbox import (
     SuiteRun,
@@ -40,7 +41,6 @@ from prchain.verdicts.sandbox import (
     run_suite,
 )
 from prchain.verdicts.verify import StageJob, find_stages
-from sql.leases import holding
 
 LOG_CHARS = 20_000  # of each build and test output kept with the recipe
 REPORT_PATH = "/tmp/prchain-era-junit.xml"

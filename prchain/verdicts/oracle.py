@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 
-from environments.eras.ecosystems import report_for
-from environments.eras.memory import stage_env
-from environments.eras.reports import TestReport, Witnessed, is_passing, witnessed
-from environments.protocol import Environment, Workspace
+from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.memory import stage_env
+from prchain.environments.eras.reports import TestReport, Witnessed, is_passing, witnessed
+from prchain.environments.protocol import Environment, Workspace
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, StageVerification
 from prchain.verdicts.sandbox import agent_change, apply_patch, is_test_side, patch_paths, run_suite
-from sql.db import session_scope
-from sql.models import ChainStage, StageVerification
 
 MISSING = "missing"  # a required test that the run did not report at all
 DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
@@ -40,7 +40,7 @@ class StageTests:
     test_patch: str = ""  # the gold test patch, applied before the run
     report_path: str = DEFAULT_REPORT_PATH
     tail_chars: int = 4000
-    ecosystem: str = "python"  # its reader reads the run (environments/eras/reports.py)
+    ecosystem: str = "python"  # its reader reads the run (prchain/environments/eras/reports.py)
 
     @property
     def required(self) -> list[str]:
@@ -114,7 +114,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
 
 def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tuple[str, list[str]]:
     """(the witness's test name, its files) when the room's reader reads a report the tested
-    process writes itself (environments/eras/reports.py: Witnessed); ("", []) otherwise. The
+    process writes itself (prchain/environments/eras/reports.py: Witnessed); ("", []) otherwise. The
     files are written before any tested code runs and sealed by root with the hidden tests."""
     if not isinstance(reader, Witnessed):
         return "", []

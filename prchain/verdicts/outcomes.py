@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from environments.eras.reports import is_passing
+from prchain.environments.eras.reports import is_passing
 
 
 @dataclass

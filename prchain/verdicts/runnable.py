@@ -25,13 +25,13 @@ from typing import Any, Literal, TextIO, get_args
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.tasks import iter_tasks
-from environments.absent import absent_paths
-from environments.carry import ORIGIN_DIR, WORKDIR
-from environments.eras.ecosystems import report_for
+from prchain.chains.tasks import iter_tasks
 from prchain.core.files import atomic_output
+from prchain.environments.absent import absent_paths
+from prchain.environments.carry import ORIGIN_DIR, WORKDIR
+from prchain.environments.eras.ecosystems import report_for
+from prchain.store.models import ChainStage, EnvRecipe, Repo, StageEra, StageVerification
 from prchain.verdicts.oracle import DEFAULT_REPORT_PATH
-from sql.models import ChainStage, EnvRecipe, Repo, StageEra, StageVerification
 
 FLAT_FORMAT = "prchain.stage/1"
 NotRunnable = Literal[
@@ -120,7 +120,7 @@ def reader_name(ecosystem: str) -> str:
 def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
     """Root commands that put the repository at `base_commit` in WORKDIR (where the era's recipe
     expects it), from the image's root-only mirror. The `absent` files, whose blobs the clone
-    and so the mirror lack (`environments.absent`), are left out of the checkout as they were
+    and so the mirror lack (`prchain.environments.absent`), are left out of the checkout as they were
     left out of the stage's tree: a sparse checkout never reads their blobs."""
     sha = shlex.quote(base_commit)
     steps = [f"rm -rf {WORKDIR} && git clone -q --no-checkout {ORIGIN_DIR} {WORKDIR}"]

@@ -8,7 +8,7 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sql.models import RolloutStage, StageVerification
+from prchain.store.models import RolloutStage, StageVerification
 
 
 def collect(session: Session) -> dict[str, Any]:

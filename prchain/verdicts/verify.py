@@ -23,11 +23,14 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, delete, select
 
-from environments.eras.ecosystems import report_for
-from environments.eras.memory import era_state, stage_env
-from environments.images import recipe_hash
-from environments.protocol import Environment
 from prchain.core.errors import PrchainError
+from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.memory import era_state, stage_env
+from prchain.environments.images import recipe_hash
+from prchain.environments.protocol import Environment
+from prchain.store.db import session_scope
+from prchain.store.leases import holding
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.crossing import is_build_file
@@ -42,9 +45,6 @@ from prchain.verdicts.sandbox import (
     run_suite,
 )
 from prchain.verdicts.touched import touched_by
-from sql.db import session_scope
-from sql.leases import holding
-from sql.models import Chain, ChainStage, PullRequest, Repo, StageVerification
 
 # busy: another `tests verify` holds the stage's lease and is running it now
 Result = Literal[
@@ -421,7 +421,7 @@ def verify_stages(
 ) -> list[StageReport]:
     """Verify every stage of the chosen chains, one sandbox per stage, in order.
 
-    Each stage is verified under its "verify" lease (sql.leases), so two runs at once never run
+    Each stage is verified under its "verify" lease (prchain.store.leases), so two runs at once never run
     the same stage's suites twice; `verify_one` reads what is stored only once the lease is held.
     """
     jobs = find_stages(engine, chain_ids)

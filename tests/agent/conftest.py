@@ -18,9 +18,9 @@ from prchain.app.rollout import make_chain_runner
 from prchain.dev.repos import ChainRepo, make_chain_repo
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
-from sql.config import StoreConfig
-from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, PullRequest, Repo
+from prchain.store.config import StoreConfig
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
 
 OVERVIEW = "Grow the calculator: first subtraction, then multiplication."
 QUERIES = {

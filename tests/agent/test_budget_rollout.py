@@ -13,7 +13,7 @@ from prchain.app.rollout import make_chain_runner
 from prchain.core.errors import BudgetExhausted
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
-from sql.models import LLMCall, Rollout
+from prchain.store.models import LLMCall, Rollout
 from tests.agent.conftest import seed_chain
 from tests.agent.conftest import test_config as config_for
 from tests.agent.test_rollout import script_happy_chain

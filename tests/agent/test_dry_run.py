@@ -9,8 +9,8 @@ from sqlalchemy import update
 
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage
 from tests.agent.conftest import seed_chain
 
 PRICES = "llm.prices={'*': {prompt_per_million: 1, completion_per_million: 2}}"

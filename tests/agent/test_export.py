@@ -15,8 +15,8 @@ from prchain.agent.export import export_trajectories, validate_record
 from prchain.agent.runner import ChainRunner
 from prchain.core.secrets import REDACTED, SECRET_PATTERNS
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import session_scope
-from sql.models import ChainStage, RolloutStage, Step
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, RolloutStage, Step
 from tests.agent.conftest import bash
 from tests.agent.test_rollout import COMMENT_1, run_happy_chain
 from tests.support.llm_fixtures import FAKE_API_KEY

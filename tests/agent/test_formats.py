@@ -19,8 +19,8 @@ from prchain.agent.provenance import AGENT_PROMPTS, prompts_hash, tool_schema_ha
 from prchain.agent.runner import ChainRunner
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import session_scope
-from sql.models import Rollout, Step
+from prchain.store.db import session_scope
+from prchain.store.models import Rollout, Step
 from tests.agent.test_rollout import run_happy_chain
 
 pytestmark = pytest.mark.docker

@@ -14,8 +14,8 @@ from prchain.agent.export import export_trajectories
 from prchain.agent.keep import decide, stage_passes
 from prchain.agent.stats import agreement, agreement_table
 from prchain.cli import main
-from sql.db import session_scope
-from sql.models import Judgement, Rollout, RolloutStage, Step
+from prchain.store.db import session_scope
+from prchain.store.models import Judgement, Rollout, RolloutStage, Step
 from tests.agent.conftest import seed_chain
 
 # (judge score, judge passed, tests passed) of stages 1 and 2 of four rollouts.

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from chains.patches import split_patch
 from prchain.agent.leakscan import (
     GoldStage,
     Guard,
@@ -16,6 +15,7 @@ from prchain.agent.leakscan import (
     guarded_lines,
     is_trivial,
 )
+from prchain.chains.patches import split_patch
 
 STAGE_1 = """diff --git a/calc/ops.py b/calc/ops.py
 --- a/calc/ops.py

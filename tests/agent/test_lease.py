@@ -24,8 +24,8 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.persist import Recorder, new_rollout
-from sql.models import LLMCall, Rollout, Step, WorkLease
-from sql.models.base import utcnow
+from prchain.store.models import LLMCall, Rollout, Step, WorkLease
+from prchain.store.models.base import utcnow
 from tests.agent.conftest import seed_chain
 
 TIMEOUT = 60.0

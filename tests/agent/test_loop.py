@@ -11,19 +11,19 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
-from environments.protocol import StageSpec
 from prchain.agent.config import AgentConfig
 from prchain.agent.loop import PROMPTS, AgentLoop
 from prchain.agent.persist import Recorder, new_rollout
 from prchain.agent.textformat import FormatError, parse_action, to_wire
 from prchain.agent.tools import ToolBox, truncate
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.environments.protocol import StageSpec
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.llm.prompts import render
-from sql.models import Chain, Step
+from prchain.store.models import Chain, Step
 from tests.agent.conftest import bash, seed_chain
 
 TASK = "Add subtraction to calc/ops.py."

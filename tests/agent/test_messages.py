@@ -13,8 +13,8 @@ from prchain.agent.loop import PROMPTS
 from prchain.agent.tasks import load_chain
 from prchain.cli import main
 from prchain.llm.prompts import render
-from sql.db import make_engine, session_scope
-from sql.models import Chain
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import Chain
 from tests.agent.conftest import seed_chain
 
 

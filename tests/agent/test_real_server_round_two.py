@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from environments.docker_env import DockerEnvironment
 from prchain.agent.runner import ChainRunner
 from prchain.dev.chat_checks import NULL_CONTENT
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.docker_env import DockerEnvironment
 from prchain.llm.config import LLMConfig
-from sql.models import LLMCacheEntry, LLMCall, LLMRepair, Rollout, RolloutStage, Step
+from prchain.store.models import LLMCacheEntry, LLMCall, LLMRepair, Rollout, RolloutStage, Step
 from tests.agent.conftest import seed_chain, submit, verdict
 from tests.agent.test_loop import TASK, _loop, _open, sandbox  # noqa: F401 (module fixture)
 

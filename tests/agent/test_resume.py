@@ -16,13 +16,13 @@ import yaml
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from environments import cleanup
-from environments.docker_client import DockerClient
 from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments import cleanup
+from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
-from sql.db import make_engine
-from sql.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
+from prchain.store.db import make_engine
+from prchain.store.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
 from tests.agent.conftest import bash, edit, seed_chain, submit, verdict
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from prchain.agent.runner import ChainRunner
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
+from prchain.store.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
 from tests.agent.conftest import bash, edit, seed_chain, submit, verdict
 
 pytestmark = pytest.mark.docker

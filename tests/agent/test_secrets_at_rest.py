@@ -16,7 +16,7 @@ from prchain.agent.persist import Recorder, new_rollout
 from prchain.app.config import Config, configured_secrets
 from prchain.cli import main
 from prchain.llm.config import LLMConfig
-from sql.models import Judgement, Step
+from prchain.store.models import Judgement, Step
 from tests.agent.conftest import seed_chain
 
 CUSTOM_KEY = "custom-llm-key-0123456789"  # no known shape: only the config says it is a secret

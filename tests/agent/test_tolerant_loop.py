@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from environments.docker_env import DockerEnvironment
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.docker_env import DockerEnvironment
 from prchain.llm.config import LLMConfig
-from sql.models import LLMRepair, Step
+from prchain.store.models import LLMRepair, Step
 from tests.agent.test_loop import TASK, _loop, _open, sandbox  # noqa: F401 (module fixture)
 
 pytestmark = pytest.mark.docker

@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.patches import split_patch
+from prchain.chains.patches import split_patch
 from prchain.dev.repos import ChainRepo, make_tested_repo
-from sql.models import Step
+from prchain.store.models import Step
 from tests.agent.conftest import make_runner  # noqa: F401  (a fixture, re-exported here)
 
 Action = list[dict[str, Any]]
@@ -33,9 +33,9 @@ def geo(tmp_path_factory: pytest.TempPathFactory) -> ChainRepo:
 @pytest.fixture
 def stage_one(docker_client: Any, base_image: str, geo: ChainRepo) -> Iterator[Any]:
     """The geo chain's stage 1 in a sandbox, as the agent starts it."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     stages = [StageSpec(1, geo.prs[1].base_sha, split_patch(geo.prs[1].gold_patch).code)]
     with DockerEnvironment(

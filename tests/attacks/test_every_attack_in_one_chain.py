@@ -26,13 +26,13 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.patches import split_patch
 from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
+from prchain.chains.patches import split_patch
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import git
-from sql.db import session_scope
-from sql.models import ChainStage, RolloutStage, StageVerification, Step
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, RolloutStage, StageVerification, Step
 from tests.agent.conftest import bash, seed_chain, submit
 from tests.attacks.conftest import Attacker, added_lines, shown
 from tests.attacks.test_hooks_and_readers import PLANT, PROBE, READER

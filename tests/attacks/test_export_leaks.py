@@ -15,8 +15,8 @@ from sqlalchemy import Engine, select
 from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import session_scope
-from sql.models import ChainStage, StageVerification
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, StageVerification
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 
 pytestmark = pytest.mark.docker

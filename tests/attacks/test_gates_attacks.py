@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.models import Judgement, RolloutStage
+from prchain.store.models import Judgement, RolloutStage
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 
 pytestmark = pytest.mark.docker

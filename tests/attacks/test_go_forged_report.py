@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chains.patches import split_patch
+from prchain.chains.patches import split_patch
 from prchain.dev.repos import git
 from prchain.verdicts.oracle import StageTests, run_tests
 
@@ -60,11 +60,11 @@ def shapes(
     tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
 ) -> Iterator[tuple[Path, str, str, str]]:
     """(clone, B_1, gold patch, the Go era image built at B_1)."""
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import cache_volume, ensure_era_image
-    from environments.eras.config import ErasConfig
-    from environments.eras.go import Go
-    from environments.eras.manifests import snapshot
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import cache_volume, ensure_era_image
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.go import Go
+    from prchain.environments.eras.manifests import snapshot
 
     path = tmp_path_factory.mktemp("go") / "shapes"
     path.mkdir()
@@ -102,9 +102,9 @@ def shapes(
 def test_forged_pass_lines_of_a_failing_hidden_go_test_do_not_pass_it(
     docker_client: Any, shapes: Any
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     clone, base, gold, image, plan = shapes
     split = split_patch(gold)
@@ -140,8 +140,8 @@ def test_forged_pass_lines_of_a_failing_hidden_go_test_do_not_pass_it(
 def test_the_witness_of_each_package_and_what_its_absence_means() -> None:
     """(unit) one witness per package directory, in its external test package; a package whose
     witness did not pass has no passing test; a command that would not run it last gets none."""
-    from environments.eras.go.report import witness_files, witness_name
-    from environments.eras.reports import witnessed
+    from prchain.environments.eras.go.report import witness_files, witness_name
+    from prchain.environments.eras.reports import witnessed
 
     tests = {
         "a_test.go": "// +build go1.1\n\npackage shapes\n",

@@ -17,7 +17,7 @@ from prchain.agent.export import export_trajectories, validate_record
 from prchain.agent.runner import ChainRunner
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import git
-from sql.models import RolloutStage, Step
+from prchain.store.models import RolloutStage, Step
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

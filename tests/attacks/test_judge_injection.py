@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from prchain.agent.runner import ChainRunner
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.models import Judgement, RolloutStage
+from prchain.store.models import Judgement, RolloutStage
 from tests.agent.conftest import seed_chain, submit
 
 pytestmark = pytest.mark.docker

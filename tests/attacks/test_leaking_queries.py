@@ -16,8 +16,8 @@ from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, RolloutStage
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage, RolloutStage
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 from tests.chains.test_queries import insert_chain
 

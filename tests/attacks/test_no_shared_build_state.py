@@ -43,9 +43,9 @@ def _tiny_repo(path: Path) -> tuple[Path, str]:
 
 @pytest.fixture(scope="module")
 def builds(docker_client: Any, base_image: str) -> Iterator[Any]:
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import cache_volume
-    from environments.eras.config import ErasConfig
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import cache_volume
+    from prchain.environments.eras.config import ErasConfig
 
     eras = ErasConfig(
         suites={"bookworm": "3.11"}, extra_base_packages=[], cache_volume=f"prchain-seal-{RUN}"
@@ -71,8 +71,8 @@ def _history(docker_client: Any, image_id: str) -> list[str]:
 def _build(
     client: Any, builds: Any, tmp: Path, repo: str, commands: list[str], toolchain: list[str]
 ) -> Any:
-    from environments.eras.build import ensure_era_image
-    from environments.eras.ecosystems import Plan
+    from prchain.environments.eras.build import ensure_era_image
+    from prchain.environments.eras.ecosystems import Plan
 
     env, eras = builds
     clone, sha = _tiny_repo(tmp / repo.replace("/", "-"))
@@ -87,7 +87,7 @@ def _build(
 
 
 def _read(client: Any, image: str, path: str) -> str:
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.docker_client import ContainerSpec
 
     spec = ContainerSpec(
         image=image,
@@ -148,7 +148,7 @@ def _remove_images(client: Any, repo: str, marker: str) -> None:
 def test_the_second_repositorys_image_and_verdict_are_those_of_a_build_without_the_first(
     docker_client: Any, builds: Any, tmp_path: Path
 ) -> None:
-    from environments.eras.build import cache_volume
+    from prchain.environments.eras.build import cache_volume
 
     alone = _build(docker_client, builds, tmp_path, REPO_B2, VICTIM, TOOLCHAIN2)
     expected = _read_all(docker_client, alone.tag)
@@ -166,7 +166,7 @@ def test_the_second_repositorys_image_and_verdict_are_those_of_a_build_without_t
 
 
 def _read_all(client: Any, image: str) -> str:
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.docker_client import ContainerSpec
 
     spec = ContainerSpec(
         image=image,

@@ -92,11 +92,11 @@ def future(
     tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
 ) -> Iterator[tuple[Path, str, str, str]]:
     """The repository, its two commits, and the era image built on the later one."""
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import cache_volume, ensure_era_image
-    from environments.eras.config import ErasConfig
-    from environments.eras.manifests import snapshot
-    from environments.eras.python import Python
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import cache_volume, ensure_era_image
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.manifests import snapshot
+    from prchain.environments.eras.python import Python
 
     clone = tmp_path_factory.mktemp("future") / "futurepkg"
     first, later = make_future_repo(clone)
@@ -138,7 +138,7 @@ GREP = (
 @pytest.mark.slow
 def test_no_file_of_the_era_image_holds_a_later_commit(docker_client: Any, future: Any) -> None:
     _clone, _first, _later, tag = future
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.docker_client import ContainerSpec
 
     container = docker_client.run(
         ContainerSpec(
@@ -178,9 +178,9 @@ def test_no_file_of_the_era_image_holds_a_later_commit(docker_client: Any, futur
 def test_the_earlier_stage_reads_nothing_of_the_later_commit(
     docker_client: Any, future: Any
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     clone, first, later, tag = future
     stages = [StageSpec(1, first, "", image=tag), StageSpec(2, later, "", image=tag)]
@@ -199,9 +199,9 @@ def test_the_earlier_stage_reads_nothing_of_the_later_commit(
 
 def test_recipe_memory_never_reuses_a_later_eras_image(engine: Any) -> None:
     """An image planned on a later stage base is no candidate for an earlier era."""
-    from environments.eras.memory import nearest_verified, save_recipe
-    from sql.db import session_scope
-    from sql.models import Repo
+    from prchain.environments.eras.memory import nearest_verified, save_recipe
+    from prchain.store.db import session_scope
+    from prchain.store.models import Repo
 
     with session_scope(engine) as session:
         row = Repo(full_name=REPO, source="git", clone_path="/nonexistent")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chains.patches import split_patch
+from prchain.chains.patches import split_patch
 from prchain.dev.repos import git
 from prchain.verdicts.oracle import StageTests, run_tests
 from prchain.verdicts.sandbox import collected_test_files, fill_command
@@ -99,9 +99,9 @@ def own_images(docker_client: Any) -> Iterator[None]:
 def plug_stage(
     docker_client: Any, base_image: str, plug_repo: Any, own_images: None
 ) -> Iterator[Any]:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     clone, base, gold = plug_repo
     with DockerEnvironment(
@@ -162,8 +162,8 @@ def test_the_stage_bases_plugins_are_read_from_its_manifests(files, modules) -> 
     """(unit) which modules a stage base declares as pytest plugins."""
     from datetime import UTC, datetime
 
-    from environments.eras.manifests import Snapshot
-    from environments.eras.python.seal import project_plugins
+    from prchain.environments.eras.manifests import Snapshot
+    from prchain.environments.eras.python.seal import project_plugins
 
     snap = Snapshot("0" * 40, datetime(2024, 1, 1, tzinfo=UTC), files, list(files), "")
     assert project_plugins(snap) == modules

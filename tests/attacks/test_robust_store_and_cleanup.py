@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
-from environments.eras.config import ErasConfig
-from environments.eras.memory import recipe, save_recipe
 from prchain.cli import main
-from sql.db import session_scope
-from sql.models import Repo
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.memory import recipe, save_recipe
+from prchain.store.db import session_scope
+from prchain.store.models import Repo
 
 RUN = f"robust-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # A package name from a build log's "Failed to build" line, far over 40 characters.
@@ -45,9 +45,9 @@ def test_a_variant_read_from_a_log_fits_the_store(engine: Engine) -> None:
 
 @pytest.mark.docker
 def test_a_pruned_era_image_is_no_candidate_never_a_retagged_base(docker_client: Any) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.images import ensure_base_image
     from prchain.core.errors import EnvironmentFailure
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.images import ensure_base_image
 
     gone = f"prchain/era-{RUN}:pruned"
     with pytest.raises(EnvironmentFailure, match="no base image prchain can rebuild"):
@@ -61,7 +61,7 @@ def test_env_gc_collects_every_kind_prchain_starts(
     docker_client: Any, base_image: str, kind: str
 ) -> None:
     """An owner killed with SIGKILL: its pid is gone, its container of any kind is an orphan."""
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.docker_client import ContainerSpec
 
     dead = {
         "prchain.managed": "1",
@@ -87,9 +87,9 @@ def test_a_remembered_era_whose_image_is_gone_is_no_candidate(engine: Engine) ->
     """A verified recipe whose image was pruned: memory offers nothing, the ladder plans anew."""
     from datetime import UTC, datetime
 
-    from environments.eras.era import Era
-    from environments.eras.manifests import Snapshot
-    from environments.eras.python import Python
+    from prchain.environments.eras.era import Era
+    from prchain.environments.eras.manifests import Snapshot
+    from prchain.environments.eras.python import Python
     from prchain.verdicts.ladder import Setup, _memory_candidate
 
     with session_scope(engine) as session:

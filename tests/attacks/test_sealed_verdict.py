@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from chains.patches import split_patch
+from prchain.chains.patches import split_patch
 from prchain.dev.repos import ChainRepo
 from prchain.verdicts.crossing import why_not
 from prchain.verdicts.oracle import run_command_clean, run_tests
@@ -126,9 +126,9 @@ def pytest9_image(
 def test_runner_configuration_of_a_newer_pytest_does_not_cross(
     docker_client: Any, pytest9_image: str, geo: ChainRepo
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     code = split_patch(geo.prs[1].gold_patch).code
     stages = [StageSpec(1, geo.prs[1].base_sha, code, image=pytest9_image)]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from environments.egress import EgressProxy, blocked
 from prchain.dev.repos import git
+from prchain.environments.egress import EgressProxy, blocked
 
 pytestmark = pytest.mark.docker
 
@@ -82,10 +82,10 @@ def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
     """The setup agent (scripted) runs the probe in its box, as `env setup`'s ladder starts it;
     what the box reached comes back to the agent as the step's output. Before the proxy the box
     was on the bridge network and read the host's secret."""
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import cache_volume
-    from environments.eras.config import ErasConfig
-    from environments.eras.manifests import snapshot
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import cache_volume
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.manifests import snapshot
     from prchain.llm.client import LLMClient
     from prchain.setup_agent.config import SetupAgentConfig
     from prchain.setup_agent.repair import agent_repair
@@ -142,10 +142,10 @@ def test_an_era_build_reaches_the_index_and_nothing_on_the_host(
     """A build step (a build backend runs as root there) probes the host as the box's agent did,
     then installs from the configured index, a local one on the host's 127.0.0.1 as the era
     tests use. Before the proxy the build was on the bridge network and read the host's secret."""
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import cache_volume, ensure_era_image
-    from environments.eras.config import ErasConfig
-    from environments.eras.ecosystems import Plan
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import cache_volume, ensure_era_image
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.ecosystems import Plan
     from tests.support.fake_index import FakeIndex, Release, make_wheel
 
     gateway = _gateway(docker_client)

@@ -12,8 +12,8 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from prchain.cli import main
-from sql.db import make_engine
-from sql.models import PullRequest, Rollout
+from prchain.store.db import make_engine
+from prchain.store.models import PullRequest, Rollout
 from tests.chains.test_cli_chains import _built_with_drops
 
 CLEAR, LINK = "\x1b[2J\x1b[H", "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"
@@ -75,9 +75,9 @@ def fenced(prompt: str, text: str) -> bool:
 
 def test_every_prompt_fences_every_untrusted_field_titles_included(tmp_path: Path) -> None:
     """The query constructor, the overview and the link vetter, as the judge's prompt does."""
-    from chains.config import ChainsConfig
-    from chains.queries import ChainInput, StageInput, overview_prompt, query_prompt
-    from chains.vet import pending_links, vet_prompt
+    from prchain.chains.config import ChainsConfig
+    from prchain.chains.queries import ChainInput, StageInput, overview_prompt, query_prompt
+    from prchain.chains.vet import pending_links, vet_prompt
 
     patch = "diff --git a/calc/x.py b/calc/x.py\n--- a/calc/x.py\n+++ b/calc/x.py\n@@ -1 +1 @@\n-a\n+b\n"
     stages = [StageInput(i, i, f"{INJECTED} {i}", "body", patch, "", None) for i in (1, 2)]

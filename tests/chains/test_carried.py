@@ -10,13 +10,13 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.carried import _lined_up, carried_in_patch, tokens
-from chains.config import ChainsConfig
-from chains.lines import parse_patch, takes_back
-from chains.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
-from chains.substance import patch_code_lines
+from prchain.chains.carried import _lined_up, carried_in_patch, tokens
+from prchain.chains.config import ChainsConfig
+from prchain.chains.lines import parse_patch, takes_back
+from prchain.chains.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
+from prchain.chains.substance import patch_code_lines
 from prchain.dev.repos import git
-from sql.models import Chain
+from prchain.store.models import Chain
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from miner.config import MinerConfig
 from prchain.cli import main
 from prchain.dev.repos import make_chain_repo
-from sql.db import make_engine
+from prchain.miner.config import MinerConfig
+from prchain.store.db import make_engine
 
 # The demo repository's chain changes a few lines per PR, below the substance threshold for real
 # histories; these tests are about the commands, not that threshold.
@@ -18,7 +18,7 @@ TINY = ("--set", "chains.min_chain_code_lines=0")
 
 
 def _mined(tmp_path: Path) -> str:
-    from miner.mine import mine
+    from prchain.miner.mine import mine
 
     repo = make_chain_repo(tmp_path / "calc")
     url = f"sqlite:///{tmp_path / 'store.db'}"
@@ -78,7 +78,7 @@ def test_show_prints_bracketed_pr_text_verbatim(tmp_path: Path) -> None:
     from sqlalchemy import update
     from sqlalchemy.orm import Session
 
-    from sql.models import PullRequest
+    from prchain.store.models import PullRequest
 
     url = _mined(tmp_path)
     with Session(make_engine(url)) as session, session.begin():
@@ -100,7 +100,7 @@ def _built_with_drops(tmp_path: Path) -> str:
     from sqlalchemy import insert, select
     from sqlalchemy.orm import Session
 
-    from sql.models import PullRequest, Reference
+    from prchain.store.models import PullRequest, Reference
 
     url = _mined(tmp_path)
     engine = make_engine(url)

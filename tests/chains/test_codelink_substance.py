@@ -1,4 +1,4 @@
-"""What a code link (chains.codelinks) must show to join two stages: points of contact with the
+"""What a code link (prchain.chains.codelinks) must show to join two stages: points of contact with the
 older PR's code (rewritten lines, insertions, names used; `code_link_min_contact`), a share of the
 newer PR's code (`code_link_min_share`), and two ends that are stages, not a follow-up fix
 (`code_link_min_stage_lines`, `code_link_followup_lines`). Round 31's blind check found the code
@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chains.config import ChainsConfig
-from miner.config import MinerConfig
-from miner.mine import mine
+from prchain.chains.config import ChainsConfig
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import make_engine
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 from tests.support.vetting import SETTINGS, chains_listed, run

@@ -1,4 +1,4 @@
-"""Links found in code (chains.codelinks): a pair no text names is a candidate where the newer PR
+"""Links found in code (prchain.chains.codelinks): a pair no text names is a candidate where the newer PR
 rewrites the older one's code, and the same rules decide it; each decision is stored with the
 evidence class `code`, and `code_links: false` keeps only the links a text names."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chains.config import ChainsConfig
+from prchain.chains.config import ChainsConfig
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from chains.config import ChainsConfig
-from chains.lines import blamed_commits
+from prchain.chains.config import ChainsConfig
+from prchain.chains.lines import blamed_commits
 from prchain.core.commit_graph import CommitGraphs
-from sql.models import ChainLink
+from prchain.store.models import ChainLink
 from tests.chains.test_lineage import _history, _rows
 from tests.support.history import History
 from tests.support.links import mine_and_build

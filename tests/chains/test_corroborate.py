@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chains.config import ChainsConfig
-from chains.corroborate import title_names_older_work, words
-from miner.config import MinerConfig
-from miner.mine import mine
+from prchain.chains.config import ChainsConfig
+from prchain.chains.corroborate import title_names_older_work, words
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import make_engine
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 from tests.support.vetting import SETTINGS, chains_listed, run

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
-from chains.build import build_chains
-from chains.config import ChainsConfig, DecontamConfig
-from chains.decontam import DecontamSourceError, instance_from_row, load_instances
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig, DecontamConfig
+from prchain.chains.decontam import DecontamSourceError, instance_from_row, load_instances
 from prchain.cli import main
 from tests.support.chain_store import StoreBuilder
 

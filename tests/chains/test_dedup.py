@@ -7,10 +7,10 @@ from itertools import combinations
 
 from sqlalchemy import Engine
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from chains.dedup import dedup_chains, near_duplicates
-from chains.strategies import ChainCandidate, candidate
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.chains.dedup import dedup_chains, near_duplicates
+from prchain.chains.strategies import ChainCandidate, candidate
 from tests.chains.test_strategies import make_graph
 from tests.support.chain_store import StoreBuilder
 
@@ -34,7 +34,7 @@ def test_a_stacked_series_keeps_no_two_chains_sharing_all_but_one_pr(engine: Eng
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from sql.models import Chain
+    from prchain.store.models import Chain
 
     with Session(engine) as session:
         signatures = [tuple(c.signature.split("-")) for c in session.scalars(select(Chain))]

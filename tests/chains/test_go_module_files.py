@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chains.config import ChainsConfig
+from prchain.chains.config import ChainsConfig
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from chains.config import ChainsConfig
-from chains.cues import mention_cue
-from chains.filters import is_bot, is_doc_path, is_lockfile
-from chains.graph import load_graph
+from prchain.chains.config import ChainsConfig
+from prchain.chains.cues import mention_cue
+from prchain.chains.filters import is_bot, is_doc_path, is_lockfile
+from prchain.chains.graph import load_graph
 from prchain.dev.repos import make_chain_repo
 from tests.support.chain_store import StoreBuilder
 
@@ -259,7 +259,7 @@ def test_ancestry_in_a_real_clone(engine: Engine, tmp_path: Path) -> None:
     with engine.begin() as conn:
         from sqlalchemy import update
 
-        from sql.models import PullRequest
+        from prchain.store.models import PullRequest
 
         conn.execute(
             update(PullRequest)

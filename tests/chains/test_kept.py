@@ -1,4 +1,4 @@
-"""Evidence kept in the store (chains.kept): a rebuild after a setting change asks git nothing
+"""Evidence kept in the store (prchain.chains.kept): a rebuild after a setting change asks git nothing
 about pairs it has seen, and decides every link as a cold build with that setting does."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from chains.kept import EVIDENCE_VERSION
-from miner.config import MinerConfig
-from miner.mine import mine
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.chains.kept import EVIDENCE_VERSION
 from prchain.core import git
 from prchain.core.errors import GitError
-from sql.db import make_engine
-from sql.models import PairEvidence
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
+from prchain.store.models import PairEvidence
 from tests.support.history import History
 from tests.support.links import links_by_number
 
@@ -54,7 +54,7 @@ def _history(path: Path) -> History:
     )
     repo.pr(2, "Batches are tuples", {"jobs/scheduler.py": rewritten}, body="See #1.")
     # It also uses the standard library's OrderedDict, new to the code at #1's base but no name
-    # of #1's (`chains.foreign`: read only for the names #3 uses).
+    # of #1's (`prchain.chains.foreign`: read only for the names #3 uses).
     caller = (
         "from collections import OrderedDict\n\nfrom jobs.scheduler import schedule_batches\n\n\n"
         "def run_nightly(queue):\n    seen = OrderedDict()\n"
@@ -157,7 +157,7 @@ def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
     config = ChainsConfig(
         corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1
     )
-    monkeypatch.setattr("chains.kept.SAVE_EVERY", 1)
+    monkeypatch.setattr("prchain.chains.kept.SAVE_EVERY", 1)
     real_run = git.run
     asked: list[str] = []
 

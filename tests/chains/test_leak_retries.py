@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.models import LLMCacheEntry, LLMCall
+from prchain.store.models import LLMCacheEntry, LLMCall
 from tests.chains.test_queries import CLEAN, _config, insert_chain, run_queries
 
 LEAKING = "Write subtract in calc/ops.py."

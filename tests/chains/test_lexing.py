@@ -1,4 +1,4 @@
-"""Pygments driven faster (chains.lexing) gives Pygments' own tokens, and a chains build that
+"""Pygments driven faster (prchain.chains.lexing) gives Pygments' own tokens, and a chains build that
 lexes so, and stops reading a file for strings past the hunks' last line
 (`substance.string_spans(until=...)`), decides every link and keeps every answer as one that
 lexes every file whole with Pygments' own loop (main before this change)."""
@@ -14,11 +14,10 @@ from pygments.lexer import RegexLexer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import chains
-from chains import lexing, substance, symbols
-from chains.config import ChainsConfig
-from chains.substance import lexer_for, string_spans
-from sql.models import PairEvidence
+from prchain.chains import lexing, substance, symbols
+from prchain.chains.config import ChainsConfig
+from prchain.chains.substance import lexer_for, string_spans
+from prchain.store.models import PairEvidence
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 
@@ -83,7 +82,7 @@ def test_driven_tokens_are_pygments_own(path: str) -> None:
 
 def test_this_projects_own_sources_lex_alike() -> None:
     lexer = lexer_for("module.py")
-    for source in sorted(Path(chains.__file__).parent.glob("*.py")):
+    for source in sorted(Path(lexing.__file__).parent.rglob("*.py")):
         text = source.read_text()
         assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text), source.name
 
@@ -93,9 +92,7 @@ def test_markdown_lexes_its_fenced_blocks_driven_and_alike() -> None:
     Pygments' own tokens: this project's docs (Python, Rust, shell, YAML, JSON blocks and more),
     whole and cut anywhere, and blocks of no known language or with words after the name."""
     lexer = lexer_for("README.md")
-    texts = [
-        p.read_text() for p in sorted((Path(chains.__file__).parent.parent / "docs").glob("*.md"))
-    ]
+    texts = [p.read_text() for p in sorted((Path(__file__).parents[2] / "docs").glob("*.md"))]
     texts.append("```nosuchlang\nx = 1\n```\n```python extra words\ndef f(): pass\n```\n")
     for text in texts:
         assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text)

@@ -10,16 +10,16 @@ import pytest
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from chains.graph import build_graph, load_graph
-from chains.lines import Lines, parse_patch
-from chains.loading import load_nodes, load_references, load_repos
-from miner.config import MinerConfig
-from miner.mine import mine
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.chains.graph import build_graph, load_graph
+from prchain.chains.lines import Lines, parse_patch
+from prchain.chains.loading import load_nodes, load_references, load_repos
 from prchain.dev.repos import git
-from sql.db import make_engine
-from sql.models import ChainLink, Repo
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
+from prchain.store.models import ChainLink, Repo
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

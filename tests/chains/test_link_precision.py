@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, insert
 
-from chains.config import ChainsConfig
-from chains.cues import stacked_wording
-from chains.graph import LinkDecision, load_graph
-from chains.lines import Lineage, substantive
-from chains.link_rules import lineage_backs
-from chains.reverts import ShaIndex
-from sql.models import PRCommit
+from prchain.chains.config import ChainsConfig
+from prchain.chains.cues import stacked_wording
+from prchain.chains.graph import LinkDecision, load_graph
+from prchain.chains.lines import Lineage, substantive
+from prchain.chains.link_rules import lineage_backs
+from prchain.chains.reverts import ShaIndex
+from prchain.store.models import PRCommit
 from tests.support.chain_store import StoreBuilder
 
 CORE = [f"value_{i} = parse_headers(text, limit={i})" for i in range(8)]

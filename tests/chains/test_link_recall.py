@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from chains.config import ChainsConfig
-from chains.cues import regression_wording
-from chains.link_rules import symbols_back
-from chains.substance import lexer_for
-from chains.symbols import READ_FILES, code_names, lexed_names, present_at
-from sql.models import ChainLink
+from prchain.chains.config import ChainsConfig
+from prchain.chains.cues import regression_wording
+from prchain.chains.link_rules import symbols_back
+from prchain.chains.substance import lexer_for
+from prchain.chains.symbols import READ_FILES, code_names, lexed_names, present_at
+from prchain.store.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.config import ChainsConfig
-from chains.patches import split_patch
-from chains.revertible import StageBases
+from prchain.chains.config import ChainsConfig
+from prchain.chains.patches import split_patch
+from prchain.chains.revertible import StageBases
 from prchain.cli import main
 from prchain.report.facts import PipelineFacts
 from prchain.report.funnel import build_funnel
-from sql.models import Chain, ChainBuild, ChainStage, PRPatch, PullRequest
+from prchain.store.models import Chain, ChainBuild, ChainStage, PRPatch, PullRequest
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

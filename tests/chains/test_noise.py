@@ -1,15 +1,15 @@
 """Release and dependency bots, version bumps and vendored syncs are no stages, known by author
-and title before any link is judged, and counted by what they are (chains.filters)."""
+and title before any link is judged, and counted by what they are (prchain.chains.filters)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from miner.config import MinerConfig
-from miner.mine import mine
-from sql.db import make_engine
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chains.config import ChainsConfig
-from chains.loading import opened_by
-from sql.models import ChainLink
+from prchain.chains.config import ChainsConfig
+from prchain.chains.loading import opened_by
+from prchain.store.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -9,15 +9,15 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.queries import QuerySummary, build_queries, query_stats
 from prchain.app.config import Config
+from prchain.chains.queries import QuerySummary, build_queries, query_stats
 from prchain.cli import main
 from prchain.core.errors import LLMUnavailable, NothingToDo
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from prchain.llm.client import LLMClient
-from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, LLMCall, PullRequest, Repo
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import Chain, ChainStage, LLMCall, PullRequest, Repo
 from tests.support.llm_fixtures import make_test_llm_config
 
 BODIES = {

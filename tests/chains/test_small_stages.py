@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chains.config import ChainsConfig
+from prchain.chains.config import ChainsConfig
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.config import ChainsConfig
-from chains.revertible import StageBases
+from prchain.chains.config import ChainsConfig
+from prchain.chains.revertible import StageBases
 from prchain.core.errors import GitError
 from prchain.dev.repos import git
-from sql.models import Chain, ChainBuild, PullRequest
+from prchain.store.models import Chain, ChainBuild, PullRequest
 from tests.support.history import History
 from tests.support.links import mine_and_build
 
@@ -144,7 +144,7 @@ def test_the_revert_is_asked_of_git_as_the_sandbox_makes_it(tmp_path: Path) -> N
 
 def test_go_module_files_are_no_part_of_the_revert(tmp_path: Path) -> None:
     """The sandbox keeps an earlier stage's go.mod and go.sum as the base has them
-    (`environments.stage_entry.reverted_part`), so a later edit of the same lines (a bump between
+    (`prchain.environments.stage_entry.reverted_part`), so a later edit of the same lines (a bump between
     the stages) keeps no stage out; its code still has to revert."""
     repo = History(tmp_path / "repo")
     gomod = "module example.com/m\n\ngo 1.21\n\nrequire example.com/x v1.0.0\n"
@@ -245,7 +245,7 @@ def test_a_temporal_chain_is_cut_at_a_stage_it_cannot_enter(tmp_path: Path) -> N
     (shared `src/cfg.py`), edits a line #32 added, so stage #34 cannot be entered and the chain
     is cut to #31 → #32, keeping its own edge. cloudquery's `chains build --strategy temporal`
     stopped with a KeyError at that cut."""
-    from chains.build import build_chains
+    from prchain.chains.build import build_chains
 
     repo = History(tmp_path / "repo")
     repo.commit("Initial commit", {"README.md": "acme\n"})

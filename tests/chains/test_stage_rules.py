@@ -8,10 +8,10 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from chains.cues import classify, reference_sentence, stacked_on, stacked_wording
-from chains.filters import (
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.chains.cues import classify, reference_sentence, stacked_on, stacked_wording
+from prchain.chains.filters import (
     RELEASE_TITLE,
     counts_as_code,
     counts_as_substance,
@@ -21,9 +21,9 @@ from chains.filters import (
     is_lockfile,
     is_release,
 )
-from chains.generated import Attributes, marked_generated
-from chains.imports import _LONG_IMPORT, import_lines, is_import
-from chains.substance import (
+from prchain.chains.generated import Attributes, marked_generated
+from prchain.chains.imports import _LONG_IMPORT, import_lines, is_import
+from prchain.chains.substance import (
     CodeChange,
     WholeFile,
     code_line_flags,
@@ -36,7 +36,7 @@ from chains.substance import (
 )
 from prchain.core.git import CatFile
 from prchain.dev.repos import git
-from sql.models import Chain, ChainLink
+from prchain.store.models import Chain, ChainLink
 from tests.support.chain_store import StoreBuilder, file_diff
 from tests.support.history import History
 
@@ -490,7 +490,7 @@ def test_a_line_whose_comment_alone_changes_is_no_change() -> None:
 def test_a_rename_of_many_names_is_no_change() -> None:
     """syn #1355 renames 13 punctuation tokens (`Add` to `Plus`), each on its definition and
     its macro arm, and sorts the lines anew: no edit is repeated on three lines, which is what
-    `chains.carried` reads as applied over and over, yet every line only renames."""
+    `prchain.chains.carried` reads as applied over and over, yet every line only renames."""
     names = [(f"Old{i}", f"New{i}") for i in range(12)]
 
     def lines(side: int) -> list[str]:

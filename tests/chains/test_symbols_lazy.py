@@ -1,4 +1,4 @@
-"""Symbol use asked cheapest first (chains.symbols): the older PR's names are looked for at its base
+"""Symbol use asked cheapest first (prchain.chains.symbols): the older PR's names are looked for at its base
 once, and its foreign names (whole new files lexed) are read only for the names a newer PR uses
 that were new there, from the files whose added lines hold one; every answer equals the whole-PR
 question's, intersected."""
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from chains import foreign
-from chains.loading import PRNode, load_nodes, load_repos
-from chains.symbols import Symbols
-from miner.config import MinerConfig
-from miner.mine import mine
-from sql.db import make_engine
+from prchain.chains import foreign
+from prchain.chains.loading import PRNode, load_nodes, load_repos
+from prchain.chains.symbols import Symbols
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
 from tests.support.history import History
 
 BASE = "def existing_helper(items):\n    return sorted(items)\n"
@@ -50,7 +50,7 @@ def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
 
 
 def _counting_imports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The Python files whose imports `chains.foreign` reads, in order."""
+    """The Python files whose imports `prchain.chains.foreign` reads, in order."""
     read: list[str] = []
     real = foreign.imported
 

@@ -9,10 +9,10 @@ import datasets
 from sqlalchemy import Engine, update
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from chains.tasks import export_tasks, instance_id
-from sql.models import ChainStage
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.chains.tasks import export_tasks, instance_id
+from prchain.store.models import ChainStage
 from tests.support.chain_store import StoreBuilder
 
 

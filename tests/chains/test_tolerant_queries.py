@@ -15,8 +15,8 @@ from prchain.cli import main
 from prchain.core.errors import BudgetExhausted
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
-from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, LLMCall, LLMRepair
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import Chain, ChainStage, LLMCall, LLMRepair
 from tests.chains.test_queries import (
     CLEAN,
     OVERVIEW,

@@ -11,15 +11,15 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from chains.patches import file_sections, section_path
-from chains.textclean import trim_patch
-from chains.vet import VetReply, parse_vet_reply, shared_first
-from miner.config import MinerConfig
+from prchain.chains.patches import file_sections, section_path
+from prchain.chains.textclean import trim_patch
+from prchain.chains.vet import VetReply, parse_vet_reply, shared_first
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
-from sql.db import make_engine
-from sql.models import LinkVerdict, LLMRepair, PullRequest
+from prchain.miner.config import MinerConfig
+from prchain.store.db import make_engine
+from prchain.store.models import LinkVerdict, LLMRepair, PullRequest
 from tests.support.chain_store import file_diff
 from tests.support.vetting import SETTINGS, chains_listed, run
 
@@ -35,7 +35,7 @@ def _answer(
 
 
 def _built(tmp_path: Path) -> str:
-    from miner.mine import mine
+    from prchain.miner.mine import mine
 
     repo = make_chain_repo(tmp_path / "calc")
     url = f"sqlite:///{tmp_path / 'store.db'}"
@@ -299,7 +299,7 @@ def test_links_of_the_chains_a_rejection_makes_are_asked_about_in_turn(
 ) -> None:
     """#3 builds on both #1 and #2: the chain #1 ← #2 ← #3 leaves the link #3 → #1 unused. Once the vetter rejects both of the chain's links, the rebuilt chain #1 ← #3 rests on
     a link nobody asked about: the next round asks."""
-    from miner.mine import mine
+    from prchain.miner.mine import mine
     from tests.support.history import History
 
     history = History(tmp_path / "shapes")

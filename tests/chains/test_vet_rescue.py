@@ -12,11 +12,11 @@ from click.testing import Result
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from miner.config import MinerConfig
-from miner.mine import mine
 from prchain.dev.fake_llm import ScriptedLLMServer
-from sql.db import make_engine
-from sql.models import PullRequest
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
+from prchain.store.models import PullRequest
 from tests.support.history import History
 from tests.support.vetting import SETTINGS, chains_listed, run
 

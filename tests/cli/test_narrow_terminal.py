@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from sqlalchemy import insert
 
 from prchain.cli import main
-from sql.db import make_engine
-from sql.models import Rollout, RolloutStage, Step
+from prchain.store.db import make_engine
+from prchain.store.models import Rollout, RolloutStage, Step
 from tests.support.chain_store import StoreBuilder
 
 LONG = "Refactor the configuration loader so that every nested section is validated before use"

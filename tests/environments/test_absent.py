@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from environments.absent import _whole_base, absent_paths, pack, whole_base
-from environments.eras.build import _export_tree
 from prchain.core import git as runner
 from prchain.core.errors import GitError
 from prchain.dev.repos import git
+from prchain.environments.absent import _whole_base, absent_paths, pack, whole_base
+from prchain.environments.eras.build import _export_tree
 from tests.support.eras_repo import commit_files
 
 BIG = "benchmarks/snapshot.txt"
@@ -96,7 +96,7 @@ def test_an_exported_task_checks_out_the_base_without_the_absent_files(tmp_path:
     harness's tree is the stage's tree, and reading the missing blobs is never tried."""
     import subprocess
 
-    from environments.carry import ORIGIN_DIR, WORKDIR
+    from prchain.environments.carry import ORIGIN_DIR, WORKDIR
     from prchain.verdicts.runnable import checkout
 
     clone, base, _ = snapshot_clone(tmp_path)

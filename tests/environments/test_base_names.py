@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from environments.config import EnvironmentConfig
-from environments.eras.build import base_config
-from environments.eras.config import ErasConfig
-from environments.images import base_recipe, ensure_base_image
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.build import base_config
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.images import base_recipe, ensure_base_image
 
 
 def test_an_eras_base_without_the_compiler_never_takes_the_products_name() -> None:

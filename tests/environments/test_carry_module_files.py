@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from environments.stage_entry import reverted_part
 from prchain.dev.repos import git
+from prchain.environments.stage_entry import reverted_part
 from tests.support.history import History
 
 pytestmark = pytest.mark.docker
@@ -49,8 +49,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
 
 @pytest.fixture(scope="module")
 def image(docker_client: Any, base_image: str, history: History) -> Iterator[str]:
-    from environments.config import EnvironmentConfig
-    from environments.images import ensure_repo_image
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.images import ensure_repo_image
 
     built = ensure_repo_image(docker_client, EnvironmentConfig(), REPO, history.path)
     yield built.tag
@@ -69,9 +69,9 @@ def test_only_the_module_files_of_a_gold_patch_are_kept_from_its_revert(history:
 def test_stage_two_keeps_b2_s_module_files_and_carries_the_agent_s_code(
     docker_client: Any, image: str, history: History
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     path = history.path
     first, second = history.prs[1], history.prs[2]

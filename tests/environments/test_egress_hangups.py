@@ -7,7 +7,7 @@ import os
 import socket
 import threading
 
-from environments.egress import _Allowed, answer
+from prchain.environments.egress import _Allowed, answer
 
 
 def test_a_client_gone_before_its_answer_is_no_error_and_the_upstream_is_closed() -> None:

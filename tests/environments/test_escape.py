@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from environments.carry import ORIGIN_DIR, PUBLIC_DIR, ROOT_DIR
-from environments.protocol import StageSpec
 from prchain.dev.repos import git
+from prchain.environments.carry import ORIGIN_DIR, PUBLIC_DIR, ROOT_DIR
+from prchain.environments.protocol import StageSpec
 
 pytestmark = pytest.mark.docker
 
@@ -132,8 +132,8 @@ def test_stage_entry_ends_every_agent_process_setsid_readers_included(make_env, 
 def test_a_gold_patch_that_will_not_revert_is_reported_as_such(
     make_env, calc_chain, docker_client
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     binary = (
         "\ndiff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\n"
@@ -170,7 +170,7 @@ def test_the_disk_cap_stops_writes(make_env) -> None:
 
 
 def test_a_hundred_megabyte_file_gives_a_bounded_diff_summary(make_env) -> None:
-    from environments.protocol import diff_cap_hit
+    from prchain.environments.protocol import diff_cap_hit
 
     env = make_env(max_diff_bytes=100_000)
     env.enter_stage(1)

@@ -1,4 +1,4 @@
-"""An exec's output is whole or it is not handed back (environments/exec_stream.py).
+"""An exec's output is whole or it is not handed back (prchain/environments/exec_stream.py).
 
 Real containers; the faults come from tests/support/exec_proxy.py, a proxy between docker-py and
 the engine that spoils the stream of chosen execs while the commands themselves run to their end.
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from environments.exec_stream import NONCE_VAR, Bounded, not_started
 from prchain.core.errors import ExecOutputLost, NoShellInImage, UserNotInImage
+from prchain.environments.exec_stream import NONCE_VAR, Bounded, not_started
 from tests.support.docker_fixtures import CALC_REPO
 from tests.support.exec_proxy import ExecProxy
 
@@ -122,16 +122,16 @@ def proxy(docker_client: Any) -> Iterator[ExecProxy]:
 def proxied(proxy: ExecProxy) -> Any:
     import docker
 
-    from environments.docker_client import DockerClient
+    from prchain.environments.docker_client import DockerClient
 
     return DockerClient(docker.DockerClient(base_url=proxy.url, timeout=300))
 
 
 @pytest.fixture
 def container(docker_client: Any, base_image: str) -> Iterator[str]:
-    from environments.cleanup import owner_labels
-    from environments.config import EnvironmentConfig
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.cleanup import owner_labels
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_client import ContainerSpec
 
     name = f"prchain-test-exec-{secrets.token_hex(4)}"
     spec = ContainerSpec(EnvironmentConfig().base_image, name, owner_labels(), {})
@@ -190,8 +190,8 @@ def _derived(
 ) -> Iterator[str]:
     """A container (running as `user`) of an image tagged prchain-test-<kind>-<random>: the base
     image after root ran `script` in it; container and image are removed afterwards."""
-    from environments.cleanup import owner_labels
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.cleanup import owner_labels
+    from prchain.environments.docker_client import ContainerSpec
 
     tag = f"prchain-test-{kind}-{secrets.token_hex(4)}:latest"
     name = tag.split(":")[0]
@@ -335,8 +335,8 @@ def test_a_deadline_still_ends_the_wait_for_a_stream_left_open(
 
 @pytest.fixture
 def proxied_env(proxied: Any, calc_image: Any, calc_chain: Any) -> Iterator[Any]:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     env = DockerEnvironment(
         EnvironmentConfig(),

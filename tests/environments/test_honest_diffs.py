@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from environments.protocol import diff_cap_hit
+from prchain.environments.protocol import diff_cap_hit
 
 pytestmark = pytest.mark.docker
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from environments.config import EnvironmentConfig
-from environments.images import ensure_base_image, ensure_repo_image, repo_recipe
 from prchain.cli import main
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.images import ensure_base_image, ensure_repo_image, repo_recipe
 
 pytestmark = pytest.mark.docker
 
@@ -41,7 +41,7 @@ def test_a_new_commit_changes_the_recipe(tmp_path, base_image, calc_chain) -> No
 def test_install_commands_are_baked_in_and_logged(
     docker_client, base_image, calc_chain, tmp_path
 ) -> None:
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.docker_env import DockerEnvironment
 
     # A name of this run's own: the tag is shared by recipe, and an image another run left under
     # it (a run stopped before its cleanup) would be taken as built.
@@ -78,8 +78,8 @@ def test_env_build_and_ls_commands(calc_chain, calc_image, sqlite_url) -> None:
 
 
 def test_env_build_finds_the_clone_in_the_store(calc_chain, calc_image, sqlite_url) -> None:
-    from sql.db import make_engine, session_scope
-    from sql.models import Repo
+    from prchain.store.db import make_engine, session_scope
+    from prchain.store.models import Repo
 
     engine = make_engine(sqlite_url)
     with session_scope(engine) as session:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from environments.cleanup import process_start
 from prchain.cli import main
+from prchain.environments.cleanup import process_start
 from tests.support import foreign_docker
 
 pytestmark = pytest.mark.docker
@@ -31,9 +31,9 @@ GC = ["env", "gc", "--label", f"prchain.test_run={RUN}"]
 OWNER = textwrap.dedent("""
     import signal, sys, time
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from environments.config import EnvironmentConfig
-    from environments.factory import open_environment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.factory import open_environment
+    from prchain.environments.protocol import StageSpec
 
     stages = [StageSpec(1, sys.argv[2], "")]
     with open_environment(EnvironmentConfig(), repo="acme/calc", clone_path=sys.argv[1], stages=stages,
@@ -126,7 +126,7 @@ def test_gc_keeps_containers_of_live_owners(make_env, docker_client) -> None:
 
 def test_gc_leaves_image_builds_alone(docker_client, base_image) -> None:
     """A build's step containers inherit the base image's managed label but are no sandbox."""
-    from environments.docker_client import ContainerSpec
+    from prchain.environments.docker_client import ContainerSpec
 
     step = docker_client.run(
         ContainerSpec(
@@ -150,8 +150,8 @@ def test_gc_leaves_image_builds_alone(docker_client, base_image) -> None:
 # engine it watches and never registers it.
 UNREGISTERED = textwrap.dedent("""
     import sys, time
-    from environments import cleanup
-    from environments.docker_client import ContainerSpec, DockerClient
+    from prchain.environments import cleanup
+    from prchain.environments.docker_client import ContainerSpec, DockerClient
 
     client = DockerClient()
     cleanup.watch(client)
@@ -193,10 +193,10 @@ def test_sigterm_removes_a_container_it_never_registered(
 WORKER = textwrap.dedent("""
     import signal, sys, threading, time
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from environments import cleanup
-    from environments.config import EnvironmentConfig
-    from environments.factory import open_environment
-    from environments.protocol import StageSpec
+    from prchain.environments import cleanup
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.factory import open_environment
+    from prchain.environments.protocol import StageSpec
 
     cleanup.install_handlers()
     stages = [StageSpec(1, sys.argv[2], "")]
@@ -265,7 +265,7 @@ def test_after_ctrl_c_a_worker_starts_no_new_sandbox(
 def test_a_scratch_tree_is_removed_and_once_stopping_without_waiting(tmp_path, monkeypatch) -> None:
     """An era build's exported tree goes when the build ends; once a signal is stopping the
     process, a detached `rm` takes it, in its own session, and the process does not wait."""
-    from environments import cleanup
+    from prchain.environments import cleanup
 
     def tree(name: str) -> Path:
         root = tmp_path / name

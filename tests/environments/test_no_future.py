@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from environments.carry import PUBLIC_DIR
-from environments.protocol import StageSpec
 from prchain.dev.repos import git, make_chain_repo
+from prchain.environments.carry import PUBLIC_DIR
+from prchain.environments.protocol import StageSpec
 
 pytestmark = pytest.mark.docker
 
@@ -34,9 +34,9 @@ FIND_FILES = (
 def future_env(
     docker_client: Any, base_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Any, Any]]:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.images import ensure_repo_image
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.images import ensure_repo_image
 
     repo = make_chain_repo(tmp_path_factory.mktemp("future") / "calc")
     (repo.path / ".gitignore").write_text("build/\n*.log\n")

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from environments.protocol import StageSpec
 from prchain.dev.repos import git
+from prchain.environments.protocol import StageSpec
 from tests.support.era_runs import remove_repo_images
 from tests.support.eras_repo import commit_files
 
@@ -55,8 +55,8 @@ def make_partial_clone(tmp_path: Path) -> tuple[Path, str, str]:
 def test_a_stage_enters_on_a_clone_without_its_old_blobs(
     tmp_path: Path, docker_client: Any, base_image: str
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     clone, base, _ = make_partial_clone(tmp_path)
     config = EnvironmentConfig(log_dir=str(tmp_path / "logs"))
@@ -78,10 +78,10 @@ def test_stages_enter_on_a_clone_without_a_blob_of_their_own_bases(
     """ruff's snapshot lacks two benchmark outputs of every commit since 2025-11: B_t's own tree
     names a blob the clone does not hold, so neither the whole fetch nor the depth-1 fetch could
     give B_t (exit 91 at every stage of that year). The stage enters a stand-in without that
-    file (`environments.absent`); the chain's gold patch is reverted and the agent's change
+    file (`prchain.environments.absent`); the chain's gold patch is reverted and the agent's change
     carried as on any base, and the clean room gets the same tree."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     full = tmp_path / "full"
     full.mkdir()

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from environments import admin
-from environments.buildlog import HINTS, diagnose
-from environments.config import EnvironmentConfig
-from environments.images import ensure_repo_image
 from prchain.cli import main
 from prchain.core.errors import BuildFailed, EnvironmentFailure
+from prchain.environments import admin
+from prchain.environments.buildlog import HINTS, diagnose
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.images import ensure_repo_image
 from tests.support import foreign_docker
 
 # ---- build-failure hints (pure) ---------------------------------------------------------------
@@ -151,8 +151,8 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
     docker_client, base_image, tmp_path, foreign_docker_objects
 ) -> None:
     from prchain.dev.repos import make_chain_repo
-    from sql.db import make_engine, session_scope
-    from sql.models import EnvRecipe, Repo
+    from prchain.store.db import make_engine, session_scope
+    from prchain.store.models import EnvRecipe, Repo
 
     slug = uuid.uuid4().hex[:8]
     repo = f"acme/prune-{slug}"  # only this test's images carry this repository's label
@@ -240,10 +240,10 @@ def test_prune_removes_this_stores_cache_volumes_over_the_limit(
     eight eras) and nothing trimmed it. `env prune` removes the store's volumes over
     `eras.cache_limit_gb`; a volume under it, one a running build mounts, and another store's
     repository's volume stay."""
-    from environments.eras.build import cache_volume
-    from environments.eras.config import ErasConfig
-    from sql.db import make_engine, session_scope
-    from sql.models import Repo
+    from prchain.environments.eras.build import cache_volume
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.store.db import make_engine, session_scope
+    from prchain.store.models import Repo
 
     slug = uuid.uuid4().hex[:8]
     prefix = f"test-prune-cache-{slug}"  # no volume the product or another test names
@@ -325,8 +325,8 @@ def test_env_ls_reads_its_config_and_marks_what_prune_would_do_for_that_store(
 ) -> None:
     """`env ls --config FILE` as its siblings take it (issue 50): the config's store decides the
     `store` column, the same decision `env prune` makes."""
-    from sql.db import make_engine, session_scope
-    from sql.models import EnvRecipe, Repo
+    from prchain.store.db import make_engine, session_scope
+    from prchain.store.models import EnvRecipe, Repo
 
     slug = uuid.uuid4().hex[:8]
     repo = f"acme/ls-{slug}"  # only this test's images carry this repository's label

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from environments.sandbox_spec import MEMORY_ENV, memory_env
 from prchain.core.errors import ContainerDied
+from prchain.environments.sandbox_spec import MEMORY_ENV, memory_env
 
 pytestmark = pytest.mark.docker
 

@@ -20,8 +20,8 @@ SETUP = "mkdir -p build && echo artefact > build/out.txt && echo egg > calc.egg-
 
 @pytest.fixture(scope="module")
 def era_image(docker_client: Any, base_image: str, calc_chain: Any) -> Iterator[str]:
-    from environments.config import EnvironmentConfig
-    from environments.images import ensure_repo_image
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.images import ensure_repo_image
 
     image = ensure_repo_image(
         docker_client,
@@ -38,8 +38,8 @@ def era_image(docker_client: Any, base_image: str, calc_chain: Any) -> Iterator[
 def test_a_stage_of_another_image_moves_container_and_carries_the_patch(
     docker_client: Any, calc_chain: Any, era_image: str
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     one, two, three = calc_chain.stages
     stages = [
@@ -89,9 +89,9 @@ def test_a_stage_of_another_image_moves_container_and_carries_the_patch(
 def test_a_stage_image_missing_from_the_engine_is_one_clear_error(
     docker_client: Any, calc_chain: Any
 ) -> None:
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
     from prchain.core.errors import EnvironmentFailure
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     stages = [replace(calc_chain.stages[0], image="prchain/no-such-era:sandbox")]
     env = DockerEnvironment(

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from prchain.cli import main
 from prchain.dev.repos import git
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 from prchain.verdicts.era_stats import collect
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex
 

@@ -18,12 +18,12 @@ import yaml
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
-from environments.eras.build import cache_volume
-from environments.eras.config import ErasConfig
 from prchain.cli import main
 from prchain.dev.repos import git
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
+from prchain.environments.eras.build import cache_volume
+from prchain.environments.eras.config import ErasConfig
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 from tests.support.era_runs import offline_eras
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 

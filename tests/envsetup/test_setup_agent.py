@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from environments.buildbox import BoxSettings, BuildBox
 from prchain.core.errors import PrchainError
 from prchain.dev.repos import git
+from prchain.environments.buildbox import BoxSettings, BuildBox
 from prchain.llm.client import LLMClient
 from prchain.setup_agent.agent import SetupAgentFailed, SetupRequest, run_setup_agent
 from prchain.setup_agent.config import SetupAgentConfig

@@ -17,15 +17,15 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from environments.eras.config import ErasConfig, VerifyLimits
-from environments.eras.python.report import Pytest
 from prchain.cli import main
 from prchain.dev.repos import git
+from prchain.environments.eras.config import ErasConfig, VerifyLimits
+from prchain.environments.eras.python.report import Pytest
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 from prchain.verdicts.ladder import _too_big, sized_sample
 from prchain.verdicts.sandbox import SuiteRun
 from prchain.verdicts.verify import StageJob
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex
 
@@ -78,7 +78,7 @@ def test_the_sample_is_the_stages_files_then_a_fixed_bounded_few(tmp_path: Path)
 def test_in_a_monorepo_the_sample_stays_in_the_modules_the_suite_names(tmp_path: Path) -> None:
     """`go test ./plugins/a/...` is the era's suite: another module's test packages are not in
     its image (and outside its workspace), so none is sampled."""
-    from environments.eras.go.report import GoTest
+    from prchain.environments.eras.go.report import GoTest
 
     clone = tmp_path / "mono"
     clone.mkdir()

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
 
 pytestmark = pytest.mark.docker
 

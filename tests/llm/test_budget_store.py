@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from prchain.core.errors import BudgetExhausted
 from prchain.llm.budget import Budget
-from sql.models import LLMCall
+from prchain.store.models import LLMCall
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "x" * 400}]}  # ~100 tokens
 

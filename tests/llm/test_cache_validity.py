@@ -15,7 +15,7 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.llm.parsing import extract_json_object
-from sql.models import LLMCacheEntry, Step
+from prchain.store.models import LLMCacheEntry, Step
 from tests.agent.conftest import seed_chain, verdict
 
 GOLD = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+def shiny_new_thing(): pass\n"

@@ -14,7 +14,7 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.llm.parsing import extract_json_object
-from sql.models import LLMCacheEntry, LLMCall
+from prchain.store.models import LLMCacheEntry, LLMCall
 from tests.support.llm_fixtures import FAKE_API_KEY, make_test_llm_config
 
 ASK = [{"role": "user", "content": "Say hello."}]

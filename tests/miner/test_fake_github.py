@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from github import Auth, BadCredentialsException, Github, GithubException, UnknownObjectException
 
-from miner import graphql as gq
+from prchain.miner import graphql as gq
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeRepo
 from tests.support.fake_graphql import decode_cursor

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from miner.gitsource import GitSource
-from miner.ingest import pr_refs
-from miner.source import SOURCES
 from prchain.core.errors import GitError
 from prchain.dev.repos import GIT_IDENTITY, ChainRepo, git, make_chain_repo
+from prchain.miner.gitsource import GitSource
+from prchain.miner.ingest import pr_refs
+from prchain.miner.source import SOURCES
 
 
 @pytest.fixture
@@ -220,7 +220,7 @@ def test_patches_of_yielded_prs_are_not_kept(
     import gc
     import weakref
 
-    from miner import gitsource
+    from prchain.miner import gitsource
 
     repo = tmp_path / "many"
     repo.mkdir()

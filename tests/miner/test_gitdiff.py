@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from miner.gitdiff import iter_patches, parse_files, patch_between
 from prchain.dev.repos import ChainRepo, git, make_chain_repo
+from prchain.miner.gitdiff import iter_patches, parse_files, patch_between
 
 
 @pytest.fixture

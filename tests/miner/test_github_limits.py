@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from miner.github import GithubSource
-from miner.limits import OK, PRIMARY, SECONDARY, SERVER, classify
-from miner.tokens import TokenPool
 from prchain.core.errors import MissingCredentials, RateLimited, ServiceUnavailable
+from prchain.miner.github import GithubSource
+from prchain.miner.limits import OK, PRIMARY, SECONDARY, SERVER, classify
+from prchain.miner.tokens import TokenPool
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeRepo
 from tests.support.github_fixtures import FAKE_TOKEN, SECOND_TOKEN, github_config

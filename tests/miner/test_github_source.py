@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from miner.github import GithubSource
-from miner.source import SOURCES, PRRecord
 from prchain.core.errors import BadCredentials, InvalidRepoName, MissingCredentials, RepoNotFound
+from prchain.miner.github import GithubSource
+from prchain.miner.source import SOURCES, PRRecord
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeComment, FakeRepo, generate_repo
 from tests.support.github_fixtures import HUGE_BYTES, github_config
@@ -280,13 +280,13 @@ def test_bad_token(
 
 
 def test_records_are_plain_data(mined: tuple[GithubSource, dict[int, PRRecord]]) -> None:
-    """What miner.ingest receives: dataclasses with naive UTC times and no client objects inside."""
+    """What prchain.miner.ingest receives: dataclasses with naive UTC times and no client objects inside."""
     _, records = mined
     record = records[6]
     assert replace(record) == record
     assert record.created_at is not None and record.created_at.tzinfo is None
     assert all(
-        type(c).__module__ == "miner.source"
+        type(c).__module__ == "prchain.miner.source"
         for c in [*record.commits, *record.comments, *record.files, *record.links]
     )
 
@@ -308,13 +308,13 @@ def test_a_killed_clone_is_redone_and_later_runs_fetch(
 def test_mine_github_into_the_store_and_rerun(
     fake_github: FakeGithub, generated_repo: FakeRepo, tmp_path: Path, db_url: str
 ) -> None:
-    """End to end through miner.mine: the records land in a real database; a rerun adds nothing."""
+    """End to end through prchain.miner.mine: the records land in a real database; a rerun adds nothing."""
     from sqlalchemy import func, select
 
-    from miner.mine import mine
     from prchain.app.config import Config
-    from sql.db import make_engine
-    from sql.models.mining import PRPatch, PullRequest, Reference
+    from prchain.miner.mine import mine
+    from prchain.store.db import make_engine
+    from prchain.store.models.mining import PRPatch, PullRequest, Reference
 
     fake_github.add_repo(generated_repo)
     github = github_config(fake_github, generated_repo).model_dump()

@@ -8,11 +8,12 @@ from pathlib import Path
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from miner.gitsource import GitSource
-from miner.ingest import Ingestor, ensure_repo, read_cursor
-from miner.mine import mine_one
-from miner.resolve import resolve_repo
-from miner.source import (
+from prchain.dev.repos import git, make_chain_repo
+from prchain.miner.gitsource import GitSource
+from prchain.miner.ingest import Ingestor, ensure_repo, read_cursor
+from prchain.miner.mine import mine_one
+from prchain.miner.resolve import resolve_repo
+from prchain.miner.source import (
     CommentRecord,
     CommitRecord,
     FileRecord,
@@ -21,8 +22,7 @@ from miner.source import (
     SourceInfo,
     TimelineLink,
 )
-from prchain.dev.repos import git, make_chain_repo
-from sql.models import PRFile, PRPatch, PullRequest, Reference
+from prchain.store.models import PRFile, PRPatch, PullRequest, Reference
 from tests.support.miner_dump import canonical_dump
 
 REPO = "acme/calc"

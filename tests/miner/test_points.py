@@ -13,8 +13,8 @@ import pytest
 import requests
 from graphql import GraphQLSchema, build_schema, parse, validate
 
-from miner import graphql as gq
-from miner.points import NODE_LIMIT, query_cost
+from prchain.miner import graphql as gq
+from prchain.miner.points import NODE_LIMIT, query_cost
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeRepo
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from miner.refs import EVIDENCE_CHARS, extract_refs, strip_ignored
+from prchain.miner.refs import EVIDENCE_CHARS, extract_refs, strip_ignored
 
 REPO = "acme/calc"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine, func, select
 
-from miner.config import MinerConfig
-from miner.mine import mine
 from prchain.dev.repos import make_chain_repo
-from sql.models import Issue, PullRequest
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.models import Issue, PullRequest
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeRepo
 from tests.support.github_fixtures import github_config

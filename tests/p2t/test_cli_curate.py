@@ -16,8 +16,8 @@ from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import ROLES
 from prchain.p2t.patches import split_patch
-from sql.db import session_scope
-from sql.models import ChainStage, P2TGraph, P2TStage, Rollout, StageVerification, Step
+from prchain.store.db import session_scope
+from prchain.store.models import ChainStage, P2TGraph, P2TStage, Rollout, StageVerification, Step
 from tests.agent.conftest import seed_chain
 from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, editor, verifier
 

@@ -12,8 +12,17 @@ from sqlalchemy import Engine
 
 from prchain.app.views import export_trajectories
 from prchain.p2t.stats import cliffs_delta, compare, mann_whitney_p
-from sql.db import session_scope
-from sql.models import Chain, ChainStage, P2TGraph, PullRequest, Repo, Rollout, RolloutStage, Step
+from prchain.store.db import session_scope
+from prchain.store.models import (
+    Chain,
+    ChainStage,
+    P2TGraph,
+    PullRequest,
+    Repo,
+    Rollout,
+    RolloutStage,
+    Step,
+)
 
 GOLD = (
     "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1 +1,2 @@\n"

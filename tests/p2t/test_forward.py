@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from environments.protocol import Environment
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.protocol import Environment
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.p2t.config import P2TConfig

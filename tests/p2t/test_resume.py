@@ -27,14 +27,14 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from environments.cleanup import gc
-from environments.docker_client import DockerClient
 from prchain.app.rollout import store_label
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.cleanup import gc
+from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import ROLES
-from sql.db import make_engine, session_scope
-from sql.models import P2TStage, Rollout, Step
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import P2TStage, Rollout, Step
 from tests.agent.conftest import seed_chain
 from tests.p2t.test_cli_curate import NODES, store_like_chain_build
 from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, bash, editor, verifier

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("prchain", "sql", "miner", "chains", "environments")
 
 
 def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
@@ -22,8 +21,8 @@ def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
 
 
 def copy_tree(target: Path) -> Path:
-    for name in PACKAGES:
-        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "prchain", target / "prchain", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
     return target
 
@@ -36,20 +35,20 @@ def test_the_layers_hold() -> None:
 
 def test_a_store_module_importing_the_app_layer_breaks_the_contract(tmp_path: Path) -> None:
     tree = copy_tree(tmp_path)
-    db = tree / "sql" / "db.py"
+    db = tree / "prchain" / "store" / "db.py"
     db.write_text(db.read_text() + "\nfrom prchain.app.config import Config  # a layer violation\n")
     done = lint_imports(tree)
     assert done.returncode != 0
     assert "prchain layers BROKEN" in done.stdout
-    assert "sql.db -> prchain.app.config" in done.stdout
+    assert "prchain.store.db -> prchain.app.config" in done.stdout
 
 
 def test_the_cli_importing_a_library_package_breaks_the_contract(tmp_path: Path) -> None:
     tree = copy_tree(tmp_path)
     stats = tree / "prchain" / "cli" / "stats.py"
     stats.write_text(
-        stats.read_text() + "\nfrom sql.db import make_engine  # skips the app layer\n"
+        stats.read_text() + "\nfrom prchain.store.db import make_engine  # skips the app layer\n"
     )
     done = lint_imports(tree)
     assert done.returncode != 0
-    assert "prchain.cli.stats -> sql.db" in done.stdout
+    assert "prchain.cli.stats -> prchain.store.db" in done.stdout

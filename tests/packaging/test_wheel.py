@@ -1,4 +1,4 @@
-"""The wheel holds the product only: the card's top-level packages plus `prchain`, every prompt and
+"""The wheel holds the product only: one top-level package, `prchain`, every prompt and
 data file, no test code, and no shipped module that imports pytest.
 
 The import check stands in for `pip install .` into a fresh virtualenv: every module the wheel
@@ -23,7 +23,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP_LEVEL = {"prchain", "sql", "miner", "chains", "environments"}
+TOP_LEVEL = {"prchain"}  # one import name: nothing generic at the top of site-packages
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def _names(wheel: Path) -> list[str]:
         return archive.namelist()
 
 
-def test_only_the_cards_packages_are_installed(wheel: Path) -> None:
+def test_only_prchain_is_installed(wheel: Path) -> None:
     tops = {name.split("/")[0] for name in _names(wheel) if ".dist-info/" not in name}
     assert tops == TOP_LEVEL
 
@@ -63,12 +63,12 @@ def test_prompts_and_data_files_ship(wheel: Path) -> None:
     for required in (
         "prchain/agent/prompts/judge.j2",
         "prchain/prm/taxonomy.yaml",
-        "chains/prompts/query.j2",
-        "chains/common_words.txt",
-        "sql/schema.sql",
-        "sql/migrations/env.py",
-        "sql/migrations/script.py.mako",
-        "sql/migrations/versions/0001_first_store.py",
+        "prchain/chains/prompts/query.j2",
+        "prchain/chains/common_words.txt",
+        "prchain/store/schema.sql",
+        "prchain/store/migrations/env.py",
+        "prchain/store/migrations/script.py.mako",
+        "prchain/store/migrations/versions/0001_first_store.py",
     ):
         assert required in names
 
@@ -123,7 +123,7 @@ ALWAYS_THERE = {"pip", "setuptools", "pkg_resources", "_distutils_hack"}
 
 def modules_a_fresh_install_lacks() -> list[str]:
     base = base_distributions()
-    ours = {"prchain", "sql", "miner", "chains", "environments"}
+    ours = TOP_LEVEL
     return sorted(
         module
         for module, dists in metadata.packages_distributions().items()

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import Engine
 
-from sql.db import session_scope
-from sql.models import Chain, Repo, Rollout
+from prchain.store.db import session_scope
+from prchain.store.models import Chain, Repo, Rollout
 
 MakeRollout = Callable[..., int]
 

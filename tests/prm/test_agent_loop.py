@@ -12,21 +12,21 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
-from environments.protocol import StageSpec
 from prchain.agent.config import AgentConfig
 from prchain.agent.loop import AgentLoop
 from prchain.agent.persist import Recorder
 from prchain.app.config import Config
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.environments.protocol import StageSpec
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.prm.config import PRMConfig
 from prchain.prm.guidance import PRM_MARKER, is_prm_message
 from prchain.prm.hook import build_prm_hook
-from sql.models import PRMCall, Step
+from prchain.store.models import PRMCall, Step
 from tests.support.prm import verdict_json
 
 pytestmark = pytest.mark.docker

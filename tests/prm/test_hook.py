@@ -18,7 +18,7 @@ from prchain.prm.config import PRMConfig
 from prchain.prm.guidance import PRM_MARKER, is_prm_message
 from prchain.prm.hook import PRMHook, build_prm_hook
 from prchain.prm.taxonomy import load_taxonomy
-from sql.models import PRMCall
+from prchain.store.models import PRMCall
 from tests.support.prm import TABLE1, TOOLS, bash_step, verdict_json
 
 TASK = "Make calc.add handle negative numbers (see issue 12)."

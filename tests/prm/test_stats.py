@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from sqlalchemy import Engine
 
 from prchain.cli import main
-from sql.db import session_scope
-from sql.models import PRMCall, Step
+from prchain.store.db import session_scope
+from prchain.store.models import PRMCall, Step
 
 
 def _steps(engine: Engine, rollout_id: int, n: int) -> None:

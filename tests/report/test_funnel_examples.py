@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
 from prchain.report.facts import GraphFacts, PipelineFacts
 from prchain.report.funnel import build_funnel
 from tests.support.chain_store import StoreBuilder

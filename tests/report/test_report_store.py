@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miner.config import MinerConfig
 from prchain.cli import main
 from prchain.dev.repos import make_chain_repo
+from prchain.miner.config import MinerConfig
 from prchain.report.patches import edit_hunk, step_piece
-from sql.db import make_engine
+from prchain.store.db import make_engine
 
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE)
 
 
 def _mined_with_chains(tmp_path: Path, db_url: str) -> None:
-    from miner.mine import mine
+    from prchain.miner.mine import mine
 
     repo = make_chain_repo(tmp_path / "calc")
     mine(MinerConfig(), make_engine(db_url), [str(repo.path)], source="git", name="acme/calc")
@@ -86,7 +86,14 @@ def test_verdict_and_p2t_tables_are_rendered_when_present(tmp_path: Path, sqlite
     """Test verdicts (issue 10's table) and P2T tables (`p2t_*`, made here by hand) are shown."""
     from sqlalchemy import insert, text
 
-    from sql.models import Judgement, P2TStage, Rollout, RolloutStage, StageVerification, Step
+    from prchain.store.models import (
+        Judgement,
+        P2TStage,
+        Rollout,
+        RolloutStage,
+        StageVerification,
+        Step,
+    )
 
     _mined_with_chains(tmp_path, sqlite_url)
     engine = make_engine(sqlite_url)
@@ -215,13 +222,13 @@ def test_report_shows_the_builds_graph_and_builds_none(
     """The funnel's graph steps are what the latest build kept: the report neither rebuilds the
     graph nor runs git (it took 327 s on the ruff store when it rebuilt it, lineage included)."""
     _mined_with_chains(tmp_path, sqlite_url)
-    import chains.graph
+    from prchain.chains import graph
     from prchain.core import git
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("the report rebuilt the graph or ran git")
 
-    monkeypatch.setattr(chains.graph, "load_graph", refused)
+    monkeypatch.setattr(graph, "load_graph", refused)
     monkeypatch.setattr(git, "run", refused)
     out = tmp_path / "site"
     result = CliRunner().invoke(main, ["report", str(out), "--db", sqlite_url])

@@ -14,18 +14,18 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.engine import make_url
 
-from environments.cleanup import gc, owner_alive
-from environments.docker_client import DockerClient
 from prchain.agent.config import AgentConfig
 from prchain.app.config import Config
 from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import ChainRepo, make_chain_repo
+from prchain.environments.cleanup import gc, owner_alive
+from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
 from prchain.scale.config import ScaleConfig
-from sql.config import StoreConfig
-from sql.db import make_engine, session_scope
-from sql.models import (
+from prchain.store.config import StoreConfig
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import (
     Chain,
     ChainStage,
     EnvTransition,

@@ -9,8 +9,8 @@ import threading
 
 from sqlalchemy import Engine, text
 
-from sql import leases, migrate
-from sql.db import make_engine
+from prchain.store import leases, migrate
+from prchain.store.db import make_engine
 from tests.sql.test_migrations import _load_shape
 
 TIMEOUT = 60.0

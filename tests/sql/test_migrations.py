@@ -1,7 +1,7 @@
 """Migrations: one head, migrations equal to the models, every released store shape upgraded in
 place with its rows kept, newer stores refused, new stores made at head once.
 
-The shapes in tests/data/stores/ are the DDL of earlier commits' sql/models (SQLite and
+The shapes in tests/data/stores/ are the DDL of earlier commits' prchain/store/models (SQLite and
 PostgreSQL), rendered from those commits; cef42d3 is main before migrations existed.
 """
 
@@ -17,9 +17,9 @@ from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from prchain.core.errors import StoreOutdated, StoreTooNew, StoreUnrecognised
-from sql import migrate
-from sql.db import make_engine
-from sql.models import Base
+from prchain.store import migrate
+from prchain.store.db import make_engine
+from prchain.store.models import Base
 
 STORES = Path(__file__).resolve().parents[1] / "data" / "stores"
 # commit → the revision its store shape corresponds to

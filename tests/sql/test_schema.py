@@ -1,12 +1,14 @@
 from sqlalchemy import inspect
 
-from sql.db import upsert
-from sql.models import Base, Repo
-from sql.schema import SCHEMA_FILE, render_schema
+from prchain.store.db import upsert
+from prchain.store.models import Base, Repo
+from prchain.store.schema import SCHEMA_FILE, render_schema
 
 
 def test_schema_sql_matches_models() -> None:
-    assert SCHEMA_FILE.read_text() == render_schema(), "sql/schema.sql drifted: run `make schema`"
+    assert SCHEMA_FILE.read_text() == render_schema(), (
+        "prchain/store/schema.sql drifted: run `make schema`"
+    )
 
 
 def test_every_model_table_is_created(engine) -> None:

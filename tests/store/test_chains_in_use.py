@@ -10,12 +10,12 @@ import pytest
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
 from prchain.agent.persist import new_rollout
-from sql import leases
-from sql.db import session_scope
-from sql.models import Chain, ChainStage, P2TGraph, PRPatch, StageVerification
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.store import leases
+from prchain.store.db import session_scope
+from prchain.store.models import Chain, ChainStage, P2TGraph, PRPatch, StageVerification
 from tests.support.chain_store import StoreBuilder
 
 

@@ -12,12 +12,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chains.queries import QuerySummary, build_queries
 from prchain.app.config import Config
+from prchain.chains.queries import QuerySummary, build_queries
 from prchain.dev.fake_llm import ScriptedLLMServer, last_message_text
 from prchain.llm.client import LLMClient
-from sql.db import make_engine
-from sql.models import ChainStage
+from prchain.store.db import make_engine
+from prchain.store.models import ChainStage
 from tests.chains.test_queries import CLEAN, OVERVIEW, insert_chain
 from tests.support.llm_fixtures import make_test_llm_config
 

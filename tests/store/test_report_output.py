@@ -1,5 +1,5 @@
 """Finding 4 of issue 23: `prchain report DIR` deleted whatever was in DIR/chains and DIR/assets
-(`prchain report .` in a checkout deleted the `chains/` package), a report killed mid-write left an
+(`prchain report .` in a checkout deleted the `prchain/chains/` package), a report killed mid-write left an
 index with dead links, and an unwritable place printed a traceback. The site is now written into
 a fresh directory beside DIR and swapped in whole; DIR must be new, empty or an earlier report."""
 

@@ -16,12 +16,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from environments.docker_client import DockerClient
 from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
-from sql.db import make_engine
-from sql.models import RolloutStage
+from prchain.store.db import make_engine
+from prchain.store.models import RolloutStage
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 from tests.agent.test_resume import PRCHAIN, _config_file, _wait
 

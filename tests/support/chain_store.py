@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Engine, insert
 
-from chains.cues import classify
-from sql.models import PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo
+from prchain.chains.cues import classify
+from prchain.store.models import PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo
 
 T0 = datetime(2024, 1, 1)
 

@@ -16,7 +16,7 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from environments.eras.rust.standins import index_path
+from prchain.environments.eras.rust.standins import index_path
 
 
 def publish(

@@ -24,7 +24,7 @@ CALC_CHAIN = (1, 2, 3)  # PR numbers of the chain, stage order
 @dataclass
 class CalcChain:
     repo: ChainRepo
-    stages: list[Any]  # environments.protocol.StageSpec, 1-based idx
+    stages: list[Any]  # prchain.environments.protocol.StageSpec, 1-based idx
 
     @property
     def path(self) -> Path:
@@ -37,8 +37,8 @@ def _in_ci() -> bool:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Any:
-    from environments.docker_client import DockerClient
     from prchain.core.errors import EnvironmentFailure
+    from prchain.environments.docker_client import DockerClient
 
     try:
         return DockerClient()
@@ -50,8 +50,8 @@ def docker_client() -> Any:
 
 @pytest.fixture(scope="session")
 def base_image(docker_client: Any) -> str:
-    from environments.config import EnvironmentConfig
-    from environments.images import ensure_base_image
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.images import ensure_base_image
 
     return ensure_base_image(docker_client, EnvironmentConfig(), notify=print)
 
@@ -59,7 +59,7 @@ def base_image(docker_client: Any) -> str:
 @pytest.fixture(scope="session")
 def calc_chain(tmp_path_factory: pytest.TempPathFactory) -> CalcChain:
     """The 3-PR chain #1 ← #2 ← #3 as stages (base sha, gold patch); commits are deterministic."""
-    from environments.protocol import StageSpec
+    from prchain.environments.protocol import StageSpec
 
     repo = make_chain_repo(tmp_path_factory.mktemp("calc") / "calc")
     stages = [
@@ -71,8 +71,8 @@ def calc_chain(tmp_path_factory: pytest.TempPathFactory) -> CalcChain:
 
 @pytest.fixture(scope="session")
 def calc_image(docker_client: Any, base_image: str, calc_chain: CalcChain) -> Any:
-    from environments.config import EnvironmentConfig
-    from environments.images import ensure_repo_image
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.images import ensure_repo_image
 
     return ensure_repo_image(
         docker_client, EnvironmentConfig(), CALC_REPO, calc_chain.path, notify=print
@@ -85,8 +85,8 @@ def make_env(
 ) -> Iterator[Callable[..., Any]]:
     """Opens DockerEnvironments on the calc chain with config overrides (and extra container
     labels); closes them all afterwards."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     opened: list[DockerEnvironment] = []
 

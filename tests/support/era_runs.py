@@ -10,12 +10,19 @@ import yaml
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
-from environments.eras.build import cache_volume
-from environments.eras.config import ErasConfig
-from environments.protocol import StageSpec
 from prchain.cli import main
-from sql.db import make_engine, session_scope
-from sql.models import Chain, ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from prchain.environments.eras.build import cache_volume
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.protocol import StageSpec
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import (
+    Chain,
+    ChainStage,
+    EnvRecipe,
+    PullRequest,
+    StageEra,
+    StageVerification,
+)
 
 
 def invoke(*args: str) -> Result:
@@ -99,10 +106,10 @@ def stage_specs(url: str, recipes: dict[int, EnvRecipe]) -> list[StageSpec]:
 def chain_sandbox(url: str, log_dir: Path, repo: str, clone: Path) -> Any:
     """The sandbox (not yet entered) of the store's one chain, each stage on its era's image, with
     the queries `queries build` (an LLM) would have written."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
     from prchain.agent.tasks import load_chain
     from prchain.app.envsetup import era_stages
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
 
     engine = make_engine(url)
     with session_scope(engine) as session:

@@ -21,8 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from miner.points import NODE_LIMIT, QueryCost, query_cost
 from prchain.core.errors import PrchainError
+from prchain.miner.points import NODE_LIMIT, QueryCost, query_cost
 from tests.support.fake_github_data import FakeIssue, FakePR, FakeRepo
 from tests.support.fake_github_views import GraphView, file_json, issue_json, pr_json, repo_json
 from tests.support.fake_graphql import execute

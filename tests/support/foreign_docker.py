@@ -102,8 +102,8 @@ def remove(client: Any, made: Sentinels) -> None:
 
 
 def _client_or_none() -> Any:
-    from environments.docker_client import DockerClient
     from prchain.core.errors import EnvironmentFailure
+    from prchain.environments.docker_client import DockerClient
 
     try:
         return DockerClient()

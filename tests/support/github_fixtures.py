@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from miner.config import GithubConfig
 from prchain.dev.repos import make_chain_repo
+from prchain.miner.config import GithubConfig
 from tests.support.fake_github import FakeGithub
 from tests.support.fake_github_data import FakeRepo, generate_repo, repo_from_chain
 

@@ -7,12 +7,12 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
-from miner.config import MinerConfig
-from miner.mine import mine
-from sql.db import make_engine
-from sql.models import ChainLink, PullRequest
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
+from prchain.miner.config import MinerConfig
+from prchain.miner.mine import mine
+from prchain.store.db import make_engine
+from prchain.store.models import ChainLink, PullRequest
 
 
 def mine_and_build(repo: Path, store: Path, name: str, config: ChainsConfig) -> Engine:

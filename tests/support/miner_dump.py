@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from sql.models import (
+from prchain.store.models import (
     Comment,
     Issue,
     PRCommit,

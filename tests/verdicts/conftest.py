@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chains.patches import split_patch
+from prchain.chains.patches import split_patch
 from prchain.dev.repos import ChainRepo, make_tested_repo
 
 GEO_REPO = "acme/geo"
@@ -24,9 +24,9 @@ def geo_env(
     docker_client: Any, base_image: str, geo_repo: ChainRepo
 ) -> Iterator[Callable[..., Any]]:
     """Opens a sandbox on the geo chain #1 ← #2 ← #3 (code patches carried, as rollouts do)."""
-    from environments.config import EnvironmentConfig
-    from environments.docker_env import DockerEnvironment
-    from environments.protocol import StageSpec
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.environments.protocol import StageSpec
 
     opened: list[Any] = []
 

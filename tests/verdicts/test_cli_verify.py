@@ -16,8 +16,8 @@ from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import CIRCLE, ChainRepo
 from prchain.llm.config import LLMConfig
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, PullRequest, RolloutStage, StageVerification
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage, PullRequest, RolloutStage, StageVerification
 from tests.verdicts.conftest import GEO_REPO, GEO_TEST_COMMAND
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session
 
 from prchain.report.facts import PipelineFacts
 from prchain.report.funnel import build_funnel
+from prchain.store.db import session_scope
+from prchain.store.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
 from prchain.verdicts.era_stats import NOT_SET_UP, collect, render
-from sql.db import session_scope
-from sql.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
 from tests.support.chain_store import StoreBuilder
 
 

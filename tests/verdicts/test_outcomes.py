@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from environments.eras.python.report import root_error
+from prchain.environments.eras.python.report import root_error
 from prchain.verdicts.outcomes import count
 
 OUTPUT = """\
@@ -111,7 +111,7 @@ def test_a_gold_patch_that_changes_build_files_is_named_as_the_cause(tmp_path) -
 def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
     """ruff's 2023 era: cargo's target directory, in a tmpfs sandbox's /tmp, filled its 256m on
     the first crate; the root error says so, and which settings the user raises."""
-    from environments.eras.rust.report import Cargo
+    from prchain.environments.eras.rust.report import Cargo
     from prchain.verdicts.ladder import _counted
     from prchain.verdicts.sandbox import SuiteRun
 

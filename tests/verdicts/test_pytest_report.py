@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from environments.eras.python.report import (
+from prchain.environments.eras.python.report import (
     PYTEST_OPTIONS,
     Pytest,
     is_passing,
@@ -209,7 +209,7 @@ def test_node_ids_without_a_file_attribute() -> None:
 
 def test_the_stage_runs_its_test_modules_and_no_helper() -> None:
     """A suite named `*_tests.py` or `tests.py` (arrow 2016) is run; a helper module is not."""
-    from environments.eras.python.report import Pytest
+    from prchain.environments.eras.python.report import Pytest
 
     paths = [
         "tests/test_api.py",

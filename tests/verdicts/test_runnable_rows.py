@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from chains.build import build_chains
-from chains.config import ChainsConfig
+from prchain.chains.build import build_chains
+from prchain.chains.config import ChainsConfig
 from prchain.cli import main
 from prchain.core.errors import ConfigError
+from prchain.store.models import ChainStage, EnvRecipe, StageEra, StageVerification
 from prchain.verdicts.runnable import NOT_RUNNABLE, StageImage, export_runnable, flat_path
 from prchain.verdicts.taskfile import read_predictions, read_tasks
-from sql.models import ChainStage, EnvRecipe, StageEra, StageVerification
 from tests.support.chain_store import StoreBuilder
 
 ERA_IMAGES = {"prchain/era-acme-calc:ok": StageImage("stage:ok", "sha256:" + "1" * 64, "era:ok", "sha256:" + "2" * 64)}  # fmt: skip

@@ -25,10 +25,10 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from environments.eras.build import cache_volume
-from environments.eras.config import ErasConfig
 from prchain.cli import main
 from prchain.dev.repos import ChainRepo
+from prchain.environments.eras.build import cache_volume
+from prchain.environments.eras.config import ErasConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 # This run's namespace: every image it makes carries its slug. A name of the run's own, since

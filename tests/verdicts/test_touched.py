@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.go.report import GoTest
-from environments.eras.java.report import Surefire
-from environments.eras.node.report import JsReport
-from environments.eras.python.report import Pytest
-from environments.eras.rust.report import Cargo
 from prchain.dev.repos import git
+from prchain.environments.eras.go.report import GoTest
+from prchain.environments.eras.java.report import Surefire
+from prchain.environments.eras.node.report import JsReport
+from prchain.environments.eras.python.report import Pytest
+from prchain.environments.eras.rust.report import Cargo
 from prchain.verdicts.touched import UNNAMED, UNREADABLE, touched_by
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras import reports
-from environments.eras.go.report import GoTest
-from environments.eras.rust.report import Cargo
-from environments.protocol import ExecResult
 from prchain.dev.repos import git
+from prchain.environments.eras import reports
+from prchain.environments.eras.go.report import GoTest
+from prchain.environments.eras.rust.report import Cargo
+from prchain.environments.protocol import ExecResult
 from prchain.verdicts.classify import classify
 from prchain.verdicts.sandbox import collected_test_files, fill_command
 from prchain.verdicts.touched import touched_by

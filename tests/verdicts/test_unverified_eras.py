@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from environments.eras.memory import era_state, save_recipe, stage_env
 from prchain.cli import main
 from prchain.dev.repos import git
+from prchain.environments.eras.memory import era_state, save_recipe, stage_env
+from prchain.store.db import make_engine
 from prchain.verdicts.ladder import plan_eras
-from sql.db import make_engine
 
 REPO = "py51-unverified/app"
 ROOT = "ModuleNotFoundError: No module named 'cext'"

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from environments.cleanup import process_start
 from prchain.cli import main
 from prchain.dev.repos import ChainRepo
+from prchain.environments.cleanup import process_start
 from tests.verdicts.conftest import GEO_REPO
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

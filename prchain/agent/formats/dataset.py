@@ -16,8 +16,8 @@ from prchain.agent.formats.card import CardFacts, write_card, write_manifest
 from prchain.agent.formats.files import write_rows
 from prchain.agent.formats.openai import check_openai, to_openai
 from prchain.agent.formats.sharegpt import check_sharegpt, to_sharegpt
-from sql.db import session_scope
-from sql.models import Rollout
+from prchain.store.db import session_scope
+from prchain.store.models import Rollout
 
 CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "openai": to_openai,

@@ -16,7 +16,7 @@ from prchain.app.p2t.curate import CurationResult
 from prchain.app.p2t.parts import p2t_llm_config
 from prchain.app.p2t.stage import Notify
 from prchain.p2t import store
-from sql.db import session_scope
+from prchain.store.db import session_scope
 
 
 def curate_from_config(
@@ -31,7 +31,7 @@ def curate_from_config(
     from prchain.app.scale import backend_for, portable
     from prchain.app.work import CurationWork
     from prchain.scale.protocol import Done, Needs
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     make_engine(config.store.url).dispose()  # the driver makes the tables; workers only use them
     work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
@@ -65,7 +65,7 @@ def plan_curation(config: Config, chain_ids: Sequence[int]) -> list[Any]:
     history of each role when it has one. The verifier's share uses the prefilter's measured
     keep rate from stored windows when there are any."""
     from prchain.llm.estimate import estimate_role
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = make_engine(config.store.url)
     calls = _planned_calls(config, engine, chain_ids)
@@ -109,7 +109,7 @@ def _planned_calls(config: Config, engine: Engine, chain_ids: Sequence[int]) -> 
 
 def _verifier_keep_rate(engine: Engine) -> float:
     """Share of pending nodes the prefilter sent to the verifier in stored windows (1 if none)."""
-    from sql.models import P2TStage
+    from prchain.store.models import P2TStage
 
     asked = skipped = 0
     with session_scope(engine) as session:

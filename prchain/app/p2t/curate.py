@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from environments.protocol import Environment
 from prchain.agent.persist import Recorder, new_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
@@ -22,11 +21,12 @@ from prchain.app.p2t.parts import stage_env
 from prchain.app.p2t.stage import Curation, Notify, curate_stage, opening
 from prchain.app.rollout import rollout_fields
 from prchain.core.errors import EnvironmentFailure
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t import store
 from prchain.p2t.forward import Checkpoint
 from prchain.p2t.oracle import TestOracle
-from sql.db import session_scope
+from prchain.store.db import session_scope
 
 
 @dataclass
@@ -62,7 +62,7 @@ def curate_chain(
     (a plain rollout of the same chain holds another kind and is not blocked). A
     curation an earlier run left `running` (killed, out of budget) is resumed: its admitted stages
     are kept, and the stage it was in continues from its last committed window."""
-    from sql import leases
+    from prchain.store import leases
 
     agent = config.agent
     with leases.holding(
@@ -196,7 +196,7 @@ def _finish(
     }
     recorder.finish(status, None if status == "kept" else reason, **totals)
     with session_scope(engine) as session:
-        from sql.models import Rollout
+        from prchain.store.models import Rollout
 
         row = session.get(Rollout, recorder.rollout_id)
         cost = float(row.cost_usd) if row else 0.0
@@ -218,7 +218,7 @@ def _apply(env: Environment, diff: str) -> None:
 
 
 def _stage_row(engine: Engine, rollout_id: int, stage_idx: int) -> Any:
-    from sql.models import RolloutStage
+    from prchain.store.models import RolloutStage
 
     with session_scope(engine) as session:
         return session.scalars(

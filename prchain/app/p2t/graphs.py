@@ -7,17 +7,17 @@ from typing import Any
 
 from sqlalchemy import Engine, func, select
 
-from environments.protocol import Environment
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.app.config import Config
 from prchain.app.p2t.parts import full_gold, make_llm, stage_env
 from prchain.core.errors import NothingToDo
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM
 from prchain.p2t import store
 from prchain.p2t.graph import ProcessGraph
 from prchain.p2t.reverse import ReversePhase, ReverseResult
-from sql.db import session_scope
-from sql.models import LLMCall
+from prchain.store.db import session_scope
+from prchain.store.models import LLMCall
 
 
 def _spent(engine: Engine, since_id: int) -> float:
@@ -59,7 +59,7 @@ def graph_for_stage(
     engine: Engine | None = None,
 ) -> tuple[ProcessGraph, Any]:
     """The stored graph of a chain stage, built first (in a fresh sandbox) when missing or asked."""
-    from sql.db import make_engine
+    from prchain.store.db import make_engine
 
     engine = engine or make_engine(config.store.url)
     if not rebuild and (row := store.load_graph_row(engine, chain_id, stage_idx)) is not None:

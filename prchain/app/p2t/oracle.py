@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.protocol import Environment
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.config import Config
 from prchain.app.p2t.parts import full_gold
 from prchain.core.errors import NothingToDo
+from prchain.environments.protocol import Environment
 from prchain.p2t.oracle import GoldTestsOracle, TestOracle
 from prchain.p2t.patches import split_patch, touched_files
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from environments.protocol import Environment
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.config import Config
 from prchain.app.rollout import environment_factory
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM
-from sql.db import session_scope
+from prchain.store.db import session_scope
 
 
 def p2t_llm_config(config: Config) -> Any:
@@ -40,7 +40,7 @@ def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environme
 
 def full_gold(engine: Engine, stage: StageTask) -> str:
     """Code and test parts of the stage's gold patch (chains store them apart)."""
-    from sql.models import ChainStage
+    from prchain.store.models import ChainStage
 
     with session_scope(engine) as session:
         row = session.get(ChainStage, stage.stage_id) if stage.stage_id else None

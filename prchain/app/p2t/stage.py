@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from environments.protocol import Environment
 from prchain.agent.opening import stage_opening
 from prchain.agent.persist import Recorder
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.config import Config
 from prchain.app.p2t.graphs import build_graph
+from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t import store
 from prchain.p2t.forward import Checkpoint, ForwardPhase, StageCuration

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from environments.eras.python.compiled import Compiled, build_script
+from prchain.environments.eras.python.compiled import Compiled, build_script
 
 pytestmark = pytest.mark.docker
 DOCS = Path(__file__).parents[3] / "docs" / "environments.md"

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from environments.eras.build import add_to_cache
+from prchain.environments.eras.build import add_to_cache
 
 SKIP = ("list", "*.lock")
 

@@ -7,12 +7,12 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import ecosystem
-from environments.eras.manifests import Snapshot, snapshot
-from environments.eras.python import REQUIREMENTS, written_lines
-from environments.eras.python.compiled import BUILD_DIR, BUILD_STEP, build_script, compiled
-from environments.eras.submodules import mirror_for, populate, resolved
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import ecosystem
+from prchain.environments.eras.manifests import Snapshot, snapshot
+from prchain.environments.eras.python import REQUIREMENTS, written_lines
+from prchain.environments.eras.python.compiled import BUILD_DIR, BUILD_STEP, build_script, compiled
+from prchain.environments.eras.submodules import mirror_for, populate, resolved
 from tests.support.cext_repo import MATHLIB_H, MATHLIB_URL, THEME_URL, make_fastsum, make_mathlib
 
 MESON_PYPROJECT = """[build-system]

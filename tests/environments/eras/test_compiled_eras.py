@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
-from sql.models import EnvRecipe
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.store.models import EnvRecipe
 from tests.support.cext_repo import MATHLIB_URL, make_fastsum, make_mathlib
 from tests.support.era_runs import (
     invoke,

@@ -11,11 +11,16 @@ from pathlib import Path
 import pytest
 from uv import find_uv_bin
 
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Plan
-from environments.eras.era import era_of
-from environments.eras.python import CONSTRAINTS, REQUIREMENTS, constraint_set, written_lines
 from prchain.dev.repos import git
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.eras.era import era_of
+from prchain.environments.eras.python import (
+    CONSTRAINTS,
+    REQUIREMENTS,
+    constraint_set,
+    written_lines,
+)
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 
 CI_PIP = """jobs:

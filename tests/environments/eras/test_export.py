@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.build import _export_tree
 from prchain.core.errors import GitError, PrchainError
 from prchain.dev.repos import git
+from prchain.environments.eras.build import _export_tree
 
 
 def test_a_tree_with_a_missing_blob_is_a_git_error(tmp_path: Path) -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from uv import find_uv_bin
 
-from environments.eras.build import build_failure
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Plan
-from environments.eras.era import Era, era_of
-from environments.eras.python import PROJECT_SRC, REQUIREMENTS, VENV, written_lines
-from environments.eras.wheels import resolver_failure
 from prchain.dev.repos import git
+from prchain.environments.eras.build import build_failure
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.eras.era import Era, era_of
+from prchain.environments.eras.python import PROJECT_SRC, REQUIREMENTS, VENV, written_lines
+from prchain.environments.eras.wheels import resolver_failure
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 
 CUTOFF = "2020-01-01T10:00:00Z"

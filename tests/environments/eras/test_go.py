@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras import go as room
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import NoPlan, detect, ecosystem
-from environments.eras.era import era_of
-from environments.eras.go import toolchain
-from environments.eras.go.report import GoTest
-from environments.eras.manifests import Snapshot, snapshot
 from prchain.dev.repos import git
+from prchain.environments.eras import go as room
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import NoPlan, detect, ecosystem
+from prchain.environments.eras.era import era_of
+from prchain.environments.eras.go import toolchain
+from prchain.environments.eras.go.report import GoTest
+from prchain.environments.eras.manifests import Snapshot, snapshot
 from tests.support.go_proxy import make_go_greeter, tinylib_proxy
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="no go on this host")
@@ -303,7 +303,7 @@ def test_a_build_whose_module_the_proxy_does_not_have_names_the_module(tmp_path:
     """cloudquery's aws plugin of 2023-11: the Go proxy answered 403 "This module version is not
     available" for one of its requirements. The build script's exit trap (the egress cleanup) runs
     after go's error and is traced last; the root error is go's line, not the trap's."""
-    from environments.eras.build import build_failure
+    from prchain.environments.eras.build import build_failure
     from tests.support.go_proxy import GoProxy
 
     module = tmp_path / "m"
@@ -331,7 +331,7 @@ def test_a_replaced_module_the_proxy_refuses_is_named_with_its_stand_in() -> Non
     of its own. The root error was that answer alone ("server response: This module version is
     not available."), which says nothing of the module (the lines as that era's build printed
     them)."""
-    from environments.eras.build import build_failure
+    from prchain.environments.eras.build import build_failure
 
     log = (
         "go: github.com/invopop/jsonschema@v0.14.0 (replaced by github.com/cloudquery/jsonschema"

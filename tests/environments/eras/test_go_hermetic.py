@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.envsetup import era_stages
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
 from tests.support.era_runs import (
     invoke,
     remove_repo_images,

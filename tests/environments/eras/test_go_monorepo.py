@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.envsetup import era_stages
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, PullRequest
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage, PullRequest
 from tests.support.era_runs import (
     invoke,
     recipes_by_pr,

@@ -55,8 +55,8 @@ def _docker(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def eras(docker_client: Any) -> Iterator[Any]:
-    from environments.eras.build import cache_volume
-    from environments.eras.config import ErasConfig
+    from prchain.environments.eras.build import cache_volume
+    from prchain.environments.eras.config import ErasConfig
 
     config = ErasConfig(
         suites={"bookworm": "3.11"},
@@ -70,10 +70,10 @@ def eras(docker_client: Any) -> Iterator[Any]:
 
 
 def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
-    from environments.config import EnvironmentConfig
-    from environments.eras.build import ensure_era_image
-    from environments.eras.go import Go, toolchain
-    from environments.eras.manifests import snapshot
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import ensure_era_image
+    from prchain.environments.eras.go import Go, toolchain
+    from prchain.environments.eras.manifests import snapshot
 
     plan = Go().plans(snapshot(clone, sha), eras.model_copy(update={"go_proxy": proxy}))[0]
     # The toolchain from the real proxy alone: one layer for every run of this test.
@@ -86,7 +86,7 @@ def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
 def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     tmp_path: Path, docker_client: Any, base_image: str, eras: Any
 ) -> None:
-    from environments.eras.build import cache_volume
+    from prchain.environments.eras.build import cache_volume
 
     served = tmp_path / "proxy"
     sums = tinylib_proxy(served)

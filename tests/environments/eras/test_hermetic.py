@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from sql.db import make_engine, session_scope
-from sql.models import ChainStage, PullRequest
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage, PullRequest
 from tests.support.era_runs import (
     invoke,
     offline_eras,

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.build import build_failure
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import detect, ecosystem
-from environments.eras.java import choose_jdk, warm_tests
-from environments.eras.java.report import Surefire, root_error
-from environments.eras.manifests import Snapshot, snapshot
 from prchain.dev.repos import git
+from prchain.environments.eras.build import build_failure
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import detect, ecosystem
+from prchain.environments.eras.java import choose_jdk, warm_tests
+from prchain.environments.eras.java.report import Surefire, root_error
+from prchain.environments.eras.manifests import Snapshot, snapshot
 from tests.support.maven_repo import KEYS_TEST, TESTS, make_yamlconf
 
 CONFIG = ErasConfig()

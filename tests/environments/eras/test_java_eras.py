@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
-from environments.eras.config import ErasConfig
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
+from prchain.environments.eras.config import ErasConfig
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 from tests.support.era_runs import (
     chain_sandbox,
     invoke,

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.build import build_failure
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import detect, ecosystem
-from environments.eras.manifests import Snapshot, snapshot
-from environments.eras.node import packages, runner, toolchain
-from environments.eras.node.report import JsReport, load_error, root_error, with_report
 from prchain.core import git
+from prchain.environments.eras.build import build_failure
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import detect, ecosystem
+from prchain.environments.eras.manifests import Snapshot, snapshot
+from prchain.environments.eras.node import packages, runner, toolchain
+from prchain.environments.eras.node.report import JsReport, load_error, root_error, with_report
 from tests.support.node_repo import make_mimer
 
 REPORTS = Path(__file__).parents[2] / "data" / "node_reports"

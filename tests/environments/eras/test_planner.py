@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import Plan
-from environments.eras.era import era_of
-from environments.eras.python import (
+from prchain.dev.repos import git
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.eras.era import era_of
+from prchain.environments.eras.python import (
     REQUIREMENTS,
     choose_interpreter,
     extras,
@@ -20,11 +21,10 @@ from environments.eras.python import (
     tox_env_deps,
     written_lines,
 )
-from environments.eras.python import (
+from prchain.environments.eras.python import (
     tests_require as read_tests_require,
 )
-from environments.images import DOCKERFILE
-from prchain.dev.repos import git
+from prchain.environments.images import DOCKERFILE
 
 SETUP_2016 = """from setuptools import setup
 setup(
@@ -174,7 +174,7 @@ def test_tox_factor_alternatives_give_one_requirement_per_package() -> None:
     """pluggy 2015: `pytest27: pytest>=2.7,<2.8` and `pytest: pytest>=2.8.0.dev1` are alternatives."""
     from datetime import UTC, datetime
 
-    from environments.eras.manifests import Snapshot
+    from prchain.environments.eras.manifests import Snapshot
 
     tox = (
         "[testenv]\ndeps=\n    pytest27: pytest>=2.7.0,<2.8.0\n    pytest: pytest>=2.8.0.dev1\n"
@@ -322,7 +322,7 @@ def test_a_copy_of_the_project_from_the_index_never_shadows_the_agents_tree(
     project from the index; its files go like the tree's own install, so /work/repo imports."""
     from uv import find_uv_bin
 
-    from environments.eras.python import finish_commands
+    from prchain.environments.eras.python import finish_commands
     from tests.support.fake_index import make_wheel
 
     files = {"setup.py": "from setuptools import setup\nsetup(name='My.Lib')\n"}
@@ -382,7 +382,7 @@ def test_a_legacy_pytest_section_in_setup_cfg_runs_from_an_ini_of_the_image(
     """flask 2015: `[pytest]` in setup.cfg, which pytest >= 4 refuses; the stage keeps its files."""
     import sys
 
-    from environments.eras.python import LEGACY_INI, finish_commands
+    from prchain.environments.eras.python import LEGACY_INI, finish_commands
 
     files = {
         "setup.cfg": "[pytest]\naddopts = -q\npython_files =\n    check_*.py\n",
@@ -444,7 +444,7 @@ def test_an_import_hook_failure_is_retried_without_assertion_rewriting(repo: Pat
 def test_the_projects_console_scripts_are_on_the_agents_path(repo: Path, tmp_path: Path) -> None:
     """python-dotenv 2016: its tests run the `dotenv` command; every program of the venv gets a
     wrapper like python and pytest do (the activation scripts do not)."""
-    from environments.eras.python import finish_commands
+    from prchain.environments.eras.python import finish_commands
 
     era = era_of(repo, _commit(repo, {"setup.py": ""}, "2016-03-16T10:00:00Z"))
     venv, bin_dir = tmp_path / "venv", tmp_path / "bin"

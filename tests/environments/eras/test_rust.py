@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import detect, ecosystem
-from environments.eras.manifests import Snapshot, snapshot
-from environments.eras.rust.report import Cargo, parse, root_error
-from environments.eras.rust.toolchains import choose, stable_on, wanted
 from prchain.core import git
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import detect, ecosystem
+from prchain.environments.eras.manifests import Snapshot, snapshot
+from prchain.environments.eras.rust.report import Cargo, parse, root_error
+from prchain.environments.eras.rust.toolchains import choose, stable_on, wanted
 from prchain.verdicts.sandbox import fill_command
 from tests.support.rust_repo import make_digits
 
@@ -319,7 +319,7 @@ def test_unchecked_sizes_let_the_real_cargo_build_what_it_refused(tmp_path: Path
     newer compiler does; after the era's own command on the vendor directory it builds offline,
     the directory source's checksums still holding."""
     _need_cargo()
-    from environments.eras import rust as room
+    from prchain.environments.eras import rust as room
 
     crate = tmp_path / "sized"
     (crate / "src").mkdir(parents=True)
@@ -367,7 +367,7 @@ def test_a_workspaces_python_fixtures_belong_to_its_rust_tests() -> None:
 
 
 def test_a_failed_cargo_build_says_its_first_and_deepest_cause() -> None:
-    from environments.eras.build import build_failure
+    from prchain.environments.eras.build import build_failure
 
     log = (  # ruff 2025: a git dependency, and GitHub is not reachable
         "+ cargo vendor --quiet /opt/cargo/vendor\nerror: failed to sync\n\nCaused by:\n"

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from environments.config import EnvironmentConfig
-from environments.docker_env import DockerEnvironment
-from environments.protocol import StageSpec
-from sql.models import EnvRecipe
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_env import DockerEnvironment
+from prchain.environments.protocol import StageSpec
+from prchain.store.models import EnvRecipe
 from tests.support.era_runs import (
     invoke,
     recipes_by_pr,

@@ -1,5 +1,5 @@
 """Git dependencies of a Cargo.lock when GitHub is out of reach: a local mirror gives the locked
-commit, else crates.io stand-ins (environments/eras/rust/gitdeps.py, standins.py).
+commit, else crates.io stand-ins (prchain/environments/eras/rust/gitdeps.py, standins.py).
 
 The stand-ins are fetched here from a crates.io look-alike on 127.0.0.1 (tests/support/crates_index)
 by the very script the era build runs, and the host's real cargo then builds a crate whose
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from environments.eras.config import ErasConfig
-from environments.eras.ecosystems import ecosystem
-from environments.eras.manifests import Snapshot
-from environments.eras.rust import gitdeps
-from environments.eras.rust.gitdeps import git_sources, replacement
-from environments.eras.rust.standins import choose, rewrite
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import ecosystem
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.rust import gitdeps
+from prchain.environments.eras.rust.gitdeps import git_sources, replacement
+from prchain.environments.eras.rust.standins import choose, rewrite
 from tests.support.crates_index import CratesIndex, publish
 from tests.support.rust_git_repo import make_tally_mirror
 

@@ -18,12 +18,12 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from environments.eras.ecosystems import Plan
-from environments.eras.wheels import failed_package, interpreter_tags, lifted
 from prchain.cli import main
 from prchain.dev.repos import git
-from sql.db import make_engine, session_scope
-from sql.models import EnvRecipe
+from prchain.environments.eras.ecosystems import Plan
+from prchain.environments.eras.wheels import failed_package, interpreter_tags, lifted
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import EnvRecipe
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex, Release, make_failing_sdist, make_wheel
 

@@ -1,0 +1,424 @@
+"""The git bookkeeping inside a sandbox, as shell scripts run through `docker exec`.
+
+Kept apart from the Docker plumbing so the carry-forward rules (DESIGN.md, "Carry-forward,
+precisely") and the privilege split (docs/sandbox.md) read in one place.
+
+Two domains, and no git command ever crosses from one into the other:
+
+* root works only in root-owned places and never reads anything the agent can write: it fetches
+  B_t from the root-only mirror (which also holds the chain's future) into its private store
+  (STORE_DIR), computes the stage base B_t − g_1 … − g_(t−1) in a private worktree under ROOT_DIR
+  (0700), where the gold patches wait for their revert, and commits that tree as a commit with
+  no parent, C_t. Only C_t is published to PUBLIC_DIR (world-readable): fetching it there copies
+  the objects C_t reaches, which are the stage base's files and nothing of B_t's history, of the
+  gold patches or of the future.
+* the agent's own git (its repository, its hooks, its config) runs as the agent and only as the
+  agent: the cumulative diff, the 3-way application of the carried patch, snapshots. Its repository
+  borrows C_t's objects from PUBLIC_DIR through `objects/info/alternates`. At each stage entry its
+  worktree is emptied and C_t checked out, so nothing ignored or untracked survives from another
+  stage (or from the image).
+
+Refs kept in the agent's repository (all of them its own past, never the future):
+  refs/prchain/stage-base  C_t, B_t − g_1 … − g_(t−1) without parents: the origin of Δ_t
+  refs/prchain/stage-start C_t + Δ_(t−1): the origin of the stage diff
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WORKDIR = "/work/repo"
+ORIGIN_DIR = "/opt/prchain/origin.git"  # the full mirror: root-only, never touched by the agent
+SEED_DIR = "/opt/prchain/seed"  # /work and the agent's home as built, for a tmpfs sandbox
+STATE_ROOT = "/var/lib/prchain"
+ROOT_DIR = f"{STATE_ROOT}/root"  # 0700 root: gold patches, the private store, worktree and index
+STORE_DIR = f"{ROOT_DIR}/store.git"  # root-only: B_1..B_t and the stage bases
+PUBLIC_DIR = f"{STATE_ROOT}/public.git"  # root-owned, world-readable: only C_1..C_t (no parents)
+AGENT_STATE = ".git/prchain"  # the agent-side scratch files, outside the worktree's diff
+# The agent's index, copied for a diff of the worktree (its stat data spare git re-reading files
+# that did not change), with its mtime (`-p`). git reads a file whose stat data match its entry
+# only when the file is no older than the index (racily clean); a copy dated now would hide a
+# same-size change made in the second the stage was checked out (a reordered file: an empty diff).
+COPY_INDEX = 'cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"'
+# What a stage's setup command left in the worktree: excluded from every diff and snapshot.
+SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
+TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
+TESTER_HOME = "/tmp/tester-home"
+
+# Bookkeeping commits get fixed identities and dates so equal states give equal shas; neither side
+# reads a global or system git config, so nothing in the agent's home reaches root's git.
+BOOKKEEPING_ENV = {
+    "GIT_AUTHOR_NAME": "prchain",
+    "GIT_AUTHOR_EMAIL": "prchain@prchain.invalid",
+    "GIT_COMMITTER_NAME": "prchain",
+    "GIT_COMMITTER_EMAIL": "prchain@prchain.invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+ROOT_ENV = {
+    **BOOKKEEPING_ENV,
+    "HOME": "/root",
+    "USER": "root",
+    "LOGNAME": "root",
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+}
+
+# Hooks off and config that runs commands neutralised, on both sides: for root it is a second
+# lock (root never opens the agent's repository), for the agent it keeps its own hooks and
+# filters out of the bookkeeping's results.
+_SAFE_GIT = """
+git() {
+  command git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \\
+    -c protocol.allow=never -c protocol.file.allow=always -c core.sshCommand=false \\
+    -c diff.external= -c gc.auto=0 -c maintenance.auto=false "$@"
+}
+"""
+# The agent's side also leaves out what the stage's setup command produced.
+_AGENT_GIT = _SAFE_GIT.replace("git -c ", f"git -c core.excludesFile={SETUP_EXCLUDE} -c ", 1)
+
+# Root, once per container, before any agent process exists. On a tmpfs sandbox /work and the
+# agent's home start empty, so they are filled from the seed first.
+INIT_ROOT = f"""
+set -euo pipefail
+umask 022
+if [ "$1" = seed ]; then
+  cp -a {SEED_DIR}/work/. /work/
+  cp -a {SEED_DIR}/home/. /home/agent/
+fi
+mkdir -p {ROOT_DIR} {ROOT_DIR}/work
+chmod 0700 {ROOT_DIR}
+{_SAFE_GIT}
+git init -q --bare {STORE_DIR}
+git init -q --bare {PUBLIC_DIR}
+git --git-dir={PUBLIC_DIR} config core.logAllRefUpdates false
+"""
+
+# The agent, once per container: its repository borrows objects from the public store.
+INIT_AGENT = f"""
+set -euo pipefail
+mkdir -p {WORKDIR}
+cd {WORKDIR}
+{_AGENT_GIT}
+git init -q .
+echo {PUBLIC_DIR}/objects > .git/objects/info/alternates
+"""
+
+# Root, first thing at every stage entry: end every process of the agent's uid (a `setsid` reader
+# included). Each round stops them all first, so none can fork while the round kills them. Fails
+# with the survivors' pids if 50 rounds are not enough.
+_KILL_AGENT = """
+agent_uid=$(id -u agent)
+agent_pids() {
+  for p in /proc/[0-9]*; do
+    uid=""; state=""
+    while read -r key value _; do
+      case "$key" in Uid:) uid=$value ;; State:) state=$value ;; esac
+    done 2>/dev/null < "$p/status"
+    [ "$uid" = "$agent_uid" ] && [ "$state" != Z ] && echo "${p#/proc/}"
+  done
+}
+for ((round = 0; ; round++)); do
+  pids=$(agent_pids)
+  [ -z "$pids" ] && break
+  [ "$round" -ge 50 ] && { echo "agent processes survive:" $pids; exit 89; }
+  kill -STOP $pids 2>/dev/null; kill -KILL $pids 2>/dev/null
+done
+"""
+
+# Root: before hidden tests run, nothing the agent left running (a `setsid` process that waits for
+# the test patch to appear and then edits the tree) may still be alive.
+END_AGENT = "set -uo pipefail\n" + _KILL_AGENT
+
+_COLLECT_REJECTS = """
+collect_rejects() {
+  find . -path ./.git -prune -o -type f -name '*.rej' -newer "$S/mark" -print | sort | while read -r f; do
+    printf '=== %s ===\\n' "${f#./}" >> "$1"; cat -- "$f" >> "$1"; rm -f -- "$f"
+  done
+}
+"""
+
+# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), then the indices j of the gold
+# patches to revert, newest first ($ROOT_DIR/gold-j.patch, from that tar). Fetches B_t (only B_t;
+# at depth 1 where the whole fetch fails, as on a partial clone missing old blobs: the 3-way
+# reverts want the gold patches' own blobs, which a whole fetch brings) from the mirror into the
+# private store, or takes it from the tar's base.pack (a stand-in for a B_t the clone lacks blobs
+# of, which the mirror does not hold: `prchain.environments.absent`), reverts the gold patches in the
+# private worktree, commits the result without a parent (C_t) and publishes C_t, and only what it
+# reaches, as refs/prchain/stage-base/<t> in the public store.
+# Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
+STAGE_BASE = f"""
+set -uo pipefail
+umask 022
+S={ROOT_DIR}
+export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
+cd "$S/work"
+{_SAFE_GIT}
+{_COLLECT_REJECTS}
+t=$1; base=$2; feed=$3; shift 3
+{_KILL_AGENT}
+: > "$S/revert-rejects"; : > "$S/err"
+if [ "$feed" = 1 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
+if [ -f "$S/base.pack" ]; then
+  git index-pack --stdin < "$S/base.pack" > /dev/null 2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
+  rm -f "$S/base.pack"
+fi
+if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
+  git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" 2>>"$S/err" \\
+    || git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\
+      2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
+fi
+git update-ref "refs/prchain/base/$t" "$base"
+git checkout -q -f --detach "$base" 2>>"$S/err" || {{ cat "$S/err"; exit 92; }}
+git clean -ffdxq
+for j in "$@"; do
+  before=$(git write-tree)
+  if git apply -R --3way --whitespace=nowarn "$S/gold-$j.patch" 2>>"$S/err"; then
+    echo "REVERTED $j"
+  else
+    git read-tree --reset -u "$before"; git clean -ffdxq; touch "$S/mark"
+    git apply -R --reject --whitespace=nowarn "$S/gold-$j.patch" 2>>"$S/err"
+    echo "REVERT_FAILED $j"; collect_rejects "$S/revert-rejects"
+  fi
+  rm -f "$S/gold-$j.patch"
+done
+git add -A
+tree=$(git write-tree) || exit 93
+c=$(echo "Stage $t: starting point" | git commit-tree "$tree") || exit 93
+git update-ref "refs/prchain/stage-base/$t" "$c"
+( unset GIT_WORK_TREE GIT_INDEX_FILE; export GIT_DIR={PUBLIC_DIR}
+  git fetch -q --no-tags --no-write-fetch-head {STORE_DIR} \
+    "+refs/prchain/stage-base/$t:refs/prchain/stage-base/$t" ) 2>>"$S/err" || {{ cat "$S/err"; exit 96; }}
+echo "BASE $c"
+echo "@@REVERT_REJECTS"; cat "$S/revert-rejects"
+echo "@@ERRORS"; cat "$S/err"
+"""
+
+# The agent, after STAGE_BASE. Args: t, the stage base C_t, policy, and the previous stage base
+# ('' when no stage is active; '-' when Δ comes on stdin, from a container of another image).
+# Computes the agent's Δ, empties the worktree (ignored files and the image's contents included),
+# checks out C_t, 3-way-applies Δ by the policy and commits. Prints KEY value lines, then the
+# rejected hunks after a @@REJECTS line.
+TRANSITION = f"""
+set -uo pipefail
+mkdir -p {WORKDIR} && cd {WORKDIR} || exit 94
+{_AGENT_GIT}
+{_COLLECT_REJECTS}
+t=$1; stage_base=$2; policy=$3; prev=$4
+S={AGENT_STATE}
+[ -d .git ] || git init -q . || exit 94
+mkdir -p "$S" && echo {PUBLIC_DIR}/objects > .git/objects/info/alternates || exit 94
+: > "$S/delta.patch"; : > "$S/rejects"; : > "$S/err"
+if [ "$prev" = - ]; then
+  cat > "$S/delta.patch" || exit 90
+elif [ -n "$prev" ]; then
+  export GIT_INDEX_FILE=$S/index.delta
+  {COPY_INDEX}
+  git add -A --ignore-errors 2>>"$S/err"
+  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$prev" \
+    > "$S/delta.patch" 2>>"$S/err" || exit 90
+  rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
+fi
+: > "$S/setup-exclude"
+chmod -R u+rwX . 2>/dev/null
+find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf -- {{}} + || exit 91
+rm -f .git/index
+git checkout -q -f --detach "$stage_base" || exit 91
+git clean -ffdxq
+applied=0; outcome=clean
+if [ -s "$S/delta.patch" ]; then
+  if git apply --3way --whitespace=nowarn "$S/delta.patch" 2>>"$S/err"; then
+    applied=1
+  else
+    git read-tree --reset -u "$stage_base"; git clean -ffdxq
+    case "$policy" in
+      oracle) outcome=oracle_reset ;;
+      partial)
+        touch "$S/mark"; git apply --reject --whitespace=nowarn "$S/delta.patch" 2>>"$S/err"
+        collect_rejects "$S/rejects"; applied=1; outcome=partial ;;
+      *) outcome=conflict_stopped ;;
+    esac
+  fi
+fi
+if [ "$applied" = 1 ]; then
+  git add -A
+  git diff --cached --quiet HEAD || git commit -q --no-verify -m "Stage $t: your work so far" || exit 93
+fi
+git checkout -q -B main
+git update-ref refs/prchain/stage-base "$stage_base"
+git update-ref refs/prchain/stage-start HEAD
+echo "START $(git rev-parse HEAD)"; echo "OUTCOME $outcome"; echo "APPLIED $applied"
+echo "DELTA_BYTES $(stat -c %s "$S/delta.patch")"
+rm -f "$S/delta.patch"
+echo "@@REJECTS"; cat "$S/rejects"
+"""
+
+# The agent, after its stage's setup command ran: everything the command left untracked is
+# excluded from the diffs and snapshots from now on; tracked files it changed are listed.
+SETUP_DONE = f"""
+set -uo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+export GIT_INDEX_FILE={AGENT_STATE}/index.setup
+{COPY_INDEX}
+git ls-files --others --exclude-standard --directory 2>/dev/null \
+  | sed -e 's/[][*?!#\\]/\\&/g' -e 's|^|/|' >> {SETUP_EXCLUDE}
+git diff --name-only HEAD 2>/dev/null
+rm -f "$GIT_INDEX_FILE"
+"""
+
+# The agent: the whole worktree (tracked, modified and untracked-but-not-ignored files) diffed
+# against $1. A private index keeps the agent's own index untouched. The first line is
+# `SIZE <bytes of the whole diff>`; then the diff itself, or, when $2 >= 0 and the diff is larger,
+# a summary (a diffstat) cut at $2 bytes. Only stdout carries results: git's warnings (an embedded
+# repository, CRLF conversion) go to a file, shown only when the script fails. Nothing is piped
+# into a reader that stops early, so no size or file count can end it with SIGPIPE.
+DIFF_AGAINST = f"""
+set -euo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+S={AGENT_STATE}
+mkdir -p "$S"
+export GIT_INDEX_FILE=$S/index.diff
+exec 2>"$S/diff.err"
+trap 'rc=$?; [ $rc -eq 0 ] || cat "$S/diff.err"; rm -f "$GIT_INDEX_FILE" "$S/diff.sum"; exit $rc' EXIT
+{COPY_INDEX}
+git add -A --ignore-errors || true
+opts=(--cached --no-color --no-ext-diff --no-textconv)
+size=$(git diff "${{opts[@]}}" --binary "$1" | wc -c)
+echo "SIZE $size"
+if [ "$2" -ge 0 ] && [ "$size" -gt "$2" ]; then
+  git diff "${{opts[@]}}" --stat=200 --summary "$1" > "$S/diff.sum"
+  head -c "$2" "$S/diff.sum"
+else
+  git diff "${{opts[@]}}" --binary "$1"
+fi
+"""
+
+# Root, in a clean room after STAGE_BASE: the private worktree (C_t) with the given paths taken
+# from B_t ($1; absent there = removed) becomes /work/repo, owned by the tester.
+ROOM_TREE = f"""
+set -euo pipefail
+umask 022
+S={ROOT_DIR}
+export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
+cd "$S/work"
+{_SAFE_GIT}
+base=$1; shift
+for f in "$@"; do
+  if git cat-file -e "$base:$f" 2>/dev/null; then git checkout -q "$base" -- "$f"; else rm -f -- "$f"; fi
+done
+rm -rf {WORKDIR}; mkdir -p {WORKDIR} {TESTER_HOME}
+cp -a "$S/work/." {WORKDIR}/
+# All of /work: a stage's setup command writes beside the tree too (Go's per-stage build cache).
+chown -R {TESTER}:{TESTER} "$(dirname {WORKDIR})" {TESTER_HOME}
+"""
+
+# The tester, in a clean room: apply the change on stdin (plain `git apply`: no repository, so
+# no repository config, filter or hook exists to run).
+ROOM_APPLY = f"""
+set -uo pipefail
+cd {WORKDIR}
+cat > {TESTER_HOME}/change.patch
+[ -s {TESTER_HOME}/change.patch ] || exit 0
+git apply --whitespace=nowarn {TESTER_HOME}/change.patch; rc=$?
+rm -f {TESTER_HOME}/change.patch
+exit $rc
+"""
+
+# Root reads a file of a published stage base ($1 = C_t, $2 = path); exit 3 when it has none.
+BASE_FILE = f"""
+git --git-dir={PUBLIC_DIR} cat-file -e "$1:$2" 2>/dev/null || exit 3
+exec git --git-dir={PUBLIC_DIR} cat-file blob "$1:$2"
+"""
+
+SNAPSHOT = f"""
+set -euo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+mkdir -p {AGENT_STATE}
+export GIT_INDEX_FILE={AGENT_STATE}/index.snap
+{COPY_INDEX}
+git add -A --ignore-errors 2>/dev/null || true
+tree=$(git write-tree)
+rm -f "$GIT_INDEX_FILE"
+snap=$(printf 'prchain snapshot\\n\\nstage: %s\\nstage-base: %s\\nstage-start: %s\\n' "$1" "$2" "$3" \\
+  | git commit-tree "$tree" -p "$3")
+git update-ref "refs/prchain/snapshots/$snap" "$snap"
+echo "$snap"
+"""
+
+# $1 stage start, $2 snapshot: HEAD back on the stage start, the snapshot's files as uncommitted work.
+RESTORE = f"""
+set -euo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+git cat-file -e "$2^{{commit}}"
+git checkout -q -f -B main "$1"
+git clean -fdq
+git read-tree -u --reset "$2"
+git reset -q
+"""
+
+SNAPSHOT_INFO = f"""
+set -euo pipefail
+cd {WORKDIR}
+{_AGENT_GIT}
+git log -1 --format=%B "$1"
+"""
+
+
+@dataclass
+class TransitionReport:
+    """What the STAGE_BASE (root) and TRANSITION (agent) scripts printed, parsed."""
+
+    stage_base: str = ""
+    stage_start: str = ""
+    outcome: str = ""
+    applied: bool = False
+    delta_bytes: int = 0
+    reverted: list[int] = field(default_factory=list)
+    revert_failed: list[int] = field(default_factory=list)
+    revert_rejects: str = ""
+    revert_errors: str = ""
+    rejects: str = ""
+
+
+def parse_stage_base(output: str, report: TransitionReport) -> None:
+    head, _, rest = output.partition("@@REVERT_REJECTS\n")
+    report.revert_rejects, _, report.revert_errors = rest.partition("@@ERRORS\n")
+    for line in head.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "REVERTED":
+            report.reverted.append(int(value))
+        elif key == "REVERT_FAILED":
+            report.revert_failed.append(int(value))
+        elif key == "BASE":
+            report.stage_base = value
+
+
+def parse_transition(output: str, report: TransitionReport) -> None:
+    head, _, report.rejects = output.partition("@@REJECTS\n")
+    for line in head.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "START":
+            report.stage_start = value
+        elif key == "OUTCOME":
+            report.outcome = value
+        elif key == "APPLIED":
+            report.applied = value == "1"
+        elif key == "DELTA_BYTES":
+            report.delta_bytes = int(value)
+
+
+def parse_snapshot_info(message: str) -> dict[str, str]:
+    """The stage context a snapshot commit's message carries (stage, stage-base, stage-start)."""
+    info = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in ("stage", "stage-base", "stage-start"):
+            info[key] = value.strip()
+    return info

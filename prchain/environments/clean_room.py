@@ -1,0 +1,220 @@
+"""A clean room: where hidden tests run, out of the agent's reach.
+
+A fresh container of the stage's image in which no agent process ever ran. Root builds its tree
+(the stage base C_t, with the files the hidden tests need taken from B_t) and hands it to the
+tester, a user that is not the agent. The agent's change arrives as bytes and is applied with a
+plain `git apply` outside any repository, so no git config, filter or hook of the agent's exists
+there to run. The container is removed afterwards: nothing the tests read or write goes back.
+
+The run itself is sealed (issue 52): every command runs under root's watch, dropped to the tester
+with `setpriv`; `python -m pytest` goes through a root-owned launcher and pytest loads only the
+plugins the image installed and those the stage base declares (prchain/environments/eras/python/seal.py); a test report is written into a
+pipe that root reads into a file the tester cannot open, so nothing the tested code does after
+pytest wrote it (an `atexit` hook) changes what is read.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+
+from prchain.core.errors import EnvironmentFailure
+from prchain.environments import carry
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.docker_client import DockerClient, RawExec
+from prchain.environments.eras.python import seal
+from prchain.environments.protocol import ExecResult
+from prchain.environments.run import INTERNAL_LIMIT, run_command
+
+TESTER_ENV = {
+    "HOME": carry.TESTER_HOME,
+    "USER": carry.TESTER,
+    "LOGNAME": carry.TESTER,
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "TERM": "dumb",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    # Compiled caches are read from (and never written to) an empty root-owned place: a forged
+    # `__pycache__/test_x.…pyc` beside a hidden test cannot be what pytest loads.
+    "PYTHONPYCACHEPREFIX": f"{carry.STATE_ROOT}/room/pycache",
+}
+ROOM = f"{carry.STATE_ROOT}/room"  # root's, 0711: the launcher, the report pipe and its copy
+LAUNCHER = f"{ROOM}/pytest_main.py"
+REPORT = f"{ROOM}/report"  # a pipe: the tester may write it, never remove or read it
+# Root, once per room, before the agent's change is there: the launcher, then the image's plugins.
+PREPARE = f"""
+set -euo pipefail
+umask 022
+mkdir -p {ROOM} {ROOM}/pycache; chmod 0711 {ROOM}; chmod 0755 {ROOM}/pycache
+printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
+{seal.PROBE}
+"""
+# Root, after the gold test patch: the hidden tests and every test configuration become root's
+# (0644), and each directory above them root's with the sticky bit (1777): the tester may still
+# create files there, but no code of the agent's can rewrite, replace or rename a hidden test.
+SEAL_TESTS = f"""
+set -u
+cd {carry.WORKDIR} || exit 95
+{{ printf '%s\\n' "$@"; find . -path ./.git -prune -o -type f \\( -name conftest.py -o \\
+  -name pytest.ini -o -name tox.ini -o -name setup.cfg -o -name pyproject.toml \\) -print; }} |
+while IFS= read -r f; do
+  f=${{f#./}}
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  case "$(readlink -f -- "$f")" in {carry.WORKDIR}/*) ;; *) continue ;; esac
+  chown -h root:root -- "$f" && chmod 0644 -- "$f"
+  d=$(dirname -- "$f")
+  while :; do
+    [ -L "$d" ] || {{ chown -h root:root -- "$d"; chmod 1777 -- "$d"; }}
+    [ "$d" = . ] && break
+    d=$(dirname -- "$d")
+  done
+done
+exit 0
+"""
+_KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER})")
+# Root: $1 the timeout, $2 the command, run as the tester in its own process group. The report
+# pipe is read by root until pytest closes it; then every tester process ends (one that held the
+# pipe open included) and the reader is released if nothing ever opened the pipe.
+SEALED_RUN = f"""
+R={ROOM}
+rm -f "$R/report" "$R/report.xml"
+mkfifo -m 0620 "$R/report" && chgrp {carry.TESTER} "$R/report" || exit 97
+( umask 077; exec cat "$R/report" > "$R/report.xml" ) 2>/dev/null & reader=$!
+timeout -s KILL "$1" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups \
+  --no-new-privs bash -c "$2" </dev/null & pid=$!
+wait "$pid" 2>/dev/null; rc=$?
+kill -KILL -- "-$pid" 2>/dev/null
+( {_KILL_TESTER} ) >/dev/null 2>&1
+kill -0 "$reader" 2>/dev/null && timeout 2 sh -c ': > "$0"' "$R/report" 2>/dev/null
+wait "$reader" 2>/dev/null
+exit "$rc"
+"""
+
+
+class DockerCleanRoom:
+    """The clean room's Workspace: commands, reads and writes as the tester in /work/repo."""
+
+    def __init__(
+        self,
+        client: DockerClient,
+        container: str,
+        config: EnvironmentConfig,
+        setup: str = "",
+        plugins: tuple[str, ...] = (),
+    ) -> None:
+        self.client, self.container, self.config = client, container, config
+        self.setup = setup  # the stage's setup command, run as the tester after the change
+        self.probe = ""  # what `prepare` read from the image: its pytest and its plugins
+        self.plugins = plugins  # the project's own pytest plugins as B_t declares them
+
+    def prepare(self) -> None:
+        """Root's part, once, before the agent's change arrives: the launcher and the image's
+        own test-runner plugins."""
+        raw = self.client.exec(
+            self.container,
+            ["bash", "-c", PREPARE, "prchain", seal.LAUNCHER_SOURCE],
+            user="root",
+            workdir="/",
+            env=carry.ROOT_ENV,
+            limit=INTERNAL_LIMIT,
+            deadline=300,
+            idempotent=True,
+        )
+        if raw.exit_code != 0:
+            raise EnvironmentFailure(f"preparing the clean room failed: {raw.output[-500:]!r}")
+        self.probe = raw.output.decode("utf-8", "replace")
+
+    def apply(self, patch: bytes) -> str | None:
+        """Apply the agent's change (bytes, `git diff --binary`), then the stage's setup command;
+        None when both succeeded."""
+        raw = self._raw(carry.ROOM_APPLY, stdin=patch)
+        if raw.exit_code != 0:
+            return raw.output.decode("utf-8", "replace").strip()[-1500:] or "git apply failed"
+        if self.setup:
+            done = self.execute(self.setup, timeout=self.config.test_timeout)
+            if done.exit_code != 0:
+                return f"the setup command failed (exit {done.exit_code}): {done.output[-1000:]}"
+        return None
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
+        """`command` as the tester, sealed: the launcher for `python -m pytest`, the image's
+        plugins only."""
+        return run_command(
+            self.client,
+            self.container,
+            seal.launched(command, LAUNCHER),
+            user="root",
+            workdir=carry.WORKDIR,
+            env={**TESTER_ENV, **seal.runner_env(self.probe, command, self.plugins)},
+            timeout=timeout or self.config.command_timeout,
+            max_output=self.config.max_output_bytes,
+            wrapper=SEALED_RUN,
+        )
+
+    def seal_tests(self, paths: list[str]) -> None:
+        """Root's, after the gold test patch: `paths` (the hidden tests) and every test
+        configuration can no longer be changed by the tester, so not by the agent's code either."""
+        raw = self.client.exec(
+            self.container,
+            ["bash", "-c", SEAL_TESTS, "prchain", *paths],
+            user="root",
+            workdir="/",
+            env=carry.ROOT_ENV,
+            limit=INTERNAL_LIMIT,
+            deadline=300,
+        )
+        if raw.exit_code != 0:
+            raise EnvironmentFailure(f"sealing the hidden tests failed: {raw.output[-500:]!r}")
+
+    def run_reported(
+        self, script_for: Callable[[str], str], timeout: float
+    ) -> tuple[ExecResult, str | None]:
+        """Run the script `script_for(path)` whose runner writes its report to `path`: the room's
+        pipe. The report is what root read from it, None when nothing was written."""
+        result = self.execute(script_for(REPORT), timeout=timeout)
+        raw = self.client.exec(
+            self.container,
+            ["cat", f"{REPORT}.xml"],
+            user="root",
+            workdir="/",
+            env=carry.ROOT_ENV,
+            limit=INTERNAL_LIMIT,
+            idempotent=True,
+        )
+        text = raw.output.decode("utf-8", "replace") if raw.exit_code == 0 else ""
+        return result, text or None
+
+    def read_file(self, path: str) -> str:
+        raw = self._raw('test -f "$1" || exit 3; cat -- "$1"', self._abs(path), idempotent=True)
+        if raw.exit_code == 3:
+            raise FileNotFoundError(f"no such file in the clean room: {path}")
+        if raw.exit_code != 0:
+            raise PermissionError(f"cannot read {path}: {raw.output[-300:]!r}")
+        return raw.output.decode("utf-8", "replace")
+
+    def write_file(self, path: str, content: str) -> None:
+        script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+        raw = self._raw(script, self._abs(path), stdin=content.encode(), idempotent=True)
+        if raw.exit_code != 0:
+            raise PermissionError(f"cannot write {path} in the clean room")
+
+    def _abs(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(carry.WORKDIR, path))
+
+    def _raw(
+        self, script: str, *args: str, stdin: bytes | None = None, idempotent: bool = False
+    ) -> RawExec:
+        argv = ["bash", "-c", script, "prchain", *args]
+        return self.client.exec(
+            self.container,
+            argv,
+            user=carry.TESTER,
+            workdir=carry.WORKDIR,
+            env=TESTER_ENV,
+            limit=INTERNAL_LIMIT,
+            deadline=600,
+            stdin=stdin,
+            idempotent=idempotent,
+        )

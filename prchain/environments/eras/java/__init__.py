@@ -1,0 +1,491 @@
+"""The Java ecosystem: a Debian suite's OpenJDK and Maven (Gradle where Debian's fits), the era's
+dependencies in a local repository inside the image, surefire's reports for per-test outcomes.
+
+The era image holds the JDK and Maven (the toolchain layer, shared by every era asking for the same
+JDK on the same suite) and /opt/m2, the local repository filled at build time by running B_t's own
+test phase (compile, test-compile and one test class per module: Maven fetches surefire's provider
+only when a test runs, so `dependency:go-offline` or `-DskipTests` leave it out). The image's Maven
+settings make /opt/m2 the local repository and Maven offline, so the agent's plain `mvn test` works
+in the offline sandbox; each stage compiles into its own fresh worktree's `target/`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from prchain.environments.eras.build import CACHE, add_to_cache
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
+from prchain.environments.eras.java import pom
+from prchain.environments.eras.java.report import Surefire
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.reports import TestReport
+
+SRC = "/opt/prchain/src"
+M2 = "/opt/m2"
+JAVA_HOME = "/usr/lib/jvm/prchain-jdk"  # a link to the chosen JDK, whatever the suite calls it
+# The OpenJDK packages of each Debian suite (main, amd64), oldest first; sid has them all but moves.
+SUITE_JDKS: dict[str, tuple[int, ...]] = {
+    "bullseye": (11, 17),
+    "bookworm": (17,),
+    "trixie": (21, 25),
+}
+SUITE_MAVEN = {"bullseye": "3.6.3", "bookworm": "3.8.7", "trixie": "3.9.9"}
+SUITE_GRADLE = {"bullseye": "4.4.1", "bookworm": "4.4.1", "trixie": "4.4.1"}
+# General availability of each JDK: a build that declares no level gets the newest LTS of its date.
+JDK_RELEASED = {11: "2018-09-25", 17: "2021-09-14", 21: "2023-09-19", 25: "2025-09-16"}
+# The oldest `-source` each javac still compiles (JDK 12 dropped 6, JDK 20 dropped 7).
+OLDEST_SOURCE = {11: 6, 17: 7, 21: 8, 25: 8}
+MVN = "mvn -B -ntp -Dstyle.color=never"
+GRADLE_TEST_COMMAND = "gradle --offline --continue test"
+WARM_TIMEOUT = 300  # seconds per forked test JVM while the build warms the repository up
+_ERA_FILE = re.compile(
+    r"(^|/)(pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|gradle\.properties"
+    r"|\.mvn/(wrapper/maven-wrapper\.properties|maven\.config|jvm\.config|extensions\.xml)"
+    r"|gradle/wrapper/gradle-wrapper\.properties)$"
+)
+_TEST_CLASS = re.compile(r"^(?:(.*)/)?src/test/java/(?:.+/)?(\w*Tests?|Test\w+|\w*TestCase)\.java$")
+
+# A truststore of the build's CA bundle: behind a TLS-re-signing network Maven (Java's own trust
+# store) would reject Maven Central; it lives in /tmp and is deleted before the image is committed.
+TRUST_JAVA = """\
+import java.io.*; import java.security.KeyStore; import java.security.cert.*;
+public class Trust { public static void main(String[] a) throws Exception {
+  KeyStore ks = KeyStore.getInstance("PKCS12"); ks.load(null, null); int i = 0;
+  try (InputStream in = new FileInputStream(a[0])) {
+    for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in))
+      ks.setCertificateEntry("ca" + i++, c); }
+  try (OutputStream out = new FileOutputStream(a[1])) { ks.store(out, "changeit".toCharArray()); }
+} }
+"""
+TRUST_DIR = "/tmp/prchain-trust"
+SETTINGS = f"""\
+<settings>
+  <localRepository>{M2}</localRepository>
+  <offline>true</offline>
+</settings>
+"""
+# The build's own settings: the repository's download cache (the era build's cache volume, a
+# Maven repository in file:// layout) is asked before the POMs' repositories and Maven Central,
+# so a warm build downloads only what no earlier era of this repository fetched. Only what B_t's
+# build asks for is copied from it into /opt/m2: later eras' artifacts stay in the cache. They
+# are the global settings (`-gs`): the user settings the egress proxy writes name the proxy, and
+# Maven 3.9's transport reads no JVM proxy property (`-s` replaced them: gson #3034's Maven 3.9.6
+# could not resolve a host).
+CACHED = f"{CACHE}/m2"
+BUILD_SETTINGS = "/tmp/prchain-maven-settings.xml"
+_CACHE_REPOSITORY = f"""\
+<id>prchain-cache</id><url>file://{CACHED}</url>
+<releases><checksumPolicy>ignore</checksumPolicy></releases>
+<snapshots><enabled>false</enabled></snapshots>"""
+CACHE_SETTINGS = f"""\
+<settings>
+  <localRepository>{M2}</localRepository>
+  <profiles><profile><id>prchain-cache</id>
+    <repositories><repository>{_CACHE_REPOSITORY}</repository></repositories>
+    <pluginRepositories><pluginRepository>{_CACHE_REPOSITORY}</pluginRepository></pluginRepositories>
+  </profile></profiles>
+  <activeProfiles><activeProfile>prchain-cache</activeProfile></activeProfiles>
+</settings>
+"""
+
+
+# ---- which JDK -------------------------------------------------------------------------------------
+
+
+def choose_jdk(snap: Snapshot, suites: dict[str, str]) -> tuple[str, int, str]:
+    """(suite, JDK, why): the JDK the build declares or the nearest newer one; without a
+    declaration, the newest LTS released before the commit."""
+    offered = [(jdk, suite) for suite in suites for jdk in SUITE_JDKS.get(suite, ())]
+    if not offered:
+        offered = [(17, "bookworm")]
+    levels = pom.declared_levels(snap)
+    if levels:
+        want = max(levels)
+        fitting = sorted(o for o in offered if o[0] >= want) or [max(offered)]
+        # The newest suite with that JDK (a newer Maven), and the oldest JDK that compiles it.
+        jdk = fitting[0][0]
+        suite = [s for j, s in offered if j == jdk][-1]
+        how = "exactly" if jdk == want else "nearest newer" if jdk > want else "newest here"
+        return suite, jdk, f"declares Java {want} ({how})"
+    when = snap.date.date().isoformat()
+    released = [o for o in sorted(offered) if JDK_RELEASED.get(o[0], "9999") <= when]
+    jdk, suite = released[-1] if released else min(offered)
+    suite = [s for j, s in offered if j == jdk][-1]
+    return suite, jdk, f"declares no Java level: newest LTS of {when}"
+
+
+def next_jdks(jdk: int, suites: dict[str, str]) -> list[tuple[str, int]]:
+    """The (suite, JDK) pairs newer than `jdk`, oldest first."""
+    offered = {(j, s) for s in suites for j in SUITE_JDKS.get(s, ())}
+    return [(s, j) for j, s in sorted(offered) if j > jdk]
+
+
+def level_caveat(snap: Snapshot, jdk: int) -> str:
+    levels = pom.declared_levels(snap)
+    if levels and min(levels) < OLDEST_SOURCE.get(jdk, 6):
+        return f"declares Java {min(levels)}; the oldest JDK here ({jdk}) compiles {OLDEST_SOURCE[jdk]} and newer"
+    if levels and max(levels) > jdk:
+        return f"declares Java {max(levels)}; the newest JDK here is {jdk}"
+    return ""
+
+
+# ---- the build ------------------------------------------------------------------------------------
+
+
+def toolchain_commands(jdk: int, gradle: bool = False, maven: str = "") -> list[str]:
+    """Debian's OpenJDK and Maven (and Gradle), linked where sandboxes look for binaries; with
+    `maven`, that Maven release instead, fetched from Maven Central by Debian's own Maven (Central
+    serves every release as `org.apache.maven:apache-maven:<v>:tar.gz:bin`)."""
+    packages = f"openjdk-{jdk}-jdk-headless maven" + (" gradle" if gradle else "")
+    return [
+        "apt-get update -qq",
+        f"DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends {packages}",
+        "rm -rf /var/lib/apt/lists/*",
+        f"ln -sfn /usr/lib/jvm/java-{jdk}-openjdk-$(dpkg --print-architecture) {JAVA_HOME}",
+        f"for b in java javac jar; do ln -sf {JAVA_HOME}/bin/$b /usr/local/bin/$b; done",
+        "ln -sf /usr/share/maven/bin/mvn /usr/local/bin/mvn",
+        *(central_maven(maven) if maven else []),
+        *(["ln -sf /usr/bin/gradle /usr/local/bin/gradle"] if gradle else []),
+        "java -version && mvn -v",
+    ]
+
+
+FETCH_DIR = "/tmp/prchain-maven-fetch"
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+
+
+def central_maven(version: str) -> list[str]:
+    dist = f"org.apache.maven:apache-maven:{version}:tar.gz:bin"
+    return [
+        *trust_commands(),
+        f"{MVN} -Dmaven.repo.local={FETCH_DIR}/m2 {DEPENDENCY_PLUGIN}:copy -Dartifact={dist}"
+        f" -DoutputDirectory={FETCH_DIR}",
+        f"tar -xzf {FETCH_DIR}/apache-maven-{version}-bin.tar.gz -C /opt",
+        f"ln -sfn /opt/apache-maven-{version} /opt/maven && ln -sf /opt/maven/bin/mvn /usr/local/bin/mvn",
+        f"rm -rf {FETCH_DIR} {TRUST_DIR}",
+    ]
+
+
+def trust_commands() -> list[str]:
+    return [
+        f"mkdir -p {TRUST_DIR} && printf %s {shlex.quote(TRUST_JAVA)} > {TRUST_DIR}/Trust.java",
+        'if [ -n "${SSL_CERT_FILE:-}" ] && [ -f "$SSL_CERT_FILE" ]; then '
+        f'java {TRUST_DIR}/Trust.java "$SSL_CERT_FILE" {TRUST_DIR}/store.p12 && '
+        f'export MAVEN_OPTS="-Djavax.net.ssl.trustStore={TRUST_DIR}/store.p12 '
+        '-Djavax.net.ssl.trustStorePassword=changeit -Djavax.net.ssl.trustStoreType=PKCS12"; fi',
+    ]
+
+
+def warm_tests(snap: Snapshot) -> list[str]:
+    """One test class per module: running it makes surefire fetch its provider for that module."""
+    chosen: dict[str, str] = {}
+    for path in snap.paths:
+        found = _TEST_CLASS.match(path)
+        if found:
+            chosen.setdefault(found.group(1) or "", found.group(2))
+    return sorted(set(chosen.values()))
+
+
+def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
+    """B_t's test phase as far as one test per module, fetching into /opt/m2 (from the
+    repository's download cache first, then the registries); what it fetched into the cache;
+    then the image's settings (the local repository, offline) and a repository anyone may write
+    to."""
+    names = warm_tests(snap)
+    selection = f" -Dtest={','.join(names)} {' '.join(_NARROW)}" if names else ""
+    return [
+        f"mkdir -p {M2} {CACHED}",
+        *trust_commands(),
+        f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
+        f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
+        f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
+        f"{selection}",
+        *cache_commands(),
+        # The settings of whichever Maven is linked (Debian's conf is a link to /etc/maven).
+        'conf=$(dirname "$(readlink -f "$(command -v mvn)")")/../conf && '
+        f"cat > \"$conf/settings.xml\" <<'EOF'\n{SETTINGS}EOF",
+        f"rm -rf {TRUST_DIR} {BUILD_SETTINGS} && chmod -R a+rwX {M2}",
+    ]
+
+
+def cache_commands() -> list[str]:
+    """Say where the build's artifacts came from; add the new ones to the repository's cache
+    (`add_to_cache`: a concurrent build never reads half a jar); and make them B_t's own in
+    /opt/m2. Maven records the repository each artifact came from and, offline, refuses one whose
+    repository the build does not name; the image names no cache, so the records go."""
+    return [
+        f'echo "maven downloads by repository: $(find {M2} -name _remote.repositories -exec cat {{}} +'
+        " | grep -oE '>[^=]*=' | tr -d '>=' | sort | uniq -c | xargs)\"",
+        add_to_cache(M2, CACHED, skip=_NOT_CACHED, what="maven"),
+        f"find {M2} \\( -name _remote.repositories -o -name '*.lastUpdated' \\) -delete",
+    ]
+
+
+# Bookkeeping of a local repository that a remote one (the cache, read over file://) has not.
+_NOT_CACHED = (
+    "_remote.repositories",
+    "*.lastUpdated",
+    "maven-metadata-*.xml",
+    "resolver-status.properties",
+)
+
+
+_NARROW = ("-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false")
+
+
+def reactor(left_out: tuple[str, ...]) -> str:
+    """Maven's option that leaves these modules out of the reactor ("" for none)."""
+    return f" -pl {shlex.quote(','.join(f'!{m}' for m in left_out))}" if left_out else ""
+
+
+def test_command(left_out: tuple[str, ...] = ()) -> str:
+    return f"{MVN} -o -fae test{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+
+
+def _left_out(plan: Plan) -> tuple[str, ...]:
+    found = re.search(r" -pl '?([^' ]+)'?", plan.test_command)
+    return tuple(m.removeprefix("!") for m in found.group(1).split(",")) if found else ()
+
+
+def gradle_commands() -> list[str]:
+    return [
+        "mkdir -p /opt/gradle-home",
+        *trust_commands(),
+        f'export GRADLE_OPTS="${{MAVEN_OPTS:-}}"; cd {SRC} && gradle --continue test || true',
+        f"rm -rf {TRUST_DIR} && chmod -R a+rwX /opt/gradle-home",
+    ]
+
+
+# ---- the room -------------------------------------------------------------------------------------
+
+
+@ECOSYSTEMS.register("java")
+class Java:
+    name = "java"
+    report: TestReport = Surefire()
+
+    def owns(self, path: str) -> bool:
+        return path.endswith((".java", ".kt", ".groovy"))
+
+    def detects(self, snap: Snapshot) -> bool:
+        return bool(pom.pom_paths(snap)) or any(
+            p in snap.files for p in ("build.gradle", "build.gradle.kts")
+        )
+
+    def era_facts(self, snap: Snapshot) -> dict[str, object]:
+        """The build files (POMs without their own version), the wrapper pins, the Java levels."""
+        files = {
+            path: pom.without_own_versions(text) if path.endswith("pom.xml") else text
+            for path, text in snap.files.items()
+            if _ERA_FILE.search(path)
+        }
+        return {"files": files, "levels": pom.declared_levels(snap)}
+
+    def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        suite, jdk, why = choose_jdk(snap, config.suites)
+        first = self._plan(snap, suite, jdk, why)
+        later = [
+            self._plan(snap, s, j, f"{why}; JDK {jdk} did not do, the next newer", "newer-jdk")
+            for s, j in next_jdks(jdk, config.suites)[:1]
+        ]
+        return [first, *later]
+
+    def _plan(
+        self,
+        snap: Snapshot,
+        suite: str,
+        jdk: int,
+        why: str,
+        variant: str = "dated",
+        maven: str = "",
+        left_out: tuple[str, ...] = (),
+    ) -> Plan:
+        cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if not pom.pom_paths(snap):
+            return self._gradle_plan(snap, suite, jdk, why, cutoff, variant)
+        debian = SUITE_MAVEN.get(suite, "")
+        maven = maven or pom.maven_wanted(snap)
+        if not maven or pom.version_key(maven) <= pom.version_key(debian):
+            maven = ""  # Debian's is as new as the build asks
+        notes = [
+            f"OpenJDK {jdk} and Maven {maven or debian} on {suite}: {why}",
+            f"Maven {maven} from Maven Central (the build asks for it; Debian's is {debian})"
+            if maven
+            else f"Debian's Maven {debian}",
+            f"dependencies and plugins from Maven Central into {M2} (B_t's test phase); "
+            "the POMs pin them, so the date does not choose",
+            *(
+                [
+                    f"left out of the reactor: {', '.join(left_out)} (its tests compile only "
+                    "against a packaged jar: `mvn test` cannot build them at B_t)"
+                ]
+                if left_out
+                else []
+            ),
+        ]
+        return Plan(
+            "java",
+            suite,
+            f"jdk{jdk}",
+            cutoff,
+            maven_commands(snap, left_out),
+            test_command(left_out),
+            "",
+            notes,
+            variant,
+            level_caveat(snap, jdk),
+            toolchain_commands(jdk, maven=maven),
+            {"JAVA_HOME": JAVA_HOME},
+        )
+
+    def _gradle_plan(
+        self, snap: Snapshot, suite: str, jdk: int, why: str, cutoff: str, variant: str
+    ) -> Plan:
+        wanted, debian = pom.gradle_version(snap), SUITE_GRADLE.get(suite, "4.4.1")
+        caveat = ""
+        if not wanted or wanted.split(".")[0] != debian.split(".")[0]:
+            caveat = (
+                f"asks for Gradle {wanted or '(no wrapper)'}; Gradle distributions cannot be "
+                f"fetched here and Debian's gradle is {debian}"
+            )
+        notes = [f"OpenJDK {jdk} and Debian's Gradle {debian} on {suite}: {why}"]
+        return Plan(
+            "java",
+            suite,
+            f"jdk{jdk}",
+            cutoff,
+            gradle_commands(),
+            GRADLE_TEST_COMMAND,
+            "",
+            notes,
+            variant,
+            caveat,
+            toolchain_commands(jdk, gradle=True),
+            {"JAVA_HOME": JAVA_HOME, "GRADLE_USER_HOME": "/opt/gradle-home"},
+        )
+
+    def revise(
+        self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
+    ) -> Plan | None:
+        """What the build's own checks say, as one rule each (`REVISIONS`): the JDK javac asks
+        for, or the Maven the enforcer asks for."""
+        for rule in REVISIONS:
+            revised = rule(self, snap, config, plan, log)
+            if revised is not None:
+                return revised
+        return None
+
+
+def _current(plan: Plan) -> tuple[int, str]:
+    """The plan's JDK and its Maven from Central ("" for Debian's)."""
+    found = pom.MAVEN_DIST.search(" ".join(plan.toolchain))
+    return int(plan.interpreter.removeprefix("jdk") or 0), found.group(1) if found else ""
+
+
+def _offered(config: ErasConfig) -> list[tuple[int, str]]:
+    return sorted({(j, s) for s in config.suites for j in SUITE_JDKS.get(s, ())})
+
+
+def newer_release(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """javac does not know the release the build asks for (`invalid target release: 21`,
+    `release version 21 not supported`), or the enforcer wants a newer JDK: the oldest JDK here
+    that does."""
+    found = re.search(
+        r"(?:invalid (?:target|source) release|release version):? (?:1\.)?(\d+)"
+        # the enforcer's RequireJavaVersion: `Detected JDK version 17.0.9 (JAVA_HOME=…) is not in
+        # the allowed range [21,).` (gson from 2026)
+        r"|Detected JDK [Vv]ersion \S+(?: \([^)]*\))? is not in the allowed range \[?\s*(?:1\.)?(\d+)",
+        log,
+    )
+    jdk, maven = _current(plan)
+    want = int(found.group(1) or found.group(2)) if found else 0
+    if want <= jdk:
+        return None
+    fitting = [o for o in _offered(config) if o[0] >= want]
+    if not fitting:
+        return None
+    why = f"javac {jdk} does not know release {want}"
+    return java._plan(
+        snap, fitting[0][1], fitting[0][0], why, f"{plan.variant}+jdk{want}", maven, _left_out(plan)
+    )
+
+
+def older_source(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """javac no longer compiles the declared source (`Source option 5 is no longer supported`):
+    the oldest JDK here."""
+    if not re.search(r"(Source|Target) option \d+ is no longer supported", log):
+        return None
+    jdk, maven = _current(plan)
+    older = [o for o in _offered(config) if o[0] < jdk][:1]
+    if not older:
+        return None
+    why = f"javac {jdk} no longer compiles the declared source level"
+    return java._plan(
+        snap,
+        older[0][1],
+        older[0][0],
+        why,
+        f"{plan.variant}+jdk{older[0][0]}",
+        maven,
+        _left_out(plan),
+    )
+
+
+def enforced_maven(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """The enforcer rejects this Maven (`Detected Maven Version: 3.6.3 is not in the allowed range
+    [3.9.0,)`, a rule of a parent POM the snapshot does not hold), or a plugin requires a newer one:
+    that release from Central."""
+    found = re.search(
+        r"Detected Maven Version: \S+ is not in the allowed range \[?\s*(\d+(?:\.\d+)+)"
+        # a plugin's own prerequisite (gson's protobuf-maven-plugin 4 of 2026)
+        r"|The plugin \S+ requires Maven version (\d+(?:\.\d+)+)",
+        log,
+    )
+    jdk, maven = _current(plan)
+    asked = (found.group(1) or found.group(2)) if found else ""
+    if not asked or pom.release(asked) == maven:
+        return None
+    wanted = pom.release(asked)
+    why = f"the build asks for Maven {asked} or newer"
+    return java._plan(
+        snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted, _left_out(plan)
+    )
+
+
+def unpackaged_module(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """A module whose test sources require another module of the reactor as a Java module that
+    only its packaged jar declares (gson's test-jpms from 2024: ModiTect adds module-info.class to
+    gson's jar at `package`, so `mvn test` finds `module not found: com.google.gson`): the same
+    plan without that module, said in the notes. Its tests need the project's `verify` run."""
+    if not re.search(r"module-info\.java:\[\d+,\d+\] module not found: ", log):
+        return None
+    found = re.search(
+        r"Failed to execute goal \S+:testCompile \(\S+\) on project ([\w.-]+): Compilation", log
+    )
+    left_out = _left_out(plan)
+    if not found or found.group(1) in left_out:
+        return None
+    jdk, maven = _current(plan)
+    why = plan.notes[0].split(": ", 1)[-1] if plan.notes else ""  # the same JDK, the same reason
+    return java._plan(
+        snap,
+        plan.suite,
+        jdk,
+        why,
+        f"{plan.variant}-{found.group(1)}",
+        maven,
+        (*left_out, found.group(1)),
+    )
+
+
+REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module)

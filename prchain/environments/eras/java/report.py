@@ -1,0 +1,153 @@
+"""Per-test outcomes of a Maven (surefire) or Gradle run, keyed `<class>::<method>`.
+
+Both write one junit XML file per test class (`target/surefire-reports/TEST-*.xml`,
+`build/test-results/<task>/TEST-*.xml`); the script gathers the files the run wrote into one report,
+each after a marker line, so one unreadable file costs only its own cases. A module that did not
+compile (or whose dependencies or plugins could not be resolved offline) ran no test at all: it is
+read from Maven's `Failed to execute goal … on project <module>` line (Gradle's `Execution failed
+for task ':<module>:compileTestJava'`) as the unit `<module>`, outcome error. Surefire's console
+names only failing methods, never passing ones, so without a report the console gives those units
+only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import xml.etree.ElementTree as ET
+
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, record
+
+# Surefire 2.x and 3.x take the selection as `test`; both must not fail a module without it.
+NARROW_FLAGS = "-DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false"
+_MARKER = re.compile(r"^<!-- prchain-report (.*) -->$", re.MULTILINE)
+_REPORTS = (
+    r"\( -path '*/target/surefire-reports/TEST-*.xml'"
+    r" -o -path '*/build/test-results/*/TEST-*.xml' \)"
+)
+_GOAL_FAILED = re.compile(r"^\[ERROR\] Failed to execute goal (.*?)on project ([^\s:]+): (.*)$")
+_TEST_FAILURES = re.compile(r"There (are|were) test failures|There are test errors")
+_GRADLE_FAILED = re.compile(
+    r"Execution failed for task '((?::[\w.-]+)*):(compile\w*|\w*Resolve\w*)'"
+)
+_JAVAC_MAVEN = re.compile(r"^\[ERROR\] (\S+\.(?:java|kt|groovy)):\[(\d+),(\d+)\] (.*)$")
+_JAVAC_PLAIN = re.compile(r"^(\S+\.(?:java|kt|groovy)):(\d+): error: (.*)$")
+_DETAIL = re.compile(r"^\s*(?:\[ERROR\]\s*)?(symbol|location|required|found)\s*:\s*(.*)$")
+_BUILD_ERROR = re.compile(
+    r"^\[ERROR\] (Failed to execute goal .*|Non-resolvable .*|The build could not read .*"
+    r"|Unknown lifecycle phase .*|Plugin .* could not be resolved.*)$"
+)
+_EXCEPTION = re.compile(r"^((?:[\w$]+\.)+[\w$]*(?:Error|Exception))\b[: ].*")
+_ROOT = "/work/repo/"
+
+
+def _case_outcome(case: ET.Element) -> str:
+    tags = {str(child.tag) for child in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    if "skipped" in tags:
+        return "skipped"
+    return "passed"  # flakyFailure/flakyError: passed on a rerun, which surefire counts as passed
+
+
+def parse_reports(report: str) -> dict[str, str]:
+    """`<class>::<method>` → outcome for every test case of the gathered junit files."""
+    outcomes: dict[str, str] = {}
+    for chunk in _MARKER.split(report)[2::2] or [report]:
+        try:
+            root = ET.fromstring(chunk.strip())
+        except ET.ParseError:
+            continue  # a file cut short (the JVM was killed while writing): its cases are lost
+        for case in root.iter("testcase"):
+            name, owner = case.get("name", ""), case.get("classname", "")
+            if name or owner:
+                record(outcomes, f"{owner or name}::{name or owner}", _case_outcome(case))
+    return outcomes
+
+
+def broken_units(output: str) -> dict[str, str]:
+    """The modules whose tests never ran: a compiler, resolver or plugin failure, not a test's."""
+    units: dict[str, str] = {}
+    for line in output.splitlines():
+        line = line.strip()
+        maven = _GOAL_FAILED.match(line)
+        if maven and not _TEST_FAILURES.search(maven.group(3)):
+            units[maven.group(2)] = "error"
+        gradle = _GRADLE_FAILED.search(line)
+        if gradle:
+            units[gradle.group(1) or ":"] = "error"
+    return units
+
+
+def root_error(output: str) -> str:
+    """The first compiler error (`Foo.java:[12,5] cannot find symbol: method greet(String)`),
+    else the first build error Maven reports, else the first Java exception line."""
+    lines = [line.rstrip() for line in output.splitlines()]
+    for i, line in enumerate(lines):
+        found = _JAVAC_MAVEN.match(line.strip()) or _JAVAC_PLAIN.match(line.strip())
+        if found:
+            where, message = found.group(1).removeprefix(_ROOT), found.groups()[-1]
+            details = [m.group(2).strip() for n in lines[i + 1 : i + 3] if (m := _DETAIL.match(n))]
+            text = f"{where}:{found.group(2)}: {message}"
+            return (text + (f" ({details[0]})" if details else ""))[:300]
+    for pattern, group in ((_BUILD_ERROR, 1), (_EXCEPTION, 0)):
+        for line in lines:
+            matched = pattern.match(line.strip())
+            if matched:
+                return matched.group(group)[:300]
+    return ""
+
+
+class Surefire:
+    """The junit XML files of one run, gathered; Maven's goal failures for modules that never ran."""
+
+    def script(self, command: str, report_path: str) -> str:
+        """Only files written by this run count: a narrowed run after a whole-suite one in the same
+        worktree leaves the earlier run's files in place."""
+        report, start = shlex.quote(report_path), shlex.quote(report_path + ".start")
+        gather = (
+            f"find . {_REPORTS} -type f -newer {start} -print0 | while IFS= read -r -d '' f; do "
+            "printf '\\n<!-- prchain-report %s -->\\n' \"$f\"; "
+            "sed '1s/^<?xml[^>]*?>//' \"$f\"; done"
+        )
+        return (
+            f"rm -f {report}; touch {start}; ( {command} ); code=$?; "
+            f"{{ {gather}; }} > {report}.tmp; "
+            f"if [ -s {report}.tmp ]; then mv {report}.tmp {report}; fi; "
+            f"rm -f {report}.tmp {start}; exit $code"
+        )
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]:
+        outcomes = parse_reports(report) if report else {}
+        for unit, outcome in broken_units(output).items():
+            record(outcomes, unit, outcome)
+        return outcomes
+
+    def root_error(self, output: str) -> str:
+        return root_error(output)
+
+    def narrowed(self, suite: str) -> str:
+        """Maven's suite with surefire's `-Dtest=` selection appended; Gradle's runs whole."""
+        if FILES_PLACEHOLDER in suite or not suite.startswith("mvn "):
+            return suite
+        return f"{suite} {NARROW_FLAGS} {FILES_PLACEHOLDER}"
+
+    def targets(self, test_paths: list[str]) -> list[str]:
+        """One `-Dtest=FooTest,BarTest` of the classes under a `src/test/` tree (a simple name
+        matches the class in any module, as surefire's own patterns do); [] runs the whole suite."""
+        names = []
+        for path in test_paths:
+            match = re.search(
+                r"(^|/)src/test/(java|kotlin|groovy)/(.+/)?([\w$]+)\.(java|kt|groovy)$", path
+            )
+            if match and match.group(4) not in names:
+                names.append(match.group(4))
+        return [f"-Dtest={','.join(names)}"] if names else []
+
+    def names(self, test_id: str) -> list[str]:
+        """`com.x.FooTest$Inner::testBar(int)[1]` → [FooTest, Inner, testBar]."""
+        where, _, method = test_id.partition("::")
+        classes = where.rsplit(".", 1)[-1].split("$")
+        return [n for n in [*classes, re.split(r"[(\[]", method, maxsplit=1)[0]] if n]

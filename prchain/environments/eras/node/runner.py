@@ -1,0 +1,115 @@
+"""Which test runner a JavaScript/TypeScript project uses, and the command the agent runs.
+
+The `test` script of package.json decides (followed through `npm run x` / `yarn x` / `pnpm x`),
+else the devDependencies: jest, vitest, mocha or Node's own `node --test`. The command calls the
+runner from node_modules/.bin with the script's own options and environment assignments, without
+wrappers (cross-env, npx, nyc, c8), coverage, watch mode or vitest's UI, so it can be narrowed to test
+files and its report read; lint or build steps chained before the runner in the script are left out.
+Node's options before the runner (`node --experimental-vm-modules $(yarn bin jest)`) become
+NODE_OPTIONS.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from prchain.environments.eras.node.report import BIN, RUNNERS, shell_word
+
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_NESTED = re.compile(r"^(?:npm|pnpm|yarn)\s+(?:run(?:-script)?\s+)?([\w:.-]+)")
+# Watch and coverage modes, colours, and vitest's browser UI (`--ui` opens one: `spawn xdg-open`).
+_DROPPED = {"--watch", "--watchAll", "--coverage", "--color", "--colors", "--ui", "--open"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# A runner reached through its package manager's bin directory: `$(yarn bin jest)`,
+# `$(npm bin)/jest`, `` `yarn bin jest` ``.
+_BIN_LOOKUP = re.compile(
+    r"(?:\$\(|`)\s*(?:npm|yarn|pnpm)\s+bin(?:\s+([\w@/.-]+))?\s*(?:\)|`)(?:/([\w.-]+))?"
+)
+# Node's own options given before the runner's script (`node --experimental-vm-modules
+# node_modules/.bin/jest`: ts-jest's ESM preset needs it); the command passes them as NODE_OPTIONS.
+_NODE_DEBUGGING = ("--inspect", "--inspect-brk", "--prof", "--cpu-prof")
+
+
+def scripts(manifest: dict[str, object]) -> dict[str, str]:
+    found = manifest.get("scripts")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _words(segment: str) -> list[str]:
+    segment = _BIN_LOOKUP.sub(lambda m: BIN + (m.group(1) or m.group(2) or ""), segment)
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return segment.split()
+
+
+def runner_segment(
+    manifest: dict[str, object], name: str = "test", depth: int = 0
+) -> tuple[str, list[str]]:
+    """(runner, the words of the script segment that runs it) from script `name`, or ("", [])."""
+    if depth > 3:
+        return "", []
+    for segment in _SPLIT.split(scripts(manifest).get(name, "")):
+        words = _words(segment)
+        runner = _runner_in(words)
+        if runner:
+            return runner, words
+        nested = _NESTED.match(segment)
+        if nested and nested.group(1) not in ("install", "ci", "exec", "x", "dlx"):
+            target = "test" if nested.group(1) in ("test", "t") and depth == 0 else nested.group(1)
+            found = runner_segment(manifest, target, depth + 1) if target != name else ("", [])
+            if found[0]:
+                return found
+    return "", []
+
+
+def _runner_in(words: list[str]) -> str:
+    for i, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1]
+        if base in RUNNERS:
+            return base
+        if base == "node" and "--test" in words[i + 1 :]:
+            return "node"
+    return ""
+
+
+def detect(manifest: dict[str, object]) -> tuple[str, list[str]]:
+    """(runner, script words): the test script's runner, else a runner among the dependencies."""
+    runner, words = runner_segment(manifest)
+    if runner:
+        return runner, words
+    declared: set[str] = set()
+    for key in ("devDependencies", "dependencies"):
+        found = manifest.get(key)
+        declared |= set(found) if isinstance(found, dict) else set()
+    return next(((r, []) for r in ("vitest", "jest", "mocha") if r in declared), ("", []))
+
+
+def test_command(runner: str, words: list[str]) -> str:
+    """The agent's command for `runner`, from the script's words when there are some."""
+    if not runner:
+        return "npm test"
+    at = next((i for i, w in enumerate(words) if _is_runner(w, runner)), -1)
+    prefix = [w for w in words[:at] if _ASSIGNMENT.match(w)] if at >= 0 else []
+    if at >= 0 and runner != "node" and "node" in words[:at]:
+        options = [
+            w
+            for w in words[words.index("node") + 1 : at]
+            if w.startswith("--") and not w.startswith(_NODE_DEBUGGING)
+        ]
+        if options:
+            prefix.append("NODE_OPTIONS=" + " ".join(options))
+    args = [w for w in words[at + 1 :] if w not in _DROPPED] if at >= 0 else []
+    if runner == "node":
+        args = args if "--test" in args else ["--test", *args]
+        return " ".join(map(shell_word, [*prefix, "node", *args]))
+    if runner == "mocha":
+        args = [w for w in args if w != "-w"]
+    if runner == "vitest":
+        args = ["run", *(args[1:] if args[:1] in (["run"], ["watch"], ["dev"]) else args)]
+    return " ".join(map(shell_word, [*prefix, f"{BIN}{runner}", *args]))
+
+
+def _is_runner(word: str, runner: str) -> bool:
+    return word.rsplit("/", 1)[-1] == runner

@@ -1,0 +1,157 @@
+"""pytest in a clean room, configured by the image and never by the tree it tests.
+
+Three things the tree could otherwise decide (issue 52):
+- **plugins**: pytest loads every `pytest11` entry point of every distribution on `sys.path`, and
+  the repository is on it; in the room, autoloading is off (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`,
+  pytest >= 3.7) and the plugins the image itself installed are named with `-p`, read from the
+  image by root before any of the agent's files exist, in isolated mode, from `/`;
+- **the runner itself**: `python -m pytest` puts the working directory first on `sys.path`, so a
+  `pytest.py` there is what runs; in the room it is `python LAUNCHER`, which imports pytest with
+  the working directory off the path and appends it afterwards (so the project still imports, but
+  last: it shadows nothing installed or standard). `-P`/PYTHONSAFEPATH would do the first half
+  only on Python >= 3.11; the launcher works on every interpreter an era has.
+- **the report** is written into a pipe that root reads (prchain/environments/clean_room.py), not a file.
+
+A repository that is itself a pytest plugin (pytest-mock) declares it as a `pytest11` entry point;
+the image holds no entry point of the project's (its .dist-info is stripped: it would be a later
+commit's), so the stage base's own declaration (`project_plugins`, read on the host from B_t's
+pyproject.toml, setup.cfg or setup.py, never from the agent's tree) is named with `-p` too: the
+module is the agent's code, as it should be, but which modules load is B_t's to say.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.python import _get, _ini, _toml
+
+LAUNCHER_SOURCE = '''"""prchain: `python -m pytest` with the working directory last on sys.path."""
+import os
+import sys
+
+del sys.path[0]  # this file's own directory
+import pytest
+
+sys.path.append(os.getcwd())
+sys.exit(pytest.main())
+'''
+# Run by root in the room before the agent's change is there: the pytest version and the pytest11
+# entry points of distributions installed outside every place another user can write.
+PROBE_SOURCE = """
+import importlib.metadata as m
+try:
+    import pytest
+    print("VERSION", pytest.__version__)
+except Exception:
+    pass
+for d in m.distributions():
+    try:
+        where = str(d.locate_file(""))
+        points = list(d.entry_points)
+    except Exception:
+        continue
+    if where.startswith(("/work", "/tmp", "/var/tmp", "/dev/shm", "/home", "/run")):
+        continue
+    for ep in points:
+        if ep.group == "pytest11":
+            print("PLUGIN", ep.name, ep.value.split(":")[0].strip())
+"""
+PROBE = (
+    "cd / && for py in python3 python; do command -v $py >/dev/null 2>&1 && "
+    f"$py -I -c {shlex.quote(PROBE_SOURCE)} 2>/dev/null; done; true"
+)
+_PYTHON_M_PYTEST = re.compile(
+    r"(?<![\w.+/-])((?:/[\w.+-]+)*/?python[\d.]*)\s+-m\s+pytest(?![\w.-])"
+)
+_BLOCKED = re.compile(r"-p\s*no:([\w.-]+)")
+
+
+def launched(command: str, launcher: str) -> str:
+    """`command` with each `python -m pytest` run through the launcher instead."""
+    return _PYTHON_M_PYTEST.sub(lambda m: f"{m.group(1)} {shlex.quote(launcher)}", command)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:2]) or (0,)
+
+
+def runner_env(probe: str, command: str, own: tuple[str, ...] = ()) -> dict[str, str]:
+    """The variables that keep pytest to the image's plugins, from the probe's output, and to the
+    project's own (`own`, modules from `project_plugins`); a plugin the command blocks (`-p no:x`)
+    is not named, nor an own module the image already names."""
+    versions = [
+        _version(line.split()[1]) for line in probe.splitlines() if line.startswith("VERSION ")
+    ]
+    if not versions or min(versions) < (3, 7):
+        return {}  # autoloading cannot be turned off; the allow-list still keeps the tree's out
+    by_name = min(versions) >= (4, 5)  # `-p <entry point name>` from pytest 4.5
+    blocked = set(_BLOCKED.findall(command))
+    names, modules = [], set()
+    for line in probe.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "PLUGIN" and parts[1] not in blocked:
+            names.append(parts[1] if by_name else parts[2])
+            modules.add(parts[2])
+    names += [m for m in own if m not in modules and m not in blocked]
+    options = " ".join(f"-p {shlex.quote(n)}" for n in dict.fromkeys(names))
+    return {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        **({"PYTEST_ADDOPTS": options} if options else {}),
+    }
+
+
+_MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+# The files `project_plugins` reads.
+PLUGIN_MANIFESTS = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+def project_plugins(snap: Snapshot) -> tuple[str, ...]:
+    """The modules the project at `snap` (a stage base) declares as `pytest11` entry points, in
+    pyproject.toml (PEP 621, poetry), setup.cfg or a literal in setup.py."""
+    pyproject = _toml(snap)
+    found = [
+        *_values(_get(pyproject, "project", "entry-points", "pytest11")),
+        *_values(_get(pyproject, "tool", "poetry", "plugins", "pytest11")),
+    ]
+    setup_cfg = _ini(snap.text("setup.cfg"))
+    if setup_cfg.has_option("options.entry_points", "pytest11"):
+        found += _entry_lines(setup_cfg.get("options.entry_points", "pytest11"))
+    found += _setup_py_plugins(snap.text("setup.py"))
+    modules = (str(value).split(":")[0].strip() for value in found)
+    return tuple(dict.fromkeys(m for m in modules if _MODULE.match(m)))
+
+
+def _values(table: object) -> list[object]:
+    return list(table.values()) if isinstance(table, dict) else []
+
+
+def _entry_lines(value: object) -> list[str]:
+    """`name = module[:attr]` lines (a string or a list of them) → their values."""
+    lines = value.splitlines() if isinstance(value, str) else value
+    if not isinstance(lines, list | tuple):
+        return []
+    return [str(line).split("=", 1)[1] for line in lines if "=" in str(line)]
+
+
+def _setup_py_plugins(text: str) -> list[str]:
+    """setup.py's `entry_points={"pytest11": [...]}`, when it is a literal."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values, strict=False):
+            if isinstance(key, ast.Constant) and key.value == "pytest11" and value is not None:
+                try:
+                    found += _entry_lines(ast.literal_eval(value))
+                except ValueError:
+                    continue
+    return found

@@ -1,0 +1,370 @@
+"""The Rust ecosystem: toolchain, vendored dependencies and prebuilt dependency builds of an era.
+
+Everything is read from the stage base's manifests; nothing here runs code of the repository.
+The toolchain layer installs a Debian suite's rustc and cargo (toolchains.py says which). The era's
+commands run as root where /opt/prchain/src is B_t's tree: a cargo that reads crates.io's sparse
+index vendors what Cargo.lock pins into /opt/cargo/vendor (with no Cargo.lock, the newest versions
+that fit the toolchain: crates.io's index has no dates), $CARGO_HOME's config points crates.io at
+that directory, and B_t's dependencies are built into /opt/cargo-target, the target directory of
+every cargo run in the image. The repository's own crates are cleaned out of it again, so the
+agent's first `cargo test` in /work/repo compiles its own crates only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from datetime import UTC
+
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.rust.gitdeps import STANDINS, GitPlan, replacement
+from prchain.environments.eras.rust.gitdeps import plan as git_plan
+from prchain.environments.eras.rust.report import SUITE, Cargo
+from prchain.environments.eras.rust.toolchains import (
+    TOOLCHAINS,
+    Toolchain,
+    after,
+    channel,
+    choose,
+    minor,
+    wanted,
+)
+
+PROJECT_SRC = "/opt/prchain/src"
+CARGO_HOME = "/opt/cargo"
+TARGET = "/opt/cargo-target"  # B_t's dependency builds (read-only in a tmpfs sandbox)
+# The target directory of every run in a sandbox: writable by any uid in every disk mode (/tmp; a
+# tmpfs of `scratch_limit` when the image is read-only), filled per stage from TARGET.
+LIVE_TARGET = "/tmp/cargo-target"
+FETCHER = "/opt/rust-fetch"  # a newer cargo, unpacked, for toolchains whose cargo cannot fetch
+# The build's downloads go to the repository's own cache volume (prchain/environments/eras/build.py).
+DOWNLOADS = "/opt/prchain/uv-cache/cargo"
+# What says a newer toolchain may get past a failed build: a crate's rust-version, an edition or a
+# lock file this cargo does not know, a compile error (an old compiler rejecting newer code).
+_NEEDS = re.compile(r"requires rustc (1\.\d+)|rustc (1\.\d+)(?:\.\d+)? or newer")
+_NEWER = re.compile(
+    r"edition20\d\d|lock file version|failed to parse (manifest|lock file)|error\[E\d+\]"
+    r"|is required|unstable"
+)
+# A lint the project denies (`#![deny(warnings)]`) that a newer compiler than its own raises: the
+# same toolchain with lints capped at warnings, as crater builds old code.
+_DENIED = re.compile(r"lint level is defined here|implied by `#\[deny\(")
+CAP_LINTS = '[build]\\nrustflags = ["--cap-lints", "warn"]\\n'
+# A compile-time size check of static_assertions that fails: types are laid out by the compiler, and
+# a newer rustc than the era's own packs some enums tighter (ruff's AST asserted its node sizes
+# from 2023-08 to 2024-02; rustc 1.78, the nearest packaged, fails `assert_eq_size!(Pattern,
+# [u8; 96])`). The check says nothing of behaviour, and no packaged rustc passes it.
+_SIZES = re.compile(r"originates in the macro `(?:static_assertions::)?assert_eq_size`")
+SIZES_UNCHECKED = "+sizes-unchecked"
+
+
+def _unchecked_sizes() -> str:
+    """The vendored static_assertions' `assert_eq_size!` still names both types but compares no
+    sizes, and its checksum file says so (a directory source checks every file it lists)."""
+    rehash = (
+        "import hashlib, json, sys; d = sys.argv[1]; p = d + '/.cargo-checksum.json'; "
+        "j = json.load(open(p)); f = 'src/assert_eq_size.rs'; "
+        "j['files'][f] = hashlib.sha256(open(d + '/' + f, 'rb').read()).hexdigest(); "
+        "json.dump(j, open(p, 'w'))"
+    )
+    return (
+        f"for d in {CARGO_HOME}/vendor/static_assertions*/; do "
+        '[ -f "$d/src/assert_eq_size.rs" ] || continue; '
+        "sed -i 's/\\$crate::_core::mem::transmute::<\\$x, \\$xs>/"
+        '$crate::_core::marker::PhantomData::<($x, $xs)>/\' "$d/src/assert_eq_size.rs"; '
+        'grep -q PhantomData "$d/src/assert_eq_size.rs"; '
+        f'python3 -c "{rehash}" "$d"; done'
+    )
+
+
+def toolchain_commands(chain: Toolchain) -> list[str]:
+    """Root commands of the shared toolchain layer: the suite's packages, linked into
+    /usr/local/bin; for a cargo older than the sparse index, a newer cargo of the suite unpacked
+    beside it (with the libraries it needs) that only fetches."""
+    rustc, cargo = chain.packages
+    install = "DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends"
+    commands = [
+        "apt-get update -q",
+        # build scripts compile C and C++ and drive make and cmake (tikv-jemalloc-sys runs
+        # jemalloc's configure and `make`: ruff's 2025 eras stopped on "No such file" without it)
+        f"{install} {rustc} {cargo} gcc g++ libc6-dev make cmake pkg-config",
+        "for b in rustc rustdoc cargo; do ln -sf /usr/bin/$b /usr/local/bin/$b; done",
+    ]
+    if chain.fetcher:
+        libraries = (
+            f"apt-cache depends {chain.fetcher} | sed -nE 's/^ *\\|?Depends: //p' "
+            "| grep -vE '^(<|rustc|gcc|clang|binutils|libc-dev)'"
+        )
+        commands += [
+            f"cd /tmp && apt-get download {chain.fetcher} && dpkg -x {chain.fetcher}_*.deb {FETCHER}"
+            f" && rm -f {chain.fetcher}_*.deb",
+            f"{install} $({libraries})",
+            f"{FETCHER}/usr/bin/cargo --version",
+        ]
+    return [*commands, "rm -rf /var/lib/apt/lists/*", "rustc --version && cargo --version"]
+
+
+def build_commands(
+    snap: Snapshot,
+    chain: Toolchain,
+    cap_lints: bool = False,
+    gits: GitPlan | None = None,
+    sizes: bool = True,
+) -> list[str]:
+    """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
+    `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run).
+    `gits`: Cargo.lock's git dependencies, from mirrors or crates.io stand-ins (gitdeps.py).
+    `sizes`: static_assertions' size checks hold (else they check types only)."""
+    gits = gits or GitPlan({}, [])
+    fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
+    online = (
+        f"CARGO_HOME={DOWNLOADS} CARGO_NET_OFFLINE=false "
+        "CARGO_HTTP_CAINFO=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} "
+        "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback"
+    )
+    config = (
+        '[source.crates-io]\\nreplace-with = "vendored-sources"\\n\\n'
+        f'[source.vendored-sources]\\ndirectory = "{CARGO_HOME}/vendor"\\n'
+        + (f"\\n{_printf(replacement(gits.sources, 'vendored-sources'))}" if gits.sources else "")
+        + (f"\\n{CAP_LINTS}" if cap_lints else "")
+    )
+    commands = [
+        f"mkdir -p {CARGO_HOME} {TARGET} {DOWNLOADS}",
+        f"export CARGO_TARGET_DIR={TARGET}",
+        f"cd {PROJECT_SRC}",
+    ]
+    if "Cargo.lock" in snap.files:
+        commands.append("cp Cargo.lock /tmp/prchain-Cargo.lock")
+    else:  # the newest versions that fit the toolchain (none pinned them); the build's own resolve
+        commands.append(f"{online} {fetch} generate-lockfile")
+    commands += _git_commands(gits)
+    vendor = f"{fetch} vendor --quiet"
+    if gits.mirrored:  # the git CLI reads the vendoring's own config: mirrored URLs are mounts
+        online += " HOME=/tmp/prchain-git-home CARGO_NET_GIT_FETCH_WITH_CLI=true"
+    if gits.standins:
+        vendor += " --respect-source-config --config /tmp/prchain-standins.toml"
+    commands += [
+        f"{online} {vendor} {CARGO_HOME}/vendor > /dev/null",
+        *([] if sizes else [_unchecked_sizes()]),
+        f"printf '{config}' > {CARGO_HOME}/config.toml",
+        # The tree's own lock again (the vendoring cargo may have rewritten it in a newer format).
+        "cp /tmp/prchain-Cargo.lock Cargo.lock"
+        if "Cargo.lock" in snap.files
+        else "rm -f Cargo.lock",
+        # --locked with git dependencies: a stand-in that made cargo rewrite Cargo.lock would
+        # otherwise rewrite it in the agent's tree, and the agent's diff would carry it.
+        SUITE.replace("--no-fail-fast", "--no-run") + (" --locked" if gits.sources else ""),
+        *([f"rm -rf {STANDINS} /tmp/prchain-git-home"] if gits.sources else []),
+        _clean_own_crates(),
+        f"chmod -R a+rX {CARGO_HOME} {TARGET}",
+        f"du -sh {CARGO_HOME}/vendor {TARGET}",
+    ]
+    return commands
+
+
+def _printf(text: str) -> str:
+    """`text` for printf's format inside single quotes (newlines as \\n, no % or ')."""
+    return text.replace("%", "%%").replace("'", "").replace("\n", "\\n")
+
+
+def _git_commands(gits: GitPlan) -> list[str]:
+    """Stand-ins unpacked (and a config that makes the vendoring read them), mirrors configured."""
+    commands = []
+    if gits.standins:
+        config = replacement(gits.standins, "prchain-standins")
+        config += f'\n[source.prchain-standins]\ndirectory = "{STANDINS}"\n'
+        commands += [
+            gits.standin_command(),
+            f"printf '{_printf(config)}' > /tmp/prchain-standins.toml",
+        ]
+    if gits.mirrored:
+        commands += gits.git_home()
+    return commands
+
+
+# Per stage, as the agent (and the tester): the live target directory gets the dependency builds
+# as symbolic links (rustc replaces an output by renaming, so a rebuild never writes through one)
+# and its own copies of what cargo and rustc rewrite in place: the fingerprints and the dep-info
+# files (`.d`, small), with their times, so `cargo test` starts warm. A dependency cargo finds
+# stale is rebuilt then, not refused: ruff's 2025-10 image lacked serde's `.rmeta`, and rebuilding
+# compact_str after it failed on "error writing dependencies to …compact_str-….d: Permission
+# denied" through a link to the image's file. A build script's run directory (`invoked.timestamp`,
+# its output, OUT_DIR) is copied too when under RUN_COPY_KB: cargo runs some scripts again at every
+# build and writes there (unicode_names2, a git dependency of ruff's 2023 eras, names a
+# `generator/` directory its package leaves out, so its script is never fresh). A larger one
+# (tikv-jemalloc-sys keeps jemalloc's 300 MB build tree there) stays a link; its script reruns
+# only when its inputs change.
+RUN_COPY_KB = 16384
+SETUP = (
+    f"[ -e {LIVE_TARGET} ] || ( mkdir -p {LIVE_TARGET} && cd {TARGET} && for p in */; do "
+    'p=${p%/}; [ -d "$p/deps" ] || continue; '
+    f'mkdir -p "{LIVE_TARGET}/$p/deps" "{LIVE_TARGET}/$p/build"; '
+    f'cp -rp "$p/.fingerprint" "{LIVE_TARGET}/$p/"; '
+    'for f in "$p"/deps/* "$p"/build/*; do [ -e "$f" ] || continue; case "$f" in '
+    f'*.d) cp -p "$f" "{LIVE_TARGET}/$f";; '
+    f'*) if [ -e "$f/invoked.timestamp" ] && [ "$(du -sk "$f" | cut -f1)" -lt {RUN_COPY_KB} ]; '
+    f'then cp -rp "$f" "{LIVE_TARGET}/$f"; else ln -s "{TARGET}/$f" "{LIVE_TARGET}/$f"; fi;; esac; '
+    "done; done; true )"
+)
+
+
+def _clean_own_crates() -> str:
+    """The workspace's own packages out of the target directory (their paths differ from the
+    agent's /work/repo, so they would only take space)."""
+    names = (
+        "cargo metadata --no-deps --format-version 1 | python3 -c "
+        '\'import json, sys; print("\\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))\''
+    )
+    return f"for p in $({names}); do cargo clean -p $p || true; done"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _without_versions(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not re.match(r"\s*version\s*=", line))
+
+
+@ECOSYSTEMS.register("rust")
+class Rust:
+    name = "rust"
+    report: TestReport = Cargo()
+
+    def owns(self, path: str) -> bool:
+        """Rust sources, insta's snapshots, and whatever a workspace keeps under `crates/` (ruff's
+        test patches are mostly Python fixtures that Rust tests read, and their snapshots)."""
+        return path.endswith((".rs", ".snap")) or path.startswith("crates/")
+
+    def detects(self, snap: Snapshot) -> bool:
+        return "Cargo.toml" in snap.files
+
+    def era_facts(self, snap: Snapshot) -> dict[str, object]:
+        """The manifests without their version lines, the lock's digest, the toolchain asked for."""
+        manifests = {
+            path: _without_versions(text)
+            for path, text in snap.files.items()
+            if path == "Cargo.toml" or path.endswith("/Cargo.toml")
+        }
+        return {
+            "manifests": manifests,
+            "lock": _digest(snap.text("Cargo.lock")) if "Cargo.lock" in snap.files else "",
+            "channel": channel(snap),
+            "wanted": wanted(snap)[0],
+        }
+
+    def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
+        want, nightly, why = wanted(snap)
+        chain, gap = choose(want, config.suites)
+        return [self._plan(snap, config, chain, nightly, [why, *([gap] if gap else [])])]
+
+    def _plan(
+        self,
+        snap: Snapshot,
+        config: ErasConfig,
+        chain: Toolchain,
+        nightly: bool,
+        why: list[str],
+        cap: bool = False,
+        sizes: bool = True,
+    ) -> Plan:
+        gits = git_plan(snap.text("Cargo.lock"), config.git_mirrors)
+        cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        env = {
+            "CARGO_HOME": CARGO_HOME,
+            "CARGO_TARGET_DIR": LIVE_TARGET,
+            "CARGO_NET_OFFLINE": "true",
+            "CARGO_TERM_COLOR": "never",
+        }
+        notes = [
+            f"rustc {chain.version} ({chain.packages[0]} of {chain.suite}): {'; '.join(why)}",
+            "dependencies as Cargo.lock pins them"
+            if "Cargo.lock" in snap.files
+            else "no Cargo.lock: the newest versions that fit the toolchain (the index has no dates)",
+            *gits.notes(),
+        ]
+        if nightly:  # nightly features on a stable compiler
+            env["RUSTC_BOOTSTRAP"] = "1"
+            notes.append(f"{channel(snap)} asked for: stable rustc with RUSTC_BOOTSTRAP=1")
+        return Plan(
+            "rust",
+            chain.suite,
+            chain.version,
+            cutoff,
+            build_commands(snap, chain, cap, gits, sizes),
+            SUITE,
+            SETUP,
+            notes=notes,
+            variant=f"rustc-{chain.version}",
+            toolchain=toolchain_commands(chain),
+            env=env,
+            caveat=_standins_caveat(gits),
+            mounts=gits.mounts(),
+        )
+
+    def revise(
+        self, snap: Snapshot, config: ErasConfig, plan: Plan, log: str, ran: bool
+    ) -> Plan | None:
+        """A build that failed on a lint the project denies: the same with lints capped. On a
+        dependency that needs a newer rustc, a manifest, lock or edition this cargo cannot read, a
+        compile error: the next newer toolchain, or the one the error names."""
+        if ran:
+            return None
+        current = next((t for t in TOOLCHAINS if t.version == plan.interpreter), None)
+        if current is None:
+            return None
+        capped = "+cap-lints" in plan.variant
+        sizes = SIZES_UNCHECKED not in plan.variant
+        nightly = "RUSTC_BOOTSTRAP" in plan.env
+        if _DENIED.search(log) and not capped:
+            revised = self._plan(snap, config, current, nightly, [], cap=True, sizes=sizes)
+            note = "lints the project denies only warn (a newer compiler than its own raises them)"
+            return replace(
+                revised,
+                notes=[*plan.notes, note],
+                variant=f"{plan.variant}+cap-lints",
+            )
+        if _SIZES.search(log) and sizes:
+            revised = self._plan(snap, config, current, nightly, [], cap=capped, sizes=False)
+            note = (
+                f"static_assertions' assert_eq_size! compares no sizes: rustc {current.version} "
+                "lays some types out otherwise than the era's own compiler (a build-time check, "
+                "no test)"
+            )
+            return replace(
+                revised, notes=[*plan.notes, note], variant=f"{plan.variant}{SIZES_UNCHECKED}"
+            )
+        needed = [minor(m.group(1) or m.group(2)) for m in _NEEDS.finditer(log)]
+        if not needed and (not _NEWER.search(log) or plan.caveat):
+            # Unreachable sources, a broken tree: no toolchain helps. With crates.io stand-ins
+            # for git dependencies, a compile error is first of all theirs (another API than
+            # the commit the tree was written against), and each try rebuilds every dependency.
+            return None
+        nxt = after(current, config.suites, max(needed, default=0))
+        if nxt is None:
+            return None
+        revised = self._plan(
+            snap,
+            config,
+            nxt,
+            nightly,
+            [f"rustc {current.version} failed to build the era"],
+            capped,
+            sizes,
+        )
+        variant = revised.variant + ("+cap-lints" if capped else "")
+        variant += "" if sizes else SIZES_UNCHECKED
+        notes = list(dict.fromkeys([*plan.notes[1:], *revised.notes]))
+        return replace(revised, notes=notes, variant=variant)
+
+
+def _standins_caveat(gits: GitPlan) -> str:
+    """What an era with stand-ins lacks, said with its failure: the git commits it was locked to."""
+    if not gits.standins:
+        return ""
+    names = ", ".join(name for s in gits.standins for name, _ in s.packages)
+    return f"git dependencies from GitHub (unreachable) stood in for by crates.io releases: {names}"

@@ -1,0 +1,182 @@
+"""Per-test outcomes from cargo test, read from libtest's console lines.
+
+Stable libtest has no machine-readable format (`--format json` is nightly-only), so the lines are
+read by pattern: `Running <source> (<binary>)` (cargo ≥ 1.58; `Running <binary>` before) opens a test
+binary, `Doc-tests <crate>` the doc tests, `test <path> ... ok|FAILED|ignored` is one test.
+
+Ids are `<unit>::<test path>`. The unit is the test binary's target name: a library's unit tests
+are `mylib::tests::it_works`, as Rust itself names the function. Integration tests (`tests/cli.rs`)
+of two workspace members share a target name, so a unit that is not its package's own library is
+qualified by the package (`mycrate/cli::works`); the package of a binary is found through the
+fingerprint directory cargo keeps beside it (same hash), which the report script lists. Doc tests
+are `mylib(doc)::src/lib.rs - add`, without their `(line N)`, which moves with every edit above it.
+A target that did not compile is the unit alone with outcome "error" (`mycrate/cli`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import PurePosixPath
+
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, record
+
+SUITE = "cargo test --workspace --no-fail-fast"
+FINGERPRINTS = "# prchain: fingerprints"
+_RUNNING = re.compile(
+    r"^\s*Running\s+(?:(?P<source>.+?)\s+\((?P<exe>[^()]+)\)|`?(?P<bare>[^`\s]+)`?)\s*$"
+)
+_DOC = re.compile(r"^\s*Doc-tests\s+(?P<crate>\S+)\s*$")
+_TEST = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<word>ok|FAILED|ignored)\b")
+# One test thread (a sandbox of one CPU) prints `test X ... ` when X starts and its result when it
+# ends; what X writes to stderr itself lands in between (insta's `stored new snapshot …` of a
+# failing snapshot), so the result word starts a later line.
+_STARTED = re.compile(r"^test (?P<name>\S.*?) \.\.\. ")
+_RESULT = re.compile(r"^(?P<word>ok|FAILED|ignored)\b")
+_STEM = re.compile(r"^(?P<name>.+)-(?P<hash>[0-9a-f]{16})$")
+_NOT_COMPILED = re.compile(
+    r"^error: could not compile `(?P<package>[^`]+)`(?: \((?P<what>[^)]*)\))?"
+)
+_CODE_ERROR = re.compile(
+    r"^error(\[E\d+\])?: (?!test failed|\d+ targets? failed|could not compile)"
+)
+_WORDS = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+# The lines the report keeps (the console output of a large suite is mostly failure details).
+_KEPT = r"^\s*(Running|Doc-tests) |^test .* \.\.\. |^(ok|FAILED|ignored)\b|^error(\[E[0-9]+\])?: "
+
+
+def _norm(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def unit(package: str, target: str) -> str:
+    """A test binary's id prefix: its target name, qualified by its package unless it is the
+    package's own library (whose target name is the package's)."""
+    if not package or _norm(package) == _norm(target):
+        return _norm(target)
+    return f"{package}/{_norm(target)}"
+
+
+def fingerprints(report: str) -> dict[str, str]:
+    """Binary hash → package name, from the fingerprint directories listed after FINGERPRINTS."""
+    _, _, listing = report.partition(FINGERPRINTS)
+    found = {}
+    for line in listing.split():
+        stem = _STEM.match(PurePosixPath(line.strip()).name)
+        if stem:
+            found[stem.group("hash")] = stem.group("name")
+    return found
+
+
+def _binary_unit(line: re.Match[str], packages: dict[str, str]) -> str:
+    exe = PurePosixPath((line.group("exe") or line.group("bare")).strip())
+    stem = _STEM.match(exe.name)
+    if not stem:
+        return _norm(exe.name)
+    return unit(packages.get(stem.group("hash"), ""), stem.group("name"))
+
+
+def _test_name(name: str, doc: bool) -> str:
+    name = name.removesuffix(" - should panic")
+    return re.sub(r" \(line \d+\)$", "", name) if doc else name
+
+
+def names(test_id: str) -> list[str]:
+    """`mylib::tests::it_works` → [tests, it_works]; a doc test `mylib(doc)::src/lib.rs - Foo::bar`
+    → [Foo, bar], the item it documents."""
+    where, _, name = test_id.partition("::")
+    if where.endswith("(doc)"):
+        name = name.rpartition(" - ")[2]
+    return [part for part in name.split("::") if part]
+
+
+def parse(report: str | None, output: str) -> dict[str, str]:
+    """Test id → outcome; a target that did not compile → its unit, "error"."""
+    text = report if report else output
+    packages = fingerprints(text)
+    outcomes: dict[str, str] = {}
+    current, doc = "", False
+    started = ""  # a test whose result word was pushed to a later line
+    for line in text.partition(FINGERPRINTS)[0].splitlines():
+        if running := _RUNNING.match(line):
+            current, doc, started = _binary_unit(running, packages), False, ""
+        elif found := _DOC.match(line):
+            current, doc, started = f"{_norm(found.group('crate'))}(doc)", True, ""
+        elif (test := _TEST.match(line)) and current:
+            name = f"{current}::{_test_name(test.group('name'), doc)}"
+            record(outcomes, name, _WORDS[test.group("word")])
+            started = ""
+        elif (begun := _STARTED.match(line)) and current:
+            started = f"{current}::{_test_name(begun.group('name'), doc)}"
+        elif (result := _RESULT.match(line)) and started:
+            record(outcomes, started, _WORDS[result.group("word")])
+            started = ""
+        elif broken := _NOT_COMPILED.match(line):
+            record(outcomes, _broken_unit(broken), "error")
+    return outcomes
+
+
+def _broken_unit(line: re.Match[str]) -> str:
+    """`could not compile `pkg` (test "cli")` → pkg/cli; `(lib test)`, `(lib)` or none → pkg."""
+    package, what = line.group("package"), line.group("what") or ""
+    named = re.search(r'"([^"]+)"', what)
+    return unit(package, named.group(1) if named else package)
+
+
+def root_error(output: str) -> str:
+    """The first compiler or cargo error (`error[E0425]: …` with its ` --> file:line`), else ""."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if _CODE_ERROR.match(line):
+            where = next(
+                (n.strip().removeprefix("--> ") for n in lines[i + 1 : i + 3] if "--> " in n), ""
+            )
+            return (f"{line.strip()} ({where})" if where else line.strip())[:300]
+    found = next((line for line in lines if _NOT_COMPILED.match(line)), "")
+    return found.strip()[:300]
+
+
+# The crate (package) of each file `{files}` names: the nearest directory up with a [package]
+# manifest; `-p <name>` each, so only the stage's crates are built and tested.
+_PACKAGES = (
+    '$(for d in {files}; do while [ "$d" != . ] && ! grep -qs \'^\\[package\\]\' "$d/Cargo.toml";'
+    ' do d=$(dirname "$d"); done; awk \'/^\\[/{p=($0=="[package]")} p&&/^name *=/'
+    '{gsub(/^name *= *"|".*$/,"");print;exit}\' "$d/Cargo.toml" 2>/dev/null; done'
+    " | sort -u | sed 's/^/-p /')"
+)
+
+
+class Cargo:
+    """cargo test's reader: the run's libtest lines and cargo's fingerprint listing in one file."""
+
+    def script(self, command: str, report_path: str) -> str:
+        report = shlex.quote(report_path)
+        log = shlex.quote(report_path + ".log")
+        target = '"${CARGO_TARGET_DIR:-target}"'
+        return (
+            f"rm -f {report} {log}\n( {command}\n) 2>&1 | tee {log}\nrc=${{PIPESTATUS[0]}}\n"
+            f"{{ grep -aE {shlex.quote(_KEPT)} {log}; echo {shlex.quote(FINGERPRINTS)};"
+            f" ls -1d {target}/*/.fingerprint/* {target}/*/*/.fingerprint/* 2>/dev/null; }}"
+            f" > {report}.tmp; mv {report}.tmp {report}\nrm -f {log}\nexit $rc\n"
+        )
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]:
+        return parse(report, output)
+
+    def root_error(self, output: str) -> str:
+        return root_error(output)
+
+    def names(self, test_id: str) -> list[str]:
+        return names(test_id)
+
+    def narrowed(self, suite: str) -> str:
+        """The workspace's suite narrowed to the packages of the stage's test files."""
+        if FILES_PLACEHOLDER in suite or not suite.startswith(SUITE):
+            return suite
+        rest = suite[len(SUITE) :]
+        return f"cargo test --no-fail-fast {_PACKAGES}{rest}"
+
+    def targets(self, test_paths: list[str]) -> list[str]:
+        """The directories of the test files (source files with inline tests, integration tests,
+        fixtures): the command finds each one's package."""
+        return sorted({str(PurePosixPath(p).parent) for p in test_paths})
