@@ -3,7 +3,7 @@
 tauri commits its bundled scripts: a PR that rebuilds them changes a few lines of hundreds of
 thousands of characters each. Lining such lines up as possible repeated edits made difflib compare
 their tokens pairwise, quadratic in a line's length: tauri's chains build ran over 30 minutes and
-was stopped. Lines longer than code anyone writes (`prchain.chains.generated.MAX_CODE_LINE_CHARS`) are now
+was stopped. Lines longer than code anyone writes (`prchain.chains.reading.generated.MAX_CODE_LINE_CHARS`) are now
 never lined up, and two lines' likeness is bounded cheaply before it is computed. This makes one
 hunk of `--lines` minified lines of `--chars` characters each, every line edited a little, plus a
 hunk of ordinary code edited the same way over and over, and times `carried_in_patch` on it.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains.carried import carried_in_patch  # noqa: E402
+from prchain.chains.reading.carried import carried_in_patch  # noqa: E402
 
 
 def _hunks(lines: int, chars: int) -> list[list[str]]:

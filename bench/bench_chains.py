@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth_db import make_synthetic_db  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
-from prchain.chains.build import build_chains  # noqa: E402
-from prchain.chains.graph import build_graph  # noqa: E402
-from prchain.chains.loading import load_nodes, load_references, load_repos  # noqa: E402
-from prchain.chains.strategies import STRATEGIES  # noqa: E402
+from prchain.chains.building.build import build_chains  # noqa: E402
+from prchain.chains.building.graph import build_graph  # noqa: E402
+from prchain.chains.building.strategies import STRATEGIES  # noqa: E402
+from prchain.chains.evidence.loading import load_nodes, load_references, load_repos  # noqa: E402
 from prchain.store.db import make_engine  # noqa: E402
 
 TARGET_SECONDS = 20.0

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains.build import build_chains  # noqa: E402
+from prchain.chains.building.build import build_chains  # noqa: E402
 from prchain.chains.config import ChainsConfig  # noqa: E402
 from prchain.miner.config import MinerConfig  # noqa: E402
 from prchain.miner.mine import mine  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains.leakage import changed_identifiers, find_leaks  # noqa: E402
+from prchain.chains.reading.leakage import changed_identifiers, find_leaks  # noqa: E402
 
 SIZE = 3_000_000
 SHAPES = {

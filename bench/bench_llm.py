@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains.leakage import changed_identifiers  # noqa: E402
+from prchain.chains.reading.leakage import changed_identifiers  # noqa: E402
 from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.llm.client import LLMClient  # noqa: E402
 from prchain.store.db import make_engine  # noqa: E402

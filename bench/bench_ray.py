@@ -28,8 +28,10 @@ from sqlalchemy.engine import make_url  # noqa: E402
 
 from prchain.agent.config import AgentConfig  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
-from prchain.app.rollout import rollout_from_config  # noqa: E402
-from prchain.app.work import RolloutWork  # noqa: E402
+from prchain.app.rollout import (
+    RolloutWork,  # noqa: E402
+    rollout_from_config,  # noqa: E402
+)
 from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.scale.config import ScaleConfig  # noqa: E402
 from prchain.scale.local import LocalBackend  # noqa: E402

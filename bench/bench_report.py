@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth_db import make_synthetic_db  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
-from prchain.chains.build import build_chains  # noqa: E402
+from prchain.chains.building.build import build_chains  # noqa: E402
 from prchain.store.db import make_engine  # noqa: E402
 
 TARGET_SECONDS = 30.0

@@ -1,7 +1,7 @@
 """What the build's stage-base check costs per chain, in a repository of many files.
 
 Every kept chain asks git whether its earlier stages' gold patches revert at each later stage's
-base (prchain/chains/revertible.py): one `read-tree` of the base into a throwaway index, then one
+base (prchain/chains/evidence/revertible.py): one `read-tree` of the base into a throwaway index, then one
 `apply -R --cached --3way` per earlier stage. This builds a repository of `--files` files, makes
 `--prs` commits that each rewrite a few lines of a few hot files, and checks chains of five stages
 made of every other commit (the commits in between are outside the chain): once cold, once again
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains.revertible import StageBases  # noqa: E402
+from prchain.chains.evidence.revertible import StageBases  # noqa: E402
 from prchain.dev.repos import git  # noqa: E402
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prchain.chains import substance  # noqa: E402
+from prchain.chains.reading import substance  # noqa: E402
 from prchain.dev.repos import git  # noqa: E402
 
 

@@ -15,7 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from prchain.chains.patches import file_sections, is_test_config_path, is_test_path, section_path
+from prchain.chains.reading.patches import (
+    file_sections,
+    is_test_config_path,
+    is_test_path,
+    section_path,
+)
 
 # Section header lines that are a change in their own right, even with no +/- line under them.
 _STRUCTURAL = ("new file mode", "deleted file mode", "rename from", "copy from", "GIT binary patch")

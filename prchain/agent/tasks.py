@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, select
 
 from prchain.agent.choices import FINISHED
-from prchain.chains.leakage import changed_identifiers, find_leaks
+from prchain.chains.reading.leakage import changed_identifiers, find_leaks
 from prchain.core.errors import NothingToDo
 from prchain.store.db import session_scope
 from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout

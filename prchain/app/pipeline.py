@@ -13,9 +13,9 @@ from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.work import MineWork, QueryWork
 
 if TYPE_CHECKING:
-    from prchain.chains.build import BuildSummary
-    from prchain.chains.queries import QuerySummary
-    from prchain.chains.vet import VetSummary
+    from prchain.chains.building.build import BuildSummary
+    from prchain.chains.writers.queries import QuerySummary
+    from prchain.chains.writers.vet import VetSummary
     from prchain.llm.estimate import RoleEstimate
     from prchain.miner.mine import MineSummary, RepoSummary
     from prchain.scale.protocol import Done
@@ -72,7 +72,7 @@ def chains_from_config(
     decontaminate: tuple[str, ...] = (),
     progress: Progress | None = None,
 ) -> BuildSummary:
-    from prchain.chains.build import build_chains
+    from prchain.chains.building.build import build_chains
     from prchain.store.db import make_engine
 
     return build_chains(
@@ -101,7 +101,7 @@ def vet_from_config(
     scope `chains`, the rebuilt chains may join stages by links not yet asked about: they are
     asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when
     `rebuild` is off or nothing could change."""
-    from prchain.chains.vet import MAX_ROUNDS, VetSummary, vet_links
+    from prchain.chains.writers.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
     from prchain.store.db import make_engine
 
@@ -140,7 +140,7 @@ def vet_from_config(
 
 def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:
     """`queries build --redo-leaking`: forget the queries that still leak, so the build rewrites them."""
-    from prchain.chains.queries import reset_leaking
+    from prchain.chains.writers.queries import reset_leaking
     from prchain.store.db import make_engine
 
     return reset_leaking(make_engine(config.store.url), chain_ids)
@@ -154,7 +154,7 @@ def queries_from_config(
     progress: Progress | None = None,
     notify: Notify = print,
 ) -> QuerySummary:
-    from prchain.chains.queries import build_queries
+    from prchain.chains.writers.queries import build_queries
     from prchain.llm.client import LLMClient
     from prchain.store.db import make_engine
 
@@ -215,7 +215,7 @@ def _queries_spread(
     notify: Notify,
 ) -> QuerySummary | None:
     """One task per chain needing queries; None when nothing is pending (the local path says so)."""
-    from prchain.chains.queries import QuerySummary, count_stages, load_pending
+    from prchain.chains.writers.queries import QuerySummary, count_stages, load_pending
 
     chains = load_pending(engine, chain_ids)
     if not chains:
@@ -244,7 +244,7 @@ def _queries_spread(
 def plan_queries_from_config(
     config: Config, *, chain_ids: list[int] | None = None
 ) -> list[RoleEstimate]:
-    from prchain.chains.plan import plan_queries
+    from prchain.chains.writers.plan import plan_queries
     from prchain.store.db import make_engine
 
     return plan_queries(config.chains, config.llm, make_engine(config.store.url), chain_ids)
@@ -253,7 +253,7 @@ def plan_queries_from_config(
 def plan_vet_from_config(
     config: Config, *, redo: bool = False, limit: int | None = None
 ) -> list[RoleEstimate]:
-    from prchain.chains.vet import plan_vet
+    from prchain.chains.writers.vet import plan_vet
     from prchain.store.db import make_engine
 
     return plan_vet(

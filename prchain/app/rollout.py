@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
 from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
-from prchain.app.work import RolloutWork
+from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.core.text import plural
 from prchain.environments.config import EnvironmentConfig
@@ -220,3 +220,25 @@ def plan_rollouts_from_config(
     return plan_rollouts(
         config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit, list(redo)
     )
+
+
+@dataclass
+class RolloutWork(Lazy):
+    """Roll out one chain (resuming its rollout if an earlier attempt died)."""
+
+    redo: frozenset[int] = frozenset()  # chains to roll out again, beside their old rollout
+    _runner: ChainRunner | None = field(default=None, init=False, repr=False)
+
+    def __call__(self, chain_id: int) -> RolloutResult:
+        return self.runner().run(chain_id, redo=chain_id in self.redo)
+
+    def runner(self) -> ChainRunner:
+        engine, llm = self.engine(), self.llm()
+        with self._lock:
+            if self._runner is None:
+                self._runner = make_chain_runner(self.config, engine, llm)
+            return self._runner
+
+    def close(self) -> None:
+        self._runner = None
+        super().close()

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 SECTION_MODULES = (
     "prchain.miner.stats",
-    "prchain.chains.stats",
+    "prchain.chains.views.stats",
     "prchain.verdicts.era_stats",
     "prchain.verdicts.stats",
     "prchain.llm.stats",

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
 
 from prchain.app.config import Config
 from prchain.app.envsetup import on_image
+from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.eras.memory import era_state, recipes, stage_env
@@ -87,7 +89,6 @@ def verify_on_backend(
     `verdicts.workers` sandboxes at once; each stage is verified exactly as `verify_one` does.
     Reports come back in stage order."""
     from prchain.app.scale import backend_for, portable
-    from prchain.app.work import VerifyWork
     from prchain.scale.protocol import Done, Needs
     from prchain.store.db import make_engine
 
@@ -180,3 +181,28 @@ def show_stage(config: Config, chain_id: int, idx: int) -> dict[str, Any]:
             "root_error": state.root_error,
         }
     return shown
+
+
+@dataclass
+class VerifyWork(Lazy):
+    """Verify one chain stage's tests (`prchain tests verify`) in its own sandbox."""
+
+    redo: bool = False
+
+    def __call__(self, job: StageJob) -> StageReport:
+        from prchain.store.leases import holding
+        from prchain.verdicts.verify import StageReport, verify_one
+
+        engine = self.engine()
+        opener = verify_opener(environment_config(self.config), engine)  # era images per stage
+        # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
+        with holding(engine, "verify", str(job.stage_id)) as lease:
+            if lease is None:
+                return StageReport(job, "busy", "another `tests verify` is running it")
+            return verify_one(engine, job, self.config.verdicts, opener, self.redo)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "redo": self.redo}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"], state["redo"])  # type: ignore[misc]

@@ -11,10 +11,10 @@ from prchain.agent.formats.card import read_manifest
 from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
 from prchain.agent.results import RolloutResult
-from prchain.chains.handcheck import Score, read_labels, score
-from prchain.chains.lengths import length_rows
-from prchain.chains.links import LinkView, chain_pairs, list_links
-from prchain.chains.sample import (
+from prchain.chains.building.lengths import length_rows
+from prchain.chains.building.links import LinkView, chain_pairs, list_links
+from prchain.chains.views.handcheck import Score, read_labels, score
+from prchain.chains.views.sample import (
     SampledChain,
     SampledLink,
     drop_shares,
@@ -22,9 +22,9 @@ from prchain.chains.sample import (
     sample_dropped,
     shares_line,
 )
-from prchain.chains.stats import lengths_table, rules_table
-from prchain.chains.tasks import export_tasks
-from prchain.chains.views import ChainView, chain_view, list_chains
+from prchain.chains.views.stats import lengths_table, rules_table
+from prchain.chains.views.tasks import export_tasks
+from prchain.chains.views.views import ChainView, chain_view, list_chains
 from prchain.p2t.store import oracle_strings
 from prchain.store.db import make_engine
 

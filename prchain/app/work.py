@@ -17,17 +17,13 @@ from prchain.app.config import Config
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from prchain.agent.results import RolloutResult
-    from prchain.agent.runner import ChainRunner
-    from prchain.app.p2t.curate import CurationResult
-    from prchain.chains.queries import QuerySummary
+    from prchain.chains.writers.queries import QuerySummary
     from prchain.llm.client import LLMClient
     from prchain.miner.mine import RepoSummary
-    from prchain.verdicts.verify import StageJob, StageReport
 
 
 @dataclass
-class _Lazy:
+class Lazy:
     """Per-process state: made on first call, dropped when pickled, released by close()."""
 
     config: Config
@@ -66,35 +62,11 @@ class _Lazy:
 
 
 @dataclass
-class RolloutWork(_Lazy):
-    """Roll out one chain (resuming its rollout if an earlier attempt died)."""
-
-    redo: frozenset[int] = frozenset()  # chains to roll out again, beside their old rollout
-    _runner: ChainRunner | None = field(default=None, init=False, repr=False)
-
-    def __call__(self, chain_id: int) -> RolloutResult:
-        return self.runner().run(chain_id, redo=chain_id in self.redo)
-
-    def runner(self) -> ChainRunner:
-        from prchain.app.rollout import make_chain_runner
-
-        engine, llm = self.engine(), self.llm()
-        with self._lock:
-            if self._runner is None:
-                self._runner = make_chain_runner(self.config, engine, llm)
-            return self._runner
-
-    def close(self) -> None:
-        self._runner = None
-        super().close()
-
-
-@dataclass
-class QueryWork(_Lazy):
+class QueryWork(Lazy):
     """Write the missing queries and overview of one chain."""
 
     def __call__(self, chain_id: int) -> QuerySummary:
-        from prchain.chains.queries import build_queries
+        from prchain.chains.writers.queries import build_queries
 
         engine = self.engine()
         return build_queries(
@@ -103,7 +75,7 @@ class QueryWork(_Lazy):
 
 
 @dataclass
-class MineWork(_Lazy):
+class MineWork(Lazy):
     """Mine one repository (its own batches, cursors and reference resolution)."""
 
     options: dict[str, Any] = field(default_factory=dict)
@@ -118,40 +90,3 @@ class MineWork(_Lazy):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["config"], state["options"])  # type: ignore[misc]
-
-
-@dataclass
-class CurationWork(_Lazy):
-    """Curate one chain with P2T (resuming a curation a killed run left `running`). Its config's
-    LLM section already carries P2T's per-role temperatures."""
-
-    def __call__(self, chain_id: int) -> CurationResult:
-        from prchain.app.p2t.curate import curate_chain
-
-        return curate_chain(self.config, self.engine(), self.llm(), chain_id)
-
-
-@dataclass
-class VerifyWork(_Lazy):
-    """Verify one chain stage's tests (`prchain tests verify`) in its own sandbox."""
-
-    redo: bool = False
-
-    def __call__(self, job: StageJob) -> StageReport:
-        from prchain.app.verdicts import environment_config, verify_opener
-        from prchain.store.leases import holding
-        from prchain.verdicts.verify import StageReport, verify_one
-
-        engine = self.engine()
-        opener = verify_opener(environment_config(self.config), engine)  # era images per stage
-        # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
-        with holding(engine, "verify", str(job.stage_id)) as lease:
-            if lease is None:
-                return StageReport(job, "busy", "another `tests verify` is running it")
-            return verify_one(engine, job, self.config.verdicts, opener, self.redo)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "redo": self.redo}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["config"], state["redo"])  # type: ignore[misc]

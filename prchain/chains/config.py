@@ -4,14 +4,14 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prchain.chains.cues import EvidenceClass
+from prchain.chains.reading.cues import EvidenceClass
 
 StrategyName = Literal["semantic", "temporal", "single"]
-"""The chain strategies `prchain/chains/strategies.py` registers (a test keeps the two equal)."""
+"""The chain strategies `prchain/chains/building/strategies.py` registers (a test keeps the two equal)."""
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 
 VetKeep = Literal["dependent", "borderline"]
-"""The weakest verdict of the link vetter a build keeps a link at (prchain/chains/vet.py)."""
+"""The weakest verdict of the link vetter a build keeps a link at (prchain/chains/writers/vet.py)."""
 VET_KEEPS: tuple[str, ...] = get_args(VetKeep)
 
 VetScope = Literal["chains", "all", "weak"]
@@ -52,7 +52,7 @@ DEFAULT_EVIDENCE_WEIGHTS: dict[EvidenceClass, int] = {
     "medium": 2,  # a plain mention
     "issue_only": 1,  # both PRs refer to one issue; kept only with corroboration
     "parallel": 0,  # analogy or list wording: siblings, never an edge
-    "code": 2,  # no text: the newer PR rewrites code the older one wrote (prchain.chains.codelinks)
+    "code": 2,  # no text: the newer PR rewrites code the older one wrote (prchain.chains.rules.codelinks)
 }
 
 
@@ -217,7 +217,7 @@ class ChainsConfig(BaseModel):
         "dependent needs that its newer PR works on the older one's code, of four: "
         "corroboration_contact points of contact, those points corroboration_share of the newer "
         "PR's lines of code, file overlap corroboration_overlap, the newer PR's title naming a "
-        "word the older one wrote (prchain/chains/corroborate.py). Fewer: dropped as `uncorroborated`, "
+        "word the older one wrote (prchain/chains/rules/corroborate.py). Fewer: dropped as `uncorroborated`, "
         "and `chains vet` asks about it. Rounds 36 to 41, 304 judged links (in sample): kept "
         "58%, strictly dependent 93.8% and 94.9% (84% and 86% before); rounds 42 to 46, held "
         "out: 90.2% and 91.3% of 275 chains (83.3% and 84.7% of 438 without it), 34% fewer "

@@ -19,10 +19,12 @@ from prchain.cli import main
 from prchain.cli.options import build_config, config_options
 from prchain.cli.progress import reporting
 from prchain.cli.safe import SafeConsole, echo
+from prchain.core.text import plural
 
 if TYPE_CHECKING:
+    from prchain.app.config import Config
     from prchain.app.views import ChainView, SampledLink, Score
-    from prchain.chains.build import BuildSummary
+    from prchain.chains.building.build import BuildSummary
     from prchain.chains.config import DropKind
     from prchain.store.models import ChainLink
 
@@ -587,11 +589,23 @@ def export(
     """
     config = build_config(config_path, overrides, db_url)
     if runnable:
-        from prchain.cli.tasks import print_runnable
-
         print_runnable(config, out, strategy, include_unverified)
         return
     from prchain.app.views import export_tasks, make_engine
 
     count = export_tasks(make_engine(config.store.url, readonly=True), out, strategy=strategy)
     echo(f"wrote {count} chains to {out}")
+
+
+def print_runnable(config: Config, out: str, strategy: str | None, unverified: bool) -> None:
+    """`tasks export --runnable`: write both forms and say what is not runnable and why."""
+    from prchain.app.tasks import export_runnable_from_config, flat_path
+
+    found = export_runnable_from_config(config, out, strategy=strategy, unverified=unverified)
+    click.echo(
+        f"wrote {plural(found.chains, 'chain')} ({plural(found.stages, 'stage')}) to {out}; "
+        f"{plural(found.runnable, 'runnable stage')} to {flat_path(out)} "
+        f"in {plural(len(found.images), 'image')}"
+    )
+    for kind, count in found.not_runnable.most_common():
+        click.echo(f"  not runnable, {kind}: {count}")

@@ -16,7 +16,7 @@ from prchain.cli.safe import SafeConsole, echo, secho
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
-    from prchain.chains.queries import QuerySummary
+    from prchain.chains.writers.queries import QuerySummary
 
 
 @main.group()

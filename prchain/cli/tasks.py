@@ -16,7 +16,6 @@ from prchain.cli.progress import progress_bar
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
-    from prchain.app.config import Config
     from prchain.verdicts.golden import StageResult
 
 REASON_CHARS = 90
@@ -24,20 +23,6 @@ REASON_CHARS = 90
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:,.1f} MB"
-
-
-def print_runnable(config: Config, out: str, strategy: str | None, unverified: bool) -> None:
-    """`tasks export --runnable`: write both forms and say what is not runnable and why."""
-    from prchain.app.tasks import export_runnable_from_config, flat_path
-
-    found = export_runnable_from_config(config, out, strategy=strategy, unverified=unverified)
-    click.echo(
-        f"wrote {plural(found.chains, 'chain')} ({plural(found.stages, 'stage')}) to {out}; "
-        f"{plural(found.runnable, 'runnable stage')} to {flat_path(out)} "
-        f"in {plural(len(found.images), 'image')}"
-    )
-    for kind, count in found.not_runnable.most_common():
-        click.echo(f"  not runnable, {kind}: {count}")
 
 
 @tasks.group()

@@ -17,7 +17,7 @@ from prchain.cli.safe import SafeConsole, echo, secho
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
-    from prchain.chains.vet import VetSummary
+    from prchain.chains.writers.vet import VetSummary
 
 
 @chains.command("vet")

@@ -1,8 +1,8 @@
 """What a merge commit's subject says: the PR it lands, or that it only syncs a branch.
 
 The miner reads these subjects on the first-parent line and off it to find PRs; chains read them
-inside a PR's own commits, to tell the merges it carries (`prchain.chains.carriers`) and to skip a merge's
-subject as a reference (`prchain.chains.loading`). One set of patterns serves all three.
+inside a PR's own commits, to tell the merges it carries (`prchain.chains.evidence.carriers`) and to skip a merge's
+subject as a reference (`prchain.chains.evidence.loading`). One set of patterns serves all three.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.lengths import STOP_REASONS
-from prchain.chains.links import drop_examples
-from prchain.chains.stats import latest_lengths
+from prchain.chains.building.lengths import STOP_REASONS
+from prchain.chains.building.links import drop_examples
+from prchain.chains.views.stats import latest_lengths
 from prchain.report.facts import PipelineFacts
 from prchain.report.optional import verdict_counts
 from prchain.store.models import Chain, ChainStage, EnvRecipe, PullRequest, Rollout, RolloutStage
@@ -84,7 +84,7 @@ def _chains(session: Session) -> list[FunnelStep]:
 
 def _lengths(lengths: dict[int, int], latest: dict[str, list[list[Any]]]) -> list[tuple[str, int]]:
     """Chains of each length from 2 to 5 (none too), then why the latest builds' chains short of
-    their longest are no longer (`prchain.chains.lengths`), summed over lengths and strategies."""
+    their longest are no longer (`prchain.chains.building.lengths`), summed over lengths and strategies."""
     found = [(f"length {k}", lengths.get(k, 0)) for k in sorted(set(lengths) | {2, 3, 4, 5})]
     why: Counter[str] = Counter()
     for rows in latest.values():

@@ -1,6 +1,6 @@
 """`write_report`: the whole static site, written page by page into OUT_DIR.
 
-Layout: index.html, prchain/chains/<id>.html, trajectories/<id>.html and assets/ (plotly.js, the
+Layout: index.html, chains/<id>.html, trajectories/<id>.html and assets/ (plotly.js, the
 stylesheet, one small script). Links are relative, so the folder opens from disk or any copy.
 The site is written into a fresh directory beside OUT_DIR and swapped in whole
 (`prchain.core.files.atomic_directory`); OUT_DIR must be new, empty or an earlier report.
@@ -132,7 +132,7 @@ class SiteWriter:
             }
             stages.append(view)
         self.write(
-            f"prchain/chains/{page.id}.html",
+            f"chains/{page.id}.html",
             "chain.html.j2",
             chain=vars(page) | {"stages": stages},
             graph_json=script_json(chain_figure(nodes, page.edges)),

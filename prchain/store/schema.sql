@@ -1,4 +1,4 @@
--- Generated from sql/models by `python -m sql.schema`; do not edit by hand.
+-- Generated from prchain/store/models by `python -m prchain.store.schema`; do not edit by hand.
 
 CREATE TABLE chain_builds (
 	id INTEGER NOT NULL, 

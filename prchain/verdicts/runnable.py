@@ -25,7 +25,7 @@ from typing import Any, Literal, TextIO, get_args
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.tasks import iter_tasks
+from prchain.chains.views.tasks import iter_tasks
 from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR

@@ -14,7 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from prchain.chains.patches import file_sections, is_test_config_path, is_test_path, section_path
+from prchain.chains.reading.patches import (
+    file_sections,
+    is_test_config_path,
+    is_test_path,
+    section_path,
+)
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from prchain.environments.protocol import Environment, ExecResult, Workspace

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from prchain.agent.gates import before_judge, changed_paths, leaking_query
-from prchain.chains.patches import is_test_config_path
+from prchain.chains.reading.patches import is_test_config_path
 from prchain.dev.repos import git
 
 GOLD = """diff --git a/calc/ops.py b/calc/ops.py

@@ -15,7 +15,7 @@ from prchain.agent.leakscan import (
     guarded_lines,
     is_trivial,
 )
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 
 STAGE_1 = """diff --git a/calc/ops.py b/calc/ops.py
 --- a/calc/ops.py

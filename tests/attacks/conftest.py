@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import ChainRepo, make_tested_repo
 from prchain.store.models import Step
 from tests.agent.conftest import make_runner  # noqa: F401  (a fixture, re-exported here)

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import git
 from prchain.store.db import session_scope

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import git
 from prchain.verdicts.oracle import StageTests, run_tests
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import CIRCLE, SHAPES_V0, ChainRepo
 from prchain.verdicts.oracle import StageTests, run_tests
 from prchain.verdicts.sandbox import collected_test_files, fill_command

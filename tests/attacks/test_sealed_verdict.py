@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import ChainRepo
 from prchain.verdicts.crossing import why_not
 from prchain.verdicts.oracle import run_command_clean, run_tests

@@ -76,8 +76,8 @@ def fenced(prompt: str, text: str) -> bool:
 def test_every_prompt_fences_every_untrusted_field_titles_included(tmp_path: Path) -> None:
     """The query constructor, the overview and the link vetter, as the judge's prompt does."""
     from prchain.chains.config import ChainsConfig
-    from prchain.chains.queries import ChainInput, StageInput, overview_prompt, query_prompt
-    from prchain.chains.vet import pending_links, vet_prompt
+    from prchain.chains.writers.queries import ChainInput, StageInput, overview_prompt, query_prompt
+    from prchain.chains.writers.vet import pending_links, vet_prompt
 
     patch = "diff --git a/calc/x.py b/calc/x.py\n--- a/calc/x.py\n+++ b/calc/x.py\n@@ -1 +1 @@\n-a\n+b\n"
     stages = [StageInput(i, i, f"{INJECTED} {i}", "body", patch, "", None) for i in (1, 2)]

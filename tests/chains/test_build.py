@@ -6,9 +6,9 @@ import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
-from prchain.chains.patches import is_test_path, split_patch
+from prchain.chains.reading.patches import is_test_path, split_patch
 from prchain.core.errors import ConfigError
 from prchain.store.models import Chain, ChainStage
 from tests.support.chain_store import StoreBuilder

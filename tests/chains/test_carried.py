@@ -10,11 +10,11 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.carried import _lined_up, carried_in_patch, tokens
 from prchain.chains.config import ChainsConfig
-from prchain.chains.lines import parse_patch, takes_back
-from prchain.chains.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
-from prchain.chains.substance import patch_code_lines
+from prchain.chains.evidence.changes import patch_code_lines
+from prchain.chains.evidence.lines import parse_patch, takes_back
+from prchain.chains.reading.carried import _lined_up, carried_in_patch, tokens
+from prchain.chains.reading.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
 from prchain.dev.repos import git
 from prchain.store.models import Chain
 from tests.support.history import History

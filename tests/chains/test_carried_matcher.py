@@ -12,8 +12,8 @@ from pathlib import Path
 import cydifflib
 import pytest
 
-import prchain.chains.carried as carried
-from prchain.chains.patches import file_sections
+import prchain.chains.reading.carried as carried
+from prchain.chains.reading.patches import file_sections
 from prchain.dev.repos import git
 from tests.support.history import History
 

@@ -1,4 +1,4 @@
-"""What a code link (prchain.chains.codelinks) must show to join two stages: points of contact with the
+"""What a code link (prchain.chains.rules.codelinks) must show to join two stages: points of contact with the
 older PR's code (rewritten lines, insertions, names used; `code_link_min_contact`), a share of the
 newer PR's code (`code_link_min_share`), and two ends that are stages, not a follow-up fix
 (`code_link_min_stage_lines`, `code_link_followup_lines`). Round 31's blind check found the code

@@ -1,4 +1,4 @@
-"""Links found in code (prchain.chains.codelinks): a pair no text names is a candidate where the newer PR
+"""Links found in code (prchain.chains.rules.codelinks): a pair no text names is a candidate where the newer PR
 rewrites the older one's code, and the same rules decide it; each decision is stored with the
 evidence class `code`, and `code_links: false` keeps only the links a text names."""
 

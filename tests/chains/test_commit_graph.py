@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.lines import blamed_commits
+from prchain.chains.evidence.lines import blamed_commits
 from prchain.core.commit_graph import CommitGraphs
 from prchain.store.models import ChainLink
 from tests.chains.test_lineage import _history, _rows

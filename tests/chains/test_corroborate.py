@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.corroborate import title_names_older_work, words
+from prchain.chains.rules.corroborate import title_names_older_work, words
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
+from prchain.chains.building.decontam import DecontamSourceError, instance_from_row, load_instances
 from prchain.chains.config import ChainsConfig, DecontamConfig
-from prchain.chains.decontam import DecontamSourceError, instance_from_row, load_instances
 from prchain.cli import main
 from tests.support.chain_store import StoreBuilder
 

@@ -7,10 +7,10 @@ from itertools import combinations
 
 from sqlalchemy import Engine
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
+from prchain.chains.building.dedup import dedup_chains, near_duplicates
+from prchain.chains.building.strategies import ChainCandidate, candidate
 from prchain.chains.config import ChainsConfig
-from prchain.chains.dedup import dedup_chains, near_duplicates
-from prchain.chains.strategies import ChainCandidate, candidate
 from tests.chains.test_strategies import make_graph
 from tests.support.chain_store import StoreBuilder
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
+from prchain.chains.building.graph import load_graph
 from prchain.chains.config import ChainsConfig
-from prchain.chains.cues import classify, prepares
-from prchain.chains.graph import load_graph
-from prchain.chains.sample import rewritten_lines
+from prchain.chains.reading.cues import classify, prepares
+from prchain.chains.views.sample import rewritten_lines
 from tests.support.chain_store import StoreBuilder
 
 

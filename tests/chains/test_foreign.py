@@ -1,4 +1,4 @@
-"""Names taken from other packages are no evidence that one PR builds on another (prchain.chains.foreign)."""
+"""Names taken from other packages are no evidence that one PR builds on another (prchain.chains.reading.foreign)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ from typing import Any
 import pytest
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.foreign import imported, own_roots
-from prchain.chains.imports_foreign import Own, _tokens, imported_elsewhere, last_use, read_rust
-from prchain.chains.substance import lexer_for
+from prchain.chains.reading.foreign import imported, own_roots
+from prchain.chains.reading.imports_foreign import (
+    Own,
+    _tokens,
+    imported_elsewhere,
+    last_use,
+    read_rust,
+)
+from prchain.chains.reading.substance import lexer_for
 from tests.chains.test_string_scan import CASES as RUST_CASES
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from prchain.chains.building.graph import load_graph
 from prchain.chains.config import ChainsConfig
-from prchain.chains.cues import mention_cue
-from prchain.chains.filters import is_bot, is_doc_path, is_lockfile
-from prchain.chains.graph import load_graph
+from prchain.chains.reading.cues import mention_cue
+from prchain.chains.reading.paths import is_doc_path, is_lockfile
+from prchain.chains.rules.filters import is_bot
 from prchain.dev.repos import make_chain_repo
 from tests.support.chain_store import StoreBuilder
 

@@ -1,4 +1,4 @@
-"""Evidence kept in the store (prchain.chains.kept): a rebuild after a setting change asks git nothing
+"""Evidence kept in the store (prchain.chains.evidence.kept): a rebuild after a setting change asks git nothing
 about pairs it has seen, and decides every link as a cold build with that setting does."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
-from prchain.chains.kept import EVIDENCE_VERSION
+from prchain.chains.evidence.kept import EVIDENCE_VERSION
 from prchain.core import git
 from prchain.core.errors import GitError
 from prchain.miner.config import MinerConfig
@@ -54,7 +54,7 @@ def _history(path: Path) -> History:
     )
     repo.pr(2, "Batches are tuples", {"jobs/scheduler.py": rewritten}, body="See #1.")
     # It also uses the standard library's OrderedDict, new to the code at #1's base but no name
-    # of #1's (`prchain.chains.foreign`: read only for the names #3 uses).
+    # of #1's (`prchain.chains.reading.foreign`: read only for the names #3 uses).
     caller = (
         "from collections import OrderedDict\n\nfrom jobs.scheduler import schedule_batches\n\n\n"
         "def run_nightly(queue):\n    seen = OrderedDict()\n"
@@ -157,7 +157,7 @@ def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
     config = ChainsConfig(
         corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1
     )
-    monkeypatch.setattr("prchain.chains.kept.SAVE_EVERY", 1)
+    monkeypatch.setattr("prchain.chains.evidence.kept.SAVE_EVERY", 1)
     real_run = git.run
     asked: list[str] = []
 

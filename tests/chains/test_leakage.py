@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from prchain.chains.leakage import changed_identifiers, find_leaks, names_in_line
-from prchain.chains.textclean import clean_body, parse_query, parse_query_repaired, trim_patch
+from prchain.chains.reading.leakage import changed_identifiers, find_leaks, names_in_line
+from prchain.chains.writers.textclean import (
+    clean_body,
+    parse_query,
+    parse_query_repaired,
+    trim_patch,
+)
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.repos import make_chain_repo
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from pygments.lexers import find_lexer_class_for_filename
 from pygments.lexers._mapping import LEXERS
 
-from prchain.chains.lexer_names import lexer_class_for_filename
+from prchain.chains.reading.lexer_names import lexer_class_for_filename
 
 REAL = [
     "mod.rs", "Cargo.toml", "CMakeLists.txt", "Makefile", "Makefile.am", "GNUmakefile",

@@ -1,4 +1,4 @@
-"""Pygments driven faster (prchain.chains.lexing) gives Pygments' own tokens, and a chains build that
+"""Pygments driven faster (prchain.chains.reading.lexing) gives Pygments' own tokens, and a chains build that
 lexes so, and stops reading a file for strings past the hunks' last line
 (`substance.string_spans(until=...)`), decides every link and keeps every answer as one that
 lexes every file whole with Pygments' own loop (main before this change)."""
@@ -14,9 +14,10 @@ from pygments.lexer import RegexLexer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from prchain.chains import lexing, substance, symbols
 from prchain.chains.config import ChainsConfig
-from prchain.chains.substance import lexer_for, string_spans
+from prchain.chains.evidence import symbols
+from prchain.chains.reading import lexing, substance
+from prchain.chains.reading.substance import lexer_for, string_spans
 from prchain.store.models import PairEvidence
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
@@ -82,7 +83,7 @@ def test_driven_tokens_are_pygments_own(path: str) -> None:
 
 def test_this_projects_own_sources_lex_alike() -> None:
     lexer = lexer_for("module.py")
-    for source in sorted(Path(lexing.__file__).parent.rglob("*.py")):
+    for source in sorted(Path(lexing.__file__).parents[1].rglob("*.py")):
         text = source.read_text()
         assert list(lexer.get_tokens_unprocessed(text)) == _own_loop(lexer, text), source.name
 

@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
+from prchain.chains.building.graph import build_graph, load_graph
 from prchain.chains.config import ChainsConfig
-from prchain.chains.graph import build_graph, load_graph
-from prchain.chains.lines import Lines, parse_patch
-from prchain.chains.loading import load_nodes, load_references, load_repos
+from prchain.chains.evidence.lines import Lines, parse_patch
+from prchain.chains.evidence.loading import load_nodes, load_references, load_repos
 from prchain.dev.repos import git
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, insert
 
+from prchain.chains.building.graph import load_graph
 from prchain.chains.config import ChainsConfig
-from prchain.chains.cues import stacked_wording
-from prchain.chains.graph import LinkDecision, load_graph
-from prchain.chains.lines import Lineage, substantive
-from prchain.chains.link_rules import lineage_backs
-from prchain.chains.reverts import ShaIndex
+from prchain.chains.evidence.lines import Lineage, substantive
+from prchain.chains.evidence.reverts import ShaIndex
+from prchain.chains.reading.cues import stacked_wording
+from prchain.chains.rules.decisions import LinkDecision
+from prchain.chains.rules.link_rules import lineage_backs
 from prchain.store.models import PRCommit
 from tests.support.chain_store import StoreBuilder
 

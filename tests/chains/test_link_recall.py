@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.cues import regression_wording
-from prchain.chains.link_rules import symbols_back
-from prchain.chains.substance import lexer_for
-from prchain.chains.symbols import READ_FILES, code_names, lexed_names, present_at
+from prchain.chains.evidence.symbols import READ_FILES, code_names, lexed_names, present_at
+from prchain.chains.reading.cues import regression_wording
+from prchain.chains.reading.substance import lexer_for
+from prchain.chains.rules.link_rules import symbols_back
 from prchain.store.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.patches import split_patch
-from prchain.chains.revertible import StageBases
+from prchain.chains.evidence.revertible import StageBases
+from prchain.chains.reading.patches import split_patch
 from prchain.cli import main
 from prchain.report.facts import PipelineFacts
 from prchain.report.funnel import build_funnel

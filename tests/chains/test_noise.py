@@ -1,11 +1,11 @@
 """Release and dependency bots, version bumps and vendored syncs are no stages, known by author
-and title before any link is judged, and counted by what they are (prchain.chains.filters)."""
+and title before any link is judged, and counted by what they are (prchain.chains.rules.filters)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine

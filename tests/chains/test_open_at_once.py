@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.loading import opened_by
+from prchain.chains.evidence.loading import opened_by
 from prchain.store.models import ChainLink
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

@@ -1,5 +1,5 @@
-"""Names at many bases in one walk of the history (prchain.chains.presence): at every commit, the answer
-is `git grep`'s (`prchain.chains.symbols.present_at`), whatever the history does to the files that hold
+"""Names at many bases in one walk of the history (prchain.chains.evidence.presence): at every commit, the answer
+is `git grep`'s (`prchain.chains.evidence.symbols.present_at`), whatever the history does to the files that hold
 the names: edits, moves, deletions, binary files, prose, submodules, odd paths, merges; and a
 walk that meets a blob the clone lacks leaves the commits after it to grep."""
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from prchain.chains import presence
-from prchain.chains import symbols as symbols_module
 from prchain.chains.config import ChainsConfig
-from prchain.chains.presence import name_lines, names_in_history
-from prchain.chains.symbols import PROSE_EXCLUDES, present_along, present_at
+from prchain.chains.evidence import presence
+from prchain.chains.evidence import symbols as symbols_module
+from prchain.chains.evidence.presence import name_lines, names_in_history
+from prchain.chains.evidence.symbols import PROSE_EXCLUDES, present_along, present_at
 from prchain.dev.repos import git
 from tests.chains.test_codelinks import RETRY
 from tests.support.history import History

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.app.config import Config
-from prchain.chains.queries import QuerySummary, build_queries, query_stats
+from prchain.chains.writers.queries import QuerySummary, build_queries, query_stats
 from prchain.cli import main
 from prchain.core.errors import LLMUnavailable, NothingToDo
 from prchain.dev.fake_llm import ScriptedLLMServer

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.revertible import StageBases
+from prchain.chains.evidence.revertible import StageBases
 from prchain.core.errors import GitError
 from prchain.dev.repos import git
 from prchain.store.models import Chain, ChainBuild, PullRequest
@@ -245,7 +245,7 @@ def test_a_temporal_chain_is_cut_at_a_stage_it_cannot_enter(tmp_path: Path) -> N
     (shared `src/cfg.py`), edits a line #32 added, so stage #34 cannot be entered and the chain
     is cut to #31 → #32, keeping its own edge. cloudquery's `chains build --strategy temporal`
     stopped with a KeyError at that cut."""
-    from prchain.chains.build import build_chains
+    from prchain.chains.building.build import build_chains
 
     repo = History(tmp_path / "repo")
     repo.commit("Initial commit", {"README.md": "acme\n"})

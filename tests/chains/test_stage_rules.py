@@ -8,32 +8,33 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
-from prchain.chains.cues import classify, reference_sentence, stacked_on, stacked_wording
-from prchain.chains.filters import (
-    RELEASE_TITLE,
-    counts_as_code,
-    counts_as_substance,
-    is_config_path,
-    is_dependency_bump,
-    is_doc_path,
-    is_lockfile,
-    is_release,
-)
-from prchain.chains.generated import Attributes, marked_generated
-from prchain.chains.imports import _LONG_IMPORT, import_lines, is_import
-from prchain.chains.substance import (
+from prchain.chains.evidence.attributes import Attributes
+from prchain.chains.evidence.changes import (
     CodeChange,
-    WholeFile,
-    code_line_flags,
-    lexer_for,
-    multiline_strings,
     no_stages,
     patch_code_change,
     patch_code_lines,
     read_blobs,
 )
+from prchain.chains.reading.cues import classify, reference_sentence, stacked_on, stacked_wording
+from prchain.chains.reading.generated import marked_generated
+from prchain.chains.reading.imports import _LONG_IMPORT, import_lines, is_import
+from prchain.chains.reading.paths import (
+    counts_as_code,
+    counts_as_substance,
+    is_config_path,
+    is_doc_path,
+    is_lockfile,
+)
+from prchain.chains.reading.substance import (
+    WholeFile,
+    code_line_flags,
+    lexer_for,
+    multiline_strings,
+)
+from prchain.chains.rules.filters import RELEASE_TITLE, is_dependency_bump, is_release
 from prchain.core.git import CatFile
 from prchain.dev.repos import git
 from prchain.store.models import Chain, ChainLink
@@ -490,7 +491,7 @@ def test_a_line_whose_comment_alone_changes_is_no_change() -> None:
 def test_a_rename_of_many_names_is_no_change() -> None:
     """syn #1355 renames 13 punctuation tokens (`Add` to `Plus`), each on its definition and
     its macro arm, and sorts the lines anew: no edit is repeated on three lines, which is what
-    `prchain.chains.carried` reads as applied over and over, yet every line only renames."""
+    `prchain.chains.reading.carried` reads as applied over and over, yet every line only renames."""
     names = [(f"Old{i}", f"New{i}") for i in range(12)]
 
     def lines(side: int) -> list[str]:

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 import networkx as nx
 import pytest
 
+from prchain.chains.building.strategies import STRATEGIES, dedup_sub_paths
 from prchain.chains.config import ChainsConfig
-from prchain.chains.loading import PRNode
-from prchain.chains.strategies import STRATEGIES, dedup_sub_paths
+from prchain.chains.evidence.nodes import PRNode
 from prchain.core.errors import UnknownName
 
 T0 = datetime(2024, 1, 1)

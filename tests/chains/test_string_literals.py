@@ -1,4 +1,4 @@
-"""String literals of every language are no code evidence (prchain.chains.substance.evidence_line_flags):
+"""String literals of every language are no code evidence (prchain.chains.reading.substance.evidence_line_flags):
 a later PR that rewrites only the text inside an older PR's Go raw string or JS template literal
 does not build on its code; one that rewrites a line of its code does."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from prchain.chains.config import ChainsConfig
-from prchain.chains.substance import WholeFile, evidence_line_flags, lexer_for, string_spans
-from prchain.chains.symbols import code_names
+from prchain.chains.evidence.symbols import code_names
+from prchain.chains.reading.substance import WholeFile, evidence_line_flags, lexer_for, string_spans
 from prchain.dev.repos import git
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

@@ -1,4 +1,4 @@
-"""Rust's and Go's strings that span lines, found by a scanner (prchain.chains.string_scan), are the ones
+"""Rust's and Go's strings that span lines, found by a scanner (prchain.chains.reading.string_scan), are the ones
 Pygments' tokens give (`substance.string_spans` before the scanner), misreadings included: the chain
 builder's decisions stay as they were. Each snippet is checked against Pygments for every `until`
 and against the spans a reader expects."""
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prchain.chains import substance
-from prchain.chains.string_scan import lexer_text, scanner_for
-from prchain.chains.substance import lexer_for, string_spans
+from prchain.chains.reading import substance
+from prchain.chains.reading.string_scan import lexer_text, scanner_for
+from prchain.chains.reading.substance import lexer_for, string_spans
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer

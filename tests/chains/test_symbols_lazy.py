@@ -1,4 +1,4 @@
-"""Symbol use asked cheapest first (prchain.chains.symbols): the older PR's names are looked for at its base
+"""Symbol use asked cheapest first (prchain.chains.evidence.symbols): the older PR's names are looked for at its base
 once, and its foreign names (whole new files lexed) are read only for the names a newer PR uses
 that were new there, from the files whose added lines hold one; every answer equals the whole-PR
 question's, intersected."""
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from prchain.chains import foreign
-from prchain.chains.loading import PRNode, load_nodes, load_repos
-from prchain.chains.symbols import Symbols
+from prchain.chains.evidence.loading import load_nodes, load_repos
+from prchain.chains.evidence.nodes import PRNode
+from prchain.chains.evidence.symbols import Symbols
+from prchain.chains.reading import foreign
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
 from prchain.store.db import make_engine
@@ -50,7 +51,7 @@ def _prs(tmp_path: Path) -> tuple[Symbols, dict[int, PRNode], Symbols]:
 
 
 def _counting_imports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The Python files whose imports `prchain.chains.foreign` reads, in order."""
+    """The Python files whose imports `prchain.chains.reading.foreign` reads, in order."""
     read: list[str] = []
     real = foreign.imported
 

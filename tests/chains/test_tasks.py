@@ -9,9 +9,9 @@ import datasets
 from sqlalchemy import Engine, update
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
-from prchain.chains.tasks import export_tasks, instance_id
+from prchain.chains.views.tasks import export_tasks, instance_id
 from prchain.store.models import ChainStage
 from tests.support.chain_store import StoreBuilder
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prchain.chains.patches import changes_test_config, is_test_config_path, is_test_path
+from prchain.chains.reading.patches import changes_test_config, is_test_config_path, is_test_path
 from prchain.verdicts.sandbox import byte_sections, section_paths
 
 SETUP_CFG = "[metadata]\nname = geo\n\n[options]\npackages = find:\n"

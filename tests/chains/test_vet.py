@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from prchain.chains.patches import file_sections, section_path
-from prchain.chains.textclean import trim_patch
-from prchain.chains.vet import VetReply, parse_vet_reply, shared_first
+from prchain.chains.reading.patches import file_sections, section_path
+from prchain.chains.writers.textclean import trim_patch
+from prchain.chains.writers.vet import VetReply, parse_vet_reply, shared_first
 from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo

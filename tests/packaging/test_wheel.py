@@ -63,8 +63,8 @@ def test_prompts_and_data_files_ship(wheel: Path) -> None:
     for required in (
         "prchain/agent/prompts/judge.j2",
         "prchain/prm/taxonomy.yaml",
-        "prchain/chains/prompts/query.j2",
-        "prchain/chains/common_words.txt",
+        "prchain/chains/writers/prompts/query.j2",
+        "prchain/chains/reading/common_words.txt",
         "prchain/store/schema.sql",
         "prchain/store/migrations/env.py",
         "prchain/store/migrations/script.py.mako",

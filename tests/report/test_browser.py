@@ -63,7 +63,7 @@ def test_chain_page_shows_both_diffs_and_the_graph(
     browser_page: RecordingPage, demo_report: DemoReport
 ) -> None:
     chain_id, rollout_id = _rolled_out_chain(demo_report)
-    page = browser_page.open(f"prchain/chains/{chain_id}.html")
+    page = browser_page.open(f"chains/{chain_id}.html")
     page.wait_for_selector("#chain-graph .main-svg")
     graph = page.locator("#chain-graph").inner_text()
     for number in ("#1", "#2", "#3"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.report.facts import GraphFacts, PipelineFacts
 from prchain.report.funnel import build_funnel

@@ -222,7 +222,7 @@ def test_report_shows_the_builds_graph_and_builds_none(
     """The funnel's graph steps are what the latest build kept: the report neither rebuilds the
     graph nor runs git (it took 327 s on the ruff store when it rebuilt it, lineage included)."""
     _mined_with_chains(tmp_path, sqlite_url)
-    from prchain.chains import graph
+    from prchain.chains.building import graph
     from prchain.core import git
 
     def refused(*args: object, **kwargs: object) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
 from prchain.agent.persist import new_rollout
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.store import leases
 from prchain.store.db import session_scope

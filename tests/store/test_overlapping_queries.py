@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from prchain.app.config import Config
-from prchain.chains.queries import QuerySummary, build_queries
+from prchain.chains.writers.queries import QuerySummary, build_queries
 from prchain.dev.fake_llm import ScriptedLLMServer, last_message_text
 from prchain.llm.client import LLMClient
 from prchain.store.db import make_engine

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert
 
-from prchain.chains.cues import classify
+from prchain.chains.reading.cues import classify
 from prchain.store.models import PRCommit, PRFile, PRPatch, PullRequest, Reference, Repo
 
 T0 = datetime(2024, 1, 1)

@@ -114,7 +114,7 @@ def _test(name: str, call: str, want: str) -> str:
 
 
 # Keeps the lines PR #1 adds out of the diff context of the line the move to v0.2.0 changes: the
-# chain's stage 2 base reverts PR #1 at B_2, which must apply (prchain/chains/revertible.py).
+# chain's stage 2 base reverts PR #1 at B_2, which must apply (prchain/chains/evidence/revertible.py).
 PADDING = "\n// The greetings below\n// build on Welcome,\n// whatever tinylib\n// calls it.\n"
 FAREWELL = '\n// Farewell says goodbye.\nfunc Farewell(name string) string { return Welcome(name) + ", bye" }\n'
 FAREWELL_LOUD = (

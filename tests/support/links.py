@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import ChainRepo, make_tested_repo
 
 GEO_REPO = "acme/geo"

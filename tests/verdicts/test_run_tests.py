@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import CIRCLE, SHAPES_V0
 from prchain.verdicts.oracle import StageTests, run_tests
 from prchain.verdicts.sandbox import collected_test_files, fill_command

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.build import build_chains
+from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.cli import main
 from prchain.core.errors import ConfigError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -15,6 +15,7 @@ from prchain.app.config import Config
 from prchain.app.p2t.curate import CurationResult
 from prchain.app.p2t.parts import p2t_llm_config
 from prchain.app.p2t.stage import Notify
+from prchain.app.work import Lazy
 from prchain.p2t import store
 from prchain.store.db import session_scope
 
@@ -29,7 +30,6 @@ def curate_from_config(
     """What `prchain p2t curate` does: each chain curated on the configured backend (threads here,
     or one Ray task per chain), `p2t.workers` sandboxes at once. Results in chain order."""
     from prchain.app.scale import backend_for, portable
-    from prchain.app.work import CurationWork
     from prchain.scale.protocol import Done, Needs
     from prchain.store.db import make_engine
 
@@ -118,3 +118,14 @@ def _verifier_keep_rate(engine: Engine) -> float:
                 asked += int(w.get("verifier_calls", 0))
                 skipped += int(w.get("verifier_skipped", 0))
     return asked / (asked + skipped) if asked + skipped else 1.0
+
+
+@dataclass
+class CurationWork(Lazy):
+    """Curate one chain with P2T (resuming a curation a killed run left `running`). Its config's
+    LLM section already carries P2T's per-role temperatures."""
+
+    def __call__(self, chain_id: int) -> CurationResult:
+        from prchain.app.p2t.curate import curate_chain
+
+        return curate_chain(self.config, self.engine(), self.llm(), chain_id)

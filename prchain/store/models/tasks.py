@@ -27,7 +27,7 @@ class Chain(Base):
     overview: Mapped[str | None] = mapped_column(Text)
     label: Mapped[str | None] = mapped_column(
         String(40)
-    )  # revert_reland (see prchain/chains/build.py)
+    )  # revert_reland (see prchain/chains/building/build.py)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Set when a later `chains build` no longer selects the chain but work was done on it
     # (queries, verifications, rollouts, graphs): it is kept unchanged and stays usable.
@@ -139,7 +139,7 @@ class LinkVerdict(Base):
 
 class PairEvidence(Base):
     """What git and the lexers said of one pair of PRs, kept so a rebuild asks them no more
-    (`prchain.chains.kept`): the newer PR's rewrites of the older one's lines, the names it uses of
+    (`prchain.chains.evidence.kept`): the newer PR's rewrites of the older one's lines, the names it uses of
     it, whether its branch holds it, ... One row per (pair, kind); a kind of a single PR (its
     lexed substance) has `older_pr_id` equal to `newer_pr_id`. The answers depend on the two
     patches and the clone, never on the link rules or their settings; `version` names the

@@ -20,7 +20,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_chain_links_drop_kind"), ["drop_kind"], unique=False)
 
     # ### end Alembic commands ###
-    # Links of an earlier build: the kind follows from the rule (prchain/chains/links.py STAGE_RULES).
+    # Links of an earlier build: the kind follows from the rule (prchain/chains/building/links.py STAGE_RULES).
     op.execute(
         "UPDATE chain_links SET drop_kind = CASE"
         " WHEN rule IN ('pr_filtered_or_not_mined', 'stage_below_substance') THEN 'stage'"

@@ -1,0 +1,17 @@
+"""One candidate link and what the link rules made of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class LinkDecision:
+    """One candidate link and what the link rules made of it (rule None: kept as an edge)."""
+
+    newer: int
+    older: int
+    repo_id: int
+    rule: str | None
+    attrs: dict[str, Any]

@@ -1,0 +1,1 @@
+"""Views: chains and links read back for people, samples, hand checks, stats and the task export."""
