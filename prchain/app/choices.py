@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
 from prchain.chains.config import DROP_KINDS, STRATEGY_NAMES
+from prchain.chains.rulebook import RULE_NAMES
 from prchain.environments.config import CONFLICT_POLICIES
 from prchain.miner.config import SOURCE_NAMES
 from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
@@ -32,6 +33,7 @@ __all__ = [
     "KEEP_POLICIES",
     "KEEP_SIGNALS",
     "PRM_VARIANTS",
+    "RULE_NAMES",
     "SOURCE_NAMES",
     "STRATEGY_NAMES",
 ]

@@ -2,9 +2,10 @@
 
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prchain.chains.reading.cues import EvidenceClass
+from prchain.chains.rulebook import DEFAULT_VET_RESCUE, VET_RESCUABLE, RuleName
 
 StrategyName = Literal["semantic", "temporal", "single"]
 """The chain strategies `prchain/chains/building/strategies.py` registers (a test keeps the two equal)."""
@@ -18,29 +19,6 @@ VetScope = Literal["chains", "all", "weak"]
 """Which kept links `chains vet` asks about: those in chains, every one, or those without strong
 wording."""
 VET_SCOPES: tuple[str, ...] = get_args(VetScope)
-
-VetRescue = Literal[
-    "wording_without_shared_code",
-    "too_little_file_overlap",
-    "gap_too_long",
-    "plain_mention_without_shared_lines",
-    "plain_mention_little_contact",
-    "code_link_incidental",
-    "uncorroborated",
-]
-"""The link rules that only guess at shared code (from lines, names, files or time): their drops
-can be put to the link vetter, whose `dependent` makes the link an edge again."""
-# A plain mention ("see #N") without a shared line is the weakest wording there is: of its drops
-# the stand-in vetter called dependent, the judges of round 29 called 3 of 5 strictly dependent
-# (2 borderline), while the other rules' 3 sampled rescues all were; it is asked about only on
-# request.
-DEFAULT_VET_RESCUE: list[VetRescue] = [
-    "wording_without_shared_code",
-    "too_little_file_overlap",
-    "gap_too_long",
-    "code_link_incidental",
-    "uncorroborated",
-]
 
 DropKind = Literal["link", "stage"]
 """Why a stored link was dropped: a link rule judged the pair, or an end is no usable stage."""
@@ -515,7 +493,7 @@ class ChainsConfig(BaseModel):
         "times as many over 102 histories; one round); `weak`, every kept link but those with "
         "strong dependency wording or a revert.",
     )
-    vet_rescue: list[VetRescue] = Field(
+    vet_rescue: list[RuleName] = Field(
         default_factory=lambda: list(DEFAULT_VET_RESCUE),
         description="Link rules whose drops `prchain chains vet` also asks about. These rules "
         "guess at shared code from lines, names, file overlap or time, and miss dependencies "
@@ -525,6 +503,19 @@ class ChainsConfig(BaseModel):
         "rescues were strictly dependent 3 times in 5 in round 29); `[]`: such drops stay drops "
         "and are not asked about.",
     )
+
+    @field_validator("vet_rescue", mode="before")
+    @classmethod
+    def _vetter_can_lift(cls, rules: list[str]) -> list[str]:
+        """Only the rules that guess at shared code may be put to the vetter (rulebook's
+        `lifted_by`); the rest decide on facts a model's reading does not change."""
+        wrong = [rule for rule in rules if rule not in VET_RESCUABLE]  # a typo too, said alike
+        if wrong:
+            raise ValueError(
+                f"{wrong[0]} is no rule the vetter may lift; choose from {', '.join(VET_RESCUABLE)}"
+            )
+        return rules
+
     vet_thin: bool = Field(
         True,
         description="Where the link vetter called a PR of a link it judged too slight to teach "

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from prchain.app.choices import DROP_KINDS, STRATEGY_NAMES
+from prchain.app.choices import DROP_KINDS, RULE_NAMES, STRATEGY_NAMES
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
 from prchain.cli.progress import reporting
@@ -278,7 +278,12 @@ def print_chain(console: Console, view: ChainView) -> None:
 @chains.command("links")
 @config_options
 @click.option("--dropped", is_flag=True, help="Only the links the rules dropped.")
-@click.option("--rule", metavar="RULE", help="Only links dropped by this rule (e.g. gap_too_long).")
+@click.option(
+    "--rule",
+    type=click.Choice(RULE_NAMES),
+    metavar="RULE",
+    help="Only links dropped by this rule (e.g. gap_too_long; the rules: docs/chains.md).",
+)
 @click.option(
     "--kind",
     type=click.Choice(DROP_KINDS),
@@ -377,7 +382,12 @@ def _measured(count: int | None) -> str:
     is_flag=True,
     help="Draw dropped links instead of chains (with --rule: of one rule).",
 )
-@click.option("--rule", metavar="RULE", help="With --dropped: only links dropped by this rule.")
+@click.option(
+    "--rule",
+    type=click.Choice(RULE_NAMES),
+    metavar="RULE",
+    help="With --dropped: only links dropped by this rule.",
+)
 @click.option(
     "--kind",
     type=click.Choice(DROP_KINDS),

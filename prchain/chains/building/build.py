@@ -30,6 +30,7 @@ from prchain.chains.evidence.loading import load_repos
 from prchain.chains.evidence.nodes import PRNode
 from prchain.chains.evidence.revertible import StageBases
 from prchain.chains.reading.patches import SplitPatch, split_patch
+from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.codelinks import (
     INCIDENTAL_CODE_LINK,
     THIN_CODE_LINK,
@@ -355,8 +356,8 @@ def _drop_links_once_lexed(
     lifts them: a code link whose change looks like its own passing through the older code
     (`incidental_code_link`), and a link with too few signs that the newer PR works on the older
     one's code (`uncorroborated`)."""
-    dropped: dict[tuple[int, int], tuple[str, str]] = {}
-    guessed: dict[tuple[int, int], tuple[str, str]] = {}  # dropped unless judged dependent
+    dropped: dict[tuple[int, int], tuple[RuleName, str]] = {}
+    guessed: dict[tuple[int, int], tuple[RuleName, str]] = {}  # dropped unless judged dependent
     for newer, older, attrs in graph.edges(data=True):
         if attrs.get("evidence_class") != "code":
             continue
@@ -387,9 +388,10 @@ def _drop_links_once_lexed(
         if link.rule is not None:
             continue
         if pair in dropped:
-            link.rule, why = dropped[pair]
+            rule, why = dropped[pair]
+            link.rule = rule
             link.attrs["why"] += f"; {why}"
-            report.dropped[link.rule] += 1
+            report.dropped[rule] += 1
         elif pair in lifted and "rescued_from" not in link.attrs:
             rule, why = lifted[pair]
             link.attrs["rescued_from"] = rule

@@ -34,6 +34,7 @@ from prchain.chains.evidence.nodes import THROUGH_ISSUE, PRNode, RefRow
 from prchain.chains.evidence.reverts import mark_pushed_reverts
 from prchain.chains.evidence.symbols import SymbolOracle, Symbols
 from prchain.chains.reading.cues import classify, prepares, stacked_on
+from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.codelinks import code_link_repos, code_references
 from prchain.chains.rules.decisions import LinkDecision
 from prchain.chains.rules.filters import apply_filters, rejection
@@ -55,7 +56,7 @@ def _read_umbrella(ref: RefRow, config: ChainsConfig) -> bool:
 
 
 # The rule of two PRs open at once neither of which builds on the other.
-OPEN_AT_ONCE = "not_merged_before_created"
+OPEN_AT_ONCE: RuleName = "not_merged_before_created"
 
 
 def orient(a: PRNode, b: PRNode) -> tuple[PRNode, PRNode] | None:
@@ -125,7 +126,8 @@ def _group_references(
     """
     umbrellas = umbrella_issues(refs, config.max_issue_fanout)
     pairs: dict[tuple[int, int], list[RefRow]] = defaultdict(list)
-    ruled_out: dict[frozenset[int], tuple[str, list[RefRow]]] = {}
+    ruled_out: dict[frozenset[int], tuple[RuleName, list[RefRow]]] = {}
+    rule: RuleName
     for ref in refs:
         a, b = nodes.get(ref.src), nodes.get(ref.dst)
         key = frozenset((ref.src, ref.dst))
@@ -156,7 +158,7 @@ def _group_references(
 
 
 def _ruled_out(
-    group: list[RefRow], rule: str, every: dict[int, PRNode], config: ChainsConfig
+    group: list[RefRow], rule: RuleName, every: dict[int, PRNode], config: ChainsConfig
 ) -> LinkDecision:
     """The record of a link no edge rule got to judge, oriented by merge time when both are known."""
     ref = group[0]

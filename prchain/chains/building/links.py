@@ -15,6 +15,7 @@ from sqlalchemy import Engine, delete, insert, select
 from sqlalchemy.orm import Session, aliased
 
 from prchain.chains.config import DropKind
+from prchain.chains.rulebook import STAGE_RULES
 from prchain.store.db import session_scope
 from prchain.store.models import ChainLink, ChainStage, PullRequest
 
@@ -25,7 +26,6 @@ BATCH = 2000
 
 # Drops that say nothing about the pair: an end is no usable stage (filtered, not mined, under
 # the substance minimum). Every other drop rule judged the pair itself not dependent.
-STAGE_RULES = frozenset({"pr_filtered_or_not_mined", "stage_below_substance"})
 
 
 def drop_kind(rule: str | None) -> DropKind | None:

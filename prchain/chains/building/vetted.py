@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from sqlalchemy import Engine, select
 
 from prchain.chains.config import ChainsConfig, VetKeep
+from prchain.chains.rulebook import RuleName
 from prchain.store.models import LinkVerdict
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from prchain.chains.evidence.nodes import PRNode
     from prchain.chains.rules.decisions import LinkDecision
 
-REJECTED_RULE = "vetter_rejected"
-THIN_RULE = "vetter_thin"
+REJECTED_RULE: RuleName = "vetter_rejected"
+THIN_RULE: RuleName = "vetter_thin"
 
 Verdict = Literal["dependent", "borderline", "independent"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
@@ -154,7 +155,9 @@ def cut_thin_stages(
         report.rescued -= "rescued_from" in link.attrs
 
 
-def _record(link: LinkDecision, rule: str | None, verdict: str, reason: str, before: str) -> None:
+def _record(
+    link: LinkDecision, rule: RuleName | None, verdict: str, reason: str, before: str
+) -> None:
     """The link's new rule, and a `why` that puts the vetter's verdict before the rules' reading."""
     said = f"the link vetter judged it {verdict}: {reason}".rstrip(": ")
     rules = link.attrs.get("why")

@@ -29,6 +29,7 @@ from prchain.chains.evidence.nodes import PRNode, RefRow
 from prchain.chains.reading.generated import MAX_CODE_LINE_CHARS
 from prchain.chains.reading.patches import file_sections, section_path
 from prchain.chains.reading.paths import counts_as_code
+from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.link_rules import code_contact, lineage_of
 from prchain.store.models import PRPatch
 
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from prchain.chains.config import ChainsConfig
 
 CODE_REF = "code"
-THIN_CODE_LINK = "code_link_thin_stage"  # the rule `thin_code_link` applies
-INCIDENTAL_CODE_LINK = "code_link_incidental"  # the rule `incidental_code_link` applies
+THIN_CODE_LINK: RuleName = "code_link_thin_stage"  # the rule `thin_code_link` applies
+INCIDENTAL_CODE_LINK: RuleName = "code_link_incidental"  # the rule `incidental_code_link` applies
 # Code files whose lines are data: a notebook's cells are JSON strings, its outputs included.
 NOT_CODE_TEXT = (".ipynb",)
 BATCH = 500

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from prchain.chains.evidence.lines import parse_patch
 from prchain.chains.reading.leakage import is_common
+from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.link_rules import code_contact, lineage_of
 
 if TYPE_CHECKING:
     from prchain.chains.config import ChainsConfig
     from prchain.chains.evidence.nodes import PRNode
 
-UNCORROBORATED = "uncorroborated"
+UNCORROBORATED: RuleName = "uncorroborated"
 SIGNS = ("contact", "focus", "files", "title")
 # Text a link stands on by itself: wording that calls it a dependency, or an undo.
 STANDS_ON_TEXT = frozenset({"strong", "revert"})

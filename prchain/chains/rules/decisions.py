@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prchain.chains.rulebook import RuleName
 
 
 @dataclass
@@ -13,5 +16,5 @@ class LinkDecision:
     newer: int
     older: int
     repo_id: int
-    rule: str | None
+    rule: RuleName | None
     attrs: dict[str, Any]

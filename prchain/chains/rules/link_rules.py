@@ -27,6 +27,7 @@ from prchain.chains.reading.cues import (
     regression_wording,
     stacked_wording,
 )
+from prchain.chains.rulebook import LINEAGE_CAN_RESCUE, SYMBOLS_CAN_RESCUE, RuleName
 
 MAX_EVIDENCE = 4
 # Texts written while a PR was open: a mention there of a PR merged later is a forward-looking link.
@@ -64,33 +65,6 @@ MIN_RESTORED = 3
 def _restored(lineage: Lineage) -> int:
     """The written-back lines that count as code evidence (0 under `MIN_RESTORED`)."""
     return lineage.restored if lineage.restored >= MIN_RESTORED else 0
-
-
-# Drops that line lineage overrides; only these pairs are worth a git blame.
-LINEAGE_CAN_RESCUE = frozenset(
-    {
-        "code_link_unbacked",
-        "issue_only_uncorroborated",
-        "plain_mention_without_shared_lines",
-        "plain_mention_little_contact",
-        "too_little_file_overlap",
-        "gap_too_long",
-        "wording_without_shared_code",
-        "parallel_wording",
-    }
-)
-# Drops that symbol use (the newer PR's code uses names the older PR introduced) overrides.
-SYMBOLS_CAN_RESCUE = frozenset(
-    {
-        "code_link_unbacked",
-        "issue_only_uncorroborated",
-        "too_little_file_overlap",
-        "plain_mention_without_shared_lines",
-        "plain_mention_little_contact",
-        "gap_too_long",
-        "wording_without_shared_code",
-    }
-)
 
 
 @dataclass
@@ -156,7 +130,7 @@ def assess_edge(
     lines: LineOracle | None = None,
     reverted_at: dict[int, Undone] | None = None,
     symbols: SymbolOracle | None = None,
-) -> tuple[str | None, dict[str, Any]]:
+) -> tuple[RuleName | None, dict[str, Any]]:
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
@@ -235,14 +209,14 @@ def assess_edge(
 
 
 def _with_symbols(
-    rule: str | None,
+    rule: RuleName | None,
     best: Judged,
     attrs: dict[str, Any],
     newer: PRNode,
     older: PRNode,
     config: ChainsConfig,
     symbols: SymbolOracle | None,
-) -> str | None:
+) -> RuleName | None:
     """The decision once symbol use is known; it is measured only where it may rescue the link
     (one git grep per older PR, cached)."""
     # A code link's names are always measured: its stage rules weigh them (`code_contact`).
@@ -304,7 +278,7 @@ def _settled_attrs(
 
 def _link_rule(
     best: Judged, attrs: dict[str, Any], newer: PRNode, older: PRNode, config: ChainsConfig
-) -> str | None:
+) -> RuleName | None:
     """The first link rule this pair fails, or None when it is an edge.
 
     Line lineage (the newer PR rewrites lines the older one added) is the strongest evidence there
