@@ -1,19 +1,65 @@
 """What `prchain env …` runs: base and repo images, listing, pruning and orphan cleanup.
 
+The store is read here, once per command, and what it says is handed to
+`prchain.environments.admin` as plain data (`StoreImages`): the environments layer never opens it.
 Imported inside the commands only (it loads the docker SDK)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from prchain.app.config import Config
-from prchain.environments import admin
-from prchain.environments.admin import build_base, build_repo, gc
-from prchain.environments.lifecycle import PrunePlan
+from sqlalchemy.engine import make_url
 
-__all__ = ["build_base", "build_repo", "gc", "list_all", "prune"]
+from prchain.app.config import Config
+from prchain.core.errors import GitError, NothingToDo
+from prchain.environments import admin, images
+from prchain.environments.admin import StoreImages, build_base, gc
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.lifecycle import PrunePlan
+from prchain.store import repos
+from prchain.store.db import make_engine
+
+__all__ = ["build_base", "build_repo", "gc", "list_all", "prune", "store_images"]
 
 Listing = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def store_images(store_url: str) -> StoreImages | None:
+    """Each repository's clone and the era images of its verified recipes; None for a SQLite file
+    that does not exist (listing never makes a store)."""
+    url = make_url(store_url)
+    if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
+        return None
+    engine = make_engine(store_url)
+    try:
+        return StoreImages(repos.clone_paths(engine), repos.verified_era_images(engine))
+    finally:
+        engine.dispose()
+
+
+def build_repo(
+    config: EnvironmentConfig,
+    repo: str,
+    *,
+    clone: str | None,
+    store_url: str,
+    notify: images.Notify = print,
+) -> images.RepoImage:
+    """`prchain env build`: the repository's image, from `clone` or the clone the miner recorded."""
+    return admin.build_repo(
+        config, repo, Path(clone) if clone else _clone_of(store_url, repo), notify
+    )
+
+
+def _clone_of(store_url: str, repo: str) -> Path:
+    found = store_images(store_url)
+    if found is None or repo not in found.clones:
+        raise NothingToDo(f"{repo} is not in the store", hint="mine it first, or pass --clone PATH")
+    path = found.clones[repo]
+    if path is None:
+        raise GitError(f"{repo} has no local clone recorded", hint="pass --clone PATH to its clone")
+    return path
 
 
 def list_all(config: Config) -> Listing:
@@ -21,7 +67,7 @@ def list_all(config: Config) -> Listing:
     store, and its containers."""
     from prchain.app.verdicts import environment_config  # the test installs are in the recipe
 
-    return admin.list_all(environment_config(config), config.store.url)
+    return admin.list_all(environment_config(config), store_images(config.store.url))
 
 
 def prune(config: Config, *, dry_run: bool = False) -> PrunePlan:
@@ -30,4 +76,5 @@ def prune(config: Config, *, dry_run: bool = False) -> PrunePlan:
     from prchain.app.verdicts import environment_config  # the test installs are in the recipe
 
     env = environment_config(config)
-    return admin.prune(env, config.store.url, eras=config.eras, dry_run=dry_run)
+    store = store_images(config.store.url) or StoreImages({}, [])
+    return admin.prune(env, store, eras=config.eras, dry_run=dry_run)

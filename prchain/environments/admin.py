@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from sqlalchemy import select
-from sqlalchemy.engine import make_url
 
 from prchain.core.errors import GitError, NothingToDo
 from prchain.environments import cleanup, images, lifecycle
@@ -15,8 +13,6 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import MANAGED_LABEL, DockerClient
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
-from prchain.store.db import make_engine, session_scope
-from prchain.store.models import EnvRecipe, Repo
 
 
 def build_base(config: EnvironmentConfig, notify: images.Notify = print) -> str:
@@ -24,38 +20,25 @@ def build_base(config: EnvironmentConfig, notify: images.Notify = print) -> str:
     return images.ensure_base_image(DockerClient(), config, notify)
 
 
-def clone_of(store_url: str, repo: str) -> Path:
-    """The local clone the miner recorded for owner/name."""
-    engine = make_engine(store_url)
-    try:
-        with session_scope(engine) as session:
-            row = session.scalars(select(Repo).where(Repo.full_name == repo)).first()
-            path = row.clone_path if row else None
-    finally:
-        engine.dispose()
-    if row is None:
-        raise NothingToDo(f"{repo} is not in the store", hint="mine it first, or pass --clone PATH")
-    if not path:
-        raise GitError(f"{repo} has no local clone recorded", hint="pass --clone PATH to its clone")
-    return Path(path)
+@dataclass(frozen=True)
+class StoreImages:
+    """What the store says of its images: each repository's clone (None: it has none) and the era
+    image of each verified recipe (repository, tag). Read by the composition layer."""
+
+    clones: dict[str, Path | None]
+    recipes: list[tuple[str, str]]
 
 
 def build_repo(
-    config: EnvironmentConfig,
-    repo: str,
-    *,
-    clone: str | None,
-    store_url: str,
-    notify: images.Notify = print,
+    config: EnvironmentConfig, repo: str, path: Path, notify: images.Notify = print
 ) -> images.RepoImage:
-    path = Path(clone) if clone else clone_of(store_url, repo)
     if not path.exists():
         raise GitError(f"clone {path} of {repo} does not exist")
     return images.ensure_repo_image(DockerClient(), config, repo, path, notify)
 
 
 def list_all(
-    config: EnvironmentConfig, store_url: str
+    config: EnvironmentConfig, store: StoreImages | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Managed images, each with what `prune` would do with it for this store (`store`: needed,
     unneeded, or "" for a base image and another repository's), and managed containers (with
@@ -65,36 +48,21 @@ def list_all(
     for container in containers:
         container["owner_alive"] = cleanup.owner_alive(container["labels"])
     found = images.list_images(client)
-    decided = store_decisions(client, config, store_url)
+    decided = store_decisions(client, config, store) if store else {}
     for image in found:
         image["store"] = decided.get(str(image["id"]), "")
     return found, containers
 
 
 def store_decisions(
-    client: DockerClient, config: EnvironmentConfig, store_url: str
+    client: DockerClient, config: EnvironmentConfig, store: StoreImages
 ) -> dict[str, str]:
     """Image id → "needed" or "unneeded", as `prune` decides for this store; {} when the store has
-    no repository, or is a SQLite file that does not exist (listing never makes a store)."""
-    url = make_url(store_url)
-    if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
-        return {}
-    repos = store_repos(store_url)
+    no repository."""
     plan = lifecycle.plan_prune(
-        client, repos=set(repos), needed=needed_images(client, config, repos, store_url)
+        client, repos=set(store.clones), needed=needed_images(client, config, store)
     )
     return {c.id: "unneeded" for c in plan.remove} | {c.id: "needed" for c in plan.needed}
-
-
-def store_repos(store_url: str) -> dict[str, Path | None]:
-    """Every repository of the store with its clone (None when it has none)."""
-    engine = make_engine(store_url)
-    try:
-        with session_scope(engine) as session:
-            rows = session.execute(select(Repo.full_name, Repo.clone_path)).all()
-    finally:
-        engine.dispose()
-    return {name: Path(path) if path else None for name, path in rows}
 
 
 def default_image(
@@ -110,21 +78,6 @@ def default_image(
     except GitError:
         return None
     return images.repo_image_tag(repo, recipe)
-
-
-def recipe_images(store_url: str) -> list[tuple[str, str]]:
-    """(repository, era image tag) of every verified recipe in the store's recipe memory."""
-    engine = make_engine(store_url)
-    try:
-        with session_scope(engine) as session:
-            rows = session.execute(
-                select(Repo.full_name, EnvRecipe.image)
-                .join(Repo, Repo.id == EnvRecipe.repo_id)
-                .where(EnvRecipe.status == "verified", EnvRecipe.image != "")
-            ).all()
-    finally:
-        engine.dispose()
-    return [(repo, image) for repo, image in rows]
 
 
 def sandbox_image(
@@ -143,7 +96,7 @@ def sandbox_image(
 
 def prune(
     config: EnvironmentConfig,
-    store_url: str,
+    store: StoreImages,
     *,
     eras: ErasConfig | None = None,
     needed: Iterable[str] = (),
@@ -154,10 +107,10 @@ def prune(
     built on it, the images in `needed`, and everything those are built from. With `eras`, also
     the repositories' build cache volumes larger than `eras.cache_limit_gb`."""
     client = DockerClient()
-    repos = store_repos(store_url)
+    repos = store.clones
     if not repos:
         raise NothingToDo("the store has no repository", hint="prune works on a store's images")
-    keep = [*needed_images(client, config, repos, store_url), *needed]
+    keep = [*needed_images(client, config, store), *needed]
     plan = lifecycle.prune(client, repos=set(repos), needed=keep, dry_run=dry_run)
     if eras is not None:
         volumes = [cache_volume(eras, repo) for repo in repos]
@@ -166,13 +119,11 @@ def prune(
     return plan
 
 
-def needed_images(
-    client: DockerClient, config: EnvironmentConfig, repos: dict[str, Path | None], store_url: str
-) -> list[str]:
+def needed_images(client: DockerClient, config: EnvironmentConfig, store: StoreImages) -> list[str]:
     """The tags the store's recipes in use need: each repository's current default image, every
     verified recipe's era image and the sandbox image built on it."""
+    repos, eras = store.clones, store.recipes
     defaults = [default_image(client, config, repo, clone) for repo, clone in repos.items()]
-    eras = recipe_images(store_url)
     on_eras = [sandbox_image(client, repo, repos.get(repo), image) for repo, image in eras]
     return [tag for tag in [*defaults, *(i for _, i in eras), *on_eras] if tag]
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from prchain.app.sandbox import store_images
 from prchain.cli import main
 from prchain.core.errors import BuildFailed, EnvironmentFailure
 from prchain.environments import admin
@@ -208,7 +209,7 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
         assert current not in dry.output  # the repository's current image is in use
         assert docker_client.image_id(f"prchain/repo-prune-{slug}:superseded")  # dry run
 
-        plan = admin.prune(config, url, needed=[f"prchain/repo-prune-{slug}:on-era"])
+        plan = admin.prune(config, store_images(url), needed=[f"prchain/repo-prune-{slug}:on-era"])
         assert plan.removed == [f"prchain/repo-prune-{slug}:superseded"]
         assert plan.busy == [f"prchain/repo-prune-{slug}:busy"]
         assert sorted(c.name for c in plan.needed) == sorted(

@@ -3,6 +3,7 @@ a higher one (shown on a copy of the tree with one bad import added)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -52,3 +53,33 @@ def test_the_cli_importing_a_library_package_breaks_the_contract(tmp_path: Path)
     done = lint_imports(tree)
     assert done.returncode != 0
     assert "prchain.cli.stats -> prchain.store.db" in done.stdout
+
+
+# Only these open the store; every library below takes the engine (or plain data) it is given.
+OPENERS = ("prchain/app/", "prchain/cli/", "prchain/store/")
+
+
+def _opens_the_store(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(
+            alias.name in {"make_engine", "create_engine"} for alias in node.names
+        ):
+            return True
+    return False
+
+
+def test_no_module_below_the_composition_layer_opens_the_store() -> None:
+    below = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "prchain").rglob("*.py"))
+        if not path.relative_to(ROOT).as_posix().startswith(OPENERS)
+        and _opens_the_store(ast.parse(path.read_text()))
+    ]
+    assert below == []
+
+
+def test_the_store_check_finds_a_library_that_opens_it() -> None:
+    code = (
+        "def f(url):\n    from prchain.store.db import make_engine\n    return make_engine(url)\n"
+    )
+    assert _opens_the_store(ast.parse(code))
