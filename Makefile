@@ -3,7 +3,7 @@ PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
-.PHONY: install system test test-fast lint schema migration bench mine demo report-demo clean
+.PHONY: install system test test-fast lint schema migration bench run mine demo report-demo clean
 
 install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
 
@@ -41,6 +41,9 @@ migration: .venv/.installed ## a migration for your model change: make migration
 
 bench: .venv/.installed ## speed figures of every stage (see bench/)
 	$(PY) bench/run_all.py
+
+run: .venv/.installed ## the whole job on repos.txt: mine → chains → … → trajectories, then the funnel (needs GITHUB_TOKEN)
+	$(PRCHAIN) run --repos-file repos.txt
 
 mine: .venv/.installed ## mine repos.txt from GitHub (needs GITHUB_TOKEN)
 	$(PRCHAIN) mine --repos-file repos.txt

@@ -21,6 +21,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 # Each module adds its commands to `main` when imported.
 COMMAND_MODULES = (
     "mine",
+    "run",
     "stats",
     "chains",
     "tasks",
@@ -103,6 +104,11 @@ def _known_failure(exc: Exception) -> PrchainError | None:
 @click.version_option(package_name="prchain")
 def main() -> None:
     """Turn chains of real pull requests into long-horizon training data for coding agents.
+
+    The whole job in one command (each step below, resumable, then a funnel):
+
+    \b
+      prchain run         mine → chains → queries → env → tests → tasks → rollout → export
 
     The pipeline, one command per step, each reading only the store:
 

@@ -13,6 +13,7 @@ and bold still work; only the text that came in loses its controls.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -47,8 +48,18 @@ def echo(text: str = "", **kwargs: Any) -> None:
     click.echo(scrub(text), **kwargs)
 
 
+# A log, a pipe or CI is no terminal: rich would squeeze every table into 80 columns there, one
+# word per line in wide tables. Such output gets room for a table's natural width instead.
+LOG_WIDTH = 200
+
+
 class SafeConsole(Console):
     """A Console that renders untrusted text as data (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.is_terminal and "width" not in kwargs and not os.environ.get("COLUMNS"):
+            self.width = LOG_WIDTH
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(_scrubbed(buffer))

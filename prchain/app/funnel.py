@@ -1,0 +1,173 @@
+"""The job's funnel, per repository and per language: PRs mined → stages in chains → stages run in a
+verified environment → stages with FAIL_TO_PASS → stages whose gold patch resolves in the clean room
+→ chains runnable whole → kept trajectories, each loss counted by its reason."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from prchain.store.db import session_scope
+from prchain.store.models import (
+    Chain,
+    ChainStage,
+    EnvRecipe,
+    PullRequest,
+    Repo,
+    Rollout,
+    StageVerification,
+)
+
+COLUMNS = (
+    "PRs",
+    "stages",
+    "tested",
+    "FAIL_TO_PASS",
+    "gold resolves",
+    "chains whole",
+    "kept trajectories",
+)
+
+Gold = Mapping[tuple[int, int], str]  # (chain id, stage idx) → the clean room's status
+
+
+@dataclass
+class FunnelRow:
+    """One repository (or one language, summed) through the job."""
+
+    name: str
+    language: str
+    counts: Counter[str] = field(default_factory=Counter)
+    losses: Counter[str] = field(default_factory=Counter)  # "step: reason" → stages
+
+    def add(self, other: FunnelRow) -> None:
+        self.counts.update(other.counts)
+        self.losses.update(other.losses)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    repo: str
+    chain_id: int
+    idx: int
+    verdict: tuple[str, str | None] | None  # (status, reason) of its verification
+
+
+def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
+    """One row per repository of the store, in name order."""
+    with session_scope(engine) as session:
+        prs = dict(
+            session.execute(
+                select(Repo.full_name, func.count(PullRequest.id))
+                .join(PullRequest, PullRequest.repo_id == Repo.id)
+                .group_by(Repo.full_name)
+            ).all()
+        )
+        languages = _languages(
+            session.execute(
+                select(Repo.full_name, EnvRecipe.ecosystem).join(
+                    EnvRecipe, EnvRecipe.repo_id == Repo.id
+                )
+            ).all()
+        )
+        stages = _stages(session)
+        kept = Counter(
+            name
+            for (name,) in session.execute(
+                select(Repo.full_name)
+                .join(Chain, Chain.repo_id == Repo.id)
+                .join(Rollout, Rollout.chain_id == Chain.id)
+                .where(Rollout.status == "kept")
+            )
+        )
+    rows = {name: FunnelRow(name, languages.get(name, "-")) for name in sorted(prs)}
+    for name, row in rows.items():
+        row.counts["PRs"] = prs[name]
+        row.counts["kept trajectories"] = kept[name]
+    for stage in stages:
+        _count(rows[stage.repo], stage, gold)
+    for name, whole in _whole_chains(stages, gold).items():
+        rows[name].counts["chains whole"] = whole
+    return list(rows.values())
+
+
+def by_language(rows: Iterable[FunnelRow]) -> list[FunnelRow]:
+    """The repositories' rows summed per language."""
+    summed: dict[str, FunnelRow] = {}
+    for row in rows:
+        summed.setdefault(row.language, FunnelRow(row.language, row.language)).add(row)
+    return [summed[name] for name in sorted(summed)]
+
+
+def _languages(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each repository's language: the ecosystem most of its era recipes are of."""
+    seen: dict[str, Counter[str]] = defaultdict(Counter)
+    for repo, ecosystem in pairs:
+        seen[repo][ecosystem] += 1
+    return {repo: counts.most_common(1)[0][0] for repo, counts in seen.items()}
+
+
+def _stages(session: Session) -> list[_Stage]:
+    latest = (
+        select(
+            StageVerification.chain_stage_id, func.max(StageVerification.id).label("last")
+        ).group_by(StageVerification.chain_stage_id)
+    ).subquery()
+    rows = session.execute(
+        select(
+            Repo.full_name,
+            Chain.id,
+            ChainStage.idx,
+            StageVerification.status,
+            StageVerification.reason,
+        )
+        .join(Chain, Chain.repo_id == Repo.id)
+        .join(ChainStage, ChainStage.chain_id == Chain.id)
+        .outerjoin(latest, latest.c.chain_stage_id == ChainStage.id)
+        .outerjoin(StageVerification, StageVerification.id == latest.c.last)
+        .where(Chain.superseded_at.is_(None))
+    ).all()
+    return [
+        _Stage(repo, chain, idx, None if status is None else (status, reason))
+        for repo, chain, idx, status, reason in rows
+    ]
+
+
+def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
+    row.counts["stages"] += 1
+    if stage.verdict is None:
+        row.losses["tested: no verified environment ran its tests"] += 1
+        return
+    row.counts["tested"] += 1
+    status, reason = stage.verdict
+    if status != "usable":
+        row.losses[f"FAIL_TO_PASS: {_short(reason)}"] += 1
+        return
+    row.counts["FAIL_TO_PASS"] += 1
+    outcome = gold.get((stage.chain_id, stage.idx), "not evaluated")
+    if outcome == "resolved":
+        row.counts["gold resolves"] += 1
+    else:
+        row.losses[f"gold resolves: {outcome}"] += 1
+
+
+def _whole_chains(stages: list[_Stage], gold: Gold) -> Counter[str]:
+    """Per repository, the chains every stage of which resolves in the clean room."""
+    chains: dict[int, list[_Stage]] = defaultdict(list)
+    for stage in stages:
+        chains[stage.chain_id].append(stage)
+    return Counter(
+        members[0].repo
+        for chain, members in chains.items()
+        if all(gold.get((chain, s.idx)) == "resolved" for s in members)
+    )
+
+
+def _short(reason: str | None) -> str:
+    """A reason as a loss label: its first clause, so that like reasons count together."""
+    text = (reason or "no reason stored").split(":")[0].split(";")[0].strip()
+    return text[:60]
