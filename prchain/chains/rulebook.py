@@ -70,6 +70,12 @@ class Rule:
     vetted_by_default: bool = False  # in `vet_rescue`'s default
 
 
+# A rule that only guesses at shared code yields to code found for the pair, and may be put to the
+# vetter; one that weighs code already yields to more of it only.
+CODE_SIGNS: frozenset[Lifter] = frozenset({"lineage", "symbols"})
+ANY_SIGN: frozenset[Lifter] = CODE_SIGNS | {"vetter"}
+
+
 def _rule(name: RuleName, phase: Phase, reads: str, why: str, example: str, **kw: object) -> Rule:
     return Rule(name, phase, reads, why, example, **kw)  # type: ignore[arg-type]
 
@@ -146,7 +152,7 @@ RULES: tuple[Rule, ...] = (
         "line lineage, symbol use, rewritten tests",
         "one issue, two unrelated attempts",
         "mypy: a fix and a later attempt on one issue",
-        lifted_by=frozenset({"lineage", "symbols"}),
+        lifted_by=CODE_SIGNS,
     ),
     _rule(
         "code_link_unbacked",
@@ -154,7 +160,7 @@ RULES: tuple[Rule, ...] = (
         "git blame, insertions and symbol use, for a pair found in the patches only (`code_links`)",
         "a shared line of text is not yet shared code, nor are three or four",
         "gin #2368 \u2192 #2378 rewrites 3 lines of a loop #2368 had just synced",
-        lifted_by=frozenset({"lineage", "symbols"}),
+        lifted_by=CODE_SIGNS,
     ),
     _rule(
         "plain_mention_without_shared_lines",
@@ -162,7 +168,7 @@ RULES: tuple[Rule, ...] = (
         "line lineage, symbol use, rewritten tests",
         "a mention alone says nothing of dependency",
         "sentry-python #6163 names #6159 and shares only `WeakMethod`",
-        lifted_by=frozenset({"lineage", "symbols", "vetter"}),
+        lifted_by=ANY_SIGN,
     ),
     _rule(
         "plain_mention_little_contact",
@@ -170,7 +176,7 @@ RULES: tuple[Rule, ...] = (
         "points of contact (rewritten lines, insertions, used names, lines written back, rewritten tests)",
         "a PR that lists a sibling and touches a line of it is no stage built on it",
         "redis #10329 lists #10309 among related PRs and rewrites one of its lines",
-        lifted_by=frozenset({"lineage", "symbols", "vetter"}),
+        lifted_by=ANY_SIGN,
     ),
     _rule(
         "too_little_file_overlap",
@@ -178,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         "file Jaccard by evidence weight",
         "no line lineage and almost no shared file",
         '"Follow-up to #5" in a PR touching none of #5\'s files',
-        lifted_by=frozenset({"lineage", "symbols", "vetter"}),
+        lifted_by=ANY_SIGN,
         vetted_by_default=True,
     ),
     _rule(
@@ -187,7 +193,7 @@ RULES: tuple[Rule, ...] = (
         "days from the older merge to the newer opening",
         "after months a mention is history, not a base",
         "wasm-tools #2466 kept 186 days on: strong wording and #2306's `tag_imports`",
-        lifted_by=frozenset({"lineage", "symbols", "vetter"}),
+        lifted_by=ANY_SIGN,
         vetted_by_default=True,
     ),
     _rule(
@@ -196,7 +202,7 @@ RULES: tuple[Rule, ...] = (
         "strong or stack wording against code evidence",
         "a stack merges in order as often as it builds",
         'xarray #9418, "Stacks on #9417", swaps annotations #9417 never wrote',
-        lifted_by=frozenset({"lineage", "symbols", "vetter"}),
+        lifted_by=ANY_SIGN,
         vetted_by_default=True,
     ),
     _rule(

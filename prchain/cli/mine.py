@@ -9,9 +9,8 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from prchain.app.choices import SOURCE_NAMES
 from prchain.cli import main
-from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options, repos_options
 from prchain.cli.safe import SafeConsole
 from prchain.core.errors import ConfigError
 
@@ -21,24 +20,11 @@ if TYPE_CHECKING:
 
 @main.command("mine")
 @config_options
-@click.argument("repos", nargs=-1)
-@click.option(
-    "--repos-file",
-    type=click.Path(dir_okay=False, exists=True),
-    help="One repository per line; # comments.",
-)
-@click.option(
-    "--source",
-    type=click.Choice(SOURCE_NAMES),
-    help="Where PRs come from (default prchain.miner.source).",
-)
+@repos_options
 @click.option(
     "--clone-dir",
     type=click.Path(file_okay=False),
     help="Bare clones for patches (default miner.clone_dir).",
-)
-@click.option(
-    "--name", metavar="OWNER/NAME", help="The GitHub name of a --source git clone (else guessed)."
 )
 @click.option(
     "--since", metavar="DATE", help="Only PRs merged or updated on or after DATE (2024-01-31)."

@@ -62,3 +62,25 @@ def backend_options(func: F) -> F:
         help="Where the work runs: threads here, or one Ray task each (scale.backend).",
     )(func)
     return func
+
+
+def repos_options(func: F) -> F:
+    """REPOS..., --repos-file FILE, --source github|git and --name OWNER/NAME: what to mine."""
+    from prchain.app.choices import SOURCE_NAMES
+
+    func = click.option(
+        "--name",
+        metavar="OWNER/NAME",
+        help="The GitHub name of a --source git clone (else guessed).",
+    )(func)
+    func = click.option(
+        "--source",
+        type=click.Choice(SOURCE_NAMES),
+        help="Where PRs come from (default prchain.miner.source).",
+    )(func)
+    func = click.option(
+        "--repos-file",
+        type=click.Path(dir_okay=False, exists=True),
+        help="One repository per line; # comments.",
+    )(func)
+    return click.argument("repos", nargs=-1)(func)

@@ -9,10 +9,9 @@ import click
 from rich import box
 from rich.table import Table
 
-from prchain.app.choices import SOURCE_NAMES
 from prchain.cli import main
 from prchain.cli.exits import finish
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import build_config, config_options, repos_options
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
@@ -21,18 +20,7 @@ if TYPE_CHECKING:
 
 @main.command("run")
 @config_options
-@click.argument("repos", nargs=-1)
-@click.option(
-    "--repos-file",
-    type=click.Path(dir_okay=False, exists=True),
-    help="One repository per line; # comments.",
-)
-@click.option(
-    "--source", type=click.Choice(SOURCE_NAMES), help="Where PRs come from (as `prchain mine`)."
-)
-@click.option(
-    "--name", metavar="OWNER/NAME", help="The GitHub name of a --source git clone (else guessed)."
-)
+@repos_options
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
