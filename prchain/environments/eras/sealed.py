@@ -24,13 +24,15 @@ class SealedPlaces:
     """A room's places of test-time dependencies; none of them crosses."""
 
     dirs: frozenset[str] = frozenset()  # a directory of this name at any depth (node_modules)
+    top_dirs: frozenset[str] = frozenset()  # a directory of this name at the root only
     namespaces: tuple[str, ...] = ()  # a test framework's package path at any depth (org/junit)
     libraries: frozenset[str] = frozenset()  # test libraries, sealed below a COPY_DIRS directory
 
     def why(self, path: str) -> str | None:
         """Why `path` stays out of this room's clean room, or None when the room has no say."""
         parts = path.split("/")[:-1]  # directories only: a file named `vendor` is no place
-        if any(part in self.dirs for part in parts):
+        at_root = bool(parts) and parts[0] in self.top_dirs
+        if at_root or any(part in self.dirs for part in parts):
             return "a place the room resolves test dependencies from"
         if any(_has_run(parts, space.split("/")) for space in self.namespaces):
             return "in a test framework's namespace"
@@ -45,7 +47,12 @@ class SealedPlaces:
     def __or__(self, other: SealedPlaces) -> SealedPlaces:
         """Every place of both rooms (a run whose room is not known keeps all rooms' out)."""
         spaces = tuple(dict.fromkeys((*self.namespaces, *other.namespaces)))
-        return SealedPlaces(self.dirs | other.dirs, spaces, self.libraries | other.libraries)
+        return SealedPlaces(
+            self.dirs | other.dirs,
+            self.top_dirs | other.top_dirs,
+            spaces,
+            self.libraries | other.libraries,
+        )
 
 
 def _has_run(parts: list[str], run: list[str]) -> bool:

@@ -62,10 +62,12 @@ def suite(config: ErasConfig) -> str:
 
 # Where `require` and `import` find the hidden tests' libraries: the nearest node_modules upward
 # from the test file (at any depth, so `src/node_modules/chai` answers before the image's), the
-# older package managers' folders, and jest's `__mocks__`, which replaces a node_modules package
-# with no `jest.mock` call.
+# older package managers' folders, and jest's root `__mocks__` (beside node_modules), which
+# replaces a node_modules package with no `jest.mock` call. A `__mocks__` beside a module of the
+# project's own is a test double that PRs change: it crosses.
 SEALED = SealedPlaces(
-    dirs=frozenset({"node_modules", "bower_components", "jspm_packages", "__mocks__"}),
+    dirs=frozenset({"node_modules", "bower_components", "jspm_packages"}),
+    top_dirs=frozenset({"__mocks__"}),
     libraries=frozenset(
         {"chai", "jest", "mocha", "vitest", "jasmine", "sinon", "expect", "should", "ava", "tap"}
         | {"uvu", "qunit", "power-assert", "assert", "node-tap", "testing-library"}
