@@ -12,7 +12,7 @@ is named in the record:
 | named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
-| the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
+| the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
