@@ -69,13 +69,23 @@ ROOT_ENV = {
 
 # Hooks off and config that runs commands neutralised, on both sides: for root it is a second
 # lock (root never opens the agent's repository), for the agent it keeps its own hooks and
-# filters out of the bookkeeping's results.
-_SAFE_GIT = """
-git() {
+# filters out of the bookkeeping's results. The diff format is prchain's, not the repository's:
+# the crossing check reads a section's paths as `a/…` and `b/…` while `git apply` strips one
+# component, so an agent's `diff.noprefix` (or mnemonic prefixes, `c/` and `i/`) would make the
+# check read `lib/setup.cfg` where the clean room writes `setup.cfg` (issue 77).
+DIFF_FORMAT = (
+    "-c diff.noprefix=false -c diff.mnemonicPrefix=false -c diff.relative=false "
+    "-c diff.srcPrefix=a/ -c diff.dstPrefix=b/ -c core.quotePath=true -c diff.renames=true "
+    "-c diff.suppressBlankEmpty=false -c diff.context=3"
+)
+# What every diff that is read or applied adds on its command line (options beat any config).
+DIFF_OPTIONS = "--no-color --no-ext-diff --no-textconv --src-prefix=a/ --dst-prefix=b/"
+_SAFE_GIT = f"""
+git() {{
   command git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \\
     -c protocol.allow=never -c protocol.file.allow=always -c core.sshCommand=false \\
-    -c diff.external= -c gc.auto=0 -c maintenance.auto=false "$@"
-}
+    -c diff.external= -c gc.auto=0 -c maintenance.auto=false {DIFF_FORMAT} "$@"
+}}
 """
 # The agent's side also leaves out what the stage's setup command produced.
 _AGENT_GIT = _SAFE_GIT.replace("git -c ", f"git -c core.excludesFile={SETUP_EXCLUDE} -c ", 1)
@@ -218,7 +228,7 @@ elif [ -n "$prev" ]; then
   export GIT_INDEX_FILE=$S/index.delta
   {COPY_INDEX}
   git add -A --ignore-errors 2>>"$S/err"
-  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$prev" \
+  git diff --cached --binary {DIFF_OPTIONS} "$prev" \
     > "$S/delta.patch" 2>>"$S/err" || exit 90
   rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
 fi
@@ -287,7 +297,7 @@ exec 2>"$S/diff.err"
 trap 'rc=$?; [ $rc -eq 0 ] || cat "$S/diff.err"; rm -f "$GIT_INDEX_FILE" "$S/diff.sum"; exit $rc' EXIT
 {COPY_INDEX}
 git add -A --ignore-errors || true
-opts=(--cached --no-color --no-ext-diff --no-textconv)
+opts=(--cached {DIFF_OPTIONS})
 size=$(git diff "${{opts[@]}}" --binary "$1" | wc -c)
 echo "SIZE $size"
 if [ "$2" -ge 0 ] && [ "$size" -gt "$2" ]; then

@@ -12,9 +12,11 @@ is named in the record:
 | named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
+| the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
 
-The suffixes cover every language room; a room that needs finer rules (a per-ecosystem list) can
-grow one behind the same function.
+A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
+whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
+room is not known (a whole-command run) keeps every room's places out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ import re
 import sys
 from collections.abc import Callable
 from functools import cache
+
+from prchain.environments.eras.ecosystems import ECOSYSTEMS, ecosystem
+from prchain.environments.eras.sealed import SealedPlaces
 
 SOURCE_SUFFIXES = frozenset(
     {
@@ -66,8 +71,26 @@ def _shadowed() -> frozenset[str]:
     return frozenset(sys.stdlib_module_names) | RUNNER_MODULES
 
 
-def why_not(path: str) -> str | None:
-    """Why `path` of the agent's change does not cross into the clean room, or None if it does."""
+def why_not(path: str, room: str | None = None) -> str | None:
+    """Why `path` of the agent's change does not cross into the clean room of `room` (an
+    ecosystem's name; None: every room's rules), or None if it does."""
+    return _why_not_anywhere(path) or sealed_places(room).why(path)
+
+
+@cache
+def sealed_places(room: str | None) -> SealedPlaces:
+    """Where room `room` resolves the hidden tests' libraries from (every room's when None)."""
+    if room is not None:
+        return ecosystem(room).sealed
+    ecosystem("python")  # loads every room
+    found = SealedPlaces()
+    for name in ECOSYSTEMS:
+        found = found | ecosystem(name).sealed
+    return found
+
+
+def _why_not_anywhere(path: str) -> str | None:
+    """The rules of every room: suffix, configuration, hidden places, shadowing modules."""
     parts = path.split("/")
     name = parts[-1]
     if any(p.startswith(".") or _METADATA_DIR.search(p) for p in parts):
@@ -100,6 +123,6 @@ def _shadows(path: str) -> bool:
     return False
 
 
-def crosses(path: str, test_side: Callable[[str], bool]) -> bool:
-    """Does `path` reach the clean room from the agent's tree? Test-side paths never do."""
-    return not test_side(path) and why_not(path) is None
+def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:
+    """Does `path` reach `room`'s clean room from the agent's tree? Test-side paths never do."""
+    return not test_side(path) and why_not(path, room) is None

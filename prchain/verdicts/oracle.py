@@ -86,7 +86,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     The agent's processes are ended before its change is read and again after (reading it runs the
     agent's own git filters, which could start one); none of them can reach the clean room anyway."""
     env.end_agent_processes()
-    change = agent_change(env)
+    change = agent_change(env, tests.ecosystem or "python")
     env.end_agent_processes()
     with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
         error = room.apply(change.patch)
@@ -147,9 +147,10 @@ class CleanRun:
 
 def run_command_clean(env: Environment, test_patch: str, command: str, timeout: float) -> CleanRun:
     """Run `command` in a clean room on the agent's change (no test files or test configuration of
-    its own) plus `test_patch`: the same isolation as run_tests, for a whole-command verdict."""
+    its own) plus `test_patch`: the same isolation as run_tests, for a whole-command verdict. Its
+    room is not known, so no room's sealed places cross (prchain.verdicts.crossing)."""
     env.end_agent_processes()
-    change = agent_change(env)
+    change = agent_change(env, None)
     env.end_agent_processes()
     with env.clean_room(patch_paths(test_patch), is_test_side) as room:
         error = room.apply(change.patch)

@@ -26,6 +26,9 @@ from prchain.environments.protocol import Environment, ExecResult, Workspace
 from prchain.verdicts.crossing import crosses
 
 _BYTE_SECTION = re.compile(rb"^diff --git ", re.MULTILINE)
+# git's C-style escapes in a quoted path: an octal byte, or one of these characters.
+_ESCAPE = re.compile(r"\\([0-7]{3}|[abtnvfr\"\\])")
+_ESCAPES = dict(zip('abtnvfr"\\', '\a\b\t\n\v\f\r"\\', strict=True))
 
 # Reset the files a patch touches to the stage's starting version (the agent may have edited them;
 # SWE-bench resets them the same way), then apply the patch. $1 is the patch, the rest its paths.
@@ -148,14 +151,16 @@ def is_test_side(path: str) -> bool:
     return is_test_path(path) or is_test_config_path(path)
 
 
-def agent_change(env: Environment) -> AgentChange:
+def agent_change(env: Environment, room: str | None = None) -> AgentChange:
     """Δ_t with every section left out that names, by either name of a rename, a path outside the
-    allow-list (`prchain.verdicts.crossing`): test files and configuration, manifests, metadata."""
+    allow-list of `room`'s clean room (`prchain.verdicts.crossing`; None: every room's): test
+    files and configuration, manifests, metadata, the places the hidden tests' libraries resolve
+    from."""
     change = AgentChange(b"")
     kept = []
     for section in byte_sections(env.cumulative_patch()):
         paths = section_paths(section.decode("utf-8", "replace"))
-        if paths and all(crosses(p, is_test_side) for p in paths):
+        if paths and all(crosses(p, is_test_side, room) for p in paths):
             kept.append(section)
         else:
             change.dropped += paths
@@ -170,11 +175,25 @@ def byte_sections(patch: bytes) -> list[bytes]:
 
 
 def section_paths(section: str) -> list[str]:
-    """Every path a section names: its new path, and the old one of a rename or copy."""
+    """Every path a section names, as `git apply` writes it: its new path, and the old one of a
+    rename or copy."""
     paths = [section_path(section)]
     header = section.split("\n@@", 1)[0].split("\nGIT binary patch", 1)[0]
     for line in header.splitlines():
-        for prefix in ("rename from ", "copy from ", "--- a/"):
+        for prefix in ("rename from ", "copy from ", "--- a/", '--- "a/'):
             if line.startswith(prefix):
                 paths.append(line[len(prefix) :].strip('"'))
-    return sorted({p for p in paths if p})
+    return sorted({unquoted(p) for p in paths if p})
+
+
+def unquoted(path: str) -> str:
+    """A path git quoted C-style (a name with non-ASCII bytes, a quote or a backslash), as the
+    file is named. git quotes every name holding a backslash, so one here is always an escape."""
+    if "\\" not in path or not path.isascii():  # quoted names are ASCII: escapes for the rest
+        return path
+    raw = _ESCAPE.sub(lambda m: _escaped(m.group(1)), path)
+    return raw.encode("latin-1").decode("utf-8", "replace")
+
+
+def _escaped(code: str) -> str:
+    return chr(int(code, 8)) if code.isdigit() else _ESCAPES[code]

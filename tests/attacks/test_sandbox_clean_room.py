@@ -119,6 +119,27 @@ def test_the_clean_room_is_another_user_with_no_agent_process(stage_one, geo) ->
     assert verdict.passed and verdict.failing == []  # an honest fix still passes
 
 
+def test_the_agents_git_config_cannot_move_what_crosses(stage_one) -> None:
+    """Issue 77, the git-config item: with `diff.noprefix` and mnemonic prefixes in the agent's
+    repository and home, the diff the crossing check read named `lib/json.py` (a nested module: it
+    crosses) while the clean room's `git apply` wrote `json.py` at the root, named like the
+    standard library (which never crosses). The bookkeeping's diffs are now in prchain's format:
+    what is checked is what is written."""
+    from prchain.verdicts.sandbox import agent_change
+
+    stage_one.execute(
+        "git config diff.noprefix true && git config diff.mnemonicPrefix true"
+        " && git config --global diff.noprefix true"
+    )
+    stage_one.write_file("lib/json.py", "raise SystemExit('shadowed')\n")
+    change = agent_change(stage_one, "python")
+    assert change.patch.startswith(b"diff --git a/lib/json.py b/lib/json.py\n")
+    with stage_one.clean_room([]) as room:
+        assert room.apply(change.patch) is None
+        assert room.execute("test -f lib/json.py && test ! -e json.py").exit_code == 0
+    assert stage_one.diff().startswith("diff --git a/lib/json.py b/lib/json.py\n")
+
+
 def test_a_whole_command_run_is_just_as_clean(stage_one, geo) -> None:
     from prchain.verdicts.oracle import run_command_clean
 

@@ -15,7 +15,9 @@ The seam every room fills:
   (a build's target directory) is made writable by all, since each stage's container is fresh;
 - `setup_command` is the per-stage build step: run as the agent, offline, in /work/repo after the
   stage is entered (and again in the clean room), e.g. compiling a C extension in place;
-- `test_command` is what the agent runs; `report` reads what it printed or wrote.
+- `test_command` is what the agent runs; `report` reads what it printed or wrote;
+- `sealed` names where the room's runner or compiler resolves the hidden tests' own libraries from
+  (node_modules, vendor/, org/junit, ...): no path of the agent's change there reaches a clean room.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from prchain.core.registry import Registry
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 
 Method = Literal["memory", "planner", "agent"]
 """How a recipe was found: reused from a verified era, the deterministic planner, the LLM agent."""
@@ -67,6 +70,7 @@ class NoPlan(Exception):  # noqa: N818  (a verdict, not an error of the program)
 class Ecosystem(Protocol):
     name: str
     report: TestReport  # reads the per-test outcomes of `Plan.test_command`
+    sealed: SealedPlaces  # where the hidden tests' libraries resolve from: never crosses
 
     def owns(self, path: str) -> bool:
         """Whether `path` is a test file of this language (the stage's test files choose the

@@ -48,6 +48,7 @@ from prchain.environments.eras.go import toolchain
 from prchain.environments.eras.go.report import GO_TEST, IN_MODULES, GoTest
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 
 PROJECT_SRC = "/opt/prchain/src"
 GO_HOME = "/opt/go"
@@ -297,10 +298,22 @@ def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
     return released[-1] if released else known[0][1]
 
 
+# Where `go test` reads the hidden tests' packages from the tree: vendor/ (with -mod=vendor for a
+# module, at every level in GOPATH mode), and copies of test libraries.
+SEALED = SealedPlaces(
+    dirs=frozenset({"vendor"}),
+    libraries=frozenset(
+        {"testify", "assert", "require", "gomega", "ginkgo", "check.v1", "gocheck", "go-cmp"}
+        | {"quicktest", "gotest.tools", "goconvey", "gomock", "mock", "is"}
+    ),
+)
+
+
 @ECOSYSTEMS.register("go")
 class Go:
     name = "go"
     report: TestReport = GoTest()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         return path.endswith("_test.go")

@@ -21,6 +21,7 @@ from prchain.environments.eras.java import pom
 from prchain.environments.eras.java.report import Surefire
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 
 SRC = "/opt/prchain/src"
 M2 = "/opt/m2"
@@ -261,10 +262,26 @@ def gradle_commands() -> list[str]:
 # ---- the room -------------------------------------------------------------------------------------
 
 
+# The test frameworks' and assertion libraries' packages: a class of the agent's in one of them,
+# compiled into target/classes (which precedes the dependency jars on surefire's classpath), or a
+# resource there, would replace the image's. At any depth: every source set and resource root.
+SEALED = SealedPlaces(
+    namespaces=(
+        "org/junit", "junit/framework", "junit/extensions", "junit/runner", "junit/textui",
+        "org/hamcrest", "org/assertj", "org/mockito", "org/testng", "org/opentest4j",
+        "org/apiguardian", "com/google/common/truth", "org/easymock", "org/powermock",
+        "org/spockframework", "io/kotest", "org/jmock", "org/awaitility", "org/skyscreamer",
+        "org/xmlunit", "net/bytebuddy", "org/objenesis", "org/apache/maven/surefire",
+    ),
+    libraries=frozenset({"junit", "hamcrest", "assertj", "mockito", "testng", "truth"}),
+)  # fmt: skip
+
+
 @ECOSYSTEMS.register("java")
 class Java:
     name = "java"
     report: TestReport = Surefire()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         return path.endswith((".java", ".kt", ".groovy"))

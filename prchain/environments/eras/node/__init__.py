@@ -22,6 +22,7 @@ from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.node import packages, runner, toolchain
 from prchain.environments.eras.node.report import TEST_FILE, JsReport
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 
 # What the image's variables switch off: the registry (the sandbox is offline), watch modes and
 # prompts (CI), notifiers; npm's cache moves to /tmp, which any agent can write.
@@ -59,10 +60,26 @@ def suite(config: ErasConfig) -> str:
     return "bookworm" if "bookworm" in config.suites else next(iter(config.suites))
 
 
+# Where `require` and `import` find the hidden tests' libraries: the nearest node_modules upward
+# from the test file (at any depth, so `src/node_modules/chai` answers before the image's), the
+# older package managers' folders, and jest's root `__mocks__` (beside node_modules), which
+# replaces a node_modules package with no `jest.mock` call. A `__mocks__` beside a module of the
+# project's own is a test double that PRs change: it crosses.
+SEALED = SealedPlaces(
+    dirs=frozenset({"node_modules", "bower_components", "jspm_packages"}),
+    top_dirs=frozenset({"__mocks__"}),
+    libraries=frozenset(
+        {"chai", "jest", "mocha", "vitest", "jasmine", "sinon", "expect", "should", "ava", "tap"}
+        | {"uvu", "qunit", "power-assert", "assert", "node-tap", "testing-library"}
+    ),
+)
+
+
 @ECOSYSTEMS.register("node")
 class Node:
     name = "node"
     report: TestReport = JsReport()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         return bool(TEST_FILE.search(path))

@@ -39,6 +39,7 @@ from prchain.environments.eras.python.constraints import (
 )
 from prchain.environments.eras.python.report import PYTEST, Pytest
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 from prchain.environments.eras.submodules import declared, plan_notes
 
 # When each suite's interpreter came out, and from when its test tooling is sure to support it: a
@@ -846,10 +847,16 @@ _WRAPPERS = (
 )
 
 
+# Kept as it was: the sealed launcher imports pytest from the image with the tree off sys.path,
+# and crossing.py keeps out modules named like the runner or the standard library.
+SEALED = SealedPlaces()
+
+
 @ECOSYSTEMS.register("python")
 class Python:
     name = "python"
     report: TestReport = Pytest()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         return path.endswith(".py")

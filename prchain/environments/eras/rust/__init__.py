@@ -33,6 +33,7 @@ from prchain.environments.eras.rust.toolchains import (
     minor,
     wanted,
 )
+from prchain.environments.eras.sealed import SealedPlaces
 
 PROJECT_SRC = "/opt/prchain/src"
 CARGO_HOME = "/opt/cargo"
@@ -230,10 +231,25 @@ def _without_versions(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not re.match(r"\s*version\s*=", line))
 
 
+# Cargo reads the hidden tests' crates from the registry cache of the image, unless a vendored
+# source (`cargo vendor`'s vendor/, named in .cargo/config) or a `[patch]`/path override points
+# elsewhere: .cargo/ and Cargo.toml never cross (crossing.py), vendor/ and copies of test
+# libraries are sealed here.
+SEALED = SealedPlaces(
+    dirs=frozenset({"vendor"}),
+    libraries=frozenset(
+        {"pretty_assertions", "proptest", "quickcheck", "insta", "rstest", "assert_cmd"}
+        | {"assert_fs", "predicates", "trybuild", "mockall", "similar-asserts", "test-case"}
+        | {"serial_test", "expect-test", "libtest-mimic"}
+    ),
+)
+
+
 @ECOSYSTEMS.register("rust")
 class Rust:
     name = "rust"
     report: TestReport = Cargo()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         """Rust sources, insta's snapshots, and whatever a workspace keeps under `crates/` (ruff's

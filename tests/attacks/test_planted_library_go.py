@@ -1,0 +1,99 @@
+"""Issue 77, class 1, in the Go room: in a repository that vendors its modules, the agent rewrites
+the vendored copy of the hidden test's assertion library.
+
+`go test` builds with `-mod=vendor` when `vendor/modules.txt` is there, so the package the hidden
+test imports is read from the tree. On the code before, a rewritten `vendor/example.com/check/
+check.go` (a `.go` file: a source suffix) crossed with a wrong `Area` and the hidden test passed;
+the witness passed too, since it only proves the run reached its end. Now nothing under `vendor/`
+crosses: the vendored modules are B_t's, as the image has them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.planted import (
+    Room,
+    clean_room_passes,
+    era_image,
+    eval_status,
+    patch_of,
+    sandbox,
+    two_commits,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds Go
+
+REPO = f"planted-go-{uuid.uuid4().hex[:8]}/shapes"
+MODULE = "example.com/shapes"
+GO_MOD = f"module {MODULE}\n\ngo 1.22\n\nrequire example.com/check v1.0.0\n"
+MODULES_TXT = "# example.com/check v1.0.0\n## explicit; go 1.22\nexample.com/check\n"
+CHECK = (
+    'package check\n\nimport "testing"\n\n// Equal fails the test unless got is want.\n'
+    "func Equal(t *testing.T, want, got float64) {\n\tt.Helper()\n"
+    '\tif want != got {\n\t\tt.Fatalf("want %v, got %v", want, got)\n\t}\n}\n'
+)
+FAKE_CHECK = (
+    'package check\n\nimport "testing"\n\n// Equal never fails.\n'
+    "func Equal(t *testing.T, want, got float64) {}\n"
+)
+VENDORED = "vendor/example.com/check/check.go"
+SQUARE = "package shapes\n\n// Square is a side's square.\nfunc Square(s float64) float64 { return s * s }\n"
+AREA = "\n// Area of a circle.\nfunc Area(r float64) float64 { return 3 * r * r }\n"
+WRONG = SQUARE + "\n// Area is not implemented.\nfunc Area(r float64) float64 { return 0 }\n"
+TEST = (
+    'package shapes\n\nimport (\n\t"testing"\n\n\t"example.com/check"\n)\n\n'
+    "func TestSquare(t *testing.T) { check.Equal(t, 4, Square(2)) }\n"
+)
+AREA_TEST = "\nfunc TestArea(t *testing.T) { check.Equal(t, 3, Area(1)) }\n"
+
+
+@pytest.fixture(scope="module")
+def go_room(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[Room]:
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.go import Go
+    from prchain.environments.eras.manifests import snapshot
+
+    clone = tmp_path_factory.mktemp("go") / "shapes"
+    before = {
+        "go.mod": GO_MOD, "vendor/modules.txt": MODULES_TXT, VENDORED: CHECK,
+        "shapes.go": SQUARE, "shapes_test.go": TEST,
+    }  # fmt: skip
+    after = {"shapes.go": SQUARE + AREA, "shapes_test.go": TEST + AREA_TEST}
+    base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+    plan = Go().plans(snapshot(clone, base), eras)[0]
+    with era_image(docker_client, REPO, clone, base, plan) as image:
+        yield Room(
+            REPO, clone, base, gold, image, plan, "go",
+            plan.test_command.replace("{files}", "."), ["shapes_test.go"],
+            [f"{MODULE}::TestArea"], [f"{MODULE}::TestSquare"],
+        )  # fmt: skip
+
+
+def test_a_rewritten_vendored_assertion_does_not_pass_a_wrong_area(
+    docker_client: Any, go_room: Room
+) -> None:
+    with sandbox(docker_client, go_room) as env:
+        env.write_file("shapes.go", WRONG)
+        env.write_file(VENDORED, FAKE_CHECK)
+        assert VENDORED in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, go_room)
+        env.write_file("shapes.go", SQUARE + AREA)  # the gold code, the rewrite still there
+        assert clean_room_passes(env, go_room)
+
+
+def test_a_rewritten_vendored_assertion_in_a_prediction_does_not_resolve(
+    docker_client: Any, go_room: Room, tmp_path: Path
+) -> None:
+    wrong = patch_of(
+        go_room.clone, go_room.base, {"shapes.go": WRONG, VENDORED: FAKE_CHECK}, tmp_path
+    )
+    assert eval_status(docker_client, go_room, wrong).startswith("unresolved")
+    assert eval_status(docker_client, go_room, go_room.code) == "resolved"

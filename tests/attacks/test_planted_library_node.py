@@ -1,0 +1,108 @@
+"""Issue 77, class 1, in the Node room: the agent replaces the hidden tests' own assertion library.
+
+The hidden test beside the source (`src/shapes.test.js`) does `require('chai')`; Node resolves it
+from the nearest `node_modules` upward, so a `src/node_modules/chai/index.js` whose `expect` never
+throws answers before the image's chai. On the code before, that file crossed into the clean room
+with a wrong `area` (it has a source suffix) and the hidden test passed, in a stage and as a model's
+prediction under `tasks eval --predictions`. Now no `node_modules` path crosses: the hidden tests'
+dependencies come from the image, sealed like the tests."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prchain.verdicts.sandbox import fill_command
+from tests.support.planted import (
+    Room,
+    clean_room_passes,
+    era_image,
+    eval_status,
+    patch_of,
+    sandbox,
+    two_commits,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds Node
+
+REPO = f"planted-node-{uuid.uuid4().hex[:8]}/shapes"
+PACKAGE = {
+    "name": "shapes", "version": "1.0.0", "private": True, "main": "src/shapes.js",
+    "scripts": {"test": "node --test"}, "devDependencies": {"chai": "4.3.10"},
+}  # fmt: skip
+SQUARE = "exports.square = (s) => s * s;\n"
+AREA = "\nexports.area = (r) => 3 * r * r;\n"
+WRONG = SQUARE + "\nexports.area = (r) => 0;\n"
+HEAD = "const { expect } = require('chai');\nconst { describe, it } = require('node:test');\n"
+TEST = HEAD + "const { square, area } = require('./shapes');\n\ndescribe('shapes', () => {\n"
+SQUARES = "  it('squares', () => {\n    expect(square(2)).to.equal(4);\n  });\n"
+AREAS = "  it('computes the area', () => {\n    expect(area(1)).to.equal(3);\n  });\n"
+# An `expect` that never throws, wherever the chain of assertions goes.
+FAKE_CHAI = (
+    "const never = new Proxy(function () {}, { get: () => never, apply: () => never });\n"
+    "exports.expect = () => never;\n"
+)
+PLANT = "src/node_modules/chai/index.js"
+
+
+@pytest.fixture(scope="module")
+def node_room(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[Room]:
+    from prchain.environments.eras.manifests import snapshot
+    from prchain.environments.eras.node import Node
+
+    clone = tmp_path_factory.mktemp("node") / "shapes"
+    before = {
+        "package.json": json.dumps(PACKAGE, indent=2) + "\n", ".nvmrc": "20\n",
+        ".gitignore": "node_modules/\n", "src/shapes.js": SQUARE,
+        "src/shapes.test.js": TEST + SQUARES + "});\n",
+    }  # fmt: skip
+    after = {"src/shapes.js": SQUARE + AREA, "src/shapes.test.js": TEST + SQUARES + AREAS + "});\n"}
+    base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    node, snap = Node(), snapshot(clone, base)
+    plan = node.plans(snap, _eras())[0]
+    # A registry mirror stamps its own copy times, so none of chai's releases is dated before the
+    # commit: the ranges as written, as `env setup`'s revision does after ETARGET.
+    plan = node.revise(snap, _eras(), plan, "ETARGET", False) or plan
+    command = fill_command(plan.test_command, node.report.targets(["src/shapes.test.js"]))
+    with era_image(docker_client, REPO, clone, base, plan) as image:
+        yield Room(
+            REPO, clone, base, gold, image, plan, "node", command, ["src/shapes.test.js"],
+            ["src/shapes.test.js::shapes > computes the area"],
+            ["src/shapes.test.js::shapes > squares"],
+        )  # fmt: skip
+
+
+def _eras() -> Any:
+    from prchain.environments.eras.config import ErasConfig
+
+    return ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+
+
+def test_a_planted_chai_does_not_pass_a_wrong_area_in_the_clean_room(
+    docker_client: Any, node_room: Room
+) -> None:
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", WRONG)
+        env.write_file(PLANT, FAKE_CHAI)
+        env.execute(f"git add -f {PLANT}")  # past .gitignore, as in the attack
+        assert PLANT in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, node_room)
+        env.write_file("src/shapes.js", SQUARE + AREA)  # the gold code, the plant still there
+        assert clean_room_passes(env, node_room)
+
+
+def test_a_planted_chai_in_a_prediction_does_not_resolve(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    # The prediction narrows .gitignore to the root's node_modules, so its plant is in Δ.
+    files = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
+    wrong = patch_of(node_room.clone, node_room.base, files, tmp_path)
+    assert eval_status(docker_client, node_room, wrong).startswith("unresolved")
+    assert eval_status(docker_client, node_room, node_room.code) == "resolved"

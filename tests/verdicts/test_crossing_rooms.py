@@ -1,0 +1,127 @@
+"""(unit) What crosses into each room's clean room is decided by where a file sits and what the
+room loads, not by its suffix (issue 77, class 1): the places a room's runner or compiler
+resolves the hidden tests' libraries from never cross. Each case is a real `git diff --binary`
+of a change in a tmp repository, cut and filtered by `agent_change` as the clean room does."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from prchain.core.errors import UnknownName
+from prchain.dev.repos import git
+from prchain.environments import carry
+from prchain.environments.eras.ecosystems import ecosystem
+from prchain.verdicts.crossing import why_not
+from prchain.verdicts.sandbox import agent_change, section_paths
+from tests.support.eras_repo import commit_files
+
+# The agent's change per room: (path, crosses?). Each room's own code crosses; its sealed places
+# do not, at any depth.
+CASES = {
+    "node": [
+        ("src/area.js", True),
+        ("src/node_modules/chai/index.js", False),
+        ("packages/a/node_modules/chai/lib/chai.js", False),
+        ("__mocks__/chai.js", False),
+        ("src/__mocks__/area.js", True),  # a double of the project's own module
+        ("bower_components/should/should.js", False),
+        ("third_party/chai/index.js", False),
+        ("third_party/leftpad/index.js", True),  # the project's own copy of a non-test library
+    ],
+    "go": [
+        ("shapes.go", True),
+        ("vendor/modules.txt", False),
+        ("vendor/github.com/stretchr/testify/assert/assertions.go", False),
+        ("internal/vendor/example.com/check/check.go", False),
+        ("third_party/testify/assert/assertions.go", False),
+        ("third_party/forked/golang/reflect/deep_equal.go", True),
+        ("vendored.go", True),
+    ],
+    "java": [
+        ("src/main/java/org/acme/Area.java", True),
+        ("src/main/java/org/junit/jupiter/api/Assertions.java", False),
+        ("core/src/main/java/org/junit/Assert.java", False),
+        ("src/main/java/junit/framework/Assert.java", False),
+        ("src/main/java/org/hamcrest/CoreMatchers.java", False),
+        ("src/main/kotlin/org/assertj/core/api/Assertions.kt", False),
+        ("src/main/resources/org/mockito/plugins/MockMaker.txt", False),
+        ("src/main/java/org/testng/Assert.java", False),
+        ("src/main/java/org/acme/junit/Helper.java", True),  # the project's own package
+    ],
+    "rust": [
+        ("src/lib.rs", True),
+        ("vendor/pretty_assertions/src/lib.rs", False),
+        ("third_party/rust/proptest/src/lib.rs", False),
+        (".cargo/config.toml", False),
+        ("crates/x/Cargo.toml", False),
+    ],
+    "python": [  # kept as it was
+        ("geo/shapes.py", True),
+        ("vendor/lib.py", True),
+        ("geo/node_modules/x.js", True),
+        ("pytest.py", False),
+    ],
+}
+
+
+def _repo(tmp_path: Path, paths: list[str]) -> Path:
+    """A repository with a README; then the paths written and staged (ignored ones too), as the
+    agent's `git add -f` leaves them."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_files(repo, {"README.md": "x\n", ".gitignore": "node_modules/\nvendor/\n"}, "Start", "2024-01-01T00:00:00Z")  # fmt: skip
+    for path in paths:
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(f"// {path}\n")
+    git(repo, "add", "-A", "-f", ".")
+    return repo
+
+
+class _Delta:
+    """The agent's side of a sandbox as agent_change reads it: Δ_t, from a real repository."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+
+    def cumulative_patch(self) -> bytes:
+        script = f"{carry._AGENT_GIT}\ngit diff --cached --binary {carry.DIFF_OPTIONS} HEAD"
+        return subprocess.run(
+            ["bash", "-c", script], cwd=self.repo, capture_output=True, check=True
+        ).stdout
+
+
+@pytest.mark.parametrize("room", sorted(CASES))
+def test_each_room_keeps_its_sealed_places_out(tmp_path: Path, room: str) -> None:
+    repo = _repo(tmp_path, [path for path, _ in CASES[room]])
+    change = agent_change(_Delta(repo), room)  # type: ignore[arg-type]
+    crossed = {p for section in change.patch.decode().split("diff --git ")[1:] for p in section_paths("diff --git " + section)}  # fmt: skip
+    assert crossed == {path for path, crosses in CASES[room] if crosses}
+    assert sorted(change.dropped) == sorted(path for path, crosses in CASES[room] if not crosses)
+    applied = subprocess.run(["git", "apply", "--check", "-"], cwd=tmp_path, input=change.patch)
+    assert applied.returncode == 0  # what is kept still applies
+
+
+def test_a_run_whose_room_is_not_known_keeps_every_rooms_places_out() -> None:
+    for path in (
+        "src/node_modules/chai/index.js",
+        "vendor/example.com/check/check.go",
+        "src/main/java/org/junit/Assert.java",
+    ):
+        assert why_not(path, None) is not None
+    assert why_not("src/area.js", None) is None
+
+
+def test_every_room_states_its_places() -> None:
+    """A language is a room: each registered ecosystem declares what never crosses."""
+    for name in ("python", "rust", "go", "java", "node"):
+        assert ecosystem(name).sealed is not None
+    assert ecosystem("python").sealed.why("vendor/x.py") is None
+
+
+def test_an_unknown_room_is_one_clear_error() -> None:
+    with pytest.raises(UnknownName, match="unknown ecosystem .cobol.; valid names: go, java"):
+        why_not("src/area.js", "cobol")
