@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prchain.chains.patches import split_patch
+from prchain.chains.reading.patches import split_patch
 from prchain.dev.repos import git
 from prchain.environments.eras.ecosystems import Plan
 from tests.support.era_runs import remove_repo_images
