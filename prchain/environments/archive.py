@@ -149,8 +149,10 @@ def _scan(path: Path) -> tuple[dict[str, Member], dict[str, bytes]]:
                 name = _inside(info.name)
                 if not name:
                     continue  # never used: nothing outside the archive is sent on
-                if name in members or len(members) >= MAX_MEMBERS:
-                    raise ArchiveRefused(f"{path} holds {name} twice or over {MAX_MEMBERS} entries")
+                if name in members:  # which of the two would the engine read? neither
+                    raise ArchiveRefused(f"{path} holds {name[:80]} twice")
+                if len(members) >= MAX_MEMBERS:
+                    raise ArchiveRefused(f"{path} holds over {MAX_MEMBERS:,} entries")
                 members[name] = _member(path, tar, info, name, naming)
         except (tarfile.TarError, EOFError, OSError) as exc:
             raise ArchiveRefused(f"{path} is not a whole image archive ({exc})") from None

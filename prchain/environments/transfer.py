@@ -5,6 +5,9 @@ The size is known before anything is written: an image's own layers weigh its si
 parent's (the classic builder and `docker commit` record the parent), so the archive holds each
 image of the union of the chosen images' ancestries once. An image whose parent is unknown (one
 loaded from an archive) counts whole, so the estimate errs high, never low.
+
+Loading trusts nothing the archive says about names: prchain.environments.archive reads it first,
+and only the images the task file names, by name and content digest, reach the engine.
 """
 
 from __future__ import annotations
