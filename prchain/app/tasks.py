@@ -24,7 +24,13 @@ from prchain.verdicts.runnable import (
     export_runnable,
     flat_path,
 )
-from prchain.verdicts.taskfile import Patches, images_of, read_predictions, read_tasks
+from prchain.verdicts.taskfile import (
+    Patches,
+    images_of,
+    read_predictions,
+    read_tasks,
+    stated_images,
+)
 
 __all__ = ["by_chain", "flat_path"]  # for the CLI, which reaches the library only through here
 
@@ -112,20 +118,23 @@ def save_task_images(found: ImageSizes, out: str) -> int:
 class Loaded:
     names: list[str]
     missing: list[str] = field(default_factory=list)  # the task file's images still absent
+    kept: list[str] = field(default_factory=list)  # already in the engine, as the file states
 
 
-def load_task_images(archive: str, tasks: str | None = None) -> Loaded:
-    """`docker load` of an archive; with a task file, which of its images are still not there."""
+def load_task_images(archive: str, tasks: str) -> Loaded:
+    """Load from an archive only the images the task file names, each checked against its stated
+    digest (prchain.environments.archive); then which runnable stages' images are still absent."""
     from prchain.environments.docker_client import DockerClient
     from prchain.environments.transfer import load
 
     client = DockerClient()
-    loaded = Loaded(load(client, archive))
-    if tasks is not None:
-        for name, digest in images_of(read_tasks(tasks)).items():
-            info = client.image_info(name)
-            if info is None or (digest and info.id != digest):
-                loaded.missing.append(name)
+    chains = read_tasks(tasks)
+    done = load(client, archive, stated_images(tasks, chains))
+    loaded = Loaded(done.loaded, kept=done.kept)
+    for name, digest in images_of(chains).items():
+        info = client.image_info(name)
+        if info is None or info.id != digest:
+            loaded.missing.append(name)
     return loaded
 
 

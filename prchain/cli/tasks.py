@@ -75,11 +75,19 @@ def save(tasks_file: str, out: str, all_stages: bool, dry_run: bool) -> None:
 @click.option(
     "--tasks",
     "tasks_file",
+    required=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="Check that every image this task file's runnable stages need is now there.",
+    help="The task file the archive was saved for: only the images it names, with the digests "
+    "it states, are loaded.",
 )
-def load(archive: str, tasks_file: str | None) -> None:
-    """Load an archive `tasks images save` wrote into this machine's Docker engine.
+def load(archive: str, tasks_file: str) -> None:
+    """Load into this machine's Docker engine the images TASKS names from an archive `tasks
+    images save` wrote.
+
+    Each image is checked against the name and content digest TASKS states before anything
+    reaches the engine: an archive with any other image or name is refused, and an image the
+    engine already has under one of those names is never replaced. Then it checks that every
+    image TASKS's runnable stages need is there.
 
     Example:
 
@@ -89,7 +97,10 @@ def load(archive: str, tasks_file: str | None) -> None:
     from prchain.app.tasks import load_task_images
 
     loaded = load_task_images(archive, tasks_file)
-    click.echo(f"loaded {plural(len(loaded.names), 'image')}: {', '.join(loaded.names)}")
+    named = f": {', '.join(loaded.names)}" if loaded.names else ""
+    click.echo(f"loaded {plural(len(loaded.names), 'image')}{named}")
+    if loaded.kept:
+        click.echo(f"already in the engine, kept: {', '.join(loaded.kept)}")
     finish(
         len(loaded.missing),
         f"still missing or different: {', '.join(loaded.missing)}" if loaded.missing else "",

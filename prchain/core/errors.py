@@ -122,6 +122,14 @@ class UserNotInImage(EnvironmentFailure):
     hint = "run as a user the image lists in /etc/passwd (root too), or add that user to the image"
 
 
+class ArchiveRefused(EnvironmentFailure):
+    """An image archive carries an image or a name the task file does not state, or would replace
+    an image the engine already has (issue 77). Nothing of it was loaded; the message says which
+    image, so it stands alone on one line."""
+
+    hint = ""
+
+
 class LLMError(PrchainError):
     hint = "check OPENAI_BASE_URL / OPENAI_API_KEY and the model names in your config"
 

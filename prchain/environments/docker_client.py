@@ -278,8 +278,9 @@ class DockerClient:
             raise EnvironmentFailure(f"docker push of {name} failed: {exc}") from None
         return digest
 
-    def load_images(self, archive: BinaryIO) -> list[str]:
-        """`docker load` of an archive (plain or gzip-compressed tar); the names (or ids) loaded."""
+    def load_images(self, archive: BinaryIO | Iterable[bytes]) -> list[str]:
+        """`docker load` of an archive (plain or gzip-compressed tar, a file or a stream of
+        chunks, sent as it is read); the names (or ids) loaded."""
         loaded: list[str] = []
         try:
             for message in self.api.load_image(archive):

@@ -5,6 +5,9 @@ The size is known before anything is written: an image's own layers weigh its si
 parent's (the classic builder and `docker commit` record the parent), so the archive holds each
 image of the union of the chosen images' ancestries once. An image whose parent is unknown (one
 loaded from an archive) counts whole, so the estimate errs high, never low.
+
+Loading trusts nothing the archive says about names: prchain.environments.archive reads it first,
+and only the images the task file names, by name and content digest, reach the engine.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prchain.core.errors import EnvironmentFailure
+from prchain.core.errors import ArchiveRefused, EnvironmentFailure
 from prchain.core.files import check_target
+from prchain.environments.archive import check, read, short, stream
 from prchain.environments.docker_client import DockerClient, ImageInfo
 
 
@@ -82,14 +86,50 @@ def save(client: DockerClient, names: list[str], out: str | Path) -> int:
     return target.stat().st_size
 
 
-def load(client: DockerClient, archive: str | Path) -> list[str]:
-    """Load an archive `save` wrote (or any `docker save` archive); the names loaded."""
+@dataclass
+class Loading:
+    """What `load` did with each image the task file names and the archive holds."""
+
+    loaded: list[str] = field(default_factory=list)  # names given to an image the archive brought
+    kept: list[str] = field(default_factory=list)  # already in the engine as the file states
+
+
+def load(client: DockerClient, archive: str | Path, stated: dict[str, str]) -> Loading:
+    """Load from an archive `save` wrote only the images `stated` (name → image id) names, each
+    checked against its id, and name them; nothing else of the archive reaches the engine, and
+    an image the engine has is never replaced (ArchiveRefused, before anything is loaded)."""
     path = Path(archive)
     if not path.is_file():
         raise EnvironmentFailure(f"{path} is not an image archive (no such file)")
-    # The engine reads gzip itself; the archive is streamed as it is, never whole in memory.
-    with path.open("rb") as handle:
-        return client.load_images(handle)
+    images = check(read(path), stated)
+    present = {image.image_id for image in images}
+    names = {name: image_id for name, image_id in stated.items() if image_id in present}
+    done = Loading()
+    for name, image_id in names.items():
+        if _kept(client, name, image_id):
+            done.kept.append(name)
+    absent = [image for image in images if client.image_info(image.image_id) is None]
+    if absent:  # untagged, so the engine moves no tag; the names follow below
+        client.load_images(stream(path, absent))
+    for name, image_id in names.items():
+        if name not in done.kept:
+            client.tag(image_id, name)
+            done.loaded.append(name)
+    return done
+
+
+def _kept(client: DockerClient, name: str, image_id: str) -> bool:
+    """Whether the engine already has `name` as `image_id`; ArchiveRefused when it has it as
+    another image, which an archive must never replace (another repository's rollouts use it)."""
+    info = client.image_info(name)
+    if info is None:
+        return False
+    if info.id != image_id:
+        raise ArchiveRefused(
+            f"{name} is already in this engine as {short(info.id)}; the archive's "
+            f"({short(image_id)}) does not replace it, and nothing was loaded"
+        )
+    return True
 
 
 def push(client: DockerClient, names: list[str], registry: str) -> dict[str, str]:

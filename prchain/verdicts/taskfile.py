@@ -89,6 +89,24 @@ def _json_lines(path: Path) -> Iterator[Any]:
                     ) from None
 
 
+def stated_images(path: str | Path, chains: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Every stage image a task file names (name → content digest), each with one digest: what
+    an archive for it may hold. A file whose stage names an image with no digest, or one name
+    with two, states nothing an archive can be checked against."""
+    found: dict[str, str] = {}
+    for chain in chains:
+        for stage in chain["stages"]:
+            name, digest = stage["environment"].get("image"), stage["environment"].get("image_id")
+            if not name:
+                continue
+            if not isinstance(digest, str) or not digest.startswith("sha256:"):
+                raise ConfigError(f"{path} states no content digest (image_id) for {name}",
+                                  hint="export it again with `prchain tasks export OUT --runnable`")  # fmt: skip
+            if found.setdefault(name, digest) != digest:
+                raise ConfigError(f"{path} names {name} with two digests", hint="export it again")
+    return found
+
+
 def images_of(chains: Iterable[dict[str, Any]], every: bool = False) -> dict[str, str]:
     """The images (name → digest) the chains' runnable stages run in; `every`: any stage's."""
     found: dict[str, str] = {}

@@ -3,6 +3,7 @@ verdicts per PR, and removing only the images (and cache volume) a test's made-u
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from prchain.store.models import (
     ChainStage,
     EnvRecipe,
     PullRequest,
+    RolloutStage,
     StageEra,
     StageVerification,
 )
@@ -136,3 +138,51 @@ def remove_repo_images(
                 client.remove_image(ref)
     if volume:
         client.remove_volume(cache_volume(ErasConfig(), repo))
+
+
+# ---- gold before attack: a room's gold patches resolve where the attacks are judged ------------
+
+GOLD_END = "PRCHAIN_TEST_GOLD_PATCH_END"  # the heredoc's end: a line no patch holds
+
+
+def gold_resolves_in_tasks_eval(common: list[str], work: Path) -> str:
+    """`tasks export --runnable` of the store's chain, then `tasks eval` of its gold patches, each
+    stage on the one before's carried patch, in the clean room; its summary line."""
+    tasks = work / "tasks.jsonl"
+    exported = invoke("tasks", "export", str(tasks), "--runnable", *common)
+    assert exported.exit_code == 0, exported.output
+    results = work / "tasks.gold.eval.jsonl"
+    evaluated = invoke("tasks", "eval", str(tasks), "--results", str(results), *common)
+    assert evaluated.exit_code == 0, evaluated.output
+    return evaluated.output
+
+
+def gold_rollout(
+    common: list[str], url: str, llm: Any, fake_llm: Any
+) -> list[tuple[int, bool | None, Any]]:
+    """A rollout whose scripted agent applies each stage's gold code patch (`git apply`, as the
+    agent) and submits, judged 1.0 and kept on judge and tests both: each stage's index, T(p̂)
+    from the rollout's clean room, and the failing tests it names."""
+    config = Path(common[common.index("--config") + 1])
+    settings = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump({**settings, "llm": llm.model_dump(mode="json")}))
+    with session_scope(make_engine(url)) as session:
+        stages = list(session.scalars(select(ChainStage).order_by(ChainStage.idx)))
+        for stage in stages:  # what `queries build` (an LLM) would write
+            stage.query = f"Stage {stage.idx}: add what the tests ask for."
+        golds = [stage.gold_patch for stage in stages]
+    for gold in golds:
+        command = f"git apply <<'{GOLD_END}'\n{gold.rstrip(chr(10))}\n{GOLD_END}\n"
+        fake_llm.push(model="policy", tool_calls=[_call("bash", command=command)])
+        fake_llm.push(model="policy", tool_calls=[_call("submit", summary="done")])
+    judged = json.dumps({"score": 1.0, "comment": "It does what the task asks."})
+    fake_llm.push(model="judge", content=judged, times=None)
+    ran = invoke("rollout", "--keep-on", "both", "--keep", "prefix", *common)
+    assert ran.exit_code == 0, ran.output
+    with session_scope(make_engine(url)) as session:
+        rows = session.scalars(select(RolloutStage).order_by(RolloutStage.stage_idx)).all()
+        return [(r.stage_idx, r.tests_passed, (r.test_result or {}).get("failing")) for r in rows]
+
+
+def _call(name: str, **arguments: str) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}

@@ -26,9 +26,12 @@ import yaml
 from click.testing import CliRunner, Result
 
 from prchain.cli import main
+from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import ChainRepo
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
+from tests.support.era_runs import gold_rollout
+from tests.support.llm_fixtures import FAKE_API_KEY, make_test_llm_config
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 # This run's namespace: every image it makes carries its slug. A name of the run's own, since
@@ -45,6 +48,7 @@ class Exported:
     export_output: str
     save_output: str
     archive: Path
+    rollout: list[tuple[int, bool | None, Any]]  # T(p̂) of a gold rollout, stage by stage
 
 
 def _invoke(*args: str) -> Result:
@@ -63,9 +67,15 @@ def _own_images(client: Any) -> list[str]:
 
 @pytest.fixture(scope="module")
 def exported(
-    geo_repo: ChainRepo, docker_client: Any, base_image: str, tmp_path_factory: Any
+    geo_repo: ChainRepo,
+    docker_client: Any,
+    base_image: str,
+    tmp_path_factory: Any,
+    _fake_llm_server: ScriptedLLMServer,
 ) -> Iterator[Exported]:
-    """Mined, set up, verified, exported, saved, removed and loaded again (once per module)."""
+    """Mined, set up, verified, rolled out with the gold patches (while the era image that a
+    rollout opens its sandbox on is there), exported, saved, removed and loaded again (once per
+    module)."""
     work = tmp_path_factory.mktemp("runnable")
     config = work / "prchain.yaml"
     eras = {"suites": {"bookworm": "3.11"}, "extra_base_packages": [], "test_packages": []}
@@ -86,6 +96,7 @@ def exported(
         _ok("chains", "build", *common)
         _ok("env", "setup", *common)
         _ok("tests", "verify", *common)
+        rollout = _gold_rollout(common, _fake_llm_server)
         tasks = work / "tasks.jsonl"
         export_output = _ok("tasks", "export", str(tasks), "--runnable", *common)
         archive = work / "images.tar.gz"
@@ -94,13 +105,28 @@ def exported(
             docker_client.remove_image(tag)  # the stage image first, then the era image under it
         assert _own_images(docker_client) == []
         _ok("tasks", "images", "load", str(archive), "--tasks", str(tasks))
-        yield Exported(
-            tasks, work / "tasks.stages.jsonl", common, export_output, save_output, archive
-        )
+        flat = work / "tasks.stages.jsonl"
+        yield Exported(tasks, flat, common, export_output, save_output, archive, rollout)
     finally:
         for tag in _own_images(docker_client):
             docker_client.remove_image(tag)
         docker_client.remove_volume(cache_volume(ErasConfig(), REPO))  # its builds' download cache
+
+
+def _gold_rollout(
+    common: list[str], server: ScriptedLLMServer
+) -> list[tuple[int, bool | None, Any]]:
+    """tests/support/era_runs.py's gold rollout, with the session's scripted LLM server (this
+    module's fixture outlives the per-test `fake_llm`)."""
+    server.reset()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_BASE_URL", server.base_url)
+            patch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+            url = common[common.index("--db") + 1]
+            return gold_rollout(common, url, make_test_llm_config(), server)
+    finally:
+        server.reset()
 
 
 def _chain(exported: Exported) -> dict[str, Any]:
@@ -152,6 +178,13 @@ def test_every_verified_stage_s_gold_resolves_on_the_loaded_images(
     }
     again = _ok("tasks", "eval", str(exported.tasks), "--results", str(results), *exported.common)
     assert again.count("(stored)") == 2 and len(results.read_text().splitlines()) == 2
+
+
+def test_every_verified_stage_s_gold_passes_a_rollouts_clean_room(exported: Exported) -> None:
+    """Gold before attack, Python room: the rollout's sealed clean room passes the real change of
+    each verified stage, the second on the first's carried patch; #3's tests are unusable, so it
+    has no verdict (the judge alone decides it)."""
+    assert exported.rollout == [(1, True, []), (2, True, []), (3, None, None)], exported.rollout
 
 
 def test_a_gold_patch_that_fails_exits_1(exported: Exported, tmp_path: Path) -> None:

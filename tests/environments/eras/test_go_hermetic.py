@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +22,23 @@ from sqlalchemy import select
 
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.envsetup import era_stages
+from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_env import DockerEnvironment
+from prchain.llm.config import LLMConfig
 from prchain.store.db import make_engine, session_scope
 from prchain.store.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
 from tests.support.era_runs import (
+    gold_resolves_in_tasks_eval,
+    gold_rollout,
     invoke,
     remove_repo_images,
     write_config,
 )
 from tests.support.go_proxy import GoProxy, make_go_greeter, tinylib_proxy
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# Two Go era builds, a verify, a sandbox walk, an eval and a rollout: minutes on a loaded machine.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = f"go-eras-test-{uuid.uuid4().hex[:8]}/greeter"  # per session: its images are its own
 GREETER = "example.com/greeter"
 # The agent's stage-1 work: Farewell in a file of its own, and a test that holds in both eras.
@@ -86,25 +92,45 @@ def _stages(url: str) -> list[tuple[ChainStage, int, EnvRecipe, StageVerificatio
     return [tuple(row) for row in rows]  # type: ignore[misc]
 
 
-def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
-    tmp_path: Path,
+@dataclass
+class Greeter:
+    """The chain #1 → #2 mined, built, its two eras set up and its tests verified (once)."""
+
+    clone: Path
+    work: Path
+    common: list[str]
+    url: str
+    setup: str
+    verify: str
+
+
+@pytest.fixture(scope="module")
+def greeter(
+    tmp_path_factory: pytest.TempPathFactory,
     proxy: tuple[GoProxy, dict[str, str]],
     own_images: None,
     base_image: str,
-    docker_client: Any,
-    sqlite_url: str,
-) -> None:
+) -> Greeter:
     served, sums = proxy
-    clone = make_go_greeter(tmp_path / "greeter", sums)
-    common = ["--config", str(_config(tmp_path, served)), "--db", sqlite_url]
+    work = tmp_path_factory.mktemp("go-eras")
+    clone = make_go_greeter(work / "greeter", sums)
+    url = f"sqlite:///{work / 'prchain.db'}"
+    common = ["--config", str(_config(work, served)), "--db", url]
     assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
     built = invoke("chains", "build", "--min-len", "2", *common)
     assert built.exit_code == 0, built.output
-
     setup = invoke("env", "setup", *common)
-    assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
     verify = invoke("tests", "verify", "--gold-runs", "1", *common)
     assert verify.exit_code == 0, verify.output
+    return Greeter(clone, work, common, url, setup.output, verify.output)
+
+
+def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
+    greeter: Greeter, docker_client: Any
+) -> None:
+    clone, tmp_path, sqlite_url, common = greeter.clone, greeter.work, greeter.url, greeter.common
+    setup_output, verify_output = greeter.setup, greeter.verify
+    assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup_output, setup_output
     stages = _stages(sqlite_url)
     assert [number for _, number, _, _ in stages] == [1, 2]
     recipes = [recipe for _, _, recipe, _ in stages]
@@ -117,7 +143,7 @@ def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
     assert found == [
         ([f"{GREETER}::TestFarewell"], [f"{GREETER}::TestWelcome"]),
         ([f"{GREETER}::TestShout"], [f"{GREETER}::TestFarewell", f"{GREETER}::TestWelcome"]),
-    ], verify.output
+    ], verify_output
     shown = invoke("tests", "show", f"{stages[1][0].chain_id}:2", *common).output
     assert f"{GREETER}::TestShout" in shown and "F2P" in shown, shown
     why = f"{GREETER}::TestWelcome: passed at the start; the test patch does not touch it"
@@ -157,3 +183,14 @@ def test_two_go_eras_verify_and_a_chain_carries_the_agent_across_them(
         for test in ("TestBye", "TestWelcome", "TestFarewell"):
             assert f"--- PASS: {test}" in second.output, second.output
         assert "v0.2.0" in env.execute("go list -m example.com/tinylib").output
+
+
+def test_the_gold_patches_resolve_in_tasks_eval_and_in_a_rollouts_clean_room(
+    greeter: Greeter, fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
+    """Gold before attack: the Go room's verdicts (test2json, the witness) are trusted only if
+    the real change passes them, on the file alone (`tasks eval`) and in a rollout."""
+    out = gold_resolves_in_tasks_eval(greeter.common, greeter.work)
+    assert "2 of 2 stages resolved; 1 of 1 chain resolved throughout" in out, out
+    stages = gold_rollout(greeter.common, greeter.url, llm_config, fake_llm)
+    assert stages == [(1, True, []), (2, True, [])], stages

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,15 @@ from sqlalchemy import select
 
 from prchain.agent.tasks import load_chain
 from prchain.app.envsetup import era_stages
+from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_env import DockerEnvironment
+from prchain.llm.config import LLMConfig
 from prchain.store.db import make_engine, session_scope
 from prchain.store.models import Chain, ChainStage
 from tests.support.era_runs import (
+    gold_resolves_in_tasks_eval,
+    gold_rollout,
     invoke,
     recipes_by_pr,
     remove_repo_images,
@@ -64,19 +69,36 @@ def _config(tmp_path: Path) -> Path:
     )
 
 
-def test_two_node_eras_verify_and_a_chain_crosses_them(
-    tmp_path: Path, own_images: None, base_image: str, docker_client: Any, sqlite_url: str
-) -> None:
-    clone = make_mimer(tmp_path / "mimer")
-    common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
+@dataclass
+class Mimer:
+    """The chain #1 → #2 mined, built, its two eras set up and its tests verified (once)."""
+
+    clone: Path
+    work: Path
+    common: list[str]
+    url: str
+    setup: str
+
+
+@pytest.fixture(scope="module")
+def mimer(tmp_path_factory: pytest.TempPathFactory, own_images: None, base_image: str) -> Mimer:
+    work = tmp_path_factory.mktemp("node-eras")
+    clone = make_mimer(work / "mimer")
+    url = f"sqlite:///{work / 'prchain.db'}"
+    common = ["--config", str(_config(work)), "--db", url]
     assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
     built = invoke(
         "chains", "build", "--strategy", "temporal", "--min-len", "2", "--max-len", "2", *common
     )
     assert built.exit_code == 0, built.output
-
     setup = invoke("env", "setup", *common)
-    assert "2 eras for 2 stages: 2 verified (2 by planner)" in setup.output, setup.output
+    invoke("tests", "verify", "--gold-runs", "1", *common)
+    return Mimer(clone, work, common, url, setup.output)
+
+
+def test_two_node_eras_verify_and_a_chain_crosses_them(mimer: Mimer, docker_client: Any) -> None:
+    clone, tmp_path, sqlite_url = mimer.clone, mimer.work, mimer.url
+    assert "2 eras for 2 stages: 2 verified (2 by planner)" in mimer.setup, mimer.setup
     recipes = recipes_by_pr(sqlite_url)
     assert [recipes[n].interpreter for n in (1, 2)] == ["18.20.8", "20.20.2"]
     assert recipes[1].test_command == "node_modules/.bin/mocha"
@@ -84,7 +106,6 @@ def test_two_node_eras_verify_and_a_chain_crosses_them(
     assert recipes[1].verification["passed"] == 1 and recipes[2].verification["passed"] == 2
     assert "npm ci" in recipes[2].commands
 
-    invoke("tests", "verify", "--gold-runs", "1", *common)
     verdicts = verdicts_by_pr(sqlite_url)
     assert verdicts[1].fail_to_pass == ["test/label.test.js::label > names the type"]
     assert verdicts[2].fail_to_pass == ["test/text.test.js::isText > says css is text"]
@@ -114,6 +135,17 @@ def test_two_node_eras_verify_and_a_chain_crosses_them(
         assert second.exit_code == 0 and "shouts the extension" in second.output, second.output
         assert env.execute("node --version").output.strip() == "v20.20.2"
         assert "node_modules" not in env.cumulative_patch().decode()
+
+
+def test_the_gold_patches_resolve_in_tasks_eval_and_in_a_rollouts_clean_room(
+    mimer: Mimer, fake_llm: ScriptedLLMServer, llm_config: LLMConfig
+) -> None:
+    """Gold before attack: the Node room's verdicts are trusted only if the real change passes
+    them, on the file alone (`tasks eval`) and in a rollout, each stage in its own era."""
+    out = gold_resolves_in_tasks_eval(mimer.common, mimer.work)
+    assert "2 of 2 stages resolved; 1 of 1 chain resolved throughout" in out, out
+    stages = gold_rollout(mimer.common, mimer.url, llm_config, fake_llm)
+    assert stages == [(1, True, []), (2, True, [])], stages
 
 
 def _write_kinds(env: DockerEnvironment) -> None:
