@@ -10,7 +10,10 @@ The run itself is sealed (issue 52): every command runs under root's watch, drop
 with `setpriv`; `python -m pytest` goes through a root-owned launcher and pytest loads only the
 plugins the image installed and those the stage base declares (prchain/environments/eras/python/seal.py); a test report is written into a
 pipe that root reads into a file the tester cannot open, so nothing the tested code does after
-pytest wrote it (an `atexit` hook) changes what is read.
+pytest wrote it (an `atexit` hook) changes what is read. Root keeps at most
+`environment.max_report_bytes` of a report and the host reads no more (issue 77). A runner that
+reports only on the console the tested code shares (libtest) is not read at all: root runs each
+hidden test on its own and reads its exit status (RUN_EACH).
 """
 
 from __future__ import annotations

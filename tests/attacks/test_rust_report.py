@@ -92,7 +92,7 @@ def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
     verified: Any, tmp_path: Path
 ) -> None:
     common, url, _clone, tasks, setup = verified
-    assert "2 verified" in setup and "du: cannot access" not in setup, setup
+    assert "1 verified (1 by planner), 0 not" in setup and "du: cannot access" not in setup, setup
     found = verdicts_by_pr(url)
     assert found[1].fail_to_pass == [AREA_ID] and SQUARE_ID in found[1].pass_to_pass
     results = tmp_path / "gold.jsonl"
