@@ -101,6 +101,10 @@ class ProcessStopping(ContainerDied):
     hint = "the run was interrupted; rerun to continue: finished work is kept"
 
 
+class ReportTooLarge(EnvironmentFailure):
+    """A test report past its cap (`environment.max_report_bytes`): never read, never a pass."""
+
+
 class ExecOutputLost(EnvironmentFailure):
     """A command in a container ended, but its output did not arrive whole. It ran, so it is not
     run again unless it is a read; an infrastructure error, never a verdict."""

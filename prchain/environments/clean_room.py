@@ -10,7 +10,10 @@ The run itself is sealed (issue 52): every command runs under root's watch, drop
 with `setpriv`; `python -m pytest` goes through a root-owned launcher and pytest loads only the
 plugins the image installed and those the stage base declares (prchain/environments/eras/python/seal.py); a test report is written into a
 pipe that root reads into a file the tester cannot open, so nothing the tested code does after
-pytest wrote it (an `atexit` hook) changes what is read.
+pytest wrote it (an `atexit` hook) changes what is read. Root keeps at most
+`environment.max_report_bytes` of a report and the host reads no more (issue 77). A runner that
+reports only on the console the tested code shares (libtest) is not read at all: root runs each
+hidden test on its own and reads its exit status (RUN_EACH).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 
-from prchain.core.errors import EnvironmentFailure
+from prchain.core.errors import EnvironmentFailure, ReportTooLarge
 from prchain.environments import carry
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
 from prchain.environments.eras.python import seal
+from prchain.environments.eras.reports import OneTest
 from prchain.environments.protocol import ExecResult
-from prchain.environments.run import INTERNAL_LIMIT, run_command
+from prchain.environments.run import GRACE, INTERNAL_LIMIT, run_command
 
 TESTER_ENV = {
     "HOME": carry.TESTER_HOME,
@@ -76,12 +80,16 @@ exit 0
 _KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER})")
 # Root: $1 the timeout, $2 the command, run as the tester in its own process group. The report
 # pipe is read by root until pytest closes it; then every tester process ends (one that held the
-# pipe open included) and the reader is released if nothing ever opened the pipe.
+# pipe open included) and the reader is released if nothing ever opened the pipe. Root keeps
+# CAP + 1 bytes of what comes through and drains the rest unread: a flood written into the pipe
+# (issue 77: 1 GB by the agent's code) neither fills root's disk nor blocks the writer, and one
+# byte past the cap is enough to call the report too large.
 SEALED_RUN = f"""
 R={ROOM}
 rm -f "$R/report" "$R/report.xml"
 mkfifo -m 0620 "$R/report" && chgrp {carry.TESTER} "$R/report" || exit 97
-( umask 077; exec cat "$R/report" > "$R/report.xml" ) 2>/dev/null & reader=$!
+( umask 077; {{ head -c "$((CAP + 1))" > "$R/report.xml"; exec cat > /dev/null; }} < "$R/report" ) \
+  2>/dev/null & reader=$!
 timeout -s KILL "$1" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups \
   --no-new-privs bash -c "$2" </dev/null & pid=$!
 wait "$pid" 2>/dev/null; rc=$?
@@ -90,6 +98,48 @@ kill -KILL -- "-$pid" 2>/dev/null
 kill -0 "$reader" 2>/dev/null && timeout 2 sh -c ': > "$0"' "$R/report" 2>/dev/null
 wait "$reader" 2>/dev/null
 exit "$rc"
+"""
+
+# Root, after a run: the report's size on a line of its own, then the report if it is within the
+# cap ($1). The host reads no more than that.
+READ_REPORT = f"""
+f={REPORT}.xml
+[ -f "$f" ] || exit 0
+size=$(stat -c %s "$f") || exit 96
+echo "$size"
+[ "$size" -le "$1" ] && exec cat -- "$f"
+exit 0
+"""
+
+# Root: $1 the seconds left for all of them, then (directory, executable, test name) triples.
+# Each test runs on its own as the tester (`exe --exact name`, from its package's directory, as
+# cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit
+# 0); its exit status is what root prints. What the tested code writes goes to a file of root's
+# and comes back only after EACH_LOG, so no line of its own can pose as a status. Every tester
+# process ends after each test.
+EACH_LOG = "prchain-each-log"
+RUN_EACH = f"""
+R={ROOM}
+end=$((SECONDS + $1)); shift
+log="$R/each.log"; ( umask 077; : > "$log" )
+i=0
+while [ $# -ge 3 ]; do
+  dir=$1 exe=$2 name=$3; shift 3
+  left=$((end - SECONDS))
+  if [ "$left" -le 0 ]; then echo "prchain-each $i 124"; i=$((i + 1)); continue; fi
+  as_tester=(timeout -s KILL "$left" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} \
+    --init-groups --no-new-privs bash -c 'cd -- "$0" && exec "$@"' "$dir")
+  if "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null | grep -qxF -- "$name: test"; then
+    "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=1 </dev/null >> "$log" 2>&1
+    echo "prchain-each $i $?"
+  else
+    echo "prchain-each $i missing"
+  fi
+  ( {_KILL_TESTER} ) >/dev/null 2>&1
+  i=$((i + 1))
+done
+echo {EACH_LOG}
+tail -c 4000 "$log"
 """
 
 
@@ -150,7 +200,7 @@ class DockerCleanRoom:
             env={**TESTER_ENV, **seal.runner_env(self.probe, command, self.plugins)},
             timeout=timeout or self.config.command_timeout,
             max_output=self.config.max_output_bytes,
-            wrapper=SEALED_RUN,
+            wrapper=f"CAP={self.config.max_report_bytes}\n{SEALED_RUN}",
         )
 
     def seal_tests(self, paths: list[str]) -> None:
@@ -174,17 +224,51 @@ class DockerCleanRoom:
         """Run the script `script_for(path)` whose runner writes its report to `path`: the room's
         pipe. The report is what root read from it, None when nothing was written."""
         result = self.execute(script_for(REPORT), timeout=timeout)
+        return result, self.read_report()
+
+    def run_each(self, runs: list[OneTest], timeout: float) -> tuple[dict[str, str], str]:
+        """Each test of `runs` on its own, judged by its exit status (RUN_EACH): test id →
+        passed or failed (absent when its executable does not list it); and the tail of what
+        the tests printed."""
+        args = [part for run in runs for part in (run.directory, run.exe, run.name)]
         raw = self.client.exec(
             self.container,
-            ["cat", f"{REPORT}.xml"],
+            ["bash", "-c", RUN_EACH, "prchain", str(int(timeout)), *args],
+            user="root",
+            workdir="/",
+            env=TESTER_ENV,  # as in SEALED_RUN: the tester's environment, root's uid
+            limit=1 << 20,
+            deadline=timeout + GRACE + 30,
+        )
+        statuses, _, log = raw.output.decode("utf-8", "replace").partition(f"\n{EACH_LOG}\n")
+        outcomes = {}
+        for line in statuses.splitlines():
+            _, index, status = (line.split() + ["", "", ""])[:3]
+            if line.startswith("prchain-each ") and index.isdigit() and status != "missing":
+                outcomes[runs[int(index)].test_id] = "passed" if status == "0" else "failed"
+        return outcomes, log
+
+    def read_report(self) -> str | None:
+        """What root read from the report pipe, None when nothing was written; ReportTooLarge
+        past `max_report_bytes`, whose bytes never leave the room."""
+        cap = self.config.max_report_bytes
+        raw = self.client.exec(
+            self.container,
+            ["bash", "-c", READ_REPORT, "prchain", str(cap)],
             user="root",
             workdir="/",
             env=carry.ROOT_ENV,
-            limit=INTERNAL_LIMIT,
+            limit=cap + 64,
             idempotent=True,
         )
-        text = raw.output.decode("utf-8", "replace") if raw.exit_code == 0 else ""
-        return result, text or None
+        size, _, report = raw.output.partition(b"\n")
+        if raw.exit_code != 0 or not size.strip():
+            return None
+        if int(size) > cap:
+            raise ReportTooLarge(
+                f"the test report is over {cap:,} bytes (environment.max_report_bytes): not read"
+            )
+        return report.decode("utf-8", "replace") or None
 
     def read_file(self, path: str) -> str:
         raw = self._raw('test -f "$1" || exit 3; cat -- "$1"', self._abs(path), idempotent=True)

@@ -64,6 +64,12 @@ class EnvironmentConfig(BaseModel):
     max_output_bytes: int = Field(
         default=20_000, ge=256, description="Output past this is truncated with a marker."
     )
+    max_report_bytes: int = Field(
+        default=64_000_000,
+        ge=1024,
+        description="A clean room's test report past this many bytes is an error, never read: "
+        "root keeps this much of it and discards the rest as it streams by.",
+    )
     test_command: dict[str, str] = Field(
         default_factory=dict, description="Optional per-repo test command."
     )

@@ -19,11 +19,26 @@ from sqlalchemy import Engine, select
 
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.memory import stage_env
-from prchain.environments.eras.reports import TestReport, Witnessed, is_passing, witnessed
+from prchain.environments.eras.reports import (
+    RunsEach,
+    TestReport,
+    Witnessed,
+    is_passing,
+    witnessed,
+)
 from prchain.environments.protocol import Environment, Workspace
 from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, StageVerification
-from prchain.verdicts.sandbox import agent_change, apply_patch, is_test_side, patch_paths, run_suite
+from prchain.verdicts.sandbox import (
+    SealedEach,
+    SuiteRun,
+    agent_change,
+    apply_patch,
+    is_test_side,
+    patch_paths,
+    run_each_sealed,
+    run_suite,
+)
 
 MISSING = "missing"  # a required test that the run did not report at all
 DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
@@ -100,16 +115,37 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
         reader = report_for(tests.ecosystem)
         witness, planted = _plant_witness(room, reader, tests)
         room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files, *planted])
-        run = run_suite(
-            room,
-            tests.test_command,
-            timeout=timeout,
-            report_path=tests.report_path,
-            tail_chars=tests.tail_chars,
-            report=reader,
-        )
+        run = _sealed_run(room, reader, tests, timeout)
+    if run.error is not None:
+        return TestVerdict(False, {}, run.output_tail, failing=tests.required, error=run.error)
     outcomes = witnessed(run.outcomes, tests.required, witness) if witness else run.outcomes
-    return verdict(tests, outcomes, run.output_tail)
+    return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
+
+
+def _sealed_run(room: Workspace, reader: TestReport, tests: StageTests, timeout: float) -> SuiteRun:
+    """The hidden tests' run: each on its own where the runner reports only on the console the
+    tested code shares (Rust; doc tests, which rustdoc builds as it runs them, still from that
+    console), else the runner's report through root's pipe."""
+    each = None
+    if isinstance(reader, RunsEach) and isinstance(room, SealedEach):
+        each = run_each_sealed(room, reader, tests.test_command, tests.required, timeout)
+    docs = [t for t in tests.required if t.partition("::")[0].endswith("(doc)")]
+    if each is not None and not docs:
+        return each
+    run = run_suite(
+        room,
+        tests.test_command,
+        timeout=timeout,
+        report_path=tests.report_path,
+        tail_chars=tests.tail_chars,
+        report=reader,
+    )
+    if each is None or run.error is not None:
+        return run
+    for test in docs:
+        if test in run.outcomes:
+            each.outcomes[test] = run.outcomes[test]
+    return each
 
 
 def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tuple[str, list[str]]:

@@ -20,8 +20,15 @@ from prchain.chains.reading.patches import (
     is_test_path,
     section_path,
 )
+from prchain.core.errors import ReportTooLarge
 from prchain.environments.eras.python.report import Pytest
-from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
+from prchain.environments.eras.reports import (
+    FILES_PLACEHOLDER,
+    OneTest,
+    RunsEach,
+    TestReport,
+    record,
+)
 from prchain.environments.protocol import Environment, ExecResult, Workspace
 from prchain.verdicts.crossing import crosses
 
@@ -56,6 +63,17 @@ class SealedReports(Protocol):
     ) -> tuple[ExecResult, str | None]: ...
 
 
+@runtime_checkable
+class SealedEach(Protocol):
+    """A clean room that runs single tests as root's children and reads their exit status."""
+
+    def run_reported(
+        self, script_for: Callable[[str], str], timeout: float
+    ) -> tuple[ExecResult, str | None]: ...
+
+    def run_each(self, runs: list[OneTest], timeout: float) -> tuple[dict[str, str], str]: ...
+
+
 @dataclass
 class SuiteRun:
     """One run of the test command: per-test outcomes and how the command ended."""
@@ -64,6 +82,7 @@ class SuiteRun:
     exit_code: int = 0
     timed_out: bool = False
     output_tail: str = ""
+    error: str | None = None  # the report could not be read (past its cap): no outcome counts
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -110,7 +129,10 @@ def run_suite(
     machine-readable report; parse what it reported."""
     reader = report or Pytest()
     if isinstance(env, SealedReports):  # a clean room: the report comes through root's pipe
-        result, written = env.run_reported(lambda path: reader.script(command, path), timeout)
+        try:
+            result, written = env.run_reported(lambda path: reader.script(command, path), timeout)
+        except ReportTooLarge as exc:
+            return SuiteRun(exit_code=1, output_tail=str(exc), error=str(exc))
     else:
         result, written = _run_and_read(
             env, reader.script(command, report_path), report_path, timeout
@@ -121,6 +143,28 @@ def run_suite(
         result.timed_out,
         result.output[-tail_chars:],
     )
+
+
+def run_each_sealed(
+    room: SealedEach, reader: RunsEach, command: str, required: list[str], timeout: float
+) -> SuiteRun | None:
+    """The required tests of a console-only runner (reports.RunsEach), each run on its own by
+    root and judged by its exit status; None when `command` cannot be built so. A target that did
+    not compile is its unit, "error", as the console run reads it."""
+    if reader.build_script(command, "-") is None:
+        return None
+    try:
+        built, listing = room.run_reported(
+            lambda path: reader.build_script(command, path) or "", timeout
+        )
+    except ReportTooLarge as exc:
+        return SuiteRun(exit_code=1, output_tail=str(exc), error=str(exc))
+    broken = reader.parse(None, built.output).items()
+    outcomes = {test: outcome for test, outcome in broken if outcome == "error"}
+    results, log = room.run_each(reader.each(listing or "", required), timeout)
+    for test, outcome in results.items():
+        record(outcomes, test, outcome)
+    return SuiteRun(outcomes, built.exit_code, built.timed_out, built.output + log)
 
 
 def _run_and_read(

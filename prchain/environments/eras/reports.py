@@ -11,6 +11,7 @@ counted apart from failing tests (`prchain.verdicts.outcomes.count`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 Outcome = Literal["passed", "xfailed", "xpassed", "skipped", "failed", "error"]
@@ -85,6 +86,36 @@ class Witnessed(Protocol):
     def witness_name(self, nonce: str) -> str:
         """The witness's test name (its id is `<package>::<name>`)."""
         ...
+
+
+@dataclass(frozen=True)
+class OneTest:
+    """One hidden test run on its own: `exe --exact name`, from `directory` (the package's root,
+    where cargo runs it), judged by its exit status."""
+
+    test_id: str
+    exe: str
+    name: str
+    directory: str
+
+
+@runtime_checkable
+class RunsEach(Protocol):
+    """A reader whose runner reports only on the console the tested code shares (libtest on stable
+    has no machine-readable format): whatever the code prints can pose as a result. In a clean
+    room the test executables are built first (no tested code runs then), and root runs each
+    required test on its own and reads its exit status, which no printed line can change."""
+
+    def build_script(self, command: str, report_path: str) -> str | None:
+        """A script that builds `command`'s test executables without running them and writes the
+        build's listing to `report_path`; None when `command` cannot be built so."""
+        ...
+
+    def each(self, report: str, required: list[str]) -> list[OneTest]:
+        """The required tests found among the built executables the listing names."""
+        ...
+
+    def parse(self, report: str | None, output: str) -> dict[str, str]: ...
 
 
 def witnessed(outcomes: dict[str, str], required: list[str], name: str) -> dict[str, str]:

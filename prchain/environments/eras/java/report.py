@@ -106,17 +106,21 @@ class Surefire:
     def script(self, command: str, report_path: str) -> str:
         """Only files written by this run count: a narrowed run after a whole-suite one in the same
         worktree leaves the earlier run's files in place."""
-        report, start = shlex.quote(report_path), shlex.quote(report_path + ".start")
+        report = shlex.quote(report_path)
         gather = (
-            f"find . {_REPORTS} -type f -newer {start} -print0 | while IFS= read -r -d '' f; do "
+            f"find . {_REPORTS} -type f -newer \"$t/start\" -print0 | while IFS= read -r -d '' f; do "
             "printf '\\n<!-- prchain-report %s -->\\n' \"$f\"; "
             "sed '1s/^<?xml[^>]*?>//' \"$f\"; done"
         )
+        # The marker and the gathered report live in a scratch directory of the runner's own; the
+        # report is then written to `report_path` whole, which in a clean room is root's pipe in a
+        # directory the tester cannot write (issue 77: `report.start` beside it was refused).
         return (
-            f"rm -f {report}; touch {start}; ( {command} ); code=$?; "
-            f"{{ {gather}; }} > {report}.tmp; "
-            f"if [ -s {report}.tmp ]; then mv {report}.tmp {report}; fi; "
-            f"rm -f {report}.tmp {start}; exit $code"
+            f'[ -p {report} ] || rm -f {report}; t=$(mktemp -d "${{TMPDIR:-/tmp}}/prchain-report.XXXXXX")'
+            f' || exit 98; touch "$t/start"; ( {command} ); code=$?; '
+            f'{{ {gather}; }} > "$t/report"; '
+            f'if [ -s "$t/report" ]; then cat "$t/report" > {report}; fi; '
+            f'rm -rf "$t"; exit $code'
         )
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:

@@ -134,7 +134,9 @@ def build_commands(
         + (f"\\n{CAP_LINTS}" if cap_lints else "")
     )
     commands = [
-        f"mkdir -p {CARGO_HOME} {TARGET} {DOWNLOADS}",
+        # The vendor directory exists even when nothing is vendored: `cargo vendor` makes none
+        # for a crate with no dependencies, and the size report below would fail the build.
+        f"mkdir -p {CARGO_HOME}/vendor {TARGET} {DOWNLOADS}",
         f"export CARGO_TARGET_DIR={TARGET}",
         f"cd {PROJECT_SRC}",
     ]

@@ -1,0 +1,120 @@
+"""Issue 77, class 2, in the Rust room: gold first, then the agent's code forging libtest's lines.
+
+Gold: the `shapes` crate (no dependencies, tests/support/shapes_crate.py) gets its era, its
+stages verify, and each stage's gold patch resolves through `tasks eval` and through a rollout's
+clean room. On the code before, `env setup` failed (`du: cannot access '/opt/cargo/vendor'`), and
+with that fixed the report script wrote `report.log` beside root's pipe, where the tester may not
+write: no report reached root, the console's ids lacked their crate prefix, and 0 of 2 gold stages
+resolved.
+
+Attack: the agent's `area` returns 0 and writes, straight to stdout (past libtest's capture), a
+pass of the hidden test, a pass of the other binary's test and the report's fingerprint marker
+with a listing that names its own binaries' hashes (read from `current_exe`). On the code before,
+the console reader stopped at the marker and the wrong `area` passed. Now root runs each hidden
+test on its own and reads its exit status; nothing printed counts."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from prchain.store.db import make_engine, session_scope
+from prchain.store.models import ChainStage
+from prchain.verdicts.oracle import run_tests, stage_tests
+from tests.support.era_runs import (
+    chain_sandbox,
+    invoke,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
+from tests.support.shapes_crate import AREA, AREA_ID, SQUARE, SQUARE_ID, make_shapes
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
+REPO = f"rust-report-test-{uuid.uuid4().hex[:8]}/shapes"  # this run's own images
+FORGE = r"""
+pub fn area(_w: u64, _h: u64) -> u64 {
+    use std::io::Write;
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().to_path_buf();
+    let own = exe.file_name().unwrap().to_string_lossy().into_owned();
+    let mut hashes = vec![own.rsplit('-').next().unwrap().to_string()];
+    let mut text = String::from("\ntest areas ... ok\n");
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("square-") && name.len() == "square-".len() + 16 {
+            text += &format!("     Running tests/square.rs ({}/{})\n", dir.display(), name);
+            text += "test squares ... ok\n";
+            hashes.push(name.rsplit('-').next().unwrap().to_string());
+        }
+    }
+    text += "# prchain: fingerprints\n";
+    for hash in hashes {
+        text += &format!("/tmp/cargo-target/debug/.fingerprint/shapes-{}\n", hash);
+    }
+    std::io::stdout().write_all(text.as_bytes()).unwrap();
+    std::io::stdout().flush().unwrap();
+    0
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def verified(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[tuple[list[str], str, Path, Path, str]]:
+    """(CLI options, store URL, clone, exported tasks, env setup's output), once per module."""
+    work = tmp_path_factory.mktemp("rust-report")
+    clone = make_shapes(work / "shapes")
+    config = write_config(work, {"suites": {"bookworm": "3.11"}, "extra_base_packages": []})
+    url = f"sqlite:///{work / 'store.db'}"
+    common = ["--config", str(config), "--db", url]
+    try:
+        assert invoke("mine", "--source", "git", "--name", REPO, str(clone), *common).exit_code == 0
+        built = invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)
+        assert built.exit_code == 0, built.output
+        setup = invoke("env", "setup", *common)
+        invoke("tests", "verify", "--gold-runs", "1", *common)
+        tasks = work / "tasks.jsonl"
+        exported = invoke("tasks", "export", str(tasks), "--runnable", *common)
+        assert exported.exit_code == 0, exported.output
+        yield common, url, clone, tasks, setup.output
+    finally:
+        remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
+
+
+def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
+    verified: Any, tmp_path: Path
+) -> None:
+    common, url, _clone, tasks, setup = verified
+    assert "1 verified (1 by planner), 0 not" in setup and "du: cannot access" not in setup, setup
+    found = verdicts_by_pr(url)
+    assert found[1].fail_to_pass == [AREA_ID] and SQUARE_ID in found[1].pass_to_pass
+    results = tmp_path / "gold.jsonl"
+    out = invoke("tasks", "eval", str(tasks), "--results", str(results), *common)
+    assert "2 of 2 stages resolved" in out.output, out.output
+
+
+def test_forged_libtest_lines_do_not_pass_a_wrong_area_but_the_gold_does(
+    verified: Any, tmp_path: Path
+) -> None:
+    _common, url, clone, _tasks, _setup = verified
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
+    hidden = stage_tests(engine, first)
+    assert hidden is not None and hidden.fail_to_pass == [AREA_ID]
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file("src/lib.rs", SQUARE + AREA)  # the gold code, as the agent might write it
+        gold = run_tests(env, hidden, timeout=600)
+        assert gold.passed, (gold.outcomes, gold.output_tail)
+        env.write_file("src/lib.rs", SQUARE + FORGE)
+        forged = run_tests(env, hidden, timeout=600)
+        assert not forged.passed and AREA_ID in forged.failing, forged.outcomes
+        assert forged.outcomes[AREA_ID] == "failed" and forged.outcomes[SQUARE_ID] == "passed"
