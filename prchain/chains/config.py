@@ -1,15 +1,40 @@
 """Configuration of chain selection and query construction."""
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prchain.chains.reading.cues import EvidenceClass
 from prchain.chains.rulebook import DEFAULT_VET_RESCUE, VET_RESCUABLE, RuleName
 
-StrategyName = Literal["semantic", "temporal", "single"]
+StrategyName = Literal["semantic", "thread", "temporal", "single"]
 """The chain strategies `prchain/chains/building/strategies.py` registers (a test keeps the two equal)."""
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
+
+ProfileName = Literal["precise", "paper"]
+"""Named settings of the link rules and the strategy (`PROFILES`, docs/chains.md "Profiles")."""
+PROFILE_NAMES: tuple[str, ...] = get_args(ProfileName)
+
+# What each profile sets, where the config does not set the field itself. `precise` is the
+# defaults: links only where code backs the wording, chains as paths. `paper` is the seed paper's
+# reference topology: every referenced pair whose ends are stages is a link (no code evidence,
+# file overlap, gap or corroboration asked; analogy and list wording stay no link), chains as
+# feature threads. The stage-base check stays on in both: it is what the sandbox can enter.
+PROFILES: dict[ProfileName, dict[str, Any]] = {
+    "precise": {},
+    "paper": {
+        "strategy": "thread",
+        "code_links": False,
+        "corroborate_issue_only": False,
+        "medium_needs_lines": False,
+        "plain_mention_min_contact": 0,
+        "strong_needs_code": False,
+        "stack_needs_code": False,
+        "corroboration_signs": 0,
+        "min_overlap_by_strength": {},
+        "max_gap_days": 365.0,
+    },
+}
 
 VetKeep = Literal["dependent", "borderline"]
 """The weakest verdict of the link vetter a build keeps a link at (prchain/chains/writers/vet.py)."""
@@ -106,8 +131,17 @@ class DecontamConfig(BaseModel):
 class ChainsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    profile: ProfileName = Field(
+        "precise",
+        description="Named settings (PROFILES): `precise`, prchain's precision-first link rules "
+        "and path chains (the defaults); `paper`, the seed paper's reference topology (every "
+        "referenced pair whose ends are stages) with feature-thread chains. A field set in the "
+        "config or with --set wins over the profile.",
+    )
     strategy: StrategyName = Field(
-        "semantic", description="Chain strategy: semantic, temporal or single."
+        "semantic",
+        description="Chain strategy: semantic (each stage builds on the one before), thread (each "
+        "stage builds on some earlier stage of its chain), temporal or single.",
     )
     min_len: int = Field(2, ge=1, description="Shortest chain kept.")
     max_len: int = Field(5, ge=1, description="Longest chain kept (the paper uses 5).")
@@ -527,6 +561,14 @@ class ChainsConfig(BaseModel):
     vet_patch_tokens: int = Field(
         2500, ge=100, description="Token budget of each PR's diff shown to the link vetter."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        """Fill the fields the profile sets and the input leaves unset (explicit settings win)."""
+        if not isinstance(data, dict) or data.get("profile") not in PROFILES:
+            return data
+        return {**PROFILES[data["profile"]], **data}
 
     @property
     def stage_minimum(self) -> int:

@@ -45,7 +45,9 @@ def chains() -> None:
 @chains.command("build")
 @config_options
 @click.option(
-    "--strategy", type=click.Choice(STRATEGY_NAMES), help="semantic (default), temporal or single."
+    "--strategy",
+    type=click.Choice(STRATEGY_NAMES),
+    help="semantic (default), thread, temporal or single.",
 )
 @click.option(
     "--min-len",
@@ -129,6 +131,7 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("candidate chains", summary.candidates),
         ("new chains", summary.new),
         ("stages written", summary.stages),
+        ("stages selected per 1,000 PRs read", f"{summary.per_thousand} ({summary.prs} PRs)"),
         ("stale chains removed", summary.pruned),
         ("chains in use kept unchanged", summary.kept_in_use),
         ("chains in use kept, marked superseded", summary.superseded),

@@ -78,3 +78,21 @@ def test_an_unbacked_code_candidate_is_dropped_and_recorded(tmp_path: Path) -> N
     link = links[2, 1]
     assert (link.kept, link.rule, link.evidence_class) == (False, "code_link_unbacked", "code")
     assert link.lineage == 0
+
+
+def test_auto_decides_on_references_among_prs_that_can_be_stages(tmp_path: Path) -> None:
+    """cloudquery's shape: release PRs name every PR they ship, so the history as a whole reads
+    rich in references, while the PRs that can be stages name none. `auto` counts the latter
+    and looks in the code (issue 75)."""
+    repo = _history(tmp_path / "flows")
+    for n, version in ((4, "1.0.0"), (5, "1.0.1")):
+        notes = f"## {version}\n\n- #1\n- #2\n- #3\n"
+        repo.pr(n, f"Release v{version}", {"CHANGELOG.md": notes}, body=notes)
+    config = ChainsConfig(
+        min_chain_code_lines=0, min_stage_code_lines=0, code_link_min_stage_lines=0
+    )
+    assert config.code_links == "auto"
+    links = links_by_number(mine_and_build(repo.path, tmp_path / "store.db", "acme/flows", config))
+    assert (links[2, 1].kept, links[2, 1].evidence_class) == (True, "code"), links[2, 1].why
+    # The releases' own references are there, and no stage's.
+    assert links[4, 1].rule == "pr_filtered_or_not_mined"

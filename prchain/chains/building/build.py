@@ -22,6 +22,9 @@ from prchain.chains.building.lengths import StopReason, as_record, stops
 from prchain.chains.building.links import STAGE_RULES, write_links
 from prchain.chains.building.report import GraphReport
 from prchain.chains.building.strategies import STRATEGIES, ChainCandidate, candidate
+
+# Importing threads registers the `thread` strategy beside the others.
+from prchain.chains.building.threads import PATH, THREAD, Shape, shape_of, thread_extensions
 from prchain.chains.building.vetted import RESCUED_AT
 from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.changes import measure_stages, no_stages, small_changes
@@ -80,10 +83,21 @@ class BuildSummary:
     contaminated: list[dict[str, Any]] = field(default_factory=list)
     max_len: int = 5
     stops: dict[int, Counter[StopReason]] = field(default_factory=dict)  # length → why no longer
+    prs: int = 0  # merged PRs with a patch the build read: the denominator of its yield
 
     @property
     def total(self) -> int:
         return sum(self.by_length.values())
+
+    @property
+    def stage_count(self) -> int:
+        """Stages of the chains selected (in use or not), as the paper counts its queries."""
+        return sum(length * n for length, n in self.by_length.items())
+
+    @property
+    def per_thousand(self) -> float:
+        """Stages per 1,000 PRs read (the paper: 1,762 of 61,810, 28.5)."""
+        return round(1000 * self.stage_count / self.prs, 1) if self.prs else 0.0
 
     def rules(self) -> list[RuleCount]:
         """Every rule that dropped something, in pipeline order: PR filters, link rules, chain rules."""
@@ -231,15 +245,16 @@ def build_chains(
     if high > 1:  # a chain of one (the `single` ablation) is judged by the PR filters alone
         _drop_thin_stages(graph, nodes, engine, cfg, report)
     patches: dict[int, SplitPatch] = {}
+    shape = shape_of(name)
     entry = (
-        StageEntry(engine, nodes, patches, {older for _newer, older in graph.edges})
+        StageEntry(engine, nodes, patches, {older for _newer, older in graph.edges}, graph)
         if cfg.check_stage_bases and high > 1
         else None
     )
     candidates = select_chains(graph, cfg, low, high, entry.enters if entry else None)
-    summary = BuildSummary(name, candidates=len(candidates), graph=report)
+    summary = BuildSummary(name, candidates=len(candidates), graph=report, prs=len(nodes))
     chains = _chain_rules(
-        candidates, graph, nodes, cfg, high, decon, engine, patches, summary, entry
+        candidates, graph, nodes, cfg, high, decon, engine, patches, summary, entry, shape
     )
     if entry is not None:
         _note_refused(entry, chains, report.links, summary)
@@ -247,7 +262,8 @@ def build_chains(
     summary.max_len = high
     if high > 1:
         fits = entry.fits if entry else None
-        summary.stops = stops((c.pr_ids for c in chains), graph, high, fits)
+        grows = thread_extensions if shape is THREAD else None
+        summary.stops = stops((c.pr_ids for c in chains), graph, high, fits, grows)
     done = 0
     for batch in batches(chains):
         new, stages, kept = _write_batch(engine, name, batch, nodes, patches)
@@ -415,18 +431,19 @@ def _chain_rules(
     patches: dict[int, SplitPatch],
     summary: BuildSummary,
     entry: StageEntry | None = None,
+    shape: Shape = PATH,
 ) -> list[ChainCandidate]:
     """Stage bases, reverts, substance, then benchmark contamination, then near-duplicates; each
-    drop counted by rule."""
+    drop counted by rule. A chain cut short keeps the part that is still of its `shape`."""
     enterable = None
     if entry is not None:
-        chains = _cut_at_stage_bases(chains, graph, entry, summary)
+        chains = _cut_at_stage_bases(chains, graph, entry, summary, shape)
         enterable = entry.fits
     if not cfg.revert_pairs:
         undoing = reverters(summary.graph.links)
         if not cfg.revert_stages:
-            chains = _cut_at_reverts(chains, graph, undoing, summary)
-        chains = _trim_reverts(chains, graph, undoing, summary)
+            chains = _cut_at_reverts(chains, graph, undoing, summary, shape)
+        chains = _trim_reverts(chains, graph, undoing, summary, shape)
     kept = []
     for chain in chains:
         # A chain of one (the `single` ablation) is a PR task, judged by the PR filters alone.
@@ -438,7 +455,7 @@ def _chain_rules(
     if decon is not None:
         kept = _decontaminate(kept, nodes, decon, engine, patches, summary)
     if cfg.dedup_near_duplicates and max_len > 1:
-        kept, counts = dedup_chains(kept, graph, max_len, candidate, enterable)
+        kept, counts = dedup_chains(kept, graph, max_len, shape.make, enterable, shape.holds)
         for rule in ("near_duplicate_merged", "near_duplicate_dropped"):
             if counts[rule]:
                 summary.chains_dropped[rule] += counts[rule]
@@ -460,10 +477,13 @@ class StageEntry:
         nodes: dict[int, PRNode],
         patches: dict[int, SplitPatch],
         reverted: Iterable[int] = (),
+        graph: nx.DiGraph | None = None,
     ) -> None:
         """`reverted`: the PRs whose gold patches the search may revert (the older ends of the
-        graph's links), whose paths are asked of git at once (`StageBases.learn_paths`)."""
+        graph's links), whose paths are asked of git at once (`StageBases.learn_paths`).
+        `graph`: which stage of a path a refused PR links to (a thread's need not be the last)."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
+        self.graph = graph
         clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
         self.bases = StageBases(clones)
         # (newer, older) link → the shortest path after which the newer PR's stage was refused
@@ -486,9 +506,16 @@ class StageEntry:
             return True
         if self.bases.reverts(repo, self.nodes[newer].base_sha or "", self._golds(path)):
             return True
-        link = (newer, path[-1])
+        link = (newer, self._linked(path, newer))
         self.refused[link] = min(self.refused.get(link, path), path, key=lambda p: (len(p), p))
         return False
+
+    def _linked(self, path: tuple[int, ...], newer: int) -> int:
+        """The latest stage of `path` that `newer` has a kept link to (a path's: its last)."""
+        graph = self.graph
+        if graph is None:
+            return path[-1]
+        return next((pr for pr in reversed(path) if graph.has_edge(newer, pr)), path[-1])
 
     def run(self, path: tuple[int, ...]) -> tuple[int, int]:
         repo = self.nodes[path[0]].repo_id
@@ -509,7 +536,8 @@ def _note_refused(
 ) -> None:
     """Kept links in no chain because the search never could enter the newer PR's stage after
     them (`stage_base_refused`): counted, and said in the link's own record (`chains links`)."""
-    used = {(c.pr_ids[i + 1], c.pr_ids[i]) for c in chains for i in range(len(c.pr_ids) - 1)}
+    # A chain's edges are its links: a path's consecutive pairs, every dependency of a thread.
+    used = {(e["src"], e["dst"]) for c in chains for e in c.edges}
     refused = {pair: path for pair, path in entry.refused.items() if pair not in used}
     if not refused:
         return
@@ -532,6 +560,7 @@ def _cut_at_stage_bases(
     graph: nx.DiGraph,
     entry: StageEntry,
     summary: BuildSummary,
+    shape: Shape = PATH,
 ) -> list[ChainCandidate]:
     """Each chain keeps its longest run of stages that can all be entered (prchain/chains/evidence/revertible.py):
     a chain left with under two stages is dropped (`stage_base_conflict`), a shorter one is
@@ -540,20 +569,25 @@ def _cut_at_stage_bases(
     kept = []
     for chain in chains:
         start, end = entry.run(chain.pr_ids)
-        if end - start == len(chain.pr_ids):
+        run = shape.keep(graph, chain.pr_ids[start:end])
+        if len(run) == len(chain.pr_ids):
             kept.append(chain)
-        elif end - start < 2:
+        elif len(run) < 2:
             _drop(summary, chain, "stage_base_conflict")
         else:
             summary.chains_dropped["stage_base_cut"] += 0
-            summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - (end - start)
-            kept.append(_cut(graph, chain, chain.pr_ids[start:end]))
+            summary.links_in_dropped["stage_base_cut"] += len(chain.pr_ids) - len(run)
+            kept.append(_cut(graph, chain, run, shape))
     return _unique(kept)
 
 
-def _cut(graph: nx.DiGraph, chain: ChainCandidate, ids: tuple[int, ...]) -> ChainCandidate:
+def _cut(
+    graph: nx.DiGraph, chain: ChainCandidate, ids: tuple[int, ...], shape: Shape = PATH
+) -> ChainCandidate:
     """The chain shortened to its run `ids`, with its own edges when they are no references of
-    the graph (a temporal chain's), else made again from the graph."""
+    the graph (a temporal chain's), else made again from the graph (a thread with all its links)."""
+    if shape is THREAD:
+        return shape.make(graph, ids)
     if not all(graph.has_edge(ids[i + 1], ids[i]) for i in range(len(ids) - 1)):
         edges = [e for e in chain.edges if e["src"] in ids and e["dst"] in ids]
         return replace(chain, pr_ids=ids, edges=edges)
@@ -576,7 +610,11 @@ def reverters(links: list[LinkDecision]) -> set[int]:
 
 
 def _trim_reverts(
-    chains: list[ChainCandidate], graph: nx.DiGraph, undoing: set[int], summary: BuildSummary
+    chains: list[ChainCandidate],
+    graph: nx.DiGraph,
+    undoing: set[int],
+    summary: BuildSummary,
+    shape: Shape = PATH,
 ) -> list[ChainCandidate]:
     """A revert is a stage only right after the PR it undoes. A last stage that only reverts the
     one before teaches nothing: it is cut off, and a chain left shorter than two stages ("A,
@@ -594,6 +632,8 @@ def _trim_reverts(
         trailing = len(chain.pr_ids) - len(path)
         path = _without_leading_reverts(path, undoing)
         leading = len(chain.pr_ids) - trailing - len(path)
+        path = shape.keep(graph, path)  # a thread's stage may have built only on a cut one
+        trailing = len(chain.pr_ids) - leading - len(path)
         if path == chain.pr_ids:
             kept.append(chain)
         elif len(path) < 2:
@@ -603,12 +643,16 @@ def _trim_reverts(
                 if links:
                     summary.chains_dropped[rule] += 0
                     summary.links_in_dropped[rule] += links
-            kept.append(_cut(graph, chain, path))
+            kept.append(_cut(graph, chain, path, shape))
     return _unique(kept)
 
 
 def _cut_at_reverts(
-    chains: list[ChainCandidate], graph: nx.DiGraph, undoing: set[int], summary: BuildSummary
+    chains: list[ChainCandidate],
+    graph: nx.DiGraph,
+    undoing: set[int],
+    summary: BuildSummary,
+    shape: Shape = PATH,
 ) -> list[ChainCandidate]:
     """A chain cut where a stage inside it reverts the one before: the longer side, the older one
     on a tie, without a revert at its front. "A, revert A, A again" leaves nothing; a chain too
@@ -625,14 +669,14 @@ def _cut_at_reverts(
             kept.append(chain)
             continue
         runs.append(path[start:])
-        trimmed = [_without_leading_reverts(run, undoing) for run in runs]
+        trimmed = [shape.keep(graph, _without_leading_reverts(run, undoing)) for run in runs]
         best = max(trimmed, key=len)  # max keeps the first, the older side, on a tie
         if len(best) < 2:
             _drop(summary, chain, "revert_stage")
         else:
             summary.chains_dropped["revert_stage_cut"] += 0
             summary.links_in_dropped["revert_stage_cut"] += len(path) - len(best)
-            kept.append(_cut(graph, chain, best))
+            kept.append(_cut(graph, chain, best, shape))
     return _unique(kept)
 
 
@@ -710,6 +754,9 @@ def record_build(engine: Engine, summary: BuildSummary) -> int:
         "lengths": {str(k): v for k, v in sorted(summary.by_length.items())},
         "stops": as_record(summary.stops),
         "max_len": summary.max_len,
+        "prs": summary.prs,
+        "stages": summary.stage_count,
+        "per_thousand": summary.per_thousand,
     }
     with session_scope(engine) as session:
         row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)

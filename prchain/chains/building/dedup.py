@@ -27,20 +27,28 @@ def near_duplicates(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 Fits = Callable[[tuple[int, ...]], bool]
 
 
+Holds = Callable[[nx.DiGraph, tuple[int, ...]], bool]
+
+
+def _consecutive(graph: nx.DiGraph, path: tuple[int, ...]) -> bool:
+    return all(graph.has_edge(path[i + 1], path[i]) for i in range(len(path) - 1))
+
+
 def union_path(
     graph: nx.DiGraph,
     a: tuple[int, ...],
     b: tuple[int, ...],
     max_len: int,
     fits: Fits | None = None,
+    holds: Holds = _consecutive,
 ) -> tuple[int, ...] | None:
-    """The PRs of both chains in merge order, when each one builds on the one before it (and
-    the whole passes `fits`)."""
+    """The PRs of both chains in merge order, when they make a chain (`holds`: each one builds on
+    the one before it, or for a thread on some earlier one), and the whole passes `fits`."""
     prs = graph.graph["prs"]
     path = tuple(sorted(set(a) | set(b), key=lambda p: (prs[p].merged_at, p)))
     if len(path) > max_len:
         return None
-    if not all(graph.has_edge(path[i + 1], path[i]) for i in range(len(path) - 1)):
+    if not holds(graph, path):
         return None
     return path if fits is None or fits(path) else None
 
@@ -78,11 +86,12 @@ def _merge_into(
     max_len: int,
     rebuild: Callable[[nx.DiGraph, tuple[int, ...]], ChainCandidate],
     fits: Fits | None,
+    holds: Holds,
 ) -> tuple[ChainCandidate | None, int]:
     """(chain to keep, kept chains absorbed), or (None, 0) with `kept` untouched when it must go."""
     removed: list[ChainCandidate] = []
     while (key := kept.conflict(chain)) is not None:
-        union = union_path(graph, kept.chains[key].pr_ids, chain.pr_ids, max_len, fits)
+        union = union_path(graph, kept.chains[key].pr_ids, chain.pr_ids, max_len, fits, holds)
         if union is None:
             for old in removed:  # the union cannot stay: the chains it absorbed come back
                 kept.add(old)
@@ -99,6 +108,7 @@ def dedup_chains(
     max_len: int,
     rebuild: Callable[[nx.DiGraph, tuple[int, ...]], ChainCandidate],
     fits: Fits | None = None,
+    holds: Holds = _consecutive,
 ) -> tuple[list[ChainCandidate], Counter[str]]:
     """The chains with no two sharing all but one PR, and how many were merged or dropped.
 
@@ -107,7 +117,7 @@ def dedup_chains(
     counts: Counter[str] = Counter()
     kept = _Kept()
     for chain in sorted(chains, key=lambda c: (-len(c.pr_ids), -c.score, c.signature)):
-        merged, absorbed = _merge_into(kept, chain, graph, max_len, rebuild, fits)
+        merged, absorbed = _merge_into(kept, chain, graph, max_len, rebuild, fits, holds)
         if merged is None:
             counts["near_duplicate_dropped"] += 1
             counts["near_duplicate_dropped:links"] += len(chain.pr_ids) - 1

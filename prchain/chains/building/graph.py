@@ -342,9 +342,10 @@ def load_graph(
     refs = with_unresolved_reverts(engine, nodes, load_references(engine))
     mark_pushed_reverts(engine, nodes, repos)
     found_in_code: list[RefRow] = []
-    in_code = code_link_repos(nodes, refs, config)
+    # `auto` decides on the references among PRs that can be stages (release bots' are none).
+    stageable = apply_filters(nodes, refs, config.filters)[0] if config.code_links else set()
+    in_code = code_link_repos(nodes, refs, config, stageable)
     if in_code:
-        stageable, _ = apply_filters(nodes, refs, config.filters)
         stageable = {pr for pr in stageable if nodes[pr].repo_id in in_code}
         found_in_code = code_references(engine, nodes, stageable, refs, config.code_link_min_lines)
     verdicts = load_verdicts(engine)

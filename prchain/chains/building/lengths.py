@@ -26,16 +26,27 @@ StopReason = Literal["full", "no_link", "carry_forward", "chain_rules"]
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
 # Whether every stage of a path (oldest first) can be entered.
 Fits = Callable[[tuple[int, ...]], bool]
+# The chains one stage longer than a chain, at either end (a thread grows otherwise than a path).
+Grows = Callable[[nx.DiGraph, tuple[int, ...]], list[tuple[int, ...]]]
+
+
+def path_extensions(graph: nx.DiGraph, path: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """A path one stage longer: a newer PR on its last stage, or an older one under its first."""
+    longer = [path + (newer,) for newer in graph.predecessors(path[-1]) if newer not in path]
+    return longer + [(older,) + path for older in graph.successors(path[0]) if older not in path]
 
 
 def stop_reason(
-    path: tuple[int, ...], graph: nx.DiGraph, max_len: int, fits: Fits | None
+    path: tuple[int, ...],
+    graph: nx.DiGraph,
+    max_len: int,
+    fits: Fits | None,
+    grows: Grows | None = None,
 ) -> StopReason:
     """Why the chain `path` has no more stages (edges point from the newer PR to the older)."""
     if len(path) >= max_len:
         return "full"
-    longer = [path + (newer,) for newer in graph.predecessors(path[-1]) if newer not in path]
-    longer += [(older,) + path for older in graph.successors(path[0]) if older not in path]
+    longer = (grows or path_extensions)(graph, path)
     if not longer:
         return "no_link"
     if fits is None or any(fits(other) for other in longer):
@@ -44,12 +55,17 @@ def stop_reason(
 
 
 def stops(
-    paths: Iterable[tuple[int, ...]], graph: nx.DiGraph, max_len: int, fits: Fits | None
+    paths: Iterable[tuple[int, ...]],
+    graph: nx.DiGraph,
+    max_len: int,
+    fits: Fits | None,
+    grows: Grows | None = None,
 ) -> dict[int, Counter[StopReason]]:
     """Chain length → how many chains of that length stop for each reason."""
     found: dict[int, Counter[StopReason]] = {}
     for path in paths:
-        found.setdefault(len(path), Counter())[stop_reason(path, graph, max_len, fits)] += 1
+        reason = stop_reason(path, graph, max_len, fits, grows)
+        found.setdefault(len(path), Counter())[reason] += 1
     return found
 
 

@@ -53,17 +53,17 @@ class Strategy(Protocol):
 STRATEGIES: Registry[Strategy] = Registry("chain strategy")
 
 
-def _pr(graph: nx.DiGraph, pr_id: int) -> PRNode:
+def pr_node(graph: nx.DiGraph, pr_id: int) -> PRNode:
     return graph.graph["prs"][pr_id]
 
 
-def _edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:
+def edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:
     data = graph[newer][older]
     return {
         "src": newer,
         "dst": older,
-        "src_number": _pr(graph, newer).number,
-        "dst_number": _pr(graph, older).number,
+        "src_number": pr_node(graph, newer).number,
+        "dst_number": pr_node(graph, older).number,
         "types": data["types"],
         "strength": data["strength"],
         "overlap": data["overlap"],
@@ -77,13 +77,13 @@ def _edge_record(graph: nx.DiGraph, newer: int, older: int) -> dict[str, Any]:
 
 def candidate(graph: nx.DiGraph, path: tuple[int, ...]) -> ChainCandidate:
     """A chain from a path given oldest first; its score is the mean weight of its edges."""
-    edges = [_edge_record(graph, path[i + 1], path[i]) for i in range(len(path) - 1)]
+    edges = [edge_record(graph, path[i + 1], path[i]) for i in range(len(path) - 1)]
     weights = [graph[e["src"]][e["dst"]]["weight"] for e in edges]
     score = sum(weights) / len(weights) if weights else 0.0
-    return ChainCandidate(_pr(graph, path[0]).repo_id, path, round(score, 4), edges)
+    return ChainCandidate(pr_node(graph, path[0]).repo_id, path, round(score, 4), edges)
 
 
-def _successors(graph: nx.DiGraph, max_branching: int) -> dict[int, list[int]]:
+def successors(graph: nx.DiGraph, max_branching: int) -> dict[int, list[int]]:
     """For each PR, the newer PRs that build on it, strongest edge first (bounded)."""
     return {
         v: sorted(graph.predecessors(v), key=lambda u: (-graph[u][v]["weight"], u))[:max_branching]
@@ -170,7 +170,7 @@ def semantic(
     after it, and a stage that cannot be entered is passed by for another newer PR that builds
     on the same one (a branch, or a direct link past it), rather than cutting the chain there.
     """
-    succ = _successors(graph, config.max_branching)
+    succ = successors(graph, config.max_branching)
     height = _heights(graph, succ, max_len)
     found: dict[tuple[int, ...], float] = {}
     # Newer PRs first: a path's stage checks then find its newer stages' answers kept (the
@@ -245,7 +245,7 @@ def temporal(
     """Chronologically adjacent merged PRs touching overlapping files, cut into chains of ≤ max_len."""
     by_repo: dict[int, list[PRNode]] = defaultdict(list)
     for pr_id in graph:
-        by_repo[_pr(graph, pr_id).repo_id].append(_pr(graph, pr_id))
+        by_repo[pr_node(graph, pr_id).repo_id].append(pr_node(graph, pr_id))
     chains = []
     for repo_id, prs in by_repo.items():
         prs.sort(key=lambda p: (p.merged_at, p.id))
@@ -273,7 +273,7 @@ def single(
 ) -> list[ChainCandidate]:
     """Every PR with no reference edge at all, as a chain of one."""
     return [
-        ChainCandidate(_pr(graph, pr_id).repo_id, (pr_id,), 0.0)
+        ChainCandidate(pr_node(graph, pr_id).repo_id, (pr_id,), 0.0)
         for pr_id in sorted(graph)
         if graph.degree(pr_id) == 0
     ]

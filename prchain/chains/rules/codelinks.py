@@ -19,7 +19,7 @@ is read this way (`code_link_repos`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, select
@@ -93,18 +93,25 @@ def code_pairs(
 
 
 def code_link_repos(
-    nodes: Mapping[int, PRNode], refs: Iterable[RefRow], config: ChainsConfig
+    nodes: Mapping[int, PRNode],
+    refs: Iterable[RefRow],
+    config: ChainsConfig,
+    stageable: Collection[int] | None = None,
 ) -> set[int]:
     """The repositories whose pairs are looked for in code: every one with `code_links` true;
-    with `auto`, those whose PRs name other PRs (directly, not through an issue) fewer than
-    `code_links_auto_below` times a PR."""
+    with `auto`, those whose PRs that can be stages (`stageable`: past the PR filters) name
+    each other (directly, not through an issue) fewer than `code_links_auto_below` times a PR.
+    Counted over all PRs, release bots' references made cloudquery look rich in references
+    (24,646, about 23,000 of them from release PRs) while its 3,409 PRs that can be stages
+    shared 16 kept links (issue 75)."""
     if config.code_links is False:
         return set()
-    prs = Counter(node.repo_id for node in nodes.values())
     if config.code_links is True:
-        return set(prs)
+        return {node.repo_id for node in nodes.values()}
+    among = set(nodes) if stageable is None else set(stageable)
+    prs = Counter(nodes[pr].repo_id for pr in among)
     named = Counter(
-        r.repo_id for r in refs if r.dst in nodes and r.src in nodes and not r.via_issue
+        r.repo_id for r in refs if r.dst in among and r.src in among and not r.via_issue
     )
     return {
         repo for repo, count in prs.items() if named[repo] < config.code_links_auto_below * count

@@ -40,6 +40,17 @@ def latest_lengths(session: Session) -> dict[str, list[list[Any]]]:
     return found
 
 
+def latest_yield(session: Session) -> dict[str, dict[str, Any]]:
+    """strategy → its latest build's PRs read, stages selected and stages per 1,000 PRs (builds
+    recorded before these were kept have none)."""
+    keys = ("prs", "stages", "per_thousand")
+    return {
+        b.strategy: {k: (b.graph or {})[k] for k in keys}
+        for b in _latest(session)
+        if all(k in (b.graph or {}) for k in keys)
+    }
+
+
 def collect(session: Session) -> dict[str, Any]:
     by_length = session.execute(
         select(Chain.length, func.count()).group_by(Chain.length).order_by(Chain.length)
@@ -56,6 +67,7 @@ def collect(session: Session) -> dict[str, Any]:
         or 0,
         "chain_build_drops": latest_builds(session),
         "chain_build_lengths": latest_lengths(session),
+        "chain_build_yield": latest_yield(session),
     }
 
 
@@ -70,6 +82,11 @@ def render(data: dict[str, Any]) -> list[Table]:
         table.add_row(f"  by strategy {name}", str(count))
     table.add_row("stages", str(data.get("stages", 0)))
     table.add_row("stages with a query", str(data.get("queries", 0)))
+    for name, got in data.get("chain_build_yield", {}).items():
+        table.add_row(
+            f"  latest build ({name}): stages per 1,000 PRs",
+            f"{got['per_thousand']} ({got['stages']} of {got['prs']} PRs)",
+        )
     tables = [table]
     for strategy, rows in data.get("chain_build_lengths", {}).items():
         tables.append(lengths_table(rows, f"latest build ({strategy}): chains by length"))
