@@ -144,8 +144,8 @@ GTEST_XML = """<?xml version="1.0" encoding="UTF-8"?>
 MESON_LOG = "\n".join(
     json.dumps(e)
     for e in [
-        {"name": "keymap", "suite": ["xkbcommon"], "result": "OK"},
-        {"name": "rules", "suite": ["xkbcommon"], "result": "FAIL"},
+        {"name": "xkbcommon / keymap", "result": "OK"},
+        {"name": "xkbcommon:unit / rules", "result": "FAIL"},
         {"name": "slow", "suite": ["xkbcommon", "slow"], "result": "SKIP"},
     ]
 )
@@ -181,7 +181,7 @@ def test_meson_and_automake_reports() -> None:
     )
     assert CTests().parse(report, "") == {
         "xkbcommon::keymap": "passed",
-        "xkbcommon::rules": "failed",
+        "xkbcommon:unit::rules": "failed",
         "xkbcommon::slow": "skipped",
         "test/crypt-badsalt::crypt-badsalt": "passed",
         "test/salts::parses salts": "passed",
@@ -196,6 +196,7 @@ def test_without_a_report_the_console_s_result_lines_are_read() -> None:
         "2/3 Test #2: test_count .......................***Failed    0.00 sec\n"
         "3/3 Test #3: test_first .......................***Not Run   0.00 sec\n"
         "PASS: tests/jqtest 1 - basics\nFAIL: tests/shtest\n"
+        "2/2 mes:unit / bad FAIL            0.26s   exit status 1\n"
         "make[2]: *** [Makefile:1203: src/jv.lo] Error 1\n"
         "src/jv.c:12:5: error: implicit declaration of function 'jv_new'\n"
     )
@@ -204,6 +205,7 @@ def test_without_a_report_the_console_s_result_lines_are_read() -> None:
         "ctest::test_count": "failed",
         "tests/jqtest::basics": "passed",
         "tests/shtest::shtest": "failed",
+        "mes:unit::bad": "failed",
         "src/jv.lo": "error",
     }
     assert CTests().root_error(output).startswith("src/jv.c:12:5: error: implicit declaration")

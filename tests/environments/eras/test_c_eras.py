@@ -32,7 +32,7 @@ from tests.support.era_runs import (
     write_config,
 )
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = f"c-eras-test-{uuid.uuid4().hex[:8]}/matcher"
 # The agent's own solution of PR #1's task (count_matches), with a helper of its own.
 COUNT = (

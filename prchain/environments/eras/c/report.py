@@ -7,7 +7,7 @@ after the test command by the script `CTests.script` wraps it in:
 |--------|----------------------------------------------|-------------------------------------------|
 | ctest  | `ctest --output-junit` (CMake 3.21 on)       | `ctest::<test name>`                      |
 | xml    | GoogleTest (`GTEST_OUTPUT`) and cmocka (`CMOCKA_XML_FILE`) binaries ctest or meson ran | `<suite or group>::<test>` |
-| meson  | `meson test`'s meson-logs/testlog.json       | `<first suite>::<test name>`              |
+| meson  | `meson test`'s meson-logs/testlog.json       | `<project>[:<suite>]::<test name>`        |
 | trs    | Automake's test driver, one `.trs` per test script (its `.log` beside it, TAP read from there) | `<script>::<script name>`, a TAP point `<script>::<description>` |
 
 Ids hold no numbers a new test would shift (a TAP point without a description is `#<n>`), so the
@@ -51,7 +51,7 @@ _CTEST_LINE = re.compile(
     r"|Exception|Timeout)"
 )
 _MESON_LINE = re.compile(
-    r"^\s*\d+/\d+ (?:\S+:\S+ / )?(\S.*?)\s+(OK|FAIL|SKIP|EXPECTEDFAIL|UNEXPECTEDPASS|TIMEOUT"
+    r"^\s*\d+/\d+ (\S.*?)\s+(OK|FAIL|SKIP|EXPECTEDFAIL|UNEXPECTEDPASS|TIMEOUT"
     r"|ERROR)\s",
     re.M,
 )
@@ -131,9 +131,18 @@ def parse_meson(text: str, outcomes: dict[str, str]) -> None:
             continue
         if not isinstance(entry, dict) or "name" not in entry:
             continue
-        suites = entry.get("suite") or ["meson"]
         outcome = _MESON.get(str(entry.get("result", "")), "error")
-        record(outcomes, f"{suites[0]}::{entry['name']}", outcome)
+        record(outcomes, meson_id(str(entry["name"]), entry.get("suite")), outcome)
+
+
+def meson_id(name: str, suites: object = None) -> str:
+    """`project:suite / test` (meson 0.5x on) → `project:suite::test`; a bare name (older logs)
+    takes its first suite."""
+    where, _, test = name.rpartition(" / ")
+    if where:
+        return f"{where}::{test}"
+    first = suites[0] if isinstance(suites, list) and suites else "meson"
+    return f"{first}::{name}"
 
 
 def parse_automake(script: str, trs: str, log: str, outcomes: dict[str, str]) -> None:
@@ -178,7 +187,7 @@ def parse_console(output: str) -> dict[str, str]:
         if outcome:
             record(outcomes, f"ctest::{name}", outcome)
     for name, said in _MESON_LINE.findall(output):
-        record(outcomes, f"meson::{name}", _MESON[said])
+        record(outcomes, meson_id(name), _MESON[said])
     for said, script, number, description in _AUTOMAKE_LINE.findall(output):
         name = (description or (f"#{number}" if number else script.rsplit("/", 1)[-1])).strip()
         record(outcomes, f"{script}::{name}", _AUTOMAKE[said])
