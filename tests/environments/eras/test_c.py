@@ -232,3 +232,33 @@ def test_era_facts_are_the_build_facts_not_the_build_files() -> None:
     assert C().era_facts(snap) == C().era_facts(more)
     assert C().era_facts(snap)["libraries"] == ["Threads", "glib-2.0", "libpcre2-8"]
     assert datetime(2024, 3, 1, tzinfo=UTC) == snap.date
+
+
+CMOCKA_OUT = (
+    '<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites>\n  <testsuite name="tests" '
+    'tests="2">\n    <testcase name="test_array_start" >\n    </testcase>\n    <testcase '
+    'name="test_bad" >\n      <failure><![CDATA[0 != 1]]></failure>\n    </testcase>\n'
+    "  </testsuite>\n</testsuites>\n"
+)
+
+
+def test_cmocka_cases_printed_under_ctest_are_ids_of_their_ctest_test() -> None:
+    """Every libcbor binary names its cmocka group `tests`: ids take the ctest test's name."""
+    from xml.sax.saxutils import escape
+
+    junit = (
+        '<testsuite name="x" tests="1"><testcase name="ctest_run_array_test" status="fail">'
+        f'<failure message=""/><system-out>{escape(CMOCKA_OUT)}</system-out></testcase></testsuite>'
+    )
+    assert parse_bundle(_bundle(("ctest", "ctest.xml", junit)), "") == {
+        "ctest::ctest_run_array_test": "failed",
+        "ctest_run_array_test::test_array_start": "passed",
+        "ctest_run_array_test::test_bad": "failed",
+    }
+
+
+def test_ctest_lines_count_beside_a_framework_s_files_when_ctest_writes_no_junit() -> None:
+    report = _bundle(("xml", "encoder.xml", GTEST_XML))
+    output = "1/1 Test #1: encoder .....................   Passed    0.00 sec\n"
+    found = CTests().parse(report, output)
+    assert found["ctest::encoder"] == "passed" and found["Encoder::Floats"] == "failed"

@@ -6,7 +6,8 @@ after the test command by the script `CTests.script` wraps it in:
 | kind   | written by                                   | test id                                   |
 |--------|----------------------------------------------|-------------------------------------------|
 | ctest  | `ctest --output-junit` (CMake 3.21 on)       | `ctest::<test name>`                      |
-| xml    | GoogleTest (`GTEST_OUTPUT`) and cmocka (`CMOCKA_XML_FILE`) binaries ctest or meson ran | `<suite or group>::<test>` |
+| xml    | GoogleTest binaries ctest or meson ran (`GTEST_OUTPUT`, a file per binary) | `<suite>::<test>` |
+| (in ctest's JUnit) | cmocka binaries' XML on stdout (`CMOCKA_MESSAGE_OUTPUT=xml`), kept by ctest | `<ctest test>::<case>` |
 | meson  | `meson test`'s meson-logs/testlog.json       | `<project>[:<suite>]::<test name>`        |
 | trs    | Automake's test driver, one `.trs` per test script (its `.log` beside it, TAP read from there) | `<script>::<script name>`, a TAP point `<script>::<description>` |
 
@@ -33,6 +34,7 @@ SECTION = "### prchain-report"
 _SECTION = re.compile(rf"^{SECTION} (\w+) (.*)$", re.M)
 _NOT_BUILT = re.compile(r"unable to find|could not find executable|not found", re.I)
 _JUNIT_FAILED = ("failure", "error")
+_XML_BLOCK = re.compile(r"<testsuites\b.*?</testsuites>", re.S)
 _MESON = {
     "OK": "passed",
     "FAIL": "failed",
@@ -107,6 +109,23 @@ def parse_junit(text: str, outcomes: dict[str, str], prefix: str = "") -> None:
             outcome = _junit_outcome(case)
             if name and outcome:
                 record(outcomes, f"{where}::{name}", outcome)
+            if prefix and name:
+                embedded(name, case.findtext("system-out") or "", outcomes)
+
+
+def embedded(test: str, printed: str, outcomes: dict[str, str]) -> None:
+    """The cmocka cases a ctest test printed as XML (`CMOCKA_MESSAGE_OUTPUT=xml`, one document per
+    group), as `<ctest test>::<case>`: cmocka names its file by group only, and most projects call
+    every group `tests`, so files would overwrite each other; ctest keeps each test's output."""
+    for block in _XML_BLOCK.findall(printed):
+        try:
+            root = ET.fromstring(block)
+        except ET.ParseError:
+            continue
+        for case in root.iter("testcase"):
+            outcome = _junit_outcome(case)
+            if case.get("name") and outcome:
+                record(outcomes, f"{test}::{case.get('name')}", outcome)
 
 
 def _junit_outcome(case: ET.Element) -> str | None:
@@ -217,8 +236,8 @@ class CTests:
     """The reader of every C/C++ room's runner: ctest, meson test, Automake's `make check`."""
 
     def script(self, command: str, report_path: str) -> str:
-        """The command with ctest asked for JUnit (when it can write it) and the test frameworks
-        for XML files, in a fresh directory; the report gathered from them afterwards."""
+        """The command with ctest asked for JUnit (when it can write it), GoogleTest for XML files
+        in a fresh directory and cmocka for XML on stdout; the report gathered afterwards."""
         path = shlex.quote(report_path)
         junit = (
             'J=""; ctest --help 2>/dev/null | grep -q -- --output-junit && '
@@ -229,14 +248,15 @@ class CTests:
         return (
             f"rm -f {path}; PRCHAIN_REPORTS=$(mktemp -d); mkdir -p $PRCHAIN_REPORTS/ctest; "
             f"rm -f {BUILD_DIR}/meson-logs/testlog.json; "
-            "export GTEST_OUTPUT=xml:$PRCHAIN_REPORTS/ CMOCKA_MESSAGE_OUTPUT=xml "
-            "CMOCKA_XML_FILE=$PRCHAIN_REPORTS/%g.xml; "
+            "export GTEST_OUTPUT=xml:$PRCHAIN_REPORTS/ CMOCKA_MESSAGE_OUTPUT=xml; "
             f"{junit}; ( {with_junit}\n); rc=$?; {gather}; exit $rc"
         )
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
+        """The report's outcomes over the console's: ctest before 3.21 writes no JUnit, so its
+        result lines are read beside the test frameworks' files."""
         found = parse_bundle(report, output) if report else {}
-        return found if any("::" in k for k in found) else {**parse_console(output), **found}
+        return {**parse_console(output), **found}
 
     def root_error(self, output: str) -> str:
         return root_error(output)
