@@ -102,7 +102,7 @@ class Ecosystem(Protocol):
 ECOSYSTEMS: Registry[type[Ecosystem]] = Registry("ecosystem")
 # The rooms, in the order `detect` prefers them when the stage's test files do not decide: a
 # language whose manifest sits at the root before Python, which claims any tree with a .py file.
-LANGUAGES = ("python", "rust", "go", "java", "node")
+LANGUAGES = ("python", "rust", "go", "java", "node", "c")
 _PREFERENCE = ("rust", "go", "java", "node", "python")
 
 

@@ -22,6 +22,7 @@ MANIFEST = re.compile(
     r"|gradle/wrapper/gradle-wrapper\.properties|\.mvn/wrapper/maven-wrapper\.properties"
     r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in)"
     r"|\.github/workflows/[^/]+\.ya?ml"
+    r"|([^/]+/)?(CMakeLists\.txt|meson\.build|meson_options\.txt|meson\.options|configure\.(ac|in)|Makefile\.am)"
     r"|(?!(.*/)?(node_modules|vendor|third_party|testdata|target)/)(.*/)?"
     r"(package\.json|Cargo\.toml|go\.mod|pom\.xml|build\.gradle(\.kts)?))$"
 )
