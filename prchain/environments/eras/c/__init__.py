@@ -34,6 +34,7 @@ from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
+from prchain.environments.eras.sealed import SealedPlaces
 
 _SOURCE = re.compile(r"\.(c|h|cc|cpp|cxx|hpp|hh|hxx|c\+\+|inl|ipp)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?|t)/|(^|/)(test_[^/]+|[^/]+[_-]test)\.")
@@ -156,10 +157,22 @@ def missing(log: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# A C test links the framework the build finds: a copy in the tree (third_party/googletest) is
+# read from B_t, never from the agent's change; the build files themselves are test configuration
+# the clean room already keeps to B_t's.
+SEALED = SealedPlaces(
+    libraries=frozenset(
+        {"googletest", "gtest", "googlemock", "cmocka", "check", "unity", "Unity", "catch2"}
+        | {"Catch2", "catch", "doctest", "criterion", "cunit", "CUnit", "munit", "acutest"}
+    ),
+)
+
+
 @ECOSYSTEMS.register("c")
 class C:
     name = "c"
     report: TestReport = CTests()
+    sealed = SEALED
 
     def owns(self, path: str) -> bool:
         return bool(_SOURCE.search(path) and _TEST_PATH.search(path))
