@@ -123,5 +123,5 @@ def test_every_room_states_its_places() -> None:
 
 
 def test_an_unknown_room_is_one_clear_error() -> None:
-    with pytest.raises(UnknownName, match="unknown ecosystem .cobol.; valid names: go, java"):
+    with pytest.raises(UnknownName, match="unknown ecosystem .cobol.; valid names: c, go, java"):
         why_not("src/area.js", "cobol")
