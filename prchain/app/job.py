@@ -195,17 +195,13 @@ def _rollout(config: Config) -> str:
 
 def _trajectories(config: Config, out: Path) -> str:
     from prchain.app.rollout import public_config
-    from prchain.app.views import ExportOptions, export_dataset, make_engine
+    from prchain.app.views import export_dataset, export_options, make_engine
 
-    options = ExportOptions(
-        min_score=config.agent.judge_threshold,
-        keep=config.agent.keep_policy,
-        keep_on=config.agent.keep_on,
-        keep_prm=config.prm.keep_in_export,
-        leak_min_chars=config.agent.leak_min_chars,
-    )
     done = export_dataset(
-        make_engine(config.store.url, readonly=True), out, options, public_config(config)
+        make_engine(config.store.url, readonly=True),
+        out,
+        export_options(config),
+        public_config(config),
     )
     return f"{done.written} chains of trajectories in {out}"
 

@@ -3,6 +3,7 @@ depends on the app layer only. Imported inside commands, never at CLI start-up."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from prchain.agent import export as _export
@@ -11,6 +12,7 @@ from prchain.agent.formats.card import read_manifest
 from prchain.agent.formats.dataset import DatasetExport, ExportOptions, check_row
 from prchain.agent.persist import RolloutView, list_rollouts, load_rollout
 from prchain.agent.results import RolloutResult
+from prchain.app.config import Config
 from prchain.chains.building.lengths import length_rows
 from prchain.chains.building.links import LinkView, chain_pairs, list_links
 from prchain.chains.views.handcheck import Score, read_labels, score
@@ -35,6 +37,29 @@ def export_trajectories(*args: Any, **kwargs: Any) -> _export.ExportSummary:
     return _export.export_trajectories(*args, **kwargs)
 
 
+def export_options(
+    config: Config,
+    format_: str = "openai",
+    *,
+    min_score: float | None = None,
+    keep_prm: bool | None = None,
+    keep_reasoning: bool = False,
+    manifest: Path | None = None,
+) -> ExportOptions:
+    """The export's filters: those given, the config's defaults for the rest (`prchain export`
+    and the job's last step read them alike)."""
+    return ExportOptions(
+        format=format_,  # type: ignore[arg-type]  # one of EXPORT_FORMATS (a click.Choice)
+        min_score=config.agent.judge_threshold if min_score is None else min_score,
+        keep=config.agent.keep_policy,
+        keep_on=config.agent.keep_on,
+        keep_prm=config.prm.keep_in_export if keep_prm is None else keep_prm,
+        keep_reasoning=keep_reasoning,
+        leak_min_chars=config.agent.leak_min_chars,
+        rollout_ids=tuple(read_manifest(manifest)) if manifest else None,
+    )
+
+
 def export_dataset(*args: Any, **kwargs: Any) -> _dataset.DatasetExport:
     """`prchain export` in any format, with the same oracle-text check as the SFT export."""
     kwargs.setdefault("forbidden", oracle_strings)
@@ -57,6 +82,7 @@ __all__ = [
     "shares_line",
     "DatasetExport",
     "ExportOptions",
+    "export_options",
     "check_row",
     "export_dataset",
     "read_manifest",

@@ -260,8 +260,6 @@ RULES: tuple[Rule, ...] = (
         "a feature-gate change of about ten lines",
     ),
 )
-BY_NAME: dict[RuleName, Rule] = {rule.name: rule for rule in RULES}
-
 STAGE_RULES: frozenset[RuleName] = frozenset(r.name for r in RULES if r.drops == "stage")
 LINEAGE_CAN_RESCUE: frozenset[RuleName] = frozenset(
     r.name for r in RULES if "lineage" in r.lifted_by

@@ -108,17 +108,15 @@ def _options(
     manifest: Path | None,
 ) -> ExportOptions:
     """The export's filters: the options given, the config's defaults for the rest."""
-    from prchain.app.views import ExportOptions, read_manifest
+    from prchain.app.views import export_options
 
-    return ExportOptions(
-        format=format_,  # type: ignore[arg-type]  # click.Choice of EXPORT_FORMATS
-        min_score=config.agent.judge_threshold if min_score is None else min_score,
-        keep=config.agent.keep_policy,
-        keep_on=config.agent.keep_on,
-        keep_prm=config.prm.keep_in_export if keep_prm is None else keep_prm,
+    return export_options(
+        config,
+        format_,
+        min_score=min_score,
+        keep_prm=keep_prm,
         keep_reasoning=keep_reasoning,
-        leak_min_chars=config.agent.leak_min_chars,
-        rollout_ids=tuple(read_manifest(manifest)) if manifest else None,
+        manifest=manifest,
     )
 
 
