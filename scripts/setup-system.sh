@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install and start what prchain needs outside Python: git, Docker's engine, debootstrap (to build
-# base images without a registry), PostgreSQL (the test suite runs against it too) and Chromium
-# (tests open the HTML report in it, headless).
+# base images without a registry), PostgreSQL (the test suite runs against it too), Chromium
+# (tests open the HTML report in it, headless) and Debian's docker-registry (era images travel
+# between nodes through a registry; the tests start their own instance of it on a free port).
 # Idempotent: a second run only checks that the services are up.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v pg_ctlcluster >/dev/null || need+=(postgresql)
 command -v chromium >/dev/null || need+=(chromium)  # the report's browser tests drive it headless
+command -v docker-registry >/dev/null || need+=(docker-registry)  # not started here: no service
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]} from Debian"
   apt-get update -qq

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prchain.agent.tasks import ChainTask
 from prchain.app.config import Config
-from prchain.core.errors import NothingToDo
+from prchain.app.registry import present_on
+from prchain.app.work import Lazy
+from prchain.core.errors import NothingToDo, PrchainError
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.era import Era
 from prchain.environments.eras.memory import stage_env
 from prchain.environments.protocol import Environment, StageSpec
-from prchain.verdicts.ladder import AgentRepair, EraReport, Setup, setup_eras
+from prchain.verdicts.ladder import (
+    AgentRepair,
+    EraItem,
+    EraReport,
+    Setup,
+    plan_eras,
+    setup_one,
+    waves,
+)
 from prchain.verdicts.verify import StageJob
 
 if TYPE_CHECKING:
@@ -66,6 +77,9 @@ def image_size(tag: str) -> int:
 
 
 def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
+    """Builds an era image on this node, unless the engine or `scale.registry` has its recipe's."""
+    fetch = present_on(config.scale.registry) if config.scale.registry else None
+
     def build(job: StageJob, era: Era, plan: Plan) -> tuple[str, float, str, str]:
         from prchain.environments.docker_client import DockerClient
         from prchain.environments.eras.build import build_failure, ensure_era_image
@@ -80,6 +94,7 @@ def era_builder(config: Config, notify: Callable[[str], None]) -> Any:
             plan=plan,
             era_key=era.key,
             notify=notify,
+            fetch=fetch,
         )
         failure = build_failure(made.log, made.exit_code) if not made.image_id else ""
         return (made.tag if made.image_id else ""), made.seconds, made.log, failure
@@ -99,31 +114,111 @@ def setup_from_config(
     on_done: Callable[[EraReport], None] | None = None,
     labels: dict[str, str] | None = None,
 ) -> list[EraReport]:
-    """What `prchain env setup` does."""
+    """What `prchain env setup` does: one work item per era on the configured backend (threads
+    here, or one Ray task each placed by the sandbox slot), in rounds where recipe memory links
+    eras (`ladder.waves`), so the store holds what a run era by era holds. Reports come back in
+    the eras' order."""
+    from prchain.app.scale import backend_for, portable
+    from prchain.scale.protocol import Done, Needs
     from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url)
-    if agent is None:
-        from prchain.app.setup_agent import agent_from_config
-
-        agent = agent_from_config(config, engine, notify)
-    setup = Setup(
-        engine,
-        config.eras,
-        era_builder(config, notify),
-        image_opener(config.environment, labels, config.eras),
-        agent,
-        redo,
-        image_present,
-        image_size,
-    )
-    reports = setup_eras(setup, chain_ids=chain_ids, repo=repo, on_start=on_start, on_done=on_done)
-    if not reports:
+    eras = plan_eras(make_engine(config.store.url), chain_ids, repo)
+    if not eras:
         raise NothingToDo(
             "no chain stage with a base commit and a clone to set up",
             hint="`prchain chains build` makes chains; the repository needs a local clone",
         )
-    return reports
+    if on_start is not None:
+        on_start(len(eras))
+    if agent is None and config.scale.backend == "local":  # once, not per round
+        from prchain.app.setup_agent import agent_from_config
+
+        agent = agent_from_config(config, make_engine(config.store.url), notify)
+
+    def report(done: Done[EraItem, EraReport]) -> EraReport:
+        if done.result is not None:
+            return done.result
+        _repo_id, job, era, stages = done.item
+        return EraReport(
+            job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"
+        )
+
+    def reported(done: Done[EraItem, EraReport]) -> None:
+        if on_done is not None:
+            on_done(report(done))
+
+    work = SetupWork(portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify)
+    finished: list[Done[EraItem, EraReport]] = []
+    with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
+        for wave in waves(eras):
+            finished += backend.map(work, wave, needs=Needs(sandboxes=1), on_done=reported)
+    order = {(item[0], item[2].key): i for i, item in enumerate(eras)}
+    return [report(d) for d in sorted(finished, key=lambda d: order[(d.item[0], d.item[2].key)])]
+
+
+@dataclass
+class SetupWork(Lazy):
+    """Set up one era (`prchain env setup`) on this node, then push its verified image to
+    `scale.registry` for the nodes that did not build it. Its agent and progress lines are the
+    driver's on this machine; a Ray worker makes its own agent from the config and prints to its
+    log."""
+
+    redo: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    agent: AgentRepair | None = None
+    notify: Callable[[str], None] = print
+    _setup: Setup | None = field(default=None, init=False, repr=False)
+
+    def __call__(self, item: EraItem) -> EraReport:
+        report = setup_one(self.setup(), item)
+        registry = self.config.scale.registry
+        if registry and report.result in ("verified", "known") and not report.reason:
+            try:
+                self.publish(registry, item)
+            except PrchainError as exc:  # the recipe is stored; a rerun pushes it (exit 1 says so)
+                report = replace(report, reason=f"not pushed to {registry}: {exc}")
+        return report
+
+    def setup(self) -> Setup:
+        engine = self.engine()
+        with self._lock:
+            if self._setup is None:
+                agent = self.agent
+                if agent is None:
+                    from prchain.app.setup_agent import agent_from_config
+
+                    agent = agent_from_config(self.config, engine, self.notify)
+                self._setup = Setup(
+                    engine,
+                    self.config.eras,
+                    era_builder(self.config, self.notify),
+                    image_opener(self.config.environment, self.labels, self.config.eras),
+                    agent,
+                    self.redo,
+                    present_on(self.config.scale.registry),
+                    image_size,
+                )
+            return self._setup
+
+    def publish(self, registry: str, item: EraItem) -> None:
+        from prchain.app.registry import publish
+        from prchain.environments.eras.memory import recipe
+
+        known = recipe(self.engine(), item[0], item[2].key)
+        if known is not None and known["image"] and image_present(known["image"]):
+            digest = publish(registry, known["image"])
+            self.notify(f"pushed {known['image']} to {registry} ({digest[:19]})")
+
+    def close(self) -> None:
+        super().close()
+        self._setup = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the agent and the progress printer stay on the driver; a worker builds its own agent
+        return {"config": self.config, "redo": self.redo, "labels": self.labels}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"], state["redo"], state["labels"])  # type: ignore[misc]
 
 
 def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[str, Any]]:

@@ -33,15 +33,19 @@ def environment_config(config: Config) -> EnvironmentConfig:
 
 
 def verify_opener(
-    config: EnvironmentConfig, engine: Engine | None = None
+    config: EnvironmentConfig, engine: Engine | None = None, registry: str | None = None
 ) -> Callable[[StageJob], contextlib.AbstractContextManager[Environment]]:
     """A fresh sandbox per stage whose only stage starts at B_t (no earlier gold patch reverted),
-    on the stage's era image when `env setup` made one."""
+    on the stage's era image when `env setup` made one (pulled from `registry` when this node's
+    engine lacks it, never built here)."""
 
     def open_env(job: StageJob) -> contextlib.AbstractContextManager[Environment]:
+        from prchain.app.registry import fetch
         from prchain.environments.factory import open_environment  # the docker SDK loads only here
 
         era = stage_env(engine, job.stage_id) if engine is not None else None
+        if era is not None and registry:
+            fetch(registry, era.image)
         env: Any = open_environment(
             on_image(config, era.image) if era is not None else config,
             repo=job.repo,
@@ -194,7 +198,9 @@ class VerifyWork(Lazy):
         from prchain.verdicts.verify import StageReport, verify_one
 
         engine = self.engine()
-        opener = verify_opener(environment_config(self.config), engine)  # era images per stage
+        opener = verify_opener(  # era images per stage
+            environment_config(self.config), engine, self.config.scale.registry
+        )
         # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
         with holding(engine, "verify", str(job.stage_id)) as lease:
             if lease is None:

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options, registry_option
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
@@ -228,6 +228,8 @@ def _label_pairs(labels: tuple[str, ...]) -> dict[str, str]:
     "--chain", "chains", type=int, multiple=True, metavar="ID", help="Only this chain (repeatable)."
 )
 @click.option("--redo", is_flag=True, help="Set up again eras whose recipe is stored.")
+@backend_options
+@registry_option
 def setup(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -235,6 +237,9 @@ def setup(
     repo: str | None,
     chains: tuple[int, ...],
     redo: bool,
+    backend: str | None,
+    ray_address: str | None,
+    registry: str | None,
 ) -> None:
     """Build and verify an era image for every stage base the chains need (all repos by default).
 
@@ -244,13 +249,23 @@ def setup(
     the suite collects and most of it passes at the base. Reruns skip eras already stored.
     Exit status 1 when an era stays unverified.
 
+    --backend ray sets up each era in its own Ray task, on a node with a free sandbox slot; with
+    --registry each verified era image is pushed there, and a node that lacks an image pulls it
+    instead of building it again.
+
     Example:
 
     \b
       prchain env setup pytest-dev/pluggy
       prchain env setup --chain 3 --chain 7
+      prchain env setup --backend ray --ray-address auto --registry registry.lan:5000/prchain
     """
-    config = build_config(config_path, overrides, db_url)
+    config = build_config(
+        config_path,
+        overrides,
+        db_url,
+        **{"scale.backend": backend, "scale.ray_address": ray_address, "scale.registry": registry},
+    )
     from prchain.app.envsetup import setup_from_config
     from prchain.cli.progress import progress_bar
 

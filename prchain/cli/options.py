@@ -64,6 +64,16 @@ def backend_options(func: F) -> F:
     return func
 
 
+def registry_option(func: F) -> F:
+    """--registry HOST:PORT[/PREFIX] (scale.registry): where era images are pushed and pulled."""
+    return click.option(
+        "--registry",
+        metavar="HOST:PORT[/PREFIX]",
+        help="Registry era images are pushed to once built and pulled from by a node that lacks "
+        "one (scale.registry).",
+    )(func)
+
+
 def repos_options(func: F) -> F:
     """REPOS..., --repos-file FILE, --source github|git and --name OWNER/NAME: what to mine."""
     from prchain.app.choices import SOURCE_NAMES

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from prchain.cli import CONTEXT_SETTINGS, main
 from prchain.cli.exits import finish
-from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.options import backend_options, build_config, config_options, registry_option
 from prchain.cli.progress import progress_bar
 from prchain.cli.safe import SafeConsole
 from prchain.core.text import plural
@@ -47,6 +47,7 @@ def tests() -> None:
     help="Stages verified in parallel, each in its own sandbox (verdicts.workers).",
 )
 @backend_options
+@registry_option
 def verify(
     config_path: str | None,
     overrides: tuple[str, ...],
@@ -57,6 +58,7 @@ def verify(
     workers: int | None,
     backend: str | None,
     ray_address: str | None,
+    registry: str | None,
 ) -> None:
     """Find FAIL_TO_PASS and PASS_TO_PASS tests of every chain stage (SWE-bench's meaning).
 
@@ -65,7 +67,8 @@ def verify(
     the last run repeated; tests whose outcome varies are dropped as flaky. A stage whose gold patch
     fails its own tests, or fixes none, is stored as unusable with the reason. Reruns skip stages
     already verified with the same recipe. Stages run in parallel on the configured backend
-    (--workers; --backend ray: one Ray task per stage).
+    (--workers; --backend ray: one Ray task per stage). A node whose engine lacks a stage's era
+    image pulls it from --registry (scale.registry) instead of building it.
 
     Example:
 
@@ -73,6 +76,7 @@ def verify(
       prchain tests verify --set 'verdicts.repos.acme/calc.test=python3 -m pytest {files}'
       prchain tests verify --config prchain.yaml --chain 3
       prchain tests verify --workers 4 --backend ray --ray-address auto
+      prchain tests verify --backend ray --ray-address auto --registry registry.lan:5000/prchain
     """
     config = build_config(
         config_path,
@@ -83,6 +87,7 @@ def verify(
             "verdicts.workers": workers,
             "scale.backend": backend,
             "scale.ray_address": ray_address,
+            "scale.registry": registry,
         },
     )
     from prchain.app.verdicts import verify_from_config

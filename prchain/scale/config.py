@@ -40,6 +40,12 @@ class ScaleConfig(BaseModel):
         description="Times Ray reruns a task whose worker or node died; the rerun resumes the chain "
         "from its last passed stage.",
     )
+    registry: str | None = Field(
+        None,
+        description="Registry (host:port[/prefix]) `env setup` pushes each verified era image to, "
+        "and from which any node that lacks an era image pulls it instead of building it again "
+        "(`env setup`, `tests verify`); unset: every node builds what it lacks.",
+    )
     forward_env: list[str] = Field(
         default_factory=list,
         description="Extra environment variables copied from the driver to every task (the LLM "

@@ -559,6 +559,10 @@ def plan_eras(
     return sorted(found, key=lambda f: (f[1].repo, f[2].snap.date))
 
 
+EraItem = tuple[int, StageJob, Era, int]
+"""One era to set up: (repo id, representative stage, era, number of stages)."""
+
+
 def setup_eras(
     setup: Setup,
     *,
@@ -572,17 +576,48 @@ def setup_eras(
     if on_start is not None:
         on_start(len(eras))
     reports = []
-    for repo_id, job, era, stages in eras:
-        # One process per era: a second `env setup` on the store reports it busy, builds nothing.
-        with holding(setup.engine, "env_setup", f"{repo_id}:{era.key}") as lease:
-            if lease is None:
-                busy = "another `env setup` is building it"
-                reports.append(EraReport(job.repo, era.key, era.date, stages, "busy", reason=busy))
-            else:
-                reports.append(_one(setup, repo_id, job, era, stages))
+    for item in eras:
+        reports.append(setup_one(setup, item))
         if on_done is not None:
             on_done(reports[-1])
     return reports
+
+
+def setup_one(setup: Setup, item: EraItem) -> EraReport:
+    """One era, under its lease: a second `env setup` on the store reports it busy, builds nothing."""
+    repo_id, job, era, stages = item
+    with holding(setup.engine, "env_setup", f"{repo_id}:{era.key}") as lease:
+        if lease is None:
+            busy = "another `env setup` is building it"
+            return EraReport(job.repo, era.key, era.date, stages, "busy", reason=busy)
+        return _one(setup, repo_id, job, era, stages)
+
+
+def waves(eras: list[EraItem]) -> list[list[EraItem]]:
+    """The eras in rounds that may run at once and store what running them one by one, in date
+    order, stores: an era waits for every earlier era that recipe memory could offer it (same
+    repository and ecosystem, not later, within memory.NEAREST_DAYS); eras no memory links (two
+    repositories, two ecosystems, years apart) share a round."""
+    from datetime import date as Date
+
+    rounds: list[int] = []
+    for i, (repo_id, _job, era, _n) in enumerate(eras):
+        after = [
+            rounds[j]
+            for j, (other_repo, _o, other, _m) in enumerate(eras[:i])
+            if other_repo == repo_id
+            and era.ecosystem is not None
+            and other.ecosystem is not None
+            and other.ecosystem.name == era.ecosystem.name
+            and other.date <= era.date
+            and (Date.fromisoformat(era.date) - Date.fromisoformat(other.date)).days
+            <= memory.NEAREST_DAYS
+        ]
+        rounds.append(1 + max(after) if after else 0)
+    return [
+        [item for item, r in zip(eras, rounds, strict=True) if r == n]
+        for n in range(max(rounds) + 1 if rounds else 0)
+    ]
 
 
 def _one(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> EraReport:

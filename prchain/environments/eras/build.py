@@ -19,7 +19,7 @@ import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,8 +165,10 @@ def ensure_era_image(
     plan: Plan,
     era_key: str,
     notify: Notify = print,
+    fetch: Callable[[str], bool] | None = None,
 ) -> EraImage:
-    """The era image of `plan` for commit `sha`, built unless an image of the same recipe exists."""
+    """The era image of `plan` for commit `sha`, built unless an image of the same recipe exists
+    (in the engine, or where `fetch` of its tag brings it: a registry another node pushed it to)."""
     started = time.monotonic()
     base = ensure_base_image(client, base_config(env, eras, plan.suite), notify)
     if plan.toolchain:
@@ -180,6 +182,8 @@ def ensure_era_image(
     recipe = plan_hash(repo, plan, tree, base, variables, linked)
     tag = era_tag(repo, recipe)
     found = client.image_id(tag)
+    if not found and fetch is not None and fetch(tag):
+        found = client.image_id(tag)
     if found and found != base:  # a tag on the bare base is no era image (built again)
         return EraImage(tag, found, False, recorded_seconds(client, tag), "")
     notify(f"building {tag} ({plan.notes[0] if plan.notes else plan.suite})")
