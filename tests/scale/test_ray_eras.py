@@ -247,7 +247,7 @@ def test_eras_set_up_and_verified_on_two_nodes_through_a_registry_equal_a_local_
         for recipe in recipes.values():
             builds = [a for a in recipe["verification"]["attempts"] if a["method"] == "planner"]
             assert len(builds) == 1, recipe["verification"]["attempts"]
-            assert _registry_tags(registry, recipe["image"]) == [recipe["image"].rpartition(":")[2]]
+            assert recipe["image"].rpartition(":")[2] in _registry_tags(registry, recipe["image"])
         assert {tag: docker_client.image_id(tag) for tag in built.values()} == ids
         assert killed, "no verify task was killed"
 
