@@ -137,7 +137,7 @@ def setup_from_config(
 
     def report(done: Done[EraItem, EraReport]) -> EraReport:
         if done.result is not None:
-            return done.result
+            return replace(done.result, node=done.node)
         _repo_id, job, era, stages = done.item
         return EraReport(
             job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"

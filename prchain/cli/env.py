@@ -300,6 +300,7 @@ def _setup_table(reports: list[EraReport]) -> Table:
         "method",
         "tests",
         "seconds",
+        "node",
         "why not",
     ):
         table.add_column(column)
@@ -317,6 +318,7 @@ def _setup_table(reports: list[EraReport]) -> Table:
             r.method,
             tests,
             f"{r.seconds:.0f}",
+            r.node,
             escape(r.reason[:90]),
         )
     return table

@@ -88,6 +88,7 @@ class EraReport:
     seconds: float = 0.0
     cost: float = 0.0
     counts: Counts = field(default_factory=Counts)
+    node: str = ""  # where it ran (a Ray node's label; this host's name with threads)
 
 
 @dataclass(frozen=True)
