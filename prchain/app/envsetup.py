@@ -229,11 +229,12 @@ def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[st
 
 
 def era_stages(
-    config: EnvironmentConfig, engine: Engine | None, task: ChainTask
+    config: EnvironmentConfig, engine: Engine | None, task: ChainTask, registry: str | None = None
 ) -> tuple[EnvironmentConfig, list[StageSpec]]:
     """The sandbox config and stage specs of a chain with each stage's era (sandbox) image, test
     command and setup command; the sandbox moves to a new container where the image changes.
-    Stages without an era recipe keep the repository's default image."""
+    Stages without an era recipe keep the repository's default image. An era image this node
+    lacks is pulled from `registry`."""
     eras = [
         stage_env(engine, s.stage_id) if engine is not None and s.stage_id else None
         for s in task.stages
@@ -244,6 +245,10 @@ def era_stages(
         extra: dict[str, str] = {}
         if era is not None:
             if era.image not in sandboxes:
+                if registry:
+                    from prchain.app.registry import fetch
+
+                    fetch(registry, era.image)
                 sandboxes[era.image] = sandbox_image(config, task.repo, task.clone_path, era.image)
             extra = {
                 "image": sandboxes[era.image],

@@ -49,8 +49,11 @@ def remove_orphans(labels: dict[str, str]) -> list[str]:
         return []
 
 
-def environment_factory(config: EnvironmentConfig, store_url: str | None = None) -> EnvFactory:
-    """The configured sandbox backend, one container per rollout, labelled so orphans can be found."""
+def environment_factory(
+    config: EnvironmentConfig, store_url: str | None = None, registry: str | None = None
+) -> EnvFactory:
+    """The configured sandbox backend, one container per rollout, labelled so orphans can be found;
+    an era image this node lacks is pulled from `registry` (scale.registry)."""
     store = {"prchain.store": store_label(store_url)} if store_url else {}
 
     def factory(task: ChainTask, rollout_id: int) -> contextlib.AbstractContextManager[Environment]:
@@ -59,7 +62,7 @@ def environment_factory(config: EnvironmentConfig, store_url: str | None = None)
             open_environment,  # the docker SDK loads only when a sandbox opens
         )
 
-        env_config, specs = era_stages(config, engine(), task)
+        env_config, specs = era_stages(config, engine(), task, registry)
         labels = {
             "prchain.rollout": str(rollout_id),
             "prchain.chain": str(task.chain_id),
@@ -135,7 +138,8 @@ def make_chain_runner(
         config.agent,
         engine,
         llm,
-        open_env or environment_factory(environment_config(config), config.store.url),
+        open_env
+        or environment_factory(environment_config(config), config.store.url, config.scale.registry),
         hook_factory=prm_hook_factory(config, llm, engine),
         rollout_fields=rollout_fields(config),
         check_tests=tests_oracle(config, engine),

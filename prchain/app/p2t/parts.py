@@ -34,7 +34,10 @@ def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environme
     from prchain.app.verdicts import environment_config  # the repo's test install baked in
 
     # labelled with the store, so `prchain env gc` finds a killed curation's sandbox
-    with environment_factory(environment_config(config), config.store.url)(task, label) as env:
+    factory = environment_factory(
+        environment_config(config), config.store.url, config.scale.registry
+    )
+    with factory(task, label) as env:
         yield env
 
 
