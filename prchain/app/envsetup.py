@@ -170,7 +170,7 @@ class SetupWork(Lazy):
     _setup: Setup | None = field(default=None, init=False, repr=False)
 
     def __call__(self, item: EraItem) -> EraReport:
-        report = setup_one(self.setup(), item)
+        report = self.sized(setup_one(self.setup(), item), item)
         registry = self.config.scale.registry
         if registry and report.result in ("verified", "known") and not report.reason:
             try:
@@ -199,6 +199,19 @@ class SetupWork(Lazy):
                     image_size,
                 )
             return self._setup
+
+    def sized(self, report: EraReport, item: EraItem) -> EraReport:
+        """The report with its era image's own and total size (the accounting of `tasks images
+        save`: an image's own layers weigh its size minus its parent's)."""
+        from prchain.environments.docker_client import DockerClient
+        from prchain.environments.eras.memory import recipe
+        from prchain.environments.transfer import own_and_total
+
+        known = recipe(self.engine(), item[0], item[2].key)
+        if known is None or not known["image"]:
+            return report
+        own, total = own_and_total(DockerClient(), known["image"])
+        return replace(report, image=known["image"], image_bytes=total, own_bytes=own)
 
     def publish(self, registry: str, item: EraItem) -> None:
         from prchain.app.registry import publish

@@ -300,6 +300,7 @@ def _setup_table(reports: list[EraReport]) -> Table:
         "method",
         "tests",
         "seconds",
+        "MB own/total",
         "node",
         "why not",
     ):
@@ -318,6 +319,7 @@ def _setup_table(reports: list[EraReport]) -> Table:
             r.method,
             tests,
             f"{r.seconds:.0f}",
+            f"{r.own_bytes / 1e6:,.0f}/{r.image_bytes / 1e6:,.0f}" if r.image_bytes else "",
             r.node,
             escape(r.reason[:90]),
         )
@@ -335,9 +337,17 @@ def _setup_totals(reports: list[EraReport]) -> str:
     stages = sum(r.stages for r in reports)
     cost = sum(r.cost for r in reports)
     seconds = sum(r.seconds for r in reports)
+    images = {r.image: r for r in reports if r.image_bytes}  # eras sharing an image count it once
+    own = sorted(r.own_bytes for r in images.values())
+    sizes = (
+        f"; era images {sum(own) / 1e6:,.0f} MB of their own (median {own[len(own) // 2] / 1e6:,.0f}),"
+        f" {sum(r.image_bytes for r in images.values()) / 1e6:,.0f} MB counted whole"
+        if own
+        else ""
+    )
     return (
         f"{len(reports)} eras for {stages} stages: {len(verified)} verified ({methods}), "
-        f"{len(reports) - len(verified)} not; cost ${cost:.2f}, {seconds:.0f} s"
+        f"{len(reports) - len(verified)} not; cost ${cost:.2f}, {seconds:.0f} s{sizes}"
     )
 
 

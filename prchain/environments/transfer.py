@@ -64,6 +64,17 @@ def sizes(client: DockerClient, names: Iterable[str]) -> ImageSizes:
     return found
 
 
+def own_and_total(client: DockerClient, name: str) -> tuple[int, int]:
+    """(bytes the image's own layers add over its parent, its whole size), by the accounting of
+    `sizes`: an era image's own content over the base or toolchain layer it shares with other
+    eras. (0, 0) when the engine lacks it; an image whose parent is unknown counts whole."""
+    info = client.image_info(name)
+    if info is None:
+        return 0, 0
+    parent = client.image_info(info.parent) if info.parent else None
+    return max(0, info.size - (parent.size if parent is not None else 0)), info.size
+
+
 def save(client: DockerClient, names: list[str], out: str | Path) -> int:
     """Write the images `names` into one archive at `out` (gzip-compressed when it ends in .gz),
     whole or not at all; returns the archive's size in bytes."""

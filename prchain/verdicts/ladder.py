@@ -89,6 +89,9 @@ class EraReport:
     cost: float = 0.0
     counts: Counts = field(default_factory=Counts)
     node: str = ""  # where it ran (a Ray node's label; this host's name with threads)
+    image: str = ""  # the era image the recipe names
+    image_bytes: int = 0  # the era image's size, and what its own layers add over what it is
+    own_bytes: int = 0  # built on (content no other era shares), where the engine knows it
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from sqlalchemy import select
 from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.cleanup import gc
+from prchain.environments.transfer import own_and_total
 from prchain.store.db import make_engine, session_scope
 from prchain.store.models import EnvRecipe, StageVerification
 from tests.scale.conftest import differences, patiently
@@ -220,9 +221,15 @@ def test_eras_set_up_and_verified_on_two_nodes_through_a_registry_equal_a_local_
         try:
             cluster.wait_for_nodes()
             ray_run = ["--backend", "ray", "--registry", registry]
-            run(ray_url, "env", "setup", *ray_run)
+            said = run(ray_url, "env", "setup", *ray_run)
             built = {k: r["image"] for k, r in _rows(ray_url)["recipes"].items()}
             ids = {tag: docker_client.image_id(tag) for tag in built.values()}
+            # each era's own content is its layer over the shared base, as `tasks images save`
+            # counts it; the summary line says so
+            sizes = {tag: own_and_total(docker_client, tag) for tag in built.values()}
+            assert all(0 < own < total for own, total in sizes.values()), sizes
+            own = sum(o for o, _ in sizes.values()) / 1e6
+            assert f"era images {own:,.0f} MB of their own" in " ".join(said.split()), said
             # a node that never built them: none of this repository's images is in the engine
             remove_repo_images(docker_client, REPO, volume=False)
             assert all(docker_client.image_id(tag) is None for tag in built.values())
