@@ -44,7 +44,9 @@ from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex
 
 ray = pytest.importorskip("ray")
-pytestmark = [pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow]
+# Two era builds, two Ray nodes and a local run to compare with: about 5 min at a load of 15-20
+# on 2 cores (the suite default of 600 s was passed at a load of 30).
+pytestmark = [pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(1500)]
 REPO = f"scale-eras-test-{uuid.uuid4().hex[:8]}/tiny"  # only this module's images carry it
 # What differs between two runs of the same work: ids, timings, build and test logs (they print
 # container ids and durations).
