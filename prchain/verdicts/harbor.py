@@ -196,7 +196,6 @@ def task_toml(chain: dict[str, Any], stage: dict[str, Any], timeout: float) -> s
         "",
         "[verifier]",
         'environment_mode = "separate"',
-        'network_mode = "no-network"',
         f"timeout_sec = {timeout + 600:g}",
         "",
         "[[verifier.collect]]",
