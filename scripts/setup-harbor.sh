@@ -26,7 +26,10 @@ if ! docker compose version >/dev/null 2>&1; then
   docker compose version
 fi
 
-if [ ! -x .harbor/bin/harbor ] || ! .harbor/bin/pip show -q "harbor" 2>/dev/null | grep -q "$HARBOR_VERSION"; then
+installed() {
+  .harbor/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('harbor') != '$HARBOR_VERSION')" 2>/dev/null
+}
+if [ ! -x .harbor/bin/harbor ] || ! installed; then
   python=""
   for candidate in python3.13 python3.12 "$(pyenv root 2>/dev/null || echo ~/.pyenv)"/versions/3.1[2-9]*/bin/python; do
     if command -v "$candidate" >/dev/null 2>&1 &&
@@ -43,4 +46,5 @@ if [ ! -x .harbor/bin/harbor ] || ! .harbor/bin/pip show -q "harbor" 2>/dev/null
   "$python" -m venv .harbor
   .harbor/bin/python -m pip install -q "harbor==$HARBOR_VERSION"
 fi
-.harbor/bin/harbor --version 2>/dev/null || .harbor/bin/python -c 'import harbor' && echo "setup-harbor: ready (.harbor/bin/harbor)"
+installed || { echo "setup-harbor: harbor $HARBOR_VERSION did not install in .harbor/" >&2; exit 1; }
+echo "setup-harbor: harbor $HARBOR_VERSION ready (.harbor/bin/harbor)"
