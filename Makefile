@@ -3,7 +3,7 @@ PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
-.PHONY: install system test test-fast lint schema migration bench run mine demo report-demo clean
+.PHONY: install system harbor test test-fast lint schema migration bench run mine demo report-demo clean
 
 install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
 
@@ -16,6 +16,9 @@ install: .venv/.installed system ## Python environment (with the Ray extra) plus
 system:
 	bash scripts/setup-system.sh
 	$(PRCHAIN) env base
+
+harbor: ## Harbor (Python >= 3.12, Docker Compose v2) in .harbor/, for the Harbor task format's tests
+	bash scripts/setup-harbor.sh
 
 test: .venv/.installed ## the whole suite, Docker and PostgreSQL tests included
 	$(PY) -m pytest -q

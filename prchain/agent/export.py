@@ -10,6 +10,7 @@ or a hidden test name drops the trajectory (prchain.agent.leakscan has the rules
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +38,10 @@ from prchain.store.models import (
     Step,
 )
 
-FORMAT_VERSION = "prchain.trajectory/1"
+FORMAT_VERSION = "prchain.trajectory/2"  # /2: every row says `success` and `truncated`
+# How the agent loop words a stretch of work a budget ended (prchain/agent/loop.py: _limit_reached);
+# a stage that ended so is `truncated` in the row's metadata.
+TRUNCATION = re.compile(r"(stage|chain) (step|token) budget spent|context window exceeded")
 EXPORTED_KINDS = ("system", "query", "assistant", "tool", "feedback")
 
 _CALL = {
@@ -104,6 +108,9 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 "redactions": {"type": "integer"},
                 "prompt_hash": {"type": "string"},
                 "tool_schema_hash": {"type": "string"},
+                "success": {"type": "boolean"},
+                "truncated": {"type": "boolean"},
+                "truncation_reason": {"type": "string"},
             },
             "required": [
                 "format_version",
@@ -117,6 +124,8 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 "models",
                 "trajectory_tokens",
                 "tool_calls",
+                "success",
+                "truncated",
             ],
         },
     },
@@ -287,6 +296,18 @@ def _metadata(
         "cost_usd": float(rollout.cost_usd),
         "prompt_hash": rollout.prompt_hash,
         "tool_schema_hash": rollout.tool_schema_hash,
+        **outcome_flags(stages, chain.length),
+    }
+
+
+def outcome_flags(stages: list[RolloutStage], n_stages: int) -> dict[str, Any]:
+    """`success`: the row's stages are the whole chain and each passed; `truncated`: a budget (steps,
+    tokens, the context window) ended the agent's work in one of them, and which."""
+    cut = next((s.reason for s in stages if s.reason and TRUNCATION.search(s.reason)), "")
+    return {
+        "success": len(stages) == n_stages and all(s.status == "passed" for s in stages),
+        "truncated": bool(cut),
+        "truncation_reason": cut or "",
     }
 
 

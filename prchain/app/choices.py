@@ -14,6 +14,7 @@ from prchain.miner.config import SOURCE_NAMES
 from prchain.p2t.choices import ETA_MODES, LEN_MODES, OOO_MODES
 from prchain.prm.variants import VARIANTS
 from prchain.scale.config import BACKEND_NAMES
+from prchain.verdicts.task_formats import TASK_FORMATS
 
 PRM_VARIANTS: tuple[str, ...] = tuple(VARIANTS.names())
 GRAPH_FORMATS = ("tree", "text", "json")
@@ -28,6 +29,7 @@ __all__ = [
     "GRAPH_FORMATS",
     "ABLATIONS",
     "LEN_MODES",
+    "TASK_FORMATS",
     "OOO_MODES",
     "EXPORT_FORMATS",
     "KEEP_POLICIES",

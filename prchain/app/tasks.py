@@ -24,6 +24,7 @@ from prchain.verdicts.runnable import (
     export_runnable,
     flat_path,
 )
+from prchain.verdicts.task_formats import ConvertSummary, convert
 from prchain.verdicts.taskfile import (
     Patches,
     images_of,
@@ -230,3 +231,15 @@ def eval_from_config(
     return evaluate(
         chains, patches, _opener(config.environment), digest, settings, target, on_stage
     )
+
+
+# ---- other harnesses' task formats -------------------------------------------------------------
+
+
+def convert_tasks(config: Config, tasks: str, out: str, to: str) -> ConvertSummary:
+    """`prchain tasks convert TASKS OUT --to FORMAT`: the runnable stages of a task file in
+    another harness's form (prchain/verdicts/task_formats.py)."""
+    return convert(
+        to, read_tasks(tasks), out, timeout=config.verdicts.timeout,
+        cap=config.environment.max_report_bytes,
+    )  # fmt: skip

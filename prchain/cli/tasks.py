@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prchain.app.choices import TASK_FORMATS
 from prchain.cli.chains import tasks
 from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
@@ -238,3 +239,46 @@ def _table(results: list[StageResult]) -> Table:
             escape(reason),
         )
     return table
+
+
+@tasks.command("convert")
+@config_options
+@click.argument("tasks_file", metavar="TASKS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(TASK_FORMATS),
+    default="harbor",
+    show_default=True,
+    help="The harness's task format.",
+)
+def convert(
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    db_url: str | None,
+    tasks_file: str,
+    out: str,
+    to: str,
+) -> None:
+    """Write the runnable stages of TASKS (from `tasks export --runnable`) as another harness's tasks.
+
+    `harbor`: one Harbor task directory per stage under OUT (instruction.md, task.toml,
+    environment/Dockerfile on the stage image, solution/solve.sh with the gold patch, tests/ with
+    the clean room's verdict); run them with `harbor run -p OUT/<task> -a oracle`. Stages Harbor
+    cannot judge are counted by why.
+
+    Example:
+
+    \b
+      prchain tasks convert data/tasks.jsonl data/harbor --to harbor
+    """
+    from prchain.app.tasks import convert_tasks
+
+    config = build_config(config_path, overrides, db_url)
+    found = convert_tasks(config, tasks_file, out, to)
+    click.echo(
+        f"wrote {plural(len(found.written), 'task directory', 'task directories')} under {out}"
+    )
+    for reason, count in found.skipped.most_common():
+        click.echo(f"  not written: {plural(count, 'stage')}: {reason}")

@@ -22,6 +22,7 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.store.db import session_scope
 from prchain.store.models import Rollout, Step
 from tests.agent.test_rollout import run_happy_chain
+from tests.support.harbor import harbor_validates
 
 pytestmark = pytest.mark.docker
 THOUGHT = "The ops module is small; reading it whole is cheapest."
@@ -47,7 +48,7 @@ def _load(path: Path) -> datasets.Dataset:
     return datasets.load_dataset(kind, data_files=str(path), split="train")
 
 
-@pytest.mark.parametrize("format_", ["openai", "sharegpt"])
+@pytest.mark.parametrize("format_", ["openai", "sharegpt", "atif"])
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_each_format_loads_with_datasets_and_matches_its_documented_shape(
     rollout_id: int, sqlite_engine: Engine, tmp_path: Path, format_: str, suffix: str
@@ -123,3 +124,23 @@ def test_a_manifest_reproduces_the_exported_subset_through_the_cli(
         prompts_hash(AGENT_PROMPTS),
         tool_schema_hash(),
     )
+
+
+def test_atif_rows_are_valid_to_harbor_s_own_trajectory_model(
+    rollout_id: int, sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    out = tmp_path / "atif" / "t.jsonl"
+    export_dataset(sqlite_engine, out, ExportOptions(format="atif", keep_reasoning=True), {})
+    row = json.loads(out.read_text())
+    check_row("atif", row)
+    assert harbor_validates("harbor.models.trajectories.Trajectory", [row]) == []
+    agent_steps = [s for s in row["steps"] if s["source"] == "agent"]
+    assert agent_steps[0]["reasoning_content"] == THOUGHT
+    calls = [c for s in agent_steps for c in s.get("tool_calls", [])]
+    results = [r for s in agent_steps for r in s.get("observation", {}).get("results", [])]
+    assert calls and {r["source_call_id"] for r in results} <= {c["tool_call_id"] for c in calls}
+    extra = row["extra"]
+    assert extra["format_version"] == "prchain.trajectory/2" and extra["rollout_id"] == rollout_id
+    assert (extra["success"], extra["truncated"]) == (True, False)
+    broken = {**row, "steps": [{**row["steps"][0], "step_id": 2}, *row["steps"][1:]]}
+    assert harbor_validates("harbor.models.trajectories.Trajectory", [broken]) != []

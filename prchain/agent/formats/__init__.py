@@ -3,5 +3,6 @@
 
 - openai: that record (reasoning in `reasoning_content` when kept)
 - sharegpt: LLaMA-Factory's `conversations` with human/gpt/function_call/observation turns
+- atif: Harbor's Agent Trajectory Interchange Format (steps with tool calls and observations)
 The container follows the file name: `.parquet` writes Parquet, anything else JSON Lines.
 """

@@ -12,6 +12,7 @@ from sqlalchemy import Engine, select
 
 from prchain.agent.choices import ExportFormat, KeepPolicyName, KeepSignal
 from prchain.agent.export import Forbidden, build_record
+from prchain.agent.formats.atif import check_atif, to_atif
 from prchain.agent.formats.card import CardFacts, write_card, write_manifest
 from prchain.agent.formats.files import write_rows
 from prchain.agent.formats.openai import check_openai, to_openai
@@ -22,10 +23,12 @@ from prchain.store.models import Rollout
 CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "openai": to_openai,
     "sharegpt": to_sharegpt,
+    "atif": to_atif,
 }
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "openai": check_openai,
     "sharegpt": check_sharegpt,
+    "atif": check_atif,
 }
 
 

@@ -1,0 +1,305 @@
+"""Harbor task directories from a runnable task file (`prchain tasks convert TASKS OUT --to harbor`).
+
+One directory per runnable stage, as Harbor's task spec (harbor 0.26, `harbor.models.task`) reads
+it: `instruction.md`, `task.toml`, `environment/Dockerfile` (`FROM` the stage image, the
+repository checked out at `B_t` with no history and the image's mirror of the future removed),
+`solution/solve.sh` (the gold patch) and `tests/` (test.sh and what it needs). The verdict is the
+clean room's (docs/sandbox.md): the verifier runs in a *separate* container built from the same
+environment, in which no agent process ever ran; the agent's change reaches it only as the bytes of
+its diff (collected as the agent, after the agent phase), of which only what the room's allow-list
+lets cross is applied, as the tester; the hidden tests are sealed, pytest keeps to the image's
+plugins through the root-owned launcher, and the junit report goes through root's pipe. Reward 1
+when every FAIL_TO_PASS and PASS_TO_PASS test passed, else 0.
+
+Only the Python room has an in-container verdict (`prchain/verdicts/harbor_room.py`); a stage of
+another room is not converted and says so. Chains keep their order in the directory names and
+the metadata, each stage on its own base (its gold-carried state); Harbor's multi-step tasks share
+one environment, which cannot move to a later stage base without the future in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from prchain.chains.reading import patches
+from prchain.environments import carry, clean_room
+from prchain.environments.eras.python import seal
+from prchain.environments.eras.python.report import Pytest
+from prchain.environments.eras.sealed import COPY_DIRS
+from prchain.verdicts import crossing
+from prchain.verdicts.sandbox import patch_paths
+from prchain.verdicts.task_formats import ConvertSummary
+
+FORMAT = "prchain.harbor/1"
+CHANGE = "/logs/artifacts/prchain-change.diff"  # Harbor's artifacts convention dir
+ROOM_SCRIPT = Path(__file__).with_name("harbor_room.py")
+ROOMS = ("python",)  # the rooms whose verdict runs inside a Harbor verifier
+
+
+def rules(room: str) -> dict[str, Any]:
+    """The allow-list of `room` as data: crossing.py's tables and patterns, the room's sealed
+    places, the test side (`prchain.chains.reading.patches`)."""
+    sealed = crossing.sealed_places(room)
+    return {
+        "source_suffixes": sorted(crossing.SOURCE_SUFFIXES),
+        "nested_data_suffixes": sorted(crossing.NESTED_DATA_SUFFIXES),
+        "config_names": sorted(crossing.CONFIG_NAMES),
+        "config_name_pattern": crossing._CONFIG_NAME.pattern,
+        "metadata_dir_pattern": crossing._METADATA_DIR.pattern,
+        "shadowed": sorted(frozenset(sys.stdlib_module_names) | crossing.RUNNER_MODULES),
+        "import_roots": list(crossing.IMPORT_ROOTS),
+        "test_dirs": sorted(patches.TEST_DIRS),
+        "test_dir_pattern": patches._TEST_DIR.pattern,
+        "test_name_pattern": patches._TEST_NAME.pattern,
+        "test_config_files": sorted(patches.TEST_CONFIG_FILES),
+        "sealed": {
+            "dirs": sorted(sealed.dirs),
+            "top_dirs": sorted(sealed.top_dirs),
+            "namespaces": list(sealed.namespaces),
+            "libraries": sorted(sealed.libraries),
+            "copy_dirs": sorted(COPY_DIRS),
+        },
+    }
+
+
+def _tester_env() -> str:
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in clean_room.TESTER_ENV.items())
+
+
+def _as_tester(script: str) -> str:
+    """A root shell line running `script` as the tester, in the tree, with the tester's
+    environment only."""
+    return (
+        f"setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups --no-new-privs "
+        f"env -i {_tester_env()} bash -c {shlex.quote(script)}"
+    )
+
+
+# Root, in the separate verifier container, from `/`: the clean room's steps (oracle.run_tests)
+# with its own scripts. A failure of any step leaves reward 0 and says which in verdict.json.
+TEST_SH = """#!/bin/bash
+# prchain's clean room for one stage ({format}); docs/export-formats.md, "Harbor task directories".
+set -uo pipefail
+V=/logs/verifier; T=/tests; R={room}; W=/var/lib/prchain/harbor
+mkdir -p "$V" && echo 0 > "$V/reward.txt"
+fail() {{ printf '{{"resolved": false, "error": "%s"}}\\n' "$1" > "$V/verdict.json"; echo "$1" >&2; exit 0; }}
+cd / && mkdir -p -m 0700 "$W" || fail "no room for root"
+PY=$(command -v python3 || command -v python) || fail "the image has no Python"
+# The tree: B_t as the image checked it out, outside any repository, handed to the tester.
+rm -rf {workdir}/.git && mkdir -p {tester_home} && chown -R {tester}:{tester} "$(dirname {workdir})" {tester_home}
+# Root, before the change is there: the launcher and the image's own pytest plugins.
+bash -c {prepare} prchain "$(cat "$T/launcher.py")" > "$W/probe" 2>/dev/null || fail "preparing the room failed"
+# The agent's change, as the room's allow-list lets it cross (dropped paths are named).
+C={change}; [ -f "$C" ] || {{ C="$W/none.diff"; : > "$C"; }}
+"$PY" -I "$T/prchain_room.py" filter "$T/room.json" "$C" "$W/crossed.diff" 2> "$V/dropped.txt" || fail "reading the change failed"
+eval "$("$PY" -I "$T/prchain_room.py" env "$T/room.json" "$W/probe")"
+export {tester_env}
+cd {workdir}
+{apply} < "$W/crossed.diff" > "$V/apply.log" 2>&1 || fail "the agent's change does not apply on the stage base"
+if [ -s "$T/setup.sh" ]; then
+  CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/setup.sh")" > "$V/setup.log" 2>&1 || fail "the setup command failed"
+fi
+install -m 0644 "$T/test.patch" {tester_home}/test.patch
+{apply_tests} > "$V/test-patch.log" 2>&1 || fail "the test patch does not apply"
+mapfile -t hidden < "$T/sealed-paths.txt"
+cd / && bash -c {seal_tests} prchain "${{hidden[@]}}" || fail "sealing the hidden tests failed"
+cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
+cd / && "$PY" -I "$T/prchain_room.py" decide "$T/room.json" {report}.xml "$V"
+"""
+
+
+def verifier_script(timeout: float, cap: int) -> str:
+    apply_tests = _as_tester(
+        f"cd {carry.WORKDIR} && git apply --whitespace=nowarn {carry.TESTER_HOME}/test.patch"
+    )
+    return TEST_SH.format(
+        format=FORMAT,
+        room=clean_room.ROOM,
+        workdir=carry.WORKDIR,
+        tester=carry.TESTER,
+        tester_home=carry.TESTER_HOME,
+        tester_env=_tester_env(),
+        prepare=shlex.quote(clean_room.PREPARE),
+        change=CHANGE,
+        apply=_as_tester(carry.ROOM_APPLY),
+        apply_tests=apply_tests,
+        sealed_run=shlex.quote(clean_room.SEALED_RUN),
+        seal_tests=shlex.quote(clean_room.SEAL_TESTS),
+        timeout=f"{timeout:g}",
+        cap=cap,
+        report=clean_room.REPORT,
+    )
+
+
+def dockerfile(env: dict[str, Any]) -> str:
+    """The agent's environment: the stage image at B_t, the tree the agent's own (a repository
+    with B_t's files as its one commit), and nothing after B_t in it."""
+    checkout = " && ".join(env["checkout"])
+    workdir = env["workdir"]
+    fresh = (
+        f"rm -rf {workdir}/.git && git -C {workdir} init -q && git -C {workdir} add -A && "
+        f"git -C {workdir} -c user.name=prchain -c user.email=prchain@localhost "
+        "commit -q --no-verify -m base"
+    )
+    return (
+        f"# {FORMAT}: the stage image {env['image_id']}\n"
+        f"FROM {env['image']}\n"
+        "USER root\n"
+        f"RUN {checkout} && {fresh} && rm -rf {carry.ORIGIN_DIR} && "
+        f"chown -R agent:agent {workdir} && mkdir -p /logs/artifacts && chmod 0777 /logs/artifacts\n"
+        f"WORKDIR {workdir}\n"
+    )
+
+
+def collect_command(workdir: str) -> str:
+    """The agent's change as bytes, read as the agent (its own git, as prchain's step 1 reads it)."""
+    git = f"git -c core.hooksPath=/dev/null {carry.DIFF_FORMAT}"
+    return (
+        f"cd {workdir} && {git} add -A && {git} diff --cached --binary {carry.DIFF_OPTIONS} HEAD "
+        f"> {CHANGE}"
+    )
+
+
+def task_toml(chain: dict[str, Any], stage: dict[str, Any], timeout: float) -> str:
+    env = stage["environment"]
+    name = f"prchain/{task_name(chain, stage)}"
+    metadata = {
+        "format": FORMAT,
+        "instance_id": stage["instance_id"],
+        "repo": chain["repo"],
+        "chain_id": chain["chain_id"],
+        "stage_idx": stage["idx"],
+        "chain_length": len(chain["stages"]),
+        "base_commit": stage["base_commit"],
+        "image": env["image"],
+        "image_id": env["image_id"],
+        "era": env["era"],
+    }
+    lines = [
+        'schema_version = "1.4"',
+        "",
+        "[task]",
+        f"name = {json.dumps(name)}",
+        f"description = {json.dumps('stage ' + str(stage['idx']) + ' of chain ' + str(chain['chain_id']) + ' of ' + chain['repo'])}",  # noqa: E501
+        "",
+        "[metadata]",
+        *(f"{k} = {json.dumps(v)}" for k, v in metadata.items()),
+        "",
+        "[agent]",
+        'user = "agent"',
+        "",
+        "[verifier]",
+        'environment_mode = "separate"',
+        f"timeout_sec = {timeout + 600:g}",
+        "",
+        "[[verifier.collect]]",
+        f"command = {json.dumps(collect_command(env['workdir']))}",
+        'user = "agent"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def task_name(chain: dict[str, Any], stage: dict[str, Any]) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", chain["repo"]).strip("-.").lower()
+    return f"{slug}-c{chain['chain_id']}-s{stage['idx']}"
+
+
+def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
+    env = stage["environment"]
+    return {
+        "format": FORMAT,
+        "instance_id": stage["instance_id"],
+        "FAIL_TO_PASS": list(stage["FAIL_TO_PASS"]),
+        "PASS_TO_PASS": list(stage["PASS_TO_PASS"]),
+        "test_command": env["test_command"],
+        "own_plugins": [],
+        "max_report_bytes": cap,
+        "rules": rules(env["ecosystem"]),
+    }
+
+
+def why_not(stage: dict[str, Any]) -> str:
+    """Why a stage gets no Harbor directory ("" when it gets one)."""
+    env = stage["environment"]
+    if not env["runnable"]:
+        return f"not runnable ({env['not_runnable']})"
+    if env["ecosystem"] not in ROOMS:
+        return f"the {env['ecosystem']} room's verdict has no in-container form"
+    if env["log_parser"] != "pytest":
+        return f"its report reader is {env['log_parser']}, not pytest"
+    return ""
+
+
+def write_task(
+    root: Path, chain: dict[str, Any], stage: dict[str, Any], timeout: float, cap: int
+) -> str:
+    """One stage's task directory under `root`; its name."""
+    env = stage["environment"]
+    name = task_name(chain, stage)
+    task = root / name
+    for sub in ("environment", "solution", "tests"):
+        (task / sub).mkdir(parents=True, exist_ok=True)
+    files = {
+        "instruction.md": instruction(stage, env["workdir"]),
+        "task.toml": task_toml(chain, stage, timeout),
+        "environment/Dockerfile": dockerfile(env),
+        "solution/gold.patch": stage["patch"],
+        "solution/solve.sh": SOLVE_SH.format(workdir=env["workdir"]),
+        "tests/test.sh": verifier_script(timeout, cap),
+        "tests/prchain_room.py": ROOM_SCRIPT.read_text(encoding="utf-8"),
+        "tests/room.json": json.dumps(room_json(stage, cap), indent=1),
+        "tests/launcher.py": seal.LAUNCHER_SOURCE,
+        "tests/test.patch": stage["test_patch"],
+        "tests/setup.sh": seal.launched(env["setup_command"], clean_room.LAUNCHER),
+        "tests/run.sh": seal.launched(
+            Pytest().script(env["test_command"], clean_room.REPORT), clean_room.LAUNCHER
+        ),
+        "tests/sealed-paths.txt": "".join(
+            f"{p}\n" for p in dict.fromkeys([*patch_paths(stage["test_patch"]), *env["test_files"]])
+        ),
+    }
+    for rel, text in files.items():
+        (task / rel).write_text(text, encoding="utf-8")
+    for script in ("solution/solve.sh", "tests/test.sh"):
+        (task / script).chmod(0o755)
+    return name
+
+
+SOLVE_SH = """#!/bin/bash
+# The gold patch of the stage (prchain's oracle).
+set -euo pipefail
+cd {workdir}
+git apply --whitespace=nowarn /solution/gold.patch
+"""
+
+
+def instruction(stage: dict[str, Any], workdir: str) -> str:
+    return (
+        f"{stage['problem_statement'].strip()}\n\n"
+        f"The repository is checked out at `{workdir}`. Change its code so that the issue above "
+        "is resolved; hidden tests decide.\n"
+    )
+
+
+def write(
+    chains: Iterable[dict[str, Any]], out: str | Path, *, timeout: float, cap: int
+) -> ConvertSummary:
+    """A task directory under `out` for every stage Harbor can judge; the others counted."""
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    summary = ConvertSummary()
+    for chain in chains:
+        for stage in chain["stages"]:
+            reason = why_not(stage)
+            if reason:
+                summary.skipped[reason] += 1
+            else:
+                summary.written.append(write_task(root, chain, stage, timeout, cap))
+    return summary
