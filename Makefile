@@ -5,7 +5,7 @@ export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0
 
 .PHONY: install system harbor test test-fast lint schema migration bench run mine demo report-demo clean
 
-install: .venv/.installed system ## Python environment (with the Ray extra) plus Docker engine, PostgreSQL, base image
+install: .venv/.installed system harbor ## Python environment (with the Ray extra), Docker engine, PostgreSQL, base image, Harbor
 
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
