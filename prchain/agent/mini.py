@@ -27,7 +27,7 @@ from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
 from prchain.agent.loop import Counters, StageRun, StepSink
 from prchain.agent.tasks import ChainTask, StageTask
-from prchain.core.errors import ContextOverflow, LLMUnavailable, MissingExtra
+from prchain.core.errors import ConfigError, ContextOverflow, LLMUnavailable, MissingExtra
 from prchain.environments.protocol import Environment
 from prchain.llm.prompts import render
 from prchain.llm.protocol import Message
@@ -39,34 +39,36 @@ _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 def load_mini() -> None:
-    """Import mini-swe-agent without its start-up banner, and litellm without fetching its price
-    map from the internet (sandbox hosts are offline). Raises MissingExtra when not installed."""
+    """Import mini-swe-agent without its start-up banner, and tell litellm (imported only when a
+    model is made) not to fetch its price map from the internet: sandbox hosts are offline.
+    Raises MissingExtra when mini-swe-agent is not installed."""
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
-        import litellm
-        import minisweagent.agents.default  # noqa: F401
-        import minisweagent.models.litellm_model  # noqa: F401
+        import minisweagent  # noqa: F401
     except ImportError as exc:
         raise MissingExtra(
             f"agent.scaffold mini-swe-agent needs the mini-swe-agent package ({exc.name} is missing)",
             hint="pip install 'prchain[mini]'",
         ) from exc
-    # Its "Provider List" banner on every call to a model it has no price for (all of ours).
-    litellm.suppress_debug_info = True
 
 
 def mini_config(spec: str) -> dict[str, Any]:
-    """A mini-swe-agent config by its built-in name (mini.yaml, benchmarks/swebench.yaml) or path."""
+    """A mini-swe-agent config by its built-in name (mini.yaml, benchmarks/swebench.yaml) or path;
+    an unknown one is a ConfigError that lists the built-in names."""
     load_mini()
-    from minisweagent.config import get_config_from_spec
+    from minisweagent.config import builtin_config_dir, get_config_from_spec
 
     try:
         return dict(get_config_from_spec(spec))
-    except FileNotFoundError as exc:
-        from prchain.core.errors import ConfigError
-
-        raise ConfigError(f"agent.mini_config: no mini-swe-agent config {spec!r}") from exc
+    except FileNotFoundError:
+        names = sorted(
+            str(p.relative_to(builtin_config_dir)) for p in builtin_config_dir.rglob("*.yaml")
+        )
+        raise ConfigError(
+            f"agent.mini_config: no mini-swe-agent config {spec!r} (neither a file nor one of "
+            f"its own: {', '.join(names)})"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,11 @@ class ModelSpec:
     def litellm_model(self, templates: dict[str, Any]) -> Any:
         """mini-swe-agent's LitellmModel for this server, with the config's model templates."""
         load_mini()
+        import litellm
         from minisweagent.models.litellm_model import LitellmModel
+
+        # Its "Provider List" banner on every call to a model it has no price for (all of ours).
+        litellm.suppress_debug_info = True
 
         # mini-swe-agent reads its retry budget from the environment at every call.
         os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = str(self.attempts)
@@ -362,7 +368,7 @@ class MiniScaffold:
     """Makes the MiniLoop of each rollout (prchain.agent.scaffold.Scaffold)."""
 
     spec: ModelSpec
-    config_spec: str = "mini.yaml"  # agent.mini_config
+    mini: dict[str, Any]  # the mini-swe-agent config (agent.mini_config), read once
 
     def loop(
         self,
@@ -374,11 +380,10 @@ class MiniScaffold:
         messages: list[Message],
         chain: Counters,
     ) -> MiniLoop:
-        mini = mini_config(self.config_spec)
-        model = self.spec.litellm_model(mini.get("model") or {})
+        model = self.spec.litellm_model(self.mini.get("model") or {})
         return MiniLoop(
             model,
-            mini.get("agent") or {},
+            self.mini.get("agent") or {},
             env,
             config,
             sink,

@@ -142,7 +142,7 @@ def mini_scaffold(config: Config) -> Scaffold | None:
     (the key is read from the environment here, on the host; it never enters a sandbox)."""
     if config.agent.scaffold != "mini-swe-agent":
         return None
-    from prchain.agent.mini import MiniScaffold, ModelSpec
+    from prchain.agent.mini import MiniScaffold, ModelSpec, mini_config
     from prchain.llm.client import PLACEHOLDER_KEY
 
     llm = config.llm
@@ -159,7 +159,7 @@ def mini_scaffold(config: Config) -> Scaffold | None:
         timeout=llm.timeout_seconds,
         attempts=llm.max_retries + 1,
     )
-    return MiniScaffold(spec, config.agent.mini_config)
+    return MiniScaffold(spec, mini_config(config.agent.mini_config))
 
 
 def make_chain_runner(
@@ -194,6 +194,7 @@ def rollout_from_config(
     beside their earlier one. An empty list: every chain asked for has a finished rollout."""
     from prchain.store.db import make_engine
 
+    mini_scaffold(config)  # a wrong agent.mini_config or a missing server says so before any work
     again = frozenset(redo)
     engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
     pending = pending_chains(engine, chain_ids, redo=again)
