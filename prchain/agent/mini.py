@@ -341,15 +341,31 @@ class MiniLoop:
             self.add("prm", message)
 
     def _limit_reached(self) -> str | None:
+        """The built-in loop's budgets, in its words (the server's count stands for the context)."""
         c, stage, chain = self.config, self.stage, self.chain
         checks = [
-            (stage.steps >= c.max_steps_per_stage, f"{c.max_steps_per_stage} steps"),
-            (chain.steps >= c.max_steps_per_chain, f"chain: {c.max_steps_per_chain} steps"),
-            (stage.tokens >= c.max_tokens_per_stage, f"{c.max_tokens_per_stage} tokens"),
-            (chain.tokens >= c.max_tokens_per_chain, f"chain: {c.max_tokens_per_chain} tokens"),
-            (chain.context_tokens > c.context_window, f"context {c.context_window} tokens"),
+            (
+                stage.steps >= c.max_steps_per_stage,
+                f"stage step budget spent ({c.max_steps_per_stage} steps)",
+            ),
+            (
+                chain.steps >= c.max_steps_per_chain,
+                f"chain step budget spent ({c.max_steps_per_chain} steps)",
+            ),
+            (
+                stage.tokens >= c.max_tokens_per_stage,
+                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
+            ),
+            (
+                chain.tokens >= c.max_tokens_per_chain,
+                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
+            ),
+            (
+                chain.context_tokens > c.context_window,
+                f"context window exceeded (~{chain.context_tokens} > {c.context_window} tokens)",
+            ),
         ]
-        return next((f"budget spent ({why})" for hit, why in checks if hit), None)
+        return next((reason for hit, reason in checks if hit), None)
 
     # -- prompts ------------------------------------------------------------------------------
 
