@@ -22,6 +22,7 @@ from prchain.agent.choices import SCAFFOLDS, KeepPolicyName, KeepSignal
 from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.agent.keep import decide, refuse_tests_alone, stage_passes
 from prchain.agent.leakscan import GoldStage, Guard, chain_guard
+from prchain.agent.scaffold import scaffold_of
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
@@ -254,11 +255,6 @@ def build_record(
     }, ""
 
 
-def scaffold_of(rollout: Rollout) -> str:
-    """Which agent made the rollout (its stored config's agent.scaffold; builtin before the key)."""
-    return str((rollout.config or {}).get("agent", {}).get("scaffold") or "builtin")
-
-
 def scaffold_tools(scaffold: str) -> list[dict[str, Any]]:
     """The tool schemas the scaffold's trajectories were made with."""
     if scaffold == "mini-swe-agent":
@@ -291,7 +287,7 @@ def _metadata(
         "keep_policy": rollout.keep_policy,
         "conflict_policy": rollout.conflict_policy,
         "action_format": rollout.action_format,
-        "scaffold": scaffold_of(rollout),
+        "scaffold": scaffold_of(rollout.config),
         "prm_variant": rollout.prm_variant or "",
         "models": {k: str(v or "") for k, v in rollout.models.items()},
         "config_json": json.dumps(

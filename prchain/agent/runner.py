@@ -46,7 +46,7 @@ from prchain.agent.persist import (
 )
 from prchain.agent.results import RolloutResult, failure_reason, stored_scores, totals
 from prchain.agent.resume import carried, rebuild, restored_counters
-from prchain.agent.scaffold import Scaffold, StageAgent
+from prchain.agent.scaffold import Scaffold, StageAgent, scaffold_of
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, PrchainError
 from prchain.environments.protocol import Environment
@@ -145,6 +145,16 @@ class ChainRunner:
                 scores=stored_scores(self.engine, existing.id),
                 retried=True,
             )
+        if (
+            existing is not None
+            and (started := scaffold_of(existing.config)) != self.config.scaffold
+        ):
+            # One trajectory, one scaffold: its tools and prompts differ.
+            reason = (
+                f"rollout {existing.id} was started with agent.scaffold {started}; resume it with "
+                f"--scaffold {started}, or roll the chain out anew with --redo {task.chain_id}"
+            )
+            return RolloutResult(task.chain_id, existing.id, "failed", reason=reason)
         rollout = self._resumed(self._open(task.chain_id, existing), lease)
         return self._run_guarded(task, rollout, retried=existing is not None)
 

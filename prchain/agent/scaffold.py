@@ -14,6 +14,12 @@ from prchain.environments.protocol import Environment
 from prchain.llm.protocol import Message
 
 
+def scaffold_of(rollout_config: dict[str, Any] | None) -> str:
+    """Which scaffold a rollout was made with: its stored config's agent.scaffold (builtin for
+    rollouts stored before the key existed)."""
+    return str((rollout_config or {}).get("agent", {}).get("scaffold") or "builtin")
+
+
 class StageAgent(Protocol):
     """One rollout's agent: a conversation that goes on across the stages of a chain."""
 
