@@ -10,7 +10,7 @@ install: .venv/.installed system harbor ## Python environment (with the Ray extr
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,ray,report]'
+	$(PY) -m pip install -q -e '.[dev,ray,report,mini]'
 	touch $@
 
 system:

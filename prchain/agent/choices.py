@@ -18,6 +18,12 @@ ActionFormat = Literal["tools", "text"]
 """tools: native OpenAI tool calls; text: one fenced command per reply (servers without tool calling)."""
 ACTION_FORMATS: tuple[str, ...] = get_args(ActionFormat)
 
+Scaffold = Literal["builtin", "mini-swe-agent"]
+"""builtin: prchain's own loop and tools (bash, str_replace_editor, submit); mini-swe-agent: the
+scaffold the daVinci-Agency paper rolled out with (its prompts, its bash-only tool, its model class),
+run inside the same stage sandbox (prchain.agent.mini)."""
+SCAFFOLDS: tuple[str, ...] = get_args(Scaffold)
+
 RolloutStatus = Literal["running", "kept", "rejected", "failed"]
 ROLLOUT_STATUSES: tuple[str, ...] = get_args(RolloutStatus)
 FINISHED: tuple[RolloutStatus, ...] = ("kept", "rejected")

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from prchain.agent.choices import ActionFormat, KeepPolicyName, KeepSignal
+from prchain.agent.choices import ActionFormat, KeepPolicyName, KeepSignal, Scaffold
 
 LEAK_MIN_CHARS = 6
 
@@ -18,6 +18,19 @@ class AgentConfig(BaseModel):
         refuse_tests_alone(value)
         return value
 
+    scaffold: Scaffold = Field(
+        "builtin",
+        description="The agent that works each stage: builtin (prchain's loop and tools) or "
+        "mini-swe-agent (its prompts, bash tool and litellm model class, in the same sandbox; "
+        "pip install 'prchain[mini]').",
+    )
+    mini_config: str = Field(
+        "mini.yaml",
+        description="mini-swe-agent only: one of its built-in configs (mini.yaml, "
+        "benchmarks/swebench.yaml, ...) or a path to a YAML file of that shape; its `agent` "
+        "templates and `model` templates are used, its limits are prchain's (max_steps_*, "
+        "max_tokens_*).",
+    )
     action_format: ActionFormat = Field(
         "tools", description="tools (native tool calling) or text (one fenced command per reply)."
     )

@@ -19,10 +19,11 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from prchain.agent.choices import KeepPolicyName, KeepSignal
+from prchain.agent.choices import SCAFFOLDS, KeepPolicyName, KeepSignal
 from prchain.agent.config import LEAK_MIN_CHARS
 from prchain.agent.keep import decide, refuse_tests_alone, stage_passes
 from prchain.agent.leakscan import GoldStage, Guard, chain_guard
+from prchain.agent.scaffold import scaffold_of
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
@@ -96,6 +97,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 "keep_policy": {"type": "string"},
                 "conflict_policy": {"type": "string"},
                 "action_format": {"type": "string"},
+                "scaffold": {"enum": list(SCAFFOLDS)},
                 "prm_variant": {"type": "string"},
                 "models": {"type": "object", "additionalProperties": {"type": "string"}},
                 "config_json": {"type": "string"},
@@ -255,7 +257,20 @@ def build_record(
     )
     metadata["config_json"] = redact(metadata["config_json"])
     metadata["redactions"] = redact.count
-    return {"messages": messages, "tools": TOOL_SCHEMAS, "metadata": metadata}, ""
+    return {
+        "messages": messages,
+        "tools": scaffold_tools(metadata["scaffold"]),
+        "metadata": metadata,
+    }, ""
+
+
+def scaffold_tools(scaffold: str) -> list[dict[str, Any]]:
+    """The tool schemas the scaffold's trajectories were made with."""
+    if scaffold == "mini-swe-agent":
+        from prchain.agent.mini import tool_schemas
+
+        return tool_schemas()
+    return TOOL_SCHEMAS
 
 
 def _metadata(
@@ -281,6 +296,7 @@ def _metadata(
         "keep_policy": rollout.keep_policy,
         "conflict_policy": rollout.conflict_policy,
         "action_format": rollout.action_format,
+        "scaffold": scaffold_of(rollout.config),
         "prm_variant": rollout.prm_variant or "",
         "models": {k: str(v or "") for k, v in rollout.models.items()},
         "config_json": json.dumps(

@@ -5,21 +5,17 @@ signal (agent.keep_on), by which the stage's hidden tests pass the stage or must
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from prchain.agent.config import AgentConfig
 from prchain.agent.gates import before_judge
 from prchain.agent.judge import Judge, Judged
 from prchain.agent.keep import stage_passes
-from prchain.agent.loop import AgentLoop
 from prchain.agent.persist import Recorder
+from prchain.agent.scaffold import StageAgent
 from prchain.agent.tasks import StageTask
 from prchain.core.errors import JudgeInputTooLarge
 from prchain.environments.protocol import Environment, diff_cap_hit
-from prchain.llm.prompts import render
 from prchain.verdicts.oracle import TestVerdict
-
-PROMPTS = Path(__file__).with_name("prompts")
 
 
 @dataclass(frozen=True)
@@ -40,7 +36,7 @@ class StageJudging:
     def rounds(
         self,
         env: Environment,
-        loop: AgentLoop,
+        loop: StageAgent,
         recorder: Recorder,
         stage: StageTask,
         submitted: bool,
@@ -60,8 +56,7 @@ class StageJudging:
                     why = f"stage {stage.idx}: the judge's score contradicts its own comment"
                     return StageOutcome(False, None, why), round_
                 break
-            feedback = render(PROMPTS, "feedback.j2", comment=judged.comment)
-            loop.add("feedback", {"role": "user", "content": feedback})
+            loop.add("feedback", loop.feedback(judged.comment))
             run = loop.work()
             submitted, reason = run.submitted, run.reason
         why = (
@@ -73,7 +68,7 @@ class StageJudging:
     def _round(
         self,
         env: Environment,
-        loop: AgentLoop,
+        loop: StageAgent,
         recorder: Recorder,
         stage: StageTask,
         round_: int,

@@ -25,6 +25,8 @@ from prchain.agent.guard import (
     prompt_placeholder,
 )
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
+from prchain.agent.opening import stage_opening
+from prchain.agent.tasks import ChainTask, StageTask
 from prchain.agent.textformat import (
     FormatError,
     ignored_note,
@@ -114,6 +116,12 @@ class AgentLoop:
         self._chars_since_count += len(json.dumps(message))
         if self.sink is not None:
             self.sink.step(self.stage_idx, kind, message, **extra)
+
+    def opening(self, task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
+        return stage_opening(task, stage, self.config.action_format)
+
+    def feedback(self, comment: str) -> Message:
+        return {"role": "user", "content": render(PROMPTS, "feedback.j2", comment=comment)}
 
     def begin_stage(self, stage_idx: int, task: str) -> None:
         self.stage_idx, self.task, self.stage = stage_idx, task, Counters()

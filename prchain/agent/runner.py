@@ -35,7 +35,7 @@ from prchain.agent.lease import (
     try_claim,
 )
 from prchain.agent.loop import AgentLoop, Counters
-from prchain.agent.opening import stage_opening, task_text
+from prchain.agent.opening import task_text
 from prchain.agent.persist import (
     Recorder,
     new_rollout,
@@ -46,6 +46,7 @@ from prchain.agent.persist import (
 )
 from prchain.agent.results import RolloutResult, failure_reason, stored_scores, totals
 from prchain.agent.resume import carried, rebuild, restored_counters
+from prchain.agent.scaffold import Scaffold, StageAgent, scaffold_of
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, PrchainError
 from prchain.environments.protocol import Environment
@@ -87,8 +88,10 @@ class ChainRunner:
         rollout_fields: dict[str, Any] | None = None,
         check_tests: TestsCheck | None = None,
         secrets: tuple[str, ...] = (),
+        scaffold: Scaffold | None = None,
     ) -> None:
         self.config, self.engine, self.llm, self.open_env = config, engine, llm, open_env
+        self.scaffold = scaffold  # None: the built-in loop works each stage
         self.secrets = secrets  # redacted from every stored row, beside the recogniser's patterns
         self.hook_factory = hook_factory
         self.check_tests = check_tests
@@ -142,6 +145,16 @@ class ChainRunner:
                 scores=stored_scores(self.engine, existing.id),
                 retried=True,
             )
+        if (
+            existing is not None
+            and (started := scaffold_of(existing.config)) != self.config.scaffold
+        ):
+            # One trajectory, one scaffold: its tools and prompts differ.
+            reason = (
+                f"rollout {existing.id} was started with agent.scaffold {started}; resume it with "
+                f"--scaffold {started}, or roll the chain out anew with --redo {task.chain_id}"
+            )
+            return RolloutResult(task.chain_id, existing.id, "failed", reason=reason)
         rollout = self._resumed(self._open(task.chain_id, existing), lease)
         return self._run_guarded(task, rollout, retried=existing is not None)
 
@@ -198,17 +211,7 @@ class ChainRunner:
         rollout_id, recorder, kept = rollout.id, rollout.recorder, rollout.kept
         scores: list[float | None] = [stage.score for stage in kept]
         with self.open_env(task, rollout_id) as env:
-            hook = self.hook_factory(rollout_id) if self.hook_factory else None
-            loop = AgentLoop(
-                self.llm,
-                env,
-                self.config,
-                recorder,
-                hook,
-                rollout_id,
-                messages=rollout.messages,
-                chain=rollout.counters,
-            )
+            loop = self._agent(env, rollout)
             if kept:
                 recorder.resume_notes = rebuild(env, kept[-1])
                 for note in recorder.resume_notes:
@@ -220,17 +223,25 @@ class ChainRunner:
                     return scores, outcome.reason
         return scores, None
 
+    def _agent(self, env: Environment, rollout: _Rollout) -> StageAgent:
+        """The agent that works the rollout's stages: the configured scaffold, or the built-in loop."""
+        hook = self.hook_factory(rollout.id) if self.hook_factory else None
+        args = (env, self.config, rollout.recorder, hook, rollout.id)
+        if self.scaffold is not None:
+            return self.scaffold.loop(*args, rollout.messages, rollout.counters)
+        return AgentLoop(self.llm, *args, messages=rollout.messages, chain=rollout.counters)
+
     def _stage(
         self,
         env: Environment,
-        loop: AgentLoop,
+        loop: StageAgent,
         recorder: Recorder,
         task: ChainTask,
         stage: StageTask,
     ) -> StageOutcome:
         if (stopped := self._enter(env, recorder, stage)) is not None:
             return stopped
-        opening = stage_opening(task, stage, self.config.action_format)
+        opening = loop.opening(task, stage)
         run = loop.run_stage(stage.idx, task_text(task, stage), opening=opening)
         outcome, rounds = self.judging.rounds(env, loop, recorder, stage, run.submitted, run.reason)
         # T(p̂) beside the judge's score; with agent.keep_on tests|both it decides too.

@@ -6,7 +6,13 @@ openai, docker, networkx or the store.
 
 from __future__ import annotations
 
-from prchain.agent.choices import ACTION_FORMATS, EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
+from prchain.agent.choices import (
+    ACTION_FORMATS,
+    EXPORT_FORMATS,
+    KEEP_POLICIES,
+    KEEP_SIGNALS,
+    SCAFFOLDS,
+)
 from prchain.chains.config import DROP_KINDS, STRATEGY_NAMES
 from prchain.chains.rulebook import RULE_NAMES
 from prchain.environments.config import CONFLICT_POLICIES
@@ -36,6 +42,7 @@ __all__ = [
     "KEEP_SIGNALS",
     "PRM_VARIANTS",
     "RULE_NAMES",
+    "SCAFFOLDS",
     "SOURCE_NAMES",
     "STRATEGY_NAMES",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -18,12 +19,13 @@ from sqlalchemy.engine import make_url
 from prchain.agent.lease import busy_chains
 from prchain.agent.results import RolloutResult
 from prchain.agent.runner import ChainRunner, EnvFactory, HookFactory
+from prchain.agent.scaffold import Scaffold
 from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
 from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import Lazy
-from prchain.core.errors import NothingToDo, PrchainError
+from prchain.core.errors import LLMNotConfigured, NothingToDo, PrchainError
 from prchain.core.text import plural
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.protocol import Environment
@@ -115,12 +117,20 @@ def prompt_dirs(config: Config) -> list[Path]:
 
 
 def rollout_fields(config: Config) -> dict[str, Any]:
-    """What a new rollout row records about how it was made (provenance hashes included)."""
+    """What a new rollout row records about how it was made (provenance hashes included; the
+    scaffold is in its config, `agent.scaffold`)."""
     from prchain.agent.provenance import prompts_hash, tool_schema_hash
 
-    return {
+    hashes = {
         "prompt_hash": prompts_hash(*prompt_dirs(config)),
         "tool_schema_hash": tool_schema_hash(),
+    }
+    if config.agent.scaffold == "mini-swe-agent":
+        from prchain.agent.mini import provenance
+
+        hashes = provenance(config.agent.mini_config)
+    return {
+        **hashes,
         "conflict_policy": config.environment.conflict_policy,
         "keep_policy": config.agent.keep_policy,
         "prm_variant": config.prm.variant,
@@ -128,6 +138,31 @@ def rollout_fields(config: Config) -> dict[str, Any]:
         "models": {role: config.llm.model_for(role) for role in ("policy", "judge", "prm")},
         "config": masked_config(config),
     }
+
+
+def mini_scaffold(config: Config) -> Scaffold | None:
+    """mini-swe-agent's model class pointed at the policy's server, when agent.scaffold asks for it
+    (the key is read from the environment here, on the host; it never enters a sandbox)."""
+    if config.agent.scaffold != "mini-swe-agent":
+        return None
+    from prchain.agent.mini import MiniScaffold, ModelSpec, mini_config
+    from prchain.llm.client import PLACEHOLDER_KEY
+
+    llm = config.llm
+    base_url = llm.endpoints.get("policy") or os.environ.get(llm.base_url_env) or None
+    api_key = os.environ.get(llm.api_key_env, "")
+    if not api_key and base_url is None:
+        raise LLMNotConfigured(f"neither {llm.base_url_env} nor {llm.api_key_env} is set")
+    spec = ModelSpec(
+        model=llm.model_for("policy"),
+        base_url=base_url,
+        api_key=api_key or PLACEHOLDER_KEY,
+        temperature=llm.temperature_for("policy"),
+        max_tokens=llm.max_tokens.get("policy"),
+        timeout=llm.timeout_seconds,
+        attempts=llm.max_retries + 1,
+    )
+    return MiniScaffold(spec, mini_config(config.agent.mini_config))
 
 
 def make_chain_runner(
@@ -144,6 +179,7 @@ def make_chain_runner(
         rollout_fields=rollout_fields(config),
         check_tests=tests_oracle(config, engine),
         secrets=configured_secrets(config),
+        scaffold=mini_scaffold(config),
     )
 
 
@@ -162,6 +198,7 @@ def rollout_from_config(
     beside their earlier one. An empty list: every chain asked for has a finished rollout."""
     from prchain.store.db import make_engine
 
+    mini_scaffold(config)  # a wrong agent.mini_config or a missing server says so before any work
     again = frozenset(redo)
     engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
     pending = pending_chains(engine, chain_ids, redo=again)

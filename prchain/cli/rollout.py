@@ -14,6 +14,7 @@ from prchain.app.choices import (
     KEEP_POLICIES,
     KEEP_SIGNALS,
     PRM_VARIANTS,
+    SCAFFOLDS,
 )
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
@@ -69,6 +70,12 @@ FAILED = ("failed", "lost")  # results that end `prchain rollout` with exit stat
     type=click.Choice([*PRM_VARIANTS, "none"], case_sensitive=False),
     help="Guide the agent with this SWE-PRM variant (prm.variant).",
 )
+@click.option(
+    "--scaffold",
+    type=click.Choice(SCAFFOLDS),
+    help="The agent that works each stage: builtin or mini-swe-agent (agent.scaffold; "
+    "docs/scaffolds.md).",
+)
 @click.option("--prm-every", type=int, help="Invoke the PRM every n steps (prm.every).")
 @click.option("--prm-window", type=int, help="Show the PRM the last k steps (prm.window).")
 @backend_options
@@ -85,6 +92,7 @@ def rollout(
     keep: str | None,
     keep_on: str | None,
     prm_variant: str | None,
+    scaffold: str | None,
     prm_every: int | None,
     prm_window: int | None,
     backend: str | None,
@@ -109,6 +117,7 @@ def rollout(
       prchain rollout --backend ray --ray-address auto --db postgresql+psycopg://prchain@db/prchain
       prchain rollout --chain 12 --keep prefix --prm DR --prm-every 5
       prchain rollout --redo 12
+      prchain rollout --scaffold mini-swe-agent --chain 12
       prchain rollout --dry-run && prchain rollout --budget-usd 20
     """
     config = build_config(
@@ -121,6 +130,7 @@ def rollout(
             "agent.keep_policy": keep,
             "agent.keep_on": keep_on,
             "prm.variant": prm_variant,
+            "agent.scaffold": scaffold,
             "prm.every": prm_every,
             "prm.window": prm_window,
             "scale.backend": backend,

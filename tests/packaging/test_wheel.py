@@ -62,6 +62,7 @@ def test_prompts_and_data_files_ship(wheel: Path) -> None:
     names = set(_names(wheel))
     for required in (
         "prchain/agent/prompts/judge.j2",
+        "prchain/agent/prompts/mini/feedback.j2",
         "prchain/prm/taxonomy.yaml",
         "prchain/chains/writers/prompts/query.j2",
         "prchain/chains/reading/common_words.txt",

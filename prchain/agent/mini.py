@@ -1,0 +1,431 @@
+"""mini-swe-agent as the scaffold of a rollout: its prompts, its bash tool, its model class and its
+step, inside prchain's own stage sandbox.
+
+The only module that imports `minisweagent` (and through it litellm). What is mini-swe-agent's:
+`DefaultAgent.step` (query the model, parse its tool calls, run them, format the observations), the
+`LitellmModel` that talks to the configured OpenAI-compatible server, and the agent/model templates
+of the chosen config (`agent.mini_config`, mini.yaml by default). What is prchain's: the sandbox
+its commands run in (`SandboxShell`, an Environment of mini-swe-agent's protocol over the stage
+sandbox: offline, carry-forward B_t ⊕ Δ_(t−1) done by the runner at stage entry), the loop around
+`step` (one conversation across stages and judge rounds instead of `DefaultAgent.run`'s one task),
+the step and token budgets, the PRM hook after each step, and every message stored as it happens.
+
+The model runs on the host; the sandbox sees only the commands. The API key goes to litellm as a
+call argument, never into the container, the messages or the stored config.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prchain.agent.config import AgentConfig
+from prchain.agent.hooks import HookContext, StepHook, StepRecord
+from prchain.agent.loop import Counters, StageRun, StepSink
+from prchain.agent.tasks import ChainTask, StageTask
+from prchain.core.errors import ConfigError, ContextOverflow, LLMUnavailable, MissingExtra
+from prchain.environments.protocol import Environment
+from prchain.llm.prompts import render
+from prchain.llm.protocol import Message
+
+PROMPTS = Path(__file__).with_name("prompts") / "mini"
+SUBMIT_LINE = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's own end-of-task marker
+# Fields of a message the API and the export know; mini-swe-agent's `extra` stays in memory.
+_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def load_mini() -> None:
+    """Import mini-swe-agent without its start-up banner, and tell litellm (imported only when a
+    model is made) not to fetch its price map from the internet: sandbox hosts are offline.
+    Raises MissingExtra when mini-swe-agent is not installed."""
+    os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import minisweagent  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtra(
+            f"agent.scaffold mini-swe-agent needs the mini-swe-agent package ({exc.name} is missing)",
+            hint="pip install 'prchain[mini]'",
+        ) from exc
+
+
+def mini_config(spec: str) -> dict[str, Any]:
+    """A mini-swe-agent config by its built-in name (mini.yaml, benchmarks/swebench.yaml) or path;
+    an unknown one is a ConfigError that lists the built-in names."""
+    load_mini()
+    from minisweagent.config import builtin_config_dir, get_config_from_spec
+
+    try:
+        return dict(get_config_from_spec(spec))
+    except FileNotFoundError:
+        names = sorted(
+            str(p.relative_to(builtin_config_dir)) for p in builtin_config_dir.rglob("*.yaml")
+        )
+        raise ConfigError(
+            f"agent.mini_config: no mini-swe-agent config {spec!r} (neither a file nor one of "
+            f"its own: {', '.join(names)})"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where mini-swe-agent's model class sends the policy's requests (an OpenAI-compatible server)."""
+
+    model: str  # the server's model name; litellm is told it is an OpenAI-compatible one
+    base_url: str | None
+    api_key: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float = 120.0
+    attempts: int = 3  # llm.max_retries + 1
+
+    def litellm_model(self, templates: dict[str, Any]) -> Any:
+        """mini-swe-agent's LitellmModel for this server, with the config's model templates."""
+        load_mini()
+        import litellm
+        from minisweagent.models.litellm_model import LitellmModel
+
+        # Its "Provider List" banner on every call to a model it has no price for (all of ours).
+        litellm.suppress_debug_info = True
+
+        # mini-swe-agent reads its retry budget from the environment at every call.
+        os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = str(self.attempts)
+
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "timeout": self.timeout}
+        kwargs |= {"api_base": self.base_url} if self.base_url else {}
+        kwargs |= {"temperature": self.temperature} if self.temperature is not None else {}
+        kwargs |= {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
+        keep = ("observation_template", "format_error_template")
+        return LitellmModel(
+            model_name=f"openai/{self.model}",
+            model_kwargs=kwargs,
+            cost_tracking="ignore_errors",  # prchain prices calls itself (llm.prices)
+            **{k: v for k, v in templates.items() if k in keep},
+        )
+
+
+@dataclass
+class SandboxShell:
+    """mini-swe-agent's Environment protocol over a prchain sandbox: each command runs where the
+    built-in agent's `bash` tool would (the stage's checkout, as the agent user, offline)."""
+
+    env: Environment
+    timeout: float
+    config: dict[str, Any] = field(default_factory=dict)
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # this step's, in action order
+
+    def execute(self, action: dict[str, Any], cwd: str = "") -> dict[str, Any]:
+        from minisweagent.exceptions import Submitted
+
+        command = str(action.get("command", ""))
+        if cwd:
+            command = f"cd {shlex.quote(cwd)} && {command}"
+        result = self.env.execute(command, timeout=self.timeout)
+        timed_out = f"the command timed out after {self.timeout:g} s and was killed"
+        output = {
+            "output": result.output,
+            "returncode": result.exit_code,
+            "exception_info": timed_out if result.timed_out else "",
+        }
+        self.outputs.append(output)
+        lines = result.output.lstrip().splitlines(keepends=True)
+        if lines and lines[0].strip() == SUBMIT_LINE and result.exit_code == 0:
+            submission = "".join(lines[1:])
+            extra = {"exit_status": "Submitted", "submission": submission}
+            raise Submitted({"role": "exit", "content": submission, "extra": extra})
+        return output
+
+    def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:
+        # The sandbox shares the host's kernel: uname is the same inside.
+        return {**self.config, **platform.uname()._asdict(), **kwargs}
+
+    def serialize(self) -> dict[str, Any]:
+        kind = f"{type(self.env).__module__}.{type(self.env).__name__}"
+        return {"info": {"config": {"environment_type": kind}}}
+
+
+def wire(message: dict[str, Any]) -> Message:
+    """The message as stored and exported: OpenAI chat fields only (mini's `extra` dropped)."""
+    out: dict[str, Any] = {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None}
+    out["content"] = out.get("content") or ""
+    if calls := out.get("tool_calls"):
+        out["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": call["function"].get("arguments") or "{}",
+                },
+            }
+            for call in calls
+        ]
+    else:
+        out.pop("tool_calls", None)
+    if out["role"] == "tool":
+        out.setdefault("name", "bash")
+    return out
+
+
+def usage(message: dict[str, Any]) -> tuple[int, int]:
+    """(prompt, completion) tokens the server reported for this reply."""
+    used = (message.get("extra", {}).get("response") or {}).get("usage") or {}
+    return int(used.get("prompt_tokens") or 0), int(used.get("completion_tokens") or 0)
+
+
+@dataclass
+class MiniLoop:
+    """mini-swe-agent working the stages of one rollout (prchain.agent.scaffold.StageAgent)."""
+
+    model: Any  # mini-swe-agent's LitellmModel
+    templates: dict[str, Any]  # the config's `agent` section (system and instance templates)
+    env: Environment
+    config: AgentConfig
+    sink: StepSink | None = None
+    hook: StepHook | None = None
+    rollout_id: int | None = None
+    messages: list[Message] = field(default_factory=list)
+    chain: Counters = field(default_factory=Counters)
+    stage: Counters = field(default_factory=Counters)
+    history: list[StepRecord] = field(default_factory=list)
+    task: str = ""
+    stage_idx: int = 0
+
+    def __post_init__(self) -> None:
+        load_mini()
+        from minisweagent.agents.default import DefaultAgent
+
+        self.shell = SandboxShell(self.env, self.config.command_timeout)
+        agent = {k: v for k, v in self.templates.items() if k.endswith("_template")}
+        # Limits are prchain's (checked before every step); mini's own are switched off.
+        self.agent = DefaultAgent(self.model, self.shell, **agent, step_limit=0, cost_limit=0)
+        self.agent.messages = self.messages  # one list: a resumed rollout's conversation goes on
+        self.tools = tool_schemas()
+
+    # -- the stage seam -----------------------------------------------------------------------
+
+    def opening(self, task: ChainTask, stage: StageTask) -> list[tuple[str, Message]]:
+        n = len(task.stages)
+        if stage.idx != task.stages[0].idx:
+            text = self._render("next_task.j2", idx=stage.idx, n_stages=n, query=stage.query)
+            return [("query", {"role": "user", "content": text})]
+        first = self._render("first_task.j2", n_stages=n, overview=task.overview, query=stage.query)
+        variables = self.agent.get_template_vars(task=first)
+        system = self._template(self.agent.config.system_template, variables)
+        instance = self._template(self.agent.config.instance_template, variables)
+        return [
+            ("system", {"role": "system", "content": system}),
+            ("query", {"role": "user", "content": instance}),
+        ]
+
+    def feedback(self, comment: str) -> Message:
+        return {"role": "user", "content": self._render("feedback.j2", comment=comment)}
+
+    def run_stage(
+        self, stage_idx: int, task: str, *, opening: list[tuple[str, Message]]
+    ) -> StageRun:
+        self.stage_idx, self.task, self.stage = stage_idx, task, Counters()
+        for kind, message in opening:
+            self.add(kind, message)
+        return self.work()
+
+    def add(self, kind: str, message: Message, **extra: Any) -> None:
+        self.agent.messages.append(message)
+        self._record(kind, message, **extra)
+
+    def work(self) -> StageRun:
+        """mini-swe-agent's steps until it submits, or a budget or its format errors end the stage."""
+        from minisweagent.exceptions import FormatError, Submitted
+
+        format_errors = 0
+        while (reason := self._limit_reached()) is None:
+            start, self.shell.outputs = len(self.agent.messages), []
+            try:
+                self._step()
+            except ContextOverflow as exc:
+                return StageRun(False, f"context window exceeded (the server refused: {exc})")
+            except FormatError as exc:
+                format_errors += 1
+                self._count_reply(exc.messages[0])
+                for message in exc.messages:
+                    self.add("format_error", wire(message))
+                if format_errors >= self.config.max_format_errors:
+                    return StageRun(False, f"{format_errors} replies without a usable action")
+                continue
+            except Submitted:
+                self._observe_submit(start)
+                return StageRun(True)
+            format_errors = 0
+            self._recorded_since(start)
+            self._maybe_hook()
+        return StageRun(False, reason)
+
+    # -- one step -----------------------------------------------------------------------------
+
+    def _step(self) -> None:
+        """mini-swe-agent's step; a server's failure (after its retries) is prchain's one line."""
+        from litellm import exceptions
+
+        try:
+            self.agent.step()
+        except exceptions.ContextWindowExceededError as exc:
+            raise ContextOverflow(str(exc)) from exc
+        except (exceptions.APIError, exceptions.OpenAIError) as exc:
+            raise LLMUnavailable(f"mini-swe-agent's model call failed: {exc}") from exc
+
+    def _observe_submit(self, start: int) -> None:
+        """The submitting step: its assistant turn and a tool result for every call it made (the
+        conversation goes on into the next stage, and every call needs its answer)."""
+        assistant, outputs = self.agent.messages[-1], self.shell.outputs
+        variables = self.agent.get_template_vars()
+        observed = self.model.format_observation_messages(assistant, outputs, variables)
+        self.agent.messages.extend(observed)
+        self._recorded_since(start)
+
+    def _recorded_since(self, start: int) -> None:
+        """Store the messages `step` appended (an assistant turn and its observations)."""
+        new = self.agent.messages[start:]
+        assistant = next((m for m in new if m.get("role") == "assistant"), None)
+        observations: list[str] = []
+        for message in new:
+            if message.get("role") == "assistant":
+                self._count_reply(message)
+                prompt, completion = usage(message)
+                self._record(
+                    "assistant", wire(message), prompt_tokens=prompt, completion_tokens=completion
+                )
+            else:
+                observations.append(str(message.get("content") or ""))
+                call = self._call_of(assistant, message.get("tool_call_id"))
+                self._record("tool", wire(message), tool_call=call, observation=observations[-1])
+        if assistant is not None:
+            calls = len(assistant.get("tool_calls") or [])
+            for counters in (self.chain, self.stage):
+                counters.tool_calls += calls
+            record = StepRecord(self.chain.steps, self.stage_idx, wire(assistant), observations)
+            self.history.append(record)
+
+    @staticmethod
+    def _call_of(assistant: dict[str, Any] | None, call_id: Any) -> dict[str, Any] | None:
+        calls = wire(assistant).get("tool_calls", []) if assistant else []
+        return next((call for call in calls if call["id"] == call_id), None)
+
+    def _record(self, kind: str, message: Message, **extra: Any) -> None:
+        if self.sink is not None:
+            self.sink.step(self.stage_idx, kind, message, **extra)
+
+    def _count_reply(self, message: dict[str, Any]) -> None:
+        prompt, completion = usage(message)
+        for counters in (self.chain, self.stage):
+            counters.steps += 1
+            counters.prompt_tokens += prompt
+            counters.completion_tokens += completion
+        self.chain.context_tokens = prompt + completion
+
+    def _maybe_hook(self) -> None:
+        if self.hook is None or self.chain.steps % self.hook.every != 0:
+            return
+        context = HookContext(
+            self.rollout_id,
+            self.stage_idx,
+            self.chain.steps,
+            self.task,
+            self.history[-self.hook.window :],
+            self.tools,
+        )
+        for message in self.hook(context):
+            self.add("prm", message)
+
+    def _limit_reached(self) -> str | None:
+        """The built-in loop's budgets, in its words (the server's count stands for the context)."""
+        c, stage, chain = self.config, self.stage, self.chain
+        checks = [
+            (
+                stage.steps >= c.max_steps_per_stage,
+                f"stage step budget spent ({c.max_steps_per_stage} steps)",
+            ),
+            (
+                chain.steps >= c.max_steps_per_chain,
+                f"chain step budget spent ({c.max_steps_per_chain} steps)",
+            ),
+            (
+                stage.tokens >= c.max_tokens_per_stage,
+                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
+            ),
+            (
+                chain.tokens >= c.max_tokens_per_chain,
+                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
+            ),
+            (
+                chain.context_tokens > c.context_window,
+                f"context window exceeded (~{chain.context_tokens} > {c.context_window} tokens)",
+            ),
+        ]
+        return next((reason for hit, reason in checks if hit), None)
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    def _render(self, name: str, **variables: Any) -> str:
+        return render(PROMPTS, name, submit_line=SUBMIT_LINE, **variables)
+
+    @staticmethod
+    def _template(text: str, variables: dict[str, Any]) -> str:
+        from jinja2 import StrictUndefined, Template
+
+        return Template(text, undefined=StrictUndefined).render(**variables)
+
+
+@dataclass(frozen=True)
+class MiniScaffold:
+    """Makes the MiniLoop of each rollout (prchain.agent.scaffold.Scaffold)."""
+
+    spec: ModelSpec
+    mini: dict[str, Any]  # the mini-swe-agent config (agent.mini_config), read once
+
+    def loop(
+        self,
+        env: Environment,
+        config: AgentConfig,
+        sink: StepSink,
+        hook: StepHook | None,
+        rollout_id: int,
+        messages: list[Message],
+        chain: Counters,
+    ) -> MiniLoop:
+        model = self.spec.litellm_model(self.mini.get("model") or {})
+        return MiniLoop(
+            model,
+            self.mini.get("agent") or {},
+            env,
+            config,
+            sink,
+            hook,
+            rollout_id,
+            messages=messages,
+            chain=chain,
+        )
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The tools a mini-swe-agent trajectory was made with (its one `bash` tool)."""
+    load_mini()
+    from minisweagent.models.utils.actions_toolcall import BASH_TOOL
+
+    return [dict(BASH_TOOL)]
+
+
+def provenance(config_spec: str) -> dict[str, str]:
+    """The rollout row's prompt and tool-schema hashes for mini-swe-agent rollouts: its config's
+    text with prchain's stage prompts for it, and its tool schema."""
+    import hashlib
+    import json
+
+    from prchain.agent.provenance import prompts_hash, tool_schema_hash
+
+    config = json.dumps(mini_config(config_spec), sort_keys=True)
+    digest = hashlib.sha256(f"{prompts_hash(PROMPTS)}\0{config}".encode())
+    return {"prompt_hash": digest.hexdigest(), "tool_schema_hash": tool_schema_hash(tool_schemas())}
