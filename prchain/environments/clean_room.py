@@ -81,15 +81,17 @@ _KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER
 # Root: $1 the timeout, $2 the command, run as the tester in its own process group. The report
 # pipe is read by root until pytest closes it; then every tester process ends (one that held the
 # pipe open included) and the reader is released if nothing ever opened the pipe. Root keeps
-# CAP + 1 bytes of what comes through and drains the rest unread: a flood written into the pipe
-# (issue 77: 1 GB by the agent's code) neither fills root's disk nor blocks the writer, and one
-# byte past the cap is enough to call the report too large.
+# CAP + 1 bytes of what comes through: one byte past the cap is enough to call the report too
+# large, and then the run is over (every tester process ends at once), so a flood written into
+# the pipe (issue 77: 1 GB by the agent's code) neither fills root's disk nor holds the room until
+# the run's timeout. What still comes through is drained unread.
 SEALED_RUN = f"""
 R={ROOM}
 rm -f "$R/report" "$R/report.xml"
 mkfifo -m 0620 "$R/report" && chgrp {carry.TESTER} "$R/report" || exit 97
-( umask 077; {{ head -c "$((CAP + 1))" > "$R/report.xml"; exec cat > /dev/null; }} < "$R/report" ) \
-  2>/dev/null & reader=$!
+( umask 077; {{ head -c "$((CAP + 1))" > "$R/report.xml"
+  [ "$(stat -c %s "$R/report.xml")" -gt "$CAP" ] && ( {_KILL_TESTER} ) >/dev/null 2>&1
+  exec cat > /dev/null; }} < "$R/report" ) 2>/dev/null & reader=$!
 timeout -s KILL "$1" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups \
   --no-new-privs bash -c "$2" </dev/null & pid=$!
 wait "$pid" 2>/dev/null; rc=$?
