@@ -116,10 +116,11 @@ exit 0
 # Root: $1 the seconds left for all of them, then (directory, executable, test name) triples.
 # Each test runs on its own as the tester (`exe --exact name`, from its package's directory, as
 # cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit
-# 0); its exit status is what root prints. Status 0 counts only with libtest's own summary of one
-# passed test as the run's last line (EACH_SUMMARY): code that ends the process with status 0
-# inside the test (`std::process::exit(0)` before the assertion, or from `.init_array` before
-# `main`) never reaches it. What the tested code writes goes to a file of root's and comes back
+# 0); its exit status is what root prints. Status 0 counts only with libtest's own line of this
+# test's pass and its summary of one passed test as the run's last line (EACH_SUMMARY): code that
+# ends the process with status 0 inside the test (`std::process::exit(0)` before the assertion,
+# or from `.init_array` before `main`) never reaches them, and code that re-executes the binary
+# on another, passing test prints that test's name. What the tested code writes goes to a file of root's and comes back
 # only after EACH_LOG, so no line of its own can pose as a status. Every tester process ends
 # after each test.
 EACH_LOG = "prchain-each-log"
@@ -138,8 +139,8 @@ while [ $# -ge 3 ]; do
   if "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null | grep -qxF -- "$name: test"; then
     "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=1 </dev/null > "$one" 2>&1
     rc=$?
-    if [ "$rc" = 0 ] && ! grep -v '^[[:space:]]*$' "$one" | tail -n 1 | grep -qE -- '{EACH_SUMMARY}'
-    then
+    if [ "$rc" = 0 ] && ! {{ grep -qxF -- "test $name ... ok" "$one" &&
+      grep -v '^[[:space:]]*$' "$one" | tail -n 1 | grep -qE -- '{EACH_SUMMARY}'; }}; then
       rc=witness
       printf '\\nprchain: %s exited 0 without libtest summary of its pass\\n' "$name" >> "$one"
     fi
