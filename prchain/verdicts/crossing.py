@@ -13,6 +13,7 @@ is named in the record:
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
+| local overrides | the directory a stage base's root `go.mod` or `go.work` `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`) | the compiler reads that library from the tree, wherever the directory is |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -21,6 +22,7 @@ room is not known (a whole-command run) keeps every room's places out.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import sys
 from collections.abc import Callable
@@ -121,6 +123,28 @@ def _shadows(path: str) -> bool:
         if module in _shadowed() and ("/" in rest or top.endswith((".py", ".pyi", ".pyx"))):
             return True
     return False
+
+
+# A `replace` directive (or a line of a `replace ( … )` block) whose target is a local directory.
+_LOCAL_REPLACE = re.compile(
+    r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
+)
+# The manifests, at the stage base's root, whose local overrides each room reads.
+OVERRIDE_MANIFESTS = {"go": ("go.mod", "go.work")}
+
+
+def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
+    """The directories (relative to the root) the stage base's manifests (name → text) put in
+    place of one of `room`'s test libraries: a local `replace` of testify is sealed as a
+    vendored copy is. Overrides of the project's own modules are the project's code: they cross."""
+    libraries = sealed_places(room).libraries
+    found = []
+    for text in manifests.values():
+        for line in text.splitlines():
+            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
+            if match and libraries & set(match.group("module").lower().split("/")):
+                found.append(posixpath.normpath(match.group("dir")))
+    return sorted({d for d in found if d != "." and not d.startswith("../")})
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:
