@@ -9,7 +9,7 @@ is named in the record:
 | --- | --- | --- |
 | test side | test files, conftest.py, pytest.ini, tox.ini, sitecustomize.py, *.pth | the stage base's (B_t's) version is used |
 | suffix | anything not in `SOURCE_SUFFIXES` (*.toml, *.cfg, *.ini and *.conf only below the root): *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
-| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files | read by a runner or a build tool, wherever it is |
+| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files; JavaScript test setup (setupTests.js, jest.setup.ts, vitest.setup.js, global-setup.js) | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
@@ -61,6 +61,12 @@ CONFIG_NAMES = frozenset(
 )  # fmt: skip
 _CONFIG_NAME = re.compile(
     r"^(tsconfig.*\.json|.*\.conf(ig)?\.[cm]?[jt]s|.*\.config\.json|.*requirements.*\.txt)$"
+    # Test setup a JavaScript runner loads before every test file: create-react-app's
+    # `src/setupTests.js` (no config names it), jest's and vitest's `setupFiles`, mocha's
+    # `--require`; code there can replace `expect` for the hidden tests.
+    r"|^(setup[-_]?tests?|(jest|vitest|mocha|karma|ava|test|tests|global)[-_.]?"
+    r"(setup|teardown)(-after-env)?)\.[cm]?[jt]sx?$",
+    re.IGNORECASE,
 )
 _METADATA_DIR = re.compile(r"\.(dist-info|egg-info|egg-link)$|^__pycache__$")
 # Modules of the test runner itself: a top-level one of the agent's would shadow it.

@@ -30,6 +30,10 @@ CASES = {
         ("bower_components/should/should.js", False),
         ("third_party/chai/index.js", False),
         ("third_party/leftpad/index.js", True),  # the project's own copy of a non-test library
+        ("src/setupTests.js", False),  # create-react-app's jest loads it before every test file
+        ("jest.setup.ts", False),
+        ("test/global-setup.js", False),
+        ("src/setup.js", True),  # the project's own module, named by no runner
     ],
     "go": [
         ("shapes.go", True),
