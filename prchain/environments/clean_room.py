@@ -13,7 +13,7 @@ pipe that root reads into a file the tester cannot open, so nothing the tested c
 pytest wrote it (an `atexit` hook) changes what is read. Root keeps at most
 `environment.max_report_bytes` of a report and the host reads no more (issue 77). A runner that
 reports only on the console the tested code shares (libtest) is not read at all: root runs each
-hidden test on its own and reads its exit status (RUN_EACH).
+hidden test on its own and reads its exit status, backed by libtest's own summary (RUN_EACH).
 """
 
 from __future__ import annotations
@@ -81,15 +81,17 @@ _KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER
 # Root: $1 the timeout, $2 the command, run as the tester in its own process group. The report
 # pipe is read by root until pytest closes it; then every tester process ends (one that held the
 # pipe open included) and the reader is released if nothing ever opened the pipe. Root keeps
-# CAP + 1 bytes of what comes through and drains the rest unread: a flood written into the pipe
-# (issue 77: 1 GB by the agent's code) neither fills root's disk nor blocks the writer, and one
-# byte past the cap is enough to call the report too large.
+# CAP + 1 bytes of what comes through: one byte past the cap is enough to call the report too
+# large, and then the run is over (every tester process ends at once), so a flood written into
+# the pipe (issue 77: 1 GB by the agent's code) neither fills root's disk nor holds the room until
+# the run's timeout. What still comes through is drained unread.
 SEALED_RUN = f"""
 R={ROOM}
 rm -f "$R/report" "$R/report.xml"
 mkfifo -m 0620 "$R/report" && chgrp {carry.TESTER} "$R/report" || exit 97
-( umask 077; {{ head -c "$((CAP + 1))" > "$R/report.xml"; exec cat > /dev/null; }} < "$R/report" ) \
-  2>/dev/null & reader=$!
+( umask 077; {{ head -c "$((CAP + 1))" > "$R/report.xml"
+  [ "$(stat -c %s "$R/report.xml")" -gt "$CAP" ] && ( {_KILL_TESTER} ) >/dev/null 2>&1
+  exec cat > /dev/null; }} < "$R/report" ) 2>/dev/null & reader=$!
 timeout -s KILL "$1" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups \
   --no-new-privs bash -c "$2" </dev/null & pid=$!
 wait "$pid" 2>/dev/null; rc=$?
@@ -114,14 +116,19 @@ exit 0
 # Root: $1 the seconds left for all of them, then (directory, executable, test name) triples.
 # Each test runs on its own as the tester (`exe --exact name`, from its package's directory, as
 # cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit
-# 0); its exit status is what root prints. What the tested code writes goes to a file of root's
-# and comes back only after EACH_LOG, so no line of its own can pose as a status. Every tester
-# process ends after each test.
+# 0); its exit status is what root prints. Status 0 counts only with libtest's own line of this
+# test's pass and its summary of one passed test as the run's last line (EACH_SUMMARY): code that
+# ends the process with status 0 inside the test (`std::process::exit(0)` before the assertion,
+# or from `.init_array` before `main`) never reaches them, and code that re-executes the binary
+# on another, passing test prints that test's name. What the tested code writes goes to a file of root's and comes back
+# only after EACH_LOG, so no line of its own can pose as a status. Every tester process ends
+# after each test.
 EACH_LOG = "prchain-each-log"
+EACH_SUMMARY = r"^test result: ok\. 1 passed; 0 failed; 0 ignored;"
 RUN_EACH = f"""
 R={ROOM}
 end=$((SECONDS + $1)); shift
-log="$R/each.log"; ( umask 077; : > "$log" )
+log="$R/each.log" one="$R/each.one"; ( umask 077; : > "$log"; : > "$one" )
 i=0
 while [ $# -ge 3 ]; do
   dir=$1 exe=$2 name=$3; shift 3
@@ -130,8 +137,15 @@ while [ $# -ge 3 ]; do
   as_tester=(timeout -s KILL "$left" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} \
     --init-groups --no-new-privs bash -c 'cd -- "$0" && exec "$@"' "$dir")
   if "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null | grep -qxF -- "$name: test"; then
-    "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=1 </dev/null >> "$log" 2>&1
-    echo "prchain-each $i $?"
+    "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=1 </dev/null > "$one" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && ! {{ grep -qxF -- "test $name ... ok" "$one" &&
+      grep -v '^[[:space:]]*$' "$one" | tail -n 1 | grep -qE -- '{EACH_SUMMARY}'; }}; then
+      rc=witness
+      printf '\\nprchain: %s exited 0 without libtest summary of its pass\\n' "$name" >> "$one"
+    fi
+    cat -- "$one" >> "$log"
+    echo "prchain-each $i $rc"
   else
     echo "prchain-each $i missing"
   fi

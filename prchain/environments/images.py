@@ -270,7 +270,9 @@ def _era_base(client: DockerClient, name: str) -> str:
     if not found:
         raise EnvironmentFailure(
             f"base image {name} is not present and could not be pulled",
-            hint="build the era's image first (`prchain env setup`), or load it with `docker load`",
+            hint="build the era's image first (`prchain env setup`), or load it with `docker load`; "
+            "`tasks images load` brings only a task file's stage images, which `tasks eval` runs "
+            "but a rollout does not (it layers its sandbox on the era image and the clone)",
         )
     return found
 

@@ -9,10 +9,11 @@ is named in the record:
 | --- | --- | --- |
 | test side | test files, conftest.py, pytest.ini, tox.ini, sitecustomize.py, *.pth | the stage base's (B_t's) version is used |
 | suffix | anything not in `SOURCE_SUFFIXES` (*.toml, *.cfg, *.ini and *.conf only below the root): *.pyc, *.so, Makefile | manifests and tool configuration; code the judge cannot read |
-| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files | read by a runner or a build tool, wherever it is |
+| named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files; JavaScript test setup (setupTests.js, jest.setup.ts, vitest.setup.js, global-setup.js) | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
+| local overrides | the directory a stage base's root `go.mod` or `go.work` `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`) | the compiler reads that library from the tree, wherever the directory is |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -21,6 +22,7 @@ room is not known (a whole-command run) keeps every room's places out.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import sys
 from collections.abc import Callable
@@ -59,6 +61,12 @@ CONFIG_NAMES = frozenset(
 )  # fmt: skip
 _CONFIG_NAME = re.compile(
     r"^(tsconfig.*\.json|.*\.conf(ig)?\.[cm]?[jt]s|.*\.config\.json|.*requirements.*\.txt)$"
+    # Test setup a JavaScript runner loads before every test file: create-react-app's
+    # `src/setupTests.js` (no config names it), jest's and vitest's `setupFiles`, mocha's
+    # `--require`; code there can replace `expect` for the hidden tests.
+    r"|^(setup[-_]?tests?|(jest|vitest|mocha|karma|ava|test|tests|global)[-_.]?"
+    r"(setup|teardown)(-after-env)?)\.[cm]?[jt]sx?$",
+    re.IGNORECASE,
 )
 _METADATA_DIR = re.compile(r"\.(dist-info|egg-info|egg-link)$|^__pycache__$")
 # Modules of the test runner itself: a top-level one of the agent's would shadow it.
@@ -121,6 +129,28 @@ def _shadows(path: str) -> bool:
         if module in _shadowed() and ("/" in rest or top.endswith((".py", ".pyi", ".pyx"))):
             return True
     return False
+
+
+# A `replace` directive (or a line of a `replace ( … )` block) whose target is a local directory.
+_LOCAL_REPLACE = re.compile(
+    r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
+)
+# The manifests, at the stage base's root, whose local overrides each room reads.
+OVERRIDE_MANIFESTS = {"go": ("go.mod", "go.work")}
+
+
+def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
+    """The directories (relative to the root) the stage base's manifests (name → text) put in
+    place of one of `room`'s test libraries: a local `replace` of testify is sealed as a
+    vendored copy is. Overrides of the project's own modules are the project's code: they cross."""
+    libraries = sealed_places(room).libraries
+    found = []
+    for text in manifests.values():
+        for line in text.splitlines():
+            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
+            if match and libraries & set(match.group("module").lower().split("/")):
+                found.append(posixpath.normpath(match.group("dir")))
+    return sorted({d for d in found if d != "." and not d.startswith("../")})
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

@@ -29,6 +29,7 @@ from prchain.environments.eras.reports import (
 from prchain.environments.protocol import Environment, Workspace
 from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, StageVerification
+from prchain.verdicts.crossing import OVERRIDE_MANIFESTS, overridden_dirs
 from prchain.verdicts.sandbox import (
     SealedEach,
     SuiteRun,
@@ -38,6 +39,7 @@ from prchain.verdicts.sandbox import (
     patch_paths,
     run_each_sealed,
     run_suite,
+    without_dirs,
 )
 
 MISSING = "missing"  # a required test that the run did not report at all
@@ -104,6 +106,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     change = agent_change(env, tests.ecosystem or "python")
     env.end_agent_processes()
     with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
+        change = without_dirs(change, _overrides(room, tests.ecosystem or "python"))
         error = room.apply(change.patch)
         if error is not None:
             why = "the agent's change does not apply on the stage base"
@@ -120,6 +123,18 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
         return TestVerdict(False, {}, run.output_tail, failing=tests.required, error=run.error)
     outcomes = witnessed(run.outcomes, tests.required, witness) if witness else run.outcomes
     return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
+
+
+def _overrides(room: Workspace, ecosystem: str) -> list[str]:
+    """The directories the stage base's own manifests (the room's, before the agent's change,
+    which never crosses into them) put in place of a test library (crossing.overridden_dirs)."""
+    manifests = {}
+    for name in OVERRIDE_MANIFESTS.get(ecosystem, ()):
+        try:
+            manifests[name] = room.read_file(name)
+        except (FileNotFoundError, PermissionError):
+            continue
+    return overridden_dirs(ecosystem, manifests) if manifests else []
 
 
 def _sealed_run(room: Workspace, reader: TestReport, tests: StageTests, timeout: float) -> SuiteRun:

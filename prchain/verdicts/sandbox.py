@@ -212,6 +212,20 @@ def agent_change(env: Environment, room: str | None = None) -> AgentChange:
     return change
 
 
+def without_dirs(change: AgentChange, dirs: list[str]) -> AgentChange:
+    """`change` with every section left out that names a path below one of `dirs`."""
+    if not dirs:
+        return change
+    kept, dropped = [], list(change.dropped)
+    for section in byte_sections(change.patch):
+        paths = section_paths(section.decode("utf-8", "replace"))
+        if any(p == d or p.startswith(f"{d}/") for p in paths for d in dirs):
+            dropped += paths
+        else:
+            kept.append(section)
+    return AgentChange(b"".join(kept), dropped)
+
+
 def byte_sections(patch: bytes) -> list[bytes]:
     """A binary patch cut at each `diff --git` header, byte for byte."""
     starts = [m.start() for m in _BYTE_SECTION.finditer(patch)]

@@ -97,3 +97,73 @@ def test_a_rewritten_vendored_assertion_in_a_prediction_does_not_resolve(
     )
     assert eval_status(docker_client, go_room, wrong).startswith("unresolved")
     assert eval_status(docker_client, go_room, go_room.code) == "resolved"
+
+
+# A repository that keeps its own copy of testify and points go.mod at it: the compiler reads the
+# hidden test's assertion library from `forks/`, a place no rule of the room names. On the code
+# before, a rewritten forks/testify/assert/assert.go (a `.go` file) crossed with a wrong `Area`
+# and the hidden test passed. Now the directory the stage base's go.mod replaces a test library
+# with is sealed as vendor/ is.
+TESTIFY = "github.com/stretchr/testify"
+FORK = "forks/testify/assert/assert.go"
+REPLACING_MOD = (
+    f"module {MODULE}\n\ngo 1.22\n\nrequire {TESTIFY} v1.8.4\n\n"
+    f"replace {TESTIFY} => ./forks/testify\n"
+)
+ASSERT = (
+    'package assert\n\nimport "testing"\n\n// Equal reports whether want is got.\n'
+    "func Equal(t *testing.T, want, got float64) bool {\n\tt.Helper()\n"
+    '\tif want != got {\n\t\tt.Errorf("want %v, got %v", want, got)\n\t\treturn false\n\t}\n'
+    "\treturn true\n}\n"
+)
+FAKE_ASSERT = (
+    'package assert\n\nimport "testing"\n\n// Equal never fails.\n'
+    "func Equal(t *testing.T, want, got float64) bool { return true }\n"
+)
+ASSERT_TEST = (
+    f'package shapes\n\nimport (\n\t"testing"\n\n\t"{TESTIFY}/assert"\n)\n\n'
+    "func TestSquare(t *testing.T) { assert.Equal(t, 4, Square(2)) }\n"
+)
+ASSERT_AREA_TEST = "\nfunc TestArea(t *testing.T) { assert.Equal(t, 3, Area(1)) }\n"
+
+
+@pytest.fixture(scope="module")
+def replacing_room(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[Room]:
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.go import Go
+    from prchain.environments.eras.manifests import snapshot
+
+    clone = tmp_path_factory.mktemp("go-replace") / "shapes"
+    before = {
+        "go.mod": REPLACING_MOD, "forks/testify/go.mod": f"module {TESTIFY}\n\ngo 1.22\n",
+        FORK: ASSERT, "shapes.go": SQUARE, "shapes_test.go": ASSERT_TEST,
+    }  # fmt: skip
+    after = {"shapes.go": SQUARE + AREA, "shapes_test.go": ASSERT_TEST + ASSERT_AREA_TEST}
+    base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+    plan = Go().plans(snapshot(clone, base), eras)[0]
+    repo = f"{REPO}-replace"
+    with era_image(docker_client, repo, clone, base, plan) as image:
+        yield Room(
+            repo, clone, base, gold, image, plan, "go",
+            plan.test_command.replace("{files}", "."), ["shapes_test.go"],
+            [f"{MODULE}::TestArea"], [f"{MODULE}::TestSquare"],
+        )  # fmt: skip
+
+
+def test_a_rewritten_locally_replaced_assertion_does_not_pass_a_wrong_area(
+    docker_client: Any, replacing_room: Room, tmp_path: Path
+) -> None:
+    with sandbox(docker_client, replacing_room) as env:
+        env.write_file("shapes.go", WRONG)
+        env.write_file(FORK, FAKE_ASSERT)
+        assert FORK in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, replacing_room)
+        env.write_file("shapes.go", SQUARE + AREA)  # the gold code, the rewrite still there
+        assert clean_room_passes(env, replacing_room)
+    wrong = patch_of(
+        replacing_room.clone, replacing_room.base, {"shapes.go": WRONG, FORK: FAKE_ASSERT}, tmp_path
+    )
+    assert eval_status(docker_client, replacing_room, wrong).startswith("unresolved")

@@ -11,7 +11,11 @@ Attack: the agent's `area` returns 0 and writes, straight to stdout (past libtes
 pass of the hidden test, a pass of the other binary's test and the report's fingerprint marker
 with a listing that names its own binaries' hashes (read from `current_exe`). On the code before,
 the console reader stopped at the marker and the wrong `area` passed. Now root runs each hidden
-test on its own and reads its exit status; nothing printed counts."""
+test on its own and reads its exit status; nothing printed counts.
+
+Attack: the agent's `area` ends the process with status 0 (`std::process::exit(0)`) before the
+hidden test's assertion; judged by exit status alone it passed. Status 0 counts only with
+libtest's own summary of one passed test as the run's last line, which the exit never reaches."""
 
 from __future__ import annotations
 
@@ -63,6 +67,9 @@ pub fn area(_w: u64, _h: u64) -> u64 {
 }
 """
 
+# Ends the test binary with status 0 from inside the hidden test, before its assertion.
+EXIT_ZERO = "\npub fn area(_w: u64, _h: u64) -> u64 {\n    std::process::exit(0)\n}\n"
+
 
 @pytest.fixture(scope="module")
 def verified(
@@ -100,7 +107,7 @@ def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
     assert "2 of 2 stages resolved" in out.output, out.output
 
 
-def test_forged_libtest_lines_do_not_pass_a_wrong_area_but_the_gold_does(
+def test_forged_libtest_lines_or_an_exit_do_not_pass_a_wrong_area_but_the_gold_does(
     verified: Any, tmp_path: Path
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
@@ -118,3 +125,8 @@ def test_forged_libtest_lines_do_not_pass_a_wrong_area_but_the_gold_does(
         forged = run_tests(env, hidden, timeout=600)
         assert not forged.passed and AREA_ID in forged.failing, forged.outcomes
         assert forged.outcomes[AREA_ID] == "failed" and forged.outcomes[SQUARE_ID] == "passed"
+        env.write_file("src/lib.rs", SQUARE + EXIT_ZERO)
+        ended = run_tests(env, hidden, timeout=600)
+    assert not ended.passed and ended.outcomes[AREA_ID] == "failed", ended.outcomes
+    assert ended.outcomes[SQUARE_ID] == "passed", ended.outcomes
+    assert "exited 0 without libtest summary" in ended.output_tail

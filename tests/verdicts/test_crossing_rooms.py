@@ -30,6 +30,10 @@ CASES = {
         ("bower_components/should/should.js", False),
         ("third_party/chai/index.js", False),
         ("third_party/leftpad/index.js", True),  # the project's own copy of a non-test library
+        ("src/setupTests.js", False),  # create-react-app's jest loads it before every test file
+        ("jest.setup.ts", False),
+        ("test/global-setup.js", False),
+        ("src/setup.js", True),  # the project's own module, named by no runner
     ],
     "go": [
         ("shapes.go", True),
@@ -125,3 +129,41 @@ def test_every_room_states_its_places() -> None:
 def test_an_unknown_room_is_one_clear_error() -> None:
     with pytest.raises(UnknownName, match="unknown ecosystem .cobol.; valid names: c, go, java"):
         why_not("src/area.js", "cobol")
+
+
+GO_MOD_REPLACING = """module example.com/shapes
+
+go 1.22
+
+require github.com/stretchr/testify v1.8.4 // tests
+
+replace github.com/stretchr/testify => ./forks/testify/
+
+replace (
+	github.com/onsi/gomega v1.27.0 => ./x/gomega // a local copy
+	example.com/shapes/geo => ./geo
+	github.com/google/go-cmp => github.com/me/go-cmp v0.6.0
+	github.com/stretchr/objx => ../objx
+)
+"""
+
+
+def test_a_local_replace_of_a_test_library_seals_its_directory(tmp_path: Path) -> None:
+    from prchain.verdicts.crossing import overridden_dirs
+    from prchain.verdicts.sandbox import without_dirs
+
+    # testify and gomega are the room's test libraries; the project's own module, a replace by
+    # another module path and a directory outside the tree are no place of the room's.
+    dirs = overridden_dirs("go", {"go.mod": GO_MOD_REPLACING})
+    assert dirs == ["forks/testify", "x/gomega"]
+    assert overridden_dirs("go", {"go.work": "go 1.22\n\nuse .\n"}) == []
+    paths = ["shapes.go", "forks/testify/assert/assert.go", "geo/geo.go", "forks/testifyx.go"]
+    repo = _repo(tmp_path, paths)
+    change = without_dirs(agent_change(_Delta(repo), "go"), dirs)  # type: ignore[arg-type]
+    kept = sorted(
+        p
+        for s in change.patch.decode().split("diff --git")[1:]
+        for p in section_paths("diff --git" + s)
+    )
+    assert kept == ["forks/testifyx.go", "geo/geo.go", "shapes.go"]
+    assert change.dropped == ["forks/testify/assert/assert.go"]

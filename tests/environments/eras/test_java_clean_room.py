@@ -4,10 +4,17 @@ On the code before, the surefire report script touched `report.start` beside roo
 in a directory the tester cannot write: no report reached root and no Java stage could pass in a
 clean room. The tiny `calc` project (tests/support/calc_maven.py: JUnit and two plugins, one era)
 is mined, set up, verified and exported; both gold stages resolve through `tasks eval`, and the
-gold code written by an agent resolves in its rollout's clean room while a wrong one does not."""
+gold code written by an agent resolves in its rollout's clean room while a wrong one does not.
+
+Issue 77, class 1, in the Java room: a wrong `twice` plus a main-source `org/junit/Assert.java`
+whose `assertEquals` never fails (`target/classes` precedes JUnit's jar on surefire's test
+classpath, so it answers the hidden test's static import) passes neither in the clean room nor
+as a prediction under `tasks eval --predictions`: nothing in a test framework's namespace
+crosses."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,9 +41,17 @@ from tests.support.era_runs import (
     verdicts_by_pr,
     write_config,
 )
+from tests.support.planted import patch_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = f"java-room-test-{uuid.uuid4().hex[:8]}/calc"  # this run's own images
+PLANTED = "src/main/java/org/junit/Assert.java"
+FAKE_ASSERT = (
+    "package org.junit;\n\npublic class Assert {\n"
+    "  public static void assertEquals(long expected, long actual) {}\n"
+    "  public static void assertEquals(Object expected, Object actual) {}\n}\n"
+)
+WRONG_TWICE = TWICE.replace("2 * n", "n + 1")
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +103,32 @@ def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_wrong_change_does_not(
         env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE))
         gold = run_tests(env, hidden, timeout=600)
         assert gold.passed, (gold.outcomes, gold.output_tail)
-        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE.replace("2 * n", "n + 1")))
+        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, WRONG_TWICE))
+        env.write_file(PLANTED, FAKE_ASSERT)
+        assert PLANTED in env.cumulative_patch().decode()
         wrong = run_tests(env, hidden, timeout=600)
         assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", wrong.outcomes
+
+
+def test_a_planted_junit_assert_in_a_prediction_does_not_resolve(
+    verified: Any, tmp_path: Path
+) -> None:
+    common, _url, clone, tasks = verified
+    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    first = chain["stages"][0]
+    files = {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT}
+    prediction = {
+        "instance_id": first["instance_id"],
+        "model_patch": patch_of(clone, first["base_commit"], files, tmp_path),
+        "model_name_or_path": "planted-junit",
+    }
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(json.dumps(prediction) + "\n")
+    results = tmp_path / "planted.jsonl"
+    out = invoke(
+        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
+        str(chain["chain_id"]), "--results", str(results), *common,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    [row] = [r for r in rows if r["instance_id"] == first["instance_id"]]
+    assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
