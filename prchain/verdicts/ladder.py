@@ -7,8 +7,9 @@ not yet in recipe memory, candidates are tried in order until one verifies:
   3. agent: the LLM setup agent, when one is plugged in (`AgentRepair`), given the last failure.
 A candidate is *verified* when at least `eras.pass_share` of the tests that ran at B_t in its image
 passed, and as large a share of the units (packages, test modules, crates) ran their tests; a unit
-that never ran is excluded with its reason (`prchain.verdicts.outcomes`), and kept with the recipe. The evidence (counts, root error, logs) and the
-time (and cost) are stored with the recipe, verified or not, so a rerun skips the era.
+that never ran is left out with its reason (`prchain.verdicts.outcomes`). The evidence (counts,
+units left out, root error, logs) and the time (and cost) are stored with the recipe, verified or
+not, so a rerun skips the era.
 """
 
 from __future__ import annotations

@@ -79,49 +79,49 @@ def never_ran(outcomes: dict[str, str]) -> list[str]:
 def exclusions(outcomes: dict[str, str], output: str, reader: TestReport) -> dict[str, str]:
     """Each unit that never ran → why (`build failed: <its first error>`, `needs a service:
     database (…)`), read from the part of `output` about that unit."""
-    return {unit: _why(unit, output, reader) for unit in never_ran(outcomes)}
+    units = never_ran(outcomes)
+    lines = _lines(output) if units else []
+    return {unit: _why(unit_lines(lines, unit), reader) for unit in units}
 
 
-def _why(unit: str, output: str, reader: TestReport) -> str:
-    text = unit_output(output, unit)
-    return unit_exclusion(_readable(text), reader.root_error(text) if text else "")
+def _why(lines: list[_Line], reader: TestReport) -> str:
+    text = "\n".join(line.raw for line in lines)
+    shown = "\n".join(line.shown for line in lines)
+    return unit_exclusion(shown, reader.root_error(text) if text else "")
 
 
 def unit_output(output: str, unit: str) -> str:
     """The lines of `output` from the first that names `unit` (go's `# pkg`, pytest's `ERROR
-    collecting tests/x.py`, cargo's `could not compile `crate``), UNIT_LINES of them, as printed."""
+    collecting tests/x.py`, cargo's `could not compile `crate``), UNIT_LINES of them, as printed;
+    JSON events (`go test -json`'s) only of the unit's own package."""
+    return "\n".join(line.raw for line in unit_lines(_lines(output), unit))
+
+
+@dataclass(frozen=True)
+class _Line:
+    raw: str  # as printed
+    shown: str  # a JSON event's text, else the line
+    owner: str  # a JSON event's package ("" for other lines)
+
+
+def unit_lines(lines: list[_Line], unit: str) -> list[_Line]:
     named = re.compile(rf"(?<![\w/.-]){re.escape(unit.removeprefix('./'))}(?![\w/-])")
-    lines = [line for line in output.splitlines() if _about(line, named)]
-    start = next((i for i, line in enumerate(lines) if named.search(_readable(line))), None)
-    return "" if start is None else "\n".join(lines[start : start + UNIT_LINES])
+    kept = [line for line in lines if not line.owner or named.match(line.owner)]
+    start = next((i for i, line in enumerate(kept) if named.search(line.shown)), None)
+    return [] if start is None else kept[start : start + UNIT_LINES]
 
 
-def _about(line: str, named: re.Pattern[str]) -> bool:
-    """Whether a line may tell about the unit: any plain line, and the JSON events of the unit's
-    own package (another package's test output is not this one's build)."""
-    if not line.startswith("{"):
-        return True
-    try:
-        event = json.loads(line)
-    except json.JSONDecodeError:
-        return True
-    if not isinstance(event, dict):
-        return True
-    owner = str(event.get("ImportPath") or event.get("Package") or "")
-    return not owner or bool(named.match(owner))
+def _lines(output: str) -> list[_Line]:
+    return [_line(raw) for raw in output.splitlines()]
 
 
-def _readable(text: str) -> str:
-    """JSON-event lines (`go test -json`'s) as the text they carry; other lines as they are."""
-    shown = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                event = None
-            if isinstance(event, dict):
-                shown.append(str(event.get("Output", "")).rstrip("\n"))
-                continue
-        shown.append(line)
-    return "\n".join(shown)
+def _line(raw: str) -> _Line:
+    if raw.startswith("{"):
+        try:
+            event = json.loads(raw)
+        except json.JSONDecodeError:
+            event = None
+        if isinstance(event, dict):
+            owner = str(event.get("ImportPath") or event.get("Package") or "")
+            return _Line(raw, str(event.get("Output", "")).rstrip("\n"), owner)
+    return _Line(raw, raw, "")
