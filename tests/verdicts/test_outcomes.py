@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prchain.environments.eras.go.report import GoTest
 from prchain.environments.eras.python.report import Pytest, root_error
 from prchain.verdicts.outcomes import count, exclusions, unit_output
@@ -152,10 +154,21 @@ def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
     assert "scratch_limit" not in plain and plain.startswith("error[E0425]")
 
 
-def test_a_go_package_that_does_not_build_is_left_out_and_the_era_verifies_on_the_rest() -> None:
-    """go 1.26's events: `example.com/m/a` passes (its testify mock logs `PASS:`), `broken`'s
-    test file calls a function that is not there."""
-    output = (DATA / "go-1.26-build-failed.out").read_text()
+@pytest.mark.parametrize(
+    "name",
+    [
+        "go-1.26-build-failed.out",
+        "go-1.20-build-failed.out",
+        "go-1.20-build-failed-stderr-last.out",
+    ],
+)
+def test_a_go_package_that_does_not_build_is_left_out_and_the_era_verifies_on_the_rest(
+    name: str,
+) -> None:
+    """go's real output: `example.com/m/a` passes (its testify mock logs `PASS:`), `broken`'s
+    test file calls a function that is not there (the compiler's words in events from go 1.24,
+    on stderr before)."""
+    output = (DATA / name).read_text()
     outcomes = GoTest().parse(output, output)
     found = count(outcomes)
     assert (found.passed, found.collection_errors, found.units) == (1, 1, 1)
