@@ -28,7 +28,7 @@ from tests.support.go_proxy import GO_LINE
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1200)]
 REPO = f"go-left-out-test-{uuid.uuid4().hex[:8]}/split"  # per session: its images are its own
 MODULE = "example.com/split"
-BROKEN = "broken/b_test.go:6:5: undefined: Three"
+BROKEN = "broken/broken_test.go:6:5: undefined: Three"
 
 
 def _package(name: str, body: str, test: str) -> dict[str, str]:
