@@ -112,7 +112,6 @@ def test_a_package_that_cannot_build_is_left_out_and_its_stage_is_unusable_with_
         assert recipe.status == "verified" and recipe.ecosystem == "go"
         left_out = recipe.verification["excluded"]
         notes = list(recipe.notes)
-        print(f"era build {recipe.build_seconds} s, verify {recipe.verify_seconds} s")
     assert left_out == {f"{MODULE}/broken": f"build failed: {BROKEN}"}
     assert f"left out {MODULE}/broken: build failed: {BROKEN}" in notes
 
