@@ -19,8 +19,10 @@ from prchain.store.models import (
     PullRequest,
     Repo,
     Rollout,
+    StageEra,
     StageVerification,
 )
+from prchain.verdicts.losses import era_loss
 
 COLUMNS = (
     "PRs",
@@ -55,6 +57,7 @@ class _Stage:
     chain_id: int
     idx: int
     verdict: tuple[str, str | None] | None  # (status, reason) of its verification
+    era: tuple[str, str] | None = None  # (status, root error) of its era's recipe
 
 
 def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
@@ -124,23 +127,36 @@ def _stages(session: Session) -> list[_Stage]:
             ChainStage.idx,
             StageVerification.status,
             StageVerification.reason,
+            EnvRecipe.status,
+            EnvRecipe.root_error,
         )
         .join(Chain, Chain.repo_id == Repo.id)
         .join(ChainStage, ChainStage.chain_id == Chain.id)
         .outerjoin(latest, latest.c.chain_stage_id == ChainStage.id)
         .outerjoin(StageVerification, StageVerification.id == latest.c.last)
+        .outerjoin(StageEra, StageEra.chain_stage_id == ChainStage.id)
+        .outerjoin(
+            EnvRecipe,
+            (EnvRecipe.repo_id == StageEra.repo_id) & (EnvRecipe.era_key == StageEra.era_key),
+        )
         .where(Chain.superseded_at.is_(None))
     ).all()
     return [
-        _Stage(repo, chain, idx, None if status is None else (status, reason))
-        for repo, chain, idx, status, reason in rows
+        _Stage(
+            repo,
+            chain,
+            idx,
+            None if status is None else (status, reason),
+            None if era_status is None else (era_status, root or ""),
+        )
+        for repo, chain, idx, status, reason, era_status, root in rows
     ]
 
 
 def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
     row.counts["stages"] += 1
     if stage.verdict is None:
-        row.losses["tested: no verified environment ran its tests"] += 1
+        row.losses[f"tested: {_untested(stage)}"] += 1
         return
     row.counts["tested"] += 1
     status, reason = stage.verdict
@@ -153,6 +169,17 @@ def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
         row.counts["gold resolves"] += 1
     else:
         row.losses[f"gold resolves: {outcome}"] += 1
+
+
+def _untested(stage: _Stage) -> str:
+    """Why no verified environment ran a stage's tests: its era's loss (`prchain.verdicts.losses`,
+    as `env setup` and `stats` count it), or the step not run yet."""
+    if stage.era is None:
+        return "no era environment set up"
+    status, root = stage.era
+    if status != "verified":
+        return f"era not verified: {era_loss(root).label}"
+    return "its tests not verified yet"
 
 
 def _whole_chains(stages: list[_Stage], gold: Gold) -> Counter[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import click
@@ -307,8 +308,10 @@ def _setup_table(reports: list[EraReport]) -> Table:
         table.add_column(column)
     for r in reports:
         c = r.counts
-        tests = f"{c.passed}/{c.ran} passed" + (
-            f", {c.collection_errors} coll. err" if c.collection_errors else ""
+        tests = (
+            f"{c.passed}/{c.ran} passed"
+            + (f", {c.collection_errors} coll. err" if c.collection_errors else "")
+            + (f", {len(c.excluded)} left out" if c.excluded and r.result != "unverified" else "")
         )
         table.add_row(
             r.repo,
@@ -345,9 +348,13 @@ def _setup_totals(reports: list[EraReport]) -> str:
         if own
         else ""
     )
+    kept = {id(r) for r in verified}
+    lost = Counter(r.loss or r.result for r in reports if id(r) not in kept)
+    why = ", ".join(f"{n} {reason}" for reason, n in lost.most_common())
     return (
         f"{len(reports)} eras for {stages} stages: {len(verified)} verified ({methods}), "
-        f"{len(reports) - len(verified)} not; cost ${cost:.2f}, {seconds:.0f} s{sizes}"
+        f"{len(reports) - len(verified)} not{f' ({why})' if why else ''}; "
+        f"cost ${cost:.2f}, {seconds:.0f} s{sizes}"
     )
 
 

@@ -14,7 +14,7 @@ from prchain.chains.building.links import drop_examples
 from prchain.chains.views.stats import latest_lengths
 from prchain.report.facts import PipelineFacts
 from prchain.report.optional import verdict_counts
-from prchain.store.models import Chain, ChainStage, EnvRecipe, PullRequest, Rollout, RolloutStage
+from prchain.store.models import Chain, ChainStage, PullRequest, Rollout, RolloutStage
 
 
 @dataclass
@@ -142,12 +142,7 @@ def _environments(session: Session) -> list[FunnelStep]:
     found = collect(session)
     if not found["env_eras_set_up"]:
         return []
-    unverified = Counter(
-        (error or "no reason recorded").split(":")[0][:80]
-        for (error,) in session.execute(
-            select(EnvRecipe.root_error).where(EnvRecipe.status != "verified")
-        )
-    )
+    unverified = Counter(found["env_eras_unverified_by_reason"])
     return [
         FunnelStep("stages with an era", found["env_stages_with_era"]),
         FunnelStep("eras (era images needed)", found["env_eras"]),

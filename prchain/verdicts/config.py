@@ -28,6 +28,12 @@ class RepoTests(BaseModel):
         default="",
         description="Per-stage command run as the agent after entering the stage (from the recipe).",
     )
+    excluded: dict[str, str] = Field(
+        default_factory=dict,
+        description="Units (packages, test modules, crates) the era left out of its verification, "
+        "each with why (set from recipe memory by `env setup`): a stage whose tests all lie in them "
+        "is unusable with that reason.",
+    )
     ecosystem: str = Field(
         default="python",
         description="Whose test-report reader reads the runs (prchain/environments/eras/<name>/).",

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from prchain.store.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
+from prchain.verdicts.losses import losses
 
 
 def collect(session: Session) -> dict[str, Any]:
@@ -26,6 +27,7 @@ def collect(session: Session) -> dict[str, Any]:
             EnvRecipe.build_seconds,
             EnvRecipe.verify_seconds,
             EnvRecipe.image_bytes,
+            EnvRecipe.root_error,
         )
     ).all()
     sized = [r.image_bytes for r in recipes if r.image_bytes]
@@ -45,6 +47,9 @@ def collect(session: Session) -> dict[str, Any]:
         "env_eras_set_up": len(recipes),
         "env_eras_verified": len(verified),
         "env_eras_verified_by_method": by_method,
+        "env_eras_unverified_by_reason": dict(
+            losses(r.root_error or "" for r in recipes if r.status != "verified").most_common()
+        ),
         "env_stages_on_verified": sum(1 for s in stage_eras if (s.repo_id, s.era_key) in verified),
         "env_stages_fail_to_pass": usable or 0,
         "env_cost": round(sum(r.cost for r in recipes), 4),
@@ -112,6 +117,8 @@ def render(data: dict[str, Any]) -> list[Table]:
         ("env_image_mb_per_era", "image MB per environment (shared layers counted in)"),
     ):
         table.add_row(label, str(data.get(key, 0)))
+    for reason, eras in data.get("env_eras_unverified_by_reason", {}).items():
+        table.add_row(f"  not verified: {reason}", str(eras))
     return [table, _ecosystem_table(data.get("env_by_ecosystem", {}))]
 
 

@@ -5,9 +5,11 @@ not yet in recipe memory, candidates are tried in order until one verifies:
   1. memory: the image of the verified era nearest in time (no build; often the same packages do);
   2. planner: each plan of the ecosystem (dated resolution first);
   3. agent: the LLM setup agent, when one is plugged in (`AgentRepair`), given the last failure.
-A candidate is *verified* when the suite run at B_t in its image collects every test module and at
-least `eras.pass_share` of the tests that ran passed. The evidence (counts, root error, logs) and the
-time (and cost) are stored with the recipe, verified or not, so a rerun skips the era.
+A candidate is *verified* when at least `eras.pass_share` of the tests that ran at B_t in its image
+passed, and as large a share of the units (packages, test modules, crates) ran their tests; a unit
+that never ran is left out with its reason (`prchain.verdicts.outcomes`). The evidence (counts,
+units left out, root error, logs) and the time (and cost) are stored with the recipe, verified or
+not, so a rerun skips the era.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from prchain.environments.protocol import Environment
 from prchain.store.leases import holding
-from prchain.verdicts.outcomes import Counts, count
+from prchain.verdicts.losses import era_loss
+from prchain.verdicts.outcomes import Counts, count, exclusions
 from prchain.verdicts.sandbox import (
     SuiteRun,
     collected_test_files,
@@ -43,6 +46,9 @@ from prchain.verdicts.sandbox import (
 from prchain.verdicts.verify import StageJob, find_stages
 
 LOG_CHARS = 20_000  # of each build and test output kept with the recipe
+# of a run's output read for its root error and its units' errors: a package that did not build is
+# reported long before the last tests' lines (ent's go1.20 era: a hundred packages)
+WHOLE_OUTPUT = 1_000_000
 REPORT_PATH = "/tmp/prchain-era-junit.xml"
 
 # An opener of a sandbox on a given image at one commit: (repo, clone, sha, image) → environment.
@@ -93,6 +99,13 @@ class EraReport:
     image_bytes: int = 0  # the era image's size, and what its own layers add over what it is
     own_bytes: int = 0  # built on (content no other era shares), where the engine knows it
 
+    @property
+    def loss(self) -> str:
+        """Why an era is not verified, as `prchain.verdicts.losses` counts it ("" when it is)."""
+        if self.result not in ("unverified", "known") or not self.reason:
+            return ""
+        return era_loss(self.reason).label
+
 
 @dataclass(frozen=True)
 class Check:
@@ -132,11 +145,11 @@ def check_image(
                 f"the stage's {len(own)} test files and {len(others)} others of B_t "
                 f"(the whole suite {too_big})" + _stopped(sized, timeout)
             )
-            return Check(_counted(sized, reader, timeout), sized.output_tail, scope)
+            return Check(_counted(sized, reader, timeout), sized.output_tail[-LOG_CHARS:], scope)
     stopped = _stopped(run, timeout)
     return Check(
         _counted(run, reader, timeout),
-        run.output_tail,
+        run.output_tail[-LOG_CHARS:],
         stopped and f"the whole suite of B_t{stopped}",
     )
 
@@ -163,7 +176,7 @@ def _run(env: Environment, command: str, timeout: float, reader: TestReport) -> 
         command,
         timeout=timeout,
         report_path=REPORT_PATH,
-        tail_chars=LOG_CHARS,
+        tail_chars=WHOLE_OUTPUT,
         report=reader,
     )
 
@@ -241,6 +254,7 @@ def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
     """A run stopped at its time limit counts the tests it finished (interrupted, the runner
     still reports them); one that finished none says it ran past the limit."""
     found = count(run.outcomes)
+    found.excluded = exclusions(run.outcomes, run.output_tail, reader)
     found.first_error = reader.root_error(run.output_tail)
     if run.timed_out and run.outcomes:
         found.first_error = ""  # the interrupt's own traceback is no error of the suite's
@@ -349,6 +363,13 @@ def _too_few(check: Check, pass_share: float) -> str:
     c = check.counts
     ran = c.passed + c.failed + c.errors
     first = re.search(r"^(?:FAILED|ERROR) (.+)$", check.output, re.M)
+    if c.share >= pass_share and c.passed:  # enough passed, too few units ran
+        every = c.units + c.collection_errors
+        unit, why = next(iter(c.excluded.items()), ("", ""))
+        return (
+            f"{c.units} of {every} units ran their tests (under eras.pass_share {pass_share:g})"
+            + (f"; first left out: {unit}: {why[:200]}" if unit else "")
+        )
     return f"{c.passed} of {ran} tests passed (under eras.pass_share {pass_share:g})" + (
         f"; first: {first.group(1)[:200]}" if first else ""
     )
@@ -363,6 +384,8 @@ def _counts_dict(c: Counts) -> dict[str, Any]:
         "collection_errors": c.collection_errors,
         "share": round(c.share, 3),
         "first_error": c.first_error,
+        "units": c.units,
+        "excluded": dict(c.excluded),
     }
 
 
@@ -508,7 +531,8 @@ def _store(
             "verification": {**_counts_dict(report.counts), "attempts": attempts},
             "root_error": report.reason,
             "notes": (plan.notes if plan else [])
-            + ([f"verified on {record['scope']}"] if record.get("scope") else []),
+            + ([f"verified on {record['scope']}"] if record.get("scope") else [])
+            + [f"left out {unit}: {why}" for unit, why in report.counts.excluded.items()],
             "cost": report.cost,
             "build_seconds": era_build_seconds(attempts),
             "verify_seconds": sum(float(a.get("verify_seconds", 0.0)) for a in attempts),
@@ -648,4 +672,6 @@ def _one(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) -> Er
         )
 
 
-_FIELDS = {"passed", "failed", "errors", "skipped", "collection_errors", "first_error"}
+_FIELDS = {
+    "passed", "failed", "errors", "skipped", "collection_errors", "first_error", "units", "excluded",
+}  # fmt: skip

@@ -1,11 +1,24 @@
-"""What a suite run says about its environment: counts with collection errors (units that never
-ran) apart. Its root error is the ecosystem reader's (`TestReport.root_error`)."""
+"""What a suite run says about its environment: counts with the units that never ran (a test
+module that did not import, a package or crate that did not build) apart, each with why.
+
+An era is judged by what its stages test: a unit that cannot build, or needs a service the
+sandbox does not have, is *excluded* with its reason, and the era verifies on the rest at the same
+pass share, provided the units that ran are that share of all units too (one package of ent's
+hundred that does not build leaves the era usable; a suite most of whose modules do not import
+does not). A stage whose tests lie in an excluded unit is unusable with that reason
+(`prchain.verdicts.verify`). The run's root error is the ecosystem reader's
+(`TestReport.root_error`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import dataclass, field
 
-from prchain.environments.eras.reports import is_passing
+from prchain.environments.eras.reports import TestReport, is_passing
+from prchain.verdicts.losses import unit_exclusion
+
+UNIT_LINES = 80  # of a unit's output read for why it never ran
 
 
 @dataclass
@@ -16,6 +29,8 @@ class Counts:
     skipped: int = 0
     collection_errors: int = 0
     first_error: str = ""
+    units: int = 0  # units (packages, modules, crates) at least one test of which ran
+    excluded: dict[str, str] = field(default_factory=dict)  # unit that never ran → why
 
     @property
     def ran(self) -> int:
@@ -25,17 +40,26 @@ class Counts:
     def share(self) -> float:
         return self.passed / self.ran if self.ran else 0.0
 
+    @property
+    def units_share(self) -> float:
+        """The share of units that ran their tests, of every unit the run reported."""
+        every = self.units + self.collection_errors
+        return self.units / every if every else 0.0
+
     def verified(self, pass_share: float) -> bool:
-        return not self.collection_errors and self.passed > 0 and self.share >= pass_share
+        return self.passed > 0 and self.share >= pass_share and self.units_share >= pass_share
 
 
 def count(outcomes: dict[str, str]) -> Counts:
-    """Counts of one suite run; a test id without `::` that errored is a module that did not collect."""
+    """Counts of one suite run; a test id without `::` that errored is a unit that did not collect."""
     found = Counts()
+    units = set()
     for test, outcome in outcomes.items():
         if "::" not in test and outcome == "error":
             found.collection_errors += 1
-        elif is_passing(outcome):
+            continue
+        units.add(test.split("::", 1)[0])
+        if is_passing(outcome):
             found.passed += 1
         elif outcome == "failed":
             found.failed += 1
@@ -43,4 +67,61 @@ def count(outcomes: dict[str, str]) -> Counts:
             found.errors += 1
         else:
             found.skipped += 1
+    found.units = len(units)
     return found
+
+
+def never_ran(outcomes: dict[str, str]) -> list[str]:
+    """The units of a run that never ran their tests."""
+    return sorted(t for t, o in outcomes.items() if "::" not in t and o == "error")
+
+
+def exclusions(outcomes: dict[str, str], output: str, reader: TestReport) -> dict[str, str]:
+    """Each unit that never ran → why (`build failed: <its first error>`, `needs a service:
+    database (…)`), read from the part of `output` about that unit."""
+    units = never_ran(outcomes)
+    lines = _lines(output) if units else []
+    return {unit: _why(unit_lines(lines, unit), reader) for unit in units}
+
+
+def _why(lines: list[_Line], reader: TestReport) -> str:
+    text = "\n".join(line.raw for line in lines)
+    shown = "\n".join(line.shown for line in lines)
+    return unit_exclusion(shown, reader.root_error(text) if text else "")
+
+
+def unit_output(output: str, unit: str) -> str:
+    """The lines of `output` from the first that names `unit` (go's `# pkg`, pytest's `ERROR
+    collecting tests/x.py`, cargo's `could not compile `crate``), UNIT_LINES of them, as printed;
+    JSON events (`go test -json`'s) only of the unit's own package."""
+    return "\n".join(line.raw for line in unit_lines(_lines(output), unit))
+
+
+@dataclass(frozen=True)
+class _Line:
+    raw: str  # as printed
+    shown: str  # a JSON event's text, else the line
+    owner: str  # a JSON event's package ("" for other lines)
+
+
+def unit_lines(lines: list[_Line], unit: str) -> list[_Line]:
+    named = re.compile(rf"(?<![\w/.-]){re.escape(unit.removeprefix('./'))}(?![\w/-])")
+    kept = [line for line in lines if not line.owner or named.match(line.owner)]
+    start = next((i for i, line in enumerate(kept) if named.search(line.shown)), None)
+    return [] if start is None else kept[start : start + UNIT_LINES]
+
+
+def _lines(output: str) -> list[_Line]:
+    return [_line(raw) for raw in output.splitlines()]
+
+
+def _line(raw: str) -> _Line:
+    if raw.startswith("{"):
+        try:
+            event = json.loads(raw)
+        except json.JSONDecodeError:
+            event = None
+        if isinstance(event, dict):
+            owner = str(event.get("ImportPath") or event.get("Package") or "")
+            return _Line(raw, str(event.get("Output", "")).rstrip("\n"), owner)
+    return _Line(raw, raw, "")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,7 +34,7 @@ from prchain.store.models import Chain, ChainStage, PullRequest, Repo, StageVeri
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.crossing import is_build_file
-from prchain.verdicts.outcomes import count
+from prchain.verdicts.outcomes import count, never_ran
 from prchain.verdicts.sandbox import (
     FILES_PLACEHOLDER,
     SuiteRun,
@@ -136,6 +136,7 @@ def era_tests(engine: Engine, job: StageJob) -> RepoTests | None:
         image=found.image,
         setup=found.setup_command,
         ecosystem=found.ecosystem,
+        excluded=found.excluded,
     )
 
 
@@ -151,6 +152,9 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         tests.image,
         tests.setup,
         gold_runs,
+        # the units its era left out decide whether it runs at all; an era without any hashes
+        # as it always did, so no stored result is verified again for nothing
+        *([sorted(tests.excluded)] if tests.excluded else []),
     )
 
 
@@ -267,23 +271,41 @@ def _runs(
     done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
-    broken = broken_environment(gold[-1].outcomes, done.runs["root_error"])
+    broken = broken_environment(gold[-1].outcomes, done.runs["root_error"], tests.excluded)
     held = held_back(job.gold_patch)
     if broken and held:  # the gold patch needs what its build files say (a new module, a crate)
         return f"{broken}; the gold patch changes {', '.join(held[:3])}, which stay B_t's here"
     return broken
 
 
-def broken_environment(outcomes: dict[str, str], root: str) -> str | None:
+def broken_environment(
+    outcomes: dict[str, str], root: str, excluded: Mapping[str, str] = {}
+) -> str | None:
     """The reason when the gold run shows the environment, not the patch, is at fault: a test module
-    that does not even import, or no test reported at all."""
+    that does not even import (other than those its era left out), or no test reported at all."""
     first = f" (first: {root})" if root else ""
-    collection = count(outcomes).collection_errors
+    collection = len([u for u in never_ran(outcomes) if u not in excluded])
     if collection:
         return f"environment broken: {collection} collection errors{first}"
     if not outcomes and root:
         return f"environment broken: the test command reported no test{first}"
     return None
+
+
+def in_excluded(targets: list[str], excluded: Mapping[str, str]) -> str | None:
+    """Why a stage whose every test target (`./pkg/x`, `tests/test_x.py`) lies in a unit its era
+    left out cannot be verified there; None when some target lies elsewhere. A unit is named as
+    its runner names it (Go's import path ends with the package's directory)."""
+    found = []
+    for target in (t for t in targets if not t.startswith("-")):
+        where = target.removeprefix("./").rstrip("/")
+        unit = next((u for u in excluded if u == where or u.endswith(f"/{where}")), None)
+        if unit is None or where in ("", "."):
+            return None
+        found.append(unit)
+    if not found:
+        return None
+    return f"its tests lie in {found[0]}, which its era left out ({excluded[found[0]]})"
 
 
 def held_back(patch: str) -> list[str]:
@@ -381,9 +403,14 @@ def verify_one(
     if same is not None and not redo:
         store(engine, {"chain_stage_id": job.stage_id, "recipe": recipe, **same})
         return _report(job, "reused", same)
+    files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
+    left_out = in_excluded(files, tests.excluded)
     try:
-        with open_env(job) as env:
-            done = verify_stage(env, job, tests, config)
+        if left_out is not None:  # no sandbox: its tests cannot run in this era
+            done = Verified(unusable(left_out), fill_command(tests.test, files), files)
+        else:
+            with open_env(job) as env:
+                done = verify_stage(env, job, tests, config)
     except PrchainError as exc:
         return StageReport(job, "error", f"{type(exc).__name__}: {exc}")
     row = _row(job, recipe, done)

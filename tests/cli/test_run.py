@@ -49,8 +49,8 @@ def test_without_an_engine_the_job_runs_what_it_can_and_resumes(
     record = json.loads((tmp_path / "out" / "funnel.json").read_text())
     (calc,) = record["repositories"]
     assert (calc["name"], calc["PRs"], calc["stages"], calc["tested"]) == ("acme/calc", 4, 3, 0)
-    assert calc["losses"] == {"tested: no verified environment ran its tests": 3}
-    assert "acme/calc: lost at tested: no verified environment ran its tests: 3" in first.output
+    assert calc["losses"] == {"tested: no era environment set up": 3}
+    assert "acme/calc: lost at tested: no era environment set up: 3" in first.output
 
     again = _run(repo, sqlite_url, tmp_path / "out")  # a rerun resumes: nothing twice
     assert again.exit_code == 0, again.output

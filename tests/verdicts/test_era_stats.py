@@ -118,3 +118,47 @@ def test_an_era_counts_another_era_s_build_only_where_it_built_none_of_its_own()
     revised = {"method": "planner", "build_seconds": 20.25}
     assert era_build_seconds([built, revised]) == 120.8
     assert era_build_seconds([]) == 0.0
+
+
+def test_stats_and_both_funnels_count_unverified_eras_by_one_classifier(engine: Engine) -> None:
+    from prchain.app.funnel import funnel
+
+    stages = _store_with_three_chains(engine)
+    roots = {
+        "a": "build failed: Failed to find 'selinux/selinux.h'. Please make sure the C header "
+        "files of libselinux are installed",
+        "b": "dial tcp 127.0.0.1:5432: connect: connection refused",
+        "c": "3 of 10 tests passed (under eras.pass_share 0.8)",
+    }
+    with session_scope(engine) as session:
+        for era, root in roots.items():
+            recipe = _recipe(era, "rust", "unverified")
+            recipe.root_error = root
+            session.add(recipe)
+        session.add(_recipe("d", "rust", "verified"))
+        for stage, era in zip(stages, "aabcdd", strict=True):
+            session.add(StageEra(chain_stage_id=stage, repo_id=1, era_key=era, base_sha="0" * 40))
+    expected = {
+        "native library missing (selinux/selinux.h)": 1,
+        "service needed (database)": 1,
+        "tests failing": 1,
+    }
+    with Session(engine) as session:
+        assert collect(session)["env_eras_unverified_by_reason"] == expected
+        step = next(
+            s for s in build_funnel(session, PipelineFacts()) if s.name == "verified environments"
+        )
+        shown = render(collect(session))[0]
+    assert dict(step.drops) == expected
+    out = io.StringIO()
+    Console(file=out, width=200).print(shown)
+    assert re.search(
+        r"not verified: native library missing \(selinux/selinux\.h\)\s*│\s*1", out.getvalue()
+    )
+    (row,) = funnel(engine, {})
+    assert row.losses == {
+        "tested: era not verified: native library missing (selinux/selinux.h)": 2,
+        "tested: era not verified: service needed (database)": 1,
+        "tested: era not verified: tests failing": 1,
+        "tested: its tests not verified yet": 2,
+    }

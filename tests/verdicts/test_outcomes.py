@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from prchain.environments.eras.python.report import root_error
-from prchain.verdicts.outcomes import count
+from pathlib import Path
+
+import pytest
+
+from prchain.environments.eras.go.report import GoTest
+from prchain.environments.eras.python.report import Pytest, root_error
+from prchain.verdicts.outcomes import count, exclusions, unit_output
+from prchain.verdicts.verify import in_excluded
+
+DATA = Path(__file__).parent.parent / "data" / "root_errors"
 
 OUTPUT = """\
 ==================================== ERRORS ====================================
@@ -32,7 +40,8 @@ def test_a_module_that_does_not_collect_is_counted_apart() -> None:
     )
     assert (found.passed, found.failed, found.errors, found.skipped) == (2, 1, 1, 1)
     assert found.collection_errors == 1 and found.ran == 4
-    assert not found.verified(0.5)  # a module that does not import is never verified
+    # one module of two did not import: half the units ran, too few at any share above a half
+    assert found.units == 1 and found.verified(0.5) and not found.verified(0.51)
 
 
 def test_verified_needs_the_share_of_passing_tests() -> None:
@@ -76,6 +85,8 @@ def test_a_broken_environment_is_not_blamed_on_the_gold_patch() -> None:
         "name 'x')"
     )
     assert broken_environment({"tests/test_a.py::test_one": "failed"}, "AssertionError") is None
+    # a module its era left out is no fault of this stage's environment
+    assert broken_environment(outcomes, root, {"tests/test_plugins.py": "build failed"}) is None
 
 
 def test_a_gold_patch_that_changes_build_files_is_named_as_the_cause(tmp_path) -> None:
@@ -141,3 +152,61 @@ def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
     other = "error[E0425]: cannot find function `missing` in this scope\n --> src/lib.rs:1:5\n"
     plain = _counted(SuiteRun(exit_code=101, output_tail=other), Cargo(), 600).first_error
     assert "scratch_limit" not in plain and plain.startswith("error[E0425]")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "go-1.26-build-failed.out",
+        "go-1.20-build-failed.out",
+        "go-1.20-build-failed-stderr-last.out",
+    ],
+)
+def test_a_go_package_that_does_not_build_is_left_out_and_the_era_verifies_on_the_rest(
+    name: str,
+) -> None:
+    """go's real output: `example.com/m/a` passes (its testify mock logs `PASS:`), `broken`'s
+    test file calls a function that is not there (the compiler's words in events from go 1.24,
+    on stderr before)."""
+    output = (DATA / name).read_text()
+    outcomes = GoTest().parse(output, output)
+    found = count(outcomes)
+    assert (found.passed, found.collection_errors, found.units) == (1, 1, 1)
+    assert not found.verified(0.8)  # one package of two: half the units
+    found.excluded = exclusions(outcomes, output, GoTest())
+    assert found.excluded == {
+        "example.com/m/broken": "build failed: broken/b_test.go:6:5: undefined: Three"
+    }
+    # the same package among nine that ran: the era verifies on them
+    outcomes |= {f"example.com/m/p{i}::TestP": "passed" for i in range(8)}
+    assert count(outcomes).verified(0.8) and not count(outcomes).verified(0.95)
+
+
+def test_a_unit_s_output_is_its_own_not_another_package_s_test_lines() -> None:
+    output = (DATA / "go-1.26-build-failed.out").read_text()
+    own = unit_output(output, "example.com/m/broken")
+    assert "undefined: Three" in own and "PASS:" not in own and "example.com/m/a" not in own
+
+
+def test_a_module_that_needs_a_database_is_left_out_for_it() -> None:
+    """pytest's real output: tests/test_db.py connects at import to a port nothing listens on."""
+    output = (DATA / "pytest-collection-refused.out").read_text()
+    outcomes = Pytest().parse(None, output)
+    assert outcomes["tests/test_db.py"] == "error"
+    assert exclusions(outcomes, output, Pytest()) == {
+        "tests/test_db.py": "needs a service: network (ConnectionRefusedError: [Errno 111] "
+        "Connection refused)"
+    }
+
+
+def test_a_stage_whose_tests_all_lie_in_a_left_out_unit_is_unusable_with_why() -> None:
+    left = {"example.com/m/broken": "build failed: broken/b_test.go:6:5: undefined: Three"}
+    assert in_excluded(["./broken"], left) == (
+        "its tests lie in example.com/m/broken, which its era left out "
+        "(build failed: broken/b_test.go:6:5: undefined: Three)"
+    )
+    assert in_excluded(["./broken", "./a"], left) is None  # some of its tests can run
+    assert in_excluded(["./a"], left) is None and in_excluded(["."], left) is None
+    assert in_excluded(["tests/test_db.py"], {"tests/test_db.py": "needs a service: x"}) == (
+        "its tests lie in tests/test_db.py, which its era left out (needs a service: x)"
+    )

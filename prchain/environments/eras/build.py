@@ -409,7 +409,7 @@ def build_failure(log: str, code: int) -> str:
     for pattern in (_NPM_ERROR, _YARN_PNPM_ERROR):
         first = next((n for n in lines if pattern.match(n)), "")
         if first:
-            return first[:300]
+            return first.replace("\u2009", " ")[:300]
     for i, line in enumerate(lines):  # Maven's goal, and what javac said under it
         if line.startswith(_MAVEN_GOAL):
             said = [
@@ -428,7 +428,8 @@ def build_failure(log: str, code: int) -> str:
 
 
 _NPM_ERROR = re.compile(r"^npm (error|ERR!) (?!code |errno |A complete log|Log files)\S")
-_YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_PNPM_\w+ )")
+# pnpm sets its error code off with a thin space (U+2009): `ERR_PNPM_FETCH_403\u2009 GET …: Forbidden`
+_YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_PNPM_\w+\s)")
 # Maven closes a failed build with help links and `mvn <args> -rf :module`; the goal that failed
 # says why ("… could not be resolved: Could not find artifact …", "Compilation failure").
 _MAVEN_GOAL = "[ERROR] Failed to execute goal "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, delete, select
@@ -22,6 +22,7 @@ class StageEnv:
     setup_command: str
     status: str
     ecosystem: str = "python"  # whose reader reads the test command's report
+    excluded: dict[str, str] = field(default_factory=dict)  # units left out of the era → why
 
 
 def repo_id(engine: Engine, repo: str) -> int | None:
@@ -136,7 +137,12 @@ def era_state(engine: Engine, chain_stage_id: int) -> EraState | None:
         if row is None:
             return None
         env = StageEnv(
-            row.image, row.test_command, row.setup_command, row.status, row.ecosystem or "python"
+            row.image,
+            row.test_command,
+            row.setup_command,
+            row.status,
+            row.ecosystem or "python",
+            dict((row.verification or {}).get("excluded") or {}),
         )
         return EraState(row.era_key, row.era_date, row.status, row.root_error or "", env)
 

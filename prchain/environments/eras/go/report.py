@@ -88,13 +88,16 @@ def console_lines(output: str) -> Iterator[str]:
 
 def root_error(output: str) -> str:
     """The compiler's first error (`./x.go:3:2: undefined: Foo`), else the go command's own
-    (`go: updates to go.mod needed`), else the first panic."""
-    lines = [line.strip() for line in console_lines(output)]
+    (`go: updates to go.mod needed`), else the first panic. A test's own lines are indented
+    (`    x_test.go:19: PASS:\tGreet(string)`, testify's log of a met expectation): a compiler's
+    or the go command's start the line, so only such lines are read for them."""
+    raw = list(console_lines(output))
+    lines = [line.strip() for line in raw if line[:1] not in (" ", "\t")]
     for pattern in (_COMPILE, _GO_ERROR):
         for line in lines:
             if pattern.match(line) and not line.startswith("go: downloading"):
                 return line.removeprefix("# ")[:300]
-    return next((line[:300] for line in lines if line.startswith("panic: ")), "")
+    return next((line.strip()[:300] for line in raw if line.strip().startswith("panic: ")), "")
 
 
 class GoTest:

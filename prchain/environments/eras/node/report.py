@@ -149,7 +149,11 @@ _ERROR_LINE = re.compile(
 def root_error(output: str) -> str:
     """The first TypeScript error, else the message under jest's or vitest's 'failed to run', else
     the first `SomeError: …` line."""
-    lines = [line.strip().removeprefix(_MOCHA_CRASH) for line in output.splitlines()]
+    # pnpm sets its error code off with a thin space (U+2009): `ERR_PNPM_FETCH_403\u2009 GET …`
+    lines = [
+        line.replace("\u2009", " ").strip().removeprefix(_MOCHA_CRASH)
+        for line in output.splitlines()
+    ]
     for line in lines:
         found = _TS_ERROR.search(line)
         if found:

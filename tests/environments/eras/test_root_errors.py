@@ -1,0 +1,69 @@
+"""The stored root error is the first real error each tool printed (a build failure, a missing
+symbol, a refused download), never a passing test's line nor a tool's closing hint. The outputs in
+tests/data/root_errors are the tools' own (regenerate.sh there says how they were made)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prchain.environments.eras.build import build_failure
+from prchain.environments.eras.ecosystems import report_for
+
+DATA = Path(__file__).parent.parent.parent / "data" / "root_errors"
+TESTIFY_PASS = "a_test.go:19: PASS:\tGreet(string)"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "go-1.26-build-failed.out",  # the compiler's words in build-output events
+        "go-1.20-build-failed.out",  # on stderr, before the events
+        "go-1.20-build-failed-stderr-last.out",  # on stderr, after every test's lines
+    ],
+)
+def test_go_s_root_error_is_the_compiler_s_not_a_testify_pass_line(name: str) -> None:
+    output = (DATA / name).read_text()
+    assert TESTIFY_PASS in output.replace("\\t", "\t")  # the line a reader must pass over
+    assert report_for("go").root_error(output) == "broken/b_test.go:6:5: undefined: Three"
+
+
+def test_go_s_root_error_passes_over_an_indented_test_log_that_looks_like_a_compile_error() -> None:
+    test_log = (
+        '{"Action":"output","Package":"p","Test":"TestX","Output":"    x_test.go:3: oops\\n"}'
+    )
+    assert report_for("go").root_error(test_log) == ""
+    assert report_for("go").root_error("./x.go:3:2: undefined: Foo\n") == (
+        "./x.go:3:2: undefined: Foo"
+    )
+
+
+def test_pnpm_s_root_error_is_its_error_not_its_last_hint() -> None:
+    output = (DATA / "pnpm-fetch-403.out").read_text()
+    assert output.rstrip().endswith("or add the auth tokens manually to the ~/.npmrc file.")
+    said = "ERR_PNPM_FETCH_403  GET http://127.0.0.1:48731/yaml/-/yaml-2.3.1.tgz: Forbidden - 403"
+    assert build_failure(output, 1) == said  # `pnpm install` in the era's build
+    assert build_failure(f"+ pnpm install --frozen-lockfile\n{output}+ rmdir /x\n", 1) == said
+    assert report_for("node").root_error(output) == said  # the same text in a test run
+
+
+def test_cargo_s_root_error_is_the_first_compiler_error_with_where() -> None:
+    output = (DATA / "cargo-test-not-compiled.out").read_text()
+    assert report_for("rust").root_error(output) == (
+        "error[E0425]: cannot find function `four` in crate `bad` (bad/tests/it.rs:2:29)"
+    )
+
+
+def test_maven_s_root_error_is_javac_s_not_its_help_lines() -> None:
+    output = (DATA / "maven-test-compile.out").read_text()
+    assert report_for("java").root_error(output) == (
+        "src/test/java/ex/CalcTest.java:4: cannot find symbol (method three())"
+    )
+
+
+def test_pytest_s_root_error_is_the_collection_error_s_exception() -> None:
+    output = (DATA / "pytest-collection-refused.out").read_text()
+    assert report_for("python").root_error(output) == (
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    )
