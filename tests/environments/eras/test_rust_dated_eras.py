@@ -23,8 +23,7 @@ from tests.support.eras_repo import commit_files
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPO = f"rust-dated-test-{uuid.uuid4().hex[:8]}/stamp"
 MANIFEST = (
-    '[package]\nname = "stamp"\nversion = "0.1.0"\nedition = "2018"\n\n'
-    '[dependencies]\nitoa = "*"\n'
+    '[package]\nname = "stamp"\nversion = "0.1.0"\nedition = "2018"\n\n[dependencies]\nitoa = "*"\n'
 )
 RENDER = (
     "pub fn render(n: u64) -> String {\n    let mut s = String::new();\n"
@@ -33,7 +32,9 @@ RENDER = (
     '        assert_eq!(super::render(42), "42");\n    }\n}\n'
 )
 STAMPED = '\npub fn stamped(n: u64) -> String {\n    format!("#{}", render(n))\n}\n'
-STAMPED_TEST = 'use stamp::stamped;\n\n#[test]\nfn stamps() {\n    assert_eq!(stamped(42), "#42");\n}\n'
+STAMPED_TEST = (
+    'use stamp::stamped;\n\n#[test]\nfn stamps() {\n    assert_eq!(stamped(42), "#42");\n}\n'
+)
 
 
 @pytest.fixture(scope="module")
