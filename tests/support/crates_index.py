@@ -1,8 +1,9 @@
 """A crates.io look-alike on 127.0.0.1: a sparse index and `.crate` downloads of made-up crates.
 
 The layout is crates.io's: `<url>/index/<index path>` holds one JSON line per release (`vers`,
-`cksum`, `yanked`), `<url>/crates/<name>/<name>-<version>.crate` the gzipped tar of
-`<name>-<version>/` with its normalized Cargo.toml, as `cargo package` uploads it.
+`cksum`, `yanked`, and `pubtime` when given), `<url>/index/config.json` names the downloads,
+`<url>/crates/<name>/<name>-<version>.crate` the gzipped tar of `<name>-<version>/` with its
+normalized Cargo.toml, as `cargo package` uploads it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,15 @@ from prchain.environments.eras.rust.standins import index_path
 
 
 def publish(
-    root: Path, name: str, version: str, files: dict[str, str], yanked: bool = False
-) -> None:
-    """One release of `name` (its files by path, Cargo.toml among them) into the index."""
+    root: Path,
+    name: str,
+    version: str,
+    files: dict[str, str],
+    yanked: bool = False,
+    pubtime: str = "",
+) -> str:
+    """One release of `name` (its files by path, Cargo.toml among them) into the index, published
+    at `pubtime` (RFC 3339; none: the line has no time, as crates.io's oldest had); its line."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path, text in files.items():
@@ -36,10 +43,13 @@ def publish(
     target.write_bytes(crate)
     line = {"name": name, "vers": version, "deps": [], "features": {}, "yanked": yanked}
     line["cksum"] = hashlib.sha256(crate).hexdigest()
+    if pubtime:
+        line["pubtime"] = pubtime
     index = root / "index" / index_path(name)
     index.parent.mkdir(parents=True, exist_ok=True)
     with index.open("a") as out:
         out.write(json.dumps(line) + "\n")
+    return json.dumps(line) + "\n"
 
 
 class CratesIndex:
@@ -48,6 +58,9 @@ class CratesIndex:
     def __init__(self, root: Path) -> None:
         handler = functools.partial(_Quiet, directory=str(root))
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        (root / "index").mkdir(parents=True, exist_ok=True)
+        config = {"dl": f"{self.url}/crates"}
+        (root / "index" / "config.json").write_text(json.dumps(config))
 
     @property
     def url(self) -> str:

@@ -178,7 +178,7 @@ def test_the_rust_plan_says_each_git_source_and_a_mirror_with_its_commit_serves_
 
 def _standins(index: str, out: Path, lock: str) -> subprocess.CompletedProcess[str]:
     """The build's stand-in step, run as the build runs it (the script on python3's stdin)."""
-    command = gitdeps.plan(lock, {}).standin_command()
+    command = gitdeps.plan(lock, {}).standin_command("2024-01-01T00:00:00Z")
     command = command.replace(gitdeps.INDEX, f"{index}/index").replace(
         gitdeps.DOWNLOAD, f"{index}/crates"
     )

@@ -3,9 +3,9 @@
 Everything is read from the stage base's manifests; nothing here runs code of the repository.
 The toolchain layer installs a Debian suite's rustc and cargo (toolchains.py says which). The era's
 commands run as root where /opt/prchain/src is B_t's tree: a cargo that reads crates.io's sparse
-index vendors what Cargo.lock pins into /opt/cargo/vendor (with no Cargo.lock, the newest versions
-that fit the toolchain: crates.io's index has no dates), $CARGO_HOME's config points crates.io at
-that directory, and B_t's dependencies are built into /opt/cargo-target, the target directory of
+index vendors what Cargo.lock pins into /opt/cargo/vendor (with no Cargo.lock, what cargo resolves
+against the index as of the era's date: dated.py), $CARGO_HOME's config points crates.io at that
+directory, and B_t's dependencies are built into /opt/cargo-target, the target directory of
 every cargo run in the image. The repository's own crates are cleaned out of it again, so the
 agent's first `cargo test` in /work/repo compiles its own crates only.
 """
@@ -16,12 +16,13 @@ import hashlib
 import re
 from dataclasses import replace
 from datetime import UTC
+from pathlib import Path
 
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
-from prchain.environments.eras.rust.gitdeps import STANDINS, GitPlan, replacement
+from prchain.environments.eras.rust.gitdeps import INDEX, STANDINS, GitPlan, replacement
 from prchain.environments.eras.rust.gitdeps import plan as git_plan
 from prchain.environments.eras.rust.report import SUITE, Cargo
 from prchain.environments.eras.rust.toolchains import (
@@ -61,6 +62,14 @@ CAP_LINTS = '[build]\\nrustflags = ["--cap-lints", "warn"]\\n'
 # [u8; 96])`). The check says nothing of behaviour, and no packaged rustc passes it.
 _SIZES = re.compile(r"originates in the macro `(?:static_assertions::)?assert_eq_size`")
 SIZES_UNCHECKED = "+sizes-unchecked"
+# A tree without Cargo.lock resolves against crates.io's index as of the era's date (dated.py,
+# served in the build); when that resolve finds no release for a requirement (a crate yanked
+# since, an index line cargo cannot read), the newest that fit the toolchain.
+NEWEST = "+newest"
+_UNDATED = re.compile(r"failed to select a version for the requirement|no matching package named")
+DATED_CONFIG = "/tmp/prchain-dated.toml"
+DATED_CACHE = f"{DOWNLOADS}/dated-index"  # upstream index files, kept across builds
+_UNPROXIED = "env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy"
 
 
 def _unchecked_sizes() -> str:
@@ -115,12 +124,15 @@ def build_commands(
     cap_lints: bool = False,
     gits: GitPlan | None = None,
     sizes: bool = True,
+    dated: bool = True,
 ) -> list[str]:
     """The era's dependency layer: vendor, point crates.io at the vendor directory, prebuild.
     `cap_lints`: lints the project denies only warn (in $CARGO_HOME's config, for every run).
     `gits`: Cargo.lock's git dependencies, from mirrors or crates.io stand-ins (gitdeps.py).
-    `sizes`: static_assertions' size checks hold (else they check types only)."""
+    `sizes`: static_assertions' size checks hold (else they check types only).
+    `dated`: without Cargo.lock, resolve against the index as of B_t's date (else the newest)."""
     gits = gits or GitPlan({}, [])
+    cutoff = _cutoff(snap)
     fetch = f"{FETCHER}/usr/bin/cargo" if chain.fetcher else "cargo"
     online = (
         f"CARGO_HOME={DOWNLOADS} CARGO_NET_OFFLINE=false "
@@ -142,9 +154,11 @@ def build_commands(
     ]
     if "Cargo.lock" in snap.files:
         commands.append("cp Cargo.lock /tmp/prchain-Cargo.lock")
-    else:  # the newest versions that fit the toolchain (none pinned them); the build's own resolve
+    elif dated:  # nothing pinned them: what cargo resolved on B_t's date
+        commands += _dated_lockfile(fetch, online, cutoff)
+    else:  # the newest versions that fit the toolchain
         commands.append(f"{online} {fetch} generate-lockfile")
-    commands += _git_commands(gits)
+    commands += _git_commands(gits, cutoff)
     vendor = f"{fetch} vendor --quiet"
     if gits.mirrored:  # the git CLI reads the vendoring's own config: mirrored URLs are mounts
         online += " HOME=/tmp/prchain-git-home CARGO_NET_GIT_FETCH_WITH_CLI=true"
@@ -169,19 +183,40 @@ def build_commands(
     return commands
 
 
+def _cutoff(snap: Snapshot) -> str:
+    return snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _dated_lockfile(fetch: str, online: str, cutoff: str) -> list[str]:
+    """Cargo.lock resolved against the index without the releases published after `cutoff`:
+    dated.py serves that view on the build's loopback while cargo resolves (unproxied: the proxy
+    reaches no loopback; the view itself goes through it), with a throwaway cargo home."""
+    script = (Path(__file__).parent / "dated.py").read_text()
+    resolve = online.replace(f"CARGO_HOME={DOWNLOADS}", "CARGO_HOME=/tmp/prchain-dated-home")
+    return [
+        f"python3 - serve {INDEX} {cutoff} {DATED_CACHE} {DATED_CONFIG} <<'PRCHAIN_DATED' &\n"
+        f"{script}PRCHAIN_DATED",
+        "dated=$!",
+        f"for _ in $(seq 600); do [ -s {DATED_CONFIG} ] && break; kill -0 $dated; sleep 0.1; done",
+        f"test -s {DATED_CONFIG}",
+        f"{resolve} {_UNPROXIED} {fetch} generate-lockfile --config {DATED_CONFIG}",
+        'kill "$dated" || true',
+    ]
+
+
 def _printf(text: str) -> str:
     """`text` for printf's format inside single quotes (newlines as \\n, no % or ')."""
     return text.replace("%", "%%").replace("'", "").replace("\n", "\\n")
 
 
-def _git_commands(gits: GitPlan) -> list[str]:
+def _git_commands(gits: GitPlan, cutoff: str) -> list[str]:
     """Stand-ins unpacked (and a config that makes the vendoring read them), mirrors configured."""
     commands = []
     if gits.standins:
         config = replacement(gits.standins, "prchain-standins")
         config += f'\n[source.prchain-standins]\ndirectory = "{STANDINS}"\n'
         commands += [
-            gits.standin_command(),
+            gits.standin_command(cutoff),
             f"printf '{_printf(config)}' > /tmp/prchain-standins.toml",
         ]
     if gits.mirrored:
@@ -289,9 +324,10 @@ class Rust:
         why: list[str],
         cap: bool = False,
         sizes: bool = True,
+        dated: bool = True,
     ) -> Plan:
         gits = git_plan(snap.text("Cargo.lock"), config.git_mirrors)
-        cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        cutoff = _cutoff(snap)
         env = {
             "CARGO_HOME": CARGO_HOME,
             "CARGO_TARGET_DIR": LIVE_TARGET,
@@ -300,10 +336,8 @@ class Rust:
         }
         notes = [
             f"rustc {chain.version} ({chain.packages[0]} of {chain.suite}): {'; '.join(why)}",
-            "dependencies as Cargo.lock pins them"
-            if "Cargo.lock" in snap.files
-            else "no Cargo.lock: the newest versions that fit the toolchain (the index has no dates)",
-            *gits.notes(),
+            _resolve_note(snap, cutoff, dated),
+            *gits.notes(cutoff),
         ]
         if nightly:  # nightly features on a stable compiler
             env["RUSTC_BOOTSTRAP"] = "1"
@@ -313,11 +347,11 @@ class Rust:
             chain.suite,
             chain.version,
             cutoff,
-            build_commands(snap, chain, cap, gits, sizes),
+            build_commands(snap, chain, cap, gits, sizes, dated),
             SUITE,
             SETUP,
             notes=notes,
-            variant=f"rustc-{chain.version}",
+            variant=f"rustc-{chain.version}" + ("" if dated else NEWEST),
             toolchain=toolchain_commands(chain),
             env=env,
             caveat=_standins_caveat(gits),
@@ -338,8 +372,17 @@ class Rust:
         capped = "+cap-lints" in plan.variant
         sizes = SIZES_UNCHECKED not in plan.variant
         nightly = "RUSTC_BOOTSTRAP" in plan.env
+        dated = NEWEST not in plan.variant
+        if dated and "Cargo.lock" not in snap.files and _UNDATED.search(log):
+            revised = self._plan(snap, config, current, nightly, [], capped, sizes, dated=False)
+            was, now = (
+                _resolve_note(snap, plan.cutoff, True),
+                _resolve_note(snap, plan.cutoff, False),
+            )
+            notes = [now if note == was else note for note in plan.notes]
+            return replace(revised, notes=notes, variant=f"{plan.variant}{NEWEST}")
         if _DENIED.search(log) and not capped:
-            revised = self._plan(snap, config, current, nightly, [], cap=True, sizes=sizes)
+            revised = self._plan(snap, config, current, nightly, [], True, sizes, dated)
             note = "lints the project denies only warn (a newer compiler than its own raises them)"
             return replace(
                 revised,
@@ -347,7 +390,7 @@ class Rust:
                 variant=f"{plan.variant}+cap-lints",
             )
         if _SIZES.search(log) and sizes:
-            revised = self._plan(snap, config, current, nightly, [], cap=capped, sizes=False)
+            revised = self._plan(snap, config, current, nightly, [], capped, False, dated)
             note = (
                 f"static_assertions' assert_eq_size! compares no sizes: rustc {current.version} "
                 "lays some types out otherwise than the era's own compiler (a build-time check, "
@@ -373,11 +416,27 @@ class Rust:
             [f"rustc {current.version} failed to build the era"],
             capped,
             sizes,
+            dated,
         )
         variant = revised.variant + ("+cap-lints" if capped else "")
         variant += "" if sizes else SIZES_UNCHECKED
         notes = list(dict.fromkeys([*plan.notes[1:], *revised.notes]))
         return replace(revised, notes=notes, variant=variant)
+
+
+def _resolve_note(snap: Snapshot, cutoff: str, dated: bool) -> str:
+    """Which resolve the era's dependencies come from: locked, dated, or newest."""
+    if "Cargo.lock" in snap.files:
+        return "dependencies as Cargo.lock pins them"
+    if dated:
+        return (
+            f"no Cargo.lock: dependencies as of {cutoff} (crates.io's index without the releases "
+            "published after it)"
+        )
+    return (
+        f"no Cargo.lock: the newest versions that fit the toolchain (as of {cutoff} no release "
+        "met a requirement)"
+    )
 
 
 def _standins_caveat(gits: GitPlan) -> str:

@@ -7,10 +7,10 @@ GitHub is not reachable from era builds, only crates.io. A git package of `B_t`'
   rule, as for submodules) that holds the locked commit; the build mounts it read-only and cargo's
   vendoring fetches the locked commit from it with the git CLI. The era gets exactly what
   Cargo.lock pins. A mirror without that commit serves nothing (a stand-in, said in the notes).
-* **a stand-in**: each package of the source from crates.io, the lowest release semver-compatible
-  with its locked version and not older (`standins.py`, run in the build; the index has no dates,
-  so a release is matched by version, not by the commit's date). The era's notes say which
-  sources stand in; the build's log says which release stood in for what. A package without such
+* **a stand-in**: each package of the source from crates.io, a release semver-compatible with its
+  locked version and not older, as of the era's date: the newest published by then (the index
+  lines' `pubtime`), else the lowest published after (`standins.py`, run in the build). The era's
+  notes say which sources stand in; the build's log says which release stood in for what. A package without such
   a release fails the build with that reason (the era unverified).
 
 Either way `$CARGO_HOME/config.toml` replaces the git source by the vendor directory, as `cargo
@@ -151,12 +151,12 @@ class GitPlan:
     def sources(self) -> list[GitSource]:
         return [*self.mirrored, *self.standins]
 
-    def notes(self) -> list[str]:
+    def notes(self, cutoff: str) -> list[str]:
         said = [f"git dependency {s.said()}: from the mirror {m}" for s, m in self.mirrored.items()]
         said += [
             f"git dependency {s.said()}: no eras.git_mirrors entry holds commit {s.commit[:12]} "
-            "(GitHub is not reachable); the lowest crates.io release semver-compatible with the "
-            "locked version stands in"
+            "(GitHub is not reachable); a crates.io release semver-compatible with the locked "
+            f"version stands in, the newest by {cutoff[:10]}, else the first after"
             for s in self.standins
         ]
         return said
@@ -179,8 +179,9 @@ class GitPlan:
             )
         return commands
 
-    def standin_command(self) -> str:
-        """The build's stand-in step (standins.py fed to the suite's python3)."""
+    def standin_command(self, cutoff: str) -> str:
+        """The build's stand-in step (standins.py fed to the suite's python3); releases chosen as
+        of `cutoff` (RFC 3339)."""
         script = (Path(__file__).parent / "standins.py").read_text()
         payload = json.dumps(
             [
@@ -194,7 +195,7 @@ class GitPlan:
             ]
         ).replace("'", "'\\''")
         return (
-            f"python3 - {INDEX} {DOWNLOAD} {STANDINS} '{payload}' <<'PRCHAIN_STANDINS'\n"
+            f"python3 - {INDEX} {DOWNLOAD} {STANDINS} '{payload}' {cutoff} <<'PRCHAIN_STANDINS'\n"
             f"{script}PRCHAIN_STANDINS"
         )
 

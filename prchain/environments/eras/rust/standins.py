@@ -2,10 +2,12 @@
 
 This file runs inside the era build (`python3 - <args> < this file`, Python 3.9 and up: bullseye's)
 and is imported by the tests; it uses the standard library only. It is given, as JSON, the git
-packages of B_t's Cargo.lock that no local mirror serves, grouped by git source. For each package
-it reads crates.io's sparse index (the route cargo itself takes) and takes the lowest release not
-yanked that is semver-compatible with the locked version and not older than it: the git commit of
-a crate that is later released is most like that release. The `.crate` is downloaded (its sha256
+packages of B_t's Cargo.lock that no local mirror serves, grouped by git source, and the era's
+date. For each package it reads crates.io's sparse index (the route cargo itself takes) and, of the
+releases not yanked that are semver-compatible with the locked version and not older than it,
+takes the newest published by the era's date (the index lines' `pubtime`; a line without one
+counts as published by then), else the lowest: a git commit is most like the release nearest its
+date, and the git commit of a crate that is released only later is most like that release. The `.crate` is downloaded (its sha256
 checked against the index), unpacked into `<out>/<name>-<version>`, and its manifest rewritten so
 that cargo accepts it in place of the git package without touching Cargo.lock:
 
@@ -33,6 +35,7 @@ import sys
 import tarfile
 import urllib.request
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+.*)?$")
@@ -63,13 +66,14 @@ def compatible(locked: tuple[int, int, int, str], other: tuple[int, int, int, st
     return other[:3] == locked[:3]
 
 
-def choose(locked: str, releases: list[dict[str, object]]) -> str:
-    """The lowest release not yanked, semver-compatible with `locked` and not older ("" if none).
-    Pre-releases only stand in for a pre-release."""
+def choose(locked: str, releases: list[dict[str, object]], cutoff: str = "") -> str:
+    """Of the releases not yanked, semver-compatible with `locked` and not older, the newest
+    published by `cutoff` (RFC 3339; a release without `pubtime` counts as published by then),
+    else the lowest ("" if none). Pre-releases only stand in for a pre-release."""
     want = parse(locked)
     if want is None:
         return ""
-    found = []
+    found, by_then = [], []
     for release in releases:
         version = parse(str(release.get("vers", "")))
         if version is None or release.get("yanked"):
@@ -78,7 +82,23 @@ def choose(locked: str, releases: list[dict[str, object]]) -> str:
             continue
         if compatible(want, version) and _order(version) >= _order(want):
             found.append((_order(version), str(release["vers"])))
+            if cutoff and _published_by(release, cutoff):
+                by_then.append(found[-1])
+    if by_then:
+        return max(by_then)[1]
     return min(found)[1] if found else ""
+
+
+def _published_by(release: dict[str, object], cutoff: str) -> bool:
+    stamp = release.get("pubtime")
+    if not isinstance(stamp, str) or not stamp:
+        return True
+    return _moment(stamp) <= _moment(cutoff)
+
+
+def _moment(text: str) -> datetime:
+    found = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)  # noqa: UP017 (3.9)
 
 
 def index_path(name: str) -> str:
@@ -178,16 +198,16 @@ def _releases(index: str, name: str) -> list[dict[str, object]]:
 
 
 def stand_in(
-    index: str, download: str, out: str, source: dict[str, object]
+    index: str, download: str, out: str, source: dict[str, object], cutoff: str = ""
 ) -> list[tuple[str, str, str]]:
-    """(name, locked version, stand-in version) of each package of one git source, unpacked into
-    `out`; exits with an `error:` line when one has no stand-in."""
+    """(name, locked version, stand-in version) of each package of one git source as of `cutoff`,
+    unpacked into `out`; exits with an `error:` line when one has no stand-in."""
     packages = [(str(p[0]), str(p[1])) for p in source["packages"]]  # type: ignore[attr-defined]
     depends = source.get("dependencies") or {}
     chosen = []
     for name, locked in packages:
         releases = _releases(index, name)
-        version = choose(locked, releases)
+        version = choose(locked, releases, cutoff)
         if not version:
             listed = ", ".join(str(r.get("vers")) for r in releases[-5:]) or "nothing"
             sys.exit(
@@ -241,9 +261,10 @@ def _unpack(
 
 def main(argv: list[str]) -> int:
     index, download, out, sources = argv[1], argv[2], argv[3], json.loads(argv[4])
+    cutoff = argv[5] if len(argv) > 5 else ""
     os.makedirs(out, exist_ok=True)
     for source in sources:
-        stand_in(index, download, out, source)
+        stand_in(index, download, out, source, cutoff)
     return 0
 
 
