@@ -3,6 +3,8 @@
 - `sound` (Rust, 2022-08): depends on alsa-sys 0.3.1 (crates.io), whose build script asks
   pkg-config for `alsa` (libasound2-dev); PR #1 adds `alsa_version()`, which calls libasound,
   and its test.
+- `seclab` (Python, 2023-03, setuptools): a C extension including `<selinux/selinux.h>` and
+  linking libselinux; PR #1 adds `mls()` in C and its test.
 - `seclabel` (Go, 2023-03, go 1.19): one package with cgo including `<selinux/selinux.h>` and
   linking `-lselinux` (libselinux1-dev); PR #1 adds a function and its test.
 And a real Contents excerpt of bookworm served over local HTTP (`serve_archive`), so the host's
@@ -142,6 +144,50 @@ def make_seclabel(path: Path) -> Path:
         "Say whether the policy is MLS (#1)\n\nOne more question.",
         "2023-03-05T12:00:00Z",
     )
+    return path
+
+
+SECLAB_SETUP = (
+    "from setuptools import Extension, setup\n\n"
+    "setup(\n    name='seclab',\n    version='1.0',\n    packages=['seclab'],\n"
+    "    ext_modules=[Extension('seclab._label', ['seclab/_label.c'], libraries=['selinux'])],\n)\n"
+)
+SECLAB_FUNCTION = (
+    "static PyObject *{name}(PyObject *self, PyObject *args) {{\n"
+    "    return PyLong_FromLong({call}());\n}}\n\n"
+)
+SECLAB_CALLS = {"enabled": "is_selinux_enabled", "mls": "is_selinux_mls_enabled"}
+SECLAB_TEST = "from seclab import {name}\n\n\ndef test_{name}():\n    assert {name}() == 0\n"
+
+
+def seclab_c(names: list[str]) -> str:
+    """The extension's source with these functions (each calling libselinux)."""
+    functions = "".join(SECLAB_FUNCTION.format(name=n, call=SECLAB_CALLS[n]) for n in names)
+    table = "".join(f'    {{"{n}", {n}, METH_NOARGS, ""}},\n' for n in names)
+    return (
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <selinux/selinux.h>\n\n"
+        f"{functions}static PyMethodDef methods[] = {{\n{table}    {{NULL, NULL, 0, NULL}}\n}};\n\n"
+        'static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_label", NULL, -1, methods};\n\n'
+        "PyMODINIT_FUNC PyInit__label(void) { return PyModule_Create(&module); }\n"
+    )
+
+
+def make_seclab(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {
+        "setup.py": SECLAB_SETUP,
+        "seclab/__init__.py": "from seclab._label import enabled\n",
+        "seclab/_label.c": seclab_c(["enabled"]),
+        "tests/test_enabled.py": SECLAB_TEST.format(name="enabled"),
+    }
+    commit_files(path, start, "Start seclab", "2023-03-01T12:00:00Z")
+    pr1 = {
+        "seclab/__init__.py": "from seclab._label import enabled, mls\n",
+        "seclab/_label.c": seclab_c(["enabled", "mls"]),
+        "tests/test_mls.py": SECLAB_TEST.format(name="mls"),
+    }
+    commit_files(path, pr1, "Say whether the policy is MLS (#1)\n\nIn C.", "2023-03-05T12:00:00Z")
     return path
 
 

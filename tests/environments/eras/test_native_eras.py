@@ -5,6 +5,8 @@ The failed build's missing file is looked up in a real excerpt of bookworm's Con
 (served over local HTTP); the package itself is installed from Debian's archive in the era's layer.
 - Rust: `sound` depends on alsa-sys, whose build script asks pkg-config for `alsa`. The table's
   entry for alsa-sys is removed by the user's configuration, so only the failed build can tell.
+- Python: `seclab`'s C extension includes `<selinux/selinux.h>`; its per-stage build fails until
+  the revision installs libselinux1-dev.
 - Go: `seclabel` is a cgo package including `<selinux/selinux.h>`; its era's first suite run
   does not compile it, the revision installs libselinux1-dev.
 """
@@ -19,19 +21,20 @@ from typing import Any
 import pytest
 
 from tests.support.era_runs import invoke, recipes_by_pr, remove_repo_images, write_config
-from tests.support.native_repos import make_seclabel, make_sound, serve_archive
+from tests.support.native_repos import make_seclab, make_seclabel, make_sound, serve_archive
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TAG = uuid.uuid4().hex[:8]
 SOUND = f"native-eras-test-{TAG}/sound"
 SECLABEL = f"native-eras-test-{TAG}/seclabel"
+SECLAB = f"native-eras-test-{TAG}/seclab"
 
 
 @pytest.fixture(scope="module")
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built and its build-cache volumes."""
     yield
-    for repo in (SOUND, SECLABEL):
+    for repo in (SOUND, SECLABEL, SECLAB):
         remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"))
 
 
@@ -93,4 +96,27 @@ def test_a_cgo_package_gets_its_header_from_the_failed_run(
         "`selinux/selinux.h`, asked by: "
     ), recipe.notes
     assert "fatal error: selinux/selinux.h: No such file or directory" in added[0]
+    assert recipe.verification["counts"]["passed"] >= 1
+
+
+def test_a_c_extension_gets_its_header_from_the_failed_build(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_seclab(tmp_path / "seclab")
+    with serve_archive() as archive:
+        eras = {
+            "suites": {"bookworm": "3.11"},
+            "extra_base_packages": [],
+            "debian_archive": archive,
+            "contents_cache": str(tmp_path / "contents"),
+        }
+        output = _setup(tmp_path, SECLAB, clone, sqlite_url, eras)
+    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, output
+    recipe = recipes_by_pr(sqlite_url)[1]
+    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
+    added = [n for n in recipe.notes if n.startswith("native: ")]
+    assert len(added) == 1 and added[0].startswith(
+        "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
+        "`selinux/selinux.h`, asked by: "
+    ), recipe.notes
     assert recipe.verification["counts"]["passed"] >= 1
