@@ -23,7 +23,7 @@ import pytest
 from tests.support.era_runs import invoke, recipes_by_pr, remove_repo_images, write_config
 from tests.support.native_repos import make_seclab, make_seclabel, make_sound, serve_archive
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 TAG = uuid.uuid4().hex[:8]
 SOUND = f"native-eras-test-{TAG}/sound"
 SECLABEL = f"native-eras-test-{TAG}/seclabel"
