@@ -96,7 +96,7 @@ def test_a_cgo_package_gets_its_header_from_the_failed_run(
         "`selinux/selinux.h`, asked by: "
     ), recipe.notes
     assert "fatal error: selinux/selinux.h: No such file or directory" in added[0]
-    assert recipe.verification["counts"]["passed"] >= 1
+    assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
 
 
 def test_a_c_extension_gets_its_header_from_the_failed_build(
@@ -119,4 +119,4 @@ def test_a_c_extension_gets_its_header_from_the_failed_build(
         "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
         "`selinux/selinux.h`, asked by: "
     ), recipe.notes
-    assert recipe.verification["counts"]["passed"] >= 1
+    assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
