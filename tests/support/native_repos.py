@@ -1,8 +1,8 @@
 """Made-up repositories whose builds need a Debian `-dev` package no toolchain layer has.
 
 - `sound` (Rust, 2022-08): depends on alsa-sys 0.3.1 (crates.io), whose build script asks
-  pkg-config for `alsa` (libasound2-dev); PR #1 adds `alsa_version()`, which calls libasound,
-  and its test.
+  pkg-config for `alsa` (libasound2-dev); `alsa_version()` calls libasound, a unit test checks
+  it; PR #1 adds `channels()` and its test.
 - `seclab` (Python, 2023-03, setuptools): a C extension including `<selinux/selinux.h>` and
   linking libselinux; PR #1 adds `mls()` in C and its test.
 - `seclabel` (Go, 2023-03, go 1.19): one package with cgo including `<selinux/selinux.h>` and
@@ -64,16 +64,15 @@ dependencies = [
  "alsa-sys",
 ]
 """
-SOUND_LIB = "pub fn channels() -> u32 {\n    2\n}\n"
-SOUND_VERSION = (
-    "\npub fn alsa_version() -> String {\n"
+SOUND_LIB = (
+    "pub fn alsa_version() -> String {\n"
     "    let v = unsafe { std::ffi::CStr::from_ptr(alsa_sys::snd_asoundlib_version()) };\n"
-    "    v.to_string_lossy().into_owned()\n}\n"
+    "    v.to_string_lossy().into_owned()\n}\n\n"
+    "#[cfg(test)]\nmod tests {\n    #[test]\n    fn names_its_version() {\n"
+    '        assert!(super::alsa_version().starts_with("1."));\n    }\n}\n'
 )
-SOUND_TEST = (
-    "#[test]\nfn names_its_version() {\n"
-    '    assert!(sound::alsa_version().starts_with("1."));\n    assert_eq!(sound::channels(), 2);\n}\n'
-)
+SOUND_CHANNELS = "\npub fn channels() -> u32 {\n    2\n}\n"
+SOUND_TEST = "#[test]\nfn stereo() {\n    assert_eq!(sound::channels(), 2);\n}\n"
 
 
 def make_sound(path: Path) -> Path:
@@ -83,8 +82,8 @@ def make_sound(path: Path) -> Path:
     commit_files(path, {**base, "src/lib.rs": SOUND_LIB}, "Start sound", "2022-08-15T12:00:00Z")
     commit_files(
         path,
-        {"src/lib.rs": SOUND_LIB + SOUND_VERSION, "tests/version.rs": SOUND_TEST},
-        "Name ALSA's version (#1)\n\nFrom the library itself.",
+        {"src/lib.rs": SOUND_LIB + SOUND_CHANNELS, "tests/channels.rs": SOUND_TEST},
+        "Say how many channels (#1)\n\nStereo.",
         "2022-08-20T12:00:00Z",
     )
     return path
