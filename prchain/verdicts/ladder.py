@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from prchain.core.errors import PrchainError
-from prchain.environments.eras import memory
+from prchain.environments.eras import memory, native
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Method, NoPlan, Plan, report_for
 from prchain.environments.eras.era import Era, era_of
@@ -409,6 +409,7 @@ def _candidates(setup: Setup, repo_id: int, era: Era) -> tuple[list[Candidate], 
             plans = era.ecosystem.plans(era.snap, setup.config)
         except NoPlan as exc:
             return [], str(exc)
+        plans = [native.with_known(p, era.snap, setup.config) for p in plans]
     remembered = _memory_candidate(setup, repo_id, era, plans[0] if plans else None)
     found = [remembered] if remembered is not None else []
     found += [Candidate("planner", p) for p in plans]
@@ -455,13 +456,17 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
 def _revised(
     era: Era, config: ErasConfig, candidate: Candidate, record: dict[str, Any], log: str
 ) -> Candidate | None:
-    """The ecosystem's change of a planner plan that failed (a dependency that does not compile
-    here taken as a wheel; a test command that suits the old code), tried before the next plan; on
-    the same image when only the test command changed."""
+    """The change of a planner plan that failed, tried before the next plan: the Debian packages
+    its log says are missing (a header, a pkg-config module, a library, a program), else the
+    ecosystem's own (a dependency that does not compile here taken as a wheel; a test command
+    that suits the old code); on the same image when only the test command changed."""
     if candidate.method != "planner" or era.ecosystem is None:
         return None
     ran = bool(record.get("counts"))
-    plan = era.ecosystem.revise(era.snap, config, candidate.plan, log, ran)
+    plan = native.revise(candidate.plan, log, config)
+    if plan is None:
+        plan = era.ecosystem.revise(era.snap, config, candidate.plan, log, ran)
+        plan = native.carried(candidate.plan, plan) if plan is not None else None
     if plan is None:
         return None
     same = ran and plan.commands == candidate.plan.commands

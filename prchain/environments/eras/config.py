@@ -114,6 +114,30 @@ class ErasConfig(BaseModel):
         "submodule without one is built without; a git dependency without one gets a crates.io "
         "stand-in; either is said in the era's notes.",
     )
+    native_packages: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict,
+        description="Additions to the table of known native dependencies, per room (rust, "
+        "python, node, go): a dependency's name → the Debian packages its build needs, installed "
+        "in the era's layer; an entry replaces the shipped one, an empty list removes it "
+        "(prchain/environments/eras/native/known.toml).",
+    )
+    native_rounds: int = Field(
+        default=3,
+        ge=0,
+        description="How many times an era's build is retried with the Debian packages its "
+        "failure says are missing (a header, pkg-config module, library or program, found in "
+        "the suite's Contents index); 0: never.",
+    )
+    debian_archive: str = Field(
+        default="https://deb.debian.org/debian",
+        description="Debian archive whose dists/<suite>/main/Contents-<arch>.gz and "
+        "Contents-all.gz map a missing file to its package (fetched once per suite).",
+    )
+    contents_cache: str = Field(
+        default="",
+        description='Directory of the indexed Contents files ("": $PRCHAIN_CACHE_DIR/'
+        "debian-contents, else ~/.cache/prchain/debian-contents).",
+    )
     build_args: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Extra arguments of a compiled Python project's per-stage build, by its "

@@ -60,6 +60,11 @@ class Plan:
     # Read-only binds of the era build, container path → host path (local git mirrors); not in
     # the image.
     mounts: dict[str, str] = field(default_factory=dict)
+    # Debian packages of the era's native dependencies, installed by its first command (known
+    # ones, and what failed builds asked for: prchain/environments/eras/native/), and how many
+    # failed builds added some.
+    native: tuple[str, ...] = ()
+    native_rounds: int = 0
 
 
 class NoPlan(Exception):  # noqa: N818  (a verdict, not an error of the program)

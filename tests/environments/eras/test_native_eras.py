@@ -1,0 +1,125 @@
+"""Acceptance (issue 81): an era whose build needs a Debian `-dev` package no toolchain layer has
+verifies with no LLM, and its recipe names what was added and the line that asked for it.
+
+The failed build's missing file is looked up in a real excerpt of bookworm's Contents index
+(served over local HTTP); the package itself is installed from Debian's archive in the era's layer.
+- Rust: `sound` depends on alsa-sys, whose build script asks pkg-config for `alsa`. The table's
+  entry for alsa-sys is removed by the user's configuration, so only the failed build can tell.
+- Python: `seclab`'s C extension includes `<selinux/selinux.h>`; its per-stage build fails until
+  the revision installs libselinux1-dev.
+- Go: `seclabel` is a cgo package including `<selinux/selinux.h>`; its era's first suite run
+  does not compile it, the revision installs libselinux1-dev.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.era_runs import invoke, recipes_by_pr, remove_repo_images, write_config
+from tests.support.native_repos import make_seclab, make_seclabel, make_sound, serve_archive
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
+TAG = uuid.uuid4().hex[:8]
+SOUND = f"native-eras-test-{TAG}/sound"
+SECLABEL = f"native-eras-test-{TAG}/seclabel"
+SECLAB = f"native-eras-test-{TAG}/seclab"
+
+
+@pytest.fixture(scope="module")
+def own_images(docker_client: Any) -> Iterator[None]:
+    """Remove, afterwards, only the images this module built and its build-cache volumes."""
+    yield
+    for repo in (SOUND, SECLABEL, SECLAB):
+        remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"))
+
+
+def _setup(tmp_path: Path, repo: str, clone: Path, sqlite_url: str, eras: dict[str, Any]) -> str:
+    common = ["--config", str(write_config(tmp_path, eras)), "--db", sqlite_url]
+    assert invoke("mine", "--source", "git", "--name", repo, str(clone), *common).exit_code == 0
+    built = invoke(
+        "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
+    )
+    assert built.exit_code == 0, built.output
+    return invoke("env", "setup", *common).output
+
+
+def test_a_sys_crate_gets_its_library_from_the_failed_build(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_sound(tmp_path / "sound")
+    with serve_archive() as archive:
+        eras = {
+            "suites": {"bookworm": "3.11"},
+            "extra_base_packages": [],
+            "debian_archive": archive,
+            "contents_cache": str(tmp_path / "contents"),
+            "native_packages": {"rust": {"alsa-sys": []}},  # the failed build must say it
+        }
+        output = _setup(tmp_path, SOUND, clone, sqlite_url, eras)
+    recipe = recipes_by_pr(sqlite_url)[1]
+    why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
+    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
+    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
+    added = [n for n in recipe.notes if n.startswith("native: ")]
+    assert added == [
+        "native: libasound2-dev (Debian bookworm, /usr/lib/x86_64-linux-gnu/pkgconfig/alsa.pc) "
+        "for the pkg-config module `alsa`, asked by: Package alsa was not found in the pkg-config "
+        "search path."
+    ], recipe.notes
+    first, second = recipe.verification["attempts"][:2]
+    assert first["root_error"].startswith("build failed"), first
+    assert second["counts"]["passed"] >= 1 and second["counts"]["failed"] == 0, second
+    assert recipe.commands[0].endswith("# prchain: native packages")
+
+
+def test_a_cgo_package_gets_its_header_from_the_failed_run(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_seclabel(tmp_path / "seclabel")
+    with serve_archive() as archive:
+        eras = {
+            "suites": {"bookworm": "3.11"},
+            "debian_archive": archive,
+            "contents_cache": str(tmp_path / "contents"),
+        }
+        output = _setup(tmp_path, SECLABEL, clone, sqlite_url, eras)
+    recipe = recipes_by_pr(sqlite_url)[1]
+    why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
+    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
+    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
+    added = [n for n in recipe.notes if n.startswith("native: ")]
+    assert len(added) == 1 and added[0].startswith(
+        "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
+        "`selinux/selinux.h`, asked by: "
+    ), recipe.notes
+    assert "fatal error: selinux/selinux.h: No such file or directory" in added[0]
+    assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
+
+
+def test_a_c_extension_gets_its_header_from_the_failed_build(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_seclab(tmp_path / "seclab")
+    with serve_archive() as archive:
+        eras = {
+            "suites": {"bookworm": "3.11"},
+            "extra_base_packages": [],
+            "debian_archive": archive,
+            "contents_cache": str(tmp_path / "contents"),
+        }
+        output = _setup(tmp_path, SECLAB, clone, sqlite_url, eras)
+    recipe = recipes_by_pr(sqlite_url)[1]
+    why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
+    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
+    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
+    added = [n for n in recipe.notes if n.startswith("native: ")]
+    assert len(added) == 1 and added[0].startswith(
+        "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
+        "`selinux/selinux.h`, asked by: "
+    ), recipe.notes
+    assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
