@@ -442,6 +442,7 @@ CREATE TABLE env_transitions (
 	revert_failed JSON NOT NULL, 
 	revert_rejected_hunks TEXT NOT NULL, 
 	carried_bytes INTEGER NOT NULL, 
+	entry VARCHAR(20) DEFAULT 'revert' NOT NULL, 
 	stage_base VARCHAR(64) NOT NULL, 
 	stage_start VARCHAR(64) NOT NULL, 
 	seconds DOUBLE NOT NULL, 

@@ -813,6 +813,7 @@ def record_build(engine: Engine, summary: BuildSummary) -> int:
         "prs": summary.prs,
         "stages": summary.stage_count,
         "per_thousand": summary.per_thousand,
+        "entered_by": dict(summary.entered_by),
     }
     with session_scope(engine) as session:
         row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)

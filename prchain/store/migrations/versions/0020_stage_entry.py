@@ -1,4 +1,5 @@
-"""chain_stages.entry: how the sandbox enters each stage (revert, or the propagate fallback)"""
+"""chain_stages.entry, env_transitions.entry: how the sandbox enters each stage (revert, or the
+propagate fallback)"""
 
 import sqlalchemy as sa
 from alembic import op
@@ -9,13 +10,18 @@ branch_labels = None
 depends_on = None
 
 
+TABLES = ("chain_stages", "env_transitions")
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("chain_stages", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column("entry", sa.String(length=20), server_default="revert", nullable=False)
-        )
+    for table in TABLES:
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.add_column(
+                sa.Column("entry", sa.String(length=20), server_default="revert", nullable=False)
+            )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("chain_stages", schema=None) as batch_op:
-        batch_op.drop_column("entry")
+    for table in TABLES:
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.drop_column("entry")
