@@ -89,12 +89,16 @@ def _entries(engine: Engine) -> dict[tuple[int, ...], tuple[str, ...]]:
         return found
 
 
-def _refused(engine: Engine) -> int:
+def _build(engine: Engine) -> ChainBuild:
     with Session(engine) as session:
         build = session.scalars(select(ChainBuild).order_by(ChainBuild.id.desc())).first()
         assert build is not None
-        rules = {rule["rule"]: rule for rule in build.rules}
-        return int(rules["stage_base_refused"]["links"]) if "stage_base_refused" in rules else 0
+        return build
+
+
+def _refused(engine: Engine) -> int:
+    rules = {rule["rule"]: rule for rule in _build(engine).rules}
+    return int(rules["stage_base_refused"]["links"]) if "stage_base_refused" in rules else 0
 
 
 def test_a_stage_the_revert_refuses_is_entered_by_propagation(
@@ -106,6 +110,8 @@ def test_a_stage_the_revert_refuses_is_entered_by_propagation(
     # #3 is entered by the fallback; #13's own gold meets a file #12 changed: still refused.
     assert _entries(propagate) == {(1, 3): ("revert", "propagate")}
     assert _refused(propagate) == 1
+    graph = _build(propagate).graph
+    assert graph is not None and graph["entered_by"] == {"revert": 1, "propagate": 1}
 
 
 def _patch(repo: History, sha: str) -> str:
