@@ -23,6 +23,7 @@ class StageTask:
     query: str
     stage_id: int = 0  # ChainStage.id: where its verified tests are found
     query_leaks: tuple[str, ...] = ()  # gold identifiers its query (or overview) still names
+    entry: str = "revert"  # how the sandbox enters it (chain_stages.entry)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def load_chain(engine: Engine, chain_id: int) -> ChainTask:
                 s.query or "",
                 s.id,
                 query_leaks(s, chain.overview or ""),
+                s.entry,
             )
             for s, number in rows
         ]

@@ -268,7 +268,9 @@ def era_stages(
                 "test_command": era.test_command,
                 "setup_command": era.setup_command,
             }
-        specs.append(StageSpec(stage.idx, stage.base_sha, stage.gold_patch, **extra))
+        specs.append(
+            StageSpec(stage.idx, stage.base_sha, stage.gold_patch, entry=stage.entry, **extra)
+        )
     return config, specs
 
 

@@ -42,6 +42,7 @@ AGENT_STATE = ".git/prchain"  # the agent-side scratch files, outside the worktr
 COPY_INDEX = 'cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDEX_FILE"'
 # What a stage's setup command left in the worktree: excluded from every diff and snapshot.
 SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
+NO_PREVIOUS_BASE = 97  # STAGE_BASE's exit where a propagated stage finds no C_(t−1) in the store
 TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
 TESTER_HOME = "/tmp/tester-home"
 
@@ -151,8 +152,11 @@ collect_rejects() {
 }
 """
 
-# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), then the indices j of the gold
-# patches to revert, newest first ($ROOT_DIR/gold-j.patch, from that tar). Fetches B_t (only B_t;
+# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), the entry (revert or propagate), then
+# the indices j of the gold patches to revert, newest first ($ROOT_DIR/gold-j.patch, from that tar).
+# `propagate` reverts nothing: the files named in the tar's paths-t (NUL-separated) are taken as the
+# previous stage base C_(t−1) has them (absent there: removed); exit 97 when this store holds no
+# C_(t−1) (a new container: the caller makes it first). Fetches B_t (only B_t;
 # at depth 1 where the whole fetch fails, as on a partial clone missing old blobs: the 3-way
 # reverts want the gold patches' own blobs, which a whole fetch brings) from the mirror into the
 # private store, or takes it from the tar's base.pack (a stand-in for a B_t the clone lacks blobs
@@ -168,7 +172,7 @@ export GIT_DIR={STORE_DIR} GIT_WORK_TREE=$S/work GIT_INDEX_FILE=$S/index
 cd "$S/work"
 {_SAFE_GIT}
 {_COLLECT_REJECTS}
-t=$1; base=$2; feed=$3; shift 3
+t=$1; base=$2; feed=$3; entry=$4; shift 4
 {_KILL_AGENT}
 : > "$S/revert-rejects"; : > "$S/err"
 if [ "$feed" = 1 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
@@ -184,6 +188,19 @@ fi
 git update-ref "refs/prchain/base/$t" "$base"
 git checkout -q -f --detach "$base" 2>>"$S/err" || {{ cat "$S/err"; exit 92; }}
 git clean -ffdxq
+if [ "$entry" = propagate ]; then
+  prev=$(git rev-parse -q --verify "refs/prchain/stage-base/$((t - 1))") || {{ echo NO_PREVIOUS_BASE; exit {NO_PREVIOUS_BASE}; }}
+  while IFS= read -r -d '' f; do
+    if GIT_LITERAL_PATHSPECS=1 git cat-file -e "$prev:$f" 2>/dev/null; then
+      GIT_LITERAL_PATHSPECS=1 git checkout -q "$prev" -- "$f" 2>>"$S/err" || {{ cat "$S/err"; exit 98; }}
+    else
+      GIT_LITERAL_PATHSPECS=1 git rm -q -f --cached --ignore-unmatch -- "$f" > /dev/null 2>>"$S/err"
+      rm -f -- "$f"
+    fi
+  done < "$S/paths-$t"
+  rm -f "$S/paths-$t"
+  echo "PROPAGATED $t"
+fi
 for j in "$@"; do
   before=$(git write-tree)
   if git apply -R --3way --whitespace=nowarn "$S/gold-$j.patch" 2>>"$S/err"; then

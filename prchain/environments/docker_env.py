@@ -30,6 +30,8 @@ from prchain.environments.protocol import ExecResult, StageSpec, Transition, cap
 from prchain.environments.run import INTERNAL_LIMIT, run_command
 from prchain.environments.sandbox_spec import AGENT, AGENT_ENV, container_spec, run_sandbox
 from prchain.environments.stage_entry import (
+    ENTRY_PROPAGATE,
+    carried_paths,
     gold_archive,
     patch_paths,
     reverted_part,
@@ -392,23 +394,41 @@ class DockerEnvironment:
         return carried
 
     def _stage_base(self, t: int, container: str | None = None) -> str:
-        """Root: end the agent's processes, fetch B_t, revert g_(t−1) … g_1, publish C_t."""
-        reverts = {j: reverted_part(self.stages[j].gold_patch) for j in range(t - 1, 0, -1)}
-        golds = [j for j, patch in reverts.items() if patch.strip()]
+        """Root: end the agent's processes, fetch B_t, make C_t by the stage's entry (revert
+        g_(t−1) … g_1, or propagate F_t from C_(t−1), made first where this container lacks it),
+        publish C_t."""
+        spec = self.stages[t]
+        propagated = None
+        if spec.entry == ENTRY_PROPAGATE and t > 1:
+            golds: list[int] = []
+            reverts: dict[int, str] = {}
+            earlier = [self.stages[j].gold_patch for j in range(1, t)]
+            propagated = (t, carried_paths(earlier))
+        else:
+            reverts = {j: reverted_part(self.stages[j].gold_patch) for j in range(t - 1, 0, -1)}
+            golds = [j for j, patch in reverts.items() if patch.strip()]
         whole = self._whole_base(t)
         pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
-        feed = bool(golds or pack)
-        return self._checked(
-            carry.STAGE_BASE,
-            str(t),
-            whole.sha,
-            "1" if feed else "0",
-            *map(str, golds),
-            user="root",
-            what=f"ending the agent's processes and preparing stage {t} from B_{t}",
-            stdin=gold_archive({j: reverts[j] for j in golds}, pack) if feed else None,
-            container=container,
-        )
+        feed = bool(golds or pack or propagated)
+        args = (str(t), whole.sha, "1" if feed else "0", spec.entry if propagated else "revert")
+        stdin = gold_archive({j: reverts[j] for j in golds}, pack, propagated) if feed else None
+        raw = self._run(
+            carry.STAGE_BASE, *args, *map(str, golds), user="root", env=carry.BOOKKEEPING_ENV,
+            stdin=stdin, container=container,
+        )  # fmt: skip
+        if raw.exit_code == carry.NO_PREVIOUS_BASE:
+            self._stage_base(t - 1, container)
+            raw = self._run(
+                carry.STAGE_BASE, *args, user="root", env=carry.BOOKKEEPING_ENV, stdin=stdin,
+                container=container,
+            )  # fmt: skip
+        text = raw.output.decode("utf-8", "replace")
+        if raw.exit_code != 0:
+            raise EnvironmentFailure(
+                f"ending the agent's processes and preparing stage {t} from B_{t} failed "
+                f"(exit {raw.exit_code}): {text[-1500:]}"
+            )
+        return text
 
     def _whole_base(self, t: int) -> absent.WholeBase:
         """B_t as the host's clone gives it whole: itself, or a stand-in without the files whose

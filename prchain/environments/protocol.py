@@ -48,6 +48,10 @@ class StageSpec:
     # Run as the agent, offline, right after entering the stage (e.g. `pip install --no-deps -e .`);
     # what it writes never shows in the stage's diffs. "" = nothing.
     setup_command: str = ""
+    # How the stage is entered (stage_entry.ENTRIES): the earlier gold patches reverted at B_t, or
+    # B_t with the files they touch as the previous stage base has them (`propagate`). The build
+    # chose it (chain_stages.entry); rollouts, `tasks eval` and clean rooms all follow it.
+    entry: str = "revert"
 
 
 @dataclass
@@ -71,6 +75,7 @@ class Transition:
     stage_base: str = ""  # C_t: the stage base's tree as a commit without parents
     stage_start: str = ""
     image: str = ""  # the image the stage runs in (a new container when it changed)
+    entry: str = "revert"  # how the stage base was made (StageSpec.entry)
     setup_error: str = ""  # the stage's setup command failed or touched tracked files
 
     @property

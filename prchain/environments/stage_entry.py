@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import tarfile
+from typing import Literal
 
 from prchain.environments import carry
 from prchain.environments.protocol import StageSpec, Transition
@@ -17,6 +18,13 @@ from prchain.environments.protocol import StageSpec, Transition
 # `go test` (-mod=mod) writes it back into go.mod and go.sum, which then shows in the agent's own
 # diff. A requirement names no file of the tree, so keeping one breaks no build.
 KEPT_ON_REVERT = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum"})
+# How a stage is entered (docs/architecture.md, "Carry-forward"): the earlier stages' gold patches
+# reverted at B_t, or, where they do not revert, B_t with the files they touch as the previous stage
+# base has them (the fallback, prchain/chains/evidence/propagation.py). The first stage: `revert`.
+EntryName = Literal["revert", "propagate"]
+ENTRY_REVERT: EntryName = "revert"
+ENTRY_PROPAGATE: EntryName = "propagate"
+ENTRIES: tuple[EntryName, ...] = (ENTRY_REVERT, ENTRY_PROPAGATE)
 _SECTION = re.compile(r"(?m)^(?=diff --git )")
 
 
@@ -32,15 +40,28 @@ def reverted_part(patch: str) -> str:
     return patch if len(kept) == len(sections) else "".join(kept)
 
 
-def gold_archive(patches: dict[int, str], base_pack: bytes = b"") -> bytes:
-    """The gold patches (stage → patch), and the pack of a stand-in for B_t where one is needed
-    (`prchain.environments.absent`), as a tar for root's private directory (read by nobody else)."""
+def carried_paths(golds: list[str]) -> list[str]:
+    """F_t of a stage entered by propagation: the paths the earlier stages' gold patches touch, as
+    entering by revert would revert them (`reverted_part`), sorted."""
+    return sorted({p for gold in golds for p in patch_paths(reverted_part(gold))})
+
+
+def gold_archive(
+    patches: dict[int, str], base_pack: bytes = b"", propagated: tuple[int, list[str]] | None = None
+) -> bytes:
+    """The gold patches (stage → patch), the pack of a stand-in for B_t where one is needed
+    (`prchain.environments.absent`), and for a stage t entered by propagation the paths it takes
+    from C_(t−1) (`propagated`: t and F_t), as a tar for root's private directory (read by nobody
+    else)."""
     files = {
         f"gold-{j}.patch": (patch if patch.endswith("\n") else patch + "\n").encode()
         for j, patch in patches.items()
     }
     if base_pack:
         files["base.pack"] = base_pack
+    if propagated is not None:
+        t, paths = propagated
+        files[f"paths-{t}"] = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
     blob = io.BytesIO()
     with tarfile.open(fileobj=blob, mode="w") as tar:
         for name, data in files.items():
@@ -76,6 +97,7 @@ def transition_from(
         stage_base=report.stage_base,
         stage_start=report.stage_start,
         image=image,
+        entry=spec.entry,
     )
 
 

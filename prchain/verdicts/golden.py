@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 from prchain.core.errors import PrchainError
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment, StageSpec
+from prchain.environments.stage_entry import ENTRY_REVERT
 from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests
 from prchain.verdicts.sandbox import apply_patch
 from prchain.verdicts.taskfile import Patches
@@ -76,10 +77,16 @@ def stage_key(chain: dict[str, Any], upto: int, patches: Patches) -> str:
     last = stages[-1]
     env = last["environment"]
     return recipe_hash(
-        "eval", EVAL_VERSION, chain["chain_id"], [(s["base_commit"], s["patch"]) for s in stages],
+        "eval", EVAL_VERSION, chain["chain_id"], [_entered(s) for s in stages],
         applied, env["image_id"], env["test_command"], env["setup_command"], last["test_patch"],
         last["FAIL_TO_PASS"], last["PASS_TO_PASS"],
     )  # fmt: skip
+
+
+def _entered(stage: dict[str, Any]) -> tuple[str, ...]:
+    """What of a stage decides how it is entered (a propagated one: its entry too)."""
+    entry = stage.get("entry", ENTRY_REVERT)
+    return (stage["base_commit"], stage["patch"], *(() if entry == ENTRY_REVERT else (entry,)))
 
 
 def _specs(chain: dict[str, Any]) -> list[StageSpec]:
@@ -91,6 +98,7 @@ def _specs(chain: dict[str, Any]) -> list[StageSpec]:
             image=s["environment"]["image"],
             test_command=s["environment"]["test_command"],
             setup_command=s["environment"]["setup_command"],
+            entry=s.get("entry", ENTRY_REVERT),
         )
         for s in chain["stages"]
     ]

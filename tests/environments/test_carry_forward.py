@@ -144,3 +144,64 @@ def test_conflict_partial_applies_what_applies_and_records_the_rest(make_env) ->
     assert env.execute("git status --porcelain --ignored").output == ""  # no .rej left behind
     carried = env.cumulative_diff()
     assert "calc/ops.py" in carried and "README" not in carried and env.diff() == ""
+
+
+def _write_gold(env, calc_chain, number: int) -> None:
+    """The gold agent: each file PR `number` changes, as its merge commit has it."""
+    from prchain.environments.stage_entry import patch_paths
+
+    pr = calc_chain.repo.prs[number]
+    for path in sorted(patch_paths(pr.gold_patch)):
+        listed = git(calc_chain.path, "ls-tree", "--name-only", pr.merge_sha, "--", path)
+        if listed.strip():
+            shown = subprocess.run(
+                ["git", "-C", str(calc_chain.path), "show", f"{pr.merge_sha}:{path}"],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            env.write_file(path, shown.stdout)
+        else:
+            env.execute(f"rm -f -- {path}")
+
+
+def test_a_propagated_stage_carries_the_agents_files_onto_b_t_and_the_gold_resolves(
+    docker_client, calc_image, calc_chain
+) -> None:
+    """Stage 3 entered by the fallback: B_3 with the files g_1 and g_2 touch as C_2 has them, the
+    agent's change carried onto it. The gold agent ends at PR #3's merge commit exactly (PR #4's
+    README, outside the carried files, stays as B_3 has it); a clean room, a new container, makes
+    C_2 first and the same C_3."""
+    from dataclasses import replace
+
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+
+    stages = [*calc_chain.stages[:2], replace(calc_chain.stages[2], entry="propagate")]
+    env = DockerEnvironment(
+        EnvironmentConfig(), repo="acme/calc", clone_path=str(calc_chain.path), stages=stages,
+        client=docker_client,
+    ).start()  # fmt: skip
+    try:
+        env.enter_stage(1)
+        _write_gold(env, calc_chain, 1)
+        env.enter_stage(2)
+        _write_gold(env, calc_chain, 2)
+        transition = env.enter_stage(3)
+        assert (transition.entry, transition.reverted, transition.outcome) == (
+            "propagate",
+            [],
+            "clean",
+        )
+        assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # B_3's, PR #4
+        _write_gold(env, calc_chain, 3)
+        merge_3 = calc_chain.repo.prs[3].merge_sha
+        assert sandbox_tree(env) == git(calc_chain.path, "rev-parse", f"{merge_3}^{{tree}}")
+        # Nothing of g_1 or g_2 is in C_3 itself: the stage base holds no gold code.
+        ops = env.base_file("calc/ops.py")
+        assert ops is not None and ops.decode() == OPS_V0
+        with env.clean_room() as room:
+            assert room.execute("cat calc/ops.py").output == OPS_V0
+            assert "A tiny calculator" in room.execute("cat README.md").output
+        # The future is not in the sandbox.
+        assert env.execute(f"git cat-file -e {merge_3}").exit_code != 0
+    finally:
+        env.close()

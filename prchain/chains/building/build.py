@@ -31,6 +31,7 @@ from prchain.chains.evidence.changes import measure_stages, no_stages, small_cha
 from prchain.chains.evidence.kept import keep_substance, kept_substance, substance_kind
 from prchain.chains.evidence.loading import load_repos
 from prchain.chains.evidence.nodes import PRNode
+from prchain.chains.evidence.propagation import EarlierStage, Propagation
 from prchain.chains.evidence.revertible import StageBases
 from prchain.chains.reading.patches import SplitPatch, split_patch
 from prchain.chains.rulebook import RuleName
@@ -44,6 +45,7 @@ from prchain.chains.rules.corroborate import UNCORROBORATED, uncorroborated
 from prchain.chains.rules.decisions import LinkDecision
 from prchain.chains.rules.filters import chain_code_lines
 from prchain.core.errors import ConfigError
+from prchain.environments.stage_entry import ENTRY_PROPAGATE, ENTRY_REVERT
 from prchain.store.db import session_scope, upsert
 from prchain.store.models import Chain, ChainBuild, ChainStage, PRPatch
 
@@ -53,7 +55,7 @@ BATCH = 2000
 # Columns the build owns; everything else on a row (query, overview, ...) belongs to later stages.
 CHAIN_COLUMNS = ("repo_id", "length", "score", "edges", "label")
 NO_PATCH = SplitPatch("", "", (), ())
-STAGE_COLUMNS = ("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch")
+STAGE_COLUMNS = ("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch", "entry")
 
 
 @dataclass
@@ -84,6 +86,7 @@ class BuildSummary:
     max_len: int = 5
     stops: dict[int, Counter[StopReason]] = field(default_factory=dict)  # length → why no longer
     prs: int = 0  # merged PRs with a patch the build read: the denominator of its yield
+    entered_by: Counter[str] = field(default_factory=Counter)  # stages by entry (revert, propagate)
 
     @property
     def total(self) -> int:
@@ -142,6 +145,7 @@ def _stage_rows(
                 "end_sha": nodes[pr_id].merge_sha,
                 "gold_patch": split.code,
                 "gold_test_patch": split.test,
+                "entry": chain.entries[idx - 1] if chain.entries else ENTRY_REVERT,
             }
         )
     return rows
@@ -247,7 +251,14 @@ def build_chains(
     patches: dict[int, SplitPatch] = {}
     shape = shape_of(name)
     entry = (
-        StageEntry(engine, nodes, patches, {older for _newer, older in graph.edges}, graph)
+        StageEntry(
+            engine,
+            nodes,
+            patches,
+            {older for _newer, older in graph.edges},
+            graph,
+            fallback=cfg.entry_fallback == ENTRY_PROPAGATE,
+        )
         if cfg.check_stage_bases and high > 1
         else None
     )
@@ -259,6 +270,9 @@ def build_chains(
     if entry is not None:
         _note_refused(entry, chains, report.links, summary)
     summary.by_length = Counter(len(c.pr_ids) for c in chains)
+    summary.entered_by = Counter(
+        e for c in chains for e in c.entries or (ENTRY_REVERT,) * len(c.pr_ids)
+    )
     summary.max_len = high
     if high > 1:
         fits = entry.fits if entry else None
@@ -462,6 +476,8 @@ def _chain_rules(
                 summary.links_in_dropped[rule] += counts[f"{rule}:links"]
     for chain in kept:
         chain.label = revert_label(chain)
+        if entry is not None:
+            chain.entries = entry.mechanisms(chain.pr_ids)
     return kept
 
 
@@ -478,14 +494,18 @@ class StageEntry:
         patches: dict[int, SplitPatch],
         reverted: Iterable[int] = (),
         graph: nx.DiGraph | None = None,
+        *,
+        fallback: bool = False,
     ) -> None:
         """`reverted`: the PRs whose gold patches the search may revert (the older ends of the
         graph's links), whose paths are asked of git at once (`StageBases.learn_paths`).
-        `graph`: which stage of a path a refused PR links to (a thread's need not be the last)."""
+        `graph`: which stage of a path a refused PR links to (a thread's need not be the last).
+        `fallback`: a stage the revert refuses may be entered by propagation (`Propagation`)."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
         self.graph = graph
         clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
         self.bases = StageBases(clones)
+        self.propagation = Propagation(clones) if fallback else None
         # (newer, older) link → the shortest path after which the newer PR's stage was refused
         self.refused: dict[tuple[int, int], tuple[int, ...]] = {}
         ids = sorted(pr for pr in reverted if self.bases.can_check(nodes[pr].repo_id))
@@ -506,6 +526,8 @@ class StageEntry:
             return True
         if self.bases.reverts(repo, self.nodes[newer].base_sha or "", self._golds(path)):
             return True
+        if self._propagates(path, newer):
+            return True
         link = (newer, self._linked(path, newer))
         self.refused[link] = min(self.refused.get(link, path), path, key=lambda p: (len(p), p))
         return False
@@ -517,12 +539,46 @@ class StageEntry:
             return path[-1]
         return next((pr for pr in reversed(path) if graph.has_edge(newer, pr)), path[-1])
 
+    def _propagates(self, path: Sequence[int], newer: int) -> bool:
+        """Whether `newer`'s stage can be entered after `path` by the fallback (off: never)."""
+        if self.propagation is None or not path:
+            return False
+        node = self.nodes[newer]
+        return self.propagation.enters(
+            node.repo_id, node.base_sha or "", self.earlier(path), self._golds((newer,))[0]
+        )
+
+    def earlier(self, path: Sequence[int]) -> list[EarlierStage]:
+        golds = self._golds(tuple(path))
+        return [
+            EarlierStage(self.nodes[pr].merge_sha, g) for pr, g in zip(path, golds, strict=True)
+        ]
+
     def run(self, path: tuple[int, ...]) -> tuple[int, int]:
         repo = self.nodes[path[0]].repo_id
         if not self.bases.can_check(repo):
             return 0, len(path)
         bases = [self.nodes[pr].base_sha or "" for pr in path]
-        return self.bases.enterable_run(repo, bases, self._golds(path))
+        also: Callable[[int, int], bool] | None = None
+        if self.propagation is not None:
+
+            def also(start: int, end: int) -> bool:
+                return self._propagates(path[start:end], path[end])
+
+        return self.bases.enterable_run(repo, bases, self._golds(path), also)
+
+    def mechanisms(self, path: tuple[int, ...]) -> tuple[str, ...]:
+        """How each stage of a kept chain is entered: by reverting the earlier gold patches at its
+        base (`revert`, the first stage's too), or by the fallback (`propagate`)."""
+        repo = self.nodes[path[0]].repo_id
+        found = [ENTRY_REVERT]
+        for t in range(1, len(path)):
+            node = self.nodes[path[t]]
+            reverts = not self.bases.can_check(repo) or self.bases.reverts(
+                repo, node.base_sha or "", self._golds(path[:t])
+            )
+            found.append(ENTRY_REVERT if reverts else ENTRY_PROPAGATE)
+        return tuple(found)
 
     def fits(self, path: tuple[int, ...]) -> bool:
         return self.run(path) == (0, len(path))
@@ -757,6 +813,7 @@ def record_build(engine: Engine, summary: BuildSummary) -> int:
         "prs": summary.prs,
         "stages": summary.stage_count,
         "per_thousand": summary.per_thousand,
+        "entered_by": dict(summary.entered_by),
     }
     with session_scope(engine) as session:
         row = ChainBuild(strategy=summary.strategy, chains=summary.total, rules=rules, graph=graph)

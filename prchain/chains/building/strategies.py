@@ -28,6 +28,7 @@ class ChainCandidate:
     score: float
     edges: list[dict[str, Any]] = field(default_factory=list)
     label: str | None = None  # revert_reland: a revert, then a stage building on it
+    entries: tuple[str, ...] = ()  # how each stage is entered (revert, propagate); () = all revert
 
     @property
     def signature(self) -> str:

@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from prchain.core import git
@@ -250,15 +250,22 @@ class StageBases:
         return True
 
     def enterable_run(
-        self, repo_id: int, bases: Sequence[str], golds: Sequence[str]
+        self,
+        repo_id: int,
+        bases: Sequence[str],
+        golds: Sequence[str],
+        otherwise: Callable[[int, int], bool] | None = None,
     ) -> tuple[int, int]:
         """The longest run [start, end) of consecutive stages that can all be entered, the
         earliest of equal runs: stage t of a run from `start` needs golds[start:t] to revert on
-        bases[t]."""
+        bases[t], or `otherwise(start, t)` to hold (the fallback entry)."""
         best = (0, min(1, len(bases)))
         for start in range(len(bases) - 1):
             end = start + 1
-            while end < len(bases) and self.reverts(repo_id, bases[end], golds[start:end]):
+            while end < len(bases) and (
+                self.reverts(repo_id, bases[end], golds[start:end])
+                or (otherwise is not None and otherwise(start, end))
+            ):
                 end += 1
             if end - start > best[1] - best[0]:
                 best = (start, end)

@@ -66,6 +66,9 @@ def stage_record(
         "repo": repo,
         "base_commit": stage.base_sha or "",
         "end_commit": stage.end_sha or "",
+        # How the sandbox enters the stage: revert (the earlier gold patches reverted at
+        # base_commit) or propagate (the fallback; docs/architecture.md, "Carry-forward").
+        "entry": stage.entry,
         "patch": stage.gold_patch,
         "test_patch": stage.gold_test_patch,
         "query": stage.query or "",

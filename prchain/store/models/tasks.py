@@ -46,6 +46,9 @@ class ChainStage(Base):
     end_sha: Mapped[str | None] = mapped_column(String(64))  # the commit that merged the PR
     gold_patch: Mapped[str] = mapped_column(Text, default="")
     gold_test_patch: Mapped[str] = mapped_column(Text, default="")
+    # How the sandbox enters the stage: `revert` (the earlier gold patches reverted at B_t) or
+    # `propagate` (the fallback; prchain/chains/evidence/propagation.py). Chosen by the build.
+    entry: Mapped[str] = mapped_column(String(20), default="revert", server_default="revert")
     query: Mapped[str | None] = mapped_column(Text)
     query_attempts: Mapped[int] = mapped_column(default=0)
     query_leaks: Mapped[list[Any]] = mapped_column(
