@@ -22,6 +22,10 @@ pytest_plugins = [
 ]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # xdist hands its workers the controller's terminal width; prchain's tables in a pipe or a
+    # log keep their own width (prchain.cli.safe), as they do for a user.
+    os.environ.pop("COLUMNS", None)
 POSTGRES_URL = os.environ.get("PRCHAIN_TEST_POSTGRES_URL", "")
 
 

@@ -10,7 +10,6 @@ whole, never waited out."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +25,9 @@ pytestmark = pytest.mark.docker
 
 FLOOD_BYTES = 1 << 30
 CAP = 1 << 20
-TIMEOUT = 300
+# Longer than the test's own pytest timeout: a run that waits for it, not for the cap, fails the
+# test by pytest-timeout (no timed assertion here).
+TIMEOUT = 3600
 # Package code that fills the report pipe at import, before pytest opens it for its own report.
 FLOOD = f"""import os, re
 
@@ -69,15 +70,12 @@ def test_a_flood_into_the_report_pipe_ends_the_run_with_a_reason(
 ) -> None:
     capped_stage.write_file("geo/__init__.py", FLOOD)
     tracemalloc.start()
-    started = time.monotonic()
     try:
         verdict = run_tests(capped_stage, hidden_tests(geo), timeout=TIMEOUT)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    elapsed = time.monotonic() - started
     assert not verdict.passed and set(F2P) <= set(verdict.failing)
     assert verdict.error is not None and "max_report_bytes" in verdict.error, verdict.error
-    # The run stopped at the cap, not at its timeout; the host never held more than a few caps.
-    assert elapsed < TIMEOUT / 3, elapsed
+    # The host never held more than a few caps.
     assert peak < 8 * CAP, peak
