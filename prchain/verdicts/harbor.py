@@ -42,6 +42,11 @@ ROOM_SCRIPT = Path(__file__).with_name("harbor_room.py")
 ROOMS = ("python",)  # the rooms whose verdict runs inside a Harbor verifier
 
 
+def _portable(pattern: re.Pattern[str]) -> str:
+    """`pattern` as a string that compiles alike anywhere: its case flag written inline."""
+    return f"(?i){pattern.pattern}" if pattern.flags & re.IGNORECASE else pattern.pattern
+
+
 def rules(room: str) -> dict[str, Any]:
     """The allow-list of `room` as data: crossing.py's tables and patterns, the room's sealed
     places, the test side (`prchain.chains.reading.patches`)."""
@@ -50,8 +55,8 @@ def rules(room: str) -> dict[str, Any]:
         "source_suffixes": sorted(crossing.SOURCE_SUFFIXES),
         "nested_data_suffixes": sorted(crossing.NESTED_DATA_SUFFIXES),
         "config_names": sorted(crossing.CONFIG_NAMES),
-        "config_name_pattern": crossing._CONFIG_NAME.pattern,
-        "metadata_dir_pattern": crossing._METADATA_DIR.pattern,
+        "config_name_pattern": _portable(crossing._CONFIG_NAME),
+        "metadata_dir_pattern": _portable(crossing._METADATA_DIR),
         "shadowed": sorted(frozenset(sys.stdlib_module_names) | crossing.RUNNER_MODULES),
         "import_roots": list(crossing.IMPORT_ROOTS),
         "test_dirs": sorted(patches.TEST_DIRS),
