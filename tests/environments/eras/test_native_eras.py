@@ -48,24 +48,38 @@ def _setup(tmp_path: Path, repo: str, clone: Path, sqlite_url: str, eras: dict[s
     return invoke("env", "setup", *common).output
 
 
-def test_a_sys_crate_gets_its_library_from_the_failed_build(
-    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
-) -> None:
-    clone = make_sound(tmp_path / "sound")
+def _verified_by_native(
+    tmp_path: Path, repo: str, clone: Path, sqlite_url: str, **eras: Any
+) -> tuple[Any, list[str]]:
+    """`repo`'s one era set up against the served Contents excerpt: its recipe, verified with a
+    native revision, and the recipe's `native:` notes."""
     with serve_archive() as archive:
-        eras = {
+        settings = {
             "suites": {"bookworm": "3.11"},
-            "extra_base_packages": [],
             "debian_archive": archive,
             "contents_cache": str(tmp_path / "contents"),
-            "native_packages": {"rust": {"alsa-sys": []}},  # the failed build must say it
+            **eras,
         }
-        output = _setup(tmp_path, SOUND, clone, sqlite_url, eras)
+        output = _setup(tmp_path, repo, clone, sqlite_url, settings)
     recipe = recipes_by_pr(sqlite_url)[1]
     why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
     assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
     assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
-    added = [n for n in recipe.notes if n.startswith("native: ")]
+    return recipe, [n for n in recipe.notes if n.startswith("native: ")]
+
+
+def test_a_sys_crate_gets_its_library_from_the_failed_build(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_sound(tmp_path / "sound")
+    recipe, added = _verified_by_native(
+        tmp_path,
+        SOUND,
+        clone,
+        sqlite_url,
+        extra_base_packages=[],
+        native_packages={"rust": {"alsa-sys": []}},  # the failed build must say it
+    )
     assert added == [
         "native: libasound2-dev (Debian bookworm, /usr/lib/x86_64-linux-gnu/pkgconfig/alsa.pc) "
         "for the pkg-config module `alsa`, asked by: Package alsa was not found in the pkg-config "
@@ -81,18 +95,7 @@ def test_a_cgo_package_gets_its_header_from_the_failed_run(
     tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
 ) -> None:
     clone = make_seclabel(tmp_path / "seclabel")
-    with serve_archive() as archive:
-        eras = {
-            "suites": {"bookworm": "3.11"},
-            "debian_archive": archive,
-            "contents_cache": str(tmp_path / "contents"),
-        }
-        output = _setup(tmp_path, SECLABEL, clone, sqlite_url, eras)
-    recipe = recipes_by_pr(sqlite_url)[1]
-    why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
-    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
-    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
-    added = [n for n in recipe.notes if n.startswith("native: ")]
+    recipe, added = _verified_by_native(tmp_path, SECLABEL, clone, sqlite_url)
     assert len(added) == 1 and added[0].startswith(
         "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
         "`selinux/selinux.h`, asked by: "
@@ -105,19 +108,7 @@ def test_a_c_extension_gets_its_header_from_the_failed_build(
     tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
 ) -> None:
     clone = make_seclab(tmp_path / "seclab")
-    with serve_archive() as archive:
-        eras = {
-            "suites": {"bookworm": "3.11"},
-            "extra_base_packages": [],
-            "debian_archive": archive,
-            "contents_cache": str(tmp_path / "contents"),
-        }
-        output = _setup(tmp_path, SECLAB, clone, sqlite_url, eras)
-    recipe = recipes_by_pr(sqlite_url)[1]
-    why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
-    assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
-    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
-    added = [n for n in recipe.notes if n.startswith("native: ")]
+    recipe, added = _verified_by_native(tmp_path, SECLAB, clone, sqlite_url, extra_base_packages=[])
     assert len(added) == 1 and added[0].startswith(
         "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
         "`selinux/selinux.h`, asked by: "
