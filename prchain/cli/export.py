@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     type=click.Choice(EXPORT_FORMATS),
     default="openai",
     show_default=True,
-    help="openai (messages + tools) or sharegpt (LLaMA-Factory). A .parquet OUT writes Parquet.",
+    help="openai (messages + tools), sharegpt (LLaMA-Factory) or atif (Harbor's trajectories)."
+    " A .parquet OUT writes Parquet.",
 )
 @click.option(
     "--keep-reasoning",
