@@ -21,7 +21,7 @@ class AgentConfig(BaseModel):
     scaffold: Scaffold = Field(
         "builtin",
         description="The agent that works each stage: builtin (prchain's loop and tools) or "
-        "mini-swe-agent (its prompts, bash tool and litellm model class, in the same sandbox; "
+        "mini-swe-agent (its prompts, bash tool and step, in the same sandbox and prchain's client; "
         "pip install 'prchain[mini]').",
     )
     mini_config: str = Field(

@@ -1,17 +1,18 @@
-"""mini-swe-agent as the scaffold of a rollout: its prompts, its bash tool, its model class and its
-step, inside prchain's own stage sandbox.
+"""mini-swe-agent as the scaffold of a rollout: its prompts, its bash tool and its step, inside
+prchain's own stage sandbox, its model calls through prchain's client.
 
-The only module that imports `minisweagent` (and through it litellm). What is mini-swe-agent's:
-`DefaultAgent.step` (query the model, parse its tool calls, run them, format the observations), the
-`LitellmModel` that talks to the configured OpenAI-compatible server, and the agent/model templates
-of the chosen config (`agent.mini_config`, mini.yaml by default). What is prchain's: the sandbox
+The only module that imports `minisweagent`. What is mini-swe-agent's: `DefaultAgent.step` (query
+the model, parse its tool calls, run them, format the observations), how tool calls become actions
+and outputs observations, and the agent/model templates of the chosen config (`agent.mini_config`,
+mini.yaml by default). What is prchain's: the model calls (`PolicyModel`: the `policy` role of
+prchain's client, cached, priced and budgeted like the built-in loop's), the sandbox
 its commands run in (`SandboxShell`, an Environment of mini-swe-agent's protocol over the stage
 sandbox: offline, carry-forward B_t ⊕ Δ_(t−1) done by the runner at stage entry), the loop around
 `step` (one conversation across stages and judge rounds instead of `DefaultAgent.run`'s one task),
 the step and token budgets, the PRM hook after each step, and every message stored as it happens.
 
-The model runs on the host; the sandbox sees only the commands. The API key goes to litellm as a
-call argument, never into the container, the messages or the stored config.
+The model runs on the host; the sandbox sees only the commands. The API key stays in prchain's
+client, never in the container, the messages or the stored config.
 """
 
 from __future__ import annotations
@@ -19,28 +20,35 @@ from __future__ import annotations
 import os
 import platform
 import shlex
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
 from prchain.agent.loop import Counters, StageRun, StepSink
 from prchain.agent.tasks import ChainTask, StageTask
-from prchain.core.errors import ConfigError, ContextOverflow, LLMUnavailable, MissingExtra
+from prchain.core.errors import ConfigError, ContextOverflow, LLMOutputInvalid, MissingExtra
 from prchain.environments.protocol import Environment
 from prchain.llm.prompts import render
-from prchain.llm.protocol import Message
+from prchain.llm.protocol import ChatLLM, Completion, Message, sendable
 
 PROMPTS = Path(__file__).with_name("prompts") / "mini"
 SUBMIT_LINE = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's own end-of-task marker
 # Fields of a message the API and the export know; mini-swe-agent's `extra` stays in memory.
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# mini-swe-agent's own observation template, for a config whose `model` section names none.
+OBSERVATION = (
+    "{% if output.exception_info %}<exception>{{output.exception_info}}</exception>\n{% endif %}"
+    "<returncode>{{output.returncode}}</returncode>\n<output>\n{{output.output}}</output>"
+)
 
 
 def load_mini() -> None:
-    """Import mini-swe-agent without its start-up banner, and tell litellm (imported only when a
-    model is made) not to fetch its price map from the internet: sandbox hosts are offline.
+    """Import mini-swe-agent without its start-up banner, and tell litellm (which some of its
+    modules import) not to fetch its price map from the internet: sandbox hosts are offline.
     Raises MissingExtra when mini-swe-agent is not installed."""
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -71,41 +79,99 @@ def mini_config(spec: str) -> dict[str, Any]:
         ) from None
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """Where mini-swe-agent's model class sends the policy's requests (an OpenAI-compatible server)."""
+@dataclass
+class PolicyModel:
+    """mini-swe-agent's model protocol over prchain's own client, as the `policy` role: every call
+    is cached, priced into the rollout, held to `llm.budget_*`, retried and repaired (a tool call
+    written as text excepted) like the built-in loop's, and stored in `llm_calls` with the rollout.
+    What mini-swe-agent's model class adds stays its own: its `bash` tool, how tool calls become
+    actions (and its format errors), and how outputs become observations."""
 
-    model: str  # the server's model name; litellm is told it is an OpenAI-compatible one
-    base_url: str | None
-    api_key: str
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout: float = 120.0
-    attempts: int = 3  # llm.max_retries + 1
+    llm: ChatLLM
+    rollout_id: int | None
+    templates: dict[
+        str, Any
+    ]  # the config's `model` section (observation and format-error templates)
+    attempt: int = 0  # format errors in a row so far: a retry is another request, never the cache's
+    config: dict[str, Any] = field(init=False)  # mini-swe-agent's Model protocol asks for one
 
-    def litellm_model(self, templates: dict[str, Any]) -> Any:
-        """mini-swe-agent's LitellmModel for this server, with the config's model templates."""
-        load_mini()
-        import litellm
-        from minisweagent.models.litellm_model import LitellmModel
+    def __post_init__(self) -> None:
+        self.config = {"model_name": "policy", **self.templates}
 
-        # Its "Provider List" banner on every call to a model it has no price for (all of ours).
-        litellm.suppress_debug_info = True
+    def query(self, messages: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
+        from minisweagent.exceptions import FormatError
+        from minisweagent.models.utils.actions_toolcall import BASH_TOOL
 
-        # mini-swe-agent reads its retry budget from the environment at every call.
-        os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = str(self.attempts)
-
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "timeout": self.timeout}
-        kwargs |= {"api_base": self.base_url} if self.base_url else {}
-        kwargs |= {"temperature": self.temperature} if self.temperature is not None else {}
-        kwargs |= {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
-        keep = ("observation_template", "format_error_template")
-        return LitellmModel(
-            model_name=f"openai/{self.model}",
-            model_kwargs=kwargs,
-            cost_tracking="ignore_errors",  # prchain prices calls itself (llm.prices)
-            **{k: v for k, v in templates.items() if k in keep},
+        sent = sendable([{k: v for k, v in m.items() if k != "extra"} for m in messages])
+        reply = self.llm.complete(
+            "policy",
+            sent,
+            tools=[dict(BASH_TOOL)],
+            rollout_id=self.rollout_id,
+            attempt=self.attempt,
+            check=self._check,
         )
+        used = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+        extra = {
+            "response": {"usage": used, "finish_reason": reply.finish_reason},
+            "cost": reply.cost_usd,
+            "timestamp": time.time(),
+        }
+        try:
+            actions = self._actions(reply)
+        except FormatError as exc:
+            exc.messages[0]["extra"].update(extra)
+            raise
+        return {**reply.as_message(), "extra": {"actions": actions, **extra}}
+
+    def _actions(self, reply: Completion) -> list[dict[str, Any]]:
+        """mini-swe-agent's reading of the reply's tool calls (FormatError when unusable)."""
+        from minisweagent.models.utils.actions_toolcall import parse_toolcall_actions
+
+        calls = [
+            SimpleNamespace(id=call.get("id"), function=SimpleNamespace(**call["function"]))
+            for call in reply.tool_calls
+        ]
+        return parse_toolcall_actions(
+            calls,
+            format_error_template=self._template("format_error_template", "{{ error }}"),
+            template_kwargs={"finish_reason": reply.finish_reason},
+        )
+
+    def _check(self, reply: Completion) -> None:
+        """Refuses (for the cache) a reply mini-swe-agent cannot act on."""
+        from minisweagent.exceptions import FormatError
+
+        try:
+            self._actions(reply)
+        except FormatError as exc:
+            raise LLMOutputInvalid(str(exc.messages[0]["content"])) from None
+
+    def format_message(self, **kwargs: Any) -> dict[str, Any]:
+        return dict(kwargs)
+
+    def format_observation_messages(
+        self, message: dict[str, Any], outputs: list[dict[str, Any]], template_vars: Any = None
+    ) -> list[dict[str, Any]]:
+        from minisweagent.models.utils.actions_toolcall import (
+            format_toolcall_observation_messages,
+        )
+
+        return format_toolcall_observation_messages(
+            actions=message.get("extra", {}).get("actions", []),
+            outputs=outputs,
+            observation_template=self._template("observation_template", OBSERVATION),
+            template_vars=template_vars,
+        )
+
+    def get_template_vars(self, **_: Any) -> dict[str, Any]:
+        return dict(self.config)
+
+    def serialize(self) -> dict[str, Any]:
+        return {"info": {"config": {"model_type": f"{__name__}.{type(self).__name__}"}}}
+
+    def _template(self, key: str, default: str) -> str:
+        return str(self.templates.get(key) or default)
 
 
 @dataclass
@@ -181,7 +247,7 @@ def usage(message: dict[str, Any]) -> tuple[int, int]:
 class MiniLoop:
     """mini-swe-agent working the stages of one rollout (prchain.agent.scaffold.StageAgent)."""
 
-    model: Any  # mini-swe-agent's LitellmModel
+    model: PolicyModel
     templates: dict[str, Any]  # the config's `agent` section (system and instance templates)
     env: Environment
     config: AgentConfig
@@ -244,8 +310,9 @@ class MiniLoop:
         format_errors = 0
         while (reason := self._limit_reached()) is None:
             start, self.shell.outputs = len(self.agent.messages), []
+            self.model.attempt = format_errors
             try:
-                self._step()
+                self.agent.step()
             except ContextOverflow as exc:
                 return StageRun(False, f"context window exceeded (the server refused: {exc})")
             except FormatError as exc:
@@ -265,17 +332,6 @@ class MiniLoop:
         return StageRun(False, reason)
 
     # -- one step -----------------------------------------------------------------------------
-
-    def _step(self) -> None:
-        """mini-swe-agent's step; a server's failure (after its retries) is prchain's one line."""
-        from litellm import exceptions
-
-        try:
-            self.agent.step()
-        except exceptions.ContextWindowExceededError as exc:
-            raise ContextOverflow(str(exc)) from exc
-        except (exceptions.APIError, exceptions.OpenAIError) as exc:
-            raise LLMUnavailable(f"mini-swe-agent's model call failed: {exc}") from exc
 
     def _observe_submit(self, start: int) -> None:
         """The submitting step: its assistant turn and a tool result for every call it made (the
@@ -383,11 +439,11 @@ class MiniLoop:
 class MiniScaffold:
     """Makes the MiniLoop of each rollout (prchain.agent.scaffold.Scaffold)."""
 
-    spec: ModelSpec
     mini: dict[str, Any]  # the mini-swe-agent config (agent.mini_config), read once
 
     def loop(
         self,
+        llm: ChatLLM,
         env: Environment,
         config: AgentConfig,
         sink: StepSink,
@@ -396,7 +452,7 @@ class MiniScaffold:
         messages: list[Message],
         chain: Counters,
     ) -> MiniLoop:
-        model = self.spec.litellm_model(self.mini.get("model") or {})
+        model = PolicyModel(llm, rollout_id, self.mini.get("model") or {})
         return MiniLoop(
             model,
             self.mini.get("agent") or {},

@@ -228,7 +228,7 @@ class ChainRunner:
         hook = self.hook_factory(rollout.id) if self.hook_factory else None
         args = (env, self.config, rollout.recorder, hook, rollout.id)
         if self.scaffold is not None:
-            return self.scaffold.loop(*args, rollout.messages, rollout.counters)
+            return self.scaffold.loop(self.llm, *args, rollout.messages, rollout.counters)
         return AgentLoop(self.llm, *args, messages=rollout.messages, chain=rollout.counters)
 
     def _stage(

@@ -11,7 +11,7 @@ from prchain.agent.hooks import StepHook
 from prchain.agent.loop import Counters, StageRun, StepSink
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.environments.protocol import Environment
-from prchain.llm.protocol import Message
+from prchain.llm.protocol import ChatLLM, Message
 
 
 def scaffold_of(rollout_config: dict[str, Any] | None) -> str:
@@ -49,6 +49,7 @@ class Scaffold(Protocol):
 
     def loop(
         self,
+        llm: ChatLLM,
         env: Environment,
         config: AgentConfig,
         sink: StepSink,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -25,7 +24,7 @@ from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import Lazy
-from prchain.core.errors import LLMNotConfigured, NothingToDo, PrchainError
+from prchain.core.errors import NothingToDo, PrchainError
 from prchain.core.text import plural
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.protocol import Environment
@@ -141,28 +140,13 @@ def rollout_fields(config: Config) -> dict[str, Any]:
 
 
 def mini_scaffold(config: Config) -> Scaffold | None:
-    """mini-swe-agent's model class pointed at the policy's server, when agent.scaffold asks for it
-    (the key is read from the environment here, on the host; it never enters a sandbox)."""
+    """mini-swe-agent with its config read, when agent.scaffold asks for it (its model calls go
+    through the runner's client, as the built-in loop's do)."""
     if config.agent.scaffold != "mini-swe-agent":
         return None
-    from prchain.agent.mini import MiniScaffold, ModelSpec, mini_config
-    from prchain.llm.client import PLACEHOLDER_KEY
+    from prchain.agent.mini import MiniScaffold, mini_config
 
-    llm = config.llm
-    base_url = llm.endpoints.get("policy") or os.environ.get(llm.base_url_env) or None
-    api_key = os.environ.get(llm.api_key_env, "")
-    if not api_key and base_url is None:
-        raise LLMNotConfigured(f"neither {llm.base_url_env} nor {llm.api_key_env} is set")
-    spec = ModelSpec(
-        model=llm.model_for("policy"),
-        base_url=base_url,
-        api_key=api_key or PLACEHOLDER_KEY,
-        temperature=llm.temperature_for("policy"),
-        max_tokens=llm.max_tokens.get("policy"),
-        timeout=llm.timeout_seconds,
-        attempts=llm.max_retries + 1,
-    )
-    return MiniScaffold(spec, mini_config(config.agent.mini_config))
+    return MiniScaffold(mini_config(config.agent.mini_config))
 
 
 def make_chain_runner(

@@ -1,6 +1,6 @@
 """mini-swe-agent as the rollout's scaffold (agent.scaffold: mini-swe-agent): a three-stage chain in
-one real sandbox, mini-swe-agent's LitellmModel talking to the scripted server, its step running
-the commands in prchain's sandbox; the judge's feedback round, the PRM hook, carry-forward from
+one real sandbox, mini-swe-agent's step asking the scripted server through prchain's client and
+running the commands in prchain's sandbox; the judge's feedback round, the PRM hook, carry-forward from
 stage to stage, and the export of what it made."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from prchain.llm.config import LLMConfig
 from prchain.prm.config import PRMConfig
 from prchain.prm.guidance import PRM_MARKER
 from prchain.store.config import StoreConfig
-from prchain.store.models import EnvTransition, Rollout, RolloutStage, Step
+from prchain.store.models import EnvTransition, LLMCall, Rollout, RolloutStage, Step
 from tests.agent.conftest import bash, seed_chain, verdict
 from tests.support.llm_fixtures import FAKE_API_KEY
 from tests.support.prm import verdict_json
@@ -88,7 +88,7 @@ def test_a_three_stage_chain_rolled_out_by_mini_swe_agent_carries_forward_and_ex
     )
     assert fake_llm.pending() == []
     policy = fake_llm.requests_for("policy")
-    # mini-swe-agent's own prompt and its one bash tool, through its litellm model class.
+    # mini-swe-agent's own prompt and its one bash tool, through prchain's client.
     assert {t["function"]["name"] for t in policy[0]["tools"]} == {"bash"}
     assert "Recommended Workflow" in policy[0]["messages"][1]["content"]
     # mini.yaml's observations are JSON: {"returncode": ..., "output": ...}.
@@ -109,6 +109,11 @@ def test_a_three_stage_chain_rolled_out_by_mini_swe_agent_carries_forward_and_ex
         assert rollout is not None
         assert rollout.config["agent"]["scaffold"] == "mini-swe-agent"
         assert rollout.agent_steps == 11 and rollout.tool_calls == 11
+        # Each policy request is the rollout's llm_calls row (priced and budgeted from there).
+        calls = select(LLMCall).filter_by(role="policy", rollout_id=result.rollout_id)
+        policy_calls = list(session.scalars(calls))
+        assert len(policy_calls) == len(policy) == 11
+        assert all(c.status == "ok" and c.prompt_tokens > 0 for c in policy_calls)
     kinds = [s.kind for s in sorted(steps, key=lambda s: s.idx)]
     assert kinds.count("feedback") == 1 and kinds.count("prm") == 1 and kinds.count("query") == 3
     assert [t.reverted for t in transitions] == [[], [1], [2, 1]]  # newest first
