@@ -85,7 +85,10 @@ class Counters:
 
 
 @dataclass
-class AgentLoop:
+class StageLoop:
+    """What every scaffold's loop holds: the policy's client, the sandbox, the limits, where steps
+    are stored, the PRM hook, and one conversation with its counters across the chain's stages."""
+
     llm: ChatLLM
     env: Environment
     config: AgentConfig
@@ -98,6 +101,12 @@ class AgentLoop:
     history: list[StepRecord] = field(default_factory=list)
     task: str = ""
     stage_idx: int = 0
+
+
+@dataclass
+class AgentLoop(StageLoop):
+    """The built-in loop: prchain's prompts and tools."""
+
     guard: RepeatGuard = field(init=False)
 
     def __post_init__(self) -> None:

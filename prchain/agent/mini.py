@@ -28,7 +28,7 @@ from typing import Any
 
 from prchain.agent.config import AgentConfig
 from prchain.agent.hooks import HookContext, StepHook, StepRecord
-from prchain.agent.loop import Counters, StageRun, StepSink
+from prchain.agent.loop import Counters, StageLoop, StageRun, StepSink
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.core.errors import ConfigError, ContextOverflow, LLMOutputInvalid, MissingExtra
 from prchain.environments.protocol import Environment
@@ -244,29 +244,20 @@ def usage(message: dict[str, Any]) -> tuple[int, int]:
 
 
 @dataclass
-class MiniLoop:
+class MiniLoop(StageLoop):
     """mini-swe-agent working the stages of one rollout (prchain.agent.scaffold.StageAgent)."""
 
-    model: PolicyModel
-    templates: dict[str, Any]  # the config's `agent` section (system and instance templates)
-    env: Environment
-    config: AgentConfig
-    sink: StepSink | None = None
-    hook: StepHook | None = None
-    rollout_id: int | None = None
-    messages: list[Message] = field(default_factory=list)
-    chain: Counters = field(default_factory=Counters)
-    stage: Counters = field(default_factory=Counters)
-    history: list[StepRecord] = field(default_factory=list)
-    task: str = ""
-    stage_idx: int = 0
+    mini: dict[str, Any] = field(default_factory=dict)  # the mini-swe-agent config, read once
 
     def __post_init__(self) -> None:
         load_mini()
         from minisweagent.agents.default import DefaultAgent
 
+        self.model = PolicyModel(self.llm, self.rollout_id, self.mini.get("model") or {})
+
         self.shell = SandboxShell(self.env, self.config.command_timeout)
-        agent = {k: v for k, v in self.templates.items() if k.endswith("_template")}
+        templates = (self.mini.get("agent") or {}).items()
+        agent = {k: v for k, v in templates if k.endswith("_template")}
         # Limits are prchain's (checked before every step); mini's own are switched off.
         self.agent = DefaultAgent(self.model, self.shell, **agent, step_limit=0, cost_limit=0)
         self.agent.messages = self.messages  # one list: a resumed rollout's conversation goes on
@@ -452,17 +443,8 @@ class MiniScaffold:
         messages: list[Message],
         chain: Counters,
     ) -> MiniLoop:
-        model = PolicyModel(llm, rollout_id, self.mini.get("model") or {})
         return MiniLoop(
-            model,
-            self.mini.get("agent") or {},
-            env,
-            config,
-            sink,
-            hook,
-            rollout_id,
-            messages=messages,
-            chain=chain,
+            llm, env, config, sink, hook, rollout_id, messages=messages, chain=chain, mini=self.mini
         )
 
 
