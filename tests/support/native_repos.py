@@ -7,12 +7,16 @@
   linking libselinux; PR #1 adds `mls()` in C and its test.
 - `seclabel` (Go, 2023-03, go 1.19): one package with cgo including `<selinux/selinux.h>` and
   linking `-lselinux` (libselinux1-dev); PR #1 adds a function and its test.
+- `pqnode` (Node 18, 2025-01, package-lock v3): depends on libpq 1.8.13 (npm), an addon that
+  node-gyp builds against libpq-dev (`pg_config`, `libpq-fe.h`) with make and g++; PR #1 adds
+  `status()` and its `node --test` test.
 And a real Contents excerpt of bookworm served over local HTTP (`serve_archive`), so the host's
 lookups read no 46 MB file while the builds install from Debian's archive.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -205,3 +209,80 @@ def serve_archive() -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+
+
+# npm install --package-lock-only for libpq 1.8.13 (the registry gives bindings and nan exactly)
+PQNODE_LOCK = {
+    "name": "pqnode",
+    "version": "1.0.0",
+    "lockfileVersion": 3,
+    "requires": True,
+    "packages": {
+        "": {"name": "pqnode", "version": "1.0.0", "dependencies": {"libpq": "1.8.13"}},
+        "node_modules/bindings": {
+            "version": "1.5.0",
+            "integrity": "sha512-p2q/t/mhvuOj/UeLlV6566GD/guowlr0hHxClI0W9m7MWYkL1F0hLo+0Aexs9HSPCtR1SXQ0TD3MMKrXZajbiQ==",
+            "license": "MIT",
+            "dependencies": {"file-uri-to-path": "1.0.0"},
+        },
+        "node_modules/file-uri-to-path": {
+            "version": "1.0.0",
+            "integrity": "sha512-0Zt+s3L7Vf1biwWZ29aARiVYLx7iMGnEUl9x33fbB/j3jR81u/O2LbqK+Bm1CDSNDKVtJ/YjwY7TUd5SkeLQLw==",
+            "license": "MIT",
+        },
+        "node_modules/libpq": {
+            "version": "1.8.13",
+            "integrity": "sha512-t1wpnGVgwRIFSKoe4RFUllAFj953kNMcdXhGvFJwI0r6lJQqgSwTeiIciaCinjOmHk0HnFeWQSMC6Uw2591G4A==",
+            "hasInstallScript": True,
+            "license": "MIT",
+            "dependencies": {"bindings": "1.5.0", "nan": "2.19.0"},
+        },
+        "node_modules/nan": {
+            "version": "2.19.0",
+            "integrity": "sha512-nO1xXxfh/RWNxfd/XPfbIfFk5vgLsAxUR9y5O0cHMJu/AW9U95JLXqthYHjEp+8gQ5p96K9jUp8nbVOxCdRbtw==",
+            "license": "MIT",
+        },
+    },
+}
+PQNODE_PACKAGE = {
+    "name": "pqnode",
+    "version": "1.0.0",
+    "private": True,
+    "main": "index.js",
+    "scripts": {"test": "node --test"},
+    "dependencies": {"libpq": "1.8.13"},
+}
+# Requiring libpq loads its addon (build/Release/addon.node, linked to libpq.so.5).
+PQNODE_INDEX = "const Libpq = require('libpq');\n\nexports.idle = () => !new Libpq().connected;\n"
+PQNODE_STATUS = "\nexports.status = () => (new Libpq().connected ? 'up' : 'down');\n"
+PQNODE_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { idle } = require('..');\n\n"
+    "test('a new client is idle', () => {\n  assert.strictEqual(idle(), true);\n});\n"
+)
+PQNODE_STATUS_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { status } = require('..');\n\n"
+    "test('a new client is down', () => {\n  assert.strictEqual(status(), 'down');\n});\n"
+)
+
+
+def make_pqnode(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {
+        ".nvmrc": "18\n",
+        ".gitignore": "node_modules/\n",
+        "package.json": json.dumps(PQNODE_PACKAGE, indent=2) + "\n",
+        "package-lock.json": json.dumps(PQNODE_LOCK, indent=2) + "\n",
+        "index.js": PQNODE_INDEX,
+        "test/idle.test.js": PQNODE_TEST,
+    }
+    commit_files(path, start, "Start pqnode", "2025-01-10T12:00:00Z")
+    commit_files(
+        path,
+        {"index.js": PQNODE_INDEX + PQNODE_STATUS, "test/status.test.js": PQNODE_STATUS_TEST},
+        "Say whether the client is up (#1)\n\nUp or down.",
+        "2025-01-15T12:00:00Z",
+    )
+    return path

@@ -9,6 +9,9 @@ The failed build's missing file is looked up in a real excerpt of bookworm's Con
   the revision installs libselinux1-dev.
 - Go: `seclabel` is a cgo package including `<selinux/selinux.h>`; its era's first suite run
   does not compile it, the revision installs libselinux1-dev.
+- Node: `pqnode` depends on libpq (npm), an addon node-gyp builds against libpq-dev with make and
+  g++; the table names all three, and node-gyp finds the release's headers in the toolchain layer
+  (offline: it never downloads them).
 """
 
 from __future__ import annotations
@@ -21,20 +24,27 @@ from typing import Any
 import pytest
 
 from tests.support.era_runs import invoke, recipes_by_pr, remove_repo_images, write_config
-from tests.support.native_repos import make_seclab, make_seclabel, make_sound, serve_archive
+from tests.support.native_repos import (
+    make_pqnode,
+    make_seclab,
+    make_seclabel,
+    make_sound,
+    serve_archive,
+)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 TAG = uuid.uuid4().hex[:8]
 SOUND = f"native-eras-test-{TAG}/sound"
 SECLABEL = f"native-eras-test-{TAG}/seclabel"
 SECLAB = f"native-eras-test-{TAG}/seclab"
+PQNODE = f"native-eras-test-{TAG}/pqnode"
 
 
 @pytest.fixture(scope="module")
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built and its build-cache volumes."""
     yield
-    for repo in (SOUND, SECLABEL, SECLAB):
+    for repo in (SOUND, SECLABEL, SECLAB, PQNODE):
         remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"))
 
 
@@ -49,10 +59,11 @@ def _setup(tmp_path: Path, repo: str, clone: Path, sqlite_url: str, eras: dict[s
 
 
 def _verified_by_native(
-    tmp_path: Path, repo: str, clone: Path, sqlite_url: str, **eras: Any
+    tmp_path: Path, repo: str, clone: Path, sqlite_url: str, revised: bool = True, **eras: Any
 ) -> tuple[Any, list[str]]:
-    """`repo`'s one era set up against the served Contents excerpt: its recipe, verified with a
-    native revision, and the recipe's `native:` notes."""
+    """`repo`'s one era set up against the served Contents excerpt: its recipe, verified (with a
+    native revision of a failed build when `revised`, else as planned from the table), and the
+    recipe's `native:` notes."""
     with serve_archive() as archive:
         settings = {
             "suites": {"bookworm": "3.11"},
@@ -64,7 +75,8 @@ def _verified_by_native(
     recipe = recipes_by_pr(sqlite_url)[1]
     why = (recipe.root_error, recipe.verification.get("attempts"), recipe.log[-3000:])
     assert "1 eras for 1 stages: 1 verified (1 by planner), 0 not" in output, why
-    assert recipe.status == "verified" and recipe.variant.endswith("+native"), recipe.variant
+    assert recipe.status == "verified", recipe.variant
+    assert recipe.variant.endswith("+native") is revised, recipe.variant
     return recipe, [n for n in recipe.notes if n.startswith("native: ")]
 
 
@@ -113,4 +125,15 @@ def test_a_c_extension_gets_its_header_from_the_failed_build(
         "native: libselinux1-dev (Debian bookworm, /usr/include/selinux/selinux.h) for the header "
         "`selinux/selinux.h`, asked by: "
     ), recipe.notes
+    assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
+
+
+def test_a_node_addon_gets_its_library_and_compiler_from_the_table(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_pqnode(tmp_path / "pqnode")
+    recipe, added = _verified_by_native(tmp_path, PQNODE, clone, sqlite_url, revised=False)
+    assert added == ["native: libpq-dev make g++ for libpq (known native dependencies)"], (
+        recipe.notes
+    )
     assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0

@@ -24,6 +24,8 @@ import shlex
 from dataclasses import dataclass
 from datetime import date
 
+from prchain.environments.eras.node.toolchain import PREFIX
+
 DEPS = "/opt/prchain-node/deps"  # not under /opt/prchain: repository images make that root-only
 LINKER = "/usr/local/bin/prchain-node-modules"
 PROJECT = "/work/repo"
@@ -153,6 +155,8 @@ def build_commands(install: Install, registry: str, cache: str) -> list[str]:
         "npm_config_offline": "false",
         "npm_config_cache": f"{cache}/npm",
         "npm_config_unsafe_perm": "true",  # npm 6 as root runs install scripts as nobody otherwise
+        # node-gyp builds addons against the toolchain layer's headers, never downloads them.
+        "npm_config_nodedir": PREFIX,
         "npm_config_store_dir": f"{cache}/pnpm-store",
         "YARN_CACHE_FOLDER": f"{cache}/yarn",
         "YARN_NPM_REGISTRY_SERVER": registry,

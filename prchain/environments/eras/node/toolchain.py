@@ -180,7 +180,11 @@ def toolchain_commands(choice: NodeChoice, registry: str) -> list[str]:
     lib = f"{PREFIX}/lib/node_modules/npm"
     return [
         f"{_FETCH} {node} /tmp/node.tgz && tar -xzf /tmp/node.tgz -C /tmp",
-        f"install -m 755 /tmp/package/bin/node {PREFIX}/bin/node && rm -rf /tmp/package /tmp/node.tgz",
+        f"install -m 755 /tmp/package/bin/node {PREFIX}/bin/node",
+        # The release's headers, so node-gyp builds addons offline (npm_config_nodedir).
+        f"if [ -d /tmp/package/include/node ]; then mkdir -p {PREFIX}/include && "
+        f"cp -r /tmp/package/include/node {PREFIX}/include/; fi",
+        "rm -rf /tmp/package /tmp/node.tgz",
         f"{_FETCH} {npm} /tmp/npm.tgz && mkdir -p {lib}",
         f"tar -xzf /tmp/npm.tgz -C {lib} --strip-components=1 && rm /tmp/npm.tgz",
         f"ln -sf {lib}/bin/npm-cli.js {PREFIX}/bin/npm && ln -sf {lib}/bin/npx-cli.js {PREFIX}/bin/npx",
