@@ -6,7 +6,7 @@ root error decides:
 
 | reason | evidence in the root error | example |
 |---|---|---|
-| toolchain unavailable | an interpreter, compiler or edition the toolchain layer cannot give | `this version of Cargo is older than the `2021` edition`; `requires go >= 1.23` |
+| toolchain unavailable | an interpreter, compiler or edition the toolchain layer cannot give; or code that an older interpreter than any suite's ran (detail: code older than the interpreter) | `this version of Cargo is older than the `2021` edition`; `requires go >= 1.23`; `SyntaxError: Generator expression must be parenthesized` |
 | native library missing | a header, pkg-config module, `-lfoo` or program the build looked for | `fatal error: ffi.h: No such file or directory`; `cannot find -lpq` |
 | service needed | a database, the network or a display the sandbox does not have | `dial tcp 127.0.0.1:5432: connect: connection refused` |
 | build error | the image or the tests did not build, for any other reason | `build failed: ERR_PNPM_FETCH_403 GET …`; `./x.go:3:2: undefined: Foo` |
@@ -43,6 +43,17 @@ _TOOLCHAIN = re.compile(
     r"release version \d+ not supported|Unsupported engine|The engine \"node\" is incompatible|"
     r"toolchain (?:is )?(?:not available|unavailable)|no toolchain (?:for|of)",
     re.I,
+)
+# The code predates the era's interpreter: what a later Python removed or made an error (3.7's
+# parenthesized generators, 3.10's `collections` ABCs, 3.11's getargspec, 3.12's imp and
+# distutils). The suites give no older Python, so the toolchain the code needs is unavailable.
+_TOO_NEW = re.compile(
+    r"Generator expression must be parenthesized|"
+    r"cannot import name '\w+' from 'collections' |"
+    r"module 'collections' has no attribute '(?:Mapping|MutableMapping|Sequence|Iterable|Callable|"
+    r"Set|MutableSet|Hashable|Iterator|Sized|Container)'|"
+    r"module 'inspect' has no attribute 'getargspec'|"
+    r"No module named '(?:imp|distutils|asynchat|asyncore|smtpd)'"
 )
 # (pattern, what it names: group 1), the most specific first
 _NATIVE: tuple[re.Pattern[str], ...] = (
@@ -122,6 +133,8 @@ def era_loss(root_error: str) -> Loss:
     text = root_error or ""
     if _TOOLCHAIN.search(text):
         return Loss("toolchain unavailable")
+    if _TOO_NEW.search(text):
+        return Loss("toolchain unavailable", "code older than the interpreter")
     missing = native_missing(text)
     if missing:
         return Loss("native library missing", missing)

@@ -56,6 +56,23 @@ def test_a_missing_native_library_is_named_from_the_tool_s_own_words(
             "toolchain unavailable",
             "",
         ),
+        # a 2016 pytoolz/toolz era on bullseye's Python 3.9, the oldest a suite gives
+        (
+            "SyntaxError: Generator expression must be parenthesized",
+            "toolchain unavailable",
+            "code older than the interpreter",
+        ),
+        (
+            "ImportError: cannot import name 'Mapping' from 'collections' "
+            "(/usr/lib/python3.11/collections/__init__.py)",
+            "toolchain unavailable",
+            "code older than the interpreter",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'distutils'",
+            "toolchain unavailable",
+            "code older than the interpreter",
+        ),
         (
             "dial tcp 127.0.0.1:5432: connect: connection refused",
             "service needed",
