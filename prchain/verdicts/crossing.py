@@ -13,7 +13,7 @@ is named in the record:
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
-| local overrides | the directory a stage base's root `go.mod` or `go.work` `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`) | the compiler reads that library from the tree, wherever the directory is |
+| local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it) | the compiler reads that library from the tree, wherever the directory is |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -135,22 +135,36 @@ def _shadows(path: str) -> bool:
 _LOCAL_REPLACE = re.compile(
     r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
 )
-# The manifests, at the stage base's root, whose local overrides each room reads.
+_MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
+# The manifests, at any depth of the stage base, whose local overrides each room reads: every
+# module's go.mod (a nested module builds with its own `replace`s) and go.work (its `replace`s,
+# and `use` of a directory whose go.mod declares a test library's path).
 OVERRIDE_MANIFESTS = {"go": ("go.mod", "go.work")}
 
 
 def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
-    """The directories (relative to the root) the stage base's manifests (name → text) put in
-    place of one of `room`'s test libraries: a local `replace` of testify is sealed as a
-    vendored copy is. Overrides of the project's own modules are the project's code: they cross."""
+    """The directories (relative to the root) the stage base's manifests (path → text) put in
+    place of one of `room`'s test libraries: a local `replace` of testify, in the root go.mod, a
+    nested module's go.mod or a go.work (its target read from that manifest's directory), and a
+    module of the tree that declares a test library's path (a go.work `use`s it). They are sealed
+    as a vendored copy is. Overrides of the project's own modules are the project's code: they
+    cross."""
     libraries = sealed_places(room).libraries
+
+    def is_library(module: str) -> bool:
+        return bool(libraries & set(module.lower().split("/")))
+
     found = []
-    for text in manifests.values():
+    for path, text in manifests.items():
+        where = posixpath.dirname(path)
+        declared = _MODULE.search(text) if posixpath.basename(path) == "go.mod" else None
+        if declared and is_library(declared.group("module")):
+            found.append(where or ".")
         for line in text.splitlines():
             match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
-            if match and libraries & set(match.group("module").lower().split("/")):
-                found.append(posixpath.normpath(match.group("dir")))
-    return sorted({d for d in found if d != "." and not d.startswith("../")})
+            if match and is_library(match.group("module")):
+                found.append(posixpath.normpath(posixpath.join(where, match.group("dir"))))
+    return sorted({d for d in found if d not in (".", "..") and not d.startswith(("../", "/"))})
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

@@ -44,6 +44,11 @@ from prchain.verdicts.sandbox import (
 
 MISSING = "missing"  # a required test that the run did not report at all
 DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
+# Every manifest of the tree but those the build tool ignores (vendored modules' go.mod, testdata).
+FIND_MANIFESTS = (
+    "find . \\( -name .git -o -name vendor -o -name testdata -o -name node_modules \\) -prune "
+    "-o -type f \\( {names} \\) -print"
+)
 
 
 @dataclass
@@ -126,25 +131,32 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
 
 
 def _overrides(room: Workspace, ecosystem: str) -> list[str]:
-    """The directories the stage base's own manifests (the room's, before the agent's change,
-    which never crosses into them) put in place of a test library (crossing.overridden_dirs)."""
+    """The directories the stage base's own manifests (the room's, at any depth, before the
+    agent's change, which never crosses into them) put in place of a test library
+    (crossing.overridden_dirs)."""
+    names = OVERRIDE_MANIFESTS.get(ecosystem, ())
+    if not names:
+        return []
+    found = room.execute(FIND_MANIFESTS.format(names=" -o ".join(f"-name {n}" for n in names)))
     manifests = {}
-    for name in OVERRIDE_MANIFESTS.get(ecosystem, ()):
+    for line in found.output.splitlines() if found.exit_code == 0 else []:
+        path = line.strip().removeprefix("./")
         try:
-            manifests[name] = room.read_file(name)
-        except (FileNotFoundError, PermissionError):
+            manifests[path] = room.read_file(path)
+        except (FileNotFoundError, PermissionError, IsADirectoryError):
             continue
     return overridden_dirs(ecosystem, manifests) if manifests else []
 
 
 def _sealed_run(room: Workspace, reader: TestReport, tests: StageTests, timeout: float) -> SuiteRun:
-    """The hidden tests' run: each on its own where the runner reports only on the console the
-    tested code shares (Rust; doc tests, which rustdoc builds as it runs them, still from that
-    console), else the runner's report through root's pipe."""
+    """The hidden tests' run: each on its own where the runner's report is written by the
+    tested code itself or only on the console it shares (Rust, C's ctest and GoogleTest; tests
+    the harness cannot run alone, rustdoc's and cmocka's, still from the sealed run:
+    `RunsEach.apart`), else the runner's report through root's pipe."""
     each = None
     if isinstance(reader, RunsEach) and isinstance(room, SealedEach):
         each = run_each_sealed(room, reader, tests.test_command, tests.required, timeout)
-    docs = [t for t in tests.required if t.partition("::")[0].endswith("(doc)")]
+    docs = each.apart if each is not None else []
     if each is not None and not docs:
         return each
     run = run_suite(

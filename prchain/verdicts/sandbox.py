@@ -83,6 +83,8 @@ class SuiteRun:
     timed_out: bool = False
     output_tail: str = ""
     error: str | None = None  # the report could not be read (past its cap): no outcome counts
+    # required tests a run of each one on its own left to the report (RunsEach.apart)
+    apart: list[str] = field(default_factory=list)
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -164,7 +166,8 @@ def run_each_sealed(
     results, log = room.run_each(reader.each(listing or "", required), timeout)
     for test, outcome in results.items():
         record(outcomes, test, outcome)
-    return SuiteRun(outcomes, built.exit_code, built.timed_out, built.output + log)
+    apart = reader.apart(listing or "", required)
+    return SuiteRun(outcomes, built.exit_code, built.timed_out, built.output + log, apart=apart)
 
 
 def _run_and_read(

@@ -9,6 +9,7 @@ crosses: the vendored modules are B_t's, as the image has them."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,3 +168,64 @@ def test_a_rewritten_locally_replaced_assertion_does_not_pass_a_wrong_area(
         replacing_room.clone, replacing_room.base, {"shapes.go": WRONG, FORK: FAKE_ASSERT}, tmp_path
     )
     assert eval_status(docker_client, replacing_room, wrong).startswith("unresolved")
+
+
+# A nested module `geo` (cloudquery's layout: tested from its own directory) keeps its own
+# `replace` of testify by `../forks/testify`: it builds with it, and the hidden test in geo/ reads
+# assert from forks/. On the code
+# before only the root go.mod and go.work were read: a rewritten forks/testify/assert/assert.go
+# crossed with a wrong `Area` and the hidden test passed. A go.work or a `replace` the agent adds
+# never crosses (build files), so only the stage base's manifests, at any depth, can point there.
+GEO = "example.com/shapes/geo"
+GEO_MOD = (
+    f"module {GEO}\n\ngo 1.22\n\nrequire {TESTIFY} v1.8.4\n\n"
+    f"replace {TESTIFY} => ../forks/testify\n"
+)
+GEO_SQUARE = SQUARE.replace("package shapes", "package geo")
+GEO_WRONG = WRONG.replace("package shapes", "package geo")
+GEO_TEST = ASSERT_TEST.replace("package shapes", "package geo")
+
+
+@pytest.fixture(scope="module")
+def nested_room(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[Room]:
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.go import Go
+    from prchain.environments.eras.manifests import snapshot
+
+    clone = tmp_path_factory.mktemp("go-nested") / "shapes"
+    before = {
+        "go.mod": f"module {MODULE}\n\ngo 1.22\n", "shapes.go": SQUARE,
+        "geo/go.mod": GEO_MOD, "forks/testify/go.mod": f"module {TESTIFY}\n\ngo 1.22\n",
+        FORK: ASSERT, "geo/geo.go": GEO_SQUARE, "geo/geo_test.go": GEO_TEST,
+    }  # fmt: skip
+    after = {"geo/geo.go": GEO_SQUARE + AREA, "geo/geo_test.go": GEO_TEST + ASSERT_AREA_TEST}
+    base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+    stage = dataclasses.replace(snapshot(clone, base), tests=("geo/geo_test.go",))
+    plan = Go().plans(stage, eras)[0]
+    assert "./geo/..." in plan.test_command  # the stage's module, tested from its directory
+    repo = f"{REPO}-nested"
+    with era_image(docker_client, repo, clone, base, plan) as image:
+        yield Room(
+            repo, clone, base, gold, image, plan, "go",
+            plan.test_command, ["geo/geo_test.go"],
+            [f"{GEO}::TestArea"], [f"{GEO}::TestSquare"],
+        )  # fmt: skip
+
+
+def test_a_nested_modules_replace_of_testify_is_sealed(
+    docker_client: Any, nested_room: Room, tmp_path: Path
+) -> None:
+    planted = {"geo/geo.go": GEO_WRONG, FORK: FAKE_ASSERT}
+    with sandbox(docker_client, nested_room) as env:
+        for path, text in planted.items():
+            env.write_file(path, text)
+        assert FORK in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, nested_room)
+        env.write_file("geo/geo.go", GEO_SQUARE + AREA)  # the gold code, the rewrite still there
+        assert clean_room_passes(env, nested_room)
+    wrong = patch_of(nested_room.clone, nested_room.base, planted, tmp_path)
+    assert eval_status(docker_client, nested_room, wrong).startswith("unresolved")
+    assert eval_status(docker_client, nested_room, nested_room.code) == "resolved"

@@ -157,6 +157,20 @@ def test_a_local_replace_of_a_test_library_seals_its_directory(tmp_path: Path) -
     dirs = overridden_dirs("go", {"go.mod": GO_MOD_REPLACING})
     assert dirs == ["forks/testify", "x/gomega"]
     assert overridden_dirs("go", {"go.work": "go 1.22\n\nuse .\n"}) == []
+    # A nested module builds with its own go.mod: its `replace` is read from its directory.
+    nested = "module example.com/shapes/geo\n\nreplace github.com/stretchr/testify => ../forks/t\n"
+    assert overridden_dirs("go", {"geo/go.mod": nested}) == ["forks/t"]
+    # A go.work `use`s a module of the tree that declares testify's path: no `replace` at all.
+    manifests = {
+        "go.work": "go 1.22\n\nuse (\n\t.\n\t./forks/t\n)\n",
+        "forks/t/go.mod": 'module "github.com/stretchr/testify"\n\ngo 1.22\n',
+        "go.mod": "module example.com/shapes\n",
+    }
+    assert overridden_dirs("go", manifests) == ["forks/t"]
+    # The project's own modules, and a nested module pointing at the root, stay the project's.
+    own = "module example.com/x/integration\n\nreplace example.com/x => ../../\n"
+    assert overridden_dirs("go", {"a/b/go.mod": own, "go.mod": "module example.com/x\n"}) == []
+    assert overridden_dirs("go", {"a/go.mod": "replace github.com/onsi/gomega => ../../g\n"}) == []
     paths = ["shapes.go", "forks/testify/assert/assert.go", "geo/geo.go", "forks/testifyx.go"]
     repo = _repo(tmp_path, paths)
     change = without_dirs(agent_change(_Delta(repo), "go"), dirs)  # type: ignore[arg-type]
@@ -167,3 +181,29 @@ def test_a_local_replace_of_a_test_library_seals_its_directory(tmp_path: Path) -
     )
     assert kept == ["forks/testifyx.go", "geo/geo.go", "shapes.go"]
     assert change.dropped == ["forks/testify/assert/assert.go"]
+
+
+def test_maven_build_inputs_never_cross(tmp_path: Path) -> None:
+    """A Δ that edits a pom's test dependencies (a `system` scope, a `<repositories>` entry at a
+    directory of the tree), or brings a test library's jar into the tree, crosses none of it;
+    and the room's Maven reads only the image's repository, offline."""
+    from prchain.environments.eras.java import test_command
+
+    pom = "<project><dependencies><dependency><scope>system</scope></dependency></dependencies>"
+    files = {
+        "src/main/java/org/acme/Area.java": "class Area {}\n",
+        "pom.xml": pom + "<repositories><repository><url>file://${basedir}/repo</url></repository></repositories></project>\n",
+        "core/pom.xml": pom + "</project>\n",
+        "lib/junit-4.13.2.jar": "PK\n",
+        "repo/junit/junit/4.13.2/junit-4.13.2.pom": "<project/>\n",
+        "repo/junit/junit/4.13.2/junit-4.13.2.jar": "PK\n",
+        ".mvn/maven.config": "-s settings.xml\n",
+    }  # fmt: skip
+    repo = _repo(tmp_path, [])
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", "-A", "-f", ".")
+    change = agent_change(_Delta(repo), "java")  # type: ignore[arg-type]
+    assert sorted(change.dropped) == sorted(set(files) - {"src/main/java/org/acme/Area.java"})
+    assert " -o " in test_command()  # offline: no repository a POM names is read at test time

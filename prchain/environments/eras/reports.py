@@ -89,14 +89,28 @@ class Witnessed(Protocol):
 
 
 @dataclass(frozen=True)
+class CaseCheck:
+    """How root runs one test of a harness other than libtest on its own (shell commands, their
+    names quoted), and what its pass must show besides exit status 0: the harness's own line of
+    this test's pass, its summary of one passed test, and no line naming a failure."""
+
+    listed: str  # exits 0 when the executable holds the test (an absent one would pass vacuously)
+    run: str  # runs the test alone
+    ok: str  # a line containing this (empty: none asked)
+    summary: str  # a line equal to this
+    failed: str  # no line containing this
+
+
+@dataclass(frozen=True)
 class OneTest:
-    """One hidden test run on its own: `exe --exact name`, from `directory` (the package's root,
-    where cargo runs it), judged by its exit status."""
+    """One hidden test run on its own: `exe --exact name` (libtest), or `check`'s commands, from
+    `directory` (the package's root, where cargo runs it), judged by its exit status."""
 
     test_id: str
     exe: str
     name: str
     directory: str
+    check: CaseCheck | None = None
 
 
 @runtime_checkable
@@ -113,6 +127,11 @@ class RunsEach(Protocol):
 
     def each(self, report: str, required: list[str]) -> list[OneTest]:
         """The required tests found among the built executables the listing names."""
+        ...
+
+    def apart(self, report: str, required: list[str]) -> list[str]:
+        """The required tests not run on their own but read from the sealed report run (tests
+        the harness cannot run alone: rustdoc's, cmocka's cases)."""
         ...
 
     def parse(self, report: str | None, output: str) -> dict[str, str]: ...

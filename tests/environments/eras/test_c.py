@@ -262,3 +262,43 @@ def test_ctest_lines_count_beside_a_framework_s_files_when_ctest_writes_no_junit
     output = "1/1 Test #1: encoder .....................   Passed    0.00 sec\n"
     found = CTests().parse(report, output)
     assert found["ctest::encoder"] == "passed" and found["Encoder::Floats"] == "failed"
+
+
+def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
+    tmp_path: Path,
+) -> None:
+    """The build script replaces the ctest run by ctest's listing (nothing runs); each required
+    test then gets root's single run: a ctest test by ctest, a GoogleTest case by the binary that
+    holds it with `--gtest_filter`; a cmocka case of a ctest test is left to the report."""
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(p NONE)\nenable_testing()\n"
+        'add_test(NAME unit COMMAND /bin/sh -c "exit 0")\n'
+        "add_test(NAME groups COMMAND /bin/true --verbose)\n"
+        'add_test(NAME "Area.Unit" COMMAND /bin/echo --gtest_filter=Area.Unit --x)\n'
+        "set_tests_properties(unit PROPERTIES WORKING_DIRECTORY /tmp)\n"
+    )
+    build = tmp_path / "b"
+    command = f"cmake -S . -B {build} > /dev/null; cd {build} && ctest --output-on-failure"
+    script = CTests().build_script(command, str(tmp_path / "listing"))
+    assert script is not None and CTests().build_script("make -k check", "-") is None
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    listing = (tmp_path / "listing").read_text()
+    assert "Passed" not in listing and "Total Tests: 3" in listing  # listed, not run
+    required = ["ctest::unit", "Area::Unit", "Square::Unit", "groups::null_case"]
+    runs = {(r.test_id, r.exe, r.directory) for r in CTests().each(listing, required)}
+    assert runs == {
+        ("ctest::unit", "ctest", str(build)),
+        ("Area::Unit", "/bin/echo", str(build)),  # the test registered for the case alone
+        ("Square::Unit", "/bin/sh", "/tmp"),  # no test of its own: every binary is asked
+        ("Square::Unit", "/bin/true", str(build)),
+        ("Square::Unit", "/bin/echo", str(build)),
+    }
+    assert CTests().apart(listing, required) == ["groups::null_case"]
+    [area] = [r for r in CTests().each(listing, ["Area::Unit"])]
+    assert area.check is not None
+    assert "--gtest_filter=Area.Unit" in area.check.run and "--x" in area.check.run
+    assert area.check.run.count("--gtest_filter") == 1
+    assert area.check.ok == "[       OK ] Area.Unit (" and area.check.failed == "[  FAILED  ]"
+    ok = subprocess.run(["bash", "-c", area.check.listed], capture_output=True, cwd=build)
+    assert ok.returncode != 0  # /bin/echo lists no GoogleTest case: the test is missing

@@ -26,8 +26,9 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from prchain.environments.eras.reports import record
+from prchain.environments.eras.reports import CaseCheck, OneTest, record
 
 BUILD_DIR = "/work/.cache/c-build"  # out of the tree, so the agent's diffs never see it
 SECTION = "### prchain-report"
@@ -232,8 +233,132 @@ _GATHER = r"""{{
 }} > {path}"""
 
 
+# ctest's listing without running anything (`ctest -N -V`, every CMake): per test its number,
+# command, working directory and name. The C room's clean room runs each required test from it.
+_LISTED_PROJECT = re.compile(r"^Test project (\S.*)$", re.M)
+_LISTED_FIELD = re.compile(r"^(\d+): (Test command|Working Directory): ?(.*)$", re.M)
+_LISTED_NAME = re.compile(r"^\s*Test\s+#(\d+): (.+?)\s*$", re.M)
+_CTEST_RUN = re.compile(r"(?<![\w-])ctest(?:\s[^;&|\n]*)?$")
+LISTING = "prchain-ctest-listing"
+GTEST_PASSED = "[  PASSED  ] 1 test."
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One test ctest knows: its name, command (argv) and working directory."""
+
+    name: str
+    argv: tuple[str, ...]
+    directory: str
+
+
+def listed(listing: str) -> tuple[str, list[Listed]]:
+    """(ctest's build directory, its tests) from `ctest -N -V`'s output."""
+    project = _LISTED_PROJECT.search(listing)
+    fields: dict[str, dict[str, str]] = {}
+    for number, field, value in _LISTED_FIELD.findall(listing):
+        fields.setdefault(number, {})[field] = value.strip()
+    tests = []
+    for number, name in _LISTED_NAME.findall(listing):
+        found = fields.get(number, {})
+        try:
+            argv = tuple(shlex.split(found.get("Test command", "")))
+        except ValueError:
+            argv = ()
+        where = found.get("Working Directory") or (project.group(1).strip() if project else "")
+        tests.append(Listed(name, argv, where))
+    return (project.group(1).strip() if project else BUILD_DIR), tests
+
+
+def each(listing: str, required: list[str]) -> list[OneTest]:
+    """The required tests root runs on their own (RUN_CASES): a ctest test (`ctest::<name>`) by
+    ctest, a GoogleTest case (`<Suite>::<Case>`) by its binary with `--gtest_filter`. A case of a
+    test ctest knows by name (cmocka's `<ctest test>::<case>`) is `apart`."""
+    build, tests = listed(listing)
+    names = {t.name for t in tests}
+    runs = []
+    for test in required:
+        where, _, name = test.partition("::")
+        if where == "ctest" and name:
+            runs.append(OneTest(test, "ctest", name, build, ctest_check(name)))
+        elif name and where not in names:
+            case = f"{where}.{name}"
+            runs += [OneTest(test, t.argv[0], case, t.directory, gtest_check(t, case))
+                     for t in gtest_candidates(tests, case)]  # fmt: skip
+    return runs
+
+
+def apart(listing: str, required: list[str]) -> list[str]:
+    """The required cases of a test ctest knows by name (cmocka's groups print their cases'
+    XML; cmocka cannot run one case alone): read from the sealed run's report."""
+    names = {t.name for t in listed(listing)[1]}
+    return [t for t in required if t.partition("::")[0] in names]
+
+
+def gtest_candidates(tests: list[Listed], case: str) -> list[Listed]:
+    """The ctest tests that run `case`'s binary: those registered for it alone
+    (gtest_discover_tests, gtest_add_tests), else every test's binary once."""
+    own = [t for t in tests if t.argv and f"--gtest_filter={case}" in t.argv]
+    if own:
+        return own[:1]
+    seen: dict[str, Listed] = {}
+    for t in tests:
+        if t.argv:
+            seen.setdefault(t.argv[0], t)
+    return list(seen.values())
+
+
+def ctest_check(name: str) -> CaseCheck:
+    exact = shlex.quote(f"^{re.escape(name)}$")
+    return CaseCheck(
+        f"ctest -N -R {exact} | grep -qx 'Total Tests: 1'",
+        f"ctest -R {exact}",
+        "",
+        "100% tests passed, 0 tests failed out of 1",
+        "The following tests FAILED",
+    )
+
+
+def gtest_check(test: Listed, case: str) -> CaseCheck:
+    """GoogleTest's own lines for `case` run alone: listed by the binary, passed, and its
+    summary of one passed test; the arguments ctest gives it kept but its filter."""
+    exe = shlex.quote(test.argv[0])
+    kept = [a for a in test.argv[1:] if not a.startswith(("--gtest_filter", "--gtest_output"))]
+    args = " ".join(shlex.quote(a) for a in kept)
+    only = shlex.quote(f"--gtest_filter={case}")
+    leaf = shlex.quote(case.split(".", 1)[1])
+    return CaseCheck(
+        f"{exe} --gtest_list_tests {only} | awk -v c={leaf} '$1 == c {{ f = 1 }} END {{ exit !f }}'",
+        f"env -u GTEST_OUTPUT {exe} {args} {only}",
+        f"[       OK ] {case} (",
+        GTEST_PASSED,
+        "[  FAILED  ]",
+    )
+
+
 class CTests:
-    """The reader of every C/C++ room's runner: ctest, meson test, Automake's `make check`."""
+    """The reader of every C/C++ room's runner: ctest, meson test, Automake's `make check`.
+    In a clean room ctest's tests and GoogleTest's cases run each on its own (reports.RunsEach):
+    a report file is written by the tested program itself."""
+
+    def build_script(self, command: str, report_path: str) -> str | None:
+        """The command with its ctest run replaced by ctest's listing (`ctest -N -V`: nothing
+        runs), written to `report_path`; None without a ctest run to replace (meson, make)."""
+        if not _CTEST_RUN.search(command):
+            return None
+        path = shlex.quote(report_path)
+        listing = _CTEST_RUN.sub('ctest -N -V > "$PRCHAIN_LIST"', command)
+        return (
+            f"[ -p {path} ] || rm -f {path}; PRCHAIN_LIST=$(mktemp); "
+            f'( {listing}\n); rc=$?; cat "$PRCHAIN_LIST" > {path}; rm -f "$PRCHAIN_LIST"; '
+            "exit $rc"
+        )
+
+    def each(self, report: str, required: list[str]) -> list[OneTest]:
+        return each(report, required)
+
+    def apart(self, report: str, required: list[str]) -> list[str]:
+        return apart(report, required)
 
     def script(self, command: str, report_path: str) -> str:
         """The command with ctest asked for JUnit (when it can write it), GoogleTest for XML files

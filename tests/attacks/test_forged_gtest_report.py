@@ -1,0 +1,112 @@
+"""Issue 77, C room: GoogleTest's XML is written by the tested program itself.
+
+The C room read the XML file each GoogleTest binary writes into `$GTEST_OUTPUT`'s directory, so
+a wrong `area` that writes a passing `<testsuites>` for every hidden case there and ends the
+process with status 0 passed the hidden tests (`ctest` too: the binary exited 0). In a clean room
+each required case now runs on its own as root's child (`<binary> --gtest_filter=Suite.Case`,
+found from ctest's listing, `ctest -N -V`) and passes only with exit status 0 plus GoogleTest's
+own `[       OK ] Suite.Case (` and `[  PASSED  ] 1 test.` lines and no `[  FAILED  ]`
+(`prchain/environments/clean_room.py: RUN_CASES`); no file the program writes is read. The gold
+patch still resolves, in a rollout's clean room and under `tasks eval --predictions`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.planted import (
+    Room,
+    clean_room_passes,
+    era_image,
+    eval_status,
+    patch_of,
+    sandbox,
+    two_commits,
+)
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  # builds C
+
+REPO = f"forged-gtest-{uuid.uuid4().hex[:8]}/shapes"
+CMAKE = """cmake_minimum_required(VERSION 3.14)
+project(shapes CXX)
+find_package(GTest REQUIRED)
+enable_testing()
+add_library(shapes shapes.cc)
+add_executable(shapes_test tests/shapes_test.cc)
+target_link_libraries(shapes_test shapes GTest::gtest_main)
+add_test(NAME shapes_test COMMAND shapes_test)
+"""
+HEADER = "double square(double s);\n"
+AREA_HEADER = HEADER + "double area(double r);\n"
+SQUARE = '#include "shapes.h"\n\ndouble square(double s) { return s * s; }\n'
+AREA = "\ndouble area(double r) { return 3 * r * r; }\n"
+# A wrong `area` that forges GoogleTest's report of every hidden case and ends the binary at once.
+FORGED = (
+    '#include "shapes.h"\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n'
+    "#include <string>\n#include <unistd.h>\n\n"
+    "double square(double s) { return s * s; }\n\n"
+    "double area(double r) {\n"
+    '  const char *out = std::getenv("GTEST_OUTPUT");\n'
+    '  if (out && !std::strncmp(out, "xml:", 4)) {\n'
+    '    std::string path = std::string(out + 4) + "shapes_test.xml";\n'
+    '    if (FILE *f = std::fopen(path.c_str(), "w")) {\n'
+    '      std::fputs("<?xml version=\\"1.0\\"?><testsuites>"\n'
+    '        "<testsuite name=\\"AreaTest\\"><testcase name=\\"Unit\\" classname=\\"AreaTest\\"/></testsuite>"\n'
+    '        "<testsuite name=\\"SquareTest\\"><testcase name=\\"Unit\\" classname=\\"SquareTest\\"/></testsuite>"\n'
+    '        "</testsuites>", f);\n'
+    "      std::fclose(f);\n    }\n  }\n"
+    "  _exit(0);\n}\n"
+)
+TEST = (
+    '#include <gtest/gtest.h>\n#include "../shapes.h"\n\n'
+    "TEST(SquareTest, Unit) { EXPECT_EQ(4.0, square(2)); }\n"
+)
+AREA_TEST = "\nTEST(AreaTest, Unit) { EXPECT_EQ(3.0, area(1)); }\n"
+
+
+@pytest.fixture(scope="module")
+def c_room(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+) -> Iterator[Room]:
+    from prchain.environments.eras.c import C
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.manifests import snapshot
+
+    clone = tmp_path_factory.mktemp("c") / "shapes"
+    before = {
+        "CMakeLists.txt": CMAKE, "shapes.h": HEADER, "shapes.cc": SQUARE,
+        "tests/shapes_test.cc": TEST,
+    }  # fmt: skip
+    after = {
+        "shapes.h": AREA_HEADER,
+        "shapes.cc": SQUARE + AREA,
+        "tests/shapes_test.cc": TEST + AREA_TEST,
+    }
+    base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+    plan = C().plans(snapshot(clone, base), eras)[0]
+    with era_image(docker_client, REPO, clone, base, plan) as image:
+        yield Room(
+            REPO, clone, base, gold, image, plan, "c", plan.test_command,
+            ["tests/shapes_test.cc"], ["AreaTest::Unit"],
+            ["SquareTest::Unit", "ctest::shapes_test"],
+        )  # fmt: skip
+
+
+def test_a_forged_gtest_report_does_not_pass_a_wrong_area_but_the_gold_does(
+    docker_client: Any, c_room: Room, tmp_path: Path
+) -> None:
+    wrong = {"shapes.h": AREA_HEADER, "shapes.cc": FORGED}
+    with sandbox(docker_client, c_room) as env:
+        for path, text in wrong.items():
+            env.write_file(path, text)
+        assert not clean_room_passes(env, c_room)
+        env.write_file("shapes.cc", SQUARE + AREA)  # the gold code
+        assert clean_room_passes(env, c_room)
+    prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path)
+    assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
+    assert eval_status(docker_client, c_room, c_room.code) == "resolved"
