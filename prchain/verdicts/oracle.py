@@ -139,8 +139,8 @@ def _overrides(room: Workspace, tests: StageTests) -> list[str]:
     texts = _read_base(room, (*names, *hidden_files)) if names else {}
     manifests = {name: texts[name] for name in names if name in texts}
     found = overridden_dirs(ecosystem, manifests) if manifests else []
-    hidden = "".join(texts.get(path, "") for path in hidden_files)
-    return found + imported_helpers(ecosystem, tests.test_patch + hidden)
+    hidden = [texts.get(path, "") for path in hidden_files]
+    return found + imported_helpers(ecosystem, "\n".join([tests.test_patch, *hidden]))
 
 
 def _read_base(room: Workspace, names: tuple[str, ...]) -> dict[str, str]:

@@ -183,7 +183,8 @@ module.exports = {
 };
 """
 VITE_CONFIG = """export default defineConfig({
-  resolve: { alias: { '@': './src' } },
+  resolve: { alias: [{ find: /^zustand$/, replacement: './src/index.ts' },
+                     { find: /^sinon$/, replacement: './shim/sinon.ts' }] },
   build: { lib: { entry: './src/index.ts' } },
   test: { setupFiles: ['./vitest/setup.ts'], environment: 'jsdom' },
 });
@@ -218,7 +219,7 @@ def test_the_runners_configuration_seals_the_files_it_loads() -> None:
     )  # fmt: skip
     sealed = {
         "config/env.js", "config/polyfills.js", "lib/expect-more.js", "shim/chai",
-        "vitest/setup.ts", "helpers/hooks.js", "scripts/global.js", "x/chai", "vendor-js/tl",
+        "vitest/setup.ts", "shim/sinon.ts", "helpers/hooks.js", "scripts/global.js", "x/chai", "vendor-js/tl",
         "helpers/register.js", "packages/should",
     }  # fmt: skip
     assert sealed <= set(found), sealed - set(found)

@@ -33,20 +33,31 @@ LINKS = "node_modules links"
 # Configuration keys whose values name code a runner loads into the test process.
 LOADING_KEYS = (
     "setupFiles", "setupFilesAfterEnv", "globalSetup", "globalTeardown", "testEnvironment",
-    "moduleNameMapper", "resolver", "transform", "snapshotResolver", "testRunner", "runner",
+    "resolver", "transform", "snapshotResolver", "testRunner", "runner",
     "testSequencer", "prettierPath", "preset", "require", "file", "loader", "import",
-    "environment", "alias", "setup", "reporters",
+    "environment", "setup", "reporters",
 )  # fmt: skip
+# Keys whose value maps module names to files: only a test library's mapping is the runner's
+# (`'^chai$': './shim/chai'`); the project's own (`zustand: './src/index.ts'`) is its code.
+MAPPING_KEYS = ("moduleNameMapper", "alias")
 # Command-line options (scripts, mocha.opts) whose value is a module to load before the tests.
 LOADING_FLAGS = frozenset(
     {"--require", "-r", "--file", "--import", "--loader", "--experimental-loader",
      "--setupFiles", "--setupFilesAfterEnv", "--globalSetup", "--testEnvironment", "--env",
      "--config", "-c"}
 )  # fmt: skip
+# A script that runs a test runner (its loading options are the runner's or node's).
+_RUNS_TESTS = re.compile(r"(^|[\s/])(jest|vitest|mocha|ava|tap|node)(\s|$)")
 DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 LOCAL_PROTOCOLS = ("file:", "link:", "portal:")
 _SOURCE = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx", ".json")
 _STRING = re.compile(r"""(["'`])((?:(?!\1)[^\\\n]|\\.)*)\1""")
+_MAPPING = re.compile(r"""(?:^|[\s{,])["']?(""" + "|".join(MAPPING_KEYS) + r""")["']?\s*[:=]""")
+# `'^chai$': './x'`, `chai: './x'`, or vite's `{ find: /^chai$/, replacement: './x' }`.
+_PAIR = re.compile(
+    r"""(?:(["'`])(?P<q>(?:(?!\1).)*)\1|(?P<bare>[\w$-]+))\s*:\s*(["'`])(?P<v>(?:(?!\4).)*)\4"""
+    r"""|find\s*:\s*(?P<find>\S+?)\s*,\s*replacement\s*:\s*(["'`])(?P<r>(?:(?!\7).)*)\7"""
+)
 _KEY = re.compile(r"""(?:^|[\s{,])["']?(""" + "|".join(LOADING_KEYS) + r""")["']?\s*[:=]""")
 
 
@@ -73,7 +84,7 @@ def sealed(texts: dict[str, str], libraries: frozenset[str]) -> list[str]:
         elif name.endswith((".yml", ".yaml")):
             found |= _paths(_yaml_values(text), libraries)
         else:
-            found |= _paths(_loaded_strings(text), libraries)
+            found |= _paths(_loaded_strings(text, libraries), libraries)
     return sorted(p for p in found if p and not p.startswith("../"))
 
 
@@ -87,10 +98,11 @@ def _from_package(text: str, libraries: frozenset[str]) -> set[str]:
     found = set()
     for key in ("jest", "mocha", "ava", "vitest"):
         if isinstance(manifest.get(key), dict | list):
-            found |= _paths(_loaded_strings(json.dumps(manifest[key])), libraries)
+            found |= _paths(_loaded_strings(json.dumps(manifest[key]), libraries), libraries)
     scripts = manifest.get("scripts")
     for script in scripts.values() if isinstance(scripts, dict) else ():
-        found |= _paths(_flag_values(str(script)), libraries)
+        if _RUNS_TESTS.search(str(script)):
+            found |= _paths(_flag_values(str(script)), libraries)
     for key in DEPENDENCY_KEYS:
         deps = manifest.get(key)
         for name, spec in deps.items() if isinstance(deps, dict) else ():
@@ -114,11 +126,18 @@ def _is_library(name: str, libraries: frozenset[str]) -> bool:
     return bool(libraries & {part.lstrip("@") for part in name.lower().split("/")})
 
 
-def _loaded_strings(text: str) -> list[str]:
-    """The string literals in the value of each loading key of a JS or JSON configuration."""
+def _loaded_strings(text: str, libraries: frozenset[str]) -> list[str]:
+    """The string literals in the value of each loading key of a JS or JSON configuration, and
+    the files a mapping key maps a test library to."""
     found = []
     for match in _KEY.finditer(text):
         found += [m.group(2) for m in _STRING.finditer(_value(text, match.end()))]
+    for match in _MAPPING.finditer(text):
+        for pair in _PAIR.finditer(_value(text, match.end())):
+            name = pair.group("q") or pair.group("bare") or pair.group("find") or ""
+            words = re.split(r"[^\w@/-]+", name)
+            if any(_is_library(word, libraries) for word in words if word):
+                found.append(pair.group("v") or pair.group("r") or "")
     return found
 
 
