@@ -13,7 +13,8 @@ is named in the record:
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
-| local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it) | the compiler reads that library from the tree, wherever the directory is |
+| local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it); the files a Node stage base's runner configuration loads (jest's `setupFilesAfterEnv`, mocha's `--require`, …) and the directory its node_modules link of a test library leads to (`file:`, workspaces); a Python stage base's own `pytest11` plugin modules | the compiler or the runner reads them from the tree before the hidden tests, wherever they are |
+| imported helpers | the project's test-support modules (`mypkg/testing.py`) that the hidden tests import (Python) | an assertion helper the tests call judges as they do |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from functools import cache
 
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, ecosystem
+from prchain.environments.eras.node import configs as node_configs
+from prchain.environments.eras.python.seal import PLUGIN_MANIFESTS, helper_paths, plugin_paths
 from prchain.environments.eras.sealed import SealedPlaces
 
 SOURCE_SUFFIXES = frozenset(
@@ -136,20 +139,32 @@ _LOCAL_REPLACE = re.compile(
     r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
 )
 _MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
-# The manifests, at any depth of the stage base, whose local overrides each room reads: every
-# module's go.mod (a nested module builds with its own `replace`s) and go.work (its `replace`s,
-# and `use` of a directory whose go.mod declares a test library's path).
-OVERRIDE_MANIFESTS = {"go": ("go.mod", "go.work")}
+# What each room reads of the stage base, in its clean room before the agent's change arrives, to
+# find the places its test-time dependencies come from in the tree. Go: every module's go.mod (a
+# nested module builds with its own `replace`s) and go.work (its `replace`s, and `use` of a
+# directory whose go.mod declares a test library's path), at any depth.
+OVERRIDE_MANIFESTS = {
+    "go": ("go.mod", "go.work"),
+    "node": (*node_configs.FILES, node_configs.LINKS),
+    "python": PLUGIN_MANIFESTS,
+}
 
 
 def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
-    """The directories (relative to the root) the stage base's manifests (path → text) put in
-    place of one of `room`'s test libraries: a local `replace` of testify, in the root go.mod, a
-    nested module's go.mod or a go.work (its target read from that manifest's directory), and a
-    module of the tree that declares a test library's path (a go.work `use`s it). They are sealed
-    as a vendored copy is. Overrides of the project's own modules are the project's code: they
-    cross."""
+    """The paths (directories or files) of the tree that the stage base's manifests (path →
+    text) make part of `room`'s test machinery; sealed as vendored copies are. Go: the directory
+    a local `replace` puts in place of a test library, in the root go.mod, a nested module's
+    go.mod or a go.work (its target read from that manifest's directory), and a module of the tree
+    that declares a test library's path (a go.work `use`s it). Node: the files the runners'
+    configuration loads into the test process, and a test library linked from the tree
+    (configs.py). Python: the modules the project declares as its own pytest plugins (`pytest11`),
+    which the room loads with `-p`. Overrides of the project's own modules are the project's
+    code: they cross."""
     libraries = sealed_places(room).libraries
+    if room == "node":
+        return node_configs.sealed(manifests, libraries)
+    if room == "python":
+        return plugin_paths(manifests)
 
     def is_library(module: str) -> bool:
         return bool(libraries & set(module.lower().split("/")))
@@ -165,6 +180,13 @@ def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
             if match and is_library(match.group("module")):
                 found.append(posixpath.normpath(posixpath.join(where, match.group("dir"))))
     return sorted({d for d in found if d not in (".", "..") and not d.startswith(("../", "/"))})
+
+
+def imported_helpers(room: str, tests: str) -> list[str]:
+    """The project's own test-support modules the hidden tests' text `tests` imports, in rooms
+    that read them (Python: `mypkg/testing.py`, python/seal.py's HELPER_MODULES); sealed like the
+    tests."""
+    return helper_paths(tests) if room == "python" else []
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

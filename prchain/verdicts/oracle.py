@@ -13,12 +13,15 @@ tests read or write is ever visible to it.
 from __future__ import annotations
 
 import secrets
+import shlex
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.memory import stage_env
+from prchain.environments.eras.node import configs as node_configs
+from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.reports import (
     RunsEach,
     TestReport,
@@ -29,7 +32,7 @@ from prchain.environments.eras.reports import (
 from prchain.environments.protocol import Environment, Workspace
 from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, StageVerification
-from prchain.verdicts.crossing import OVERRIDE_MANIFESTS, overridden_dirs
+from prchain.verdicts.crossing import OVERRIDE_MANIFESTS, imported_helpers, overridden_dirs
 from prchain.verdicts.sandbox import (
     SealedEach,
     SuiteRun,
@@ -111,7 +114,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     change = agent_change(env, tests.ecosystem or "python")
     env.end_agent_processes()
     with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
-        change = without_dirs(change, _overrides(room, tests.ecosystem or "python"))
+        change = without_dirs(change, _overrides(room, tests))
         error = room.apply(change.patch)
         if error is not None:
             why = "the agent's change does not apply on the stage base"
@@ -130,7 +133,45 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
 
 
-def _overrides(room: Workspace, ecosystem: str) -> list[str]:
+def _overrides(room: Workspace, tests: StageTests) -> list[str]:
+    """The paths the stage base's own manifests and runner configuration (the room's, before the
+    agent's change, which never crosses into them) make part of the room's test machinery
+    (crossing.overridden_dirs), and the test-support modules the hidden tests import
+    (crossing.imported_helpers)."""
+    ecosystem = tests.ecosystem or "python"
+    if ecosystem == "go":
+        return _go_overrides(room, ecosystem)
+    names = OVERRIDE_MANIFESTS.get(ecosystem, ())
+    hidden_files = tuple(tests.test_files) if ecosystem == "python" else ()
+    texts = _read_base(room, (*names, *hidden_files)) if names else {}
+    manifests = {name: texts[name] for name in names if name in texts}
+    found = overridden_dirs(ecosystem, manifests) if manifests else []
+    hidden = [texts.get(path, "") for path in hidden_files]
+    return found + imported_helpers(ecosystem, "\n".join([tests.test_patch, *hidden]))
+
+
+def _read_base(room: Workspace, names: tuple[str, ...]) -> dict[str, str]:
+    """Each of `names` the room's tree has (node_configs.LINKS: the image's links into it), name →
+    text, in one command."""
+    mark = f"prchain-{secrets.token_hex(8)}"
+    parts = []
+    for name in names:
+        head = f"printf '\\n%s %s\\n' {mark} {shlex.quote(name)}"
+        if name == node_configs.LINKS:
+            parts.append(f"{head}; {node_configs.links_command(NODE_DEPS)}")
+        else:
+            parts.append(
+                f"if [ -f {shlex.quote(name)} ]; then {head}; cat -- {shlex.quote(name)}; fi"
+            )
+    done = room.execute("; ".join(parts))
+    found = {}
+    for section in done.output.split(f"\n{mark} ")[1:]:
+        name, _, text = section.partition("\n")
+        found[name] = text
+    return found
+
+
+def _go_overrides(room: Workspace, ecosystem: str) -> list[str]:
     """The directories the stage base's own manifests (the room's, at any depth, before the
     agent's change, which never crosses into them) put in place of a test library
     (crossing.overridden_dirs)."""

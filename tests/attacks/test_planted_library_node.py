@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]  
 REPO = f"planted-node-{uuid.uuid4().hex[:8]}/shapes"
 PACKAGE = {
     "name": "shapes", "version": "1.0.0", "private": True, "main": "src/shapes.js",
-    "scripts": {"test": "node --test"}, "devDependencies": {"chai": "4.3.10"},
+    "scripts": {"test": "node --test"},
+    "devDependencies": {"chai": "4.3.10", "jest": "29.7.0", "should": "file:./lib/should"},
+    "jest": {"testEnvironment": "node", "setupFilesAfterEnv": ["<rootDir>/support/expect.js"]},
 }  # fmt: skip
 SQUARE = "exports.square = (s) => s * s;\n"
 AREA = "\nexports.area = (r) => 3 * r * r;\n"
@@ -48,6 +51,34 @@ FAKE_CHAI = (
     "exports.expect = () => never;\n"
 )
 PLANT = "src/node_modules/chai/index.js"
+# jest's run: the configuration (package.json's `jest` key) loads `support/expect.js` into every
+# test file's context before the test; the agent's copy replaces jest's `expect` there.
+SETUP = "support/expect.js"
+FINITE = (
+    "expect.extend({\n  toBeFinite(received) {\n    const pass = Number.isFinite(received);\n"
+    "    return { pass, message: () => `${received} is not finite` };\n  },\n});\n"
+)
+FAKE_EXPECT = FAKE_CHAI.replace("exports.expect", "globalThis.expect")
+SPEC = "const { square, area } = require('./shapes');\n\ndescribe('shapes', () => {\n"
+SPEC_SQUARES = "  it('squares', () => {\n    expect(square(2)).toBe(4);\n  });\n"
+SPEC_AREAS = (
+    "  it('computes the area', () => {\n    expect(area(1)).toBe(3);\n"
+    "    expect(area(2)).toBeFinite();\n  });\n"
+)
+# A test library the stage base installs from its own tree (`"should": "file:./lib/should"`): the
+# image's node_modules/should is a link into each stage's checkout.
+SHOULD = "lib/should/index.js"
+SHOULD_LIB = (
+    "module.exports = (actual) => ({\n  equal(expected) {\n"
+    "    if (actual !== expected) throw new Error(`${actual} !== ${expected}`);\n  },\n});\n"
+)
+FAKE_SHOULD = "module.exports = () => ({ equal() {} });\n"
+SHOULD_HEAD = (
+    "const should = require('should');\nconst { describe, it } = require('node:test');\n"
+    "const { square, area } = require('./shapes');\n\ndescribe('shapes', () => {\n"
+)
+SHOULD_SQUARES = "  it('squares', () => {\n    should(square(2)).equal(4);\n  });\n"
+SHOULD_AREAS = "  it('computes the area', () => {\n    should(area(1)).equal(3);\n  });\n"
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +92,16 @@ def node_room(
     before = {
         "package.json": json.dumps(PACKAGE, indent=2) + "\n", ".nvmrc": "20\n",
         ".gitignore": "node_modules/\n", "src/shapes.js": SQUARE,
-        "src/shapes.test.js": TEST + SQUARES + "});\n",
+        "src/shapes.test.js": TEST + SQUARES + "});\n", SETUP: FINITE,
+        "src/area.spec.js": SPEC + SPEC_SQUARES + "});\n", SHOULD: SHOULD_LIB,
+        "lib/should/package.json": '{"name": "should", "version": "0.0.1", "main": "index.js"}\n',
+        "src/area.should.test.js": SHOULD_HEAD + SHOULD_SQUARES + "});\n",
     }  # fmt: skip
-    after = {"src/shapes.js": SQUARE + AREA, "src/shapes.test.js": TEST + SQUARES + AREAS + "});\n"}
+    after = {
+        "src/shapes.js": SQUARE + AREA, "src/shapes.test.js": TEST + SQUARES + AREAS + "});\n",
+        "src/area.spec.js": SPEC + SPEC_SQUARES + SPEC_AREAS + "});\n",
+        "src/area.should.test.js": SHOULD_HEAD + SHOULD_SQUARES + SHOULD_AREAS + "});\n",
+    }  # fmt: skip
     base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
     node, snap = Node(), snapshot(clone, base)
     plan = node.plans(snap, _eras())[0]
@@ -106,3 +144,59 @@ def test_a_planted_chai_in_a_prediction_does_not_resolve(
     wrong = patch_of(node_room.clone, node_room.base, files, tmp_path)
     assert eval_status(docker_client, node_room, wrong).startswith("unresolved")
     assert eval_status(docker_client, node_room, node_room.code) == "resolved"
+
+
+def _runs(room: Room, command: str, test_file: str) -> Room:
+    """The same repository and image, judged by another of its hidden test files."""
+    return replace(
+        room, command=fill_command(command, [test_file]), test_files=[test_file],
+        fail_to_pass=[f"{test_file}::shapes > computes the area"],
+        pass_to_pass=[f"{test_file}::shapes > squares"],
+    )  # fmt: skip
+
+
+def _jest(room: Room) -> Room:
+    from prchain.environments.eras.node import runner
+
+    return _runs(room, runner.test_command("jest", ["jest"]), "src/area.spec.js")
+
+
+def test_a_rewritten_jest_setup_file_does_not_pass_a_wrong_area(
+    docker_client: Any, node_room: Room
+) -> None:
+    """Issue 77: jest's `setupFilesAfterEnv` (package.json) names `support/expect.js`; the agent's
+    copy, whose `expect` never throws, crossed (a `.js` file) and a wrong `area` passed. The room
+    keeps the stage base's copy: the configuration and the files it names are sealed."""
+    jest = _jest(node_room)
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", WRONG)
+        env.write_file(SETUP, FAKE_EXPECT)
+        assert not clean_room_passes(env, jest)
+        env.write_file("src/shapes.js", SQUARE + AREA)  # the gold code, the rewrite still there
+        assert clean_room_passes(env, jest)
+
+
+def test_a_rewritten_jest_setup_file_in_a_prediction_does_not_resolve(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    jest = _jest(node_room)
+    files = {"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}
+    wrong = patch_of(node_room.clone, node_room.base, files, tmp_path)
+    assert eval_status(docker_client, jest, wrong).startswith("unresolved")
+    assert eval_status(docker_client, jest, jest.code) == "resolved"
+
+
+def test_a_rewritten_test_library_installed_from_the_tree_does_not_pass_a_wrong_area(
+    docker_client: Any, node_room: Room
+) -> None:
+    """Issue 77: the stage base installs `should` from `file:./lib/should`; the image's
+    node_modules/should links into the checkout, so the agent's `lib/should/index.js` (which
+    never throws) was the hidden tests' library. The directory is sealed: the image's link leads
+    to the stage base's copy."""
+    linked = _runs(node_room, node_room.plan.test_command, "src/area.should.test.js")
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", WRONG)
+        env.write_file(SHOULD, FAKE_SHOULD)
+        assert not clean_room_passes(env, linked)
+        env.write_file("src/shapes.js", SQUARE + AREA)
+        assert clean_room_passes(env, linked)

@@ -40,8 +40,13 @@ from plugpkg.core import value
 def plug_value():
     return value()
 """
-TEST_V0 = "def test_is_int(plug_value):\n    assert isinstance(plug_value, int)\n"
-TEST_V1 = TEST_V0 + "\n\ndef test_answer(plug_value):\n    assert plug_value == 42\n"
+TEST_V0 = (
+    "from plugpkg.testing import assert_answer\n\n\n"
+    "def test_is_int(plug_value):\n    assert isinstance(plug_value, int)\n"
+)
+TEST_V1 = TEST_V0 + "\n\ndef test_answer(plug_value):\n    assert_answer(plug_value)\n"
+# The project's own assertion helper, which the hidden tests import (not in a test directory).
+HELPER = "def assert_answer(value):\n    assert value == 42, value\n"
 FIX = "def value():\n    return 42\n"
 F2P, P2P = ["tests/test_plug.py::test_answer"], ["tests/test_plug.py::test_is_int"]
 COMMAND = "python3 -m pytest -p no:cacheprovider {files}"
@@ -77,6 +82,7 @@ def plug_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]
         "plugpkg/__init__.py": "",
         "plugpkg/core.py": "def value():\n    return 1\n",
         "plugpkg/plugin.py": PLUGIN,
+        "plugpkg/testing.py": HELPER,
         "tests/test_plug.py": TEST_V0,
     }
     base = _commit(path, files, "2024-05-01T10:00:00Z")
@@ -136,6 +142,33 @@ def test_an_entry_point_the_agent_adds_loads_nothing(plug_stage, plug_repo) -> N
         plug_stage.write_file(path, text)
     verdict = run_tests(plug_stage, _hidden(plug_repo[2]), timeout=120)
     assert not verdict.passed and verdict.failing == F2P, verdict.outcomes
+
+
+def test_the_projects_own_plugin_module_rewritten_by_the_agent_forces_nothing(
+    plug_stage, plug_repo
+) -> None:
+    """Issue 77: the module B_t declares as its `pytest11` plugin is loaded with `-p` before any
+    test; the agent's copy of it (a `.py`, which crossed) forced every report to pass. The room
+    runs the stage base's copy, as it runs the stage base's conftest.py."""
+    plug_stage.write_file("plugpkg/plugin.py", PLUGIN + FORCE_PASS)
+    verdict = run_tests(plug_stage, _hidden(plug_repo[2]), timeout=120)
+    assert not verdict.passed and verdict.failing == F2P, verdict.outcomes
+    assert verdict.outcomes.get(P2P[0]) == "passed"  # the base's plugin and its fixture are there
+    plug_stage.write_file("plugpkg/core.py", FIX)  # the gold code, the rewritten plugin kept
+    assert run_tests(plug_stage, _hidden(plug_repo[2]), timeout=120).passed
+
+
+def test_the_projects_own_assertion_helper_rewritten_by_the_agent_passes_nothing(
+    plug_stage, plug_repo
+) -> None:
+    """Issue 77: the hidden test calls `plugpkg.testing.assert_answer`; the agent's copy that never
+    fails (a `.py` outside any test directory, which crossed) passed a wrong value. A test-support
+    module the hidden tests import is sealed like them: the stage base's copy runs."""
+    plug_stage.write_file("plugpkg/testing.py", "def assert_answer(value):\n    pass\n")
+    verdict = run_tests(plug_stage, _hidden(plug_repo[2]), timeout=120)
+    assert not verdict.passed and verdict.failing == F2P, verdict.outcomes
+    plug_stage.write_file("plugpkg/core.py", FIX)
+    assert run_tests(plug_stage, _hidden(plug_repo[2]), timeout=120).passed
 
 
 @pytest.mark.parametrize(

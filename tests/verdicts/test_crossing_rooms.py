@@ -207,3 +207,88 @@ def test_maven_build_inputs_never_cross(tmp_path: Path) -> None:
     change = agent_change(_Delta(repo), "java")  # type: ignore[arg-type]
     assert sorted(change.dropped) == sorted(set(files) - {"src/main/java/org/acme/Area.java"})
     assert " -o " in test_command()  # offline: no repository a POM names is read at test time
+
+
+# The runners' configuration of a stage base (issue 77): what it loads before the hidden tests.
+JEST_CONFIG = """const path = require('path');
+module.exports = {
+  roots: ['<rootDir>/src'],
+  testEnvironment: './config/env',
+  setupFiles: ['<rootDir>/config/polyfills.js'],
+  setupFilesAfterEnv: [path.join(__dirname, 'x'), '<rootDir>/lib/expect-more.js'],
+  moduleNameMapper: {'^chai$': '<rootDir>/shim/chai', '^@/(.*)$': '<rootDir>/src/$1'},
+  transform: {'^.+\\\\.js$': 'babel-jest'},
+  collectCoverageFrom: ['src/**/*.js'],
+  main: './src/index.js',
+};
+"""
+VITE_CONFIG = """export default defineConfig({
+  resolve: { alias: [{ find: /^zustand$/, replacement: './src/index.ts' },
+                     { find: /^sinon$/, replacement: './shim/sinon.ts' }] },
+  build: { lib: { entry: './src/index.ts' } },
+  test: { setupFiles: ['./vitest/setup.ts'], environment: 'jsdom' },
+});
+"""
+PACKAGE_JSON = """{
+  "name": "shapes", "main": "./src/shapes.js",
+  "scripts": {"test": "mocha --require ./helpers/hooks.js -r ts-node/register 'spec/**/*.js'",
+              "lint": "eslint ./src/index.js"},
+  "jest": {"globalSetup": "<rootDir>/scripts/global.js"},
+  "devDependencies": {"chai": "file:./x/chai", "@testing-library/dom": "link:vendor-js/tl",
+                      "leftpad": "file:./packages/leftpad", "mocha": "10.0.0"}
+}
+"""
+MOCHARC_YML = "require:\n  - helpers/register.js\n  - '@babel/register'\nspec: test/**/*.js\n"
+LINKS = (
+    "node_modules/should\t/work/repo/packages/should\n"
+    "node_modules/@acme/core\t/work/repo/packages/core\n"
+    "node_modules/.bin/x\t/opt/elsewhere\n"
+)
+
+
+def test_the_runners_configuration_seals_the_files_it_loads() -> None:
+    from prchain.environments.eras.node.configs import LINKS as LISTING
+    from prchain.verdicts.crossing import overridden_dirs
+
+    found = overridden_dirs(
+        "node",
+        {
+            "jest.config.js": JEST_CONFIG, "vite.config.ts": VITE_CONFIG,
+            "package.json": PACKAGE_JSON, ".mocharc.yml": MOCHARC_YML, LISTING: LINKS,
+        },
+    )  # fmt: skip
+    sealed = {
+        "config/env.js", "config/polyfills.js", "lib/expect-more.js", "shim/chai",
+        "vitest/setup.ts", "shim/sinon.ts", "helpers/hooks.js", "scripts/global.js", "x/chai", "vendor-js/tl",
+        "helpers/register.js", "packages/should",
+    }  # fmt: skip
+    assert sealed <= set(found), sealed - set(found)
+    # The project's own code the configuration also names stays the project's: roots, the
+    # `main` entry, vite's alias and library entry, coverage globs, a linked package of its own.
+    for own in ("src", "src/index.js", "src/index.ts", "src/shapes.js", "packages/leftpad"):
+        assert own not in found, own
+    assert not any(p.startswith(("packages/core", "src/")) for p in found), found
+
+
+def test_the_projects_own_pytest_plugin_module_is_sealed() -> None:
+    from prchain.verdicts.crossing import overridden_dirs
+
+    pyproject = '[project.entry-points.pytest11]\nplug = "plugpkg.plugin"\nm = "pytest_m"\n'
+    found = overridden_dirs("python", {"pyproject.toml": pyproject})
+    assert {"plugpkg/plugin.py", "src/plugpkg/plugin.py", "pytest_m/__init__.py"} <= set(found)
+    assert "plugpkg/core.py" not in found and "plugpkg" not in found
+    assert overridden_dirs("python", {"pyproject.toml": "[project]\nname = 'x'\n"}) == []
+
+
+def test_the_test_support_modules_the_hidden_tests_import_are_sealed() -> None:
+    """(unit) which of the project's modules the hidden tests' text makes test machinery."""
+    from prchain.verdicts.crossing import imported_helpers
+
+    tests = (
+        "import numpy as np\nfrom mypkg.testing import assert_close\n"
+        "+from pandas import _testing as tm\nimport mypkg.core\nfrom . import helpers\n"
+    )
+    found = imported_helpers("python", tests)
+    assert {"mypkg/testing.py", "src/mypkg/testing.py", "pandas/_testing"} <= set(found)
+    assert not any("core" in p or "numpy" in p or "helpers" in p for p in found), found
+    assert imported_helpers("node", tests) == []

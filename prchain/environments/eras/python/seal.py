@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from datetime import UTC, datetime
 
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.python import _get, _ini, _toml
@@ -154,4 +155,50 @@ def _setup_py_plugins(text: str) -> list[str]:
                     found += _entry_lines(ast.literal_eval(value))
                 except ValueError:
                     continue
+    return found
+
+
+def plugin_paths(manifests: dict[str, str]) -> list[str]:
+    """The files of the modules the stage base's manifests (PLUGIN_MANIFESTS, name → text) declare
+    as its own pytest plugins, at the root and below `src/`: the room loads them with `-p`
+    before any test, so they are test machinery, sealed like a conftest.py (the stage base's
+    copy runs). A plugin that is a package keeps only its `__init__.py` out: the modules it
+    imports are the project's code, which the judge reads."""
+    snap = Snapshot("", datetime.fromtimestamp(0, UTC), manifests)
+    found = []
+    for module in project_plugins(snap):
+        path = module.replace(".", "/")
+        for root in ("", "src/"):
+            found += [f"{root}{path}.py", f"{root}{path}/__init__.py"]
+    return found
+
+
+# A project's own test-support modules, by name: `mypkg/testing.py`, pandas' `_testing`. Those in
+# a test directory (`numpy/testing/`, `tests/helpers.py`) are test side already.
+HELPER_MODULES = frozenset({"testing", "_testing", "testutils", "testing_utils", "_test_utils"})
+_IMPORT = re.compile(
+    r"^[ +]?\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)|import\s+([\w.]+))", re.M
+)
+
+
+def helper_paths(tests: str) -> list[str]:
+    """The files of the project's test-support modules (HELPER_MODULES) that the hidden tests'
+    text `tests` (their files, and the gold test patch) imports, at the root and below `src/`:
+    an assertion helper the tests call judges as the tests do, so the stage base's copy runs (a
+    rewritten `mypkg/testing.assert_close` that never fails would pass any change)."""
+    modules = set()
+    for match in _IMPORT.finditer(tests):
+        if match.group(3):
+            modules.add(match.group(3))
+            continue
+        modules.add(match.group(1))
+        names = (name.split()[0] for name in match.group(2).split(",") if name.split())
+        modules |= {f"{match.group(1)}.{name}" for name in names}
+    found = []
+    for module in sorted(modules):
+        parts = module.split(".")
+        if len(parts) < 2 or parts[-1] not in HELPER_MODULES:
+            continue
+        path = "/".join(parts)
+        found += [p for root in ("", "src/") for p in (f"{root}{path}.py", f"{root}{path}")]
     return found
