@@ -13,7 +13,7 @@ is named in the record:
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
-| local overrides | the directory a stage base's root `go.mod` or `go.work` `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`) | the compiler reads that library from the tree, wherever the directory is |
+| local overrides | the directory a stage base's root `go.mod` or `go.work` `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`); the path a root `Cargo.toml` or `.cargo/config*` gives a test library by `[patch.*]`, `[replace]` or a dev-dependency (`pretty_assertions = { path = "forks/pa" }`), and every `.cargo/config` `paths` entry and local `[source]` directory | the compiler reads that library from the tree, wherever the directory is |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -25,6 +25,7 @@ from __future__ import annotations
 import posixpath
 import re
 import sys
+import tomllib
 from collections.abc import Callable
 from functools import cache
 
@@ -136,21 +137,64 @@ _LOCAL_REPLACE = re.compile(
     r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
 )
 # The manifests, at the stage base's root, whose local overrides each room reads.
-OVERRIDE_MANIFESTS = {"go": ("go.mod", "go.work")}
+OVERRIDE_MANIFESTS = {
+    "go": ("go.mod", "go.work"),
+    "rust": ("Cargo.toml", ".cargo/config.toml", ".cargo/config"),
+}
 
 
 def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
     """The directories (relative to the root) the stage base's manifests (name → text) put in
-    place of one of `room`'s test libraries: a local `replace` of testify is sealed as a
-    vendored copy is. Overrides of the project's own modules are the project's code: they cross."""
-    libraries = sealed_places(room).libraries
+    place of one of `room`'s test libraries: a local `replace` of testify, a Cargo `[patch]` or
+    path dev-dependency of pretty_assertions, are sealed as a vendored copy is. Overrides of the
+    project's own modules and crates are the project's code: they cross."""
+    libraries = {name.replace("-", "_") for name in sealed_places(room).libraries}
+    read = _cargo_overrides if room == "rust" else _go_overrides
+    found = [posixpath.normpath(d) for text in manifests.values() for d in read(text, libraries)]
+    return sorted({d for d in found if d != "." and not d.startswith(("../", "/"))})
+
+
+def _go_overrides(text: str, libraries: set[str]) -> list[str]:
     found = []
-    for text in manifests.values():
-        for line in text.splitlines():
-            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
-            if match and libraries & set(match.group("module").lower().split("/")):
-                found.append(posixpath.normpath(match.group("dir")))
-    return sorted({d for d in found if d != "." and not d.startswith("../")})
+    for line in text.splitlines():
+        match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
+        if match and libraries & set(match.group("module").lower().split("/")):
+            found.append(match.group("dir"))
+    return found
+
+
+def _cargo_overrides(text: str, libraries: set[str]) -> list[str]:
+    """From a Cargo.toml or a .cargo/config: the path of each `[patch.*]`, `[replace]` or
+    dev-dependency entry that names a test library; every `paths` override and every local
+    `[source]` (a directory or local registry holds any crate)."""
+    try:
+        tree = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    tables = [*_tables(tree.get("patch")), _table(tree.get("replace"))]
+    tables += [_table(tree.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    for target in _tables(tree.get("target")):
+        tables += [_table(target.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    found = [
+        str(spec["path"])
+        for table in tables
+        for name, spec in table.items()
+        if isinstance(spec, dict)
+        and "path" in spec
+        and str(spec.get("package", name)).replace("-", "_").split(":")[0] in libraries
+    ]
+    found += [str(p) for p in tree.get("paths", []) if isinstance(p, str)]
+    for source in _tables(tree.get("source")):
+        found += [str(source[k]) for k in ("directory", "local-registry") if k in source]
+    return found
+
+
+def _table(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tables(value: object) -> list[dict[str, object]]:
+    return [t for t in _table(value).values() if isinstance(t, dict)]
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:
