@@ -180,7 +180,7 @@ def test_forged_libtest_lines_or_an_exit_do_not_pass_a_wrong_area_but_the_gold_d
     assert ended.outcomes[DOC_ID] == "failed" and ended.outcomes[SQUARE_ID] == "passed"
     assert "exited 0, not witnessed" in ended.output_tail, ended.output_tail
     assert not hooked.passed and hooked.outcomes[AREA_ID] == "failed", hooked.outcomes
-    assert "ended the process with status 0" in hooked.output_tail, hooked.output_tail
+    assert "did not end the process with status 0" in hooked.output_tail, hooked.output_tail
     assert hooked.outcomes[SQUARE_ID] == "passed", hooked.outcomes
 
 
