@@ -13,7 +13,8 @@ pipe that root reads into a file the tester cannot open, so nothing the tested c
 pytest wrote it (an `atexit` hook) changes what is read. Root keeps at most
 `environment.max_report_bytes` of a report and the host reads no more (issue 77). A runner that
 reports only on the console the tested code shares (libtest) is not read at all: root runs each
-hidden test on its own and reads its exit status, backed by libtest's own summary (RUN_EACH).
+hidden test on its own under its tracer and reads its exit status, which counts only when the
+kernel's account shows libtest's main thread reporting the pass (RUN_EACH).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.reports import OneTest
+from prchain.environments.eras.rust import witness
 from prchain.environments.protocol import ExecResult
 from prchain.environments.run import GRACE, INTERNAL_LIMIT, run_command
 
@@ -113,36 +115,56 @@ echo "$size"
 exit 0
 """
 
-# Root: $1 the seconds left for all of them, then (directory, executable, test name) triples.
-# Each test runs on its own as the tester (`exe --exact name`, from its package's directory, as
-# cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit
-# 0); its exit status is what root prints. Status 0 counts only with libtest's own line of this
-# test's pass and its summary of one passed test as the run's last line (EACH_SUMMARY): code that
-# ends the process with status 0 inside the test (`std::process::exit(0)` before the assertion,
-# or from `.init_array` before `main`) never reaches them, and code that re-executes the binary
-# on another, passing test prints that test's name. What the tested code writes goes to a file of root's and comes back
-# only after EACH_LOG, so no line of its own can pose as a status. Every tester process ends
-# after each test.
+# Root: $1 the seconds left for all of them, $2 the witness's source (prchain/environments/eras/
+# rust/witness.py), then (directory, executable, test name) triples. Each test runs on its own as
+# the tester (`exe --exact name --test-threads=2`, from its package's directory, as cargo runs
+# it) after `exe --list` showed it exists (an absent name would run nothing and exit 0), under
+# root's `strace -f`: the tester can neither stop the tracer nor write its record. Status 0 counts
+# only when the witness reads, in the kernel's account of the run, libtest's main thread
+# reporting this test's pass and ending the process itself (the rules are witness.py's table):
+# an `exit(0)` inside the test or from a panic hook comes from the test's own thread, a
+# re-execution runs another program, a signal handler set by the tested code shows as such.
+# An image without strace witnesses no pass. What the tested code writes goes to a file of
+# root's and comes back only after EACH_LOG, so no line of its own can pose as a status. Every
+# tester process ends after each test.
 EACH_LOG = "prchain-each-log"
 EACH_SUMMARY = r"^test result: ok\. 1 passed; 0 failed; 0 ignored;"
+# The syscalls the witness reads; the filter keeps the traced process's own lines, thread and
+# handler set-up from every process, and stops at 16 MB (a cut trace witnesses nothing).
+TRACED = "execve,execveat,exit_group,write,writev,rt_sigaction,clone,clone3,fork,vfork"
+TRACE_FILTER = (
+    "NR == 1 { p = $1 } $1 == p || / (clone3?|rt_sigaction)[(]/ || "
+    "/<[.][.][.] clone3? resumed>/ || /[+][+][+] superseded/"
+)
 RUN_EACH = f"""
 R={ROOM}
 end=$((SECONDS + $1)); shift
-log="$R/each.log" one="$R/each.one"; ( umask 077; : > "$log"; : > "$one" )
+( umask 077; printf %s "$1" > "$R/witness.py"; printf %s '{TRACE_FILTER}' > "$R/trace.awk" )
+shift
+log="$R/each.log" one="$R/each.one" trace="$R/each.trace"
+( umask 077; : > "$log"; : > "$one"; : > "$trace" )
+tracer=$(command -v strace)
 i=0
 while [ $# -ge 3 ]; do
   dir=$1 exe=$2 name=$3; shift 3
   left=$((end - SECONDS))
   if [ "$left" -le 0 ]; then echo "prchain-each $i 124"; i=$((i + 1)); continue; fi
-  as_tester=(timeout -s KILL "$left" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} \
-    --init-groups --no-new-privs bash -c 'cd -- "$0" && exec "$@"' "$dir")
-  if "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null | grep -qxF -- "$name: test"; then
-    "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=1 </dev/null > "$one" 2>&1
-    rc=$?
-    if [ "$rc" = 0 ] && ! {{ grep -qxF -- "test $name ... ok" "$one" &&
-      grep -v '^[[:space:]]*$' "$one" | tail -n 1 | grep -qE -- '{EACH_SUMMARY}'; }}; then
+  as_tester=(setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups --no-new-privs \
+    bash -c 'cd -- "$0" && exec "$@"' "$dir")
+  if timeout -s KILL "$left" "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null |
+    grep -qxF -- "$name: test"; then
+    if [ -n "$tracer" ]; then
+      timeout -s KILL "$left" "$tracer" -f -q -s 256 -xx -e trace={TRACED} \
+        -o "|awk -f $R/trace.awk | head -c 16000000 > $trace" -- \
+        "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=2 </dev/null > "$one" 2>&1
+      rc=$?
+      seen=$(python3 -I -S "$R/witness.py" "$trace" "$exe" "$name" '{EACH_SUMMARY}' 2>&1)
+    else
+      rc=0 seen="no strace in the image: no pass can be witnessed"
+    fi
+    if [ "$rc" = 0 ] && [ "$seen" != witnessed ]; then
       rc=witness
-      printf '\\nprchain: %s exited 0 without libtest summary of its pass\\n' "$name" >> "$one"
+      printf '\\nprchain: %s exited 0, not witnessed: %s\\n' "$name" "$seen" >> "$one"
     fi
     cat -- "$one" >> "$log"
     echo "prchain-each $i $rc"
@@ -279,14 +301,14 @@ class DockerCleanRoom:
         return result, self.read_report()
 
     def run_each(self, runs: list[OneTest], timeout: float) -> tuple[dict[str, str], str]:
-        """Each test of `runs` on its own, judged by its exit status (RUN_EACH): test id →
-        passed or failed (absent when its executable does not list it); and the tail of what
+        """Each test of `runs` on its own, judged by its exit status and root's witness of it
+        (RUN_EACH): test id → passed or failed (absent when its executable does not list it); and the tail of what
         the tests printed."""
-        script = RUN_EACH
+        script, witnessed = RUN_EACH, [witness.source()]  # libtest's: root's strace witnesses it
         args = [part for run in runs for part in (run.directory, run.exe, run.name)]
         checks = [run.check for run in runs if run.check is not None]
         if runs and len(checks) == len(runs):  # another harness than libtest's
-            script = RUN_CASES
+            script, witnessed = RUN_CASES, []
             args = [
                 part
                 for run, c in zip(runs, checks, strict=True)
@@ -294,7 +316,7 @@ class DockerCleanRoom:
             ]
         raw = self.client.exec(
             self.container,
-            ["bash", "-c", script, "prchain", str(int(timeout)), *args],
+            ["bash", "-c", script, "prchain", str(int(timeout)), *witnessed, *args],
             user="root",
             workdir="/",
             env=TESTER_ENV,  # as in SEALED_RUN: the tester's environment, root's uid

@@ -13,7 +13,7 @@ is named in the record:
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
 | the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
-| local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it); the files a Node stage base's runner configuration loads (jest's `setupFilesAfterEnv`, mocha's `--require`, …) and the directory its node_modules link of a test library leads to (`file:`, workspaces); a Python stage base's own `pytest11` plugin modules | the compiler or the runner reads them from the tree before the hidden tests, wherever they are |
+| local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it); the path a root `Cargo.toml` or `.cargo/config*` gives a test library by `[patch.*]`, `[replace]` or a dev-dependency (`pretty_assertions = { path = "forks/pa" }`), and every `.cargo/config` `paths` entry and local `[source]` directory; the files a Node stage base's runner configuration loads (jest's `setupFilesAfterEnv`, mocha's `--require`, …) and the directory its node_modules link of a test library leads to (`file:`, workspaces); a Python stage base's own `pytest11` plugin modules | the compiler or the runner reads them from the tree before the hidden tests, wherever they are |
 | imported helpers | the project's test-support modules (`mypkg/testing.py`) that the hidden tests import (Python) | an assertion helper the tests call judges as they do |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
@@ -26,6 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 import sys
+import tomllib
 from collections.abc import Callable
 from functools import cache
 
@@ -142,11 +143,13 @@ _MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
 # What each room reads of the stage base, in its clean room before the agent's change arrives, to
 # find the places its test-time dependencies come from in the tree. Go: every module's go.mod (a
 # nested module builds with its own `replace`s) and go.work (its `replace`s, and `use` of a
-# directory whose go.mod declares a test library's path), at any depth.
+# directory whose go.mod declares a test library's path), at any depth; Rust: the root Cargo.toml
+# and .cargo/config*.
 OVERRIDE_MANIFESTS = {
     "go": ("go.mod", "go.work"),
     "node": (*node_configs.FILES, node_configs.LINKS),
     "python": PLUGIN_MANIFESTS,
+    "rust": ("Cargo.toml", ".cargo/config.toml", ".cargo/config"),
 }
 
 
@@ -158,13 +161,20 @@ def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
     that declares a test library's path (a go.work `use`s it). Node: the files the runners'
     configuration loads into the test process, and a test library linked from the tree
     (configs.py). Python: the modules the project declares as its own pytest plugins (`pytest11`),
-    which the room loads with `-p`. Overrides of the project's own modules are the project's
+    which the room loads with `-p`. Rust: the path a Cargo `[patch]`, `[replace]` or
+    dev-dependency gives a test library, `paths` overrides and local `[source]`s. Overrides of the project's own modules are the project's
     code: they cross."""
     libraries = sealed_places(room).libraries
     if room == "node":
         return node_configs.sealed(manifests, libraries)
     if room == "python":
         return plugin_paths(manifests)
+    if room == "rust":
+        names = {name.replace("-", "_") for name in libraries}
+        found = [
+            posixpath.normpath(d) for t in manifests.values() for d in _cargo_overrides(t, names)
+        ]
+        return sorted({d for d in found if d != "." and not d.startswith(("../", "/"))})
 
     def is_library(module: str) -> bool:
         return bool(libraries & set(module.lower().split("/")))
@@ -187,6 +197,40 @@ def imported_helpers(room: str, tests: str) -> list[str]:
     that read them (Python: `mypkg/testing.py`, python/seal.py's HELPER_MODULES); sealed like the
     tests."""
     return helper_paths(tests) if room == "python" else []
+
+
+def _cargo_overrides(text: str, libraries: set[str]) -> list[str]:
+    """From a Cargo.toml or a .cargo/config: the path of each `[patch.*]`, `[replace]` or
+    dev-dependency entry that names a test library; every `paths` override and every local
+    `[source]` (a directory or local registry holds any crate)."""
+    try:
+        tree = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    tables = [*_tables(tree.get("patch")), _table(tree.get("replace"))]
+    tables += [_table(tree.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    for target in _tables(tree.get("target")):
+        tables += [_table(target.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    found = [
+        str(spec["path"])
+        for table in tables
+        for name, spec in table.items()
+        if isinstance(spec, dict)
+        and "path" in spec
+        and str(spec.get("package", name)).replace("-", "_").split(":")[0] in libraries
+    ]
+    found += [str(p) for p in tree.get("paths", []) if isinstance(p, str)]
+    for source in _tables(tree.get("source")):
+        found += [str(source[k]) for k in ("directory", "local-registry") if k in source]
+    return found
+
+
+def _table(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tables(value: object) -> list[dict[str, object]]:
+    return [t for t in _table(value).values() if isinstance(t, dict)]
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

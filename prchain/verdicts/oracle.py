@@ -27,6 +27,7 @@ from prchain.environments.eras.reports import (
     TestReport,
     Witnessed,
     is_passing,
+    judged_only,
     witnessed,
 )
 from prchain.environments.protocol import Environment, Workspace
@@ -192,27 +193,33 @@ def _go_overrides(room: Workspace, ecosystem: str) -> list[str]:
 def _sealed_run(room: Workspace, reader: TestReport, tests: StageTests, timeout: float) -> SuiteRun:
     """The hidden tests' run: each on its own where the runner's report is written by the
     tested code itself or only on the console it shares (Rust, C's ctest and GoogleTest; tests
-    the harness cannot run alone, rustdoc's and cmocka's, still from the sealed run:
-    `RunsEach.apart`), else the runner's report through root's pipe."""
+    the harness cannot run alone, cmocka's, still from the sealed run: `RunsEach.apart`), else
+    the runner's report through root's pipe. A required test the room cannot judge (a Rust doc
+    test, from a store verified before they were left out) fails."""
     each = None
     if isinstance(reader, RunsEach) and isinstance(room, SealedEach):
         each = run_each_sealed(room, reader, tests.test_command, tests.required, timeout)
-    docs = each.apart if each is not None else []
-    if each is not None and not docs:
-        return each
-    run = run_suite(
-        room,
-        tests.test_command,
-        timeout=timeout,
-        report_path=tests.report_path,
-        tail_chars=tests.tail_chars,
-        report=reader,
+    apart = each.apart if each is not None else []
+    if each is None or apart:
+        run = run_suite(
+            room,
+            tests.test_command,
+            timeout=timeout,
+            report_path=tests.report_path,
+            tail_chars=tests.tail_chars,
+            report=reader,
+        )
+        if each is None or run.error is not None:
+            return run
+        for test in apart:
+            if test in run.outcomes:
+                each.outcomes[test] = run.outcomes[test]
+    unjudged = sorted(
+        set(tests.required) - set(judged_only(reader, dict.fromkeys(tests.required, "")))
     )
-    if each is None or run.error is not None:
-        return run
-    for test in docs:
-        if test in run.outcomes:
-            each.outcomes[test] = run.outcomes[test]
+    for test in unjudged:
+        each.outcomes[test] = "failed"
+        each.output_tail += f"\nprchain: {test} is not judged: its text is the agent's source\n"
     return each
 
 

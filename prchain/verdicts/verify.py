@@ -26,6 +26,7 @@ from sqlalchemy import Engine, delete, select
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.memory import era_state, stage_env
+from prchain.environments.eras.reports import judged_only
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
 from prchain.store.db import session_scope
@@ -267,7 +268,13 @@ def _runs(
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     touched = touched_by(job.gold_test_patch, reader.names)
-    done.found = classify(start.outcomes, with_tests.outcomes, [g.outcomes for g in gold], touched)
+    # Tests no clean room can judge (Rust doc tests: the agent writes their text) are left out.
+    done.found = classify(
+        judged_only(reader, start.outcomes),
+        judged_only(reader, with_tests.outcomes),
+        [judged_only(reader, g.outcomes) for g in gold],
+        touched,
+    )
     done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"

@@ -14,13 +14,29 @@ the console reader stopped at the marker and the wrong `area` passed. Now root r
 test on its own and reads its exit status; nothing printed counts.
 
 Attack: the agent's `area` ends the process with status 0 (`std::process::exit(0)`) before the
-hidden test's assertion; judged by exit status alone it passed. Status 0 counts only with
-libtest's own summary of one passed test as the run's last line, which the exit never reaches."""
+hidden test's assertion; judged by exit status alone it passed.
+
+Attack (issue 77, round 2): the agent's `area` installs a panic hook that prints the rest of
+libtest's lines (`ok`, `test result: ok. 1 passed; …`) and exits 0 when the assertion fails. On
+the code before, the console check (libtest's line and summary as the last line of what the
+process printed) was fooled. Now root runs each test under its tracer and a pass counts only when
+libtest's main thread reported it and ended the process; the hook ran on the test's thread.
+
+Attack: the same `exit(0)`, reached from a doc test on `area` the agent's source carries. rustdoc
+judges a doc test by its child's exit status, and on the code before a required doc test passed.
+A doc test's text is the agent's source, so verification keeps doc tests out of the hidden tests
+and a clean room counts a required one (an older store's) as failed.
+
+Attack: the stage base overrides its dev-dependency pretty_assertions with a local copy
+(`forks/pretty_assertions`, a path dependency); the agent's wrong `area` plus an `assert_eq!` there
+that never fails. On the code before the `.rs` crossed and the hidden test passed; now the
+directory the base's Cargo.toml gives a test library is sealed (crossing.overridden_dirs)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +53,17 @@ from tests.support.era_runs import (
     verdicts_by_pr,
     write_config,
 )
-from tests.support.shapes_crate import AREA, AREA_ID, SQUARE, SQUARE_ID, make_shapes
+from tests.support.shapes_crate import (
+    AREA,
+    AREA_ID,
+    DOC,
+    DOC_ID,
+    FORK,
+    FORK_LIB,
+    SQUARE,
+    SQUARE_ID,
+    make_shapes,
+)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = f"rust-report-test-{uuid.uuid4().hex[:8]}/shapes"  # this run's own images
@@ -67,8 +93,28 @@ pub fn area(_w: u64, _h: u64) -> u64 {
 }
 """
 
-# Ends the test binary with status 0 from inside the hidden test, before its assertion.
-EXIT_ZERO = "\npub fn area(_w: u64, _h: u64) -> u64 {\n    std::process::exit(0)\n}\n"
+# Ends the test binary with status 0 from inside the hidden test, before its assertion; the doc
+# test on `area` reaches it too.
+EXIT_ZERO = f"{DOC}\npub fn area(_w: u64, _h: u64) -> u64 {{\n    std::process::exit(0)\n}}\n"
+# When the hidden test's assertion fails, prints the rest of libtest's lines and exits 0.
+PANIC_HOOK = r"""
+pub fn area(_w: u64, _h: u64) -> u64 {
+    std::panic::set_hook(Box::new(|_| {
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = out.write_all(b"ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n");
+        let _ = out.flush();
+        std::process::exit(0);
+    }));
+    0
+}
+"""
+WRONG = "\npub fn area(_w: u64, _h: u64) -> u64 {\n    0\n}\n"
+# An assert_eq! in the base's own copy of pretty_assertions that never fails.
+PLANTED = (
+    "#[macro_export]\nmacro_rules! assert_eq {\n    ($left:expr, $right:expr $(,)?) => {\n"
+    "        let _ = (&$left, &$right);\n    };\n}\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +147,7 @@ def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
     common, url, _clone, tasks, setup = verified
     assert "1 verified (1 by planner), 0 not" in setup and "du: cannot access" not in setup, setup
     found = verdicts_by_pr(url)
-    assert found[1].fail_to_pass == [AREA_ID] and SQUARE_ID in found[1].pass_to_pass
+    assert found[1].fail_to_pass == [AREA_ID] and SQUARE_ID in found[1].pass_to_pass  # no doc test
     results = tmp_path / "gold.jsonl"
     out = invoke("tasks", "eval", str(tasks), "--results", str(results), *common)
     assert "2 of 2 stages resolved" in out.output, out.output
@@ -126,7 +172,34 @@ def test_forged_libtest_lines_or_an_exit_do_not_pass_a_wrong_area_but_the_gold_d
         assert not forged.passed and AREA_ID in forged.failing, forged.outcomes
         assert forged.outcomes[AREA_ID] == "failed" and forged.outcomes[SQUARE_ID] == "passed"
         env.write_file("src/lib.rs", SQUARE + EXIT_ZERO)
-        ended = run_tests(env, hidden, timeout=600)
+        # as an older store has it: the doc test on `area` among the hidden tests
+        ended = run_tests(env, replace(hidden, fail_to_pass=[AREA_ID, DOC_ID]), timeout=600)
+        env.write_file("src/lib.rs", SQUARE + PANIC_HOOK)
+        hooked = run_tests(env, hidden, timeout=600)
     assert not ended.passed and ended.outcomes[AREA_ID] == "failed", ended.outcomes
-    assert ended.outcomes[SQUARE_ID] == "passed", ended.outcomes
-    assert "exited 0 without libtest summary" in ended.output_tail
+    assert ended.outcomes[DOC_ID] == "failed" and ended.outcomes[SQUARE_ID] == "passed"
+    assert "exited 0, not witnessed" in ended.output_tail, ended.output_tail
+    assert not hooked.passed and hooked.outcomes[AREA_ID] == "failed", hooked.outcomes
+    assert "did not end the process with status 0" in hooked.output_tail, hooked.output_tail
+    assert hooked.outcomes[SQUARE_ID] == "passed", hooked.outcomes
+
+
+def test_a_planted_copy_of_the_bases_overridden_test_library_does_not_pass_a_wrong_area(
+    verified: Any, tmp_path: Path
+) -> None:
+    _common, url, clone, _tasks, _setup = verified
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
+    hidden = stage_tests(engine, first)
+    assert hidden is not None
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file("src/lib.rs", SQUARE + AREA)
+        env.write_file(FORK, FORK_LIB + "// kept as the base has it\n")
+        gold = run_tests(env, hidden, timeout=600)
+        assert gold.passed, (gold.outcomes, gold.output_tail)
+        env.write_file("src/lib.rs", SQUARE + WRONG)
+        env.write_file(FORK, PLANTED)
+        planted = run_tests(env, hidden, timeout=600)
+    assert not planted.passed and planted.outcomes[AREA_ID] == "failed", planted.outcomes

@@ -292,3 +292,39 @@ def test_the_test_support_modules_the_hidden_tests_import_are_sealed() -> None:
     assert {"mypkg/testing.py", "src/mypkg/testing.py", "pandas/_testing"} <= set(found)
     assert not any("core" in p or "numpy" in p or "helpers" in p for p in found), found
     assert imported_helpers("node", tests) == []
+
+
+CARGO_OVERRIDING = """
+[package]
+name = "shapes"
+version = "0.1.0"
+
+[dev-dependencies]
+pretty_assertions = { path = "forks/pretty_assertions" }
+shapes-testkit = { path = "testkit" }
+
+[target.'cfg(unix)'.dev-dependencies]
+insta = { path = "vendored/insta", package = "insta" }
+
+[patch.crates-io]
+proptest = { path = "third/proptest" }
+serde = { path = "forks/serde" }
+similar-asserts = { path = "../outside" }
+
+[replace]
+"quickcheck:1.0.3" = { path = "qc" }
+"""
+
+
+def test_a_cargo_override_of_a_test_library_seals_its_directory() -> None:
+    from prchain.verdicts.crossing import overridden_dirs
+
+    # pretty_assertions, insta, proptest and quickcheck are the room's test libraries; the
+    # project's own test kit and a patched serde are its code, and a directory outside the tree
+    # holds nothing of Δ_t.
+    dirs = overridden_dirs("rust", {"Cargo.toml": CARGO_OVERRIDING})
+    assert dirs == ["forks/pretty_assertions", "qc", "third/proptest", "vendored/insta"]
+    config = 'paths = ["local/any"]\n\n[source.mine]\ndirectory = "crates-copy"\n'
+    assert overridden_dirs("rust", {".cargo/config.toml": config}) == ["crates-copy", "local/any"]
+    assert overridden_dirs("rust", {"Cargo.toml": "[package\nname="}) == []
+    assert overridden_dirs("go", {"go.mod": "module x\n"}) == []

@@ -137,6 +137,23 @@ class RunsEach(Protocol):
     def parse(self, report: str | None, output: str) -> dict[str, str]: ...
 
 
+@runtime_checkable
+class JudgesSome(Protocol):
+    """A reader some of whose tests no clean room can judge: Rust's doc tests are compiled from
+    the doc comments of the source files the agent writes, so a hidden one is the agent's own
+    text (and rustdoc judges it by its child's exit status alone). Verification keeps them out of
+    FAIL_TO_PASS and PASS_TO_PASS; a clean room counts a required one as failed."""
+
+    def judged(self, test_id: str) -> bool: ...
+
+
+def judged_only(reader: object, outcomes: dict[str, str]) -> dict[str, str]:
+    """`outcomes` without the tests `reader` cannot judge in a clean room (JudgesSome)."""
+    if not isinstance(reader, JudgesSome):
+        return outcomes
+    return {test: outcome for test, outcome in outcomes.items() if reader.judged(test)}
+
+
 def witnessed(outcomes: dict[str, str], required: list[str], name: str) -> dict[str, str]:
     """`outcomes` without the witnesses, each required test of a package whose witness `name` did
     not pass failed: that package's run ended before its last test, whatever it printed."""

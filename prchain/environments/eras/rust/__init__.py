@@ -101,7 +101,8 @@ def toolchain_commands(chain: Toolchain) -> list[str]:
         "apt-get update -q",
         # build scripts compile C and C++ and drive make and cmake (tikv-jemalloc-sys runs
         # jemalloc's configure and `make`: ruff's 2025 eras stopped on "No such file" without it)
-        f"{install} {rustc} {cargo} gcc g++ libc6-dev make cmake pkg-config",
+        # strace: root's witness of each hidden test's pass in a clean room (clean_room.RUN_EACH)
+        f"{install} {rustc} {cargo} gcc g++ libc6-dev make cmake pkg-config strace",
         "for b in rustc rustdoc cargo; do ln -sf /usr/bin/$b /usr/local/bin/$b; done",
     ]
     if chain.fetcher:

@@ -89,6 +89,10 @@ def _test_name(name: str, doc: bool) -> str:
     return re.sub(r" \(line \d+\)$", "", name) if doc else name
 
 
+def is_doc(test_id: str) -> bool:
+    return test_id.partition("::")[0].endswith("(doc)")
+
+
 def names(test_id: str) -> list[str]:
     """`mylib::tests::it_works` → [tests, it_works]; a doc test `mylib(doc)::src/lib.rs - Foo::bar`
     → [Foo, bar], the item it documents."""
@@ -193,8 +197,8 @@ def listed(report: str) -> tuple[dict[str, tuple[str, str]], str]:
 
 
 def each(report: str, required: list[str]) -> list[OneTest]:
-    """The required tests (not doc tests: rustdoc builds those while it runs them) whose
-    executable the listing names."""
+    """The required tests (doc tests are not judged: Cargo.judged) whose executable the listing
+    names."""
     exes, _ = listed(report)
     runs = []
     for test in required:
@@ -227,8 +231,12 @@ class Cargo:
         return each(report, required)
 
     def apart(self, report: str, required: list[str]) -> list[str]:
-        """Doc tests: rustdoc builds them while it runs them."""
-        return [t for t in required if t.partition("::")[0].endswith("(doc)")]
+        """None: a doc test is not judged at all (`judged`), never read from rustdoc's run."""
+        return []
+
+    def judged(self, test_id: str) -> bool:
+        """Not a doc test (reports.JudgesSome): its text is in the source the agent writes."""
+        return not is_doc(test_id)
 
     def script(self, command: str, report_path: str) -> str:
         """The log and the report are made in a scratch directory of the runner's own, then the
