@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from prchain.chains.record import EvidenceField
+
 RuleName = Literal[
     "pr_filtered_or_not_mined",
     "cross_repo",
@@ -62,12 +64,15 @@ class Rule:
 
     name: RuleName
     phase: Phase
-    reads: str  # the evidence it reads
+    reads: str  # the evidence it reads, in words
     why: str
     example: str
     drops: Literal["link", "stage"] = "link"  # a stage rule says an end can be no stage
     lifted_by: frozenset[Lifter] = frozenset()
     vetted_by_default: bool = False  # in `vet_rescue`'s default
+    # The fields of the link's record it reads (`prchain.chains.record.LinkEvidence`); none for
+    # a rule that reads the PRs themselves (their times, files, substance) or git.
+    fields: tuple[EvidenceField, ...] = ()
 
 
 # A rule that only guesses at shared code yields to code found for the pair, and may be put to the
@@ -116,6 +121,7 @@ RULES: tuple[Rule, ...] = (
         "reverts by reference, branch commit, head branch, pushed revert or title",
         "the newer PR cannot build on what was undone",
         "tokio #4373 merged after #4394 reverted #4377",
+        fields=("evidence_class",),
     ),
     _rule(
         "repeats_older",
@@ -123,6 +129,7 @@ RULES: tuple[Rule, ...] = (
         "both patches (80 % of their code lines)",
         "the same task twice",
         "serde #316 re-submits #302",
+        fields=("evidence_class",),
     ),
     _rule(
         "parallel_wording",
@@ -131,6 +138,7 @@ RULES: tuple[Rule, ...] = (
         "analogy is sibling work, not dependency",
         'rust-clippy #7791, "Similar to #7609"',
         lifted_by=frozenset({"lineage"}),
+        fields=("evidence_class", "lineage", "lineage_moved"),
     ),
     _rule(
         "revert_links_off",
@@ -138,6 +146,7 @@ RULES: tuple[Rule, ...] = (
         "revert evidence and `revert_links`",
         "a revert stage only where asked for",
         "any revert, with `revert_links: false`",
+        fields=("evidence_class",),
     ),
     _rule(
         "zero_weight",
@@ -145,6 +154,7 @@ RULES: tuple[Rule, ...] = (
         "the deciding reference's weight (`evidence_weights`, less `flipped_penalty` for a reference the older PR wrote about the newer)",
         "a reference whose weight comes to nothing carries no link",
         "a plain mention the older PR made of the newer one, with `flipped_penalty: 2`",
+        fields=("strength",),
     ),
     _rule(
         "issue_only_uncorroborated",
@@ -153,6 +163,17 @@ RULES: tuple[Rule, ...] = (
         "one issue, two unrelated attempts",
         "mypy: a fix and a later attempt on one issue",
         lifted_by=CODE_SIGNS,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "lineage_restored",
+            "lineage_whole",
+            "lineage_test_code",
+            "symbols",
+            "gap_days",
+        ),
     ),
     _rule(
         "code_link_unbacked",
@@ -161,6 +182,14 @@ RULES: tuple[Rule, ...] = (
         "a shared line of text is not yet shared code, nor are three or four",
         "gin #2368 \u2192 #2378 rewrites 3 lines of a loop #2368 had just synced",
         lifted_by=CODE_SIGNS,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "symbols",
+            "gap_days",
+        ),
     ),
     _rule(
         "plain_mention_without_shared_lines",
@@ -169,6 +198,17 @@ RULES: tuple[Rule, ...] = (
         "a mention alone says nothing of dependency",
         "sentry-python #6163 names #6159 and shares only `WeakMethod`",
         lifted_by=ANY_SIGN,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "lineage_restored",
+            "lineage_whole",
+            "lineage_test_code",
+            "symbols",
+            "gap_days",
+        ),
     ),
     _rule(
         "plain_mention_little_contact",
@@ -177,6 +217,16 @@ RULES: tuple[Rule, ...] = (
         "a PR that lists a sibling and touches a line of it is no stage built on it",
         "redis #10329 lists #10309 among related PRs and rewrites one of its lines",
         lifted_by=ANY_SIGN,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "lineage_restored",
+            "lineage_whole",
+            "lineage_test_code",
+            "symbols",
+        ),
     ),
     _rule(
         "too_little_file_overlap",
@@ -186,6 +236,7 @@ RULES: tuple[Rule, ...] = (
         '"Follow-up to #5" in a PR touching none of #5\'s files',
         lifted_by=ANY_SIGN,
         vetted_by_default=True,
+        fields=("strength", "overlap"),
     ),
     _rule(
         "gap_too_long",
@@ -195,6 +246,7 @@ RULES: tuple[Rule, ...] = (
         "wasm-tools #2466 kept 186 days on: strong wording and #2306's `tag_imports`",
         lifted_by=ANY_SIGN,
         vetted_by_default=True,
+        fields=("gap_days", "evidence_class", "lineage", "symbols"),
     ),
     _rule(
         "wording_without_shared_code",
@@ -204,6 +256,7 @@ RULES: tuple[Rule, ...] = (
         'xarray #9418, "Stacks on #9417", swaps annotations #9417 never wrote',
         lifted_by=ANY_SIGN,
         vetted_by_default=True,
+        fields=("evidence_class", "lineage", "lineage_touched", "lineage_restored", "symbols"),
     ),
     _rule(
         "vetter_rejected",
@@ -211,6 +264,7 @@ RULES: tuple[Rule, ...] = (
         "the link vetter's stored verdict on a link the rules kept (`vet_keep`)",
         "a model that read both PRs and their diffs judged the newer one a task of its own",
         "`prchain chains links --rule vetter_rejected` shows each with the model's reason in `why`",
+        fields=("vetted",),
     ),
     _rule(
         "not_an_ancestor",
@@ -233,6 +287,7 @@ RULES: tuple[Rule, ...] = (
         "each end's lexed lines of code and the code link's points of contact",
         "a code link is most often a follow-up fix, or a task of its own passing through the older code",
         "raft #194 adds a flag to #189's code in 13 lines",
+        fields=("evidence_class", "lineage", "lineage_moved", "lineage_inserted", "symbols"),
     ),
     _rule(
         "code_link_incidental",
@@ -242,6 +297,14 @@ RULES: tuple[Rule, ...] = (
         "mockito #476 puts a singleton in place of `new ThreadSafeMockingProgress()` in 16 files, 3 of them #389's",
         lifted_by=frozenset({"vetter"}),
         vetted_by_default=True,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "symbols",
+            "vetted",
+        ),
     ),
     _rule(
         "uncorroborated",
@@ -251,6 +314,14 @@ RULES: tuple[Rule, ...] = (
         'lz4 #519, "Faster decoding speed", threads its own argument beside #488\'s `dictCtx_directive`: 12 points of contact in files both change, but a small share of its code, and a title naming nothing #488 wrote',
         lifted_by=frozenset({"vetter"}),
         vetted_by_default=True,
+        fields=(
+            "evidence_class",
+            "lineage",
+            "lineage_moved",
+            "lineage_inserted",
+            "symbols",
+            "overlap",
+        ),
     ),
     _rule(
         "vetter_thin",
@@ -279,5 +350,7 @@ def rule_table_markdown() -> str:
     ]
     for r in RULES:
         lifted = ", ".join(sorted(r.lifted_by)) or "-"
-        lines.append(f"| `{r.name}` | {r.phase} | {r.reads} | {r.why} | {r.example} | {lifted} |")
+        fields = f" ({', '.join(f'`{f}`' for f in r.fields)})" if r.fields else ""
+        reads = r.reads + fields
+        lines.append(f"| `{r.name}` | {r.phase} | {reads} | {r.why} | {r.example} | {lifted} |")
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from prchain.core import git
 from prchain.core.errors import ContextOverflow, LLMError, PrchainError
 from prchain.environments.buildbox import BoxSettings, BuildBox, StepResult
 from prchain.environments.docker_client import DockerClient
+from prchain.environments.languages import LANGUAGES, language_facts
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.toolcalls import calls_from_text
@@ -27,14 +28,6 @@ from prchain.setup_agent.config import SetupAgentConfig
 ROLE = "env_setup"
 PROMPTS = Path(__file__).with_name("prompts")
 TRUNCATED = "\n[... {omitted} characters omitted ...]\n"
-# What the prompt says of each ecosystem: its language and the registries its packages come from.
-LANGUAGES = {
-    "python": ("Python", "PyPI"),
-    "rust": ("Rust", "crates.io"),
-    "go": ("Go", "the Go module proxy"),
-    "node": ("JavaScript/TypeScript", "the npm registry"),
-    "java": ("Java", "Maven Central"),
-}
 
 Outcome = Literal["finished", "gave_up", "step_limit", "cost_limit", "format_errors", "llm_error"]
 
@@ -218,7 +211,10 @@ class _Session:
         req = self.request
         date = _commit_date(req.clone, req.sha)
         listing = git.output(req.clone, "ls-tree", "--name-only", req.sha).split()
-        language, registries = LANGUAGES.get(req.ecosystem, LANGUAGES["python"])
+        # What the prompt says of the ecosystem: its language and the registries its packages
+        # come from (its room's facts).
+        known = req.ecosystem if req.ecosystem in LANGUAGES else "python"
+        language, registries = language_facts(known).setup_agent
         system = render(PROMPTS, "system.j2", date=date, language=language, registries=registries)
         task = render(
             PROMPTS,

@@ -34,14 +34,13 @@ from prchain.environments.eras.ecosystems import ECOSYSTEMS, ecosystem
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.python.seal import PLUGIN_MANIFESTS, helper_paths, plugin_paths
 from prchain.environments.eras.sealed import SealedPlaces
+from prchain.environments.languages import source_suffixes
 
-SOURCE_SUFFIXES = frozenset(
+# The rooms' source files (`prchain.environments.languages`), those of languages without a room,
+# and data a package reads at run time.
+SOURCE_SUFFIXES = source_suffixes() | frozenset(
     {
-        # Python
-        ".py", ".pyi", ".pyx", ".pxd",
-        # other language rooms
-        ".rs", ".go", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".java", ".kt", ".scala",
-        ".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".rb", ".php", ".cs", ".swift",
+        ".rb", ".php", ".cs", ".swift",
         # data a package reads at run time
         ".txt", ".md", ".rst", ".json", ".yaml", ".yml", ".csv", ".tsv", ".xml", ".html", ".htm",
         ".jinja", ".jinja2", ".j2", ".css", ".scss", ".svg", ".png", ".jpg", ".jpeg", ".gif",

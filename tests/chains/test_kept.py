@@ -3,6 +3,7 @@ about pairs it has seen, and decides every link as a cold build with that settin
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +13,15 @@ from sqlalchemy.orm import Session
 
 from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
+from prchain.chains.evidence import kept
 from prchain.chains.evidence.kept import EVIDENCE_VERSION
 from prchain.core import git
 from prchain.core.errors import GitError
+from prchain.environments import languages
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
 from prchain.store.db import make_engine
-from prchain.store.models import PairEvidence
+from prchain.store.models import PairEvidence, PullRequest
 from tests.support.history import History
 from tests.support.links import links_by_number
 
@@ -183,3 +186,77 @@ def test_a_build_that_dies_keeps_the_evidence_it_had_computed(
     mine(MinerConfig(), fresh, [str(repo.path)], source="git", name="acme/jobs")
     build_chains(config, fresh)
     assert _decisions(engine) == _decisions(fresh)
+
+
+CLOCK = """package svc
+
+import "time"
+
+type Clock struct {
+	offset time.Duration
+}
+
+func (c Clock) Now() time.Time {
+	return time.Now().Add(c.offset)
+}
+
+func (c Clock) Since(start time.Time) time.Duration {
+	return c.Now().Sub(start)
+}
+"""
+
+
+def _two_languages(path: Path) -> History:
+    """The Python history above, then a Go pair: #5 rewrites #4's clock."""
+    repo = _history(path)
+    repo.commit("Go module", {"go.mod": "module acme/jobs\n\ngo 1.21\n"})
+    repo.pr(4, "A clock with an offset", {"svc/clock.go": CLOCK})
+    skewed = CLOCK.replace("time.Now().Add(c.offset)", "time.Now().UTC().Add(c.offset)")
+    repo.pr(5, "The clock reads UTC", {"svc/clock.go": skewed}, body="Follow-up to #4.")
+    return repo
+
+
+def _versions_by_pr_number(engine: Engine) -> dict[tuple[int, int, str], str]:
+    with Session(engine) as session:
+        numbers = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        rows = session.execute(
+            select(
+                PairEvidence.newer_pr_id,
+                PairEvidence.older_pr_id,
+                PairEvidence.kind,
+                PairEvidence.version,
+            )
+        )
+        return {(numbers[a], numbers[b], kind): version for a, b, kind, version in rows}
+
+
+def test_one_languages_reading_changing_asks_again_only_its_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bumping Go's own evidence version keeps every answer about the Python pairs and asks
+    again only those about PRs that change Go files."""
+    repo = _two_languages(tmp_path / "jobs")
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    mine(MinerConfig(), engine, [str(repo.path)], source="git", name="acme/jobs")
+    config = ChainsConfig(
+        corroboration_signs=0, min_chain_code_lines=0, min_stage_code_lines=0, lineage_workers=1
+    )
+    build_chains(config, engine)
+    before = _versions_by_pr_number(engine)
+    assert set(before.values()) == {EVIDENCE_VERSION}
+    go_keys = {key for key in before if {key[0], key[1]} <= {4, 5}}
+    assert {(5, 4)} <= {key[:2] for key in go_keys} and len(go_keys) < len(before)
+    decided = _decisions(engine)
+
+    bumped = tuple(
+        replace(f, evidence_version=1) if f.name == "go" else f for f in languages.all_facts()
+    )
+    monkeypatch.setattr(kept, "all_facts", lambda: bumped)
+    again = build_chains(config, engine)
+    after = _versions_by_pr_number(engine)
+    own = f"{EVIDENCE_VERSION}+go1"
+    assert after == {key: own if key in go_keys else EVIDENCE_VERSION for key in before}
+    pairs_asked = {key for key in go_keys if key[0] != key[1]}
+    assert again.graph.evidence_new == len(pairs_asked)
+    assert again.graph.evidence_kept > 0  # the Python pairs' answers
+    assert _decisions(engine) == decided

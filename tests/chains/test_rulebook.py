@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from prchain.chains import rulebook
 from prchain.chains.config import ChainsConfig
+from prchain.chains.record import EVIDENCE_FIELDS
 from prchain.cli import main
 from tests.cli.test_errors import one_line_error
 
@@ -78,3 +79,17 @@ def test_an_unknown_rule_is_refused_by_the_cli_with_the_valid_ones(tmp_path: Pat
     result = CliRunner().invoke(main, ["chains", "links", "--db", url, "--rule", "gap_to_long"])
     assert result.exit_code == 2
     assert "'gap_to_long' is not one of" in result.output and "'gap_too_long'" in result.output
+
+
+def test_each_rule_names_the_fields_of_the_record_it_reads() -> None:
+    """A rule that judges the pair's record names the fields it reads; one that reads the PRs
+    themselves (their times, files, substance) or git names none."""
+    on_the_record = {"pair", "vetter", "code_link", "corroboration"}
+    for rule in rulebook.RULES:
+        assert set(rule.fields) <= set(EVIDENCE_FIELDS), rule.name
+        assert len(set(rule.fields)) == len(rule.fields), rule.name
+        assert bool(rule.fields) == (rule.phase in on_the_record), rule.name
+    doc = (ROOT / "docs" / "chains.md").read_text()
+    for rule in rulebook.RULES:
+        for name in rule.fields:
+            assert f"`{name}`" in doc

@@ -28,7 +28,12 @@ from prchain.chains.building.threads import PATH, THREAD, Shape, shape_of, threa
 from prchain.chains.building.vetted import RESCUED_AT
 from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.changes import measure_stages, no_stages, small_changes
-from prchain.chains.evidence.kept import keep_substance, kept_substance, substance_kind
+from prchain.chains.evidence.kept import (
+    evidence_version,
+    keep_substance,
+    kept_substance,
+    substance_kind,
+)
 from prchain.chains.evidence.loading import load_repos
 from prchain.chains.evidence.nodes import PRNode
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
@@ -327,14 +332,15 @@ def _drop_thin_stages(
     kinds = {pr: substance_kind(clones.get(nodes[pr].repo_id)) for pr in graph} | {
         pr: substance_kind(clones.get(nodes[pr].repo_id)) for pr in small
     }
-    known = kept_substance(engine, kinds)
+    versions = {pr: evidence_version(nodes[pr].files) for pr in kinds}
+    known = kept_substance(engine, kinds, versions)
     measured = measure_stages(graph, engine, minimum, clones, also=small, known=known)
     lexed = {
         pr: c
         for pr, c in measured.items()
         if pr not in known and nodes[pr].code_lines >= minimum  # under it: not lexed
     }
-    keep_substance(engine, lexed, kinds)
+    keep_substance(engine, lexed, kinds, versions)
     in_files = {pr: nodes[pr].code_lines for pr in measured}  # the miner's count, before lexing
     for pr, change in measured.items():
         nodes[pr].code_lines = change.lines

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 import networkx as nx
 from sqlalchemy import Engine
@@ -34,6 +33,7 @@ from prchain.chains.evidence.nodes import THROUGH_ISSUE, PRNode, RefRow
 from prchain.chains.evidence.reverts import mark_pushed_reverts
 from prchain.chains.evidence.symbols import SymbolOracle, Symbols
 from prchain.chains.reading.cues import classify, prepares, stacked_on
+from prchain.chains.record import LinkEvidence
 from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.codelinks import code_link_repos, code_references
 from prchain.chains.rules.decisions import LinkDecision
@@ -167,7 +167,7 @@ def _ruled_out(
     if a is not None and b is not None and a.merged_at < b.merged_at:
         newer, older = older, newer
     judged = [classify(r.type, r.evidence, r.number) for r in group]
-    attrs: dict[str, Any] = {
+    attrs: LinkEvidence = {
         "evidence_class": judged[0][0],
         "cue": judged[0][1],
         "why": f"{rule}: no edge rule judged this pair{_unusable_ends(ref, every, config)}"
@@ -252,8 +252,8 @@ def _candidate_edges(
     report: GraphReport,
     lines: LineOracle | None,
     symbols: SymbolOracle | None = None,
-) -> dict[tuple[int, int], dict[str, Any]]:
-    candidates: dict[tuple[int, int], dict[str, Any]] = {}
+) -> dict[tuple[int, int], LinkEvidence]:
+    candidates: dict[tuple[int, int], LinkEvidence] = {}
     kept_nodes = {i: nodes[i] for i in kept}
     groups = _group_references(refs, kept_nodes, config, report, nodes, lines, symbols)
     undone = _undoing_pairs(groups, nodes, lines)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from sqlalchemy import Engine, select
 
 from prchain.chains.config import ChainsConfig, VetKeep
+from prchain.chains.record import LinkEvidence
 from prchain.chains.rulebook import RuleName
 from prchain.store.models import LinkVerdict
 
@@ -91,7 +92,7 @@ def thin_prs(verdicts: Verdicts) -> dict[int, tuple[int, int]]:
 
 
 def apply_verdicts(
-    candidates: dict[tuple[int, int], dict[str, Any]],
+    candidates: dict[tuple[int, int], LinkEvidence],
     report: GraphReport,
     verdicts: Verdicts,
     config: ChainsConfig,
@@ -126,7 +127,7 @@ def apply_verdicts(
 
 
 def cut_thin_stages(
-    candidates: dict[tuple[int, int], dict[str, Any]],
+    candidates: dict[tuple[int, int], LinkEvidence],
     report: GraphReport,
     thin: Mapping[int, tuple[int, int]],
     nodes: Mapping[int, PRNode],

@@ -9,25 +9,11 @@ import re
 from functools import lru_cache
 
 from prchain.chains.reading.patches import is_test_path
+from prchain.environments.languages import lock_files, module_file
 
-LOCKFILES = frozenset(
-    {
-        "cargo.lock",
-        "package-lock.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "poetry.lock",
-        "uv.lock",
-        "pipfile.lock",
-        "gemfile.lock",
-        "composer.lock",
-        "go.sum",
-        "pdm.lock",
-        "bun.lockb",
-        "flake.lock",
-        "mix.lock",
-        "podfile.lock",
-    }
+# The rooms' lock files (`prchain.environments.languages`) and those of languages without a room.
+LOCKFILES = lock_files() | frozenset(
+    {"gemfile.lock", "composer.lock", "flake.lock", "mix.lock", "podfile.lock"}
 )
 
 
@@ -72,11 +58,8 @@ CONFIG_NAMES = frozenset(
 )
 
 
-# A Go module's requirements under another name: `go build -modfile=go_test.mod` reads any such
-# file, its sums beside it (nats.go keeps its test dependencies in `go_test.mod` and
-# `go_test.sum`; a workspace has `go.work.sum`). Round 45: nats.go #1773 → #1821, two Go version
-# bumps, were a code link through 9 lines of `go_test.mod`.
-GO_MODULE_FILE = re.compile(r"^go(?:[._-][\w.-]*)?\.(?:mod|sum)$")
+# A manifest under another name (Go's `go_test.mod`, `go.work.sum`): `LanguageFacts.module_files`.
+MODULE_FILE = module_file()
 
 
 # Copies an editor, a merge tool or an author left beside a file: no code any build reads
@@ -229,7 +212,7 @@ def is_config_path(path: str) -> bool:
         or name in CONFIG_NAMES
         or name in BUILD_NAMES
         or TOOL_CONFIG_NAME.match(name)
-        or GO_MODULE_FILE.match(name)
+        or MODULE_FILE.match(name)
     ):
         return True
     if name.startswith("requirements") or is_lockfile(path):
@@ -294,4 +277,4 @@ def counts_as_substance(path: str) -> bool:
 
 def is_lockfile(path: str) -> bool:
     name = path.rsplit("/", 1)[-1].lower()
-    return name in LOCKFILES or (name.endswith(".sum") and GO_MODULE_FILE.match(name) is not None)
+    return name in LOCKFILES or (name.endswith(".sum") and MODULE_FILE.match(name) is not None)

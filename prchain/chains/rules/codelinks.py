@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select
 
@@ -29,6 +29,7 @@ from prchain.chains.evidence.nodes import PRNode, RefRow
 from prchain.chains.reading.generated import MAX_CODE_LINE_CHARS
 from prchain.chains.reading.patches import file_sections, section_path
 from prchain.chains.reading.paths import counts_as_code
+from prchain.chains.record import LinkEvidence
 from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.link_rules import code_contact, lineage_of
 from prchain.store.models import PRPatch
@@ -150,7 +151,7 @@ def code_references(
 
 
 def thin_code_link(
-    attrs: Mapping[str, Any], newer_lines: int, older_lines: int, config: ChainsConfig
+    attrs: LinkEvidence, newer_lines: int, older_lines: int, config: ChainsConfig
 ) -> str:
     """Why a kept code link makes no link between two stages once both ends' code is lexed
     ('' when it does). A stage that enters a chain only through a code link is most often a
@@ -174,7 +175,7 @@ def thin_code_link(
 
 
 def incidental_code_link(
-    attrs: Mapping[str, Any], newer: PRNode, older: PRNode, config: ChainsConfig
+    attrs: LinkEvidence, newer: PRNode, older: PRNode, config: ChainsConfig
 ) -> str:
     """Why a code link looks like a change of its own that passes through the older PR's code
     ('' when its change is about that code). Blind round 33 read the code links judged not

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prchain.chains.evidence.lines import parse_patch
 from prchain.chains.reading.leakage import is_common
+from prchain.chains.record import LinkEvidence
 from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.link_rules import code_contact, lineage_of
 
@@ -74,12 +75,12 @@ def title_names_older_work(newer_title: str, older_title: str, older_diff: str) 
     return any(wanted & words(text) for texts in authored.values() for text in texts)
 
 
-def needs_corroboration(attrs: Mapping[str, Any], config: ChainsConfig) -> bool:
+def needs_corroboration(attrs: LinkEvidence, config: ChainsConfig) -> bool:
     """Whether the rule reads this link: on, and not stated in dependency wording or a revert."""
     return config.corroboration_signs > 0 and attrs.get("evidence_class") not in STANDS_ON_TEXT
 
 
-def code_signs(attrs: Mapping[str, Any], newer_lines: int, config: ChainsConfig) -> list[str]:
+def code_signs(attrs: LinkEvidence, newer_lines: int, config: ChainsConfig) -> list[str]:
     """The signs a link's stored evidence shows (all but `title`)."""
     contact = code_contact(lineage_of(attrs), attrs.get("symbols") or 0)
     shown = []
@@ -93,7 +94,7 @@ def code_signs(attrs: Mapping[str, Any], newer_lines: int, config: ChainsConfig)
 
 
 def uncorroborated(
-    links: Iterable[tuple[int, int, Mapping[str, Any]]],
+    links: Iterable[tuple[int, int, LinkEvidence]],
     nodes: Mapping[int, PRNode],
     patch: Callable[[int], str],
     config: ChainsConfig,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from prchain.chains.record import LinkEvidence
     from prchain.chains.rulebook import RuleName
 
 
@@ -17,4 +18,4 @@ class LinkDecision:
     older: int
     repo_id: int
     rule: RuleName | None
-    attrs: dict[str, Any]
+    attrs: LinkEvidence

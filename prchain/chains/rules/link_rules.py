@@ -8,10 +8,9 @@ evidence (line lineage, symbol use, rewritten tests) backs a link over them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.kept import KeptEvidence
@@ -27,6 +26,7 @@ from prchain.chains.reading.cues import (
     regression_wording,
     stacked_wording,
 )
+from prchain.chains.record import EvidenceRow, LinkEvidence
 from prchain.chains.rulebook import LINEAGE_CAN_RESCUE, SYMBOLS_CAN_RESCUE, RuleName
 
 MAX_EVIDENCE = 4
@@ -44,7 +44,7 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def evidence_rows(refs: list[tuple[RefRow, str]]) -> list[dict[str, Any]]:
+def evidence_rows(refs: list[tuple[RefRow, str]]) -> list[EvidenceRow]:
     return [
         {
             "type": ref.type,
@@ -130,7 +130,7 @@ def assess_edge(
     lines: LineOracle | None = None,
     reverted_at: dict[int, Undone] | None = None,
     symbols: SymbolOracle | None = None,
-) -> tuple[RuleName | None, dict[str, Any]]:
+) -> tuple[RuleName | None, LinkEvidence]:
     """(drop rule or None, edge attributes with `why`): every decision about one pair of PRs."""
     judged = [judge_reference(r, newer, config) for r in refs]
     best = _best(judged)
@@ -143,7 +143,7 @@ def assess_edge(
     overlap = round(jaccard(newer.files, older.files), 4)
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
     lineage = Lineage()
-    attrs: dict[str, Any] = {
+    attrs: LinkEvidence = {
         "types": sorted({r.type for r in refs}),
         "evidence_class": best.cls,
         "cue": best.cue,
@@ -211,7 +211,7 @@ def assess_edge(
 def _with_symbols(
     rule: RuleName | None,
     best: Judged,
-    attrs: dict[str, Any],
+    attrs: LinkEvidence,
     newer: PRNode,
     older: PRNode,
     config: ChainsConfig,
@@ -230,7 +230,7 @@ def _with_symbols(
     return _link_rule(best, attrs, newer, older, config)
 
 
-def symbols_back(attrs: dict[str, Any], config: ChainsConfig) -> bool:
+def symbols_back(attrs: LinkEvidence, config: ChainsConfig) -> bool:
     """Whether the newer PR's use of names the older one introduced backs the link on its own:
     `min_symbols` names per `max_gap_days` between the PRs (at least one period), as for line
     lineage: a function added two years ago is everybody's by now."""
@@ -257,7 +257,7 @@ REPEATS = "the newer PR makes the older one's change again (a re-submission or r
 
 def _settled_attrs(
     judged: list[Judged], best: Judged, newer: PRNode, older: PRNode, reason: str = REVERTED
-) -> dict[str, Any]:
+) -> LinkEvidence:
     """The record of a link settled before its lineage is read: the older PR was reverted, or the
     newer one makes its change again (`reason`)."""
     gap = (newer.opened - older.merged_at).total_seconds() / 86400
@@ -277,7 +277,7 @@ def _settled_attrs(
 
 
 def _link_rule(
-    best: Judged, attrs: dict[str, Any], newer: PRNode, older: PRNode, config: ChainsConfig
+    best: Judged, attrs: LinkEvidence, newer: PRNode, older: PRNode, config: ChainsConfig
 ) -> RuleName | None:
     """The first link rule this pair fails, or None when it is an edge.
 
@@ -323,7 +323,7 @@ def _link_rule(
 
 
 def _strong_with_code(
-    best: Judged, attrs: dict[str, Any], lineage: Lineage, config: ChainsConfig, said_by_newer: bool
+    best: Judged, attrs: LinkEvidence, lineage: Lineage, config: ChainsConfig, said_by_newer: bool
 ) -> bool:
     """Whether the newer PR's own strong wording and some code evidence (a rewritten line, a used
     name) hold the link over the gap, up to `strong_code_max_gap_days`: either alone is too little
@@ -336,7 +336,7 @@ def _strong_with_code(
     return lineage.weight >= 1 or attrs.get("symbols", 0) > 0
 
 
-def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool:
+def _lineage_beats_parallel(attrs: LinkEvidence, config: ChainsConfig) -> bool:
     """Analogy or list wording ("see also #N") loses to many rewritten lines: a PR rewriting
     dozens of the older one's lines builds on it whatever its description lists it under."""
     need = config.parallel_lineage_lines
@@ -344,7 +344,7 @@ def _lineage_beats_parallel(attrs: dict[str, Any], config: ChainsConfig) -> bool
 
 
 def _regression_fix(
-    best: Judged, attrs: dict[str, Any], config: ChainsConfig, said_by_newer: bool
+    best: Judged, attrs: LinkEvidence, config: ChainsConfig, said_by_newer: bool
 ) -> bool:
     """A fix of a regression the older PR caused ("in #N I broke X", "regressed in #N"). Soon
     after it, the fix may touch another file, yet it repairs the older PR's behaviour. Later, it
@@ -386,7 +386,7 @@ def lineage_backs(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bo
     return lineage.weight + restored >= need
 
 
-def lineage_of(attrs: Mapping[str, Any]) -> Lineage:
+def lineage_of(attrs: LinkEvidence) -> Lineage:
     """The line lineage a link's attributes record (`lineage*`, set when its rules ran)."""
     return Lineage(
         attrs["lineage"],
@@ -422,7 +422,7 @@ def code_contact(lineage: Lineage, symbols: int) -> int:
     return max(0, lineage.lines - lineage.moved) + lineage.inserted + symbols
 
 
-def mention_contact(lineage: Lineage, attrs: Mapping[str, Any]) -> int:
+def mention_contact(lineage: Lineage, attrs: LinkEvidence) -> int:
     """Points of contact behind a plain mention: those of a code link (`code_contact`), the
     lines of the older PR's code the newer one writes back and those of its tests it changes.
     A newer PR that rewrites all the older one's code needs no more (`Lineage.whole`)."""
@@ -445,7 +445,7 @@ def tests_back(lineage: Lineage, gap_days: float, config: ChainsConfig) -> bool:
 
 def _wording_only(
     best: Judged,
-    attrs: dict[str, Any],
+    attrs: LinkEvidence,
     lineage: Lineage,
     config: ChainsConfig,
     said_by_newer: bool,

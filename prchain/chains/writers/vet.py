@@ -41,6 +41,7 @@ from prchain.chains.building.vetted import (
 )
 from prchain.chains.config import ChainsConfig
 from prchain.chains.reading.patches import SplitPatch, file_sections, section_path, split_patch
+from prchain.chains.record import EvidenceRow
 from prchain.chains.views.sample import pr_diffs, pr_text, rewritten_between
 from prchain.chains.writers.textclean import clean_body, estimate_tokens, trim_patch
 from prchain.core.errors import LLMOutputInvalid, NothingToDo
@@ -218,7 +219,7 @@ class LinkToVet:
     repo: str
     newer_id: int
     older_id: int
-    evidence: list[dict[str, Any]]
+    evidence: list[EvidenceRow]  # as `chain_links.evidence` stores them
     evidence_class: str | None
     kept: bool  # by the latest build; False: a `vet_rescue` rule dropped it
 
@@ -250,7 +251,7 @@ def pending_links(
             if not redo and pair in judged:
                 done += 1
                 continue
-            evidence = list(link.evidence or [])
+            evidence = cast(list[EvidenceRow], list(link.evidence or []))
             out.append(
                 LinkToVet(link.repo_id, repo, *pair, evidence, link.evidence_class, link.kept)
             )
@@ -302,7 +303,7 @@ def _paths(split: SplitPatch) -> set[str]:
     return {*split.code_paths, *split.test_paths}
 
 
-def reference_text(evidence: Sequence[dict[str, Any]]) -> str:
+def reference_text(evidence: Sequence[EvidenceRow]) -> str:
     """The wording behind a link, one line per piece of evidence: where it was found and what it
     says."""
     lines = []

@@ -3,7 +3,8 @@ its test reports.
 
 A language is a room: one package under `prchain/environments/eras/` (`python/`, `rust/`, ...) holds its
 era facts, toolchain choice, plans, revisions and test-report reader, and registers one class that
-fits `Ecosystem`. Adding a language adds its room and one line in `LANGUAGES`; nothing else changes.
+fits `Ecosystem`. Adding a language adds its room, its facts (`prchain.environments.languages`) and one
+word in `LANGUAGES`; nothing else changes.
 
 The seam every room fills:
 - a `Plan`'s `toolchain` commands build a layer shared by every era (of every repository) that
@@ -31,6 +32,7 @@ from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
+from prchain.environments.languages import LANGUAGES
 
 Method = Literal["memory", "planner", "agent"]
 """How a recipe was found: reused from a verified era, the deterministic planner, the LLM agent."""
@@ -107,7 +109,6 @@ class Ecosystem(Protocol):
 ECOSYSTEMS: Registry[type[Ecosystem]] = Registry("ecosystem")
 # The rooms, in the order `detect` prefers them when the stage's test files do not decide: a
 # language whose manifest sits at the root before Python, which claims any tree with a .py file.
-LANGUAGES = ("python", "rust", "go", "java", "node", "c")
 _PREFERENCE = ("rust", "go", "java", "node", "python")
 
 

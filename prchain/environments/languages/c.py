@@ -1,0 +1,9 @@
+"""C's and C++'s facts (`prchain.environments.languages`)."""
+
+from prchain.environments.languages import LanguageFacts
+
+FACTS = LanguageFacts(
+    name="c",
+    source_suffixes=frozenset({".c", ".h", ".cc", ".cpp", ".hpp", ".cxx"}),
+    setup_agent=("C/C++", "Debian's archive (apt)"),
+)

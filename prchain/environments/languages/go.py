@@ -1,0 +1,15 @@
+"""Go's facts (`prchain.environments.languages`)."""
+
+from prchain.environments.languages import LanguageFacts
+
+FACTS = LanguageFacts(
+    name="go",
+    source_suffixes=frozenset({".go"}),
+    lock_files=frozenset({"go.sum"}),
+    # A module's requirements under another name: `go build -modfile=go_test.mod` reads any such
+    # file, its sums beside it (nats.go keeps its test dependencies in `go_test.mod` and
+    # `go_test.sum`; a workspace has `go.work.sum`). Round 45: nats.go #1773 → #1821, two Go
+    # version bumps, were a code link through 9 lines of `go_test.mod`.
+    module_files=r"^go(?:[._-][\w.-]*)?\.(?:mod|sum)$",
+    setup_agent=("Go", "the Go module proxy"),
+)
