@@ -1,6 +1,8 @@
 """What the carry-forward fallback gives and costs on built stores: chains by length, stages, the
-share with three or more stages, stages per 1,000 PRs, stages entered by propagation, and what
-those withhold of B_t (files and lines outside PRs changed in the carried files).
+share with three or more stages, stages per 1,000 PRs, stages entered by each mechanism, what
+those entered by propagation withhold of B_t (files and lines outside PRs changed in the carried
+files), and what those entered by hunks keep of the earlier gold (hunks and lines kept as B_t has
+them).
 
     python bench/bench_entry_fallback.py STORE.db [STORE.db ...] [--strategy thread]
 """
@@ -13,6 +15,7 @@ from collections import Counter
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from prchain.chains.evidence.hunks import HunkEntry
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
 from prchain.store.db import make_engine
 from prchain.store.models import Chain, ChainBuild, ChainStage, Repo
@@ -29,6 +32,8 @@ def measure(url: str, strategy: str) -> dict[str, object]:
             select(Chain).where(Chain.strategy == strategy, Chain.superseded_at.is_(None))
         ).all()
         propagation = Propagation(clones)
+        by_hunks = HunkEntry(clones)
+        kept_hunks = kept_lines = 0
         lengths: Counter[int] = Counter()
         entries: Counter[str] = Counter()
         files = lines = 0
@@ -39,10 +44,14 @@ def measure(url: str, strategy: str) -> dict[str, object]:
             lengths[len(stages)] += 1
             for t, stage in enumerate(stages):
                 entries[stage.entry] += 1
-                if stage.entry != "propagate":
-                    continue
                 earlier = [EarlierStage(s.end_sha, s.gold_patch) for s in stages[:t]]
                 base = stage.base_sha or ""
+                if stage.entry == "hunks":
+                    kept = by_hunks.kept(chain.repo_id, base, earlier)
+                    kept_hunks += kept.hunks if kept else 0
+                    kept_lines += sum(map(len, kept.lines.values())) if kept else 0
+                if stage.entry != "propagate":
+                    continue
                 files += len(propagation.withheld(chain.repo_id, base, earlier))
                 lines += propagation.withheld_lines(chain.repo_id, base, earlier)
     prs = int((build.graph or {}).get("prs", 0)) if build else 0
@@ -56,6 +65,9 @@ def measure(url: str, strategy: str) -> dict[str, object]:
         "share >=3": round(sum(v for k, v in lengths.items() if k >= 3) / total, 3) if total else 0,
         "per 1000 PRs": round(1000 * stages_total / prs, 1) if prs else 0,
         "propagated stages": entries["propagate"],
+        "stages by hunks": entries["hunks"],
+        "kept hunks": kept_hunks,
+        "kept lines": kept_lines,
         "withheld files": files,
         "withheld lines": lines,
     }

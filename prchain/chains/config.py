@@ -460,13 +460,17 @@ class ChainsConfig(BaseModel):
         "(3-way) at the stage's base commit. A PR outside the chain that edited an earlier "
         "stage's lines in between makes the revert conflict, and the rollout would stop there.",
     )
-    entry_fallback: Literal["none", "propagate"] = Field(
+    entry_fallback: Literal["none", "propagate", "hunks"] = Field(
         "none",
         description="Where the earlier stages' gold patches do not revert at a stage's base, enter "
         "the stage by propagation instead (`propagate`): B_t with the files those patches touch as "
         "the previous stage base has them, the agent's own change carried onto it. Allowed only "
         "where every earlier stage was merged into B_t (nothing after B_t) and no outside PR "
-        "changed, since the earlier stages, a file the stage's own gold patch touches. Each "
+        "changed, since the earlier stages, a file the stage's own gold patch touches. Or by hunks "
+        "(`hunks`): only the hunks of those patches reverted that revert, the others kept as B_t "
+        "has them, and where the agent's carried change meets a kept hunk, B_t's lines taken. "
+        "Allowed only where every earlier stage was merged into B_t, every failed revert failed "
+        "by hunks only, and no line the stage's own gold patch changes lies in a kept hunk. Each "
         "stage's entry is stored (chain_stages.entry) and used by rollouts, `tests verify` and "
         "`tasks eval`. `none`: such a stage ends the chain (stage_base_refused).",
     )

@@ -133,6 +133,7 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("stages written", summary.stages),
         ("stages selected per 1,000 PRs read", f"{summary.per_thousand} ({summary.prs} PRs)"),
         ("  of them entered by the fallback (propagate)", summary.entered_by["propagate"]),
+        ("  of them entered by the fallback (hunks)", summary.entered_by["hunks"]),
         ("stale chains removed", summary.pruned),
         ("chains in use kept unchanged", summary.kept_in_use),
         ("chains in use kept, marked superseded", summary.superseded),

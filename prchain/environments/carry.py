@@ -152,11 +152,13 @@ collect_rejects() {
 }
 """
 
-# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), the entry (revert or propagate), then
+# Root. Args: t, B_t, whether a tar comes on stdin (1 or 0), the entry (revert, propagate or hunks), then
 # the indices j of the gold patches to revert, newest first ($ROOT_DIR/gold-j.patch, from that tar).
 # `propagate` reverts nothing: the files named in the tar's paths-t (NUL-separated) are taken as the
 # previous stage base C_(t−1) has them (absent there: removed); exit 97 when this store holds no
-# C_(t−1) (a new container: the caller makes it first). Fetches B_t (only B_t;
+# C_(t−1) (a new container: the caller makes it first). A patch whose 3-way revert fails is
+# reverted hunk by hunk, its other hunks kept as B_t has them and staged (the next revert starts
+# from them): REVERT_FAILED, or under `hunks` (the entry made for it) KEPT_HUNKS. Fetches B_t (only B_t;
 # at depth 1 where the whole fetch fails, as on a partial clone missing old blobs: the 3-way
 # reverts want the gold patches' own blobs, which a whole fetch brings) from the mirror into the
 # private store, or takes it from the tar's base.pack (a stand-in for a B_t the clone lacks blobs
@@ -208,7 +210,8 @@ for j in "$@"; do
   else
     git read-tree --reset -u "$before"; git clean -ffdxq; touch "$S/mark"
     git apply -R --reject --whitespace=nowarn "$S/gold-$j.patch" 2>>"$S/err"
-    echo "REVERT_FAILED $j"; collect_rejects "$S/revert-rejects"
+    if [ "$entry" = hunks ]; then echo "KEPT_HUNKS $j"; else echo "REVERT_FAILED $j"; fi
+    collect_rejects "$S/revert-rejects"; git add -A
   fi
   rm -f "$S/gold-$j.patch"
 done
@@ -224,17 +227,20 @@ echo "@@REVERT_REJECTS"; cat "$S/revert-rejects"
 echo "@@ERRORS"; cat "$S/err"
 """
 
-# The agent, after STAGE_BASE. Args: t, the stage base C_t, policy, and the previous stage base
-# ('' when no stage is active; '-' when Δ comes on stdin, from a container of another image).
-# Computes the agent's Δ, empties the worktree (ignored files and the image's contents included),
-# checks out C_t, 3-way-applies Δ by the policy and commits. Prints KEY value lines, then the
-# rejected hunks after a @@REJECTS line.
+# The agent, after STAGE_BASE. Args: t, the stage base C_t, policy, the previous stage base
+# ('' when no stage is active; '-' when Δ comes on stdin, from a container of another image), and
+# the stage's entry. Computes the agent's Δ, empties the worktree (ignored files and the image's
+# contents included), checks out C_t, 3-way-applies Δ by the policy and commits. At a stage entered
+# by hunks, a three-way carry that only conflicts keeps C_t's lines where both sides changed them
+# (the hunks history rewrote: `git merge-file --ours` on the stages git left), whatever the policy,
+# and records the conflicted text (outcome partial). Prints KEY value lines, then the rejected
+# hunks after a @@REJECTS line.
 TRANSITION = f"""
 set -uo pipefail
 mkdir -p {WORKDIR} && cd {WORKDIR} || exit 94
 {_AGENT_GIT}
 {_COLLECT_REJECTS}
-t=$1; stage_base=$2; policy=$3; prev=$4
+t=$1; stage_base=$2; policy=$3; prev=$4; entry=${{5:-revert}}
 S={AGENT_STATE}
 [ -d .git ] || git init -q . || exit 94
 mkdir -p "$S" && echo {PUBLIC_DIR}/objects > .git/objects/info/alternates || exit 94
@@ -259,6 +265,23 @@ applied=0; outcome=clean
 if [ -s "$S/delta.patch" ]; then
   if git apply --3way --whitespace=nowarn "$S/delta.patch" 2>>"$S/err"; then
     applied=1
+  elif [ "$entry" = hunks ] && [ -n "$(git ls-files -u)" ]; then
+    git ls-files -u -z | cut -z -f 2 | sort -zu > "$S/unmerged"
+    while IFS= read -r -d '' f; do
+      printf '=== %s (kept as the stage base has it) ===\n' "$f" >> "$S/rejects"
+      cat -- "$f" >> "$S/rejects" 2>/dev/null
+      if git show ":1:$f" > "$S/m1" 2>/dev/null && git show ":2:$f" > "$S/m2" 2>/dev/null \
+          && git show ":3:$f" > "$S/m3" 2>/dev/null; then
+        git merge-file --ours -p "$S/m2" "$S/m1" "$S/m3" > "$f"
+      elif git show ":2:$f" > "$S/m2" 2>/dev/null; then
+        cp -- "$S/m2" "$f"
+      else
+        rm -f -- "$f"
+      fi
+      git add -A -- "$f" 2>>"$S/err"
+    done < "$S/unmerged"
+    rm -f "$S/unmerged" "$S/m1" "$S/m2" "$S/m3"
+    applied=1; outcome=partial
   else
     git read-tree --reset -u "$stage_base"; git clean -ffdxq
     case "$policy" in
@@ -409,6 +432,7 @@ class TransitionReport:
     delta_bytes: int = 0
     reverted: list[int] = field(default_factory=list)
     revert_failed: list[int] = field(default_factory=list)
+    kept_hunks: list[int] = field(default_factory=list)  # stages reverted by hunks (entry hunks)
     revert_rejects: str = ""
     revert_errors: str = ""
     rejects: str = ""
@@ -423,6 +447,8 @@ def parse_stage_base(output: str, report: TransitionReport) -> None:
             report.reverted.append(int(value))
         elif key == "REVERT_FAILED":
             report.revert_failed.append(int(value))
+        elif key == "KEPT_HUNKS":
+            report.kept_hunks.append(int(value))
         elif key == "BASE":
             report.stage_base = value
 

@@ -30,7 +30,9 @@ from prchain.environments.protocol import ExecResult, StageSpec, Transition, cap
 from prchain.environments.run import INTERNAL_LIMIT, run_command
 from prchain.environments.sandbox_spec import AGENT, AGENT_ENV, container_spec, run_sandbox
 from prchain.environments.stage_entry import (
+    ENTRY_HUNKS,
     ENTRY_PROPAGATE,
+    ENTRY_REVERT,
     carried_paths,
     gold_archive,
     patch_paths,
@@ -361,6 +363,7 @@ class DockerEnvironment:
                 report.stage_base,
                 self.config.conflict_policy,
                 "-" if carried is not None else self.stage_base,
+                spec.entry,
                 what=f"entering stage {t}",
                 stdin=carried,
             ),
@@ -410,7 +413,8 @@ class DockerEnvironment:
         whole = self._whole_base(t)
         pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
         feed = bool(golds or pack or propagated)
-        args = (str(t), whole.sha, "1" if feed else "0", spec.entry if propagated else "revert")
+        entry = spec.entry if propagated or spec.entry == ENTRY_HUNKS else ENTRY_REVERT
+        args = (str(t), whole.sha, "1" if feed else "0", entry)
         stdin = gold_archive({j: reverts[j] for j in golds}, pack, propagated) if feed else None
         raw = self._run(
             carry.STAGE_BASE, *args, *map(str, golds), user="root", env=carry.BOOKKEEPING_ENV,

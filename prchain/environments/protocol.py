@@ -49,7 +49,8 @@ class StageSpec:
     # what it writes never shows in the stage's diffs. "" = nothing.
     setup_command: str = ""
     # How the stage is entered (stage_entry.ENTRIES): the earlier gold patches reverted at B_t, or
-    # B_t with the files they touch as the previous stage base has them (`propagate`). The build
+    # B_t with the files they touch as the previous stage base has them (`propagate`), or only
+    # the hunks of them reverted that revert, the others kept as B_t has them (`hunks`). The build
     # chose it (chain_stages.entry); rollouts, `tasks eval` and clean rooms all follow it.
     entry: str = "revert"
 

@@ -20,11 +20,14 @@ from prchain.environments.protocol import StageSpec, Transition
 KEPT_ON_REVERT = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum"})
 # How a stage is entered (docs/architecture.md, "Carry-forward"): the earlier stages' gold patches
 # reverted at B_t, or, where they do not revert, B_t with the files they touch as the previous stage
-# base has them (the fallback, prchain/chains/evidence/propagation.py). The first stage: `revert`.
-EntryName = Literal["revert", "propagate"]
+# base has them (the fallback, prchain/chains/evidence/propagation.py), or with only the hunks of
+# them reverted that revert, the others kept as B_t has them (prchain/chains/evidence/hunks.py).
+# The first stage: `revert`.
+EntryName = Literal["revert", "propagate", "hunks"]
 ENTRY_REVERT: EntryName = "revert"
 ENTRY_PROPAGATE: EntryName = "propagate"
-ENTRIES: tuple[EntryName, ...] = (ENTRY_REVERT, ENTRY_PROPAGATE)
+ENTRY_HUNKS: EntryName = "hunks"
+ENTRIES: tuple[EntryName, ...] = (ENTRY_REVERT, ENTRY_PROPAGATE, ENTRY_HUNKS)
 _SECTION = re.compile(r"(?m)^(?=diff --git )")
 
 

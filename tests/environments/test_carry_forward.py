@@ -205,3 +205,56 @@ def test_a_propagated_stage_carries_the_agents_files_onto_b_t_and_the_gold_resol
         assert env.execute(f"git cat-file -e {merge_3}").exit_code != 0
     finally:
         env.close()
+
+
+# Stage 2's gold as the hunks test gives it: #2's own patch and a README hunk whose lines PR #4
+# rewrote before B_3, so at B_3 that hunk does not revert and the others do.
+README_HUNK = (
+    "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n"
+    "@@ -1 +1,3 @@\n # calc\n+\n+A calculator.\n"
+)
+
+
+def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolves(
+    docker_client, calc_image, calc_chain
+) -> None:
+    """Stage 3 entered by hunks: g_2's ops hunks and g_1 revert, g_2's README hunk stays as B_3
+    has it (KEPT_HUNKS, not a revert failure). The agent's README change meets it: B_3's lines
+    are taken and the agent's recorded (partial, under the strict policy too), while its ops
+    change is carried; the gold agent ends at PR #3's merge commit exactly."""
+    from dataclasses import replace
+
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+
+    stage_1, stage_2, stage_3 = calc_chain.stages[:3]
+    gold_2 = stage_2.gold_patch.rstrip("\n") + "\n" + README_HUNK
+    stages = [stage_1, replace(stage_2, gold_patch=gold_2), replace(stage_3, entry="hunks")]
+    env = DockerEnvironment(
+        EnvironmentConfig(conflict_policy="strict"), repo="acme/calc",
+        clone_path=str(calc_chain.path), stages=stages, client=docker_client,
+    ).start()  # fmt: skip
+    try:
+        env.enter_stage(1)
+        _write_gold(env, calc_chain, 1)
+        env.enter_stage(2)
+        _write_gold(env, calc_chain, 2)
+        env.write_file("README.md", README_MINE)
+        transition = env.enter_stage(3)
+        assert (transition.entry, transition.reverted, transition.outcome) == (
+            "hunks",
+            [1],
+            "partial",
+        )
+        assert not transition.revert_failed and not transition.stopped
+        assert "+A calculator." in transition.revert_rejected_hunks
+        assert "=== README.md (kept as the stage base has it) ===" in transition.rejected_hunks
+        assert "My own calculator notes." in transition.rejected_hunks
+        assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # B_3's, PR #4
+        ops = env.base_file("calc/ops.py")
+        assert ops is not None and ops.decode() == OPS_V0  # C_3 holds no gold code
+        _write_gold(env, calc_chain, 3)
+        merge_3 = calc_chain.repo.prs[3].merge_sha
+        assert sandbox_tree(env) == git(calc_chain.path, "rev-parse", f"{merge_3}^{{tree}}")
+    finally:
+        env.close()

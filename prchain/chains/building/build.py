@@ -28,6 +28,7 @@ from prchain.chains.building.threads import PATH, THREAD, Shape, shape_of, threa
 from prchain.chains.building.vetted import RESCUED_AT
 from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.changes import measure_stages, no_stages, small_changes
+from prchain.chains.evidence.hunks import HunkEntry
 from prchain.chains.evidence.kept import (
     evidence_version,
     keep_substance,
@@ -50,7 +51,7 @@ from prchain.chains.rules.corroborate import UNCORROBORATED, uncorroborated
 from prchain.chains.rules.decisions import LinkDecision
 from prchain.chains.rules.filters import chain_code_lines
 from prchain.core.errors import ConfigError
-from prchain.environments.stage_entry import ENTRY_PROPAGATE, ENTRY_REVERT
+from prchain.environments.stage_entry import ENTRY_HUNKS, ENTRY_PROPAGATE, ENTRY_REVERT
 from prchain.store.db import session_scope, upsert
 from prchain.store.models import Chain, ChainBuild, ChainStage, PRPatch
 
@@ -262,7 +263,7 @@ def build_chains(
             patches,
             {older for _newer, older in graph.edges},
             graph,
-            fallback=cfg.entry_fallback == ENTRY_PROPAGATE,
+            fallback=cfg.entry_fallback,
         )
         if cfg.check_stage_bases and high > 1
         else None
@@ -501,17 +502,25 @@ class StageEntry:
         reverted: Iterable[int] = (),
         graph: nx.DiGraph | None = None,
         *,
-        fallback: bool = False,
+        fallback: str = "none",
     ) -> None:
         """`reverted`: the PRs whose gold patches the search may revert (the older ends of the
         graph's links), whose paths are asked of git at once (`StageBases.learn_paths`).
         `graph`: which stage of a path a refused PR links to (a thread's need not be the last).
-        `fallback`: a stage the revert refuses may be entered by propagation (`Propagation`)."""
+        `fallback`: a stage the revert refuses may be entered by propagation (`propagate`,
+        `Propagation`) or by hunks (`hunks`, `HunkEntry`); `none`: never."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
         self.graph = graph
         clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
         self.bases = StageBases(clones)
-        self.propagation = Propagation(clones) if fallback else None
+        self.fallback = fallback
+        self.propagation: Propagation | HunkEntry | None = (
+            Propagation(clones)
+            if fallback == ENTRY_PROPAGATE
+            else HunkEntry(clones)
+            if fallback == ENTRY_HUNKS
+            else None
+        )
         # (newer, older) link → the shortest path after which the newer PR's stage was refused
         self.refused: dict[tuple[int, int], tuple[int, ...]] = {}
         ids = sorted(pr for pr in reverted if self.bases.can_check(nodes[pr].repo_id))
@@ -575,15 +584,15 @@ class StageEntry:
 
     def mechanisms(self, path: tuple[int, ...]) -> tuple[str, ...]:
         """How each stage of a kept chain is entered: by reverting the earlier gold patches at its
-        base (`revert`, the first stage's too), or by the fallback (`propagate`)."""
+        base (`revert`, the first stage's too), or by the fallback (`propagate` or `hunks`)."""
         repo = self.nodes[path[0]].repo_id
-        found = [ENTRY_REVERT]
+        found: list[str] = [ENTRY_REVERT]
         for t in range(1, len(path)):
             node = self.nodes[path[t]]
             reverts = not self.bases.can_check(repo) or self.bases.reverts(
                 repo, node.base_sha or "", self._golds(path[:t])
             )
-            found.append(ENTRY_REVERT if reverts else ENTRY_PROPAGATE)
+            found.append(ENTRY_REVERT if reverts else self.fallback)
         return tuple(found)
 
     def fits(self, path: tuple[int, ...]) -> bool:
