@@ -46,6 +46,9 @@ BUILD_SECONDS_LABEL = "prchain.build_seconds"
 # grows only from an earlier era image of the same lineage (its plan's toolchain, its ENV).
 LINEAGE_LABEL = "prchain.lineage"
 GREW_FROM_LABEL = "prchain.grew_from"  # the earlier era image a thin build started from
+# An era image with this many layers is no base to grow on: the era is built in full, and later
+# eras grow from it (the chain starts again, and with it what earlier eras left behind).
+MAX_LAYERS = 48
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -183,11 +186,10 @@ def ensure_era_image(
             return EraImage("", "", False, time.monotonic() - started, log, code)
     lineage = recipe_hash("lineage", base, sorted(plan.env.items()))
     if plan.on:
-        earlier = client.image_id(plan.on)
-        if earlier is None or client.image_labels(plan.on).get(LINEAGE_LABEL) != lineage:
-            why = "is not in the engine" if earlier is None else "has another toolchain or ENV"
+        why = _not_to_grow_on(client, plan.on, lineage)
+        if why:
             return EraImage("", "", False, time.monotonic() - started, f"{plan.on} {why}\n", 1)
-        base = earlier
+        base = client.image_id(plan.on) or base
     whole = whole_base(clone, sha)  # B_t, or its stand-in where the clone lacks some blobs
     tree = git.output(clone, "rev-parse", f"{whole.sha}^{{tree}}").strip()
     linked = submodules.resolved(clone, sha, eras.git_mirrors)
@@ -237,6 +239,18 @@ def ensure_era_image(
     # The built image's time is the one it records, so a later run that finds it says the same.
     seconds = (recorded_seconds(client, tag) if image_id else 0) or time.monotonic() - started
     return EraImage(tag, image_id, bool(image_id), seconds, log, code)
+
+
+def _not_to_grow_on(client: DockerClient, image: str, lineage: str) -> str:
+    """Why an era image cannot grow on `image` ("" : it can)."""
+    info = client.image_info(image)
+    if info is None:
+        return "is not in the engine"
+    if client.image_labels(image).get(LINEAGE_LABEL) != lineage:
+        return "has another toolchain or ENV"
+    if len(info.layers) >= MAX_LAYERS:  # overlayfs stacks at most 128 lower layers
+        return f"has {len(info.layers)} layers (at most {MAX_LAYERS - 1} to grow on)"
+    return ""
 
 
 def ensure_toolchain_image(
