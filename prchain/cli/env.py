@@ -153,6 +153,8 @@ def prune(
     images of repositories this store does not know (another store's, another user's) and anything
     prchain did not build. An image a container still uses is kept and reported. A repository's
     build cache volume larger than `eras.cache_limit_gb` goes too (its next build fetches again).
+    Each image removed is listed, largest first, with the bytes its own layers hold (over the image
+    it was built on: the accounting of `tasks images save`), and the total they free.
 
     Example:
 
@@ -165,13 +167,15 @@ def prune(
 
     plan = admin.prune(config, dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
-    for name in [c.name for c in plan.remove] if dry_run else plan.removed:
-        _say(f"{verb} {name}")
+    gone = {c.name for c in plan.remove} if dry_run else set(plan.removed)
+    for c in sorted((c for c in plan.remove if c.name in gone), key=lambda c: -c.own):
+        _say(f"{verb} {c.name} ({c.own / 1e6:,.0f} MB of its own)")
     for name in plan.busy:
         _say(f"kept {name}: a container still uses it")
     count = len(plan.remove) if dry_run else len(plan.removed)
     _say(
-        f"{count} image(s) {verb}; {len(plan.needed)} kept for recipes in use; "
+        f"{count} image(s) {verb} ({plan.freed(dry_run) / 1e6:,.0f} MB of their own layers); "
+        f"{len(plan.needed)} kept for recipes in use; "
         f"{plan.other_repos} of other repositories left alone"
     )
     limit = f"{config.eras.cache_limit_gb * 1000:,.0f} MB"

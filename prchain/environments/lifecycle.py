@@ -26,6 +26,9 @@ NEVER_PRUNED_KINDS = frozenset({"base"})
 class Candidate:
     id: str
     refs: tuple[str, ...]  # its tags (its id when it has none)
+    # Bytes its own layers add over its parent (transfer.own_and_total, the accounting of `tasks
+    # images save`): what removing it frees, its parent's layers being another image's.
+    own: int = 0
 
     @property
     def name(self) -> str:
@@ -47,10 +50,19 @@ class PrunePlan:
     caches_removed: list[str] = field(default_factory=list)
     caches_busy: list[str] = field(default_factory=list)
 
+    def freed(self, dry_run: bool) -> int:
+        """Bytes the removed images (with dry_run, those to remove) held of their own. Every
+        image a kept one is built from is kept, so no layer counted here stays in use."""
+        gone = set(self.removed)
+        return sum(c.own for c in self.remove if dry_run or c.name in gone)
 
-def _candidate(image: dict[str, Any]) -> Candidate:
+
+def _candidate(client: DockerClient, image: dict[str, Any]) -> Candidate:
+    from prchain.environments.transfer import own_and_total
+
     tags = tuple(str(t) for t in image.get("tags") or ())
-    return Candidate(str(image["id"]), tags or (str(image["id"]),))
+    own = own_and_total(client, str(image["id"]))[0]
+    return Candidate(str(image["id"]), tags or (str(image["id"]),), own)
 
 
 def keep_ids(client: DockerClient, needed: Iterable[str]) -> set[str]:
@@ -73,7 +85,7 @@ def plan_prune(client: DockerClient, *, repos: Collection[str], needed: Iterable
         if labels.get("prchain.repo", "") not in repos:
             plan.other_repos += 1
             continue
-        (plan.needed if image["id"] in keep else plan.remove).append(_candidate(image))
+        (plan.needed if image["id"] in keep else plan.remove).append(_candidate(client, image))
     return plan
 
 

@@ -20,7 +20,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine
@@ -331,7 +331,7 @@ def _attempt(
         record["caveat"] = candidate.plan.caveat
     image, build_seconds, log = candidate.image, 0.0, ""
     if not image:
-        image, build_seconds, log, failure = setup.build(job, era, candidate.plan)
+        image, build_seconds, log, failure = _build(setup, job, era, candidate.plan, record)
         record.update(image=image, build_seconds=round(build_seconds, 1))
         if not image:
             record["root_error"] = f"build failed: {failure}"
@@ -355,6 +355,58 @@ def _attempt(
     if check.scope:
         record["scope"] = check.scope
     return record, check.counts, (log[-LOG_CHARS:] + "\n---- tests ----\n" + check.output)
+
+
+def _build(
+    setup: Setup, job: StageJob, era: Era, plan: Plan, record: dict[str, Any]
+) -> tuple[str, float, str, str]:
+    """Build the plan's image: on the nearest earlier verified era image of the repository where
+    the plan allows it (`record` says which), else, or when that thin build fails (`record` says
+    why), from the toolchain layer. The seconds are both builds' when the first failed."""
+    earlier = _earlier(setup, job, era, plan)
+    if earlier is None:
+        return setup.build(job, era, plan)
+    thin = setup.build(job, era, replace(plan, on=earlier["image"]))
+    grew = {"era": earlier["era_key"], "date": earlier["era_date"][:10], "image": earlier["image"]}
+    if thin[0]:
+        record["grew_from"] = grew
+        return thin
+    record["thin_failed"] = {**grew, "why": thin[3]}
+    image, seconds, log, failure = setup.build(job, era, plan)
+    return (
+        image,
+        thin[1] + seconds,
+        f"{thin[2][-LOG_CHARS // 4 :]}\n---- full build ----\n{log}",
+        failure,
+    )
+
+
+def _earlier(setup: Setup, job: StageJob, era: Era, plan: Plan) -> dict[str, Any] | None:
+    """The recipe of the era an image of `plan` may grow from: verified, of the same repository,
+    ecosystem, suite and toolchain, its base not later than this era's (nothing it holds comes
+    after B_t), its image in the engine; None when the plan or `eras.incremental` says no."""
+    if not (setup.config.incremental and plan.grows) or era.ecosystem is None:
+        return None
+    repo_id = memory.repo_id(setup.engine, job.repo)
+    if repo_id is None:
+        return None
+    near = memory.earlier_verified(setup.engine, repo_id, era.snap.date.isoformat(), era.key, plan)
+    if near is None or (setup.image_exists is not None and not setup.image_exists(near["image"])):
+        return None
+    return near
+
+
+def _grown(record: dict[str, Any]) -> list[str]:
+    """The recipe's notes on the era image it grew from, or on the thin build that failed."""
+    if record.get("grew_from"):
+        g = record["grew_from"]
+        return [f"grew from era {g['era']} ({g['date']}): a thin layer on {g['image']}"]
+    if record.get("thin_failed"):
+        g = record["thin_failed"]
+        return [
+            f"built from the toolchain layer: the thin build on era {g['era']} failed: {g['why']}"
+        ]
+    return []
 
 
 def _too_few(check: Check, pass_share: float) -> str:
@@ -533,9 +585,14 @@ def _store(
             "setup_command": plan.setup_command if plan else "",
             "image": image,
             "image_bytes": setup.image_size(image) if image and setup.image_size else 0,
-            "verification": {**_counts_dict(report.counts), "attempts": attempts},
+            "verification": {
+                **_counts_dict(report.counts),
+                "attempts": attempts,
+                **({"grew_from": record["grew_from"]} if record.get("grew_from") else {}),
+            },
             "root_error": report.reason,
             "notes": (plan.notes if plan else [])
+            + _grown(record)
             + ([f"verified on {record['scope']}"] if record.get("scope") else [])
             + [f"left out {unit}: {why}" for unit, why in report.counts.excluded.items()],
             "cost": report.cost,

@@ -105,10 +105,10 @@ def test_a_build_that_cannot_resolve_says_so_and_keeps_its_log(
     assert str(logs[0]) in str(error)
 
 
-def _tar(text: str) -> io.BytesIO:
+def _tar(text: str, pad: int = 0) -> io.BytesIO:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        data = text.encode()
+        data = text.encode() + bytes(pad)
         info = tarfile.TarInfo("content.txt")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
@@ -123,8 +123,8 @@ class Made:
         self.images: list[str] = []
         self.containers: list[str] = []
 
-    def image(self, tag: str, labels: dict[str, str]) -> str:
-        image = self.client.import_tar(iter([_tar(tag).getvalue()]), tag, labels)
+    def image(self, tag: str, labels: dict[str, str], pad: int = 0) -> str:
+        image = self.client.import_tar(iter([_tar(tag, pad).getvalue()]), tag, labels)
         self.images.append(tag)
         return str(image)
 
@@ -185,7 +185,10 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
     made = Made(docker_client)
     try:
         made.image(current, {**ours, "prchain.kind": "repo"})
-        made.image(f"prchain/repo-prune-{slug}:superseded", {**ours, "prchain.kind": "repo"})
+        # 3 MB of its own: what removing it frees, by the accounting of `tasks images save`
+        made.image(
+            f"prchain/repo-prune-{slug}:superseded", {**ours, "prchain.kind": "repo"}, 3_000_000
+        )
         era = made.image(f"prchain/era-prune-{slug}:py39", {**ours, "prchain.kind": "era"})
         # A verified recipe's era image, and the sandbox layer a stage of it opens: both in use.
         verified = made.image(f"prchain/era-prune-{slug}:py311", {**ours, "prchain.kind": "era"})
@@ -204,7 +207,8 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
 
         dry = CliRunner().invoke(main, ["env", "prune", "--dry-run", "--db", url])
         assert dry.exit_code == 0, dry.output
-        assert f"would remove prchain/repo-prune-{slug}:superseded" in dry.output
+        assert f"would remove prchain/repo-prune-{slug}:superseded (3 MB of its own)" in dry.output
+        assert "image(s) would remove (3 MB of their own layers)" in dry.output  # the rest: 0 MB
         assert f"prchain/era-prune-{slug}:py311" not in dry.output and layer not in dry.output
         assert current not in dry.output  # the repository's current image is in use
         assert docker_client.image_id(f"prchain/repo-prune-{slug}:superseded")  # dry run

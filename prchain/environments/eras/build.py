@@ -42,6 +42,13 @@ BUILD_VERSION = "4"  # bump when the build below changes what an image holds
 # An era image's own build time, in seconds: a later `env setup` (--redo, another store) that finds
 # the image instead of building it records the build that made it, not the second it took to look.
 BUILD_SECONDS_LABEL = "prchain.build_seconds"
+# What an era image stands on: its toolchain (or base) layer and the image's variables. An era
+# grows only from an earlier era image of the same lineage (its plan's toolchain, its ENV).
+LINEAGE_LABEL = "prchain.lineage"
+GREW_FROM_LABEL = "prchain.grew_from"  # the earlier era image a thin build started from
+# An era image with this many layers is no base to grow on: the era is built in full, and later
+# eras grow from it (the chain starts again, and with it what earlier eras left behind).
+MAX_LAYERS = 48
 UV = "/opt/prchain/bin/uv"
 CA = "/opt/prchain/build-ca.crt"
 SRC = "/opt/prchain/src"
@@ -168,13 +175,21 @@ def ensure_era_image(
     fetch: Callable[[str], bool] | None = None,
 ) -> EraImage:
     """The era image of `plan` for commit `sha`, built unless an image of the same recipe exists
-    (in the engine, or where `fetch` of its tag brings it: a registry another node pushed it to)."""
+    (in the engine, or where `fetch` of its tag brings it: a registry another node pushed it to).
+    With `plan.on`, built on that earlier era image instead of the toolchain layer, provided it
+    has the plan's lineage (else the build fails in one line, and the caller builds in full)."""
     started = time.monotonic()
     base = ensure_base_image(client, base_config(env, eras, plan.suite), notify)
     if plan.toolchain:
         base, code, log = ensure_toolchain_image(client, env, eras, repo, base, plan, notify)
         if not base:
             return EraImage("", "", False, time.monotonic() - started, log, code)
+    lineage = recipe_hash("lineage", base, sorted(plan.env.items()))
+    if plan.on:
+        why = _not_to_grow_on(client, plan.on, lineage)
+        if why:
+            return EraImage("", "", False, time.monotonic() - started, f"{plan.on} {why}\n", 1)
+        base = client.image_id(plan.on) or base
     whole = whole_base(clone, sha)  # B_t, or its stand-in where the clone lacks some blobs
     tree = git.output(clone, "rev-parse", f"{whole.sha}^{{tree}}").strip()
     linked = submodules.resolved(clone, sha, eras.git_mirrors)
@@ -201,6 +216,8 @@ def ensure_era_image(
             "prchain.repo": repo,
             "prchain.era": era_key,
             "prchain.recipe": recipe,
+            LINEAGE_LABEL: lineage,
+            **({GREW_FROM_LABEL: plan.on} if plan.on else {}),
         }
         image_id, code, log = _run_and_commit(
             client,
@@ -222,6 +239,18 @@ def ensure_era_image(
     # The built image's time is the one it records, so a later run that finds it says the same.
     seconds = (recorded_seconds(client, tag) if image_id else 0) or time.monotonic() - started
     return EraImage(tag, image_id, bool(image_id), seconds, log, code)
+
+
+def _not_to_grow_on(client: DockerClient, image: str, lineage: str) -> str:
+    """Why an era image cannot grow on `image` ("" : it can)."""
+    info = client.image_info(image)
+    if info is None:
+        return "is not in the engine"
+    if client.image_labels(image).get(LINEAGE_LABEL) != lineage:
+        return "has another toolchain or ENV"
+    if len(info.layers) >= MAX_LAYERS:  # overlayfs stacks at most 128 lower layers
+        return f"has {len(info.layers)} layers (at most {MAX_LAYERS - 1} to grow on)"
+    return ""
 
 
 def ensure_toolchain_image(

@@ -61,6 +61,13 @@ class ErasConfig(BaseModel):
         "least this share of the tests that ran passed.",
     )
     build_timeout: float = Field(default=1800.0, gt=0, description="Seconds per era image build.")
+    incremental: bool = Field(
+        default=True,
+        description="Build an era image on the nearest earlier verified era image of the same "
+        "repository (same toolchain and image variables, not later than the era's base), for the "
+        "ecosystems whose builds allow it (Rust): a thin layer of what changed. A thin build "
+        "that fails is built again from the toolchain layer.",
+    )
     verify_timeout: float = Field(
         default=900.0,
         gt=0,

@@ -67,6 +67,13 @@ class Plan:
     # failed builds added some.
     native: tuple[str, ...] = ()
     native_rounds: int = 0
+    # Whether an earlier era's image of the repository is a sound base for these commands (they
+    # replace what differs and keep what is the same, so the result holds what a build from the
+    # toolchain layer holds, plus unused leftovers of an earlier date): `eras.incremental`.
+    grows: bool = False
+    # The image of the earlier verified era this build grows from ("" : from the toolchain layer).
+    # Set by the ladder, never by a room.
+    on: str = ""
 
 
 class NoPlan(Exception):  # noqa: N818  (a verdict, not an error of the program)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, delete, select
 
+from prchain.environments.eras.ecosystems import Plan
 from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe, Repo, StageEra
 
@@ -75,6 +77,42 @@ def nearest_verified(
         earlier = [r for r in rows if r.era_date[:10] <= date[:10]]
         near = sorted((r for r in earlier if distance(r) <= NEAREST_DAYS), key=distance)
         return _plain(near[0]) if near else None
+
+
+def earlier_verified(
+    engine: Engine, repo: int, date: str, exclude: str, plan: Plan
+) -> dict[str, Any] | None:
+    """The verified recipe with an image that an era image of `plan`, planned on a base of
+    `date` (ISO, with its time), may grow from: the same repository, ecosystem, suite and
+    toolchain, within NEAREST_DAYS, and of a base not later than `date` to the second, so the
+    grown image holds nothing of a later date than B_t; the latest of those."""
+    from datetime import timedelta
+
+    target = _instant(date)
+    with session_scope(engine) as session:
+        rows = session.scalars(
+            select(EnvRecipe).where(
+                EnvRecipe.repo_id == repo,
+                EnvRecipe.ecosystem == plan.ecosystem,
+                EnvRecipe.suite == plan.suite,
+                EnvRecipe.interpreter == plan.interpreter,
+                EnvRecipe.status == "verified",
+                EnvRecipe.era_key != exclude,
+                EnvRecipe.image != "",
+            )
+        ).all()
+        near = [
+            (when, row)
+            for row in rows
+            if target - timedelta(days=NEAREST_DAYS) <= (when := _instant(row.era_date)) <= target
+        ]
+        return _plain(max(near, key=lambda pair: pair[0])[1]) if near else None
+
+
+def _instant(iso: str) -> datetime:
+    """An ISO date and time; one without a zone is UTC (git's dates, as snapshots read them)."""
+    when = datetime.fromisoformat(iso)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def image_build_seconds(engine: Engine, image: str) -> float:

@@ -3,7 +3,7 @@
 The `digits` crate (tests/support/rust_repo.py) pins itoa 0.4.8 in its first era and 1.0.3 in its
 second, whose code no longer compiles against 0.4. `prchain env setup` builds bookworm's rustc 1.63
 once (its toolchain layer shared by both eras), vendors each era's crates from crates.io and
-prebuilds them; both eras verify. `prchain tests verify` then runs `cargo test`, offline, as the
+prebuilds them, the second era in a thin layer on the first's verified image; both eras verify. `prchain tests verify` then runs `cargo test`, offline, as the
 agent in each stage's sandbox and finds each PR's integration test FAIL_TO_PASS. Last, an agent
 on a chain crossing the eras (PR #1's stage, then PR #2's) writes a module in the first, runs cargo
 there and, its change carried into the second era's container, again there: offline, and only the
@@ -55,7 +55,7 @@ def _config(tmp_path: Path) -> Path:
 
 
 def test_each_rust_era_builds_verifies_and_finds_its_fail_to_pass(
-    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str, docker_client: Any
 ) -> None:
     clone = make_digits(tmp_path / "digits")
     common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
@@ -71,6 +71,11 @@ def test_each_rust_era_builds_verifies_and_finds_its_fail_to_pass(
     assert [recipes[n].status for n in (1, 2)] == ["verified", "verified"]
     assert "Compiling itoa v0.4.8" in recipes[1].log and "Compiling itoa v1.0.3" in recipes[2].log
     assert recipes[1].ecosystem == "rust" and "rustc 1.63" in recipes[1].notes[0]
+    # The second era grew from the first's verified image: a thin layer over it, said in its recipe
+    assert recipes[2].verification["grew_from"]["era"] == recipes[1].era_key, recipes[2].notes
+    assert f"grew from era {recipes[1].era_key}" in " ".join(recipes[2].notes)
+    grown = docker_client.image_info(recipes[2].image)
+    assert grown.parent == docker_client.image_id(recipes[1].image)
 
     verify = invoke("tests", "verify", "--gold-runs", "1", *common)
     verdicts = verdicts_by_pr(sqlite_url)

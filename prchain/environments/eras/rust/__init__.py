@@ -42,6 +42,7 @@ TARGET = "/opt/cargo-target"  # B_t's dependency builds (read-only in a tmpfs sa
 # The target directory of every run in a sandbox: writable by any uid in every disk mode (/tmp; a
 # tmpfs of `scratch_limit` when the image is read-only), filled per stage from TARGET.
 LIVE_TARGET = "/tmp/cargo-target"
+VENDOR_NEW = "/tmp/prchain-vendor"  # the build's vendoring, merged into CARGO_HOME's vendor/
 FETCHER = "/opt/rust-fetch"  # a newer cargo, unpacked, for toolchains whose cargo cannot fetch
 # The build's downloads go to the repository's own cache volume (prchain/environments/eras/build.py).
 DOWNLOADS = "/opt/prchain/uv-cache/cargo"
@@ -166,7 +167,8 @@ def build_commands(
     if gits.standins:
         vendor += " --respect-source-config --config /tmp/prchain-standins.toml"
     commands += [
-        f"{online} {vendor} {CARGO_HOME}/vendor > /dev/null",
+        f"{online} {vendor} {VENDOR_NEW} > /dev/null",
+        _merge_vendor(),
         *([] if sizes else [_unchecked_sizes()]),
         f"printf '{config}' > {CARGO_HOME}/config.toml",
         # The tree's own lock again (the vendoring cargo may have rewritten it in a newer format).
@@ -178,10 +180,35 @@ def build_commands(
         SUITE.replace("--no-fail-fast", "--no-run") + (" --locked" if gits.sources else ""),
         *([f"rm -rf {STANDINS} /tmp/prchain-git-home"] if gits.sources else []),
         _clean_own_crates(),
-        f"chmod -R a+rX {CARGO_HOME} {TARGET}",
+        _readable(CARGO_HOME, TARGET),
         f"du -sh {CARGO_HOME}/vendor {TARGET}",
     ]
     return commands
+
+
+def _merge_vendor() -> str:
+    """The build's vendoring into the image's vendor directory, touching only what differs: a
+    crate whose checksum file is the same stays as it is (on an earlier era's image it stays in
+    the lower layer, and its compiled build stays fresh), one that differs or is new takes its
+    place, one no longer vendored goes. From the toolchain layer, every crate is new."""
+    v, n = f"{CARGO_HOME}/vendor", VENDOR_NEW
+    gone = f'for d in {v}/*/; do d=${{d%/}}; [ -d "$d" ] && [ ! -d "{n}/${{d##*/}}" ] && rm -rf "$d"; done'
+    changed = (
+        f'for d in {n}/*/; do d=${{d%/}}; [ -d "$d" ] || continue; c="{v}/${{d##*/}}"; '
+        'cmp -s "$d/.cargo-checksum.json" "$c/.cargo-checksum.json" || '
+        '{ rm -rf "$c" && mv "$d" "$c"; }; done'
+    )
+    return f"{gone}; {changed}; rm -rf {n}"
+
+
+def _readable(*dirs: str) -> str:
+    """What the agent and the tester must read made readable by all, touching only the files
+    that are not: a mode change copies a file into the era's own layer (on an earlier era's
+    image, `chmod -R` would copy every crate and build of the lower layer)."""
+    return (
+        f"find {' '.join(dirs)} \\( ! -perm -444 -o -perm /111 ! -perm -111 \\) "
+        "-exec chmod a+rX {} +"
+    )
 
 
 def _cutoff(snap: Snapshot) -> str:
@@ -357,6 +384,7 @@ class Rust:
             env=env,
             caveat=_standins_caveat(gits),
             mounts=gits.mounts(),
+            grows=True,
         )
 
     def revise(

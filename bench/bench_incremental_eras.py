@@ -1,0 +1,229 @@
+"""Incremental eras: per era, the image build time cold (the repository's download cache empty),
+warm (the cache filled, the era built from the toolchain layer: what every era cost before eras
+grew) and incremental (a thin layer on the previous era's image), with each image's own (unique)
+and total size, by the accounting of `tasks images save` and `env prune`.
+
+By default the made-up `digits` history (tests/support/rust_repo.py: itoa 0.4.8, then 1.0.3) on
+bookworm's rustc 1.63. On a real repository: `--clone DIR --name owner/name --commits a,b,c`
+(its eras in date order; the first is built cold and warm, each later one warm and grown from
+the one before). Builds only: no era is verified here (the ladder grows an era only from a
+verified one). The toolchain layer is shared and kept; the era images and the cache volume this
+makes are removed at the end unless `--keep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from prchain.environments.config import EnvironmentConfig  # noqa: E402
+from prchain.environments.docker_client import DockerClient  # noqa: E402
+from prchain.environments.eras import native  # noqa: E402
+from prchain.environments.eras.build import EraImage, cache_volume, ensure_era_image  # noqa: E402
+from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.environments.eras.ecosystems import Plan  # noqa: E402
+from prchain.environments.eras.era import era_of  # noqa: E402
+from prchain.environments.transfer import own_and_total  # noqa: E402
+
+MB = 1_000_000
+
+
+@dataclass
+class Row:
+    era: str
+    date: str
+    crates: int
+    kind: str  # cold | warm | incremental
+    seconds: float
+    own: int
+    total: int
+    tag: str
+
+
+def build(
+    client: DockerClient, eras: ErasConfig, repo: str, clone: Path, sha: str, on: str = ""
+) -> tuple[EraImage, Plan]:
+    era = era_of(clone, sha)
+    if era.ecosystem is None:
+        raise SystemExit(f"{sha[:12]}: no ecosystem recognises it")
+    plan = native.with_known(era.ecosystem.plans(era.snap, eras)[0], era.snap, eras)
+    made = ensure_era_image(
+        client,
+        EnvironmentConfig(),
+        eras,
+        repo=repo,
+        clone=clone,
+        sha=sha,
+        plan=replace(plan, on=on),
+        era_key=era.key,
+        notify=lambda line: print(f"  {line}", flush=True),
+    )
+    if not made.image_id:
+        print(made.log[-3000:])
+        raise SystemExit(f"{sha[:12]} ({'on ' + on if on else 'full'}): the build failed")
+    return made, plan
+
+
+def measure(
+    client: DockerClient,
+    eras: ErasConfig,
+    repo: str,
+    clone: Path,
+    commits: list[str],
+    warm_first: bool = True,
+    full_later: int | None = None,
+) -> list[Row]:
+    """Rows in build order: the first era cold (and warm), each later era grown from the one
+    before it, then the first `full_later` later eras (all by default) warm from the toolchain
+    layer."""
+    rows: list[Row] = []
+
+    def row(sha: str, kind: str, made: EraImage) -> Row:
+        own, total = own_and_total(client, made.tag)
+        crates = _crates(clone, sha)
+        era = era_of(clone, sha)
+        found = Row(era.key, era.date, crates, kind, made.seconds, own, total, made.tag)
+        print(
+            f"  {kind:<11} {sha[:10]} {found.seconds:7.1f} s own {own / MB:7.1f} MB "
+            f"total {total / MB:7.1f} MB",
+            flush=True,
+        )
+        rows.append(found)
+        return found
+
+    first = commits[0]
+    _toolchain(client, eras, clone, first)  # shared by every era: built once, not timed
+    made, _plan = build(client, eras, repo, clone, first)
+    row(first, "cold", made)
+    if warm_first:
+        client.remove_image(made.tag)
+        made, _plan = build(client, eras, repo, clone, first)
+        row(first, "warm", made)
+    previous = made.tag
+    for sha in commits[1:]:
+        grown, _plan = build(client, eras, repo, clone, sha, on=previous)
+        row(sha, "incremental", grown)
+        previous = grown.tag
+    for sha in commits[1:][:full_later]:  # what each later era cost before eras grew
+        warm, _plan = build(client, eras, repo, clone, sha)
+        row(sha, "warm", warm)
+    return rows
+
+
+def _toolchain(client: DockerClient, eras: ErasConfig, clone: Path, sha: str) -> None:
+    from prchain.environments.eras.build import base_config, ensure_toolchain_image
+    from prchain.environments.images import ensure_base_image
+
+    era = era_of(clone, sha)
+    assert era.ecosystem is not None
+    plan = era.ecosystem.plans(era.snap, eras)[0]
+    env = EnvironmentConfig()
+    base = ensure_base_image(client, base_config(env, eras, plan.suite), print)
+    if plan.toolchain:
+        ensure_toolchain_image(client, env, eras, "", base, plan, print)
+
+
+def _crates(clone: Path, sha: str) -> int:
+    import subprocess
+
+    shown = subprocess.run(
+        ["git", "-C", str(clone), "show", f"{sha}:Cargo.lock"], capture_output=True, text=True
+    )
+    return shown.stdout.count('\nname = "') if shown.returncode == 0 else 0
+
+
+def report(rows: list[Row]) -> None:
+    print("\n| era (date) | crates | build | seconds | own MB | total MB |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r.era[:8]} ({r.date}) | {r.crates} | {r.kind} | {r.seconds:.1f} | "
+            f"{r.own / MB:.1f} | {r.total / MB:.1f} |"
+        )
+    cold = next(r for r in rows if r.kind == "cold")
+    later_warm = [r for r in rows if r.kind == "warm" and r.era != cold.era] or [cold]
+    grown = [r for r in rows if r.kind == "incremental"]
+    before = [r.own for r in rows if r.kind in ("cold", "warm")]
+    after = [rows[0].own] + [r.own for r in grown]
+    if grown:
+        share = max(r.seconds for r in grown) / cold.seconds
+        print(
+            f"\nlater eras, incremental: {min(r.seconds for r in grown):.1f}–"
+            f"{max(r.seconds for r in grown):.1f} s, at most {share:.0%} of the first era's cold "
+            f"build ({cold.seconds:.1f} s); warm from the toolchain layer: "
+            f"{statistics.median(r.seconds for r in later_warm):.1f} s median"
+        )
+    print(
+        f"median own (unique) size per era: {statistics.median(before) / MB:.1f} MB each built "
+        f"from the toolchain layer, {statistics.median(after) / MB:.1f} MB grown"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clone", help="a clone of a real repository (default: made-up digits)")
+    parser.add_argument("--name", help="its owner/name (a prefix is added: its own cache)")
+    parser.add_argument("--commits", help="its era commits, comma-separated, in date order")
+    parser.add_argument("--keep", action="store_true", help="keep the images and cache volume")
+    parser.add_argument("--no-warm-first", action="store_true", help="the first era cold only")
+    parser.add_argument("--full-later", type=int, help="later eras also built warm (default all)")
+    args = parser.parse_args()
+    client = DockerClient()
+    with tempfile.TemporaryDirectory(prefix="prchain-bench-incr-") as tmp:
+        if args.clone:
+            clone, commits = Path(args.clone), args.commits.split(",")
+            eras = ErasConfig()
+            repo = f"bench-incr-{secrets.token_hex(3)}/{args.name.split('/')[-1]}"
+        else:
+            from tests.support.rust_repo import make_digits
+
+            clone = make_digits(Path(tmp) / "digits")
+            commits = _digits_eras(clone)
+            eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
+            repo = f"bench-incr-{secrets.token_hex(3)}/digits"
+        print(f"{repo}: {len(commits)} eras; load {os.getloadavg()[0]:.1f}", flush=True)
+        started = time.monotonic()
+        try:
+            rows = measure(
+                client, eras, repo, clone, commits, not args.no_warm_first, args.full_later
+            )
+        finally:
+            if not args.keep:
+                _remove(client, repo, eras)
+        report(rows)
+        print(f"wall {time.monotonic() - started:.0f} s; load {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+def _digits_eras(clone: Path) -> list[str]:
+    """The last commit of each of the history's two lock files."""
+    import subprocess
+
+    log = subprocess.run(
+        ["git", "-C", str(clone), "log", "--reverse", "--format=%H", "--", "Cargo.lock"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return log[-2:] if len(log) >= 2 else log
+
+
+def _remove(client: DockerClient, repo: str, eras: ErasConfig) -> None:
+    """This bench's era images (labelled with its made-up repository) and its cache volume."""
+    made = client.api.images(filters={"label": f"prchain.repo={repo}"})
+    for image in sorted(made, key=lambda i: -int(i["Created"])):  # a grown era before its base
+        client.remove_image(image["Id"])
+    client.remove_volume(cache_volume(eras, repo))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
