@@ -13,7 +13,9 @@ Each runnable stage becomes such a row and its instance image is built here from
 `pre_install` puts `B_t` in the sandbox's work directory from the image's own mirror (where V2
 clones from GitHub), `install` replaces its history by one commit of `B_t`'s files, removes the
 mirror of the future and links `/<repo name>` to it. A stage is written only where a V2 parser
-reads its test runner's output as prchain's reader does (`PARSERS`); the others are counted.
+reads its test runner's output as prchain's reader does (`PARSERS`) and every required test's id
+survives that parser (V2's pytest parsers split a line on whitespace, so an id such as
+`test_area[unit - r]` cannot be read back); the others are counted.
 Chain order and carry-forward live in `meta.prchain` (V2 evaluates each row on its own image, so a
 model's own change cannot be carried from row to row: docs/export-formats.md).
 """
@@ -60,6 +62,8 @@ def why_not(chain: dict[str, Any], stage: dict[str, Any]) -> str:
         return f"not runnable ({env['not_runnable']})"
     if env["log_parser"] not in PARSERS or env["ecosystem"] not in LANGUAGES:
         return f"no SWE-rebench V2 log parser reads {env['log_parser']}'s output as prchain does"
+    if any(len(test.split()) > 1 for test in [*stage["FAIL_TO_PASS"], *stage["PASS_TO_PASS"]]):
+        return "a required test's id holds whitespace, which V2's pytest parsers split"
     if stage.get("entry", "revert") != "revert":
         return "entered by the propagate fallback: its start is not the commit base_commit"
     if "/" not in chain["repo"] or WORKDIR.startswith(workdir(chain["repo"]) + "/"):

@@ -160,4 +160,6 @@ def test_stages_v2_cannot_run_are_counted_by_why() -> None:
     assert swe_rebench.why_not(chain, _stage(1)) == ""
     assert "gotest" in swe_rebench.why_not(chain, _stage(1, "go"))
     assert "propagate" in swe_rebench.why_not(chain, _stage(1, entry="propagate"))
+    spaced = {**_stage(1), "PASS_TO_PASS": ["tests/test_area.py::test_b[unit - r]"]}
+    assert "whitespace" in swe_rebench.why_not(chain, spaced)
     assert "sandbox's own" in swe_rebench.why_not({**chain, "repo": "acme/work"}, _stage(1))

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -408,76 +406,45 @@ def test_images_travel_through_a_registry_too(
 
 # ---- SWE-rebench V2 rows (`tasks convert --to swe-rebench-v2`) --------------------------------
 
-# A checkout of SWE-rebench-V2 (github.com/SWE-rebench/SWE-rebench-V2; not on PyPI): its runner
-# scripts/eval.py and its log parsers judge the rows when it is there.
-SWE_REBENCH_V2 = os.environ.get("PRCHAIN_SWE_REBENCH_V2", "")
 
+def test_swe_rebench_v2_leaves_out_ids_its_parsers_split_and_its_images_hold_b_t(
+    exported: Exported, geo_repo: ChainRepo, tmp_path: Path
+) -> None:
+    """The geo chain's required tests include `test_circle_area[unit - r]`, which every pytest
+    parser of SWE-rebench V2 splits at its spaces (its own runner scored the gold patch of stage 1
+    unresolved for it): both runnable stages are counted, not written. With that id left out of
+    the lists (a file made here), each row's instance image holds B_t as one commit and no
+    mirror of the future."""
+    out = tmp_path / "rows"
+    said = _ok("tasks", "convert", str(exported.tasks), str(out), "--to", "swe-rebench-v2", *exported.common)  # fmt: skip
+    assert "wrote 0 rows under" in said and "not written: 2 stages: a required test's id" in said
+    assert json.loads((out / "tasks.json").read_text()) == []
 
-@dataclass
-class Converted:
-    out: Path
-    output: str
-    rows: list[dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def rebench(exported: Exported, tmp_path_factory: Any) -> Iterator[Converted]:
-    out = tmp_path_factory.mktemp("rebench") / "rows"
-    output = _ok("tasks", "convert", str(exported.tasks), str(out), "--to", "swe-rebench-v2", *exported.common)  # fmt: skip
+    chain = _chain(exported)
+    for stage in chain["stages"]:
+        for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            stage[key] = [t for t in stage[key] if " " not in t]
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(json.dumps(chain) + "\n")
+    out = tmp_path / "edited-rows"
+    said = _ok("tasks", "convert", str(edited), str(out), "--to", "swe-rebench-v2", *exported.common)  # fmt: skip
     rows = json.loads((out / "tasks.json").read_text())
     try:
-        yield Converted(out, output, rows)
+        assert "wrote 2 rows under" in said
+        assert [r["instance_id"] for r in rows] == [s["instance_id"] for s in chain["stages"][:2]]
+        assert rows[1]["meta"]["prchain"]["carried_from"] == [chain["stages"][0]["instance_id"]]
+        for row, stage in zip(rows, chain["stages"], strict=False):
+            check_row(row)
+            seen = _docker(
+                "run", "--rm", "--network", "none", "-w", "/geo", row["image_name"], "bash", "-c",
+                "git rev-list --count HEAD; git rev-parse 'HEAD^{tree}'; git status --porcelain | wc -l;"
+                " ls /opt/prchain/origin.git 2>/dev/null | wc -l",
+            )  # fmt: skip
+            tree = subprocess.run(
+                ["git", "-C", str(geo_repo.path), "rev-parse", f"{stage['base_commit']}^{{tree}}"],
+                capture_output=True, text=True, check=True,
+            ).stdout.strip()  # fmt: skip
+            assert seen.stdout.split() == ["1", tree, "0", "0"], seen.stdout + seen.stderr
     finally:
         for row in rows:
             _docker("rmi", row["image_name"])
-
-
-def test_swe_rebench_v2_rows_hold_b_t_and_nothing_after_it(
-    exported: Exported, rebench: Converted, geo_repo: ChainRepo
-) -> None:
-    assert "wrote 2 rows under" in rebench.output
-    assert "not written: 1 stage: not runnable (tests unusable)" in rebench.output
-    stages = _chain(exported)["stages"]
-    assert [r["instance_id"] for r in rebench.rows] == [s["instance_id"] for s in stages[:2]]
-    for row, stage in zip(rebench.rows, stages, strict=False):
-        check_row(row)
-        assert row["meta"]["prchain"]["stage_idx"] == stage["idx"]
-        assert row["install_config"]["log_parser"] == "parse_log_pytest"
-        assert (rebench.out / "dockerfiles" / row["instance_id"] / "Dockerfile").is_file()
-        seen = _docker(
-            "run", "--rm", "--network", "none", "-w", "/geo", row["image_name"], "bash", "-c",
-            "git rev-list --count HEAD; git rev-parse 'HEAD^{tree}'; git status --porcelain | wc -l;"
-            " ls /opt/prchain/origin.git 2>/dev/null | wc -l",
-        )  # fmt: skip
-        tree = subprocess.run(
-            ["git", "-C", str(geo_repo.path), "rev-parse", f"{stage['base_commit']}^{{tree}}"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
-        assert seen.stdout.split() == ["1", tree, "0", "0"], seen.stdout + seen.stderr
-    assert rebench.rows[1]["meta"]["prchain"]["carried_from"] == [stages[0]["instance_id"]]
-
-
-@pytest.mark.skipif(
-    not SWE_REBENCH_V2, reason="PRCHAIN_SWE_REBENCH_V2 names no SWE-rebench-V2 checkout"
-)
-def test_swe_rebench_v2_s_own_runner_resolves_the_gold_rows_and_not_a_wrong_patch(
-    rebench: Converted, tmp_path: Path
-) -> None:
-    def run(*extra: str) -> dict[str, Any]:
-        script = str(Path(SWE_REBENCH_V2) / "scripts" / "eval.py")
-        tasks, report = str(rebench.out / "tasks.json"), str(tmp_path / "report.json")
-        done = subprocess.run(
-            [sys.executable, script, "--json", tasks, "--report-json", report, *extra],
-            cwd=tmp_path, capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
-        assert done.returncode in (0, 1), done.stdout + done.stderr
-        found: dict[str, Any] = json.loads(Path(report).read_text())
-        return found
-
-    gold = run("--golden-eval")
-    assert gold["all_ok"], gold
-    first = rebench.rows[0]
-    wrong = [{"instance_id": first["instance_id"], "patch": first["patch"].replace(*WRONG)}]
-    (tmp_path / "patches.json").write_text(json.dumps(wrong))
-    found = run("--patches", str(tmp_path / "patches.json"), "--instance-ids", first["instance_id"])
-    assert not found["all_ok"] and found["items"][0]["passed_match"] is False, found
