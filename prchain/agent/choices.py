@@ -30,8 +30,3 @@ FINISHED: tuple[RolloutStatus, ...] = ("kept", "rejected")
 
 StageStatus = Literal["running", "passed", "failed", "stopped"]
 STAGE_STATUSES: tuple[str, ...] = get_args(StageStatus)
-
-ExportFormat = Literal["openai", "sharegpt", "atif"]
-"""openai: messages + tools (OpenAI chat); sharegpt: LLaMA-Factory's conversations with
-function_call/observation turns; atif: Harbor's Agent Trajectory Interchange Format. The file extension (.jsonl or .parquet) picks the container."""
-EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)

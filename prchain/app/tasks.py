@@ -16,6 +16,7 @@ from prchain.core.errors import NothingToDo, PrchainError
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.environments.transfer import ImageSizes
+from prchain.export.registry import convert
 from prchain.verdicts.golden import EvalSettings, StageResult, by_chain, evaluate, planned
 from prchain.verdicts.runnable import (
     ImageResolver,
@@ -24,8 +25,8 @@ from prchain.verdicts.runnable import (
     export_runnable,
     flat_path,
 )
-from prchain.verdicts.task_formats import ConvertSummary, convert
 from prchain.verdicts.taskfile import (
+    ConvertSummary,
     Patches,
     images_of,
     read_predictions,
@@ -238,7 +239,7 @@ def eval_from_config(
 
 def convert_tasks(config: Config, tasks: str, out: str, to: str) -> ConvertSummary:
     """`prchain tasks convert TASKS OUT --to FORMAT`: the runnable stages of a task file in
-    another harness's form (prchain/verdicts/task_formats.py)."""
+    another harness's form (the `harness` formats of prchain/export/registry.py)."""
     return convert(
         to, read_tasks(tasks), out, timeout=config.verdicts.timeout,
         cap=config.environment.max_report_bytes,

@@ -49,7 +49,7 @@ def export_options(
     """The export's filters: those given, the config's defaults for the rest (`prchain export`
     and the job's last step read them alike)."""
     return ExportOptions(
-        format=format_,  # type: ignore[arg-type]  # one of EXPORT_FORMATS (a click.Choice)
+        format=format_,  # one of EXPORT_FORMATS (a click.Choice)
         min_score=config.agent.judge_threshold if min_score is None else min_score,
         keep=config.agent.keep_policy,
         keep_on=config.agent.keep_on,

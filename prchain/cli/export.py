@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.table import Table
 
-from prchain.app.choices import EXPORT_FORMATS, KEEP_POLICIES, KEEP_SIGNALS
+from prchain.app.choices import EXPORT_FORMATS, EXPORT_FORMATS_HELP, KEEP_POLICIES, KEEP_SIGNALS
 from prchain.cli import main
 from prchain.cli.options import build_config, config_options
 from prchain.cli.safe import SafeConsole
@@ -47,8 +47,7 @@ if TYPE_CHECKING:
     type=click.Choice(EXPORT_FORMATS),
     default="openai",
     show_default=True,
-    help="openai (messages + tools), sharegpt (LLaMA-Factory) or atif (Harbor's trajectories)."
-    " A .parquet OUT writes Parquet.",
+    help=f"{EXPORT_FORMATS_HELP} A .parquet OUT writes Parquet.",
 )
 @click.option(
     "--keep-reasoning",

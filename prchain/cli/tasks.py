@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from prchain.app.choices import TASK_FORMATS
+from prchain.app.choices import TASK_FORMATS, written_noun
 from prchain.cli.chains import tasks
 from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
@@ -268,17 +268,20 @@ def convert(
     the clean room's verdict); run them with `harbor run -p OUT/<task> -a oracle`. Stages Harbor
     cannot judge are counted by why.
 
+    `swe-rebench-v2`: OUT/tasks.json, one SWE-rebench V2 row per stage (the list SWE-rebench's
+    scripts/eval.py --json reads), and each row's instance image built from the stage image
+    (its Dockerfile in OUT/dockerfiles/).
+
     Example:
 
     \b
       prchain tasks convert data/tasks.jsonl data/harbor --to harbor
+      prchain tasks convert data/tasks.jsonl data/rebench --to swe-rebench-v2
     """
     from prchain.app.tasks import convert_tasks
 
     config = build_config(config_path, overrides, db_url)
     found = convert_tasks(config, tasks_file, out, to)
-    click.echo(
-        f"wrote {plural(len(found.written), 'task directory', 'task directories')} under {out}"
-    )
+    click.echo(f"wrote {plural(len(found.written), *written_noun(to))} under {out}")
     for reason, count in found.skipped.most_common():
         click.echo(f"  not written: {plural(count, 'stage')}: {reason}")

@@ -34,7 +34,7 @@ from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
 from prchain.verdicts.sandbox import patch_paths
-from prchain.verdicts.task_formats import ConvertSummary
+from prchain.verdicts.taskfile import ConvertSummary
 
 FORMAT = "prchain.harbor/1"
 CHANGE = "/logs/artifacts/prchain-change.diff"  # Harbor's artifacts convention dir

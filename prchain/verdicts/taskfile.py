@@ -9,14 +9,23 @@ and the line.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prchain.core.errors import ConfigError
 
 GOLD = "gold"
+
+
+@dataclass
+class ConvertSummary:
+    """What a harness task format wrote from a task file (`prchain tasks convert`)."""
+
+    written: list[str] = field(default_factory=list)  # what was written (task directory names)
+    skipped: Counter[str] = field(default_factory=Counter)  # why a stage was not, → stages
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import ChainRepo
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
+from prchain.export.swe_rebench import check_row
 from tests.support.era_runs import gold_rollout
 from tests.support.llm_fixtures import FAKE_API_KEY, make_test_llm_config
 
@@ -401,3 +402,49 @@ def test_images_travel_through_a_registry_too(
     _ok("tasks", "images", "pull", str(exported.tasks), registry)
     assert docker_client.image_info(env["image"]).id == env["image_id"]  # the same content
     assert _own_images(docker_client) == [env["image"]]  # and no registry tag left behind
+
+
+# ---- SWE-rebench V2 rows (`tasks convert --to swe-rebench-v2`) --------------------------------
+
+
+def test_swe_rebench_v2_leaves_out_ids_its_parsers_split_and_its_images_hold_b_t(
+    exported: Exported, geo_repo: ChainRepo, tmp_path: Path
+) -> None:
+    """The geo chain's required tests include `test_circle_area[unit - r]`, which every pytest
+    parser of SWE-rebench V2 splits at its spaces (its own runner scored the gold patch of stage 1
+    unresolved for it): both runnable stages are counted, not written. With that id left out of
+    the lists (a file made here), each row's instance image holds B_t as one commit and no
+    mirror of the future."""
+    out = tmp_path / "rows"
+    said = _ok("tasks", "convert", str(exported.tasks), str(out), "--to", "swe-rebench-v2", *exported.common)  # fmt: skip
+    assert "wrote 0 rows under" in said and "not written: 2 stages: a required test's id" in said
+    assert json.loads((out / "tasks.json").read_text()) == []
+
+    chain = _chain(exported)
+    for stage in chain["stages"]:
+        for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            stage[key] = [t for t in stage[key] if " " not in t]
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(json.dumps(chain) + "\n")
+    out = tmp_path / "edited-rows"
+    said = _ok("tasks", "convert", str(edited), str(out), "--to", "swe-rebench-v2", *exported.common)  # fmt: skip
+    rows = json.loads((out / "tasks.json").read_text())
+    try:
+        assert "wrote 2 rows under" in said
+        assert [r["instance_id"] for r in rows] == [s["instance_id"] for s in chain["stages"][:2]]
+        assert rows[1]["meta"]["prchain"]["carried_from"] == [chain["stages"][0]["instance_id"]]
+        for row, stage in zip(rows, chain["stages"], strict=False):
+            check_row(row)
+            seen = _docker(
+                "run", "--rm", "--network", "none", "-w", "/geo", row["image_name"], "bash", "-c",
+                "git rev-list --count HEAD; git rev-parse 'HEAD^{tree}'; git status --porcelain | wc -l;"
+                " ls /opt/prchain/origin.git 2>/dev/null | wc -l",
+            )  # fmt: skip
+            tree = subprocess.run(
+                ["git", "-C", str(geo_repo.path), "rev-parse", f"{stage['base_commit']}^{{tree}}"],
+                capture_output=True, text=True, check=True,
+            ).stdout.strip()  # fmt: skip
+            assert seen.stdout.split() == ["1", tree, "0", "0"], seen.stdout + seen.stderr
+    finally:
+        for row in rows:
+            _docker("rmi", row["image_name"])

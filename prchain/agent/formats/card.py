@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from prchain.core.files import write_text_atomically
+from prchain.export import registry
 
 CARD_NAME = "README.md"
 
@@ -114,20 +115,5 @@ def _body(facts: CardFacts) -> str:
         f'ds = datasets.load_dataset("{kind}", data_files="{facts.data_file}")["train"]',
         "```",
     ]
-    if facts.format == "sharegpt":
-        entry = {
-            "prchain": {
-                "file_name": facts.data_file,
-                "formatting": "sharegpt",
-                "columns": {"messages": "conversations", "system": "system", "tools": "tools"},
-            }
-        }
-        lines += [
-            "",
-            "For LLaMA-Factory, add this entry to `data/dataset_info.json`:",
-            "",
-            "```json",
-            json.dumps(entry, indent=2),
-            "```",
-        ]
+    lines += registry.card_section(facts.format, facts.data_file)
     return "\n".join(lines) + "\n"

@@ -1,40 +1,30 @@
-"""`prchain export`: kept trajectories in the chosen format and container, with card and manifest."""
+"""`prchain export`: kept trajectories in the chosen format and container, with card and manifest.
+
+The formats are the `trajectories` entries of prchain.export.registry: each converts the record
+`prchain.agent.export.build_record` makes and checks a row as loaded back."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
 
-from prchain.agent.choices import ExportFormat, KeepPolicyName, KeepSignal
+from prchain.agent.choices import KeepPolicyName, KeepSignal
 from prchain.agent.export import Forbidden, build_record
-from prchain.agent.formats.atif import check_atif, to_atif
 from prchain.agent.formats.card import CardFacts, write_card, write_manifest
 from prchain.agent.formats.files import write_rows
-from prchain.agent.formats.openai import check_openai, to_openai
-from prchain.agent.formats.sharegpt import check_sharegpt, to_sharegpt
+from prchain.export import registry
 from prchain.store.db import session_scope
 from prchain.store.models import Rollout
-
-CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "openai": to_openai,
-    "sharegpt": to_sharegpt,
-    "atif": to_atif,
-}
-CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "openai": check_openai,
-    "sharegpt": check_sharegpt,
-    "atif": check_atif,
-}
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    format: ExportFormat = "openai"
+    format: str = "openai"  # a trajectory format of prchain.export.registry
     min_score: float = 0.8
     keep: KeepPolicyName = "all"
     keep_on: KeepSignal = "judge"
@@ -78,7 +68,7 @@ def export_dataset(
     build_record: strings no exported message may show)."""
     result = DatasetExport(Path(out))
     facts = CardFacts(options.format, result.path.name, options.filters(), config)
-    convert = CONVERTERS[options.format]
+    convert = registry.converter(options.format)
 
     def rows() -> Iterator[dict[str, Any]]:
         for record in _records(engine, options, facts, forbidden):
@@ -118,6 +108,6 @@ def _records(
             yield record
 
 
-def check_row(format: ExportFormat, row: dict[str, Any]) -> None:
+def check_row(format: str, row: dict[str, Any]) -> None:
     """Raise jsonschema.ValidationError when a row (as loaded back) breaks its format's schema."""
-    CHECKS[format](row)
+    registry.checker(format)(row)

@@ -133,3 +133,22 @@ def _check_call(value: str, names: set[str]) -> None:
             raise jsonschema.ValidationError(
                 f"function_call is not a call of a listed tool: {call}"
             )
+
+
+def card_section(data_file: str) -> list[str]:
+    """The dataset card's lines for LLaMA-Factory: the `dataset_info.json` entry of the file."""
+    entry = {
+        "prchain": {
+            "file_name": data_file,
+            "formatting": "sharegpt",
+            "columns": {"messages": "conversations", "system": "system", "tools": "tools"},
+        }
+    }
+    return [
+        "",
+        "For LLaMA-Factory, add this entry to `data/dataset_info.json`:",
+        "",
+        "```json",
+        json.dumps(entry, indent=2),
+        "```",
+    ]
