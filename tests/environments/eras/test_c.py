@@ -51,6 +51,18 @@ def test_cmake_build_files_give_minimum_libraries_and_test_switches() -> None:
     assert "-DWITH_TESTS=ON" in found.test_switches and not found.cxx
 
 
+def test_an_option_that_turns_tests_off_or_asks_for_a_tool_is_no_test_switch() -> None:
+    """jansson's options: ON would drop its tests, or run them under valgrind."""
+    text = (
+        'option(JANSSON_WITHOUT_TESTS "Don\'t build tests" OFF)\n'
+        'option(JANSSON_TEST_WITH_VALGRIND "Enable valgrind tests." OFF)\n'
+        'option(DISABLE_TESTS "x" OFF)\noption(ENABLE_COVERAGE_TESTS "x" OFF)\n'
+        'option(WITH_TESTS "x" OFF)\n'
+    )
+    found = systems.read(_snap({"CMakeLists.txt": text}), "cmake")
+    assert found.test_switches == ("-DBUILD_TESTING=ON", "-DWITH_TESTS=ON")
+
+
 def test_meson_and_autotools_build_files() -> None:
     meson = systems.read(_snap({"meson.build": MESON, "meson_options.txt": MESON_OPTIONS}), "meson")
     assert (meson.minimum, meson.libraries) == ("0.62", ("libxml-2.0", "m"))

@@ -65,6 +65,11 @@ _AC_LIB = re.compile(r"AC_CHECK_LIB\(\s*\[?([\w+-]+)")
 _AC_HEADERS = re.compile(r"AC_CHECK_HEADERS?\(\s*\[?([^\],)]+)")
 # option(WITH_TESTS "Build unit tests" OFF); meson option('tests', type: 'boolean', value: false)
 _CMAKE_OPTION = re.compile(r"option\s*\(\s*(\w*TEST\w*)\s+\"[^\"]*\"\s+OFF\s*\)", re.I)
+# ...but not one that turns the tests off when ON (jansson's `JANSSON_WITHOUT_TESTS`) or runs them
+# under a tool no era installs (`JANSSON_TEST_WITH_VALGRIND`, coverage)
+_NOT_A_SWITCH = re.compile(
+    r"WITHOUT|DISABLE|(^|_)NO_?TESTS?|SKIP|VALGRIND|MEMCHECK|COVERAGE|GCOV", re.I
+)
 _MESON_OPTION = re.compile(
     r"option\s*\(\s*'([\w-]*tests?[\w-]*)'\s*,\s*type\s*:\s*'(boolean|feature)'\s*,\s*value\s*:\s*"
     r"'?(false|disabled)'?",
@@ -158,7 +163,8 @@ def version_tuple(version: str) -> tuple[int, ...]:
 def _cmake(text: str) -> tuple[list[str], list[str], list[str]]:
     modules = [w for group in _PKG_MODULES.findall(text) for w in _module_words(group)]
     found = [p for p in _FIND_PACKAGE.findall(text) if not p.startswith("$")]
-    switches = [f"-D{o}=ON" for o in _CMAKE_OPTION.findall(text)]
+    options = [o for o in _CMAKE_OPTION.findall(text) if not _NOT_A_SWITCH.search(o)]
+    switches = [f"-D{o}=ON" for o in options]
     return [*found, *modules], _CHECK_HEADER.findall(text), ["-DBUILD_TESTING=ON", *switches]
 
 
