@@ -364,3 +364,13 @@ def test_the_sandbox_reads_again_what_it_lost_and_never_reruns_the_agents_comman
         env.execute("echo run >> /tmp/count-agent; python3 -c 'print(1)'")
     assert env.execute("cat /tmp/count-agent").output == "run\n"
     assert [mode for mode, _argv in proxy.spoiled] == ["drop"] * 3
+
+
+@pytest.mark.docker
+def test_an_offline_sandbox_has_its_loopbacks_ipv6_address_and_nothing_else(
+    docker_client: Any, container: str
+) -> None:
+    """c-ares' suite serves on `::1`: the offline namespace holds `lo` alone, with `::1` up."""
+    seen = _sh(docker_client, container, "cat /proc/net/if_inet6; ls /sys/class/net").output
+    assert seen.split()[0] == b"0" * 31 + b"1" and seen.split()[-1] == b"lo"
+    assert b"eth0" not in seen

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+import prchain.environments.eras.c as c_room
+from prchain.dev.repos import git
 from prchain.environments.eras.c import C, missing, packages, systems
 from prchain.environments.eras.c.report import SECTION, CTests, parse_bundle, parse_console
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import detect
-from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.manifests import Snapshot, snapshot
+from tests.support.eras_repo import commit_files
 
 CMAKE = """cmake_minimum_required(VERSION 3.5...3.28)
 project(cbor C)
@@ -43,6 +49,18 @@ def test_cmake_build_files_give_minimum_libraries_and_test_switches() -> None:
     assert found.system == "cmake" and found.minimum == "3.5"
     assert found.libraries == ("Threads", "glib-2.0", "libpcre2-8")
     assert "-DWITH_TESTS=ON" in found.test_switches and not found.cxx
+
+
+def test_an_option_that_turns_tests_off_or_asks_for_a_tool_is_no_test_switch() -> None:
+    """jansson's options: ON would drop its tests, or run them under valgrind."""
+    text = (
+        'option(JANSSON_WITHOUT_TESTS "Don\'t build tests" OFF)\n'
+        'option(JANSSON_TEST_WITH_VALGRIND "Enable valgrind tests." OFF)\n'
+        'option(DISABLE_TESTS "x" OFF)\noption(ENABLE_COVERAGE_TESTS "x" OFF)\n'
+        'option(WITH_TESTS "x" OFF)\n'
+    )
+    found = systems.read(_snap({"CMakeLists.txt": text}), "cmake")
+    assert found.test_switches == ("-DBUILD_TESTING=ON", "-DWITH_TESTS=ON")
 
 
 def test_meson_and_autotools_build_files() -> None:
@@ -302,3 +320,58 @@ def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
     assert area.check.ok == "[       OK ] Area.Unit (" and area.check.failed == "[  FAILED  ]"
     ok = subprocess.run(["bash", "-c", area.check.listed], capture_output=True, cwd=build)
     assert ok.returncode != 0  # /bin/echo lists no GoogleTest case: the test is missing
+
+
+FOLDER_CMAKE = """cmake_minimum_required(VERSION 3.13)
+project(pair C)
+find_package(ZLIB)
+enable_testing()
+add_library(pair src/pair.c)
+add_executable(test_pair tests/test_pair.c)
+target_link_libraries(test_pair pair)
+add_test(NAME test_pair COMMAND test_pair)
+"""
+
+
+def test_a_build_in_a_top_level_folder_is_read_built_and_tested_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libexpat keeps its whole build under `expat/`: the room reads that folder's build files and
+    runs the setup and the tests in it (host cmake and ninja, the build directory in tmp)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_files(
+        repo,
+        {
+            "README.md": "pair\n",
+            "expat/CMakeLists.txt": FOLDER_CMAKE,
+            "expat/src/pair.c": "int pair(int a) { return 2 * a; }\n",
+            "expat/tests/test_pair.c": "int pair(int);\nint main(void) { return pair(2) != 4; }\n",
+            "fuzz/CMakeLists.txt": "project(fuzz C)\n",  # another folder with a build, no tests
+            "fuzz/f.c": "int f;\n",
+        },
+        "a pair library in a folder",
+        "2024-03-01T00:00:00+00:00",
+    )
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    snap = replace(snapshot(repo, sha), tests=("expat/tests/test_pair.c",))
+    assert systems.located(snap) == ("expat", "cmake")
+    assert (found := detect(snap, snap.tests)) is not None and found.name == "c"
+    facts = C().era_facts(snap)
+    assert (facts["root"], facts["minimum"], facts["libraries"]) == ("expat", "3.13", ["ZLIB"])
+    assert "root" not in C().era_facts(_snap({"CMakeLists.txt": CMAKE}))  # root builds keep keys
+
+    build = tmp_path / "build"
+    monkeypatch.setattr(c_room, "BUILD_DIR", str(build))
+    [plan] = C().plans(snap, ErasConfig())
+    setup = subprocess.run(
+        ["bash", "-c", plan.setup_command], cwd=repo, capture_output=True, text=True
+    )
+    assert (build / "CMakeCache.txt").exists(), setup.stdout + setup.stderr
+    report = tmp_path / "report"
+    script = CTests().script(plan.test_command, str(report))
+    ran = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert CTests().parse(report.read_text(), ran.stdout) == {"ctest::test_pair": "passed"}
+    assert not (repo / "expat" / "CMakeCache.txt").exists()  # built out of the tree

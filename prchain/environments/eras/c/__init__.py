@@ -20,6 +20,9 @@ the agent changed, then runs the suite:
 | cmake     | cmake -S . -B B -G Ninja -DBUILD_TESTING=ON (+ test options); cmake --build B -- -k 0 | cmake -S . -B B; cmake --build B -- -k 0; cd B && ctest --output-on-failure |
 | meson     | meson setup B (+ test options); ninja -C B -k 0          | ninja -C B -k 0; meson test -C B --no-rebuild --print-errorlogs |
 | autotools | autoreconf -fi (no configure tracked); ./configure (+ --enable-tests); make -k | make -k check |
+
+Both commands run in the build's folder (`cd expat && { … }`) when the root holds no build file
+and a top-level folder does (systems.py).
 """
 
 from __future__ import annotations
@@ -106,8 +109,8 @@ INSTALL_MESON_TEST = (
 
 
 def facts(snap: Snapshot) -> systems.Facts | None:
-    found = systems.system(snap)
-    return systems.read(snap, found) if found else None
+    found = systems.located(snap)
+    return systems.read(snap, found[1], found[0]) if found else None
 
 
 def suite(snap: Snapshot, config: ErasConfig, found: systems.Facts) -> str:
@@ -144,11 +147,18 @@ def era_commands(names: list[str], extra: list[str]) -> list[str]:
 
 def setup_command(found: systems.Facts) -> str:
     switches = " ".join(shlex.quote(s) for s in found.test_switches)
-    return SETUP[found.system].format(switches=switches, build=BUILD_DIR, jobs=_JOBS)
+    return _in_root(
+        found, SETUP[found.system].format(switches=switches, build=BUILD_DIR, jobs=_JOBS)
+    )
 
 
 def test_command(found: systems.Facts) -> str:
-    return TEST[found.system].format(build=BUILD_DIR, jobs=_JOBS)
+    return _in_root(found, TEST[found.system].format(build=BUILD_DIR, jobs=_JOBS))
+
+
+def _in_root(found: systems.Facts, command: str) -> str:
+    """The command run in the build's folder (a top-level folder, when the root has no build)."""
+    return f"cd {shlex.quote(found.root)} && {{ {command}; }}" if found.root else command
 
 
 def missing(log: str) -> list[str]:
@@ -192,6 +202,7 @@ class C:
             "libraries": sorted(libraries(found)),
             "switches": list(found.test_switches),
             "cxx": found.cxx,
+            **({"root": found.root} if found.root else {}),
         }
 
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:

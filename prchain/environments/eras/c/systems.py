@@ -10,7 +10,9 @@ build file names a library.
 | autotools | configure.ac/configure.in| AC_PREREQ([x])                           | PKG_CHECK_MODULES(P, [x >= 1 y]), AC_CHECK_LIB(x), AC_CHECK_HEADERS(h) |
 
 A tree with several picks cmake first, then meson, then autotools: projects that keep a second
-system keep it for old platforms, and CMake's is the one their CI runs.
+system keep it for old platforms, and CMake's is the one their CI runs. A repository whose root
+holds no build file but one of its top-level folders does (libexpat's `expat/`) is built in that
+folder: the one holding most of the stage's test files, then most C sources, then the first by name.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Facts:
     headers: tuple[str, ...]  # headers the configure step checks for
     test_switches: tuple[str, ...]  # configure arguments that turn the project's tests on
     cxx: bool  # whether C++ is compiled
+    root: str = ""  # the folder the build runs in, "" for the repository's root
 
 
 # build system → the build files (root, and one level down) that say what it needs
@@ -62,12 +65,19 @@ _AC_LIB = re.compile(r"AC_CHECK_LIB\(\s*\[?([\w+-]+)")
 _AC_HEADERS = re.compile(r"AC_CHECK_HEADERS?\(\s*\[?([^\],)]+)")
 # option(WITH_TESTS "Build unit tests" OFF); meson option('tests', type: 'boolean', value: false)
 _CMAKE_OPTION = re.compile(r"option\s*\(\s*(\w*TEST\w*)\s+\"[^\"]*\"\s+OFF\s*\)", re.I)
+# ...but not one that turns the tests off when ON (jansson's `JANSSON_WITHOUT_TESTS`) or runs them
+# under a tool no era installs (`JANSSON_TEST_WITH_VALGRIND`, coverage)
+_NOT_A_SWITCH = re.compile(
+    r"WITHOUT|DISABLE|(^|_)NO_?TESTS?|SKIP|VALGRIND|MEMCHECK|COVERAGE|GCOV", re.I
+)
 _MESON_OPTION = re.compile(
     r"option\s*\(\s*'([\w-]*tests?[\w-]*)'\s*,\s*type\s*:\s*'(boolean|feature)'\s*,\s*value\s*:\s*"
     r"'?(false|disabled)'?",
     re.I,
 )
 _AC_ENABLE = re.compile(r"AC_ARG_ENABLE\(\s*\[?((?:unit-?)?tests?)\]?", re.I)
+_ROOT_FILES = {files[0] for files in SYSTEMS.values()} | {"configure.in"}
+_C_SOURCE = re.compile(r"\.(c|cc|cpp|cxx)$")
 _CXX_SOURCE = re.compile(r"\.(cc|cpp|cxx|c\+\+|hpp|hh)$")
 _CXX_LANGUAGE = re.compile(r"\bCXX\b|'cpp'|AC_PROG_CXX")
 _VERSION_WORD = re.compile(r"^[<>=!]|^\d")
@@ -75,26 +85,59 @@ _VERSION_WORD = re.compile(r"^[<>=!]|^\d")
 
 def system(snap: Snapshot) -> System | None:
     """The build system that drives the commit, by its root build file."""
-    for name, files in SYSTEMS.items():
-        if files[0] in snap.paths or (name == "autotools" and "configure.in" in snap.paths):
-            return name
+    found = located(snap)
+    return found[1] if found else None
+
+
+def located(snap: Snapshot) -> tuple[str, System] | None:
+    """(folder, build system) of the build: the repository's root when it holds a build file,
+    else the top-level folder that does, chosen by the stage's test files, then by C sources."""
+    for root in [""] + _folders(snap):
+        for name, files in SYSTEMS.items():
+            if _under(root, files[0]) in snap.paths or (
+                name == "autotools" and _under(root, "configure.in") in snap.paths
+            ):
+                return root, name
     return None
 
 
-def build_files(snap: Snapshot, name: System) -> dict[str, str]:
-    """The texts of the system's build files at the root and one level down (tests/CMakeLists.txt
-    registers the tests; src/meson.build looks up the libraries)."""
+def _folders(snap: Snapshot) -> list[str]:
+    """Top-level folders holding a build file of their own, best first."""
+    roots = {
+        path.split("/", 1)[0]
+        for path in snap.paths
+        if path.count("/") == 1 and path.split("/", 1)[1] in _ROOT_FILES
+    }
+
+    def rank(root: str) -> tuple[int, int, str]:
+        inside = [p for p in snap.paths if p.startswith(root + "/")]
+        tests = sum(t.startswith(root + "/") for t in snap.tests)
+        return -tests, -sum(bool(_C_SOURCE.search(p)) for p in inside), root
+
+    return sorted(roots, key=rank)
+
+
+def _under(root: str, path: str) -> str:
+    return f"{root}/{path}" if root else path
+
+
+def build_files(snap: Snapshot, name: System, root: str = "") -> dict[str, str]:
+    """The texts of the system's build files in the build's folder and one level down
+    (tests/CMakeLists.txt registers the tests; src/meson.build looks up the libraries)."""
     wanted = SYSTEMS[name]
+    prefix = _under(root, "")
     return {
         path: text
         for path, text in sorted(snap.files.items())
-        if path.rsplit("/", 1)[-1] in wanted and path.count("/") <= 1
+        if path.startswith(prefix)
+        and path.rsplit("/", 1)[-1] in wanted
+        and path[len(prefix) :].count("/") <= 1
     }
 
 
-def read(snap: Snapshot, name: System) -> Facts:
-    """The facts of system `name` in the commit's build files."""
-    text = "\n".join(build_files(snap, name).values())
+def read(snap: Snapshot, name: System, root: str = "") -> Facts:
+    """The facts of system `name` in the commit's build files (in folder `root`)."""
+    text = "\n".join(build_files(snap, name, root).values())
     libraries, headers, switches = _READERS[name](text)
     return Facts(
         name,
@@ -103,6 +146,7 @@ def read(snap: Snapshot, name: System) -> Facts:
         tuple(dict.fromkeys(headers)),
         tuple(dict.fromkeys(switches)),
         cxx=bool(_CXX_LANGUAGE.search(text)) or any(_CXX_SOURCE.search(p) for p in snap.paths),
+        root=root,
     )
 
 
@@ -119,7 +163,8 @@ def version_tuple(version: str) -> tuple[int, ...]:
 def _cmake(text: str) -> tuple[list[str], list[str], list[str]]:
     modules = [w for group in _PKG_MODULES.findall(text) for w in _module_words(group)]
     found = [p for p in _FIND_PACKAGE.findall(text) if not p.startswith("$")]
-    switches = [f"-D{o}=ON" for o in _CMAKE_OPTION.findall(text)]
+    options = [o for o in _CMAKE_OPTION.findall(text) if not _NOT_A_SWITCH.search(o)]
+    switches = [f"-D{o}=ON" for o in options]
     return [*found, *modules], _CHECK_HEADER.findall(text), ["-DBUILD_TESTING=ON", *switches]
 
 
