@@ -79,6 +79,19 @@ class Rule:
 # vetter; one that weighs code already yields to more of it only.
 CODE_SIGNS: frozenset[Lifter] = frozenset({"lineage", "symbols"})
 ANY_SIGN: frozenset[Lifter] = CODE_SIGNS | {"vetter"}
+# What a rule lifted by shared code reads: the pair's class, every line-lineage count, its
+# symbols and the days between the two PRs.
+SIGNS_AND_GAP: tuple[EvidenceField, ...] = (
+    "evidence_class",
+    "lineage",
+    "lineage_moved",
+    "lineage_inserted",
+    "lineage_restored",
+    "lineage_whole",
+    "lineage_test_code",
+    "symbols",
+    "gap_days",
+)
 
 
 def _rule(name: RuleName, phase: Phase, reads: str, why: str, example: str, **kw: object) -> Rule:
@@ -163,17 +176,7 @@ RULES: tuple[Rule, ...] = (
         "one issue, two unrelated attempts",
         "mypy: a fix and a later attempt on one issue",
         lifted_by=CODE_SIGNS,
-        fields=(
-            "evidence_class",
-            "lineage",
-            "lineage_moved",
-            "lineage_inserted",
-            "lineage_restored",
-            "lineage_whole",
-            "lineage_test_code",
-            "symbols",
-            "gap_days",
-        ),
+        fields=SIGNS_AND_GAP,
     ),
     _rule(
         "code_link_unbacked",
@@ -198,17 +201,7 @@ RULES: tuple[Rule, ...] = (
         "a mention alone says nothing of dependency",
         "sentry-python #6163 names #6159 and shares only `WeakMethod`",
         lifted_by=ANY_SIGN,
-        fields=(
-            "evidence_class",
-            "lineage",
-            "lineage_moved",
-            "lineage_inserted",
-            "lineage_restored",
-            "lineage_whole",
-            "lineage_test_code",
-            "symbols",
-            "gap_days",
-        ),
+        fields=SIGNS_AND_GAP,
     ),
     _rule(
         "plain_mention_little_contact",
