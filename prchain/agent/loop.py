@@ -102,6 +102,64 @@ class StageLoop:
     task: str = ""
     stage_idx: int = 0
 
+    def context_estimate(self) -> int:
+        """The conversation's size in tokens, as the server counted it at the last call."""
+        return self.chain.context_tokens
+
+    def _tally(self, prompt: int, completion: int) -> None:
+        """One reply's tokens, counted for the stage and the chain."""
+        for counters in (self.chain, self.stage):
+            counters.steps += 1
+            counters.prompt_tokens += prompt
+            counters.completion_tokens += completion
+        self.chain.context_tokens = prompt + completion
+
+    def _maybe_hook(self, tools: list[dict[str, Any]]) -> None:
+        """The PRM's guidance after every `hook.every`-th step, on the last `hook.window` steps
+        (`tools`: the schemas the policy acts with)."""
+        if self.hook is None or self.chain.steps % self.hook.every != 0:
+            return
+        context = HookContext(
+            self.rollout_id,
+            self.stage_idx,
+            self.chain.steps,
+            self.task,
+            self.history[-self.hook.window :],
+            tools,
+        )
+        for message in self.hook(context):
+            self.add("prm", message)
+
+    def add(self, kind: str, message: Message, **extra: Any) -> None:
+        raise NotImplementedError
+
+    def _limit_reached(self) -> str | None:
+        """The step and token budgets of the stage and the chain, and the context window."""
+        c = self.config
+        checks = [
+            (
+                self.stage.steps >= c.max_steps_per_stage,
+                f"stage step budget spent ({c.max_steps_per_stage} steps)",
+            ),
+            (
+                self.chain.steps >= c.max_steps_per_chain,
+                f"chain step budget spent ({c.max_steps_per_chain} steps)",
+            ),
+            (
+                self.stage.tokens >= c.max_tokens_per_stage,
+                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
+            ),
+            (
+                self.chain.tokens >= c.max_tokens_per_chain,
+                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
+            ),
+            (
+                self.context_estimate() > c.context_window,
+                f"context window exceeded (~{self.context_estimate()} > {c.context_window} tokens)",
+            ),
+        ]
+        return next((reason for hit, reason in checks if hit), None)
+
 
 @dataclass
 class AgentLoop(StageLoop):
@@ -180,7 +238,7 @@ class AgentLoop(StageLoop):
                 return StageRun(True)
             if (reason := self.guard.stuck()) is not None:
                 return StageRun(False, reason)
-            self._maybe_hook()
+            self._maybe_hook(TOOL_SCHEMAS)
 
     def _check(self, completion: Completion) -> None:
         """Refuses (for the cache) a reply the loop cannot act on."""
@@ -324,60 +382,16 @@ class AgentLoop(StageLoop):
         head = (last.get("content") or "").strip().split("\n", 1)[0]
         return bool(content.strip()) and bool(head) and head in content
 
-    def _maybe_hook(self) -> None:
-        if self.hook is None or self.chain.steps % self.hook.every != 0:
-            return
-        context = HookContext(
-            self.rollout_id,
-            self.stage_idx,
-            self.chain.steps,
-            self.task,
-            self.history[-self.hook.window :],
-            TOOL_SCHEMAS,
-        )
-        for message in self.hook(context):
-            self.add("prm", message)
-
     # -- accounting ---------------------------------------------------------------------------
 
     def _count(self, completion: Completion) -> None:
-        for counters in (self.chain, self.stage):
-            counters.steps += 1
-            counters.prompt_tokens += completion.prompt_tokens
-            counters.completion_tokens += completion.completion_tokens
-        self.chain.context_tokens = completion.prompt_tokens + completion.completion_tokens
+        self._tally(completion.prompt_tokens, completion.completion_tokens)
         self._chars_since_count = 0
 
     def context_estimate(self) -> int:
         if self.chain.context_tokens:
             return self.chain.context_tokens + self._chars_since_count // CHARS_PER_TOKEN
         return sum(len(json.dumps(m)) for m in self.messages) // CHARS_PER_TOKEN
-
-    def _limit_reached(self) -> str | None:
-        c = self.config
-        checks = [
-            (
-                self.stage.steps >= c.max_steps_per_stage,
-                f"stage step budget spent ({c.max_steps_per_stage} steps)",
-            ),
-            (
-                self.chain.steps >= c.max_steps_per_chain,
-                f"chain step budget spent ({c.max_steps_per_chain} steps)",
-            ),
-            (
-                self.stage.tokens >= c.max_tokens_per_stage,
-                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
-            ),
-            (
-                self.chain.tokens >= c.max_tokens_per_chain,
-                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
-            ),
-            (
-                self.context_estimate() > c.context_window,
-                f"context window exceeded (~{self.context_estimate()} > {c.context_window} tokens)",
-            ),
-        ]
-        return next((reason for hit, reason in checks if hit), None)
 
     def _wire(self) -> list[Message]:
         if self.config.action_format == "text":

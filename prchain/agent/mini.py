@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from prchain.agent.config import AgentConfig
-from prchain.agent.hooks import HookContext, StepHook, StepRecord
+from prchain.agent.hooks import StepHook, StepRecord
 from prchain.agent.loop import Counters, StageLoop, StageRun, StepSink
 from prchain.agent.tasks import ChainTask, StageTask
 from prchain.core.errors import ConfigError, ContextOverflow, LLMOutputInvalid, MissingExtra
@@ -319,7 +319,7 @@ class MiniLoop(StageLoop):
                 return StageRun(True)
             format_errors = 0
             self._recorded_since(start)
-            self._maybe_hook()
+            self._maybe_hook(self.tools)
         return StageRun(False, reason)
 
     # -- one step -----------------------------------------------------------------------------
@@ -366,53 +366,7 @@ class MiniLoop(StageLoop):
             self.sink.step(self.stage_idx, kind, message, **extra)
 
     def _count_reply(self, message: dict[str, Any]) -> None:
-        prompt, completion = usage(message)
-        for counters in (self.chain, self.stage):
-            counters.steps += 1
-            counters.prompt_tokens += prompt
-            counters.completion_tokens += completion
-        self.chain.context_tokens = prompt + completion
-
-    def _maybe_hook(self) -> None:
-        if self.hook is None or self.chain.steps % self.hook.every != 0:
-            return
-        context = HookContext(
-            self.rollout_id,
-            self.stage_idx,
-            self.chain.steps,
-            self.task,
-            self.history[-self.hook.window :],
-            self.tools,
-        )
-        for message in self.hook(context):
-            self.add("prm", message)
-
-    def _limit_reached(self) -> str | None:
-        """The built-in loop's budgets, in its words (the server's count stands for the context)."""
-        c, stage, chain = self.config, self.stage, self.chain
-        checks = [
-            (
-                stage.steps >= c.max_steps_per_stage,
-                f"stage step budget spent ({c.max_steps_per_stage} steps)",
-            ),
-            (
-                chain.steps >= c.max_steps_per_chain,
-                f"chain step budget spent ({c.max_steps_per_chain} steps)",
-            ),
-            (
-                stage.tokens >= c.max_tokens_per_stage,
-                f"stage token budget spent ({c.max_tokens_per_stage} tokens)",
-            ),
-            (
-                chain.tokens >= c.max_tokens_per_chain,
-                f"chain token budget spent ({c.max_tokens_per_chain} tokens)",
-            ),
-            (
-                chain.context_tokens > c.context_window,
-                f"context window exceeded (~{chain.context_tokens} > {c.context_window} tokens)",
-            ),
-        ]
-        return next((reason for hit, reason in checks if hit), None)
+        self._tally(*usage(message))
 
     # -- prompts ------------------------------------------------------------------------------
 
