@@ -79,9 +79,9 @@ class Rule:
 # vetter; one that weighs code already yields to more of it only.
 CODE_SIGNS: frozenset[Lifter] = frozenset({"lineage", "symbols"})
 ANY_SIGN: frozenset[Lifter] = CODE_SIGNS | {"vetter"}
-# What a rule lifted by shared code reads: the pair's class, every line-lineage count, its
-# symbols and the days between the two PRs.
-SIGNS_AND_GAP: tuple[EvidenceField, ...] = (
+# What a rule lifted by shared code reads: the pair's class, every line-lineage count and its
+# symbols (and the days between the two PRs).
+SIGNS: tuple[EvidenceField, ...] = (
     "evidence_class",
     "lineage",
     "lineage_moved",
@@ -90,8 +90,8 @@ SIGNS_AND_GAP: tuple[EvidenceField, ...] = (
     "lineage_whole",
     "lineage_test_code",
     "symbols",
-    "gap_days",
 )
+SIGNS_AND_GAP: tuple[EvidenceField, ...] = (*SIGNS, "gap_days")
 
 
 def _rule(name: RuleName, phase: Phase, reads: str, why: str, example: str, **kw: object) -> Rule:
@@ -210,16 +210,7 @@ RULES: tuple[Rule, ...] = (
         "a PR that lists a sibling and touches a line of it is no stage built on it",
         "redis #10329 lists #10309 among related PRs and rewrites one of its lines",
         lifted_by=ANY_SIGN,
-        fields=(
-            "evidence_class",
-            "lineage",
-            "lineage_moved",
-            "lineage_inserted",
-            "lineage_restored",
-            "lineage_whole",
-            "lineage_test_code",
-            "symbols",
-        ),
+        fields=SIGNS,
     ),
     _rule(
         "too_little_file_overlap",
