@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
 from prchain.dev.repos import git
-from prchain.store.models import Chain, ChainBuild, ChainStage, PullRequest
+from prchain.store.models import ChainBuild
 from tests.support.history import History
-from tests.support.links import mine_and_build
+from tests.support.links import chain_entries, mine_and_build
 
 TABLE = """def render(rows, width=80):
     lines = []
@@ -76,19 +76,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, Engine]:
     return revert, propagate
 
 
-def _entries(engine: Engine) -> dict[tuple[int, ...], tuple[str, ...]]:
-    """Each chain by its PR numbers, with how each stage is entered."""
-    with Session(engine) as session:
-        number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
-        found = {}
-        for chain in session.scalars(select(Chain).where(Chain.superseded_at.is_(None))):
-            stages = session.scalars(
-                select(ChainStage).where(ChainStage.chain_id == chain.id).order_by(ChainStage.idx)
-            ).all()
-            found[tuple(number[s.pr_id] for s in stages)] = tuple(s.entry for s in stages)
-        return found
-
-
 def _build(engine: Engine) -> ChainBuild:
     with Session(engine) as session:
         build = session.scalars(select(ChainBuild).order_by(ChainBuild.id.desc())).first()
@@ -105,10 +92,10 @@ def test_a_stage_the_revert_refuses_is_entered_by_propagation(
     built: tuple[Engine, Engine],
 ) -> None:
     revert, propagate = built
-    assert _entries(revert) == {}
+    assert chain_entries(revert) == {}
     assert _refused(revert) == 2
     # #3 is entered by the fallback; #13's own gold meets a file #12 changed: still refused.
-    assert _entries(propagate) == {(1, 3): ("revert", "propagate")}
+    assert chain_entries(propagate) == {(1, 3): ("revert", "propagate")}
     assert _refused(propagate) == 1
     graph = _build(propagate).graph
     assert graph is not None and graph["entered_by"] == {"revert": 1, "propagate": 1}

@@ -14,9 +14,9 @@ from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.hunks import HunkEntry, changed_lines
 from prchain.chains.evidence.propagation import EarlierStage
 from prchain.dev.repos import git
-from prchain.store.models import Chain, ChainBuild, ChainStage, PullRequest
+from prchain.store.models import ChainBuild
 from tests.support.history import History
-from tests.support.links import mine_and_build
+from tests.support.links import chain_entries, mine_and_build
 
 TABLE = """def render(rows, width=80):
     lines = []
@@ -160,24 +160,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Engine]:
     }
 
 
-def _entries(engine: Engine) -> dict[tuple[int, ...], tuple[str, ...]]:
-    """Each chain by its PR numbers, with how each stage is entered."""
-    with Session(engine) as session:
-        number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
-        found = {}
-        for chain in session.scalars(select(Chain).where(Chain.superseded_at.is_(None))):
-            stages = session.scalars(
-                select(ChainStage).where(ChainStage.chain_id == chain.id).order_by(ChainStage.idx)
-            ).all()
-            found[tuple(number[s.pr_id] for s in stages)] = tuple(s.entry for s in stages)
-        return found
-
-
 def test_the_build_enters_the_busy_pair_by_hunks_only(built: dict[str, Engine]) -> None:
     # Neither the revert nor file propagation (#2 changed the very file #3 changes) enters #3.
-    assert _entries(built["none"]) == {}
-    assert _entries(built["propagate"]) == {}
-    assert _entries(built["hunks"]) == {(1, 3): ("revert", "hunks")}
+    assert chain_entries(built["none"]) == {}
+    assert chain_entries(built["propagate"]) == {}
+    assert chain_entries(built["hunks"]) == {(1, 3): ("revert", "hunks")}
     with Session(built["hunks"]) as session:
         build = session.scalars(select(ChainBuild).order_by(ChainBuild.id.desc())).first()
         assert build is not None and build.graph is not None

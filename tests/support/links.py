@@ -12,7 +12,7 @@ from prchain.chains.config import ChainsConfig
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
 from prchain.store.db import make_engine
-from prchain.store.models import ChainLink, PullRequest
+from prchain.store.models import Chain, ChainLink, ChainStage, PullRequest
 
 
 def mine_and_build(repo: Path, store: Path, name: str, config: ChainsConfig) -> Engine:
@@ -31,3 +31,16 @@ def links_by_number(engine: Engine) -> dict[tuple[int, int], ChainLink]:
             (numbers[link.newer_pr_id], numbers[link.older_pr_id]): link
             for link in session.scalars(select(ChainLink))
         }
+
+
+def chain_entries(engine: Engine) -> dict[tuple[int, ...], tuple[str, ...]]:
+    """Each chain by its PR numbers, with how each stage is entered."""
+    with Session(engine) as session:
+        number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
+        found = {}
+        for chain in session.scalars(select(Chain).where(Chain.superseded_at.is_(None))):
+            stages = session.scalars(
+                select(ChainStage).where(ChainStage.chain_id == chain.id).order_by(ChainStage.idx)
+            ).all()
+            found[tuple(number[s.pr_id] for s in stages)] = tuple(s.entry for s in stages)
+        return found
