@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 
 pytest_plugins = [
     "tests.support.github_fixtures",

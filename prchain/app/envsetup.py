@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from prchain.agent.tasks import ChainTask
 from prchain.app.config import Config
 from prchain.app.registry import present_on
+from prchain.app.store import opened
 from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.environments.config import EnvironmentConfig
@@ -32,6 +33,8 @@ from prchain.verdicts.verify import StageJob
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
+
+    from prchain.store.handle import Store
 
 
 def on_image(config: EnvironmentConfig, image: str) -> EnvironmentConfig:
@@ -113,6 +116,7 @@ def setup_from_config(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[EraReport], None] | None = None,
     labels: dict[str, str] | None = None,
+    store: Store | None = None,
 ) -> list[EraReport]:
     """What `prchain env setup` does: one work item per era on the configured backend (threads
     here, or one Ray task each placed by the sandbox slot), in rounds where recipe memory links
@@ -120,40 +124,44 @@ def setup_from_config(
     the eras' order."""
     from prchain.app.scale import backend_for, portable
     from prchain.scale.protocol import Done, Needs
-    from prchain.store.db import make_engine
 
-    eras = plan_eras(make_engine(config.store.url), chain_ids, repo)
-    if not eras:
-        raise NothingToDo(
-            "no chain stage with a base commit and a clone to set up",
-            hint="`prchain chains build` makes chains; the repository needs a local clone",
+    with opened(config.store.url, store) as store:
+        eras = plan_eras(store.engine, chain_ids, repo)
+        if not eras:
+            raise NothingToDo(
+                "no chain stage with a base commit and a clone to set up",
+                hint="`prchain chains build` makes chains; the repository needs a local clone",
+            )
+        if on_start is not None:
+            on_start(len(eras))
+        if agent is None and config.scale.backend == "local":  # once, not per round
+            from prchain.app.setup_agent import agent_from_config
+
+            agent = agent_from_config(config, store.engine, notify)
+
+        def report(done: Done[EraItem, EraReport]) -> EraReport:
+            if done.result is not None:
+                return replace(done.result, node=done.node)
+            _repo_id, job, era, stages = done.item
+            return EraReport(
+                job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"
+            )
+
+        def reported(done: Done[EraItem, EraReport]) -> None:
+            if on_done is not None:
+                on_done(report(done))
+
+        work = SetupWork(
+            portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify
         )
-    if on_start is not None:
-        on_start(len(eras))
-    if agent is None and config.scale.backend == "local":  # once, not per round
-        from prchain.app.setup_agent import agent_from_config
-
-        agent = agent_from_config(config, make_engine(config.store.url), notify)
-
-    def report(done: Done[EraItem, EraReport]) -> EraReport:
-        if done.result is not None:
-            return replace(done.result, node=done.node)
-        _repo_id, job, era, stages = done.item
-        return EraReport(
-            job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"
-        )
-
-    def reported(done: Done[EraItem, EraReport]) -> None:
-        if on_done is not None:
-            on_done(report(done))
-
-    work = SetupWork(portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify)
-    finished: list[Done[EraItem, EraReport]] = []
-    with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
-        for wave in waves(eras):
-            finished += backend.map(work, wave, needs=Needs(sandboxes=1), on_done=reported)
-    order = {(item[0], item[2].key): i for i, item in enumerate(eras)}
-    return [report(d) for d in sorted(finished, key=lambda d: order[(d.item[0], d.item[2].key)])]
+        finished: list[Done[EraItem, EraReport]] = []
+        with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
+            for wave in waves(eras):
+                finished += backend.map(work, wave, needs=Needs(sandboxes=1), on_done=reported)
+        order = {(item[0], item[2].key): i for i, item in enumerate(eras)}
+        return [
+            report(d) for d in sorted(finished, key=lambda d: order[(d.item[0], d.item[2].key)])
+        ]
 
 
 @dataclass
@@ -234,11 +242,13 @@ class SetupWork(Lazy):
         self.__init__(state["config"], state["redo"], state["labels"])  # type: ignore[misc]
 
 
-def recipes_from_config(config: Config, repo: str | None = None) -> list[dict[str, Any]]:
+def recipes_from_config(
+    config: Config, repo: str | None = None, *, store: Store | None = None
+) -> list[dict[str, Any]]:
     from prchain.environments.eras.memory import recipes
-    from prchain.store.db import make_engine
 
-    return recipes(make_engine(config.store.url), repo)
+    with opened(config.store.url, store) as store:
+        return recipes(store.engine, repo)
 
 
 def era_stages(

@@ -14,11 +14,15 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from prchain.app.config import Config
 from prchain.app.funnel import COLUMNS, FunnelRow
+from prchain.app.store import opened
 from prchain.core.errors import NothingToDo, PrchainError
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 StepStatus = Literal["done", "skipped", "failed"]
 Notify = Callable[[str], None]
@@ -73,17 +77,21 @@ def docker_reachable() -> bool:
     return True
 
 
-def run_job(config: Config, given: JobInput, notify: Notify = print) -> JobSummary:
-    """Run every step that can run here, in order, and say what each did."""
+def run_job(
+    config: Config, given: JobInput, notify: Notify = print, store: Store | None = None
+) -> JobSummary:
+    """Run every step that can run here, in order, and say what each did; the steps share one
+    store (`store`, or the configured one opened for the job)."""
     summary = JobSummary()
     given.out.mkdir(parents=True, exist_ok=True)
     tasks = given.out / "tasks.jsonl"
     engine_ok = docker_reachable()
-    for name, needs, step in _steps(config, given, tasks, summary):
-        missing = _missing(config, needs, engine_ok)
-        outcome = StepOutcome(name, "skipped", missing) if missing else _attempt(name, step)
-        summary.steps.append(outcome)
-        notify(f"{outcome.step}: {outcome.status}: {outcome.detail}")
+    with opened(config.store.url, store) as store:
+        for name, needs, step in _steps(config, store, given, tasks, summary):
+            missing = _missing(config, needs, engine_ok)
+            outcome = StepOutcome(name, "skipped", missing) if missing else _attempt(name, step)
+            summary.steps.append(outcome)
+            notify(f"{outcome.step}: {outcome.status}: {outcome.detail}")
     return summary
 
 
@@ -109,69 +117,76 @@ def _attempt(name: str, step: Callable[[], str]) -> StepOutcome:
 Step = tuple[str, tuple[str, ...], Callable[[], str]]  # name, what it needs ("docker", LLM roles)
 
 
-def _steps(config: Config, given: JobInput, tasks: Path, summary: JobSummary) -> list[Step]:
+def _steps(
+    config: Config, store: Store, given: JobInput, tasks: Path, summary: JobSummary
+) -> list[Step]:
     steps: list[Step] = []
     if given.repos:
-        steps.append(("mine", (), lambda: _mine(config, given)))
+        steps.append(("mine", (), lambda: _mine(config, store, given)))
     steps += [
-        ("chains build", (), lambda: _chains(config)),
-        ("queries build", ("query_constructor",), lambda: _queries(config)),
-        ("env setup", ("docker",), lambda: _envs(config)),
-        ("tests verify", ("docker",), lambda: _verify(config)),
-        ("tasks export --runnable", ("docker",), lambda: _runnable(config, tasks)),
+        ("chains build", (), lambda: _chains(config, store)),
+        ("queries build", ("query_constructor",), lambda: _queries(config, store)),
+        ("env setup", ("docker",), lambda: _envs(config, store)),
+        ("tests verify", ("docker",), lambda: _verify(config, store)),
+        ("tasks export --runnable", ("docker",), lambda: _runnable(config, store, tasks)),
         ("tasks eval (gold)", ("docker",), lambda: _gold(config, tasks, summary)),
-        ("rollout", ("docker", "policy", "judge"), lambda: _rollout(config)),
-        ("export", (), lambda: _trajectories(config, given.out / "trajectories.jsonl")),
+        ("rollout", ("docker", "policy", "judge"), lambda: _rollout(config, store)),
+        ("export", (), lambda: _trajectories(config, store, given.out / "trajectories.jsonl")),
     ]
     return steps
 
 
-def _mine(config: Config, given: JobInput) -> str:
+def _mine(config: Config, store: Store, given: JobInput) -> str:
     from prchain.app.pipeline import mine_from_config
 
     found = mine_from_config(
-        config, given.repos, source=given.source, name=given.name, notify=lambda _: None
+        config,
+        given.repos,
+        source=given.source,
+        name=given.name,
+        notify=lambda _: None,
+        store=store,
     )
     return f"{sum(r.prs_new for r in found.repos)} new PRs in {len(found.repos)} repositories"
 
 
-def _chains(config: Config) -> str:
+def _chains(config: Config, store: Store) -> str:
     from prchain.app.pipeline import chains_from_config
 
-    built = chains_from_config(config)
+    built = chains_from_config(config, store=store)
     return f"{sum(built.by_length.values())} chains, {built.new} of them new"
 
 
-def _queries(config: Config) -> str:
+def _queries(config: Config, store: Store) -> str:
     from prchain.app.pipeline import queries_from_config
 
-    written = queries_from_config(config, notify=lambda _: None)
+    written = queries_from_config(config, notify=lambda _: None, store=store)
     return (
         f"{written.stages_done} queries written, {written.stages_skipped} there already, "
         f"{written.stages_failed} failed"
     )
 
 
-def _envs(config: Config) -> str:
+def _envs(config: Config, store: Store) -> str:
     from prchain.app.envsetup import setup_from_config
 
-    reports = setup_from_config(config, notify=lambda _: None)
+    reports = setup_from_config(config, notify=lambda _: None, store=store)
     verified = sum(r.result in ("verified", "known") for r in reports)
     return f"{verified} of {len(reports)} eras verified"
 
 
-def _verify(config: Config) -> str:
+def _verify(config: Config, store: Store) -> str:
     from prchain.app.verdicts import verify_from_config
 
-    reports = verify_from_config(config)
+    reports = verify_from_config(config, store=store)
     usable = sum(r.result == "usable" for r in reports)
     return f"{usable} of {len(reports)} stages with FAIL_TO_PASS and a passing gold patch"
 
 
-def _runnable(config: Config, tasks: Path) -> str:
+def _runnable(config: Config, store: Store, tasks: Path) -> str:
     from prchain.app.tasks import export_runnable_from_config
 
-    found = export_runnable_from_config(config, str(tasks))
+    found = export_runnable_from_config(config, str(tasks), store=store)
     return f"{found.runnable} of {found.stages} stages runnable, in {tasks}"
 
 
@@ -186,19 +201,19 @@ def _gold(config: Config, tasks: Path, summary: JobSummary) -> str:
     return f"{resolved} of {len(results)} gold patches resolve in the clean room"
 
 
-def _rollout(config: Config) -> str:
+def _rollout(config: Config, store: Store) -> str:
     from prchain.app.rollout import rollout_from_config
 
-    results = rollout_from_config(config, notify=lambda _: None)
+    results = rollout_from_config(config, notify=lambda _: None, store=store)
     return f"{len(results)} chains rolled out"
 
 
-def _trajectories(config: Config, out: Path) -> str:
+def _trajectories(config: Config, store: Store, out: Path) -> str:
     from prchain.app.rollout import public_config
-    from prchain.app.views import export_dataset, export_options, make_engine
+    from prchain.app.views import export_dataset, export_options
 
     done = export_dataset(
-        make_engine(config.store.url, readonly=True),
+        store.engine,
         out,
         export_options(config),
         public_config(config),
@@ -209,16 +224,14 @@ def _trajectories(config: Config, out: Path) -> str:
 FUNNEL_FORMAT = "prchain.funnel/1"
 
 
-def job_funnel(config: Config, given: JobInput, summary: JobSummary) -> list[FunnelRow]:
+def job_funnel(
+    config: Config, given: JobInput, summary: JobSummary, store: Store | None = None
+) -> list[FunnelRow]:
     """The funnel per repository, also written to OUT/funnel.json with what each step did."""
     from prchain.app.funnel import by_language, funnel
-    from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url, readonly=True)
-    try:
-        rows = funnel(engine, summary.gold)
-    finally:
-        engine.dispose()
+    with opened(config.store.url, store, readonly=True) as store:
+        rows = funnel(store.engine, summary.gold)
     record = {
         "format": FUNNEL_FORMAT,
         "steps": [asdict(step) for step in summary.steps],

@@ -1,5 +1,5 @@
 """Wiring for the store-to-store steps: mining, chain building and query writing, each given only
-its own config section and an engine made from the store section."""
+its own config section and the store the command opened (a job's steps share one)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from prchain.app.config import Config
 from prchain.app.scale import Notify, backend_for, portable
+from prchain.app.store import opened
 from prchain.app.work import MineWork, QueryWork
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from prchain.llm.estimate import RoleEstimate
     from prchain.miner.mine import MineSummary, RepoSummary
     from prchain.scale.protocol import Done
+    from prchain.store.handle import Store
 
 MineProgress = Callable[[str, int, int | None], None]
 """progress(repository, PRs done, PRs expected or None when unknown)."""
@@ -43,24 +45,25 @@ def mine_from_config(
     limit: int | None = None,
     progress: MineProgress | None = None,
     notify: Notify = print,
+    store: Store | None = None,
 ) -> MineSummary:
     from prchain.miner.mine import mine
-    from prchain.store.db import make_engine
 
-    if config.scale.backend != "local" and len(repos) > 1 and not name:
-        options = {"source": source, "clone_dir": clone_dir, "since": since, "limit": limit}
-        return _mine_spread(config, repos, options, progress, notify)
-    return mine(
-        config.miner,
-        make_engine(config.store.url),
-        repos,
-        source=source,
-        clone_dir=clone_dir,
-        name=name,
-        since=since,
-        limit=limit,
-        progress=progress,
-    )
+    with opened(config.store.url, store) as store:
+        if config.scale.backend != "local" and len(repos) > 1 and not name:
+            options = {"source": source, "clone_dir": clone_dir, "since": since, "limit": limit}
+            return _mine_spread(config, repos, options, progress, notify)
+        return mine(
+            config.miner,
+            store.engine,
+            repos,
+            source=source,
+            clone_dir=clone_dir,
+            name=name,
+            since=since,
+            limit=limit,
+            progress=progress,
+        )
 
 
 def chains_from_config(
@@ -71,19 +74,20 @@ def chains_from_config(
     max_len: int | None = None,
     decontaminate: tuple[str, ...] = (),
     progress: Progress | None = None,
+    store: Store | None = None,
 ) -> BuildSummary:
     from prchain.chains.building.build import build_chains
-    from prchain.store.db import make_engine
 
-    return build_chains(
-        config.chains,
-        make_engine(config.store.url),
-        strategy=strategy,
-        min_len=min_len,
-        max_len=max_len,
-        decontaminate=decontaminate,
-        progress=progress,
-    )
+    with opened(config.store.url, store) as store:
+        return build_chains(
+            config.chains,
+            store.engine,
+            strategy=strategy,
+            min_len=min_len,
+            max_len=max_len,
+            decontaminate=decontaminate,
+            progress=progress,
+        )
 
 
 def vet_from_config(
@@ -94,6 +98,7 @@ def vet_from_config(
     limit: int | None = None,
     rebuild: bool = True,
     progress: Progress | None = None,
+    store: Store | None = None,
 ) -> tuple[VetSummary, BuildSummary | None]:
     """`chains vet`: ask the link vetter about the pending links (with `redo`: again about every
     such link and every rejected one), then build the chains again so that the links it rejects
@@ -101,12 +106,23 @@ def vet_from_config(
     scope `chains`, the rebuilt chains may join stages by links not yet asked about: they are
     asked about in turn, until a round changes nothing (at most MAX_ROUNDS). No build when
     `rebuild` is off or nothing could change."""
+    with opened(config.store.url, store) as store:
+        return _vet(config, store, workers or config.llm.workers, redo, limit, rebuild, progress)
+
+
+def _vet(
+    config: Config,
+    store: Store,
+    workers: int,
+    redo: bool,
+    limit: int | None,
+    rebuild: bool,
+    progress: Progress | None,
+) -> tuple[VetSummary, BuildSummary | None]:
     from prchain.chains.writers.vet import MAX_ROUNDS, VetSummary, vet_links
     from prchain.llm.client import LLMClient
-    from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url)
-    workers = workers or config.llm.workers
+    engine = store.engine
     # Asked again means a fresh answer, not the stored reply to the same prompt.
     llm = config.llm.model_copy(update={"workers": workers, "cache": config.llm.cache and not redo})
     client = LLMClient(llm, engine)
@@ -131,19 +147,21 @@ def vet_from_config(
         changes = summary.rejected or summary.rescued or (summary.thin and config.chains.vet_thin)
         if not rebuild or not (changes or (again and summary.asked)):
             break
-        build = chains_from_config(config, progress=progress)
+        build = chains_from_config(config, progress=progress, store=store)
         spent = limit is not None and total.asked + total.failed >= limit
         if config.chains.vet_scope != "chains" or spent:
             break
     return total, build
 
 
-def reset_leaking_queries(config: Config, chain_ids: list[int] | None = None) -> int:
+def reset_leaking_queries(
+    config: Config, chain_ids: list[int] | None = None, store: Store | None = None
+) -> int:
     """`queries build --redo-leaking`: forget the queries that still leak, so the build rewrites them."""
     from prchain.chains.writers.queries import reset_leaking
-    from prchain.store.db import make_engine
 
-    return reset_leaking(make_engine(config.store.url), chain_ids)
+    with opened(config.store.url, store) as store:
+        return reset_leaking(store.engine, chain_ids)
 
 
 def queries_from_config(
@@ -153,12 +171,24 @@ def queries_from_config(
     chain_ids: list[int] | None = None,
     progress: Progress | None = None,
     notify: Notify = print,
+    store: Store | None = None,
+) -> QuerySummary:
+    with opened(config.store.url, store) as store:
+        return _queries(config, store, workers, chain_ids, progress, notify)
+
+
+def _queries(
+    config: Config,
+    store: Store,
+    workers: int | None,
+    chain_ids: list[int] | None,
+    progress: Progress | None,
+    notify: Notify,
 ) -> QuerySummary:
     from prchain.chains.writers.queries import build_queries
     from prchain.llm.client import LLMClient
-    from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url)
+    engine = store.engine
     if config.scale.backend != "local":
         spread = _queries_spread(
             config, engine, workers or config.llm.workers, chain_ids, progress, notify
@@ -184,13 +214,12 @@ def _mine_spread(
 ) -> MineSummary:
     """One task per repository; a local clone's path is made absolute so another process finds it."""
     from prchain.miner.mine import MineSummary, validate_repo_name
-    from prchain.store.db import make_engine
 
     if (options["source"] or config.miner.source) == "git":
         repos = [str(Path(repo).resolve()) for repo in repos]
     else:
         repos = [validate_repo_name(repo) for repo in repos]  # every name checked before any work
-    make_engine(config.store.url).dispose()  # tables exist before the first worker writes
+    # The caller opened the store, so its tables exist before the first worker writes.
     summary = MineSummary()
 
     def report(done: Done[str, RepoSummary]) -> None:
@@ -242,20 +271,18 @@ def _queries_spread(
 
 
 def plan_queries_from_config(
-    config: Config, *, chain_ids: list[int] | None = None
+    config: Config, *, chain_ids: list[int] | None = None, store: Store | None = None
 ) -> list[RoleEstimate]:
     from prchain.chains.writers.plan import plan_queries
-    from prchain.store.db import make_engine
 
-    return plan_queries(config.chains, config.llm, make_engine(config.store.url), chain_ids)
+    with opened(config.store.url, store) as store:
+        return plan_queries(config.chains, config.llm, store.engine, chain_ids)
 
 
 def plan_vet_from_config(
-    config: Config, *, redo: bool = False, limit: int | None = None
+    config: Config, *, redo: bool = False, limit: int | None = None, store: Store | None = None
 ) -> list[RoleEstimate]:
     from prchain.chains.writers.vet import plan_vet
-    from prchain.store.db import make_engine
 
-    return plan_vet(
-        config.chains, config.llm, make_engine(config.store.url), redo=redo, limit=limit
-    )
+    with opened(config.store.url, store) as store:
+        return plan_vet(config.chains, config.llm, store.engine, redo=redo, limit=limit)

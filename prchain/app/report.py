@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.engine import make_url
 
 from prchain.app.config import Config
+from prchain.app.store import opened
 from prchain.report.facts import ExportFacts, GraphFacts, PipelineFacts
 from prchain.report.site import Progress, ReportSummary, write_report
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 
 def graph_facts(engine: Engine, config: Config) -> GraphFacts | None:
@@ -69,22 +74,26 @@ def export_facts(engine: Engine, config: Config) -> ExportFacts:
 
 
 def report_from_config(
-    config: Config, out_dir: str | Path, progress: Progress | None = None
+    config: Config,
+    out_dir: str | Path,
+    progress: Progress | None = None,
+    store: Store | None = None,
 ) -> ReportSummary:
     from prchain.llm.pricing import cost_usd
 
-    engine = make_engine(config.store.url, readonly=True)
-    facts = PipelineFacts(
-        graph=graph_facts(engine, config) if config.report.funnel_graph else None,
-        export=export_facts(engine, config),
-    )
-    prices = config.llm.prices
-    return write_report(
-        engine,
-        out_dir,
-        config.report,
-        facts,
-        cost=lambda model, p, c: cost_usd(prices, model, p, c),
-        store=make_url(config.store.url).render_as_string(hide_password=True),
-        progress=progress,
-    )
+    with opened(config.store.url, store, readonly=True) as store:
+        engine = store.engine
+        facts = PipelineFacts(
+            graph=graph_facts(engine, config) if config.report.funnel_graph else None,
+            export=export_facts(engine, config),
+        )
+        prices = config.llm.prices
+        return write_report(
+            engine,
+            out_dir,
+            config.report,
+            facts,
+            cost=lambda model, p, c: cost_usd(prices, model, p, c),
+            store=make_url(config.store.url).render_as_string(hide_password=True),
+            progress=progress,
+        )

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
@@ -22,6 +22,7 @@ from prchain.agent.scaffold import Scaffold
 from prchain.agent.tasks import ChainTask, pending_chains, ready_chains
 from prchain.app.config import Config, configured_secrets, masked_config
 from prchain.app.scale import Notify, backend_for, portable
+from prchain.app.store import opened
 from prchain.app.verdicts import environment_config, tests_oracle
 from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo, PrchainError
@@ -30,6 +31,9 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM
 from prchain.scale.protocol import Done, Needs
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 
 def store_label(url: str) -> str:
@@ -83,7 +87,7 @@ def environment_factory(
         if store_url is None:
             return None
         if not engines:
-            from prchain.store.db import make_engine
+            from prchain.store.opener import make_engine
 
             engines.append(make_engine(store_url))
         return engines[0]
@@ -176,52 +180,55 @@ def rollout_from_config(
     on_done: Callable[[RolloutResult], None] | None = None,
     notify: Notify = print,
     redo: Iterable[int] = (),
+    store: Store | None = None,
 ) -> list[RolloutResult]:
     """What `prchain rollout` does: pick pending chains and roll each out on the configured backend,
     one sandbox per chain. Each result says which node ran it. Chains in `redo` get a new rollout
     beside their earlier one. An empty list: every chain asked for has a finished rollout."""
-    from prchain.store.db import make_engine
 
-    mini_scaffold(config)  # a wrong agent.mini_config or a missing server says so before any work
-    again = frozenset(redo)
-    engine = make_engine(config.store.url)  # the driver makes the tables; workers only use them
-    pending = pending_chains(engine, chain_ids, redo=again)
-    # Chains another live runner holds are left to it (the claim re-checks this atomically).
-    busy = busy_chains(engine, config.agent.lease_timeout_seconds)
-    todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
-    ready = todo or ready_chains(engine, chain_ids)
-    engine.dispose()
-    if not todo:
-        if pending:
+    with opened(config.store.url, store) as store:
+        mini_scaffold(
+            config
+        )  # a wrong agent.mini_config or a missing server says so before any work
+        again = frozenset(redo)
+        engine = store.engine  # opening it made the tables; workers only use them
+        pending = pending_chains(engine, chain_ids, redo=again)
+        # Chains another live runner holds are left to it (the claim re-checks this atomically).
+        busy = busy_chains(engine, config.agent.lease_timeout_seconds)
+        todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
+        ready = todo or ready_chains(engine, chain_ids)
+        store.close()  # no pooled connection is held while the workers run
+        if not todo:
+            if pending:
+                raise NothingToDo(
+                    f"{plural(len(pending), 'pending chain')} "
+                    f"{'is' if len(pending) == 1 else 'are all'} being rolled out by other runners",
+                    hint="let them finish; a runner that died elsewhere frees its chains after "
+                    "agent.lease_timeout_seconds",
+                )
+            if ready:
+                return []  # all work done: every chain with queries has a finished rollout
             raise NothingToDo(
-                f"{plural(len(pending), 'pending chain')} "
-                f"{'is' if len(pending) == 1 else 'are all'} being rolled out by other runners",
-                hint="let them finish; a runner that died elsewhere frees its chains after "
-                "agent.lease_timeout_seconds",
+                "no chain has its queries yet, so none can be rolled out",
+                hint="run the earlier pipeline steps first (mine → chains build → queries build)",
             )
-        if ready:
-            return []  # all work done: every chain with queries has a finished rollout
-        raise NothingToDo(
-            "no chain has its queries yet, so none can be rolled out",
-            hint="run the earlier pipeline steps first (mine → chains build → queries build)",
-        )
-    if on_start is not None:
-        on_start(len(todo))
+        if on_start is not None:
+            on_start(len(todo))
 
-    def report(done: Done[int, RolloutResult]) -> None:
-        if on_done is not None:
-            on_done(as_result(done))
+        def report(done: Done[int, RolloutResult]) -> None:
+            if on_done is not None:
+                on_done(as_result(done))
 
-    with backend_for(
-        config, workers=config.agent.workers, notify=notify, sandboxes=True
-    ) as backend:
-        done = backend.map(
-            RolloutWork(portable(config), redo=again),
-            todo,
-            needs=Needs(sandboxes=1),
-            on_done=report,
-        )
-    return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
+        with backend_for(
+            config, workers=config.agent.workers, notify=notify, sandboxes=True
+        ) as backend:
+            done = backend.map(
+                RolloutWork(portable(config), redo=again),
+                todo,
+                needs=Needs(sandboxes=1),
+                on_done=report,
+            )
+        return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
 
 
 def as_result(done: Done[int, RolloutResult]) -> RolloutResult:
@@ -237,14 +244,15 @@ def plan_rollouts_from_config(
     chain_ids: Iterable[int] = (),
     limit: int | None = None,
     redo: Iterable[int] = (),
+    store: Store | None = None,
 ) -> list[Any]:
     """What `prchain rollout --dry-run` prints: expected calls, tokens and cost per role."""
     from prchain.agent.plan import plan_rollouts
-    from prchain.store.db import make_engine
 
-    return plan_rollouts(
-        config.agent, config.llm, make_engine(config.store.url), list(chain_ids), limit, list(redo)
-    )
+    with opened(config.store.url, store) as store:
+        return plan_rollouts(
+            config.agent, config.llm, store.engine, list(chain_ids), limit, list(redo)
+        )
 
 
 @dataclass

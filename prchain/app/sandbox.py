@@ -18,7 +18,7 @@ from prchain.environments.admin import StoreImages, build_base, gc
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.lifecycle import PrunePlan
 from prchain.store import repos
-from prchain.store.db import make_engine
+from prchain.store.opener import open_store
 
 __all__ = ["build_base", "build_repo", "gc", "list_all", "prune", "store_images"]
 
@@ -31,11 +31,8 @@ def store_images(store_url: str) -> StoreImages | None:
     url = make_url(store_url)
     if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
         return None
-    engine = make_engine(store_url)
-    try:
-        return StoreImages(repos.clone_paths(engine), repos.verified_era_images(engine))
-    finally:
-        engine.dispose()
+    with open_store(store_url) as store:
+        return StoreImages(repos.clone_paths(store.engine), repos.verified_era_images(store.engine))
 
 
 def build_repo(

@@ -9,9 +9,10 @@ import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prchain.app.config import Config
+from prchain.app.store import opened
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.protocol import Environment, StageSpec
@@ -33,6 +34,9 @@ from prchain.verdicts.taskfile import (
     read_tasks,
     stated_images,
 )
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 __all__ = ["by_chain", "flat_path"]  # for the CLI, which reaches the library only through here
 
@@ -71,15 +75,19 @@ def _stage_image(
 
 
 def export_runnable_from_config(
-    config: Config, out: str, *, strategy: str | None = None, unverified: bool = False
+    config: Config,
+    out: str,
+    *,
+    strategy: str | None = None,
+    unverified: bool = False,
+    store: Store | None = None,
 ) -> RunnableSummary:
     """`prchain tasks export OUT --runnable`."""
-    from prchain.store.db import make_engine
-
-    engine = make_engine(config.store.url, readonly=True)
-    return export_runnable(
-        engine, out, stage_images(config.environment), strategy=strategy, unverified=unverified
-    )
+    with opened(config.store.url, store, readonly=True) as store:
+        engine = store.engine
+        return export_runnable(
+            engine, out, stage_images(config.environment), strategy=strategy, unverified=unverified
+        )
 
 
 # ---- images that travel -------------------------------------------------------------------------

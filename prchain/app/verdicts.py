@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
 from prchain.app.config import Config
 from prchain.app.envsetup import on_image
+from prchain.app.store import opened
 from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo
 from prchain.environments.config import EnvironmentConfig
@@ -19,6 +20,9 @@ from prchain.environments.eras.memory import era_state, recipes, stage_env
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
 from prchain.verdicts.verify import StageJob, StageReport, find_stages
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 
 def environment_config(config: Config) -> EnvironmentConfig:
@@ -65,25 +69,29 @@ def verify_from_config(
     redo: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[StageReport], None] | None = None,
+    store: Store | None = None,
 ) -> list[StageReport]:
     """What `prchain tests verify` does."""
-    from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url)
-    chain_ids = list(chain_ids)
-    if not find_stages(engine, chain_ids):
-        raise NothingToDo("no chain stage to verify", hint="`prchain chains build` makes chains")
-    if not config.verdicts.repos and not recipes(engine):
-        raise NothingToDo(
-            "no repository has a test command",
-            hint="`prchain env setup` makes era recipes (or set verdicts.repos.<owner/name>.test); "
-            "see docs/environments.md",
-        )
-    return verify_on_backend(config, chain_ids, redo, on_start, on_done)
+    with opened(config.store.url, store) as store:
+        engine = store.engine
+        chain_ids = list(chain_ids)
+        if not find_stages(engine, chain_ids):
+            raise NothingToDo(
+                "no chain stage to verify", hint="`prchain chains build` makes chains"
+            )
+        if not config.verdicts.repos and not recipes(engine):
+            raise NothingToDo(
+                "no repository has a test command",
+                hint="`prchain env setup` makes era recipes (or set verdicts.repos.<owner/name>.test); "
+                "see docs/environments.md",
+            )
+        return verify_on_backend(config, store, chain_ids, redo, on_start, on_done)
 
 
 def verify_on_backend(
     config: Config,
+    store: Store,
     chain_ids: list[int],
     redo: bool,
     on_start: Callable[[int], None] | None,
@@ -94,9 +102,8 @@ def verify_on_backend(
     Reports come back in stage order."""
     from prchain.app.scale import backend_for, portable
     from prchain.scale.protocol import Done, Needs
-    from prchain.store.db import make_engine
 
-    jobs = find_stages(make_engine(config.store.url), chain_ids)
+    jobs = find_stages(store.engine, chain_ids)
     if on_start is not None:
         on_start(len(jobs))
 
@@ -137,54 +144,57 @@ def tests_oracle(config: Config, engine: Engine) -> TestsOracle:
     return check
 
 
-def show_stage(config: Config, chain_id: int, idx: int) -> dict[str, Any]:
+def show_stage(
+    config: Config, chain_id: int, idx: int, *, store: Store | None = None
+) -> dict[str, Any]:
     """What `prchain tests show CHAIN:IDX` prints: the stage's recipe, commands, counts per run,
     per-test outcomes, the root error and the reason."""
     from sqlalchemy import select
 
-    from prchain.store.db import make_engine, session_scope
+    from prchain.store.db import session_scope
     from prchain.store.models import ChainStage, PullRequest, StageVerification
 
-    engine = make_engine(config.store.url)
-    with session_scope(engine) as session:
-        row = session.execute(
-            select(ChainStage, PullRequest.number, StageVerification)
-            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-            .outerjoin(StageVerification, StageVerification.chain_stage_id == ChainStage.id)
-            .where(ChainStage.chain_id == chain_id, ChainStage.idx == idx)
-        ).first()
-        if row is None:
-            raise NothingToDo(
-                f"chain {chain_id} has no stage {idx}", hint="`prchain chains ls` lists chains"
-            )
-        stage, number, found = row
-        shown: dict[str, Any] = {
-            "chain": chain_id,
-            "idx": idx,
-            "pr": number,
-            "base": stage.base_sha,
-        }
-        if found is not None:
-            shown |= {
-                "status": found.status,
-                "reason": found.reason or "",
-                "test_command": found.test_command,
-                "fail_to_pass": list(found.fail_to_pass),
-                "pass_to_pass": list(found.pass_to_pass),
-                "flaky": list(found.flaky),
-                "runs": dict(found.runs),
-                "output_tail": found.output_tail,
+    with opened(config.store.url, store) as store:
+        engine = store.engine
+        with session_scope(engine) as session:
+            row = session.execute(
+                select(ChainStage, PullRequest.number, StageVerification)
+                .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+                .outerjoin(StageVerification, StageVerification.chain_stage_id == ChainStage.id)
+                .where(ChainStage.chain_id == chain_id, ChainStage.idx == idx)
+            ).first()
+            if row is None:
+                raise NothingToDo(
+                    f"chain {chain_id} has no stage {idx}", hint="`prchain chains ls` lists chains"
+                )
+            stage, number, found = row
+            shown: dict[str, Any] = {
+                "chain": chain_id,
+                "idx": idx,
+                "pr": number,
+                "base": stage.base_sha,
             }
-    state = era_state(engine, stage.id)
-    if state is not None:
-        shown["era"] = {
-            "image": state.env.image,
-            "status": state.status,
-            "test_command": state.env.test_command,
-            "setup_command": state.env.setup_command,
-            "root_error": state.root_error,
-        }
-    return shown
+            if found is not None:
+                shown |= {
+                    "status": found.status,
+                    "reason": found.reason or "",
+                    "test_command": found.test_command,
+                    "fail_to_pass": list(found.fail_to_pass),
+                    "pass_to_pass": list(found.pass_to_pass),
+                    "flaky": list(found.flaky),
+                    "runs": dict(found.runs),
+                    "output_tail": found.output_tail,
+                }
+        state = era_state(engine, stage.id)
+        if state is not None:
+            shown["era"] = {
+                "image": state.env.image,
+                "status": state.status,
+                "test_command": state.env.test_command,
+                "setup_command": state.env.setup_command,
+                "root_error": state.root_error,
+            }
+        return shown
 
 
 @dataclass

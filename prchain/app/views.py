@@ -28,7 +28,6 @@ from prchain.chains.views.stats import lengths_table, rules_table
 from prchain.chains.views.tasks import export_tasks
 from prchain.chains.views.views import ChainView, chain_view, list_chains
 from prchain.p2t.store import oracle_strings
-from prchain.store.db import make_engine
 
 
 def export_trajectories(*args: Any, **kwargs: Any) -> _export.ExportSummary:
@@ -94,7 +93,6 @@ __all__ = [
     "list_chains",
     "list_rollouts",
     "load_rollout",
-    "make_engine",
     "rules_table",
     "length_rows",
     "lengths_table",

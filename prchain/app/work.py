@@ -32,7 +32,7 @@ class Lazy:
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
 
     def engine(self) -> Engine:
-        from prchain.store.db import make_engine
+        from prchain.store.opener import make_engine  # one engine per worker process
 
         with self._lock:
             if self._engine is None:

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from prchain.app.choices import DROP_KINDS, RULE_NAMES, STRATEGY_NAMES
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import build_config, command_store, config_options
 from prchain.cli.progress import reporting
 from prchain.cli.safe import SafeConsole, echo
 from prchain.core.text import plural
@@ -167,14 +167,14 @@ def list_(
     \b
       prchain chains list --limit 50 --strategy semantic
     """
-    from prchain.app.views import list_chains, make_engine
+    from prchain.app.views import list_chains
 
     config = build_config(config_path, overrides, db_url)
     table = Table(
         "id", "repo", "strategy", "len", "score", "PRs (oldest first)", "edge types", title="chains"
     )
     for chain, repo, numbers in list_chains(
-        make_engine(config.store.url, readonly=True), limit=limit, strategy=strategy
+        command_store(config, readonly=True).engine, limit=limit, strategy=strategy
     ):
         types = " ".join("/".join(e.get("types", [])) for e in chain.edges or [])
         table.add_row(
@@ -202,10 +202,10 @@ def show(
     \b
       prchain chains show 12
     """
-    from prchain.app.views import chain_view, make_engine
+    from prchain.app.views import chain_view
 
     config = build_config(config_path, overrides, db_url)
-    print_chain(SafeConsole(), chain_view(make_engine(config.store.url, readonly=True), chain_id))
+    print_chain(SafeConsole(), chain_view(command_store(config, readonly=True).engine, chain_id))
 
 
 WIDE = 110  # from this console width on, `chains show` also prints each stage's base and end
@@ -325,10 +325,10 @@ def links(
       prchain chains links --rescued
       prchain chains links --chain 12
     """
-    from prchain.app.views import chain_pairs, chain_view, list_links, make_engine
+    from prchain.app.views import chain_pairs, chain_view, list_links
 
     config = build_config(config_path, overrides, db_url)
-    engine = make_engine(config.store.url)
+    engine = command_store(config).engine
     pairs = None
     if chain_id is not None:
         chain_view(engine, chain_id)  # an unknown id is one clear line
@@ -430,14 +430,13 @@ def sample(
     """
     from prchain.app.views import (
         drop_shares,
-        make_engine,
         sample_chains,
         sample_dropped,
         shares_line,
     )
 
     config = build_config(config_path, overrides, db_url)
-    engine = make_engine(config.store.url)
+    engine = command_store(config).engine
     if dropped:
         drop = cast("DropKind | None", kind)
         echo(shares_line(drop_shares(engine, rule), drop))
@@ -498,12 +497,12 @@ def score(
       prchain chains score docs/handcheck/round-2*.csv
       prchain chains score labels.csv --moved
     """
-    from prchain.app.views import make_engine, read_labels
+    from prchain.app.views import read_labels
     from prchain.app.views import score as score_labels
 
     labels = read_labels(label_files)
     config = build_config(config_path, overrides, db_url)
-    result = score_labels(make_engine(config.store.url), labels)
+    result = score_labels(command_store(config).engine, labels)
     if as_json:
         counts = {f"{v}/{d}": n for (v, d), n in sorted(result.counts().items())}
         echo(json.dumps({"labels": len(labels), "scored": len(result.scored), **counts}))
@@ -606,9 +605,9 @@ def export(
     if runnable:
         print_runnable(config, out, strategy, include_unverified)
         return
-    from prchain.app.views import export_tasks, make_engine
+    from prchain.app.views import export_tasks
 
-    count = export_tasks(make_engine(config.store.url, readonly=True), out, strategy=strategy)
+    count = export_tasks(command_store(config, readonly=True).engine, out, strategy=strategy)
     echo(f"wrote {count} chains to {out}")
 
 

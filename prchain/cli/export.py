@@ -10,7 +10,7 @@ from rich.table import Table
 
 from prchain.app.choices import EXPORT_FORMATS, EXPORT_FORMATS_HELP, KEEP_POLICIES, KEEP_SIGNALS
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import build_config, command_store, config_options
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
@@ -86,14 +86,14 @@ def export_command(
     """
     from prchain.app.config import save_config
     from prchain.app.rollout import public_config
-    from prchain.app.views import export_dataset, make_engine
+    from prchain.app.views import export_dataset
 
     config = build_config(
         config_path, overrides, db_url, **{"agent.keep_policy": keep, "agent.keep_on": keep_on}
     )
     options = _options(config, format_, min_score, keep_prm, keep_reasoning, manifest)
     summary = export_dataset(
-        make_engine(config.store.url, readonly=True), out, options, public_config(config)
+        command_store(config, readonly=True).engine, out, options, public_config(config)
     )
     save_config(config, out.parent, name=f"{out.stem}.config.json")
     SafeConsole().print(_summary_table(summary, format_))

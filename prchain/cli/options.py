@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from prchain.app.config import Config, load_config
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,3 +97,12 @@ def repos_options(func: F) -> F:
         help="One repository per line; # comments.",
     )(func)
     return click.argument("repos", nargs=-1)(func)
+
+
+def command_store(config: Config, *, readonly: bool = False) -> Store:
+    """The store this command works on: opened here, once, and closed when the command ends
+    (`readonly`: a command that only reads; see `prchain.store.opener.make_engine`)."""
+    from prchain.app.store import open_store  # SQLAlchemy loads only for commands that use it
+
+    context = click.get_current_context()
+    return context.with_resource(open_store(config.store.url, readonly=readonly))

@@ -12,7 +12,7 @@ from prchain.app.choices import ABLATIONS, ETA_MODES, GRAPH_FORMATS, OOO_MODES
 from prchain.cli import main
 from prchain.cli.budget import budget_options, budget_overrides, estimate_table
 from prchain.cli.exits import finish
-from prchain.cli.options import backend_options, build_config, config_options
+from prchain.cli.options import backend_options, build_config, command_store, config_options
 from prchain.cli.safe import SafeConsole, echo
 from prchain.core.errors import ConfigError
 
@@ -198,9 +198,8 @@ def stats(
     """
     config = build_config(config_path, overrides, db_url)
     from prchain.app.p2t.views import compare
-    from prchain.app.views import make_engine
 
-    rows, extra = compare(make_engine(config.store.url, readonly=True))
+    rows, extra = compare(command_store(config, readonly=True).engine)
     if as_json:
         echo(json.dumps({"comparisons": [r.__dict__ for r in rows], **extra}, sort_keys=True))
         return

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from prchain.cli import main
 from prchain.cli.exits import finish
-from prchain.cli.options import build_config, config_options, repos_options
+from prchain.cli.options import build_config, command_store, config_options, repos_options
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ def run_command(
     wanted = [*repos, *(read_repos_file(repos_file) if repos_file else [])]
     err = SafeConsole(stderr=True)
     given = JobInput(wanted, source, name, out)
-    summary = run_job(config, given, notify=lambda line: err.print(line, markup=False))
-    rows = job_funnel(config, given, summary)
+    store = command_store(config)  # the job's steps and its funnel share one store
+    summary = run_job(config, given, lambda line: err.print(line, markup=False), store)
+    rows = job_funnel(config, given, summary, store)
     console = SafeConsole()
     console.print(_funnel_table(rows, "funnel by repository", "repository"))
     console.print(_funnel_table(by_language(rows), "funnel by language", ""))

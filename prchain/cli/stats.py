@@ -7,7 +7,7 @@ import json
 import click
 
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import build_config, command_store, config_options
 from prchain.cli.safe import SafeConsole, echo
 
 
@@ -27,9 +27,8 @@ def stats(
     """
     config = build_config(config_path, overrides, db_url)
     from prchain.app.stats import collect_stats, render_stats
-    from prchain.app.views import make_engine
 
-    data = collect_stats(make_engine(config.store.url, readonly=True))
+    data = collect_stats(command_store(config, readonly=True).engine)
     if as_json:
         echo(json.dumps(data, sort_keys=True, default=str))
         return

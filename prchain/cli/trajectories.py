@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prchain.cli import main
-from prchain.cli.options import build_config, config_options
+from prchain.cli.options import build_config, command_store, config_options
 from prchain.cli.safe import SafeConsole
 from prchain.core.errors import NothingToDo
 
@@ -46,7 +46,7 @@ def list_command(
     \b
       prchain trajectories list --limit 20
     """
-    from prchain.app.views import list_rollouts, make_engine
+    from prchain.app.views import list_rollouts
 
     config = build_config(config_path, overrides, db_url)
     table = Table(title="Trajectories")
@@ -62,7 +62,7 @@ def list_command(
         "reason",
     ):
         table.add_column(column)
-    for r in list_rollouts(make_engine(config.store.url, readonly=True), limit):
+    for r in list_rollouts(command_store(config, readonly=True).engine, limit):
         table.add_row(
             str(r.id),
             str(r.chain_id),
@@ -95,10 +95,10 @@ def show_command(
     \b
       prchain trajectories show 3 --full | less -R
     """
-    from prchain.app.views import load_rollout, make_engine
+    from prchain.app.views import load_rollout
 
     config = build_config(config_path, overrides, db_url)
-    view = load_rollout(make_engine(config.store.url, readonly=True), rollout_id)
+    view = load_rollout(command_store(config, readonly=True).engine, rollout_id)
     if view is None:
         raise NothingToDo(
             f"rollout {rollout_id} does not exist", hint="`prchain trajectories list` shows the ids"

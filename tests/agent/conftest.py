@@ -19,8 +19,9 @@ from prchain.dev.repos import ChainRepo, make_chain_repo
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
 from prchain.store.config import StoreConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import Chain, ChainStage, PullRequest, Repo
+from prchain.store.opener import make_engine
 
 OVERVIEW = "Grow the calculator: first subtraction, then multiplication."
 QUERIES = {

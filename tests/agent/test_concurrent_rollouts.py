@@ -25,8 +25,8 @@ from prchain.agent.export import validate_record
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
-from prchain.store.db import make_engine
 from prchain.store.models import Chain, Rollout, Step, WorkLease
+from prchain.store.opener import make_engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.postgres]
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from prchain.agent.export import validate_record
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
-from prchain.store.db import make_engine
 from prchain.store.models import LLMRepair, Rollout, Step
+from prchain.store.opener import make_engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXAMPLES = Path(__file__).parents[2] / "examples"

@@ -9,8 +9,9 @@ from sqlalchemy import update
 
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage
+from prchain.store.opener import make_engine
 from tests.agent.conftest import seed_chain
 
 PRICES = "llm.prices={'*': {prompt_per_million: 1, completion_per_million: 2}}"

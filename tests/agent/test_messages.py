@@ -13,8 +13,9 @@ from prchain.agent.loop import PROMPTS
 from prchain.agent.tasks import load_chain
 from prchain.cli import main
 from prchain.llm.prompts import render
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import Chain
+from prchain.store.opener import make_engine
 from tests.agent.conftest import seed_chain
 
 

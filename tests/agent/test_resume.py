@@ -21,8 +21,8 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments import cleanup
 from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine
 from prchain.store.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
+from prchain.store.opener import make_engine
 from tests.agent.conftest import bash, edit, seed_chain, submit, verdict
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

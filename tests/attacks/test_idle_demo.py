@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
-from prchain.store.db import make_engine
 from prchain.store.models import Rollout, RolloutStage
+from prchain.store.opener import make_engine
 
 pytestmark = pytest.mark.docker
 

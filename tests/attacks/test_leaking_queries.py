@@ -16,8 +16,9 @@ from prchain.agent.export import export_trajectories
 from prchain.agent.runner import ChainRunner
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, RolloutStage
+from prchain.store.opener import make_engine
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 from tests.chains.test_queries import insert_chain
 

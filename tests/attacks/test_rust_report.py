@@ -43,8 +43,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage
+from prchain.store.opener import make_engine
 from prchain.verdicts.oracle import run_tests, stage_tests
 from tests.support.era_runs import (
     chain_sandbox,

@@ -12,8 +12,8 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from prchain.cli import main
-from prchain.store.db import make_engine
 from prchain.store.models import PullRequest, Rollout
+from prchain.store.opener import make_engine
 from tests.chains.test_cli_chains import _built_with_drops
 
 CLEAR, LINK = "\x1b[2J\x1b[H", "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from prchain.cli import main
 from prchain.dev.repos import make_chain_repo
 from prchain.miner.config import MinerConfig
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 
 # The demo repository's chain changes a few lines per PR, below the substance threshold for real
 # histories; these tests are about the commands, not that threshold.

@@ -13,7 +13,7 @@ from prchain.chains.rules.corroborate import title_names_older_work, words
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 from tests.support.vetting import SETTINGS, chains_listed, run

@@ -20,8 +20,8 @@ from prchain.core.errors import GitError
 from prchain.environments import languages
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
 from prchain.store.models import PairEvidence, PullRequest
+from prchain.store.opener import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number
 

@@ -18,8 +18,8 @@ from prchain.chains.evidence.loading import load_nodes, load_references, load_re
 from prchain.dev.repos import git
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
 from prchain.store.models import ChainLink, Repo
+from prchain.store.opener import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build
 

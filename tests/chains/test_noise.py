@@ -9,7 +9,7 @@ from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.support.history import History
 from tests.support.links import links_by_number
 

@@ -16,8 +16,9 @@ from prchain.core.errors import LLMUnavailable, NothingToDo
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from prchain.llm.client import LLMClient
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import Chain, ChainStage, LLMCall, PullRequest, Repo
+from prchain.store.opener import make_engine
 from tests.support.llm_fixtures import make_test_llm_config
 
 BODIES = {

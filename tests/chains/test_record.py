@@ -11,7 +11,7 @@ from prchain.chains.config import ChainsConfig
 from prchain.chains.record import EVIDENCE_FIELDS, EvidenceRow, LinkEvidence
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.chains.test_kept import _history
 from tests.support.links import links_by_number
 

@@ -15,7 +15,7 @@ from prchain.chains.evidence.symbols import Symbols
 from prchain.chains.reading import foreign
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.support.history import History
 
 BASE = "def existing_helper(items):\n    return sorted(items)\n"

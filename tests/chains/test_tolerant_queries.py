@@ -15,8 +15,9 @@ from prchain.cli import main
 from prchain.core.errors import BudgetExhausted
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import Chain, ChainStage, LLMCall, LLMRepair
+from prchain.store.opener import make_engine
 from tests.chains.test_queries import (
     CLEAN,
     OVERVIEW,

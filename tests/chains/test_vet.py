@@ -18,8 +18,8 @@ from prchain.core.errors import LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
 from prchain.miner.config import MinerConfig
-from prchain.store.db import make_engine
 from prchain.store.models import LinkVerdict, LLMRepair, PullRequest
+from prchain.store.opener import make_engine
 from tests.support.chain_store import file_diff
 from tests.support.vetting import SETTINGS, chains_listed, run
 

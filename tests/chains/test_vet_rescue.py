@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
 from prchain.store.models import PullRequest
+from prchain.store.opener import make_engine
 from tests.support.history import History
 from tests.support.vetting import SETTINGS, chains_listed, run
 

@@ -18,8 +18,9 @@ from sqlalchemy import insert, update
 from prchain.cli import main
 from prchain.cli.exits import CONTRACT
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, Rollout
+from prchain.store.opener import make_engine
 from tests.agent.conftest import seed_chain
 from tests.support.llm_fixtures import make_test_llm_config
 

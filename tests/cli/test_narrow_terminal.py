@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from sqlalchemy import insert
 
 from prchain.cli import main
-from prchain.store.db import make_engine
 from prchain.store.models import Rollout, RolloutStage, Step
+from prchain.store.opener import make_engine
 from tests.support.chain_store import StoreBuilder
 
 LONG = "Refactor the configuration loader so that every nested section is validated before use"

@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
+from prchain.store import opener
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 DOCKER_STEPS = ("env setup", "tests verify", "tasks export --runnable", "tasks eval (gold)")
@@ -35,8 +36,14 @@ def test_without_an_engine_the_job_runs_what_it_can_and_resumes(
     fake_llm.load_script(EXAMPLES / "demo-llm.yaml")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
     repo = make_chain_repo(tmp_path / "calc").path
+    opened: list[str] = []
+    make_engine = opener.make_engine
+    monkeypatch.setattr(
+        opener, "make_engine", lambda url, **kw: (opened.append(url), make_engine(url, **kw))[1]
+    )
     first = _run(repo, sqlite_url, tmp_path / "out")
     assert first.exit_code == 0, first.output
+    assert opened == [sqlite_url]  # the job's steps and its funnel share one store
     steps = _steps(tmp_path / "out")
     assert steps["mine"] == ("done", "4 new PRs in 1 repositories")
     assert steps["chains build"] == ("done", "1 chains, 1 of them new")

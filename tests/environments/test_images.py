@@ -78,8 +78,9 @@ def test_env_build_and_ls_commands(calc_chain, calc_image, sqlite_url) -> None:
 
 
 def test_env_build_finds_the_clone_in_the_store(calc_chain, calc_image, sqlite_url) -> None:
-    from prchain.store.db import make_engine, session_scope
+    from prchain.store.db import session_scope
     from prchain.store.models import Repo
+    from prchain.store.opener import make_engine
 
     engine = make_engine(sqlite_url)
     with session_scope(engine) as session:

@@ -152,8 +152,9 @@ def test_prune_removes_only_what_no_recipe_of_this_store_needs(
     docker_client, base_image, tmp_path, foreign_docker_objects
 ) -> None:
     from prchain.dev.repos import make_chain_repo
-    from prchain.store.db import make_engine, session_scope
+    from prchain.store.db import session_scope
     from prchain.store.models import EnvRecipe, Repo
+    from prchain.store.opener import make_engine
 
     slug = uuid.uuid4().hex[:8]
     repo = f"acme/prune-{slug}"  # only this test's images carry this repository's label
@@ -247,8 +248,9 @@ def test_prune_removes_this_stores_cache_volumes_over_the_limit(
     repository's volume stay."""
     from prchain.environments.eras.build import cache_volume
     from prchain.environments.eras.config import ErasConfig
-    from prchain.store.db import make_engine, session_scope
+    from prchain.store.db import session_scope
     from prchain.store.models import Repo
+    from prchain.store.opener import make_engine
 
     slug = uuid.uuid4().hex[:8]
     prefix = f"test-prune-cache-{slug}"  # no volume the product or another test names
@@ -330,8 +332,9 @@ def test_env_ls_reads_its_config_and_marks_what_prune_would_do_for_that_store(
 ) -> None:
     """`env ls --config FILE` as its siblings take it (issue 50): the config's store decides the
     `store` column, the same decision `env prune` makes."""
-    from prchain.store.db import make_engine, session_scope
+    from prchain.store.db import session_scope
     from prchain.store.models import EnvRecipe, Repo
+    from prchain.store.opener import make_engine
 
     slug = uuid.uuid4().hex[:8]
     repo = f"acme/ls-{slug}"  # only this test's images carry this repository's label

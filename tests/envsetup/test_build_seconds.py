@@ -18,8 +18,9 @@ from sqlalchemy.orm import Session
 
 from prchain.cli import main
 from prchain.dev.repos import git
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
+from prchain.store.opener import make_engine
 from prchain.verdicts.era_stats import collect
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex

@@ -22,8 +22,9 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
+from prchain.store.opener import make_engine
 from tests.support.era_runs import offline_eras
 from tests.support.fake_index import FakeIndex, Release, make_wheel
 

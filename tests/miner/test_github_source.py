@@ -313,8 +313,8 @@ def test_mine_github_into_the_store_and_rerun(
 
     from prchain.app.config import Config
     from prchain.miner.mine import mine
-    from prchain.store.db import make_engine
     from prchain.store.models.mining import PRPatch, PullRequest, Reference
+    from prchain.store.opener import make_engine
 
     fake_github.add_repo(generated_repo)
     github = github_config(fake_github, generated_repo).model_dump()

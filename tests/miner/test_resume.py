@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from prchain.dev.repos import git, make_chain_repo
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.support.miner_dump import canonical_dump
 
 PRCHAIN = str(Path(sys.executable).parent / "prchain")

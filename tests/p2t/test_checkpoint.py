@@ -10,7 +10,7 @@ from typing import Any
 from prchain.agent.persist import Recorder, new_rollout
 from prchain.p2t import store
 from prchain.p2t.forward import Checkpoint, WindowLog
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.agent.conftest import seed_chain
 
 

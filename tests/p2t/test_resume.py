@@ -33,8 +33,9 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.cleanup import gc
 from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import ROLES
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import P2TStage, Rollout, Step
+from prchain.store.opener import make_engine
 from tests.agent.conftest import seed_chain
 from tests.p2t.test_cli_curate import NODES, store_like_chain_build
 from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, bash, editor, verifier

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine
 from prchain.store.models import PRMCall, Step
+from prchain.store.opener import make_engine
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 from tests.support.prm import verdict_json
 

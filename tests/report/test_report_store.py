@@ -13,7 +13,7 @@ from prchain.cli import main
 from prchain.dev.repos import make_chain_repo
 from prchain.miner.config import MinerConfig
 from prchain.report.patches import edit_hunk, step_piece
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE)
 

@@ -24,7 +24,7 @@ from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
 from prchain.scale.config import ScaleConfig
 from prchain.store.config import StoreConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import (
     Chain,
     ChainStage,
@@ -36,6 +36,7 @@ from prchain.store.models import (
     RolloutStage,
     Step,
 )
+from prchain.store.opener import make_engine
 from tests.conftest import POSTGRES_URL
 
 CHAINS = {"alpha": (1, 2), "beta": (2, 3)}  # tag → PR numbers of the calc repo, stage order

@@ -24,8 +24,9 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import ChainRepo, make_chain_repo
 from prchain.llm.config import LLMConfig
 from prchain.scale.ray_backend import node_label
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import Chain, ChainStage, Repo
+from prchain.store.opener import make_engine
 from tests.scale.conftest import (
     Gate,
     assert_each_chain_once,

@@ -37,8 +37,9 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.cleanup import gc
 from prchain.environments.transfer import own_and_total
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe, StageVerification
+from prchain.store.opener import make_engine
 from tests.scale.conftest import differences, patiently
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex

@@ -10,7 +10,7 @@ import threading
 from sqlalchemy import Engine, text
 
 from prchain.store import leases, migrate
-from prchain.store.db import make_engine
+from prchain.store.opener import make_engine
 from tests.sql.test_migrations import _load_shape
 
 TIMEOUT = 60.0

@@ -18,8 +18,8 @@ from sqlalchemy.engine import make_url
 
 from prchain.core.errors import StoreOutdated, StoreTooNew, StoreUnrecognised
 from prchain.store import migrate
-from prchain.store.db import make_engine
 from prchain.store.models import Base
+from prchain.store.opener import make_engine
 
 STORES = Path(__file__).resolve().parents[1] / "data" / "stores"
 # commit → the revision its store shape corresponds to

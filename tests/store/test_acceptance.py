@@ -29,8 +29,8 @@ from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer, last_message_text
 from prchain.dev.repos import make_tested_repo
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine
 from prchain.store.models import Chain, Rollout, StageVerification
+from prchain.store.opener import make_engine
 from tests.agent.test_resume import PRCHAIN
 from tests.sql.test_migrations import _load_shape
 

@@ -16,8 +16,8 @@ from prchain.app.config import Config
 from prchain.chains.writers.queries import QuerySummary, build_queries
 from prchain.dev.fake_llm import ScriptedLLMServer, last_message_text
 from prchain.llm.client import LLMClient
-from prchain.store.db import make_engine
 from prchain.store.models import ChainStage
+from prchain.store.opener import make_engine
 from tests.chains.test_queries import CLEAN, OVERVIEW, insert_chain
 from tests.support.llm_fixtures import make_test_llm_config
 

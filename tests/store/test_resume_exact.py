@@ -20,8 +20,8 @@ from prchain.app.rollout import store_label
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.docker_client import DockerClient
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine
 from prchain.store.models import RolloutStage
+from prchain.store.opener import make_engine
 from tests.agent.conftest import bash, seed_chain, submit, verdict
 from tests.agent.test_resume import PRCHAIN, _config_file, _wait
 

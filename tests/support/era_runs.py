@@ -15,7 +15,7 @@ from prchain.cli import main
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.protocol import StageSpec
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import (
     Chain,
     ChainStage,
@@ -25,6 +25,7 @@ from prchain.store.models import (
     StageEra,
     StageVerification,
 )
+from prchain.store.opener import make_engine
 
 
 def invoke(*args: str) -> Result:

@@ -11,8 +11,8 @@ from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.miner.config import MinerConfig
 from prchain.miner.mine import mine
-from prchain.store.db import make_engine
 from prchain.store.models import Chain, ChainLink, ChainStage, PullRequest
+from prchain.store.opener import make_engine
 
 
 def mine_and_build(repo: Path, store: Path, name: str, config: ChainsConfig) -> Engine:

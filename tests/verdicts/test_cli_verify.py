@@ -16,8 +16,9 @@ from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import CIRCLE, ChainRepo
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, PullRequest, RolloutStage, StageVerification
+from prchain.store.opener import make_engine
 from tests.verdicts.conftest import GEO_REPO, GEO_TEST_COMMAND
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

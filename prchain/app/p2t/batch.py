@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, select
 
@@ -15,9 +15,13 @@ from prchain.app.config import Config
 from prchain.app.p2t.curate import CurationResult
 from prchain.app.p2t.parts import p2t_llm_config
 from prchain.app.p2t.stage import Notify
+from prchain.app.store import opened
 from prchain.app.work import Lazy
 from prchain.p2t import store
 from prchain.store.db import session_scope
+
+if TYPE_CHECKING:
+    from prchain.store.handle import Store
 
 
 def curate_from_config(
@@ -26,62 +30,65 @@ def curate_from_config(
     *,
     on_done: Callable[[CurationResult], None] | None = None,
     notify: Notify = print,
+    store: Store | None = None,
 ) -> list[CurationResult]:
     """What `prchain p2t curate` does: each chain curated on the configured backend (threads here,
     or one Ray task per chain), `p2t.workers` sandboxes at once. Results in chain order."""
     from prchain.app.scale import backend_for, portable
     from prchain.scale.protocol import Done, Needs
-    from prchain.store.db import make_engine
 
-    make_engine(config.store.url).dispose()  # the driver makes the tables; workers only use them
-    work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
+    with opened(config.store.url, store) as store:
+        # Opening the store made its tables; the workers only use them.
+        work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
 
-    def result(done: Done[int, CurationResult]) -> CurationResult:
-        if done.result is None:
-            return CurationResult(done.item, 0, "lost", 0, done.lost or "", 0.0, node=done.node)
-        return replace(done.result, node=done.node)
+        def result(done: Done[int, CurationResult]) -> CurationResult:
+            if done.result is None:
+                return CurationResult(done.item, 0, "lost", 0, done.lost or "", 0.0, node=done.node)
+            return replace(done.result, node=done.node)
 
-    def report(done: Done[int, CurationResult]) -> None:
-        if on_done is not None:
-            on_done(result(done))
+        def report(done: Done[int, CurationResult]) -> None:
+            if on_done is not None:
+                on_done(result(done))
 
-    with backend_for(config, workers=config.p2t.workers, notify=notify) as backend:
-        finished = backend.map(
-            CurationWork(portable(work_config)),
-            list(dict.fromkeys(chain_ids)),
-            needs=Needs(sandboxes=1),
-            on_done=report,
-        )
-    return sorted((result(d) for d in finished), key=lambda r: r.chain_id)
+        with backend_for(config, workers=config.p2t.workers, notify=notify) as backend:
+            finished = backend.map(
+                CurationWork(portable(work_config)),
+                list(dict.fromkeys(chain_ids)),
+                needs=Needs(sandboxes=1),
+                on_done=report,
+            )
+        return sorted((result(d) for d in finished), key=lambda r: r.chain_id)
 
 
 ASSUMED_NODES = 12  # graph size assumed for a stage whose graph is not built yet
 ASSUMED_PROMPT, ASSUMED_COMPLETION = 4000, 200  # tokens per call when the store has no history
 
 
-def plan_curation(config: Config, chain_ids: Sequence[int]) -> list[Any]:
+def plan_curation(
+    config: Config, chain_ids: Sequence[int], *, store: Store | None = None
+) -> list[Any]:
     """What `prchain p2t curate --dry-run` prints: an upper bound of calls per role (every stage
     runs its ⌈max_steps/commit⌉ windows; most submit sooner), tokens and cost from the store's
     history of each role when it has one. The verifier's share uses the prefilter's measured
     keep rate from stored windows when there are any."""
     from prchain.llm.estimate import estimate_role
-    from prchain.store.db import make_engine
 
-    engine = make_engine(config.store.url)
-    calls = _planned_calls(config, engine, chain_ids)
-    llm = p2t_llm_config(config)
-    return [
-        estimate_role(
-            llm,
-            engine,
-            role,
-            n,
-            prompt_per_call=ASSUMED_PROMPT,
-            completion_per_call=ASSUMED_COMPLETION,
-        )
-        for role, n in calls.items()
-        if n
-    ]
+    with opened(config.store.url, store) as store:
+        engine = store.engine
+        calls = _planned_calls(config, engine, chain_ids)
+        llm = p2t_llm_config(config)
+        return [
+            estimate_role(
+                llm,
+                engine,
+                role,
+                n,
+                prompt_per_call=ASSUMED_PROMPT,
+                completion_per_call=ASSUMED_COMPLETION,
+            )
+            for role, n in calls.items()
+            if n
+        ]
 
 
 def _planned_calls(config: Config, engine: Engine, chain_ids: Sequence[int]) -> dict[str, int]:

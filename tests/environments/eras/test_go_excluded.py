@@ -19,8 +19,9 @@ import pytest
 from sqlalchemy import select
 
 from prchain.dev.repos import git
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, EnvRecipe, PullRequest, StageVerification
+from prchain.store.opener import make_engine
 from tests.support.era_runs import invoke, remove_repo_images, write_config
 from tests.support.eras_repo import commit_files
 from tests.support.go_proxy import GO_LINE

@@ -26,8 +26,9 @@ from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_env import DockerEnvironment
 from prchain.llm.config import LLMConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, EnvRecipe, PullRequest, StageEra, StageVerification
+from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     gold_resolves_in_tasks_eval,
     gold_rollout,

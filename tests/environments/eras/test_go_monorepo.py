@@ -23,8 +23,9 @@ from prchain.agent.tasks import ChainTask, StageTask
 from prchain.app.envsetup import era_stages
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_env import DockerEnvironment
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, PullRequest
+from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     invoke,
     recipes_by_pr,

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import ChainStage, PullRequest
+from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     invoke,
     offline_eras,

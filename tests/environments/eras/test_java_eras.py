@@ -19,8 +19,9 @@ import pytest
 from sqlalchemy import delete
 
 from prchain.environments.eras.config import ErasConfig
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
+from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     chain_sandbox,
     invoke,

@@ -22,8 +22,9 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.wheels import failed_package, interpreter_tags, lifted
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
+from prchain.store.opener import make_engine
 from tests.support.era_runs import offline_eras, remove_repo_images
 from tests.support.fake_index import FakeIndex, Release, make_failing_sdist, make_wheel
 
