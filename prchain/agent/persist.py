@@ -23,7 +23,8 @@ from prchain.environments.protocol import Transition
 from prchain.llm.protocol import Message
 from prchain.llm.repairs import record_repairs
 from prchain.store.db import session_scope, upsert
-from prchain.store.models import EnvTransition, Judgement, LLMCall, Rollout, RolloutStage, Step
+from prchain.store.llm_calls import rollout_costs
+from prchain.store.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
 from prchain.store.models.base import utcnow
 
 if TYPE_CHECKING:
@@ -175,8 +176,7 @@ class Recorder:
             rollout.reason = self._clean(reason)
             # fsum is exact, so the total does not depend on the order the calls are read in (a
             # chain resumed on another worker stores its calls in another order).
-            costs = select(LLMCall.cost_usd).filter_by(rollout_id=self.rollout_id)
-            rollout.cost_usd = math.fsum(cost or 0.0 for cost in session.scalars(costs))
+            rollout.cost_usd = math.fsum(rollout_costs(session, self.rollout_id))
             for key, value in fields.items():
                 setattr(rollout, key, value)
 

@@ -16,7 +16,8 @@ from prchain.agent.tasks import pending_chains
 from prchain.llm.config import LLMConfig
 from prchain.llm.estimate import RoleEstimate, estimate_role
 from prchain.store.db import session_scope
-from prchain.store.models import ChainStage, LLMCall, RolloutStage
+from prchain.store.llm_calls import rollout_calls
+from prchain.store.models import ChainStage, RolloutStage
 
 ASSUMED_POLICY_PROMPT = 8_000  # tokens per policy call when the store has no history
 ASSUMED_POLICY_COMPLETION = 300
@@ -42,10 +43,8 @@ def plan_rollouts(
         )
         stages = len(rows)
         done_stages = session.scalar(select(func.count()).select_from(RolloutStage)) or 0
-        policy_calls = session.scalar(
-            select(func.count()).where(LLMCall.role == "policy", LLMCall.rollout_id.is_not(None))
-        )
-    per_stage = (policy_calls or 0) / done_stages if done_stages else agent.max_steps_per_stage / 2
+        policy_calls = rollout_calls(session, "policy")
+    per_stage = policy_calls / done_stages if done_stages else agent.max_steps_per_stage / 2
     return [
         estimate_role(
             llm,

@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.core.errors import BudgetExhausted
 from prchain.llm.config import Price
 from prchain.llm.pricing import cost_usd
-from prchain.store.db import session_scope
-from prchain.store.models import LLMCall
+from prchain.store.llm_calls import LLMCalls
 from prchain.store.models.base import utcnow
 
 CHARS_PER_TOKEN = 4
@@ -90,24 +89,14 @@ class Budget:
             self._counted, self._last_id, self._seen = Spend(), 0, set()
             self._recounted_at = time.monotonic()
         # After the first count, newer ids alone say what is new (a primary-key range scan).
-        window = (
-            LLMCall.created_at >= self.since if self._last_id == 0 else LLMCall.id > self._last_id
-        )
-        query = select(
-            LLMCall.id,
-            LLMCall.prompt_tokens + LLMCall.completion_tokens,
-            LLMCall.completion_tokens,
-            LLMCall.cost_usd,
-        ).where(window, LLMCall.cached.is_(False))
-        with session_scope(engine) as session:
-            rows = session.execute(query).all()
+        rows = LLMCalls(engine).paid(since=self.since, after_id=self._last_id)
         counted = self._counted
         for row_id, tokens, completion, usd in rows:
             if row_id in self._seen:
                 continue
             self._seen.add(row_id)
             self._landed.pop(row_id, None)
-            counted = counted + Spend(1, int(tokens or 0), int(completion or 0), float(usd or 0))
+            counted = counted + Spend(1, tokens, completion, usd)
             self._last_id = max(self._last_id, row_id)
         self._counted = counted
         return sum(self._landed.values(), counted)

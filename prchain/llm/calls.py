@@ -11,8 +11,7 @@ from sqlalchemy import Engine
 
 from prchain.core.secrets import SECRET_PATTERNS, Redactor
 from prchain.core.text import storable
-from prchain.store.db import session_scope
-from prchain.store.models import LLMCall
+from prchain.store.llm_calls import LLMCalls
 
 # Servers echo a refused key in their error text ("Incorrect API key provided: sk-..."); never store one.
 _KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)
@@ -103,19 +102,11 @@ def record_call(engine: Engine | None, record: CallRecord) -> int | None:
     """Store the call; its row id (None without a store)."""
     if engine is None:
         return None
-    fields = {**record.__dict__, "error": storable(record.error)[0]}
-    with session_scope(engine) as session:
-        row = LLMCall(**fields)
-        session.add(row)
-        session.flush()
-        return int(row.id)
+    return LLMCalls(engine).add({**record.__dict__, "error": storable(record.error)[0]})
 
 
 def mark_refused(engine: Engine | None, call_id: int | None, status: CallStatus, why: str) -> None:
     """A reply refused after it was recorded (e.g. a query found leaking) says so in its row."""
     if engine is None or call_id is None:
         return
-    with session_scope(engine) as session:
-        row = session.get(LLMCall, call_id)
-        if row is not None:
-            row.status, row.error = status, storable(why)[0]
+    LLMCalls(engine).mark(call_id, status, storable(why)[0])

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from prchain.llm.config import LLMConfig
 from prchain.llm.pricing import cost_usd
-from prchain.store.db import session_scope
-from prchain.store.models import LLMCall
+from prchain.store.llm_calls import History, LLMCalls
 
 
 @dataclass(frozen=True)
@@ -27,21 +26,9 @@ class RoleEstimate:
     basis: str  # where the token sizes came from
 
 
-@dataclass(frozen=True)
-class History:
-    calls: int = 0
-    mean_prompt: float = 0.0
-    mean_completion: float = 0.0
-
-
 def role_history(engine: Engine, role: str) -> History:
     """Mean tokens of the role's paid, successful calls in the store."""
-    query = select(
-        func.count(), func.avg(LLMCall.prompt_tokens), func.avg(LLMCall.completion_tokens)
-    ).where(LLMCall.role == role, LLMCall.cached.is_(False), LLMCall.status == "ok")
-    with session_scope(engine) as session:
-        calls, prompt, completion = session.execute(query).one()
-    return History(int(calls), float(prompt or 0), float(completion or 0))
+    return LLMCalls(engine).history(role)
 
 
 def estimate_role(

@@ -11,20 +11,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from prchain.llm.calls import REFUSED
-from prchain.store.models import LLMCall, LLMRepair
+from prchain.store.llm_calls import count_by_role_and_status, paid_by_role
+from prchain.store.models import LLMRepair
 
 
 def collect(session: Session) -> dict[str, Any]:
-    calls = session.execute(
-        select(
-            LLMCall.role,
-            func.count(),
-            func.coalesce(func.sum(LLMCall.prompt_tokens + LLMCall.completion_tokens), 0),
-            func.coalesce(func.sum(LLMCall.cost_usd), 0.0),
-        )
-        .where(LLMCall.cached.is_(False))
-        .group_by(LLMCall.role)
-    ).all()
+    calls = paid_by_role(session)
     repairs = session.execute(
         select(LLMRepair.role, LLMRepair.kind, func.count()).group_by(
             LLMRepair.role, LLMRepair.kind
@@ -46,14 +38,9 @@ def collect(session: Session) -> dict[str, Any]:
 def refused_by_role(session: Session) -> dict[str, dict[str, int]]:
     """Per role, replies refused after they arrived: {role: {format_error, leaked, rejected}},
     every status present (0 when none)."""
-    rows = session.execute(
-        select(LLMCall.role, LLMCall.status, func.count())
-        .where(LLMCall.status.in_(REFUSED))
-        .group_by(LLMCall.role, LLMCall.status)
-    ).all()
     out: dict[str, dict[str, int]] = {}
-    for role, status, n in rows:
-        out.setdefault(role, dict.fromkeys(REFUSED, 0))[status] = int(n)
+    for role, status, n in count_by_role_and_status(session, REFUSED):
+        out.setdefault(role, dict.fromkeys(REFUSED, 0))[status] = n
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.app.config import Config
@@ -17,26 +17,18 @@ from prchain.llm.protocol import ChatLLM
 from prchain.p2t import store
 from prchain.p2t.graph import ProcessGraph
 from prchain.p2t.reverse import ReversePhase, ReverseResult
-from prchain.store.db import session_scope
-from prchain.store.models import LLMCall
+from prchain.store.llm_calls import LLMCalls
 
 if TYPE_CHECKING:
     from prchain.store.handle import Store
 
 
 def _spent(engine: Engine, since_id: int) -> float:
-    with session_scope(engine) as session:
-        return float(
-            session.scalar(
-                select(func.coalesce(func.sum(LLMCall.cost_usd), 0.0)).where(LLMCall.id > since_id)
-            )
-            or 0.0
-        )
+    return LLMCalls(engine).cost_after(since_id)
 
 
 def _last_call(engine: Engine) -> int:
-    with session_scope(engine) as session:
-        return int(session.scalar(select(func.coalesce(func.max(LLMCall.id), 0))) or 0)
+    return LLMCalls(engine).last_id()
 
 
 def build_graph(
