@@ -122,46 +122,69 @@ def setup_from_config(
     here, or one Ray task each placed by the sandbox slot), in rounds where recipe memory links
     eras (`ladder.waves`), so the store holds what a run era by era holds. Reports come back in
     the eras' order."""
+    with opened(config.store.url, store) as store:
+        return _setup(
+            config,
+            store,
+            repo=repo,
+            chain_ids=chain_ids,
+            redo=redo,
+            agent=agent,
+            notify=notify,
+            on_start=on_start,
+            on_done=on_done,
+            labels=labels,
+        )
+
+
+def _setup(
+    config: Config,
+    store: Store,
+    *,
+    repo: str | None,
+    chain_ids: Iterable[int],
+    redo: bool,
+    agent: AgentRepair | None,
+    notify: Callable[[str], None],
+    on_start: Callable[[int], None] | None,
+    on_done: Callable[[EraReport], None] | None,
+    labels: dict[str, str] | None,
+) -> list[EraReport]:
     from prchain.app.scale import backend_for, portable
     from prchain.scale.protocol import Done, Needs
 
-    with opened(config.store.url, store) as store:
-        eras = plan_eras(store.engine, chain_ids, repo)
-        if not eras:
-            raise NothingToDo(
-                "no chain stage with a base commit and a clone to set up",
-                hint="`prchain chains build` makes chains; the repository needs a local clone",
-            )
-        if on_start is not None:
-            on_start(len(eras))
-        if agent is None and config.scale.backend == "local":  # once, not per round
-            from prchain.app.setup_agent import agent_from_config
-
-            agent = agent_from_config(config, store.engine, notify)
-
-        def report(done: Done[EraItem, EraReport]) -> EraReport:
-            if done.result is not None:
-                return replace(done.result, node=done.node)
-            _repo_id, job, era, stages = done.item
-            return EraReport(
-                job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"
-            )
-
-        def reported(done: Done[EraItem, EraReport]) -> None:
-            if on_done is not None:
-                on_done(report(done))
-
-        work = SetupWork(
-            portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify
+    eras = plan_eras(store.engine, chain_ids, repo)
+    if not eras:
+        raise NothingToDo(
+            "no chain stage with a base commit and a clone to set up",
+            hint="`prchain chains build` makes chains; the repository needs a local clone",
         )
-        finished: list[Done[EraItem, EraReport]] = []
-        with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
-            for wave in waves(eras):
-                finished += backend.map(work, wave, needs=Needs(sandboxes=1), on_done=reported)
-        order = {(item[0], item[2].key): i for i, item in enumerate(eras)}
-        return [
-            report(d) for d in sorted(finished, key=lambda d: order[(d.item[0], d.item[2].key)])
-        ]
+    if on_start is not None:
+        on_start(len(eras))
+    if agent is None and config.scale.backend == "local":  # once, not per round
+        from prchain.app.setup_agent import agent_from_config
+
+        agent = agent_from_config(config, store.engine, notify)
+
+    def report(done: Done[EraItem, EraReport]) -> EraReport:
+        if done.result is not None:
+            return replace(done.result, node=done.node)
+        _repo_id, job, era, stages = done.item
+        return EraReport(
+            job.repo, era.key, era.date, stages, "error", reason=f"task lost: {done.lost}"
+        )
+
+    def reported(done: Done[EraItem, EraReport]) -> None:
+        if on_done is not None:
+            on_done(report(done))
+
+    work = SetupWork(portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify)
+    finished: list[Done[EraItem, EraReport]] = []
+    with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
+        for wave in waves(eras):
+            finished += backend.map(work, wave, needs=Needs(sandboxes=1), on_done=reported)
+    order = {(item[0], item[2].key): i for i, item in enumerate(eras)}
+    return [report(d) for d in sorted(finished, key=lambda d: order[(d.item[0], d.item[2].key)])]
 
 
 @dataclass

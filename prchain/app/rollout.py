@@ -185,50 +185,60 @@ def rollout_from_config(
     """What `prchain rollout` does: pick pending chains and roll each out on the configured backend,
     one sandbox per chain. Each result says which node ran it. Chains in `redo` get a new rollout
     beside their earlier one. An empty list: every chain asked for has a finished rollout."""
-
     with opened(config.store.url, store) as store:
-        mini_scaffold(
-            config
-        )  # a wrong agent.mini_config or a missing server says so before any work
-        again = frozenset(redo)
-        engine = store.engine  # opening it made the tables; workers only use them
-        pending = pending_chains(engine, chain_ids, redo=again)
-        # Chains another live runner holds are left to it (the claim re-checks this atomically).
-        busy = busy_chains(engine, config.agent.lease_timeout_seconds)
-        todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
-        ready = todo or ready_chains(engine, chain_ids)
-        store.close()  # no pooled connection is held while the workers run
-        if not todo:
-            if pending:
-                raise NothingToDo(
-                    f"{plural(len(pending), 'pending chain')} "
-                    f"{'is' if len(pending) == 1 else 'are all'} being rolled out by other runners",
-                    hint="let them finish; a runner that died elsewhere frees its chains after "
-                    "agent.lease_timeout_seconds",
-                )
-            if ready:
-                return []  # all work done: every chain with queries has a finished rollout
+        return _rollout(config, store, chain_ids, limit, on_start, on_done, notify, redo)
+
+
+def _rollout(
+    config: Config,
+    store: Store,
+    chain_ids: Iterable[int],
+    limit: int | None,
+    on_start: Callable[[int], None] | None,
+    on_done: Callable[[RolloutResult], None] | None,
+    notify: Notify,
+    redo: Iterable[int],
+) -> list[RolloutResult]:
+    mini_scaffold(config)  # a wrong agent.mini_config or a missing server says so before any work
+    again = frozenset(redo)
+    engine = store.engine  # opening it made the tables; workers only use them
+    pending = pending_chains(engine, chain_ids, redo=again)
+    # Chains another live runner holds are left to it (the claim re-checks this atomically).
+    busy = busy_chains(engine, config.agent.lease_timeout_seconds)
+    todo = [chain_id for chain_id in pending if chain_id not in busy][:limit]
+    ready = todo or ready_chains(engine, chain_ids)
+    store.close()  # no pooled connection is held while the workers run
+    if not todo:
+        if pending:
             raise NothingToDo(
-                "no chain has its queries yet, so none can be rolled out",
-                hint="run the earlier pipeline steps first (mine → chains build → queries build)",
+                f"{plural(len(pending), 'pending chain')} "
+                f"{'is' if len(pending) == 1 else 'are all'} being rolled out by other runners",
+                hint="let them finish; a runner that died elsewhere frees its chains after "
+                "agent.lease_timeout_seconds",
             )
-        if on_start is not None:
-            on_start(len(todo))
+        if ready:
+            return []  # all work done: every chain with queries has a finished rollout
+        raise NothingToDo(
+            "no chain has its queries yet, so none can be rolled out",
+            hint="run the earlier pipeline steps first (mine → chains build → queries build)",
+        )
+    if on_start is not None:
+        on_start(len(todo))
 
-        def report(done: Done[int, RolloutResult]) -> None:
-            if on_done is not None:
-                on_done(as_result(done))
+    def report(done: Done[int, RolloutResult]) -> None:
+        if on_done is not None:
+            on_done(as_result(done))
 
-        with backend_for(
-            config, workers=config.agent.workers, notify=notify, sandboxes=True
-        ) as backend:
-            done = backend.map(
-                RolloutWork(portable(config), redo=again),
-                todo,
-                needs=Needs(sandboxes=1),
-                on_done=report,
-            )
-        return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
+    with backend_for(
+        config, workers=config.agent.workers, notify=notify, sandboxes=True
+    ) as backend:
+        done = backend.map(
+            RolloutWork(portable(config), redo=again),
+            todo,
+            needs=Needs(sandboxes=1),
+            on_done=report,
+        )
+    return sorted((as_result(d) for d in done), key=lambda r: r.chain_id)
 
 
 def as_result(done: Done[int, RolloutResult]) -> RolloutResult:

@@ -15,7 +15,7 @@ from prchain.app.config import Config
 from prchain.app.p2t.curate import CurationResult
 from prchain.app.p2t.parts import p2t_llm_config
 from prchain.app.p2t.stage import Notify
-from prchain.app.store import opened
+from prchain.app.store import open_store, opened
 from prchain.app.work import Lazy
 from prchain.p2t import store
 from prchain.store.db import session_scope
@@ -37,27 +37,27 @@ def curate_from_config(
     from prchain.app.scale import backend_for, portable
     from prchain.scale.protocol import Done, Needs
 
-    with opened(config.store.url, store) as store:
-        # Opening the store made its tables; the workers only use them.
-        work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
+    if store is None:  # opening the store makes its tables; the workers only use them
+        open_store(config.store.url).close()
+    work_config = config.model_copy(update={"llm": p2t_llm_config(config)})
 
-        def result(done: Done[int, CurationResult]) -> CurationResult:
-            if done.result is None:
-                return CurationResult(done.item, 0, "lost", 0, done.lost or "", 0.0, node=done.node)
-            return replace(done.result, node=done.node)
+    def result(done: Done[int, CurationResult]) -> CurationResult:
+        if done.result is None:
+            return CurationResult(done.item, 0, "lost", 0, done.lost or "", 0.0, node=done.node)
+        return replace(done.result, node=done.node)
 
-        def report(done: Done[int, CurationResult]) -> None:
-            if on_done is not None:
-                on_done(result(done))
+    def report(done: Done[int, CurationResult]) -> None:
+        if on_done is not None:
+            on_done(result(done))
 
-        with backend_for(config, workers=config.p2t.workers, notify=notify) as backend:
-            finished = backend.map(
-                CurationWork(portable(work_config)),
-                list(dict.fromkeys(chain_ids)),
-                needs=Needs(sandboxes=1),
-                on_done=report,
-            )
-        return sorted((result(d) for d in finished), key=lambda r: r.chain_id)
+    with backend_for(config, workers=config.p2t.workers, notify=notify) as backend:
+        finished = backend.map(
+            CurationWork(portable(work_config)),
+            list(dict.fromkeys(chain_ids)),
+            needs=Needs(sandboxes=1),
+            on_done=report,
+        )
+    return sorted((result(d) for d in finished), key=lambda r: r.chain_id)
 
 
 ASSUMED_NODES = 12  # graph size assumed for a stage whose graph is not built yet
