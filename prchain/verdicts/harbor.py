@@ -61,7 +61,7 @@ def rules(room: str) -> dict[str, Any]:
         "import_roots": list(crossing.IMPORT_ROOTS),
         "test_dirs": sorted(patches.TEST_DIRS),
         "test_dir_pattern": patches._TEST_DIR.pattern,
-        "test_name_pattern": patches._TEST_NAME.pattern,
+        "test_name_pattern": patches.test_name_pattern().pattern,
         "test_config_files": sorted(patches.TEST_CONFIG_FILES),
         "sealed": {
             "dirs": sorted(sealed.dirs),

@@ -14,8 +14,8 @@ from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.changes import patch_code_lines
 from prchain.chains.evidence.lines import parse_patch, takes_back
 from prchain.chains.reading.carried import _lined_up, carried_in_patch, tokens
-from prchain.chains.reading.patches import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
 from prchain.dev.repos import git
+from prchain.environments.languages.rust import _RUST_CFG_MODULE, _only_in_tests, rust_test_start
 from prchain.store.models import Chain
 from tests.support.history import History
 from tests.support.links import links_by_number, mine_and_build

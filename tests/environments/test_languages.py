@@ -4,11 +4,13 @@ reading that uses them stays pure (no room's builder, no docker, no store is loa
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
+from prchain.chains.reading.patches import is_test_path
 from prchain.chains.reading.paths import is_config_path, is_lockfile
 from prchain.environments import languages
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, _load
@@ -55,3 +57,33 @@ def test_reading_code_loads_no_room_builder() -> None:
     rooms = [f"prchain.environments.languages.{name}" for name in languages.LANGUAGES]
     expected = ["prchain.environments", "prchain.environments.languages", *rooms]
     assert json.loads(run.stdout) == sorted(expected)
+
+
+def test_a_test_file_is_known_by_its_languages_facts() -> None:
+    """The test side of a gold patch comes from each room's `test_file_names`; a name that no
+    room's pattern knows is code, unless it is one of the few test files of no room's language."""
+    named = {
+        "python": "pkg/test_area.py",
+        "go": "geom/area_test.go",
+        "rust": "src/area_test.rs",
+        "c": "tests/../src/area_test.c",
+        "node": "src/area.spec.ts",
+        "java": "src/main/java/AreaTest.java",
+    }
+    for name in languages.LANGUAGES:
+        facts = languages.language_facts(name)
+        assert facts.test_file_names, name
+        assert re.search(facts.test_file_names, named[name].rsplit("/", 1)[-1]), name
+        assert is_test_path(named[name]), name
+    assert not is_test_path("src/area.rs") and not is_test_path("src/Area.java")
+    assert is_test_path("spec/area_test.rb") and is_test_path("t/basic.t")
+
+
+def test_a_language_that_writes_tests_in_its_sources_says_where_they_begin() -> None:
+    rust = (
+        "pub fn area() -> u32 { 4 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn a() {}\n}\n"
+    )
+    reader = languages.tests_in_file("src/lib.rs")
+    assert reader is not None and reader(rust) == 3
+    assert languages.tests_in_file("src/lib.go") is None
+    assert languages.tests_in_file("README") is None

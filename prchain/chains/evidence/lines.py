@@ -37,7 +37,7 @@ from sqlalchemy import Engine, select
 from prchain.chains.reading.carried import carried_kinds, change_blocks
 from prchain.chains.reading.generated import MAX_CODE_LINE_CHARS, generated_text
 from prchain.chains.reading.imports import import_lines
-from prchain.chains.reading.patches import file_sections, is_test_path, rust_test_start
+from prchain.chains.reading.patches import file_sections, is_test_path
 from prchain.chains.reading.paths import counts_as_code
 from prchain.chains.reading.substance import (
     WholeFile,
@@ -47,6 +47,7 @@ from prchain.chains.reading.substance import (
 )
 from prchain.core import git
 from prchain.core.commit_graph import CommitGraphs
+from prchain.environments.languages import tests_in_file
 from prchain.store.models import PRCommit, PRPatch
 
 if TYPE_CHECKING:
@@ -601,7 +602,8 @@ class _FileFacts:
     ) -> None:
         self.path = path
         self.text = text
-        self.test_start = rust_test_start(text) if text and path.endswith(".rs") else None
+        tests_at = tests_in_file(path)
+        self.test_start = tests_at(text) if text and tests_at else None
         self._lexed = lexed
         self._imports: frozenset[int] | None = None
         self._rows: list[str] | None = None

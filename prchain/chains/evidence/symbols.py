@@ -38,7 +38,6 @@ from prchain.chains.reading.imports_foreign import go_modules
 from prchain.chains.reading.patches import (
     file_sections,
     is_test_path,
-    rust_test_start,
     section_blobs,
     section_path,
 )
@@ -51,6 +50,7 @@ from prchain.chains.reading.substance import (
 )
 from prchain.core import git
 from prchain.core.errors import GitError
+from prchain.environments.languages import tests_in_file
 from prchain.store.models import PRPatch
 
 if TYPE_CHECKING:
@@ -824,10 +824,9 @@ class Symbols:
 
 
 def _tests_from(text: str | None, path: str) -> int | None:
-    """Where a Rust file's test module starts, read from its new text."""
-    if not path.endswith(".rs") or text is None:
-        return None
-    return rust_test_start(text)
+    """Where a source file's own tests start (Rust's test module), read from its new text."""
+    tests_at = tests_in_file(path)
+    return tests_at(text) if tests_at and text is not None else None
 
 
 def _new_blobs(diff: str) -> list[str]:

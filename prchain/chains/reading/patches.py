@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
+
+from prchain.environments.languages import test_file_names
 
 _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
@@ -36,17 +38,18 @@ _TEST_DIR = re.compile(
     r"|(?:file|run|unit|func|integration|system|smoke|ui|e2e|doc|fuzz|regress|compile)tests",
     re.I,
 )
-_TEST_NAME = re.compile(
-    r"(^test_.*\.py$)|(_tests?\.(py|go|rs|rb|c|cc|cpp|[jt]sx?|mjs)$)|(^tests?\.py$)|(^conftest\.py$)"
-    r"|(\.(spec|test)\.[jt]sx?$)|(Tests?\.(java|kt|cs|scala)$)|(\.snap(\.new)?$)"
-    # A JavaScript module's tests beside it: date-fns keeps `src/intlFormat/test.ts` (round 36's
-    # #2232 only rewrote one, a stage both judges called thin).
-    r"|(^tests?\.[cm]?[jt]sx?$)"
-    r"|(\.t$)"  # a TAP test script: apisix's t/plugin/key-auth.t, a Perl module's t/basic.t
-    # A crate's `#[cfg(test)] mod test_util;` (arrow-rs's readers' helpers); a Go package's helpers
-    # that only its tests call (linkerd2's `controller/k8s/test_helper.go`).
-    r"|(^test_utils?\.rs$)|(^test_?(utils?|helpers?)\.go$)"
-)
+# Test files by name that belong to no room's language: Ruby's and C#'s, insta's snapshots, and a
+# TAP test script (apisix's t/plugin/key-auth.t, a Perl module's t/basic.t). Each language's own
+# are its facts' `test_file_names` (`prchain.environments.languages`).
+_OTHER_TEST_NAMES = r"_tests?\.rb$|Tests?\.cs$|\.snap(\.new)?$|\.t$"
+
+
+@cache
+def test_name_pattern() -> re.Pattern[str]:
+    """A test file's name, in any language (searched in the file's name)."""
+    return re.compile(f"{test_file_names()}|(?:{_OTHER_TEST_NAMES})")
+
+
 # Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
 # files, tox and nox run the suite, and Python itself imports sitecustomize/usercustomize and .pth
 # files. A change to one of them can make tests pass without touching the code under test.
@@ -87,71 +90,7 @@ def is_test_path(path: str) -> bool:
         return True
     if len(parts) > 1 and parts[0] == "t":  # the TAP suite at the root (Perl, OpenResty, git)
         return True
-    return bool(_TEST_NAME.search(parts[-1]))
-
-
-# With the newline before it, as `imports._LONG_IMPORT` (a pattern that begins with `^` is tried at
-# every character of the text).
-_RUST_CFG_MODULE = re.compile(
-    r"\n#\[cfg\((?P<when>.*)\)\]\s*\n(?:#\[.*\]\s*\n)*(?:pub(?:\([\w: ]+\))?\s+)?mod\s+\w+\s*\{"
-)
-
-
-@lru_cache(maxsize=128)  # one version of a file sits under the bases of many PRs
-def rust_test_start(text: str) -> int | None:
-    """The line number (from 1) where a Rust file's top-level test module (`#[cfg(test)] mod
-    tests {`) starts, if it has one: the lines from there on are tests, though the file is not.
-    A module compiled only in tests on some platform (`#[cfg(all(test, windows))]`: zellij
-    #5014's key tests) is one too; `any(test, feature = "x")` is not, nor `not(test)`.
-
-    The text is read by patterns from each module on, not cut into lines: a build asks this of
-    every version of every Rust file it reads (on ruff, files of 5,000 lines)."""
-    if "#[cfg(" not in text:
-        return None
-    padded = "\n" + text  # each line after a newline: line i after the newline at `at` (the i-th)
-    lines = padded.count("\n")
-    # Per test module: its first line (0-based), the newline before it, and the newline after
-    # its last line (rustfmt closes it at column 0) or the end of the text.
-    modules: list[tuple[int, int, int]] = []
-    for found in _RUST_CFG_MODULE.finditer(padded):
-        if _only_in_tests(found["when"]):
-            first = text.count("\n", 0, found.start())
-            closing = _CLOSING_LINE.search(padded, padded.find("\n", found.start() + 1))
-            end = padded.find("\n", closing.start() + 1) if closing else -1
-            modules.append((first, found.start(), len(padded) if end < 0 else end))
-    # Only the file's tail of test modules: code after a test module in the middle of the file
-    # (lancedb's `#[cfg(all(test, feature = "remote"))] mod test_utils` at line 976 of 4,000) is
-    # code.
-    tail, tail_at = lines, len(padded)
-    for first, at, end in reversed(modules):
-        if _TOP_LEVEL_CODE.search(padded, end, tail_at):
-            break
-        tail, tail_at = first, at
-    return tail + 1 if tail < lines else None
-
-
-# A line of only `}` (blanks after it), and a line that is an item at the top of a Rust file (it
-# begins with none of a blank, `}`, `*`, `//` and `/*`), each with the newline before it.
-_CLOSING_LINE = re.compile(r"\n\}[^\S\n]*(?=\n|\Z)")
-_TOP_LEVEL_CODE = re.compile(r"\n(?=[^\s}*])(?!/[/*])")
-
-
-def _only_in_tests(when: str) -> bool:
-    """Whether a `cfg` predicate holds only in test builds: `test`, or `all(...)` of `test` and
-    more."""
-    when = when.strip()
-    if when == "test":
-        return True
-    if not (when.startswith("all(") and when.endswith(")")):
-        return False
-    depth, start, terms = 0, 4, []
-    for i, char in enumerate(when[4:-1], start=4):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            terms.append(when[start:i].strip())
-            start = i + 1
-    terms.append(when[start:-1].strip())
-    return "test" in terms
+    return bool(test_name_pattern().search(parts[-1]))
 
 
 def is_test_config_path(path: str) -> bool:

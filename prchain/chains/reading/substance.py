@@ -41,12 +41,12 @@ from prchain.chains.reading.generated import (
 from prchain.chains.reading.imports import import_lines, is_import
 from prchain.chains.reading.patches import (
     file_sections,
-    rust_test_start,
     section_blobs,
     section_path,
 )
 from prchain.chains.reading.paths import counts_as_substance
 from prchain.chains.reading.string_scan import scanned_spans, scanner_for
+from prchain.environments.languages import tests_in_file
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
@@ -427,8 +427,11 @@ def section_code_lines(
     )
     pair = section_blobs(section)
     old_imports, new_imports = _sides(pair, blobs, import_lines)
+    tests_at = tests_in_file(path)
     old_tests, new_tests = (
-        _sides(pair, blobs, _tests_start) if path.endswith(".rs") else (NO_TESTS, NO_TESTS)
+        _sides(pair, blobs, lambda text: tests_at(text) or NO_TESTS)
+        if tests_at
+        else (NO_TESTS, NO_TESTS)
     )
     added_code: list[str] = []
     removed_code: list[str] = []
@@ -437,8 +440,8 @@ def section_code_lines(
         removed = [i for i in hunk.changed("-") if _written(hunk.old[i], moved)]
         added = _not_imports(hunk.new, added, hunk.new_start, new_imports)
         removed = _not_imports(hunk.old, removed, hunk.old_start, old_imports)
-        added = _not_tests(hunk.new, added, hunk.new_start, new_tests)
-        removed = _not_tests(hunk.old, removed, hunk.old_start, old_tests)
+        added = _not_tests(hunk.new, added, hunk.new_start, new_tests, tests_at)
+        removed = _not_tests(hunk.old, removed, hunk.old_start, old_tests, tests_at)
         added_code += _code(new_file, hunk.new, added, hunk.new_start, lexer)
         removed_code += _code(old_file, hunk.old, removed, hunk.old_start, lexer)
     return added_code, removed_code
@@ -462,18 +465,20 @@ def _not_imports(
 NO_TESTS = sys.maxsize
 
 
-def _tests_start(text: str) -> int:
-    """The line from which a Rust file is its test module (`NO_TESTS` where it has none)."""
-    return rust_test_start(text) or NO_TESTS
-
-
-def _not_tests(side: list[str], changed: list[int], start: int, tests: int | None) -> list[int]:
-    """Those of the `changed` lines of a hunk side that come before the file's test module. A
-    unit test written inside a Rust source file is a test all the same: bevy #22425 fixes one
-    line and adds a 54-line test to the module's `mod test`. Without the whole file, the hunk
-    tells only where it shows the module's start."""
+def _not_tests(
+    side: list[str],
+    changed: list[int],
+    start: int,
+    tests: int | None,
+    tests_at: Callable[[str], int | None] | None,
+) -> list[int]:
+    """Those of the `changed` lines of a hunk side that come before the file's own tests, for a
+    language that writes them in its source files (`tests_at`). A unit test written inside a Rust
+    source file is a test all the same: bevy #22425 fixes one line and adds a 54-line test to the
+    module's `mod test`. Without the whole file, the hunk tells only where it shows the tests'
+    start."""
     if tests is None:
-        local = rust_test_start("\n".join(side))
+        local = tests_at("\n".join(side)) if tests_at else None
         tests = NO_TESTS if local is None else start + local - 1
     return [i for i in changed if start + i < tests]
 

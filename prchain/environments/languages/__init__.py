@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -30,6 +31,11 @@ class LanguageFacts:
     # `.sum` twins are locks (Go's `go_test.mod`, `go.work.sum`): a pattern, '' for none.
     module_files: str = ""
     setup_agent: tuple[str, str] = ("", "")  # the setup agent's words: language, registries
+    # Its test files' names (a pattern searched in a file's name): the test side of a gold patch.
+    test_file_names: str = ""
+    # Where a source file's own tests begin (a line from 1, None: it has none), for a language that
+    # writes unit tests inside its source files (Rust's `#[cfg(test)] mod tests`).
+    tests_in_file: Callable[[str], int | None] | None = None
     # The version of the chain side's reading of this language's files (lexing, imports, test
     # regions): bump it when that reading changes what it answers, and only the kept evidence of
     # pairs that touch its files is asked again (`prchain.chains.evidence.kept`).
@@ -72,6 +78,19 @@ def module_file() -> re.Pattern[str]:
 @cache
 def _by_suffix() -> dict[str, str]:
     return {suffix: f.name for f in all_facts() for suffix in f.source_suffixes}
+
+
+@cache
+def test_file_names() -> str:
+    """The test-file names of every language with a room, as one pattern."""
+    return "|".join(f"(?:{f.test_file_names})" for f in all_facts() if f.test_file_names)
+
+
+def tests_in_file(path: str) -> Callable[[str], int | None] | None:
+    """The reader of where `path`'s own tests begin, if its language writes tests inside source
+    files (`LanguageFacts.tests_in_file`)."""
+    language = language_of(path)
+    return language_facts(language).tests_in_file if language else None
 
 
 def language_of(path: str) -> str | None:

@@ -11,5 +11,8 @@ FACTS = LanguageFacts(
     # `go_test.sum`; a workspace has `go.work.sum`). Round 45: nats.go #1773 → #1821, two Go
     # version bumps, were a code link through 9 lines of `go_test.mod`.
     module_files=r"^go(?:[._-][\w.-]*)?\.(?:mod|sum)$",
+    # `x_test.go`, and a package's helpers that only its tests call (linkerd2's
+    # `controller/k8s/test_helper.go`)
+    test_file_names=r"_tests?\.go$|^test_?(utils?|helpers?)\.go$",
     setup_agent=("Go", "the Go module proxy"),
 )

@@ -5,5 +5,6 @@ from prchain.environments.languages import LanguageFacts
 FACTS = LanguageFacts(
     name="java",
     source_suffixes=frozenset({".java", ".kt", ".scala"}),
+    test_file_names=r"Tests?\.(java|kt|scala)$",
     setup_agent=("Java", "Maven Central"),
 )
