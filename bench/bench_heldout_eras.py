@@ -53,6 +53,7 @@ from prchain.app.envsetup import era_builder, image_opener, image_size  # noqa: 
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.setup.ladder import Setup, setup_eras  # noqa: E402
 from prchain.store.db import make_engine, session_scope  # noqa: E402
 from prchain.store.models import (  # noqa: E402
     Chain,
@@ -63,7 +64,6 @@ from prchain.store.models import (  # noqa: E402
     StageEra,
     StageVerification,
 )
-from prchain.verdicts.ladder import Setup, setup_eras  # noqa: E402
 
 
 def clone_of(root: Path, repo: str) -> Path:

@@ -28,7 +28,7 @@ from prchain.p2t.config import P2TConfig
 from prchain.prm.config import PRMConfig
 from prchain.report.config import ReportConfig
 from prchain.scale.config import ScaleConfig
-from prchain.setup_agent.config import SetupAgentConfig
+from prchain.setup.config import SetupAgentConfig
 from prchain.store.config import StoreConfig
 from prchain.verdicts.config import VerdictsConfig
 

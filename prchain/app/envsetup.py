@@ -20,7 +20,7 @@ from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.era import Era
 from prchain.environments.eras.memory import stage_env
 from prchain.environments.protocol import Environment, StageSpec
-from prchain.verdicts.ladder import (
+from prchain.setup.ladder import (
     AgentRepair,
     EraItem,
     EraReport,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 
 from prchain.app.config import Config
-from prchain.verdicts.ladder import AgentRepair
+from prchain.setup.ladder import AgentRepair
 
 
 def agent_from_config(
@@ -26,6 +26,6 @@ def agent_from_config(
         )
         return None
     from prchain.llm.client import LLMClient
-    from prchain.setup_agent.repair import agent_repair  # docker and openai load only here
+    from prchain.setup.repair import agent_repair  # docker and openai load only here
 
     return agent_repair(LLMClient(llm, engine), config.environment, config.eras, config.env_setup)

@@ -14,7 +14,7 @@ from prchain.cli.options import backend_options, build_config, config_options, r
 from prchain.cli.safe import SafeConsole
 
 if TYPE_CHECKING:
-    from prchain.verdicts.ladder import EraReport
+    from prchain.setup.ladder import EraReport
 
 console = SafeConsole()
 

@@ -1,7 +1,7 @@
 """A build sandbox with checkpoints: run install steps as root, keep each step that worked as an
 image (`docker commit`), and roll a failed step back to the last checkpoint.
 
-This is where the LLM setup agent works (prchain/setup_agent). The repository's tracked files at one
+This is where the LLM setup agent works (prchain/setup). The repository's tracked files at one
 commit are copied into a container of the era's base image (to `src`: where the era build puts
 them, so a recipe found here replays there); nothing else of the
 repository (no history, no later commit) is there. Unlike an agent's sandbox, it reaches the

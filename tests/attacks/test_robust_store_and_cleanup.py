@@ -90,7 +90,7 @@ def test_a_remembered_era_whose_image_is_gone_is_no_candidate(engine: Engine) ->
     from prchain.environments.eras.era import Era
     from prchain.environments.eras.manifests import Snapshot
     from prchain.environments.eras.python import Python
-    from prchain.verdicts.ladder import Setup, _memory_candidate
+    from prchain.setup.ladder import Setup, _memory_candidate
 
     with session_scope(engine) as session:
         row = Repo(full_name="acme/pruned", source="git", clone_path="/nonexistent")

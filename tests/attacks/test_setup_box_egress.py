@@ -87,9 +87,9 @@ def test_the_setup_box_reaches_the_registries_and_nothing_on_the_host(
     from prchain.environments.eras.config import ErasConfig
     from prchain.environments.eras.manifests import snapshot
     from prchain.llm.client import LLMClient
-    from prchain.setup_agent.config import SetupAgentConfig
-    from prchain.setup_agent.repair import agent_repair
-    from prchain.verdicts.ladder import RepairRequest
+    from prchain.setup.config import SetupAgentConfig
+    from prchain.setup.ladder import RepairRequest
+    from prchain.setup.repair import agent_repair
 
     gateway = _gateway(docker_client)
     probe = f"python3 -c '{PROBE}' {gateway} {host_listener}"

@@ -18,9 +18,9 @@ from prchain.environments.eras.ecosystems import Plan, ecosystem
 from prchain.environments.eras.era import Era
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.memory import NEAREST_DAYS
+from prchain.setup.ladder import Setup, _build, _grown
 from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe, Repo
-from prchain.verdicts.ladder import Setup, _build, _grown
 from prchain.verdicts.verify import StageJob
 
 REPO = "acme/crates"

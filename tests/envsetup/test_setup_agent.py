@@ -13,8 +13,8 @@ from prchain.core.errors import PrchainError
 from prchain.dev.repos import git
 from prchain.environments.buildbox import BoxSettings, BuildBox
 from prchain.llm.client import LLMClient
-from prchain.setup_agent.agent import SetupAgentFailed, SetupRequest, run_setup_agent
-from prchain.setup_agent.config import SetupAgentConfig
+from prchain.setup.agent import SetupAgentFailed, SetupRequest, run_setup_agent
+from prchain.setup.config import SetupAgentConfig
 
 pytestmark = pytest.mark.docker
 

@@ -21,10 +21,10 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.eras.config import ErasConfig, VerifyLimits
 from prchain.environments.eras.python.report import Pytest
+from prchain.setup.ladder import _too_big, sized_sample
 from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
 from prchain.store.opener import make_engine
-from prchain.verdicts.ladder import _too_big, sized_sample
 from prchain.verdicts.sandbox import SuiteRun
 from prchain.verdicts.verify import StageJob
 from tests.support.era_runs import offline_eras, remove_repo_images

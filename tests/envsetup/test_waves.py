@@ -9,7 +9,7 @@ from prchain.environments.eras.ecosystems import ecosystem
 from prchain.environments.eras.era import Era
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.memory import NEAREST_DAYS
-from prchain.verdicts.ladder import EraItem, waves
+from prchain.setup.ladder import EraItem, waves
 from prchain.verdicts.verify import StageJob
 
 START = datetime(2023, 1, 10, 12)

@@ -109,7 +109,7 @@ def test_an_era_counts_another_era_s_build_only_where_it_built_none_of_its_own()
     """cloudquery's era of #6763 tried #6759's image from recipe memory (it lacked testify), then
     built its own in 100.5 s, and recorded 209.6 s: both builds. An era verified on the borrowed
     image alone keeps that image's build time (tests/envsetup/test_build_seconds.py)."""
-    from prchain.verdicts.ladder import era_build_seconds
+    from prchain.setup.ladder import era_build_seconds
 
     borrowed = {"method": "memory", "build_seconds": 109.1, "verify_seconds": 35.3}
     built = {"method": "planner", "build_seconds": 100.5, "verify_seconds": 47.8}

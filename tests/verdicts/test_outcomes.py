@@ -123,7 +123,7 @@ def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
     """ruff's 2023 era: cargo's target directory, in a tmpfs sandbox's /tmp, filled its 256m on
     the first crate; the root error says so, and which settings the user raises."""
     from prchain.environments.eras.rust.report import Cargo
-    from prchain.verdicts.ladder import _counted
+    from prchain.setup.ladder import _counted
     from prchain.verdicts.sandbox import SuiteRun
 
     full = (

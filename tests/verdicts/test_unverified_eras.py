@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.eras.memory import era_state, save_recipe, stage_env
+from prchain.setup.ladder import plan_eras
 from prchain.store.opener import make_engine
-from prchain.verdicts.ladder import plan_eras
 
 REPO = "py51-unverified/app"
 ROOT = "ModuleNotFoundError: No module named 'cext'"

@@ -347,7 +347,7 @@ def test_a_copy_of_the_project_from_the_index_never_shadows_the_agents_tree(
 
 def test_a_python_2_only_project_says_so_with_its_failure(repo: Path) -> None:
     """flask 2012: classifiers and tox name Python 2 only; the one line names that first."""
-    from prchain.verdicts.ladder import _first_root_error
+    from prchain.setup.ladder import _first_root_error
     from prchain.verdicts.outcomes import Counts
 
     setup_py = (

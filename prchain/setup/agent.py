@@ -23,7 +23,7 @@ from prchain.environments.languages import LANGUAGES, language_facts
 from prchain.llm.prompts import render
 from prchain.llm.protocol import ChatLLM, Completion, Message
 from prchain.llm.toolcalls import calls_from_text
-from prchain.setup_agent.config import SetupAgentConfig
+from prchain.setup.config import SetupAgentConfig
 
 ROLE = "env_setup"
 PROMPTS = Path(__file__).with_name("prompts")

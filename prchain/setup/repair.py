@@ -1,6 +1,6 @@
 """The setup agent as the last rung of `env setup`'s ladder (memory → planner → agent).
 
-`agent_repair` returns the `AgentRepair` callable prchain.verdicts.ladder calls when neither
+`agent_repair` returns the `AgentRepair` callable prchain.setup.ladder calls when neither
 recipe memory nor the planner verified an era. The agent works in a build sandbox that is the era
 build's container with checkpoints: the same suite base, uv, CA bundle, cache volume, variables and
 the tree at the same place. What it finds is handed back as a plan (its kept steps, then the same
@@ -26,9 +26,9 @@ from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.images import ensure_base_image
 from prchain.llm.protocol import ChatLLM
-from prchain.setup_agent.agent import AgentRecipe, SetupRequest, run_setup_agent
-from prchain.setup_agent.config import SetupAgentConfig
-from prchain.verdicts.ladder import AgentRepair, Candidate, RepairRequest
+from prchain.setup.agent import AgentRecipe, SetupRequest, run_setup_agent
+from prchain.setup.config import SetupAgentConfig
+from prchain.setup.ladder import AgentRepair, Candidate, RepairRequest
 
 FAILURE_CHARS = 6000  # of the planner's log shown with its root error
 
