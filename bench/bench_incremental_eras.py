@@ -105,13 +105,19 @@ def measure(
     made, _plan = build(client, eras, repo, clone, first)
     row(first, "cold", made)
     if warm_first:
-        client.remove_image(made.tag)
+        if not client.remove_image(made.tag):  # else the "warm" build would reuse this image
+            raise SystemExit(f"{made.tag}: still in use, so its warm build cannot be timed")
         made, _plan = build(client, eras, repo, clone, first)
         row(first, "warm", made)
     previous = made.tag
     for sha in commits[1:]:
-        grown, _plan = build(client, eras, repo, clone, sha, on=previous)
-        row(sha, "incremental", grown)
+        try:
+            grown, _plan = build(client, eras, repo, clone, sha, on=previous)
+            row(sha, "incremental", grown)
+        except SystemExit as refused:  # another toolchain: the ladder builds it in full too
+            print(f"  {refused}; built in full", flush=True)
+            grown, _plan = build(client, eras, repo, clone, sha)
+            row(sha, "full", grown)
         previous = grown.tag
     for sha in commits[1:][:full_later]:  # what each later era cost before eras grew
         warm, _plan = build(client, eras, repo, clone, sha)
@@ -153,7 +159,7 @@ def report(rows: list[Row]) -> None:
     later_warm = [r for r in rows if r.kind == "warm" and r.era != cold.era] or [cold]
     grown = [r for r in rows if r.kind == "incremental"]
     before = [r.own for r in rows if r.kind in ("cold", "warm")]
-    after = [rows[0].own] + [r.own for r in grown]
+    after = [rows[0].own] + [r.own for r in rows if r.kind in ("incremental", "full")]
     if grown:
         share = max(r.seconds for r in grown) / cold.seconds
         print(
