@@ -140,20 +140,26 @@ def _overrides(room: Workspace, tests: StageTests) -> list[str]:
     (crossing.overridden_dirs), and the test-support modules the hidden tests import
     (crossing.imported_helpers)."""
     ecosystem = tests.ecosystem or "python"
-    if ecosystem == "go":
-        return _go_overrides(room, ecosystem)
     names = OVERRIDE_MANIFESTS.get(ecosystem, ())
+    if not names:
+        return imported_helpers(ecosystem, tests.test_patch)
+    if ecosystem == "go":  # a nested module's go.mod or a go.work replaces as the root's does
+        manifests = _read_base(room, (), anywhere=names)
+        return overridden_dirs(ecosystem, manifests) if manifests else []
     hidden_files = tuple(tests.test_files) if ecosystem == "python" else ()
-    texts = _read_base(room, (*names, *hidden_files)) if names else {}
+    texts = _read_base(room, (*names, *hidden_files))
     manifests = {name: texts[name] for name in names if name in texts}
     found = overridden_dirs(ecosystem, manifests) if manifests else []
     hidden = [texts.get(path, "") for path in hidden_files]
     return found + imported_helpers(ecosystem, "\n".join([tests.test_patch, *hidden]))
 
 
-def _read_base(room: Workspace, names: tuple[str, ...]) -> dict[str, str]:
-    """Each of `names` the room's tree has (node_configs.LINKS: the image's links into it), name →
-    text, in one command."""
+def _read_base(
+    room: Workspace, names: tuple[str, ...], anywhere: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Each of `names` the room's tree has at its root (node_configs.LINKS: the image's links
+    into it), and each file named one of `anywhere` at any depth (FIND_MANIFESTS), path → text,
+    in one command."""
     mark = f"prchain-{secrets.token_hex(8)}"
     parts = []
     for name in names:
@@ -164,30 +170,18 @@ def _read_base(room: Workspace, names: tuple[str, ...]) -> dict[str, str]:
             parts.append(
                 f"if [ -f {shlex.quote(name)} ]; then {head}; cat -- {shlex.quote(name)}; fi"
             )
+    if anywhere:
+        find = FIND_MANIFESTS.format(names=" -o ".join(f"-name {n}" for n in anywhere))
+        parts.append(
+            f"{find} | while IFS= read -r f; do "
+            f'printf \'\\n%s %s\\n\' {mark} "${{f#./}}"; cat -- "$f"; done'
+        )
     done = room.execute("; ".join(parts))
     found = {}
     for section in done.output.split(f"\n{mark} ")[1:]:
         name, _, text = section.partition("\n")
         found[name] = text
     return found
-
-
-def _go_overrides(room: Workspace, ecosystem: str) -> list[str]:
-    """The directories the stage base's own manifests (the room's, at any depth, before the
-    agent's change, which never crosses into them) put in place of a test library
-    (crossing.overridden_dirs)."""
-    names = OVERRIDE_MANIFESTS.get(ecosystem, ())
-    if not names:
-        return []
-    found = room.execute(FIND_MANIFESTS.format(names=" -o ".join(f"-name {n}" for n in names)))
-    manifests = {}
-    for line in found.output.splitlines() if found.exit_code == 0 else []:
-        path = line.strip().removeprefix("./")
-        try:
-            manifests[path] = room.read_file(path)
-        except (FileNotFoundError, PermissionError, IsADirectoryError):
-            continue
-    return overridden_dirs(ecosystem, manifests) if manifests else []
 
 
 def _sealed_run(room: Workspace, reader: TestReport, tests: StageTests, timeout: float) -> SuiteRun:
