@@ -78,16 +78,3 @@ def _graph_for_stage(
     row = store.load_graph_row(engine, chain_id, stage_idx)
     assert row is not None
     return ProcessGraph.from_dict(row.graph), row
-    task = load_chain(engine, chain_id)
-    stage = next((s for s in task.stages if s.idx == stage_idx), None)
-    if stage is None:
-        raise NothingToDo(f"chain {chain_id} has no stage {stage_idx}")
-    llm = make_llm(config, engine)
-    with stage_env(config, task, 0) as env:
-        for s in task.stages:
-            if s.idx <= stage_idx:
-                env.enter_stage(s.idx)  # with nothing carried: the gold history up to the stage
-        build_graph(config, engine, llm, env, task, stage)
-    row = store.load_graph_row(engine, chain_id, stage_idx)
-    assert row is not None
-    return ProcessGraph.from_dict(row.graph), row
