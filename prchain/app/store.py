@@ -63,7 +63,9 @@ class StoreRevision:
 def _shown(url: str) -> str:
     from sqlalchemy.engine import make_url
 
-    return make_url(url).render_as_string(hide_password=True)
+    from prchain.store.db import shown_url
+
+    return shown_url(make_url(url))
 
 
 def store_revision(url: str) -> StoreRevision:
