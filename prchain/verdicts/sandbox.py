@@ -203,9 +203,16 @@ def agent_change(env: Environment, room: str | None = None) -> AgentChange:
     allow-list of `room`'s clean room (`prchain.verdicts.crossing`; None: every room's): test
     files and configuration, manifests, metadata, the places the hidden tests' libraries resolve
     from."""
+    return crossing_part(env.cumulative_patch(), room)
+
+
+def crossing_part(patch: bytes, room: str | None) -> AgentChange:
+    """The sections of `patch` that reach `room`'s clean room (each path they name crosses), and
+    the paths of the others: what a hidden-test run sees of an agent's change, and of a gold code
+    patch when `tests verify` judges it as the clean room will."""
     change = AgentChange(b"")
     kept = []
-    for section in byte_sections(env.cumulative_patch()):
+    for section in byte_sections(patch):
         paths = section_paths(section.decode("utf-8", "replace"))
         if paths and all(crosses(p, is_test_side, room) for p in paths):
             kept.append(section)

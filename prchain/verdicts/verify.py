@@ -4,7 +4,8 @@ Per stage, in a fresh sandbox on the stage's base B_t (the state a perfect agent
 earlier gold patch is part of B_t), the configured test command runs
   1. on the start as it is,
   2. with the gold test patch applied,
-  3. with the gold code patch applied on top, `gold_runs` times;
+  3. with the part of the gold code patch that reaches the clean room applied on top (a build file
+     or a manifest stays B_t's there, as for an agent: crossing.py), `gold_runs` times;
 and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
 test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
 Results are stored per chain stage with a recipe hash (base, patches, command, gold runs): a rerun
@@ -41,6 +42,7 @@ from prchain.verdicts.sandbox import (
     SuiteRun,
     apply_patch,
     collected_test_files,
+    crossing_part,
     fill_command,
     patch_paths,
     run_suite,
@@ -51,7 +53,7 @@ from prchain.verdicts.touched import touched_by
 Result = Literal[
     "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
 ]
-RECIPE_VERSION = "4"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "5"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
@@ -245,7 +247,8 @@ def _runs(
     if error is not None:
         return error
     with_tests = run()
-    error = apply_patch(env, job.gold_patch, reset=False)
+    crossing = crossing_part(job.gold_patch.encode(), tests.ecosystem)
+    error = apply_patch(env, crossing.patch.decode(), reset=False)
     if error is not None:
         return f"the gold code patch does not apply after the test patch: {error[-300:]}"
     error = setup("after the gold patch")
@@ -265,6 +268,7 @@ def _runs(
         "root_error": reader.root_error(gold[-1].output_tail),
         "setup_command": tests.setup,
         "image": tests.image,
+        "held_back": crossing.dropped,  # the gold patch's paths that stay B_t's in a clean room
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     touched = touched_by(job.gold_test_patch, reader.names)
@@ -279,9 +283,11 @@ def _runs(
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
     broken = broken_environment(gold[-1].outcomes, done.runs["root_error"], tests.excluded)
-    held = held_back(job.gold_patch)
-    if broken and held:  # the gold patch needs what its build files say (a new module, a crate)
-        return f"{broken}; the gold patch changes {', '.join(held[:3])}, which stay B_t's here"
+    held = held_back(job.gold_patch) or crossing.dropped  # its build files first
+    if held and (broken or done.found.status == "unusable"):
+        # the gold patch needs what its build files say (a new module, a crate, a registered test)
+        why = broken or done.found.reason
+        return f"{why}; the gold patch changes {', '.join(held[:3])}, which stay B_t's here"
     return broken
 
 
