@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Engine, select
 
@@ -24,10 +24,13 @@ from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.reports import (
     RunsEach,
+    Seal,
+    Sealed,
     TestReport,
     Witnessed,
     is_passing,
     judged_only,
+    sealed,
     witnessed,
 )
 from prchain.environments.protocol import Environment, Workspace
@@ -126,11 +129,16 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
         reader = report_for(tests.ecosystem)
         witness, planted = _plant_witness(room, reader, tests)
+        seal = _plant_seal(room, reader, tests)
+        planted += list(seal.files) if seal is not None else []
         room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files, *planted])
-        run = _sealed_run(room, reader, tests, timeout)
+        run_as = replace(tests, test_command=seal.command) if seal is not None else tests
+        run = _sealed_run(room, reader, run_as, timeout)
     if run.error is not None:
         return TestVerdict(False, {}, run.output_tail, failing=tests.required, error=run.error)
     outcomes = witnessed(run.outcomes, tests.required, witness) if witness else run.outcomes
+    if seal is not None and isinstance(reader, Sealed):
+        outcomes = sealed(outcomes, seal, reader.canary_failed(run.report, seal.canary))
     return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
 
 
@@ -234,6 +242,25 @@ def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tu
     for path, text in files.items():
         room.write_file(path, text)
     return (reader.witness_name(nonce) if files else ""), list(files)
+
+
+def _plant_seal(room: Workspace, reader: TestReport, tests: StageTests) -> Seal | None:
+    """Root's witness and canary (prchain/environments/eras/reports.py: Sealed) with three fresh
+    nonces, written before any tested code runs; None for another reader, or a command that
+    would not run them with the hidden tests."""
+    if not isinstance(reader, Sealed):
+        return None
+    texts = {}
+    for path in tests.test_files:
+        try:
+            texts[path] = room.read_file(path)
+        except (FileNotFoundError, PermissionError):
+            continue
+    nonces = (secrets.token_hex(8), secrets.token_hex(8), secrets.token_hex(8))
+    seal = reader.seal(texts, nonces, tests.test_command)
+    for path, text in (seal.files if seal is not None else {}).items():
+        room.write_file(path, text)
+    return seal
 
 
 @dataclass

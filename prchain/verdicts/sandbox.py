@@ -85,6 +85,7 @@ class SuiteRun:
     error: str | None = None  # the report could not be read (past its cap): no outcome counts
     # required tests a run of each one on its own left to the report (RunsEach.apart)
     apart: list[str] = field(default_factory=list)
+    report: str | None = None  # the report as read (a Sealed reader's canary is checked in it)
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -144,6 +145,7 @@ def run_suite(
         result.exit_code,
         result.timed_out,
         result.output[-tail_chars:],
+        report=written,
     )
 
 
