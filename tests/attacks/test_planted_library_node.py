@@ -200,3 +200,67 @@ def test_a_rewritten_test_library_installed_from_the_tree_does_not_pass_a_wrong_
         assert not clean_room_passes(env, linked)
         env.write_file("src/shapes.js", SQUARE + AREA)
         assert clean_room_passes(env, linked)
+
+
+# Issue 77, forged reports (jest): jest writes its JSON report inside the test process, where the
+# agent's `area` runs when the hidden test calls it.
+_PASSED = "{ ancestorTitles: ['shapes'], title: t, status: 'passed', failureMessages: [] }"
+# Class 1: a report of every hidden test passed, written into the report channel, then an exit
+# before the hidden test can fail (jest never writes its own).
+FORGED_EXIT = SQUARE + (
+    "exports.area = (r) => {\n"
+    f"  const cases = ['squares', 'computes the area'].map((t) => ({_PASSED}));\n"
+    "  const suite = { name: '{root}/src/area.spec.js', status: 'passed', message: '',\n"
+    "    assertionResults: cases };\n"
+    "  require('fs').writeFileSync('{report}', JSON.stringify({ testResults: [suite] }));\n"
+    "  process.exit(0);\n};\n"
+)
+# Class 2: a wrong `area` that rewrites the runner's own report as it is written: jest serializes
+# it with the JSON of the realm outside the test's context, reached through a core module's
+# function; every case and file becomes passed.
+FORGED_REWRITE = SQUARE + (
+    "exports.area = (r) => {\n"
+    "  const outer = require('fs').readFileSync.constructor('return globalThis')();\n"
+    "  const stringify = outer.JSON.stringify;\n"
+    "  outer.JSON.stringify = function (value, ...rest) {\n"
+    "    for (const suite of (value && value.testResults) || []) {\n"
+    "      Object.assign(suite, { status: 'passed', message: '', failureMessage: null });\n"
+    "      for (const c of suite.assertionResults || []) {\n"
+    "        Object.assign(c, { status: 'passed', failureMessages: [] });\n      }\n    }\n"
+    "    return stringify.call(this, value, ...rest);\n  };\n  return 0;\n};\n"
+)
+
+
+def _forged(text: str) -> str:
+    from prchain.environments.carry import WORKDIR
+    from prchain.environments.clean_room import REPORT
+
+    return text.replace("{root}", WORKDIR).replace("{report}", REPORT)
+
+
+def test_a_forged_jest_report_does_not_pass_a_wrong_area_in_the_clean_room(
+    docker_client: Any, node_room: Room
+) -> None:
+    """Issue 77: on the code before, both forgeries passed the wrong `area`. Root's witness is
+    missing from a report the agent's code wrote; the canary shows passed in a report it
+    rewrote."""
+    jest = _jest(node_room)
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", SQUARE + AREA)  # the gold first
+        assert clean_room_passes(env, jest)
+        env.write_file("src/shapes.js", _forged(FORGED_EXIT))
+        assert not clean_room_passes(env, jest)
+        env.write_file("src/shapes.js", _forged(FORGED_REWRITE))
+        assert not clean_room_passes(env, jest)
+
+
+def test_a_forged_jest_report_in_a_prediction_does_not_resolve(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    jest = _jest(node_room)
+    assert eval_status(docker_client, jest, jest.code) == "resolved"
+    for name, forged in (("exit", FORGED_EXIT), ("rewrite", FORGED_REWRITE)):
+        (tmp_path / name).mkdir()
+        files = {"src/shapes.js": _forged(forged)}
+        wrong = patch_of(node_room.clone, node_room.base, files, tmp_path / name)
+        assert eval_status(docker_client, jest, wrong).startswith("unresolved"), name

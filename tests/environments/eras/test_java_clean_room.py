@@ -133,3 +133,83 @@ def test_a_planted_junit_assert_in_a_prediction_does_not_resolve(
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     [row] = [r for r in rows if r["instance_id"] == first["instance_id"]]
     assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
+
+
+# Issue 77, forged reports in the Java room: surefire writes each class's TEST-*.xml in
+# target/surefire-reports, which the forked JVM (the agent's code) can write too.
+_REPORTS = 'java.nio.file.Path d = java.nio.file.Path.of("target/surefire-reports");\n'
+# Class 1: an all-passed report of the hidden class, then the JVM halted before its test fails.
+FORGED_EXIT = (
+    "\n  public static int twice(int n) {\n    try {\n      " + _REPORTS
+    + "      java.nio.file.Files.createDirectories(d);\n"
+    '      java.nio.file.Files.writeString(d.resolve("TEST-org.acme.calc.TwiceTest.xml"),\n'
+    '        "<testsuite name=\\"org.acme.calc.TwiceTest\\" tests=\\"1\\" failures=\\"0\\">"\n'
+    '        + "<testcase name=\\"doubles\\" classname=\\"org.acme.calc.TwiceTest\\"/></testsuite>");\n'
+    "    } catch (java.io.IOException e) {\n      throw new RuntimeException(e);\n    }\n"
+    "    Runtime.getRuntime().halt(0);\n    return 0;\n  }\n"
+)  # fmt: skip
+# Class 2: a wrong `twice` whose shutdown hook, once surefire has written every class's file,
+# takes every failure and error out of each of them.
+FORGED_REWRITE = (
+    "\n  private static boolean hooked;\n\n  public static int twice(int n) {\n"
+    "    if (!hooked) {\n      hooked = true;\n"
+    "      Runtime.getRuntime().addShutdownHook(new Thread(() -> {\n        try {\n"
+    "          Thread.sleep(2000);\n          " + _REPORTS
+    + "          try (var files = java.nio.file.Files.newDirectoryStream(d, \"TEST-*.xml\")) {\n"
+    "            for (var f : files) {\n"
+    "              String xml = java.nio.file.Files.readString(f);\n"
+    '              xml = xml.replaceAll("(?s)<(failure|error)\\\\b[^>]*/>", "")\n'
+    '                .replaceAll("(?s)<(failure|error)\\\\b.*?</\\\\1>", "");\n'
+    "              java.nio.file.Files.writeString(f, xml);\n            }\n          }\n"
+    "        } catch (Exception e) {\n          throw new RuntimeException(e);\n        }\n"
+    "      }));\n    }\n    return n + 1;\n  }\n"
+)  # fmt: skip
+
+
+def test_a_forged_surefire_report_does_not_pass_a_wrong_twice_in_the_clean_room(
+    verified: Any, tmp_path: Path
+) -> None:
+    """On the code before, both forgeries passed the wrong `twice`: the halted run left the
+    forged file alone (its later classes were never written), and the rewritten files were all
+    passed. Root's witness class is sorted last and never ran in the first; its canary shows no
+    failure in the second."""
+    _common, url, clone, _tasks = verified
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
+    hidden = stage_tests(engine, first)
+    assert hidden is not None
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE))  # the gold first
+        gold = run_tests(env, hidden, timeout=600)
+        assert gold.passed, (gold.outcomes, gold.output_tail)
+        assert list(gold.outcomes) == [TWICE_ID]  # root's tests are not the stage's
+        for name, forged in (("exit", FORGED_EXIT), ("rewrite", FORGED_REWRITE)):
+            env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, forged))
+            wrong = run_tests(env, hidden, timeout=600)
+            assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", (name, wrong)
+
+
+def test_a_forged_surefire_report_in_a_prediction_does_not_resolve(
+    verified: Any, tmp_path: Path
+) -> None:
+    common, _url, clone, tasks = verified
+    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    first = chain["stages"][0]
+    files = {f"{PACKAGE}/Calc.java": calc(SQUARE, FORGED_EXIT)}
+    prediction = {
+        "instance_id": first["instance_id"],
+        "model_patch": patch_of(clone, first["base_commit"], files, tmp_path),
+        "model_name_or_path": "forged-surefire",
+    }
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(json.dumps(prediction) + "\n")
+    results = tmp_path / "forged.jsonl"
+    out = invoke(
+        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
+        str(chain["chain_id"]), "--results", str(results), *common,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    [row] = [r for r in rows if r["instance_id"] == first["instance_id"]]
+    assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
