@@ -5,7 +5,12 @@ from the nearest `node_modules` upward, so a `src/node_modules/chai/index.js` wh
 throws answers before the image's chai. On the code before, that file crossed into the clean room
 with a wrong `area` (it has a source suffix) and the hidden test passed, in a stage and as a model's
 prediction under `tasks eval --predictions`. Now no `node_modules` path crosses: the hidden tests'
-dependencies come from the image, sealed like the tests."""
+dependencies come from the image, sealed like the tests.
+
+Issue 77, forged reports in the Node room: jest writes its report inside the test process. A
+wrong `area` that writes an all-passed report into root's pipe and exits, or that rewrites jest's
+own report as it is serialized, passed on the code before; root's witness and canary
+(reports.Sealed) fail both, while the gold resolves in the same test."""
 
 from __future__ import annotations
 
