@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Engine, select
 
@@ -23,9 +23,12 @@ from prchain.environments.eras.memory import stage_env
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.reports import (
+    Canaried,
+    Canary,
     RunsEach,
     TestReport,
     Witnessed,
+    canaried,
     is_passing,
     judged_only,
     witnessed,
@@ -126,11 +129,17 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
         reader = report_for(tests.ecosystem)
         witness, planted = _plant_witness(room, reader, tests)
+        canary = _plant_canary(room, reader, tests)
+        if canary is not None:
+            planted += list(canary.files)
         room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files, *planted])
-        run = _sealed_run(room, reader, tests, timeout)
+        run_as = replace(tests, test_command=canary.command) if canary else tests
+        run = _sealed_run(room, reader, run_as, timeout)
     if run.error is not None:
         return TestVerdict(False, {}, run.output_tail, failing=tests.required, error=run.error)
     outcomes = witnessed(run.outcomes, tests.required, witness) if witness else run.outcomes
+    if canary is not None:
+        outcomes = canaried(outcomes, tests.required, canary.test_id)
     return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
 
 
@@ -234,6 +243,17 @@ def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tu
     for path, text in files.items():
         room.write_file(path, text)
     return (reader.witness_name(nonce) if files else ""), list(files)
+
+
+def _plant_canary(room: Workspace, reader: TestReport, tests: StageTests) -> Canary | None:
+    """Root's canary (reports.Canaried), with a nonce of this run, written before any tested code
+    runs and sealed with the hidden tests; None when the room's reader has none for the command."""
+    if not isinstance(reader, Canaried):
+        return None
+    canary = reader.canary(tests.test_command, tests.test_files, secrets.token_hex(8))
+    for path, text in (canary.files if canary else {}).items():
+        room.write_file(path, text)
+    return canary
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from prchain.environments.eras.node.report import JsReport
 from prchain.verdicts.sandbox import fill_command
 from tests.support.planted import (
     Room,
@@ -108,7 +109,10 @@ def node_room(
     # A registry mirror stamps its own copy times, so none of chai's releases is dated before the
     # commit: the ranges as written, as `env setup`'s revision does after ETARGET.
     plan = node.revise(snap, _eras(), plan, "ETARGET", False) or plan
-    command = fill_command(plan.test_command, node.report.targets(["src/shapes.test.js"]))
+    # narrowed to the stage's test files, as `tests verify` stores the command
+    command = fill_command(
+        node.report.narrowed(plan.test_command), node.report.targets(["src/shapes.test.js"])
+    )
     with era_image(docker_client, REPO, clone, base, plan) as image:
         yield Room(
             REPO, clone, base, gold, image, plan, "node", command, ["src/shapes.test.js"],
@@ -149,7 +153,8 @@ def test_a_planted_chai_in_a_prediction_does_not_resolve(
 def _runs(room: Room, command: str, test_file: str) -> Room:
     """The same repository and image, judged by another of its hidden test files."""
     return replace(
-        room, command=fill_command(command, [test_file]), test_files=[test_file],
+        room, command=fill_command(JsReport().narrowed(command), [test_file]),
+        test_files=[test_file],
         fail_to_pass=[f"{test_file}::shapes > computes the area"],
         pass_to_pass=[f"{test_file}::shapes > squares"],
     )  # fmt: skip
@@ -200,3 +205,71 @@ def test_a_rewritten_test_library_installed_from_the_tree_does_not_pass_a_wrong_
         assert not clean_room_passes(env, linked)
         env.write_file("src/shapes.js", SQUARE + AREA)
         assert clean_room_passes(env, linked)
+
+
+# The agent's `area`, called by a hidden test: it finds where the runner will write its report (the
+# runner's command line, which the tester may read), writes there a report of every hidden test
+# passing, and ends the runner before the real report is written (issue 77, in-process forgery).
+FORGE = (
+    SQUARE
+    + r"""
+const fs = require('fs');
+const path = require('path');
+
+function args(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch (error) {
+    return [];
+  }
+}
+
+function destination() {
+  for (const pid of [process.pid, process.ppid]) {
+    const words = args(pid);
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i];
+      if (word.startsWith('--test-reporter-destination=') && !word.endsWith('=stdout')) {
+        return [word.slice(word.indexOf('=') + 1), pid];
+      }
+      if (word.endsWith('jest_json.js')) return [words[i + 1], pid];
+    }
+  }
+  return [null, process.pid];
+}
+
+exports.area = () => {
+  const [report, runner] = destination();
+  const passed = (title) => ({ ancestorTitles: ['shapes'], title, status: 'passed', failureMessages: [] });
+  const files = ['shapes.test.js', 'area.spec.js', 'area.should.test.js'].map((name) => ({
+    name: path.join(__dirname, name), status: 'passed', message: '',
+    assertionResults: [passed('squares'), passed('computes the area')],
+  }));
+  if (report) fs.writeFileSync(report, JSON.stringify({ testResults: files }));
+  process.kill(runner, 'SIGKILL');
+  process.kill(process.pid, 'SIGKILL');
+};
+"""
+)
+
+
+@pytest.mark.parametrize("runner", ["node --test", "jest"])
+def test_a_report_the_agents_code_forges_does_not_pass_a_wrong_area(
+    docker_client: Any, node_room: Room, runner: str
+) -> None:
+    """Issue 77: Node's runners write their report from the tested process's side, so the
+    agent's code can write one of its own and end the run before the real one is written. Root
+    adds a canary test of its own that always fails: a report without it failing is forged."""
+    room = node_room if runner == "node --test" else _jest(node_room)
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", SQUARE + AREA)  # gold first: the canary fails nothing
+        assert clean_room_passes(env, room)
+        env.write_file("src/shapes.js", FORGE)
+        assert not clean_room_passes(env, room)
+
+
+def test_a_forged_report_in_a_prediction_does_not_resolve(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    wrong = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
+    assert eval_status(docker_client, node_room, wrong).startswith("unresolved")

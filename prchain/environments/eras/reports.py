@@ -89,6 +89,30 @@ class Witnessed(Protocol):
 
 
 @dataclass(frozen=True)
+class Canary:
+    """Root's canary in one hidden-test run: a test file of its own (path → source) whose one
+    test always fails, the run's command with that file added, and the test's id."""
+
+    files: dict[str, str]
+    command: str
+    test_id: str
+
+
+@runtime_checkable
+class Canaried(Protocol):
+    """A reader whose report is written on the tested process's side (Node's runners' reporters):
+    the agent's code, called by a hidden test, can write a report of its own where the real one
+    goes and end the run before the real one is written. Root adds a canary to the run, a test
+    named with a nonce that always fails; a report that does not show it failing was not written
+    by this run's runner, and none of its tests passes (`canaried`)."""
+
+    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
+        """The canary of a run of `command` on `test_files`; None when the command would not
+        run it beside them (no test file of its own on the command line)."""
+        ...
+
+
+@dataclass(frozen=True)
 class CaseCheck:
     """How root runs one test of a harness other than libtest on its own (shell commands, their
     names quoted), and what its pass must show besides exit status 0: the harness's own line of
@@ -161,5 +185,19 @@ def witnessed(outcomes: dict[str, str], required: list[str], name: str) -> dict[
     for test in required:
         package = test.split("::", 1)[0]
         if not is_passing(outcomes.get(f"{package}::{name}")) and is_passing(kept.get(test)):
+            kept[test] = "failed"
+    return kept
+
+
+def canaried(outcomes: dict[str, str], required: list[str], canary: str) -> dict[str, str]:
+    """`outcomes` without the canary's; every required test failed when the canary is not there
+    failing (or failing to load): the report is not the run's own."""
+    file = canary.split("::", 1)[0]
+    kept = {k: v for k, v in outcomes.items() if k.split("::", 1)[0] != file}
+    shown = outcomes.get(canary, outcomes.get(file))
+    if shown in ("failed", "error"):
+        return kept
+    for test in required:
+        if is_passing(kept.get(test)):
             kept[test] = "failed"
     return kept

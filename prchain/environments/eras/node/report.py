@@ -10,12 +10,13 @@ TypeScript error under ts-jest) is `<file>` with outcome error: an environment f
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from typing import Any
 
 from prchain.environments.carry import WORKDIR
-from prchain.environments.eras.reports import FILES_PLACEHOLDER, record
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, Canary, record
 
 REPORTERS = "/usr/local/lib/prchain-node"  # where the toolchain layer puts the two reporters
 MOCHA_REPORTER = f"{REPORTERS}/mocha_reporter.js"
@@ -216,6 +217,47 @@ class JsReport:
         source gives `describe` and `it`/`test`."""
         _, _, titles = test_id.partition("::")
         return [t for t in titles.split(" > ") if t]
+
+    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
+        """A test file beside the first hidden test file the command names, named and suffixed
+        like it (so the runner's configuration takes it as a test file), run with it (reports.
+        Canaried). Only for the runners whose canary is tried on a real run: jest and `node
+        --test`; mocha's and vitest's reports stay as forgeable as their runs (docs/sandbox.md)."""
+        found = _INVOCATION.search(command)
+        if found is None:
+            return None
+        word = found.group("runner")
+        runner = "node --test" if word.startswith("node ") else word.removeprefix(BIN).split()[0]
+        source = _CANARIES.get(runner)
+        if source is None:
+            return None
+        for hidden in test_files:
+            word = f" {shlex.quote(hidden)}"
+            at = command.find(word, found.end())
+            end = at + len(word)
+            if at < 0 or (end < len(command) and not command[end].isspace()):
+                continue
+            name = posixpath.basename(hidden)
+            parts = name.split(".")
+            middle = parts[1:-1] or ["test"]
+            path = posixpath.join(
+                posixpath.dirname(hidden), ".".join([f"prchain-canary-{nonce}", *middle, parts[-1]])
+            )
+            title = f"prchain canary {nonce}"
+            run = f"{command[:end]} {shlex.quote(path)}{command[end:]}"
+            return Canary({path: source.format(title=json.dumps(title))}, run, f"{path}::{title}")
+        return None
+
+
+# Root's canary test per runner: one test that always fails. `node --test` gets node:test by a
+# dynamic import, which loads in a CommonJS and in an ES module file alike.
+_CANARIES = {
+    "jest": "test({title}, () => {{\n  throw new Error({title});\n}});\n",
+    "node --test": (
+        "import('node:test').then(({{ test }}) =>\n"
+        "  test({title}, () => {{\n    throw new Error({title});\n  }}),\n);\n"
+    ),
+}
 
 
 def _positional_path(word: str) -> bool:
