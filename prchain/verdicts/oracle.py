@@ -42,6 +42,8 @@ from prchain.verdicts.sandbox import (
     SuiteRun,
     agent_change,
     apply_patch,
+    build_part,
+    hidden_side,
     is_test_side,
     patch_paths,
     run_each_sealed,
@@ -67,6 +69,7 @@ class StageTests:
     test_command: str  # the command as run, test files filled in
     test_files: list[str]
     test_patch: str = ""  # the gold test patch, applied before the run
+    build_patch: str = ""  # the gold code patch's build part (sandbox.build_part), applied too
     report_path: str = DEFAULT_REPORT_PATH
     tail_chars: int = 4000
     ecosystem: str = "python"  # its reader reads the run (prchain/environments/eras/reports.py)
@@ -91,21 +94,23 @@ def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
     """The verified tests of chain stage `stage_id` (ChainStage.id); None unless it is usable."""
     with session_scope(engine) as session:
         row = session.execute(
-            select(StageVerification, ChainStage.gold_test_patch)
+            select(StageVerification, ChainStage.gold_test_patch, ChainStage.gold_patch)
             .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
             .where(StageVerification.chain_stage_id == stage_id)
         ).first()
         if row is None or row[0].status != "usable":
             return None
-        found, test_patch = row
+        found, test_patch, gold_patch = row
     era = stage_env(engine, stage_id)
+    ecosystem = era.ecosystem if era is not None else "python"
     return StageTests(
         list(found.fail_to_pass),
         list(found.pass_to_pass),
         found.test_command,
         list(found.test_files),
         test_patch,
-        ecosystem=era.ecosystem if era is not None else "python",
+        build_part(gold_patch or "", ecosystem),
+        ecosystem=ecosystem,
     )
 
 
@@ -117,11 +122,16 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     env.end_agent_processes()
     change = agent_change(env, tests.ecosystem or "python")
     env.end_agent_processes()
-    with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
+    hidden = hidden_side(tests.ecosystem or "python")
+    with env.clean_room(patch_paths(tests.test_patch), hidden) as room:
         change = without_dirs(change, _overrides(room, tests))
         error = room.apply(change.patch)
         if error is not None:
             why = "the agent's change does not apply on the stage base"
+            return TestVerdict(False, {}, error, failing=tests.required, error=why)
+        error = apply_patch(room, tests.build_patch, reset=False)
+        if error is not None:
+            why = "the gold patch's build files do not apply on the stage base"
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
         error = apply_patch(room, tests.test_patch, reset=False)
         if error is not None:
@@ -132,7 +142,8 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
         canary = _plant_canary(room, reader, tests)
         if canary is not None:
             planted += list(canary.files)
-        room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files, *planted])
+        hidden_paths = [*patch_paths(tests.test_patch), *patch_paths(tests.build_patch)]
+        room.seal_tests([*hidden_paths, *tests.test_files, *planted])
         run_as = replace(tests, test_command=canary.command) if canary else tests
         run = _sealed_run(room, reader, run_as, timeout)
     if run.error is not None:

@@ -273,3 +273,34 @@ def test_a_forged_report_in_a_prediction_does_not_resolve(
 ) -> None:
     wrong = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
     assert eval_status(docker_client, node_room, wrong).startswith("unresolved")
+
+
+def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    """Gold before attack: package.json never crosses, so a PR that bumps its version (and whose
+    test reads it) never resolved: neither its gold in `tasks eval` nor any agent in a clean room.
+    The gold code patch's build part is the stage's hidden side, applied by root with the tests;
+    an agent that writes only the code passes, and a wrong version function still fails."""
+    bumped = json.dumps({**PACKAGE, "version": "1.1.0"}, indent=2) + "\n"
+    version = "\nexports.version = () => require('../package.json').version;\n"
+    reads = "  it('reads the version', () => {\n    expect(version()).to.equal('1.1.0');\n  });\n"
+    test = TEST.replace("{ square, area }", "{ square, area, version }")
+    files = {
+        "package.json": bumped,
+        "src/shapes.js": SQUARE + AREA + version,
+        "src/shapes.test.js": test + SQUARES + AREAS + reads + "});\n",
+    }
+    gold = patch_of(node_room.clone, node_room.base, files, tmp_path)
+    room = replace(
+        node_room,
+        gold=gold,
+        fail_to_pass=[*node_room.fail_to_pass, "src/shapes.test.js::shapes > reads the version"],
+    )
+    assert "package.json" in room.code
+    assert eval_status(docker_client, room, room.code) == "resolved"
+    with sandbox(docker_client, room) as env:
+        env.write_file("src/shapes.js", SQUARE + AREA + version)  # the code alone
+        assert clean_room_passes(env, room)
+        env.write_file("src/shapes.js", SQUARE + AREA + version.replace("version;", "name;"))
+        assert not clean_room_passes(env, room)
