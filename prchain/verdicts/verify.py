@@ -53,7 +53,7 @@ from prchain.verdicts.touched import touched_by
 Result = Literal[
     "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
 ]
-RECIPE_VERSION = "5"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "6"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
