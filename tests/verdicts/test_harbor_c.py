@@ -119,9 +119,9 @@ def test_the_gold_scores_1_and_a_wrong_or_forged_change_0_under_harbor(
 ) -> None:
     _room, stage = c_stage
     tasks = tmp_path / "tasks"
-    summary = harbor.write([{"chain_id": 3, "repo": REPO, "stages": [stage]}], tasks,
-                           timeout=300, cap=1 << 20)  # fmt: skip
-    assert summary.written == [f"{harbor.task_name({'repo': REPO}, stage)}"]
+    chain = {"chain_id": 3, "repo": REPO, "stages": [stage]}
+    summary = harbor.write([chain], tasks, timeout=300, cap=1 << 20)
+    assert summary.written == [harbor.task_name(chain, stage)]
     gold = tasks / summary.written[0]
     assert (gold / "tests" / "build.sh").read_text().count("ctest -N -V") == 1
     for kind, solve in (("wrong", WRONG), ("forged", FORGED)):
