@@ -88,8 +88,9 @@ def c_stage(
             "idx": 1,
             "instance_id": "harbor-c__shapes-1",
             "base_commit": base,
-            "patch": room.code,
-            "test_patch": room.test_patch,
+            # the diffs as a store holds them: `git diff`'s text, its last newline kept
+            "patch": room.code.rstrip("\n") + "\n",
+            "test_patch": room.test_patch.rstrip("\n") + "\n",
             "problem_statement": "Add `area(r)`: three times r squared.",
             "FAIL_TO_PASS": room.fail_to_pass,
             "PASS_TO_PASS": room.pass_to_pass,
