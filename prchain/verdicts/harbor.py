@@ -39,7 +39,7 @@ from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import RunsEach
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
-from prchain.verdicts.sandbox import patch_paths
+from prchain.verdicts.sandbox import build_part, patch_paths
 from prchain.verdicts.taskfile import ConvertSummary
 
 FORMAT = "prchain.harbor/1"
@@ -311,6 +311,8 @@ def write_task(
         (task / sub).mkdir(parents=True, exist_ok=True)
     python = env["ecosystem"] == "python"
     reader = Pytest() if python else report_for(env["ecosystem"])
+    # the stage's hidden side: its gold test patch and the gold code patch's build part
+    hidden = _joined(build_part(stage["patch"] or "", env["ecosystem"]), stage["test_patch"])
     files = {
         "instruction.md": instruction(stage, env["workdir"]),
         "task.toml": task_toml(chain, stage, timeout),
@@ -321,13 +323,13 @@ def write_task(
         "tests/prchain_room.py": ROOM_SCRIPT.read_text(encoding="utf-8"),
         "tests/room.json": json.dumps(room_json(stage, cap), indent=1),
         "tests/launcher.py": seal.LAUNCHER_SOURCE,
-        "tests/test.patch": stage["test_patch"],
+        "tests/test.patch": hidden,
         "tests/setup.sh": seal.launched(env["setup_command"], clean_room.LAUNCHER),
         "tests/run.sh": seal.launched(
             reader.script(env["test_command"], clean_room.REPORT), clean_room.LAUNCHER
         ),
         "tests/sealed-paths.txt": "".join(
-            f"{p}\n" for p in dict.fromkeys([*patch_paths(stage["test_patch"]), *env["test_files"]])
+            f"{p}\n" for p in dict.fromkeys([*patch_paths(hidden), *env["test_files"]])
         ),
     }
     if not python:
@@ -340,6 +342,11 @@ def write_task(
     for script in ("solution/solve.sh", "tests/test.sh"):
         (task / script).chmod(0o755)
     return name
+
+
+def _joined(*patches: str) -> str:
+    """Patches as one, each ending with its newline (git apply reads them in turn)."""
+    return "".join(p if p.endswith("\n") else p + "\n" for p in patches if p.strip())
 
 
 SOLVE_SH = """#!/bin/bash
