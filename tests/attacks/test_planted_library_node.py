@@ -253,26 +253,26 @@ exports.area = () => {
 )
 
 
-@pytest.mark.parametrize("runner", ["node --test", "jest"])
 def test_a_report_the_agents_code_forges_does_not_pass_a_wrong_area(
-    docker_client: Any, node_room: Room, runner: str
+    docker_client: Any, node_room: Room
 ) -> None:
     """Issue 77: Node's runners write their report from the tested process's side, so the
     agent's code can write one of its own and end the run before the real one is written. Root
-    adds a canary test of its own that always fails: a report without it failing is forged."""
-    room = node_room if runner == "node --test" else _jest(node_room)
+    adds a canary test of its own that always fails: a report without it failing is forged.
+    `node --test` here (its report comes from the parent of the tested file's process); jest's
+    launcher as a prediction below."""
     with sandbox(docker_client, node_room) as env:
         env.write_file("src/shapes.js", SQUARE + AREA)  # gold first: the canary fails nothing
-        assert clean_room_passes(env, room)
+        assert clean_room_passes(env, node_room)
         env.write_file("src/shapes.js", FORGE)
-        assert not clean_room_passes(env, room)
+        assert not clean_room_passes(env, node_room)
 
 
 def test_a_forged_report_in_a_prediction_does_not_resolve(
     docker_client: Any, node_room: Room, tmp_path: Path
 ) -> None:
     wrong = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
-    assert eval_status(docker_client, node_room, wrong).startswith("unresolved")
+    assert eval_status(docker_client, _jest(node_room), wrong).startswith("unresolved")
 
 
 def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
