@@ -24,6 +24,7 @@ from prchain.environments.protocol import ExecResult
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.sandbox import build_part, hidden_side, patch_paths
 from prchain.verdicts.verify import StageJob, verify_stage
+from tests.support.eras_repo import commit_files
 
 VERSION_PY = (
     "from pathlib import Path\n\n\ndef version():\n"
@@ -62,15 +63,6 @@ class HostCheckout:
         return target.read_text()
 
 
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
 COMMAND = f"{sys.executable} -m pytest -p no:cacheprovider -q {{files}}"
 
 
@@ -86,7 +78,8 @@ def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
         "geo/shapes.py": SHAPES,
         "tests/test_shapes.py": TESTS,
     }
-    base = _commit(repo, start, "start")
+    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
+    base = git(repo, "rev-parse", "HEAD")
     pr = {
         "geo/shapes.py": SHAPES + CUBE,
         "tests/test_new.py": NEW_TESTS,
@@ -96,7 +89,7 @@ def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
         pr["geo/VERSION"] = "1.1\n"
     else:  # the version moves in code, which crosses
         pr["geo/version.py"] = VERSION_PY.replace("return (", 'return "1.1" or (')
-    _commit(repo, pr, "Cubes (#1)")
+    commit_files(repo, pr, "Cubes (#1)", "2024-01-02T12:00:00Z")
     code = git(repo, "diff", base, "HEAD", "--", "geo")
     tests = git(repo, "diff", base, "HEAD", "--", "tests")
     git(repo, "checkout", "-q", base)
