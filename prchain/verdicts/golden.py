@@ -27,7 +27,7 @@ from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.environments.stage_entry import ENTRY_REVERT
 from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests
-from prchain.verdicts.sandbox import apply_patch
+from prchain.verdicts.sandbox import apply_patch, build_part
 from prchain.verdicts.taskfile import Patches
 
 EVAL_VERSION = "1"  # bump when what a result means changes: every stored key changes with it
@@ -210,6 +210,7 @@ def _verdict(
         info["test_command"],
         list(info["test_files"]),
         stage["test_patch"],
+        build_part(stage.get("patch") or "", info["ecosystem"]),
         report_path=settings.report_path,
         tail_chars=settings.tail_chars,
         ecosystem=info["ecosystem"],

@@ -11,8 +11,10 @@ lets cross is applied, as the tester; the hidden tests are sealed, pytest keeps 
 plugins through the root-owned launcher, and the junit report goes through root's pipe. Reward 1
 when every FAIL_TO_PASS and PASS_TO_PASS test passed, else 0.
 
-Only the Python room has an in-container verdict (`prchain/verdicts/harbor_room.py`); a stage of
-another room is not converted and says so. Chains keep their order in the directory names and
+The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C room's is
+`prchain/verdicts/harbor_each.py` with the room's own report reader (prchain's modules, shipped
+unchanged), both on the stage image's python3. A stage of another room is not converted and says
+so. Chains keep their order in the directory names and
 the metadata, each stage on its own base (its gold-carried state); Harbor's multi-step tasks share
 one environment, which cannot move to a later stage base without the future in it.
 """
@@ -24,22 +26,27 @@ import re
 import shlex
 import sys
 from collections.abc import Iterable
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from prchain.chains.reading import patches
 from prchain.environments import carry, clean_room
+from prchain.environments.eras import reports
+from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.python.report import Pytest
+from prchain.environments.eras.reports import RunsEach
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
-from prchain.verdicts.sandbox import patch_paths
+from prchain.verdicts.sandbox import build_part, patch_paths
 from prchain.verdicts.taskfile import ConvertSummary
 
 FORMAT = "prchain.harbor/1"
 CHANGE = "/logs/artifacts/prchain-change.diff"  # Harbor's artifacts convention dir
 ROOM_SCRIPT = Path(__file__).with_name("harbor_room.py")
-ROOMS = ("python",)  # the rooms whose verdict runs inside a Harbor verifier
+EACH_SCRIPT = Path(__file__).with_name("harbor_each.py")
+ROOMS = ("python", "c")  # the rooms whose verdict runs inside a Harbor verifier
 
 
 def _portable(pattern: re.Pattern[str]) -> str:
@@ -87,7 +94,8 @@ def _as_tester(script: str) -> str:
 
 
 # Root, in the separate verifier container, from `/`: the clean room's steps (oracle.run_tests)
-# with its own scripts. A failure of any step leaves reward 0 and says which in verdict.json.
+# with its own scripts, up to the hidden tests' run (the room's tail: PYTEST_RUN or EACH_RUN). A
+# failure of any step leaves reward 0 and says which in verdict.json.
 TEST_SH = """#!/bin/bash
 # prchain's clean room for one stage ({format}); docs/export-formats.md, "Harbor task directories".
 set -uo pipefail
@@ -114,16 +122,38 @@ install -m 0644 "$T/test.patch" {tester_home}/test.patch
 {apply_tests} > "$V/test-patch.log" 2>&1 || fail "the test patch does not apply"
 mapfile -t hidden < "$T/sealed-paths.txt"
 cd / && bash -c {seal_tests} prchain "${{hidden[@]}}" || fail "sealing the hidden tests failed"
-cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
+"""
+# The Python room: pytest's junit report through root's pipe, read by prchain_room.py.
+PYTEST_RUN = """cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
 cd / && "$PY" -I "$T/prchain_room.py" decide "$T/room.json" {report}.xml "$V"
+"""
+# Another room (oracle._sealed_run), read by the room's own reader (prchain_each.py): where the
+# reader runs each test on its own (build.sh, ctest's listing), the build without running anything
+# and its listing through root's pipe, then each required test alone under root's watch
+# (clean_room.RUN_CASES) and the tests it cannot run alone from the suite's sealed run (run.sh);
+# else the suite's sealed run and its report through the pipe.
+EACH_RUN = """if [ -s "$T/build.sh" ]; then
+  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/build.sh")" > "$V/build-output.log" 2>&1
+  cd / && {{ cat {report}.xml 2>/dev/null || :; }} > "$W/listing"
+  "$PY" -I "$T/prchain_each.py" each "$T/room.json" "$W/listing" "$W/each.args" "$W/apart" || fail "reading the test listing failed"
+  mapfile -d '' -t cases < "$W/each.args"
+  bash -c {run_cases} prchain {seconds} "${{cases[@]}}" > "$V/each-output.log" 2>&1
+fi
+if [ ! -s "$T/build.sh" ] || [ -s "$W/apart" ]; then
+  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
+  cd / && {{ cat {report}.xml 2>/dev/null || :; }} > "$W/report"
+fi
+cd / && "$PY" -I "$T/prchain_each.py" decide "$T/room.json" "$V" "$W"
 """
 
 
-def verifier_script(timeout: float, cap: int) -> str:
+def verifier_script(timeout: float, cap: int, ecosystem: str = "python") -> str:
+    """test.sh of a stage of `ecosystem`'s room."""
     apply_tests = _as_tester(
         f"cd {carry.WORKDIR} && git apply --whitespace=nowarn {carry.TESTER_HOME}/test.patch"
     )
-    return TEST_SH.format(
+    tail = PYTEST_RUN if ecosystem == "python" else EACH_RUN
+    return (TEST_SH + tail).format(
         format=FORMAT,
         room=clean_room.ROOM,
         workdir=carry.WORKDIR,
@@ -136,7 +166,9 @@ def verifier_script(timeout: float, cap: int) -> str:
         apply_tests=apply_tests,
         sealed_run=shlex.quote(clean_room.SEALED_RUN),
         seal_tests=shlex.quote(clean_room.SEAL_TESTS),
+        run_cases=shlex.quote(clean_room.RUN_CASES),
         timeout=f"{timeout:g}",
+        seconds=int(timeout),
         cap=cap,
         report=clean_room.REPORT,
     )
@@ -218,6 +250,7 @@ def task_name(chain: dict[str, Any], stage: dict[str, Any]) -> str:
 
 def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
     env = stage["environment"]
+    found = report_for(env["ecosystem"])
     return {
         "format": FORMAT,
         "instance_id": stage["instance_id"],
@@ -227,7 +260,32 @@ def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
         "own_plugins": [],
         "max_report_bytes": cap,
         "rules": rules(env["ecosystem"]),
+        "reader": f"{type(found).__module__}:{type(found).__name__}",
+        "each": _build_script(env) is not None,
     }
+
+
+def _build_script(env: dict[str, Any]) -> str | None:
+    """The room's build-and-list script where its reader runs each test on its own."""
+    found = report_for(env["ecosystem"])
+    if not isinstance(found, RunsEach):
+        return None
+    return found.build_script(env["test_command"], clean_room.REPORT)
+
+
+def reader_files(ecosystem: str) -> dict[str, str]:
+    """The room's report reader as `tests/lib/` ships it: prchain's own modules, unchanged (the
+    reader's and `eras/reports.py`, standard library only), their packages empty."""
+    names = [reports.__name__, type(report_for(ecosystem)).__module__]
+    files: dict[str, str] = {}
+    for name in names:
+        parts = name.split(".")
+        for depth in range(1, len(parts)):
+            files.setdefault("/".join(parts[:depth]) + "/__init__.py", "")
+        source = import_module(name).__file__
+        assert source is not None
+        files["/".join(parts) + ".py"] = Path(source).read_text(encoding="utf-8")
+    return files
 
 
 def why_not(stage: dict[str, Any]) -> str:
@@ -237,7 +295,7 @@ def why_not(stage: dict[str, Any]) -> str:
         return f"not runnable ({env['not_runnable']})"
     if env["ecosystem"] not in ROOMS:
         return f"the {env['ecosystem']} room's verdict has no in-container form"
-    if env["log_parser"] != "pytest":
+    if env["ecosystem"] == "python" and env["log_parser"] != "pytest":
         return f"its report reader is {env['log_parser']}, not pytest"
     return ""
 
@@ -251,30 +309,44 @@ def write_task(
     task = root / name
     for sub in ("environment", "solution", "tests"):
         (task / sub).mkdir(parents=True, exist_ok=True)
+    python = env["ecosystem"] == "python"
+    reader = Pytest() if python else report_for(env["ecosystem"])
+    # the stage's hidden side: its gold test patch and the gold code patch's build part
+    hidden = _joined(build_part(stage["patch"] or "", env["ecosystem"]), stage["test_patch"])
     files = {
         "instruction.md": instruction(stage, env["workdir"]),
         "task.toml": task_toml(chain, stage, timeout),
         "environment/Dockerfile": dockerfile(env),
         "solution/gold.patch": stage["patch"],
         "solution/solve.sh": SOLVE_SH.format(workdir=env["workdir"]),
-        "tests/test.sh": verifier_script(timeout, cap),
+        "tests/test.sh": verifier_script(timeout, cap, env["ecosystem"]),
         "tests/prchain_room.py": ROOM_SCRIPT.read_text(encoding="utf-8"),
         "tests/room.json": json.dumps(room_json(stage, cap), indent=1),
         "tests/launcher.py": seal.LAUNCHER_SOURCE,
-        "tests/test.patch": stage["test_patch"],
+        "tests/test.patch": hidden,
         "tests/setup.sh": seal.launched(env["setup_command"], clean_room.LAUNCHER),
         "tests/run.sh": seal.launched(
-            Pytest().script(env["test_command"], clean_room.REPORT), clean_room.LAUNCHER
+            reader.script(env["test_command"], clean_room.REPORT), clean_room.LAUNCHER
         ),
         "tests/sealed-paths.txt": "".join(
-            f"{p}\n" for p in dict.fromkeys([*patch_paths(stage["test_patch"]), *env["test_files"]])
+            f"{p}\n" for p in dict.fromkeys([*patch_paths(hidden), *env["test_files"]])
         ),
     }
+    if not python:
+        files["tests/prchain_each.py"] = EACH_SCRIPT.read_text(encoding="utf-8")
+        files["tests/build.sh"] = _build_script(env) or ""
+        files |= {f"tests/lib/{rel}": text for rel, text in reader_files(env["ecosystem"]).items()}
     for rel, text in files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text, encoding="utf-8")
     for script in ("solution/solve.sh", "tests/test.sh"):
         (task / script).chmod(0o755)
     return name
+
+
+def _joined(*patches: str) -> str:
+    """Patches as one, each ending with its newline (git apply reads them in turn)."""
+    return "".join(p if p.endswith("\n") else p + "\n" for p in patches if p.strip())
 
 
 SOLVE_SH = """#!/bin/bash

@@ -23,14 +23,14 @@ from prchain.environments.eras.memory import stage_env
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.reports import (
+    Canaried,
+    Canary,
     RunsEach,
-    Seal,
-    Sealed,
     TestReport,
     Witnessed,
+    canaried,
     is_passing,
     judged_only,
-    sealed,
     witnessed,
 )
 from prchain.environments.protocol import Environment, Workspace
@@ -42,6 +42,8 @@ from prchain.verdicts.sandbox import (
     SuiteRun,
     agent_change,
     apply_patch,
+    build_part,
+    hidden_side,
     is_test_side,
     patch_paths,
     run_each_sealed,
@@ -67,6 +69,7 @@ class StageTests:
     test_command: str  # the command as run, test files filled in
     test_files: list[str]
     test_patch: str = ""  # the gold test patch, applied before the run
+    build_patch: str = ""  # the gold code patch's build part (sandbox.build_part), applied too
     report_path: str = DEFAULT_REPORT_PATH
     tail_chars: int = 4000
     ecosystem: str = "python"  # its reader reads the run (prchain/environments/eras/reports.py)
@@ -91,21 +94,23 @@ def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
     """The verified tests of chain stage `stage_id` (ChainStage.id); None unless it is usable."""
     with session_scope(engine) as session:
         row = session.execute(
-            select(StageVerification, ChainStage.gold_test_patch)
+            select(StageVerification, ChainStage.gold_test_patch, ChainStage.gold_patch)
             .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
             .where(StageVerification.chain_stage_id == stage_id)
         ).first()
         if row is None or row[0].status != "usable":
             return None
-        found, test_patch = row
+        found, test_patch, gold_patch = row
     era = stage_env(engine, stage_id)
+    ecosystem = era.ecosystem if era is not None else "python"
     return StageTests(
         list(found.fail_to_pass),
         list(found.pass_to_pass),
         found.test_command,
         list(found.test_files),
         test_patch,
-        ecosystem=era.ecosystem if era is not None else "python",
+        build_part(gold_patch or "", ecosystem),
+        ecosystem=ecosystem,
     )
 
 
@@ -117,11 +122,16 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
     env.end_agent_processes()
     change = agent_change(env, tests.ecosystem or "python")
     env.end_agent_processes()
-    with env.clean_room(patch_paths(tests.test_patch), is_test_side) as room:
+    hidden = hidden_side(tests.ecosystem or "python")
+    with env.clean_room(patch_paths(tests.test_patch), hidden) as room:
         change = without_dirs(change, _overrides(room, tests))
         error = room.apply(change.patch)
         if error is not None:
             why = "the agent's change does not apply on the stage base"
+            return TestVerdict(False, {}, error, failing=tests.required, error=why)
+        error = apply_patch(room, tests.build_patch, reset=False)
+        if error is not None:
+            why = "the gold patch's build files do not apply on the stage base"
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
         error = apply_patch(room, tests.test_patch, reset=False)
         if error is not None:
@@ -129,16 +139,18 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
             return TestVerdict(False, {}, error, failing=tests.required, error=why)
         reader = report_for(tests.ecosystem)
         witness, planted = _plant_witness(room, reader, tests)
-        seal = _plant_seal(room, reader, tests)
-        planted += list(seal.files) if seal is not None else []
-        room.seal_tests([*patch_paths(tests.test_patch), *tests.test_files, *planted])
-        run_as = replace(tests, test_command=seal.command) if seal is not None else tests
+        canary = _plant_canary(room, reader, tests)
+        if canary is not None:
+            planted += list(canary.files)
+        hidden_paths = [*patch_paths(tests.test_patch), *patch_paths(tests.build_patch)]
+        room.seal_tests([*hidden_paths, *tests.test_files, *planted])
+        run_as = replace(tests, test_command=canary.command) if canary else tests
         run = _sealed_run(room, reader, run_as, timeout)
     if run.error is not None:
         return TestVerdict(False, {}, run.output_tail, failing=tests.required, error=run.error)
     outcomes = witnessed(run.outcomes, tests.required, witness) if witness else run.outcomes
-    if seal is not None and isinstance(reader, Sealed):
-        outcomes = sealed(outcomes, seal, reader.canary_failed(run.report, seal.canary))
+    if canary is not None:
+        outcomes = canaried(outcomes, tests.required, canary.test_id)
     return verdict(tests, outcomes, run.output_tail[-tests.tail_chars :])
 
 
@@ -244,23 +256,15 @@ def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tu
     return (reader.witness_name(nonce) if files else ""), list(files)
 
 
-def _plant_seal(room: Workspace, reader: TestReport, tests: StageTests) -> Seal | None:
-    """Root's witness and canary (prchain/environments/eras/reports.py: Sealed) with three fresh
-    nonces, written before any tested code runs; None for another reader, or a command that
-    would not run them with the hidden tests."""
-    if not isinstance(reader, Sealed):
+def _plant_canary(room: Workspace, reader: TestReport, tests: StageTests) -> Canary | None:
+    """Root's canary (reports.Canaried), with a nonce of this run, written before any tested code
+    runs and sealed with the hidden tests; None when the room's reader has none for the command."""
+    if not isinstance(reader, Canaried):
         return None
-    texts = {}
-    for path in tests.test_files:
-        try:
-            texts[path] = room.read_file(path)
-        except (FileNotFoundError, PermissionError):
-            continue
-    nonces = (secrets.token_hex(8), secrets.token_hex(8), secrets.token_hex(8))
-    seal = reader.seal(texts, nonces, tests.test_command)
-    for path, text in (seal.files if seal is not None else {}).items():
+    canary = reader.canary(tests.test_command, tests.test_files, secrets.token_hex(8))
+    for path, text in (canary.files if canary else {}).items():
         room.write_file(path, text)
-    return seal
+    return canary
 
 
 @dataclass

@@ -85,7 +85,6 @@ class SuiteRun:
     error: str | None = None  # the report could not be read (past its cap): no outcome counts
     # required tests a run of each one on its own left to the report (RunsEach.apart)
     apart: list[str] = field(default_factory=list)
-    report: str | None = None  # the report as read (a Sealed reader's canary is checked in it)
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -145,7 +144,6 @@ def run_suite(
         result.exit_code,
         result.timed_out,
         result.output[-tail_chars:],
-        report=written,
     )
 
 
@@ -193,6 +191,7 @@ class AgentChange:
 
     patch: bytes  # what the clean room applies, byte for byte
     dropped: list[str] = field(default_factory=list)  # paths left out, for the record
+    held: bytes = b""  # the sections left out, byte for byte
 
 
 def is_test_side(path: str) -> bool:
@@ -210,18 +209,39 @@ def agent_change(env: Environment, room: str | None = None) -> AgentChange:
 
 def crossing_part(patch: bytes, room: str | None) -> AgentChange:
     """The sections of `patch` that reach `room`'s clean room (each path they name crosses), and
-    the paths of the others: what a hidden-test run sees of an agent's change, and of a gold code
-    patch when `tests verify` judges it as the clean room will."""
+    the others: what a hidden-test run sees of an agent's change; of a gold code patch, the part
+    an agent must write, the rest (`held`: build files, manifests) being the stage's hidden side
+    (`build_part`)."""
     change = AgentChange(b"")
-    kept = []
+    kept, held = [], []
     for section in byte_sections(patch):
         paths = section_paths(section.decode("utf-8", "replace"))
         if paths and all(crosses(p, is_test_side, room) for p in paths):
             kept.append(section)
         else:
             change.dropped += paths
-    change.patch = b"".join(kept)
+            held.append(section)
+    change.patch, change.held = b"".join(kept), b"".join(held)
     return change
+
+
+def hidden_side(room: str | None) -> Callable[[str], bool]:
+    """Whether a path is on the hidden side of `room`'s clean room: a test-side path, or one no
+    change crosses with (a build file). An earlier stage's gold patch that touched one was
+    reverted in C_t and the agent's own copy never crosses, so the clean room takes it from
+    B_t, which holds every earlier PR's build: a chain whose first PR registers a source file in
+    CMakeLists.txt builds in its second stage's room."""
+    return lambda path: not crosses(path, is_test_side, room)
+
+
+def build_part(gold_patch: str, room: str | None) -> str:
+    """The sections of a stage's gold code patch that no change crosses with (its build files,
+    manifests, a linker's symbol list: what the PR's build needs beside its code). They are the
+    stage's hidden side with its test patch: root applies them in every clean room, after the
+    agent's change and before the tests, so a PR that registers a test in CMakeLists.txt or adds
+    a dependency to Cargo.toml is judged with its own build, and the agent's edits of those files
+    count for nothing either way."""
+    return crossing_part(gold_patch.encode(), room).held.decode()
 
 
 def without_dirs(change: AgentChange, dirs: list[str]) -> AgentChange:

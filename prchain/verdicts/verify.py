@@ -3,9 +3,9 @@
 Per stage, in a fresh sandbox on the stage's base B_t (the state a perfect agent reaches: every
 earlier gold patch is part of B_t), the configured test command runs
   1. on the start as it is,
-  2. with the gold test patch applied,
-  3. with the part of the gold code patch that reaches the clean room applied on top (a build file
-     or a manifest stays B_t's there, as for an agent: crossing.py), `gold_runs` times;
+  2. with the stage's hidden side applied: the gold test patch and the gold code patch's build
+     part (its sections no change crosses with: build files, manifests; sandbox.build_part),
+  3. with the rest of the gold code patch, the part an agent writes, on top, `gold_runs` times;
 and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
 test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
 Results are stored per chain stage with a recipe hash (base, patches, command, gold runs): a rerun
@@ -53,7 +53,7 @@ from prchain.verdicts.touched import touched_by
 Result = Literal[
     "usable", "unusable", "skipped", "reused", "unconfigured", "era-unverified", "error", "busy"
 ]
-RECIPE_VERSION = "5"  # bump when the procedure below changes what a result means
+RECIPE_VERSION = "6"  # bump when the procedure below changes what a result means
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
@@ -240,14 +240,17 @@ def _runs(
         return error
     on_base = base_command(env, tests.test, done.test_files)
     start = run(on_base) if on_base is not None else SuiteRun()
+    crossing = crossing_part(job.gold_patch.encode(), tests.ecosystem)
     error = apply_patch(env, job.gold_test_patch, reset=False)
     if error is not None:
         return f"the gold test patch does not apply on the base: {error[-300:]}"
+    error = apply_patch(env, crossing.held.decode(), reset=False)
+    if error is not None:
+        return f"the gold patch's build files do not apply after the test patch: {error[-300:]}"
     error = setup("after the test patch")
     if error is not None:
         return error
     with_tests = run()
-    crossing = crossing_part(job.gold_patch.encode(), tests.ecosystem)
     error = apply_patch(env, crossing.patch.decode(), reset=False)
     if error is not None:
         return f"the gold code patch does not apply after the test patch: {error[-300:]}"
@@ -268,7 +271,7 @@ def _runs(
         "root_error": reader.root_error(gold[-1].output_tail),
         "setup_command": tests.setup,
         "image": tests.image,
-        "held_back": crossing.dropped,  # the gold patch's paths that stay B_t's in a clean room
+        "build_part": crossing.dropped,  # the gold code patch's paths on the hidden side
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     touched = touched_by(job.gold_test_patch, reader.names)
@@ -283,11 +286,12 @@ def _runs(
     if gold[-1].timed_out and not any(g.outcomes for g in gold):
         return f"the gold run timed out after {config.timeout:g} s"
     broken = broken_environment(gold[-1].outcomes, done.runs["root_error"], tests.excluded)
-    held = held_back(job.gold_patch) or crossing.dropped  # its build files first
-    if held and (broken or done.found.status == "unusable"):
-        # the gold patch needs what its build files say (a new module, a crate, a registered test)
-        why = broken or done.found.reason
-        return f"{why}; the gold patch changes {', '.join(held[:3])}, which stay B_t's here"
+    held = held_back(job.gold_patch)
+    if broken and held:  # the gold patch needs what its build files say (a new module, a crate)
+        changed = ", ".join(held[:3])
+        return (
+            f"{broken}; the gold patch changes {changed}, which its era's image was built without"
+        )
     return broken
 
 
@@ -323,8 +327,8 @@ def in_excluded(targets: list[str], excluded: Mapping[str, str]) -> str | None:
 
 def held_back(patch: str) -> list[str]:
     """The runner, build and dependency files a patch changes (go.mod, Cargo.lock, a requirements
-    file, conftest.py): they never cross into the hidden tests' room, where they stay as B_t has
-    them, so a gold patch that adds a dependency cannot build there (cloudquery's cli #19016:
+    file, conftest.py): an era's image holds the dependencies its stage base's files name, so a
+    gold patch that adds one cannot build offline (cloudquery's cli #19016:
     `mkdir …/mod/cache/download/github.com/fatih: read-only file system`)."""
     return [p for p in patch_paths(patch) if is_build_file(p.rsplit("/", 1)[-1])]
 

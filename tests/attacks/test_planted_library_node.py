@@ -5,12 +5,7 @@ from the nearest `node_modules` upward, so a `src/node_modules/chai/index.js` wh
 throws answers before the image's chai. On the code before, that file crossed into the clean room
 with a wrong `area` (it has a source suffix) and the hidden test passed, in a stage and as a model's
 prediction under `tasks eval --predictions`. Now no `node_modules` path crosses: the hidden tests'
-dependencies come from the image, sealed like the tests.
-
-Issue 77, forged reports in the Node room: jest writes its report inside the test process. A
-wrong `area` that writes an all-passed report into root's pipe and exits, or that rewrites jest's
-own report as it is serialized, passed on the code before; root's witness and canary
-(reports.Sealed) fail both, while the gold resolves in the same test."""
+dependencies come from the image, sealed like the tests."""
 
 from __future__ import annotations
 
@@ -23,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from prchain.environments.eras.node.report import JsReport
 from prchain.verdicts.sandbox import fill_command
 from tests.support.planted import (
     Room,
@@ -113,7 +109,10 @@ def node_room(
     # A registry mirror stamps its own copy times, so none of chai's releases is dated before the
     # commit: the ranges as written, as `env setup`'s revision does after ETARGET.
     plan = node.revise(snap, _eras(), plan, "ETARGET", False) or plan
-    command = fill_command(plan.test_command, node.report.targets(["src/shapes.test.js"]))
+    # narrowed to the stage's test files, as `tests verify` stores the command
+    command = fill_command(
+        node.report.narrowed(plan.test_command), node.report.targets(["src/shapes.test.js"])
+    )
     with era_image(docker_client, REPO, clone, base, plan) as image:
         yield Room(
             REPO, clone, base, gold, image, plan, "node", command, ["src/shapes.test.js"],
@@ -154,7 +153,8 @@ def test_a_planted_chai_in_a_prediction_does_not_resolve(
 def _runs(room: Room, command: str, test_file: str) -> Room:
     """The same repository and image, judged by another of its hidden test files."""
     return replace(
-        room, command=fill_command(command, [test_file]), test_files=[test_file],
+        room, command=fill_command(JsReport().narrowed(command), [test_file]),
+        test_files=[test_file],
         fail_to_pass=[f"{test_file}::shapes > computes the area"],
         pass_to_pass=[f"{test_file}::shapes > squares"],
     )  # fmt: skip
@@ -207,65 +207,100 @@ def test_a_rewritten_test_library_installed_from_the_tree_does_not_pass_a_wrong_
         assert clean_room_passes(env, linked)
 
 
-# Issue 77, forged reports (jest): jest writes its JSON report inside the test process, where the
-# agent's `area` runs when the hidden test calls it.
-_PASSED = "{ ancestorTitles: ['shapes'], title: t, status: 'passed', failureMessages: [] }"
-# Class 1: a report of every hidden test passed, written into the report channel, then an exit
-# before the hidden test can fail (jest never writes its own).
-FORGED_EXIT = SQUARE + (
-    "exports.area = (r) => {\n"
-    f"  const cases = ['squares', 'computes the area'].map((t) => ({_PASSED}));\n"
-    "  const suite = { name: '{root}/src/area.spec.js', status: 'passed', message: '',\n"
-    "    assertionResults: cases };\n"
-    "  require('fs').writeFileSync('{report}', JSON.stringify({ testResults: [suite] }));\n"
-    "  process.exit(0);\n};\n"
+# The agent's `area`, called by a hidden test: it finds where the runner will write its report (the
+# runner's command line, which the tester may read), writes there a report of every hidden test
+# passing, and ends the runner before the real report is written (issue 77, in-process forgery).
+FORGE = (
+    SQUARE
+    + r"""
+const fs = require('fs');
+const path = require('path');
+
+function args(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch (error) {
+    return [];
+  }
+}
+
+function destination() {
+  for (const pid of [process.pid, process.ppid]) {
+    const words = args(pid);
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i];
+      if (word.startsWith('--test-reporter-destination=') && !word.endsWith('=stdout')) {
+        return [word.slice(word.indexOf('=') + 1), pid];
+      }
+      if (word.endsWith('jest_json.js')) return [words[i + 1], pid];
+    }
+  }
+  return [null, process.pid];
+}
+
+exports.area = () => {
+  const [report, runner] = destination();
+  const passed = (title) => ({ ancestorTitles: ['shapes'], title, status: 'passed', failureMessages: [] });
+  const files = ['shapes.test.js', 'area.spec.js', 'area.should.test.js'].map((name) => ({
+    name: path.join(__dirname, name), status: 'passed', message: '',
+    assertionResults: [passed('squares'), passed('computes the area')],
+  }));
+  if (report) fs.writeFileSync(report, JSON.stringify({ testResults: files }));
+  process.kill(runner, 'SIGKILL');
+  process.kill(process.pid, 'SIGKILL');
+};
+"""
 )
-# Class 2: a wrong `area` that rewrites the runner's own report as it is written: jest serializes
-# it with the JSON of the realm outside the test's context, reached through a core module's
-# function; every case and file becomes passed.
-FORGED_REWRITE = SQUARE + (
-    "exports.area = (r) => {\n"
-    "  const outer = require('fs').readFileSync.constructor('return globalThis')();\n"
-    "  const stringify = outer.JSON.stringify;\n"
-    "  outer.JSON.stringify = function (value, ...rest) {\n"
-    "    for (const suite of (value && value.testResults) || []) {\n"
-    "      Object.assign(suite, { status: 'passed', message: '', failureMessage: null });\n"
-    "      for (const c of suite.assertionResults || []) {\n"
-    "        Object.assign(c, { status: 'passed', failureMessages: [] });\n      }\n    }\n"
-    "    return stringify.call(this, value, ...rest);\n  };\n  return 0;\n};\n"
-)
 
 
-def _forged(text: str) -> str:
-    from prchain.environments.carry import WORKDIR
-    from prchain.environments.clean_room import REPORT
-
-    return text.replace("{root}", WORKDIR).replace("{report}", REPORT)
-
-
-def test_a_forged_jest_report_does_not_pass_a_wrong_area_in_the_clean_room(
+def test_a_report_the_agents_code_forges_does_not_pass_a_wrong_area(
     docker_client: Any, node_room: Room
 ) -> None:
-    """Issue 77: on the code before, both forgeries passed the wrong `area`. Root's witness is
-    missing from a report the agent's code wrote; the canary shows passed in a report it
-    rewrote."""
-    jest = _jest(node_room)
+    """Issue 77: Node's runners write their report from the tested process's side, so the
+    agent's code can write one of its own and end the run before the real one is written. Root
+    adds a canary test of its own that always fails: a report without it failing is forged.
+    `node --test` here (its report comes from the parent of the tested file's process); jest's
+    launcher as a prediction below."""
     with sandbox(docker_client, node_room) as env:
-        env.write_file("src/shapes.js", SQUARE + AREA)  # the gold first
-        assert clean_room_passes(env, jest)
-        env.write_file("src/shapes.js", _forged(FORGED_EXIT))
-        assert not clean_room_passes(env, jest)
-        env.write_file("src/shapes.js", _forged(FORGED_REWRITE))
-        assert not clean_room_passes(env, jest)
+        env.write_file("src/shapes.js", SQUARE + AREA)  # gold first: the canary fails nothing
+        assert clean_room_passes(env, node_room)
+        env.write_file("src/shapes.js", FORGE)
+        assert not clean_room_passes(env, node_room)
 
 
-def test_a_forged_jest_report_in_a_prediction_does_not_resolve(
+def test_a_forged_report_in_a_prediction_does_not_resolve(
     docker_client: Any, node_room: Room, tmp_path: Path
 ) -> None:
-    jest = _jest(node_room)
-    assert eval_status(docker_client, jest, jest.code) == "resolved"
-    for name, forged in (("exit", FORGED_EXIT), ("rewrite", FORGED_REWRITE)):
-        (tmp_path / name).mkdir()
-        files = {"src/shapes.js": _forged(forged)}
-        wrong = patch_of(node_room.clone, node_room.base, files, tmp_path / name)
-        assert eval_status(docker_client, jest, wrong).startswith("unresolved"), name
+    wrong = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
+    assert eval_status(docker_client, _jest(node_room), wrong).startswith("unresolved")
+
+
+def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    """Gold before attack: package.json never crosses, so a PR that bumps its version (and whose
+    test reads it) never resolved: neither its gold in `tasks eval` nor any agent in a clean room.
+    The gold code patch's build part is the stage's hidden side, applied by root with the tests;
+    an agent that writes only the code passes, and a wrong version function still fails."""
+    bumped = json.dumps({**PACKAGE, "version": "1.1.0"}, indent=2) + "\n"
+    version = "\nexports.version = () => require('../package.json').version;\n"
+    reads = "  it('reads the version', () => {\n    expect(version()).to.equal('1.1.0');\n  });\n"
+    test = TEST.replace("{ square, area }", "{ square, area, version }")
+    files = {
+        "package.json": bumped,
+        "src/shapes.js": SQUARE + AREA + version,
+        "src/shapes.test.js": test + SQUARES + AREAS + reads + "});\n",
+    }
+    gold = patch_of(node_room.clone, node_room.base, files, tmp_path)
+    room = replace(
+        node_room,
+        gold=gold,
+        fail_to_pass=[*node_room.fail_to_pass, "src/shapes.test.js::shapes > reads the version"],
+    )
+    assert "package.json" in room.code
+    assert eval_status(docker_client, room, room.code) == "resolved"
+    with sandbox(docker_client, room) as env:
+        env.write_file("src/shapes.js", SQUARE + AREA + version)  # the code alone
+        assert clean_room_passes(env, room)
+        env.write_file("src/shapes.js", SQUARE + AREA + version.replace("version;", "name;"))
+        assert not clean_room_passes(env, room)

@@ -94,11 +94,14 @@ def sandbox(docker_client: Any, room: Room) -> Iterator[Any]:
 
 
 def hidden_tests(room: Room) -> Any:
+    """The stage's hidden side as `stage_tests` reads it from a store: its tests and the gold
+    code patch's build part."""
     from prchain.verdicts.oracle import StageTests
+    from prchain.verdicts.sandbox import build_part
 
     return StageTests(
         room.fail_to_pass, room.pass_to_pass, room.command, room.test_files, room.test_patch,
-        ecosystem=room.ecosystem,
+        build_part(room.code, room.ecosystem), ecosystem=room.ecosystem,
     )  # fmt: skip
 
 

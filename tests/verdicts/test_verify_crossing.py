@@ -1,11 +1,15 @@
-"""`tests verify` judges the gold patch as the clean room will: what of it cannot cross stays B_t's.
+"""`tests verify` judges a stage as every clean room will: the gold code patch's build part is on
+the hidden side, with the tests; the rest is what an agent must write.
 
-A stage's hidden tests run in a clean room on B_t, the gold test patch and the part of a change that
-crosses (crossing.py): a build file, a manifest or a file that is neither source nor data stays as
-B_t has it. jansson #717 (held out) registers its new tests in the root CMakeLists.txt: verify,
-applying the gold patch whole, found them FAIL_TO_PASS, and `tasks eval` of the gold patch failed
-them. Here a real git history and the host's pytest, run by verify_stage itself: a PR adds a
-function (crosses) and bumps a version file without a suffix (stays B_t's), each with a test.
+A clean room runs the hidden tests on B_t, the part of a change that crosses (crossing.py), the gold
+code patch's sections that cannot cross (its build files, manifests: sandbox.build_part) and the
+gold test patch. jansson #717 (held out) registers its new tests in the root CMakeLists.txt, json-c
+#702 adds a source file to CMakeLists.txt and its symbols to json-c.sym: no agent's change can carry
+those, and `tasks eval` of the gold failed them. Verify's second run now holds the hidden side
+(test patch and build part), its third the code on top: a test that passes with the hidden side
+alone asks nothing of the agent and is not FAIL_TO_PASS. Here a real git history and the host's
+pytest, run by verify_stage itself: a PR adds a function (crosses) and bumps a version file
+without a suffix (cannot cross), each with a test file of its own.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from prchain.dev.repos import git
 from prchain.environments.protocol import ExecResult
 from prchain.verdicts.config import RepoTests, VerdictsConfig
+from prchain.verdicts.sandbox import build_part, hidden_side, patch_paths
 from prchain.verdicts.verify import StageJob, verify_stage
+from tests.support.eras_repo import commit_files
 
 VERSION_PY = (
     "from pathlib import Path\n\n\ndef version():\n"
@@ -26,10 +33,9 @@ VERSION_PY = (
 SHAPES = "def square(side):\n    return side * side\n"
 CUBE = "\n\ndef cube(side):\n    return side * square(side)\n"
 TESTS = "from geo.shapes import square\n\n\ndef test_square():\n    assert square(3) == 9\n"
-NEW_TESTS = (
-    "from geo.shapes import cube\nfrom geo.version import version\n\n\n"
-    "def test_cube():\n    assert cube(2) == 8\n\n\n"
-    'def test_version():\n    assert version() == "1.1"\n'
+NEW_TESTS = "from geo.shapes import cube\n\n\ndef test_cube():\n    assert cube(2) == 8\n"
+VERSION_TESTS = (
+    'from geo.version import version\n\n\ndef test_version():\n    assert version() == "1.1"\n'
 )
 
 
@@ -57,15 +63,6 @@ class HostCheckout:
         return target.read_text()
 
 
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
 COMMAND = f"{sys.executable} -m pytest -p no:cacheprovider -q {{files}}"
 
 
@@ -81,53 +78,64 @@ def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
         "geo/shapes.py": SHAPES,
         "tests/test_shapes.py": TESTS,
     }
-    base = _commit(repo, start, "start")
-    pr = {"geo/shapes.py": SHAPES + CUBE, "tests/test_new.py": NEW_TESTS}
+    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
+    base = git(repo, "rev-parse", "HEAD")
+    pr = {
+        "geo/shapes.py": SHAPES + CUBE,
+        "tests/test_new.py": NEW_TESTS,
+        "tests/test_version.py": VERSION_TESTS,
+    }
     if bump:
         pr["geo/VERSION"] = "1.1\n"
-    else:
-        pr["tests/test_new.py"] = NEW_TESTS.replace('"1.1"', '"1.0"')
-    _commit(repo, pr, "Cubes (#1)")
+    else:  # the version moves in code, which crosses
+        pr["geo/version.py"] = VERSION_PY.replace("return (", 'return "1.1" or (')
+    commit_files(repo, pr, "Cubes (#1)", "2024-01-02T12:00:00Z")
     code = git(repo, "diff", base, "HEAD", "--", "geo")
     tests = git(repo, "diff", base, "HEAD", "--", "tests")
     git(repo, "checkout", "-q", base)
     return repo, StageJob(1, 1, 1, 1, "acme/geo", str(repo), base, code + "\n", tests + "\n")
 
 
-def test_a_gold_file_that_cannot_cross_stays_the_bases_in_verify(tmp_path: Path) -> None:
-    repo, job = _history(tmp_path, bump=True)
+def _verified(tmp_path: Path, *, bump: bool) -> tuple[Path, Any]:
+    repo, job = _history(tmp_path, bump=bump)
     done = verify_stage(
         HostCheckout(repo),  # type: ignore[arg-type]
         job,
         RepoTests(test=COMMAND, ecosystem="python"),
         VerdictsConfig(gold_runs=1, report_path=str(tmp_path / "report.xml")),
     )
-
-    # test_version passes only with the new VERSION, which no clean room ever sees: the stage's
-    # gold fails its own test there, as `tasks eval` would find
-    assert done.found.status == "unusable"
-    assert done.found.reason.startswith("the gold patch fails 1 of its own tests"), done.found
-    assert "tests/test_new.py::test_version" in done.found.reason
-    assert done.found.reason.endswith("the gold patch changes geo/VERSION, which stay B_t's here")
-    assert done.runs["held_back"] == ["geo/VERSION"]
-    assert done.runs["gold"][0]["tests/test_new.py::test_cube"] == "passed"
-    assert (repo / "geo/VERSION").read_text() == "1.0\n"
-    assert "def cube" in (repo / "geo/shapes.py").read_text()
+    return repo, done
 
 
-def test_a_gold_patch_that_crosses_whole_is_judged_as_before(tmp_path: Path) -> None:
-    """The same PR without the version bump: everything crosses; both new tests, which cannot
-    import before the gold patch, are FAIL_TO_PASS."""
-    repo, job = _history(tmp_path, bump=False)
-    done = verify_stage(
-        HostCheckout(repo),  # type: ignore[arg-type]
-        job,
-        RepoTests(test=COMMAND, ecosystem="python"),
-        VerdictsConfig(gold_runs=1, report_path=str(tmp_path / "report.xml")),
-    )
+def test_a_test_the_gold_build_part_alone_passes_asks_nothing_of_the_agent(tmp_path: Path) -> None:
+    repo, done = _verified(tmp_path, bump=True)
+    assert done.found.status == "usable", done.found.reason
+    assert done.found.fail_to_pass == ["tests/test_new.py::test_cube"]
+    # the new VERSION is on the hidden side: its test passes before any code of the agent's
+    assert done.found.pass_to_pass == ["tests/test_version.py::test_version"]
+    assert done.runs["tests"]["tests/test_version.py::test_version"] == "passed"
+    assert done.runs["build_part"] == ["geo/VERSION"]
+    assert (repo / "geo/VERSION").read_text() == "1.1\n"
+
+
+def test_a_gold_patch_that_crosses_whole_has_no_build_part(tmp_path: Path) -> None:
+    """The same PR with the version moved in code: both new tests ask for the agent's code."""
+    _, done = _verified(tmp_path, bump=False)
     assert done.found.status == "usable", done.found.reason
     assert done.found.fail_to_pass == [
         "tests/test_new.py::test_cube",
-        "tests/test_new.py::test_version",
+        "tests/test_version.py::test_version",
     ]
-    assert done.runs["held_back"] == []
+    assert done.runs["build_part"] == []
+
+
+def test_the_build_part_is_every_section_that_cannot_cross() -> None:
+    """sandbox.build_part on a real C PR's shape (json-c #702): CMakeLists.txt and the linker's
+    symbol list are the hidden side, the sources the agent's."""
+    patch = "".join(
+        f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n"
+        for p in ("CMakeLists.txt", "json_object.c", "json-c.sym", "json_patch.h")
+    )
+    held = build_part(patch, "c")
+    assert patch_paths(held) == ["CMakeLists.txt", "json-c.sym"]
+    assert hidden_side("c")("CMakeLists.txt") and not hidden_side("c")("json_object.c")

@@ -89,6 +89,30 @@ class Witnessed(Protocol):
 
 
 @dataclass(frozen=True)
+class Canary:
+    """Root's canary in one hidden-test run: a test file of its own (path → source) whose one
+    test always fails, the run's command with that file added, and the test's id."""
+
+    files: dict[str, str]
+    command: str
+    test_id: str
+
+
+@runtime_checkable
+class Canaried(Protocol):
+    """A reader whose report is written on the tested process's side (Node's runners' reporters):
+    the agent's code, called by a hidden test, can write a report of its own where the real one
+    goes and end the run before the real one is written. Root adds a canary to the run, a test
+    named with a nonce that always fails; a report that does not show it failing was not written
+    by this run's runner, and none of its tests passes (`canaried`)."""
+
+    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
+        """The canary of a run of `command` on `test_files`; None when the command would not
+        run it beside them (no test file of its own on the command line)."""
+        ...
+
+
+@dataclass(frozen=True)
 class CaseCheck:
     """How root runs one test of a harness other than libtest on its own (shell commands, their
     names quoted), and what its pass must show besides exit status 0: the harness's own line of
@@ -165,58 +189,15 @@ def witnessed(outcomes: dict[str, str], required: list[str], name: str) -> dict[
     return kept
 
 
-@dataclass(frozen=True)
-class Seal:
-    """Root's two tests of one clean-room run (`Sealed`), each named with a nonce of its own made
-    per run: the witness (`witnesses` of them, one per unit the run reports apart, all must pass)
-    and the canary, which always fails with a message bearing its nonce. `files` (path → source)
-    are written before any tested code runs and sealed with the hidden tests; `command` is the
-    test command that runs them with the hidden tests. Every test id holding one of the nonces is
-    root's, never a stage's: it leaves the outcomes before they are judged or stored."""
-
-    files: dict[str, str]
-    command: str
-    witness: str
-    canary: str
-    mark: str  # the nonce in the files' own names (a file-level error id carries it)
-    witnesses: int = 1
-
-    def owns(self, test_id: str) -> bool:
-        return any(n in test_id for n in (self.witness, self.canary, self.mark))
-
-
-def canary_message(nonce: str) -> str:
-    """The canary's failure message: the report must show it, nonce included."""
-    return f"prchain canary {nonce} fails"
-
-
-@runtime_checkable
-class Sealed(Protocol):
-    """A reader whose report is written inside the tested process (jest's and mocha's JSON in
-    the test process, surefire's TEST-*.xml in files the forked JVM can write): the agent's code
-    can write an all-passed report and end the process. Root adds a witness, run with the hidden
-    tests (last, where the runner writes its report as it goes), that must be reported passed,
-    and a canary that must be reported failed with its own nonce in the message; otherwise no
-    test of the run passes (`sealed`)."""
-
-    def seal(
-        self, tests: dict[str, str], nonces: tuple[str, str, str], command: str
-    ) -> Seal | None:
-        """Root's tests for a run of `command` over the hidden tests `tests` (path → text), with
-        nonces (witness, canary, file mark); None when `command` would not run them as asked."""
-        ...
-
-    def canary_failed(self, report: str | None, nonce: str) -> bool:
-        """The report shows the canary `nonce` failed with `canary_message(nonce)`."""
-        ...
-
-
-def sealed(outcomes: dict[str, str], seal: Seal, canary_failed: bool) -> dict[str, str]:
-    """`outcomes` without root's tests; every passing test failed unless each witness passed and
-    the canary failed with its message: a report without them is not the runner's whole run."""
-    kept = {k: v for k, v in outcomes.items() if not seal.owns(k)}
-    witnessed = sum(1 for k, v in outcomes.items() if seal.witness in k and is_passing(v))
-    canary = canary_failed and any(seal.canary in k and v == "failed" for k, v in outcomes.items())
-    if witnessed >= seal.witnesses and canary:
+def canaried(outcomes: dict[str, str], required: list[str], canary: str) -> dict[str, str]:
+    """`outcomes` without the canary's; every required test failed when the canary is not there
+    failing (or failing to load): the report is not the run's own."""
+    file = canary.split("::", 1)[0]
+    kept = {k: v for k, v in outcomes.items() if k.split("::", 1)[0] != file}
+    shown = outcomes.get(canary, outcomes.get(file))
+    if shown in ("failed", "error"):
         return kept
-    return {k: "failed" if is_passing(v) else v for k, v in kept.items()}
+    for test in required:
+        if is_passing(kept.get(test)):
+            kept[test] = "failed"
+    return kept

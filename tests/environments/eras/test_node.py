@@ -382,3 +382,35 @@ def test_a_failed_install_is_named_by_the_package_managers_error_line() -> None:
         "No authorization header was set for the request.\n"
     )
     assert build_failure(pnpm, 1).startswith("ERR_PNPM_FETCH_403  GET https://registry.npmjs.org/")
+
+
+def test_the_canary_sits_beside_the_first_named_test_file_and_a_report_without_it_passes_nothing() -> (
+    None
+):
+    """reports.Canaried: root's always-failing test, added to the command after the hidden test
+    file, suffixed like it; a report that does not show it failing has no passing test."""
+    from prchain.environments.eras.reports import canaried
+
+    reader = JsReport()
+    jest = reader.canary("node_modules/.bin/jest src/area.spec.ts --ci", ["src/area.spec.ts"], "n1")
+    assert jest is not None
+    assert list(jest.files) == ["src/prchain-canary-n1.spec.ts"]
+    assert (
+        jest.command == "node_modules/.bin/jest src/area.spec.ts src/prchain-canary-n1.spec.ts --ci"
+    )
+    assert jest.test_id == "src/prchain-canary-n1.spec.ts::prchain canary n1"
+    node = reader.canary("node --test test/shapes.js", ["test/shapes.js"], "n2")
+    assert node is not None and list(node.files) == ["test/prchain-canary-n2.test.js"]
+    assert "import('node:test')" in node.files["test/prchain-canary-n2.test.js"]
+    # no canary where the command names no hidden test file, or for a runner without one
+    assert reader.canary("node --test", ["test/shapes.js"], "n3") is None
+    assert reader.canary("node --test test/shapes.json", ["test/shapes.js"], "n3") is None
+    assert reader.canary("node_modules/.bin/mocha test/a.js", ["test/a.js"], "n3") is None
+
+    required = ["src/area.spec.ts::shapes > area"]
+    real = {required[0]: "passed", jest.test_id: "failed"}
+    assert canaried(real, required, jest.test_id) == {required[0]: "passed"}
+    not_loaded = {required[0]: "passed", "src/prchain-canary-n1.spec.ts": "error"}
+    assert canaried(not_loaded, required, jest.test_id) == {required[0]: "passed"}
+    for forged in ({required[0]: "passed"}, {required[0]: "passed", jest.test_id: "passed"}):
+        assert canaried(forged, required, jest.test_id) == {required[0]: "failed"}

@@ -16,7 +16,7 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 
-from prchain.environments.eras.reports import FILES_PLACEHOLDER, Seal, canary_message, record
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, record
 
 # Surefire 2.x and 3.x take the selection as `test`; both must not fail a module without it.
 NARROW_FLAGS = "-DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false"
@@ -132,14 +132,6 @@ class Surefire:
     def root_error(self, output: str) -> str:
         return root_error(output)
 
-    def seal(
-        self, tests: dict[str, str], nonces: tuple[str, str, str], command: str
-    ) -> Seal | None:
-        return seal(tests, nonces, command)
-
-    def canary_failed(self, report: str | None, nonce: str) -> bool:
-        return canary_failed(report, nonce)
-
     def narrowed(self, suite: str) -> str:
         """Maven's suite with surefire's `-Dtest=` selection appended; Gradle's runs whole."""
         if FILES_PLACEHOLDER in suite or not suite.startswith("mvn "):
@@ -163,76 +155,3 @@ class Surefire:
         where, _, method = test_id.partition("::")
         classes = where.rsplit(".", 1)[-1].split("$")
         return [n for n in [*classes, re.split(r"[(\[]", method, maxsplit=1)[0]] if n]
-
-
-# ---- root's witness and canary (reports.Sealed) -------------------------------------------------
-
-# Surefire writes a class's TEST-*.xml when the class ends, in a directory the forked JVM can
-# write: code that writes an all-passed file and ends the JVM leaves the later classes unwritten.
-# Root's class is sorted last (`-Dsurefire.runOrder=alphabetical` sorts by qualified name), so a
-# run that ended early has no witness.
-SEAL_PACKAGE = "zzzz.prchain"
-SEAL_CLASS = "PrchainSeal{mark}Test"
-RUN_ORDER = "-Dsurefire.runOrder=alphabetical"
-_MAVEN = re.compile(r"^(?:\S+=\S*\s+)*(?:\./)?mvnw?\s")
-_TEST_ROOT = re.compile(r"^(.*?)src/test/java/.+\.java$")
-_SELECTION = re.compile(r"(?<!\S)-Dtest=(\S+)")
-_CHAINED = re.compile(r"&&|\|\||;|\|")
-
-
-def seal(tests: dict[str, str], nonces: tuple[str, str, str], command: str) -> Seal | None:
-    """A class of root's in each module of the hidden tests (JUnit 4's or Jupiter's `@Test`, as
-    the hidden tests import it; none for another framework), the witness then the canary; the
-    command selects it beside the hidden classes (`-Dtest=`) and runs classes in name order.
-    Gradle's commands and chained ones get none."""
-    witness, canary, mark = nonces
-    if not _MAVEN.match(command) or _CHAINED.search(command):
-        return None
-    modules: dict[str, str] = {}
-    for path, text in sorted(tests.items()):
-        where = _TEST_ROOT.match(path)
-        kind = "jupiter" if "org.junit.jupiter" in text else "junit4" if "org.junit" in text else ""
-        if where is None or not kind or modules.get(where.group(1)) == "jupiter":
-            continue
-        modules[where.group(1)] = kind
-    if not modules:
-        return None
-    name = SEAL_CLASS.format(mark=mark)
-    folder = SEAL_PACKAGE.replace(".", "/")
-    files = {  # one witness id per module: `<class>::seal<nonce>_<i>`
-        f"{module}src/test/java/{folder}/{name}.java": _seal_source(name, kind, witness, canary, i)
-        for i, (module, kind) in enumerate(modules.items())
-    }
-    run = _SELECTION.sub(lambda m: f"-Dtest={m.group(1)},{name}", command)
-    return Seal(files, f"{run} {RUN_ORDER}", witness, canary, mark, witnesses=len(files))
-
-
-def _seal_source(name: str, kind: str, witness: str, canary: str, index: int) -> str:
-    test = "org.junit.jupiter.api.Test" if kind == "jupiter" else "org.junit.Test"
-    return (
-        f"package {SEAL_PACKAGE};\n\n"
-        "// prchain's clean room: root's witness and canary of this run, its last class.\n"
-        f"public class {name} {{\n"
-        f"  @{test}\n  public void seal{witness}_{index}() {{}}\n\n"
-        f"  @{test}\n  public void canary{canary}() {{\n"
-        f'    throw new AssertionError("{canary_message(canary)}");\n  }}\n}}\n'
-    )
-
-
-def canary_failed(report: str | None, nonce: str) -> bool:
-    """A gathered report whose canary case failed with its message (every module's)."""
-    message, seen = canary_message(nonce), False
-    for chunk in _MARKER.split(report or "")[2::2]:
-        try:
-            root = ET.fromstring(chunk.strip())
-        except ET.ParseError:
-            continue
-        for case in root.iter("testcase"):
-            if nonce not in case.get("name", ""):
-                continue
-            failure = case.find("failure")
-            shown = "" if failure is None else f"{failure.get('message', '')} {failure.text or ''}"
-            if message not in shown:
-                return False
-            seen = True
-    return seen

@@ -10,12 +10,13 @@ TypeScript error under ts-jest) is `<file>` with outcome error: an environment f
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from typing import Any
 
 from prchain.environments.carry import WORKDIR
-from prchain.environments.eras.reports import FILES_PLACEHOLDER, Seal, canary_message, record
+from prchain.environments.eras.reports import FILES_PLACEHOLDER, Canary, record
 
 REPORTERS = "/usr/local/lib/prchain-node"  # where the toolchain layer puts the two reporters
 MOCHA_REPORTER = f"{REPORTERS}/mocha_reporter.js"
@@ -193,14 +194,6 @@ class JsReport:
     def root_error(self, output: str) -> str:
         return root_error(output)
 
-    def seal(
-        self, tests: dict[str, str], nonces: tuple[str, str, str], command: str
-    ) -> Seal | None:
-        return seal(tests, nonces, command)
-
-    def canary_failed(self, report: str | None, nonce: str) -> bool:
-        return canary_failed(report, nonce)
-
     def narrowed(self, suite: str) -> str:
         """The suite's command with its own file and directory arguments replaced by `{files}`
         (jest and vitest take them as patterns, mocha and node as files; options are kept)."""
@@ -224,6 +217,47 @@ class JsReport:
         source gives `describe` and `it`/`test`."""
         _, _, titles = test_id.partition("::")
         return [t for t in titles.split(" > ") if t]
+
+    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
+        """A test file beside the first hidden test file the command names, named and suffixed
+        like it (so the runner's configuration takes it as a test file), run with it (reports.
+        Canaried). Only for the runners whose canary is tried on a real run: jest and `node
+        --test`; mocha's and vitest's reports stay as forgeable as their runs (docs/sandbox.md)."""
+        found = _INVOCATION.search(command)
+        if found is None:
+            return None
+        word = found.group("runner")
+        runner = "node --test" if word.startswith("node ") else word.removeprefix(BIN).split()[0]
+        source = _CANARIES.get(runner)
+        if source is None:
+            return None
+        for hidden in test_files:
+            word = f" {shlex.quote(hidden)}"
+            at = command.find(word, found.end())
+            end = at + len(word)
+            if at < 0 or (end < len(command) and not command[end].isspace()):
+                continue
+            name = posixpath.basename(hidden)
+            parts = name.split(".")
+            middle = parts[1:-1] or ["test"]
+            path = posixpath.join(
+                posixpath.dirname(hidden), ".".join([f"prchain-canary-{nonce}", *middle, parts[-1]])
+            )
+            title = f"prchain canary {nonce}"
+            run = f"{command[:end]} {shlex.quote(path)}{command[end:]}"
+            return Canary({path: source.format(title=json.dumps(title))}, run, f"{path}::{title}")
+        return None
+
+
+# Root's canary test per runner: one test that always fails. `node --test` gets node:test by a
+# dynamic import, which loads in a CommonJS and in an ES module file alike.
+_CANARIES = {
+    "jest": "test({title}, () => {{\n  throw new Error({title});\n}});\n",
+    "node --test": (
+        "import('node:test').then(({{ test }}) =>\n"
+        "  test({title}, () => {{\n    throw new Error({title});\n  }}),\n);\n"
+    ),
+}
 
 
 def _positional_path(word: str) -> bool:
@@ -263,89 +297,3 @@ def shell_word(word: str) -> str:
     if is_assignment and re.fullmatch(r"[A-Za-z_]\w*", name):
         return f"{name}={shlex.quote(value)}"
     return shlex.quote(word)
-
-
-# ---- root's witness and canary (reports.Sealed) -------------------------------------------------
-
-# jest and mocha write their report inside the test process, once, at the run's end: a report
-# that holds the witness's pass is the runner's own. vitest and `node --test` report from a
-# process of their own (the tests run in workers or child processes): no seal is added there.
-_SEALED_RUNNERS = ("jest", "mocha")
-# Options that would leave root's tests out of the run, or run them apart from the hidden tests.
-_UNSEALED = re.compile(
-    r"(?<![\w-])(-t|--testNamePattern|--testPathPattern|--testPathIgnorePatterns|--shard|"
-    r"--onlyChanged|-o|--changedSince|--findRelatedTests|--listTests|-g|--grep|-f|--fgrep|"
-    r"--invert|--parallel|--bail|-b)(?=[\s=]|$)"
-)
-_CHAINED = re.compile(r"&&|\|\||;|\|")
-_SUFFIX = re.compile(r"(?:[._-](?:test|spec))?\.[cm]?[jt]sx?$")
-SEAL_FILE = "zzzz_prchain_{mark}{suffix}"
-
-
-def seal(tests: dict[str, str], nonces: tuple[str, str, str], command: str) -> Seal | None:
-    """One file beside the first hidden test file, named as its runner finds test files there (its
-    suffix: `.test.ts`, `.spec.js`), sorted after its neighbours, holding the witness and then the
-    canary (a `bail` of the configuration stops after it); named on the command line after the hidden files when the command names files
-    (mocha runs them in that order), found by the runner's own pattern when it names none (jest;
-    mocha then gets no seal: its spec comes from its configuration)."""
-    witness, canary, mark = nonces
-    found = _INVOCATION.search(command)
-    if found is None or _CHAINED.search(command) or _UNSEALED.search(command):
-        return None
-    runner = found.group("runner").removeprefix(BIN).split()[0]
-    hidden = sorted(p for p in tests if TEST_FILE.search(p) and not _NOT_TESTS.search(p))
-    if runner not in _SEALED_RUNNERS or not hidden:
-        return None
-    where, _, name = hidden[0].rpartition("/")
-    suffix = _SUFFIX.search(name)
-    if suffix is None:
-        return None
-    path = f"{where}/" if where else ""
-    path += SEAL_FILE.format(mark=mark, suffix=suffix.group(0))
-    try:
-        words = shlex.split(command[found.end() :])
-    except ValueError:
-        return None
-    named = any(
-        _positional_path(w) and (i == 0 or words[i - 1] not in _VALUE_OPTIONS)
-        for i, w in enumerate(words)
-    )
-    if not named and runner == "mocha":
-        return None
-    run = f"{command} {shlex.quote(path)}" if named else command
-    return Seal({path: _seal_source(witness, canary)}, run, witness, canary, mark)
-
-
-def _seal_source(witness: str, canary: str) -> str:
-    """BDD or TDD globals (jest has both, mocha one set per `--ui`); no import, so a CommonJS,
-    ESM or TypeScript test tree loads it alike."""
-    return (
-        "// @ts-nocheck\n// prchain's clean room: root's canary and witness of this run.\n"
-        "const prchainGroup = globalThis.describe || globalThis.suite;\n"
-        "const prchainTest = globalThis.it || globalThis.test;\n"
-        "prchainGroup('prchain', () => {\n"
-        f"  prchainTest('seal {witness}', () => {{}});\n"
-        f"  prchainTest('canary {canary}', () => {{\n"
-        f"    throw new Error('{canary_message(canary)}');\n  }});\n}});\n"
-    )
-
-
-def canary_failed(report: str | None, nonce: str) -> bool:
-    """A jest-style report whose canary case failed with its message."""
-    try:
-        tree = json.loads(report or "")
-    except json.JSONDecodeError:
-        return False
-    message = canary_message(nonce)
-    suites = tree.get("testResults") if isinstance(tree, dict) else None
-    for suite in suites if isinstance(suites, list) else []:
-        cases = suite.get("assertionResults") if isinstance(suite, dict) else None
-        for case in cases if isinstance(cases, list) else []:
-            if (
-                isinstance(case, dict)
-                and nonce in str(case.get("title", ""))
-                and case.get("status") == "failed"
-                and any(message in str(m) for m in case.get("failureMessages") or [])
-            ):
-                return True
-    return False
