@@ -258,10 +258,13 @@ def _plant_witness(room: Workspace, reader: TestReport, tests: StageTests) -> tu
 
 def _plant_canary(room: Workspace, reader: TestReport, tests: StageTests) -> Canary | None:
     """Root's canary (reports.Canaried), with a nonce of this run, written before any tested code
-    runs and sealed with the hidden tests; None when the room's reader has none for the command."""
+    runs and sealed with the hidden tests; None when the room's reader has none for the command.
+    The reader sees the hidden test files as root applied them (one read, `_read_base`)."""
     if not isinstance(reader, Canaried):
         return None
-    canary = reader.canary(tests.test_command, tests.test_files, secrets.token_hex(8))
+    hidden = dict.fromkeys([*tests.test_files, *patch_paths(tests.test_patch)])
+    texts = _read_base(room, tuple(hidden))
+    canary = reader.canary(tests.test_command, tests.test_files, secrets.token_hex(8), texts)
     for path, text in (canary.files if canary else {}).items():
         room.write_file(path, text)
     return canary

@@ -11,6 +11,7 @@ counted apart from failing tests (`prchain.verdicts.outcomes.count`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
 
@@ -106,9 +107,16 @@ class Canaried(Protocol):
     named with a nonce that always fails; a report that does not show it failing was not written
     by this run's runner, and none of its tests passes (`canaried`)."""
 
-    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
-        """The canary of a run of `command` on `test_files`; None when the command would not
-        run it beside them (no test file of its own on the command line)."""
+    def canary(
+        self,
+        command: str,
+        test_files: list[str],
+        nonce: str,
+        texts: Mapping[str, str] | None = None,
+    ) -> Canary | None:
+        """The canary of a run of `command` on `test_files` (`texts`: the hidden test files'
+        text, path → text, as root applied them); None when the command would not run it beside
+        them (no test file or class of its own named on the command line)."""
         ...
 
 

@@ -292,3 +292,47 @@ def test_a_failed_maven_build_is_named_by_the_goal_that_failed() -> None:
         "Could not find artifact "
         "com.guardsquare:proguard-core:jar:9.3.0 in central (https://repo.maven.apache.org/maven2)"
     )
+
+
+JUNIT4_TEST = "package org.acme;\n\nimport org.junit.Test;\n"
+JUPITER_TEST = "package org.acme;\n\nimport org.junit.jupiter.api.Test;\n"
+
+
+def test_the_canary_class_sorts_last_in_the_hidden_tests_module_and_is_selected_with_them() -> None:
+    """reports.Canaried in the Java room: root's always-failing class, in the hidden classes'
+    module, annotated as they import JUnit, added to `-Dtest=`, run in name order in one JVM."""
+    from prchain.environments.eras.reports import canaried
+
+    reader = Surefire()
+    hidden = "core/src/test/java/org/acme/ATest.java"
+    command = "mvn -o -q test -DfailIfNoTests=false -Dtest=ATest,BTest"
+    made = reader.canary(command, [hidden], "n1", {hidden: JUNIT4_TEST})
+    assert made is not None
+    path = "core/src/test/java/zzzz/prchain/PrchainCanaryn1Test.java"
+    assert list(made.files) == [path] and "@org.junit.Test" in made.files[path]
+    assert made.command == (
+        "mvn -o -q test -DfailIfNoTests=false -Dtest=ATest,BTest,PrchainCanaryn1Test "
+        "-Dsurefire.runOrder=alphabetical -DforkCount=1 -DreuseForks=true"
+    )
+    assert made.test_id == "zzzz.prchain.PrchainCanaryn1Test::canary"
+    jupiter = reader.canary(command, [], "n2", {hidden: JUPITER_TEST})  # from the test patch
+    assert jupiter is not None and "@org.junit.jupiter.api.Test" in next(
+        iter(jupiter.files.values())
+    )
+    # none for Gradle, a chained command, two modules, TestNG, or no hidden class selected
+    two = {hidden: JUNIT4_TEST, "web/src/test/java/org/acme/BTest.java": JUNIT4_TEST}
+    testng = {hidden: "import org.testng.annotations.Test;"}
+    for run, texts in (
+        ("./gradlew test --tests ATest", {hidden: JUNIT4_TEST}),
+        (f"mvn -q install -DskipTests && {command}", {hidden: JUNIT4_TEST}),
+        (command, two),
+        (command, testng),
+        ("mvn -o -q test -Dtest=CTest", {hidden: JUNIT4_TEST}),
+    ):
+        assert reader.canary(run, [], "n3", texts) is None, run
+
+    required = ["org.acme.ATest::works"]
+    shown = {required[0]: "passed", made.test_id: "failed"}
+    assert canaried(shown, required, made.test_id) == {required[0]: "passed"}
+    forged = {required[0]: "passed", "calc": "error"}  # the JVM ended before root's class ran
+    assert canaried(forged, required, made.test_id)[required[0]] == "failed"

@@ -13,6 +13,7 @@ import json
 import posixpath
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from prchain.environments.carry import WORKDIR
@@ -218,7 +219,13 @@ class JsReport:
         _, _, titles = test_id.partition("::")
         return [t for t in titles.split(" > ") if t]
 
-    def canary(self, command: str, test_files: list[str], nonce: str) -> Canary | None:
+    def canary(
+        self,
+        command: str,
+        test_files: list[str],
+        nonce: str,
+        texts: Mapping[str, str] | None = None,
+    ) -> Canary | None:
         """A test file beside the first hidden test file the command names, named and suffixed
         like it (so the runner's configuration takes it as a test file), run with it (reports.
         Canaried). Only for the runners whose canary is tried on a real run: jest and `node
