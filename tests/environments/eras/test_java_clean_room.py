@@ -1,16 +1,22 @@
-"""Issue 77, class 2, in the Java room: the gold of a two-stage chain resolves in a clean room.
+"""Issue 77 in the Java room, gold before attack, in a rollout's clean room and as predictions.
 
-On the code before, the surefire report script touched `report.start` beside root's report pipe,
-in a directory the tester cannot write: no report reached root and no Java stage could pass in a
-clean room. The tiny `calc` project (tests/support/calc_maven.py: JUnit and two plugins, one era)
-is mined, set up, verified and exported; both gold stages resolve through `tasks eval`, and the
-gold code written by an agent resolves in its rollout's clean room while a wrong one does not.
+Class 2: on the code before, the surefire report script touched `report.start` beside root's
+report pipe, in a directory the tester cannot write: no report reached root and no Java stage
+could pass in a clean room. The tiny `calc` project (tests/support/calc_maven.py: JUnit and two
+plugins, one era) is mined, set up, verified and exported; both gold stages resolve through
+`tasks eval`, and the gold code written by an agent resolves in its rollout's clean room.
 
-Issue 77, class 1, in the Java room: a wrong `twice` plus a main-source `org/junit/Assert.java`
-whose `assertEquals` never fails (`target/classes` precedes JUnit's jar on surefire's test
-classpath, so it answers the hidden test's static import) passes neither in the clean room nor
-as a prediction under `tasks eval --predictions`: nothing in a test framework's namespace
-crosses."""
+Class 1: a wrong `twice` plus a main-source `org/junit/Assert.java` whose `assertEquals` never
+fails (`target/classes` precedes JUnit's jar on surefire's test classpath, so it answers the
+hidden test's static import) passes neither in the clean room nor as a prediction under `tasks
+eval --predictions`: nothing in a test framework's namespace crosses.
+
+Forged reports: surefire writes each class's TEST-*.xml in `target/surefire-reports`, which the
+forked JVM (the agent's code, called by the hidden test) can write too. A wrong method that writes
+an all-passed file of its test class and halts the JVM, or whose shutdown hook takes every failure
+out of every file, passed on the code before (in the clean room and as a prediction); root's
+canary class (`Surefire.canary`, run last) never reports its failure in the first and shows none
+in the second."""
 
 from __future__ import annotations
 
@@ -80,76 +86,24 @@ def verified(
         remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
 
 
-def test_both_gold_stages_resolve_through_tasks_eval(verified: Any, tmp_path: Path) -> None:
-    common, url, _clone, tasks = verified
-    found = verdicts_by_pr(url)
-    # The stage runs only its own test class (`-Dtest=TwiceTest`): no PASS_TO_PASS.
-    assert found[1].fail_to_pass == [TWICE_ID] and found[1].pass_to_pass == []
-    results = tmp_path / "gold.jsonl"
-    out = invoke("tasks", "eval", str(tasks), "--results", str(results), *common)
-    assert "2 of 2 stages resolved" in out.output, out.output
-
-
-def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_wrong_change_does_not(
-    verified: Any, tmp_path: Path
-) -> None:
-    _common, url, clone, _tasks = verified
-    engine = make_engine(url)
-    with session_scope(engine) as session:
-        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
-    hidden = stage_tests(engine, first)
-    assert hidden is not None and hidden.fail_to_pass == [TWICE_ID]
-    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
-        env.enter_stage(1)
-        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE))
-        gold = run_tests(env, hidden, timeout=600)
-        assert gold.passed, (gold.outcomes, gold.output_tail)
-        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, WRONG_TWICE))
-        env.write_file(PLANTED, FAKE_ASSERT)
-        assert PLANTED in env.cumulative_patch().decode()
-        wrong = run_tests(env, hidden, timeout=600)
-        assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", wrong.outcomes
-
-
-def test_a_planted_junit_assert_in_a_prediction_does_not_resolve(
-    verified: Any, tmp_path: Path
-) -> None:
-    common, _url, clone, tasks = verified
-    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
-    first = chain["stages"][0]
-    files = {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT}
-    prediction = {
-        "instance_id": first["instance_id"],
-        "model_patch": patch_of(clone, first["base_commit"], files, tmp_path),
-        "model_name_or_path": "planted-junit",
-    }
-    predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text(json.dumps(prediction) + "\n")
-    results = tmp_path / "planted.jsonl"
-    out = invoke(
-        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
-        str(chain["chain_id"]), "--results", str(results), *common,
+def _forged_exit(method: str, test: str, case: str) -> str:
+    """A `method` that writes an all-passed report of `test` (its one case `case`) and halts the
+    JVM before the hidden test's assertion fails."""
+    return (
+        f"\n  public static int {method}(int n) {{\n    try {{\n      " + _REPORTS
+        + "      java.nio.file.Files.createDirectories(d);\n"
+        f'      java.nio.file.Files.writeString(d.resolve("TEST-org.acme.calc.{test}.xml"),\n'
+        f'        "<testsuite name=\\"org.acme.calc.{test}\\" tests=\\"1\\" failures=\\"0\\">"\n'
+        f'        + "<testcase name=\\"{case}\\" classname=\\"org.acme.calc.{test}\\"/></testsuite>");\n'
+        "    } catch (java.io.IOException e) {\n      throw new RuntimeException(e);\n    }\n"
+        "    Runtime.getRuntime().halt(0);\n    return 0;\n  }\n"
     )  # fmt: skip
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    [row] = [r for r in rows if r["instance_id"] == first["instance_id"]]
-    assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
 
 
-# Issue 77, forged reports in the Java room: surefire writes each class's TEST-*.xml in
-# target/surefire-reports, which the forked JVM (the agent's code) can write too.
 _REPORTS = 'java.nio.file.Path d = java.nio.file.Path.of("target/surefire-reports");\n'
-# Class 1: an all-passed report of the hidden class, then the JVM halted before its test fails.
-FORGED_EXIT = (
-    "\n  public static int twice(int n) {\n    try {\n      " + _REPORTS
-    + "      java.nio.file.Files.createDirectories(d);\n"
-    '      java.nio.file.Files.writeString(d.resolve("TEST-org.acme.calc.TwiceTest.xml"),\n'
-    '        "<testsuite name=\\"org.acme.calc.TwiceTest\\" tests=\\"1\\" failures=\\"0\\">"\n'
-    '        + "<testcase name=\\"doubles\\" classname=\\"org.acme.calc.TwiceTest\\"/></testsuite>");\n'
-    "    } catch (java.io.IOException e) {\n      throw new RuntimeException(e);\n    }\n"
-    "    Runtime.getRuntime().halt(0);\n    return 0;\n  }\n"
-)  # fmt: skip
-# Class 2: a wrong `twice` whose shutdown hook, once surefire has written every class's file,
-# takes every failure and error out of each of them.
+FORGED_EXIT = _forged_exit("twice", "TwiceTest", "doubles")
+# A wrong `twice` whose shutdown hook, once surefire has written every class's file, takes every
+# failure and error out of each of them.
 FORGED_REWRITE = (
     "\n  private static boolean hooked;\n\n  public static int twice(int n) {\n"
     "    if (!hooked) {\n      hooked = true;\n"
@@ -166,58 +120,78 @@ FORGED_REWRITE = (
 )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 77: the Java seal does not yet fail the forged exit (root's class ran or was not added)",
-)
-def test_a_forged_surefire_report_does_not_pass_a_wrong_twice_in_the_clean_room(
+def _rows(results: Path) -> dict[str, dict[str, Any]]:
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    return {row["instance_id"]: row for row in rows}
+
+
+def test_gold_resolves_through_tasks_eval_and_a_planted_junit_or_forged_report_does_not(
     verified: Any, tmp_path: Path
 ) -> None:
-    """On the code before, both forgeries passed the wrong `twice`: the halted run left the
-    forged file alone (its later classes were never written), and the rewritten files were all
-    passed. Root's witness class is sorted last and never ran in the first; its canary shows no
-    failure in the second."""
+    """The gold of both stages, then one prediction per stage: stage 1's with the planted
+    `org.junit.Assert`, stage 2's with a `half` that forges HalfTest's report and halts."""
+    common, url, clone, tasks = verified
+    found = verdicts_by_pr(url)
+    # The stage runs only its own test class (`-Dtest=TwiceTest`): no PASS_TO_PASS.
+    assert found[1].fail_to_pass == [TWICE_ID] and found[1].pass_to_pass == []
+    out = invoke("tasks", "eval", str(tasks), "--results", str(tmp_path / "gold.jsonl"), *common)
+    assert "2 of 2 stages resolved" in out.output, out.output
+
+    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    first, second = chain["stages"]
+    attacks = {
+        first["instance_id"]: (
+            first["base_commit"],
+            {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT},
+        ),
+        second["instance_id"]: (
+            second["base_commit"],
+            {
+                f"{PACKAGE}/Calc.java": calc(
+                    SQUARE, TWICE, _forged_exit("half", "HalfTest", "halves")
+                )
+            },
+        ),
+    }
+    predictions = tmp_path / "predictions.jsonl"
+    with predictions.open("w") as out_file:
+        for i, (instance, (base, files)) in enumerate(attacks.items()):
+            (tmp_path / str(i)).mkdir()
+            patch = patch_of(clone, base, files, tmp_path / str(i))
+            row = {"instance_id": instance, "model_patch": patch, "model_name_or_path": "attacks"}
+            out_file.write(json.dumps(row) + "\n")
+    results = tmp_path / "attacks.jsonl"
+    out = invoke(
+        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
+        str(chain["chain_id"]), "--results", str(results), *common,
+    )  # fmt: skip
+    rows = _rows(results)
+    for instance in attacks:
+        row = rows[instance]
+        assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
+
+
+def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_planted_junit_or_forged_report_does_not(
+    verified: Any, tmp_path: Path
+) -> None:
     _common, url, clone, _tasks = verified
     engine = make_engine(url)
     with session_scope(engine) as session:
         first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
     hidden = stage_tests(engine, first)
-    assert hidden is not None
+    assert hidden is not None and hidden.fail_to_pass == [TWICE_ID]
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
-        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE))  # the gold first
+        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, TWICE))
         gold = run_tests(env, hidden, timeout=600)
         assert gold.passed, (gold.outcomes, gold.output_tail)
-        assert list(gold.outcomes) == [TWICE_ID]  # root's tests are not the stage's
+        assert list(gold.outcomes) == [TWICE_ID]  # root's canary is not the stage's
         for name, forged in (("exit", FORGED_EXIT), ("rewrite", FORGED_REWRITE)):
             env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, forged))
             wrong = run_tests(env, hidden, timeout=600)
             assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", (name, wrong)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 77: the Java seal does not yet fail the forged exit (root's class ran or was not added)",
-)
-def test_a_forged_surefire_report_in_a_prediction_does_not_resolve(
-    verified: Any, tmp_path: Path
-) -> None:
-    common, _url, clone, tasks = verified
-    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
-    first = chain["stages"][0]
-    files = {f"{PACKAGE}/Calc.java": calc(SQUARE, FORGED_EXIT)}
-    prediction = {
-        "instance_id": first["instance_id"],
-        "model_patch": patch_of(clone, first["base_commit"], files, tmp_path),
-        "model_name_or_path": "forged-surefire",
-    }
-    predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text(json.dumps(prediction) + "\n")
-    results = tmp_path / "forged.jsonl"
-    out = invoke(
-        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
-        str(chain["chain_id"]), "--results", str(results), *common,
-    )  # fmt: skip
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    [row] = [r for r in rows if r["instance_id"] == first["instance_id"]]
-    assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
+        env.write_file(f"{PACKAGE}/Calc.java", calc(SQUARE, WRONG_TWICE))
+        env.write_file(PLANTED, FAKE_ASSERT)
+        assert PLANTED in env.cumulative_patch().decode()
+        wrong = run_tests(env, hidden, timeout=600)
+        assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", wrong.outcomes

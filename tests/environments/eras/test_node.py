@@ -405,7 +405,13 @@ def test_the_canary_sits_beside_the_first_named_test_file_and_a_report_without_i
     # no canary where the command names no hidden test file, or for a runner without one
     assert reader.canary("node --test", ["test/shapes.js"], "n3") is None
     assert reader.canary("node --test test/shapes.json", ["test/shapes.js"], "n3") is None
-    assert reader.canary("node_modules/.bin/mocha test/a.js", ["test/a.js"], "n3") is None
+    mocha = reader.canary("node_modules/.bin/mocha test/a.js --exit", ["test/a.js"], "n4")
+    assert mocha is not None
+    assert (
+        mocha.command == "node_modules/.bin/mocha test/a.js test/prchain-canary-n4.test.js --exit"
+    )
+    assert "globalThis.it || globalThis.test" in mocha.files["test/prchain-canary-n4.test.js"]
+    assert reader.canary("node_modules/.bin/vitest run test/a.js", ["test/a.js"], "n3") is None
 
     required = ["src/area.spec.ts::shapes > area"]
     real = {required[0]: "passed", jest.test_id: "failed"}

@@ -10,6 +10,7 @@ to the second era's image carries across, where the other runner runs it again.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from tests.support.era_runs import (
     write_config,
 )
 from tests.support.node_repo import HEADER, make_mimer
+from tests.support.planted import patch_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPO = f"node-eras-test-{uuid.uuid4().hex[:8]}/mimer"  # images are this session's own
@@ -145,6 +147,7 @@ def test_the_gold_patches_resolve_in_tasks_eval_and_in_a_rollouts_clean_room(
     them, on the file alone (`tasks eval`) and in a rollout, each stage in its own era."""
     out = gold_resolves_in_tasks_eval(mimer.common, mimer.work)
     assert "2 of 2 stages resolved; 1 of 1 chain resolved throughout" in out, out
+    assert _forged_mocha_report_status(mimer).startswith("unresolved")
     stages = gold_rollout(mimer.common, mimer.url, llm_config, fake_llm)
     assert stages == [(1, True, []), (2, True, [])], stages
 
@@ -152,3 +155,46 @@ def test_the_gold_patches_resolve_in_tasks_eval_and_in_a_rollouts_clean_room(
 def _write_kinds(env: DockerEnvironment) -> None:
     for path, text in (("lib/kinds.js", KINDS), ("test/kinds.test.js", KINDS_TEST)):
         env.execute(f"mkdir -p {Path(path).parent} && cat > {path} <<'EOF'\n{text}EOF")
+
+
+# Issue 77, a forged mocha report: mocha's reporter writes its report in the tested process at the
+# run's end, to the path the command line gives it (`--reporter-options output=…`, readable in
+# /proc). Stage 1's `label` writes a report of its hidden test passing there and ends the process
+# before its assertion fails; on the code before (no canary for mocha) the stage resolved.
+FORGED_LABEL = """const fs = require('fs');
+const path = require('path');
+
+exports.label = () => {
+  const words = [process.pid, process.ppid].flatMap((pid) =>
+    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\\0'));
+  const output = words.map((w) => /^output=(.+)$/.exec(w)).find(Boolean);
+  const passed = { ancestorTitles: ['label'], title: 'names the type', status: 'passed',
+    failureMessages: [] };
+  const file = path.join(__dirname, '..', 'test', 'label.test.js');
+  const report = { testResults: [{ name: file, status: 'passed', message: '',
+    assertionResults: [passed] }] };
+  if (output) fs.writeFileSync(output[1], JSON.stringify(report));
+  process.exit(0);
+};
+"""
+
+
+def _forged_mocha_report_status(mimer: Mimer) -> str:
+    """`tasks eval --predictions` of stage 1 (mocha) with the forged `label`: its status."""
+    tasks = mimer.work / "tasks.jsonl"  # written by gold_resolves_in_tasks_eval
+    [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    first = chain["stages"][0]
+    forged = mimer.work / "forged"
+    forged.mkdir()
+    patch = patch_of(mimer.clone, first["base_commit"], {"lib/label.js": FORGED_LABEL}, forged)
+    predictions = forged / "predictions.jsonl"
+    row = {"instance_id": first["instance_id"], "model_patch": patch, "model_name_or_path": "x"}
+    predictions.write_text(json.dumps(row) + "\n")
+    results = forged / "results.jsonl"
+    out = invoke(
+        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
+        str(chain["chain_id"]), "--results", str(results), *mimer.common,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    [found] = [r for r in rows if r["instance_id"] == first["instance_id"]]
+    return str(found["status"]) + " " + out.output

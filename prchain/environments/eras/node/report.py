@@ -228,8 +228,8 @@ class JsReport:
     ) -> Canary | None:
         """A test file beside the first hidden test file the command names, named and suffixed
         like it (so the runner's configuration takes it as a test file), run with it (reports.
-        Canaried). Only for the runners whose canary is tried on a real run: jest and `node
-        --test`; mocha's and vitest's reports stay as forgeable as their runs (docs/sandbox.md)."""
+        Canaried). Only for the runners whose canary is tried on a real run: jest, mocha and
+        `node --test`; vitest's reports stay as forgeable as its runs (docs/sandbox.md)."""
         found = _INVOCATION.search(command)
         if found is None:
             return None
@@ -257,9 +257,13 @@ class JsReport:
 
 
 # Root's canary test per runner: one test that always fails. `node --test` gets node:test by a
-# dynamic import, which loads in a CommonJS and in an ES module file alike.
+# dynamic import, which loads in a CommonJS and in an ES module file alike; mocha's globals are
+# its BDD interface's `it` or its TDD interface's `test`, as `--ui` chose.
 _CANARIES = {
     "jest": "test({title}, () => {{\n  throw new Error({title});\n}});\n",
+    "mocha": (
+        "(globalThis.it || globalThis.test)({title}, () => {{\n  throw new Error({title});\n}});\n"
+    ),
     "node --test": (
         "import('node:test').then(({{ test }}) =>\n"
         "  test({title}, () => {{\n    throw new Error({title});\n  }}),\n);\n"
