@@ -128,8 +128,9 @@ def _rows(results: Path) -> dict[str, dict[str, Any]]:
 def test_gold_resolves_through_tasks_eval_and_a_planted_junit_or_forged_report_does_not(
     verified: Any, tmp_path: Path
 ) -> None:
-    """The gold of both stages, then one prediction per stage: stage 1's with the planted
-    `org.junit.Assert`, stage 2's with a `half` that forges HalfTest's report and halts."""
+    """The gold of both stages, then two predictions of stage 1, each its own `tasks eval` (a
+    chain's later stage is entered on the earlier one's patch): the planted `org.junit.Assert`,
+    and a `twice` that forges TwiceTest's report and halts."""
     common, url, clone, tasks = verified
     found = verdicts_by_pr(url)
     # The stage runs only its own test class (`-Dtest=TwiceTest`): no PASS_TO_PASS.
@@ -138,37 +139,27 @@ def test_gold_resolves_through_tasks_eval_and_a_planted_junit_or_forged_report_d
     assert "2 of 2 stages resolved" in out.output, out.output
 
     [chain] = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
-    first, second = chain["stages"]
+    first = chain["stages"][0]
     attacks = {
-        first["instance_id"]: (
-            first["base_commit"],
-            {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT},
-        ),
-        second["instance_id"]: (
-            second["base_commit"],
-            {
-                f"{PACKAGE}/Calc.java": calc(
-                    SQUARE, TWICE, _forged_exit("half", "HalfTest", "halves")
-                )
-            },
-        ),
+        "planted": {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT},
+        "forged": {f"{PACKAGE}/Calc.java": calc(SQUARE, FORGED_EXIT)},
     }
-    predictions = tmp_path / "predictions.jsonl"
-    with predictions.open("w") as out_file:
-        for i, (instance, (base, files)) in enumerate(attacks.items()):
-            (tmp_path / str(i)).mkdir()
-            patch = patch_of(clone, base, files, tmp_path / str(i))
-            row = {"instance_id": instance, "model_patch": patch, "model_name_or_path": "attacks"}
-            out_file.write(json.dumps(row) + "\n")
-    results = tmp_path / "attacks.jsonl"
-    out = invoke(
-        "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
-        str(chain["chain_id"]), "--results", str(results), *common,
-    )  # fmt: skip
-    rows = _rows(results)
-    for instance in attacks:
-        row = rows[instance]
-        assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (row, out.output)
+    for name, files in attacks.items():
+        (tmp_path / name).mkdir()
+        prediction = {
+            "instance_id": first["instance_id"],
+            "model_patch": patch_of(clone, first["base_commit"], files, tmp_path / name),
+            "model_name_or_path": name,
+        }
+        predictions = tmp_path / name / "predictions.jsonl"
+        predictions.write_text(json.dumps(prediction) + "\n")
+        results = tmp_path / name / "results.jsonl"
+        out = invoke(
+            "tasks", "eval", str(tasks), "--predictions", str(predictions), "--chain",
+            str(chain["chain_id"]), "--results", str(results), *common,
+        )  # fmt: skip
+        row = _rows(results)[first["instance_id"]]
+        assert row["status"] != "resolved" and row["fail_to_pass"][0] == 0, (name, row, out.output)
 
 
 def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_planted_junit_or_forged_report_does_not(
