@@ -21,7 +21,7 @@ harbor: ## Harbor (Python >= 3.12, Docker Compose v2) in .harbor/, for the Harbo
 	bash scripts/setup-harbor.sh
 
 test: .venv/.installed ## the whole suite, Docker and PostgreSQL tests included
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
 test-fast: .venv/.installed ## skip the Docker-marked tests (for machines without an engine)
 	$(PY) -m pytest -q -m "not docker"

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from prchain.dev.repos import git
+from tests.support.eras_repo import commit_files
 from tests.support.planted import (
     Room,
     clean_room_passes,
@@ -50,13 +52,14 @@ TEST = (
     'package shapes\n\nimport (\n\t"testing"\n\n\t"example.com/check"\n)\n\n'
     "func TestSquare(t *testing.T) { check.Equal(t, 4, Square(2)) }\n"
 )
+DAY3, DAY4 = "2024-03-03T10:00:00Z", "2024-03-04T10:00:00Z"
 AREA_TEST = "\nfunc TestArea(t *testing.T) { check.Equal(t, 3, Area(1)) }\n"
 
 
 @pytest.fixture(scope="module")
-def go_room(
+def go_rooms(
     tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
-) -> Iterator[Room]:
+) -> Iterator[tuple[Room, Room]]:
     from prchain.environments.eras.config import ErasConfig
     from prchain.environments.eras.go import Go
     from prchain.environments.eras.manifests import snapshot
@@ -68,19 +71,27 @@ def go_room(
     }  # fmt: skip
     after = {"shapes.go": SQUARE + AREA, "shapes_test.go": TEST + AREA_TEST}
     base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
+    helper_base, helper_gold = _helper_commits(clone, base)  # the same image runs both
     eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
     plan = Go().plans(snapshot(clone, base), eras)[0]
     with era_image(docker_client, REPO, clone, base, plan) as image:
-        yield Room(
+        room = Room(
             REPO, clone, base, gold, image, plan, "go",
             plan.test_command.replace("{files}", "."), ["shapes_test.go"],
             [f"{MODULE}::TestArea"], [f"{MODULE}::TestSquare"],
         )  # fmt: skip
+        helper_room = dataclasses.replace(
+            room, base=helper_base, gold=helper_gold, test_files=["helper_test.go"],
+            fail_to_pass=[f"{MODULE}::TestAreaByHelper"],
+            pass_to_pass=[f"{MODULE}::TestSquare", f"{MODULE}::TestSquareByHelper"],
+        )  # fmt: skip
+        yield room, helper_room
 
 
 def test_a_rewritten_vendored_assertion_does_not_pass_a_wrong_area(
-    docker_client: Any, go_room: Room
+    docker_client: Any, go_rooms: tuple[Room, Room]
 ) -> None:
+    go_room = go_rooms[0]
     with sandbox(docker_client, go_room) as env:
         env.write_file("shapes.go", WRONG)
         env.write_file(VENDORED, FAKE_CHECK)
@@ -91,13 +102,58 @@ def test_a_rewritten_vendored_assertion_does_not_pass_a_wrong_area(
 
 
 def test_a_rewritten_vendored_assertion_in_a_prediction_does_not_resolve(
-    docker_client: Any, go_room: Room, tmp_path: Path
+    docker_client: Any, go_rooms: tuple[Room, Room], tmp_path: Path
 ) -> None:
+    go_room = go_rooms[0]
     wrong = patch_of(
         go_room.clone, go_room.base, {"shapes.go": WRONG, VENDORED: FAKE_CHECK}, tmp_path
     )
     assert eval_status(docker_client, go_room, wrong).startswith("unresolved")
     assert eval_status(docker_client, go_room, go_room.code) == "resolved"
+
+
+# The project's own assertion helper (`internal/testhelper`, as gitaly and many others name it):
+# a package of the repository that only tests import. On the code before, a rewritten
+# internal/testhelper/equal.go (a `.go` file outside every test directory) crossed with a wrong
+# `Area` and the hidden test, which asserts through it, passed. Now a package named as Go's test
+# helpers are (testutil, testutils, testhelper, testhelpers) is test side: the agent's copy never
+# crosses, the stage base's (with the gold test patch's changes to it) runs.
+HELPER = "internal/testhelper/equal.go"
+HELPER_EQUAL = CHECK.replace("package check", "package testhelper")
+FAKE_HELPER = FAKE_CHECK.replace("package check", "package testhelper")
+HELPER_TEST = (
+    f'package shapes\n\nimport (\n\t"testing"\n\n\t"{MODULE}/internal/testhelper"\n)\n\n'
+    "func TestSquareByHelper(t *testing.T) { testhelper.Equal(t, 9, Square(3)) }\n"
+)
+HELPER_AREA_TEST = "\nfunc TestAreaByHelper(t *testing.T) { testhelper.Equal(t, 12, Area(2)) }\n"
+
+
+def _helper_commits(clone: Path, base: str) -> tuple[str, str]:
+    """On a branch from `base`: a commit adding the helper and a test through it (the stage
+    base), then the PR (Area and its test through the helper); its base and whole diff."""
+    git(clone, "checkout", "-q", "-b", "helper", base)
+    commit_files(clone, {HELPER: HELPER_EQUAL, "helper_test.go": HELPER_TEST}, "Helper", DAY3)
+    helper_base = git(clone, "rev-parse", "HEAD")
+    after = {"shapes.go": SQUARE + AREA, "helper_test.go": HELPER_TEST + HELPER_AREA_TEST}
+    commit_files(clone, after, "Area, through the helper (#2)", DAY4)
+    gold = git(clone, "diff", helper_base, "HEAD")
+    git(clone, "checkout", "-q", "main")
+    return helper_base, gold
+
+
+def test_a_rewritten_own_test_helper_does_not_pass_a_wrong_area(
+    docker_client: Any, go_rooms: tuple[Room, Room], tmp_path: Path
+) -> None:
+    room = go_rooms[1]
+    with sandbox(docker_client, room) as env:
+        env.write_file("shapes.go", SQUARE + AREA)
+        assert clean_room_passes(env, room)  # gold first
+        env.write_file("shapes.go", WRONG)
+        env.write_file(HELPER, FAKE_HELPER)
+        assert HELPER in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, room)
+    wrong = patch_of(room.clone, room.base, {"shapes.go": WRONG, HELPER: FAKE_HELPER}, tmp_path)
+    assert eval_status(docker_client, room, wrong).startswith("unresolved")
 
 
 # A repository that keeps its own copy of testify and points go.mod at it: the compiler reads the

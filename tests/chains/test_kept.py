@@ -243,18 +243,21 @@ def test_one_languages_reading_changing_asks_again_only_its_pairs(
     )
     build_chains(config, engine)
     before = _versions_by_pr_number(engine)
-    assert set(before.values()) == {EVIDENCE_VERSION}
     go_keys = {key for key in before if {key[0], key[1]} <= {4, 5}}
+    go_version = languages.language_facts("go").evidence_version
+    go_tag = f"{EVIDENCE_VERSION}+go{go_version}" if go_version else EVIDENCE_VERSION
+    assert before == {key: go_tag if key in go_keys else EVIDENCE_VERSION for key in before}
     assert {(5, 4)} <= {key[:2] for key in go_keys} and len(go_keys) < len(before)
     decided = _decisions(engine)
 
     bumped = tuple(
-        replace(f, evidence_version=1) if f.name == "go" else f for f in languages.all_facts()
+        replace(f, evidence_version=go_version + 1) if f.name == "go" else f
+        for f in languages.all_facts()
     )
     monkeypatch.setattr(kept, "all_facts", lambda: bumped)
     again = build_chains(config, engine)
     after = _versions_by_pr_number(engine)
-    own = f"{EVIDENCE_VERSION}+go1"
+    own = f"{EVIDENCE_VERSION}+go{go_version + 1}"
     assert after == {key: own if key in go_keys else EVIDENCE_VERSION for key in before}
     pairs_asked = {key for key in go_keys if key[0] != key[1]}
     assert again.graph.evidence_new == len(pairs_asked)

@@ -26,7 +26,9 @@ TEST_DIRS = frozenset(
         *("test", "tests", "testing", "__tests__", "spec", "specs", "fixtures", "snapshots"),
         *("testdata", "test-data", "test_data"),  # mypy's test-data/unit/*.test cases
         *("playground", "playgrounds"),  # vite's end-to-end tests: small apps the suite drives
-        *("testutil", "testutils"),  # Go's helper packages that only tests import
+        # Go's helper packages that only tests import: the hidden tests assert through them, so the
+        # stage base's copy runs in the clean room, never the agent's
+        *("testutil", "testutils", "testhelper", "testhelpers"),
     }
 )
 # Other test directories: "tests" or "testsuite" as a word of the name ("cli_tests",

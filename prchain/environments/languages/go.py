@@ -15,4 +15,5 @@ FACTS = LanguageFacts(
     # `controller/k8s/test_helper.go`)
     test_file_names=r"_tests?\.go$|^test_?(utils?|helpers?)\.go$",
     setup_agent=("Go", "the Go module proxy"),
+    evidence_version=1,  # testhelper/testhelpers directories are test side
 )
