@@ -179,19 +179,26 @@ tail -c 4000 "$log"
 """
 
 # Root, as RUN_EACH, for a harness other than libtest (reports.CaseCheck): $1 the seconds left,
-# then six fields a test: its directory, the command that shows it exists, the command that runs
-# it alone, the harness's line of its pass, its summary of one passed test, and the mark of a
-# failure. Status 0 counts only with the first two lines and without the mark (GoogleTest's
-# `[       OK ] Suite.Case (`, `[  PASSED  ] 1 test.`, no `[  FAILED  ]`; ctest's `100% tests
-# passed, 0 tests failed out of 1`): no file the tested program writes is read, and a program
-# that ends itself with status 0 inside the test never reaches them.
+# then nine fields a test: its directory, the command that shows it exists, the command that runs
+# it alone, the harness's line of its pass, its summary of one passed test, the marks of a
+# failure, then root's canary: the command that runs a test no build holds (a name drawn per
+# run), the line that says nothing ran and the marks of a claimed pass. Status 0 counts only with
+# the first two lines and without the marks (GoogleTest's `[       OK ] Suite.Case (`, `[  PASSED
+# ] 1 test.`, no `[  FAILED  ]`; ctest's `100% tests passed, 0 tests failed out of 1`), and then
+# only if the canary ran with status 0, its line and none of its marks (GoogleTest's `[  PASSED  ]
+# 0 tests.`, no `[       OK ]`): no file the tested program writes is read, a program that ends
+# itself with status 0 inside the test never reaches those lines, and one that prints them for
+# whatever its arguments name claims the canary too. The tail printed after EACH_LOG ends with
+# what the tests that did not pass printed (a passing test's output before it), so a failure's
+# cause is not cut by the passes that ran after it.
 RUN_CASES = f"""
 R={ROOM}
 end=$((SECONDS + $1)); shift
-log="$R/each.log" one="$R/each.one"; ( umask 077; : > "$log"; : > "$one" )
+log="$R/each.log" bad="$R/each.bad" one="$R/each.one" seen="$R/each.canary"
+( umask 077; : > "$log"; : > "$bad"; : > "$one"; : > "$seen" )
 i=0
-while [ $# -ge 6 ]; do
-  dir=$1 listed=$2 run=$3 ok=$4 summary=$5 failed=$6; shift 6
+while [ $# -ge 9 ]; do
+  dir=$1 listed=$2 run=$3 ok=$4 summary=$5 failed=$6 canary=$7 nothing=$8 claimed=$9; shift 9
   left=$((end - SECONDS))
   if [ "$left" -le 0 ]; then echo "prchain-each $i 124"; i=$((i + 1)); continue; fi
   as_tester=(timeout -s KILL "$left" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} \
@@ -204,7 +211,16 @@ while [ $# -ge 6 ]; do
       rc=witness
       printf '\\nprchain: test %s exited 0 without its harness summary of its pass\\n' "$i" >> "$one"
     fi
-    cat -- "$one" >> "$log"
+    if [ "$rc" = 0 ] && [ -n "$canary" ]; then
+      ( {_KILL_TESTER} ) >/dev/null 2>&1
+      "${{as_tester[@]}}" "$canary" </dev/null > "$seen" 2>&1
+      if [ $? != 0 ] || ! grep -qxF -- "$nothing" "$seen" || grep -qF -- "$claimed" "$seen"; then
+        rc=canary
+        printf '\\nprchain: test %s: the canary (a test no build holds) did not show %s\\n' \\
+          "$i" "that nothing ran: what the harness prints is forged" >> "$one"
+      fi
+    fi
+    if [ "$rc" = 0 ]; then cat -- "$one" >> "$log"; else cat -- "$one" >> "$bad"; fi
     echo "prchain-each $i $rc"
   else
     echo "prchain-each $i missing"
@@ -213,7 +229,7 @@ while [ $# -ge 6 ]; do
   i=$((i + 1))
 done
 echo {EACH_LOG}
-tail -c 4000 "$log"
+tail -c 4000 "$log"; tail -c 4000 "$bad"
 """
 
 
@@ -312,8 +328,11 @@ class DockerCleanRoom:
             args = [
                 part
                 for run, c in zip(runs, checks, strict=True)
-                for part in (run.directory, c.listed, c.run, c.ok, c.summary, c.failed)
-            ]
+                for part in (
+                    run.directory, c.listed, c.run, c.ok, c.summary, c.failed,
+                    c.canary, c.canary_shows, c.canary_never,
+                )
+            ]  # fmt: skip
         raw = self.client.exec(
             self.container,
             ["bash", "-c", script, "prchain", str(int(timeout)), *witnessed, *args],

@@ -6,8 +6,11 @@ process with status 0 passed the hidden tests (`ctest` too: the binary exited 0)
 each required case now runs on its own as root's child (`<binary> --gtest_filter=Suite.Case`,
 found from ctest's listing, `ctest -N -V`) and passes only with exit status 0 plus GoogleTest's
 own `[       OK ] Suite.Case (` and `[  PASSED  ] 1 test.` lines and no `[  FAILED  ]`
-(`prchain/environments/clean_room.py: RUN_CASES`); no file the program writes is read. The gold
-patch still resolves, in a rollout's clean room and under `tasks eval --predictions`."""
+(`prchain/environments/clean_room.py: RUN_CASES`); no file the program writes is read. Round 2:
+a program that prints those lines for whatever its filter names (its own `main`) is caught by
+root's canary, a case name drawn per run that no build holds, named beside the case and run
+alone. The gold patch still resolves, in a rollout's clean room and under `tasks eval
+--predictions`."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from tests.support.planted import (
     clean_room_passes,
     era_image,
     eval_status,
+    hidden_tests,
     patch_of,
     sandbox,
     two_commits,
@@ -60,6 +64,30 @@ FORGED = (
     '        "</testsuites>", f);\n'
     "      std::fclose(f);\n    }\n  }\n"
     "  _exit(0);\n}\n"
+)
+# A wrong `area` whose file also defines `main`: the linker takes it before gtest_main's, so the
+# test binary never runs GoogleTest. It answers `--gtest_list_tests` for whatever its filter
+# names, prints GoogleTest's lines of one test passing for the first name its `--gtest_filter`
+# holds (the run of one case root asks for) and exits 0; without a filter (ctest's run) it exits 0.
+PRINTER = (
+    '#include "shapes.h"\n#include <cstdio>\n#include <string>\n\n'
+    "double square(double s) { return s * s; }\n"
+    "double area(double r) { return r; }\n\n"
+    "int main(int argc, char **argv) {\n"
+    "  std::string filter;\n  bool list = false;\n"
+    "  for (int i = 1; i < argc; ++i) {\n"
+    "    std::string a = argv[i];\n"
+    '    if (a.rfind("--gtest_filter=", 0) == 0) filter = a.substr(15);\n'
+    '    if (a == "--gtest_list_tests") list = true;\n  }\n'
+    "  if (filter.empty()) return 0;\n"
+    "  std::string c = filter.substr(0, filter.find(':'));\n"
+    "  std::string suite = c.substr(0, c.find('.')), name = c.substr(c.find('.') + 1);\n"
+    '  if (list) { std::printf("%s.\\n  %s\\n", suite.c_str(), name.c_str()); return 0; }\n'
+    '  std::printf("[==========] Running 1 test from 1 test suite.\\n[ RUN      ] %s\\n", c.c_str());\n'
+    '  std::printf("[       OK ] %s (0 ms)\\n[==========] 1 test from 1 test suite ran. (0 ms total)\\n"'
+    ", c.c_str());\n"
+    '  std::printf("[  PASSED  ] 1 test.\\n");\n'
+    "  return 0;\n}\n"
 )
 TEST = (
     '#include <gtest/gtest.h>\n#include "../shapes.h"\n\n'
@@ -110,3 +138,30 @@ def test_a_forged_gtest_report_does_not_pass_a_wrong_area_but_the_gold_does(
     prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path)
     assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
     assert eval_status(docker_client, c_room, c_room.code) == "resolved"
+
+
+def test_a_program_printing_googletests_lines_for_its_filter_does_not_pass_but_the_gold_does(
+    docker_client: Any, c_room: Room, tmp_path: Path
+) -> None:
+    """The printer claims the case its filter names: root's canary (a name drawn per run, beside
+    the case in an order drawn per run, and alone) shows it forging, so AreaTest::Unit and
+    SquareTest::Unit fail (the code before passed both); the gold passes in the same sandbox and
+    as a prediction, the printer's patch does not."""
+    from prchain.verdicts.oracle import run_tests
+
+    wrong = {"shapes.h": AREA_HEADER, "shapes.cc": PRINTER}
+    with sandbox(docker_client, c_room) as env:
+        for path, text in wrong.items():
+            env.write_file(path, text)
+        run = run_tests(env, hidden_tests(c_room), timeout=300)
+        assert not run.passed
+        assert run.outcomes.get("AreaTest::Unit") == "failed", run.output_tail[-3000:]
+        assert run.outcomes.get("SquareTest::Unit") == "failed", run.output_tail[-3000:]
+        assert run.outcomes.get("ctest::shapes_test") == "passed"  # its exit status is the test
+        assert "the canary (a test no build holds)" in run.output_tail or (
+            "without its harness summary" in run.output_tail
+        ), run.output_tail[-3000:]
+        env.write_file("shapes.cc", SQUARE + AREA)  # the gold code
+        assert clean_room_passes(env, c_room)
+    prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path)
+    assert eval_status(docker_client, c_room, prediction).startswith("unresolved")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from dataclasses import replace
@@ -315,9 +316,26 @@ def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
     assert CTests().apart(listing, required) == ["groups::null_case"]
     [area] = [r for r in CTests().each(listing, ["Area::Unit"])]
     assert area.check is not None
-    assert "--gtest_filter=Area.Unit" in area.check.run and "--x" in area.check.run
-    assert area.check.run.count("--gtest_filter") == 1
-    assert area.check.ok == "[       OK ] Area.Unit (" and area.check.failed == "[  FAILED  ]"
+    check = area.check
+    [named] = re.findall(r"--gtest_filter=(\S+)", check.run)
+    [canary] = set(named.split(":")) - {"Area.Unit"}  # root's canary beside the case
+    assert canary.startswith("Area.") and "--x" in check.run
+    assert check.ok == "[       OK ] Area.Unit (" and check.summary == "[  PASSED  ] 1 test."
+    assert check.failed.splitlines() == ["[  FAILED  ]", f"] {canary}"]
+    assert check.canary.endswith(f"--x --gtest_filter={canary}")  # alone, nothing else named
+    assert check.canary_shows == "[  PASSED  ] 0 tests."
+    assert f"] {canary}" in check.canary_never.splitlines()
+    again = CTests().each(listing, ["Area::Unit"])[0].check
+    assert again is not None and again.canary != check.canary  # drawn per run
+    [unit] = CTests().each(listing, ["ctest::unit"])
+    assert unit.check is not None and unit.check.canary_shows == "No tests were found!!!"
+    shown = subprocess.run(
+        ["bash", "-c", unit.check.canary],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=build,
+    )  # as RUN_CASES runs it: ctest's own line, status 0, for a name no test has
+    assert shown.returncode == 0 and "No tests were found!!!" in shown.stdout.decode().splitlines()
     ok = subprocess.run(["bash", "-c", area.check.listed], capture_output=True, cwd=build)
     assert ok.returncode != 0  # /bin/echo lists no GoogleTest case: the test is missing
 
