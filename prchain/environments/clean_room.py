@@ -58,8 +58,9 @@ printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
 {seal.PROBE}
 """
 # Root, after the gold test patch: the hidden tests and every test configuration become root's
-# (0644), and each directory above them root's with the sticky bit (1777): the tester may still
-# create files there, but no code of the agent's can rewrite, replace or rename a hidden test.
+# (0644, 0755 for one git made executable: a test script ctest runs, as json-c's `*.test`), and
+# each directory above them root's with the sticky bit (1777): the tester may still create files
+# there, but no code of the agent's can rewrite, replace or rename a hidden test.
 SEAL_TESTS = f"""
 set -u
 cd {carry.WORKDIR} || exit 95
@@ -69,7 +70,8 @@ while IFS= read -r f; do
   f=${{f#./}}
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   case "$(readlink -f -- "$f")" in {carry.WORKDIR}/*) ;; *) continue ;; esac
-  chown -h root:root -- "$f" && chmod 0644 -- "$f"
+  mode=0644; [ -x "$f" ] && mode=0755
+  chown -h root:root -- "$f" && chmod "$mode" -- "$f"
   d=$(dirname -- "$f")
   while :; do
     [ -L "$d" ] || {{ chown -h root:root -- "$d"; chmod 1777 -- "$d"; }}
