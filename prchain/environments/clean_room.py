@@ -183,8 +183,9 @@ tail -c 4000 "$log"
 # Root, as RUN_EACH, for a harness other than libtest (reports.CaseCheck): $1 the seconds left,
 # then nine fields a test: its directory, the command that shows it exists, the command that runs
 # it alone, the harness's line of its pass, its summary of one passed test, the marks of a
-# failure, then root's canary: the command that runs a test no build holds (a name drawn per
-# run), the line that says nothing ran and the marks of a claimed pass. Status 0 counts only with
+# failure, then root's canary: the command that runs tests no build holds (names drawn per run,
+# which a GoogleTest case's listing and run name beside it: c/report.py gtest_check), the line
+# that says nothing ran and the marks of a claimed pass. Status 0 counts only with
 # the first two lines and without the marks (GoogleTest's `[       OK ] Suite.Case (`, `[  PASSED
 # ] 1 test.`, no `[  FAILED  ]`; ctest's `100% tests passed, 0 tests failed out of 1`), and then
 # only if the canary ran with status 0, its line and none of its marks (GoogleTest's `[  PASSED  ]
@@ -225,6 +226,7 @@ while [ $# -ge 9 ]; do
     if [ "$rc" = 0 ]; then cat -- "$one" >> "$log"; else cat -- "$one" >> "$bad"; fi
     echo "prchain-each $i $rc"
   else
+    printf '\\nprchain: test %s is not listed alone (absent, or a canary listed)\\n' "$i" >> "$bad"
     echo "prchain-each $i missing"
   fi
   ( {_KILL_TESTER} ) >/dev/null 2>&1

@@ -318,13 +318,24 @@ def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
     assert area.check is not None
     check = area.check
     [named] = re.findall(r"--gtest_filter=(\S+)", check.run)
-    [canary] = set(named.split(":")) - {"Area.Unit"}  # root's canary beside the case
-    assert canary.startswith("Area.") and "--x" in check.run
+    canaries = set(named.split(":")) - {"Area.Unit"}  # root's canaries beside the case
+    assert len(canaries) == 3 and all(c.startswith("Area.") for c in canaries)
+    assert "--x" in check.run
     assert check.ok == "[       OK ] Area.Unit (" and check.summary == "[  PASSED  ] 1 test."
-    assert check.failed.splitlines() == ["[  FAILED  ]", f"] {canary}"]
-    assert check.canary.endswith(f"--x --gtest_filter={canary}")  # alone, nothing else named
+    assert set(check.failed.splitlines()) == {"[  FAILED  ]", *(f"] {c}" for c in canaries)}
+    [alone] = re.findall(r"--gtest_filter=(\S+)", check.canary)  # the canaries, not the case
+    assert set(alone.split(":")) == canaries and "--x" in check.canary
     assert check.canary_shows == "[  PASSED  ] 0 tests."
-    assert f"] {canary}" in check.canary_never.splitlines()
+    assert {f"] {c}" for c in canaries} <= set(check.canary_never.splitlines())
+    [asked] = re.findall(r"--gtest_filter=(\S+)", check.listed)  # the listing names them too
+    assert set(asked.split(":")) == canaries | {"Area.Unit"}
+    leaves = [c.split(".", 1)[1] for c in canaries]
+    for printed, shown in [("Area.\n  Unit\n", True), (f"Area.\n  Unit\n  {leaves[1]}\n", False)]:
+        lister = tmp_path / "lister"
+        lister.write_text(f"#!/bin/sh\nprintf '{printed}'\n")
+        lister.chmod(0o755)
+        listed_by = check.listed.replace("/bin/echo", str(lister), 1)
+        assert (subprocess.run(["bash", "-c", listed_by]).returncode == 0) is shown
     again = CTests().each(listing, ["Area::Unit"])[0].check
     assert again is not None and again.canary != check.canary  # drawn per run
     [unit] = CTests().each(listing, ["ctest::unit"])

@@ -245,6 +245,9 @@ LISTING = "prchain-ctest-listing"
 GTEST_PASSED = "[  PASSED  ] 1 test."
 GTEST_NONE = "[  PASSED  ] 0 tests."  # GoogleTest's summary when its filter matched nothing
 CTEST_NONE = "No tests were found!!!"  # ctest's, when -R matched no test
+# Root's canaries named beside each GoogleTest case: a program that guesses which name of its
+# filter is the case, and remembers it for the runs after, guesses right once in CANARIES + 1.
+CANARIES = 3
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,7 @@ def listed(listing: str) -> tuple[str, list[Listed]]:
 def each(listing: str, required: list[str]) -> list[OneTest]:
     """The required tests root runs on their own (RUN_CASES): a ctest test (`ctest::<name>`) by
     ctest, a GoogleTest case (`<Suite>::<Case>`) by its binary with `--gtest_filter`, each with
-    root's canary, a test name drawn for this run that no build holds. A case of a test ctest
+    root's canaries, test names drawn for this run that no build holds. A case of a test ctest
     knows by name (cmocka's `<ctest test>::<case>`) is `apart`."""
     build, tests = listed(listing)
     names = {t.name for t in tests}
@@ -287,8 +290,9 @@ def each(listing: str, required: list[str]) -> list[OneTest]:
         if where == "ctest" and name:
             runs.append(OneTest(test, "ctest", name, build, ctest_check(name, drawn())))
         elif name and where not in names:
-            case, canary = f"{where}.{name}", f"{where}.{drawn()}"
-            runs += [OneTest(test, t.argv[0], case, t.directory, gtest_check(t, case, canary))
+            case = f"{where}.{name}"
+            canaries = [f"{where}.{drawn()}" for _ in range(CANARIES)]
+            runs += [OneTest(test, t.argv[0], case, t.directory, gtest_check(t, case, canaries))
                      for t in gtest_candidates(tests, case)]  # fmt: skip
     return runs
 
@@ -342,29 +346,40 @@ def ctest_check(name: str, canary: str) -> CaseCheck:
     )
 
 
-def gtest_check(test: Listed, case: str, canary: str) -> CaseCheck:
+def gtest_check(test: Listed, case: str, canaries: list[str]) -> CaseCheck:
     """GoogleTest's own lines for `case` run alone: listed by the binary, passed, and its
-    summary of one passed test; the arguments ctest gives it kept but its filter. The filter
-    also names the canary (in an order drawn per run), which real GoogleTest never runs; and the
-    canary run alone must show GoogleTest's summary of nothing run: a program that prints a pass
-    for whatever its filter names shows the canary passing."""
+    summary of one passed test; the arguments ctest gives it kept but its filter. Every filter
+    also names root's canaries (each time in an order drawn anew), which real GoogleTest neither
+    lists nor runs, so no run tells the program which name is the case, the listing included;
+    and the canaries run alone must show GoogleTest's summary of nothing run: a program that
+    prints a pass for what its filter names shows a canary listed or passing."""
     exe = shlex.quote(test.argv[0])
     kept = [a for a in test.argv[1:] if not a.startswith(("--gtest_filter", "--gtest_output"))]
     args = " ".join(shlex.quote(a) for a in kept)
-    only = shlex.quote(f"--gtest_filter={case}")
-    both = [case, canary]
-    secrets.SystemRandom().shuffle(both)
-    named = shlex.quote(f"--gtest_filter={':'.join(both)}")
-    leaf = shlex.quote(case.split(".", 1)[1])
+
+    def named(*names: str) -> str:
+        drawn_order = list(names)
+        secrets.SystemRandom().shuffle(drawn_order)
+        return shlex.quote(f"--gtest_filter={':'.join(drawn_order)}")
+
+    def leaf(name: str) -> str:
+        return name.split(".", 1)[1]
+
+    listing = (
+        f"awk -v c={shlex.quote(leaf(case))} -v n={shlex.quote(' '.join(map(leaf, canaries)))} "
+        '\'BEGIN { split(n, k, " "); for (i in k) bad[k[i]] = 1 } $1 == c { f = 1 } '
+        "($1 in bad) { b = 1 } END { exit !(f && !b) }'"
+    )
+    marks = "\n".join(f"] {c}" for c in canaries)
     return CaseCheck(
-        f"{exe} --gtest_list_tests {only} | awk -v c={leaf} '$1 == c {{ f = 1 }} END {{ exit !f }}'",
-        f"env -u GTEST_OUTPUT {exe} {args} {named}",
+        f"{exe} --gtest_list_tests {named(case, *canaries)} | {listing}",
+        f"env -u GTEST_OUTPUT {exe} {args} {named(case, *canaries)}",
         f"[       OK ] {case} (",
         GTEST_PASSED,
-        f"[  FAILED  ]\n] {canary}",
-        f"env -u GTEST_OUTPUT {exe} {args} {shlex.quote(f'--gtest_filter={canary}')}",
+        f"[  FAILED  ]\n{marks}",
+        f"env -u GTEST_OUTPUT {exe} {args} {named(*canaries)}",
         GTEST_NONE,
-        f"[       OK ]\n[ RUN      ]\n] {canary}",
+        f"[       OK ]\n[ RUN      ]\n{marks}",
     )
 
 
