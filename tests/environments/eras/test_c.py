@@ -338,7 +338,11 @@ def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
         assert (subprocess.run(["bash", "-c", listed_by]).returncode == 0) is shown
     again = CTests().each(listing, ["Area::Unit"])[0].check
     assert again is not None and again.canary != check.canary  # drawn per run
+    both = CTests().each(listing, ["ctest::unit", "ctest::groups"])
+    assert both[0].check is not None and both[1].check is not None
+    assert both[0].check.canary == both[1].check.canary  # one per run: RUN_CASES runs it once
     [unit] = CTests().each(listing, ["ctest::unit"])
+    assert unit.check is not None and unit.check.canary != both[0].check.canary  # drawn per run
     assert unit.check is not None and unit.check.canary_shows == "No tests were found!!!"
     shown = subprocess.run(
         ["bash", "-c", unit.check.canary],
