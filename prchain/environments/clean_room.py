@@ -58,8 +58,9 @@ printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
 {seal.PROBE}
 """
 # Root, after the gold test patch: the hidden tests and every test configuration become root's
-# (0644), and each directory above them root's with the sticky bit (1777): the tester may still
-# create files there, but no code of the agent's can rewrite, replace or rename a hidden test.
+# (0644, 0755 for one git made executable: a test script ctest runs, as json-c's `*.test`), and
+# each directory above them root's with the sticky bit (1777): the tester may still create files
+# there, but no code of the agent's can rewrite, replace or rename a hidden test.
 SEAL_TESTS = f"""
 set -u
 cd {carry.WORKDIR} || exit 95
@@ -69,7 +70,8 @@ while IFS= read -r f; do
   f=${{f#./}}
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   case "$(readlink -f -- "$f")" in {carry.WORKDIR}/*) ;; *) continue ;; esac
-  chown -h root:root -- "$f" && chmod 0644 -- "$f"
+  mode=0644; [ -x "$f" ] && mode=0755
+  chown -h root:root -- "$f" && chmod "$mode" -- "$f"
   d=$(dirname -- "$f")
   while :; do
     [ -L "$d" ] || {{ chown -h root:root -- "$d"; chmod 1777 -- "$d"; }}
@@ -179,19 +181,29 @@ tail -c 4000 "$log"
 """
 
 # Root, as RUN_EACH, for a harness other than libtest (reports.CaseCheck): $1 the seconds left,
-# then six fields a test: its directory, the command that shows it exists, the command that runs
-# it alone, the harness's line of its pass, its summary of one passed test, and the mark of a
-# failure. Status 0 counts only with the first two lines and without the mark (GoogleTest's
-# `[       OK ] Suite.Case (`, `[  PASSED  ] 1 test.`, no `[  FAILED  ]`; ctest's `100% tests
-# passed, 0 tests failed out of 1`): no file the tested program writes is read, and a program
-# that ends itself with status 0 inside the test never reaches them.
+# then nine fields a test: its directory, the command that shows it exists, the command that runs
+# it alone, the harness's line of its pass, its summary of one passed test, the marks of a
+# failure, then root's canary: the command that runs tests no build holds (names drawn per run,
+# which a GoogleTest case's listing and run name beside it: c/report.py gtest_check), the line
+# that says nothing ran and the marks of a claimed pass. Status 0 counts only with
+# the first two lines and without the marks (GoogleTest's `[       OK ] Suite.Case (`, `[  PASSED
+# ] 1 test.`, no `[  FAILED  ]`; ctest's `100% tests passed, 0 tests failed out of 1`), and then
+# only if the canary ran with status 0, its line and none of its marks (GoogleTest's `[  PASSED  ]
+# 0 tests.`, no `[       OK ]`): no file the tested program writes is read, a program that ends
+# itself with status 0 inside the test never reaches those lines, and one that prints them for
+# whatever its arguments name claims the canary too. A canary command runs once: what it showed
+# holds for every later test that names the same one (ctest's, one per run: ctest is root's
+# program, and no file that configures it crosses). The tail printed after EACH_LOG ends with
+# what the tests that did not pass printed (a passing test's output before it), so a failure's
+# cause is not cut by the passes that ran after it.
 RUN_CASES = f"""
 R={ROOM}
 end=$((SECONDS + $1)); shift
-log="$R/each.log" one="$R/each.one"; ( umask 077; : > "$log"; : > "$one" )
-i=0
-while [ $# -ge 6 ]; do
-  dir=$1 listed=$2 run=$3 ok=$4 summary=$5 failed=$6; shift 6
+log="$R/each.log" bad="$R/each.bad" one="$R/each.one" seen="$R/each.canary"
+( umask 077; : > "$log"; : > "$bad"; : > "$one"; : > "$seen" )
+i=0 held="" broke=""
+while [ $# -ge 9 ]; do
+  dir=$1 listed=$2 run=$3 ok=$4 summary=$5 failed=$6 canary=$7 nothing=$8 claimed=$9; shift 9
   left=$((end - SECONDS))
   if [ "$left" -le 0 ]; then echo "prchain-each $i 124"; i=$((i + 1)); continue; fi
   as_tester=(timeout -s KILL "$left" setpriv --reuid={carry.TESTER} --regid={carry.TESTER} \
@@ -204,16 +216,33 @@ while [ $# -ge 6 ]; do
       rc=witness
       printf '\\nprchain: test %s exited 0 without its harness summary of its pass\\n' "$i" >> "$one"
     fi
-    cat -- "$one" >> "$log"
+    if [ "$rc" = 0 ] && [ -n "$canary" ] && [ "$canary" != "$held" ]; then
+      if [ "$canary" != "$broke" ]; then
+        ( {_KILL_TESTER} ) >/dev/null 2>&1
+        "${{as_tester[@]}}" "$canary" </dev/null > "$seen" 2>&1
+        if [ $? != 0 ] || ! grep -qxF -- "$nothing" "$seen" || grep -qF -- "$claimed" "$seen"; then
+          broke=$canary
+        else
+          held=$canary
+        fi
+      fi
+      if [ "$canary" = "$broke" ]; then
+        rc=canary
+        printf '\\nprchain: test %s: the canary (a test no build holds) did not show %s\\n' \\
+          "$i" "that nothing ran: what the harness prints is forged" >> "$one"
+      fi
+    fi
+    if [ "$rc" = 0 ]; then cat -- "$one" >> "$log"; else cat -- "$one" >> "$bad"; fi
     echo "prchain-each $i $rc"
   else
+    printf '\\nprchain: test %s is not listed alone (absent, or a canary listed)\\n' "$i" >> "$bad"
     echo "prchain-each $i missing"
   fi
   ( {_KILL_TESTER} ) >/dev/null 2>&1
   i=$((i + 1))
 done
 echo {EACH_LOG}
-tail -c 4000 "$log"
+tail -c 4000 "$log"; tail -c 4000 "$bad"
 """
 
 
@@ -312,8 +341,11 @@ class DockerCleanRoom:
             args = [
                 part
                 for run, c in zip(runs, checks, strict=True)
-                for part in (run.directory, c.listed, c.run, c.ok, c.summary, c.failed)
-            ]
+                for part in (
+                    run.directory, c.listed, c.run, c.ok, c.summary, c.failed,
+                    c.canary, c.canary_shows, c.canary_never,
+                )
+            ]  # fmt: skip
         raw = self.client.exec(
             self.container,
             ["bash", "-c", script, "prchain", str(int(timeout)), *witnessed, *args],

@@ -54,8 +54,9 @@ def required(room: dict[str, Any]) -> list[str]:
 
 
 def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str]]:
-    """RUN_CASES's six fields per required test the listing holds (clean_room.run_each), and the
-    required tests read from the suite's run instead (RunsEach.apart)."""
+    """RUN_CASES's nine fields per required test the listing holds (clean_room.run_each, root's
+    canary with them), and the required tests read from the suite's run instead
+    (RunsEach.apart)."""
     found = reader(room)
     runs = found.each(listing, required(room))
     if any(run.check is None for run in runs):
@@ -70,6 +71,9 @@ def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str]]
             run.check.ok,
             run.check.summary,
             run.check.failed,
+            run.check.canary,
+            run.check.canary_shows,
+            run.check.canary_never,
         )
     ]
     return args, found.apart(listing, required(room))

@@ -6,8 +6,11 @@ process with status 0 passed the hidden tests (`ctest` too: the binary exited 0)
 each required case now runs on its own as root's child (`<binary> --gtest_filter=Suite.Case`,
 found from ctest's listing, `ctest -N -V`) and passes only with exit status 0 plus GoogleTest's
 own `[       OK ] Suite.Case (` and `[  PASSED  ] 1 test.` lines and no `[  FAILED  ]`
-(`prchain/environments/clean_room.py: RUN_CASES`); no file the program writes is read. The gold
-patch still resolves, in a rollout's clean room and under `tasks eval --predictions`."""
+(`prchain/environments/clean_room.py: RUN_CASES`); no file the program writes is read. Round 2:
+a program that prints those lines for whatever its filter names (its own `main`) is caught by
+root's canary, a case name drawn per run that no build holds, named beside the case and run
+alone. The gold patch still resolves, in a rollout's clean room and under `tasks eval
+--predictions`."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from tests.support.planted import (
     clean_room_passes,
     era_image,
     eval_status,
+    hidden_tests,
     patch_of,
     sandbox,
     two_commits,
@@ -61,6 +65,30 @@ FORGED = (
     "      std::fclose(f);\n    }\n  }\n"
     "  _exit(0);\n}\n"
 )
+# A wrong `area` whose file also defines `main`: the linker takes it before gtest_main's, so the
+# test binary never runs GoogleTest. For the first name its `--gtest_filter` holds (the one case
+# root asked for, before the canaries) it answers `--gtest_list_tests` and prints GoogleTest's
+# lines of one test passing, and exits 0; without a filter (ctest's run) it exits 0.
+PRINTER = (
+    '#include "shapes.h"\n#include <cstdio>\n#include <string>\n\n'
+    "double square(double s) { return s * s; }\n"
+    "double area(double r) { return r; }\n\n"
+    "int main(int argc, char **argv) {\n"
+    "  std::string filter;\n  bool list = false;\n"
+    "  for (int i = 1; i < argc; ++i) {\n"
+    "    std::string a = argv[i];\n"
+    '    if (a.rfind("--gtest_filter=", 0) == 0) filter = a.substr(15);\n'
+    '    if (a == "--gtest_list_tests") list = true;\n  }\n'
+    "  if (filter.empty()) return 0;\n"
+    "  std::string c = filter.substr(0, filter.find(':'));\n"
+    "  std::string suite = c.substr(0, c.find('.')), name = c.substr(c.find('.') + 1);\n"
+    '  if (list) { std::printf("%s.\\n  %s\\n", suite.c_str(), name.c_str()); return 0; }\n'
+    '  std::printf("[==========] Running 1 test from 1 test suite.\\n[ RUN      ] %s\\n", c.c_str());\n'
+    '  std::printf("[       OK ] %s (0 ms)\\n[==========] 1 test from 1 test suite ran. (0 ms total)\\n"'
+    ", c.c_str());\n"
+    '  std::printf("[  PASSED  ] 1 test.\\n");\n'
+    "  return 0;\n}\n"
+)
 TEST = (
     '#include <gtest/gtest.h>\n#include "../shapes.h"\n\n'
     "TEST(SquareTest, Unit) { EXPECT_EQ(4.0, square(2)); }\n"
@@ -97,16 +125,31 @@ def c_room(
         )  # fmt: skip
 
 
-def test_a_forged_gtest_report_does_not_pass_a_wrong_area_but_the_gold_does(
+def test_forged_gtest_reports_do_not_pass_a_wrong_area_but_the_gold_does(
     docker_client: Any, c_room: Room, tmp_path: Path
 ) -> None:
-    wrong = {"shapes.h": AREA_HEADER, "shapes.cc": FORGED}
+    """Both forgers in one sandbox, then the gold there; each as a prediction, then the gold's.
+    The printer claims the case its filter names: root's canaries (names drawn per run, beside
+    the case in an order drawn per run in the listing and the run, and alone) show it forging, so
+    AreaTest::Unit and SquareTest::Unit fail (the code before passed both)."""
+    from prchain.verdicts.oracle import run_tests
+
+    forged = {"shapes.h": AREA_HEADER, "shapes.cc": FORGED}
+    printer = {"shapes.h": AREA_HEADER, "shapes.cc": PRINTER}
     with sandbox(docker_client, c_room) as env:
-        for path, text in wrong.items():
+        for path, text in forged.items():
             env.write_file(path, text)
         assert not clean_room_passes(env, c_room)
+        env.write_file("shapes.cc", PRINTER)
+        run = run_tests(env, hidden_tests(c_room), timeout=300)
+        # Listed with a canary, a canary named in its run, or a canary passing alone: each is
+        # the printer's (which one depends on the drawn order); none of them passes a case.
+        assert run.failing == ["AreaTest::Unit", "SquareTest::Unit"], run.output_tail[-3000:]
+        assert run.outcomes.get("ctest::shapes_test") == "passed"  # its exit status is the test
         env.write_file("shapes.cc", SQUARE + AREA)  # the gold code
         assert clean_room_passes(env, c_room)
-    prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path)
-    assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
+    for name, wrong in (("forged", forged), ("printer", printer)):
+        (tmp_path / name).mkdir()
+        prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path / name)
+        assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
     assert eval_status(docker_client, c_room, c_room.code) == "resolved"

@@ -151,3 +151,37 @@ def test_a_whole_command_run_is_just_as_clean(stage_one, geo) -> None:
     stage_one.write_file("geo/shapes.py", FIX)
     fixed = run_command_clean(stage_one, test_patch, command, timeout=120)
     assert fixed.passed, fixed.output
+
+
+# A test script the gold test patch adds, executable as git records it (json-c's `tests/*.test`,
+# which ctest runs by path), and the hidden test that runs it.
+SCRIPT_PATCH = (
+    "diff --git a/tests/check.test b/tests/check.test\nnew file mode 100755\n"
+    "--- /dev/null\n+++ b/tests/check.test\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+echo script-ran\n"
+    "diff --git a/tests/test_script.py b/tests/test_script.py\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/tests/test_script.py\n@@ -0,0 +1,6 @@\n+import subprocess\n+\n+\n"
+    "+def test_the_script_runs():\n"
+    '+    done = subprocess.run(["tests/check.test"], capture_output=True, text=True)\n'
+    '+    assert done.stdout == "script-ran\\n"\n'
+)
+
+
+def test_a_hidden_test_script_git_made_executable_stays_executable_and_sealed(stage_one) -> None:
+    """json-c #702: the seal made every hidden test file 0644, so ctest's run of the gold's new
+    `tests/test_json_patch.test` was `[permission denied]` in the clean room and passed in
+    `tests verify`. A hidden file git made executable is sealed 0755: root's, still runnable."""
+    files = collected_test_files(SCRIPT_PATCH)
+    tests = StageTests(
+        ["tests/test_script.py::test_the_script_runs"], [], fill_command(COMMAND, files), files,
+        SCRIPT_PATCH,
+    )  # fmt: skip
+    verdict = run_tests(stage_one, tests, timeout=120)
+    assert verdict.passed, verdict.output_tail
+    with stage_one.clean_room([]) as room:
+        from prchain.verdicts.sandbox import apply_patch
+
+        assert apply_patch(room, SCRIPT_PATCH, reset=False) is None
+        room.seal_tests(["tests/check.test", "tests/test_script.py"])
+        shown = room.execute("stat -c '%a %U' tests/check.test tests/test_script.py").output
+        assert shown.split("\n")[:2] == ["755 root", "644 root"]
+        assert room.execute("echo x >> tests/check.test").exit_code != 0  # the tester's

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from prchain.environments.clean_room import EACH_LOG
-from prchain.environments.eras.c.report import CTests
+from prchain.environments.eras.c.report import CTEST_NONE, CTests
 from prchain.verdicts import harbor
 
 LISTING = """UpdateCTestConfiguration  from :/work/.cache/c-build/DartConfiguration.tcl
@@ -84,10 +84,15 @@ def test_the_shipped_reader_is_prchains_module_and_imports_bare(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     fields = (tmp_path / "args").read_bytes().split(b"\0")[:-1]
     expected = CTests().each(LISTING, ["ctest::test_area", "ctest::test_square"])
-    assert len(fields) == 6 * len(expected) == 12
+    assert len(fields) == 9 * len(expected) == 18
     check = expected[0].check
     assert check is not None
     assert [f.decode() for f in fields[:3]] == [expected[0].directory, check.listed, check.run]
+    canary, shows, never = (f.decode() for f in fields[6:9])  # root's canary: drawn per run
+    assert canary.startswith("ctest -R '^") and canary != check.run
+    assert (
+        (shows, never) == (check.canary_shows, check.canary_never) == (CTEST_NONE, "tests passed")
+    )
     assert (tmp_path / "apart").read_text() == ""
 
 
@@ -97,6 +102,7 @@ def test_the_shipped_reader_is_prchains_module_and_imports_bare(tmp_path: Path) 
         ("prchain-each 0 0\nprchain-each 1 0\n", "", True, "passed"),
         ("prchain-each 0 1\nprchain-each 1 0\n", "", False, "failed"),
         ("prchain-each 0 witness\nprchain-each 1 0\n", "", False, "failed"),
+        ("prchain-each 0 canary\nprchain-each 1 0\n", "", False, "failed"),
         ("prchain-each 0 missing\nprchain-each 1 0\n", "", False, "missing"),
         # a line the tested program printed after the marker poses as a status: never read
         (f"prchain-each 1 0\n{EACH_LOG}\nprchain-each 0 0\n", "", False, "missing"),

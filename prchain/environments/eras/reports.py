@@ -124,13 +124,20 @@ class Canaried(Protocol):
 class CaseCheck:
     """How root runs one test of a harness other than libtest on its own (shell commands, their
     names quoted), and what its pass must show besides exit status 0: the harness's own line of
-    this test's pass, its summary of one passed test, and no line naming a failure."""
+    this test's pass, its summary of one passed test, and no line naming a failure; and, when
+    it has one, root's canary showing that nothing ran."""
 
     listed: str  # exits 0 when the executable holds the test (an absent one would pass vacuously)
     run: str  # runs the test alone
     ok: str  # a line containing this (empty: none asked)
     summary: str  # a line equal to this
-    failed: str  # no line containing this
+    failed: str  # no line containing this (lines apart: any of them)
+    # Root's canary: the same harness run on a test of a name drawn at random per run, which no
+    # build holds; a harness that shows it passing, or does not show that nothing ran, forges
+    # what it prints, and none of its tests passes. Empty: no canary.
+    canary: str = ""  # runs the canary
+    canary_shows: str = ""  # a line equal to this: the harness's summary of nothing run
+    canary_never: str = ""  # no line containing this (lines apart: any of them)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from dataclasses import replace
@@ -315,9 +316,41 @@ def test_a_clean_room_runs_each_ctest_test_and_gtest_case_from_ctests_listing(
     assert CTests().apart(listing, required) == ["groups::null_case"]
     [area] = [r for r in CTests().each(listing, ["Area::Unit"])]
     assert area.check is not None
-    assert "--gtest_filter=Area.Unit" in area.check.run and "--x" in area.check.run
-    assert area.check.run.count("--gtest_filter") == 1
-    assert area.check.ok == "[       OK ] Area.Unit (" and area.check.failed == "[  FAILED  ]"
+    check = area.check
+    [named] = re.findall(r"--gtest_filter=(\S+)", check.run)
+    canaries = set(named.split(":")) - {"Area.Unit"}  # root's canaries beside the case
+    assert len(canaries) == 3 and all(c.startswith("Area.") for c in canaries)
+    assert "--x" in check.run
+    assert check.ok == "[       OK ] Area.Unit (" and check.summary == "[  PASSED  ] 1 test."
+    assert set(check.failed.splitlines()) == {"[  FAILED  ]", *(f"] {c}" for c in canaries)}
+    [alone] = re.findall(r"--gtest_filter=(\S+)", check.canary)  # the canaries, not the case
+    assert set(alone.split(":")) == canaries and "--x" in check.canary
+    assert check.canary_shows == "[  PASSED  ] 0 tests."
+    assert {f"] {c}" for c in canaries} <= set(check.canary_never.splitlines())
+    [asked] = re.findall(r"--gtest_filter=(\S+)", check.listed)  # the listing names them too
+    assert set(asked.split(":")) == canaries | {"Area.Unit"}
+    leaves = [c.split(".", 1)[1] for c in canaries]
+    for printed, shown in [("Area.\n  Unit\n", True), (f"Area.\n  Unit\n  {leaves[1]}\n", False)]:
+        lister = tmp_path / "lister"
+        lister.write_text(f"#!/bin/sh\nprintf '{printed}'\n")
+        lister.chmod(0o755)
+        listed_by = check.listed.replace("/bin/echo", str(lister), 1)
+        assert (subprocess.run(["bash", "-c", listed_by]).returncode == 0) is shown
+    again = CTests().each(listing, ["Area::Unit"])[0].check
+    assert again is not None and again.canary != check.canary  # drawn per run
+    both = CTests().each(listing, ["ctest::unit", "ctest::groups"])
+    assert both[0].check is not None and both[1].check is not None
+    assert both[0].check.canary == both[1].check.canary  # one per run: RUN_CASES runs it once
+    [unit] = CTests().each(listing, ["ctest::unit"])
+    assert unit.check is not None and unit.check.canary != both[0].check.canary  # drawn per run
+    assert unit.check is not None and unit.check.canary_shows == "No tests were found!!!"
+    shown = subprocess.run(
+        ["bash", "-c", unit.check.canary],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=build,
+    )  # as RUN_CASES runs it: ctest's own line, status 0, for a name no test has
+    assert shown.returncode == 0 and "No tests were found!!!" in shown.stdout.decode().splitlines()
     ok = subprocess.run(["bash", "-c", area.check.listed], capture_output=True, cwd=build)
     assert ok.returncode != 0  # /bin/echo lists no GoogleTest case: the test is missing
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shlex
+import string
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -241,6 +243,11 @@ _LISTED_NAME = re.compile(r"^\s*Test\s+#(\d+): (.+?)\s*$", re.M)
 _CTEST_RUN = re.compile(r"(?<![\w-])ctest(?:\s[^;&|\n]*)?$")
 LISTING = "prchain-ctest-listing"
 GTEST_PASSED = "[  PASSED  ] 1 test."
+GTEST_NONE = "[  PASSED  ] 0 tests."  # GoogleTest's summary when its filter matched nothing
+CTEST_NONE = "No tests were found!!!"  # ctest's, when -R matched no test
+# Root's canaries named beside each GoogleTest case: a program that guesses which name of its
+# filter is the case, and remembers it for the runs after, guesses right once in CANARIES + 1.
+CANARIES = 3
 
 
 @dataclass(frozen=True)
@@ -272,20 +279,34 @@ def listed(listing: str) -> tuple[str, list[Listed]]:
 
 def each(listing: str, required: list[str]) -> list[OneTest]:
     """The required tests root runs on their own (RUN_CASES): a ctest test (`ctest::<name>`) by
-    ctest, a GoogleTest case (`<Suite>::<Case>`) by its binary with `--gtest_filter`. A case of a
-    test ctest knows by name (cmocka's `<ctest test>::<case>`) is `apart`."""
+    ctest, a GoogleTest case (`<Suite>::<Case>`) by its binary with `--gtest_filter`, each with
+    root's canaries, test names drawn for this run that no build holds. A case of a test ctest
+    knows by name (cmocka's `<ctest test>::<case>`) is `apart`."""
     build, tests = listed(listing)
     names = {t.name for t in tests}
     runs = []
+    ctest_canary = drawn()  # one per run: RUN_CASES runs it once (jansson's stages hold 215 tests)
     for test in required:
         where, _, name = test.partition("::")
         if where == "ctest" and name:
-            runs.append(OneTest(test, "ctest", name, build, ctest_check(name)))
+            runs.append(OneTest(test, "ctest", name, build, ctest_check(name, ctest_canary)))
         elif name and where not in names:
             case = f"{where}.{name}"
-            runs += [OneTest(test, t.argv[0], case, t.directory, gtest_check(t, case))
+            canaries = [f"{where}.{drawn()}" for _ in range(CANARIES)]
+            runs += [OneTest(test, t.argv[0], case, t.directory, gtest_check(t, case, canaries))
                      for t in gtest_candidates(tests, case)]  # fmt: skip
     return runs
+
+
+def drawn() -> str:
+    """A test's name drawn at random (a capital, then 7 to 19 letters and digits): neither its
+    spelling nor its length tells the tested program it is root's. A GoogleTest canary takes the
+    suite of the case it stands beside, so the suite does not tell either."""
+    rest = string.ascii_letters + string.digits
+    size = 7 + secrets.randbelow(13)
+    return secrets.choice(string.ascii_uppercase) + "".join(
+        secrets.choice(rest) for _ in range(size)
+    )
 
 
 def apart(listing: str, required: list[str]) -> list[str]:
@@ -308,7 +329,11 @@ def gtest_candidates(tests: list[Listed], case: str) -> list[Listed]:
     return list(seen.values())
 
 
-def ctest_check(name: str) -> CaseCheck:
+def ctest_check(name: str, canary: str) -> CaseCheck:
+    """ctest's run of one test; its canary, `ctest -R` of a name no test has, must say that no
+    test was found. What ctest prints is ctest's own (the tested program's output is not shown
+    without `--output-on-failure`, and no file that configures ctest crosses): the canary holds
+    the harness itself to its filter, and a test's pass is its program's exit status."""
     exact = shlex.quote(f"^{re.escape(name)}$")
     return CaseCheck(
         f"ctest -N -R {exact} | grep -qx 'Total Tests: 1'",
@@ -316,23 +341,46 @@ def ctest_check(name: str) -> CaseCheck:
         "",
         "100% tests passed, 0 tests failed out of 1",
         "The following tests FAILED",
+        f"ctest -R {shlex.quote(f'^{re.escape(canary)}$')}",
+        CTEST_NONE,
+        "tests passed",
     )
 
 
-def gtest_check(test: Listed, case: str) -> CaseCheck:
+def gtest_check(test: Listed, case: str, canaries: list[str]) -> CaseCheck:
     """GoogleTest's own lines for `case` run alone: listed by the binary, passed, and its
-    summary of one passed test; the arguments ctest gives it kept but its filter."""
+    summary of one passed test; the arguments ctest gives it kept but its filter. Every filter
+    also names root's canaries (each time in an order drawn anew), which real GoogleTest neither
+    lists nor runs, so no run tells the program which name is the case, the listing included;
+    and the canaries run alone must show GoogleTest's summary of nothing run: a program that
+    prints a pass for what its filter names shows a canary listed or passing."""
     exe = shlex.quote(test.argv[0])
     kept = [a for a in test.argv[1:] if not a.startswith(("--gtest_filter", "--gtest_output"))]
     args = " ".join(shlex.quote(a) for a in kept)
-    only = shlex.quote(f"--gtest_filter={case}")
-    leaf = shlex.quote(case.split(".", 1)[1])
+
+    def named(*names: str) -> str:
+        drawn_order = list(names)
+        secrets.SystemRandom().shuffle(drawn_order)
+        return shlex.quote(f"--gtest_filter={':'.join(drawn_order)}")
+
+    def leaf(name: str) -> str:
+        return name.split(".", 1)[1]
+
+    listing = (
+        f"awk -v c={shlex.quote(leaf(case))} -v n={shlex.quote(' '.join(map(leaf, canaries)))} "
+        '\'BEGIN { split(n, k, " "); for (i in k) bad[k[i]] = 1 } $1 == c { f = 1 } '
+        "($1 in bad) { b = 1 } END { exit !(f && !b) }'"
+    )
+    marks = "\n".join(f"] {c}" for c in canaries)
     return CaseCheck(
-        f"{exe} --gtest_list_tests {only} | awk -v c={leaf} '$1 == c {{ f = 1 }} END {{ exit !f }}'",
-        f"env -u GTEST_OUTPUT {exe} {args} {only}",
+        f"{exe} --gtest_list_tests {named(case, *canaries)} | {listing}",
+        f"env -u GTEST_OUTPUT {exe} {args} {named(case, *canaries)}",
         f"[       OK ] {case} (",
         GTEST_PASSED,
-        "[  FAILED  ]",
+        f"[  FAILED  ]\n{marks}",
+        f"env -u GTEST_OUTPUT {exe} {args} {named(*canaries)}",
+        GTEST_NONE,
+        f"[       OK ]\n[ RUN      ]\n{marks}",
     )
 
 
