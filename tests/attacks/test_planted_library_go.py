@@ -229,3 +229,46 @@ def test_a_nested_modules_replace_of_testify_is_sealed(
     wrong = patch_of(nested_room.clone, nested_room.base, planted, tmp_path)
     assert eval_status(docker_client, nested_room, wrong).startswith("unresolved")
     assert eval_status(docker_client, nested_room, nested_room.code) == "resolved"
+
+
+def test_harbor_judges_the_go_room_as_its_clean_room(
+    docker_client: Any, go_room: Room, nested_room: Room, tmp_path: Path
+) -> None:
+    """The real Harbor, oracle agent, on the two rooms' stages as `tasks convert --to harbor`
+    writes them (docs/export-formats.md): each gold scores 1; a wrong `Area` with the vendored
+    assertion rewritten, and one with the copy a nested go.mod `replace`s testify with rewritten,
+    score 0 (vendor/ is sealed; the verifier reads the stage base's manifests at any depth)."""
+    from prchain.verdicts import harbor
+    from tests.support.harbor import (
+        remove_harbor_images,
+        room_stage,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    tasks, chains = tmp_path / "tasks", []
+    for chain_id, room in enumerate((go_room, nested_room), start=1):
+        stage = room_stage(docker_client, room, "Add `Area(r)`: three times r squared.")
+        chains.append({"chain_id": chain_id, "repo": room.repo, "stages": [stage]})
+    summary = harbor.write(chains, tasks, timeout=300, cap=1 << 20)
+    vendored, nested = (tasks / name for name in summary.written)
+    assert (vendored / "tests" / "lib" / "prchain" / "environments" / "eras" / "go").is_dir()
+    variant(vendored, "wrong", solve_sh({"shapes.go": WRONG, VENDORED: FAKE_CHECK}))
+    variant(nested, "wrong", solve_sh({"geo/geo.go": GEO_WRONG, FORK: FAKE_ASSERT}))
+    try:
+        rewards = run_oracle(tasks, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {
+            f"prchain/{vendored.name}": 1.0, f"prchain/{vendored.name}-wrong": 0.0,
+            f"prchain/{nested.name}": 1.0, f"prchain/{nested.name}-wrong": 0.0,
+        }, output  # fmt: skip
+        found = verdicts(tmp_path / "jobs")
+        assert found[f"{vendored.name}-wrong"]["outcomes"][f"{MODULE}::TestArea"] == "failed"
+        assert found[f"{nested.name}-wrong"]["outcomes"][f"{GEO}::TestArea"] == "failed"
+        dropped = verdicts(tmp_path / "jobs", "dropped.txt")
+        assert VENDORED in dropped[f"{vendored.name}-wrong"]
+        assert f"{FORK}" in dropped[f"{nested.name}-wrong"]
+    finally:
+        remove_harbor_images(tasks)
