@@ -37,6 +37,8 @@ from prchain.chains.reading import patches
 from prchain.environments import carry, clean_room
 from prchain.environments.eras import reports
 from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.node import configs as node_configs
+from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import RunsEach
@@ -50,7 +52,16 @@ FORMAT = "prchain.harbor/1"
 CHANGE = "/logs/artifacts/prchain-change.diff"  # Harbor's artifacts convention dir
 ROOM_SCRIPT = Path(__file__).with_name("harbor_room.py")
 EACH_SCRIPT = Path(__file__).with_name("harbor_each.py")
-ROOMS = ("python", "c", "go", "rust")  # the rooms whose verdict runs inside a Harbor verifier
+ROOMS = (
+    "python",
+    "c",
+    "go",
+    "rust",
+    "node",
+)  # the rooms whose verdict runs inside a Harbor verifier
+# What a room's verifier reads with beside its reader: Node's reader names the tree's root
+# (carry), its runner configuration is read by the clean room's own module (configs).
+SHIPPED = {"node": (carry.__name__, node_configs.__name__)}
 
 
 def _portable(pattern: re.Pattern[str]) -> str:
@@ -130,9 +141,10 @@ fi
 install -m 0644 "$T/test.patch" {tester_home}/test.patch
 {apply_tests} > "$V/test-patch.log" 2>&1 || fail "the test patch does not apply"
 mapfile -t hidden < "$T/sealed-paths.txt"
-# Root's witness where the tested process writes its report itself (oracle._plant_witness: Go's).
+# Root's own tests where the tested process writes its report itself (oracle._plant_witness:
+# Go's witness; oracle._plant_canary: Node's canary, and the suite's script run with it).
 if [ -f "$T/prchain_each.py" ]; then
-  "$PY" -I "$T/prchain_each.py" witness "$T/room.json" {workdir} "$W" > "$W/planted" || fail "planting the witness failed"
+  "$PY" -I "$T/prchain_each.py" plant "$T/room.json" {workdir} "$W" > "$W/planted" || fail "planting root's tests failed"
   mapfile -t planted < "$W/planted"
   hidden+=(${{planted[@]+"${{planted[@]}}"}})
 fi
@@ -160,7 +172,8 @@ EACH_RUN = """if [ -s "$T/build.sh" ]; then
   fi
 fi
 if [ ! -s "$T/build.sh" ] || [ -s "$W/apart" ]; then
-  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
+  S="$T/run.sh"; [ -s "$W/run.sh" ] && S="$W/run.sh"
+  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$S")" > "$V/test-output.log" 2>&1
   cd / && {{ cat {report}.xml 2>/dev/null || :; }} > "$W/report"
 fi
 cd / && "$PY" -I "$T/prchain_each.py" decide "$T/room.json" "$V" "$W"
@@ -288,6 +301,9 @@ def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
         # oracle._overrides: the manifests read before the agent's change (Go's at any depth)
         "override_manifests": list(crossing.OVERRIDE_MANIFESTS.get(env["ecosystem"], ())),
         "override_anywhere": env["ecosystem"] == "go",
+        "links_name": node_configs.LINKS,
+        "links_command": node_configs.links_command(NODE_DEPS),
+        "report_path": clean_room.REPORT,
     }
 
 
@@ -302,7 +318,7 @@ def _build_script(env: dict[str, Any]) -> str | None:
 def reader_files(ecosystem: str) -> dict[str, str]:
     """The room's report reader as `tests/lib/` ships it: prchain's own modules, unchanged (the
     reader's and `eras/reports.py`, standard library only), their packages empty."""
-    names = [reports.__name__, type(report_for(ecosystem)).__module__]
+    names = [reports.__name__, type(report_for(ecosystem)).__module__, *SHIPPED.get(ecosystem, ())]
     files: dict[str, str] = {}
     for name in names:
         parts = name.split(".")

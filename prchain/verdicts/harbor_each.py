@@ -10,16 +10,18 @@ it (`prchain/verdicts/harbor.py: EACH_SH`) is the clean room's own scripts.
 
 Its steps mirror `prchain.verdicts.oracle.run_tests`: the paths the stage base's manifests make
 part of the room's test machinery never cross (`oracle._overrides`, `crossing.overridden_dirs`:
-Go's local `replace` of a test library, Rust's `[patch]` and path overrides), the witness a
-report the tested process writes itself needs (`oracle._plant_witness`: Go's), then
+Go's local `replace` of a test library, Rust's `[patch]` and path overrides, the files Node's
+runner configuration loads and its links into the tree), the witness a
+report the tested process writes itself needs (`oracle._plant_witness`: Go's), root's canary
+(`oracle._plant_canary`: Node's jest and `node --test`, run with it), then
 `oracle._sealed_run` for a reader that runs each test on its own (`reports.RunsEach`: Rust's
 libtest under root's tracer, C's ctest and GoogleTest) and `sandbox.run_suite` for one whose
 report root reads from its pipe:
 
     python3 -I prchain_each.py overrides ROOM_JSON TREE IN OUT   the change without the overridden
                                                                 paths (named on stderr)
-    python3 -I prchain_each.py witness ROOM_JSON TREE WORK_DIR   the witness files written; their
-                                                                paths on stdout
+    python3 -I prchain_each.py plant ROOM_JSON TREE WORK_DIR   root's witness or canary written
+                                                                (their paths on stdout)
     python3 -I prchain_each.py each ROOM_JSON LISTING ARGS APART KIND   RUN_EACH's or RUN_CASES's
                                       arguments (NUL-separated), the tests read from the suite's
                                       run, which of the two scripts (`libtest` or `cases`)
@@ -33,6 +35,7 @@ import os
 import posixpath
 import re
 import secrets
+import subprocess
 import sys
 from importlib import import_module
 from typing import Any
@@ -42,7 +45,8 @@ sys.path[:0] = [os.path.join(HERE, "lib"), HERE]  # the room's reader; prchain_r
 
 EACH_LOG = "prchain-each-log"  # clean_room.EACH_LOG: what RUN_CASES prints before its log's tail
 MISSING = "missing"  # oracle.MISSING
-NONCE = "witness.nonce"  # in WORK_DIR: the nonce of the witness root planted
+NONCE = "witness.nonce"  # in WORK_DIR: the name of the witness root planted
+CANARY = "canary.id"  # in WORK_DIR: the test id of the canary root planted
 # crossing._LOCAL_REPLACE and crossing._MODULE: a go.mod's or go.work's local replace, its module
 _LOCAL_REPLACE = re.compile(
     r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
@@ -75,6 +79,10 @@ def manifests(room: dict[str, Any], tree: str) -> dict[str, str]:
     directories), the other rooms' named files at the tree's root; path → text."""
     names = list(room["override_manifests"])
     found: dict[str, str] = {}
+    if room["links_name"] in names:  # Node: the image's node_modules links into the tree
+        names.remove(room["links_name"])
+        done = subprocess.run(["sh", "-c", room["links_command"]], capture_output=True, text=True)
+        found[room["links_name"]] = done.stdout
     if room["override_anywhere"]:
         for top, dirs, files in os.walk(tree):
             dirs[:] = sorted(d for d in dirs if d not in _PRUNED)
@@ -89,8 +97,13 @@ def manifests(room: dict[str, Any], tree: str) -> dict[str, str]:
 
 
 def overridden_dirs(room: dict[str, Any], texts: dict[str, str]) -> list[str]:
-    """crossing.overridden_dirs for the Go and Rust rooms (room.json: `override_manifests`)."""
+    """crossing.overridden_dirs for the Go, Rust and Node rooms (room.json:
+    `override_manifests`); Node's is the shipped `node/configs.py` itself."""
     libraries = set(room["rules"]["sealed"]["libraries"])
+    if room["ecosystem"] == "node":
+        from prchain.environments.eras.node.configs import sealed
+
+        return sealed(texts, frozenset(libraries)) if texts else []
     if room["ecosystem"] == "rust":
         names = {name.replace("-", "_") for name in libraries}
         dirs = [posixpath.normpath(d) for t in texts.values() for d in _cargo_overrides(t, names)]
@@ -167,6 +180,32 @@ def without_dirs(patch: bytes, dirs: list[str]) -> tuple[bytes, list[str]]:
     return b"".join(kept), dropped
 
 
+def plant(room: dict[str, Any], tree: str, work: str) -> list[str]:
+    """Root's own tests, written into `tree` before any tested code runs (sealed with the hidden
+    tests by the caller): the witness and the canary, where the room's reader has them; their
+    paths."""
+    return plant_witness(room, tree, work) + plant_canary(room, tree, work)
+
+
+def plant_canary(room: dict[str, Any], tree: str, work: str) -> list[str]:
+    """oracle._plant_canary: root's canary test (reports.Canaried) with a nonce of this run, and
+    the suite's script run with it (`work`/run.sh, else the task's run.sh runs); its files."""
+    found = reader(room)
+    if not hasattr(found, "canary"):
+        return []
+    canary = found.canary(room["test_command"], room["test_files"], secrets.token_hex(8))
+    if canary is None:
+        return []
+    for path, text in canary.files.items():
+        with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
+            out.write(text)
+    with open(os.path.join(work, "run.sh"), "w", encoding="utf-8") as out:
+        out.write(found.script(canary.command, room["report_path"]))
+    with open(os.path.join(work, CANARY), "w", encoding="utf-8") as out:
+        out.write(canary.test_id)
+    return list(canary.files)
+
+
 def plant_witness(room: dict[str, Any], tree: str, work: str) -> list[str]:
     """oracle._plant_witness: the witness files of a reader whose report the tested process
     writes itself, written into `tree` with a nonce of this run (kept in `work`); their paths."""
@@ -237,7 +276,7 @@ def each_outcomes(room: dict[str, Any], listing: str, printed: str) -> dict[str,
 
 def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[str, str], str]:
     """Every judged test's outcome (oracle._sealed_run), and why the run could not be judged."""
-    from prchain.environments.eras.reports import judged_only, record, witnessed
+    from prchain.environments.eras.reports import canaried, judged_only, record, witnessed
 
     found = reader(room)
     cap = int(room["max_report_bytes"])
@@ -265,6 +304,9 @@ def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[st
     name = _read(os.path.join(work, NONCE))
     if name:
         outcomes = witnessed(outcomes, required(room), name)
+    canary = _read(os.path.join(work, CANARY))
+    if canary:
+        outcomes = canaried(outcomes, required(room), canary)
     return outcomes, ""
 
 
@@ -296,8 +338,8 @@ def main(argv: list[str]) -> int:
         for path in dropped:
             sys.stderr.write(f"left out of the clean room (a test library's override): {path}\n")
         return 0
-    if command == "witness":
-        print("\n".join(plant_witness(room, argv[2], argv[3])))
+    if command == "plant":
+        print("\n".join(plant(room, argv[2], argv[3])))
         return 0
     if command == "each":
         listing = _read(argv[2], int(room["max_report_bytes"])) or ""

@@ -171,7 +171,18 @@ RUST_MANIFESTS = {
 }
 
 
-@pytest.mark.parametrize(("ecosystem", "files"), [("go", GO_MANIFESTS), ("rust", RUST_MANIFESTS)])
+NODE_MANIFESTS = {
+    "package.json": json.dumps(
+        {"name": "s", "jest": {"setupFilesAfterEnv": ["./support/expect.js"]},
+         "scripts": {"test": "mocha --require test/hooks.js"}}
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ecosystem", "files"),
+    [("go", GO_MANIFESTS), ("rust", RUST_MANIFESTS), ("node", NODE_MANIFESTS)],
+)
 def test_the_overridden_paths_are_crossings_and_the_change_below_them_stays_out(
     tmp_path: Path, ecosystem: str, files: dict[str, str]
 ) -> None:
@@ -217,7 +228,7 @@ def test_a_go_run_counts_only_with_roots_witness_passing(tmp_path: Path, witness
     for made in (tree, work, verifier):
         made.mkdir()
     (tree / "shapes_test.go").write_text('package shapes\n\nimport "testing"\n')
-    done = _run(tests, "witness", str(tests / "room.json"), str(tree), str(work))
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [WITNESS_FILE]
     planted = (tree / WITNESS_FILE).read_text()
@@ -275,3 +286,46 @@ def test_a_rust_stage_runs_each_test_under_roots_tracer(tmp_path: Path) -> None:
         "shapes/areas::areas": "passed", "shapes(doc)::src/lib.rs - area": "failed"
     }  # fmt: skip
     assert not verdict["resolved"]
+
+
+def _jest_report(tests: dict[str, list[tuple[list[str], str, str]]]) -> str:
+    """jest's --json report: file → (describe titles, title, status) of each test."""
+    files = [
+        {"name": f"/work/repo/{name}", "assertionResults": [
+            {"ancestorTitles": above, "title": title, "status": status}
+            for above, title, status in cases
+        ]}
+        for name, cases in tests.items()
+    ]  # fmt: skip
+    return json.dumps({"testResults": files})
+
+
+@pytest.mark.parametrize("canary_failed", [True, False])
+def test_a_node_run_counts_only_with_roots_canary_failing(
+    tmp_path: Path, canary_failed: bool
+) -> None:
+    hidden = "src/area.spec.js"
+    tests = _room_task(
+        tmp_path, "node", f"node_modules/.bin/jest {hidden}", [hidden],
+        [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
+    )  # fmt: skip
+    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
+    for made in (tree / "src", work, verifier):
+        made.mkdir(parents=True)
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
+    assert done.returncode == 0, done.stderr
+    [canary] = done.stdout.split()
+    assert canary.startswith("src/prchain-canary-") and canary.endswith(".spec.js")
+    assert "throw new Error" in (tree / canary).read_text()
+    assert canary in (work / "run.sh").read_text() and hidden in (work / "run.sh").read_text()
+    title = (work / "canary.id").read_text().split("::", 1)[1]
+    report = {
+        hidden: [(["shapes"], "squares", "passed"), (["shapes"], "computes the area", "passed")]
+    }
+    if canary_failed:
+        report[canary] = [([], title, "failed")]
+    (work / "report").write_text(_jest_report(report))
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    assert verdict["resolved"] is canary_failed, verdict
