@@ -11,13 +11,13 @@ lets cross is applied, as the tester; the hidden tests are sealed, pytest keeps 
 plugins through the root-owned launcher, and the junit report goes through root's pipe. Reward 1
 when every FAIL_TO_PASS and PASS_TO_PASS test passed, else 0.
 
-The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C, Go and Rust rooms' is
+The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C, Go, Rust and Node rooms' is
 `prchain/verdicts/harbor_each.py` with the room's own report reader (prchain's modules, shipped
 unchanged), both on the stage image's python3: the stage base's overrides of a test library stay
-out (Go's `replace`, Rust's `[patch]` and path dependencies), Go's report counts with root's
-witness, Rust's tests run each on its own under root's tracer (`clean_room.RUN_EACH` with
-`witness.py`), C's under its harness's check. A stage of another room (Node, Java) is not
-converted and says so. Chains keep their order in the directory names and
+out (Go's `replace`, Rust's `[patch]` and path dependencies, what Node's runner configuration
+loads), Go's report counts with root's witness and Node's with root's canary failing, Rust's
+tests run each on its own under root's tracer (`clean_room.RUN_EACH` with `witness.py`), C's
+under its harness's check. A stage of another room (Java) is not converted and says so. Chains keep their order in the directory names and
 the metadata, each stage on its own base (its gold-carried state); Harbor's multi-step tasks share
 one environment, which cannot move to a later stage base without the future in it.
 """
