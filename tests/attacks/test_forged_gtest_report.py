@@ -110,3 +110,47 @@ def test_a_forged_gtest_report_does_not_pass_a_wrong_area_but_the_gold_does(
     prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path)
     assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
     assert eval_status(docker_client, c_room, c_room.code) == "resolved"
+
+
+def test_harbor_judges_the_c_room_as_its_clean_room(
+    docker_client: Any, c_room: Room, tmp_path: Path
+) -> None:
+    """The real Harbor, oracle agent, on the stage as `tasks convert --to harbor` writes it
+    (docs/export-formats.md): the gold scores 1; the forged report scores 0, and so does a wrong
+    `area` with the hidden test rewritten to pass (the test side never crosses)."""
+    from prchain.verdicts import harbor
+    from tests.support.harbor import (
+        remove_harbor_images,
+        room_stage,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    tasks = tmp_path / "tasks"
+    stage = room_stage(docker_client, c_room, "Add `area(r)`: three times r squared.")
+    summary = harbor.write([{"chain_id": 3, "repo": REPO, "stages": [stage]}], tasks,
+                           timeout=300, cap=1 << 20)  # fmt: skip
+    gold = tasks / summary.written[0]
+    assert (gold / "tests" / "build.sh").read_text().count("ctest -N -V") == 1
+    wrong = {
+        "shapes.h": AREA_HEADER,
+        "shapes.cc": SQUARE + "\ndouble area(double r) { return r; }\n",
+    }
+    variant(gold, "forged", solve_sh({"shapes.h": AREA_HEADER, "shapes.cc": FORGED}))
+    rewritten = {**wrong, "tests/shapes_test.cc": TEST + "\nTEST(AreaTest, Unit) {}\n"}
+    variant(gold, "rewritten", solve_sh(rewritten))
+    try:
+        rewards = run_oracle(tasks, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {
+            f"prchain/{gold.name}": 1.0, f"prchain/{gold.name}-forged": 0.0,
+            f"prchain/{gold.name}-rewritten": 0.0,
+        }, output  # fmt: skip
+        found = verdicts(tmp_path / "jobs")
+        assert found[gold.name]["outcomes"]["AreaTest::Unit"] == "passed"
+        for kind in ("forged", "rewritten"):
+            assert found[f"{gold.name}-{kind}"]["outcomes"]["AreaTest::Unit"] == "failed", kind
+    finally:
+        remove_harbor_images(tasks)
