@@ -116,10 +116,12 @@ def test_harbor_judges_the_c_room_as_its_clean_room(
     docker_client: Any, c_room: Room, tmp_path: Path
 ) -> None:
     """The real Harbor, oracle agent, on the stage as `tasks convert --to harbor` writes it
-    (docs/export-formats.md): the gold scores 1; the forged report scores 0, and so does a wrong
-    `area` with the hidden test rewritten to pass (the test side never crosses)."""
+    (docs/export-formats.md): the gold scores 1 and the forged report 0; with every variant
+    (bench/bench_harbor_rooms.py) a wrong `area` with the hidden test rewritten to pass scores 0
+    too (the test side never crosses)."""
     from prchain.verdicts import harbor
     from tests.support.harbor import (
+        every_variant,
         remove_harbor_images,
         room_stage,
         run_oracle,
@@ -130,27 +132,24 @@ def test_harbor_judges_the_c_room_as_its_clean_room(
 
     tasks = tmp_path / "tasks"
     stage = room_stage(docker_client, c_room, "Add `area(r)`: three times r squared.")
-    summary = harbor.write([{"chain_id": 3, "repo": REPO, "stages": [stage]}], tasks,
-                           timeout=300, cap=1 << 20)  # fmt: skip
-    gold = tasks / summary.written[0]
+    chain = {"chain_id": 3, "repo": REPO, "stages": [stage]}
+    gold = tasks / harbor.write([chain], tasks, timeout=300, cap=1 << 20).written[0]
     assert (gold / "tests" / "build.sh").read_text().count("ctest -N -V") == 1
-    wrong = {
-        "shapes.h": AREA_HEADER,
-        "shapes.cc": SQUARE + "\ndouble area(double r) { return r; }\n",
-    }
     variant(gold, "forged", solve_sh({"shapes.h": AREA_HEADER, "shapes.cc": FORGED}))
-    rewritten = {**wrong, "tests/shapes_test.cc": TEST + "\nTEST(AreaTest, Unit) {}\n"}
-    variant(gold, "rewritten", solve_sh(rewritten))
+    expected = {gold.name: 1.0, f"{gold.name}-forged": 0.0}
+    if every_variant():
+        wrong = SQUARE + "\ndouble area(double r) { return r; }\n"
+        rewritten = {"shapes.h": AREA_HEADER, "shapes.cc": wrong,
+                     "tests/shapes_test.cc": TEST + "\nTEST(AreaTest, Unit) {}\n"}  # fmt: skip
+        variant(gold, "rewritten", solve_sh(rewritten))
+        expected[f"{gold.name}-rewritten"] = 0.0
     try:
         rewards = run_oracle(tasks, tmp_path / "jobs")
         output = rewards.pop("_output")
-        assert rewards == {
-            f"prchain/{gold.name}": 1.0, f"prchain/{gold.name}-forged": 0.0,
-            f"prchain/{gold.name}-rewritten": 0.0,
-        }, output  # fmt: skip
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
         found = verdicts(tmp_path / "jobs")
-        assert found[gold.name]["outcomes"]["AreaTest::Unit"] == "passed"
-        for kind in ("forged", "rewritten"):
-            assert found[f"{gold.name}-{kind}"]["outcomes"]["AreaTest::Unit"] == "failed", kind
+        for name, reward in expected.items():
+            area = found[name]["outcomes"]["AreaTest::Unit"]
+            assert area == ("passed" if reward else "failed"), (name, area)
     finally:
         remove_harbor_images(tasks)

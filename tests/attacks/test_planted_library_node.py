@@ -309,12 +309,14 @@ def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
 def test_harbor_judges_the_node_room_as_its_clean_room(
     docker_client: Any, node_room: Room, tmp_path: Path
 ) -> None:
-    """The real Harbor, oracle agent, on the room's stage under `node --test` and under jest, as
-    `tasks convert --to harbor` writes them (docs/export-formats.md): each gold scores 1 (root's
-    canary fails beside it); a wrong `area` with a planted chai, the report the agent's code forges,
-    and a wrong `area` with jest's setup file rewritten score 0."""
+    """The real Harbor, oracle agent, on the room's stage under `node --test` as `tasks convert
+    --to harbor` writes it (docs/export-formats.md): the gold scores 1 (root's canary fails beside
+    it), the report the agent's code forges 0. With every variant (bench/bench_harbor_rooms.py):
+    a wrong `area` with a planted chai 0, and under jest the gold 1 and a wrong `area` with jest's
+    setup file rewritten 0."""
     from prchain.verdicts import harbor
     from tests.support.harbor import (
+        every_variant,
         remove_harbor_images,
         room_stage,
         run_oracle,
@@ -323,29 +325,28 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
         verdicts,
     )
 
+    rooms = [node_room, _jest(node_room)] if every_variant() else [node_room]
     tasks, chains = tmp_path / "tasks", []
-    for chain_id, room in enumerate((node_room, _jest(node_room)), start=1):
+    for chain_id, room in enumerate(rooms, start=1):
         stage = room_stage(docker_client, room, "Add `area(r)`: three times r squared.")
         chains.append({"chain_id": chain_id, "repo": room.repo, "stages": [stage]})
-    summary = harbor.write(chains, tasks, timeout=300, cap=1 << 20)
-    node, jest = (tasks / name for name in summary.written)
-    planted = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
-    variant(node, "planted", solve_sh(planted))
-    variant(node, "forged", solve_sh({"src/shapes.js": FORGE}))
-    variant(jest, "setup", solve_sh({"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}))
+    written = harbor.write(chains, tasks, timeout=300, cap=1 << 20).written
+    node = written[0]
+    variant(tasks / node, "forged", solve_sh({"src/shapes.js": FORGE}))
+    expected = {node: 1.0, f"{node}-forged": 0.0}
+    if every_variant():
+        jest = written[1]
+        planted = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
+        variant(tasks / node, "planted", solve_sh(planted))
+        variant(tasks / jest, "setup", solve_sh({"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}))
+        expected |= {f"{node}-planted": 0.0, jest: 1.0, f"{jest}-setup": 0.0}
     try:
         rewards = run_oracle(tasks, tmp_path / "jobs")
         output = rewards.pop("_output")
-        assert rewards == {
-            f"prchain/{node.name}": 1.0, f"prchain/{node.name}-planted": 0.0,
-            f"prchain/{node.name}-forged": 0.0, f"prchain/{jest.name}": 1.0,
-            f"prchain/{jest.name}-setup": 0.0,
-        }, output  # fmt: skip
-        dropped = verdicts(tmp_path / "jobs", "dropped.txt")
-        assert PLANT in dropped[f"{node.name}-planted"]
-        assert SETUP in dropped[f"{jest.name}-setup"]
-        found = verdicts(tmp_path / "jobs")
-        area = "src/shapes.test.js::shapes > computes the area"
-        assert found[f"{node.name}-planted"]["outcomes"][area] == "failed"
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
+        assert verdicts(tmp_path / "jobs")[node]["resolved"]
+        if every_variant():
+            dropped = verdicts(tmp_path / "jobs", "dropped.txt")
+            assert PLANT in dropped[f"{node}-planted"] and SETUP in dropped[f"{jest}-setup"]
     finally:
         remove_harbor_images(tasks)

@@ -16,6 +16,13 @@ from tests.support.planted import Room
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PYTHON = ROOT / ".harbor" / "bin" / "python"
 HARBOR = ROOT / ".harbor" / "bin" / "harbor"
+# Set by bench/bench_harbor_rooms.py: every variant of each room's Harbor run, not only CI's gold
+# and its room's sharpest attack.
+EVERY_VARIANT = "PRCHAIN_HARBOR_EVERY_VARIANT"
+
+
+def every_variant() -> bool:
+    return os.environ.get(EVERY_VARIANT) == "1"
 
 
 def ensure_harbor() -> Path:
