@@ -329,3 +329,27 @@ def test_a_node_run_counts_only_with_roots_canary_failing(
     assert done.returncode == 0, done.stderr
     verdict = json.loads((verifier / "verdict.json").read_text())
     assert verdict["resolved"] is canary_failed, verdict
+
+
+@pytest.mark.parametrize("room", [r for r in harbor.ROOMS if r != "python"])
+def test_each_rooms_shipped_modules_import_only_each_other_and_the_standard_library(
+    room: str,
+) -> None:
+    import ast
+
+    files = harbor.reader_files(room)
+    shipped = {
+        path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in files
+    }
+    for path, text in files.items():
+        for node in ast.walk(ast.parse(text)):
+            names = (
+                [a.name for a in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )  # fmt: skip
+            for name in names:
+                top = name.split(".")[0]
+                assert name in shipped or (top != "prchain" and top in sys.stdlib_module_names), (
+                    room, path, name,
+                )  # fmt: skip
