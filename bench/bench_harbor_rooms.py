@@ -44,13 +44,13 @@ def run(room: str) -> tuple[str, str]:
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--durations=0",
                 f"--junitxml={report}", TESTS[room]]  # fmt: skip
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
-        times = [line.split()[0] for line in done.stdout.splitlines()
-                 if line.endswith(TESTS[room]) and line.split()[1] in ("setup", "call")]  # fmt: skip
+        times = {line.split()[1]: line.split()[0] for line in done.stdout.splitlines()
+                 if line.endswith(TESTS[room]) and line.split()[1] in ("setup", "call")}  # fmt: skip
         case = ET.parse(report).getroot().find(".//testcase") if report.exists() else None
         failed = case is None or any(c.tag in ("failure", "error") for c in case)
         if failed:
             print(done.stdout[-4000:], file=sys.stderr)
-        return ("failed" if failed else "passed"), " / ".join(times)
+        return ("failed" if failed else "passed"), f"{times.get('setup')} / {times.get('call')}"
 
 
 def main(rooms: list[str]) -> int:
