@@ -11,10 +11,13 @@ lets cross is applied, as the tester; the hidden tests are sealed, pytest keeps 
 plugins through the root-owned launcher, and the junit report goes through root's pipe. Reward 1
 when every FAIL_TO_PASS and PASS_TO_PASS test passed, else 0.
 
-The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C room's is
+The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C, Go, Rust and Node rooms' is
 `prchain/verdicts/harbor_each.py` with the room's own report reader (prchain's modules, shipped
-unchanged), both on the stage image's python3. A stage of another room is not converted and says
-so. Chains keep their order in the directory names and
+unchanged), both on the stage image's python3: the stage base's overrides of a test library stay
+out (Go's `replace`, Rust's `[patch]` and path dependencies, what Node's runner configuration
+loads), Go's report counts with root's witness and Node's with root's canary failing, Rust's
+tests run each on its own under root's tracer (`clean_room.RUN_EACH` with `witness.py`), C's
+under its harness's check. A stage of another room (Java) is not converted and says so. Chains keep their order in the directory names and
 the metadata, each stage on its own base (its gold-carried state); Harbor's multi-step tasks share
 one environment, which cannot move to a later stage base without the future in it.
 """
@@ -34,9 +37,12 @@ from prchain.chains.reading import patches
 from prchain.environments import carry, clean_room
 from prchain.environments.eras import reports
 from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.node import configs as node_configs
+from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import RunsEach
+from prchain.environments.eras.rust import witness
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
 from prchain.verdicts.sandbox import build_part, patch_paths
@@ -46,7 +52,16 @@ FORMAT = "prchain.harbor/1"
 CHANGE = "/logs/artifacts/prchain-change.diff"  # Harbor's artifacts convention dir
 ROOM_SCRIPT = Path(__file__).with_name("harbor_room.py")
 EACH_SCRIPT = Path(__file__).with_name("harbor_each.py")
-ROOMS = ("python", "c")  # the rooms whose verdict runs inside a Harbor verifier
+ROOMS = (
+    "python",
+    "c",
+    "go",
+    "rust",
+    "node",
+)  # the rooms whose verdict runs inside a Harbor verifier
+# What a room's verifier reads with beside its reader: Node's reader names the tree's root
+# (carry), its runner configuration is read by the clean room's own module (configs).
+SHIPPED = {"node": (carry.__name__, node_configs.__name__)}
 
 
 def _portable(pattern: re.Pattern[str]) -> str:
@@ -111,6 +126,11 @@ bash -c {prepare} prchain "$(cat "$T/launcher.py")" > "$W/probe" 2>/dev/null || 
 # The agent's change, as the room's allow-list lets it cross (dropped paths are named).
 C={change}; [ -f "$C" ] || {{ C="$W/none.diff"; : > "$C"; }}
 "$PY" -I "$T/prchain_room.py" filter "$T/room.json" "$C" "$W/crossed.diff" 2> "$V/dropped.txt" || fail "reading the change failed"
+# Nor what the stage base's manifests make part of the room's test machinery (oracle._overrides).
+if [ -f "$T/prchain_each.py" ]; then
+  "$PY" -I "$T/prchain_each.py" overrides "$T/room.json" {workdir} "$W/crossed.diff" "$W/kept.diff" 2>> "$V/dropped.txt" || fail "reading the stage base's manifests failed"
+  mv "$W/kept.diff" "$W/crossed.diff"
+fi
 eval "$("$PY" -I "$T/prchain_room.py" env "$T/room.json" "$W/probe")"
 export {tester_env}
 cd {workdir}
@@ -121,6 +141,13 @@ fi
 install -m 0644 "$T/test.patch" {tester_home}/test.patch
 {apply_tests} > "$V/test-patch.log" 2>&1 || fail "the test patch does not apply"
 mapfile -t hidden < "$T/sealed-paths.txt"
+# Root's own tests where the tested process writes its report itself (oracle._plant_witness:
+# Go's witness; oracle._plant_canary: Node's canary, and the suite's script run with it).
+if [ -f "$T/prchain_each.py" ]; then
+  "$PY" -I "$T/prchain_each.py" plant "$T/room.json" {workdir} "$W" > "$W/planted" || fail "planting root's tests failed"
+  mapfile -t planted < "$W/planted"
+  hidden+=(${{planted[@]+"${{planted[@]}}"}})
+fi
 cd / && bash -c {seal_tests} prchain "${{hidden[@]}}" || fail "sealing the hidden tests failed"
 """
 # The Python room: pytest's junit report through root's pipe, read by prchain_room.py.
@@ -128,19 +155,25 @@ PYTEST_RUN = """cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}
 cd / && "$PY" -I "$T/prchain_room.py" decide "$T/room.json" {report}.xml "$V"
 """
 # Another room (oracle._sealed_run), read by the room's own reader (prchain_each.py): where the
-# reader runs each test on its own (build.sh, ctest's listing), the build without running anything
-# and its listing through root's pipe, then each required test alone under root's watch
-# (clean_room.RUN_CASES) and the tests it cannot run alone from the suite's sealed run (run.sh);
-# else the suite's sealed run and its report through the pipe.
+# reader runs each test on its own (build.sh: cargo's executables, ctest's listing), the build
+# without running anything and its listing through root's pipe, then each required test alone
+# under root's watch (clean_room.RUN_EACH with root's tracer and witness.py for libtest,
+# RUN_CASES for a harness with its own check) and the tests it cannot run alone from the suite's
+# sealed run (run.sh); else the suite's sealed run and its report through the pipe.
 EACH_RUN = """if [ -s "$T/build.sh" ]; then
   cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/build.sh")" > "$V/build-output.log" 2>&1
   cd / && {{ cat {report}.xml 2>/dev/null || :; }} > "$W/listing"
-  "$PY" -I "$T/prchain_each.py" each "$T/room.json" "$W/listing" "$W/each.args" "$W/apart" || fail "reading the test listing failed"
+  "$PY" -I "$T/prchain_each.py" each "$T/room.json" "$W/listing" "$W/each.args" "$W/apart" "$W/each.kind" || fail "reading the test listing failed"
   mapfile -d '' -t cases < "$W/each.args"
-  bash -c {run_cases} prchain {seconds} "${{cases[@]}}" > "$V/each-output.log" 2>&1
+  if [ "$(cat "$W/each.kind")" = libtest ]; then
+    bash -c {run_each} prchain {seconds} "$(cat "$T/witness.py")" ${{cases[@]+"${{cases[@]}}"}} > "$V/each-output.log" 2>&1
+  else
+    bash -c {run_cases} prchain {seconds} ${{cases[@]+"${{cases[@]}}"}} > "$V/each-output.log" 2>&1
+  fi
 fi
 if [ ! -s "$T/build.sh" ] || [ -s "$W/apart" ]; then
-  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
+  S="$T/run.sh"; [ -s "$W/run.sh" ] && S="$W/run.sh"
+  cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$S")" > "$V/test-output.log" 2>&1
   cd / && {{ cat {report}.xml 2>/dev/null || :; }} > "$W/report"
 fi
 cd / && "$PY" -I "$T/prchain_each.py" decide "$T/room.json" "$V" "$W"
@@ -167,6 +200,7 @@ def verifier_script(timeout: float, cap: int, ecosystem: str = "python") -> str:
         sealed_run=shlex.quote(clean_room.SEALED_RUN),
         seal_tests=shlex.quote(clean_room.SEAL_TESTS),
         run_cases=shlex.quote(clean_room.RUN_CASES),
+        run_each=shlex.quote(clean_room.RUN_EACH),
         timeout=f"{timeout:g}",
         seconds=int(timeout),
         cap=cap,
@@ -262,6 +296,14 @@ def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
         "rules": rules(env["ecosystem"]),
         "reader": f"{type(found).__module__}:{type(found).__name__}",
         "each": _build_script(env) is not None,
+        "ecosystem": env["ecosystem"],
+        "test_files": list(env["test_files"]),
+        # oracle._overrides: the manifests read before the agent's change (Go's at any depth)
+        "override_manifests": list(crossing.OVERRIDE_MANIFESTS.get(env["ecosystem"], ())),
+        "override_anywhere": env["ecosystem"] == "go",
+        "links_name": node_configs.LINKS,
+        "links_command": node_configs.links_command(NODE_DEPS),
+        "report_path": clean_room.REPORT,
     }
 
 
@@ -276,7 +318,7 @@ def _build_script(env: dict[str, Any]) -> str | None:
 def reader_files(ecosystem: str) -> dict[str, str]:
     """The room's report reader as `tests/lib/` ships it: prchain's own modules, unchanged (the
     reader's and `eras/reports.py`, standard library only), their packages empty."""
-    names = [reports.__name__, type(report_for(ecosystem)).__module__]
+    names = [reports.__name__, type(report_for(ecosystem)).__module__, *SHIPPED.get(ecosystem, ())]
     files: dict[str, str] = {}
     for name in names:
         parts = name.split(".")
@@ -336,6 +378,8 @@ def write_task(
         files["tests/prchain_each.py"] = EACH_SCRIPT.read_text(encoding="utf-8")
         files["tests/build.sh"] = _build_script(env) or ""
         files |= {f"tests/lib/{rel}": text for rel, text in reader_files(env["ecosystem"]).items()}
+        if isinstance(reader, RunsEach):  # root's witness of a libtest pass (RUN_EACH)
+            files["tests/witness.py"] = witness.source()
     for rel, text in files.items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text, encoding="utf-8")

@@ -8,12 +8,23 @@ library only: `tests/verdicts/test_harbor_room.py` holds the reader modules to t
 Harbor reward is read by the same code as `tests verify` and `tasks eval`. The root shell around
 it (`prchain/verdicts/harbor.py: EACH_SH`) is the clean room's own scripts.
 
-Its steps mirror `prchain.verdicts.oracle._sealed_run` for a reader that runs each test on its own
-(`reports.RunsEach`: C's ctest and GoogleTest) and `sandbox.run_suite` for one whose report root
-reads from its pipe:
+Its steps mirror `prchain.verdicts.oracle.run_tests`: the paths the stage base's manifests make
+part of the room's test machinery never cross (`oracle._overrides`, `crossing.overridden_dirs`:
+Go's local `replace` of a test library, Rust's `[patch]` and path overrides, the files Node's
+runner configuration loads and its links into the tree), the witness a
+report the tested process writes itself needs (`oracle._plant_witness`: Go's), root's canary
+(`oracle._plant_canary`: Node's jest and `node --test`, run with it), then
+`oracle._sealed_run` for a reader that runs each test on its own (`reports.RunsEach`: Rust's
+libtest under root's tracer, C's ctest and GoogleTest) and `sandbox.run_suite` for one whose
+report root reads from its pipe:
 
-    python3 -I prchain_each.py each ROOM_JSON LISTING ARGS APART   RUN_CASES's arguments (NUL-separated)
-                                                                and the tests read from the suite's run
+    python3 -I prchain_each.py overrides ROOM_JSON TREE IN OUT   the change without the overridden
+                                                                paths (named on stderr)
+    python3 -I prchain_each.py plant ROOM_JSON TREE WORK_DIR   root's witness or canary written
+                                                                (their paths on stdout)
+    python3 -I prchain_each.py each ROOM_JSON LISTING ARGS APART KIND   RUN_EACH's or RUN_CASES's
+                                      arguments (NUL-separated), the tests read from the suite's
+                                      run, which of the two scripts (`libtest` or `cases`)
     python3 -I prchain_each.py decide ROOM_JSON VERIFIER_DIR WORK_DIR   reward.txt and verdict.json
 """
 
@@ -21,14 +32,28 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
+import secrets
+import subprocess
 import sys
 from importlib import import_module
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "lib"), HERE]  # the room's reader; prchain_room.py beside
 
 EACH_LOG = "prchain-each-log"  # clean_room.EACH_LOG: what RUN_CASES prints before its log's tail
 MISSING = "missing"  # oracle.MISSING
+NONCE = "witness.nonce"  # in WORK_DIR: the name of the witness root planted
+CANARY = "canary.id"  # in WORK_DIR: the test id of the canary root planted
+# crossing._LOCAL_REPLACE and crossing._MODULE: a go.mod's or go.work's local replace, its module
+_LOCAL_REPLACE = re.compile(
+    r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
+)
+_MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
+# oracle.FIND_MANIFESTS: the directories the build tool ignores, never searched for manifests
+_PRUNED = frozenset({".git", "vendor", "testdata", "node_modules"})
 
 
 def reader(room: dict[str, Any]) -> Any:
@@ -49,18 +74,175 @@ def _read(path: str, cap: int | None = None) -> str | None:
     return data.decode("utf-8", "replace") or None
 
 
+def manifests(room: dict[str, Any], tree: str) -> dict[str, str]:
+    """oracle._read_base for the room: Go's go.mod and go.work at any depth (outside the pruned
+    directories), the other rooms' named files at the tree's root; path → text."""
+    names = list(room["override_manifests"])
+    found: dict[str, str] = {}
+    if room["links_name"] in names:  # Node: the image's node_modules links into the tree
+        names.remove(room["links_name"])
+        done = subprocess.run(["sh", "-c", room["links_command"]], capture_output=True, text=True)
+        found[room["links_name"]] = done.stdout
+    if room["override_anywhere"]:
+        for top, dirs, files in os.walk(tree):
+            dirs[:] = sorted(d for d in dirs if d not in _PRUNED)
+            for name in sorted(set(files) & set(names)):
+                rel = os.path.relpath(os.path.join(top, name), tree).replace(os.sep, "/")
+                found[rel] = _read(os.path.join(top, name)) or ""
+        return found
+    for name in names:
+        if os.path.isfile(os.path.join(tree, name)):
+            found[name] = _read(os.path.join(tree, name)) or ""
+    return found
+
+
+def overridden_dirs(room: dict[str, Any], texts: dict[str, str]) -> list[str]:
+    """crossing.overridden_dirs for the Go, Rust and Node rooms (room.json:
+    `override_manifests`); Node's is the shipped `node/configs.py` itself."""
+    libraries = set(room["rules"]["sealed"]["libraries"])
+    if room["ecosystem"] == "node":
+        from prchain.environments.eras.node.configs import sealed
+
+        return sealed(texts, frozenset(libraries)) if texts else []
+    if room["ecosystem"] == "rust":
+        names = {name.replace("-", "_") for name in libraries}
+        dirs = [posixpath.normpath(d) for t in texts.values() for d in _cargo_overrides(t, names)]
+        return sorted({d for d in dirs if d != "." and not d.startswith(("../", "/"))})
+
+    def is_library(module: str) -> bool:
+        return bool(libraries & set(module.lower().split("/")))
+
+    dirs = []
+    for path, text in texts.items():
+        where = posixpath.dirname(path)
+        declared = _MODULE.search(text) if posixpath.basename(path) == "go.mod" else None
+        if declared and is_library(declared.group("module")):
+            dirs.append(where or ".")
+        for line in text.splitlines():
+            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
+            if match and is_library(match.group("module")):
+                dirs.append(posixpath.normpath(posixpath.join(where, match.group("dir"))))
+    return sorted({d for d in dirs if d not in (".", "..") and not d.startswith(("../", "/"))})
+
+
+def _cargo_overrides(text: str, libraries: set[str]) -> list[str]:
+    """crossing._cargo_overrides. Without tomllib (Python < 3.11) a manifest that may hold an
+    override is not read: ValueError, the run is not judged."""
+    try:
+        import tomllib
+    except ImportError:
+        if re.search(r"\bpath\s*=|^\s*paths\s*=|^\s*\[(patch|replace|source)", text, re.M):
+            raise ValueError("a Cargo override cannot be read without tomllib") from None
+        return []
+    try:
+        tree = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    tables = [*_tables(tree.get("patch")), _table(tree.get("replace"))]
+    tables += [_table(tree.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    for target in _tables(tree.get("target")):
+        tables += [_table(target.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
+    found = [
+        str(spec["path"])
+        for table in tables
+        for name, spec in table.items()
+        if isinstance(spec, dict)
+        and "path" in spec
+        and str(spec.get("package", name)).replace("-", "_").split(":")[0] in libraries
+    ]
+    found += [str(p) for p in tree.get("paths", []) if isinstance(p, str)]
+    for source in _tables(tree.get("source")):
+        found += [str(source[k]) for k in ("directory", "local-registry") if k in source]
+    return found
+
+
+def _table(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tables(value: object) -> list[dict[str, object]]:
+    return [t for t in _table(value).values() if isinstance(t, dict)]
+
+
+def without_dirs(patch: bytes, dirs: list[str]) -> tuple[bytes, list[str]]:
+    """sandbox.without_dirs: `patch` without the sections naming a path below one of `dirs`."""
+    from prchain_room import _BYTE_SECTION, section_paths
+
+    starts = [m.start() for m in _BYTE_SECTION.finditer(patch)]
+    kept, dropped = [], []
+    for i, start in enumerate(starts):
+        section = patch[start : starts[i + 1] if i + 1 < len(starts) else len(patch)]
+        paths = section_paths(section.decode("utf-8", "replace"))
+        if any(p == d or p.startswith(d + "/") for p in paths for d in dirs):
+            dropped += paths
+        else:
+            kept.append(section)
+    return b"".join(kept), dropped
+
+
+def plant(room: dict[str, Any], tree: str, work: str) -> list[str]:
+    """Root's own tests, written into `tree` before any tested code runs (sealed with the hidden
+    tests by the caller): the witness and the canary, where the room's reader has them; their
+    paths."""
+    return plant_witness(room, tree, work) + plant_canary(room, tree, work)
+
+
+def plant_canary(room: dict[str, Any], tree: str, work: str) -> list[str]:
+    """oracle._plant_canary: root's canary test (reports.Canaried) with a nonce of this run, and
+    the suite's script run with it (`work`/run.sh, else the task's run.sh runs); its files."""
+    found = reader(room)
+    if not hasattr(found, "canary"):
+        return []
+    canary = found.canary(room["test_command"], room["test_files"], secrets.token_hex(8))
+    if canary is None:
+        return []
+    for path, text in canary.files.items():
+        with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
+            out.write(text)
+    with open(os.path.join(work, "run.sh"), "w", encoding="utf-8") as out:
+        out.write(found.script(canary.command, room["report_path"]))
+    with open(os.path.join(work, CANARY), "w", encoding="utf-8") as out:
+        out.write(canary.test_id)
+    return list(canary.files)
+
+
+def plant_witness(room: dict[str, Any], tree: str, work: str) -> list[str]:
+    """oracle._plant_witness: the witness files of a reader whose report the tested process
+    writes itself, written into `tree` with a nonce of this run (kept in `work`); their paths."""
+    found = reader(room)
+    if not hasattr(found, "witness_files"):
+        return []
+    texts = {}
+    for path in room["test_files"]:
+        text = _read(os.path.join(tree, path))
+        if text is not None:
+            texts[path] = text
+    nonce = secrets.token_hex(8)
+    files = found.witness_files(texts, nonce, room["test_command"])
+    for path, text in files.items():
+        with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
+            out.write(text)
+    if files:
+        with open(os.path.join(work, NONCE), "w", encoding="utf-8") as out:
+            out.write(found.witness_name(nonce))
+    return list(files)
+
+
 def required(room: dict[str, Any]) -> list[str]:
     return list(room["FAIL_TO_PASS"]) + list(room["PASS_TO_PASS"])
 
 
-def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str]]:
-    """RUN_CASES's nine fields per required test the listing holds (clean_room.run_each, root's
-    canary with them), and the required tests read from the suite's run instead
-    (RunsEach.apart)."""
+def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str], str]:
+    """clean_room.run_each's arguments for the required tests the listing holds: RUN_EACH's three
+    fields a test (libtest's, witnessed by root's tracer) unless every test has its harness's
+    check, then RUN_CASES's nine (root's canary with them); the required tests read from the
+    suite's run instead (RunsEach.apart); which script."""
     found = reader(room)
     runs = found.each(listing, required(room))
-    if any(run.check is None for run in runs):
-        raise ValueError("a test run on its own without its harness's check (libtest's witness)")
+    apart = found.apart(listing, required(room))
+    if not runs or any(run.check is None for run in runs):
+        args = [part for run in runs for part in (run.directory, run.exe, run.name)]
+        return args, apart, "libtest"
     args = [
         part
         for run in runs
@@ -76,7 +258,7 @@ def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str]]
             run.check.canary_never,
         )
     ]
-    return args, found.apart(listing, required(room))
+    return args, apart, "cases"
 
 
 def each_outcomes(room: dict[str, Any], listing: str, printed: str) -> dict[str, str]:
@@ -97,7 +279,7 @@ def each_outcomes(room: dict[str, Any], listing: str, printed: str) -> dict[str,
 
 def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[str, str], str]:
     """Every judged test's outcome (oracle._sealed_run), and why the run could not be judged."""
-    from prchain.environments.eras.reports import judged_only, record
+    from prchain.environments.eras.reports import canaried, judged_only, record, witnessed
 
     found = reader(room)
     cap = int(room["max_report_bytes"])
@@ -122,6 +304,12 @@ def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[st
     judged = judged_only(found, dict.fromkeys(required(room), ""))
     for test in sorted(set(required(room)) - set(judged)):
         outcomes[test] = "failed"
+    name = _read(os.path.join(work, NONCE))
+    if name:
+        outcomes = witnessed(outcomes, required(room), name)
+    canary = _read(os.path.join(work, CANARY))
+    if canary:
+        outcomes = canaried(outcomes, required(room), canary)
     return outcomes, ""
 
 
@@ -143,13 +331,28 @@ def main(argv: list[str]) -> int:
     command, room_path = argv[0], argv[1]
     with open(room_path, encoding="utf-8") as handle:
         room = json.load(handle)
+    if command == "overrides":
+        with open(argv[3], "rb") as handle:
+            kept, dropped = without_dirs(
+                handle.read(), overridden_dirs(room, manifests(room, argv[2]))
+            )
+        with open(argv[4], "wb") as out:
+            out.write(kept)
+        for path in dropped:
+            sys.stderr.write(f"left out of the clean room (a test library's override): {path}\n")
+        return 0
+    if command == "plant":
+        print("\n".join(plant(room, argv[2], argv[3])))
+        return 0
     if command == "each":
         listing = _read(argv[2], int(room["max_report_bytes"])) or ""
-        args, apart = each_args(room, listing)
+        args, apart, kind = each_args(room, listing)
         with open(argv[3], "wb") as out:
             out.write(b"".join(part.encode("utf-8") + b"\0" for part in args))
         with open(argv[4], "w", encoding="utf-8") as out:
             out.write("".join(f"{test}\n" for test in apart))
+        with open(argv[5], "w", encoding="utf-8") as out:
+            out.write(kind)
         return 0
     result = decide(room, argv[2], argv[3])
     with open(os.path.join(argv[2], "verdict.json"), "w", encoding="utf-8") as out:

@@ -153,3 +153,46 @@ def test_forged_gtest_reports_do_not_pass_a_wrong_area_but_the_gold_does(
         prediction = patch_of(c_room.clone, c_room.base, wrong, tmp_path / name)
         assert eval_status(docker_client, c_room, prediction).startswith("unresolved")
     assert eval_status(docker_client, c_room, c_room.code) == "resolved"
+
+
+def test_harbor_judges_the_c_room_as_its_clean_room(
+    docker_client: Any, c_room: Room, tmp_path: Path
+) -> None:
+    """The real Harbor, oracle agent, on the stage as `tasks convert --to harbor` writes it
+    (docs/export-formats.md): the gold scores 1 and the forged report 0; with every variant
+    (bench/bench_harbor_rooms.py) a wrong `area` with the hidden test rewritten to pass scores 0
+    too (the test side never crosses)."""
+    from prchain.verdicts import harbor
+    from tests.support.harbor import (
+        every_variant,
+        remove_harbor_images,
+        room_stage,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    tasks = tmp_path / "tasks"
+    stage = room_stage(docker_client, c_room, "Add `area(r)`: three times r squared.")
+    chain = {"chain_id": 3, "repo": REPO, "stages": [stage]}
+    gold = tasks / harbor.write([chain], tasks, timeout=300, cap=1 << 20).written[0]
+    assert (gold / "tests" / "build.sh").read_text().count("ctest -N -V") == 1
+    variant(gold, "forged", solve_sh({"shapes.h": AREA_HEADER, "shapes.cc": FORGED}))
+    expected = {gold.name: 1.0, f"{gold.name}-forged": 0.0}
+    if every_variant():
+        wrong = SQUARE + "\ndouble area(double r) { return r; }\n"
+        rewritten = {"shapes.h": AREA_HEADER, "shapes.cc": wrong,
+                     "tests/shapes_test.cc": TEST + "\nTEST(AreaTest, Unit) {}\n"}  # fmt: skip
+        variant(gold, "rewritten", solve_sh(rewritten))
+        expected[f"{gold.name}-rewritten"] = 0.0
+    try:
+        rewards = run_oracle(tasks, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
+        found = verdicts(tmp_path / "jobs")
+        for name, reward in expected.items():
+            area = found[name]["outcomes"]["AreaTest::Unit"]
+            assert area == ("passed" if reward else "failed"), (name, area)
+    finally:
+        remove_harbor_images(tasks)

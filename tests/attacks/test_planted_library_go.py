@@ -285,3 +285,49 @@ def test_a_nested_modules_replace_of_testify_is_sealed(
     wrong = patch_of(nested_room.clone, nested_room.base, planted, tmp_path)
     assert eval_status(docker_client, nested_room, wrong).startswith("unresolved")
     assert eval_status(docker_client, nested_room, nested_room.code) == "resolved"
+
+
+def test_harbor_judges_the_go_room_as_its_clean_room(
+    docker_client: Any, go_rooms: tuple[Room, Room], nested_room: Room, tmp_path: Path
+) -> None:
+    """The real Harbor, oracle agent, on the stages as `tasks convert --to harbor` writes them
+    (docs/export-formats.md): the nested module's gold scores 1, and a wrong `Area` with the copy
+    its go.mod `replace`s testify with rewritten 0 (the verifier reads the stage base's manifests
+    at any depth; root's witness counts the run). With every variant (bench/bench_harbor_rooms.py)
+    the vendoring room too: gold 1, a wrong `Area` with the vendored assertion rewritten 0."""
+    from prchain.verdicts import harbor
+    from tests.support.harbor import (
+        every_variant,
+        remove_harbor_images,
+        room_stage,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    rooms = [nested_room, go_rooms[0]] if every_variant() else [nested_room]
+    tasks, chains = tmp_path / "tasks", []
+    for chain_id, room in enumerate(rooms, start=1):
+        stage = room_stage(docker_client, room, "Add `Area(r)`: three times r squared.")
+        chains.append({"chain_id": chain_id, "repo": room.repo, "stages": [stage]})
+    written = harbor.write(chains, tasks, timeout=300, cap=1 << 20).written
+    assert (
+        tasks / written[0] / "tests" / "lib" / "prchain" / "environments" / "eras" / "go"
+    ).is_dir()
+    attacks = [(f"{GEO}::TestArea", {"geo/geo.go": GEO_WRONG, FORK: FAKE_ASSERT}, FORK),
+               (f"{MODULE}::TestArea", {"shapes.go": WRONG, VENDORED: FAKE_CHECK}, VENDORED)]  # fmt: skip
+    expected: dict[str, tuple[float, str, str]] = {}
+    for name, (area, files, plant) in zip(written, attacks, strict=False):
+        variant(tasks / name, "wrong", solve_sh(files))
+        expected |= {name: (1.0, area, ""), f"{name}-wrong": (0.0, area, plant)}
+    try:
+        rewards = run_oracle(tasks, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {f"prchain/{n}": r for n, (r, _, _) in expected.items()}, output
+        found, dropped = verdicts(tmp_path / "jobs"), verdicts(tmp_path / "jobs", "dropped.txt")
+        for name, (reward, area, plant) in expected.items():
+            assert found[name]["outcomes"][area] == ("passed" if reward else "failed"), name
+            assert plant in dropped[name], (name, dropped[name])
+    finally:
+        remove_harbor_images(tasks)

@@ -304,3 +304,49 @@ def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
         assert clean_room_passes(env, room)
         env.write_file("src/shapes.js", SQUARE + AREA + version.replace("version;", "name;"))
         assert not clean_room_passes(env, room)
+
+
+def test_harbor_judges_the_node_room_as_its_clean_room(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    """The real Harbor, oracle agent, on the room's stage under `node --test` as `tasks convert
+    --to harbor` writes it (docs/export-formats.md): the gold scores 1 (root's canary fails beside
+    it), the report the agent's code forges 0. With every variant (bench/bench_harbor_rooms.py):
+    a wrong `area` with a planted chai 0, and under jest the gold 1 and a wrong `area` with jest's
+    setup file rewritten 0."""
+    from prchain.verdicts import harbor
+    from tests.support.harbor import (
+        every_variant,
+        remove_harbor_images,
+        room_stage,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    rooms = [node_room, _jest(node_room)] if every_variant() else [node_room]
+    tasks, chains = tmp_path / "tasks", []
+    for chain_id, room in enumerate(rooms, start=1):
+        stage = room_stage(docker_client, room, "Add `area(r)`: three times r squared.")
+        chains.append({"chain_id": chain_id, "repo": room.repo, "stages": [stage]})
+    written = harbor.write(chains, tasks, timeout=300, cap=1 << 20).written
+    node = written[0]
+    variant(tasks / node, "forged", solve_sh({"src/shapes.js": FORGE}))
+    expected = {node: 1.0, f"{node}-forged": 0.0}
+    if every_variant():
+        jest = written[1]
+        planted = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
+        variant(tasks / node, "planted", solve_sh(planted))
+        variant(tasks / jest, "setup", solve_sh({"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}))
+        expected |= {f"{node}-planted": 0.0, jest: 1.0, f"{jest}-setup": 0.0}
+    try:
+        rewards = run_oracle(tasks, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
+        assert verdicts(tmp_path / "jobs")[node]["resolved"]
+        if every_variant():
+            dropped = verdicts(tmp_path / "jobs", "dropped.txt")
+            assert PLANT in dropped[f"{node}-planted"] and SETUP in dropped[f"{jest}-setup"]
+    finally:
+        remove_harbor_images(tasks)

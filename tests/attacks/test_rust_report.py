@@ -34,6 +34,7 @@ directory the base's Cargo.toml gives a test library is sealed (crossing.overrid
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -204,3 +205,43 @@ def test_a_planted_copy_of_the_bases_overridden_test_library_does_not_pass_a_wro
         env.write_file(FORK, PLANTED)
         planted = run_tests(env, hidden, timeout=600)
     assert not planted.passed and planted.outcomes[AREA_ID] == "failed", planted.outcomes
+
+
+def test_harbor_judges_the_rust_room_as_its_clean_room(verified: Any, tmp_path: Path) -> None:
+    """The real Harbor, oracle agent, on the stages `tasks convert --to harbor` writes from the
+    exported tasks: the first stage's gold scores 1; a wrong `area` with the base's overridden
+    copy of pretty_assertions rewritten 0 (the verifier reads the base's Cargo.toml), and so does
+    one whose panic hook prints libtest's pass and exits 0 (root's tracer witnesses no pass).
+    With every variant (bench/bench_harbor_rooms.py) the second stage's gold scores 1 too."""
+    from tests.support.harbor import (
+        every_variant,
+        remove_harbor_images,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    common, _url, _clone, tasks, _setup = verified
+    out = tmp_path / "harbor"
+    done = invoke("tasks", "convert", str(tasks), str(out), "--to", "harbor", *common)
+    assert done.exit_code == 0, done.output
+    first, second = sorted(out.iterdir(), key=lambda p: p.name[-1])
+    assert first.name.endswith("-s1") and (first / "tests" / "witness.py").is_file()
+    variant(first, "planted", solve_sh({"src/lib.rs": SQUARE + WRONG, FORK: PLANTED}))
+    variant(first, "hooked", solve_sh({"src/lib.rs": SQUARE + PANIC_HOOK}))
+    expected = {first.name: 1.0, f"{first.name}-planted": 0.0, f"{first.name}-hooked": 0.0}
+    if every_variant():
+        expected[second.name] = 1.0
+    else:
+        shutil.rmtree(second)
+    try:
+        rewards = run_oracle(out, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
+        found = verdicts(tmp_path / "jobs")
+        for kind in ("planted", "hooked"):
+            outcomes = found[f"{first.name}-{kind}"]["outcomes"]
+            assert outcomes == {AREA_ID: "failed", SQUARE_ID: "passed"}, (kind, outcomes)
+    finally:
+        remove_harbor_images(out)

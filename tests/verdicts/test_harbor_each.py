@@ -80,8 +80,9 @@ def test_the_shipped_reader_is_prchains_module_and_imports_bare(tmp_path: Path) 
     assert room["reader"] == "prchain.environments.eras.c.report:CTests" and room["each"]
     (tmp_path / "listing").write_text(LISTING)
     done = _run(tests, "each", str(tests / "room.json"), str(tmp_path / "listing"),
-                str(tmp_path / "args"), str(tmp_path / "apart"))  # fmt: skip
+                str(tmp_path / "args"), str(tmp_path / "apart"), str(tmp_path / "kind"))  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert (tmp_path / "kind").read_text() == "cases"
     fields = (tmp_path / "args").read_bytes().split(b"\0")[:-1]
     expected = CTests().each(LISTING, ["ctest::test_area", "ctest::test_square"])
     assert len(fields) == 9 * len(expected) == 18
@@ -139,3 +140,222 @@ def test_a_listing_past_the_cap_is_not_read(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     verdict = json.loads((verifier / "verdict.json").read_text())
     assert not verdict["resolved"] and "over 100 bytes" in verdict["error"]
+
+
+def _room_task(tmp_path: Path, ecosystem: str, command: str, test_files: list[str],
+               f2p: list[str], p2p: list[str]) -> Path:  # fmt: skip
+    """A Go or Rust stage's task directory, as `tasks convert --to harbor` writes it."""
+    stage = {
+        "idx": 1, "instance_id": f"acme__{ecosystem}-1", "base_commit": "0" * 40, "patch": "x",
+        "test_patch": "", "problem_statement": "Area.", "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
+        "environment": {
+            "runnable": True, "not_runnable": "", "ecosystem": ecosystem, "log_parser": ecosystem,
+            "image": "prchain/repo-acme-x:0", "image_id": "sha256:0", "era": "e",
+            "workdir": "/work/repo", "checkout": ["true"], "setup_command": "",
+            "test_command": command, "test_files": test_files,
+        },
+    }  # fmt: skip
+    chain = {"chain_id": 1, "repo": f"acme/{ecosystem}", "stages": [stage]}
+    summary = harbor.write([chain], tmp_path / "tasks", timeout=60, cap=1 << 20)
+    assert summary.written, summary.skipped
+    return tmp_path / "tasks" / summary.written[0] / "tests"
+
+
+GO_MANIFESTS = {
+    "go.mod": "module example.com/shapes\n\ngo 1.22\n\nreplace github.com/stretchr/testify"
+    " => ./forks/testify\nreplace example.com/own => ./own\n",
+    "geo/go.mod": "module example.com/shapes/geo\n\nreplace github.com/stretchr/testify v1.8.4"
+    " => ../forks/testify2 // a comment\n",
+    "forks/is/go.mod": "module github.com/matryer/is\n",
+    "vendor/x/go.mod": "module github.com/stretchr/testify\n",  # vendor/: not read by go
+}
+RUST_MANIFESTS = {
+    "Cargo.toml": '[package]\nname = "s"\n\n[dev-dependencies]\n'
+    'pretty_assertions = { path = "forks/pa" }\nserde = { path = "own/serde" }\n\n'
+    '[patch.crates-io]\nproptest = { path = "forks/proptest" }\n',
+    ".cargo/config.toml": 'paths = ["forks/any"]\n\n[source.local]\ndirectory = "vendored"\n',
+}
+
+
+NODE_MANIFESTS = {
+    "package.json": json.dumps(
+        {"name": "s", "jest": {"setupFilesAfterEnv": ["./support/expect.js"]},
+         "scripts": {"test": "mocha --require test/hooks.js"}}
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ecosystem", "files"),
+    [("go", GO_MANIFESTS), ("rust", RUST_MANIFESTS), ("node", NODE_MANIFESTS)],
+)
+def test_the_overridden_paths_are_crossings_and_the_change_below_them_stays_out(
+    tmp_path: Path, ecosystem: str, files: dict[str, str]
+) -> None:
+    from prchain.verdicts.crossing import overridden_dirs
+
+    tests = _room_task(tmp_path, ecosystem, "go test {files}", [], ["a::T"], [])
+    tree = tmp_path / "tree"
+    for rel, text in files.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    read = {k: v for k, v in files.items() if not k.startswith("vendor/")}
+    expected = overridden_dirs(ecosystem, read)
+    assert expected  # the case has overrides to find
+    sections = [f"{d}/lib.src" for d in expected] + ["src/area.src", "own/kept.src"]
+    change = "".join(
+        f"diff --git a/{p} b/{p}\nnew file mode 100644\n--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+x\n"
+        for p in sections
+    )
+    (tmp_path / "in.diff").write_text(change)
+    done = _run(tests, "overrides", str(tests / "room.json"), str(tree),
+                str(tmp_path / "in.diff"), str(tmp_path / "out.diff"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    kept = (tmp_path / "out.diff").read_text()
+    assert "b/src/area.src" in kept and "b/own/kept.src" in kept
+    assert all(f"{d}/lib.src" not in kept and f"{d}/lib.src" in done.stderr for d in expected)
+
+
+GO_EVENTS = [
+    {"Action": "pass", "Package": "example.com/shapes", "Test": "TestArea"},
+    {"Action": "pass", "Package": "example.com/shapes", "Test": "TestSquare"},
+]
+
+
+@pytest.mark.parametrize("witness_ran", [True, False])
+def test_a_go_run_counts_only_with_roots_witness_passing(tmp_path: Path, witness_ran: bool) -> None:
+    from prchain.environments.eras.go.report import WITNESS_FILE
+
+    tests = _room_task(
+        tmp_path, "go", "go test ./...", ["shapes_test.go"],
+        ["example.com/shapes::TestArea"], ["example.com/shapes::TestSquare"],
+    )  # fmt: skip
+    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
+    for made in (tree, work, verifier):
+        made.mkdir()
+    (tree / "shapes_test.go").write_text('package shapes\n\nimport "testing"\n')
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [WITNESS_FILE]
+    planted = (tree / WITNESS_FILE).read_text()
+    name = (work / "witness.nonce").read_text()
+    assert "package shapes_test" in planted and f"func {name}(t *testing.T)" in planted
+    events = GO_EVENTS + (
+        [{"Action": "pass", "Package": "example.com/shapes", "Test": name}] if witness_ran else []
+    )
+    (work / "report").write_text("".join(json.dumps(e) + "\n" for e in events))
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    assert verdict["resolved"] is witness_ran, verdict
+    assert name not in json.dumps(verdict["outcomes"])
+
+
+RUST_LISTING = (
+    '{"reason":"compiler-artifact","profile":{"test":true},'
+    '"manifest_path":"/work/repo/Cargo.toml",'
+    '"executable":"/work/.cache/t/debug/deps/areas-4a2375d417cb2b53"}\n'
+    "# prchain: fingerprints\n/work/.cache/t/debug/.fingerprint/shapes-4a2375d417cb2b53\n"
+)
+
+
+def test_a_rust_stage_runs_each_test_under_roots_tracer(tmp_path: Path) -> None:
+    from prchain.environments.clean_room import RUN_EACH
+    from prchain.environments.eras.rust import witness
+
+    tests = _room_task(
+        tmp_path, "rust", "cargo test --no-fail-fast -p shapes", ["tests/areas.rs"],
+        ["shapes/areas::areas"], ["shapes(doc)::src/lib.rs - area"],
+    )  # fmt: skip
+    assert (tests / "witness.py").read_text() == witness.source()
+    assert harbor.shlex.quote(RUN_EACH) in (tests / "test.sh").read_text()
+    (tmp_path / "listing").write_text(RUST_LISTING)
+    args, apart, kind = (tmp_path / n for n in ("args", "apart", "kind"))
+    done = _run(tests, "each", str(tests / "room.json"), str(tmp_path / "listing"),
+                str(args), str(apart), str(kind))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert kind.read_text() == "libtest"
+    assert args.read_bytes().split(b"\0")[:-1] == [
+        b"/work/repo",
+        b"/work/.cache/t/debug/deps/areas-4a2375d417cb2b53",
+        b"areas",
+    ]
+    verifier, work = tmp_path / "verifier", tmp_path / "work"
+    verifier.mkdir()
+    work.mkdir()
+    (work / "listing").write_text(RUST_LISTING)
+    (verifier / "each-output.log").write_text(f"prchain-each 0 0\n{EACH_LOG}\n")
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    # the doc test is not judged (its text is the agent's source): failed, as the clean room has it
+    assert verdict["outcomes"] == {
+        "shapes/areas::areas": "passed", "shapes(doc)::src/lib.rs - area": "failed"
+    }  # fmt: skip
+    assert not verdict["resolved"]
+
+
+def _jest_report(tests: dict[str, list[tuple[list[str], str, str]]]) -> str:
+    """jest's --json report: file → (describe titles, title, status) of each test."""
+    files = [
+        {"name": f"/work/repo/{name}", "assertionResults": [
+            {"ancestorTitles": above, "title": title, "status": status}
+            for above, title, status in cases
+        ]}
+        for name, cases in tests.items()
+    ]  # fmt: skip
+    return json.dumps({"testResults": files})
+
+
+@pytest.mark.parametrize("canary_failed", [True, False])
+def test_a_node_run_counts_only_with_roots_canary_failing(
+    tmp_path: Path, canary_failed: bool
+) -> None:
+    hidden = "src/area.spec.js"
+    tests = _room_task(
+        tmp_path, "node", f"node_modules/.bin/jest {hidden}", [hidden],
+        [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
+    )  # fmt: skip
+    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
+    for made in (tree / "src", work, verifier):
+        made.mkdir(parents=True)
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
+    assert done.returncode == 0, done.stderr
+    [canary] = done.stdout.split()
+    assert canary.startswith("src/prchain-canary-") and canary.endswith(".spec.js")
+    assert "throw new Error" in (tree / canary).read_text()
+    assert canary in (work / "run.sh").read_text() and hidden in (work / "run.sh").read_text()
+    title = (work / "canary.id").read_text().split("::", 1)[1]
+    report = {
+        hidden: [(["shapes"], "squares", "passed"), (["shapes"], "computes the area", "passed")]
+    }
+    if canary_failed:
+        report[canary] = [([], title, "failed")]
+    (work / "report").write_text(_jest_report(report))
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    assert verdict["resolved"] is canary_failed, verdict
+
+
+@pytest.mark.parametrize("room", [r for r in harbor.ROOMS if r != "python"])
+def test_each_rooms_shipped_modules_import_only_each_other_and_the_standard_library(
+    room: str,
+) -> None:
+    import ast
+
+    files = harbor.reader_files(room)
+    shipped = {
+        path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in files
+    }
+    for path, text in files.items():
+        for node in ast.walk(ast.parse(text)):
+            names = (
+                [a.name for a in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )  # fmt: skip
+            for name in names:
+                top = name.split(".")[0]
+                assert name in shipped or (top != "prchain" and top in sys.stdlib_module_names), (
+                    room, path, name,
+                )  # fmt: skip

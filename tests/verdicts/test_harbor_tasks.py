@@ -35,7 +35,7 @@ def _stage(idx: int, ecosystem: str = "python", runnable: bool = True) -> dict[s
             "runnable": runnable,
             "not_runnable": "" if runnable else "tests unusable",
             "ecosystem": ecosystem,
-            "log_parser": {"python": "pytest", "go": "gotest"}[ecosystem],
+            "log_parser": {"python": "pytest", "java": "surefire"}[ecosystem],
             "image": "prchain/repo-acme-geo:0123",
             "image_id": "sha256:" + "0" * 64,
             "era": "e1",
@@ -52,7 +52,7 @@ def test_each_judgeable_stage_is_a_task_harbor_loads(tmp_path: Path) -> None:
     chain = {
         "chain_id": 7,
         "repo": "acme/geo",
-        "stages": [_stage(1), _stage(2, "go"), _stage(3, runnable=False), _stage(4)],
+        "stages": [_stage(1), _stage(2, "java"), _stage(3, runnable=False), _stage(4)],
     }
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(chain) + "\n")
@@ -60,7 +60,7 @@ def test_each_judgeable_stage_is_a_task_harbor_loads(tmp_path: Path) -> None:
     ran = CliRunner().invoke(main, ["tasks", "convert", str(tasks), str(out), "--to", "harbor"])
     assert ran.exit_code == 0, ran.output
     assert "wrote 2 task directories" in ran.output
-    assert "1 stage: the go room's verdict has no in-container form" in ran.output
+    assert "1 stage: the java room's verdict has no in-container form" in ran.output
     assert "1 stage: not runnable (tests unusable)" in ran.output
     assert sorted(p.name for p in out.iterdir()) == ["acme-geo-c7-s1", "acme-geo-c7-s4"]
 
