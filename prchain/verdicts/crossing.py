@@ -23,16 +23,16 @@ room is not known (a whole-command run) keeps every room's places out.
 
 from __future__ import annotations
 
-import posixpath
 import re
 import sys
-import tomllib
 from collections.abc import Callable
 from functools import cache
 
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, ecosystem
+from prchain.environments.eras.go import overrides as go_overrides
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.python.seal import PLUGIN_MANIFESTS, helper_paths, plugin_paths
+from prchain.environments.eras.rust import overrides as rust_overrides
 from prchain.environments.eras.sealed import SealedPlaces
 from prchain.environments.languages import source_suffixes
 
@@ -134,11 +134,6 @@ def _shadows(path: str) -> bool:
     return False
 
 
-# A `replace` directive (or a line of a `replace ( … )` block) whose target is a local directory.
-_LOCAL_REPLACE = re.compile(
-    r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
-)
-_MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
 # What each room reads of the stage base, in its clean room before the agent's change arrives, to
 # find the places its test-time dependencies come from in the tree. Go: every module's go.mod (a
 # nested module builds with its own `replace`s) and go.work (its `replace`s, and `use` of a
@@ -169,26 +164,8 @@ def overridden_dirs(room: str, manifests: dict[str, str]) -> list[str]:
     if room == "python":
         return plugin_paths(manifests)
     if room == "rust":
-        names = {name.replace("-", "_") for name in libraries}
-        found = [
-            posixpath.normpath(d) for t in manifests.values() for d in _cargo_overrides(t, names)
-        ]
-        return sorted({d for d in found if d != "." and not d.startswith(("../", "/"))})
-
-    def is_library(module: str) -> bool:
-        return bool(libraries & set(module.lower().split("/")))
-
-    found = []
-    for path, text in manifests.items():
-        where = posixpath.dirname(path)
-        declared = _MODULE.search(text) if posixpath.basename(path) == "go.mod" else None
-        if declared and is_library(declared.group("module")):
-            found.append(where or ".")
-        for line in text.splitlines():
-            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
-            if match and is_library(match.group("module")):
-                found.append(posixpath.normpath(posixpath.join(where, match.group("dir"))))
-    return sorted({d for d in found if d not in (".", "..") and not d.startswith(("../", "/"))})
+        return rust_overrides.overridden_dirs(manifests, libraries)
+    return go_overrides.overridden_dirs(manifests, libraries)
 
 
 def imported_helpers(room: str, tests: str) -> list[str]:
@@ -196,40 +173,6 @@ def imported_helpers(room: str, tests: str) -> list[str]:
     that read them (Python: `mypkg/testing.py`, python/seal.py's HELPER_MODULES); sealed like the
     tests."""
     return helper_paths(tests) if room == "python" else []
-
-
-def _cargo_overrides(text: str, libraries: set[str]) -> list[str]:
-    """From a Cargo.toml or a .cargo/config: the path of each `[patch.*]`, `[replace]` or
-    dev-dependency entry that names a test library; every `paths` override and every local
-    `[source]` (a directory or local registry holds any crate)."""
-    try:
-        tree = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return []
-    tables = [*_tables(tree.get("patch")), _table(tree.get("replace"))]
-    tables += [_table(tree.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
-    for target in _tables(tree.get("target")):
-        tables += [_table(target.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
-    found = [
-        str(spec["path"])
-        for table in tables
-        for name, spec in table.items()
-        if isinstance(spec, dict)
-        and "path" in spec
-        and str(spec.get("package", name)).replace("-", "_").split(":")[0] in libraries
-    ]
-    found += [str(p) for p in tree.get("paths", []) if isinstance(p, str)]
-    for source in _tables(tree.get("source")):
-        found += [str(source[k]) for k in ("directory", "local-registry") if k in source]
-    return found
-
-
-def _table(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}
-
-
-def _tables(value: object) -> list[dict[str, object]]:
-    return [t for t in _table(value).values() if isinstance(t, dict)]
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

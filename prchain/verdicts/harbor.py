@@ -37,11 +37,13 @@ from prchain.chains.reading import patches
 from prchain.environments import carry, clean_room
 from prchain.environments.eras import reports
 from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.go import overrides as go_overrides
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import RunsEach
+from prchain.environments.eras.rust import overrides as rust_overrides
 from prchain.environments.eras.rust import witness
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
@@ -60,8 +62,13 @@ ROOMS = (
     "node",
 )  # the rooms whose verdict runs inside a Harbor verifier
 # What a room's verifier reads with beside its reader: Node's reader names the tree's root
-# (carry), its runner configuration is read by the clean room's own module (configs).
-SHIPPED = {"node": (carry.__name__, node_configs.__name__)}
+# (carry); the places the stage base's manifests give a test library are read by the clean
+# room's own modules (Node's runner configuration, Go's and Rust's overrides).
+SHIPPED = {
+    "node": (carry.__name__, node_configs.__name__),
+    "go": (go_overrides.__name__,),
+    "rust": (rust_overrides.__name__,),
+}
 
 
 def _portable(pattern: re.Pattern[str]) -> str:

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
-import re
 import secrets
 import subprocess
 import sys
@@ -47,11 +45,6 @@ EACH_LOG = "prchain-each-log"  # clean_room.EACH_LOG: what RUN_CASES prints befo
 MISSING = "missing"  # oracle.MISSING
 NONCE = "witness.nonce"  # in WORK_DIR: the name of the witness root planted
 CANARY = "canary.id"  # in WORK_DIR: the test id of the canary root planted
-# crossing._LOCAL_REPLACE and crossing._MODULE: a go.mod's or go.work's local replace, its module
-_LOCAL_REPLACE = re.compile(
-    r"^\s*(?:replace\s+)?(?P<module>[^\s()]+)(?:\s+v\S+)?\s+=>\s+(?P<dir>\.{1,2}/\S*|/\S*)\s*$"
-)
-_MODULE = re.compile(r"^\s*module\s+\"?(?P<module>[^\s\"]+)", re.M)
 # oracle.FIND_MANIFESTS: the directories the build tool ignores, never searched for manifests
 _PRUNED = frozenset({".git", "vendor", "testdata", "node_modules"})
 
@@ -98,70 +91,21 @@ def manifests(room: dict[str, Any], tree: str) -> dict[str, str]:
 
 def overridden_dirs(room: dict[str, Any], texts: dict[str, str]) -> list[str]:
     """crossing.overridden_dirs for the Go, Rust and Node rooms (room.json:
-    `override_manifests`); Node's is the shipped `node/configs.py` itself."""
-    libraries = set(room["rules"]["sealed"]["libraries"])
+    `override_manifests`), by the room's own module, shipped (harbor.SHIPPED)."""
+    if not texts:
+        return []
+    libraries = frozenset(room["rules"]["sealed"]["libraries"])
     if room["ecosystem"] == "node":
         from prchain.environments.eras.node.configs import sealed
 
-        return sealed(texts, frozenset(libraries)) if texts else []
+        return sealed(texts, libraries)
     if room["ecosystem"] == "rust":
-        names = {name.replace("-", "_") for name in libraries}
-        dirs = [posixpath.normpath(d) for t in texts.values() for d in _cargo_overrides(t, names)]
-        return sorted({d for d in dirs if d != "." and not d.startswith(("../", "/"))})
+        from prchain.environments.eras.rust import overrides as rust
 
-    def is_library(module: str) -> bool:
-        return bool(libraries & set(module.lower().split("/")))
+        return rust.overridden_dirs(texts, libraries)
+    from prchain.environments.eras.go import overrides as go
 
-    dirs = []
-    for path, text in texts.items():
-        where = posixpath.dirname(path)
-        declared = _MODULE.search(text) if posixpath.basename(path) == "go.mod" else None
-        if declared and is_library(declared.group("module")):
-            dirs.append(where or ".")
-        for line in text.splitlines():
-            match = _LOCAL_REPLACE.match(line.split("//", 1)[0])
-            if match and is_library(match.group("module")):
-                dirs.append(posixpath.normpath(posixpath.join(where, match.group("dir"))))
-    return sorted({d for d in dirs if d not in (".", "..") and not d.startswith(("../", "/"))})
-
-
-def _cargo_overrides(text: str, libraries: set[str]) -> list[str]:
-    """crossing._cargo_overrides. Without tomllib (Python < 3.11) a manifest that may hold an
-    override is not read: ValueError, the run is not judged."""
-    try:
-        import tomllib
-    except ImportError:
-        if re.search(r"\bpath\s*=|^\s*paths\s*=|^\s*\[(patch|replace|source)", text, re.M):
-            raise ValueError("a Cargo override cannot be read without tomllib") from None
-        return []
-    try:
-        tree = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return []
-    tables = [*_tables(tree.get("patch")), _table(tree.get("replace"))]
-    tables += [_table(tree.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
-    for target in _tables(tree.get("target")):
-        tables += [_table(target.get(k)) for k in ("dev-dependencies", "dev_dependencies")]
-    found = [
-        str(spec["path"])
-        for table in tables
-        for name, spec in table.items()
-        if isinstance(spec, dict)
-        and "path" in spec
-        and str(spec.get("package", name)).replace("-", "_").split(":")[0] in libraries
-    ]
-    found += [str(p) for p in tree.get("paths", []) if isinstance(p, str)]
-    for source in _tables(tree.get("source")):
-        found += [str(source[k]) for k in ("directory", "local-registry") if k in source]
-    return found
-
-
-def _table(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}
-
-
-def _tables(value: object) -> list[dict[str, object]]:
-    return [t for t in _table(value).values() if isinstance(t, dict)]
+    return go.overridden_dirs(texts, libraries)
 
 
 def without_dirs(patch: bytes, dirs: list[str]) -> tuple[bytes, list[str]]:
