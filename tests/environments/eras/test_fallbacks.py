@@ -175,6 +175,11 @@ def test_a_package_revised_once_or_unknown_to_the_index_is_not_revised_again(
             "available and you require\n      gone>=1.2, we can conclude that …\n\n  hint: x",
             ("gone", "only gone<=1.1 is available and you require gone>=1.2"),
         ),
+        (  # encode/httpx 2020: its requirements.txt pins black, whose sdist's metadata disagrees
+            "error: No solution found when resolving dependencies\n  cause: Because black==20.8b1 has "
+            "inconsistent metadata and you require black==20.8b1, we can conclude that …\n",
+            ("black", "black==20.8b1 has inconsistent metadata and you require black==20.8b1"),
+        ),
         ("error: Failed to build `cext==1.0`", None),
     ],
 )
