@@ -189,6 +189,16 @@ class Environments:
             found = session.execute(query.order_by(Repo.full_name, EnvRecipe.era_date)).all()
             return [{**_plain(row), "repo": name} for row, name in found]
 
+    def verified_images(self) -> list[tuple[str, str]]:
+        """(repository, era image tag) of every verified recipe with an image."""
+        with session_scope(self.engine) as session:
+            rows = session.execute(
+                select(Repo.full_name, EnvRecipe.image)
+                .join(Repo, Repo.id == EnvRecipe.repo_id)
+                .where(EnvRecipe.status == "verified", EnvRecipe.image != "")
+            ).all()
+        return [(repo, image) for repo, image in rows]
+
     # ---- the era of each stage ------------------------------------------------------------------
 
     def save_stage_eras(self, rows: list[dict[str, Any]]) -> None:

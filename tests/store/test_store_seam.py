@@ -147,6 +147,10 @@ def test_era_recipes_and_stage_eras_through_the_store(db_url: str) -> None:
         found = eras.verified(repo, "python", exclude="new")
         assert [r["era_key"] for r in found] == ["old"]  # no image: "bare" is left out
         assert eras.verified(repo, "python", exclude="x", suite="trixie") == []
+        assert sorted(eras.verified_images()) == [
+            ("acme/calc", "img-new"),
+            ("acme/calc", "img-old"),
+        ]
         assert eras.image_verifications("img-old") == [
             {"attempts": [{"image": "img-old", "build_seconds": 7}]}
         ]
