@@ -28,16 +28,8 @@ from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
 from prchain.store.db import session_scope
-from prchain.store.models import (
-    Chain,
-    ChainStage,
-    PullRequest,
-    Repo,
-    Rollout,
-    RolloutStage,
-    StageVerification,
-    Step,
-)
+from prchain.store.environments import fail_to_pass
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
 
 FORMAT_VERSION = "prchain.trajectory/2"  # /2: every row says `success` and `truncated`
 # How the agent loop words a stretch of work a budget ended (prchain/agent/loop.py: _limit_reached);
@@ -172,13 +164,7 @@ def export_message(
 def load_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard:
     """What no message of a rollout of this chain may show (prchain.agent.leakscan): every
     stage's gold lines, earlier and later ones alike, and its hidden test names."""
-    verified = dict(
-        session.execute(
-            select(StageVerification.chain_stage_id, StageVerification.fail_to_pass).where(
-                StageVerification.chain_stage_id.in_([s.id for s in stages])
-            )
-        ).all()
-    )
+    verified = fail_to_pass(session, [s.id for s in stages])
     gold = [
         GoldStage(s.gold_patch or "", s.gold_test_patch or "", tuple(verified.get(s.id) or ()))
         for s in stages

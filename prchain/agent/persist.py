@@ -23,8 +23,15 @@ from prchain.environments.protocol import Transition
 from prchain.llm.protocol import Message
 from prchain.llm.repairs import record_repairs
 from prchain.store.db import session_scope, upsert
+from prchain.store.environments import (
+    TRANSITION_COLUMNS,
+    TransitionRow,
+    drop_transitions,
+    save_transition,
+    transitions,
+)
 from prchain.store.llm_calls import rollout_costs
-from prchain.store.models import EnvTransition, Judgement, Rollout, RolloutStage, Step
+from prchain.store.models import Judgement, Rollout, RolloutStage, Step
 from prchain.store.models.base import utcnow
 
 if TYPE_CHECKING:
@@ -160,13 +167,12 @@ class Recorder:
             upsert(session, Judgement, [row], ["rollout_id", "stage_idx", "round"])
 
     def transition(self, transition: Transition) -> None:
-        columns = set(EnvTransition.__table__.columns.keys())
         fields = {
-            k: v for k, v in asdict(transition).items() if k in columns
+            k: v for k, v in asdict(transition).items() if k in TRANSITION_COLUMNS
         }  # backends may report more
         row = {**self._clean(fields), "rollout_id": self.rollout_id, "created_at": utcnow()}
         with self._write() as session:
-            upsert(session, EnvTransition, [row], ["rollout_id", "stage_idx"])
+            save_transition(session, row)
 
     def finish(self, status: str, reason: str | None, **fields: Any) -> None:
         with self._write() as session:
@@ -224,10 +230,11 @@ def passed_stages(engine: Engine, rollout_id: int) -> list[RolloutStage]:
 def rewind(engine: Engine, rollout_id: int, keep_through: int) -> list[Step]:
     """Drop every row of stages after `keep_through`; return the kept steps in order."""
     with session_scope(engine) as session:
-        for model in (Step, Judgement, RolloutStage, EnvTransition):
+        for model in (Step, Judgement, RolloutStage):
             session.execute(
                 delete(model).where(model.rollout_id == rollout_id, model.stage_idx > keep_through)
             )
+        drop_transitions(session, rollout_id, keep_through)
         return list(
             session.scalars(select(Step).filter_by(rollout_id=rollout_id).order_by(Step.idx))
         )
@@ -246,7 +253,7 @@ class RolloutView:
     stages: list[RolloutStage]
     steps: list[Step]
     judgements: list[Judgement]
-    transitions: list[EnvTransition]
+    transitions: list[TransitionRow]
 
 
 def load_rollout(engine: Engine, rollout_id: int) -> RolloutView | None:
@@ -265,5 +272,5 @@ def load_rollout(engine: Engine, rollout_id: int) -> RolloutView | None:
             rows(RolloutStage, RolloutStage.stage_idx),
             rows(Step, Step.idx),
             rows(Judgement, Judgement.stage_idx, Judgement.round),
-            rows(EnvTransition, EnvTransition.stage_idx),
+            transitions(session, rollout_id),
         )

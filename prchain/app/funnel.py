@@ -12,16 +12,8 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from prchain.store.db import session_scope
-from prchain.store.models import (
-    Chain,
-    ChainStage,
-    EnvRecipe,
-    PullRequest,
-    Repo,
-    Rollout,
-    StageEra,
-    StageVerification,
-)
+from prchain.store.environments import recipe_ecosystems, stage_outcomes
+from prchain.store.models import Chain, PullRequest, Repo, Rollout
 from prchain.verdicts.losses import era_loss
 
 COLUMNS = (
@@ -70,13 +62,7 @@ def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
                 .group_by(Repo.full_name)
             ).all()
         )
-        languages = _languages(
-            session.execute(
-                select(Repo.full_name, EnvRecipe.ecosystem).join(
-                    EnvRecipe, EnvRecipe.repo_id == Repo.id
-                )
-            ).all()
-        )
+        languages = _languages(recipe_ecosystems(session))
         stages = _stages(session)
         kept = Counter(
             name
@@ -115,32 +101,6 @@ def _languages(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def _stages(session: Session) -> list[_Stage]:
-    latest = (
-        select(
-            StageVerification.chain_stage_id, func.max(StageVerification.id).label("last")
-        ).group_by(StageVerification.chain_stage_id)
-    ).subquery()
-    rows = session.execute(
-        select(
-            Repo.full_name,
-            Chain.id,
-            ChainStage.idx,
-            StageVerification.status,
-            StageVerification.reason,
-            EnvRecipe.status,
-            EnvRecipe.root_error,
-        )
-        .join(Chain, Chain.repo_id == Repo.id)
-        .join(ChainStage, ChainStage.chain_id == Chain.id)
-        .outerjoin(latest, latest.c.chain_stage_id == ChainStage.id)
-        .outerjoin(StageVerification, StageVerification.id == latest.c.last)
-        .outerjoin(StageEra, StageEra.chain_stage_id == ChainStage.id)
-        .outerjoin(
-            EnvRecipe,
-            (EnvRecipe.repo_id == StageEra.repo_id) & (EnvRecipe.era_key == StageEra.era_key),
-        )
-        .where(Chain.superseded_at.is_(None))
-    ).all()
     return [
         _Stage(
             repo,
@@ -149,7 +109,7 @@ def _stages(session: Session) -> list[_Stage]:
             None if status is None else (status, reason),
             None if era_status is None else (era_status, root or ""),
         )
-        for repo, chain, idx, status, reason, era_status, root in rows
+        for repo, chain, idx, status, reason, era_status, root in stage_outcomes(session)
     ]
 
 

@@ -32,7 +32,7 @@ def store_images(store_url: str) -> StoreImages | None:
     if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
         return None
     with open_store(store_url) as store:
-        return StoreImages(repos.clone_paths(store.engine), repos.verified_era_images(store.engine))
+        return StoreImages(repos.clone_paths(store.engine), store.environments.verified_images())
 
 
 def build_repo(

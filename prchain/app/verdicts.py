@@ -149,20 +149,12 @@ def show_stage(
 ) -> dict[str, Any]:
     """What `prchain tests show CHAIN:IDX` prints: the stage's recipe, commands, counts per run,
     per-test outcomes, the root error and the reason."""
-    from sqlalchemy import select
-
-    from prchain.store.db import session_scope
-    from prchain.store.models import ChainStage, PullRequest, StageVerification
+    from prchain.store.environments import stage_with_verification
 
     with opened(config.store.url, store) as store:
         engine = store.engine
-        with session_scope(engine) as session:
-            row = session.execute(
-                select(ChainStage, PullRequest.number, StageVerification)
-                .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-                .outerjoin(StageVerification, StageVerification.chain_stage_id == ChainStage.id)
-                .where(ChainStage.chain_id == chain_id, ChainStage.idx == idx)
-            ).first()
+        with store.session() as session:
+            row = stage_with_verification(session, chain_id, idx)
             if row is None:
                 raise NothingToDo(
                     f"chain {chain_id} has no stage {idx}", hint="`prchain chains ls` lists chains"

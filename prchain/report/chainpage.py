@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from prchain.report.collect import NOT_ROLLED_OUT
-from prchain.report.optional import stage_verdicts
+from prchain.store.environments import verification_rows
 from prchain.store.models import (
     Chain,
     ChainStage,
@@ -122,7 +122,9 @@ def chain_pages(
         }
         _stages(session, ids, pages)
         _rollouts(session, ids, pages)
-        verdicts = stage_verdicts(session, [s.stage_id for p in pages.values() for s in p.stages])
+        verdicts = verification_rows(
+            session, [s.stage_id for p in pages.values() for s in p.stages]
+        )
         for page in pages.values():
             for stage in page.stages:
                 stage.verdict = verdicts.get(stage.stage_id)

@@ -13,7 +13,7 @@ from prchain.chains.building.lengths import STOP_REASONS
 from prchain.chains.building.links import drop_examples
 from prchain.chains.views.stats import latest_lengths
 from prchain.report.facts import PipelineFacts
-from prchain.report.optional import verdict_counts
+from prchain.store.environments import verdict_tally
 from prchain.store.models import Chain, ChainStage, PullRequest, Rollout, RolloutStage
 
 
@@ -172,7 +172,7 @@ def build_funnel(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     mined, usable = _mined(session)
     funnel = [mined, usable, *_graph(session, facts, usable), *_chains(session)]
     funnel += _environments(session)
-    verdicts = verdict_counts(session)
+    verdicts = verdict_tally(session)
     if verdicts is not None:
         funnel.append(FunnelStep("stages with verified tests", *verdicts))
     return funnel + _rollouts(session, facts)

@@ -1,18 +1,17 @@
 """Tables other packages may add to the store: rendered when present, skipped when not.
 
 Read by reflection so the report works on a store written before those packages existed (and
-does not import them): test verdicts (`stage_verifications`) and P2T runs (tables named `p2t_*`).
+does not import them): P2T runs (tables named `p2t_*`). Test verdicts are read through the store's
+environments aggregate (`prchain.store.environments`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from sqlalchemy import MetaData, Table, func, inspect, select
 from sqlalchemy.orm import Session
 
-VERDICTS = "stage_verifications"
 P2T_PREFIX = "p2t_"
 P2T_STAGES = "p2t_stages"
 
@@ -28,26 +27,6 @@ def p2t_tables(session: Session) -> list[Table]:
     bind = session.get_bind()
     names = sorted(n for n in inspect(bind).get_table_names() if n.startswith(P2T_PREFIX))
     return [Table(name, MetaData(), autoload_with=bind) for name in names]
-
-
-def verdict_counts(session: Session) -> tuple[int, list[tuple[str, int]]] | None:
-    """(stages verified usable, [(why unusable, n)]) or None when the table does not exist."""
-    table = _table(session, VERDICTS)
-    if table is None:
-        return None
-    rows = session.execute(select(table.c.status, table.c.reason)).all()
-    drops = Counter(f"{status}: {reason or '-'}" for status, reason in rows if status != "usable")
-    usable = sum(1 for status, _ in rows if status == "usable")
-    return usable, sorted(drops.items(), key=lambda kv: -kv[1])
-
-
-def stage_verdicts(session: Session, stage_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """chain_stage_id → its verdict row (status, reason, FAIL_TO_PASS, PASS_TO_PASS, ...)."""
-    table = _table(session, VERDICTS)
-    if table is None or not stage_ids:
-        return {}
-    rows = session.execute(select(table).where(table.c.chain_stage_id.in_(stage_ids))).mappings()
-    return {row["chain_stage_id"]: dict(row) for row in rows}
 
 
 def p2t_counts(session: Session) -> list[tuple[str, int]]:

@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 
 from prchain.report.optional import p2t_rows, p2t_stages
 from prchain.report.patches import PatchPiece, step_piece
+from prchain.store.environments import TransitionRow, transitions
 from prchain.store.models import (
     ChainStage,
-    EnvTransition,
     Judgement,
     PRMCall,
     PullRequest,
@@ -48,7 +48,7 @@ class StageView:
     number: int | None
     title: str
     stage: RolloutStage | None
-    transition: EnvTransition | None
+    transition: TransitionRow | None
     steps: list[StepView] = field(default_factory=list)
     pieces: list[PatchPiece] = field(default_factory=list)
     start: PatchPiece | None = None  # the stored cumulative diff the stage began from
@@ -112,9 +112,7 @@ def _stage_heads(session: Session, rollout: Rollout) -> dict[int, StageView]:
     stages = {
         s.stage_idx: s for s in _rows(session, RolloutStage, rollout.id, RolloutStage.stage_idx)
     }
-    moves = {
-        t.stage_idx: t for t in _rows(session, EnvTransition, rollout.id, EnvTransition.stage_idx)
-    }
+    moves = {t.stage_idx: t for t in transitions(session, rollout.id)}
     prs = session.execute(
         select(ChainStage.idx, PullRequest.number, PullRequest.title)
         .join(PullRequest, PullRequest.id == ChainStage.pr_id)

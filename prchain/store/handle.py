@@ -2,7 +2,7 @@
 
 `prchain.store.opener.open_store` makes it; nothing below the composition layer does. It holds the
 engine and the dialect facts, gives sessions, and groups the readers and writers of the aggregates
-that have moved behind it (`store.llm_calls`, ...). Code not yet converted takes `store.engine`.
+that have moved behind it (`store.llm_calls`, `store.environments`, ...). Code not yet converted takes `store.engine`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.store.db import session_scope
+from prchain.store.environments import Environments
 from prchain.store.llm_calls import LLMCalls
 
 if TYPE_CHECKING:
@@ -43,6 +44,11 @@ class Store:
     def llm_calls(self) -> LLMCalls:
         """Every LLM call's row: recorded, marked refused, summed."""
         return LLMCalls(self.engine)
+
+    @property
+    def environments(self) -> Environments:
+        """Era recipes, the era of each stage, verified tests: written, replaced, read."""
+        return Environments(self.engine)
 
     def close(self) -> None:
         """Release the engine's connections (the store stays usable: a new one is made on use)."""

@@ -11,29 +11,23 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from prchain.store.models import Chain, ChainStage, EnvRecipe, StageEra, StageVerification
+from prchain.store.environments import (
+    RecipeFacts,
+    recipe_facts,
+    stage_eras,
+    usable_stages,
+    verification_counts,
+)
+from prchain.store.models import Chain, ChainStage
 from prchain.verdicts.losses import losses
 
 
 def collect(session: Session) -> dict[str, Any]:
-    recipes = session.execute(
-        select(
-            EnvRecipe.repo_id,
-            EnvRecipe.era_key,
-            EnvRecipe.status,
-            EnvRecipe.method,
-            EnvRecipe.ecosystem,
-            EnvRecipe.cost,
-            EnvRecipe.build_seconds,
-            EnvRecipe.verify_seconds,
-            EnvRecipe.image_bytes,
-            EnvRecipe.root_error,
-        )
-    ).all()
+    recipes = recipe_facts(session)
     sized = [r.image_bytes for r in recipes if r.image_bytes]
     verified = {(r.repo_id, r.era_key) for r in recipes if r.status == "verified"}
-    stage_eras = session.execute(select(StageEra.repo_id, StageEra.era_key)).all()
-    usable = session.scalar(select(func.count()).where(StageVerification.status == "usable"))
+    eras = [(repo_id, era_key) for _, repo_id, era_key in stage_eras(session)]
+    usable = verification_counts(session).get("usable", 0)
     by_method: dict[str, int] = {}
     for r in recipes:
         if r.status == "verified":
@@ -42,15 +36,15 @@ def collect(session: Session) -> dict[str, Any]:
     return {
         "env_chains": session.scalar(select(func.count()).select_from(Chain)) or 0,
         "env_stages": session.scalar(select(func.count()).select_from(ChainStage)) or 0,
-        "env_stages_with_era": len(stage_eras),
-        "env_eras": len({(s.repo_id, s.era_key) for s in stage_eras}),
+        "env_stages_with_era": len(eras),
+        "env_eras": len(set(eras)),
         "env_eras_set_up": len(recipes),
         "env_eras_verified": len(verified),
         "env_eras_verified_by_method": by_method,
         "env_eras_unverified_by_reason": dict(
             losses(r.root_error or "" for r in recipes if r.status != "verified").most_common()
         ),
-        "env_stages_on_verified": sum(1 for s in stage_eras if (s.repo_id, s.era_key) in verified),
+        "env_stages_on_verified": sum(1 for era in eras if era in verified),
         "env_stages_fail_to_pass": usable or 0,
         "env_cost": round(sum(r.cost for r in recipes), 4),
         "env_cost_per_era": round(sum(r.cost for r in recipes) / count, 4),
@@ -64,15 +58,11 @@ def collect(session: Session) -> dict[str, Any]:
 NOT_SET_UP = "(no recipe yet)"
 
 
-def by_ecosystem(session: Session, recipes: Sequence[Any]) -> dict[str, dict[str, int]]:
+def by_ecosystem(session: Session, recipes: Sequence[RecipeFacts]) -> dict[str, dict[str, int]]:
     """Per ecosystem: eras set up and verified, stages on them, on a verified one, with
     FAIL_TO_PASS. A stage whose era has no recipe yet is counted under NOT_SET_UP."""
     of_era = {(r.repo_id, r.era_key): r for r in recipes}
-    usable = set(
-        session.scalars(
-            select(StageVerification.chain_stage_id).where(StageVerification.status == "usable")
-        )
-    )
+    usable = usable_stages(session)
     found: dict[str, dict[str, int]] = {}
 
     def row(name: str) -> dict[str, int]:
@@ -82,9 +72,7 @@ def by_ecosystem(session: Session, recipes: Sequence[Any]) -> dict[str, dict[str
     for r in recipes:
         row(r.ecosystem or "unknown")["eras"] += 1
         row(r.ecosystem or "unknown")["verified"] += r.status == "verified"
-    for stage_id, repo_id, era_key in session.execute(
-        select(StageEra.chain_stage_id, StageEra.repo_id, StageEra.era_key)
-    ):
+    for stage_id, repo_id, era_key in stage_eras(session):
         recipe = of_era.get((repo_id, era_key))
         counts = row((recipe.ecosystem or "unknown") if recipe is not None else NOT_SET_UP)
         counts["stages"] += 1

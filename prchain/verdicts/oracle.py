@@ -16,7 +16,7 @@ import secrets
 import shlex
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.memory import stage_env
@@ -34,8 +34,7 @@ from prchain.environments.eras.reports import (
     witnessed,
 )
 from prchain.environments.protocol import Environment, Workspace
-from prchain.store.db import session_scope
-from prchain.store.models import ChainStage, StageVerification
+from prchain.store.environments import Environments
 from prchain.verdicts.crossing import OVERRIDE_MANIFESTS, imported_helpers, overridden_dirs
 from prchain.verdicts.sandbox import (
     SealedEach,
@@ -92,15 +91,10 @@ class TestVerdict:
 
 def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
     """The verified tests of chain stage `stage_id` (ChainStage.id); None unless it is usable."""
-    with session_scope(engine) as session:
-        row = session.execute(
-            select(StageVerification, ChainStage.gold_test_patch, ChainStage.gold_patch)
-            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
-            .where(StageVerification.chain_stage_id == stage_id)
-        ).first()
-        if row is None or row[0].status != "usable":
-            return None
-        found, test_patch, gold_patch = row
+    row = Environments(engine).with_patches(stage_id)
+    if row is None or row[0].status != "usable":
+        return None
+    found, test_patch, gold_patch = row
     era = stage_env(engine, stage_id)
     ecosystem = era.ecosystem if era is not None else "python"
     return StageTests(

@@ -30,7 +30,8 @@ from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR
 from prchain.environments.eras.ecosystems import report_for
-from prchain.store.models import ChainStage, EnvRecipe, Repo, StageEra, StageVerification
+from prchain.store.environments import Recipe, Verification, stage_recipe_in, verification
+from prchain.store.models import ChainStage, Repo
 from prchain.verdicts.oracle import DEFAULT_REPORT_PATH
 
 FLAT_FORMAT = "prchain.stage/1"
@@ -66,8 +67,8 @@ class RunnableSummary:
 
 @dataclass(frozen=True)
 class _Facts:
-    recipe: EnvRecipe | None
-    tests: StageVerification | None
+    recipe: Recipe | None
+    tests: Verification | None
 
 
 def _facts(session: Session, chain_id: int) -> dict[int, _Facts]:
@@ -75,18 +76,7 @@ def _facts(session: Session, chain_id: int) -> dict[int, _Facts]:
     found = {}
     stages = select(ChainStage.id, ChainStage.idx).where(ChainStage.chain_id == chain_id)
     for stage_id, idx in session.execute(stages).all():
-        recipe = session.scalar(
-            select(EnvRecipe)
-            .join(
-                StageEra,
-                (StageEra.repo_id == EnvRecipe.repo_id) & (StageEra.era_key == EnvRecipe.era_key),
-            )
-            .where(StageEra.chain_stage_id == stage_id)
-        )
-        tests = session.scalar(
-            select(StageVerification).where(StageVerification.chain_stage_id == stage_id)
-        )
-        found[idx] = _Facts(recipe, tests)
+        found[idx] = _Facts(stage_recipe_in(session, stage_id), verification(session, stage_id))
     return found
 
 
@@ -98,9 +88,9 @@ def _why_not(facts: _Facts, image: StageImage | str, unverified: bool) -> tuple[
     recipe, tests = facts.recipe, facts.tests
     if recipe is None:
         return "no environment", "no era recipe (`prchain env setup`)"
-    if recipe.status != "verified" and not unverified:
-        return "environment not verified", recipe.root_error or recipe.status
-    if not recipe.image:
+    if recipe["status"] != "verified" and not unverified:
+        return "environment not verified", recipe["root_error"] or recipe["status"]
+    if not recipe["image"]:
         return "no environment", "its era has no image"
     if isinstance(image, str):
         return "image missing", image
@@ -139,23 +129,23 @@ def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
 _SPARSE_SPECIAL = re.compile(r"[\\*?\[\]!#\s]")
 
 
-def _recipe(recipe: EnvRecipe | None) -> dict[str, Any]:
+def _recipe(recipe: Recipe | None) -> dict[str, Any]:
     """Where the stage's environment came from (the recipe's provenance)."""
     if recipe is None:
         return {}
     return {
-        "era_key": recipe.era_key,
-        "era_date": recipe.era_date,
-        "status": recipe.status,
-        "method": recipe.method,
-        "variant": recipe.variant,
-        "suite": recipe.suite,
-        "interpreter": recipe.interpreter,
-        "cutoff": recipe.cutoff,
-        "commands": [str(c) for c in recipe.commands or []],
-        "notes": [str(n) for n in recipe.notes or []],
-        "verified_at": recipe.base_sha,
-        "root_error": recipe.root_error or "",
+        "era_key": recipe["era_key"],
+        "era_date": recipe["era_date"],
+        "status": recipe["status"],
+        "method": recipe["method"],
+        "variant": recipe["variant"],
+        "suite": recipe["suite"],
+        "interpreter": recipe["interpreter"],
+        "cutoff": recipe["cutoff"],
+        "commands": [str(c) for c in recipe["commands"] or []],
+        "notes": [str(n) for n in recipe["notes"] or []],
+        "verified_at": recipe["base_sha"],
+        "root_error": recipe["root_error"] or "",
     }
 
 
@@ -169,7 +159,7 @@ def environment_block(
     """The `environment` a stage of the chain form carries (the same keys on every stage)."""
     kind, detail = _why_not(facts, image, unverified)
     recipe, tests = facts.recipe, facts.tests
-    ecosystem = (recipe.ecosystem if recipe else "") or "python"
+    ecosystem = (recipe["ecosystem"] if recipe else "") or "python"
     command = tests.test_command if tests is not None else ""
     found = image if isinstance(image, StageImage) else StageImage("", "", "", "")
     return {
@@ -178,12 +168,12 @@ def environment_block(
         "reason": detail,
         "image": found.image,
         "image_id": found.image_id,
-        "era_image": found.era_image or (recipe.image if recipe else ""),
+        "era_image": found.era_image or (recipe["image"] if recipe else ""),
         "era_image_id": found.era_image_id,
-        "era": recipe.era_key if recipe else "",
+        "era": recipe["era_key"] if recipe else "",
         "ecosystem": ecosystem,
         "log_parser": reader_name(ecosystem),
-        "setup_command": recipe.setup_command if recipe else "",
+        "setup_command": recipe["setup_command"] if recipe else "",
         "test_command": command,
         "test_files": [str(f) for f in tests.test_files] if tests is not None else [],
         "test_script": report_for(ecosystem).script(command, DEFAULT_REPORT_PATH)
@@ -281,7 +271,7 @@ def _chain(
     summary.chains += 1
     for stage in chain["stages"]:
         found = facts.get(stage["idx"], _Facts(None, None))
-        era = found.recipe.image if found.recipe is not None else ""
+        era = found.recipe["image"] if found.recipe is not None else ""
         image = images(chain["repo"], clones.get(chain["repo"]) or "", era) if era else ""
         clone, base = clones.get(chain["repo"]), stage["base_commit"]
         left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()

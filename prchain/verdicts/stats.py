@@ -8,20 +8,13 @@ from rich.table import Table
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from prchain.store.models import RolloutStage, StageVerification
+from prchain.store.environments import usable_lists, verification_counts
+from prchain.store.models import RolloutStage
 
 
 def collect(session: Session) -> dict[str, Any]:
-    by_status = dict(
-        session.execute(
-            select(StageVerification.status, func.count()).group_by(StageVerification.status)
-        ).all()
-    )
-    lists = session.execute(
-        select(StageVerification.fail_to_pass, StageVerification.pass_to_pass).where(
-            StageVerification.status == "usable"
-        )
-    ).all()
+    by_status = verification_counts(session)
+    lists = usable_lists(session)
     t_values = dict(
         session.execute(
             select(RolloutStage.tests_passed, func.count())

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, select
 
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
@@ -31,8 +31,9 @@ from prchain.environments.eras.reports import judged_only
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
 from prchain.store.db import session_scope
+from prchain.store.environments import Environments
 from prchain.store.leases import holding
-from prchain.store.models import Chain, ChainStage, PullRequest, Repo, StageVerification
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.crossing import is_build_file
@@ -380,25 +381,13 @@ COPIED = [
 
 def store(engine: Engine, row: dict[str, Any]) -> None:
     """Replace the stage's result (one row per chain stage, never two)."""
-    with session_scope(engine) as session:
-        session.execute(
-            delete(StageVerification).where(
-                StageVerification.chain_stage_id == row["chain_stage_id"]
-            )
-        )
-        session.add(StageVerification(**row))
+    Environments(engine).save_verification(row)
 
 
 def _known(engine: Engine, job: StageJob, recipe: str) -> tuple[str | None, dict[str, Any] | None]:
     """(this stage's stored recipe, a stored result with the same recipe from any stage)."""
-    with session_scope(engine) as session:
-        own = session.scalar(
-            select(StageVerification.recipe).where(StageVerification.chain_stage_id == job.stage_id)
-        )
-        same = session.scalars(
-            select(StageVerification).where(StageVerification.recipe == recipe).limit(1)
-        ).first()
-        return own, ({c: getattr(same, c) for c in COPIED} if same is not None else None)
+    own, same = Environments(engine).known(job.stage_id, recipe)
+    return own, ({c: getattr(same, c) for c in COPIED} if same is not None else None)
 
 
 def _report(job: StageJob, result: Result, row: dict[str, Any]) -> StageReport:

@@ -1,14 +1,20 @@
-"""The store seam: one `Store` per command, opened by the composition layer, and the llm_calls
-aggregate whose SQL lives in prchain/store/llm_calls.py alone (on SQLite and PostgreSQL)."""
+"""The store seam: one `Store` per command, opened by the composition layer, and the aggregates
+whose SQL lives under prchain/store alone (on SQLite and PostgreSQL): llm_calls
+(prchain/store/llm_calls.py) and environments (prchain/store/environments.py)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+from prchain.store import environments as envs
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout
 from prchain.store.models.base import utcnow
 from prchain.store.opener import open_store
 
@@ -58,6 +64,16 @@ def test_llm_calls_are_written_and_read_through_the_store(db_url: str) -> None:
             assert row.scalar() == "named the gold patch"
 
 
+@functools.cache
+def _product_trees() -> dict[str, ast.Module]:
+    """Every product module outside prchain/store, parsed once for all the models' checks."""
+    return {
+        path.relative_to(ROOT).as_posix(): ast.parse(path.read_text())
+        for path in sorted((ROOT / "prchain").rglob("*.py"))
+        if "prchain/store/" not in path.as_posix()
+    }
+
+
 def _names_the_model(tree: ast.Module, model: str) -> bool:
     return any(
         (isinstance(node, ast.Name) and node.id == model)
@@ -67,14 +83,155 @@ def _names_the_model(tree: ast.Module, model: str) -> bool:
     )
 
 
-def test_only_the_store_names_the_llm_calls_model() -> None:
-    outside = [
-        path.relative_to(ROOT).as_posix()
-        for path in sorted((ROOT / "prchain").rglob("*.py"))
-        if "prchain/store/" not in path.as_posix()
-        and _names_the_model(ast.parse(path.read_text()), "LLMCall")
-    ]
+@pytest.mark.parametrize(
+    "model", ["LLMCall", "EnvRecipe", "StageEra", "StageVerification", "EnvTransition"]
+)
+def test_only_the_store_names_an_aggregates_models(model: str) -> None:
+    outside = [name for name, tree in _product_trees().items() if _names_the_model(tree, model)]
     assert outside == []
+
+
+def test_the_model_check_sees_every_way_of_naming_one() -> None:
     assert _names_the_model(ast.parse("from prchain.store.models import LLMCall\n"), "LLMCall")
     assert _names_the_model(ast.parse("import m\nm.LLMCall.id\n"), "LLMCall")
     assert not _names_the_model(ast.parse("LLMCalls(engine).add({})\n"), "LLMCall")
+
+
+def _two_stages(session: Session) -> tuple[int, int, int, int]:
+    """(repository id, chain id, stage 1's id, stage 2's id) of one chain of two stages."""
+    repo = Repo(full_name="acme/calc", source="local")
+    session.add(repo)
+    session.flush()
+    prs = [PullRequest(repo_id=repo.id, number=n, source="local") for n in (1, 2)]
+    session.add_all(prs)
+    session.flush()
+    chain = Chain(repo_id=repo.id, strategy="s", signature="1-2", length=2)
+    session.add(chain)
+    session.flush()
+    stages = [
+        ChainStage(chain_id=chain.id, idx=i, pr_id=pr.id, base_sha=f"b{i}", gold_patch=f"g{i}",
+                   gold_test_patch=f"t{i}")
+        for i, pr in enumerate(prs, 1)
+    ]  # fmt: skip
+    session.add_all(stages)
+    session.flush()
+    return repo.id, chain.id, stages[0].id, stages[1].id
+
+
+def _recipe(repo_id: int, key: str, date: str, **fields: object) -> dict[str, object]:
+    return {"repo_id": repo_id, "era_key": key, "ecosystem": "python", "era_date": date,
+            "base_sha": "b", "status": "verified", "method": "planner", "image": f"img-{key}",
+            **fields}  # fmt: skip
+
+
+def _verified(stage_id: int, recipe: str, status: str = "usable") -> dict[str, object]:
+    return {"chain_stage_id": stage_id, "recipe": recipe, "status": status, "reason": None,
+            "test_command": "pytest", "test_files": ["t.py"], "fail_to_pass": ["t::a"],
+            "pass_to_pass": ["t::b"], "runs": {"gold": []}}  # fmt: skip
+
+
+def test_era_recipes_and_stage_eras_through_the_store(db_url: str) -> None:
+    with open_store(db_url) as store:
+        with store.session() as session:
+            repo, chain, first, second = _two_stages(session)
+        eras = store.environments
+        eras.save_recipe(_recipe(repo, "old", "2023-01-01", suite="bookworm",
+                                 verification={"attempts": [{"image": "img-old", "build_seconds": 7}]}))  # fmt: skip
+        eras.save_recipe(_recipe(repo, "new", "2024-01-01", status="unverified", root_error="E"))
+        eras.save_recipe(_recipe(repo, "new", "2024-02-01"))  # replaces, never a second row
+        eras.save_recipe(_recipe(repo, "bare", "2024-03-01", image=""))
+        assert [r["era_key"] for r in eras.recipes("acme/calc")] == ["old", "new", "bare"]
+        assert eras.recipes("acme/other") == []
+        assert eras.recipe(repo, "new")["era_date"] == "2024-02-01"  # type: ignore[index]
+        assert eras.recipe(repo, "none") is None
+        found = eras.verified(repo, "python", exclude="new")
+        assert [r["era_key"] for r in found] == ["old"]  # no image: "bare" is left out
+        assert eras.verified(repo, "python", exclude="x", suite="trixie") == []
+        assert sorted(eras.verified_images()) == [
+            ("acme/calc", "img-new"),
+            ("acme/calc", "img-old"),
+        ]
+        assert eras.image_verifications("img-old") == [
+            {"attempts": [{"image": "img-old", "build_seconds": 7}]}
+        ]
+        eras.save_stage_eras([{"chain_stage_id": first, "repo_id": repo, "era_key": "old",
+                               "base_sha": "b1"}])  # fmt: skip
+        eras.save_stage_eras([
+            {"chain_stage_id": first, "repo_id": repo, "era_key": "new", "base_sha": "b1"},
+            {"chain_stage_id": second, "repo_id": repo, "era_key": "gone", "base_sha": "b2"},
+        ])  # fmt: skip
+        assert eras.stage_recipe(first)["image"] == "img-new"  # type: ignore[index]
+        assert eras.stage_recipe(second) is None  # its era has no recipe
+        with store.session() as session:
+            assert sorted(envs.stage_eras(session)) == [
+                (first, repo, "new"),
+                (second, repo, "gone"),
+            ]
+            assert sorted(envs.recipe_ecosystems(session)) == [("acme/calc", "python")] * 3
+            facts = {f.era_key: f for f in envs.recipe_facts(session)}
+            assert facts["new"].status == "verified" and facts["bare"].image_bytes == 0
+            outcomes = sorted(envs.stage_outcomes(session))
+            assert outcomes == [
+                ("acme/calc", chain, 1, None, None, "verified", ""),
+                ("acme/calc", chain, 2, None, None, None, None),
+            ]
+
+
+def test_verifications_through_the_store(db_url: str) -> None:
+    with open_store(db_url) as store:
+        with store.session() as session:
+            _, chain, first, second = _two_stages(session)
+        eras = store.environments
+        assert eras.known(first, "r1") == (None, None)
+        eras.save_verification(_verified(first, "r0", "unusable"))
+        eras.save_verification(_verified(first, "r1"))  # replaces the stage's result
+        own, same = eras.known(second, "r1")
+        assert own is None and same is not None and same.fail_to_pass == ["t::a"]
+        assert eras.known(first, "r2") == ("r1", None)
+        found = eras.with_patches(first)
+        assert found is not None and found[1:] == ("t1", "g1") and found[0].status == "usable"
+        assert eras.with_patches(second) is None
+        with store.session() as session:
+            assert envs.verification_counts(session) == {"usable": 1}
+            assert envs.usable_lists(session) == [(["t::a"], ["t::b"])]
+            assert envs.usable_stages(session) == {first}
+            assert envs.verified_stages(session, [first, second]) == [first]
+            assert envs.fail_to_pass(session, [first, second]) == {first: ["t::a"]}
+            assert list(envs.verifications(session, [first, second])) == [first]
+            assert envs.verification(session, second) is None
+            row = envs.stage_with_verification(session, chain, 2)
+            assert row is not None and row[1] == 2 and row[2] is None
+            assert envs.stage_with_verification(session, chain, 3) is None
+            outcomes = sorted(envs.stage_outcomes(session))
+            assert [o.status for o in outcomes] == ["usable", None]
+            rows = envs.verification_rows(session, [first, second])
+            assert list(rows) == [first] and rows[first]["pass_to_pass"] == ["t::b"]
+            assert envs.verification_rows(session, []) == {}
+        eras.save_verification(_verified(second, "r3", "unusable") | {"reason": "no test"})
+        with store.session() as session:
+            assert envs.verdict_tally(session) == (1, [("unusable: no test", 1)])
+
+
+def test_transitions_through_the_store(db_url: str) -> None:
+    with open_store(db_url) as store:
+        with store.session() as session:
+            _, chain, _, _ = _two_stages(session)
+            rollout = Rollout(chain_id=chain, status="running", conflict_policy="strict")
+            session.add(rollout)
+            session.flush()
+            rid = rollout.id
+        assert {"rollout_id", "stage_idx", "outcome"} <= envs.TRANSITION_COLUMNS
+        for idx, outcome in ((2, "partial"), (1, "clean"), (2, "conflict_stopped")):
+            with store.session() as session:
+                envs.save_transition(session, {"rollout_id": rid, "stage_idx": idx,
+                                               "base_sha": "b", "policy": "strict",
+                                               "outcome": outcome, "created_at": utcnow()})  # fmt: skip
+        with store.session() as session:
+            found = envs.transitions(session, rid)
+            assert [(t.stage_idx, t.outcome) for t in found] == [
+                (1, "clean"),
+                (2, "conflict_stopped"),
+            ]
+            envs.drop_transitions(session, rid, after=1)
+        with store.session() as session:
+            assert [t.stage_idx for t in envs.transitions(session, rid)] == [1]

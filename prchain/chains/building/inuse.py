@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from sqlalchemy import Engine, or_, select, update
 from sqlalchemy.orm import Session
 
-from prchain.store.models import ChainStage, P2TGraph, Rollout, StageVerification, WorkLease
+from prchain.store.environments import verified_stages
+from prchain.store.models import ChainStage, P2TGraph, Rollout, WorkLease
 from prchain.store.models.base import utcnow
 from prchain.store.models.tasks import Chain
 
@@ -46,12 +47,7 @@ def _in_use_batch(session: Session, ids: list[int]) -> set[int]:
     )
     used |= set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(ids))))
     used |= set(session.scalars(select(P2TGraph.chain_id).where(P2TGraph.chain_id.in_(ids))))
-    verified = session.scalars(
-        select(StageVerification.chain_stage_id).where(
-            StageVerification.chain_stage_id.in_(list(stages))
-        )
-    )
-    used |= {stages[stage_id] for stage_id in verified}
+    used |= {stages[stage_id] for stage_id in verified_stages(session, stages)}
     used |= _leased(session, ids, stages)
     return used
 

@@ -17,7 +17,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.core.files import atomic_output
-from prchain.store.models import Chain, ChainStage, PullRequest, Repo, StageVerification
+from prchain.store.environments import Verification, verifications
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
 
 TASK_FORMAT = "prchain.task/1"
 BATCH = 500
@@ -54,7 +55,7 @@ def _edge(edge: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_record(
-    stage: ChainStage, pr: PullRequest, repo: str, tests: StageVerification | None = None
+    stage: ChainStage, pr: PullRequest, repo: str, tests: Verification | None = None
 ) -> dict[str, Any]:
     fallback = f"{pr.title}\n\n{pr.body}".strip()
     return {
@@ -116,14 +117,7 @@ def _records(
             select(PullRequest).where(PullRequest.id.in_({s.pr_id for s in stages}))
         )
     }
-    verified = {
-        v.chain_stage_id: v
-        for v in session.scalars(
-            select(StageVerification).where(
-                StageVerification.chain_stage_id.in_([s.id for s in stages])
-            )
-        )
-    }
+    verified = verifications(session, [s.id for s in stages])
     by_chain: dict[int, list[ChainStage]] = {}
     for stage in stages:
         by_chain.setdefault(stage.chain_id, []).append(stage)

@@ -1,4 +1,6 @@
-"""Recipe memory: the `env_recipes` and `stage_eras` tables, read and written in one place."""
+"""Recipe memory: which era recipe a stage uses and which earlier one an era may grow from. The
+`env_recipes` and `stage_eras` rows are read and written through the store's environments
+aggregate (`prchain.store.environments`)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, select
 
 from prchain.environments.eras.ecosystems import Plan
 from prchain.store.db import session_scope
-from prchain.store.models import EnvRecipe, Repo, StageEra
+from prchain.store.environments import Environments, Recipe
+from prchain.store.models import Repo
 
 NEAREST_DAYS = 365  # a verified image further away in time than this is not worth a test run
 
@@ -32,23 +35,13 @@ def repo_id(engine: Engine, repo: str) -> int | None:
         return session.scalar(select(Repo.id).where(Repo.full_name == repo))
 
 
-def recipe(engine: Engine, repo: int, era_key: str) -> dict[str, Any] | None:
-    with session_scope(engine) as session:
-        row = session.scalar(
-            select(EnvRecipe).where(EnvRecipe.repo_id == repo, EnvRecipe.era_key == era_key)
-        )
-        return _plain(row) if row is not None else None
+def recipe(engine: Engine, repo: int, era_key: str) -> Recipe | None:
+    return Environments(engine).recipe(repo, era_key)
 
 
-def save_recipe(engine: Engine, values: dict[str, Any]) -> None:
+def save_recipe(engine: Engine, values: Recipe) -> None:
     """Replace the recipe of (repo, era key): one row per era, never two."""
-    with session_scope(engine) as session:
-        session.execute(
-            delete(EnvRecipe).where(
-                EnvRecipe.repo_id == values["repo_id"], EnvRecipe.era_key == values["era_key"]
-            )
-        )
-        session.add(EnvRecipe(**values))
+    Environments(engine).save_recipe(values)
 
 
 def nearest_verified(
@@ -59,24 +52,15 @@ def nearest_verified(
     repository's future installs (issue 52); one of an earlier era shows nothing it has not had."""
     from datetime import date as Date
 
-    with session_scope(engine) as session:
-        rows = session.scalars(
-            select(EnvRecipe).where(
-                EnvRecipe.repo_id == repo,
-                EnvRecipe.ecosystem == ecosystem,
-                EnvRecipe.status == "verified",
-                EnvRecipe.era_key != exclude,
-                EnvRecipe.image != "",
-            )
-        ).all()
-        target = Date.fromisoformat(date[:10])
+    rows = Environments(engine).verified(repo, ecosystem, exclude=exclude)
+    target = Date.fromisoformat(date[:10])
 
-        def distance(row: EnvRecipe) -> int:
-            return abs((Date.fromisoformat(row.era_date[:10]) - target).days)
+    def distance(row: Recipe) -> int:
+        return abs((Date.fromisoformat(row["era_date"][:10]) - target).days)
 
-        earlier = [r for r in rows if r.era_date[:10] <= date[:10]]
-        near = sorted((r for r in earlier if distance(r) <= NEAREST_DAYS), key=distance)
-        return _plain(near[0]) if near else None
+    earlier = [r for r in rows if r["era_date"][:10] <= date[:10]]
+    near = sorted((r for r in earlier if distance(r) <= NEAREST_DAYS), key=distance)
+    return near[0] if near else None
 
 
 def earlier_verified(
@@ -89,24 +73,15 @@ def earlier_verified(
     from datetime import timedelta
 
     target = _instant(date)
-    with session_scope(engine) as session:
-        rows = session.scalars(
-            select(EnvRecipe).where(
-                EnvRecipe.repo_id == repo,
-                EnvRecipe.ecosystem == plan.ecosystem,
-                EnvRecipe.suite == plan.suite,
-                EnvRecipe.interpreter == plan.interpreter,
-                EnvRecipe.status == "verified",
-                EnvRecipe.era_key != exclude,
-                EnvRecipe.image != "",
-            )
-        ).all()
-        near = [
-            (when, row)
-            for row in rows
-            if target - timedelta(days=NEAREST_DAYS) <= (when := _instant(row.era_date)) <= target
-        ]
-        return _plain(max(near, key=lambda pair: pair[0])[1]) if near else None
+    rows = Environments(engine).verified(
+        repo, plan.ecosystem, exclude=exclude, suite=plan.suite, interpreter=plan.interpreter
+    )
+    near = [
+        (when, row)
+        for row in rows
+        if target - timedelta(days=NEAREST_DAYS) <= (when := _instant(row["era_date"])) <= target
+    ]
+    return max(near, key=lambda pair: pair[0])[1] if near else None
 
 
 def _instant(iso: str) -> datetime:
@@ -118,24 +93,17 @@ def _instant(iso: str) -> datetime:
 def image_build_seconds(engine: Engine, image: str) -> float:
     """How long the build of `image` took, as the attempts of the recipes using it recorded (0:
     none did); for an image that does not carry its build time (built before it did)."""
-    with session_scope(engine) as session:
-        found = session.scalars(
-            select(EnvRecipe.verification).where(EnvRecipe.image == image)
-        ).all()
     seconds = [
         float(a.get("build_seconds", 0.0))
-        for verification in found
-        for a in (verification or {}).get("attempts", [])
+        for verification in Environments(engine).image_verifications(image)
+        for a in verification.get("attempts", [])
         if a.get("image") == image
     ]
     return max(seconds, default=0.0)
 
 
 def save_stage_eras(engine: Engine, rows: list[dict[str, Any]]) -> None:
-    with session_scope(engine) as session:
-        ids = [r["chain_stage_id"] for r in rows]
-        session.execute(delete(StageEra).where(StageEra.chain_stage_id.in_(ids)))
-        session.add_all(StageEra(**r) for r in rows)
+    Environments(engine).save_stage_eras(rows)
 
 
 def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
@@ -163,36 +131,19 @@ class EraState:
 
 def era_state(engine: Engine, chain_stage_id: int) -> EraState | None:
     """The stored recipe of a stage's era; None when `env setup` has not set the era up."""
-    with session_scope(engine) as session:
-        row = session.execute(
-            select(EnvRecipe)
-            .join(
-                StageEra,
-                (StageEra.repo_id == EnvRecipe.repo_id) & (StageEra.era_key == EnvRecipe.era_key),
-            )
-            .where(StageEra.chain_stage_id == chain_stage_id)
-        ).scalar()
-        if row is None:
-            return None
-        env = StageEnv(
-            row.image,
-            row.test_command,
-            row.setup_command,
-            row.status,
-            row.ecosystem or "python",
-            dict((row.verification or {}).get("excluded") or {}),
-        )
-        return EraState(row.era_key, row.era_date, row.status, row.root_error or "", env)
+    row = Environments(engine).stage_recipe(chain_stage_id)
+    if row is None:
+        return None
+    env = StageEnv(
+        row["image"],
+        row["test_command"],
+        row["setup_command"],
+        row["status"],
+        row["ecosystem"] or "python",
+        dict((row["verification"] or {}).get("excluded") or {}),
+    )
+    return EraState(row["era_key"], row["era_date"], row["status"], row["root_error"] or "", env)
 
 
-def recipes(engine: Engine, repo: str | None = None) -> list[dict[str, Any]]:
-    query = select(EnvRecipe, Repo.full_name).join(Repo, Repo.id == EnvRecipe.repo_id)
-    if repo:
-        query = query.where(Repo.full_name == repo)
-    with session_scope(engine) as session:
-        found = session.execute(query.order_by(Repo.full_name, EnvRecipe.era_date)).all()
-        return [{**_plain(row), "repo": name} for row, name in found]
-
-
-def _plain(row: EnvRecipe) -> dict[str, Any]:
-    return {c.name: getattr(row, c.name) for c in EnvRecipe.__table__.columns}
+def recipes(engine: Engine, repo: str | None = None) -> list[Recipe]:
+    return Environments(engine).recipes(repo)
