@@ -344,19 +344,16 @@ def test_vitest_gold_resolves_and_a_forged_report_or_rewritten_vitest_does_not(
         assert clean_room_passes(env, vitest)
 
 
-def test_vitest_forged_report_or_rewritten_vitest_in_a_prediction_does_not_resolve(
+def test_vitest_forged_report_in_a_prediction_does_not_resolve(
     docker_client: Any, node_room: Room, tmp_path: Path
 ) -> None:
+    """The same forgery as a model's prediction, after the gold (root's canary beside it) resolves
+    under vitest; the rewritten vitest as a prediction is the planted chai's case (no
+    `node_modules` path crosses), judged above."""
     vitest = _vitest(node_room)
-    (tmp_path / "f").mkdir()
-    (tmp_path / "p").mkdir()
     assert eval_status(docker_client, vitest, vitest.code) == "resolved"
-    forged = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path / "f")
+    forged = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
     assert eval_status(docker_client, vitest, forged).startswith("unresolved")
-    files = {".gitignore": "/nothing/\n", "src/shapes.js": WRONG, VITEST_ENTRY: FAKE_VITEST}
-    planted = patch_of(node_room.clone, node_room.base, files, tmp_path / "p")
-    assert VITEST_ENTRY in planted
-    assert eval_status(docker_client, vitest, planted).startswith("unresolved")
 
 
 def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
