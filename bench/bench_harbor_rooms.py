@@ -2,7 +2,8 @@
 `prchain tasks convert --to harbor` writes for each room's generated repository.
 
 CI runs each room's test with its gold and its sharpest attack (tests/attacks/, beside the room's
-clean-room attacks, on the era images their module builds anyway); this runs the same tests with
+clean-room attacks, and Java's beside its clean-room test in tests/environments/eras/, on the era
+images their module builds anyway); this runs the same tests with
 `PRCHAIN_HARBOR_EVERY_VARIANT=1`, which adds the rest:
 
 | room | test | CI | added here |
@@ -11,11 +12,12 @@ clean-room attacks, on the era images their module builds anyway); this runs the
 | Go | test_planted_library_go.py | nested module's gold 1, its replaced testify rewritten 0 | vendoring room: gold 1, vendored assertion rewritten 0 |
 | Rust | test_rust_report.py | stage 1 gold 1, overridden pretty_assertions rewritten 0, panic hook 0 | stage 2 gold 1 |
 | Node | test_planted_library_node.py | `node --test` gold 1, forged report 0 | planted chai 0; jest gold 1, jest setup file rewritten 0 |
+| Java | test_java_clean_room.py (tests/environments/eras/) | stage 1 gold 1, wrong `twice` 0, planted `org.junit.Assert` 0, forged report and halt 0 | stage 2 gold 1, shutdown hook that clears failures 0 |
 
 Prints each test's outcome and its setup (era images) and call (the Harbor run) wall times.
 Everything is built and removed by the tests themselves (their repositories are run-unique).
 
-    python bench/bench_harbor_rooms.py [c go rust node]
+    python bench/bench_harbor_rooms.py [c go rust node java]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ TESTS = {
     "go": "tests/attacks/test_planted_library_go.py::test_harbor_judges_the_go_room_as_its_clean_room",
     "rust": "tests/attacks/test_rust_report.py::test_harbor_judges_the_rust_room_as_its_clean_room",
     "node": "tests/attacks/test_planted_library_node.py::test_harbor_judges_the_node_room_as_its_clean_room",
+    "java": "tests/environments/eras/test_java_clean_room.py::test_harbor_judges_the_java_room_as_its_clean_room",
 }  # fmt: skip
 
 

@@ -179,8 +179,10 @@ def _verify(config: Config, store: Store) -> str:
     from prchain.app.verdicts import verify_from_config
 
     reports = verify_from_config(config, store=store)
-    usable = sum(r.result == "usable" for r in reports)
-    return f"{usable} of {len(reports)} stages with FAIL_TO_PASS and a passing gold patch"
+    usable = sum(r.usable for r in reports)
+    stored = sum(r.result in ("skipped", "reused") for r in reports)
+    kept = f" ({stored} stored before)" if stored else ""
+    return f"{usable} of {len(reports)} stages with FAIL_TO_PASS and a passing gold patch{kept}"
 
 
 def _runnable(config: Config, store: Store, tasks: Path) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -14,6 +13,7 @@ from prchain.cli.chains import tasks
 from prchain.cli.exits import finish
 from prchain.cli.options import build_config, config_options
 from prchain.cli.progress import progress_bar
+from prchain.cli.safe import SafeConsole
 from prchain.core.text import plural
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def eval_command(
     from prchain.app.tasks import by_chain, eval_from_config
 
     config = build_config(config_path, overrides, db_url)
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     with progress_bar(console) as progress:
         task = progress.add_task("stages", total=None)
         found = eval_from_config(
@@ -208,7 +208,7 @@ def eval_command(
                 task, advance=1, description=f"chain {r.chain_id} stage {r.idx}: {r.status}"
             ),
         )
-    Console().print(_table(found))
+    SafeConsole().print(_table(found))
     verdicts = by_chain(found)
     resolved = sum(r.status == "resolved" for r in found)
     judged = sum(r.status in ("resolved", "unresolved", "error") for r in found)

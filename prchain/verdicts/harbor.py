@@ -11,15 +11,18 @@ lets cross is applied, as the tester; the hidden tests are sealed, pytest keeps 
 plugins through the root-owned launcher, and the junit report goes through root's pipe. Reward 1
 when every FAIL_TO_PASS and PASS_TO_PASS test passed, else 0.
 
-The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C, Go, Rust and Node rooms' is
-`prchain/verdicts/harbor_each.py` with the room's own report reader (prchain's modules, shipped
-unchanged), both on the stage image's python3: the stage base's overrides of a test library stay
-out (Go's `replace`, Rust's `[patch]` and path dependencies, what Node's runner configuration
-loads), Go's report counts with root's witness and Node's with root's canary failing, Rust's
-tests run each on its own under root's tracer (`clean_room.RUN_EACH` with `witness.py`), C's
-under its harness's check. A stage of another room (Java) is not converted and says so. Chains keep their order in the directory names and
-the metadata, each stage on its own base (its gold-carried state); Harbor's multi-step tasks share
-one environment, which cannot move to a later stage base without the future in it.
+The Python room's verdict is `prchain/verdicts/harbor_room.py`; the C, Go, Rust, Node and Java
+rooms' is `prchain/verdicts/harbor_each.py` with the room's own report reader (prchain's modules,
+shipped unchanged), both on the stage image's python3: the stage base's overrides of a test
+library stay out (Go's `replace`, Rust's `[patch]` and path dependencies, what Node's runner
+configuration loads), Go's report counts with root's witness, Node's and Java's with root's
+canary failing (Java's a class of its own added to surefire's `-Dtest=`, written from the hidden
+tests' texts as root applied them: `room.json`'s `hidden_files`), Rust's tests run each on its
+own under root's tracer (`clean_room.RUN_EACH` with `witness.py`), C's under its harness's check.
+A stage of a room not in `ROOMS` is not converted and says so. Chains keep their order in the
+directory names and the metadata, each stage on its own base (its gold-carried state); Harbor's
+multi-step tasks share one environment, which cannot move to a later stage base without the
+future in it.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ ROOMS = (
     "go",
     "rust",
     "node",
+    "java",
 )  # the rooms whose verdict runs inside a Harbor verifier
 # What a room's verifier reads with beside its reader: Node's reader names the tree's root
 # (carry); the places the stage base's manifests give a test library are read by the clean
@@ -306,6 +310,10 @@ def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
         "each": _build_script(env) is not None,
         "ecosystem": env["ecosystem"],
         "test_files": list(env["test_files"]),
+        # oracle._plant_canary: the hidden test files whose texts the room's canary reads
+        "hidden_files": list(
+            dict.fromkeys([*env["test_files"], *patch_paths(stage["test_patch"])])
+        ),
         # oracle._overrides: the manifests read before the agent's change (Go's at any depth)
         "override_manifests": list(crossing.OVERRIDE_MANIFESTS.get(env["ecosystem"], ())),
         "override_anywhere": env["ecosystem"] == "go",

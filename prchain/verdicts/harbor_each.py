@@ -13,7 +13,8 @@ part of the room's test machinery never cross (`oracle._overrides`, `crossing.ov
 Go's local `replace` of a test library, Rust's `[patch]` and path overrides, the files Node's
 runner configuration loads and its links into the tree), the witness a
 report the tested process writes itself needs (`oracle._plant_witness`: Go's), root's canary
-(`oracle._plant_canary`: Node's jest and `node --test`, run with it), then
+(`oracle._plant_canary`: Node's jest and `node --test`, Java's Maven run selecting its hidden
+classes, each run with it; the reader reads the hidden test files as root applied them), then
 `oracle._sealed_run` for a reader that runs each test on its own (`reports.RunsEach`: Rust's
 libtest under root's tracer, C's ctest and GoogleTest) and `sandbox.run_suite` for one whose
 report root reads from its pipe:
@@ -137,12 +138,12 @@ def plant_canary(room: dict[str, Any], tree: str, work: str) -> list[str]:
     found = reader(room)
     if not hasattr(found, "canary"):
         return []
-    canary = found.canary(room["test_command"], room["test_files"], secrets.token_hex(8))
+    texts = _texts(tree, room["hidden_files"])
+    nonce = secrets.token_hex(8)
+    canary = found.canary(room["test_command"], room["test_files"], nonce, texts)
     if canary is None:
         return []
-    for path, text in canary.files.items():
-        with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
-            out.write(text)
+    _write(tree, canary.files)
     with open(os.path.join(work, "run.sh"), "w", encoding="utf-8") as out:
         out.write(found.script(canary.command, room["report_path"]))
     with open(os.path.join(work, CANARY), "w", encoding="utf-8") as out:
@@ -156,20 +157,33 @@ def plant_witness(room: dict[str, Any], tree: str, work: str) -> list[str]:
     found = reader(room)
     if not hasattr(found, "witness_files"):
         return []
-    texts = {}
-    for path in room["test_files"]:
-        text = _read(os.path.join(tree, path))
-        if text is not None:
-            texts[path] = text
     nonce = secrets.token_hex(8)
-    files = found.witness_files(texts, nonce, room["test_command"])
-    for path, text in files.items():
-        with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
-            out.write(text)
+    files = found.witness_files(_texts(tree, room["test_files"]), nonce, room["test_command"])
+    _write(tree, files)
     if files:
         with open(os.path.join(work, NONCE), "w", encoding="utf-8") as out:
             out.write(found.witness_name(nonce))
     return list(files)
+
+
+def _texts(tree: str, paths: list[str]) -> dict[str, str]:
+    """The texts of `paths` the tree has (the hidden test files, as root applied them)."""
+    found = {}
+    for path in paths:
+        text = _read(os.path.join(tree, path))
+        if text is not None:
+            found[path] = text
+    return found
+
+
+def _write(tree: str, files: dict[str, str]) -> None:
+    """Root's files (path → text) into `tree`, their directories made (Java's canary sits in a
+    package of its own)."""
+    for path, text in files.items():
+        target = os.path.join(tree, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as out:
+            out.write(text)
 
 
 def required(room: dict[str, Any]) -> list[str]:

@@ -95,6 +95,14 @@ class StageReport:
     pass_to_pass: int = 0
     flaky: int = 0
     seconds: float = 0.0
+    stored: str | None = None  # the status a skipped or reused result holds
+
+    @property
+    def usable(self) -> bool:
+        """Usable now, or by the stored result a rerun skipped or reused."""
+        return self.result == "usable" or (
+            self.result in ("skipped", "reused") and self.stored == "usable"
+        )
 
 
 EnvOpener = Callable[[StageJob], contextlib.AbstractContextManager[Environment]]
@@ -402,6 +410,7 @@ def _report(job: StageJob, result: Result, row: dict[str, Any]) -> StageReport:
         len(row.get("pass_to_pass", [])),
         len(row.get("flaky", [])),
         float(row.get("seconds", 0.0)),
+        row.get("status"),
     )
 
 

@@ -143,11 +143,11 @@ def test_a_listing_past_the_cap_is_not_read(tmp_path: Path) -> None:
 
 
 def _room_task(tmp_path: Path, ecosystem: str, command: str, test_files: list[str],
-               f2p: list[str], p2p: list[str]) -> Path:  # fmt: skip
-    """A Go or Rust stage's task directory, as `tasks convert --to harbor` writes it."""
+               f2p: list[str], p2p: list[str], test_patch: str = "") -> Path:  # fmt: skip
+    """A non-Python stage's task directory, as `tasks convert --to harbor` writes it."""
     stage = {
         "idx": 1, "instance_id": f"acme__{ecosystem}-1", "base_commit": "0" * 40, "patch": "x",
-        "test_patch": "", "problem_statement": "Area.", "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
+        "test_patch": test_patch, "problem_statement": "Area.", "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
         "environment": {
             "runnable": True, "not_runnable": "", "ecosystem": ecosystem, "log_parser": ecosystem,
             "image": "prchain/repo-acme-x:0", "image_id": "sha256:0", "era": "e",
@@ -336,6 +336,68 @@ def test_a_node_run_counts_only_with_roots_canary_failing(
     assert done.returncode == 0, done.stderr
     verdict = json.loads((verifier / "verdict.json").read_text())
     assert verdict["resolved"] is canary_failed, verdict
+
+
+JAVA_TEST = "src/test/java/org/acme/calc/TwiceTest.java"
+JAVA_TEST_PATCH = (
+    f"diff --git a/{JAVA_TEST} b/{JAVA_TEST}\nnew file mode 100644\n--- /dev/null\n"
+    f"+++ b/{JAVA_TEST}\n@@ -0,0 +1 @@\n+package org.acme.calc;\n"
+)
+
+
+def _surefire(cases: dict[str, tuple[str, str]]) -> str:
+    """The report Surefire.script gathers: one TEST-*.xml per class, each after its marker line;
+    `cases`: class → (method, outcome)."""
+    parts = []
+    for owner, (method, outcome) in cases.items():
+        inner = "<failure message='x'/>" if outcome == "failed" else ""
+        parts.append(
+            f"\n<!-- prchain-report ./target/surefire-reports/TEST-{owner}.xml -->\n"
+            f"<testsuite name='{owner}'><testcase name='{method}' classname='{owner}'>"
+            f"{inner}</testcase></testsuite>"
+        )
+    return "".join(parts)
+
+
+@pytest.mark.parametrize(
+    ("imports", "canary_failed"),
+    [("org.junit.Test", True), ("org.junit.Test", False), ("org.junit.jupiter.api.Test", True)],
+)
+def test_a_java_run_counts_only_with_roots_canary_class_failing(
+    tmp_path: Path, imports: str, canary_failed: bool
+) -> None:
+    """The stage's `test_files` hold surefire's selection, not a path: root's canary class is
+    planted from the hidden test's text as the test patch put it in the tree (its path from the
+    patch), in the hidden classes' module, selected beside them and run last."""
+    command = "mvn -o -q test -DfailIfNoTests=false -Dtest=TwiceTest"
+    twice = "org.acme.calc.TwiceTest::doubles"
+    tests = _room_task(
+        tmp_path, "java", command, ["-Dtest=TwiceTest"], [twice], [], JAVA_TEST_PATCH
+    )  # fmt: skip
+    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
+    for made in ((tree / JAVA_TEST).parent, work, verifier):
+        made.mkdir(parents=True)
+    (tree / JAVA_TEST).write_text(
+        f"package org.acme.calc;\n\nimport {imports};\n\npublic class TwiceTest {{}}\n"
+    )
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
+    assert done.returncode == 0, done.stderr
+    [canary] = done.stdout.split()
+    name = canary.removeprefix("src/test/java/zzzz/prchain/").removesuffix(".java")
+    assert name.startswith("PrchainCanary") and name.endswith("Test") and "/" not in name
+    assert f"@{imports}" in (tree / canary).read_text()
+    run = (work / "run.sh").read_text()
+    assert f"-Dtest=TwiceTest,{name} -Dsurefire.runOrder=alphabetical" in run
+    assert (work / "canary.id").read_text() == f"zzzz.prchain.{name}::canary"
+    cases = {"org.acme.calc.TwiceTest": ("doubles", "passed")}
+    if canary_failed:
+        cases[f"zzzz.prchain.{name}"] = ("canary", "failed")
+    (work / "report").write_text(_surefire(cases))
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    assert verdict["resolved"] is canary_failed, verdict
+    assert verdict["outcomes"] == {twice: "passed" if canary_failed else "failed"}
 
 
 @pytest.mark.parametrize("room", [r for r in harbor.ROOMS if r != "python"])

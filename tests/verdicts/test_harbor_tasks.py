@@ -59,10 +59,17 @@ def test_each_judgeable_stage_is_a_task_harbor_loads(tmp_path: Path) -> None:
     out = tmp_path / "harbor"
     ran = CliRunner().invoke(main, ["tasks", "convert", str(tasks), str(out), "--to", "harbor"])
     assert ran.exit_code == 0, ran.output
-    assert "wrote 2 task directories" in ran.output
-    assert "1 stage: the java room's verdict has no in-container form" in ran.output
+    assert "wrote 3 task directories" in ran.output
     assert "1 stage: not runnable (tests unusable)" in ran.output
-    assert sorted(p.name for p in out.iterdir()) == ["acme-geo-c7-s1", "acme-geo-c7-s4"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "acme-geo-c7-s1", "acme-geo-c7-s2", "acme-geo-c7-s4"
+    ]  # fmt: skip
+    java = json.loads((out / "acme-geo-c7-s2" / "tests" / "room.json").read_text())
+    assert java["reader"] == "prchain.environments.eras.java.report:Surefire"
+    assert java["hidden_files"] == ["tests/test_area.py"]
+    assert (
+        out / "acme-geo-c7-s2" / "tests" / "lib" / "prchain/environments/eras/java/report.py"
+    ).is_file()
 
     ensure_harbor()
     script = (

@@ -186,3 +186,54 @@ def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_planted_junit_or_forge
         assert PLANTED in env.cumulative_patch().decode()
         wrong = run_tests(env, hidden, timeout=600)
         assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", wrong.outcomes
+
+
+def test_harbor_judges_the_java_room_as_its_clean_room(verified: Any, tmp_path: Path) -> None:
+    """The real Harbor, oracle agent, on the stages `tasks convert --to harbor` writes from the
+    exported tasks, every variant in one job: stage 1's gold scores 1 (root's canary class fails
+    beside it); a wrong `twice`, a wrong `twice` with the planted `org.junit.Assert`, and a
+    `twice` that forges TwiceTest's report and halts the JVM each score 0. With every variant
+    (bench/bench_harbor_rooms.py) stage 2's gold scores 1 and the shutdown hook that takes every
+    failure out of the reports 0."""
+    import shutil
+
+    from tests.support.harbor import (
+        every_variant,
+        remove_harbor_images,
+        run_oracle,
+        solve_sh,
+        variant,
+        verdicts,
+    )
+
+    common, _url, _clone, tasks = verified
+    out = tmp_path / "harbor"
+    done = invoke("tasks", "convert", str(tasks), str(out), "--to", "harbor", *common)
+    assert done.exit_code == 0 and "wrote 2 task directories" in done.output, done.output
+    first, second = sorted(out.iterdir(), key=lambda p: p.name[-1])
+    attacks = {
+        "wrong": {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE)},
+        "planted": {f"{PACKAGE}/Calc.java": calc(SQUARE, WRONG_TWICE), PLANTED: FAKE_ASSERT},
+        "forged": {f"{PACKAGE}/Calc.java": calc(SQUARE, FORGED_EXIT)},
+    }
+    if every_variant():
+        attacks["rewrite"] = {f"{PACKAGE}/Calc.java": calc(SQUARE, FORGED_REWRITE)}
+    for kind, files in attacks.items():
+        variant(first, kind, solve_sh(files))
+    expected = {first.name: 1.0} | {f"{first.name}-{kind}": 0.0 for kind in attacks}
+    if every_variant():
+        expected[second.name] = 1.0
+    else:
+        shutil.rmtree(second)
+    try:
+        rewards = run_oracle(out, tmp_path / "jobs")
+        output = rewards.pop("_output")
+        assert rewards == {f"prchain/{name}": r for name, r in expected.items()}, output
+        found = verdicts(tmp_path / "jobs")
+        assert found[first.name]["outcomes"] == {TWICE_ID: "passed"}, found[first.name]
+        for kind in attacks:
+            assert found[f"{first.name}-{kind}"]["outcomes"] == {TWICE_ID: "failed"}, kind
+        dropped = verdicts(tmp_path / "jobs", "dropped.txt")
+        assert PLANTED in dropped[f"{first.name}-planted"]
+    finally:
+        remove_harbor_images(out)

@@ -223,6 +223,36 @@ def test_the_narrowed_command_tests_only_the_crates_of_the_stage(tmp_path: Path)
     assert outcomes == {"b_crate::tests::fine": "passed", "b-crate/cli::works": "passed"}, output
 
 
+def test_a_package_outside_the_workspace_under_tests_is_not_named(tmp_path: Path) -> None:
+    """rust-lang/log #664: `tests/Cargo.toml` is a package of its own that the crate's workspace does
+    not hold, and `tests/*.rs` are the root crate's `[[test]]` targets. Its nearest manifest named
+    `-p integration`, which cargo refused, and the stage had no tests."""
+    _need_cargo()
+    root = tmp_path / "logish"
+    (root / "src").mkdir(parents=True)
+    (root / "tests/src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text(
+        '[package]\nname = "logish"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[[test]]\nname = "integration"\npath = "tests/integration.rs"\n'
+    )
+    (root / "src/lib.rs").write_text("pub fn level() -> u8 { 3 }\n")
+    (root / "tests/integration.rs").write_text(
+        "#[test] fn level_is_three() { assert_eq!(logish::level(), 3); }\n"
+    )
+    (root / "tests/Cargo.toml").write_text(
+        '[package]\nname = "integration"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\nlogish = { path = ".." }\n'
+    )
+    (root / "tests/src/lib.rs").write_text("")
+    reader = Cargo()
+    command = fill_command(
+        reader.narrowed("cargo test --workspace --no-fail-fast"),
+        reader.targets(["tests/integration.rs"]),
+    )
+    outcomes, output = _run(root, command, tmp_path)
+    assert outcomes == {"logish/integration::level_is_three": "passed"}, output
+
+
 # Printed by cargo 1.48 (bullseye's) on the workspace above: binaries without their source, the
 # compile failure without its target.
 OLD_CARGO = """\

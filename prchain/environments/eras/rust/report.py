@@ -148,13 +148,17 @@ def root_error(output: str) -> str:
     return found.strip()[:300]
 
 
-# The crate (package) of each file `{files}` names: the nearest directory up with a [package]
-# manifest; `-p <name>` each, so only the stage's crates are built and tested.
+# The crate (package) of each file `{files}` names: the nearest directory up whose manifest is a
+# [package] of the workspace `cargo metadata` lists (a `tests/Cargo.toml` outside the workspace, as in
+# rust-lang/log, names no package `cargo test -p` can take); any [package] manifest when cargo cannot
+# list the workspace. `-p <name>` each, so only the stage's crates are built and tested.
 _PACKAGES = (
-    '$(for d in {files}; do while [ "$d" != . ] && ! grep -qs \'^\\[package\\]\' "$d/Cargo.toml";'
-    ' do d=$(dirname "$d"); done; awk \'/^\\[/{p=($0=="[package]")} p&&/^name *=/'
-    '{gsub(/^name *= *"|".*$/,"");print;exit}\' "$d/Cargo.toml" 2>/dev/null; done'
-    " | sort -u | sed 's/^/-p /')"
+    r"""$(m=$(cargo metadata --offline --no-deps --format-version 1 2>/dev/null); r=$(pwd -P);"""
+    r""" for d in {files}; do while [ "$d" != . ] && ! { grep -qs '^\[package\]' "$d/Cargo.toml" &&"""
+    r""" { [ -z "$m" ] || printf %s "$m" | grep -qF "\"$r/$d/Cargo.toml\""; }; }; do"""
+    r""" d=$(dirname "$d"); done; awk '/^\[/{p=($0=="[package]")} p&&/^name *=/"""
+    r"""{gsub(/^name *= *"|".*$/,"");print;exit}' "$d/Cargo.toml" 2>/dev/null; done"""
+    r""" | sort -u | sed 's/^/-p /')"""
 )
 
 
