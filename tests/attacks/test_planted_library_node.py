@@ -393,8 +393,9 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
     """The real Harbor, oracle agent, on the room's stage under `node --test` as `tasks convert
     --to harbor` writes it (docs/export-formats.md): the gold scores 1 (root's canary fails beside
     it), the report the agent's code forges 0. With every variant (bench/bench_harbor_rooms.py):
-    a wrong `area` with a planted chai 0, and under jest the gold 1 and a wrong `area` with jest's
-    setup file rewritten 0."""
+    a wrong `area` with a planted chai 0, under jest the gold 1 and a wrong `area` with jest's
+    setup file rewritten 0, and under vitest the gold 1 and the forged report 0 (root's canary
+    planted by `harbor_each.plant_canary`)."""
     from prchain.verdicts import harbor
     from tests.support.harbor import (
         every_variant,
@@ -406,7 +407,7 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
         verdicts,
     )
 
-    rooms = [node_room, _jest(node_room)] if every_variant() else [node_room]
+    rooms = [node_room, _jest(node_room), _vitest(node_room)] if every_variant() else [node_room]
     tasks, chains = tmp_path / "tasks", []
     for chain_id, room in enumerate(rooms, start=1):
         stage = room_stage(docker_client, room, "Add `area(r)`: three times r squared.")
@@ -416,11 +417,13 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
     variant(tasks / node, "forged", solve_sh({"src/shapes.js": FORGE}))
     expected = {node: 1.0, f"{node}-forged": 0.0}
     if every_variant():
-        jest = written[1]
+        jest, vitest = written[1], written[2]
         planted = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
         variant(tasks / node, "planted", solve_sh(planted))
         variant(tasks / jest, "setup", solve_sh({"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}))
+        variant(tasks / vitest, "forged", solve_sh({"src/shapes.js": FORGE}))
         expected |= {f"{node}-planted": 0.0, jest: 1.0, f"{jest}-setup": 0.0}
+        expected |= {vitest: 1.0, f"{vitest}-forged": 0.0}
     try:
         rewards = run_oracle(tasks, tmp_path / "jobs")
         output = rewards.pop("_output")
