@@ -11,7 +11,7 @@ images their module builds anyway); this runs the same tests with
 | C | test_forged_gtest_report.py | gold 1, forged GoogleTest report 0 | hidden test rewritten 0 |
 | Go | test_planted_library_go.py | nested module's gold 1, its replaced testify rewritten 0 | vendoring room: gold 1, vendored assertion rewritten 0 |
 | Rust | test_rust_report.py | stage 1 gold 1, overridden pretty_assertions rewritten 0, panic hook 0 | stage 2 gold 1 |
-| Node | test_planted_library_node.py | `node --test` gold 1, forged report 0 | planted chai 0; jest gold 1, jest setup file rewritten 0 |
+| Node | test_planted_library_node.py | `node --test` gold 1, forged report 0 | planted chai 0; jest gold 1, jest setup file rewritten 0; vitest gold 1, forged report 0 |
 | Java | test_java_clean_room.py (tests/environments/eras/) | stage 1 gold 1, wrong `twice` 0, planted `org.junit.Assert` 0, forged report and halt 0 | stage 2 gold 1, shutdown hook that clears failures 0 |
 
 Prints each test's outcome and its setup (era images) and call (the Harbor run) wall times.

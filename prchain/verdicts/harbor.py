@@ -95,6 +95,7 @@ def rules(room: str) -> dict[str, Any]:
         "test_dirs": sorted(patches.TEST_DIRS),
         "test_dir_pattern": patches._TEST_DIR.pattern,
         "test_name_pattern": patches.test_name_pattern().pattern,
+        "test_path_pattern": patches.test_path_pattern().pattern,
         "test_config_files": sorted(patches.TEST_CONFIG_FILES),
         "sealed": {
             "dirs": sorted(sealed.dirs),

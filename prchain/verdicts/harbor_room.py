@@ -47,6 +47,7 @@ class Rules:
         self.test_dirs = frozenset(data["test_dirs"])
         self.test_dir = re.compile(data["test_dir_pattern"], re.I)
         self.test_name = re.compile(data["test_name_pattern"])
+        self.test_path = re.compile(data["test_path_pattern"])
         self.test_config = frozenset(data["test_config_files"])
         sealed = data["sealed"]
         self.sealed_dirs = frozenset(sealed["dirs"])
@@ -66,7 +67,7 @@ class Rules:
             return True
         if len(parts) > 1 and parts[0] == "t":
             return True
-        if self.test_name.search(name):
+        if self.test_name.search(name) or self.test_path.search(path):
             return True
         return name in self.test_config or name.endswith(".pth")
 

@@ -126,15 +126,32 @@ HELPER_TEST = (
     "func TestSquareByHelper(t *testing.T) { testhelper.Equal(t, 9, Square(3)) }\n"
 )
 HELPER_AREA_TEST = "\nfunc TestAreaByHelper(t *testing.T) { testhelper.Equal(t, 12, Area(2)) }\n"
+# The module's own assertion package under `internal/` (mongo-go-driver's `internal/assert`): on
+# the code before, a rewritten internal/assert/equal.go crossed as the helper did.
+OWN_ASSERT = "internal/assert/equal.go"
+OWN_EQUAL = CHECK.replace("package check", "package assert")
+FAKE_OWN_EQUAL = FAKE_CHECK.replace("package check", "package assert")
+OWN_TEST = (
+    f'package shapes\n\nimport (\n\t"testing"\n\n\t"{MODULE}/internal/assert"\n)\n\n'
+    "func TestSquareByAssert(t *testing.T) { assert.Equal(t, 16, Square(4)) }\n"
+)
+OWN_AREA_TEST = "\nfunc TestAreaByAssert(t *testing.T) { assert.Equal(t, 27, Area(3)) }\n"
 
 
 def _helper_commits(clone: Path, base: str) -> tuple[str, str]:
     """On a branch from `base`: a commit adding the helper and a test through it (the stage
     base), then the PR (Area and its test through the helper); its base and whole diff."""
     git(clone, "checkout", "-q", "-b", "helper", base)
-    commit_files(clone, {HELPER: HELPER_EQUAL, "helper_test.go": HELPER_TEST}, "Helper", DAY3)
+    helpers = {
+        HELPER: HELPER_EQUAL, "helper_test.go": HELPER_TEST,
+        OWN_ASSERT: OWN_EQUAL, "assert_test.go": OWN_TEST,
+    }  # fmt: skip
+    commit_files(clone, helpers, "Helpers", DAY3)
     helper_base = git(clone, "rev-parse", "HEAD")
-    after = {"shapes.go": SQUARE + AREA, "helper_test.go": HELPER_TEST + HELPER_AREA_TEST}
+    after = {
+        "shapes.go": SQUARE + AREA, "helper_test.go": HELPER_TEST + HELPER_AREA_TEST,
+        "assert_test.go": OWN_TEST + OWN_AREA_TEST,
+    }  # fmt: skip
     commit_files(clone, after, "Area, through the helper (#2)", DAY4)
     gold = git(clone, "diff", helper_base, "HEAD")
     git(clone, "checkout", "-q", "main")
@@ -153,6 +170,28 @@ def test_a_rewritten_own_test_helper_does_not_pass_a_wrong_area(
         assert HELPER in env.cumulative_patch().decode()
         assert not clean_room_passes(env, room)
     wrong = patch_of(room.clone, room.base, {"shapes.go": WRONG, HELPER: FAKE_HELPER}, tmp_path)
+    assert eval_status(docker_client, room, wrong).startswith("unresolved")
+
+
+def test_a_rewritten_own_internal_assert_does_not_pass_a_wrong_area(
+    docker_client: Any, go_rooms: tuple[Room, Room], tmp_path: Path
+) -> None:
+    """The module's own `internal/assert` is test side in the Go room (LanguageFacts.test_dirs):
+    a wrong `Area` with an `Equal` that never fails passed the hidden test through it, in the
+    clean room and as a prediction, on the code before."""
+    room = dataclasses.replace(
+        go_rooms[1], test_files=["assert_test.go"], fail_to_pass=[f"{MODULE}::TestAreaByAssert"],
+        pass_to_pass=[f"{MODULE}::TestSquareByAssert"],
+    )  # fmt: skip
+    with sandbox(docker_client, room) as env:
+        env.write_file("shapes.go", SQUARE + AREA)
+        assert clean_room_passes(env, room)  # gold first
+        env.write_file("shapes.go", WRONG)
+        env.write_file(OWN_ASSERT, FAKE_OWN_EQUAL)
+        assert OWN_ASSERT in env.cumulative_patch().decode()
+        assert not clean_room_passes(env, room)
+    files = {"shapes.go": WRONG, OWN_ASSERT: FAKE_OWN_EQUAL}
+    wrong = patch_of(room.clone, room.base, files, tmp_path)
     assert eval_status(docker_client, room, wrong).startswith("unresolved")
 
 

@@ -36,7 +36,9 @@ REPO = f"planted-node-{uuid.uuid4().hex[:8]}/shapes"
 PACKAGE = {
     "name": "shapes", "version": "1.0.0", "private": True, "main": "src/shapes.js",
     "scripts": {"test": "node --test"},
-    "devDependencies": {"chai": "4.3.10", "jest": "29.7.0", "should": "file:./lib/should"},
+    "devDependencies": {
+        "chai": "4.3.10", "jest": "29.7.0", "should": "file:./lib/should", "vitest": "1.6.0",
+    },
     "jest": {"testEnvironment": "node", "setupFilesAfterEnv": ["<rootDir>/support/expect.js"]},
 }  # fmt: skip
 SQUARE = "exports.square = (s) => s * s;\n"
@@ -80,6 +82,13 @@ SHOULD_HEAD = (
 )
 SHOULD_SQUARES = "  it('squares', () => {\n    should(square(2)).equal(4);\n  });\n"
 SHOULD_AREAS = "  it('computes the area', () => {\n    should(area(1)).equal(3);\n  });\n"
+# vitest's run of the same tests, its `expect` imported from vitest itself
+VITEST_FILE = "src/shapes.vitest.test.js"
+VITEST_HEAD = (
+    "import { describe, it, expect } from 'vitest';\n"
+    "const { square, area } = require('./shapes');\n\ndescribe('shapes', () => {\n"
+)
+VITEST_AREAS = "  it('computes the area', () => {\n    expect(area(1)).toBe(3);\n  });\n"
 
 
 @pytest.fixture(scope="module")
@@ -97,11 +106,13 @@ def node_room(
         "src/area.spec.js": SPEC + SPEC_SQUARES + "});\n", SHOULD: SHOULD_LIB,
         "lib/should/package.json": '{"name": "should", "version": "0.0.1", "main": "index.js"}\n',
         "src/area.should.test.js": SHOULD_HEAD + SHOULD_SQUARES + "});\n",
+        VITEST_FILE: VITEST_HEAD + SPEC_SQUARES + "});\n",
     }  # fmt: skip
     after = {
         "src/shapes.js": SQUARE + AREA, "src/shapes.test.js": TEST + SQUARES + AREAS + "});\n",
         "src/area.spec.js": SPEC + SPEC_SQUARES + SPEC_AREAS + "});\n",
         "src/area.should.test.js": SHOULD_HEAD + SHOULD_SQUARES + SHOULD_AREAS + "});\n",
+        VITEST_FILE: VITEST_HEAD + SPEC_SQUARES + VITEST_AREAS + "});\n",
     }  # fmt: skip
     base, gold = two_commits(clone, before, after, ("2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z"))
     node, snap = Node(), snapshot(clone, base)
@@ -225,6 +236,10 @@ function args(pid) {
 }
 
 function destination() {
+  // vitest sets its process title over its command line; its worker holds the resolved options
+  const vitest = globalThis.__vitest_worker__;
+  const output = vitest && vitest.config.outputFile;
+  if (output) return [typeof output === 'string' ? output : output.json, process.pid];
   for (const pid of [process.pid, process.ppid]) {
     const words = args(pid);
     for (let i = 0; i < words.length; i++) {
@@ -241,7 +256,8 @@ function destination() {
 exports.area = () => {
   const [report, runner] = destination();
   const passed = (title) => ({ ancestorTitles: ['shapes'], title, status: 'passed', failureMessages: [] });
-  const files = ['shapes.test.js', 'area.spec.js', 'area.should.test.js'].map((name) => ({
+  const names = ['shapes.test.js', 'area.spec.js', 'area.should.test.js', 'shapes.vitest.test.js'];
+  const files = names.map((name) => ({
     name: path.join(__dirname, name), status: 'passed', message: '',
     assertionResults: [passed('squares'), passed('computes the area')],
   }));
@@ -273,6 +289,71 @@ def test_a_forged_report_in_a_prediction_does_not_resolve(
 ) -> None:
     wrong = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
     assert eval_status(docker_client, _jest(node_room), wrong).startswith("unresolved")
+
+
+def _vitest(room: Room) -> Room:
+    from prchain.environments.eras.node import runner
+
+    return _runs(room, runner.test_command("vitest", ["vitest"]), VITEST_FILE)
+
+
+# vitest resolves `vitest` from the project's root wherever a test imports it, so the agent's
+# copy of the package at the root's node_modules (the stage's link into the image replaced by a
+# directory) gives the hidden test an `expect` that never throws.
+VITEST_ENTRY = "node_modules/vitest/dist/index.js"
+FAKE_VITEST = (
+    "export { afterAll, afterEach, beforeAll, beforeEach, describe, it, suite, test }"
+    " from '@vitest/runner';\n" + FAKE_CHAI.replace("exports.expect =", "export const expect =")
+)
+PROBE = "src/probe.vitest.test.js"
+COPY_VITEST = (
+    "cp -rL node_modules/vitest node_modules/.vitest && rm node_modules/vitest"
+    " && mv node_modules/.vitest node_modules/vitest"
+)
+
+
+def test_vitest_gold_resolves_and_a_forged_report_or_rewritten_vitest_does_not(
+    docker_client: Any, node_room: Room
+) -> None:
+    """Issue 77 under vitest: its json reporter writes from the runner's process, which the
+    hidden test's worker shares, so the agent's `area` wrote an all-passed report where the
+    reporter's goes (the worker's own options name it) and killed the run: the wrong `area`
+    passed. Root's canary beside the hidden file, failing, is missing from that report. And a
+    rewritten vitest at the root's node_modules, which the agent's own run takes, stays out."""
+    vitest = _vitest(node_room)
+    with sandbox(docker_client, node_room) as env:
+        env.write_file("src/shapes.js", SQUARE + AREA)
+        assert clean_room_passes(env, vitest)  # gold first: root's canary fails beside it
+        env.write_file("src/shapes.js", FORGE)
+        assert not clean_room_passes(env, vitest)
+        env.write_file("src/shapes.js", WRONG)
+        assert env.execute(COPY_VITEST).exit_code == 0
+        env.write_file(VITEST_ENTRY, FAKE_VITEST)
+        env.execute(f"git add -f {VITEST_ENTRY}")
+        assert VITEST_ENTRY in env.cumulative_patch().decode()
+        # the plant works where the agent runs: an assertion that must fail passes
+        env.write_file(
+            PROBE,
+            "import { it, expect } from 'vitest';\nit('probe', () => {\n  expect(1).toBe(2);\n});\n",
+        )
+        own = env.execute(f"node_modules/.bin/vitest run {PROBE}")
+        assert own.exit_code == 0 and "1 passed" in own.output, own.output
+        env.execute(f"rm {PROBE}")
+        assert not clean_room_passes(env, vitest)
+        env.write_file("src/shapes.js", SQUARE + AREA)  # the gold code, the plant still there
+        assert clean_room_passes(env, vitest)
+
+
+def test_vitest_forged_report_in_a_prediction_does_not_resolve(
+    docker_client: Any, node_room: Room, tmp_path: Path
+) -> None:
+    """The same forgery as a model's prediction, after the gold (root's canary beside it) resolves
+    under vitest; the rewritten vitest as a prediction is the planted chai's case (no
+    `node_modules` path crosses), judged above."""
+    vitest = _vitest(node_room)
+    assert eval_status(docker_client, vitest, vitest.code) == "resolved"
+    forged = patch_of(node_room.clone, node_room.base, {"src/shapes.js": FORGE}, tmp_path)
+    assert eval_status(docker_client, vitest, forged).startswith("unresolved")
 
 
 def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
@@ -312,8 +393,9 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
     """The real Harbor, oracle agent, on the room's stage under `node --test` as `tasks convert
     --to harbor` writes it (docs/export-formats.md): the gold scores 1 (root's canary fails beside
     it), the report the agent's code forges 0. With every variant (bench/bench_harbor_rooms.py):
-    a wrong `area` with a planted chai 0, and under jest the gold 1 and a wrong `area` with jest's
-    setup file rewritten 0."""
+    a wrong `area` with a planted chai 0, under jest the gold 1 and a wrong `area` with jest's
+    setup file rewritten 0, and under vitest the gold 1 and the forged report 0 (root's canary
+    planted by `harbor_each.plant_canary`)."""
     from prchain.verdicts import harbor
     from tests.support.harbor import (
         every_variant,
@@ -325,7 +407,7 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
         verdicts,
     )
 
-    rooms = [node_room, _jest(node_room)] if every_variant() else [node_room]
+    rooms = [node_room, _jest(node_room), _vitest(node_room)] if every_variant() else [node_room]
     tasks, chains = tmp_path / "tasks", []
     for chain_id, room in enumerate(rooms, start=1):
         stage = room_stage(docker_client, room, "Add `area(r)`: three times r squared.")
@@ -335,11 +417,13 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
     variant(tasks / node, "forged", solve_sh({"src/shapes.js": FORGE}))
     expected = {node: 1.0, f"{node}-forged": 0.0}
     if every_variant():
-        jest = written[1]
+        jest, vitest = written[1], written[2]
         planted = {".gitignore": "/node_modules/\n", "src/shapes.js": WRONG, PLANT: FAKE_CHAI}
         variant(tasks / node, "planted", solve_sh(planted))
         variant(tasks / jest, "setup", solve_sh({"src/shapes.js": WRONG, SETUP: FAKE_EXPECT}))
+        variant(tasks / vitest, "forged", solve_sh({"src/shapes.js": FORGE}))
         expected |= {f"{node}-planted": 0.0, jest: 1.0, f"{jest}-setup": 0.0}
+        expected |= {vitest: 1.0, f"{vitest}-forged": 0.0}
     try:
         rewards = run_oracle(tasks, tmp_path / "jobs")
         output = rewards.pop("_output")

@@ -126,6 +126,9 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "ext/node/polyfills_test.mjs",
         "controller/k8s/test_helper.go",
         "controller/api/destination/test_util.go",
+        # A Go module's own assertion packages (mongo-go-driver's internal/assert and require).
+        "internal/assert/assertions.go",
+        "x/mongo/internal/require/require.go",
         # A JavaScript module's tests beside it (date-fns's `src/intlFormat/test.ts`, round 36).
         "src/intlFormat/test.ts",
         "src/locale/hi/test.js",
@@ -143,5 +146,8 @@ def test_patch_split_keeps_sections_byte_for_byte() -> None:
         "src/latest.ts",
         "src/testing.ts",
         "lib/contest.go",
+        "assert/assertions.go",  # testify's product
+        "internal/assert/README.md",  # only Go files of the directory
+        "src/internal/assert/check.py",
     ):
         assert not is_test_path(path), path

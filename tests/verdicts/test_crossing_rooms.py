@@ -43,6 +43,9 @@ CASES = {
         ("third_party/testify/assert/assertions.go", False),
         ("third_party/forked/golang/reflect/deep_equal.go", True),
         ("vendored.go", True),
+        ("internal/assert/equal.go", False),  # the module's own assertions (test_dirs)
+        ("pkg/internal/require/require.go", False),
+        ("assert/assertions.go", True),  # testify's product
     ],
     "java": [
         ("src/main/java/org/acme/Area.java", True),

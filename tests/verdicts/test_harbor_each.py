@@ -306,13 +306,14 @@ def _jest_report(tests: dict[str, list[tuple[list[str], str, str]]]) -> str:
     return json.dumps({"testResults": files})
 
 
+@pytest.mark.parametrize("runner", ["jest", "vitest run"])
 @pytest.mark.parametrize("canary_failed", [True, False])
 def test_a_node_run_counts_only_with_roots_canary_failing(
-    tmp_path: Path, canary_failed: bool
+    tmp_path: Path, canary_failed: bool, runner: str
 ) -> None:
     hidden = "src/area.spec.js"
     tests = _room_task(
-        tmp_path, "node", f"node_modules/.bin/jest {hidden}", [hidden],
+        tmp_path, "node", f"node_modules/.bin/{runner} {hidden}", [hidden],
         [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
     )  # fmt: skip
     tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from prchain.environments.languages import test_file_names
+from prchain.environments.languages import test_dir_paths, test_file_names
 
 _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
@@ -50,6 +50,13 @@ _OTHER_TEST_NAMES = r"_tests?\.rb$|Tests?\.cs$|\.snap(\.new)?$|\.t$"
 def test_name_pattern() -> re.Pattern[str]:
     """A test file's name, in any language (searched in the file's name)."""
     return re.compile(f"{test_file_names()}|(?:{_OTHER_TEST_NAMES})")
+
+
+@cache
+def test_path_pattern() -> re.Pattern[str]:
+    """A source file in one language's own test directories (searched in the file's path;
+    `LanguageFacts.test_dirs`: Go's `internal/assert/`), never matching when none has any."""
+    return re.compile(test_dir_paths() or r"(?!)")
 
 
 # Files that configure or steer a test run wherever they are: pytest reads conftest.py and its ini
@@ -92,7 +99,7 @@ def is_test_path(path: str) -> bool:
         return True
     if len(parts) > 1 and parts[0] == "t":  # the TAP suite at the root (Perl, OpenResty, git)
         return True
-    return bool(test_name_pattern().search(parts[-1]))
+    return bool(test_name_pattern().search(parts[-1]) or test_path_pattern().search(path))
 
 
 def is_test_config_path(path: str) -> bool:

@@ -33,6 +33,10 @@ class LanguageFacts:
     setup_agent: tuple[str, str] = ("", "")  # the setup agent's words: language, registries
     # Its test files' names (a pattern searched in a file's name): the test side of a gold patch.
     test_file_names: str = ""
+    # Directories whose files of this language are test side wherever they are, besides the test
+    # directories of every language (`prchain.chains.reading.patches.TEST_DIRS`): a pattern
+    # searched in a source file's path, '' for none.
+    test_dirs: str = ""
     # Where a source file's own tests begin (a line from 1, None: it has none), for a language that
     # writes unit tests inside its source files (Rust's `#[cfg(test)] mod tests`).
     tests_in_file: Callable[[str], int | None] | None = None
@@ -84,6 +88,17 @@ def _by_suffix() -> dict[str, str]:
 def test_file_names() -> str:
     """The test-file names of every language with a room, as one pattern."""
     return "|".join(f"(?:{f.test_file_names})" for f in all_facts() if f.test_file_names)
+
+
+@cache
+def test_dir_paths() -> str:
+    """The source files in each language's own test directories (`LanguageFacts.test_dirs`), as
+    one pattern searched in a path: its directories, then one of its suffixes at the end."""
+    return "|".join(
+        f"(?:(?:{f.test_dirs}).*(?:{'|'.join(map(re.escape, sorted(f.source_suffixes)))})$)"
+        for f in all_facts()
+        if f.test_dirs
+    )
 
 
 def tests_in_file(path: str) -> Callable[[str], int | None] | None:

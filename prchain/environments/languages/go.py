@@ -14,6 +14,11 @@ FACTS = LanguageFacts(
     # `x_test.go`, and a package's helpers that only its tests call (linkerd2's
     # `controller/k8s/test_helper.go`)
     test_file_names=r"_tests?\.go$|^test_?(utils?|helpers?)\.go$",
+    # A module's own assertion packages: `internal/` keeps them inside the module, so its tests
+    # are what imports them (mongo-go-driver's `internal/assert` and `internal/require`, copies
+    # of testify's); a bare `assert/` or `require/` is an assertion library's product (testify's)
+    test_dirs=r"(?:^|/)internal/(?:assert|require)/",
     setup_agent=("Go", "the Go module proxy"),
-    evidence_version=1,  # testhelper/testhelpers directories are test side
+    # 1: testhelper/testhelpers directories are test side; 2: internal/assert, internal/require
+    evidence_version=2,
 )

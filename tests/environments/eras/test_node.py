@@ -411,7 +411,16 @@ def test_the_canary_sits_beside_the_first_named_test_file_and_a_report_without_i
         mocha.command == "node_modules/.bin/mocha test/a.js test/prchain-canary-n4.test.js --exit"
     )
     assert "globalThis.it || globalThis.test" in mocha.files["test/prchain-canary-n4.test.js"]
-    assert reader.canary("node_modules/.bin/vitest run test/a.js", ["test/a.js"], "n3") is None
+    vitest = reader.canary(
+        "TZ=UTC node_modules/.bin/vitest run src/a.test.ts", ["src/a.test.ts"], "n5"
+    )
+    assert vitest is not None
+    assert (
+        vitest.command
+        == "TZ=UTC node_modules/.bin/vitest run src/a.test.ts src/prchain-canary-n5.test.ts"
+    )
+    assert "import { test } from 'vitest'" in vitest.files["src/prchain-canary-n5.test.ts"]
+    assert reader.canary("node_modules/.bin/ava test/a.js", ["test/a.js"], "n3") is None
 
     required = ["src/area.spec.ts::shapes > area"]
     real = {required[0]: "passed", jest.test_id: "failed"}

@@ -228,8 +228,7 @@ class JsReport:
     ) -> Canary | None:
         """A test file beside the first hidden test file the command names, named and suffixed
         like it (so the runner's configuration takes it as a test file), run with it (reports.
-        Canaried). Only for the runners whose canary is tried on a real run: jest, mocha and
-        `node --test`; vitest's reports stay as forgeable as its runs (docs/sandbox.md)."""
+        Canaried): jest, vitest, mocha and `node --test`."""
         found = _INVOCATION.search(command)
         if found is None:
             return None
@@ -258,9 +257,15 @@ class JsReport:
 
 # Root's canary test per runner: one test that always fails. `node --test` gets node:test by a
 # dynamic import, which loads in a CommonJS and in an ES module file alike; mocha's globals are
-# its BDD interface's `it` or its TDD interface's `test`, as `--ui` chose.
+# its BDD interface's `it` or its TDD interface's `test`, as `--ui` chose; vitest's `test` is
+# imported, as its configuration may leave out the globals (vitest transforms every test file,
+# `.cjs` and `.tsx` too, so the import loads in each: run on vitest 1.6.0, and 0.9.4 in `.js`).
 _CANARIES = {
     "jest": "test({title}, () => {{\n  throw new Error({title});\n}});\n",
+    "vitest": (
+        "import {{ test }} from 'vitest';\n\n"
+        "test({title}, () => {{\n  throw new Error({title});\n}});\n"
+    ),
     "mocha": (
         "(globalThis.it || globalThis.test)({title}, () => {{\n  throw new Error({title});\n}});\n"
     ),
