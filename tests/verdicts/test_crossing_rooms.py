@@ -26,7 +26,9 @@ CASES = {
         ("src/node_modules/chai/index.js", False),
         ("packages/a/node_modules/chai/lib/chai.js", False),
         ("__mocks__/chai.js", False),
-        ("src/__mocks__/area.js", True),  # a double of the project's own module
+        # jest's haste map takes any `__mocks__/<name>.js` as node module <name>'s manual mock
+        ("src/__mocks__/chai.js", False),
+        ("src/__mocks__/area.js", False),  # a double of the project's own module: test side
         ("bower_components/should/should.js", False),
         ("third_party/chai/index.js", False),
         ("third_party/leftpad/index.js", True),  # the project's own copy of a non-test library
