@@ -115,7 +115,7 @@ def test_the_same_as_a_prediction_does_not_resolve(
 # (a pipe) on another descriptor; the tested code writes `-rA`'s summary of every hidden test
 # passing there and ends the process before pytest writes its junit report.
 FORGER = {
-    "shapes/area.py": '''import os
+    "shapes/area.py": """import os
 import stat
 
 SUMMARY = (
@@ -134,7 +134,7 @@ def area(w, h):
         except OSError:
             pass
     os._exit(0)
-'''
+"""
 }
 
 
