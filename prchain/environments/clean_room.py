@@ -49,12 +49,18 @@ TESTER_ENV = {
 ROOM = f"{carry.STATE_ROOT}/room"  # root's, 0711: the launcher, the report pipe and its copy
 LAUNCHER = f"{ROOM}/pytest_main.py"
 REPORT = f"{ROOM}/report"  # a pipe: the tester may write it, never remove or read it
-# Root, once per room, before the agent's change is there: the launcher, then the image's plugins.
+# Root, once per room, before the agent's change is there: the launcher, the names the stage
+# base's tree uses (the launcher takes no module of those names from the image first: the
+# project's `test/` package is not the standard library's; SEAL_TESTS adds the hidden tests'),
+# then the image's plugins.
+OWN_NAMES = f"{ROOM}/own-names"
 PREPARE = f"""
 set -euo pipefail
 umask 022
 mkdir -p {ROOM} {ROOM}/pycache; chmod 0711 {ROOM}; chmod 0755 {ROOM}/pycache
 printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
+( cd {carry.WORKDIR} 2>/dev/null && find . -path ./.git -prune -o -print 2>/dev/null |
+  sed -e 's|.*/||' -e 's/[.].*//' | sort -u > {OWN_NAMES} ) || true
 {seal.PROBE}
 """
 # Root, after the gold test patch: the hidden tests and every test configuration become root's
@@ -64,6 +70,7 @@ printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
 SEAL_TESTS = f"""
 set -u
 cd {carry.WORKDIR} || exit 95
+[ ! -f {OWN_NAMES} ] || printf '%s\\n' "$@" | tr / '\\n' | sed 's/[.].*//' >> {OWN_NAMES}
 {{ printf '%s\\n' "$@"; find . -path ./.git -prune -o -type f \\( -name conftest.py -o \\
   -name pytest.ini -o -name tox.ini -o -name setup.cfg -o -name pyproject.toml \\) -print; }} |
 while IFS= read -r f; do

@@ -12,9 +12,10 @@ is named in the record:
 | named config | setup.py, pytest.py, noxfile.py, pytest.ini, tox.ini, setup.cfg, pyproject.toml, Cargo.toml, package.json, tsconfig*.json, *.config.js, karma.conf.js, build.rs, pom.xml, go.mod, lock files; JavaScript test setup (setupTests.js, jest.setup.ts, vitest.setup.js, global-setup.js) | read by a runner or a build tool, wherever it is |
 | hidden place | a component starting with `.`; `*.dist-info`, `*.egg-info`, `__pycache__` | tool configuration (`.pytest.toml`, `.gitattributes`) and metadata that declares plugins |
 | shadowing module | a module at the import root named like the runner or the standard library | would replace them once pytest puts the root on `sys.path` |
-| the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules (any depth) and root `__mocks__`, Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
+| the room's sealed places | what the stage's room names in `Ecosystem.sealed`: Node's node_modules and `__mocks__` (any depth), Go's and Rust's vendor/, Java's org/junit, org/hamcrest, ... packages, test libraries copied under third_party/ | the hidden tests' own libraries come from the image, sealed like the tests (issue 77) |
 | local overrides | the directory any `go.mod` or `go.work` of the stage base `replace`s a test library with (`github.com/stretchr/testify => ./forks/testify`, `=> ../forks/testify` in `geo/go.mod`), and a module of the tree declaring a test library's path (a go.work `use`s it); the path a root `Cargo.toml` or `.cargo/config*` gives a test library by `[patch.*]`, `[replace]` or a dev-dependency (`pretty_assertions = { path = "forks/pa" }`), and every `.cargo/config` `paths` entry and local `[source]` directory; the files a Node stage base's runner configuration loads (jest's `setupFilesAfterEnv`, mocha's `--require`, …) and the directory its node_modules link of a test library leads to (`file:`, workspaces); a Python stage base's own `pytest11` plugin modules | the compiler or the runner reads them from the tree before the hidden tests, wherever they are |
 | imported helpers | the project's test-support modules (`mypkg/testing.py`) that the hidden tests import (Python) | an assertion helper the tests call judges as they do |
+| shadowing classes | a main class in a hidden test's own package named like a test library's class (`org/acme/calc/Assert.java`) (Java) | the test's `import org.junit.*;` loses to its own package's types |
 
 A file crosses by what it is *and where it sits*: the suffix says it is source, the room says
 whether its runner or compiler resolves the hidden tests' dependencies from there. A run whose
@@ -30,6 +31,7 @@ from functools import cache
 
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, ecosystem
 from prchain.environments.eras.go import overrides as go_overrides
+from prchain.environments.eras.java.shadows import shadowing_paths
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.python.seal import PLUGIN_MANIFESTS, helper_paths, plugin_paths
 from prchain.environments.eras.rust import overrides as rust_overrides
@@ -173,6 +175,13 @@ def imported_helpers(room: str, tests: str) -> list[str]:
     that read them (Python: `mypkg/testing.py`, python/seal.py's HELPER_MODULES); sealed like the
     tests."""
     return helper_paths(tests) if room == "python" else []
+
+
+def shadowing_classes(room: str, test_paths: list[str]) -> list[str]:
+    """The main classes that would shadow, in a hidden test's own package, a test library's
+    class the test imports on demand (Java: `org/acme/calc/Assert.java` beside a test with
+    `import org.junit.*;`, java/shadows.py); sealed like the tests."""
+    return shadowing_paths(test_paths) if room == "java" else []
 
 
 def crosses(path: str, test_side: Callable[[str], bool], room: str | None = None) -> bool:

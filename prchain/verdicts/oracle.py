@@ -35,7 +35,12 @@ from prchain.environments.eras.reports import (
 )
 from prchain.environments.protocol import Environment, Workspace
 from prchain.store.environments import Environments
-from prchain.verdicts.crossing import OVERRIDE_MANIFESTS, imported_helpers, overridden_dirs
+from prchain.verdicts.crossing import (
+    OVERRIDE_MANIFESTS,
+    imported_helpers,
+    overridden_dirs,
+    shadowing_classes,
+)
 from prchain.verdicts.sandbox import (
     SealedEach,
     SuiteRun,
@@ -151,12 +156,14 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
 def _overrides(room: Workspace, tests: StageTests) -> list[str]:
     """The paths the stage base's own manifests and runner configuration (the room's, before the
     agent's change, which never crosses into them) make part of the room's test machinery
-    (crossing.overridden_dirs), and the test-support modules the hidden tests import
-    (crossing.imported_helpers)."""
+    (crossing.overridden_dirs), the test-support modules the hidden tests import
+    (crossing.imported_helpers) and the main classes the change would add that shadow a test
+    library's in a hidden test's package (crossing.shadowing_classes)."""
     ecosystem = tests.ecosystem or "python"
     names = OVERRIDE_MANIFESTS.get(ecosystem, ())
     if not names:
-        return imported_helpers(ecosystem, tests.test_patch)
+        shadowing = _absent(room, shadowing_classes(ecosystem, patch_paths(tests.test_patch)))
+        return imported_helpers(ecosystem, tests.test_patch) + shadowing
     if ecosystem == "go":  # a nested module's go.mod or a go.work replaces as the root's does
         manifests = _read_base(room, (), anywhere=names)
         return overridden_dirs(ecosystem, manifests) if manifests else []
@@ -166,6 +173,23 @@ def _overrides(room: Workspace, tests: StageTests) -> list[str]:
     found = overridden_dirs(ecosystem, manifests) if manifests else []
     hidden = [texts.get(path, "") for path in hidden_files]
     return found + imported_helpers(ecosystem, "\n".join([tests.test_patch, *hidden]))
+
+
+def _absent(room: Workspace, paths: list[str]) -> list[str]:
+    """The `paths` the room's tree (the stage base, before the agent's change) does not hold: a
+    class the stage base has is the project's own, one the change would add is sealed."""
+    if not paths:
+        return []
+    mark = f"prchain-{secrets.token_hex(8)}"
+    names = " ".join(shlex.quote(p) for p in paths)
+    done = room.execute(
+        f'for f in {names}; do [ ! -e "$f" ] || echo "{mark} $f"; done; echo {mark}'
+    )
+    lines = done.output.splitlines()
+    if f"{mark}" not in lines:  # the listing did not end: nothing is known to be the base's
+        return paths
+    held = {line.split(" ", 1)[1] for line in lines if line.startswith(f"{mark} ")}
+    return [p for p in paths if p not in held]
 
 
 def _read_base(

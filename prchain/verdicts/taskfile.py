@@ -9,6 +9,7 @@ and the line.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -46,13 +47,44 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
     chains = list(_json_lines(Path(path)))
     for number, chain in enumerate(chains, start=1):
         stages = chain.get("stages") if isinstance(chain, dict) else None
-        if not isinstance(stages, list) or any("environment" not in s for s in stages):
+        if not isinstance(stages, list) or any(
+            not isinstance(s, dict) or "environment" not in s for s in stages
+        ):
             raise ConfigError(
                 f"{path}: line {number} is not a chain with runnable stages",
                 hint="export it with `prchain tasks export OUT --runnable` (the chain form, not "
                 "the .stages.jsonl beside it)",
             )
+        odd = _odd_name(chain)
+        if odd:
+            raise ConfigError(
+                f"{path}: line {number}: {odd}",
+                hint="task files name their chains and stages as `prchain tasks export` does; "
+                "these names become directory names",
+            )
     return chains
+
+
+# What `tasks export` writes as an instance id (owner__name-<number>): one path component,
+# since `tasks convert` names directories after it (and after the chain id and stage index).
+_INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
+
+
+def _odd_name(chain: dict[str, Any]) -> str:
+    """Why a chain's id, a stage's index or instance id cannot name a directory ("" if none)."""
+    if not _is_int(chain.get("chain_id")):
+        return f"chain_id {str(chain.get('chain_id'))[:80]!r} is not a whole number"
+    for stage in chain["stages"]:
+        if not _is_int(stage.get("idx")):
+            return f"a stage's idx {str(stage.get('idx'))[:80]!r} is not a whole number"
+        found = stage.get("instance_id")
+        if not isinstance(found, str) or not _INSTANCE_ID.match(found):
+            return f"instance_id {str(found)[:80]!r} is not one name of letters, digits, . _ -"
+    return ""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def read_predictions(path: str | Path) -> Patches:

@@ -26,7 +26,9 @@ CASES = {
         ("src/node_modules/chai/index.js", False),
         ("packages/a/node_modules/chai/lib/chai.js", False),
         ("__mocks__/chai.js", False),
-        ("src/__mocks__/area.js", True),  # a double of the project's own module
+        # jest's haste map takes any `__mocks__/<name>.js` as node module <name>'s manual mock
+        ("src/__mocks__/chai.js", False),
+        ("src/__mocks__/area.js", False),  # a double of the project's own module: test side
         ("bower_components/should/should.js", False),
         ("third_party/chai/index.js", False),
         ("third_party/leftpad/index.js", True),  # the project's own copy of a non-test library
@@ -331,3 +333,32 @@ def test_a_cargo_override_of_a_test_library_seals_its_directory() -> None:
     assert overridden_dirs("rust", {".cargo/config.toml": config}) == ["crates-copy", "local/any"]
     assert overridden_dirs("rust", {"Cargo.toml": "[package\nname="}) == []
     assert overridden_dirs("go", {"go.mod": "module x\n"}) == []
+
+
+def test_main_classes_that_would_shadow_a_test_library_in_a_hidden_tests_package() -> None:
+    """(unit) Issue 77, round 5: `import org.junit.*;` loses to a type of the test's own package,
+    so the main-source files of each hidden test's package named like a test library's class are
+    candidates for sealing (the clean room seals those the stage base does not have)."""
+    from prchain.verdicts.crossing import shadowing_classes
+
+    tests = ["core/src/test/java/org/acme/calc/AreaTest.java", "src/test/kotlin/geo/ShapeTest.kt"]
+    found = set(shadowing_classes("java", [*tests, "src/main/java/org/acme/calc/Calc.java"]))
+    assert {
+        "core/src/main/java/org/acme/calc/Assert.java",
+        "core/src/main/java/org/acme/calc/Assertions.java",
+        "src/main/kotlin/geo/Matchers.kt",
+        "src/main/java/geo/Test.java",
+    } <= found
+    assert not any(p.endswith(("/Calc.java", "/AreaTest.java")) for p in found)
+    assert not any(p.startswith("src/main/java/org/") for p in found)  # only each test's package
+    assert shadowing_classes("python", tests) == []
+
+
+def test_in_a_clean_room_only_the_report_passes_a_test() -> None:
+    """(unit) Issue 77, round 5: the console is the tested code's too; a pass it alone shows is
+    dropped, a failure it shows is kept."""
+    from prchain.verdicts.sandbox import reported_passes
+
+    console = {"t::a": "passed", "t::b": "failed", "t::c": "passed"}
+    assert reported_passes(console, {"t::c": "passed"}) == {"t::b": "failed", "t::c": "passed"}
+    assert reported_passes(console, {}) == {"t::b": "failed"}

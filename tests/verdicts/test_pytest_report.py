@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,37 @@ def test_the_stage_runs_its_test_modules_and_no_helper() -> None:
         "tests/fixtures/data.json",
     ]
     assert Pytest().targets(paths) == paths[:4]
+
+
+def test_the_launcher_takes_the_images_modules_first_but_not_the_projects_names(
+    tmp_path: Path,
+) -> None:
+    """(unit, a real pytest run) Issue 77, round 5: a root conftest.py puts the tree first on
+    sys.path; the sealed launcher still imports a module the interpreter holds (`colorsys`) from it,
+    while a name the project's tree uses (`test`, its own package, also a standard library one)
+    stays the project's. Without root's list the launcher changes nothing."""
+    from prchain.environments.eras.python.seal import LAUNCHER_SOURCE
+
+    room, tree = tmp_path / "room", tmp_path / "repo"
+    (tree / "test").mkdir(parents=True)
+    room.mkdir()
+    (room / "pytest_main.py").write_text(LAUNCHER_SOURCE)
+    (tree / "conftest.py").write_text("")
+    (tree / "colorsys.py").write_text("PLANTED = True\n")
+    (tree / "test" / "__init__.py").write_text("")
+    (tree / "test" / "test_imports.py").write_text(
+        "import colorsys\nimport test\n\n\ndef test_where():\n"
+        "    assert not hasattr(colorsys, 'PLANTED'), colorsys.__file__\n"
+        f"    assert test.__file__.startswith({str(tree)!r}), test.__file__\n"
+    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, str(room / "pytest_main.py"), "-q", "-p", "no:cacheprovider"]
+        return subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=120)
+
+    (room / "own-names").write_text("conftest\ntest\ntest_imports\n")
+    found = run()
+    assert found.returncode == 0, found.stdout[-2000:]
+    (room / "own-names").unlink()  # no list: the tree's colorsys.py answers, as before
+    found = run()
+    assert found.returncode == 1 and f"{tree}/colorsys.py" in found.stdout, found.stdout[-2000:]

@@ -156,3 +156,26 @@ def test_eval_with_nothing_to_run_says_so_in_one_line(five_stages: Engine, tmp_p
     result = CliRunner().invoke(main, ["tasks", "eval", str(out), "--predictions", str(preds)])
     assert result.exit_code == 1
     assert "error: no runnable stage of" in result.output and "name none" in result.output
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("chain_id", "1/../../escaped"), ("idx", "1/../../../escaped"), ("instance_id", "../escaped")],
+)
+def test_a_task_file_whose_names_are_paths_is_refused_before_anything_is_written(
+    five_stages: Engine, tmp_path: Path, field: str, value: str
+) -> None:
+    """Issue 77, round 5: `tasks convert` names directories after the chain id, the stage index
+    and the instance id; a hostile task file's `1/../../escaped` wrote a Harbor task directory
+    outside OUT."""
+    out = tmp_path / "tasks.jsonl"
+    export_runnable(five_stages, out, _resolve)
+    chains = [json.loads(line) for line in out.read_text().splitlines()]
+    target = chains[0] if field == "chain_id" else chains[0]["stages"][0]
+    target[field] = value
+    out.write_text("".join(json.dumps(c) + "\n" for c in chains))
+    converted = tmp_path / "deep" / "er" / "harbor"
+    result = CliRunner().invoke(main, ["tasks", "convert", str(out), str(converted)])
+    assert result.exit_code != 0
+    assert f"line 1: {field if field != 'idx' else 'a stage'}" in result.output
+    assert [p for p in tmp_path.rglob("*") if "escaped" in p.name] == []

@@ -66,8 +66,9 @@ def suite(config: ErasConfig) -> str:
 # replaces a node_modules package with no `jest.mock` call. A `__mocks__` beside a module of the
 # project's own is a test double that PRs change: it crosses.
 SEALED = SealedPlaces(
-    dirs=frozenset({"node_modules", "bower_components", "jspm_packages"}),
-    top_dirs=frozenset({"__mocks__"}),
+    # jest's haste map takes every `__mocks__/<name>.js` under its roots, at any depth, as the
+    # manual mock of the node module <name>, used by a plain `require` with no `jest.mock`.
+    dirs=frozenset({"node_modules", "bower_components", "jspm_packages", "__mocks__"}),
     libraries=frozenset(
         {"chai", "jest", "mocha", "vitest", "jasmine", "sinon", "expect", "should", "ava", "tap"}
         | {"uvu", "qunit", "power-assert", "assert", "node-tap", "testing-library"}

@@ -29,11 +29,48 @@ from datetime import UTC, datetime
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.python import _get, _ini, _toml
 
-LAUNCHER_SOURCE = '''"""prchain: `python -m pytest` with the working directory last on sys.path."""
+LAUNCHER_SOURCE = '''"""prchain: `python -m pytest` with the working directory last on sys.path, and every
+top-level module the image holds outside the places other users can write found there first,
+unless the stage base's tree uses its name (root's `own-names` beside this file)."""
 import os
 import sys
+from importlib.machinery import PathFinder
 
 del sys.path[0]  # this file's own directory
+WRITABLE = ("/work", "/tmp", "/var/tmp", "/dev/shm", "/home", "/run")
+try:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "own-names")) as f:
+        OWN = frozenset(f.read().split())
+except OSError:
+    OWN = None
+
+
+def _writable(entry):
+    where = os.path.abspath(entry or os.curdir)
+    return any(where == w or where.startswith(w + "/") for w in WRITABLE)
+
+
+IMAGE_PATH = [entry for entry in sys.path if entry and not _writable(entry)]
+
+
+class ImageFirst(object):
+    """A top-level module the image provides (the standard library, the venv's packages) comes
+    from the image, wherever pytest puts the tree on sys.path (a root conftest.py's directory goes
+    first), unless a file or directory of the stage base's tree or of the hidden tests has its
+    name (a `test/` package of the project, not the standard library's): a namespace package and
+    anything else resolve as usual. Without root's list, nothing changes."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if path is not None or OWN is None or name in OWN or name == "conftest":
+            return None
+        spec = PathFinder.find_spec(name, IMAGE_PATH)
+        if spec is None or spec.origin in (None, "namespace"):
+            return None
+        return spec
+
+
+sys.meta_path.insert(0, ImageFirst)
 import pytest
 
 sys.path.append(os.getcwd())
