@@ -19,6 +19,13 @@ from typing import Any
 from prchain.core.errors import ConfigError
 
 GOLD = "gold"
+# The keys of a stage's `environment` that reading a task file relies on (`tasks eval`, `tasks
+# images`, `tasks convert`); `runnable.environment_block` writes them on every stage. A file without
+# one of them is refused before any work.
+ENVIRONMENT_KEYS = (
+    "runnable", "not_runnable", "ecosystem", "log_parser", "image", "image_id", "era", "workdir",
+    "checkout", "setup_command", "test_command", "test_files",
+)  # fmt: skip
 
 
 @dataclass
@@ -55,6 +62,12 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
                 hint="export it with `prchain tasks export OUT --runnable` (the chain form, not "
                 "the .stages.jsonl beside it)",
             )
+        missing = _missing_keys(chain)
+        if missing:
+            raise ConfigError(
+                f"{path}: line {number}: {missing}",
+                hint="export it again with `prchain tasks export OUT --runnable`",
+            )
         odd = _odd_name(chain)
         if odd:
             raise ConfigError(
@@ -63,6 +76,16 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
                 "these names become directory names",
             )
     return chains
+
+
+def _missing_keys(chain: dict[str, Any]) -> str:
+    """The first stage whose environment lacks a key of the chain form, and which ("" if none)."""
+    for stage in chain["stages"]:
+        env = stage["environment"]
+        missing = [k for k in ENVIRONMENT_KEYS if not isinstance(env, dict) or k not in env]
+        if missing:
+            return f"stage {stage.get('idx', '?')}'s environment has no `{missing[0]}`"
+    return ""
 
 
 # What `tasks export` writes as an instance id (owner__name-<number>): one path component,

@@ -18,7 +18,7 @@ from prchain.cli import main
 from prchain.core.errors import ConfigError
 from prchain.store.models import ChainStage, EnvRecipe, StageEra, StageVerification
 from prchain.verdicts.runnable import NOT_RUNNABLE, StageImage, export_runnable, flat_path
-from prchain.verdicts.taskfile import read_predictions, read_tasks
+from prchain.verdicts.taskfile import ENVIRONMENT_KEYS, read_predictions, read_tasks
 from tests.support.chain_store import StoreBuilder
 
 ERA_IMAGES = {"prchain/era-acme-calc:ok": StageImage("stage:ok", "sha256:" + "1" * 64, "era:ok", "sha256:" + "2" * 64)}  # fmt: skip
@@ -121,6 +121,21 @@ def test_eval_refuses_the_flat_form_and_a_plain_export(five_stages: Engine, tmp_
         read_tasks(flat_path(out))
     out.write_text("{not json\n")
     with pytest.raises(ConfigError, match="line 1 is not JSON"):
+        read_tasks(out)
+
+
+def test_a_task_file_whose_stage_lacks_an_environment_key_is_one_line(
+    five_stages: Engine, tmp_path: Path
+) -> None:
+    """Every key the export writes is one `read_tasks` asks for, and a file without one of them
+    is refused with the stage and the key named (it ended `tasks convert` in a traceback)."""
+    out = tmp_path / "tasks.jsonl"
+    export_runnable(five_stages, out, _resolve)
+    chain = read_tasks(out)[0]
+    assert all(set(ENVIRONMENT_KEYS) <= set(s["environment"]) for s in chain["stages"])
+    del chain["stages"][1]["environment"]["era"]
+    out.write_text(json.dumps(chain) + "\n")
+    with pytest.raises(ConfigError, match="line 1: stage 2's environment has no `era`"):
         read_tasks(out)
 
 
