@@ -446,6 +446,9 @@ def build_failure(log: str, code: int) -> str:
             ]
             goal = _MAVEN_EXECUTION.sub("", line.removesuffix(" -> [Help 1]"))
             return " ".join([goal, *said])[:400]
+    maven = _maven_error(lines)
+    if maven:
+        return maven[:400]
     for i, line in enumerate(lines):  # go's: `go: m@v1.2.3: reading …: 403 Forbidden`
         if _GO_ERROR.match(line):
             said = lines[i + 1 : i + 2]
@@ -462,6 +465,28 @@ _YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_
 # Maven closes a failed build with help links and `mvn <args> -rf :module`; the goal that failed
 # says why ("… could not be resolved: Could not find artifact …", "Compilation failure").
 _MAVEN_GOAL = "[ERROR] Failed to execute goal "
+# What Maven prints under its error on every failure: how to learn more, never why it failed.
+_MAVEN_BOILERPLATE = (
+    "To see the full stack trace", "Re-run Maven", "For more information", "[Help ",
+    "Some problems were encountered", "The build could not read",
+)  # fmt: skip
+
+
+def _maven_error(lines: list[str]) -> str:
+    """Maven's `[FATAL]` line (a project it cannot read: a parent POM it cannot fetch), else its
+    first `[ERROR]` line that is not its closing advice; "" when it printed neither."""
+    fatal = next((n for n in lines if n.startswith("[FATAL] ")), "")
+    if fatal:
+        return fatal
+    for line in lines:
+        said = line.removeprefix("[ERROR]").strip() if line.startswith("[ERROR] ") else ""
+        while said.startswith("[ERROR]"):
+            said = said.removeprefix("[ERROR]").strip()
+        if said and not said.startswith(_MAVEN_BOILERPLATE):
+            return line
+    return ""
+
+
 _MAVEN_EXECUTION = re.compile(r"Execution \S+ of goal \S+ failed: ")  # the goal, said again
 # A module a `replace` directive points elsewhere is named with its stand-in: `go: m@v (replaced by
 # r@v): reading …` (cloudquery's cli of 2026 replaced invopop/jsonschema by its own fork).

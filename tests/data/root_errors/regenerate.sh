@@ -11,6 +11,8 @@
 #     an undefined four(); `cargo test --workspace --no-fail-fast 2>&1`.
 #   maven-test-compile.out: one module whose test calls Calc.three(); `mvn -B -fae test 2>&1`,
 #     download lines dropped.
+#   maven-parent-pom.out: a pom whose parent is jackson-base 2.15.0-SNAPSHOT from Sonatype's
+#     snapshot repository (unreachable; FasterXML/jackson-core's eras name it); `mvn -B -fae test 2>&1`.
 #   pnpm-fetch-403.out: `pnpm install` of yaml 2.3.1 from a local registry whose tarballs answer 403.
 #   pytest-collection-refused.out: tests/test_db.py connects at import to a port nothing listens
 #     on; `pytest -rA --continue-on-collection-errors tests`.

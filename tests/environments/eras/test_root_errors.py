@@ -55,6 +55,20 @@ def test_cargo_s_root_error_is_the_first_compiler_error_with_where() -> None:
     )
 
 
+def test_maven_s_root_error_is_its_fatal_line_not_its_last_help_line() -> None:
+    """FasterXML/jackson-core's eras: a SNAPSHOT parent POM from a repository this machine cannot
+    reach. The stored error was `[ERROR] [Help 2] http://cwiki…` or, after the ANSI reset Maven
+    prints last, nothing readable."""
+    output = (DATA / "maven-parent-pom.out").read_text()
+    said = build_failure(output, 1)
+    assert said.startswith("[FATAL] Non-resolvable parent POM for org.acme:calc:2.15.0-SNAPSHOT: ")
+    assert "jackson-base:pom:2.15.0-SNAPSHOT" in said
+    advice = "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n"
+    assert build_failure(advice + "[ERROR] The goal you specified requires a project\n", 1) == (
+        "[ERROR] The goal you specified requires a project"
+    )
+
+
 def test_maven_s_root_error_is_javac_s_not_its_help_lines() -> None:
     output = (DATA / "maven-test-compile.out").read_text()
     assert report_for("java").root_error(output) == (
