@@ -28,49 +28,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from prchain.dev.fake_llm import ScriptedLLMServer
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
+from tests.support.mini_stage import mini_swe_agent_on  # noqa: E402
 
 PRCHAIN = Path(sys.executable).with_name("prchain")
-FAKE_API_KEY = "sk-bench-mini-stage"
 SOURCE = re.compile(r"\.(py|go|rs|java|js|mjs|cjs|ts|tsx|c|h|cc|cpp|kt)$")
 
 
 def _call(command: str) -> list[dict[str, Any]]:
     return [{"name": "bash", "arguments": {"command": command}}]
-
-
-def mini_on(row: dict[str, Any], base_url: str) -> dict[str, Any]:
-    """mini-swe-agent's own agent, model and Docker environment on the row's image."""
-    from prchain.agent.mini import load_mini
-
-    load_mini()
-    from minisweagent.agents.default import DefaultAgent
-    from minisweagent.config import get_config_from_spec
-    from minisweagent.environments.docker import DockerEnvironment
-    from minisweagent.models.litellm_model import LitellmModel
-
-    config = get_config_from_spec("benchmarks/swebench.yaml")
-    install = row["install_config"]
-    env_config = {**config["environment"], "cwd": install["workdir"], "image": row["image_name"]}
-    env_config.pop("environment_class")
-    env_config["run_args"] = ["--rm", "--network", "none"]
-    env = DockerEnvironment(**env_config)
-    try:
-        for command in install["install"]:
-            done = env.execute({"command": command}, cwd="/")
-            if done["returncode"] != 0:
-                raise SystemExit(f"install step failed: {command}: {done['output'][-300:]}")
-        model = LitellmModel(
-            model_name="openai/policy",
-            model_kwargs={"api_base": base_url, "api_key": FAKE_API_KEY},
-            cost_tracking="ignore_errors",
-            observation_template=config["model"]["observation_template"],
-            format_error_template=config["model"]["format_error_template"],
-        )
-        agent = DefaultAgent(model, env, **config["agent"])
-        return agent.run(row["problem_statement"])
-    finally:
-        env.cleanup()
 
 
 def without_largest_source(patch: str) -> str:
@@ -134,7 +102,7 @@ def main() -> None:
             tool_calls=_call("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat /tmp/patch.txt"),
         )
         start = time.monotonic()
-        info = mini_on(row, server.base_url)
+        info = mini_swe_agent_on(row, server.base_url)
         times["mini-swe-agent"] = time.monotonic() - start
         submission = info.get("submission", "")
         print(f"exit {info.get('exit_status')}; submission {len(submission.splitlines())} lines")

@@ -112,6 +112,23 @@ def clean_room_passes(env: Any, room: Room) -> bool:
     return bool(run_tests(env, hidden_tests(room), timeout=300).passed)
 
 
+def stage_passes(docker_client: Any, room: Room, files: dict[str, str]) -> bool:
+    """A sandbox on the room's base with `files` written, judged in its clean room."""
+    with sandbox(docker_client, room) as env:
+        for rel, text in files.items():
+            env.write_file(rel, text)
+        return clean_room_passes(env, room)
+
+
+def gold_passes(docker_client: Any, room: Room) -> bool:
+    """The room's gold code patch, judged in its clean room (gold first, before any attack)."""
+    from prchain.verdicts.sandbox import apply_patch
+
+    with sandbox(docker_client, room) as env:
+        assert apply_patch(env, room.code, reset=False) is None
+        return clean_room_passes(env, room)
+
+
 def _spec(room: Room) -> Any:
     from prchain.environments.protocol import StageSpec
 

@@ -33,6 +33,7 @@ from prchain.environments.eras.config import ErasConfig
 from prchain.export.swe_rebench import check_row
 from tests.support.era_runs import gold_rollout
 from tests.support.llm_fixtures import FAKE_API_KEY, make_test_llm_config
+from tests.support.mini_stage import mini_swe_agent_on
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 # This run's namespace: every image it makes carries its slug. A name of the run's own, since
@@ -280,41 +281,6 @@ def test_a_flat_row_gets_the_same_verdict_from_an_independent_runner(
 # ---- mini-swe-agent driving a stage by image_name (its own DockerEnvironment, a scripted model) ----
 
 
-def _mini_swe_agent_on(row: dict[str, Any], base_url: str) -> dict[str, Any]:
-    """mini-swe-agent as a SWE-bench user runs it: its swebench.yaml config, its DockerEnvironment
-    on the row's image, the row's install commands first (the image holds no checkout), the
-    problem statement as the task. Returns its exit info (the submission is the patch)."""
-    from prchain.agent.mini import load_mini
-
-    load_mini()  # quietly: no banner, no price-map download
-    from minisweagent.agents.default import DefaultAgent
-    from minisweagent.config import get_config_from_spec
-    from minisweagent.environments.docker import DockerEnvironment
-    from minisweagent.models.litellm_model import LitellmModel
-
-    config = get_config_from_spec("benchmarks/swebench.yaml")
-    install = row["install_config"]
-    env_config = {**config["environment"], "cwd": install["workdir"], "image": row["image_name"]}
-    env_config.pop("environment_class")
-    env_config["run_args"] = ["--rm", "--network", "none"]
-    env = DockerEnvironment(**env_config)
-    try:
-        for command in install["install"]:
-            done = env.execute({"command": command}, cwd="/")
-            assert done["returncode"] == 0, done["output"]
-        model = LitellmModel(
-            model_name="openai/policy",
-            model_kwargs={"api_base": base_url, "api_key": FAKE_API_KEY},
-            cost_tracking="ignore_errors",
-            observation_template=config["model"]["observation_template"],
-            format_error_template=config["model"]["format_error_template"],
-        )
-        agent = DefaultAgent(model, env, **config["agent"])
-        return agent.run(row["problem_statement"])
-    finally:
-        env.cleanup()
-
-
 def _call(command: str) -> list[dict[str, Any]]:
     return [{"name": "bash", "arguments": {"command": command}}]
 
@@ -337,7 +303,7 @@ def test_mini_swe_agent_drives_a_stage_by_image_name(
         model="policy",
         tool_calls=_call("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat /tmp/patch.txt"),
     )
-    info = _mini_swe_agent_on(row, fake_llm.base_url)
+    info = mini_swe_agent_on(row, fake_llm.base_url)
     assert info["exit_status"] == "Submitted" and fake_llm.pending() == []
     assert "+++ b/" in info["submission"] and row["test_patch"] not in info["submission"]
     preds = tmp_path / "mini.jsonl"
