@@ -27,6 +27,7 @@ from prchain.verdicts.runnable import (
     flat_path,
 )
 from prchain.verdicts.taskfile import (
+    ENVIRONMENT_KEYS,
     ConvertSummary,
     Patches,
     images_of,
@@ -216,7 +217,9 @@ def eval_from_config(
     from prchain.environments.docker_client import DockerClient
 
     wanted = set(chain_ids)
-    chains = [c for c in read_tasks(tasks) if not wanted or c["chain_id"] in wanted]
+    chains = [
+        c for c in read_tasks(tasks, ENVIRONMENT_KEYS) if not wanted or c["chain_id"] in wanted
+    ]
     patches = read_predictions(predictions) if predictions else Patches()
     total = planned(chains, patches)
     if not total:
@@ -249,6 +252,6 @@ def convert_tasks(config: Config, tasks: str, out: str, to: str) -> ConvertSumma
     """`prchain tasks convert TASKS OUT --to FORMAT`: the runnable stages of a task file in
     another harness's form (the `harness` formats of prchain/export/registry.py)."""
     return convert(
-        to, read_tasks(tasks), out, timeout=config.verdicts.timeout,
+        to, read_tasks(tasks, ENVIRONMENT_KEYS), out, timeout=config.verdicts.timeout,
         cap=config.environment.max_report_bytes,
     )  # fmt: skip

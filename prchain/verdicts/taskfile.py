@@ -21,7 +21,7 @@ from prchain.core.errors import ConfigError
 GOLD = "gold"
 # The keys of a stage's `environment` that reading a task file relies on (`tasks eval`, `tasks
 # images`, `tasks convert`); `runnable.environment_block` writes them on every stage. A file without
-# one of them is refused before any work.
+# one of them is refused before `tasks eval` or `tasks convert` does any work.
 ENVIRONMENT_KEYS = (
     "runnable", "not_runnable", "ecosystem", "log_parser", "image", "image_id", "era", "workdir",
     "checkout", "setup_command", "test_command", "test_files",
@@ -49,8 +49,10 @@ class Patches:
         return self.predictions.get(stage["instance_id"])
 
 
-def read_tasks(path: str | Path) -> list[dict[str, Any]]:
-    """The chains of a task file written by `tasks export --runnable`."""
+def read_tasks(path: str | Path, keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The chains of a task file written by `tasks export --runnable`; with `keys`
+    (ENVIRONMENT_KEYS for the commands that run its stages), every stage's environment must hold
+    them. The image commands read the image names alone."""
     chains = list(_json_lines(Path(path)))
     for number, chain in enumerate(chains, start=1):
         stages = chain.get("stages") if isinstance(chain, dict) else None
@@ -62,7 +64,7 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
                 hint="export it with `prchain tasks export OUT --runnable` (the chain form, not "
                 "the .stages.jsonl beside it)",
             )
-        missing = _missing_keys(chain)
+        missing = _missing_keys(chain, keys)
         if missing:
             raise ConfigError(
                 f"{path}: line {number}: {missing}",
@@ -78,11 +80,11 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
     return chains
 
 
-def _missing_keys(chain: dict[str, Any]) -> str:
-    """The first stage whose environment lacks a key of the chain form, and which ("" if none)."""
+def _missing_keys(chain: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The first stage whose environment lacks one of `keys`, and which ("" if none)."""
     for stage in chain["stages"]:
         env = stage["environment"]
-        missing = [k for k in ENVIRONMENT_KEYS if not isinstance(env, dict) or k not in env]
+        missing = [k for k in keys if not isinstance(env, dict) or k not in env]
         if missing:
             return f"stage {stage.get('idx', '?')}'s environment has no `{missing[0]}`"
     return ""
