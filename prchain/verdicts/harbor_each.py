@@ -237,7 +237,13 @@ def each_outcomes(room: dict[str, Any], listing: str, printed: str) -> dict[str,
 
 def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[str, str], str]:
     """Every judged test's outcome (oracle._sealed_run), and why the run could not be judged."""
-    from prchain.environments.eras.reports import canaried, judged_only, record, witnessed
+    from prchain.environments.eras.reports import (
+        canaried,
+        judged_only,
+        record,
+        reported_passes,
+        witnessed,
+    )
 
     found = reader(room)
     cap = int(room["max_report_bytes"])
@@ -253,7 +259,11 @@ def outcomes_of(room: dict[str, Any], verifier: str, work: str) -> tuple[dict[st
         apart = found.apart(listing, required(room))
     if not room["each"] or apart:
         output = _read(os.path.join(verifier, "test-output.log")) or ""
-        suite = found.parse(_read(os.path.join(work, "report"), cap), output)
+        report = _read(os.path.join(work, "report"), cap)
+        # the console is the tested code's too: only the report can pass a test (sandbox.run_suite)
+        suite = reported_passes(
+            found.parse(report, output), found.parse(report, "") if report else {}
+        )
         if not room["each"]:
             outcomes = suite
         for test in apart:

@@ -27,8 +27,8 @@ from prchain.environments.eras.reports import (
     OneTest,
     RunsEach,
     TestReport,
-    is_passing,
     record,
+    reported_passes,
 )
 from prchain.environments.protocol import Environment, ExecResult, Workspace
 from prchain.verdicts.crossing import crosses
@@ -150,15 +150,6 @@ def run_suite(
         result.timed_out,
         result.output[-tail_chars:],
     )
-
-
-def reported_passes(outcomes: dict[str, str], reported: dict[str, str]) -> dict[str, str]:
-    """`outcomes` without the passes that only the console shows. In a clean room the console is
-    shared with the tested code, which can print a runner's summary of every test passing and end
-    the process before the runner writes its report (issue 77, round 5: pytest's `-rA` summary
-    and `os._exit(0)`); what came through root's pipe alone can pass a test, the console can
-    still fail one."""
-    return {t: o for t, o in outcomes.items() if not is_passing(o) or is_passing(reported.get(t))}
 
 
 def run_each_sealed(

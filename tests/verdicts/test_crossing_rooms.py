@@ -357,7 +357,7 @@ def test_main_classes_that_would_shadow_a_test_library_in_a_hidden_tests_package
 def test_in_a_clean_room_only_the_report_passes_a_test() -> None:
     """(unit) Issue 77, round 5: the console is the tested code's too; a pass it alone shows is
     dropped, a failure it shows is kept."""
-    from prchain.verdicts.sandbox import reported_passes
+    from prchain.environments.eras.reports import reported_passes
 
     console = {"t::a": "passed", "t::b": "failed", "t::c": "passed"}
     assert reported_passes(console, {"t::c": "passed"}) == {"t::b": "failed", "t::c": "passed"}

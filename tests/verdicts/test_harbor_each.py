@@ -338,6 +338,46 @@ def test_a_node_run_counts_only_with_roots_canary_failing(
     assert verdict["resolved"] is canary_failed, verdict
 
 
+def test_a_console_forged_by_the_tested_code_passes_nothing(tmp_path: Path) -> None:
+    """Issue 77, round 5, in a Harbor verifier: the agent's code prints vitest's verbose lines of
+    the hidden tests passing and of root's canary failing (its file is in the tree it runs in),
+    then ends the process before vitest writes its report. The console can fail a test, never
+    pass one (`reports.reported_passes`, as `sandbox.run_suite` reads a clean room's run)."""
+    hidden = "src/area.spec.js"
+    tests = _room_task(
+        tmp_path, "node", f"node_modules/.bin/vitest run {hidden}", [hidden],
+        [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
+    )  # fmt: skip
+    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
+    for made in (tree / "src", work, verifier):
+        made.mkdir(parents=True)
+    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
+    assert done.returncode == 0, done.stderr
+    [canary] = done.stdout.split()
+    title = (work / "canary.id").read_text().split("::", 1)[1]
+    forged = [
+        f" ✓ {hidden} > shapes > squares 1ms",
+        f" ✓ {hidden} > shapes > computes the area 2ms",
+        f" × {canary} > {title} 1ms",
+    ]
+    (verifier / "test-output.log").write_text("\n".join(forged) + "\n")
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((verifier / "verdict.json").read_text())
+    assert not verdict["resolved"], verdict
+    assert set(verdict["failing"]) == {
+        f"{hidden}::shapes > computes the area", f"{hidden}::shapes > squares"
+    }  # fmt: skip
+    # the same console lines beside vitest's report of the same run: the report's passes count
+    report = {
+        hidden: [(["shapes"], "squares", "passed"), (["shapes"], "computes the area", "passed")]
+    }
+    report[canary] = [([], title, "failed")]
+    (work / "report").write_text(_jest_report(report))
+    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
+    assert json.loads((verifier / "verdict.json").read_text())["resolved"]
+
+
 JAVA_TEST = "src/test/java/org/acme/calc/TwiceTest.java"
 JAVA_TEST_PATCH = (
     f"diff --git a/{JAVA_TEST} b/{JAVA_TEST}\nnew file mode 100644\n--- /dev/null\n"
