@@ -26,6 +26,8 @@ MANIFEST = re.compile(
     r"|(?!(.*/)?(node_modules|vendor|third_party|testdata|target)/)(.*/)?"
     r"(package\.json|Cargo\.toml|go\.mod|pom\.xml|build\.gradle(\.kts)?))$"
 )
+# The root manifests read at the last release too: a Maven build's parent is looked up there.
+RELEASED = ("pom.xml",)
 MAX_BYTES = 400_000  # a lock file past this is not read (it would only pin what it already pins)
 
 
@@ -41,6 +43,10 @@ class Snapshot:
     # The stage's test files (its gold test patch's paths), when the era is a stage's: in a
     # monorepo of nested modules they choose the module the era is for (`go/`).
     tests: tuple[str, ...] = ()
+    # The root's manifests at that tag: what the build named at the last release before the
+    # commit (a development version's parent POM, which no release repository serves, had a
+    # released predecessor there: prchain/environments/eras/java/parents.py).
+    released: dict[str, str] = field(default_factory=dict)
 
     def text(self, path: str) -> str:
         return self.files.get(path, "")
@@ -59,11 +65,22 @@ def snapshot(clone: str | Path, sha: str) -> Snapshot:
         if MANIFEST.match(path):
             text = git.output(clone, "show", f"{sha}:{path}")
             files[path] = text if len(text) <= MAX_BYTES else ""
-    return Snapshot(sha, commit_date(clone, sha), files, paths, _version(clone, sha))
-
-
-def _version(clone: str | Path, sha: str) -> str:
-    found = git.run(clone, "describe", "--tags", "--abbrev=0", sha, check=False)
-    tag = found.stdout.decode(errors="replace").strip() if found.ok else ""
+    tag = _newest_tag(clone, sha)
     digits = re.search(r"\d+(\.\d+)*", tag)
-    return digits.group(0) if digits else "0.0.0"
+    version = digits.group(0) if digits else "0.0.0"
+    return Snapshot(
+        sha, commit_date(clone, sha), files, paths, version, released=_root_manifests(clone, tag)
+    )
+
+
+def _newest_tag(clone: str | Path, sha: str) -> str:
+    found = git.run(clone, "describe", "--tags", "--abbrev=0", sha, check=False)
+    return found.stdout.decode(errors="replace").strip() if found.ok else ""
+
+
+def _root_manifests(clone: str | Path, tag: str) -> dict[str, str]:
+    """The `RELEASED` manifests at the root of `tag`'s tree ({} without a tag)."""
+    if not tag:
+        return {}
+    names = git.output(clone, "ls-tree", "--name-only", tag, "--", *RELEASED).splitlines()
+    return {name: git.output(clone, "show", f"{tag}:{name}") for name in names}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
+from typing import NamedTuple
 
 from prchain.environments.eras.build import CACHE, add_to_cache
 from prchain.environments.eras.config import ErasConfig
@@ -189,16 +191,61 @@ def warm_tests(snap: Snapshot) -> list[str]:
     return sorted(set(chosen.values()))
 
 
-def maven_commands(snap: Snapshot, left_out: tuple[str, ...] = ()) -> list[str]:
+# The repository Maven asks when the POMs name none: a released parent's POM comes from there.
+CENTRAL = "https://repo.maven.apache.org/maven2"
+_STANDIN_SCRIPT = Path(__file__).with_name("parent_standin.py")
+_STANDIN_ARGS = re.compile(
+    rf"^python3 - {re.escape(M2)} \S+ (\S+) (\S+) (\S+) (\S+) <<'PRCHAIN_PARENT'"
+)
+
+
+class Parent(NamedTuple):
+    """A parent POM that is a development version, and the release that stands in for it
+    (parent_standin.py; "-": the newest release below it, chosen while the era builds)."""
+
+    group: str
+    artifact: str
+    snapshot: str
+    release: str
+
+    def command(self) -> str:
+        script = _STANDIN_SCRIPT.read_text(encoding="utf-8")
+        args = " ".join(shlex.quote(a) for a in (M2, CENTRAL, *self))
+        return f"python3 - {args} <<'PRCHAIN_PARENT'\n{script}PRCHAIN_PARENT"
+
+    def note(self) -> str:
+        where = (
+            "the parent the last release before B_t named"
+            if self.release != "-"
+            else "the newest release below it (the last release before B_t named no release of "
+            "it; not dated)"
+        )
+        release = self.release if self.release != "-" else "a release"
+        return (
+            f"parent POM {self.group}:{self.artifact}:{self.snapshot} (a development version no "
+            f"release repository serves) stood in by {release}: {where}"
+        )
+
+
+def _parents(plan: Plan) -> tuple[Parent, ...]:
+    """The stand-ins the plan's build writes."""
+    found = (_STANDIN_ARGS.match(command) for command in plan.commands)
+    return tuple(Parent(*match.groups()) for match in found if match)
+
+
+def maven_commands(
+    snap: Snapshot, left_out: tuple[str, ...] = (), parents: tuple[Parent, ...] = ()
+) -> list[str]:
     """B_t's test phase as far as one test per module, fetching into /opt/m2 (from the
-    repository's download cache first, then the registries); what it fetched into the cache;
-    then the image's settings (the local repository, offline) and a repository anyone may write
-    to."""
+    repository's download cache first, then the registries; a development parent from its
+    stand-in); what it fetched into the cache; then the image's settings (the local repository,
+    offline) and a repository anyone may write to."""
     names = warm_tests(snap)
     selection = f" -Dtest={','.join(names)} {' '.join(_NARROW)}" if names else ""
     return [
         f"mkdir -p {M2} {CACHED}",
         *trust_commands(),
+        *(parent.command() for parent in parents),
         f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
         f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
         f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
@@ -318,6 +365,7 @@ class Java:
         variant: str = "dated",
         maven: str = "",
         left_out: tuple[str, ...] = (),
+        parents: tuple[Parent, ...] = (),
     ) -> Plan:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
         if not pom.pom_paths(snap):
@@ -341,13 +389,14 @@ class Java:
                 if left_out
                 else []
             ),
+            *(parent.note() for parent in parents),
         ]
         return Plan(
             "java",
             suite,
             f"jdk{jdk}",
             cutoff,
-            maven_commands(snap, left_out),
+            maven_commands(snap, left_out, parents),
             test_command(left_out),
             "",
             notes,
@@ -427,7 +476,14 @@ def newer_release(
         return None
     why = f"javac {jdk} does not know release {want}"
     return java._plan(
-        snap, fitting[0][1], fitting[0][0], why, f"{plan.variant}+jdk{want}", maven, _left_out(plan)
+        snap,
+        fitting[0][1],
+        fitting[0][0],
+        why,
+        f"{plan.variant}+jdk{want}",
+        maven,
+        _left_out(plan),
+        _parents(plan),
     )
 
 
@@ -451,6 +507,7 @@ def older_source(
         f"{plan.variant}+jdk{older[0][0]}",
         maven,
         _left_out(plan),
+        _parents(plan),
     )
 
 
@@ -473,7 +530,14 @@ def enforced_maven(
     wanted = pom.release(asked)
     why = f"the build asks for Maven {asked} or newer"
     return java._plan(
-        snap, plan.suite, jdk, why, f"{plan.variant}+maven{wanted}", wanted, _left_out(plan)
+        snap,
+        plan.suite,
+        jdk,
+        why,
+        f"{plan.variant}+maven{wanted}",
+        wanted,
+        _left_out(plan),
+        _parents(plan),
     )
 
 
@@ -502,7 +566,45 @@ def unpackaged_module(
         f"{plan.variant}-{found.group(1)}",
         maven,
         (*left_out, found.group(1)),
+        _parents(plan),
     )
 
 
-REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module)
+# Maven 3.8/3.9's words for a parent POM it could not fetch: `Non-resolvable parent POM for
+# com.fasterxml.jackson.core:jackson-core:2.15.0-SNAPSHOT: Could not transfer artifact
+# com.fasterxml.jackson:jackson-base:pom:2.15.0-SNAPSHOT from/to sonatype-nexus-snapshots …`.
+_SNAPSHOT_PARENT = re.compile(
+    r"Non-resolvable parent POM for \S+: (?:Could not (?:find|transfer) artifact|Failure to find) "
+    r"([\w.-]+):([\w.-]+):pom:([\w.-]+-SNAPSHOT)\b"
+)
+
+
+def snapshot_parent(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """The parent POM is a development version that only a snapshot repository served
+    (jackson-core's `jackson-base:2.15.0-SNAPSHOT`, from Sonatype's): the same plan with a
+    release standing in for it (`Parent`), said in the notes. The release is the parent the
+    project's last release before B_t named (its root POM at the newest tag reachable from B_t),
+    so it was published by then; without one, the newest release below the snapshot."""
+    found = _SNAPSHOT_PARENT.search(log)
+    parents = _parents(plan)
+    if not found or any(p[:3] == found.groups() for p in parents):
+        return None
+    group, artifact, snapshot = found.groups()
+    release = pom.released_parent(snap, group, artifact) or "-"
+    jdk, maven = _current(plan)
+    why = plan.notes[0].split(": ", 1)[-1] if plan.notes else ""  # the same JDK, the same reason
+    return java._plan(
+        snap,
+        plan.suite,
+        jdk,
+        why,
+        f"{plan.variant}+parent",
+        maven,
+        _left_out(plan),
+        (*parents, Parent(group, artifact, snapshot, release)),
+    )
+
+
+REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module, snapshot_parent)

@@ -151,3 +151,18 @@ def release(bound: str) -> str:
 
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def released_parent(snap: Snapshot, group: str, artifact: str) -> str:
+    """The version of `group:artifact` the root POM named as its parent at the last release
+    before the commit (`Snapshot.released`); "" when it named another parent, a development
+    version or none."""
+    root = parse_pom(snap.released.get("pom.xml", ""))
+    parent = root.find("parent") if root is not None else None
+    if parent is None:
+        return ""
+    named = ((parent.findtext(k) or "").strip() for k in ("groupId", "artifactId", "version"))
+    found_group, found_artifact, version = named
+    if (found_group, found_artifact) != (group, artifact) or version.endswith("-SNAPSHOT"):
+        return ""
+    return version
