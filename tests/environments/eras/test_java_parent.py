@@ -83,6 +83,13 @@ MAVEN_SAYS = (
     "parent-8-SNAPSHOT.pom and 'parent.relativePath' points at wrong local POM @ line 4, column 3"
 )
 
+# Maven 3.9.9's words, on jackson-core's 2023-08 era.
+MAVEN_39_SAYS = (
+    "[FATAL] Non-resolvable parent POM for org.acme:twice:1.1-SNAPSHOT: The following artifacts "
+    "could not be resolved: org.sonatype.oss:oss-parent:pom:8-SNAPSHOT (absent): Could not "
+    "transfer artifact org.sonatype.oss:oss-parent:pom:8-SNAPSHOT from/to sonatype-nexus-snapshots"
+)
+
 
 def _history(path: Path, tagged: bool) -> str:
     """Release 1.0 on oss-parent 7 (tagged v1.0 when `tagged`), then 1.1-SNAPSHOT on 8-SNAPSHOT."""
@@ -97,14 +104,20 @@ def _history(path: Path, tagged: bool) -> str:
     return git(path, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.parametrize("tagged", [True, False])
-def test_the_parent_the_last_release_named_stands_in(tmp_path: Path, tagged: bool) -> None:
+@pytest.mark.parametrize(
+    ("tagged", "says"),
+    [(True, MAVEN_SAYS), (False, MAVEN_SAYS), (True, MAVEN_39_SAYS)],
+    ids=["tagged", "untagged", "maven-3.9"],
+)
+def test_the_parent_the_last_release_named_stands_in(
+    tmp_path: Path, tagged: bool, says: str
+) -> None:
     clone = tmp_path / "twice"
     snap = snapshot(clone, _history(clone, tagged))
     java = Java()
     first = java.plans(snap, ERAS)[0]
     assert not _parents(first)
-    revised = java.revise(snap, ERAS, first, MAVEN_SAYS, False)
+    revised = java.revise(snap, ERAS, first, says, False)
     assert revised is not None and revised.variant == f"{first.variant}+parent"
     release = "7" if tagged else "-"  # untagged: the newest below 8, chosen while it builds
     assert _parents(revised) == (Parent("org.sonatype.oss", "oss-parent", "8-SNAPSHOT", release),)
@@ -116,7 +129,7 @@ def test_the_parent_the_last_release_named_stands_in(tmp_path: Path, tagged: boo
         first.suite, first.interpreter, first.test_command
     )  # fmt: skip
     # the same failure again is not revised twice; another revision keeps the stand-in
-    assert java.revise(snap, ERAS, revised, MAVEN_SAYS, False) is None
+    assert java.revise(snap, ERAS, revised, says, False) is None
     newer = enforced_maven(
         java,
         snap,

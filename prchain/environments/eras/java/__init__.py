@@ -570,12 +570,13 @@ def unpackaged_module(
     )
 
 
-# Maven 3.8/3.9's words for a parent POM it could not fetch: `Non-resolvable parent POM for
-# com.fasterxml.jackson.core:jackson-core:2.15.0-SNAPSHOT: Could not transfer artifact
-# com.fasterxml.jackson:jackson-base:pom:2.15.0-SNAPSHOT from/to sonatype-nexus-snapshots …`.
+# Maven's words for a parent POM it could not fetch, the parent's coordinates on the same line:
+# `Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.15.0-SNAPSHOT: Could
+# not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.15.0-SNAPSHOT from/to …` (3.8),
+# `…: The following artifacts could not be resolved: com.fasterxml.jackson:jackson-base:pom:
+# 2.16.0-SNAPSHOT (absent): …` (3.9).
 _SNAPSHOT_PARENT = re.compile(
-    r"Non-resolvable parent POM for \S+: (?:Could not (?:find|transfer) artifact|Failure to find) "
-    r"([\w.-]+):([\w.-]+):pom:([\w.-]+-SNAPSHOT)\b"
+    r"Non-resolvable parent POM for \S+: [^\n]*?([\w.-]+):([\w.-]+):pom:([\w.-]+-SNAPSHOT)\b"
 )
 
 
