@@ -28,7 +28,7 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.reports import OneTest
-from prchain.environments.eras.rust import witness
+from prchain.environments.eras.rust import qualify, witness
 from prchain.environments.protocol import ExecResult
 from prchain.environments.run import GRACE, INTERNAL_LIMIT, run_command
 
@@ -66,9 +66,14 @@ printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
 # Root, after the gold test patch: the hidden tests and every test configuration become root's
 # (0644, 0755 for one git made executable: a test script ctest runs, as json-c's `*.test`), and
 # each directory above them root's with the sticky bit (1777): the tester may still create files
-# there, but no code of the agent's can rewrite, replace or rename a hidden test.
+# there, but no code of the agent's can rewrite, replace or rename a hidden test. $1 is a rewrite
+# of the hidden tests' text ("" for none), then the paths: in a Rust room
+# prchain/environments/eras/rust/qualify.py, which points the tests' standard macros at names of
+# the standard library no crate of the agent's can shadow (run by the image's python3 on the
+# `*.rs` paths once they are root's; no python3 there, and the room fails rather than run them).
 SEAL_TESTS = f"""
 set -u
+rewrite=$1; shift
 cd {carry.WORKDIR} || exit 95
 [ ! -f {OWN_NAMES} ] || printf '%s\\n' "$@" | tr / '\\n' | sed 's/[.].*//' >> {OWN_NAMES}
 {{ printf '%s\\n' "$@"; find . -path ./.git -prune -o -type f \\( -name conftest.py -o \\
@@ -86,6 +91,17 @@ while IFS= read -r f; do
     d=$(dirname -- "$d")
   done
 done
+[ -n "$rewrite" ] || exit 0
+rs=()
+for f in "$@"; do
+  f=${{f#./}}
+  case "$f" in *.rs) ;; *) continue ;; esac
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  case "$(readlink -f -- "$f")" in {carry.WORKDIR}/*) rs+=("$f") ;; esac
+done
+[ "${{#rs[@]}}" -gt 0 ] || exit 0
+py=$(command -v python3) || {{ echo "no python3 in the image to rewrite the hidden tests"; exit 94; }}
+"$py" -I -S -c "$rewrite" "${{rs[@]}}" || exit 94
 exit 0
 """
 _KILL_TESTER = carry.END_AGENT.replace("$(id -u agent)", f"$(id -u {carry.TESTER})")
@@ -253,6 +269,12 @@ tail -c 4000 "$log"; tail -c 4000 "$bad"
 """
 
 
+def sealing_rewrite(ecosystem: str | None) -> str:
+    """SEAL_TESTS' rewrite of the hidden tests in `ecosystem`'s room: Rust's standard macros
+    through names no crate of the agent's shadows (qualify.py; issue 77, round 5), else none."""
+    return qualify.source() if ecosystem == "rust" else ""
+
+
 class DockerCleanRoom:
     """The clean room's Workspace: commands, reads and writes as the tester in /work/repo."""
 
@@ -313,12 +335,13 @@ class DockerCleanRoom:
             wrapper=f"CAP={self.config.max_report_bytes}\n{SEALED_RUN}",
         )
 
-    def seal_tests(self, paths: list[str]) -> None:
+    def seal_tests(self, paths: list[str], ecosystem: str | None = None) -> None:
         """Root's, after the gold test patch: `paths` (the hidden tests) and every test
-        configuration can no longer be changed by the tester, so not by the agent's code either."""
+        configuration can no longer be changed by the tester, so not by the agent's code either;
+        in `ecosystem`'s room the tests' text is rewritten as it needs (`sealing_rewrite`)."""
         raw = self.client.exec(
             self.container,
-            ["bash", "-c", SEAL_TESTS, "prchain", *paths],
+            ["bash", "-c", SEAL_TESTS, "prchain", sealing_rewrite(ecosystem), *paths],
             user="root",
             workdir="/",
             env=carry.ROOT_ENV,

@@ -125,9 +125,10 @@ class CleanRoom(Workspace, Protocol):
         None when both succeeded, else why not."""
         ...
 
-    def seal_tests(self, paths: list[str]) -> None:
+    def seal_tests(self, paths: list[str], ecosystem: str | None = None) -> None:
         """After the gold test patch: `paths` and the test configuration become unchangeable for
-        whatever runs the tests (the agent's code among it)."""
+        whatever runs the tests (the agent's code among it); in `ecosystem`'s room the hidden
+        tests are first made immune to what the agent's code declares (Rust's macros)."""
         ...
 
 

@@ -160,7 +160,7 @@ if [ -f "$T/prchain_each.py" ]; then
   mapfile -t planted < "$W/planted"
   hidden+=(${{planted[@]+"${{planted[@]}}"}})
 fi
-cd / && bash -c {seal_tests} prchain "${{hidden[@]}}" || fail "sealing the hidden tests failed"
+cd / && bash -c {seal_tests} prchain {rewrite} "${{hidden[@]}}" || fail "sealing the hidden tests failed"
 """
 # The Python room: pytest's junit report through root's pipe, read by prchain_room.py.
 PYTEST_RUN = """cd {workdir} && CAP={cap} bash -c {sealed_run} prchain {timeout}s "$(cat "$T/run.sh")" > "$V/test-output.log" 2>&1
@@ -211,6 +211,7 @@ def verifier_script(timeout: float, cap: int, ecosystem: str = "python") -> str:
         apply_tests=apply_tests,
         sealed_run=shlex.quote(clean_room.SEALED_RUN),
         seal_tests=shlex.quote(clean_room.SEAL_TESTS),
+        rewrite=shlex.quote(clean_room.sealing_rewrite(ecosystem)),
         run_cases=shlex.quote(clean_room.RUN_CASES),
         run_each=shlex.quote(clean_room.RUN_EACH),
         timeout=f"{timeout:g}",

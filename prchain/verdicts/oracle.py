@@ -142,7 +142,7 @@ def run_tests(env: Environment, tests: StageTests, timeout: float) -> TestVerdic
         if canary is not None:
             planted += list(canary.files)
         hidden_paths = [*patch_paths(tests.test_patch), *patch_paths(tests.build_patch)]
-        room.seal_tests([*hidden_paths, *tests.test_files, *planted])
+        room.seal_tests([*hidden_paths, *tests.test_files, *planted], tests.ecosystem)
         run_as = replace(tests, test_command=canary.command) if canary else tests
         run = _sealed_run(room, reader, run_as, timeout)
     if run.error is not None:

@@ -4,7 +4,8 @@ Per stage, in a fresh sandbox on the stage's base B_t (the state a perfect agent
 earlier gold patch is part of B_t), the configured test command runs
   1. on the start as it is,
   2. with the stage's hidden side applied: the gold test patch and the gold code patch's build
-     part (its sections no change crosses with: build files, manifests; sandbox.build_part),
+     part (its sections no change crosses with: build files, manifests; sandbox.build_part), a
+     Rust room's tests rewritten as root's seal rewrites them in a clean room (qualify_tests),
   3. with the rest of the gold code patch, the part an agent writes, on top, `gold_runs` times;
 and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
 test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
@@ -28,6 +29,7 @@ from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.memory import era_state, stage_env
 from prchain.environments.eras.reports import judged_only
+from prchain.environments.eras.rust import qualify
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
 from prchain.store.db import session_scope
@@ -167,6 +169,8 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         # the units its era left out decide whether it runs at all; an era without any hashes
         # as it always did, so no stored result is verified again for nothing
         *([sorted(tests.excluded)] if tests.excluded else []),
+        # a Rust room's hidden tests are rewritten as the clean room seals them (qualify.py)
+        *([f"qualified-{qualify.VERSION}"] if tests.ecosystem == "rust" else []),
     )
 
 
@@ -256,6 +260,7 @@ def _runs(
     error = apply_patch(env, crossing.held.decode(), reset=False)
     if error is not None:
         return f"the gold patch's build files do not apply after the test patch: {error[-300:]}"
+    qualify_tests(env, job.gold_test_patch, done.test_files, tests.ecosystem)
     error = setup("after the test patch")
     if error is not None:
         return error
@@ -302,6 +307,24 @@ def _runs(
             f"{broken}; the gold patch changes {changed}, which its era's image was built without"
         )
     return broken
+
+
+def qualify_tests(env: Environment, test_patch: str, files: list[str], ecosystem: str) -> None:
+    """What root does to the hidden tests when it seals them in a clean room
+    (clean_room.sealing_rewrite): in a Rust room their standard macros through names of std and
+    core no crate shadows (qualify.py), so the tests found here flip as the clean room runs them."""
+    if ecosystem != "rust":
+        return
+
+    def exists(path: str) -> bool:
+        try:
+            env.read_file(path)
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return False
+        return True
+
+    paths = [*patch_paths(test_patch), *files]
+    qualify.rewrite(paths, env.read_file, env.write_file, exists)
 
 
 def broken_environment(

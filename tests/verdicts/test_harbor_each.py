@@ -230,6 +230,7 @@ def test_a_go_run_counts_only_with_roots_witness_passing(tmp_path: Path, witness
         tmp_path, "go", "go test ./...", ["shapes_test.go"],
         ["example.com/shapes::TestArea"], ["example.com/shapes::TestSquare"],
     )  # fmt: skip
+    assert "prchain '' \"${hidden[@]}\"" in (tests / "test.sh").read_text()  # no rewrite: Rust's
     tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
     for made in (tree, work, verifier):
         made.mkdir()
@@ -261,7 +262,7 @@ RUST_LISTING = (
 
 def test_a_rust_stage_runs_each_test_under_roots_tracer(tmp_path: Path) -> None:
     from prchain.environments.clean_room import RUN_EACH
-    from prchain.environments.eras.rust import witness
+    from prchain.environments.eras.rust import qualify, witness
 
     tests = _room_task(
         tmp_path, "rust", "cargo test --no-fail-fast -p shapes", ["tests/areas.rs"],
@@ -269,6 +270,9 @@ def test_a_rust_stage_runs_each_test_under_roots_tracer(tmp_path: Path) -> None:
     )  # fmt: skip
     assert (tests / "witness.py").read_text() == witness.source()
     assert harbor.shlex.quote(RUN_EACH) in (tests / "test.sh").read_text()
+    # root's seal rewrites the hidden tests' standard macros as the clean room's does
+    sealing = f'prchain {harbor.shlex.quote(qualify.source())} "${{hidden[@]}}"'
+    assert sealing in (tests / "test.sh").read_text()
     (tmp_path / "listing").write_text(RUST_LISTING)
     args, apart, kind = (tmp_path / n for n in ("args", "apart", "kind"))
     done = _run(tests, "each", str(tests / "room.json"), str(tmp_path / "listing"),
