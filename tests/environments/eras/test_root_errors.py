@@ -67,6 +67,13 @@ def test_maven_s_root_error_is_its_fatal_line_not_its_last_help_line() -> None:
     assert build_failure(advice + "[ERROR] The goal you specified requires a project\n", 1) == (
         "[ERROR] The goal you specified requires a project"
     )
+    # the same run read as a test run's (an era from recipe memory whose parent went missing):
+    # its root error was "The build could not read 1 project -> [Help 1]"
+    assert (
+        report_for("java")
+        .root_error(output)
+        .startswith("Non-resolvable parent POM for org.acme:calc:2.15.0-SNAPSHOT: ")
+    )
 
 
 def test_maven_s_root_error_is_javac_s_not_its_help_lines() -> None:

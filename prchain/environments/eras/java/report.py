@@ -35,7 +35,7 @@ _JAVAC_MAVEN = re.compile(r"^\[ERROR\] (\S+\.(?:java|kt|groovy)):\[(\d+),(\d+)\]
 _JAVAC_PLAIN = re.compile(r"^(\S+\.(?:java|kt|groovy)):(\d+): error: (.*)$")
 _DETAIL = re.compile(r"^\s*(?:\[ERROR\]\s*)?(symbol|location|required|found)\s*:\s*(.*)$")
 _BUILD_ERROR = re.compile(
-    r"^\[ERROR\] (Failed to execute goal .*|Non-resolvable .*|The build could not read .*"
+    r"^\[(?:ERROR|FATAL)\] (Failed to execute goal .*|Non-resolvable .*|The build could not read .*"
     r"|Unknown lifecycle phase .*|Plugin .* could not be resolved.*)$"
 )
 _EXCEPTION = re.compile(r"^((?:[\w$]+\.)+[\w$]*(?:Error|Exception))\b[: ].*")
