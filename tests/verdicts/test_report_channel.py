@@ -39,6 +39,15 @@ def traversable() -> Iterator[Path]:
     shutil.rmtree(path)
 
 
+def _drained(fd: int) -> bytes:
+    """What the pipe holds now that its writers are gone (a writer left behind: what came)."""
+    chunks = []
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")
 @pytest.mark.parametrize("room", sorted(FAKE_RUNS))
 def test_a_report_script_writes_into_roots_pipe_and_beside_it_nothing(
@@ -56,15 +65,18 @@ def test_a_report_script_writes_into_roots_pipe_and_beside_it_nothing(
     work.chmod(0o777)
     (tmp_path / "scratch").mkdir(mode=0o777)
     (tmp_path / "scratch").chmod(0o777)
-    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
-    script = report_for(room).script(FAKE_RUNS[room], str(pipe))
-    env = {"PATH": os.environ["PATH"], "TMPDIR": str(tmp_path / "scratch")}
-    run = subprocess.run(
-        [*NOBODY, "bash", "-c", script], cwd=work, env=env, capture_output=True, text=True
-    )
-    with contextlib.suppress(OSError):  # release a reader never fed (ENXIO: it is gone)
-        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
-    got = reader.communicate(timeout=10)[0].decode()
+    # root's end, open before the runner starts (a reader process started beside it could open
+    # the pipe only after a runner that writes nothing had ended, and then wait for ever)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        script = report_for(room).script(FAKE_RUNS[room], str(pipe))
+        env = {"PATH": os.environ["PATH"], "TMPDIR": str(tmp_path / "scratch")}
+        run = subprocess.run(
+            [*NOBODY, "bash", "-c", script], cwd=work, env=env, capture_output=True, text=True
+        )
+        got = _drained(reader).decode()
+    finally:
+        os.close(reader)
     assert sorted(p.name for p in sealed.iterdir()) == ["report"], run.stdout + run.stderr
     assert list((tmp_path / "scratch").iterdir()) == []  # the scratch directory is removed
     if room in ("rust", "java"):
