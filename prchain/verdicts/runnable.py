@@ -29,7 +29,7 @@ from prchain.chains.views.tasks import iter_tasks
 from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR
-from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.ecosystems import ECOSYSTEMS, report_for
 from prchain.store.environments import Recipe, Verification, stage_recipe_in, verification
 from prchain.store.models import ChainStage, Repo
 from prchain.verdicts.oracle import DEFAULT_REPORT_PATH
@@ -160,6 +160,8 @@ def environment_block(
     kind, detail = _why_not(facts, image, unverified)
     recipe, tests = facts.recipe, facts.tests
     ecosystem = (recipe["ecosystem"] if recipe else "") or "python"
+    # an era no room recognised is stored as `unknown` (and never verified): it has no reader
+    reader = report_for(ecosystem) if ecosystem in ECOSYSTEMS else None
     command = tests.test_command if tests is not None else ""
     found = image if isinstance(image, StageImage) else StageImage("", "", "", "")
     return {
@@ -172,13 +174,11 @@ def environment_block(
         "era_image_id": found.era_image_id,
         "era": recipe["era_key"] if recipe else "",
         "ecosystem": ecosystem,
-        "log_parser": reader_name(ecosystem),
+        "log_parser": reader_name(ecosystem) if reader else "",
         "setup_command": recipe["setup_command"] if recipe else "",
         "test_command": command,
         "test_files": [str(f) for f in tests.test_files] if tests is not None else [],
-        "test_script": report_for(ecosystem).script(command, DEFAULT_REPORT_PATH)
-        if command
-        else "",
+        "test_script": reader.script(command, DEFAULT_REPORT_PATH) if command and reader else "",
         "report_path": DEFAULT_REPORT_PATH,
         "workdir": WORKDIR,
         "checkout": checkout(stage["base_commit"], absent) if stage["base_commit"] else [],

@@ -41,8 +41,10 @@ def _chain_of(engine: Engine, length: int) -> list[int]:
         return list(session.scalars(select(ChainStage.id).order_by(ChainStage.idx)))
 
 
-def _era(session: Session, stage: int, key: str, status: str, image: str) -> None:
-    values = {"ecosystem": "python", "era_date": "2024-01-01", "base_sha": "b" * 40, "method": "planner"}  # fmt: skip
+def _era(
+    session: Session, stage: int, key: str, status: str, image: str, ecosystem: str = "python"
+) -> None:
+    values = {"ecosystem": ecosystem, "era_date": "2024-01-01", "base_sha": "b" * 40, "method": "planner"}  # fmt: skip
     if session.scalar(select(EnvRecipe).where(EnvRecipe.era_key == key)) is None:  # one per era
         session.add(EnvRecipe(repo_id=1, era_key=key, status=status, image=image, test_command="python -m pytest {files}", **values))  # fmt: skip
     session.add(StageEra(chain_stage_id=stage, repo_id=1, era_key=key, base_sha="b" * 40))
@@ -91,6 +93,26 @@ def test_each_stage_is_runnable_or_says_why_not(five_stages: Engine, tmp_path: P
     assert (env[0]["image"], env[0]["era_image"], env[0]["log_parser"]) == ("stage:ok", "era:ok", "pytest")  # fmt: skip
     assert "PYTEST_ADDOPTS" in env[0]["test_script"] and env[0]["test_script"].endswith("tests/test_ops.py")  # fmt: skip
     assert summary.images == {"stage:ok": "sha256:" + "1" * 64}
+
+
+def test_an_era_no_room_recognised_is_one_stage_not_runnable(
+    sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    """vmihailenco/msgpack's 2015 base (before go.mod) is stored as ecosystem `unknown`: the
+    export failed whole on it ("unknown ecosystem 'unknown'"); its stage is not runnable, the
+    chain's other stage is."""
+    first, second = _chain_of(sqlite_engine, 2)
+    with Session(sqlite_engine) as session, session.begin():
+        _era(session, first, "old", "unverified", "", ecosystem="unknown")
+        _era(session, second, "ok", "verified", "prchain/era-acme-calc:ok")
+        _tests(session, second, "usable")
+    summary = export_runnable(sqlite_engine, tmp_path / "tasks.jsonl", _resolve, unverified=True)
+    assert (summary.stages, summary.runnable, dict(summary.not_runnable)) == (
+        2, 1, {"no environment": 1}
+    )  # fmt: skip
+    old, ok = (s["environment"] for s in read_tasks(tmp_path / "tasks.jsonl")[0]["stages"])
+    assert (old["ecosystem"], old["log_parser"], old["test_script"]) == ("unknown", "", "")
+    assert ok["log_parser"] == "pytest" and ok["runnable"]
 
 
 def test_unverified_environments_run_when_asked(five_stages: Engine, tmp_path: Path) -> None:
