@@ -93,11 +93,16 @@ def by_language(rows: Iterable[FunnelRow]) -> list[FunnelRow]:
 
 
 def _languages(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Each repository's language: the ecosystem most of its era recipes are of."""
+    """Each repository's language: the ecosystem most of its era recipes are of, an era no room
+    recognised (`unknown`: a base before the repository's manifests) counting only when no room
+    recognised any."""
     seen: dict[str, Counter[str]] = defaultdict(Counter)
     for repo, ecosystem in pairs:
         seen[repo][ecosystem] += 1
-    return {repo: counts.most_common(1)[0][0] for repo, counts in seen.items()}
+    return {
+        repo: max(counts, key=lambda name: (name != "unknown", counts[name]))
+        for repo, counts in seen.items()
+    }
 
 
 def _stages(session: Session) -> list[_Stage]:

@@ -79,3 +79,13 @@ def test_without_a_model_server_the_model_steps_say_so(
     assert result.exit_code == 0, result.output
     status, detail = _steps(tmp_path / "out")["queries build"]
     assert status == "skipped" and "no model server configured for `query_constructor`" in detail
+
+
+def test_a_repositorys_language_is_its_eras_not_an_unrecognised_base() -> None:
+    """vmihailenco/msgpack (held out): a 2015 base before go.mod is stored as `unknown`, its 2020
+    era as go; the funnel said `unknown` for the repository."""
+    from prchain.app.funnel import _languages
+
+    pairs = [("a/m", "unknown"), ("a/m", "go"), ("b/x", "unknown"), ("c/y", "rust")]
+    pairs += [("c/y", "python"), ("c/y", "python"), ("d/z", "java"), ("d/z", "go")]
+    assert _languages(pairs) == {"a/m": "go", "b/x": "unknown", "c/y": "python", "d/z": "java"}
