@@ -450,6 +450,39 @@ def _current(plan: Plan) -> tuple[int, str]:
     return int(plan.interpreter.removeprefix("jdk") or 0), found.group(1) if found else ""
 
 
+def _same_why(plan: Plan) -> str:
+    """Why the plan has its JDK, for a revision that keeps the JDK."""
+    return plan.notes[0].split(": ", 1)[-1] if plan.notes else ""
+
+
+def _replan(
+    java: Java,
+    snap: Snapshot,
+    plan: Plan,
+    why: str,
+    change: str,
+    *,
+    suite: str = "",
+    jdk: int = 0,
+    maven: str | None = None,
+    left_out: tuple[str, ...] | None = None,
+    parents: tuple[Parent, ...] | None = None,
+) -> Plan:
+    """`plan` with what a revision changes (its variant gets `change`); what it does not name
+    stays the plan's: its suite and JDK, its Maven, the modules left out, the parents stood in."""
+    current_jdk, current_maven = _current(plan)
+    return java._plan(
+        snap,
+        suite or plan.suite,
+        jdk or current_jdk,
+        why,
+        f"{plan.variant}{change}",
+        current_maven if maven is None else maven,
+        _left_out(plan) if left_out is None else left_out,
+        _parents(plan) if parents is None else parents,
+    )
+
+
 def _offered(config: ErasConfig) -> list[tuple[int, str]]:
     return sorted({(j, s) for s in config.suites for j in SUITE_JDKS.get(s, ())})
 
@@ -467,7 +500,7 @@ def newer_release(
         r"|Detected JDK [Vv]ersion \S+(?: \([^)]*\))? is not in the allowed range \[?\s*(?:1\.)?(\d+)",
         log,
     )
-    jdk, maven = _current(plan)
+    jdk, _ = _current(plan)
     want = int(found.group(1) or found.group(2)) if found else 0
     if want <= jdk:
         return None
@@ -475,16 +508,7 @@ def newer_release(
     if not fitting:
         return None
     why = f"javac {jdk} does not know release {want}"
-    return java._plan(
-        snap,
-        fitting[0][1],
-        fitting[0][0],
-        why,
-        f"{plan.variant}+jdk{want}",
-        maven,
-        _left_out(plan),
-        _parents(plan),
-    )
+    return _replan(java, snap, plan, why, f"+jdk{want}", suite=fitting[0][1], jdk=fitting[0][0])
 
 
 def older_source(
@@ -494,21 +518,13 @@ def older_source(
     the oldest JDK here."""
     if not re.search(r"(Source|Target) option \d+ is no longer supported", log):
         return None
-    jdk, maven = _current(plan)
+    jdk, _ = _current(plan)
     older = [o for o in _offered(config) if o[0] < jdk][:1]
     if not older:
         return None
     why = f"javac {jdk} no longer compiles the declared source level"
-    return java._plan(
-        snap,
-        older[0][1],
-        older[0][0],
-        why,
-        f"{plan.variant}+jdk{older[0][0]}",
-        maven,
-        _left_out(plan),
-        _parents(plan),
-    )
+    suite, oldest = older[0][1], older[0][0]
+    return _replan(java, snap, plan, why, f"+jdk{oldest}", suite=suite, jdk=oldest)
 
 
 def enforced_maven(
@@ -523,22 +539,13 @@ def enforced_maven(
         r"|The plugin \S+ requires Maven version (\d+(?:\.\d+)+)",
         log,
     )
-    jdk, maven = _current(plan)
+    _, maven = _current(plan)
     asked = (found.group(1) or found.group(2)) if found else ""
     if not asked or pom.release(asked) == maven:
         return None
     wanted = pom.release(asked)
     why = f"the build asks for Maven {asked} or newer"
-    return java._plan(
-        snap,
-        plan.suite,
-        jdk,
-        why,
-        f"{plan.variant}+maven{wanted}",
-        wanted,
-        _left_out(plan),
-        _parents(plan),
-    )
+    return _replan(java, snap, plan, why, f"+maven{wanted}", maven=wanted)
 
 
 def unpackaged_module(
@@ -556,18 +563,8 @@ def unpackaged_module(
     left_out = _left_out(plan)
     if not found or found.group(1) in left_out:
         return None
-    jdk, maven = _current(plan)
-    why = plan.notes[0].split(": ", 1)[-1] if plan.notes else ""  # the same JDK, the same reason
-    return java._plan(
-        snap,
-        plan.suite,
-        jdk,
-        why,
-        f"{plan.variant}-{found.group(1)}",
-        maven,
-        (*left_out, found.group(1)),
-        _parents(plan),
-    )
+    module = found.group(1)
+    return _replan(java, snap, plan, _same_why(plan), f"-{module}", left_out=(*left_out, module))
 
 
 # Maven's words for a parent POM it could not fetch, the parent's coordinates on the same line:
@@ -594,18 +591,8 @@ def snapshot_parent(
         return None
     group, artifact, snapshot = found.groups()
     release = pom.released_parent(snap, group, artifact) or "-"
-    jdk, maven = _current(plan)
-    why = plan.notes[0].split(": ", 1)[-1] if plan.notes else ""  # the same JDK, the same reason
-    return java._plan(
-        snap,
-        plan.suite,
-        jdk,
-        why,
-        f"{plan.variant}+parent",
-        maven,
-        _left_out(plan),
-        (*parents, Parent(group, artifact, snapshot, release)),
-    )
+    stand_in = Parent(group, artifact, snapshot, release)
+    return _replan(java, snap, plan, _same_why(plan), "+parent", parents=(*parents, stand_in))
 
 
 REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module, snapshot_parent)
