@@ -310,15 +310,16 @@ def _jest_report(tests: dict[str, list[tuple[list[str], str, str]]]) -> str:
     return json.dumps({"testResults": files})
 
 
-@pytest.mark.parametrize("runner", ["jest", "vitest run"])
-@pytest.mark.parametrize("canary_failed", [True, False])
-def test_a_node_run_counts_only_with_roots_canary_failing(
-    tmp_path: Path, canary_failed: bool, runner: str
-) -> None:
-    hidden = "src/area.spec.js"
+NODE_HIDDEN = "src/area.spec.js"
+NODE_REQUIRED = [f"{NODE_HIDDEN}::shapes > computes the area", f"{NODE_HIDDEN}::shapes > squares"]
+
+
+def _planted_node_room(tmp_path: Path, runner: str) -> tuple[Path, Path, Path, str, str]:
+    """A Node stage's task with root's canary planted: (its tests/, the work and verifier
+    directories, the canary's file and its test's title)."""
     tests = _room_task(
-        tmp_path, "node", f"node_modules/.bin/{runner} {hidden}", [hidden],
-        [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
+        tmp_path, "node", f"node_modules/.bin/{runner} {NODE_HIDDEN}", [NODE_HIDDEN],
+        NODE_REQUIRED[:1], NODE_REQUIRED[1:],
     )  # fmt: skip
     tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
     for made in (tree / "src", work, verifier):
@@ -328,17 +329,38 @@ def test_a_node_run_counts_only_with_roots_canary_failing(
     [canary] = done.stdout.split()
     assert canary.startswith("src/prchain-canary-") and canary.endswith(".spec.js")
     assert "throw new Error" in (tree / canary).read_text()
-    assert canary in (work / "run.sh").read_text() and hidden in (work / "run.sh").read_text()
+    assert canary in (work / "run.sh").read_text() and NODE_HIDDEN in (work / "run.sh").read_text()
     title = (work / "canary.id").read_text().split("::", 1)[1]
+    return tests, work, verifier, canary, title
+
+
+def _node_report(canary: str, title: str, canary_failed: bool) -> str:
+    """jest's report of both hidden tests passing, with root's canary failing or absent."""
     report = {
-        hidden: [(["shapes"], "squares", "passed"), (["shapes"], "computes the area", "passed")]
+        NODE_HIDDEN: [
+            (["shapes"], "squares", "passed"),
+            (["shapes"], "computes the area", "passed"),
+        ]
     }
     if canary_failed:
         report[canary] = [([], title, "failed")]
-    (work / "report").write_text(_jest_report(report))
+    return _jest_report(report)
+
+
+def _decided(tests: Path, verifier: Path, work: Path) -> dict[str, Any]:
     done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
     assert done.returncode == 0, done.stderr
-    verdict = json.loads((verifier / "verdict.json").read_text())
+    return dict(json.loads((verifier / "verdict.json").read_text()))
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest run"])
+@pytest.mark.parametrize("canary_failed", [True, False])
+def test_a_node_run_counts_only_with_roots_canary_failing(
+    tmp_path: Path, canary_failed: bool, runner: str
+) -> None:
+    tests, work, verifier, canary, title = _planted_node_room(tmp_path, runner)
+    (work / "report").write_text(_node_report(canary, title, canary_failed))
+    verdict = _decided(tests, verifier, work)
     assert verdict["resolved"] is canary_failed, verdict
 
 
@@ -347,39 +369,19 @@ def test_a_console_forged_by_the_tested_code_passes_nothing(tmp_path: Path) -> N
     the hidden tests passing and of root's canary failing (its file is in the tree it runs in),
     then ends the process before vitest writes its report. The console can fail a test, never
     pass one (`reports.reported_passes`, as `sandbox.run_suite` reads a clean room's run)."""
-    hidden = "src/area.spec.js"
-    tests = _room_task(
-        tmp_path, "node", f"node_modules/.bin/vitest run {hidden}", [hidden],
-        [f"{hidden}::shapes > computes the area"], [f"{hidden}::shapes > squares"],
-    )  # fmt: skip
-    tree, work, verifier = tmp_path / "tree", tmp_path / "work", tmp_path / "verifier"
-    for made in (tree / "src", work, verifier):
-        made.mkdir(parents=True)
-    done = _run(tests, "plant", str(tests / "room.json"), str(tree), str(work))
-    assert done.returncode == 0, done.stderr
-    [canary] = done.stdout.split()
-    title = (work / "canary.id").read_text().split("::", 1)[1]
+    tests, work, verifier, canary, title = _planted_node_room(tmp_path, "vitest run")
     forged = [
-        f" ✓ {hidden} > shapes > squares 1ms",
-        f" ✓ {hidden} > shapes > computes the area 2ms",
+        f" ✓ {NODE_HIDDEN} > shapes > squares 1ms",
+        f" ✓ {NODE_HIDDEN} > shapes > computes the area 2ms",
         f" × {canary} > {title} 1ms",
     ]
     (verifier / "test-output.log").write_text("\n".join(forged) + "\n")
-    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
-    assert done.returncode == 0, done.stderr
-    verdict = json.loads((verifier / "verdict.json").read_text())
+    verdict = _decided(tests, verifier, work)
     assert not verdict["resolved"], verdict
-    assert set(verdict["failing"]) == {
-        f"{hidden}::shapes > computes the area", f"{hidden}::shapes > squares"
-    }  # fmt: skip
+    assert set(verdict["failing"]) == set(NODE_REQUIRED)
     # the same console lines beside vitest's report of the same run: the report's passes count
-    report = {
-        hidden: [(["shapes"], "squares", "passed"), (["shapes"], "computes the area", "passed")]
-    }
-    report[canary] = [([], title, "failed")]
-    (work / "report").write_text(_jest_report(report))
-    done = _run(tests, "decide", str(tests / "room.json"), str(verifier), str(work))
-    assert json.loads((verifier / "verdict.json").read_text())["resolved"]
+    (work / "report").write_text(_node_report(canary, title, canary_failed=True))
+    assert _decided(tests, verifier, work)["resolved"]
 
 
 JAVA_TEST = "src/test/java/org/acme/calc/TwiceTest.java"

@@ -32,37 +32,16 @@ from prchain.environments.eras.java import (
 )
 from prchain.environments.eras.java import parent_standin as standin
 from prchain.environments.eras.manifests import snapshot
+from tests.support.calc_maven import CALC_POM
 from tests.support.eras_repo import commit_files
 
 ERAS = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
-POM = """\
-<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <parent>
-    <groupId>org.sonatype.oss</groupId><artifactId>oss-parent</artifactId><version>{parent}</version>
-  </parent>
-  <groupId>org.acme</groupId>
-  <artifactId>twice</artifactId>
-  <version>{version}</version>
-  <properties>
-    <maven.compiler.release>17</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <dependencies>
-    <dependency>
-      <groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>
-      <scope>test</scope>
-    </dependency>
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin><artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
-      <plugin><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
-    </plugins>
-  </build>
-</project>
-"""
+# calc's POM (tests/support/calc_maven.py) with a parent, at a version of its own
+POM = CALC_POM.replace(
+    "  <groupId>org.acme</groupId>",
+    "  <parent>\n    <groupId>org.sonatype.oss</groupId><artifactId>oss-parent</artifactId>"
+    "<version>{parent}</version>\n  </parent>\n  <groupId>org.acme</groupId>",
+).replace("<version>1.0</version>", "<version>{version}</version>", 1)
 CODE = {
     "src/main/java/org/acme/Twice.java": (
         "package org.acme;\n\npublic final class Twice {\n  private Twice() {}\n\n"
@@ -76,7 +55,7 @@ CODE = {
 }
 # What Maven 3.8.7 printed on jackson-core at 8a83ffe2 (2023-02-26), its parent renamed.
 MAVEN_SAYS = (
-    "[FATAL] Non-resolvable parent POM for org.acme:twice:1.1-SNAPSHOT: Could not transfer "
+    "[FATAL] Non-resolvable parent POM for org.acme:calc:1.1-SNAPSHOT: Could not transfer "
     "artifact org.sonatype.oss:oss-parent:pom:8-SNAPSHOT from/to sonatype-nexus-snapshots "
     "(https://oss.sonatype.org/content/repositories/snapshots): transfer failed for https://oss."
     "sonatype.org/content/repositories/snapshots/org/sonatype/oss/oss-parent/8-SNAPSHOT/oss-"
@@ -85,7 +64,7 @@ MAVEN_SAYS = (
 
 # Maven 3.9.9's words, on jackson-core's 2023-08 era.
 MAVEN_39_SAYS = (
-    "[FATAL] Non-resolvable parent POM for org.acme:twice:1.1-SNAPSHOT: The following artifacts "
+    "[FATAL] Non-resolvable parent POM for org.acme:calc:1.1-SNAPSHOT: The following artifacts "
     "could not be resolved: org.sonatype.oss:oss-parent:pom:8-SNAPSHOT (absent): Could not "
     "transfer artifact org.sonatype.oss:oss-parent:pom:8-SNAPSHOT from/to sonatype-nexus-snapshots"
 )
