@@ -27,9 +27,11 @@ from prchain.agent.scaffold import scaffold_of
 from prchain.agent.tools import TOOL_SCHEMAS
 from prchain.core.files import atomic_output
 from prchain.core.secrets import Redactor
+from prchain.store import rollouts as stored
 from prchain.store.db import session_scope
 from prchain.store.environments import fail_to_pass
-from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout, RolloutStage, Step
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
+from prchain.store.rollouts import RolloutRow, StageRow, StepRow
 
 FORMAT_VERSION = "prchain.trajectory/2"  # /2: every row says `success` and `truncated`
 # How the agent loop words a stretch of work a budget ended (prchain/agent/loop.py: _limit_reached);
@@ -172,7 +174,7 @@ def load_guard(session: Any, stages: list[ChainStage], min_chars: int) -> Guard:
     return chain_guard(gold, min_chars)
 
 
-Forbidden = Callable[[Any, Rollout], list[str]]
+Forbidden = Callable[[Any, RolloutRow], list[str]]
 """Strings no exported message of a rollout may contain (e.g. a curated trajectory's hidden test
 names and process-graph statements); supplied by the layer that knows them."""
 
@@ -189,7 +191,7 @@ def any_message_shows(messages: list[dict[str, Any]], forbidden: list[str]) -> s
 
 def build_record(
     session: Any,
-    rollout: Rollout,
+    rollout: RolloutRow,
     *,
     min_score: float,
     keep: KeepPolicyName,
@@ -201,11 +203,7 @@ def build_record(
 ) -> tuple[dict[str, Any] | None, str]:
     """(the JSONL record or None, why it was skipped)."""
     chain = session.get(Chain, rollout.chain_id)
-    stages = list(
-        session.scalars(
-            select(RolloutStage).filter_by(rollout_id=rollout.id).order_by(RolloutStage.stage_idx)
-        )
-    )
+    stages = stored.stages(session, rollout.id)
     passed = [stage_passes(s.score, s.tests_passed, min_score, keep_on) for s in stages]
     kept = decide(keep, passed, chain.length, min_score).kept_stages
     if not kept:
@@ -216,13 +214,7 @@ def build_record(
             else f"not passed ({keep}, {keep_on})",
         )
     kinds = EXPORTED_KINDS + (("prm",) if keep_prm else ())
-    steps = list(
-        session.scalars(
-            select(Step)
-            .filter(Step.rollout_id == rollout.id, Step.stage_idx <= kept, Step.kind.in_(kinds))
-            .order_by(Step.idx)
-        )
-    )
+    steps = stored.steps(session, rollout.id, through=kept, kinds=kinds)
     redact = Redactor()
     messages = [export_message(step.message, redact, keep_reasoning) for step in steps]
     chain_stages = list(
@@ -261,10 +253,10 @@ def scaffold_tools(scaffold: str) -> list[dict[str, Any]]:
 
 def _metadata(
     session: Any,
-    rollout: Rollout,
+    rollout: RolloutRow,
     chain: Chain,
-    steps: list[Step],
-    stages: list[RolloutStage],
+    steps: list[StepRow],
+    stages: list[StageRow],
     pr_numbers: list[int],
 ) -> dict[str, Any]:
     assistant = [s for s in steps if s.kind == "assistant"]
@@ -302,7 +294,7 @@ def _metadata(
     }
 
 
-def outcome_flags(stages: list[RolloutStage], n_stages: int) -> dict[str, Any]:
+def outcome_flags(stages: list[StageRow], n_stages: int) -> dict[str, Any]:
     """`success`: the row's stages are the whole chain and each passed; `truncated`: a budget (steps,
     tokens, the context window) ended the agent's work in one of them, and which."""
     cut = next((s.reason for s in stages if s.reason and TRUNCATION.search(s.reason)), "")
@@ -330,10 +322,7 @@ def export_trajectories(
     refuse_tests_alone(keep_on)
     summary = ExportSummary(Path(out))
     with session_scope(engine) as session, atomic_output(summary.path) as handle:
-        rollouts = session.scalars(
-            select(Rollout).where(Rollout.status.in_(("kept", "rejected"))).order_by(Rollout.id)
-        )
-        for rollout in rollouts:
+        for rollout in stored.exportable(session):
             record, why = build_record(
                 session,
                 rollout,

@@ -8,13 +8,12 @@ every write first checks in its own transaction that this runner still owns the 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.core.secrets import Redactor
@@ -22,17 +21,11 @@ from prchain.core.text import storable
 from prchain.environments.protocol import Transition
 from prchain.llm.protocol import Message
 from prchain.llm.repairs import record_repairs
-from prchain.store.db import session_scope, upsert
-from prchain.store.environments import (
-    TRANSITION_COLUMNS,
-    TransitionRow,
-    drop_transitions,
-    save_transition,
-    transitions,
-)
-from prchain.store.llm_calls import rollout_costs
-from prchain.store.models import Judgement, Rollout, RolloutStage, Step
+from prchain.store import rollouts as stored
+from prchain.store.db import session_scope
+from prchain.store.environments import TRANSITION_COLUMNS, save_transition
 from prchain.store.models.base import utcnow
+from prchain.store.rollouts import RolloutRow, Rollouts, StageRow, StepRow, Trajectory
 
 if TYPE_CHECKING:
     from prchain.agent.lease import Lease
@@ -100,7 +93,7 @@ class Recorder:
             "created_at": utcnow(),
         }
         with self._write() as session:
-            session.execute(insert(Step), [row])
+            stored.add_step(session, row)
         # The policy's repaired replies are counted with every other role's in llm_repairs.
         record_repairs(
             self.engine, "policy", extra.get("repairs") or (), rollout_id=self.rollout_id
@@ -120,25 +113,17 @@ class Recorder:
             "finished_at": None,
         }
         with self._write() as session:
-            upsert(session, RolloutStage, [row], ["rollout_id", "stage_idx"])
+            stored.start_stage(session, row)
 
     def stage_finished(self, stage_idx: int, **fields: Any) -> None:
         with self._write() as session:
-            stage = session.scalars(
-                select(RolloutStage).filter_by(rollout_id=self.rollout_id, stage_idx=stage_idx)
-            ).one()
-            for key, value in fields.items():
-                setattr(stage, key, self._clean(value))
-            stage.finished_at = utcnow()
+            values = {key: self._clean(value) for key, value in fields.items()}
+            stored.finish_stage(session, self.rollout_id, stage_idx, values)
 
     def fail(self, reason: str, **fields: Any) -> None:
         """The rollout failed: the stage it was in and the rollout row both say so, with one reason."""
         with self._write() as session:
-            session.execute(
-                update(RolloutStage)
-                .where(RolloutStage.rollout_id == self.rollout_id, RolloutStage.status == "running")
-                .values(status="failed", reason=self._clean(reason), finished_at=utcnow())
-            )
+            stored.fail_running_stages(session, self.rollout_id, self._clean(reason))
         self.finish("failed", reason, **fields)
 
     def judgement(
@@ -164,7 +149,7 @@ class Recorder:
             "created_at": utcnow(),
         }
         with self._write() as session:
-            upsert(session, Judgement, [row], ["rollout_id", "stage_idx", "round"])
+            stored.save_judgement(session, row)
 
     def transition(self, transition: Transition) -> None:
         fields = {
@@ -176,101 +161,39 @@ class Recorder:
 
     def finish(self, status: str, reason: str | None, **fields: Any) -> None:
         with self._write() as session:
-            rollout = session.get(Rollout, self.rollout_id)
-            assert rollout is not None
-            rollout.status, rollout.finished_at = status, utcnow()
-            rollout.reason = self._clean(reason)
-            # fsum is exact, so the total does not depend on the order the calls are read in (a
-            # chain resumed on another worker stores its calls in another order).
-            rollout.cost_usd = math.fsum(rollout_costs(session, self.rollout_id))
-            for key, value in fields.items():
-                setattr(rollout, key, value)
+            stored.finish(session, self.rollout_id, status, self._clean(reason), fields)
 
 
 def new_rollout(engine: Engine, chain_id: int, **fields: Any) -> int:
-    with session_scope(engine) as session:
-        rollout = Rollout(chain_id=chain_id, status="running", **fields)
-        session.add(rollout)
-        session.flush()
-        return rollout.id
+    return Rollouts(engine).new(chain_id, **fields)
 
 
 def reopen(engine: Engine, rollout_id: int) -> None:
     """A failed rollout being resumed is running again (its old reason no longer holds)."""
-    with session_scope(engine) as session:
-        rollout = session.get(Rollout, rollout_id)
-        if rollout is not None and rollout.status != "running":
-            rollout.status, rollout.reason, rollout.finished_at = "running", None, None
+    Rollouts(engine).reopen(rollout_id)
 
 
-def open_rollout(engine: Engine, chain_id: int) -> Rollout | None:
+def open_rollout(engine: Engine, chain_id: int) -> RolloutRow | None:
     """The chain's newest rollout (running ones first: those are resumed)."""
-    with session_scope(engine) as session:
-        return session.scalars(
-            select(Rollout)
-            .filter_by(chain_id=chain_id, source="agent")
-            .order_by((Rollout.status == "running").desc(), Rollout.id.desc())
-        ).first()
+    return Rollouts(engine).newest_agent(chain_id)
 
 
-def passed_stages(engine: Engine, rollout_id: int) -> list[RolloutStage]:
+def passed_stages(engine: Engine, rollout_id: int) -> list[StageRow]:
     """The completed stages a resume keeps: the leading run of passed stages, in order."""
-    with session_scope(engine) as session:
-        stages = session.scalars(
-            select(RolloutStage).filter_by(rollout_id=rollout_id).order_by(RolloutStage.stage_idx)
-        )
-        kept: list[RolloutStage] = []
-        for stage in stages:
-            if stage.status != "passed" or stage.stage_idx != len(kept) + 1:
-                break
-            kept.append(stage)
-        return kept
+    return Rollouts(engine).passed_stages(rollout_id)
 
 
-def rewind(engine: Engine, rollout_id: int, keep_through: int) -> list[Step]:
+def rewind(engine: Engine, rollout_id: int, keep_through: int) -> list[StepRow]:
     """Drop every row of stages after `keep_through`; return the kept steps in order."""
-    with session_scope(engine) as session:
-        for model in (Step, Judgement, RolloutStage):
-            session.execute(
-                delete(model).where(model.rollout_id == rollout_id, model.stage_idx > keep_through)
-            )
-        drop_transitions(session, rollout_id, keep_through)
-        return list(
-            session.scalars(select(Step).filter_by(rollout_id=rollout_id).order_by(Step.idx))
-        )
+    return Rollouts(engine).rewind(rollout_id, keep_through)
 
 
-def list_rollouts(engine: Engine, limit: int = 100) -> list[Rollout]:
-    with session_scope(engine) as session:
-        return list(session.scalars(select(Rollout).order_by(Rollout.id.desc()).limit(limit)))
+def list_rollouts(engine: Engine, limit: int = 100) -> list[RolloutRow]:
+    return Rollouts(engine).latest(limit)
 
 
-@dataclass
-class RolloutView:
-    """Everything `prchain trajectories show` prints about one rollout."""
-
-    rollout: Rollout
-    stages: list[RolloutStage]
-    steps: list[Step]
-    judgements: list[Judgement]
-    transitions: list[TransitionRow]
+RolloutView = Trajectory  # everything `prchain trajectories show` prints about one rollout
 
 
 def load_rollout(engine: Engine, rollout_id: int) -> RolloutView | None:
-    with session_scope(engine) as session:
-        rollout = session.get(Rollout, rollout_id)
-        if rollout is None:
-            return None
-
-        def rows(model: Any, *order: Any) -> list[Any]:
-            return list(
-                session.scalars(select(model).filter_by(rollout_id=rollout_id).order_by(*order))
-            )
-
-        return RolloutView(
-            rollout,
-            rows(RolloutStage, RolloutStage.stage_idx),
-            rows(Step, Step.idx),
-            rows(Judgement, Judgement.stage_idx, Judgement.round),
-            transitions(session, rollout_id),
-        )
+    return Rollouts(engine).trajectory(rollout_id)

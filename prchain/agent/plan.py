@@ -7,7 +7,7 @@ thousand tokens) stands in, and the table says so.
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 
 from prchain.agent.config import AgentConfig
 from prchain.agent.judge import judge_prompt
@@ -17,7 +17,8 @@ from prchain.llm.config import LLMConfig
 from prchain.llm.estimate import RoleEstimate, estimate_role
 from prchain.store.db import session_scope
 from prchain.store.llm_calls import rollout_calls
-from prchain.store.models import ChainStage, RolloutStage
+from prchain.store.models import ChainStage
+from prchain.store.rollouts import stage_count
 
 ASSUMED_POLICY_PROMPT = 8_000  # tokens per policy call when the store has no history
 ASSUMED_POLICY_COMPLETION = 300
@@ -42,7 +43,7 @@ def plan_rollouts(
             else []
         )
         stages = len(rows)
-        done_stages = session.scalar(select(func.count()).select_from(RolloutStage)) or 0
+        done_stages = stage_count(session)
         policy_calls = rollout_calls(session, "policy")
     per_stage = policy_calls / done_stages if done_stages else agent.max_steps_per_stage / 2
     return [

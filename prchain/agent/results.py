@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.agent.loop import Counters
-from prchain.store.db import session_scope
-from prchain.store.models import RolloutStage
+from prchain.store.rollouts import Rollouts
 
 
 @dataclass
@@ -40,9 +39,7 @@ class RolloutResult:
 
 def stored_scores(engine: Engine, rollout_id: int) -> list[float | None]:
     """The judge's score of each stage of a stored rollout, in stage order."""
-    with session_scope(engine) as session:
-        query = select(RolloutStage.score).filter_by(rollout_id=rollout_id)
-        return list(session.scalars(query.order_by(RolloutStage.stage_idx)))
+    return Rollouts(engine).scores(rollout_id)
 
 
 REASON_CHARS = 500

@@ -19,7 +19,7 @@ from prchain.core.errors import EnvironmentFailure
 from prchain.core.secrets import REDACTED, Redactor
 from prchain.core.text import REPLACEMENT
 from prchain.environments.protocol import Environment
-from prchain.store.models import RolloutStage, Step
+from prchain.store.rollouts import StageRow, StepRow
 
 _FILE_HEADER = re.compile(rb"^diff --git a/(.*?) b/(.*)$", re.MULTILINE)
 
@@ -31,7 +31,7 @@ def carried(patch: bytes, secrets: tuple[str, ...] = ()) -> bytes | None:
     return None if any(value in text for value in Redactor(secrets).known) else patch
 
 
-def rebuild(env: Environment, last: RolloutStage) -> list[str]:
+def rebuild(env: Environment, last: StageRow) -> list[str]:
     """Bring a fresh sandbox to the end of stage `last`: its start state plus the stored Δ.
 
     Returns what differs from the tree the agent left: nothing when the Δ was restored byte for
@@ -116,7 +116,7 @@ def _names(files: list[str]) -> str:
     return shown + (f" and {len(files) - 10} more" if len(files) > 10 else "")
 
 
-def restored_counters(steps: Iterable[Step]) -> Counters:
+def restored_counters(steps: Iterable[StepRow]) -> Counters:
     """The chain counters as they stood after `steps` (policy replies only)."""
     counters = Counters()
     for step in steps:

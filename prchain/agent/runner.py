@@ -51,7 +51,7 @@ from prchain.agent.tasks import ChainTask, StageTask, load_chain
 from prchain.core.errors import BudgetExhausted, PrchainError
 from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM, Message
-from prchain.store.models import RolloutStage
+from prchain.store.rollouts import StageRow
 from prchain.verdicts.oracle import TestVerdict
 
 EnvFactory = Callable[[ChainTask, int], contextlib.AbstractContextManager[Environment]]
@@ -71,7 +71,7 @@ class _Rollout:
 
     id: int
     recorder: Recorder
-    kept: list[RolloutStage]
+    kept: list[StageRow]
     messages: list[Message]
     counters: Counters
 

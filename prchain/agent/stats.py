@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from prchain.store.models import Judgement, Rollout, RolloutStage
+from prchain.store import rollouts as stored
 
 PAPER_TOKENS = 85_000  # daVinci-Agency: mean tokens per trajectory
 PAPER_TOOL_CALLS = 116  # and mean tool calls
@@ -30,16 +29,8 @@ def agreement(session: Session) -> dict[str, int]:
     """The 2x2 table of judge verdict against T(p̂), over stages that had both: a judge verdict
     that stood (gated and self-contradicting stages have no score) and verified hidden tests.
     The judge's side is its own pass flag, so the threshold of each rollout applies."""
-    passed = set(
-        session.execute(
-            select(Judgement.rollout_id, Judgement.stage_idx).where(Judgement.passed.is_(True))
-        ).all()
-    )
-    stages = session.execute(
-        select(RolloutStage.rollout_id, RolloutStage.stage_idx, RolloutStage.tests_passed).where(
-            RolloutStage.tests_passed.is_not(None), RolloutStage.score.is_not(None)
-        )
-    )
+    passed = stored.judged_passes(session)
+    stages = stored.scored_test_outcomes(session)
     cells = dict.fromkeys(AGREEMENT_CELLS.values(), 0)
     for rollout_id, idx, tests in stages:
         cells[AGREEMENT_CELLS[((rollout_id, idx) in passed, bool(tests))]] += 1
@@ -53,19 +44,10 @@ def agreement_rate(cells: dict[str, int]) -> float | None:
 
 
 def collect(session: Session) -> dict[str, Any]:
-    statuses = dict(
-        session.execute(select(Rollout.status, func.count()).group_by(Rollout.status)).all()
-    )
-    kept = select(
-        func.count(),
-        func.avg(Rollout.trajectory_tokens),
-        func.avg(Rollout.tool_calls),
-        func.avg(Rollout.cost_usd),
-        func.sum(Rollout.cost_usd),
-    ).where(Rollout.status == "kept")
-    n_kept, tokens, calls, cost, _ = session.execute(kept).one()
-    total_cost = session.scalar(select(func.coalesce(func.sum(Rollout.cost_usd), 0.0))) or 0.0
-    scores: list[float] = [s for s in session.scalars(select(RolloutStage.score)) if s is not None]
+    statuses = stored.status_counts(session)
+    n_kept, tokens, calls, cost = stored.kept_means(session)
+    total_cost = stored.total_cost(session)
+    scores = stored.stage_scores(session)
     data: dict[str, Any] = {
         "trajectories_kept": int(statuses.get("kept", 0)),
         "trajectories_rejected": int(statuses.get("rejected", 0)),
@@ -76,9 +58,7 @@ def collect(session: Session) -> dict[str, Any]:
         "kept_mean_cost_usd": round(float(cost or 0), 6),
         "cost_usd_per_kept_trajectory": round(float(total_cost) / n_kept, 6) if n_kept else 0.0,
         "stage_scores_mean": round(sum(scores) / len(scores), 3) if scores else 0.0,
-        "judge_calls_needing_retry": int(
-            session.scalar(select(func.count()).where(Judgement.attempts > 1)) or 0
-        ),
+        "judge_calls_needing_retry": stored.judge_retries(session),
     }
     for low, high in SCORE_BINS:
         data[_bin_key(low, high)] = sum(1 for s in scores if low <= s < high)

@@ -11,7 +11,8 @@ from prchain.agent.choices import FINISHED
 from prchain.chains.reading.leakage import changed_identifiers, find_leaks
 from prchain.core.errors import NothingToDo
 from prchain.store.db import session_scope
-from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
+from prchain.store.rollouts import Rollouts
 
 
 @dataclass(frozen=True)
@@ -103,14 +104,7 @@ def pending_chains(
     """
     again = set(redo)
     ready = ready_chains(engine, [*chain_ids, *again])
-    with session_scope(engine) as session:
-        done = set(
-            session.scalars(
-                select(Rollout.chain_id).where(
-                    Rollout.status.in_(FINISHED), Rollout.source == "agent"
-                )
-            )
-        )
+    done = Rollouts(engine).finished_chains(FINISHED)
     todo = [cid for cid in ready if cid not in done or cid in again]
     return todo[:limit] if limit else todo
 

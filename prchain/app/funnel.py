@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from prchain.store.db import session_scope
 from prchain.store.environments import recipe_ecosystems, stage_outcomes
-from prchain.store.models import Chain, PullRequest, Repo, Rollout
+from prchain.store.models import PullRequest, Repo
+from prchain.store.rollouts import kept_repos
 from prchain.verdicts.losses import era_loss
 
 COLUMNS = (
@@ -64,15 +65,7 @@ def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
         )
         languages = _languages(recipe_ecosystems(session))
         stages = _stages(session)
-        kept = Counter(
-            name
-            for (name,) in session.execute(
-                select(Repo.full_name)
-                .join(Chain, Chain.repo_id == Repo.id)
-                .join(Rollout, Rollout.chain_id == Chain.id)
-                .where(Rollout.status == "kept")
-            )
-        )
+        kept = Counter(kept_repos(session))
     rows = {name: FunnelRow(name, languages.get(name, "-")) for name in sorted(prs)}
     for name, row in rows.items():
         row.counts["PRs"] = prs[name]

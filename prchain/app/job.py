@@ -114,13 +114,14 @@ def _attempt(name: str, step: Callable[[], str]) -> StepOutcome:
         return StepOutcome(name, "failed", str(exc))
 
 
-Step = tuple[str, tuple[str, ...], Callable[[], str]]  # name, what it needs ("docker", LLM roles)
+# name, what it needs ("docker", LLM roles), what it runs
+JobStep = tuple[str, tuple[str, ...], Callable[[], str]]
 
 
 def _steps(
     config: Config, store: Store, given: JobInput, tasks: Path, summary: JobSummary
-) -> list[Step]:
-    steps: list[Step] = []
+) -> list[JobStep]:
+    steps: list[JobStep] = []
     if given.repos:
         steps.append(("mine", (), lambda: _mine(config, store, given)))
     steps += [

@@ -50,12 +50,11 @@ def graph_facts(engine: Engine, config: Config) -> GraphFacts | None:
 def export_facts(engine: Engine, config: Config) -> ExportFacts:
     """What `prchain export` with this config would write, and why it would skip the rest."""
     from prchain.agent.export import build_record
-    from prchain.store.models import Rollout
+    from prchain.store.rollouts import exportable
 
     facts, skipped = ExportFacts(), Counter[str]()
     with session_scope(engine) as session:
-        finished = select(Rollout).where(Rollout.status.in_(("kept", "rejected")))
-        for rollout in session.scalars(finished):
+        for rollout in exportable(session):
             record, why = build_record(
                 session,
                 rollout,

@@ -16,7 +16,8 @@ from sqlalchemy import Engine, select
 
 from prchain.p2t.metrics import assistant_steps, redundant_view_fraction, response_tokens
 from prchain.store.db import session_scope
-from prchain.store.models import P2TStage, Rollout, RolloutStage, Step
+from prchain.store.models import P2TStage
+from prchain.store.rollouts import passed_stages_of, steps
 
 QUANTITIES = ("steps", "response_tokens", "redundant_view_fraction")
 
@@ -69,12 +70,7 @@ def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _stage_metrics(session: Any, rollout_id: int, stage_idx: int) -> dict[str, float]:
-    messages = [
-        s.message
-        for s in session.scalars(
-            select(Step).filter_by(rollout_id=rollout_id, stage_idx=stage_idx).order_by(Step.idx)
-        )
-    ]
+    messages = [s.message for s in steps(session, rollout_id, stage_idx=stage_idx)]
     return {
         "steps": float(assistant_steps(messages)),
         "response_tokens": float(response_tokens(messages)),
@@ -84,13 +80,7 @@ def _stage_metrics(session: Any, rollout_id: int, stage_idx: int) -> dict[str, f
 
 def _successes(session: Any, source: str) -> dict[tuple[int, int], tuple[int, int]]:
     """(chain, stage) → (rollout, stage) of the newest successful stage of that source."""
-    rows = session.execute(
-        select(Rollout.chain_id, RolloutStage.stage_idx, Rollout.id)
-        .join(RolloutStage, RolloutStage.rollout_id == Rollout.id)
-        .where(Rollout.source == source, RolloutStage.status == "passed")
-        .order_by(Rollout.id)
-    )
-    return {(c, s): (r, s) for c, s, r in rows}
+    return {(c, s): (r, s) for c, s, r in passed_stages_of(session, source)}
 
 
 def compare(engine: Engine) -> tuple[list[Comparison], dict[str, Any]]:

@@ -6,15 +6,17 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from prchain.p2t.graph import ISSUE_ACTION, ProcessGraph
 from prchain.p2t.patches import split_patch, test_names
 from prchain.p2t.reverse import ReverseResult
+from prchain.store import rollouts as stored
 from prchain.store.db import session_scope, upsert
-from prchain.store.models import P2TGraph, P2TStage, Rollout, RolloutStage, Step
+from prchain.store.models import P2TGraph, P2TStage
 from prchain.store.models.base import utcnow
+from prchain.store.rollouts import RolloutRow, Rollouts, StepRow
 
 
 def save_graph(
@@ -102,20 +104,12 @@ def save_checkpoint(
         "created_at": utcnow(),
     }
     upsert(session, P2TStage, [row], ["rollout_id", "stage_idx"])
-    stage = session.scalars(
-        select(RolloutStage).filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
-    ).one()
-    stage.stage_diff = stage_diff
+    stored.set_stage_diff(session, rollout_id, stage_idx, stage_diff)
 
 
-def open_curation(engine: Engine, chain_id: int) -> Rollout | None:
+def open_curation(engine: Engine, chain_id: int) -> RolloutRow | None:
     """The chain's newest curation that is still running (a killed one, to resume)."""
-    with session_scope(engine) as session:
-        return session.scalars(
-            select(Rollout)
-            .filter_by(chain_id=chain_id, source="p2t", status="running")
-            .order_by(Rollout.id.desc())
-        ).first()
+    return Rollouts(engine).running_curation(chain_id)
 
 
 def load_checkpoint_row(engine: Engine, rollout_id: int, stage_idx: int) -> P2TStage | None:
@@ -129,18 +123,12 @@ def load_checkpoint_row(engine: Engine, rollout_id: int, stage_idx: int) -> P2TS
 
 def trim_steps(
     engine: Engine, rollout_id: int, stage_idx: int, *, opening: int, assistant_steps: int
-) -> list[Step]:
+) -> list[StepRow]:
     """Keep the stage's opening messages and its first `assistant_steps` committed steps (each an
     assistant message and its tool results); drop what was written after the last checkpoint.
     Returns every kept step of the rollout, in order."""
     with session_scope(engine) as session:
-        stage_steps = list(
-            session.scalars(
-                select(Step)
-                .filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
-                .order_by(Step.idx)
-            )
-        )
+        stage_steps = stored.steps(session, rollout_id, stage_idx=stage_idx)
         seen, cut = 0, len(stage_steps)
         for i, step in enumerate(stage_steps[opening:], opening):
             if step.message.get("role") == "assistant":
@@ -150,10 +138,8 @@ def trim_steps(
                     break
         extra = [s.idx for s in stage_steps[cut:]]
         if extra:
-            session.execute(delete(Step).where(Step.rollout_id == rollout_id, Step.idx.in_(extra)))
-        return list(
-            session.scalars(select(Step).filter_by(rollout_id=rollout_id).order_by(Step.idx))
-        )
+            stored.drop_steps(session, rollout_id, extra)
+        return stored.steps(session, rollout_id)
 
 
 STATEMENT_MIN_CHARS = 20  # shorter statements could match ordinary text by chance

@@ -9,10 +9,9 @@ from collections import defaultdict
 from typing import Any
 
 from rich.table import Table
-from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from prchain.store.models import PRMCall, Rollout, Step
+from prchain.store.rollouts import by_prm_variant, prm_calls_by_variant
 
 BASE = "base"
 SUBOPTIMAL = ("needs_correction", "critical")
@@ -21,23 +20,6 @@ TABLE_ORDER = ("S", "C", "CG", "D", "DN", "DG", "DNG", "DR")  # the paper's Tabl
 
 def _rollout_rows(session: Session) -> dict[str, dict[str, float]]:
     """Per variant: trajectories, kept, total steps (assistant turns) and total rollout cost."""
-    steps = (
-        select(Step.rollout_id, func.count().label("n"))
-        .where(Step.kind == "assistant")
-        .group_by(Step.rollout_id)
-        .subquery()
-    )
-    query = (
-        select(
-            Rollout.prm_variant,
-            func.count(Rollout.id),
-            func.sum(case((Rollout.status == "kept", 1), else_=0)),
-            func.sum(func.coalesce(steps.c.n, 0)),
-            func.sum(Rollout.cost_usd),
-        )
-        .outerjoin(steps, steps.c.rollout_id == Rollout.id)
-        .group_by(Rollout.prm_variant)
-    )
     return {
         variant or BASE: {
             "trajectories": n,
@@ -45,28 +27,12 @@ def _rollout_rows(session: Session) -> dict[str, dict[str, float]]:
             "steps": int(total or 0),
             "cost": float(cost or 0),
         }
-        for variant, n, kept, total, cost in session.execute(query)
+        for variant, n, kept, total, cost in by_prm_variant(session)
     }
 
 
 def _call_rows(session: Session) -> dict[str, dict[str, float]]:
     """Per variant of the rollout: PRM calls, windows judged optimal/suboptimal, failures, tokens, cost."""
-    query = (
-        select(
-            Rollout.prm_variant,
-            func.count(PRMCall.id),
-            func.sum(case((PRMCall.task_status == "on_track", 1), else_=0)),
-            func.sum(case((PRMCall.task_status.in_(SUBOPTIMAL), 1), else_=0)),
-            func.sum(case((PRMCall.task_status.is_not(None), 1), else_=0)),
-            func.sum(case((PRMCall.status != "ok", 1), else_=0)),
-            func.sum(case((PRMCall.injected, 1), else_=0)),
-            func.sum(PRMCall.prompt_tokens),
-            func.sum(PRMCall.completion_tokens),
-            func.sum(PRMCall.cost_usd),
-        )
-        .join(Rollout, Rollout.id == PRMCall.rollout_id)
-        .group_by(Rollout.prm_variant)
-    )
     names = (
         "calls",
         "optimal",
@@ -80,7 +46,7 @@ def _call_rows(session: Session) -> dict[str, dict[str, float]]:
     )
     return {
         row[0] or BASE: {k: float(v or 0) for k, v in zip(names, row[1:], strict=True)}
-        for row in session.execute(query)
+        for row in prm_calls_by_variant(session, SUBOPTIMAL)
     }
 
 

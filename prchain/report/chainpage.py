@@ -12,15 +12,8 @@ from sqlalchemy.orm import Session
 
 from prchain.report.collect import NOT_ROLLED_OUT
 from prchain.store.environments import verification_rows
-from prchain.store.models import (
-    Chain,
-    ChainStage,
-    Judgement,
-    PullRequest,
-    Repo,
-    Rollout,
-    RolloutStage,
-)
+from prchain.store.models import Chain, ChainStage, PullRequest, Repo
+from prchain.store.rollouts import JudgementRow, RolloutRow, judgements_of, of_chains, stages_of
 
 
 @dataclass
@@ -40,7 +33,7 @@ class StagePage:
     agent_diff: str | None = None
     test_result: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
-    judgements: list[Judgement] = field(default_factory=list)
+    judgements: list[JudgementRow] = field(default_factory=list)
 
 
 @dataclass
@@ -53,7 +46,7 @@ class ChainPage:
     overview: str | None
     edges: list[dict[str, Any]]
     stages: list[StagePage] = field(default_factory=list)
-    rollout: Rollout | None = None
+    rollout: RolloutRow | None = None
     rollouts: list[int] = field(default_factory=list)  # every rollout of the chain, newest first
 
 
@@ -81,9 +74,7 @@ def _stages(session: Session, ids: Sequence[int], pages: dict[int, ChainPage]) -
 
 
 def _rollouts(session: Session, ids: Sequence[int], pages: dict[int, ChainPage]) -> None:
-    for rollout in session.scalars(
-        select(Rollout).where(Rollout.chain_id.in_(ids)).order_by(Rollout.id.desc())
-    ):
+    for rollout in of_chains(session, ids):
         page = pages[rollout.chain_id]
         page.rollouts.append(rollout.id)
         page.rollout = page.rollout or rollout
@@ -91,15 +82,13 @@ def _rollouts(session: Session, ids: Sequence[int], pages: dict[int, ChainPage])
     if not newest:
         return
     by_key = {(p.id, s.idx): s for p in pages.values() for s in p.stages}
-    for rs in session.scalars(select(RolloutStage).where(RolloutStage.rollout_id.in_(newest))):
+    for rs in stages_of(session, newest):
         stage = by_key.get((newest[rs.rollout_id].id, rs.stage_idx))
         if stage is not None:
             stage.outcome, stage.reason, stage.score = rs.status, rs.reason, rs.score
             stage.agent_diff, stage.test_result = rs.stage_diff, rs.test_result
-    judged: dict[tuple[int, int], list[Judgement]] = defaultdict(list)
-    for j in session.scalars(
-        select(Judgement).where(Judgement.rollout_id.in_(newest)).order_by(Judgement.round)
-    ):
+    judged: dict[tuple[int, int], list[JudgementRow]] = defaultdict(list)
+    for j in judgements_of(session, newest):
         judged[(newest[j.rollout_id].id, j.stage_idx)].append(j)
     for key, stage in by_key.items():
         stage.judgements = judged.get(key, [])

@@ -9,19 +9,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from prchain.store.models import (
-    Chain,
-    ChainStage,
-    Judgement,
-    PRMCall,
-    PullRequest,
-    Repo,
-    Rollout,
-    RolloutStage,
-)
+from prchain.store import rollouts as stored
+from prchain.store.models import Chain, ChainStage, PRMCall, PullRequest, Repo
 
 NOT_ROLLED_OUT = "not rolled out"
 
@@ -102,15 +94,11 @@ def _chains(session: Session) -> list[ChainRow]:
 
 def _attach_rollouts(session: Session, chains: list[ChainRow]) -> None:
     by_id = {c.id: c for c in chains}
-    for rid, chain_id, status in session.execute(
-        select(Rollout.id, Rollout.chain_id, Rollout.status).order_by(Rollout.id)
-    ):
+    for rid, chain_id, status in stored.latest_statuses(session):
         by_id[chain_id].rollout_id, by_id[chain_id].outcome = rid, status  # newest wins
     newest = {c.rollout_id: c for c in chains if c.rollout_id is not None}
     scores: dict[int, list[float]] = defaultdict(list)
-    for rid, score in session.execute(
-        select(RolloutStage.rollout_id, RolloutStage.score).where(RolloutStage.score.is_not(None))
-    ):
+    for rid, score in stored.stage_scores_by_rollout(session):
         if rid in newest and score is not None:
             scores[rid].append(score)
     for rid, values in scores.items():
@@ -148,21 +136,8 @@ def _patch_lines(session: Session) -> list[int]:
 
 
 def _rollout_rows(session: Session) -> list[dict[str, Any]]:
-    r = Rollout
-    query = select(
-        r.id, r.chain_id, r.status, r.agent_steps, r.trajectory_tokens, r.cost_usd, r.tool_calls
-    ).order_by(r.id)
     keys = ("id", "chain", "status", "steps", "tokens", "cost", "tool_calls")
-    return [dict(zip(keys, row, strict=True)) for row in session.execute(query)]
-
-
-def _pass_by_stage(session: Session) -> dict[int, tuple[int, int]]:
-    query = select(
-        RolloutStage.stage_idx,
-        func.sum(case((RolloutStage.status == "passed", 1), else_=0)),
-        func.count(),
-    ).group_by(RolloutStage.stage_idx)
-    return {idx: (int(p or 0), int(n)) for idx, p, n in session.execute(query)}
+    return [dict(zip(keys, row, strict=True)) for row in stored.summaries(session)]
 
 
 def collect_index(session: Session) -> IndexData:
@@ -174,12 +149,9 @@ def collect_index(session: Session) -> IndexData:
         repos=_repos(session, chains, rollouts),
         patch_lines=_patch_lines(session),
         rollouts=rollouts,
-        stage_scores=[s for s in session.scalars(select(RolloutStage.score)) if s is not None],
-        round_scores=[
-            (int(rnd), float(s))
-            for rnd, s in session.execute(select(Judgement.round, Judgement.score))
-        ],
-        pass_by_stage=_pass_by_stage(session),
+        stage_scores=stored.stage_scores(session),
+        round_scores=stored.round_scores(session),
+        pass_by_stage=stored.pass_by_stage(session),
         prm_by_status={
             str(status or "invalid"): int(n)
             for status, n in session.execute(

@@ -14,7 +14,8 @@ from prchain.chains.building.links import drop_examples
 from prchain.chains.views.stats import latest_lengths
 from prchain.report.facts import PipelineFacts
 from prchain.store.environments import verdict_tally
-from prchain.store.models import Chain, ChainStage, PullRequest, Rollout, RolloutStage
+from prchain.store.models import Chain, ChainStage, PullRequest
+from prchain.store.rollouts import stage_endings, status_counts, unkept_reasons
 
 
 @dataclass
@@ -95,13 +96,9 @@ def _lengths(lengths: dict[int, int], latest: dict[str, list[list[Any]]]) -> lis
 
 def _rollouts(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     steps: list[FunnelStep] = []
-    by_status = dict(
-        session.execute(select(Rollout.status, func.count()).group_by(Rollout.status)).all()
-    )
+    by_status = status_counts(session)
     rollouts = sum(by_status.values())
-    rolled = session.execute(
-        select(RolloutStage.status, RolloutStage.reason, RolloutStage.test_result.is_not(None))
-    ).all()
+    rolled = stage_endings(session)
     tested = sum(1 for _, _, has_tests in rolled if has_tests)
     steps.append(
         FunnelStep(
@@ -123,10 +120,7 @@ def _rollouts(session: Session, facts: PipelineFacts) -> list[FunnelStep]:
     passed = sum(1 for status, _, _ in rolled if status == "passed")
     steps.append(FunnelStep("judge-passed stages", passed, _sorted(failed)))
     reasons = Counter(
-        f"{status}: {reason or 'no reason given'}"
-        for status, reason in session.execute(
-            select(Rollout.status, Rollout.reason).where(Rollout.status != "kept")
-        )
+        f"{status}: {reason or 'no reason given'}" for status, reason in unkept_reasons(session)
     )
     steps.insert(0, FunnelStep("rollouts", rollouts, detail=_sorted(by_status)))
     steps.append(FunnelStep("kept trajectories", by_status.get("kept", 0), _sorted(reasons)))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.agent.stats import agreement
@@ -33,7 +33,7 @@ from prchain.report.graph import OUTCOME_COLOURS, GraphNode, chain_figure
 from prchain.report.optional import p2t_counts
 from prchain.report.plots import index_plots, write_plotly_js
 from prchain.report.trajpage import StepCost, TrajectoryPage, trajectory_page
-from prchain.store.models import Rollout
+from prchain.store.rollouts import every_rollout
 
 Progress = Callable[[str, int, int], None]
 VENDORED = ("diff2html.min.js", "diff2html.min.css", "diff2html.LICENSE.txt")
@@ -210,7 +210,7 @@ def _write_site(
             summary.chain_pages += 1
             if progress and summary.chain_pages % 100 == 0:
                 progress("chain pages", summary.chain_pages, len(paged))
-        rollouts = list(session.scalars(select(Rollout).order_by(Rollout.id)))
+        rollouts = every_rollout(session)
         for rollout in rollouts:
             writer.trajectory(
                 trajectory_page(session, rollout, cost=cost, max_chars=config.max_observation_chars)

@@ -12,16 +12,10 @@ from sqlalchemy.orm import Session
 
 from prchain.report.optional import p2t_rows, p2t_stages
 from prchain.report.patches import PatchPiece, step_piece
+from prchain.store import rollouts as stored
 from prchain.store.environments import TransitionRow, transitions
-from prchain.store.models import (
-    ChainStage,
-    Judgement,
-    PRMCall,
-    PullRequest,
-    Rollout,
-    RolloutStage,
-    Step,
-)
+from prchain.store.models import ChainStage, PRMCall, PullRequest
+from prchain.store.rollouts import JudgementRow, RolloutRow, StageRow, StepRow
 
 StepCost = Callable[[str, int, int], float]  # (model, prompt tokens, completion tokens) → USD
 
@@ -39,7 +33,7 @@ class StepView:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    judgement: Judgement | None = None  # the verdict on this submit
+    judgement: JudgementRow | None = None  # the verdict on this submit
 
 
 @dataclass
@@ -47,7 +41,7 @@ class StageView:
     idx: int
     number: int | None
     title: str
-    stage: RolloutStage | None
+    stage: StageRow | None
     transition: TransitionRow | None
     steps: list[StepView] = field(default_factory=list)
     pieces: list[PatchPiece] = field(default_factory=list)
@@ -57,7 +51,7 @@ class StageView:
 
 @dataclass
 class TrajectoryPage:
-    rollout: Rollout
+    rollout: RolloutRow
     stages: list[StageView]
     p2t: list[tuple[str, list[str], list[list[Any]]]]
     curation: list[dict[str, Any]] = field(default_factory=list)  # p2t_stages rows
@@ -81,7 +75,7 @@ def _pretty(arguments: str) -> str:
         return str(arguments)
 
 
-def _step_view(step: Step, model: str, cost: StepCost | None, max_chars: int) -> StepView:
+def _step_view(step: StepRow, model: str, cost: StepCost | None, max_chars: int) -> StepView:
     message = step.message or {}
     content = message.get("content") or ""
     view = StepView(
@@ -108,10 +102,8 @@ def _rows(session: Session, model: Any, rollout_id: int, *order: Any) -> list[An
     return list(session.scalars(select(model).filter_by(rollout_id=rollout_id).order_by(*order)))
 
 
-def _stage_heads(session: Session, rollout: Rollout) -> dict[int, StageView]:
-    stages = {
-        s.stage_idx: s for s in _rows(session, RolloutStage, rollout.id, RolloutStage.stage_idx)
-    }
+def _stage_heads(session: Session, rollout: RolloutRow) -> dict[int, StageView]:
+    stages = {s.stage_idx: s for s in stored.stages(session, rollout.id)}
     moves = {t.stage_idx: t for t in transitions(session, rollout.id)}
     prs = session.execute(
         select(ChainStage.idx, PullRequest.number, PullRequest.title)
@@ -128,15 +120,13 @@ def _stage_heads(session: Session, rollout: Rollout) -> dict[int, StageView]:
 
 
 def trajectory_page(
-    session: Session, rollout: Rollout, *, cost: StepCost | None, max_chars: int
+    session: Session, rollout: RolloutRow, *, cost: StepCost | None, max_chars: int
 ) -> TrajectoryPage:
     heads = _stage_heads(session, rollout)
-    verdicts = {
-        (j.stage_idx, j.round): j for j in _rows(session, Judgement, rollout.id, Judgement.id)
-    }
+    verdicts = {(j.stage_idx, j.round): j for j in stored.judgements(session, rollout.id)}
     model = str((rollout.models or {}).get("policy") or "")
     submits: dict[int, int] = {}
-    for step in _rows(session, Step, rollout.id, Step.idx):
+    for step in stored.steps(session, rollout.id):
         view = _step_view(step, model, cost, max_chars)
         stage = heads.setdefault(step.stage_idx, StageView(step.stage_idx, None, "", None, None))
         stage.steps.append(view)

@@ -2,7 +2,8 @@
 
 `prchain.store.opener.open_store` makes it; nothing below the composition layer does. It holds the
 engine and the dialect facts, gives sessions, and groups the readers and writers of the aggregates
-that have moved behind it (`store.llm_calls`, `store.environments`, ...). Code not yet converted takes `store.engine`.
+that have moved behind it (`store.llm_calls`, `store.environments`,
+`store.rollouts`, ...). Code not yet converted takes `store.engine`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session
 from prchain.store.db import session_scope
 from prchain.store.environments import Environments
 from prchain.store.llm_calls import LLMCalls
+from prchain.store.rollouts import Rollouts
 
 if TYPE_CHECKING:
     from typing import Self
@@ -49,6 +51,11 @@ class Store:
     def environments(self) -> Environments:
         """Era recipes, the era of each stage, verified tests: written, replaced, read."""
         return Environments(self.engine)
+
+    @property
+    def rollouts(self) -> Rollouts:
+        """Rollouts, their stages, steps and judgements: started, resumed, rewound, read."""
+        return Rollouts(self.engine)
 
     def close(self) -> None:
         """Release the engine's connections (the store stays usable: a new one is made on use)."""

@@ -5,23 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from prchain.store.environments import usable_lists, verification_counts
-from prchain.store.models import RolloutStage
+from prchain.store.rollouts import test_outcome_counts
 
 
 def collect(session: Session) -> dict[str, Any]:
     by_status = verification_counts(session)
     lists = usable_lists(session)
-    t_values = dict(
-        session.execute(
-            select(RolloutStage.tests_passed, func.count())
-            .where(RolloutStage.tests_passed.is_not(None))
-            .group_by(RolloutStage.tests_passed)
-        ).all()
-    )
+    t_values = test_outcome_counts(session)
     return {
         "stages_verified": sum(by_status.values()),
         "stages_usable": by_status.get("usable", 0),

@@ -1,6 +1,7 @@
 """The store seam: one `Store` per command, opened by the composition layer, and the aggregates
 whose SQL lives under prchain/store alone (on SQLite and PostgreSQL): llm_calls
-(prchain/store/llm_calls.py) and environments (prchain/store/environments.py)."""
+(prchain/store/llm_calls.py), environments (prchain/store/environments.py) and rollouts
+(prchain/store/rollouts.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from prchain.store import environments as envs
+from prchain.store import rollouts as runs
+from prchain.store.handle import Store
 from prchain.store.models import Chain, ChainStage, PullRequest, Repo, Rollout
 from prchain.store.models.base import utcnow
 from prchain.store.opener import open_store
@@ -84,7 +87,9 @@ def _names_the_model(tree: ast.Module, model: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    "model", ["LLMCall", "EnvRecipe", "StageEra", "StageVerification", "EnvTransition"]
+    "model",
+    ["LLMCall", "EnvRecipe", "StageEra", "StageVerification", "EnvTransition"]
+    + ["Rollout", "RolloutStage", "Step", "Judgement"],
 )
 def test_only_the_store_names_an_aggregates_models(model: str) -> None:
     outside = [name for name, tree in _product_trees().items() if _names_the_model(tree, model)]
@@ -235,3 +240,66 @@ def test_transitions_through_the_store(db_url: str) -> None:
             envs.drop_transitions(session, rid, after=1)
         with store.session() as session:
             assert [t.stage_idx for t in envs.transitions(session, rid)] == [1]
+
+
+def _rollout_rows(store: Store, rid: int) -> None:
+    """Two stages of rollout `rid` written as a runner writes them: steps, stages, verdicts."""
+    with store.session() as session:
+        for idx, (stage, kind) in enumerate([(1, "query"), (1, "assistant"), (2, "assistant")]):
+            runs.add_step(session, {"rollout_id": rid, "stage_idx": stage, "idx": idx,
+                                    "kind": kind, "message": {"role": "assistant"},
+                                    "prompt_tokens": 3, "created_at": utcnow()})  # fmt: skip
+        for stage in (1, 2):
+            runs.start_stage(session, {"rollout_id": rid, "stage_idx": stage, "status": "running",
+                                       "rounds": 0, "started_at": utcnow()})  # fmt: skip
+            runs.save_judgement(session, {"rollout_id": rid, "stage_idx": stage, "round": 0,
+                                          "score": 0.5, "passed": False, "attempts": 2,
+                                          "created_at": utcnow()})  # fmt: skip
+        runs.finish_stage(session, rid, 1, {"status": "passed", "score": 0.9, "tests_passed": True})
+        runs.save_judgement(session, {"rollout_id": rid, "stage_idx": 1, "round": 0, "score": 0.9,
+                                      "passed": True, "created_at": utcnow()})  # fmt: skip
+        runs.fail_running_stages(session, rid, "boom")
+
+
+def test_rollouts_through_the_store(db_url: str) -> None:
+    with open_store(db_url) as store:
+        with store.session() as session:
+            _, chain, _, _ = _two_stages(session)
+        rollouts = store.rollouts
+        first = rollouts.new(chain, conflict_policy="strict")
+        rid = rollouts.new(chain, conflict_policy="strict", prm_variant="C")
+        _rollout_rows(store, rid)
+        with store.session() as session:
+            runs.finish(session, rid, "failed", "boom", {"agent_steps": 2})
+        assert rollouts.get(rid).status == "failed"  # type: ignore[union-attr]
+        assert rollouts.newest_agent(chain).id == first  # type: ignore[union-attr]  # running first
+        rollouts.reopen(rid)
+        assert rollouts.get(rid).reason is None  # type: ignore[union-attr]
+        assert [s.stage_idx for s in rollouts.passed_stages(rid)] == [1]
+        assert rollouts.scores(rid) == [0.9, None]
+        assert rollouts.stage(rid, 2).reason == "boom"
+        assert [r.id for r in rollouts.latest(1)] == [rid]
+        assert rollouts.finished_chains(("kept",)) == set()
+        with store.session() as session:
+            assert runs.stage_count(session) == 2
+            assert runs.status_counts(session) == {"running": 2}
+            assert runs.judged_passes(session) == {(rid, 1)}
+            assert runs.scored_test_outcomes(session) == [(rid, 1, True)]
+            assert runs.judge_retries(session) == 2  # a replaced verdict keeps its attempts
+            assert sorted(runs.pass_by_stage(session).items()) == [(1, (1, 1)), (2, (0, 1))]
+            assert sorted(runs.by_prm_variant(session), key=str) == [
+                ("C", 1, 0, 2, 0.0),
+                (None, 1, 0, 0, 0.0),
+            ]
+            assert [s.idx for s in runs.steps(session, rid, through=1, kinds=["assistant"])] == [1]
+            runs.set_stage_diff(session, rid, 2, "diff")
+            runs.drop_steps(session, rid, [2])
+        view = rollouts.trajectory(rid)
+        assert view is not None and [s.idx for s in view.steps] == [0, 1]
+        assert view.stages[1].stage_diff == "diff" and len(view.judgements) == 2
+        assert [s.idx for s in rollouts.rewind(rid, keep_through=0)] == []
+        assert rollouts.trajectory(10_000) is None
+        with store.session() as session:
+            assert runs.stages(session, rid) == [] and runs.judgements(session, rid) == []
+            assert [r.id for r in runs.of_chains(session, [chain])] == [rid, first]
+            assert runs.chains_with_rollouts(session, [chain, 10_000]) == {chain}

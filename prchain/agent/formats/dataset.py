@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.agent.choices import KeepPolicyName, KeepSignal
 from prchain.agent.export import Forbidden, build_record
@@ -19,7 +19,7 @@ from prchain.agent.formats.card import CardFacts, write_card, write_manifest
 from prchain.agent.formats.files import write_rows
 from prchain.export import registry
 from prchain.store.db import session_scope
-from prchain.store.models import Rollout
+from prchain.store.rollouts import exportable
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,8 @@ def export_dataset(
 def _records(
     engine: Engine, options: ExportOptions, facts: CardFacts, forbidden: Forbidden | None
 ) -> Iterator[dict[str, Any]]:
-    query = select(Rollout).where(Rollout.status.in_(("kept", "rejected"))).order_by(Rollout.id)
-    if options.rollout_ids is not None:
-        query = query.where(Rollout.id.in_(options.rollout_ids))
     with session_scope(engine) as session:
-        for rollout in session.scalars(query):
+        for rollout in exportable(session, options.rollout_ids):
             record, why = build_record(
                 session,
                 rollout,

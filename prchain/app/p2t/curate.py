@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.agent.persist import Recorder, new_rollout, passed_stages, rewind
 from prchain.agent.resume import rebuild
@@ -26,7 +26,7 @@ from prchain.llm.protocol import ChatLLM, Message
 from prchain.p2t import store
 from prchain.p2t.forward import Checkpoint
 from prchain.p2t.oracle import TestOracle
-from prchain.store.db import session_scope
+from prchain.store.rollouts import Rollouts, StageRow
 
 
 @dataclass
@@ -195,11 +195,8 @@ def _finish(
         "kept_stages": admitted,
     }
     recorder.finish(status, None if status == "kept" else reason, **totals)
-    with session_scope(engine) as session:
-        from prchain.store.models import Rollout
-
-        row = session.get(Rollout, recorder.rollout_id)
-        cost = float(row.cost_usd) if row else 0.0
+    row = Rollouts(engine).get(recorder.rollout_id)
+    cost = float(row.cost_usd) if row else 0.0
     return CurationResult(
         task.chain_id, recorder.rollout_id, status, admitted, reason, cost, resumed=resumed
     )
@@ -217,10 +214,5 @@ def _apply(env: Environment, diff: str) -> None:
         )
 
 
-def _stage_row(engine: Engine, rollout_id: int, stage_idx: int) -> Any:
-    from prchain.store.models import RolloutStage
-
-    with session_scope(engine) as session:
-        return session.scalars(
-            select(RolloutStage).filter_by(rollout_id=rollout_id, stage_idx=stage_idx)
-        ).one()
+def _stage_row(engine: Engine, rollout_id: int, stage_idx: int) -> StageRow:
+    return Rollouts(engine).stage(rollout_id, stage_idx)

@@ -14,9 +14,10 @@ from sqlalchemy import Engine, or_, select, update
 from sqlalchemy.orm import Session
 
 from prchain.store.environments import verified_stages
-from prchain.store.models import ChainStage, P2TGraph, Rollout, WorkLease
+from prchain.store.models import ChainStage, P2TGraph, WorkLease
 from prchain.store.models.base import utcnow
 from prchain.store.models.tasks import Chain
+from prchain.store.rollouts import chains_with_rollouts
 
 BATCH = 500
 
@@ -45,7 +46,7 @@ def _in_use_batch(session: Session, ids: list[int]) -> set[int]:
     used |= set(
         session.scalars(select(Chain.id).where(Chain.id.in_(ids), Chain.overview.is_not(None)))
     )
-    used |= set(session.scalars(select(Rollout.chain_id).where(Rollout.chain_id.in_(ids))))
+    used |= chains_with_rollouts(session, ids)
     used |= set(session.scalars(select(P2TGraph.chain_id).where(P2TGraph.chain_id.in_(ids))))
     used |= {stages[stage_id] for stage_id in verified_stages(session, stages)}
     used |= _leased(session, ids, stages)

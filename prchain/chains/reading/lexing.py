@@ -33,7 +33,7 @@ from pygments.token import Error, Whitespace, _TokenType
 Rule = tuple[Callable[..., Any], Any, Any]  # (compiled pattern's match, action, new state)
 # One lookup step: an alternation's match and, by group number, the rule each branch is; or None
 # and the index of one rule, tried alone.
-Step = tuple[Callable[[str, int], "re.Match[str] | None"] | None, Any]
+LexStep = tuple[Callable[[str, int], "re.Match[str] | None"] | None, Any]
 
 _REFS = {sre_parse.GROUPREF, sre_parse.GROUPREF_EXISTS}
 _GLOBAL_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
@@ -185,10 +185,10 @@ class _State:
         self.flags = rules[0][0].__self__.flags if rules else 0  # type: ignore[attr-defined]
         self.branches = [_branch(r[0].__self__, self.flags) for r in rules]  # type: ignore[attr-defined]
         self.begins = [_rule_begins(rule) for rule in rules]
-        self.by_char: dict[str, list[Step]] = {}
-        self._joined: dict[tuple[int, ...], list[Step]] = {}
+        self.by_char: dict[str, list[LexStep]] = {}
+        self._joined: dict[tuple[int, ...], list[LexStep]] = {}
 
-    def steps(self, char: str) -> list[Step]:
+    def steps(self, char: str) -> list[LexStep]:
         """The steps where the next character is `char` ("" at the end of the text)."""
         if char not in self.by_char:
             known = char in ASCII  # beyond ASCII (and at the end) every rule is tried
@@ -197,8 +197,8 @@ class _State:
             )
         return self.by_char[char]
 
-    def _join(self, indexes: list[int]) -> list[Step]:
-        steps: list[Step] = []
+    def _join(self, indexes: list[int]) -> list[LexStep]:
+        steps: list[LexStep] = []
         run: list[int] = []
         for index in indexes:
             if self.branches[index] is None:
@@ -209,7 +209,7 @@ class _State:
                 run.append(index)
         return steps + self._run(run)
 
-    def _run(self, run: list[int]) -> list[Step]:
+    def _run(self, run: list[int]) -> list[LexStep]:
         """Rules that may all be branches, as one step (a rule alone: its own pattern)."""
         key = tuple(run)
         if len(run) < 2:
