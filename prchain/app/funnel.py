@@ -1,5 +1,5 @@
-"""The job's funnel, per repository and per language: PRs mined → stages in chains → stages run in a
-verified environment → stages with FAIL_TO_PASS → stages whose gold patch resolves in the clean room
+"""The job's funnel, per repository and per language: PRs mined → stages in chains → stages whose PR
+changes or adds tests → those run in a verified environment → stages with FAIL_TO_PASS → stages whose gold patch resolves in the clean room
 → chains runnable whole → kept trajectories, each loss counted by its reason."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from prchain.verdicts.losses import era_loss
 COLUMNS = (
     "PRs",
     "stages",
+    "with tests",
     "tested",
     "FAIL_TO_PASS",
     "gold resolves",
@@ -51,6 +52,7 @@ class _Stage:
     idx: int
     verdict: tuple[str, str | None] | None  # (status, reason) of its verification
     era: tuple[str, str] | None = None  # (status, root error) of its era's recipe
+    has_tests: bool = True  # its PR changes or adds a test file
 
 
 def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
@@ -106,13 +108,24 @@ def _stages(session: Session) -> list[_Stage]:
             idx,
             None if status is None else (status, reason),
             None if era_status is None else (era_status, root or ""),
+            has_tests,
         )
-        for repo, chain, idx, status, reason, era_status, root in stage_outcomes(session)
+        for repo, chain, idx, status, reason, era_status, root, has_tests in stage_outcomes(session)
     ]
+
+
+# A stage whose PR changes no test can be judged (the LLM judge against its gold patch) but not
+# run as a task: it leaves the funnel here whatever its environment, so the later steps count
+# over the stages a clean room could judge (issue 78's share: of the stages whose PR changes tests).
+NO_TESTS = "with tests: the PR changes no test file (judge it, or write tests for it)"
 
 
 def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
     row.counts["stages"] += 1
+    if not stage.has_tests:
+        row.losses[NO_TESTS] += 1
+        return
+    row.counts["with tests"] += 1
     if stage.verdict is None:
         row.losses[f"tested: {_untested(stage)}"] += 1
         return

@@ -101,6 +101,7 @@ class StageOutcome(NamedTuple):
     reason: str | None
     era_status: str | None  # of its era's recipe; None: no recipe
     root_error: str | None
+    has_tests: bool  # its PR changes or adds a test file (a gold test patch)
 
 
 def _record(kind: type[Any], row: Any) -> Any:
@@ -400,6 +401,7 @@ def stage_outcomes(session: Session) -> list[StageOutcome]:
             StageVerification.reason,
             EnvRecipe.status,
             EnvRecipe.root_error,
+            ChainStage.gold_test_patch != "",
         )
         .join(Chain, Chain.repo_id == Repo.id)
         .join(ChainStage, ChainStage.chain_id == Chain.id)
@@ -412,7 +414,7 @@ def stage_outcomes(session: Session) -> list[StageOutcome]:
         )
         .where(Chain.superseded_at.is_(None))
     ).all()
-    return [StageOutcome._make(row) for row in rows]
+    return [StageOutcome._make((*row[:-1], bool(row[-1]))) for row in rows]
 
 
 def stage_with_verification(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from prchain.app.funnel import NO_TESTS
 from prchain.cli import main
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.dev.repos import make_chain_repo
@@ -55,9 +56,11 @@ def test_without_an_engine_the_job_runs_what_it_can_and_resumes(
 
     record = json.loads((tmp_path / "out" / "funnel.json").read_text())
     (calc,) = record["repositories"]
-    assert (calc["name"], calc["PRs"], calc["stages"], calc["tested"]) == ("acme/calc", 4, 3, 0)
-    assert calc["losses"] == {"tested: no era environment set up": 3}
-    assert "acme/calc: lost at tested: no era environment set up: 3" in first.output
+    counts = [calc[c] for c in ("name", "PRs", "stages", "with tests", "tested")]
+    assert counts == ["acme/calc", 4, 3, 1, 0]
+    # the chain's other two PRs change no test file: they leave before any environment is asked
+    assert calc["losses"] == {"tested: no era environment set up": 1, NO_TESTS: 2}
+    assert "acme/calc: lost at tested: no era environment set up: 1" in first.output
 
     again = _run(repo, sqlite_url, tmp_path / "out")  # a rerun resumes: nothing twice
     assert again.exit_code == 0, again.output

@@ -59,8 +59,8 @@ def test_one_command_runs_every_step_and_a_second_run_does_nothing_twice(
         assert steps["tasks eval (gold)"][1] == "1 of 1 gold patches resolve in the clean room"
         assert steps["rollout"][1] == "1 chains rolled out"
         (calc,) = json.loads((out / "funnel.json").read_text())["repositories"]
-        counts = [calc[c] for c in ("PRs", "stages", "tested", "FAIL_TO_PASS", "gold resolves")]
-        assert counts == [4, 3, 3, 1, 1], first.output
+        columns = ("PRs", "stages", "with tests", "tested", "FAIL_TO_PASS", "gold resolves")
+        assert [calc[c] for c in columns] == [4, 3, 1, 1, 1, 1], first.output
         assert calc["kept trajectories"] >= 1, first.output
         assert f"{REPO} " in first.output and "funnel by language" in first.output
 

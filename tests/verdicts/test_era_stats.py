@@ -29,7 +29,11 @@ def _store_with_three_chains(engine: Engine) -> list[int]:
             session.add(chain)
             session.flush()
             for idx, number in enumerate((first, first + 1), start=1):
-                session.add(ChainStage(chain_id=chain.id, idx=idx, pr_id=store.pr_id(number)))
+                session.add(
+                    ChainStage(
+                        chain_id=chain.id, idx=idx, pr_id=store.pr_id(number), gold_test_patch="t"
+                    )
+                )
     with session_scope(engine) as session:
         return list(session.scalars(select(ChainStage.id).order_by(ChainStage.id)))
 
