@@ -413,6 +413,11 @@ def _owner() -> dict[str, str]:
     return cleanup.owner_labels()  # a build killed with SIGKILL is gc'd like a sandbox
 
 
+# rustc's error with its code (`error[E0310]: the parameter type `T` may not live long enough`):
+# the `error: aborting due to previous error` and cargo's `could not compile` come after it.
+_RUSTC_ERROR = re.compile(r"^error\[E\d{4}\]: ")
+
+
 def build_failure(log: str, code: int) -> str:
     """One line that says why a build failed: uv's `error:` line with the reason under it."""
     if code == -1:
@@ -422,6 +427,9 @@ def build_failure(log: str, code: int) -> str:
         return f"no solution for `{unresolved[0]}`: {unresolved[1]}"
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for i, line in enumerate(lines):
+        if _RUSTC_ERROR.match(line):  # rustc's coded error, where, before its `aborting due to`
+            where = [n.removeprefix("--> ") for n in lines[i + 1 : i + 2] if n.startswith("--> ")]
+            return " ".join([line, *(f"({w})" for w in where)])[:400]
         if line.startswith(("error:", "ERROR:")):
             causes = _cause_chain(lines[i + 1 :])
             if causes:  # cargo's: the first cause and the deepest (a host that cannot be reached)

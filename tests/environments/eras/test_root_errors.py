@@ -88,3 +88,24 @@ def test_pytest_s_root_error_is_the_collection_error_s_exception() -> None:
     assert report_for("python").root_error(output) == (
         "ConnectionRefusedError: [Errno 111] Connection refused"
     )
+
+
+def test_a_rust_build_s_root_error_is_rustc_s_coded_error_with_where() -> None:
+    """rust-phf's 2019 era on rustc 1.48: the stored error was `error: aborting due to previous
+    error`, the line rustc prints after the error that says why."""
+    log = (
+        "   Compiling rustc-serialize v0.3.24\n"
+        "error[E0310]: the parameter type `T` may not live long enough\n"
+        "    --> /opt/cargo/vendor/rustc-serialize/src/serialize.rs:1155:5\n"
+        "     |\n"
+        "error: aborting due to previous error\n"
+        "error: could not compile `rustc-serialize`.\n"
+    )
+    assert build_failure(log, 101) == (
+        "error[E0310]: the parameter type `T` may not live long enough "
+        "(/opt/cargo/vendor/rustc-serialize/src/serialize.rs:1155:5)"
+    )
+    # cargo's own error (no compiler error above it) is read as before
+    assert build_failure("error: failed to get `rand` as a dependency\n", 101).startswith(
+        "error: failed to get `rand`"
+    )
