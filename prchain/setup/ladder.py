@@ -615,6 +615,13 @@ def era_build_seconds(attempts: list[dict[str, Any]]) -> float:
 # ---- all eras of the chosen chains -----------------------------------------------------------------
 
 
+def choosing_paths(job: StageJob) -> list[str]:
+    """The paths that choose a stage's room where its tree has several: its test files, else (a
+    PR that changes no test) the files its gold patch changes. sphinx-doc/sphinx's stages without
+    tests got the Node room of the `package.json` its JavaScript tests read, in a Python project."""
+    return patch_paths(job.gold_test_patch) or patch_paths(job.gold_patch)
+
+
 def plan_eras(
     engine: Engine, chain_ids: Iterable[int] = (), repo: str | None = None
 ) -> list[tuple[int, StageJob, Era, int]]:
@@ -630,7 +637,7 @@ def plan_eras(
         repo_id = memory.repo_id(engine, job.repo)
         if repo_id is None:
             continue
-        era = era_of(job.clone_path, job.base_sha, patch_paths(job.gold_test_patch))
+        era = era_of(job.clone_path, job.base_sha, choosing_paths(job))
         groups.setdefault((repo_id, era.key), []).append((job, era))
         rows.append(
             {
