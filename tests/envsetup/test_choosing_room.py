@@ -16,6 +16,7 @@ from tests.support.eras_repo import commit_files
 FILES = {
     "pyproject.toml": '[project]\nname = "docs"\nversion = "1.0"\n',
     "docs/__init__.py": "def build():\n    return 'html'\n",
+    "docs/theme.py": "STYLE = 'basic.css_t'\n",
     "tests/test_build.py": "from docs import build\n\n\ndef test_build():\n    assert build()\n",
     "package.json": '{"name": "docs-js", "devDependencies": {"jest": "29.7.0"}}\n',
     "tests/js/searchtools.test.js": "test('x', () => expect(1).toBe(1));\n",
@@ -37,7 +38,9 @@ def _job(clone: Path, sha: str, code: str, tests: str = "") -> StageJob:
         ("docs/__init__.py", "", "python"),  # sphinx's case: no test, Python code
         ("docs/__init__.py", "tests/test_build.py", "python"),
         ("sphinx/themes/basic/static/searchtools.js", "tests/js/searchtools.test.js", "node"),
-        ("sphinx/themes/basic/static/searchtools.js", "", "node"),
+        # a theme's static script is no Node package's code: the tree's most files choose
+        ("sphinx/themes/basic/static/searchtools.js", "", "python"),
+        ("sphinx/themes/basic/static/basic.css_t", "", "python"),  # no room's: the tree's most
     ],
 )
 def test_a_stage_without_tests_gets_the_room_of_the_code_it_changes(
@@ -50,6 +53,6 @@ def test_a_stage_without_tests_gets_the_room_of_the_code_it_changes(
     sha = git(clone, "rev-parse", "HEAD")
     era = era_of(clone, sha, choosing_paths(_job(clone, sha, code, tests)))
     assert era.ecosystem is not None and era.ecosystem.name == room
-    if not tests:  # by the rooms' order alone (what it was): Node's, whatever the code
+    if not tests:  # the test files alone (none): the room owning most of the tree's files
         alone = era_of(clone, sha, [])
-        assert alone.ecosystem is not None and alone.ecosystem.name == "node"
+        assert alone.ecosystem is not None and alone.ecosystem.name == "python"

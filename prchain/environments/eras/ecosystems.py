@@ -139,8 +139,10 @@ def report_for(name: str) -> TestReport:
 
 def detect(snap: Snapshot, test_paths: Sequence[str] = ()) -> Ecosystem | None:
     """The ecosystem of the commit: of those whose manifests it has, the one owning most of the
-    stage's test files, else the first in `_PREFERENCE` (a Python package with a Rust core whose
-    stage changes Python tests is Python's; one whose stage changes Rust tests is Rust's)."""
+    stage's test files (a Python package with a Rust core whose stage changes Python tests is
+    Python's; one whose stage changes Rust tests is Rust's); where none owns any, the one owning
+    most files of the tree (sphinx's stylesheet change is Python's, not its package.json's);
+    ties go to the first in `_PREFERENCE`."""
     _load()
     found = [ECOSYSTEMS.get(name)() for name in ECOSYSTEMS]
     found = [e for e in found if e.detects(snap)]
@@ -149,4 +151,6 @@ def detect(snap: Snapshot, test_paths: Sequence[str] = ()) -> Ecosystem | None:
     order = {name: i for i, name in enumerate(_PREFERENCE)}
     found.sort(key=lambda e: order.get(e.name, len(order)))
     owned = [sum(e.owns(p) for p in test_paths) for e in found]
+    if len(found) > 1 and not any(owned):  # no room owns what the stage touches (a stylesheet):
+        owned = [sum(e.owns(p) for p in snap.paths) for e in found]  # the tree's most files
     return found[owned.index(max(owned))]
