@@ -315,16 +315,20 @@ def qualify_tests(env: Environment, test_patch: str, files: list[str], ecosystem
     core no crate shadows (qualify.py), so the tests found here flip as the clean room runs them."""
     if ecosystem != "rust":
         return
+    texts: dict[str, str | None] = {}  # each file read once: asked whether it exists, then read
 
-    def exists(path: str) -> bool:
-        try:
-            env.read_file(path)
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
-            return False
-        return True
+    def text(path: str) -> str | None:
+        if path not in texts:
+            try:
+                texts[path] = env.read_file(path)
+            except (FileNotFoundError, IsADirectoryError, PermissionError):
+                texts[path] = None
+        return texts[path]
 
     paths = [*patch_paths(test_patch), *files]
-    qualify.rewrite(paths, env.read_file, env.write_file, exists)
+    qualify.rewrite(
+        paths, lambda path: text(path) or "", env.write_file, lambda path: text(path) is not None
+    )
 
 
 def broken_environment(

@@ -45,7 +45,7 @@ class Snapshot:
     tests: tuple[str, ...] = ()
     # The root's manifests at that tag: what the build named at the last release before the
     # commit (a development version's parent POM, which no release repository serves, had a
-    # released predecessor there: prchain/environments/eras/java/parents.py).
+    # released predecessor there: `snapshot_parent` in prchain/environments/eras/java/).
     released: dict[str, str] = field(default_factory=dict)
 
     def text(self, path: str) -> str:
