@@ -41,7 +41,7 @@ MB = 1_000_000
 class Row:
     era: str
     date: str
-    crates: int
+    packages: int
     kind: str  # cold | warm | incremental
     seconds: float
     own: int
@@ -63,7 +63,7 @@ def build(
         repo=repo,
         clone=clone,
         sha=sha,
-        plan=replace(plan, on=on),
+        plan=replace(plan, on=on if plan.grows else ""),
         era_key=era.key,
         notify=lambda line: print(f"  {line}", flush=True),
     )
@@ -84,14 +84,15 @@ def measure(
 ) -> list[Row]:
     """Rows in build order: the first era cold (and warm), each later era grown from the one
     before it, then the first `full_later` later eras (all by default) warm from the toolchain
-    layer."""
+    layer. An ecosystem whose eras do not grow (Go: its compiled packages are on the
+    repository's cache volume) builds each later era once, warm."""
     rows: list[Row] = []
 
     def row(sha: str, kind: str, made: EraImage) -> Row:
         own, total = own_and_total(client, made.tag)
-        crates = _crates(clone, sha)
+        packages = _dependencies(clone, sha)
         era = era_of(clone, sha)
-        found = Row(era.key, era.date, crates, kind, made.seconds, own, total, made.tag)
+        found = Row(era.key, era.date, packages, kind, made.seconds, own, total, made.tag)
         print(
             f"  {kind:<11} {sha[:10]} {found.seconds:7.1f} s own {own / MB:7.1f} MB "
             f"total {total / MB:7.1f} MB",
@@ -101,7 +102,8 @@ def measure(
         return found
 
     first = commits[0]
-    _toolchain(client, eras, clone, first)  # shared by every era: built once, not timed
+    for sha in commits:  # shared by every era that asks for it: built once, not timed
+        _toolchain(client, eras, clone, sha)
     made, _plan = build(client, eras, repo, clone, first)
     row(first, "cold", made)
     if warm_first:
@@ -109,17 +111,17 @@ def measure(
             raise SystemExit(f"{made.tag}: still in use, so its warm build cannot be timed")
         made, _plan = build(client, eras, repo, clone, first)
         row(first, "warm", made)
-    previous = made.tag
+    previous, grows = made.tag, _plan.grows
     for sha in commits[1:]:
         try:
             grown, _plan = build(client, eras, repo, clone, sha, on=previous)
-            row(sha, "incremental", grown)
+            row(sha, "incremental" if grows else "warm", grown)
         except SystemExit as refused:  # another toolchain: the ladder builds it in full too
             print(f"  {refused}; built in full", flush=True)
             grown, _plan = build(client, eras, repo, clone, sha)
             row(sha, "full", grown)
         previous = grown.tag
-    for sha in commits[1:][:full_later]:  # what each later era cost before eras grew
+    for sha in commits[1:][:full_later] if grows else []:  # what each cost before eras grew
         warm, _plan = build(client, eras, repo, clone, sha)
         row(sha, "warm", warm)
     return rows
@@ -138,21 +140,27 @@ def _toolchain(client: DockerClient, eras: ErasConfig, clone: Path, sha: str) ->
         ensure_toolchain_image(client, env, eras, "", base, plan, print)
 
 
-def _crates(clone: Path, sha: str) -> int:
+def _dependencies(clone: Path, sha: str) -> int:
+    """The packages its lock file pins: Cargo.lock's crates, or go.sum's modules."""
     import subprocess
 
-    shown = subprocess.run(
-        ["git", "-C", str(clone), "show", f"{sha}:Cargo.lock"], capture_output=True, text=True
-    )
-    return shown.stdout.count('\nname = "') if shown.returncode == 0 else 0
+    def shown(path: str) -> str:
+        out = subprocess.run(
+            ["git", "-C", str(clone), "show", f"{sha}:{path}"], capture_output=True, text=True
+        )
+        return out.stdout if out.returncode == 0 else ""
+
+    if lock := shown("Cargo.lock"):
+        return lock.count('\nname = "')
+    return len({line.split()[0] for line in shown("go.sum").splitlines() if line.strip()})
 
 
 def report(rows: list[Row]) -> None:
-    print("\n| era (date) | crates | build | seconds | own MB | total MB |")
+    print("\n| era (date) | packages | build | seconds | own MB | total MB |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r.era[:8]} ({r.date}) | {r.crates} | {r.kind} | {r.seconds:.1f} | "
+            f"| {r.era[:8]} ({r.date}) | {r.packages} | {r.kind} | {r.seconds:.1f} | "
             f"{r.own / MB:.1f} | {r.total / MB:.1f} |"
         )
     cold = next(r for r in rows if r.kind == "cold")
@@ -167,6 +175,13 @@ def report(rows: list[Row]) -> None:
             f"{max(r.seconds for r in grown):.1f} s, at most {share:.0%} of the first era's cold "
             f"build ({cold.seconds:.1f} s); warm from the toolchain layer: "
             f"{statistics.median(r.seconds for r in later_warm):.1f} s median"
+        )
+    elif later_warm != [cold]:  # eras that do not grow: warm on the repository's cache volume
+        print(
+            f"\nlater eras, warm on the repository's cache: "
+            f"{min(r.seconds for r in later_warm):.1f}–{max(r.seconds for r in later_warm):.1f} s, "
+            f"at most {max(r.seconds for r in later_warm) / cold.seconds:.0%} of the first era's "
+            f"cold build ({cold.seconds:.1f} s)"
         )
     print(
         f"median own (unique) size per era: {statistics.median(before) / MB:.1f} MB each built "

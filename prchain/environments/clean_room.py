@@ -272,7 +272,7 @@ tail -c 4000 "$log"; tail -c 4000 "$bad"
 def sealing_rewrite(ecosystem: str | None) -> str:
     """SEAL_TESTS' rewrite of the hidden tests in `ecosystem`'s room: Rust's standard macros
     through names no crate of the agent's shadows (qualify.py; issue 77, round 5), else none."""
-    return qualify.source() if ecosystem == "rust" else ""
+    return qualify.source() if qualify.applies(ecosystem) else ""
 
 
 class DockerCleanRoom:

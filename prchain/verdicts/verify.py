@@ -170,7 +170,7 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         # as it always did, so no stored result is verified again for nothing
         *([sorted(tests.excluded)] if tests.excluded else []),
         # a Rust room's hidden tests are rewritten as the clean room seals them (qualify.py)
-        *([f"qualified-{qualify.VERSION}"] if tests.ecosystem == "rust" else []),
+        *([f"qualified-{qualify.VERSION}"] if qualify.applies(tests.ecosystem) else []),
     )
 
 
@@ -313,7 +313,7 @@ def qualify_tests(env: Environment, test_patch: str, files: list[str], ecosystem
     """What root does to the hidden tests when it seals them in a clean room
     (clean_room.sealing_rewrite): in a Rust room their standard macros through names of std and
     core no crate shadows (qualify.py), so the tests found here flip as the clean room runs them."""
-    if ecosystem != "rust":
+    if not qualify.applies(ecosystem):
         return
     texts: dict[str, str | None] = {}  # each file read once: asked whether it exists, then read
 

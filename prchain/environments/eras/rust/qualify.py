@@ -46,6 +46,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 VERSION = 1  # of the rewrite, in `tests verify`'s recipe: a new one verifies Rust stages again
+ROOM = "rust"  # the one room whose hidden tests root rewrites (`applies`)
 # The standard library's macros a test can name without a path (the std prelude's), except the
 # unstable ones and `try!` (a keyword since 2018).
 MACROS = frozenset(
@@ -85,6 +86,12 @@ class Token(NamedTuple):
     start: int
     end: int
     value: str  # an identifier's name (without `r#`), a punctuation's text
+
+
+def applies(ecosystem: str | None) -> bool:
+    """Whether root rewrites the hidden tests of `ecosystem`'s room: the clean room's seal, the
+    Harbor verifier and `tests verify` (whose recipe then names VERSION) ask the same."""
+    return ecosystem == ROOM
 
 
 def source() -> str:
