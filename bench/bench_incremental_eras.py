@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prchain.environments.config import EnvironmentConfig  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
-from prchain.environments.eras import native  # noqa: E402
+from prchain.environments.eras import growth, native  # noqa: E402
 from prchain.environments.eras.build import EraImage, cache_volume, ensure_era_image  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
 from prchain.environments.eras.ecosystems import Plan  # noqa: E402
@@ -49,13 +49,18 @@ class Row:
     tag: str
 
 
+def plan_of(eras: ErasConfig, clone: Path, sha: str) -> Plan:
+    era = era_of(clone, sha)
+    if era.ecosystem is None:
+        raise SystemExit(f"{sha[:12]}: no ecosystem recognises it")
+    return native.with_known(era.ecosystem.plans(era.snap, eras)[0], era.snap, eras)
+
+
 def build(
     client: DockerClient, eras: ErasConfig, repo: str, clone: Path, sha: str, on: str = ""
 ) -> tuple[EraImage, Plan]:
     era = era_of(clone, sha)
-    if era.ecosystem is None:
-        raise SystemExit(f"{sha[:12]}: no ecosystem recognises it")
-    plan = native.with_known(era.ecosystem.plans(era.snap, eras)[0], era.snap, eras)
+    plan = plan_of(eras, clone, sha)
     made = ensure_era_image(
         client,
         EnvironmentConfig(),
@@ -81,11 +86,13 @@ def measure(
     commits: list[str],
     warm_first: bool = True,
     full_later: int | None = None,
+    always_grow: bool = False,
 ) -> list[Row]:
     """Rows in build order: the first era cold (and warm), each later era grown from the one
-    before it, then the first `full_later` later eras (all by default) warm from the toolchain
-    layer. An ecosystem whose eras do not grow (Go: its compiled packages are on the
-    repository's cache volume) builds each later era once, warm."""
+    before it where the ladder's rule lets it (growth.refusal; `always_grow`: wherever it can),
+    else built from the toolchain layer ("full"), then the first `full_later` later eras (all
+    by default) warm from the toolchain layer. An ecosystem whose eras do not grow (Go: its
+    compiled packages are on the repository's cache volume) builds each later era once, warm."""
     rows: list[Row] = []
 
     def row(sha: str, kind: str, made: EraImage) -> Row:
@@ -111,17 +118,25 @@ def measure(
             raise SystemExit(f"{made.tag}: still in use, so its warm build cannot be timed")
         made, _plan = build(client, eras, repo, clone, first)
         row(first, "warm", made)
-    previous, grows = made.tag, _plan.grows
+    previous, grows, units, depth = made.tag, _plan.grows, _plan.units, 0
+    built_full: list[str] = []  # their warm build is the one above: not built twice
     for sha in commits[1:]:
+        later = plan_of(eras, clone, sha).units
+        why = "" if always_grow or not grows else growth.refusal(units, later, depth)
         try:
+            if why:
+                raise SystemExit(f"{sha[:12]}: not grown: {why}")
             grown, _plan = build(client, eras, repo, clone, sha, on=previous)
             row(sha, "incremental" if grows else "warm", grown)
+            depth += 1
         except SystemExit as refused:  # another toolchain: the ladder builds it in full too
             print(f"  {refused}; built in full", flush=True)
             grown, _plan = build(client, eras, repo, clone, sha)
             row(sha, "full", grown)
-        previous = grown.tag
-    for sha in commits[1:][:full_later] if grows else []:  # what each cost before eras grew
+            depth, built_full = 0, [*built_full, sha]
+        previous, units = grown.tag, later
+    grown_ones = [sha for sha in commits[1:] if sha not in built_full]
+    for sha in grown_ones[:full_later] if grows else []:  # what each cost before eras grew
         warm, _plan = build(client, eras, repo, clone, sha)
         row(sha, "warm", warm)
     return rows
@@ -183,6 +198,13 @@ def report(rows: list[Row]) -> None:
             f"at most {max(r.seconds for r in later_warm) / cold.seconds:.0%} of the first era's "
             f"cold build ({cold.seconds:.1f} s)"
         )
+    built = [r for r in rows if r.kind in ("incremental", "full")]
+    if built:  # every later era as the ladder would build it, against the first era's cold build
+        cheap = [r for r in built if r.seconds <= 0.3 * cold.seconds]
+        print(
+            f"later eras as built: median {statistics.median(r.seconds for r in built):.1f} s; "
+            f"{len(cheap)} of {len(built)} at most 30% of the first era's cold build"
+        )
     print(
         f"median own (unique) size per era: {statistics.median(before) / MB:.1f} MB each built "
         f"from the toolchain layer, {statistics.median(after) / MB:.1f} MB grown"
@@ -197,6 +219,9 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the images and cache volume")
     parser.add_argument("--no-warm-first", action="store_true", help="the first era cold only")
     parser.add_argument("--full-later", type=int, help="later eras also built warm (default all)")
+    parser.add_argument(
+        "--always-grow", action="store_true", help="grow every era that can (not the ladder's rule)"
+    )
     args = parser.parse_args()
     client = DockerClient()
     with tempfile.TemporaryDirectory(prefix="prchain-bench-incr-") as tmp:
@@ -215,7 +240,14 @@ def main() -> int:
         started = time.monotonic()
         try:
             rows = measure(
-                client, eras, repo, clone, commits, not args.no_warm_first, args.full_later
+                client,
+                eras,
+                repo,
+                clone,
+                commits,
+                not args.no_warm_first,
+                args.full_later,
+                args.always_grow,
             )
         finally:
             if not args.keep:

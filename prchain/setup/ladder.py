@@ -26,11 +26,11 @@ from typing import Any
 from sqlalchemy import Engine
 
 from prchain.core.errors import PrchainError
-from prchain.environments.eras import memory, native
+from prchain.environments.eras import growth, memory, native
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Method, NoPlan, Plan, report_for
 from prchain.environments.eras.era import Era, era_of
-from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.manifests import Snapshot, snapshot
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from prchain.environments.protocol import Environment
 from prchain.store.leases import holding
@@ -361,13 +361,20 @@ def _build(
     setup: Setup, job: StageJob, era: Era, plan: Plan, record: dict[str, Any]
 ) -> tuple[str, float, str, str]:
     """Build the plan's image: on the nearest earlier verified era image of the repository where
-    the plan allows it (`record` says which), else, or when that thin build fails (`record` says
-    why), from the toolchain layer. The seconds are both builds' when the first failed."""
+    the plan allows it and a thin layer pays (growth.py; `record` says which, or why not), else,
+    or when that thin build fails (`record` says why), from the toolchain layer. The seconds are
+    both builds' when the first failed."""
     earlier = _earlier(setup, job, era, plan)
     if earlier is None:
         return setup.build(job, era, plan)
-    thin = setup.build(job, era, replace(plan, on=earlier["image"]))
     grew = {"era": earlier["era_key"], "date": earlier["era_date"][:10], "image": earlier["image"]}
+    depth = _depth(earlier)
+    why = growth.refusal(_units(setup, job, era, earlier), plan.units, depth)
+    if why:
+        record["not_grown"] = {**grew, "why": why}
+        return setup.build(job, era, plan)
+    grew["depth"] = depth + 1
+    thin = setup.build(job, era, replace(plan, on=earlier["image"]))
     if thin[0]:
         record["grew_from"] = grew
         return thin
@@ -396,11 +403,36 @@ def _earlier(setup: Setup, job: StageJob, era: Era, plan: Plan) -> dict[str, Any
     return near
 
 
+def _depth(recipe: dict[str, Any]) -> int:
+    """How many thin layers an era's image is above the toolchain layer (a recipe stored before
+    depths were: 1 when it grew)."""
+    grew = (recipe.get("verification") or {}).get("grew_from") or {}
+    return int(grew.get("depth", 1)) if grew else 0
+
+
+def _units(
+    setup: Setup, job: StageJob, era: Era, recipe: dict[str, Any]
+) -> tuple[growth.Unit, ...]:
+    """What the earlier era's build compiled, planned again from its base's manifests (() when
+    that no longer plans: the share is then not judged)."""
+    assert era.ecosystem is not None
+    try:
+        earlier = snapshot(job.clone_path, recipe["base_sha"])
+        return era.ecosystem.plans(earlier, setup.config)[0].units
+    except (NoPlan, PrchainError, IndexError, ValueError):
+        return ()
+
+
 def _grown(record: dict[str, Any]) -> list[str]:
     """The recipe's notes on the era image it grew from, or on the thin build that failed."""
     if record.get("grew_from"):
         g = record["grew_from"]
         return [f"grew from era {g['era']} ({g['date']}): a thin layer on {g['image']}"]
+    if record.get("not_grown"):
+        g = record["not_grown"]
+        return [
+            f"built from the toolchain layer, not grown on era {g['era']} ({g['date']}): {g['why']}"
+        ]
     if record.get("thin_failed"):
         g = record["thin_failed"]
         return [

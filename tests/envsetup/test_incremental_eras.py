@@ -16,20 +16,29 @@ from sqlalchemy import Engine
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan, ecosystem
 from prchain.environments.eras.era import Era
+from prchain.environments.eras.growth import MAX_DEPTH
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.memory import NEAREST_DAYS
+from prchain.environments.eras.rust import lock_units
 from prchain.setup.ladder import Setup, _build, _grown
 from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe, Repo
 from prchain.verdicts.verify import StageJob
+from tests.support.history import History
 
 REPO = "acme/crates"
 BASE = datetime(2024, 11, 6, 12, 0, tzinfo=UTC)
 PLAN = Plan("rust", "trixie", "1.85", BASE.isoformat(), ["cargo vendor"], "cargo test", grows=True)
 
 
-def _store(engine: Engine, *recipes: tuple[str, datetime, str, str]) -> None:
-    """The repository and its recipes: (era key, base date, status, toolchain)."""
+def _store(
+    engine: Engine,
+    *recipes: tuple[str, datetime, str, str],
+    base_sha: str = "0" * 40,
+    verification: dict[str, Any] | None = None,
+) -> None:
+    """The repository and its recipes: (era key, base date, status, toolchain), each of
+    `base_sha` and with `verification`."""
     with session_scope(engine) as session:
         repo = Repo(full_name=REPO, source="git", clone_path="/nowhere")
         session.add(repo)
@@ -41,8 +50,9 @@ def _store(engine: Engine, *recipes: tuple[str, datetime, str, str]) -> None:
                     era_key=key,
                     ecosystem="rust",
                     era_date=when.isoformat(),
-                    base_sha="0" * 40,
+                    base_sha=base_sha,
                     status=status,
+                    verification=verification or {},
                     method="planner",
                     suite="trixie",
                     interpreter=toolchain,
@@ -70,8 +80,8 @@ def _setup(engine: Engine, builds: Builds, **config: Any) -> Setup:
     return Setup(engine, ErasConfig(**config), builds, None, image_exists=lambda tag: True)  # type: ignore[arg-type]
 
 
-def _era(when: datetime = BASE) -> tuple[StageJob, Era]:
-    job = StageJob(1, 1, 1, 7, REPO, "/nowhere", "f" * 40, "", "")
+def _era(when: datetime = BASE, clone: str = "/nowhere") -> tuple[StageJob, Era]:
+    job = StageJob(1, 1, 1, 7, REPO, clone, "f" * 40, "", "")
     return job, Era("now", ecosystem("rust"), Snapshot(sha="f" * 40, date=when, files={}))
 
 
@@ -95,6 +105,7 @@ def test_an_era_grows_from_the_nearest_earlier_verified_era_of_its_toolchain(
         "era": "nearest",
         "date": (BASE - timedelta(days=5)).date().isoformat(),
         "image": "prchain/era-crates:nearest",
+        "depth": 1,  # thin layers above the toolchain layer
     }
     assert _grown(record) == [
         "grew from era nearest (2024-11-01): a thin layer on prchain/era-crates:nearest"
@@ -144,3 +155,67 @@ def test_no_earlier_era_to_grow_from_builds_from_the_toolchain_layer(
     _build(_setup(sqlite_engine, builds, **config), job, era, plan, record)
     assert builds.on == [""], why
     assert _grown(record) == [], why
+
+
+def _lock(changed: int | None = None) -> str:
+    """A Cargo.lock of ten registry crates, each built on the one before (c0 at the bottom), and
+    the workspace's own package; `changed`: that crate at another checksum."""
+    registry = "registry+https://github.com/rust-lang/crates.io-index"
+    blocks = [
+        'version = 3\n\n[[package]]\nname = "crates"\nversion = "0.1.0"\ndependencies = ["c9"]\n'
+    ]
+    for i in range(10):
+        checksum = ("b" if i == changed else "a") * 64
+        dependencies = f'dependencies = ["c{i - 1}"]\n' if i else ""
+        blocks.append(
+            f'[[package]]\nname = "c{i}"\nversion = "1.0.0"\nsource = "{registry}"\n'
+            f'checksum = "{checksum}"\n{dependencies}'
+        )
+    return "\n".join(blocks)
+
+
+@pytest.mark.parametrize(
+    ("changed", "grows", "note"),
+    [
+        (8, True, "grew from era nearest"),  # c8 and c9 build again: 2 of 10
+        (
+            3,  # c3 and the six crates built on it: 7 of 10
+            False,
+            "built from the toolchain layer, not grown on era nearest (2024-11-01): 7 of its 10 "
+            "locked packages would build again (70%; a thin layer pays up to 50%)",
+        ),
+    ],
+)
+def test_an_era_grows_only_while_few_of_its_locked_packages_build_again(
+    sqlite_engine: Engine, tmp_path: Any, changed: int, grows: bool, note: str
+) -> None:
+    history = History(tmp_path / "crates")
+    manifest = '[package]\nname = "crates"\nversion = "0.1.0"\nedition = "2021"\n'
+    earlier = history.commit("Lock", {"Cargo.toml": manifest, "Cargo.lock": _lock()})
+    _store(
+        sqlite_engine, ("nearest", BASE - timedelta(days=5), "verified", "1.85"), base_sha=earlier
+    )
+    builds, record = Builds(), {}
+    job, era = _era(clone=str(history.path))
+    plan = replace(PLAN, units=lock_units(_lock(changed)))
+    assert len(plan.units) == 10  # the workspace's own package is no unit
+    _build(_setup(sqlite_engine, builds), job, era, plan, record)
+    assert builds.on == (["prchain/era-crates:nearest"] if grows else [""])
+    assert _grown(record)[0].startswith(note)
+
+
+def test_a_lineage_stops_growing_at_its_depth(sqlite_engine: Engine) -> None:
+    grew = {"era": "older", "date": "2024-10-01", "image": "x", "depth": MAX_DEPTH}
+    _store(
+        sqlite_engine,
+        ("nearest", BASE - timedelta(days=5), "verified", "1.85"),
+        verification={"grew_from": grew},
+    )
+    builds, record = Builds(), {}
+    job, era = _era()
+    _build(_setup(sqlite_engine, builds), job, era, PLAN, record)
+    assert builds.on == [""]
+    assert _grown(record) == [
+        "built from the toolchain layer, not grown on era nearest (2024-11-01): the earlier "
+        f"image is already {MAX_DEPTH} thin layers deep (at most {MAX_DEPTH})"
+    ]

@@ -29,6 +29,7 @@ from typing import Literal, Protocol, get_args
 
 from prchain.core.registry import Registry
 from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.growth import Unit
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
@@ -71,6 +72,9 @@ class Plan:
     # replace what differs and keep what is the same, so the result holds what a build from the
     # toolchain layer holds, plus unused leftovers of an earlier date): `eras.incremental`.
     grows: bool = False
+    # What the era's build compiles, from its lock file (growth.Unit): the ladder grows the image
+    # only while few of them build again (prchain/environments/eras/growth.py). () : not known.
+    units: tuple[Unit, ...] = ()
     # The image of the earlier verified era this build grows from ("" : from the toolchain layer).
     # Set by the ladder, never by a room.
     on: str = ""

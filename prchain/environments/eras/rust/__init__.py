@@ -20,6 +20,7 @@ from pathlib import Path
 
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
+from prchain.environments.eras.growth import Unit
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.rust.gitdeps import INDEX, STANDINS, GitPlan, replacement
@@ -299,6 +300,46 @@ def _clean_own_crates() -> str:
     return f"for p in $({names}); do cargo clean -p $p || true; done"
 
 
+def lock_units(text: str) -> tuple[Unit, ...]:
+    """Cargo.lock's registry and git packages as growth units (the workspace's own, with no
+    source, are cleaned out of every image): `name version source`, the checksum (version 1
+    locks keep none per package: the key says it all), and the packages each is built on, a
+    dependency being `name`, `name version` or `name version (source)`. () for no lock or one
+    that does not parse."""
+    import tomllib
+
+    try:
+        packages = [p for p in tomllib.loads(text).get("package", []) if p.get("source")]
+    except (tomllib.TOMLDecodeError, AttributeError):
+        return ()
+
+    def key(p: dict[str, str]) -> str:
+        return f"{p['name']} {p['version']} {p['source']}"
+
+    named: dict[str, list[dict[str, str]]] = {}
+    for p in packages:
+        named.setdefault(p["name"], []).append(p)
+
+    def resolved(dependency: str) -> list[str]:
+        name, _, rest = dependency.partition(" ")
+        version, _, source = rest.partition(" ")
+        return [
+            key(p)
+            for p in named.get(name, [])
+            if (not version or p["version"] == version)
+            and (not source or p["source"] == source.strip("()"))
+        ][:1]
+
+    return tuple(
+        (
+            key(p),
+            p.get("checksum", ""),
+            tuple(d for dep in p.get("dependencies", []) for d in resolved(dep)),
+        )
+        for p in packages
+    )
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -397,6 +438,7 @@ class Rust:
             caveat=_standins_caveat(gits),
             mounts=gits.mounts(),
             grows=True,
+            units=lock_units(snap.text("Cargo.lock")),
         )
 
     def revise(
