@@ -205,9 +205,10 @@ def report(rows: list[Row]) -> None:
             f"later eras as built: median {statistics.median(r.seconds for r in built):.1f} s; "
             f"{len(cheap)} of {len(built)} at most 30% of the first era's cold build"
         )
+    grown_part = f", {statistics.median(after) / MB:.1f} MB grown" if grown else ""
     print(
         f"median own (unique) size per era: {statistics.median(before) / MB:.1f} MB each built "
-        f"from the toolchain layer, {statistics.median(after) / MB:.1f} MB grown"
+        f"from the toolchain layer{grown_part}"
     )
 
 
