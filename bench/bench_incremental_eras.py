@@ -218,6 +218,13 @@ def main() -> int:
     parser.add_argument("--name", help="its owner/name (a prefix is added: its own cache)")
     parser.add_argument("--commits", help="its era commits, comma-separated, in date order")
     parser.add_argument("--keep", action="store_true", help="keep the images and cache volume")
+    parser.add_argument(
+        "--git-mirror",
+        action="append",
+        default=[],
+        metavar="URL=PATH",
+        help="a local repository for a Cargo.lock git dependency (eras.git_mirrors; repeatable)",
+    )
     parser.add_argument("--no-warm-first", action="store_true", help="the first era cold only")
     parser.add_argument("--full-later", type=int, help="later eras also built warm (default all)")
     parser.add_argument(
@@ -228,7 +235,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="prchain-bench-incr-") as tmp:
         if args.clone:
             clone, commits = Path(args.clone), args.commits.split(",")
-            eras = ErasConfig()
+            mirrors = dict(pair.split("=", 1) for pair in args.git_mirror)
+            eras = ErasConfig(git_mirrors=mirrors)
             repo = f"bench-incr-{secrets.token_hex(3)}/{args.name.split('/')[-1]}"
         else:
             from tests.support.rust_repo import make_digits
