@@ -63,4 +63,5 @@ def test_a_changed_package_rebuilds_what_is_built_on_it_and_nothing_else() -> No
 def test_a_lock_that_does_not_parse_leaves_growth_unjudged() -> None:
     assert lock_units("[[package]\nname = ") == ()
     assert lock_units("") == ()
+    assert lock_units('[[package]]\nname = "a"\nsource = "x"\n') == ()  # no version
     assert refusal((), lock_units(V1), depth=0) == ""

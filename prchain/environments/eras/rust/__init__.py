@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
@@ -309,14 +310,16 @@ def lock_units(text: str) -> tuple[Unit, ...]:
     import tomllib
 
     try:
-        packages = [p for p in tomllib.loads(text).get("package", []) if p.get("source")]
-    except (tomllib.TOMLDecodeError, AttributeError):
+        return _units([p for p in tomllib.loads(text).get("package", []) if p.get("source")])
+    except (tomllib.TOMLDecodeError, AttributeError, KeyError, TypeError):
         return ()
 
-    def key(p: dict[str, str]) -> str:
+
+def _units(packages: list[dict[str, Any]]) -> tuple[Unit, ...]:
+    def key(p: dict[str, Any]) -> str:
         return f"{p['name']} {p['version']} {p['source']}"
 
-    named: dict[str, list[dict[str, str]]] = {}
+    named: dict[str, list[dict[str, Any]]] = {}
     for p in packages:
         named.setdefault(p["name"], []).append(p)
 
