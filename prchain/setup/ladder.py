@@ -368,12 +368,10 @@ def _build(
     if earlier is None:
         return setup.build(job, era, plan)
     grew = {"era": earlier["era_key"], "date": earlier["era_date"][:10], "image": earlier["image"]}
-    depth = _depth(earlier)
-    why = growth.refusal(_units(setup, job, era, earlier), plan.units, depth)
+    why = growth.refusal(_units(setup, job, era, earlier), plan.units)
     if why:
         record["not_grown"] = {**grew, "why": why}
         return setup.build(job, era, plan)
-    grew["depth"] = depth + 1
     thin = setup.build(job, era, replace(plan, on=earlier["image"]))
     if thin[0]:
         record["grew_from"] = grew
@@ -401,13 +399,6 @@ def _earlier(setup: Setup, job: StageJob, era: Era, plan: Plan) -> dict[str, Any
     if near is None or (setup.image_exists is not None and not setup.image_exists(near["image"])):
         return None
     return near
-
-
-def _depth(recipe: dict[str, Any]) -> int:
-    """How many thin layers an era's image is above the toolchain layer (a recipe stored before
-    depths were: 1 when it grew)."""
-    grew = (recipe.get("verification") or {}).get("grew_from") or {}
-    return int(grew.get("depth", 1)) if grew else 0
 
 
 def _units(

@@ -16,7 +16,6 @@ from sqlalchemy import Engine
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan, ecosystem
 from prchain.environments.eras.era import Era
-from prchain.environments.eras.growth import MAX_DEPTH
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.memory import NEAREST_DAYS
 from prchain.environments.eras.rust import lock_units
@@ -35,10 +34,9 @@ def _store(
     engine: Engine,
     *recipes: tuple[str, datetime, str, str],
     base_sha: str = "0" * 40,
-    verification: dict[str, Any] | None = None,
 ) -> None:
     """The repository and its recipes: (era key, base date, status, toolchain), each of
-    `base_sha` and with `verification`."""
+    `base_sha`."""
     with session_scope(engine) as session:
         repo = Repo(full_name=REPO, source="git", clone_path="/nowhere")
         session.add(repo)
@@ -52,7 +50,6 @@ def _store(
                     era_date=when.isoformat(),
                     base_sha=base_sha,
                     status=status,
-                    verification=verification or {},
                     method="planner",
                     suite="trixie",
                     interpreter=toolchain,
@@ -105,7 +102,6 @@ def test_an_era_grows_from_the_nearest_earlier_verified_era_of_its_toolchain(
         "era": "nearest",
         "date": (BASE - timedelta(days=5)).date().isoformat(),
         "image": "prchain/era-crates:nearest",
-        "depth": 1,  # thin layers above the toolchain layer
     }
     assert _grown(record) == [
         "grew from era nearest (2024-11-01): a thin layer on prchain/era-crates:nearest"
@@ -202,20 +198,3 @@ def test_an_era_grows_only_while_few_of_its_locked_packages_build_again(
     _build(_setup(sqlite_engine, builds), job, era, plan, record)
     assert builds.on == (["prchain/era-crates:nearest"] if grows else [""])
     assert _grown(record)[0].startswith(note)
-
-
-def test_a_lineage_stops_growing_at_its_depth(sqlite_engine: Engine) -> None:
-    grew = {"era": "older", "date": "2024-10-01", "image": "x", "depth": MAX_DEPTH}
-    _store(
-        sqlite_engine,
-        ("nearest", BASE - timedelta(days=5), "verified", "1.85"),
-        verification={"grew_from": grew},
-    )
-    builds, record = Builds(), {}
-    job, era = _era()
-    _build(_setup(sqlite_engine, builds), job, era, PLAN, record)
-    assert builds.on == [""]
-    assert _grown(record) == [
-        "built from the toolchain layer, not grown on era nearest (2024-11-01): the earlier "
-        f"image is already {MAX_DEPTH} thin layers deep (at most {MAX_DEPTH})"
-    ]

@@ -6,9 +6,8 @@ on one that did, however far up: cargo rebuilds a crate whose dependency's build
 rust-lang/mdBook, the eras three months apart rebuild 64–77% of the graph: the grown build takes
 as long as a cold one (68–84 s against 63 s) and its own layer is as large (468–725 MB against
 589 MB), on top of the earlier image, which it keeps whole. Eras days apart rebuild 0–5%: 29 s,
-58 MB. So a plan grows only while the share it rebuilds stays at or under MAX_REBUILT, and a
-lineage stops at MAX_DEPTH thin layers (each is a layer of the image; the engine stacks a bounded
-number, and each keeps the dead builds of the one below).
+58 MB. So a plan grows only while the share it rebuilds stays at or under MAX_REBUILT (how many
+layers an image may stack is build.py's MAX_LAYERS).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from collections.abc import Sequence
 Unit = tuple[str, str, tuple[str, ...]]
 
 MAX_REBUILT = 0.5
-MAX_DEPTH = 12
 
 
 def rebuilt(earlier: Sequence[Unit], later: Sequence[Unit]) -> int:
@@ -41,12 +39,9 @@ def rebuilt(earlier: Sequence[Unit], later: Sequence[Unit]) -> int:
     return len(stale)
 
 
-def refusal(earlier: Sequence[Unit], later: Sequence[Unit], depth: int) -> str:
-    """Why an era of `later`'s units does not grow on an image of `earlier`'s that is itself
-    `depth` thin layers above the toolchain layer ("" : it grows). Units unknown on either side
-    (a plan that lists none) leave the share unjudged."""
-    if depth >= MAX_DEPTH:
-        return f"the earlier image is already {depth} thin layers deep (at most {MAX_DEPTH})"
+def refusal(earlier: Sequence[Unit], later: Sequence[Unit]) -> str:
+    """Why an era of `later`'s units does not grow on an image of `earlier`'s ("" : it grows).
+    Units unknown on either side (a plan that lists none) leave the share unjudged."""
     if not earlier or not later:
         return ""
     again = rebuilt(earlier, later)
