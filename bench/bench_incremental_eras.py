@@ -5,9 +5,11 @@ and total size, by the accounting of `tasks images save` and `env prune`.
 
 By default the made-up `digits` history (tests/support/rust_repo.py: itoa 0.4.8, then 1.0.3) on
 bookworm's rustc 1.63. On a real repository: `--clone DIR --name owner/name --commits a,b,c`
-(its eras in date order; the first is built cold and warm, each later one warm and grown from
-the one before). Builds only: no era is verified here (the ladder grows an era only from a
-verified one). The toolchain layer is shared and kept; the era images and the cache volume this
+(its eras in date order; the first is built cold and warm, each later one grown from the one
+before where the ladder's rule lets it, else in full, and warm from the toolchain layer; Go eras
+never grow: each later one is built once, warm on the repository's cache). Builds only: no era
+is verified here (the ladder grows an era only from a verified one, and tries the nearest
+verified image itself first). The toolchain layer is shared and kept; the era images and the cache volume this
 makes are removed at the end unless `--keep`.
 """
 
