@@ -24,7 +24,13 @@ from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
 from prchain.environments.eras.growth import Unit
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.reports import TestReport
-from prchain.environments.eras.rust.gitdeps import INDEX, STANDINS, GitPlan, replacement
+from prchain.environments.eras.rust.gitdeps import (
+    INDEX,
+    STANDINS,
+    GitPlan,
+    dependency_entry,
+    replacement,
+)
 from prchain.environments.eras.rust.gitdeps import plan as git_plan
 from prchain.environments.eras.rust.report import SUITE, Cargo
 from prchain.environments.eras.rust.toolchains import (
@@ -324,13 +330,11 @@ def _units(packages: list[dict[str, Any]]) -> tuple[Unit, ...]:
         named.setdefault(p["name"], []).append(p)
 
     def resolved(dependency: str) -> list[str]:
-        name, _, rest = dependency.partition(" ")
-        version, _, source = rest.partition(" ")
+        name, version, source = dependency_entry(dependency)
         return [
             key(p)
             for p in named.get(name, [])
-            if (not version or p["version"] == version)
-            and (not source or p["source"] == source.strip("()"))
+            if (not version or p["version"] == version) and (not source or p["source"] == source)
         ][:1]
 
     return tuple(

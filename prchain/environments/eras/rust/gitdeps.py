@@ -87,6 +87,14 @@ def git_sources(lock: str) -> list[GitSource]:
     return [GitSource(u, q, c, tuple(p), tuple(d)) for u, q, c, p, d in found.values()]
 
 
+def dependency_entry(entry: str) -> tuple[str, str, str]:
+    """A Cargo.lock dependency, `name`, `name version` or `name version (source)`, as (name,
+    version, source); "" for what it leaves out."""
+    name, _, rest = entry.partition(" ")
+    version, _, source = rest.partition(" ")
+    return name, version, source.strip("()")
+
+
 def _locked_dependencies(
     package: dict[str, Any], packages: list[dict[str, Any]]
 ) -> tuple[tuple[str, str], ...]:
@@ -94,8 +102,7 @@ def _locked_dependencies(
     or `name version (source)`; a bare name is the lock's only package of that name."""
     found = []
     for entry in package.get("dependencies", []):
-        name, _, rest = str(entry).partition(" ")
-        version = rest.split(" ")[0] if rest else ""
+        name, version, _ = dependency_entry(str(entry))
         if not version:
             versions = [str(p.get("version")) for p in packages if p.get("name") == name]
             version = versions[0] if len(versions) == 1 else ""
