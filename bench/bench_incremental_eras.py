@@ -33,7 +33,7 @@ from prchain.environments.eras import growth, native  # noqa: E402
 from prchain.environments.eras.build import EraImage, cache_volume, ensure_era_image  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
 from prchain.environments.eras.ecosystems import Plan  # noqa: E402
-from prchain.environments.eras.era import era_of  # noqa: E402
+from prchain.environments.eras.era import Era, era_of  # noqa: E402
 from prchain.environments.transfer import own_and_total  # noqa: E402
 
 MB = 1_000_000
@@ -51,18 +51,24 @@ class Row:
     tag: str
 
 
-def plan_of(eras: ErasConfig, clone: Path, sha: str) -> Plan:
+def planned(eras: ErasConfig, clone: Path, sha: str) -> tuple[Era, Plan]:
+    """The era of commit `sha` and the plan the ladder's planner tries first for it."""
     era = era_of(clone, sha)
     if era.ecosystem is None:
         raise SystemExit(f"{sha[:12]}: no ecosystem recognises it")
-    return native.with_known(era.ecosystem.plans(era.snap, eras)[0], era.snap, eras)
+    return era, native.with_known(era.ecosystem.plans(era.snap, eras)[0], era.snap, eras)
 
 
 def build(
-    client: DockerClient, eras: ErasConfig, repo: str, clone: Path, sha: str, on: str = ""
-) -> tuple[EraImage, Plan]:
-    era = era_of(clone, sha)
-    plan = plan_of(eras, clone, sha)
+    client: DockerClient,
+    eras: ErasConfig,
+    repo: str,
+    clone: Path,
+    sha: str,
+    era: Era,
+    plan: Plan,
+    on: str = "",
+) -> EraImage:
     made = ensure_era_image(
         client,
         EnvironmentConfig(),
@@ -77,7 +83,7 @@ def build(
     if not made.image_id:
         print(made.log[-3000:])
         raise SystemExit(f"{sha[:12]} ({'on ' + on if on else 'full'}): the build failed")
-    return made, plan
+    return made
 
 
 def measure(
@@ -96,11 +102,15 @@ def measure(
     by default) warm from the toolchain layer. An ecosystem whose eras do not grow (Go: its
     compiled packages are on the repository's cache volume) builds each later era once, warm."""
     rows: list[Row] = []
+    plans = {sha: planned(eras, clone, sha) for sha in commits}  # each commit planned once
+
+    def made_for(sha: str, on: str = "") -> EraImage:
+        return build(client, eras, repo, clone, sha, *plans[sha], on=on)
 
     def row(sha: str, kind: str, made: EraImage) -> Row:
         own, total = own_and_total(client, made.tag)
         packages = _dependencies(clone, sha)
-        era = era_of(clone, sha)
+        era = plans[sha][0]
         found = Row(era.key, era.date, packages, kind, made.seconds, own, total, made.tag)
         print(
             f"  {kind:<11} {sha[:10]} {found.seconds:7.1f} s own {own / MB:7.1f} MB "
@@ -111,45 +121,42 @@ def measure(
         return found
 
     first = commits[0]
-    for sha in commits:  # shared by every era that asks for it: built once, not timed
-        _toolchain(client, eras, clone, sha)
-    made, _plan = build(client, eras, repo, clone, first)
+    for _era, plan in plans.values():  # shared by every era that asks for it: built once, not timed
+        _toolchain(client, eras, plan)
+    made = made_for(first)
     row(first, "cold", made)
     if warm_first:
         if not client.remove_image(made.tag):  # else the "warm" build would reuse this image
             raise SystemExit(f"{made.tag}: still in use, so its warm build cannot be timed")
-        made, _plan = build(client, eras, repo, clone, first)
+        made = made_for(first)
         row(first, "warm", made)
-    previous, grows, units = made.tag, _plan.grows, _plan.units
+    grows, units = plans[first][1].grows, plans[first][1].units
+    previous = made.tag
     built_full: list[str] = []  # their warm build is the one above: not built twice
     for sha in commits[1:]:
-        later = plan_of(eras, clone, sha).units
+        later = plans[sha][1].units
         why = "" if always_grow or not grows else growth.refusal(units, later)
         try:
             if why:
                 raise SystemExit(f"{sha[:12]}: not grown: {why}")
-            grown, _plan = build(client, eras, repo, clone, sha, on=previous)
+            grown = made_for(sha, on=previous)
             row(sha, "incremental" if grows else "warm", grown)
         except SystemExit as refused:  # another toolchain: the ladder builds it in full too
             print(f"  {refused}; built in full", flush=True)
-            grown, _plan = build(client, eras, repo, clone, sha)
+            grown = made_for(sha)
             row(sha, "full", grown)
             built_full.append(sha)
         previous, units = grown.tag, later
     grown_ones = [sha for sha in commits[1:] if sha not in built_full]
     for sha in grown_ones[:full_later] if grows else []:  # what each cost before eras grew
-        warm, _plan = build(client, eras, repo, clone, sha)
-        row(sha, "warm", warm)
+        row(sha, "warm", made_for(sha))
     return rows
 
 
-def _toolchain(client: DockerClient, eras: ErasConfig, clone: Path, sha: str) -> None:
+def _toolchain(client: DockerClient, eras: ErasConfig, plan: Plan) -> None:
     from prchain.environments.eras.build import base_config, ensure_toolchain_image
     from prchain.environments.images import ensure_base_image
 
-    era = era_of(clone, sha)
-    assert era.ecosystem is not None
-    plan = era.ecosystem.plans(era.snap, eras)[0]
     env = EnvironmentConfig()
     base = ensure_base_image(client, base_config(env, eras, plan.suite), print)
     if plan.toolchain:
