@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,7 +184,7 @@ def _lock(changed: int | None = None) -> str:
     ],
 )
 def test_an_era_grows_only_while_few_of_its_locked_packages_build_again(
-    sqlite_engine: Engine, tmp_path: Any, changed: int, grows: bool, note: str
+    sqlite_engine: Engine, tmp_path: Path, changed: int, grows: bool, note: str
 ) -> None:
     history = History(tmp_path / "crates")
     manifest = '[package]\nname = "crates"\nversion = "0.1.0"\nedition = "2021"\n'
