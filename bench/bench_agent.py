@@ -30,8 +30,9 @@ from prchain.environments.factory import open_environment  # noqa: E402
 from prchain.environments.protocol import StageSpec  # noqa: E402
 from prchain.llm.client import LLMClient  # noqa: E402
 from prchain.store.config import StoreConfig  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import Chain, ChainStage, PullRequest, Repo  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 STEPS = 40

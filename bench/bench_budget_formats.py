@@ -17,9 +17,10 @@ from prchain.agent.tools import TOOL_NAMES, TOOL_SCHEMAS  # noqa: E402
 from prchain.llm.budget import Budget  # noqa: E402
 from prchain.llm.reasoning import split_think  # noqa: E402
 from prchain.llm.toolcalls import calls_from_text  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import LLMCall  # noqa: E402
 from prchain.store.models.base import utcnow  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 
 RECORDED_CALLS = 50_000
 CHECKS = 500

@@ -24,7 +24,7 @@ from prchain.chains.building.build import build_chains  # noqa: E402
 from prchain.chains.building.graph import build_graph  # noqa: E402
 from prchain.chains.building.strategies import STRATEGIES  # noqa: E402
 from prchain.chains.evidence.loading import load_nodes, load_references, load_repos  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 
 TARGET_SECONDS = 20.0
 

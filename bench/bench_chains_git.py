@@ -39,7 +39,7 @@ from prchain.chains.building.build import build_chains  # noqa: E402
 from prchain.chains.config import ChainsConfig  # noqa: E402
 from prchain.miner.config import MinerConfig  # noqa: E402
 from prchain.miner.mine import mine  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 
 MIRROR = Path("/work/.mirror")
 DEFAULTS = ("astral-sh/ruff", "cloudquery/cloudquery")

@@ -39,9 +39,10 @@ from prchain.app.rollout import environment_factory  # noqa: E402
 from prchain.app.verdicts import environment_config  # noqa: E402
 from prchain.environments.eras.python.compiled import BUILD_STEP  # noqa: E402
 from prchain.environments.protocol import StageSpec  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import Chain as ChainRow  # noqa: E402
 from prchain.store.models import ChainStage, PullRequest, Repo, StageVerification  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from prchain.verdicts.sandbox import apply_patch  # noqa: E402
 
 COMPILED = (".c", ".c.src", ".cpp", ".cc", ".cxx", ".h", ".h.src", ".hpp", ".pyx", ".pxd")

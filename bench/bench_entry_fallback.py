@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 
 from prchain.chains.evidence.hunks import HunkEntry
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
-from prchain.store.db import make_engine
 from prchain.store.models import Chain, ChainBuild, ChainStage, Repo
+from prchain.store.opener import make_engine
 
 
 def measure(url: str, strategy: str) -> dict[str, object]:

@@ -29,8 +29,9 @@ from prchain.environments.docker_env import DockerEnvironment  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
 from prchain.environments.protocol import StageSpec  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import ChainStage, EnvRecipe  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.rust_git_repo import TALLY_URL, make_counts, make_tally_mirror  # noqa: E402
 from tests.support.rust_repo import make_digits  # noqa: E402
 

@@ -23,7 +23,7 @@ from sqlalchemy import Engine  # noqa: E402
 
 from prchain.app.config import Config  # noqa: E402
 from prchain.miner.mine import RepoSummary, mine  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.fake_github import FakeGithub  # noqa: E402
 from tests.support.fake_github_data import generate_repo  # noqa: E402
 

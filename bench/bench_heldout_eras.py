@@ -54,7 +54,7 @@ from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
 from prchain.setup.ladder import Setup, setup_eras  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import (  # noqa: E402
     Chain,
     ChainStage,
@@ -64,6 +64,7 @@ from prchain.store.models import (  # noqa: E402
     StageEra,
     StageVerification,
 )
+from prchain.store.opener import make_engine  # noqa: E402
 
 
 def clone_of(root: Path, repo: str) -> Path:

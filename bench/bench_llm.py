@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from prchain.chains.reading.leakage import changed_identifiers  # noqa: E402
 from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.llm.client import LLMClient  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 REQUESTS = 400

@@ -28,8 +28,9 @@ from sqlalchemy import func, select  # noqa: E402
 from prchain.cli import main  # noqa: E402
 from prchain.dev.fake_llm import ScriptedLLMServer  # noqa: E402
 from prchain.llm.config import ROLES  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import LLMCall  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.agent.conftest import seed_chain  # noqa: E402
 from tests.p2t.test_cli_curate import NODES, store_like_chain_build  # noqa: E402
 from tests.p2t.test_forward import ADD_SUBTRACT, SUBMIT, bash, editor  # noqa: E402

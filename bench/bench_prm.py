@@ -25,8 +25,9 @@ from prchain.prm.serialize import serialize_window  # noqa: E402
 from prchain.prm.taxonomy import load_taxonomy  # noqa: E402
 from prchain.prm.variants import VARIANTS  # noqa: E402
 from prchain.prm.verdict import parse_verdict  # noqa: E402
-from prchain.store.db import make_engine, session_scope  # noqa: E402
+from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import Chain, Repo, Rollout  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.prm import TOOLS, bash_step, verdict_json  # noqa: E402
 
 STEPS = [bash_step(i, f"pytest tests/test_{i}.py -q", ("x" * 70 + "\n") * 60) for i in range(1, 21)]

@@ -37,7 +37,7 @@ from prchain.scale.config import ScaleConfig  # noqa: E402
 from prchain.scale.local import LocalBackend  # noqa: E402
 from prchain.scale.protocol import Needs  # noqa: E402
 from prchain.store.config import StoreConfig  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 from tests.support.llm_fixtures import make_test_llm_config  # noqa: E402
 
 SLOTS = 2

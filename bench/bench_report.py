@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.synth_db import make_synthetic_db  # noqa: E402
 from prchain.app.config import Config  # noqa: E402
 from prchain.chains.building.build import build_chains  # noqa: E402
-from prchain.store.db import make_engine  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 
 TARGET_SECONDS = 30.0
 TARGET_MB = 50.0

@@ -13,8 +13,9 @@ from sqlalchemy import delete, select
 
 from prchain.cli import main
 from prchain.environments.docker_client import DockerClient
-from prchain.store.db import make_engine, session_scope
+from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
+from prchain.store.opener import make_engine
 
 
 def invoke(*args: str) -> float:

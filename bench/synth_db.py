@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import Engine, insert  # noqa: E402
 
-from prchain.store.db import make_engine  # noqa: E402
 from prchain.store.models import PRFile, PRPatch, PullRequest, Reference, Repo  # noqa: E402
+from prchain.store.opener import make_engine  # noqa: E402
 
 T0 = datetime(2020, 1, 1)
 AREAS_PER_REPO = 400
