@@ -1,5 +1,5 @@
 """The held-out stages of a repository, by a rule fixed before anything runs: the PRs merged on the
-first-parent history in the last four years (to the clone's newest commit) whose commit changes a
+first-parent history in the last four years (to the clone's newest commit, or to `--until`) whose commit changes a
 file matching the test pattern, then `--want` of them spread evenly over that list, oldest first.
 
 Prints the `owner/name#N` arguments of bench_heldout_eras.py on stdout and the picked PRs (date and
@@ -24,20 +24,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from prchain.core import git  # noqa: E402
 
 SQUASHED = re.compile(r"\(#(\d+)\)\s*$")
-MERGED = re.compile(r"^Merge pull request #(\d+)")
+MERGED = re.compile(r"^(?:Merge pull request #|Auto merge of #|Merge #)(\d+)")
 YEARS = 4
 
 
-def candidates(clone: Path, tests: re.Pattern[str]) -> list[tuple[int, str]]:
-    """(PR number, "date subject") of the first-parent commits of the last four years that name a
-    PR and change a test file, oldest first."""
-    newest = git.output(clone, "log", "-1", "--format=%cI").strip()
+def candidates(
+    clone: Path, tests: re.Pattern[str], until: str | None = None
+) -> list[tuple[int, str]]:
+    """(PR number, "date subject") of the first-parent commits of the four years up to `until`
+    (the clone's newest commit when None) that name a PR and change a test file, oldest first."""
+    newest = until or git.output(clone, "log", "-1", "--format=%cI").strip()
     since = (datetime.fromisoformat(newest) - timedelta(days=365 * YEARS)).date().isoformat()
     log = git.output(
         clone,
         "log",
         "--first-parent",
         f"--since={since}",
+        f"--until={newest}",
         "--reverse",
         "--format=@@%ad %s",
         "--date=short",
@@ -66,8 +69,9 @@ def main_() -> int:
     parser.add_argument("name", help="owner/name")
     parser.add_argument("tests", help="a regular expression of the repository's test files")
     parser.add_argument("want", type=int)
+    parser.add_argument("--until", help="end the four years at this date (YYYY-MM-DD), not today")
     args = parser.parse_args()
-    rows = candidates(args.clone, re.compile(args.tests))
+    rows = candidates(args.clone, re.compile(args.tests), args.until)
     picked = spread(rows, args.want)
     print(f"{len(rows)} candidates, {len(picked)} picked", file=sys.stderr)
     for number, head in picked:
