@@ -23,6 +23,7 @@ from sqlalchemy import select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
+from prchain.environments.cleanup import install_handlers  # noqa: E402
 from prchain.environments.config import EnvironmentConfig  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.docker_env import DockerEnvironment  # noqa: E402
@@ -90,4 +91,5 @@ def main_() -> int:
 
 
 if __name__ == "__main__":
+    install_handlers()  # a SIGTERM then runs the `finally` that removes what the bench made
     sys.exit(main_())

@@ -40,7 +40,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prchain.core.errors import EnvironmentFailure  # noqa: E402
-from prchain.environments.cleanup import owner_labels  # noqa: E402
+from prchain.environments.cleanup import (
+    install_handlers,  # noqa: E402
+    owner_labels,  # noqa: E402
+)
 from prchain.environments.config import EnvironmentConfig  # noqa: E402
 from prchain.environments.docker_client import ContainerSpec, DockerClient  # noqa: E402
 from prchain.environments.images import ensure_base_image  # noqa: E402
@@ -190,4 +193,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    install_handlers()  # a SIGTERM then runs the `finally` that removes what the bench made
     sys.exit(main())

@@ -33,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from prchain.dev.repos import make_tested_repo
+from prchain.environments.cleanup import install_handlers
 from prchain.environments.eras.build import cache_volume
 from prchain.environments.eras.config import ErasConfig
 
@@ -150,4 +151,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_handlers()  # a SIGTERM then runs the `finally` that removes what the bench made
     main()

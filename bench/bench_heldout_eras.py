@@ -50,6 +50,7 @@ from sqlalchemy import select  # noqa: E402
 from bench.eras_common import invoke, remove_images, write_config  # noqa: E402
 from prchain.app.config import load_config  # noqa: E402
 from prchain.app.envsetup import era_builder, image_opener, image_size  # noqa: E402
+from prchain.environments.cleanup import install_handlers  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
@@ -293,4 +294,5 @@ def main_() -> int:
 
 
 if __name__ == "__main__":
+    install_handlers()  # a SIGTERM then runs the `finally` that removes what the bench made
     sys.exit(main_())

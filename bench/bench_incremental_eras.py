@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from prchain.environments.cleanup import install_handlers  # noqa: E402
 from prchain.environments.config import EnvironmentConfig  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras import growth, native  # noqa: E402
@@ -298,4 +299,5 @@ def _remove(client: DockerClient, repo: str, eras: ErasConfig) -> None:
 
 
 if __name__ == "__main__":
+    install_handlers()  # a SIGTERM then runs the `finally` that removes what the bench made
     sys.exit(main())

@@ -25,13 +25,17 @@ from typing import Any
 from prchain.core.errors import ProcessStopping
 from prchain.environments.docker_client import MANAGED_LABEL, DockerClient
 
+# Both dicts are changed by single operations (set, pop, popitem, setdefault), each atomic under the
+# GIL, and never under a lock: the signal handler runs in the main thread wherever it was stopped,
+# and the threads it waits on to remove containers unregister them. Had the main thread held a lock
+# they needed, the handler would wait on them for ever (a second SIGTERM landing in the handler did).
 _live: dict[str, Callable[[], None]] = {}  # container id → its closer
 _engines: dict[str, DockerClient] = {}  # the engines this process starts containers on, by address
-# Reentrant: the signal handler runs close_all in the main thread, maybe inside `register`.
-_lock = threading.RLock()
+_lock = threading.Lock()  # the handlers are installed once; held only there, never while signalled
 _at_exit = False  # close_all is registered with atexit
 _on_signals = False  # SIGTERM and SIGINT run close_all (set from the main thread only)
 _stopping = ""  # the signal this process is stopping on, once its handler removed its containers
+_handling = False  # a signal's handler is removing the containers (a second signal waits for it)
 
 
 def process_start(pid: int) -> str:
@@ -80,26 +84,24 @@ def watch(client: DockerClient) -> None:
     install_handlers()
     if _stopping:
         raise ProcessStopping(f"not starting a container: this process is stopping ({_stopping})")
-    with _lock:
-        # One client an engine: a rollout opens a client per sandbox, thousands in a long run.
-        _engines.setdefault(str(client.api.base_url), client)
+    # One client an engine: a rollout opens a client per sandbox, thousands in a long run.
+    _engines.setdefault(str(client.api.base_url), client)
 
 
 def register(container_id: str, closer: Callable[[], None]) -> None:
     install_handlers()
-    with _lock:
-        _live[container_id] = closer
+    _live[container_id] = closer
 
 
 def unregister(container_id: str) -> None:
-    with _lock:
-        _live.pop(container_id, None)
+    _live.pop(container_id, None)
 
 
 def close_all() -> None:
-    with _lock:
-        closers = list(_live.values())
-        _live.clear()
+    closers = []
+    with contextlib.suppress(KeyError):  # taken one at a time: another thread may add or remove
+        while True:
+            closers.append(_live.popitem()[1])
     # At once, not one after another: the engine takes seconds to remove a build container
     # (its writable layer holds a vendored dependency tree), during which Ctrl-C looks ignored.
     if closers:
@@ -139,6 +141,8 @@ def install_handlers() -> None:
     thread still sets the signal handlers: `tests verify` opened its first sandbox in a worker, so
     SIGTERM killed it at once, leaving that sandbox running."""
     global _at_exit, _on_signals
+    if _at_exit and (_on_signals or threading.current_thread() is not threading.main_thread()):
+        return  # installed: every later call (each register and watch) takes no lock
     with _lock:
         if not _at_exit:
             atexit.register(close_all)
@@ -153,20 +157,25 @@ def install_handlers() -> None:
 
 def _handler(signum: int, previous: Any) -> Callable[[int, FrameType | None], None]:
     def handle(num: int, frame: FrameType | None) -> None:
-        global _stopping
+        global _stopping, _handling
         if previous == signal.SIG_IGN:
             return  # the process goes on, and so do its containers
+        if _handling:
+            return  # a second signal while the first one's handler removes the containers
+        _handling = True
         _stopping = signal.Signals(num).name
-        with _lock:
+        try:
             count = len(_live)
-        if count:  # said before the wait, so the user knows the signal was heard
-            print(
-                f"prchain: {_stopping}: removing {count} container(s) this process started, "
-                "then stopping",
-                file=sys.stderr,
-                flush=True,
-            )
-        close_all()
+            if count:  # said before the wait, so the user knows the signal was heard
+                print(
+                    f"prchain: {_stopping}: removing {count} container(s) this process started, "
+                    "then stopping",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            close_all()
+        finally:
+            _handling = False
         if callable(previous):
             previous(num, frame)  # e.g. Python's default SIGINT handler raises KeyboardInterrupt
         else:
