@@ -36,6 +36,7 @@ from prchain.environments.eras.c.report import BUILD_DIR, CTests
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
 from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.native import APT_LEFTOVERS
 from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
 
@@ -139,7 +140,7 @@ def era_commands(names: list[str], extra: list[str]) -> list[str]:
     return [
         "apt-get update -q",
         packages.install_script(names, extra),
-        "rm -rf /var/lib/apt/lists/*",
+        APT_LEFTOVERS,
         "mkdir -p /work/.cache && chmod 1777 /work/.cache || true",
         INSTALL_MESON_TEST,
     ]

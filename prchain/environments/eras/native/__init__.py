@@ -33,6 +33,10 @@ from prchain.environments.eras.native.missing import Missing, missing
 
 log = logging.getLogger("prchain.environments.eras.native")
 MARK = "# prchain: native packages"  # ends the era layer's one install command of them
+# What an era layer's apt run leaves and the next one makes again: the archive's lists and apt's
+# 69 MB package caches (in every era layer they were most of its own content). A toolchain layer,
+# shared by every era, keeps its caches: changing its commands would rebuild every era on it.
+APT_LEFTOVERS = "rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin"
 VARIANT = "+native"
 Lookup = Callable[[str, Missing], list[Provider]]  # (suite, what is missing) → providers
 
@@ -58,7 +62,7 @@ def install_command(packages: list[str]) -> str:
         'echo "prchain: installing native packages$want"; '
         '[ -z "$want" ] || DEBIAN_FRONTEND=noninteractive '
         "apt-get install -y -q --no-install-recommends $want; fi; "
-        f"rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin  {MARK}"
+        f"{APT_LEFTOVERS}  {MARK}"
     )
 
 
