@@ -26,14 +26,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.chains.views.tasks import iter_tasks
 from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR
-from prchain.store.models import Repo
 from prchain.verdicts.stage import (
     Placement,
     RunnableStage,
@@ -185,9 +184,8 @@ def export_runnable(
         atomic_output(flat_path(out)) as flat,
         Session(engine) as session,
     ):
-        clones = dict(session.execute(select(Repo.full_name, Repo.clone_path)).all())
         for chain in iter_tasks(engine, strategy):
-            _chain(session, chain, clones, images, unverified, summary, flat)
+            _chain(session, chain, images, unverified, summary, flat)
             chains.write(json.dumps(chain, ensure_ascii=False) + "\n")
     return summary
 
@@ -195,7 +193,6 @@ def export_runnable(
 def _chain(
     session: Session,
     chain: dict[str, Any],
-    clones: dict[str, str | None],
     images: ImageResolver,
     unverified: bool,
     summary: RunnableSummary,
@@ -206,8 +203,8 @@ def _chain(
     for stage in chain["stages"]:
         record = records.get(stage["idx"]) or _unread(chain, stage)
         era = record.era.image if record.era is not None else ""
-        image = images(chain["repo"], clones.get(chain["repo"]) or "", era) if era else ""
-        clone, base = clones.get(chain["repo"]), stage["base_commit"]
+        clone, base = record.clone_path, stage["base_commit"]
+        image = images(chain["repo"], clone, era) if era else ""
         left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()
         stage["environment"] = env = environment_block(placed(record, image, unverified, left_out))
         summary.stages += 1
