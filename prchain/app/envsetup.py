@@ -18,7 +18,6 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.era import Era
-from prchain.environments.eras.memory import stage_env
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.setup.ladder import (
     AgentRepair,
@@ -29,6 +28,7 @@ from prchain.setup.ladder import (
     setup_one,
     waves,
 )
+from prchain.verdicts.stage import stage_setups
 from prchain.verdicts.verify import StageJob
 
 if TYPE_CHECKING:
@@ -281,10 +281,10 @@ def era_stages(
     command and setup command; the sandbox moves to a new container where the image changes.
     Stages without an era recipe keep the repository's default image. An era image this node
     lacks is pulled from `registry`."""
-    eras = [
-        stage_env(engine, s.stage_id) if engine is not None and s.stage_id else None
-        for s in task.stages
-    ]
+    wanted = [s.stage_id for s in task.stages if s.stage_id]
+    read = stage_setups(engine, stage_ids=wanted) if engine is not None else []
+    usable = {s.stage_id: s.usable_era for s in read}
+    eras = [usable.get(s.stage_id) if s.stage_id else None for s in task.stages]
     sandboxes: dict[str, str] = {}
     specs = []
     for stage, era in zip(task.stages, eras, strict=True):

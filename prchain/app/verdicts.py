@@ -16,9 +16,10 @@ from prchain.app.store import opened
 from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo
 from prchain.environments.config import EnvironmentConfig
-from prchain.environments.eras.memory import era_state, recipes, stage_env
+from prchain.environments.eras.memory import recipes
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
+from prchain.verdicts.stage import stage_setup
 from prchain.verdicts.verify import StageJob, StageReport, find_stages
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ def verify_opener(
         from prchain.app.registry import fetch
         from prchain.environments.factory import open_environment  # the docker SDK loads only here
 
-        era = stage_env(engine, job.stage_id) if engine is not None else None
+        now = stage_setup(engine, job.stage_id) if engine is not None else None
+        era = now.usable_era if now is not None else None
         if era is not None and registry:
             fetch(registry, era.image)
         env: Any = open_environment(
@@ -177,14 +179,15 @@ def show_stage(
                     "runs": dict(found.runs),
                     "output_tail": found.output_tail,
                 }
-        state = era_state(engine, stage.id)
-        if state is not None:
+        now = stage_setup(engine, stage.id)
+        era = now.era if now is not None else None
+        if era is not None:
             shown["era"] = {
-                "image": state.env.image,
-                "status": state.status,
-                "test_command": state.env.test_command,
-                "setup_command": state.env.setup_command,
-                "root_error": state.root_error,
+                "image": era.image,
+                "status": era.status,
+                "test_command": era.test_command,
+                "setup_command": era.setup_command,
+                "root_error": era.root_error,
             }
         return shown
 

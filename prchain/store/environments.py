@@ -112,18 +112,6 @@ def _plain(row: EnvRecipe) -> Recipe:
     return {c.name: getattr(row, c.name) for c in EnvRecipe.__table__.columns}
 
 
-def _of_stage(stage_id: int) -> Any:
-    """The era recipe of chain stage `stage_id` (through its `stage_eras` row)."""
-    return (
-        select(EnvRecipe)
-        .join(
-            StageEra,
-            (StageEra.repo_id == EnvRecipe.repo_id) & (StageEra.era_key == EnvRecipe.era_key),
-        )
-        .where(StageEra.chain_stage_id == stage_id)
-    )
-
-
 @dataclass(frozen=True)
 class Environments:
     engine: Engine
@@ -209,12 +197,6 @@ class Environments:
             session.execute(delete(StageEra).where(StageEra.chain_stage_id.in_(ids)))
             session.add_all(StageEra(**r) for r in rows)
 
-    def stage_recipe(self, stage_id: int) -> Recipe | None:
-        """The recipe of a chain stage's era; None when `env setup` has not set the era up."""
-        with session_scope(self.engine) as session:
-            row = session.execute(_of_stage(stage_id)).scalar()
-            return _plain(row) if row is not None else None
-
     # ---- verified tests -------------------------------------------------------------------------
 
     def save_verification(self, row: dict[str, Any]) -> None:
@@ -237,19 +219,6 @@ class Environments:
                 select(StageVerification).where(StageVerification.recipe == recipe).limit(1)
             ).first()
             return own, (_record(Verification, same) if same is not None else None)
-
-    def with_patches(self, stage_id: int) -> tuple[Verification, str, str] | None:
-        """(the stage's verification, its gold test patch, its gold patch); None: not verified."""
-        with session_scope(self.engine) as session:
-            row = session.execute(
-                select(StageVerification, ChainStage.gold_test_patch, ChainStage.gold_patch)
-                .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
-                .where(StageVerification.chain_stage_id == stage_id)
-            ).first()
-            if row is None:
-                return None
-            found, test_patch, gold_patch = row
-            return _record(Verification, found), test_patch, gold_patch
 
 
 # ---- readers inside a caller's transaction -------------------------------------------------------
@@ -317,12 +286,6 @@ def verdict_tally(session: Session) -> tuple[int, list[tuple[str, int]]] | None:
 
 def _has_verifications(session: Session) -> bool:
     return inspect(session.get_bind()).has_table(StageVerification.__tablename__)
-
-
-def stage_recipe_in(session: Session, stage_id: int) -> Recipe | None:
-    """`Environments.stage_recipe` in the caller's transaction."""
-    row = session.scalar(_of_stage(stage_id))
-    return _plain(row) if row is not None else None
 
 
 def verification_counts(session: Session) -> dict[str, int]:
@@ -431,6 +394,105 @@ def stage_with_verification(
         return None
     stage, number, found = row
     return stage, number, (_record(Verification, found) if found is not None else None)
+
+
+# ---- what running a stage reads -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """A chain stage with everything the store holds about running it: where it is (repository,
+    clone, base, gold patches, entry), its era's recipe and its verified tests. The one read
+    behind `prchain.verdicts.stage` (the runnable stage record every consumer takes)."""
+
+    stage_id: int
+    chain_id: int
+    idx: int
+    pr_number: int
+    repo: str
+    clone_path: str
+    base_sha: str
+    gold_patch: str
+    gold_test_patch: str
+    entry: str
+    recipe: Recipe | None
+    verification: Verification | None  # None also when read without tests
+
+
+def stage_facts(
+    session: Session,
+    *,
+    chain_ids: Iterable[int] = (),
+    stage_ids: Iterable[int] | None = None,
+    tests: bool = True,
+) -> list[StageFacts]:
+    """The stages of `chain_ids` (every chain's when none is given) that are among `stage_ids`
+    (when given: none of an empty list), in chain and stage order, with their era recipe and,
+    when `tests`, their verification."""
+    chains = list(chain_ids)
+    wanted = list(stage_ids) if stage_ids is not None else None
+
+    def only(query: Any) -> Any:
+        if chains:
+            query = query.where(ChainStage.chain_id.in_(chains))
+        if wanted is not None:
+            query = query.where(ChainStage.id.in_(wanted))
+        return query
+
+    rows = session.execute(
+        only(
+            select(ChainStage, PullRequest.number, Repo.full_name, Repo.clone_path)
+            .join(Chain, Chain.id == ChainStage.chain_id)
+            .join(Repo, Repo.id == Chain.repo_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .order_by(ChainStage.chain_id, ChainStage.idx)
+        )
+    ).all()
+    recipes = {
+        stage: _plain(recipe)
+        for stage, recipe in session.execute(
+            only(
+                select(StageEra.chain_stage_id, EnvRecipe)
+                .join(
+                    EnvRecipe,
+                    (StageEra.repo_id == EnvRecipe.repo_id)
+                    & (StageEra.era_key == EnvRecipe.era_key),
+                )
+                .join(ChainStage, ChainStage.id == StageEra.chain_stage_id)
+            )
+        ).all()
+    }
+    verified = (
+        {
+            v.chain_stage_id: _record(Verification, v)
+            for v in session.scalars(
+                only(
+                    select(StageVerification).join(
+                        ChainStage, ChainStage.id == StageVerification.chain_stage_id
+                    )
+                )
+            )
+        }
+        if tests
+        else {}
+    )
+    return [
+        StageFacts(
+            s.id,
+            s.chain_id,
+            s.idx,
+            number,
+            repo,
+            clone or "",
+            s.base_sha or "",
+            s.gold_patch,
+            s.gold_test_patch,
+            s.entry,
+            recipes.get(s.id),
+            verified.get(s.id),
+        )  # fmt: skip
+        for s, number, repo, clone in rows
+    ]
 
 
 # ---- sandbox transitions of rollouts -------------------------------------------------------------

@@ -7,9 +7,11 @@ predictions file) is applied on top, and the hidden tests run in a clean room un
 (oracle.run_tests: no test file of the patch's own, the gold test patch, the tester's user). A
 stage is resolved when every FAIL_TO_PASS test now passes and every PASS_TO_PASS test still does.
 
-The task file alone is enough: stage images come from the engine by name and are checked against
-the digests the file names; no store, clone or mined history is read. Results go to a JSON Lines
-file one chain at a time, so a rerun skips the chains already evaluated with the same inputs.
+The task file alone is enough: each stage is read back as the runnable stage record the export
+wrote (prchain/verdicts/stage.py: `from_row`, which always sets its placement); stage images come
+from the engine by name and are checked against the digests the file names; no store, clone or
+mined history is read. Results go to a JSON Lines file one chain at a time, so a rerun skips the
+chains already evaluated with the same inputs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from prchain.environments.protocol import Environment, StageSpec
 from prchain.environments.stage_entry import ENTRY_REVERT
 from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests
 from prchain.verdicts.sandbox import apply_patch, build_part
+from prchain.verdicts.stage import RunnableStage, from_row
 from prchain.verdicts.taskfile import Patches
 
 EVAL_VERSION = "1"  # bump when what a result means changes: every stored key changes with it
@@ -70,37 +73,51 @@ class EvalSettings:
 # ---- one chain ---------------------------------------------------------------------------------
 
 
+def _image(stage: RunnableStage) -> tuple[str, str]:
+    """(the stage image's name, its digest); ("", "") when it has none."""
+    found = stage.placement.image if stage.placement is not None else None
+    return (found.image, found.image_id) if found is not None else ("", "")
+
+
+def _runnable(stage: RunnableStage) -> bool:
+    return stage.placement is not None and stage.placement.runnable
+
+
+def _setup_command(stage: RunnableStage) -> str:
+    return stage.era.setup_command if stage.era is not None else ""
+
+
 def stage_key(chain: dict[str, Any], upto: int, patches: Patches) -> str:
     """What decides stage `upto`'s result: its image, tests and every patch applied until then."""
     stages = [s for s in chain["stages"] if s["idx"] <= upto]
     applied = [patches.of(s) for s in stages]
-    last = stages[-1]
-    env = last["environment"]
+    last = from_row(chain, stages[-1])
+    tests = last.tests
     return recipe_hash(
-        "eval", EVAL_VERSION, chain["chain_id"], [_entered(s) for s in stages],
-        applied, env["image_id"], env["test_command"], env["setup_command"], last["test_patch"],
-        last["FAIL_TO_PASS"], last["PASS_TO_PASS"],
+        "eval", EVAL_VERSION, chain["chain_id"], [_entered(from_row(chain, s)) for s in stages],
+        applied, _image(last)[1], last.test_command, _setup_command(last), last.gold_test_patch,
+        list(tests.fail_to_pass) if tests else [], list(tests.pass_to_pass) if tests else [],
     )  # fmt: skip
 
 
-def _entered(stage: dict[str, Any]) -> tuple[str, ...]:
+def _entered(stage: RunnableStage) -> tuple[str, ...]:
     """What of a stage decides how it is entered (a propagated one: its entry too)."""
-    entry = stage.get("entry", ENTRY_REVERT)
-    return (stage["base_commit"], stage["patch"], *(() if entry == ENTRY_REVERT else (entry,)))
+    entry = stage.entry
+    return (stage.base_sha, stage.gold_patch, *(() if entry == ENTRY_REVERT else (entry,)))
 
 
 def _specs(chain: dict[str, Any]) -> list[StageSpec]:
     return [
         StageSpec(
-            s["idx"],
-            s["base_commit"],
-            s["patch"],
-            image=s["environment"]["image"],
-            test_command=s["environment"]["test_command"],
-            setup_command=s["environment"]["setup_command"],
-            entry=s.get("entry", ENTRY_REVERT),
+            s.idx,
+            s.base_sha,
+            s.gold_patch,
+            image=_image(s)[0],
+            test_command=s.test_command,
+            setup_command=_setup_command(s),
+            entry=s.entry,
         )
-        for s in chain["stages"]
+        for s in (from_row(chain, stage) for stage in chain["stages"])
     ]
 
 
@@ -109,7 +126,7 @@ def _last_wanted(chain: dict[str, Any], patches: Patches) -> int:
     wanted = [
         s["idx"]
         for s in chain["stages"]
-        if s["environment"]["runnable"] and patches.of(s) is not None
+        if _runnable(from_row(chain, s)) and patches.of(s) is not None
     ]
     return max(wanted, default=0)
 
@@ -122,17 +139,19 @@ def _result(
 
 def _image_problem(chain: dict[str, Any], upto: int, digest: ImageDigest) -> str:
     """Why the chain cannot run up to stage `upto` on this engine ("" when it can)."""
-    for stage in chain["stages"]:
-        env = stage["environment"]
-        if stage["idx"] > upto:
+    for stage in (from_row(chain, s) for s in chain["stages"]):
+        if stage.idx > upto:
             break
-        if not env["image"]:
-            return f"stage {stage['idx']} has no image ({env['reason'] or env['not_runnable']})"
-        found = digest(env["image"])
+        image, image_id = _image(stage)
+        placed = stage.placement
+        if not image:
+            why = (placed.reason or placed.not_runnable) if placed is not None else ""
+            return f"stage {stage.idx} has no image ({why})"
+        found = digest(image)
         if found is None:
-            return f"image {env['image']} is not in the Docker engine (`prchain tasks images load`)"
-        if env["image_id"] and found != env["image_id"]:
-            return f"image {env['image']} is {found[:19]}, not the {env['image_id'][:19]} the task names"
+            return f"image {image} is not in the Docker engine (`prchain tasks images load`)"
+        if image_id and found != image_id:
+            return f"image {image} is {found[:19]}, not the {image_id[:19]} the task names"
     return ""
 
 
@@ -196,26 +215,28 @@ def _verdict(
     patch: str | None,
     error: str | None,
 ) -> StageResult:
-    info = stage["environment"]
-    if not info["runnable"]:
-        return _result(chain, stage, patches, status="not runnable", reason=info["reason"])
+    record = from_row(chain, stage)
+    placed, tests = record.placement, record.tests
+    if placed is None or not placed.runnable:
+        why = placed.reason if placed is not None else ""
+        return _result(chain, stage, patches, status="not runnable", reason=why)
     if patch is None:
         return _result(chain, stage, patches, status="no prediction")
     if error is not None:
         why = f"the patch does not apply on the stage's carried state: {error[-300:]}"
         return _result(chain, stage, patches, status="unresolved", reason=why)
-    tests = StageTests(
-        list(stage["FAIL_TO_PASS"]),
-        list(stage["PASS_TO_PASS"]),
-        info["test_command"],
-        list(info["test_files"]),
-        stage["test_patch"],
-        build_part(stage.get("patch") or "", info["ecosystem"]),
+    hidden = StageTests(
+        list(tests.fail_to_pass) if tests else [],
+        list(tests.pass_to_pass) if tests else [],
+        record.test_command,
+        list(tests.test_files) if tests else [],
+        record.gold_test_patch,
+        build_part(record.gold_patch or "", record.ecosystem),
         report_path=settings.report_path,
         tail_chars=settings.tail_chars,
-        ecosystem=info["ecosystem"],
+        ecosystem=record.ecosystem,
     )
-    return _scored(chain, stage, patches, tests, run_tests(env, tests, settings.timeout))
+    return _scored(chain, stage, patches, hidden, run_tests(env, hidden, settings.timeout))
 
 
 def _scored(

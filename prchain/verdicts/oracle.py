@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from sqlalchemy import Engine
 
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.memory import stage_env
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
 from prchain.environments.eras.reports import (
@@ -34,7 +33,6 @@ from prchain.environments.eras.reports import (
     witnessed,
 )
 from prchain.environments.protocol import Environment, Workspace
-from prchain.store.environments import Environments
 from prchain.verdicts.crossing import (
     OVERRIDE_MANIFESTS,
     imported_helpers,
@@ -54,9 +52,9 @@ from prchain.verdicts.sandbox import (
     run_suite,
     without_dirs,
 )
+from prchain.verdicts.stage import DEFAULT_REPORT_PATH, runnable_stage
 
 MISSING = "missing"  # a required test that the run did not report at all
-DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
 # Every manifest of the tree but those the build tool ignores (vendored modules' go.mod, testdata).
 FIND_MANIFESTS = (
     "find . \\( -name .git -o -name vendor -o -name testdata -o -name node_modules \\) -prune "
@@ -95,20 +93,20 @@ class TestVerdict:
 
 
 def stage_tests(engine: Engine, stage_id: int) -> StageTests | None:
-    """The verified tests of chain stage `stage_id` (ChainStage.id); None unless it is usable."""
-    row = Environments(engine).with_patches(stage_id)
-    if row is None or row[0].status != "usable":
+    """The verified tests of chain stage `stage_id` (ChainStage.id), read as the runnable stage
+    record (prchain/verdicts/stage.py); None unless they are usable."""
+    stage = runnable_stage(engine, stage_id)
+    if stage is None or stage.tests is None or stage.tests.status != "usable":
         return None
-    found, test_patch, gold_patch = row
-    era = stage_env(engine, stage_id)
+    era = stage.usable_era
     ecosystem = era.ecosystem if era is not None else "python"
     return StageTests(
-        list(found.fail_to_pass),
-        list(found.pass_to_pass),
-        found.test_command,
-        list(found.test_files),
-        test_patch,
-        build_part(gold_patch or "", ecosystem),
+        list(stage.tests.fail_to_pass),
+        list(stage.tests.pass_to_pass),
+        stage.tests.test_command,
+        list(stage.tests.test_files),
+        stage.gold_test_patch,
+        build_part(stage.gold_patch or "", ecosystem),
         ecosystem=ecosystem,
     )
 

@@ -9,6 +9,10 @@ docs/export-formats.md maps every field.
 A stage is runnable when its era environment verified, its image is in the engine and its tests
 verified as usable (there is a FAIL_TO_PASS list to check); every other stage says why not, as one
 of the kinds of `NotRunnable` and a detail.
+
+Each stage is the runnable stage record (prchain/verdicts/stage.py, read with the store's one
+read), placed on this engine (`placed`: its stage image, checkout and verdict) and written by the
+record's one mapping (`stage.environment_block`), which `tasks eval` reads back (`stage.from_row`).
 """
 
 from __future__ import annotations
@@ -18,21 +22,27 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.chains.views.tasks import iter_tasks
 from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR
-from prchain.environments.eras.ecosystems import ECOSYSTEMS, report_for
-from prchain.store.environments import Recipe, Verification, stage_recipe_in, verification
-from prchain.store.models import ChainStage, Repo
-from prchain.verdicts.oracle import DEFAULT_REPORT_PATH
+from prchain.verdicts.stage import (
+    Placement,
+    RunnableStage,
+    StageImage,
+    environment_block,
+    reader_name,
+    runnable_stages,
+)
+
+__all__ = ["StageImage", "reader_name"]  # where `tasks export` and its tests have found them
 
 FLAT_FORMAT = "prchain.stage/1"
 NotRunnable = Literal[
@@ -40,16 +50,6 @@ NotRunnable = Literal[
     "tests unusable",
 ]  # fmt: skip
 NOT_RUNNABLE: tuple[str, ...] = get_args(NotRunnable)
-
-
-@dataclass(frozen=True)
-class StageImage:
-    """A stage's image: the sandbox layer (agent, tester, root-only mirror) on its era image."""
-
-    image: str
-    image_id: str  # content digest: docker's image id, which save and load keep
-    era_image: str
-    era_image_id: str
 
 
 # (repo, clone path, era image) → the stage image, or why there is none
@@ -65,32 +65,17 @@ class RunnableSummary:
     images: dict[str, str] = field(default_factory=dict)  # runnable stages' images → digest
 
 
-@dataclass(frozen=True)
-class _Facts:
-    recipe: Recipe | None
-    tests: Verification | None
-
-
-def _facts(session: Session, chain_id: int) -> dict[int, _Facts]:
-    """Per stage index: its era recipe and its verified tests (None where there are none)."""
-    found = {}
-    stages = select(ChainStage.id, ChainStage.idx).where(ChainStage.chain_id == chain_id)
-    for stage_id, idx in session.execute(stages).all():
-        found[idx] = _Facts(stage_recipe_in(session, stage_id), verification(session, stage_id))
-    return found
-
-
 # ---- why a stage is not runnable: one rule each, in the order they are asked -------------------
 
 
-def _why_not(facts: _Facts, image: StageImage | str, unverified: bool) -> tuple[str, str]:
+def _why_not(stage: RunnableStage, image: StageImage | str, unverified: bool) -> tuple[str, str]:
     """(kind, detail) of the first rule that keeps the stage from running; ("", "") when none."""
-    recipe, tests = facts.recipe, facts.tests
-    if recipe is None:
+    era, tests = stage.era, stage.tests
+    if era is None:
         return "no environment", "no era recipe (`prchain env setup`)"
-    if recipe["status"] != "verified" and not unverified:
-        return "environment not verified", recipe["root_error"] or recipe["status"]
-    if not recipe["image"]:
+    if era.status != "verified" and not unverified:
+        return "environment not verified", era.root_error or era.status
+    if not era.image:
         return "no environment", "its era has no image"
     if isinstance(image, str):
         return "image missing", image
@@ -101,10 +86,15 @@ def _why_not(facts: _Facts, image: StageImage | str, unverified: bool) -> tuple[
     return "", ""
 
 
-def reader_name(ecosystem: str) -> str:
-    """The name of the test-report reader an ecosystem's verdicts use (`pytest`, ...)."""
-    reader = report_for(ecosystem)
-    return str(getattr(reader, "name", type(reader).__name__.lower()))
+def placed(
+    stage: RunnableStage, image: StageImage | str, unverified: bool, absent: Sequence[str] = ()
+) -> RunnableStage:
+    """The stage placed on this engine: its stage image (or why there is none), its checkout
+    (leaving out the `absent` files) and whether it runs."""
+    kind, detail = _why_not(stage, image, unverified)
+    found = image if isinstance(image, StageImage) else None
+    steps = checkout(stage.base_sha, absent) if stage.base_sha else []
+    return replace(stage, placement=Placement(found, tuple(steps), kind, detail))
 
 
 def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
@@ -127,63 +117,6 @@ def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
 
 # What a sparse-checkout pattern (gitignore syntax) would read as more than the path's letters.
 _SPARSE_SPECIAL = re.compile(r"[\\*?\[\]!#\s]")
-
-
-def _recipe(recipe: Recipe | None) -> dict[str, Any]:
-    """Where the stage's environment came from (the recipe's provenance)."""
-    if recipe is None:
-        return {}
-    return {
-        "era_key": recipe["era_key"],
-        "era_date": recipe["era_date"],
-        "status": recipe["status"],
-        "method": recipe["method"],
-        "variant": recipe["variant"],
-        "suite": recipe["suite"],
-        "interpreter": recipe["interpreter"],
-        "cutoff": recipe["cutoff"],
-        "commands": [str(c) for c in recipe["commands"] or []],
-        "notes": [str(n) for n in recipe["notes"] or []],
-        "verified_at": recipe["base_sha"],
-        "root_error": recipe["root_error"] or "",
-    }
-
-
-def environment_block(
-    stage: dict[str, Any],
-    facts: _Facts,
-    image: StageImage | str,
-    unverified: bool,
-    absent: Sequence[str] = (),
-) -> dict[str, Any]:
-    """The `environment` a stage of the chain form carries (the same keys on every stage)."""
-    kind, detail = _why_not(facts, image, unverified)
-    recipe, tests = facts.recipe, facts.tests
-    ecosystem = (recipe["ecosystem"] if recipe else "") or "python"
-    # an era no room recognised is stored as `unknown` (and never verified): it has no reader
-    reader = report_for(ecosystem) if ecosystem in ECOSYSTEMS else None
-    command = tests.test_command if tests is not None else ""
-    found = image if isinstance(image, StageImage) else StageImage("", "", "", "")
-    return {
-        "runnable": not kind,
-        "not_runnable": kind,
-        "reason": detail,
-        "image": found.image,
-        "image_id": found.image_id,
-        "era_image": found.era_image or (recipe["image"] if recipe else ""),
-        "era_image_id": found.era_image_id,
-        "era": recipe["era_key"] if recipe else "",
-        "ecosystem": ecosystem,
-        "log_parser": reader_name(ecosystem) if reader else "",
-        "setup_command": recipe["setup_command"] if recipe else "",
-        "test_command": command,
-        "test_files": [str(f) for f in tests.test_files] if tests is not None else [],
-        "test_script": reader.script(command, DEFAULT_REPORT_PATH) if command and reader else "",
-        "report_path": DEFAULT_REPORT_PATH,
-        "workdir": WORKDIR,
-        "checkout": checkout(stage["base_commit"], absent) if stage["base_commit"] else [],
-        "recipe": _recipe(recipe),
-    }
 
 
 def flat_row(chain: dict[str, Any], stage: dict[str, Any]) -> dict[str, Any]:
@@ -251,9 +184,8 @@ def export_runnable(
         atomic_output(flat_path(out)) as flat,
         Session(engine) as session,
     ):
-        clones = dict(session.execute(select(Repo.full_name, Repo.clone_path)).all())
         for chain in iter_tasks(engine, strategy):
-            _chain(session, chain, clones, images, unverified, summary, flat)
+            _chain(session, chain, images, unverified, summary, flat)
             chains.write(json.dumps(chain, ensure_ascii=False) + "\n")
     return summary
 
@@ -261,21 +193,20 @@ def export_runnable(
 def _chain(
     session: Session,
     chain: dict[str, Any],
-    clones: dict[str, str | None],
     images: ImageResolver,
     unverified: bool,
     summary: RunnableSummary,
     flat: TextIO,
 ) -> None:
-    facts = _facts(session, chain["chain_id"])
+    records = {r.idx: r for r in runnable_stages(session, chain_ids=[chain["chain_id"]])}
     summary.chains += 1
     for stage in chain["stages"]:
-        found = facts.get(stage["idx"], _Facts(None, None))
-        era = found.recipe["image"] if found.recipe is not None else ""
-        image = images(chain["repo"], clones.get(chain["repo"]) or "", era) if era else ""
-        clone, base = clones.get(chain["repo"]), stage["base_commit"]
+        record = records.get(stage["idx"]) or _unread(chain, stage)
+        era = record.era.image if record.era is not None else ""
+        clone, base = record.clone_path, stage["base_commit"]
+        image = images(chain["repo"], clone, era) if era else ""
         left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()
-        stage["environment"] = env = environment_block(stage, found, image, unverified, left_out)
+        stage["environment"] = env = environment_block(placed(record, image, unverified, left_out))
         summary.stages += 1
         if env["runnable"]:
             summary.runnable += 1
@@ -283,3 +214,11 @@ def _chain(
             flat.write(json.dumps(flat_row(chain, stage), ensure_ascii=False) + "\n")
         else:
             summary.not_runnable[env["not_runnable"]] += 1
+
+
+def _unread(chain: dict[str, Any], stage: dict[str, Any]) -> RunnableStage:
+    """A stage the record's read did not find (its repository row is gone): no era, no tests."""
+    return RunnableStage(
+        0, chain["chain_id"], stage["idx"], stage["pr_number"], chain["repo"], "",
+        stage["base_commit"], stage["patch"], stage["test_patch"], stage["entry"],
+    )  # fmt: skip

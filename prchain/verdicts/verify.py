@@ -23,19 +23,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.memory import era_state, stage_env
 from prchain.environments.eras.reports import judged_only
 from prchain.environments.eras.rust import qualify
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
-from prchain.store.db import session_scope
 from prchain.store.environments import Environments
 from prchain.store.leases import holding
-from prchain.store.models import Chain, ChainStage, PullRequest, Repo
 from prchain.verdicts.classify import Classification, classify, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.crossing import is_build_file
@@ -50,6 +47,7 @@ from prchain.verdicts.sandbox import (
     patch_paths,
     run_suite,
 )
+from prchain.verdicts.stage import EraEnvironment, StageSetup, stage_setup, stage_setups
 from prchain.verdicts.touched import touched_by
 
 # busy: another `tests verify` holds the stage's lease and is running it now
@@ -60,19 +58,9 @@ RECIPE_VERSION = "6"  # bump when the procedure below changes what a result mean
 WHOLE_OUTPUT = 1_000_000  # characters of a run's output kept in memory (execute bounds it anyway)
 
 
-@dataclass(frozen=True)
-class StageJob:
-    """One chain stage to verify, as read from the store."""
-
-    stage_id: int
-    chain_id: int
-    idx: int
-    pr_number: int
-    repo: str
-    clone_path: str
-    base_sha: str
-    gold_patch: str
-    gold_test_patch: str
+# One chain stage to verify: the runnable stage record before its tests are verified
+# (prchain/verdicts/stage.py), read by the record's one reader.
+StageJob = StageSetup
 
 
 @dataclass
@@ -113,44 +101,19 @@ EnvOpener = Callable[[StageJob], contextlib.AbstractContextManager[Environment]]
 
 def find_stages(engine: Engine, chain_ids: Iterable[int] = ()) -> list[StageJob]:
     """Every stage of the chosen chains (all chains by default), in chain and stage order."""
-    wanted = set(chain_ids)
-    query = (
-        select(ChainStage, PullRequest.number, Repo.full_name, Repo.clone_path)
-        .join(Chain, Chain.id == ChainStage.chain_id)
-        .join(Repo, Repo.id == Chain.repo_id)
-        .join(PullRequest, PullRequest.id == ChainStage.pr_id)
-        .order_by(ChainStage.chain_id, ChainStage.idx)
-    )
-    if wanted:
-        query = query.where(ChainStage.chain_id.in_(wanted))
-    with session_scope(engine) as session:
-        return [
-            StageJob(
-                s.id,
-                s.chain_id,
-                s.idx,
-                number,
-                repo,
-                clone or "",
-                s.base_sha or "",
-                s.gold_patch,
-                s.gold_test_patch,
-            )
-            for s, number, repo, clone in session.execute(query)
-        ]
+    return stage_setups(engine, chain_ids)
 
 
-def era_tests(engine: Engine, job: StageJob) -> RepoTests | None:
-    """The stage's test command and image from recipe memory (`prchain env setup`), if any."""
-    found = stage_env(engine, job.stage_id)
-    if found is None:
+def era_tests(era: EraEnvironment | None) -> RepoTests | None:
+    """The stage's test command and image from its era (`prchain env setup`), if it may be used."""
+    if era is None or not era.usable:
         return None
     return RepoTests(
-        test=report_for(found.ecosystem).narrowed(found.test_command),
-        image=found.image,
-        setup=found.setup_command,
-        ecosystem=found.ecosystem,
-        excluded=found.excluded,
+        test=report_for(era.ecosystem).narrowed(era.test_command),
+        image=era.image,
+        setup=era.setup_command,
+        ecosystem=era.ecosystem,
+        excluded=dict(era.excluded),
     )
 
 
@@ -435,9 +398,13 @@ def verify_one(
 ) -> StageReport:
     """Verify one stage unless its result is stored already; infrastructure errors are reported,
     not stored, so the next run tries the stage again."""
-    tests = era_tests(engine, job) or config.repos.get(job.repo)
+    # the era as it is now, under the lease (an `env setup` may have run since the stages were
+    # listed), from the record's one reader
+    now = stage_setup(engine, job.stage_id)
+    era = now.era if now is not None else None
+    tests = era_tests(era) or config.repos.get(job.repo)
     if tests is None:
-        return _no_environment(engine, job)
+        return _no_environment(job, era)
     recipe = stage_recipe(job, tests, config.gold_runs)
     own, same = _known(engine, job, recipe)
     if own == recipe and not redo and same is not None:
@@ -460,15 +427,14 @@ def verify_one(
     return _report(job, done.found.status, row)
 
 
-def _no_environment(engine: Engine, job: StageJob) -> StageReport:
+def _no_environment(job: StageJob, era: EraEnvironment | None) -> StageReport:
     """Why a stage has no environment to verify in, as it is: its era did not verify (with the
     era's own root error), or no `env setup` set the era up."""
-    state = era_state(engine, job.stage_id)
-    if state is not None and state.status != "verified":
+    if era is not None and era.status != "verified":
         return StageReport(
             job,
             "era-unverified",
-            f"era {state.era_key[:8]} did not verify ({state.root_error or 'no root error'}); "
+            f"era {era.key[:8]} did not verify ({era.root_error or 'no root error'}); "
             "`tests verify` uses no unverified era's image",
         )
     return StageReport(

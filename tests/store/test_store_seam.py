@@ -165,8 +165,10 @@ def test_era_recipes_and_stage_eras_through_the_store(db_url: str) -> None:
             {"chain_stage_id": first, "repo_id": repo, "era_key": "new", "base_sha": "b1"},
             {"chain_stage_id": second, "repo_id": repo, "era_key": "gone", "base_sha": "b2"},
         ])  # fmt: skip
-        assert eras.stage_recipe(first)["image"] == "img-new"  # type: ignore[index]
-        assert eras.stage_recipe(second) is None  # its era has no recipe
+        with store.session() as session:
+            read = {f.stage_id: f for f in envs.stage_facts(session, chain_ids=[chain])}
+        assert read[first].recipe is not None and read[first].recipe["image"] == "img-new"
+        assert read[second].recipe is None  # its era has no recipe
         with store.session() as session:
             assert sorted(envs.stage_eras(session)) == [
                 (first, repo, "new"),
@@ -193,9 +195,15 @@ def test_verifications_through_the_store(db_url: str) -> None:
         own, same = eras.known(second, "r1")
         assert own is None and same is not None and same.fail_to_pass == ["t::a"]
         assert eras.known(first, "r2") == ("r1", None)
-        found = eras.with_patches(first)
-        assert found is not None and found[1:] == ("t1", "g1") and found[0].status == "usable"
-        assert eras.with_patches(second) is None
+        with store.session() as session:
+            read = envs.stage_facts(session, stage_ids=[second, first])
+            bare = envs.stage_facts(session, chain_ids=[chain], tests=False)
+        assert [(f.idx, f.gold_test_patch, f.gold_patch, f.pr_number) for f in read] == [
+            (1, "t1", "g1", 1),
+            (2, "t2", "g2", 2),
+        ]
+        assert read[0].verification is not None and read[0].verification.status == "usable"
+        assert read[1].verification is None and [f.verification for f in bare] == [None, None]
         with store.session() as session:
             assert envs.verification_counts(session) == {"usable": 1}
             assert envs.usable_lists(session) == [(["t::a"], ["t::b"])]

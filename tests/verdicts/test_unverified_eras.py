@@ -11,9 +11,10 @@ from click.testing import CliRunner, Result
 
 from prchain.cli import main
 from prchain.dev.repos import git
-from prchain.environments.eras.memory import era_state, save_recipe, stage_env
+from prchain.environments.eras.memory import save_recipe
 from prchain.setup.ladder import plan_eras
 from prchain.store.opener import make_engine
+from prchain.verdicts.stage import stage_setup
 
 REPO = "py51-unverified/app"
 ROOT = "ModuleNotFoundError: No module named 'cext'"
@@ -64,9 +65,9 @@ def test_a_stage_of_an_unverified_era_says_why_and_its_image_is_never_used(
         "base_sha": job.base_sha, "status": "unverified", "method": "planner", "image": image,
         "test_command": "python -m pytest -p no:cacheprovider tests", "root_error": ROOT,
     })  # fmt: skip
-    assert stage_env(engine, job.stage_id) is None  # the one rule, for every user
-    state = era_state(engine, job.stage_id)
-    assert state is not None and state.root_error == ROOT
+    stage = stage_setup(engine, job.stage_id)
+    assert stage is not None and stage.usable_era is None  # the one rule, for every user
+    assert stage.era is not None and stage.era.root_error == ROOT
 
     verify = _invoke("tests", "verify", *common)
     assert verify.exit_code == 1, verify.output

@@ -1,10 +1,10 @@
 """Recipe memory: which era recipe a stage uses and which earlier one an era may grow from. The
 `env_recipes` and `stage_eras` rows are read and written through the store's environments
-aggregate (`prchain.store.environments`)."""
+aggregate (`prchain.store.environments`). Which era a stage runs in, and whether its image may be
+used, every user reads from the runnable stage record (prchain/verdicts/stage.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,18 +16,6 @@ from prchain.store.environments import Environments, Recipe
 from prchain.store.models import Repo
 
 NEAREST_DAYS = 365  # a verified image further away in time than this is not worth a test run
-
-
-@dataclass(frozen=True)
-class StageEnv:
-    """What a stage needs from its era: the image, its test command and per-stage setup."""
-
-    image: str
-    test_command: str
-    setup_command: str
-    status: str
-    ecosystem: str = "python"  # whose reader reads the test command's report
-    excluded: dict[str, str] = field(default_factory=dict)  # units left out of the era → why
 
 
 def repo_id(engine: Engine, repo: str) -> int | None:
@@ -104,45 +92,6 @@ def image_build_seconds(engine: Engine, image: str) -> float:
 
 def save_stage_eras(engine: Engine, rows: list[dict[str, Any]]) -> None:
     Environments(engine).save_stage_eras(rows)
-
-
-def stage_env(engine: Engine, chain_stage_id: int) -> StageEnv | None:
-    """The era environment of a chain stage, once `env setup` verified one with an image.
-
-    One rule for every user (tests verify, rollouts, the hidden tests): an era image is used only
-    when its recipe verified. An unverified era's image passed too few of its own tests at B_t
-    to be trusted with a verdict; `era_state` says why it did not verify."""
-    found = era_state(engine, chain_stage_id)
-    if found is None or found.status != "verified" or not found.env.image:
-        return None
-    return found.env
-
-
-@dataclass(frozen=True)
-class EraState:
-    """What `env setup` left for a stage's era, verified or not (for messages)."""
-
-    era_key: str
-    era_date: str
-    status: str  # verified | unverified
-    root_error: str
-    env: StageEnv
-
-
-def era_state(engine: Engine, chain_stage_id: int) -> EraState | None:
-    """The stored recipe of a stage's era; None when `env setup` has not set the era up."""
-    row = Environments(engine).stage_recipe(chain_stage_id)
-    if row is None:
-        return None
-    env = StageEnv(
-        row["image"],
-        row["test_command"],
-        row["setup_command"],
-        row["status"],
-        row["ecosystem"] or "python",
-        dict((row["verification"] or {}).get("excluded") or {}),
-    )
-    return EraState(row["era_key"], row["era_date"], row["status"], row["root_error"] or "", env)
 
 
 def recipes(engine: Engine, repo: str | None = None) -> list[Recipe]:
