@@ -54,6 +54,7 @@ from prchain.environments.cleanup import install_handlers  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
 from prchain.environments.eras.config import ErasConfig  # noqa: E402
+from prchain.environments.transfer import own_and_total  # noqa: E402
 from prchain.setup.ladder import Setup, setup_eras  # noqa: E402
 from prchain.store.db import session_scope  # noqa: E402
 from prchain.store.models import (  # noqa: E402
@@ -103,6 +104,7 @@ class Row:
     why: str
     image: str = ""
     warm: float = 0.0  # the era's build again with its image gone (--warm), 0 when not rebuilt
+    own_mb: float = 0.0  # what the era image adds over its parent (toolchain layer or grown-on era)
 
 
 def row(url: str, chain: int) -> Row:
@@ -198,7 +200,7 @@ def run(
     chains = chain_ids(url, wanted)
     print(
         f"{'stage':30} {'year':4} {'toolchain':18} {'method':8} {'era':10} {'build s':>7} "
-        f"{'verify s':>8} {'MB':>6} {'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4} "
+        f"{'verify s':>8} {'MB':>6} {'own MB':>6} {'setup s':>7} {'tests s':>7} {'verdict':8} {'F2P':>4} "
         f"{'warm s':>6}  why not"
     )
     rows: list[Row] = []
@@ -213,12 +215,15 @@ def run(
             invoke("tests", "verify", "--chain", str(chain), *common)
         tests_seconds = time.perf_counter() - started
         found = row(url, chain)
+        if found.image:  # measured before --warm removes and rebuilds it
+            found.own_mb = own_and_total(DockerClient(), found.image)[0] / 1e6
         if warm:
             found.warm = warm_build(config_file, url, chain, found, repo)
         rows.append(found)
         print(
             f"{repo + '#' + str(number):30} {found.year:4} {found.toolchain:18} {found.method:8} "
             f"{found.status:10} {found.build:7.0f} {found.verify:8.0f} {found.image_mb:6.0f} "
+            f"{found.own_mb:6.0f} "
             f"{setup_seconds:7.0f} {tests_seconds:7.0f} {found.verdict:8} {found.f2p:4} "
             f"{found.warm:6.0f}  {found.why[:120]}"
         )
@@ -247,7 +252,8 @@ def summary(rows: list[Row], wanted: int) -> None:
                     f"  eras {start}–{end}: {len(eras)}, build median "
                     f"{statistics.median(r.build for r in eras):.0f} s, verify median "
                     f"{statistics.median(r.verify for r in eras):.0f} s, image median "
-                    f"{statistics.median(r.image_mb for r in eras):.0f} MB"
+                    f"{statistics.median(r.image_mb for r in eras):.0f} MB, own median "
+                    f"{statistics.median(r.own_mb for r in eras):.0f} MB"
                 )
         rebuilt = [r.warm for r in mine if r.warm]
         if rebuilt:
