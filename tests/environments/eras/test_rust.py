@@ -3,6 +3,7 @@ test reader on what the host's real cargo prints."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -408,4 +409,62 @@ def test_a_failed_cargo_build_says_its_first_and_deepest_cause() -> None:
     assert build_failure(log, 101) == (
         "error: failed to sync failed to load lockfile for /opt/prchain/src … "
         "[6] Could not resolve hostname (Could not resolve host: github.com); class=Net (12)"
+    )
+
+
+def test_the_own_crates_leave_the_target_and_a_dependency_named_after_one_stays(
+    tmp_path: Path,
+) -> None:
+    """diwic/alsa-rs: its own crate `alsa` beside the dependency `alsa-sys`. Old cargo's
+    `clean -p alsa` took alsa-sys's fingerprints too (a glob), and the sandbox rebuilt alsa-sys
+    into the read-only target; the era layer's cleaning removes `alsa` and nothing of alsa-sys."""
+    from prchain.environments.eras.rust import OWN_CRATES
+
+    own, dep = "0123456789abcdef", "fedcba9876543210"
+    files = [
+        f"debug/.fingerprint/alsa-{own}/lib-alsa",
+        f"debug/.fingerprint/alsa-sys-{dep}/lib-alsa-sys",
+        f"debug/build/alsa-sys-{dep}/build_script_build-{dep}.d",
+        f"debug/build/alsa-sys-{dep}/out/libalsa.a",  # a dependency's output named like ours
+        f"debug/deps/libalsa-{own}.rlib",
+        f"debug/deps/alsa-{own}",  # the unit-test binary
+        f"debug/deps/alsa-{own}.d",
+        f"debug/deps/pcm_play-{own}",  # an integration test target of ours
+        f"debug/deps/libalsa_sys-{dep}.rlib",
+        f"debug/deps/alsa_sys-{dep}.d",
+        "debug/libalsa.rlib",
+        "debug/libalsa.d",
+        "debug/libalsa_sys.rlib",
+    ]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    metadata = {
+        "packages": [
+            {
+                "name": "alsa",
+                "targets": [
+                    {"name": "alsa", "kind": ["lib"]},
+                    {"name": "pcm-play", "kind": ["test"]},
+                    {"name": "build-script-build", "kind": ["custom-build"]},
+                ],
+            }
+        ]
+    }
+    subprocess.run(
+        ["python3", "-c", OWN_CRATES, str(tmp_path)],
+        input=json.dumps(metadata),
+        text=True,
+        check=True,
+    )
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == sorted(
+        [
+            f"debug/.fingerprint/alsa-sys-{dep}/lib-alsa-sys",
+            f"debug/build/alsa-sys-{dep}/build_script_build-{dep}.d",
+            f"debug/build/alsa-sys-{dep}/out/libalsa.a",
+            f"debug/deps/libalsa_sys-{dep}.rlib",
+            f"debug/deps/alsa_sys-{dep}.d",
+            "debug/libalsa_sys.rlib",
+        ]
     )

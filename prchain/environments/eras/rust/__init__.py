@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
@@ -297,14 +298,43 @@ SETUP = (
 )
 
 
+# The workspace's own packages out of the target directory, by exact name: `<name>-<16 hex>` in
+# `.fingerprint/`, `build/` and `deps/` (with `lib` before and an extension after the hash, the
+# name's dashes as underscores) and the uplifted `lib<name>.rlib`/`<name>` beside them. Not
+# `cargo clean -p`: cargo before 1.7x cleans by glob, so `-p alsa` also took alsa-sys's
+# fingerprints, and the sandbox's cargo, finding alsa-sys stale, rebuilt its build script into
+# the image's read-only target ("error writing dependencies to …alsa-sys-…/build_script_build-….d:
+# Read-only file system"), which made diwic/alsa-rs's 2022 era unverifiable.
+OWN_CRATES = """
+import glob, json, os, re, shutil, sys
+target = sys.argv[1]
+packages = json.load(sys.stdin)["packages"]
+names = {p["name"] for p in packages}
+names |= {t["name"] for p in packages for t in p["targets"] if "custom-build" not in t["kind"]}
+names |= {n.replace("-", "_") for n in names}
+words = "|".join(sorted(map(re.escape, names)))
+hashed = re.compile(r"^(?:lib)?(?:%s)-[0-9a-f]{16}(?:\\..+)?$" % words)
+uplifted = re.compile(r"^(?:lib)?(?:%s)(?:\\.(?:rlib|rmeta|so|a|d))?$" % words)
+def remove(path):
+    shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+for marker in glob.glob(f"{target}/*/.fingerprint") + glob.glob(f"{target}/*/*/.fingerprint"):
+    profile = os.path.dirname(marker)  # debug/, release/, <triple>/debug/
+    for inner in (".fingerprint", "build", "deps", "examples"):
+        where = os.path.join(profile, inner)
+        for entry in os.listdir(where) if os.path.isdir(where) else ():
+            if hashed.match(entry):
+                remove(os.path.join(where, entry))
+    for entry in os.listdir(profile):
+        if uplifted.match(entry) and os.path.isfile(os.path.join(profile, entry)):
+            remove(os.path.join(profile, entry))
+"""
+
+
 def _clean_own_crates() -> str:
     """The workspace's own packages out of the target directory (their paths differ from the
-    agent's /work/repo, so they would only take space)."""
-    names = (
-        "cargo metadata --no-deps --format-version 1 | python3 -c "
-        '\'import json, sys; print("\\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))\''
-    )
-    return f"for p in $({names}); do cargo clean -p $p || true; done"
+    agent's /work/repo, so they would only take space), and nothing else (`OWN_CRATES`)."""
+    script = shlex.quote(OWN_CRATES)
+    return f"cargo metadata --no-deps --format-version 1 | python3 -c {script} {TARGET}"
 
 
 def lock_units(text: str) -> tuple[Unit, ...]:
