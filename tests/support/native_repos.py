@@ -136,6 +136,13 @@ def make_seclabel(path: Path) -> Path:
         "go.mod": "module example.com/seclabel\n\ngo 1.19\n",
         "seclabel.go": SECLABEL_GO,
         "seclabel_test.go": SECLABEL_TEST,
+        # A package without cgo: the era's first run can verify on it alone, seclabel left out
+        # (gopacket's pcap), so only a fuller try after a verified run adds the header.
+        "plain/plain.go": "package plain\n\nfunc Two() int { return 2 }\n",
+        "plain/plain_test.go": (
+            'package plain\n\nimport "testing"\n\n'
+            'func TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal("two")\n\t}\n}\n'
+        ),
     }
     commit_files(path, start, "Start seclabel", "2023-03-01T12:00:00Z")
     commit_files(

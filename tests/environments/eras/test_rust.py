@@ -468,3 +468,40 @@ def test_the_own_crates_leave_the_target_and_a_dependency_named_after_one_stays(
             "debug/libalsa_sys.rlib",
         ]
     )
+
+
+ALSA_RUN = """\
+running 3 tests
+test error::broken_pcm_name ... ok
+ALSA lib conf.c:5180:(_snd_config_evaluate) function snd_func_card_inum returned error: No such file or directory
+test pcm::drop ... FAILED
+
+failures:
+
+---- pcm::drop stdout ----
+thread 'pcm::drop' panicked at src/pcm.rs:1056:41:
+called `Result::unwrap()` on an `Err` value: Error("snd_pcm_open", ENOENT)
+
+failures:
+    pcm::drop
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+
+error: test failed, to rerun pass `--lib`
+---- src/lib.rs - (line 12) stdout ----
+thread 'src/lib.rs - (line 12)' panicked at 'open the default device', src/lib.rs:16:1
+error: doctest failed, to rerun pass `--doc`
+"""
+
+
+def test_a_failed_test_run_names_its_first_panic_not_cargos_last_hint() -> None:
+    """diwic/alsa-rs: tests that open the sound card fail in a sandbox without one; its eras
+    read "error: doctest failed, to rerun pass `--doc`" as their root error."""
+    assert root_error(ALSA_RUN) == (
+        "test pcm::drop panicked at src/pcm.rs:1056:41: called `Result::unwrap()` on an `Err` "
+        'value: Error("snd_pcm_open", ENOENT)'
+    )
+    old_style = ALSA_RUN.split("---- pcm::drop", 1)[0] + ALSA_RUN.split("--lib`\n", 1)[1]
+    assert root_error(old_style) == (
+        "test src/lib.rs - (line 12) panicked at src/lib.rs:16:1: open the default device"
+    )

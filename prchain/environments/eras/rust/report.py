@@ -39,7 +39,12 @@ _NOT_COMPILED = re.compile(
     r"^error: could not compile `(?P<package>[^`]+)`(?: \((?P<what>[^)]*)\))?"
 )
 _CODE_ERROR = re.compile(
-    r"^error(\[E\d+\])?: (?!test failed|\d+ targets? failed|could not compile)"
+    r"^error(\[E\d+\])?: (?!(?:doc)?test failed|\d+ targets? failed|could not compile)"
+)
+# A test's panic, as libtest prints it: since Rust 1.73 `thread 'x' panicked at src/a.rs:3:5:` with
+# the message on the next line, before it `thread 'x' panicked at 'message', src/a.rs:3:5`.
+_PANIC = re.compile(
+    r"^thread '(?P<test>[^']+)' panicked at (?:'(?P<old>.*)', (?P<at>\S+)|(?P<where>\S+?):)$"
 )
 # A scratch directory the runner's user owns ($TMPDIR, else /tmp), removed at the end.
 _SCRATCH = 't=$(mktemp -d "${TMPDIR:-/tmp}/prchain-report.XXXXXX") || exit 98\n'
@@ -136,7 +141,8 @@ def _broken_unit(line: re.Match[str]) -> str:
 
 
 def root_error(output: str) -> str:
-    """The first compiler or cargo error (`error[E0425]: …` with its ` --> file:line`), else ""."""
+    """The first compiler or cargo error (`error[E0425]: …` with its ` --> file:line`), else the
+    first test's panic, else ""."""
     lines = output.splitlines()
     for i, line in enumerate(lines):
         if _CODE_ERROR.match(line):
@@ -145,7 +151,21 @@ def root_error(output: str) -> str:
             )
             return (f"{line.strip()} ({where})" if where else line.strip())[:300]
     found = next((line for line in lines if _NOT_COMPILED.match(line)), "")
-    return found.strip()[:300]
+    return (found.strip() or _first_panic(lines))[:300]
+
+
+def _first_panic(lines: list[str]) -> str:
+    """The first failing test's panic (`test pcm::drop panicked at src/pcm.rs:9:5: ENOENT`), not
+    cargo's last hint (`error: doctest failed, to rerun pass --doc`); "" when none panicked."""
+    for i, line in enumerate(lines):
+        found = _PANIC.match(line.strip())
+        if found is None:
+            continue
+        if found["where"] is not None:
+            message = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return f"test {found['test']} panicked at {found['where']}: {message}"
+        return f"test {found['test']} panicked at {found['at']}: {found['old']}"
+    return ""
 
 
 # The crate (package) of each file `{files}` names: the nearest directory up whose manifest is a
