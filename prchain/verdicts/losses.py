@@ -8,7 +8,7 @@ root error decides:
 |---|---|---|
 | toolchain unavailable | an interpreter, compiler or edition the toolchain layer cannot give; or code that an older interpreter than any suite's ran (detail: code older than the interpreter) | `this version of Cargo is older than the `2021` edition`; `requires go >= 1.23`; `SyntaxError: Generator expression must be parenthesized` |
 | native library missing | a header, pkg-config module, `-lfoo` or program the build looked for | `fatal error: ffi.h: No such file or directory`; `cannot find -lpq` |
-| service needed | a database, the network or a display the sandbox does not have | `dial tcp 127.0.0.1:5432: connect: connection refused` |
+| service needed | a database, the network, a display or a device (a sound card) the sandbox does not have | `dial tcp 127.0.0.1:5432: connect: connection refused`; `Error("snd_pcm_open", ENOENT)` |
 | build error | the image or the tests did not build, for any other reason | `build failed: ERR_PNPM_FETCH_403 GET …`; `./x.go:3:2: undefined: Foo` |
 | tests failing | the suite ran and too few of its tests passed | `1,111 of 1,165 tests passed (under eras.pass_share 0.8)` |
 
@@ -98,6 +98,13 @@ SERVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    (
+        # diwic/alsa-rs's tests open the default sound card: ALSA's open calls fail without /dev/snd
+        "device",
+        re.compile(
+            r"\bsnd_(?:pcm|ctl|seq|rawmidi|mixer)_open\b|/dev/(?:snd|video\d)\b|cannot find card"
+        ),
+    ),
 )
 
 
@@ -115,7 +122,8 @@ class Loss:
 
 
 def service_needed(text: str) -> str:
-    """The kind of service (`database`, `network`, `display`) `text` shows was missing, or ""."""
+    """The kind of service (`database`, `network`, `display`, `device`) `text` shows was missing,
+    or ""."""
     return next((kind for kind, pattern in SERVICES if pattern.search(text)), "")
 
 

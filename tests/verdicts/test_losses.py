@@ -85,6 +85,12 @@ def test_a_missing_native_library_is_named_from_the_tool_s_own_words(
         ),
         ("_tkinter.TclError: no display name and no $DISPLAY", "service needed", "display"),
         (
+            "test pcm::drop panicked at src/pcm.rs:1025:88: called `Result::unwrap()` on an `Err` "
+            'value: Error("snd_pcm_open", ENOENT)',
+            "service needed",
+            "device",
+        ),
+        (
             "socket.gaierror: [Errno -3] Temporary failure in name resolution",
             "service needed",
             "network",
