@@ -319,7 +319,10 @@ def from_row(chain: Mapping[str, Any], stage: Mapping[str, Any]) -> RunnableStag
         image = StageImage(
             env["image"], env["image_id"], env.get("era_image", ""), env.get("era_image_id", "")
         )
-    placement = Placement(image, tuple(env["checkout"]), env["not_runnable"], env.get("reason", ""))
+    # `checkout` is not read by `tasks eval` (the sandbox checks the base out itself): a row made
+    # by hand, or by an export before it was written, may leave it out
+    checkout = tuple(env.get("checkout") or ())
+    placement = Placement(image, checkout, env["not_runnable"], env.get("reason", ""))
     return RunnableStage(
         0, chain["chain_id"], stage["idx"], stage.get("pr_number", 0), chain.get("repo", ""), "",
         stage["base_commit"], stage["patch"], stage.get("test_patch", ""),

@@ -103,6 +103,11 @@ def test_store_to_record_to_row_to_record(three_stages: tuple[Engine, int], tmp_
         image = _resolve(record.repo, record.clone_path, record.era.image) if record.era else ""
         assert back == _travels(placed(record, image, unverified=False))
         assert environment_block(back) == stage["environment"]  # row → record → the same row
+    # a row made by hand (the attack tests' one-stage chains) may hold no checkout: eval needs none
+    bare = {**row["stages"][0], "environment": dict(row["stages"][0]["environment"])}
+    del bare["environment"]["checkout"]
+    placed_bare = from_row(row, bare).placement
+    assert placed_bare is not None and placed_bare.checkout == () and placed_bare.runnable
     kinds = [from_row(row, s).placement for s in row["stages"]]
     assert [(p.runnable, p.not_runnable) for p in kinds if p is not None] == [
         (True, ""), (False, "tests unusable"), (False, "no environment")
