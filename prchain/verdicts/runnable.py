@@ -38,11 +38,8 @@ from prchain.verdicts.stage import (
     RunnableStage,
     StageImage,
     environment_block,
-    reader_name,
     runnable_stages,
 )
-
-__all__ = ["StageImage", "reader_name"]  # where `tasks export` and its tests have found them
 
 FLAT_FORMAT = "prchain.stage/1"
 NotRunnable = Literal[

@@ -17,7 +17,8 @@ from prchain.chains.config import ChainsConfig
 from prchain.cli import main
 from prchain.core.errors import ConfigError
 from prchain.store.models import ChainStage, EnvRecipe, StageEra, StageVerification
-from prchain.verdicts.runnable import NOT_RUNNABLE, StageImage, export_runnable, flat_path
+from prchain.verdicts.runnable import NOT_RUNNABLE, export_runnable, flat_path
+from prchain.verdicts.stage import StageImage
 from prchain.verdicts.taskfile import ENVIRONMENT_KEYS, read_predictions, read_tasks
 from tests.support.chain_store import StoreBuilder
 

@@ -16,9 +16,10 @@ from prchain.chains.building.build import build_chains
 from prchain.chains.config import ChainsConfig
 from prchain.store.environments import Environments
 from prchain.verdicts.oracle import stage_tests
-from prchain.verdicts.runnable import StageImage, export_runnable, placed
+from prchain.verdicts.runnable import export_runnable, placed
 from prchain.verdicts.stage import (
     RunnableStage,
+    StageImage,
     environment_block,
     from_row,
     runnable_stages,
