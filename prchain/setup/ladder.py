@@ -35,7 +35,7 @@ from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
 from prchain.environments.protocol import Environment
 from prchain.store.leases import holding
 from prchain.verdicts.losses import era_loss
-from prchain.verdicts.outcomes import Counts, count, exclusions
+from prchain.verdicts.outcomes import Counts, count, exclusions, service_failures
 from prchain.verdicts.sandbox import (
     SuiteRun,
     collected_test_files,
@@ -262,9 +262,11 @@ def _test_path(path: str) -> bool:
 
 def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
     """A run stopped at its time limit counts the tests it finished (interrupted, the runner
-    still reports them); one that finished none says it ran past the limit."""
-    found = count(run.outcomes)
-    found.excluded = exclusions(run.outcomes, run.output_tail, reader)
+    still reports them); one that finished none says it ran past the limit. Failed tests that
+    needed a service the sandbox lacks are left out, like units that did."""
+    needing = service_failures(run.outcomes, run.output_tail)
+    found = count({t: o for t, o in run.outcomes.items() if t not in needing})
+    found.excluded = exclusions(run.outcomes, run.output_tail, reader) | needing
     found.first_error = reader.root_error(run.output_tail)
     if run.timed_out and run.outcomes:
         found.first_error = ""  # the interrupt's own traceback is no error of the suite's

@@ -86,7 +86,7 @@ SERVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"Temporary failure in name resolution|Name or service not known|no such host|"
             r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|Network is unreachable|dial tcp .*: connect: |"
-            r"Connection refused|ECONNREFUSED|Could not resolve host",
+            r"Connection refused|ConnectionRefusedError|ECONNREFUSED|Could not resolve host",
             re.I,
         ),
     ),

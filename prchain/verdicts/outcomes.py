@@ -5,8 +5,9 @@ An era is judged by what its stages test: a unit that cannot build, or needs a s
 sandbox does not have, is *excluded* with its reason, and the era verifies on the rest at the same
 pass share, provided the units that ran are that share of all units too (one package of ent's
 hundred that does not build leaves the era usable; a suite most of whose modules do not import
-does not). A stage whose tests lie in an excluded unit is unusable with that reason
-(`prchain.verdicts.verify`). The run's root error is the ecosystem reader's
+does not). A failed test whose own lines show a service the sandbox does not have (diwic/alsa-rs's
+`Error("snd_pcm_open", ENOENT)`: no sound card) is excluded the same way, by its id. A stage whose
+tests lie in an excluded unit is unusable with that reason (`prchain.verdicts.verify`). The run's root error is the ecosystem reader's
 (`TestReport.root_error`)."""
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import re
 from dataclasses import dataclass, field
 
 from prchain.environments.eras.reports import TestReport, is_passing
-from prchain.verdicts.losses import unit_exclusion
+from prchain.verdicts.losses import service_needed, unit_exclusion
 
 UNIT_LINES = 80  # of a unit's output read for why it never ran
+TEST_LINES = 60  # of a failed test's output, from each line naming it, read for a missing service
+_TOKEN = re.compile(r"[\w.:/\[\]-]+")
 
 
 @dataclass
@@ -82,6 +85,76 @@ def exclusions(outcomes: dict[str, str], output: str, reader: TestReport) -> dic
     units = never_ran(outcomes)
     lines = _lines(output) if units else []
     return {unit: _why(unit_lines(lines, unit), reader) for unit in units}
+
+
+def service_failures(outcomes: dict[str, str], output: str) -> dict[str, str]:
+    """Each failed test whose own lines in `output` show a service the sandbox does not have →
+    `needs a service: <kind> (<the line>)`. A test's own lines run from a line naming it (cargo's
+    `---- pcm::drop stdout ----`, pytest's `FAILED tests/t.py::test_x - …`, go's `=== RUN TestX`)
+    to the next line naming another test of the run, at most TEST_LINES of them."""
+    failed = [t for t, o in outcomes.items() if "::" in t and o in ("failed", "error")]
+    if not failed or not service_needed(output):
+        return {}
+    shown = [line.shown for line in _lines(output)]
+    names = {test: _spellings(test) for test in outcomes if "::" in test}
+    every = {name: test for test, spelt in names.items() for name in spelt}
+    found = {}
+    for test in failed:
+        why = next(
+            filter(None, map(_service_line, _own_lines(shown, test, names[test], every))), ""
+        )
+        if why:
+            found[test] = why
+    return found
+
+
+def _spellings(test: str) -> set[str]:
+    """How a run's output may name a test: its id, and its name within its unit as written with
+    `::` or with dots (pytest's `Class.test_x` headers)."""
+    name = test.partition("::")[2]
+    return {test, name, name.replace("::", ".")}
+
+
+def _own_lines(
+    shown: list[str], test: str, names: set[str], every: dict[str, str]
+) -> list[list[str]]:
+    """The runs of lines that belong to `test`, the last first: a failure's own section (cargo's
+    `---- x stdout ----`, pytest's summary line) comes after the progress lines, where other
+    tests' output interleaves."""
+    runs = []
+    for start, line in enumerate(shown):
+        if not any(_names(line, name) for name in names):
+            continue
+        own = [line]
+        for after in shown[start + 1 : start + TEST_LINES]:
+            if any(every.get(token, test) != test for token in _TOKEN.findall(after)):
+                break  # another test's lines begin
+            own.append(after)
+        runs.append(own)
+    return runs[::-1]
+
+
+def _names(line: str, name: str) -> bool:
+    at = line.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not _word(line[at - 1])) and (end == len(line) or not _word(line[end])):
+            return True
+        at = line.find(name, at + 1)
+    return False
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char in "_:"
+
+
+def _service_line(lines: list[str]) -> str:
+    """`needs a service: <kind> (<the first line showing it>)`, or "" """
+    for line in lines:
+        kind = service_needed(line)
+        if kind:
+            return f"needs a service: {kind} ({line.strip()[:200]})"
+    return ""
 
 
 def _why(lines: list[_Line], reader: TestReport) -> str:

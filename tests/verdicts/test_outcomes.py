@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from prchain.environments.eras.go.report import GoTest
 from prchain.environments.eras.python.report import Pytest, root_error
-from prchain.verdicts.outcomes import count, exclusions, unit_output
+from prchain.environments.eras.rust.report import Cargo
+from prchain.verdicts.outcomes import count, exclusions, service_failures, unit_output
 from prchain.verdicts.verify import in_excluded
 
 DATA = Path(__file__).parent.parent / "data" / "root_errors"
@@ -210,3 +214,46 @@ def test_a_stage_whose_tests_all_lie_in_a_left_out_unit_is_unusable_with_why() -
     assert in_excluded(["tests/test_db.py"], {"tests/test_db.py": "needs a service: x"}) == (
         "its tests lie in tests/test_db.py, which its era left out (needs a service: x)"
     )
+
+
+def test_failed_tests_that_open_a_missing_sound_card_are_left_out_and_the_era_verifies() -> None:
+    """diwic/alsa-rs's real cargo output (its 2022 era): 9 of 26 tests open the default ALSA
+    device, which a sandbox has none of; each is left out with its own panic line, not another
+    test's lines interleaved with the progress list."""
+    output = (DATA / "cargo-alsa-no-sound-card.out").read_text()
+    outcomes = Cargo().parse(None, output)
+    assert not count(outcomes).verified(0.8)  # 17 of 26
+    needing = service_failures(outcomes, output)
+    assert len(needing) == 9 and set(needing) == {t for t, o in outcomes.items() if o == "failed"}
+    drop = needing["alsa::pcm::drop"]
+    assert drop.startswith("needs a service: device (thread 'pcm::drop' panicked")
+    assert 'Error("snd_pcm_open", ENOENT)' in drop
+    rest = count({t: o for t, o in outcomes.items() if t not in needing})
+    assert rest.verified(0.8) and (rest.passed, rest.failed) == (17, 0)
+
+
+def test_only_the_failed_test_that_needed_a_service_is_left_out(tmp_path: Path) -> None:
+    """A real pytest run: one test connects to a port nothing listens on, one fails its own
+    assertion, one passes; only the first is left out."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again before the run
+    (tmp_path / "test_mixed.py").write_text(
+        "import socket\n\n"
+        f"def test_reads_the_cache():\n    socket.create_connection(('127.0.0.1', {port}))\n\n"
+        "def test_adds():\n    assert 1 + 1 == 3\n\n"
+        "def test_subtracts():\n    assert 2 - 1 == 1\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_mixed.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    outcomes = Pytest().parse(None, run.stdout)
+    assert outcomes["test_mixed.py::test_adds"] == "failed"
+    needing = service_failures(outcomes, run.stdout)
+    assert list(needing) == ["test_mixed.py::test_reads_the_cache"]
+    assert needing["test_mixed.py::test_reads_the_cache"].startswith("needs a service: network (")
+    assert service_failures({"test_mixed.py::test_adds": "failed"}, "AssertionError") == {}
