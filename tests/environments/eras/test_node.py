@@ -195,6 +195,29 @@ def test_the_runner_comes_from_the_test_script_else_the_dependencies(
 
 
 @pytest.mark.parametrize(
+    ("paths", "manifest_key", "command"),
+    [
+        # node-pcap/node_pcap: `"test": "grunt"`, its Gruntfile runs mocha over spec/**/*.js
+        (
+            ["pcap.js", "spec/decode/ipv4.spec.js"],
+            False,
+            "node_modules/.bin/mocha --recursive spec",
+        ),
+        (["spec/a.spec.js", "test/b.js"], False, "node_modules/.bin/mocha"),  # ./test: mocha's own
+        (["spec/a.spec.js", ".mocharc.yml"], False, "node_modules/.bin/mocha"),  # its config says
+        (["spec/a.spec.js"], True, "node_modules/.bin/mocha"),  # package.json's `mocha` key says
+    ],
+)
+def test_mocha_from_the_dependencies_finds_tests_kept_in_spec(
+    paths: list[str], manifest_key: bool, command: str
+) -> None:
+    manifest: dict[str, object] = {"scripts": {"test": "grunt"}, "devDependencies": {"mocha": "7"}}
+    if manifest_key:
+        manifest["mocha"] = {"spec": "spec/**/*.spec.js"}
+    assert runner.test_command(*runner.detect(manifest, paths)) == command
+
+
+@pytest.mark.parametrize(
     ("declaration", "where", "day", "version", "npm"),
     [
         ("v18.12.1", ".nvmrc", date(2023, 1, 1), "18.12.1", "9.9.4"),  # npm 10 wants 18.17

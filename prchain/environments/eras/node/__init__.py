@@ -101,7 +101,7 @@ class Node:
             for path in packages.LOCKS
             if path in snap.files
         }
-        who, words = runner.detect(manifest(snap))
+        who, words = runner.detect(manifest(snap), snap.paths)
         return {
             "manifests": manifests,
             "locks": locks,
@@ -113,7 +113,7 @@ class Node:
         choice = choose(snap)
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         install = packages.choose_install(set(snap.paths), snap.files, manifest(snap), cutoff)
-        who, words = runner.detect(manifest(snap))
+        who, words = runner.detect(manifest(snap), snap.paths)
         return [
             Plan(
                 "node",

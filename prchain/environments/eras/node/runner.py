@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 
+from prchain.environments.eras.node.configs import FILES as CONFIGS
 from prchain.environments.eras.node.report import BIN, RUNNERS, shell_word
 
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
@@ -74,8 +76,9 @@ def _runner_in(words: list[str]) -> str:
     return ""
 
 
-def detect(manifest: dict[str, object]) -> tuple[str, list[str]]:
-    """(runner, script words): the test script's runner, else a runner among the dependencies."""
+def detect(manifest: dict[str, object], paths: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """(runner, script words): the test script's runner, else a runner among the dependencies
+    (`paths`, the tracked files, say where mocha's tests are then)."""
     runner, words = runner_segment(manifest)
     if runner:
         return runner, words
@@ -83,7 +86,20 @@ def detect(manifest: dict[str, object]) -> tuple[str, list[str]]:
     for key in ("devDependencies", "dependencies"):
         found = manifest.get(key)
         declared |= set(found) if isinstance(found, dict) else set()
-    return next(((r, []) for r in ("vitest", "jest", "mocha") if r in declared), ("", []))
+    runner = next((r for r in ("vitest", "jest", "mocha") if r in declared), "")
+    if runner != "mocha" or "mocha" in manifest:
+        return runner, []
+    return runner, _mocha_elsewhere(paths)
+
+
+def _mocha_elsewhere(paths: Sequence[str]) -> list[str]:
+    """mocha given no files runs ./test; a project with no test/ whose tests are in spec/, run by
+    a task runner (node-pcap/node_pcap's `"test": "grunt"`, its Gruntfile's `spec/**/*.js`), gets
+    them named, at any depth, unless a mocha config names its own."""
+    mocha_configs = [c for c in CONFIGS if "mocha" in c]
+    if any(p.startswith("test/") or p in mocha_configs for p in paths):
+        return []
+    return ["mocha", "--recursive", "spec"] if any(p.startswith("spec/") for p in paths) else []
 
 
 def test_command(runner: str, words: list[str]) -> str:
