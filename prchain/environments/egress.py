@@ -27,6 +27,7 @@ import socket
 import socketserver
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,10 @@ _BLOCKED = [
         "fe80::/10", "ff00::/8", "::ffff:0:0/96",
     )
 ]  # fmt: skip
+RESOLVE_TRIES = 5
+RESOLVE_PAUSE = 0.2  # seconds before the second try, doubled for each after
+RESOLVE_TTL = 60.0
+_resolved: dict[tuple[str, int], tuple[float, str]] = {}  # (host, port) → (when, address)
 RELAY = f"""
 import socket, threading
 def pipe(a, b):
@@ -122,12 +127,31 @@ def blocked(address: str) -> bool:
 
 
 def resolve(host: str, port: int) -> str | None:
-    """The first address of `host` that is not the host, the LAN or loopback; None if none."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError:
-        return None
-    return next((str(i[4][0]) for i in infos if not blocked(str(i[4][0]))), None)
+    """The first address of `host` that is not the host, the LAN or loopback; None if none.
+
+    A resolver that fails for the moment (EAI_AGAIN: the host's, under an npm install's hundreds
+    of parallel lookups) is asked again, RESOLVE_TRIES times in all; an answer is kept for
+    RESOLVE_TTL seconds. Refused instead, npm 6 (node 12) died on "cb() never called!"
+    (node-pcap/node_pcap's 2020 eras)."""
+    key = (host.lower(), port)
+    kept = _resolved.get(key)
+    if kept is not None and time.monotonic() - kept[0] < RESOLVE_TTL:
+        return kept[1]
+    for attempt in range(RESOLVE_TRIES):
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as error:
+            if error.errno != socket.EAI_AGAIN or attempt == RESOLVE_TRIES - 1:
+                return None
+            time.sleep(RESOLVE_PAUSE * 2**attempt)
+            continue
+        except OSError:
+            return None
+        address = next((str(i[4][0]) for i in infos if not blocked(str(i[4][0]))), None)
+        if address is not None:
+            _resolved[key] = (time.monotonic(), address)
+        return address
+    return None
 
 
 def endpoints(urls: Iterable[str]) -> frozenset[tuple[str, int]]:

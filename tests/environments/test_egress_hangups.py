@@ -7,6 +7,9 @@ import os
 import socket
 import threading
 
+import pytest
+
+from prchain.environments import egress
 from prchain.environments.egress import _Allowed, answer
 
 
@@ -74,3 +77,44 @@ def test_a_tunnel_relays_bytes_when_the_process_holds_descriptors_past_1024() ->
         upstream.close()
         for fd in held:
             os.close(fd)
+
+
+def test_a_name_that_fails_to_resolve_for_a_moment_is_asked_again_and_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host's resolver answered EAI_AGAIN to some of an npm install's parallel lookups; the
+    proxy refused those tunnels and npm 6 died on "cb() never called!" (node_pcap, 2020)."""
+    calls: list[str] = []
+    answers = iter(
+        [
+            socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+            socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+            [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", 443))],
+        ]
+    )
+
+    def getaddrinfo(host: str, port: int, **_: object) -> object:
+        calls.append(host)
+        found = next(answers)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    monkeypatch.setattr(egress, "RESOLVE_PAUSE", 0.0)
+    monkeypatch.setattr(egress, "_resolved", {})
+    monkeypatch.setattr(egress.socket, "getaddrinfo", getaddrinfo)
+    assert egress.resolve("registry.example.org", 443) == "93.184.215.14"
+    assert egress.resolve("Registry.example.org", 443) == "93.184.215.14"  # kept: not asked
+    assert calls == ["registry.example.org"] * 3
+
+
+def test_a_name_that_does_not_exist_is_refused_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def getaddrinfo(host: str, port: int, **_: object) -> object:
+        calls.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(egress, "_resolved", {})
+    monkeypatch.setattr(egress.socket, "getaddrinfo", getaddrinfo)
+    assert egress.resolve("nowhere.example.org", 443) is None and calls == ["nowhere.example.org"]
