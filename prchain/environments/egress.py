@@ -48,7 +48,9 @@ _BLOCKED = [
 RESOLVE_TRIES = 5
 RESOLVE_PAUSE = 0.2  # seconds before the second try, doubled for each after
 RESOLVE_TTL = 60.0
-_resolved: dict[tuple[str, int], tuple[float, str]] = {}  # (host, port) → (when, address)
+# (host, port) → (when, its addresses), and the lock of its lookup
+_resolved: dict[tuple[str, int], tuple[float, list[str]]] = {}
+_resolving: dict[tuple[str, int], threading.Lock] = {}
 RELAY = f"""
 import socket, threading
 def pipe(a, b):
@@ -127,31 +129,36 @@ def blocked(address: str) -> bool:
 
 
 def resolve(host: str, port: int) -> str | None:
-    """The first address of `host` that is not the host, the LAN or loopback; None if none.
+    """The first address of `host` that is not the host, the LAN or loopback; None if none."""
+    return next((a for a in addresses(host, port) if not blocked(a)), None)
 
-    A resolver that fails for the moment (EAI_AGAIN: the host's, under an npm install's hundreds
-    of parallel lookups) is asked again, RESOLVE_TRIES times in all; an answer is kept for
-    RESOLVE_TTL seconds. Refused instead, npm 6 (node 12) died on "cb() never called!"
-    (node-pcap/node_pcap's 2020 eras)."""
+
+def addresses(host: str, port: int) -> list[str]:
+    """The addresses of `host`, in the resolver's order ([] if it has none).
+
+    One lookup per name at a time, its answer kept for RESOLVE_TTL seconds, and a resolver that
+    fails for the moment (EAI_AGAIN) asked again, RESOLVE_TRIES times in all: the host's resolver
+    timed out on a third of an npm install's parallel lookups, the proxy refused those tunnels
+    and npm 6 (node 12) died on "cb() never called!" (node-pcap/node_pcap's 2020 eras)."""
     key = (host.lower(), port)
-    kept = _resolved.get(key)
-    if kept is not None and time.monotonic() - kept[0] < RESOLVE_TTL:
-        return kept[1]
-    for attempt in range(RESOLVE_TRIES):
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as error:
-            if error.errno != socket.EAI_AGAIN or attempt == RESOLVE_TRIES - 1:
-                return None
-            time.sleep(RESOLVE_PAUSE * 2**attempt)
-            continue
-        except OSError:
-            return None
-        address = next((str(i[4][0]) for i in infos if not blocked(str(i[4][0]))), None)
-        if address is not None:
-            _resolved[key] = (time.monotonic(), address)
-        return address
-    return None
+    with _resolving.setdefault(key, threading.Lock()):
+        kept = _resolved.get(key)
+        if kept is not None and time.monotonic() - kept[0] < RESOLVE_TTL:
+            return kept[1]
+        for attempt in range(RESOLVE_TRIES):
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except socket.gaierror as error:
+                if error.errno != socket.EAI_AGAIN or attempt == RESOLVE_TRIES - 1:
+                    return []
+                time.sleep(RESOLVE_PAUSE * 2**attempt)
+                continue
+            except OSError:
+                return []
+            found = list(dict.fromkeys(str(i[4][0]) for i in infos))
+            _resolved[key] = (time.monotonic(), found)
+            return found
+    return []
 
 
 def endpoints(urls: Iterable[str]) -> frozenset[tuple[str, int]]:
@@ -249,17 +256,17 @@ def _serve(client: socket.socket, allowed: _Allowed) -> None:
 def _open(host: str, port: int, only: int, allowed: _Allowed) -> socket.socket | None:
     name = host.lower().strip(".")
     if (name, port) in allowed.exact:
-        address: str | None = name
+        candidates = addresses(name, port)  # a configured registry: at any of its addresses
     elif name in allowed.hosts and port == only:
-        address = resolve(host, port)
+        candidates = [a for a in addresses(name, port) if not blocked(a)][:1]
     else:
         return None
-    if address is None:
-        return None
-    try:
-        return socket.create_connection((address, port), timeout=30)
-    except OSError:
-        return None
+    for address in candidates:
+        try:
+            return socket.create_connection((address, port), timeout=30)
+        except OSError:
+            continue
+    return None
 
 
 def _read_head(sock: socket.socket) -> bytes | None:

@@ -102,6 +102,7 @@ def test_a_name_that_fails_to_resolve_for_a_moment_is_asked_again_and_kept(
 
     monkeypatch.setattr(egress, "RESOLVE_PAUSE", 0.0)
     monkeypatch.setattr(egress, "_resolved", {})
+    monkeypatch.setattr(egress, "_resolving", {})
     monkeypatch.setattr(egress.socket, "getaddrinfo", getaddrinfo)
     assert egress.resolve("registry.example.org", 443) == "93.184.215.14"
     assert egress.resolve("Registry.example.org", 443) == "93.184.215.14"  # kept: not asked
@@ -116,5 +117,6 @@ def test_a_name_that_does_not_exist_is_refused_at_once(monkeypatch: pytest.Monke
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
     monkeypatch.setattr(egress, "_resolved", {})
+    monkeypatch.setattr(egress, "_resolving", {})
     monkeypatch.setattr(egress.socket, "getaddrinfo", getaddrinfo)
     assert egress.resolve("nowhere.example.org", 443) is None and calls == ["nowhere.example.org"]

@@ -188,8 +188,20 @@ def toolchain_commands(choice: NodeChoice, registry: str) -> list[str]:
         f"{_FETCH} {npm} /tmp/npm.tgz && mkdir -p {lib}",
         f"tar -xzf /tmp/npm.tgz -C {lib} --strip-components=1 && rm /tmp/npm.tgz",
         f"ln -sf {lib}/bin/npm-cli.js {PREFIX}/bin/npm && ln -sf {lib}/bin/npx-cli.js {PREFIX}/bin/npx",
+        *(_old_gyp(lib) if int(choice.npm.split(".")[0]) < 7 else []),
         *reporter_commands(),
         "node --version && npm --version",
+    ]
+
+
+def _old_gyp(lib: str) -> list[str]:
+    """npm 6 bundles node-gyp 5, whose gyp reads binding.gyp with open(…, 'rU'): Python 3.11
+    (bookworm's, trixie's) has no such mode, so every addon's install script failed ("ValueError:
+    invalid mode: 'rU' while trying to load binding.gyp"; node-pcap/node_pcap). Python 3's 'r'
+    reads newlines the same way."""
+    gyp = f"{lib}/node_modules/node-gyp/gyp"
+    return [
+        f"if [ -d {gyp} ]; then find {gyp} -name '*.py' -exec sed -i \"s/, 'rU')/, 'r')/\" {{}} +; fi"
     ]
 
 
