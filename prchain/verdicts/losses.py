@@ -69,6 +69,7 @@ _NATIVE: tuple[re.Pattern[str], ...] = (
         r"(?<![\w/])(?:/bin/)?(?:ba)?sh: (?:line \d+: |\d+: )?([\w.+-]+): (?:command )?not found"
     ),
     re.compile(r"`?([\w.+-]+)`? (?:command|program|executable) (?:is )?not found", re.I),
+    re.compile(r"gyp ERR! stack Error: not found: ([\w.+-]+)"),  # node-gyp's `which make`
 )
 SERVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (

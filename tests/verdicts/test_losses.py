@@ -34,6 +34,11 @@ def test_a_missing_native_library_is_named_from_the_tool_s_own_words(
     assert loss.label == f"native library missing ({missing})"
 
 
+def test_node_gyp_names_the_program_it_could_not_find() -> None:
+    """npm 6's node-gyp 5 building node-pcap/node_pcap's addon in a layer without make."""
+    assert native_missing((DATA / "native-node-gyp-make.out").read_text()) == "make"
+
+
 @pytest.mark.parametrize(
     ("root", "reason", "detail"),
     [

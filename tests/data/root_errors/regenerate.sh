@@ -51,4 +51,6 @@ go test -json ./... > $root/go-1.26-build-failed.out 2>&1 || true
 GOTOOLCHAIN=go1.20.14 go test -json ./... > $root/go-1.20-build-failed.out 2>&1 || true
 GOTOOLCHAIN=go1.20.14 go test -json ./... > $root/stdout 2> $root/stderr || true
 cat $root/stdout $root/stderr > $root/go-1.20-build-failed-stderr-last.out
+# native-node-gyp-make.out: `npm ci` of node-pcap/node_pcap a933e48 in a node 12.22.12 (npm 6.14.18)
+# toolchain layer without make; cargo-alsa-no-sound-card.out: diwic/alsa-rs 2022 era's `cargo test`
 echo "outputs in $root; the cargo, maven, pnpm, pytest and native ones as the comments above say"
