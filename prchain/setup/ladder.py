@@ -450,7 +450,7 @@ def _too_few(check: Check, pass_share: float) -> str:
     c = check.counts
     ran = c.passed + c.failed + c.errors
     first = re.search(r"^(?:FAILED|ERROR) (.+)$", check.output, re.M)
-    if c.share >= pass_share and c.passed:  # enough passed, too few units ran
+    if (c.share >= pass_share and c.passed) or (not ran and c.excluded):  # too few units ran
         every = c.units + c.collection_errors
         unit, why = next(iter(c.excluded.items()), ("", ""))
         return (

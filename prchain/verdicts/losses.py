@@ -70,6 +70,8 @@ _NATIVE: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"`?([\w.+-]+)`? (?:command|program|executable) (?:is )?not found", re.I),
     re.compile(r"gyp ERR! stack Error: not found: ([\w.+-]+)"),  # node-gyp's `which make`
+    re.compile(r"\[Errno 2\] No such file or directory: '([\w.+-]+)'"),  # a bare program name
+    re.compile(r'exec: "([\w.+-]+)": executable file not found'),  # Go's os/exec (cgo)
 )
 SERVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (

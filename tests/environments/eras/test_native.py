@@ -36,6 +36,17 @@ ALSA_SYS = """\
 """
 CLANG = "src/main.c:3:10: fatal error: 'openssl/ssl.h' file not found"
 CMAKE_CRATE = "is `cmake` not installed?"
+# google/gousb's `go test ./...` (cgo's `#cgo pkg-config: libusb-1.0`) in Go's toolchain layer
+CGO_PKG_CONFIG = (
+    "# pkg-config --cflags  -- libusb-1.0\n"
+    'pkg-config: exec: "pkg-config": executable file not found in $PATH\n'
+)
+# pycurl/pycurl's setup.py of 2023 in a layer without libcurl's development files (uv's output)
+PYCURL = """\
+           File "/usr/lib/python3.11/subprocess.py", line 1901, in _execute_child
+             raise child_exception_type(errno_num, err_msg, err_filename)
+         FileNotFoundError: [Errno 2] No such file or directory: 'curl-config'
+"""
 MESON = 'meson.build:7:0: ERROR: Dependency "gtk+-3.0" not found, tried pkgconfig'
 
 
@@ -76,6 +87,8 @@ def _error(name: str) -> str:
         (CLANG, "header", "openssl/ssl.h", "openssl/ssl.h"),
         (CMAKE_CRATE, "program", "cmake", "cmake"),
         (MESON, "pkgconfig", "gtk+-3.0", "gtk+-3.0.pc"),
+        (PYCURL, "program", "curl-config", "curl-config"),
+        (CGO_PKG_CONFIG, "program", "pkg-config", "pkg-config"),
     ],
 )
 def test_reads_what_a_build_lacks(text: str, kind: str, name: str, file: str) -> None:

@@ -140,7 +140,8 @@ def test_a_node_addon_gets_its_library_and_compiler_from_the_table(
 ) -> None:
     clone = make_pqnode(tmp_path / "pqnode")
     recipe, added = _verified_by_native(tmp_path, PQNODE, clone, sqlite_url, revised=False)
-    assert added == ["native: libpq-dev make g++ for libpq (known native dependencies)"], (
-        recipe.notes
-    )
+    assert added == [
+        "native: libpq-dev make g++ for libpq (known native dependencies)",
+        "native: make g++ for nan (known native dependencies)",  # libpq's addon helper
+    ], recipe.notes
     assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0

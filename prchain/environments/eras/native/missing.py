@@ -18,6 +18,8 @@ Contents index (`contents.py`) and keeps the line that asked for it, which the r
 | library | `/usr/bin/ld: cannot find -lpq` | `libpq.so` (else `libpq.a`) under a lib dir |
 | program | `sh: 1: clang: not found`, `bash: protoc: command not found` | `clang` under a bin dir |
 | program | `is `cmake` not installed?` (Rust's cmake crate), `Could not find `protoc`` (prost-build) | `cmake`, `protoc` |
+| program | `FileNotFoundError: [Errno 2] No such file or directory: 'curl-config'` (pycurl's setup.py) | `curl-config` |
+| program | `pkg-config: exec: "pkg-config": executable file not found in $PATH` (cgo) | `pkg-config` |
 """
 
 from __future__ import annotations
@@ -55,11 +57,19 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ),  # fmt: skip
     ("program", re.compile(r"is `([A-Za-z0-9_][A-Za-z0-9_.+-]*)` not installed\?")),
     ("program", re.compile(r"Could not find `([A-Za-z0-9_][A-Za-z0-9_.+-]*)`")),
+    ("program", re.compile(r'exec: "([A-Za-z0-9_][A-Za-z0-9_.+-]*)": executable file not found')),
+    # a build script's subprocess: a bare name (no directory) was looked up on the PATH
+    (
+        "program",
+        re.compile(r"\[Errno 2\] No such file or directory: '([A-Za-z0-9_][A-Za-z0-9_.+-]*)'"),
+    ),
 )
 _WORDS = ("not found", "No such file", "find", "No package", "installed")  # in every pattern
 # Names a lookup can never improve: the toolchain's own compiler drivers are there or the plan is
 # wrong, and installing a second gcc would hide that.
-_NEVER = {"program": {"gcc", "cc", "g++", "c++", "ld", "make", "pkg-config", "python", "python3"}}
+# pkg-config is no driver: the Go toolchain layer has none, and cgo's `#cgo pkg-config:` runs it
+# (google/gousb: `exec: "pkg-config": executable file not found in $PATH`).
+_NEVER = {"program": {"gcc", "cc", "g++", "c++", "ld", "make", "python", "python3"}}
 
 
 @dataclass(frozen=True)
