@@ -247,6 +247,11 @@ def test_known_native_dependencies_of_each_room() -> None:
     assert [n for n, _ in known.needed(python, table)] == ["psycopg2", "lxml"]
     node = _snap({"package-lock.json": '{"packages": {"": {}, "node_modules/canvas": {}}}'})
     assert known.needed(node, table)[0][0] == "canvas"
+    # a project that is a known native package itself builds its C code too
+    own = _snap({"package.json": '{"name": "canvas", "scripts": {"test": "mocha"}}'})
+    assert [n for n, _ in known.needed(own, table)] == ["canvas"]
+    pycurl = _snap({"setup.py": 'from setuptools import setup\nsetup(\n    name="pycurl",\n)\n'})
+    assert [n for n, _ in known.needed(pycurl, table)] == ["pycurl"]
     go = _snap({"go.mod": "module m\n\nrequire (\n\tgithub.com/google/gopacket v1.1.19\n)\n"})
     assert known.needed(go, table) == [("github.com/google/gopacket", ["libpcap-dev"])]
     # a bundled library needs nothing; nothing named, nothing added

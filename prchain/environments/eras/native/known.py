@@ -80,8 +80,15 @@ _LOCK_NAME = re.compile(r'^\s*name = "([^"]+)"', re.M)  # poetry, uv and pdm loc
 _REQUIREMENT_FILE = r"(^|/)([^/]*requirements[^/]*|requirements/[^/]+)\.(txt|in)$"
 
 
+_OWN_NAME = re.compile(r"""^\s*name\s*=\s*['"]?([A-Za-z0-9][\w.-]*)""", re.M)
+
+
 def python_names(snap: Snapshot) -> Iterable[str]:
-    """Distributions of the lock files, requirements files and `pyproject.toml`, normalized."""
+    """Distributions of the lock files, requirements files and `pyproject.toml`, normalized, and
+    the project's own name (a project that is a known native package, pycurl/pycurl, builds the
+    same C code its users do)."""
+    for path in ("setup.py", "setup.cfg"):
+        yield from map(canonicalize_name, _OWN_NAME.findall(snap.text(path))[:1])
     for _, text in _named(snap, r"(^|/)(poetry|uv|pdm)\.lock$"):
         yield from map(canonicalize_name, _LOCK_NAME.findall(text))
     lines = [line for _, t in _named(snap, _REQUIREMENT_FILE) for line in t.splitlines()]
@@ -89,6 +96,8 @@ def python_names(snap: Snapshot) -> Iterable[str]:
         project = tomllib.loads(snap.text("pyproject.toml")).get("project", {})
     except tomllib.TOMLDecodeError:
         project = {}
+    if isinstance(project.get("name"), str):
+        yield canonicalize_name(project["name"])
     lines += project.get("dependencies", [])
     lines += [line for group in project.get("optional-dependencies", {}).values() for line in group]
     lines += re.findall(r"^\s+([A-Za-z][\w.-]*\s*[<>=!~;\[]?.*)$", _setup_cfg_requires(snap), re.M)
@@ -109,12 +118,15 @@ _PNPM_ENTRY = re.compile(r"^\s+'?/?(@?[^@\s'(]+)@", re.M)
 
 
 def node_names(snap: Snapshot) -> Iterable[str]:
-    """Packages of the npm, yarn and pnpm lock files and of every package.json's dependencies."""
-    for _, text in _named(snap, r"(^|/)(package-lock|npm-shrinkwrap|package)\.json$"):
+    """Packages of the npm, yarn and pnpm lock files and of every package.json's dependencies,
+    and every package.json's own name (Automattic/node-canvas is the `canvas` addon itself)."""
+    for path, text in _named(snap, r"(^|/)(package-lock|npm-shrinkwrap|package)\.json$"):
         try:
             data = json.loads(text)
         except ValueError:
             continue
+        if path.rsplit("/", 1)[-1] == "package.json" and isinstance(data.get("name"), str):
+            yield data["name"]
         for key in data.get("packages", {}):  # lock v2/v3: node_modules/a/node_modules/@s/b
             yield key.rsplit("node_modules/", 1)[-1]
         for kind in ("dependencies", "devDependencies", "optionalDependencies"):
