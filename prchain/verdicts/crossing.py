@@ -77,6 +77,7 @@ _METADATA_DIR = re.compile(r"\.(dist-info|egg-info|egg-link)$|^__pycache__$")
 # Modules of the test runner itself: a top-level one of the agent's would shadow it.
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig"})
 IMPORT_ROOTS = ("", "src/")
+_PYTHON_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".pyc")
 
 
 @cache
@@ -125,6 +126,11 @@ def is_build_file(name: str) -> bool:
 
 
 def _shadows(path: str) -> bool:
+    """A Python file that, at an import root, takes the name of a standard or test-runner module
+    (`src/unittest/__init__.py`). Other files shadow nothing: uutils/coreutils's Rust sources
+    under `src/uu/` (`uu` is a standard module of Python 3.12 and before) all cross."""
+    if not path.endswith(_PYTHON_SUFFIXES):
+        return False
     for root in IMPORT_ROOTS:
         rest = path.removeprefix(root) if path.startswith(root) else None
         if rest is None:

@@ -15,7 +15,7 @@ from prchain.dev.repos import git
 from prchain.environments import carry
 from prchain.environments.eras.ecosystems import ecosystem
 from prchain.verdicts.crossing import why_not
-from prchain.verdicts.sandbox import agent_change, section_paths
+from prchain.verdicts.sandbox import agent_change, crossing_part, section_paths
 from tests.support.eras_repo import commit_files
 
 # The agent's change per room: (path, crosses?). Each room's own code crosses; its sealed places
@@ -362,3 +362,23 @@ def test_in_a_clean_room_only_the_report_passes_a_test() -> None:
     console = {"t::a": "passed", "t::b": "failed", "t::c": "passed"}
     assert reported_passes(console, {"t::c": "passed"}) == {"t::b": "failed", "t::c": "passed"}
     assert reported_passes(console, {}) == {"t::b": "failed"}
+
+
+def test_only_python_files_shadow_a_standard_module() -> None:
+    """uutils/coreutils keeps each utility under `src/uu/` (`uu` was a standard module to Python
+    3.12): every gold code patch was held back as if it shadowed it, crossed with the test
+    patch, and no stage had a test to fail before it."""
+    assert why_not("src/uu/tac/src/tac.rs", "rust") is None
+    assert crossing_part(TAC_PATCH, "rust").patch == TAC_PATCH
+    for shadow in ("src/uu/__init__.py", "uu.py", "src/unittest/case.py"):
+        assert why_not(shadow, None) == "shadows the test runner or the standard library"
+
+
+TAC_PATCH = b"""\
+diff --git a/src/uu/tac/src/tac.rs b/src/uu/tac/src/tac.rs
+--- a/src/uu/tac/src/tac.rs
++++ b/src/uu/tac/src/tac.rs
+@@ -1 +1 @@
+-use std::ffi::OsString;
++use std::ffi::{OsStr, OsString};
+"""
