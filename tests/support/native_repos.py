@@ -293,3 +293,71 @@ def make_pqnode(path: Path) -> Path:
         "2025-01-15T12:00:00Z",
     )
     return path
+
+
+# A project that is its own addon (node-canvas is the `canvas` addon): binding.gyp at the root,
+# built with nan, which the registry gives exactly (PQNODE_LOCK's entry); its tests load the
+# built module from build/Release, which only the per-stage build leaves there.
+TWICE_LOCK = {
+    "name": "twice",
+    "version": "1.0.0",
+    "lockfileVersion": 3,
+    "requires": True,
+    "packages": {
+        "": {"name": "twice", "version": "1.0.0", "hasInstallScript": True,
+             "dependencies": {"nan": "2.19.0"}},
+        "node_modules/nan": PQNODE_LOCK["packages"]["node_modules/nan"],  # type: ignore[index]
+    },
+}  # fmt: skip
+TWICE_PACKAGE = {
+    "name": "twice",
+    "version": "1.0.0",
+    "private": True,
+    "gypfile": True,
+    "scripts": {"test": "node --test"},
+    "dependencies": {"nan": "2.19.0"},
+}
+TWICE_GYP = (
+    "{'targets': [{'target_name': 'twice', 'sources': ['twice.cc'],\n"
+    "  'include_dirs': [\"<!(node -e \\\"require('nan')\\\")\"]}]}\n"
+)
+
+
+def twice_cc(factor: int) -> str:
+    return (
+        "#include <nan.h>\n\n"
+        "NAN_METHOD(Twice) {\n"
+        f"  info.GetReturnValue().Set(Nan::To<double>(info[0]).FromJust() * {factor});\n"
+        "}\n\n"
+        "NAN_MODULE_INIT(Init) { NAN_EXPORT(target, Twice); }\n\n"
+        "NODE_MODULE(twice, Init)\n"
+    )
+
+
+TWICE_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const {{ Twice }} = require('../build/Release/twice.node');
+
+test('twice of {n} is {doubled}', () => {{
+  assert.strictEqual(Twice({n}), {doubled});
+}});
+"""
+
+
+def make_twice(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {
+        ".nvmrc": "18\n",
+        ".gitignore": "node_modules/\nbuild/\n",
+        "package.json": json.dumps(TWICE_PACKAGE, indent=2) + "\n",
+        "package-lock.json": json.dumps(TWICE_LOCK, indent=2) + "\n",
+        "binding.gyp": TWICE_GYP,
+        "twice.cc": twice_cc(3),  # a bug the PR fixes
+        "test/zero.test.js": TWICE_TEST.format(n=0, doubled=0),  # loads the built addon
+    }
+    commit_files(path, start, "Start twice", "2025-01-10T12:00:00Z")
+    fix = {"twice.cc": twice_cc(2), "test/twice.test.js": TWICE_TEST.format(n=21, doubled=42)}
+    commit_files(path, fix, "Twice doubles (#1)\n\nIt tripled.", "2025-01-15T12:00:00Z")
+    return path

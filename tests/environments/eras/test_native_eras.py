@@ -12,7 +12,9 @@ The failed build's missing file is looked up in a real excerpt of bookworm's Con
   try installs libselinux1-dev.
 - Node: `pqnode` depends on libpq (npm), an addon node-gyp builds against libpq-dev with make and
   g++; the table names all three, and node-gyp finds the release's headers in the toolchain layer
-  (offline: it never downloads them).
+  (offline: it never downloads them). `twice` is an addon itself (node-canvas's shape): its
+  tests load build/Release/twice.node, which each stage builds from its own sources, so a PR's C++
+  fix is what its test sees.
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ from typing import Any
 
 import pytest
 
-from tests.support.era_runs import invoke, recipes_by_pr, remove_repo_images, write_config
+from tests.support.era_runs import (
+    invoke,
+    recipes_by_pr,
+    remove_repo_images,
+    verdicts_by_pr,
+    write_config,
+)
 from tests.support.native_repos import (
     make_pqnode,
     make_seclab,
     make_seclabel,
     make_sound,
+    make_twice,
     serve_archive,
 )
 
@@ -39,13 +48,14 @@ SOUND = f"native-eras-test-{TAG}/sound"
 SECLABEL = f"native-eras-test-{TAG}/seclabel"
 SECLAB = f"native-eras-test-{TAG}/seclab"
 PQNODE = f"native-eras-test-{TAG}/pqnode"
+TWICE = f"native-eras-test-{TAG}/twice"
 
 
 @pytest.fixture(scope="module")
 def own_images(docker_client: Any) -> Iterator[None]:
     """Remove, afterwards, only the images this module built and its build-cache volumes."""
     yield
-    for repo in (SOUND, SECLABEL, SECLAB, PQNODE):
+    for repo in (SOUND, SECLABEL, SECLAB, PQNODE, TWICE):
         remove_repo_images(docker_client, repo, ("repo", "era", "sandbox"))
 
 
@@ -145,3 +155,19 @@ def test_a_node_addon_gets_its_library_and_compiler_from_the_table(
         "native: make g++ for nan (known native dependencies)",  # libpq's addon helper
     ], recipe.notes
     assert recipe.verification["passed"] >= 1 and recipe.verification["failed"] == 0
+
+
+def test_a_project_that_is_an_addon_builds_it_in_each_stage(
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
+) -> None:
+    clone = make_twice(tmp_path / "twice")
+    recipe, added = _verified_by_native(tmp_path, TWICE, clone, sqlite_url, revised=False)
+    assert added == ["native: make g++ for nan (known native dependencies)"], recipe.notes
+    assert recipe.setup_command.endswith("node-gyp.js rebuild --nodedir=/usr/local")
+    assert (recipe.verification["passed"], recipe.verification["failed"]) == (1, 0)
+    config = str(tmp_path / "prchain.yaml")
+    verified = invoke("tests", "verify", "--config", config, "--db", sqlite_url)
+    assert verified.exit_code == 0, verified.output
+    found = verdicts_by_pr(sqlite_url)[1]
+    # the C++ fix, rebuilt after the gold patch, is what turns the new test green
+    assert found.fail_to_pass == ["test/twice.test.js::twice of 21 is 42"], found.runs

@@ -36,6 +36,13 @@ IMAGE_ENV = {
     "NO_UPDATE_NOTIFIER": "1",
     "YARN_ENABLE_OFFLINE_MODE": "1",
 }
+# The project's own addon, built per stage from the stage's sources (offline: the release's headers
+# are in the toolchain layer) by the node-gyp npm bundles. The image's build of it is gone with the
+# build's copy of the tree: node-canvas's tests found no `build/Release/canvas.node`.
+ADDON_BUILD = (
+    f"node {toolchain.PREFIX}/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js rebuild"
+    f" --nodedir={toolchain.PREFIX}"
+)
 # package.json keys that change without changing the environment.
 _UNRELATED = {"version", "description", "keywords", "author", "contributors", "homepage", "bugs"}
 _SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
@@ -122,10 +129,15 @@ class Node:
                 cutoff,
                 packages.build_commands(install, config.npm_registry, CACHE),
                 runner.test_command(who, words),
-                packages.LINKER,
+                packages.LINKER + (f" && {ADDON_BUILD}" if "binding.gyp" in snap.paths else ""),
                 [
                     f"node {choice.version} (npm {choice.npm}) from the npm registry: {choice.why}",
                     install.note,
+                    *(
+                        ["the project's own addon (binding.gyp) is built per stage"]
+                        if "binding.gyp" in snap.paths
+                        else []
+                    ),
                 ],
                 caveat="" if who else "no jest, vitest, mocha or node --test in package.json",
                 toolchain=toolchain.toolchain_commands(choice, config.npm_registry)
