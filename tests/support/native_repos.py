@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from prchain.dev.repos import git
 from tests.support.eras_repo import commit_files
@@ -219,7 +220,7 @@ def serve_archive() -> Iterator[str]:
 
 
 # npm install --package-lock-only for libpq 1.8.13 (the registry gives bindings and nan exactly)
-PQNODE_LOCK = {
+PQNODE_LOCK: dict[str, Any] = {
     "name": "pqnode",
     "version": "1.0.0",
     "lockfileVersion": 3,
@@ -274,17 +275,21 @@ PQNODE_STATUS_TEST = (
 )
 
 
-def make_pqnode(path: Path) -> Path:
+def _node_project(path: Path, package: dict[str, Any], lock: dict[str, Any]) -> dict[str, str]:
+    """A new repository at `path`, and the files of a Node 18 project's first commit."""
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    start = {
+    return {
         ".nvmrc": "18\n",
-        ".gitignore": "node_modules/\n",
-        "package.json": json.dumps(PQNODE_PACKAGE, indent=2) + "\n",
-        "package-lock.json": json.dumps(PQNODE_LOCK, indent=2) + "\n",
-        "index.js": PQNODE_INDEX,
-        "test/idle.test.js": PQNODE_TEST,
+        ".gitignore": "node_modules/\nbuild/\n",
+        "package.json": json.dumps(package, indent=2) + "\n",
+        "package-lock.json": json.dumps(lock, indent=2) + "\n",
     }
+
+
+def make_pqnode(path: Path) -> Path:
+    start = _node_project(path, PQNODE_PACKAGE, PQNODE_LOCK)
+    start |= {"index.js": PQNODE_INDEX, "test/idle.test.js": PQNODE_TEST}
     commit_files(path, start, "Start pqnode", "2025-01-10T12:00:00Z")
     commit_files(
         path,
@@ -306,7 +311,7 @@ TWICE_LOCK = {
     "packages": {
         "": {"name": "twice", "version": "1.0.0", "hasInstallScript": True,
              "dependencies": {"nan": "2.19.0"}},
-        "node_modules/nan": PQNODE_LOCK["packages"]["node_modules/nan"],  # type: ignore[index]
+        "node_modules/nan": PQNODE_LOCK["packages"]["node_modules/nan"],
     },
 }  # fmt: skip
 TWICE_PACKAGE = {
@@ -346,13 +351,8 @@ test('twice of {n} is {doubled}', () => {{
 
 
 def make_twice(path: Path) -> Path:
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    start = {
-        ".nvmrc": "18\n",
-        ".gitignore": "node_modules/\nbuild/\n",
-        "package.json": json.dumps(TWICE_PACKAGE, indent=2) + "\n",
-        "package-lock.json": json.dumps(TWICE_LOCK, indent=2) + "\n",
+    start = _node_project(path, TWICE_PACKAGE, TWICE_LOCK)
+    start |= {
         "binding.gyp": TWICE_GYP,
         "twice.cc": twice_cc(3),  # a bug the PR fixes
         "test/zero.test.js": TWICE_TEST.format(n=0, doubled=0),  # loads the built addon
