@@ -17,6 +17,7 @@ instead of running again.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +26,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine
 
+from prchain.core import git
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.reports import judged_only
@@ -308,20 +310,36 @@ def broken_environment(
     return None
 
 
-def in_excluded(targets: list[str], excluded: Mapping[str, str]) -> str | None:
+def in_excluded(targets: list[str], excluded: Mapping[str, str], root: str = "") -> str | None:
     """Why a stage whose every test target (`./pkg/x`, `tests/test_x.py`) lies in a unit its era
     left out cannot be verified there; None when some target lies elsewhere. A unit is named as
-    its runner names it (Go's import path ends with the package's directory)."""
+    its runner names it (Go's import path ends with the package's directory; the root package,
+    target `.`, is the module's path, `root`)."""
     found = []
     for target in (t for t in targets if not t.startswith("-")):
         where = target.removeprefix("./").rstrip("/")
-        unit = next((u for u in excluded if u == where or u.endswith(f"/{where}")), None)
-        if unit is None or where in ("", "."):
+        if where in ("", "."):
+            unit = root if root in excluded else None
+        else:
+            unit = next((u for u in excluded if u == where or u.endswith(f"/{where}")), None)
+        if unit is None:
             return None
         found.append(unit)
     if not found:
         return None
     return f"its tests lie in {found[0]}, which its era left out ({excluded[found[0]]})"
+
+
+def _go_module(job: StageJob) -> str:
+    """The module path of the stage base's root go.mod ("" when there is none to read)."""
+    if not job.clone_path:
+        return ""
+    try:
+        text = git.output(job.clone_path, "show", f"{job.base_sha}:go.mod")
+    except PrchainError:
+        return ""
+    found = re.search(r"^module\s+(\S+)", text, re.M)
+    return found.group(1).strip('"') if found else ""
 
 
 def held_back(patch: str) -> list[str]:
@@ -413,7 +431,9 @@ def verify_one(
         store(engine, {"chain_stage_id": job.stage_id, "recipe": recipe, **same})
         return _report(job, "reused", same)
     files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
-    left_out = in_excluded(files, tests.excluded)
+    left_out = in_excluded(
+        files, tests.excluded, _go_module(job) if tests.ecosystem == "go" else ""
+    )
     try:
         if left_out is not None:  # no sandbox: its tests cannot run in this era
             done = Verified(unusable(left_out), fill_command(tests.test, files), files)

@@ -6,14 +6,17 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from prchain.dev.repos import git
 from prchain.environments.eras.go.report import GoTest
 from prchain.environments.eras.python.report import Pytest, root_error
 from prchain.environments.eras.rust.report import Cargo
 from prchain.verdicts.outcomes import count, exclusions, service_failures, unit_output
-from prchain.verdicts.verify import in_excluded
+from prchain.verdicts.verify import _go_module, in_excluded
+from tests.support.eras_repo import commit_files
 
 DATA = Path(__file__).parent.parent / "data" / "root_errors"
 
@@ -211,6 +214,15 @@ def test_a_stage_whose_tests_all_lie_in_a_left_out_unit_is_unusable_with_why() -
     )
     assert in_excluded(["./broken", "./a"], left) is None  # some of its tests can run
     assert in_excluded(["./a"], left) is None and in_excluded(["."], left) is None
+    # the root package (target `.`) is the module's path: google/gousb's root left out
+    root = {"github.com/google/gousb": "build failed: libusb.go:188:22: could not determine …"}
+    assert in_excluded(["."], root, "github.com/google/gousb") == (
+        "its tests lie in github.com/google/gousb, which its era left out "
+        "(build failed: libusb.go:188:22: could not determine …)"
+    )
+    assert (
+        in_excluded(["."], root, "") is None and in_excluded(["."], left, "example.com/m") is None
+    )
     assert in_excluded(["tests/test_db.py"], {"tests/test_db.py": "needs a service: x"}) == (
         "its tests lie in tests/test_db.py, which its era left out (needs a service: x)"
     )
@@ -257,3 +269,14 @@ def test_only_the_failed_test_that_needed_a_service_is_left_out(tmp_path: Path) 
     assert list(needing) == ["test_mixed.py::test_reads_the_cache"]
     assert needing["test_mixed.py::test_reads_the_cache"].startswith("needs a service: network (")
     assert service_failures({"test_mixed.py::test_adds": "failed"}, "AssertionError") == {}
+
+
+def test_the_root_package_is_named_by_the_stage_base_s_go_mod(tmp_path: Path) -> None:
+    clone = tmp_path / "usb"
+    clone.mkdir()
+    git(clone, "init", "-q", "-b", "main")
+    commit_files(clone, {"go.mod": "module github.com/google/gousb\n\ngo 1.16\n"}, "Start", "")
+    sha = git(clone, "rev-parse", "HEAD").strip()
+    job = SimpleNamespace(clone_path=str(clone), base_sha=sha)
+    assert _go_module(job) == "github.com/google/gousb"  # type: ignore[arg-type]
+    assert _go_module(SimpleNamespace(clone_path=str(clone), base_sha="0" * 40)) == ""  # type: ignore[arg-type]
