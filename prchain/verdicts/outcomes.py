@@ -91,21 +91,30 @@ def service_failures(outcomes: dict[str, str], output: str) -> dict[str, str]:
     """Each failed test whose own lines in `output` show a service the sandbox does not have →
     `needs a service: <kind> (<the line>)`. A test's own lines run from a line naming it (cargo's
     `---- pcm::drop stdout ----`, pytest's `FAILED tests/t.py::test_x - …`, go's `=== RUN TestX`)
-    to the next line naming another test of the run, at most TEST_LINES of them."""
+    to the next line naming another test of the run, at most TEST_LINES of them. The output is
+    read once: each line's words are looked up among the tests' names."""
     failed = [t for t, o in outcomes.items() if "::" in t and o in ("failed", "error")]
     if not failed or not service_needed(output):
         return {}
     shown = [line.shown for line in _lines(output)]
+    words = [_TOKEN.findall(line) for line in shown]
     names = {test: _spellings(test) for test in outcomes if "::" in test}
     every = {name: test for test, spelt in names.items() for name in spelt}
-    found = {}
+    # a failed test's name with spaces, no word of the output (a doc test's `src/pcm.rs - pcm`)
+    spaced = {n: t for t in failed for n in names[t] if not _TOKEN.fullmatch(n)}
+    naming: dict[str, list[int]] = {}  # test → the lines that name it
+    for at, found in enumerate(words):
+        for test in {every[w] for w in found if w in every}:
+            naming.setdefault(test, []).append(at)
+    found_why = {}
     for test in failed:
-        why = next(
-            filter(None, map(_service_line, _own_lines(shown, test, names[test], every))), ""
-        )
-        if why:
-            found[test] = why
-    return found
+        starts = naming.get(test) or _spelt_at(shown, names[test])
+        for start in reversed(starts):  # a failure's own section comes after the progress lines
+            why = _service_line(_own_lines(shown, words, start, test, every, spaced))
+            if why:
+                found_why[test] = why
+                break
+    return found_why
 
 
 def _spellings(test: str) -> set[str]:
@@ -116,22 +125,28 @@ def _spellings(test: str) -> set[str]:
 
 
 def _own_lines(
-    shown: list[str], test: str, names: set[str], every: dict[str, str]
-) -> list[list[str]]:
-    """The runs of lines that belong to `test`, the last first: a failure's own section (cargo's
-    `---- x stdout ----`, pytest's summary line) comes after the progress lines, where other
-    tests' output interleaves."""
-    runs = []
-    for start, line in enumerate(shown):
-        if not any(_names(line, name) for name in names):
-            continue
-        own = [line]
-        for after in shown[start + 1 : start + TEST_LINES]:
-            if any(every.get(token, test) != test for token in _TOKEN.findall(after)):
-                break  # another test's lines begin
-            own.append(after)
-        runs.append(own)
-    return runs[::-1]
+    shown: list[str],
+    words: list[list[str]],
+    start: int,
+    test: str,
+    every: dict[str, str],
+    spaced: dict[str, str],
+) -> list[str]:
+    own = [shown[start]]
+    for at in range(start + 1, min(start + TEST_LINES, len(shown))):
+        if any(every.get(word, test) != test for word in words[at]) or any(
+            other != test and name in shown[at] for name, other in spaced.items()
+        ):
+            break  # another test's lines begin
+        own.append(shown[at])
+    return own
+
+
+def _spelt_at(shown: list[str], names: set[str]) -> list[int]:
+    """The lines naming a test no word of the output is (a doc test's `src/pcm.rs - pcm`)."""
+    if all(_TOKEN.fullmatch(name) for name in names):
+        return []
+    return [at for at, line in enumerate(shown) if any(_names(line, n) for n in names)]
 
 
 def _names(line: str, name: str) -> bool:

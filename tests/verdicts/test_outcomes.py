@@ -240,6 +240,9 @@ def test_failed_tests_that_open_a_missing_sound_card_are_left_out_and_the_era_ve
     drop = needing["alsa::pcm::drop"]
     assert drop.startswith("needs a service: device (thread 'pcm::drop' panicked")
     assert 'Error("snd_pcm_open", ENOENT)' in drop
+    for test, why in needing.items():  # each from its own section, never a neighbour's
+        name = test.partition("::")[2]
+        assert "(doc)" in test or f"thread '{name}' panicked" in why, (test, why)
     rest = count({t: o for t, o in outcomes.items() if t not in needing})
     assert rest.verified(0.8) and (rest.passed, rest.failed) == (17, 0)
 
