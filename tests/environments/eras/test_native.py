@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -250,6 +251,8 @@ def test_known_native_dependencies_of_each_room() -> None:
     # a project that is a known native package itself builds its C code too
     own = _snap({"package.json": '{"name": "canvas", "scripts": {"test": "mocha"}}'})
     assert [n for n, _ in known.needed(own, table)] == ["canvas"]
+    addon = replace(own, files={"package.json": '{"name": "twice"}'}, paths=["binding.gyp"])
+    assert known.needed(addon, table) == [("binding.gyp", ["make", "g++"])]
     pycurl = _snap({"setup.py": 'from setuptools import setup\nsetup(\n    name="pycurl",\n)\n'})
     assert [n for n, _ in known.needed(pycurl, table)] == ["pycurl"]
     go = _snap({"go.mod": "module m\n\nrequire (\n\tgithub.com/google/gopacket v1.1.19\n)\n"})

@@ -162,7 +162,10 @@ def test_a_project_that_is_an_addon_builds_it_in_each_stage(
 ) -> None:
     clone = make_twice(tmp_path / "twice")
     recipe, added = _verified_by_native(tmp_path, TWICE, clone, sqlite_url, revised=False)
-    assert added == ["native: make g++ for nan (known native dependencies)"], recipe.notes
+    assert added == [
+        "native: make g++ for nan (known native dependencies)",
+        "native: make g++ for binding.gyp (known native dependencies)",
+    ], recipe.notes
     assert recipe.setup_command.endswith("node-gyp.js rebuild --nodedir=/usr/local")
     assert (recipe.verification["passed"], recipe.verification["failed"]) == (1, 0)
     config = str(tmp_path / "prchain.yaml")

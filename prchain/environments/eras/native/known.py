@@ -119,7 +119,10 @@ _PNPM_ENTRY = re.compile(r"^\s+'?/?(@?[^@\s'(]+)@", re.M)
 
 def node_names(snap: Snapshot) -> Iterable[str]:
     """Packages of the npm, yarn and pnpm lock files and of every package.json's dependencies,
-    and every package.json's own name (Automattic/node-canvas is the `canvas` addon itself)."""
+    and every package.json's own name (Automattic/node-canvas is the `canvas` addon itself); a
+    root `binding.gyp` (the project builds an addon of its own) is a name of the table too."""
+    if "binding.gyp" in snap.paths:
+        yield "binding.gyp"
     for path, text in _named(snap, r"(^|/)(package-lock|npm-shrinkwrap|package)\.json$"):
         try:
             data = json.loads(text)
