@@ -6,9 +6,9 @@ sandbox does not have, is *excluded* with its reason, and the era verifies on th
 pass share, provided the units that ran are that share of all units too (one package of ent's
 hundred that does not build leaves the era usable; a suite most of whose modules do not import
 does not). A failed test whose own lines show a service the sandbox does not have (diwic/alsa-rs's
-`Error("snd_pcm_open", ENOENT)`: no sound card) is excluded the same way, by its id. A stage whose
-tests lie in an excluded unit is unusable with that reason (`prchain.verdicts.verify`). The run's root error is the ecosystem reader's
-(`TestReport.root_error`)."""
+`Error("snd_pcm_open", ENOENT)`: no sound card) is excluded the same way, by its id. A stage
+whose tests lie in an excluded unit is unusable with that reason (`prchain.verdicts.verify`).
+The run's root error is the ecosystem reader's (`TestReport.root_error`)."""
 
 from __future__ import annotations
 
