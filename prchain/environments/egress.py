@@ -258,7 +258,7 @@ def _open(host: str, port: int, only: int, allowed: _Allowed) -> socket.socket |
     if (name, port) in allowed.exact:
         candidates = addresses(name, port)  # a configured registry: at any of its addresses
     elif name in allowed.hosts and port == only:
-        candidates = [a for a in addresses(name, port) if not blocked(a)][:1]
+        candidates = [a for a in [resolve(name, port)] if a is not None]
     else:
         return None
     for address in candidates:

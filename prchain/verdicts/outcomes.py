@@ -146,21 +146,8 @@ def _spelt_at(shown: list[str], names: set[str]) -> list[int]:
     """The lines naming a test no word of the output is (a doc test's `src/pcm.rs - pcm`)."""
     if all(_TOKEN.fullmatch(name) for name in names):
         return []
-    return [at for at, line in enumerate(shown) if any(_names(line, n) for n in names)]
-
-
-def _names(line: str, name: str) -> bool:
-    at = line.find(name)
-    while at >= 0:
-        end = at + len(name)
-        if (at == 0 or not _word(line[at - 1])) and (end == len(line) or not _word(line[end])):
-            return True
-        at = line.find(name, at + 1)
-    return False
-
-
-def _word(char: str) -> bool:
-    return char.isalnum() or char in "_:"
+    named = re.compile("|".join(rf"(?<![\w:]){re.escape(n)}(?![\w:])" for n in names))
+    return [at for at, line in enumerate(shown) if named.search(line)]
 
 
 def _service_line(lines: list[str]) -> str:

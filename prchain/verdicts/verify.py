@@ -17,7 +17,6 @@ instead of running again.
 from __future__ import annotations
 
 import contextlib
-import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +25,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine
 
+from prchain.chains.reading.imports_foreign import go_modules
 from prchain.core import git
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
@@ -338,8 +338,7 @@ def _go_module(job: StageJob) -> str:
         text = git.output(job.clone_path, "show", f"{job.base_sha}:go.mod")
     except PrchainError:
         return ""
-    found = re.search(r"^module\s+(\S+)", text, re.M)
-    return found.group(1).strip('"') if found else ""
+    return next(iter(go_modules([text])), "")
 
 
 def held_back(patch: str) -> list[str]:
@@ -431,9 +430,8 @@ def verify_one(
         store(engine, {"chain_stage_id": job.stage_id, "recipe": recipe, **same})
         return _report(job, "reused", same)
     files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
-    left_out = in_excluded(
-        files, tests.excluded, _go_module(job) if tests.ecosystem == "go" else ""
-    )
+    root = _go_module(job) if tests.excluded and tests.ecosystem == "go" else ""
+    left_out = in_excluded(files, tests.excluded, root)
     try:
         if left_out is not None:  # no sandbox: its tests cannot run in this era
             done = Verified(unusable(left_out), fill_command(tests.test, files), files)

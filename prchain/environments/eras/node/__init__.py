@@ -121,6 +121,7 @@ class Node:
         cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         install = packages.choose_install(set(snap.paths), snap.files, manifest(snap), cutoff)
         who, words = runner.detect(manifest(snap), snap.paths)
+        own_addon = "binding.gyp" in snap.paths
         return [
             Plan(
                 "node",
@@ -129,13 +130,13 @@ class Node:
                 cutoff,
                 packages.build_commands(install, config.npm_registry, CACHE),
                 runner.test_command(who, words),
-                packages.LINKER + (f" && {ADDON_BUILD}" if "binding.gyp" in snap.paths else ""),
+                packages.LINKER + (f" && {ADDON_BUILD}" if own_addon else ""),
                 [
                     f"node {choice.version} (npm {choice.npm}) from the npm registry: {choice.why}",
                     install.note,
                     *(
                         ["the project's own addon (binding.gyp) is built per stage"]
-                        if "binding.gyp" in snap.paths
+                        if own_addon
                         else []
                     ),
                 ],
