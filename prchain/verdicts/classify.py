@@ -6,7 +6,10 @@ Runs on the stage start: `start` (no gold patch), `tests` (gold test patch only)
 package, a Rust test target, a Java module, a Python module that did not import) takes its outcome
 in `start`, with the base's own test files, unless it is new or the test patch touches it
 (touched.py). A test is
-  flaky         when it passes in some gold runs and not in others: dropped from both lists;
+  flaky         when it passes in some gold runs and not in others, or when it is unsteady before
+                the gold code patch: it passed at the start, failed with the test patch alone,
+                which does not touch it, and passed when that run was repeated
+                (`unsteady_suspects`): dropped from both lists;
   FAIL_TO_PASS  when it passes in every gold run and did not pass before;
   PASS_TO_PASS  when it passes in every gold run and passed before;
   gold-failing  when it fails (or errors) in every gold run and is the stage's own: new in the test
@@ -19,7 +22,7 @@ Why each test `tests` did not report was classed as it was is kept in `why` (aud
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -58,6 +61,20 @@ def flaky_tests(gold: list[dict[str, str]]) -> list[str]:
     return sorted(t for t in ids if len({is_passing(run.get(t)) for run in gold}) > 1)
 
 
+def unsteady_suspects(
+    start: dict[str, str], tests: dict[str, str], touched: Callable[[str], str | None]
+) -> list[str]:
+    """Tests whose failure with the test patch alone may be chance: passing at the start, not
+    passing with the test patch, which does not touch them. verify.py repeats that run when there
+    are any; a suspect that passes then is flaky. One that fails again stays FAIL_TO_PASS: a test
+    patch can break a test it does not name (a shared fixture) for the gold code to mend."""
+    return sorted(
+        t
+        for t, outcome in tests.items()
+        if not is_passing(outcome) and is_passing(start.get(t)) and touched(t) is None
+    )
+
+
 def _quoted(tests: list[str]) -> str:
     more = f" and {len(tests) - SHOWN} more" if len(tests) > SHOWN else ""
     return ", ".join(tests[:SHOWN]) + more
@@ -86,10 +103,12 @@ def classify(
     tests: dict[str, str],
     gold: list[dict[str, str]],
     touched: Callable[[str], str | None] | None = None,
+    unsteady: Iterable[str] = (),
 ) -> Classification:
+    """`unsteady`: the suspects that passed when the with-tests run was repeated."""
     if not gold or not any(gold):
         return unusable("the gold run reported no test outcome (does the test command run?)")
-    flaky = flaky_tests(gold)
+    flaky = sorted(set(flaky_tests(gold)) | (set(unsteady) & set().union(*gold)))
     stable = sorted(set().union(*gold) - set(flaky))
     prior = {t: before(t, start, tests, touched) for t in stable}
     # A stable test passes in every gold run or in none; one a run did not report (a package whose

@@ -6,6 +6,8 @@ earlier gold patch is part of B_t), the configured test command runs
   2. with the stage's hidden side applied: the gold test patch and the gold code patch's build
      part (its sections no change crosses with: build files, manifests; sandbox.build_part), a
      Rust room's tests rewritten as root's seal rewrites them in a clean room (qualify_tests),
+     again when a test the test patch does not touch passed on the start and fails here (is that
+     chance? classify.unsteady_suspects),
   3. with the rest of the gold code patch, the part an agent writes, on top, `gold_runs` times;
 and classify.py turns the outcomes into the two lists (a test whose unit did not build with the
 test patch alone takes its outcome at the start, unless the test patch touches it: touched.py).
@@ -29,13 +31,13 @@ from prchain.chains.reading.imports_foreign import go_modules
 from prchain.core import git
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.reports import judged_only
+from prchain.environments.eras.reports import is_passing, judged_only
 from prchain.environments.eras.rust import qualify
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
 from prchain.store.environments import Environments
 from prchain.store.leases import holding
-from prchain.verdicts.classify import Classification, classify, unusable
+from prchain.verdicts.classify import Classification, classify, unsteady_suspects, unusable
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.crossing import is_build_file
 from prchain.verdicts.outcomes import count, never_ran
@@ -230,6 +232,9 @@ def _runs(
     if error is not None:
         return error
     with_tests = run()
+    touched = touched_by(job.gold_test_patch, reader.names)
+    suspects = unsteady_suspects(start.outcomes, with_tests.outcomes, touched)
+    again = run() if suspects else SuiteRun()  # is their failure chance? (classify.py)
     error = apply_patch(env, crossing.patch.decode(), reset=False)
     if error is not None:
         return f"the gold code patch does not apply after the test patch: {error[-300:]}"
@@ -242,7 +247,9 @@ def _runs(
         "tests": with_tests.outcomes,
         "gold": [g.outcomes for g in gold],
         "exit_codes": [start.exit_code, with_tests.exit_code, *(g.exit_code for g in gold)],
-        "timed_out": any(r.timed_out for r in (start, with_tests, *gold)),
+        "timed_out": any(r.timed_out for r in (start, with_tests, again, *gold)),
+        # the suspects' outcomes when the with-tests run was repeated
+        "tests_again": {t: again.outcomes.get(t, "missing") for t in suspects},
         "counts": {
             name: vars(count(r.outcomes))
             for name, r in (("start", start), ("tests", with_tests), ("gold", gold[-1]))
@@ -253,13 +260,13 @@ def _runs(
         "build_part": crossing.dropped,  # the gold code patch's paths on the hidden side
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
-    touched = touched_by(job.gold_test_patch, reader.names)
     # Tests no clean room can judge (Rust doc tests: the agent writes their text) are left out.
     done.found = classify(
         judged_only(reader, start.outcomes),
         judged_only(reader, with_tests.outcomes),
         [judged_only(reader, g.outcomes) for g in gold],
         touched,
+        unsteady=[t for t in suspects if is_passing(again.outcomes.get(t))],
     )
     done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prchain.verdicts.classify import classify, flaky_tests
+from prchain.verdicts.classify import classify, flaky_tests, unsteady_suspects
 
 START = {
     "t.py::old": "passed",
@@ -128,3 +128,27 @@ def test_an_unrun_test_that_passed_at_the_start_and_fails_with_gold_is_a_regress
     gold = {**UNIT_GOLD, "p::TestOld": "failed"}
     found = classify(UNIT_START, UNIT_TESTS, [gold], lambda test: None)
     assert found.status == "unusable" and found.gold_failing == ["p::TestOld"]
+
+
+def test_a_suspect_that_passes_when_its_run_is_repeated_is_flaky() -> None:
+    """coreutils #10416 (a `tac` regex PR): dd's test_seek_do_not_overwrite passed on the start,
+    failed with the test patch alone (which names no dd test) and passed in every gold run, so it
+    was FAIL_TO_PASS of a stage that never touched dd."""
+    start = {"t.py::steady": "passed", "t.py::dd": "passed", "t.py::fixture": "passed"}
+    tests = {"t.py::steady": "passed", "t.py::dd": "failed", "t.py::fixture": "failed"}
+    gold = {**start, "t.py::new": "passed"}
+
+    def names_none(test: str) -> str | None:
+        return None
+
+    suspects = unsteady_suspects(start, {**tests, "t.py::new": "failed"}, names_none)
+    assert suspects == ["t.py::dd", "t.py::fixture"]  # a new test is no suspect: it never passed
+    # the patch names a suspect: no suspect, a changed test may fail before the gold code
+    assert unsteady_suspects(start, tests, lambda t: "dd" if t == "t.py::dd" else None) == [
+        "t.py::fixture"
+    ]
+    # repeated, dd passed; the fixture test failed again (a shared fixture the patch changed)
+    found = classify(start, tests, [gold, gold], names_none, unsteady=["t.py::dd"])
+    assert found.flaky == ["t.py::dd"]
+    assert found.fail_to_pass == ["t.py::fixture", "t.py::new"]
+    assert found.pass_to_pass == ["t.py::steady"]

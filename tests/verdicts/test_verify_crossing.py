@@ -14,17 +14,16 @@ without a suffix (cannot cross), each with a test file of its own.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from prchain.dev.repos import git
-from prchain.environments.protocol import ExecResult
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.sandbox import build_part, hidden_side, patch_paths
 from prchain.verdicts.verify import StageJob, verify_stage
 from tests.support.eras_repo import commit_files
+from tests.support.host_checkout import PYTEST as COMMAND
+from tests.support.host_checkout import HostCheckout
 
 VERSION_PY = (
     "from pathlib import Path\n\n\ndef version():\n"
@@ -37,33 +36,6 @@ NEW_TESTS = "from geo.shapes import cube\n\n\ndef test_cube():\n    assert cube(
 VERSION_TESTS = (
     'from geo.version import version\n\n\ndef test_version():\n    assert version() == "1.1"\n'
 )
-
-
-class HostCheckout:
-    """What verify_stage asks of a sandbox, on a real checkout on the host: bash there."""
-
-    def __init__(self, where: Path) -> None:
-        self.where = where
-
-    def enter_stage(self, idx: int) -> None:
-        git(self.where, "update-ref", "refs/prchain/stage-base", "HEAD")
-
-    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
-        done = subprocess.run(
-            ["bash", "-c", command], cwd=self.where, capture_output=True, text=True, timeout=120
-        )
-        return ExecResult(done.stdout + done.stderr, done.returncode)
-
-    def write_file(self, path: str, content: str) -> None:
-        target = Path(path) if path.startswith("/") else self.where / path
-        target.write_text(content)
-
-    def read_file(self, path: str) -> str:
-        target = Path(path) if path.startswith("/") else self.where / path
-        return target.read_text()
-
-
-COMMAND = f"{sys.executable} -m pytest -p no:cacheprovider -q {{files}}"
 
 
 def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
