@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from prchain.environments.eras.native.missing import missing
+
 LossReason = Literal[
     "toolchain unavailable",
     "native library missing",
@@ -56,22 +58,14 @@ _TOO_NEW = re.compile(
     r"No module named '(?:imp|distutils|asynchat|asyncore|smtpd)'"
 )
 # (pattern, what it names: group 1), the most specific first
-_NATIVE: tuple[re.Pattern[str], ...] = (
-    re.compile(r"fatal error: ([\w./+-]+\.h(?:pp)?): No such file or directory"),
-    re.compile(r"Failed to find '([\w./+-]+\.h)'"),
-    re.compile(r"Package '?([\w.+-]+)'?,? (?:required by '[^']*', )?(?:was )?not found"),
-    re.compile(r"The system library `([\w.+-]+)` required by crate"),
-    re.compile(r"(?:cannot|unable to) find (-l[\w.+-]+)"),
+# What a build lacked that the native resolver does not look up (environments/eras/native/missing.py
+# reads the rest): a library found another way, a shared object at run time, any tool's program.
+_NATIVE_MORE: tuple[re.Pattern[str], ...] = (
     re.compile(r"Could not find (?:directory of )?(\w+)(?: via pkg-config| installation)", re.I),
     re.compile(r"Unable to find (libclang)"),
     re.compile(r"(lib[\w.+-]+\.so(?:\.\d+)*): cannot open shared object file"),
-    re.compile(
-        r"(?<![\w/])(?:/bin/)?(?:ba)?sh: (?:line \d+: |\d+: )?([\w.+-]+): (?:command )?not found"
-    ),
     re.compile(r"`?([\w.+-]+)`? (?:command|program|executable) (?:is )?not found", re.I),
     re.compile(r"gyp ERR! stack Error: not found: ([\w.+-]+)"),  # node-gyp's `which make`
-    re.compile(r"\[Errno 2\] No such file or directory: '([\w.+-]+)'"),  # a bare program name
-    re.compile(r'exec: "([\w.+-]+)": executable file not found'),  # Go's os/exec (cgo)
 )
 SERVICES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -131,8 +125,12 @@ def service_needed(text: str) -> str:
 
 
 def native_missing(text: str) -> str:
-    """The header, pkg-config module, `-lfoo` or program `text` says could not be found, or ""."""
-    for pattern in _NATIVE:
+    """The header, pkg-config module, `-lfoo` or program `text` says could not be found (the
+    first the resolver reads, else one named otherwise), or ""."""
+    first = next(iter(missing(text, everything=True)), None)
+    if first is not None:
+        return f"-l{first.name}" if first.kind == "library" else first.name
+    for pattern in _NATIVE_MORE:
         found = pattern.search(text)
         if found:
             return found.group(1)

@@ -93,8 +93,10 @@ class Missing:
         ) + f" `{self.name}`"
 
 
-def missing(log: str) -> list[Missing]:
-    """Every distinct thing the log says is missing, in the order it first says so."""
+def missing(log: str, *, everything: bool = False) -> list[Missing]:
+    """Every distinct thing the log says is missing, in the order it first says so; with
+    `everything`, also what no lookup can improve (a compiler driver, make: `_NEVER`), which a
+    loss still names."""
     found: dict[tuple[str, str], Missing] = {}
     for line in log.splitlines():
         if not any(word in line for word in _WORDS):
@@ -102,6 +104,7 @@ def missing(log: str) -> list[Missing]:
         for kind, pattern in _PATTERNS:
             for match in pattern.finditer(line):
                 name = match.group(1).rstrip(".")
-                if name and name not in _NEVER.get(kind, ()) and (kind, name) not in found:
+                never = () if everything else _NEVER.get(kind, ())
+                if name and name not in never and (kind, name) not in found:
                     found[(kind, name)] = Missing(kind, name, line.strip()[:300])
     return list(found.values())
