@@ -151,9 +151,13 @@ exit 0
 # re-execution runs another program, a signal handler set by the tested code shows as such.
 # An image without strace witnesses no pass. What the tested code writes goes to a file of
 # root's and comes back only after EACH_LOG, so no line of its own can pose as a status. Every
-# tester process ends after each test.
+# tester process ends after each test. The tracer runs as the test's grandchild (`strace -D`), so
+# the test's end is seen when it comes: a process the test started and never waited for (coreutils'
+# `more` tests leave `more` on a pseudo-terminal) ends then, where it held the tracer, and with it
+# every later test, until the time ran out; the trace is read once its writer has closed it.
 EACH_LOG = "prchain-each-log"
 EACH_SUMMARY = r"^test result: ok\. 1 passed; 0 failed; 0 ignored;"
+TRACE_CLOSE = 60  # seconds the trace may take to close once the tested processes ended
 # The syscalls the witness reads; the filter keeps the traced process's own lines, thread and
 # handler set-up from every process, and stops at 16 MB (a cut trace witnesses nothing).
 TRACED = "execve,execveat,exit_group,write,writev,rt_sigaction,clone,clone3,fork,vfork"
@@ -166,8 +170,9 @@ R={ROOM}
 end=$((SECONDS + $1)); shift
 ( umask 077; printf %s "$1" > "$R/witness.py"; printf %s '{TRACE_FILTER}' > "$R/trace.awk" )
 shift
-log="$R/each.log" one="$R/each.one" trace="$R/each.trace"
-( umask 077; : > "$log"; : > "$one"; : > "$trace" )
+log="$R/each.log" one="$R/each.one" trace="$R/each.trace" closed="$R/each.closed"
+( umask 077; : > "$log"; : > "$one"; : > "$trace"; rm -f "$closed"; mkfifo "$closed" )
+exec {{traced}}<> "$closed"  # read and write: opening it never waits for the other end
 tracer=$(command -v strace)
 i=0
 while [ $# -ge 3 ]; do
@@ -179,10 +184,12 @@ while [ $# -ge 3 ]; do
   if timeout -s KILL "$left" "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null |
     grep -qxF -- "$name: test"; then
     if [ -n "$tracer" ]; then
-      timeout -s KILL "$left" "$tracer" -f -q -s 256 -xx -e trace={TRACED} \
-        -o "|awk -f $R/trace.awk | head -c 16000000 > $trace" -- \
+      timeout -s KILL "$left" "$tracer" -D -f -q -s 256 -xx -e trace={TRACED} \
+        -o "|awk -f $R/trace.awk | head -c 16000000 > $trace; echo > $closed" -- \
         "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=2 </dev/null > "$one" 2>&1
       rc=$?
+      ( {_KILL_TESTER} ) >/dev/null 2>&1
+      read -r -t {TRACE_CLOSE} -u "$traced" _ || true
       seen=$(python3 -I -S "$R/witness.py" "$trace" "$exe" "$name" '{EACH_SUMMARY}' 2>&1)
     else
       rc=0 seen="no strace in the image: no pass can be witnessed"
