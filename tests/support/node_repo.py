@@ -100,3 +100,50 @@ def make_mimer(path: Path) -> Path:
         "2024-03-01T12:00:00Z",
     )
     return path
+
+
+# A project whose tests load its build's output (yargs' of 2020 load ./build/lib, which its
+# `pretest` compiles with tsc): `pretest` runs `build`, a script of its own that writes build/
+# from src/ (no dependency, so no registry); build/ is ignored by git.
+BUILT_PACKAGE = {
+    "name": "shout",
+    "version": "1.0.0",
+    "private": True,
+    "scripts": {"pretest": "npm run build", "build": "node build.js", "test": "node --test"},
+}
+BUILT_SCRIPT = """const fs = require('fs');
+fs.mkdirSync('build', { recursive: true });
+for (const name of fs.readdirSync('src')) {
+  fs.writeFileSync(`build/${name}`, '// built\\n' + fs.readFileSync(`src/${name}`, 'utf8'));
+}
+"""
+SHOUT = "exports.shout = (s) => s.toUpperCase();\n"
+WHISPER = "\nexports.whisper = (s) => s.toLowerCase();\n"
+BUILT_TEST = """const test = require('node:test');
+const assert = require('node:assert');
+const lib = require('../build/shout.js');
+
+test('{name}', () => {{
+  assert.strictEqual(lib.{name}('Ab'), '{want}');
+}});
+"""
+
+
+def make_built(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {
+        ".nvmrc": "20\n",
+        ".gitignore": "node_modules/\nbuild/\n",
+        "package.json": json.dumps(BUILT_PACKAGE, indent=2) + "\n",
+        "build.js": BUILT_SCRIPT,
+        "src/shout.js": SHOUT,
+        "test/shout.test.js": BUILT_TEST.format(name="shout", want="AB"),
+    }
+    commit_files(path, start, "Start shout", "2025-02-10T12:00:00Z")
+    pr = {
+        "src/shout.js": SHOUT + WHISPER,
+        "test/whisper.test.js": BUILT_TEST.format(name="whisper", want="ab"),
+    }
+    commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", "2025-02-15T12:00:00Z")
+    return path

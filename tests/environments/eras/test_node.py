@@ -452,3 +452,35 @@ def test_the_canary_sits_beside_the_first_named_test_file_and_a_report_without_i
     assert canaried(not_loaded, required, jest.test_id) == {required[0]: "passed"}
     for forged in ({required[0]: "passed"}, {required[0]: "passed", jest.test_id: "passed"}):
         assert canaried(forged, required, jest.test_id) == {required[0]: "failed"}
+
+
+# yargs/yargs' scripts at 40d6a8d (2020-04): its tests load ./build/lib, which `pretest` compiles.
+YARGS_2020 = {
+    "fix": "standardx --fix  && standardx --fix **/*.ts",
+    "posttest": "npm run check",
+    "test": "c8 mocha --require ./test/before.js --timeout=12000 --check-leaks",
+    "coverage": "c8 report --check-coverage",
+    "check": "standardx && standardx **/*.ts",
+    "compile": "rimraf build && tsc -p .",
+    "prepare": "npm run compile",
+    "pretest": "npm run compile",
+}
+
+
+@pytest.mark.parametrize(
+    ("scripts", "step"),
+    [
+        (YARGS_2020, "npm run pretest"),  # through `compile`, which runs tsc
+        ({"pretest": "npm run lint", "lint": "eslint .", "test": "jest"}, ""),  # a linter
+        (
+            {"test": "npm run build && npm run lint && jest", "build": "node x.js", "lint": "xo"},
+            "npm run build",  # a script named build, before the runner; the linter left out
+        ),
+        ({"test": "tsc && mocha"}, 'PATH="$PWD/node_modules/.bin:$PATH" tsc'),
+        ({"test": "mocha", "build": "tsc"}, ""),  # a build the tests do not ask for
+    ],
+)
+def test_the_build_a_project_s_tests_load_is_read_from_its_scripts(
+    scripts: dict[str, str], step: str
+) -> None:
+    assert runner.build_step({"scripts": scripts}) == step

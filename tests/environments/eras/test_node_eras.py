@@ -38,7 +38,7 @@ from tests.support.era_runs import (
     verdicts_by_pr,
     write_config,
 )
-from tests.support.node_repo import HEADER, make_mimer
+from tests.support.node_repo import HEADER, make_built, make_mimer
 from tests.support.planted import patch_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -198,3 +198,31 @@ def _forged_mocha_report_status(mimer: Mimer) -> str:
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     [found] = [r for r in rows if r["instance_id"] == first["instance_id"]]
     return str(found["status"]) + " " + out.output
+
+
+def test_a_project_whose_tests_load_its_build_builds_in_each_stage(
+    tmp_path: Path, base_image: str, docker_client: Any
+) -> None:
+    """Its `pretest` builds build/ from src/, which the tests load: the stage's setup runs it, so
+    the era verifies and the PR's new test fails before its code and passes after (a stage whose
+    checkout was never built found no build/shout.js)."""
+    repo = f"node-built-test-{uuid.uuid4().hex[:8]}/shout"
+    clone = make_built(tmp_path / "shout")
+    url = f"sqlite:///{tmp_path / 'prchain.db'}"
+    common = ["--config", str(_config(tmp_path)), "--db", url]
+    try:
+        assert invoke("mine", "--source", "git", "--name", repo, str(clone), *common).exit_code == 0
+        built = invoke(
+            "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
+        )
+        assert built.exit_code == 0, built.output
+        setup = invoke("env", "setup", *common)
+        recipe = recipes_by_pr(url)[1]
+        assert recipe.status == "verified", setup.output
+        assert "the project's build its tests load runs per stage: npm run pretest" in recipe.notes
+        assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
+        found = verdicts_by_pr(url)[1]
+        assert found.fail_to_pass == ["test/whisper.test.js::whisper"], found.runs
+        assert found.runs["exit_codes"] == [0, 1, 0], found.runs  # the base ran no test file
+    finally:
+        remove_repo_images(docker_client, repo)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from dataclasses import replace
 from datetime import UTC
 
@@ -43,6 +44,8 @@ ADDON_BUILD = (
     f"node {toolchain.PREFIX}/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js rebuild"
     f" --nodedir={toolchain.PREFIX}"
 )
+# A failed build is the tests' to report (those that load its output fail): the stage goes on.
+BUILD_FAILED = "prchain: the project's build failed; tests that load its output will fail"
 # package.json keys that change without changing the environment.
 _UNRELATED = {"version", "description", "keywords", "author", "contributors", "homepage", "bugs"}
 _SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
@@ -122,6 +125,7 @@ class Node:
         install = packages.choose_install(set(snap.paths), snap.files, manifest(snap), cutoff)
         who, words = runner.detect(manifest(snap), snap.paths)
         own_addon = "binding.gyp" in snap.paths
+        build = runner.build_step(manifest(snap))
         return [
             Plan(
                 "node",
@@ -130,13 +134,20 @@ class Node:
                 cutoff,
                 packages.build_commands(install, config.npm_registry, CACHE),
                 runner.test_command(who, words),
-                packages.LINKER + (f" && {ADDON_BUILD}" if own_addon else ""),
+                packages.LINKER
+                + (f" && {ADDON_BUILD}" if own_addon else "")
+                + (f" && {{ {build} || echo {shlex.quote(BUILD_FAILED)}; }}" if build else ""),
                 [
                     f"node {choice.version} (npm {choice.npm}) from the npm registry: {choice.why}",
                     install.note,
                     *(
                         ["the project's own addon (binding.gyp) is built per stage"]
                         if own_addon
+                        else []
+                    ),
+                    *(
+                        [f"the project's build its tests load runs per stage: {build}"]
+                        if build
                         else []
                     ),
                 ],

@@ -102,6 +102,53 @@ def _mocha_elsewhere(paths: Sequence[str]) -> list[str]:
     return ["mocha", "--recursive", "spec"] if any(p.startswith("spec/") for p in paths) else []
 
 
+# What compiles or bundles a project's sources: a test that loads the output (yargs' tests of 2020
+# load ./build/lib, which its `pretest` compiles with tsc) fails on a checkout that did not run it.
+_BUILDS = re.compile(
+    r"^(tsc|babel|rollup|webpack|esbuild|swc|tsup|microbundle|vite|parcel|ncc|unbuild|gulp|grunt)$"
+)
+_BUILD_NAME = re.compile(r"^(build|compile|bundle|tsc|dist|prepare|prebuild|build:\w+)$")
+
+
+def build_step(manifest: dict[str, object]) -> str:
+    """The project's build that its tests need, as the stage's setup runs it (`npm run X`): the
+    `pretest` script (npm runs it before `test`), else the segments of the test script chained
+    before its runner; each only when it compiles (a compiler or bundler, or a script named
+    `build`/`compile`, followed through `npm run`), never a linter. "" when there is none."""
+    named = scripts(manifest)
+    if "pretest" in named and _builds(manifest, "pretest"):
+        return "npm run pretest"
+    steps = []
+    for segment in _SPLIT.split(named.get("test", "")):
+        if _runner_in(_words(segment)):
+            break
+        nested = _NESTED.match(segment)
+        if nested and nested.group(1) in named and _builds(manifest, nested.group(1)):
+            steps.append(f"npm run {nested.group(1)}")
+        elif not nested and _compiles(segment):  # `tsc && mocha`: the project's own tsc
+            steps.append(f'PATH="$PWD/node_modules/.bin:$PATH" {segment}')
+    return " && ".join(steps)
+
+
+def _compiles(segment: str) -> bool:
+    words = _words(segment)
+    return any(_BUILDS.match(w.rsplit("/", 1)[-1]) for w in words[:2])
+
+
+def _builds(manifest: dict[str, object], name: str, depth: int = 0) -> bool:
+    """Whether script `name` compiles or bundles: by its name, or by what it runs."""
+    if _BUILD_NAME.match(name):
+        return True
+    for segment in _SPLIT.split(scripts(manifest).get(name, "")):
+        if _compiles(segment):
+            return True
+        nested = _NESTED.match(segment)
+        inner = nested.group(1) if nested else name
+        if inner != name and depth < 3 and _builds(manifest, inner, depth + 1):
+            return True
+    return False
+
+
 def test_command(runner: str, words: list[str]) -> str:
     """The agent's command for `runner`, from the script's words when there are some."""
     if not runner:
