@@ -152,9 +152,10 @@ exit 0
 # An image without strace witnesses no pass. What the tested code writes goes to a file of
 # root's and comes back only after EACH_LOG, so no line of its own can pose as a status. Every
 # tester process ends after each test. The tracer runs as the test's grandchild (`strace -D`), so
-# the test's end is seen when it comes: a process the test started and never waited for (coreutils'
-# `more` tests leave `more` on a pseudo-terminal) ends then, where it held the tracer, and with it
-# every later test, until the time ran out; the trace is read once its writer has closed it.
+# the test's end is seen when it comes; the trace is read once its writer has closed it, at once
+# when every traced process ended. A process the test started and never waited for (coreutils'
+# `more` tests leave `more` on a pseudo-terminal) would hold the tracer, and with it every later
+# test, until the time ran out: unless the trace closed within 2 s, it ends then.
 EACH_LOG = "prchain-each-log"
 EACH_SUMMARY = r"^test result: ok\. 1 passed; 0 failed; 0 ignored;"
 TRACE_CLOSE = 60  # seconds the trace may take to close once the tested processes ended
@@ -188,8 +189,8 @@ while [ $# -ge 3 ]; do
         -o "|awk -f $R/trace.awk | head -c 16000000 > $trace; echo > $closed" -- \
         "${{as_tester[@]}}" "$exe" --exact "$name" --test-threads=2 </dev/null > "$one" 2>&1
       rc=$?
-      ( {_KILL_TESTER} ) >/dev/null 2>&1
-      read -r -t {TRACE_CLOSE} -u "$traced" _ || true
+      read -r -t 2 -u "$traced" _ ||
+        {{ ( {_KILL_TESTER} ) >/dev/null 2>&1; read -r -t {TRACE_CLOSE} -u "$traced" _; }} || true
       seen=$(python3 -I -S "$R/witness.py" "$trace" "$exe" "$name" '{EACH_SUMMARY}' 2>&1)
     else
       rc=0 seen="no strace in the image: no pass can be witnessed"
