@@ -33,6 +33,7 @@ from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.reports import is_passing, judged_only
 from prchain.environments.eras.rust import qualify
+from prchain.environments.eras.rust.features import needed, with_features
 from prchain.environments.images import recipe_hash
 from prchain.environments.protocol import Environment
 from prchain.store.environments import Environments
@@ -193,10 +194,10 @@ def _runs(
 ) -> str | None:
     reader = report_for(tests.ecosystem)
 
-    def run(command: str = done.test_command) -> SuiteRun:
+    def run(command: str | None = None) -> SuiteRun:
         return run_suite(
             env,
-            command,
+            command or done.test_command,
             timeout=config.timeout,
             report_path=config.report_path,
             tail_chars=WHOLE_OUTPUT,  # the root error is read from all of it; the tail is cut below
@@ -218,7 +219,10 @@ def _runs(
     error = setup("on the base")
     if error is not None:
         return error
+    features = needed_features(env, tests.ecosystem, job.gold_test_patch)
+    done.test_command = with_features(done.test_command, features)
     on_base = base_command(env, tests.test, done.test_files)
+    on_base = with_features(on_base, features) if on_base is not None else None
     start = run(on_base) if on_base is not None else SuiteRun()
     crossing = crossing_part(job.gold_patch.encode(), tests.ecosystem)
     error = apply_patch(env, job.gold_test_patch, reset=False)
@@ -228,6 +232,10 @@ def _runs(
     if error is not None:
         return f"the gold patch's build files do not apply after the test patch: {error[-300:]}"
     qualify_tests(env, job.gold_test_patch, done.test_files, tests.ecosystem)
+    more = needed_features(env, tests.ecosystem, job.gold_test_patch)  # a gate the patch adds
+    if set(more) - set(features):
+        features = sorted({*features, *more})
+        done.test_command = with_features(fill_command(tests.test, done.test_files), features)
     error = setup("after the test patch")
     if error is not None:
         return error
@@ -258,6 +266,7 @@ def _runs(
         "setup_command": tests.setup,
         "image": tests.image,
         "build_part": crossing.dropped,  # the gold code patch's paths on the hidden side
+        "features": features,  # those the stage's tests need that the default build leaves off
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     # Tests no clean room can judge (Rust doc tests: the agent writes their text) are left out.
@@ -301,6 +310,26 @@ def qualify_tests(env: Environment, test_patch: str, files: list[str], ecosystem
     qualify.rewrite(
         paths, lambda path: text(path) or "", env.write_file, lambda path: text(path) is not None
     )
+
+
+def needed_features(env: Environment, ecosystem: str, test_patch: str) -> list[str]:
+    """A Rust stage's `package/feature`s its test files are compiled only with (features.py)."""
+    if ecosystem != "rust":
+        return []
+
+    def read(path: str) -> str | None:
+        try:
+            return env.read_file(path)
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return None
+
+    def listing(directory: str) -> list[str]:
+        found = env.execute(f"ls -1d -- {shlex.quote(directory)}/*.rs 2>/dev/null; true")
+        return [
+            line.removeprefix("./") for line in found.output.splitlines() if line.endswith(".rs")
+        ]
+
+    return needed(patch_paths(test_patch), read, listing)
 
 
 def broken_environment(
