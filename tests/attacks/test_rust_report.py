@@ -153,6 +153,14 @@ def verified(
         remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
 
 
+def _first_stage_tests(url: str) -> Any:
+    """The hidden tests of the chain's first stage, as the store holds them."""
+    engine = make_engine(url)
+    with session_scope(engine) as session:
+        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
+    return stage_tests(engine, first)
+
+
 def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
     verified: Any, tmp_path: Path
 ) -> None:
@@ -169,10 +177,7 @@ def test_forged_libtest_lines_or_an_exit_do_not_pass_a_wrong_area_but_the_gold_d
     verified: Any, tmp_path: Path
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
-    engine = make_engine(url)
-    with session_scope(engine) as session:
-        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
-    hidden = stage_tests(engine, first)
+    hidden = _first_stage_tests(url)
     assert hidden is not None and hidden.fail_to_pass == [AREA_ID]
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
@@ -200,10 +205,7 @@ def test_a_planted_copy_of_the_bases_overridden_test_library_does_not_pass_a_wro
     verified: Any, tmp_path: Path
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
-    engine = make_engine(url)
-    with session_scope(engine) as session:
-        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
-    hidden = stage_tests(engine, first)
+    hidden = _first_stage_tests(url)
     assert hidden is not None
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
@@ -221,10 +223,7 @@ def test_a_test_that_leaves_a_process_running_passes_and_the_next_one_runs(
     verified: Any, tmp_path: Path
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
-    engine = make_engine(url)
-    with session_scope(engine) as session:
-        first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
-    hidden = stage_tests(engine, first)
+    hidden = _first_stage_tests(url)
     assert hidden is not None
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from prchain.dev.repos import git
 from prchain.environments.protocol import ExecResult
+from prchain.verdicts.verify import StageJob
+from tests.support.eras_repo import commit_files
 
 PYTEST = f"{sys.executable} -m pytest -p no:cacheprovider -q {{files}}"  # the host's pytest
 
@@ -34,3 +36,19 @@ class HostCheckout:
     def read_file(self, path: str) -> str:
         target = Path(path) if path.startswith("/") else self.where / path
         return target.read_text()
+
+
+def one_pr_stage(
+    repo: Path, start: dict[str, str], pr: dict[str, str], code: str, name: str
+) -> StageJob:
+    """A real one-PR history at `repo` (files at the start, then the PR's), left at the PR's base,
+    and its stage: the gold code patch is the PR's change under `code`, the test patch the rest."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
+    base = git(repo, "rev-parse", "HEAD")
+    commit_files(repo, pr, "The PR (#1)", "2024-01-02T12:00:00Z")
+    gold = git(repo, "diff", base, "HEAD", "--", code)
+    tests = git(repo, "diff", base, "HEAD", "--", ".", f":(exclude){code}")
+    git(repo, "checkout", "-q", base)
+    return StageJob(1, 1, 1, 1, name, str(repo), base, gold + "\n", tests + "\n")

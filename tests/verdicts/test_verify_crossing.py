@@ -17,13 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prchain.dev.repos import git
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.sandbox import build_part, hidden_side, patch_paths
 from prchain.verdicts.verify import StageJob, verify_stage
-from tests.support.eras_repo import commit_files
 from tests.support.host_checkout import PYTEST as COMMAND
-from tests.support.host_checkout import HostCheckout
+from tests.support.host_checkout import HostCheckout, one_pr_stage
 
 VERSION_PY = (
     "from pathlib import Path\n\n\ndef version():\n"
@@ -40,9 +38,6 @@ VERSION_TESTS = (
 
 def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
     """A real one-PR history, left at the PR's base, and its stage (code and test patches)."""
-    repo = tmp_path / "geo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     start = {
         "geo/__init__.py": "",
         "geo/VERSION": "1.0\n",
@@ -50,8 +45,6 @@ def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
         "geo/shapes.py": SHAPES,
         "tests/test_shapes.py": TESTS,
     }
-    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
-    base = git(repo, "rev-parse", "HEAD")
     pr = {
         "geo/shapes.py": SHAPES + CUBE,
         "tests/test_new.py": NEW_TESTS,
@@ -61,11 +54,8 @@ def _history(tmp_path: Path, *, bump: bool) -> tuple[Path, StageJob]:
         pr["geo/VERSION"] = "1.1\n"
     else:  # the version moves in code, which crosses
         pr["geo/version.py"] = VERSION_PY.replace("return (", 'return "1.1" or (')
-    commit_files(repo, pr, "Cubes (#1)", "2024-01-02T12:00:00Z")
-    code = git(repo, "diff", base, "HEAD", "--", "geo")
-    tests = git(repo, "diff", base, "HEAD", "--", "tests")
-    git(repo, "checkout", "-q", base)
-    return repo, StageJob(1, 1, 1, 1, "acme/geo", str(repo), base, code + "\n", tests + "\n")
+    repo = tmp_path / "geo"
+    return repo, one_pr_stage(repo, start, pr, "geo", "acme/geo")
 
 
 def _verified(tmp_path: Path, *, bump: bool) -> tuple[Path, Any]:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prchain.dev.repos import git
 from prchain.verdicts.config import RepoTests, VerdictsConfig
-from prchain.verdicts.verify import StageJob, verify_stage
-from tests.support.eras_repo import commit_files
-from tests.support.host_checkout import PYTEST, HostCheckout
+from prchain.verdicts.verify import verify_stage
+from tests.support.host_checkout import PYTEST, HostCheckout, one_pr_stage
 
 SHAPES = 'UNIT = "m"\n\n\ndef square(side):\n    return side * side\n\n\ndef label(x):\n    return f"{x} {UNIT}"\n'
 CUBE = "\n\ndef cube(side):\n    return side * square(side)\n"
@@ -47,9 +45,6 @@ NEW_TEST = "\n\ndef test_cube():\n    from geo.shapes import cube\n\n    assert 
 def test_a_test_that_fails_once_by_chance_is_flaky_and_one_failing_twice_stays(
     tmp_path: Path,
 ) -> None:
-    repo = tmp_path / "geo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     tests = TESTS.format(counter=str(tmp_path / "runs"))
     start = {
         "geo/__init__.py": "",
@@ -57,18 +52,13 @@ def test_a_test_that_fails_once_by_chance_is_flaky_and_one_failing_twice_stays(
         "tests/conftest.py": FIXTURE.format(unit="m"),
         "tests/test_shapes.py": tests,
     }
-    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
-    base = git(repo, "rev-parse", "HEAD")
     pr = {  # cubes, and labels in centimetres: the fixture moves with the code
         "geo/shapes.py": SHAPES.replace('"m"', '"cm"') + CUBE,
         "tests/conftest.py": FIXTURE.format(unit="cm"),
         "tests/test_shapes.py": tests + NEW_TEST,
     }
-    commit_files(repo, pr, "Cubes in centimetres (#1)", "2024-01-02T12:00:00Z")
-    code = git(repo, "diff", base, "HEAD", "--", "geo")
-    test_patch = git(repo, "diff", base, "HEAD", "--", "tests")
-    git(repo, "checkout", "-q", base)
-    job = StageJob(1, 1, 1, 1, "acme/geo", str(repo), base, code + "\n", test_patch + "\n")
+    repo = tmp_path / "geo"
+    job = one_pr_stage(repo, start, pr, "geo", "acme/geo")
 
     done = verify_stage(
         HostCheckout(repo),  # type: ignore[arg-type]

@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from prchain.dev.repos import git
 from prchain.environments.eras.rust.features import Listing, Read, needed, with_features
 from prchain.environments.eras.rust.report import SUITE, Cargo
 from prchain.verdicts.config import RepoTests, VerdictsConfig
-from prchain.verdicts.verify import StageJob, verify_stage
-from tests.support.eras_repo import commit_files
-from tests.support.host_checkout import HostCheckout
+from prchain.verdicts.verify import verify_stage
+from tests.support.host_checkout import HostCheckout, one_pr_stage
 
 CARGO = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
 needs_cargo = pytest.mark.skipif(not Path(CARGO).exists(), reason="no cargo on this host")
@@ -84,23 +82,15 @@ def test_verify_finds_the_tests_a_feature_compiles(
     monkeypatch.setenv("PATH", f"{Path(CARGO).parent}:{os.environ['PATH']}")
     monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
     monkeypatch.setenv("CARGO_NET_OFFLINE", "true")
-    repo = tmp_path / "shapes"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     start = {
         "Cargo.toml": CRATE,
         "src/lib.rs": LIB,
         "tests/all.rs": ALL,
         "tests/by/extra.rs": EXTRA,
     }
-    commit_files(repo, start, "start", "2024-01-01T12:00:00Z")
-    base = git(repo, "rev-parse", "HEAD")
     pr = {"src/lib.rs": LIB + PERIMETER, "tests/by/extra.rs": EXTRA + EXTRA_NEW}
-    commit_files(repo, pr, "Perimeters (#1)", "2024-01-02T12:00:00Z")
-    code = git(repo, "diff", base, "HEAD", "--", "src")
-    tests = git(repo, "diff", base, "HEAD", "--", "tests")
-    git(repo, "checkout", "-q", base)
-    job = StageJob(1, 1, 1, 1, "acme/shapes", str(repo), base, code + "\n", tests + "\n")
+    repo = tmp_path / "shapes"
+    job = one_pr_stage(repo, start, pr, "src", "acme/shapes")
 
     done = verify_stage(
         HostCheckout(repo),  # type: ignore[arg-type]
