@@ -52,7 +52,7 @@ from sqlalchemy import select
 from prchain.store.db import session_scope
 from prchain.store.models import ChainStage
 from prchain.store.opener import make_engine
-from prchain.verdicts.oracle import run_tests, stage_tests
+from prchain.verdicts.oracle import StageTests, run_tests, stage_tests
 from tests.support.era_runs import (
     chain_sandbox,
     invoke,
@@ -153,12 +153,14 @@ def verified(
         remove_repo_images(docker_client, REPO, ("repo", "era", "sandbox"))
 
 
-def _first_stage_tests(url: str) -> Any:
+def _first_stage_tests(url: str) -> StageTests:
     """The hidden tests of the chain's first stage, as the store holds them."""
     engine = make_engine(url)
     with session_scope(engine) as session:
         first = session.scalar(select(ChainStage.id).where(ChainStage.idx == 1))
-    return stage_tests(engine, first)
+    hidden = stage_tests(engine, first)
+    assert hidden is not None
+    return hidden
 
 
 def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
@@ -206,7 +208,6 @@ def test_a_planted_copy_of_the_bases_overridden_test_library_does_not_pass_a_wro
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
     hidden = _first_stage_tests(url)
-    assert hidden is not None
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
         env.write_file("src/lib.rs", SQUARE + AREA)
@@ -224,7 +225,6 @@ def test_a_test_that_leaves_a_process_running_passes_and_the_next_one_runs(
 ) -> None:
     _common, url, clone, _tasks, _setup = verified
     hidden = _first_stage_tests(url)
-    assert hidden is not None
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
         env.write_file("src/lib.rs", SQUARE + LINGERING)
