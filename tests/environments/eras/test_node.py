@@ -316,6 +316,9 @@ def test_revisions_get_past_what_the_build_log_shows(tmp_path: Path) -> None:
     )
     again = node.revise(snap, config, undated, npm10, ran=False)
     assert again is not None and again.variant == "no-scripts"
+    peers = node.revise(snap, config, undated, "npm error code ERESOLVE", ran=False)
+    assert peers is not None and "npm install --legacy-peer-deps" in peers.commands
+    assert node.revise(snap, config, peers, "npm error code ERESOLVE", ran=False) is None
     # and a browser's download is never tried: the registries are all an era build reaches
     assert "PUPPETEER_SKIP_DOWNLOAD=1" in plan.commands[0]
     exact = replace(plan, interpreter="18.12.99")

@@ -240,4 +240,18 @@ def _undated(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan |
     return _swap(plan, old, "npm install", note, "undated")
 
 
-REVISIONS = (_release_missing, _undated, _lock_out_of_sync, _scripts_fail)
+def _peer_conflict(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """npm 7 and later refuse a tree whose peer dependencies conflict (`ERESOLVE unable to resolve
+    dependency tree`), which npm 6 installed with a warning: a project of that time without a
+    lock file installs as it did then, with `--legacy-peer-deps` (eslint/eslint's era of 2024)."""
+    if "ERESOLVE" not in log or any("--legacy-peer-deps" in c for c in plan.commands):
+        return None
+    npm = re.compile(r"(?<![\w-])npm install(?! -g)")  # npm's own, not pnpm's
+    commands = [npm.sub("npm install --legacy-peer-deps", c) for c in plan.commands]
+    if commands == plan.commands:
+        return None
+    note = "peer dependencies conflict: installed with --legacy-peer-deps, as npm 6 did"
+    return replace(plan, commands=commands, notes=[*plan.notes, note], variant="legacy-peers")
+
+
+REVISIONS = (_release_missing, _undated, _lock_out_of_sync, _peer_conflict, _scripts_fail)
