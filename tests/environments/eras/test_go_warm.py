@@ -108,3 +108,11 @@ def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     held = _docker("run", "--rm", warm.tag, "sh", "-c", "find /opt/go/cache -type f -name '*-d'")
     assert f"/{FOREIGN}" not in held
     assert len(held.split()) > 100  # the standard library and tinylib, compiled
+    # the image keeps the extracted module and its hash, not its zip; the volume keeps the zip
+    listed = "find /opt/go/path/pkg/mod/cache/download -name '*.zip*'"
+    kept = _docker("run", "--rm", warm.tag, "sh", "-c", listed).split()
+    assert [Path(p).name for p in kept] == ["v0.1.0.ziphash"], kept
+    zips = _docker(
+        "run", "--rm", "-v", f"{volume}:/c", base_image, "find", "/c/go", "-name", "*.zip"
+    )
+    assert zips.split() and all(z.endswith("v0.1.0.zip") for z in zips.split()), zips

@@ -268,13 +268,15 @@ def warm_start() -> list[str]:
 
 def warm_end() -> list[str]:
     """Entries this build did not use deleted from the image; what it fetched and compiled added
-    to the volume (never a `list`, a lock or a partial download)."""
+    to the volume (never a `list`, a lock or a partial download); then the module zips deleted
+    from the image: go reads a module from its extracted tree once its `.ziphash` is there, and
+    the volume keeps the zips for the next build (goreleaser/nfpm's era of 2025: 77 of 438 MB)."""
     download = f"{MODCACHE}/cache/download"
     modules = add_to_cache(download, VOLUME_DOWNLOADS, skip=_NOT_CACHED, what="go module")
     return [
         f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
         add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build"),
-        f"if [ -d {download} ]; then {modules}; fi",
+        f"if [ -d {download} ]; then {modules}; find {download} -name '*.zip' -delete; fi",
     ]
 
 
