@@ -206,8 +206,16 @@ DISK_FULL = "filled the sandbox's disk"
 CLEAR_SCRATCH = 'find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -user "$(id -u)" -exec rm -rf {} +'
 
 
+# A runner that, given no files, looked where the project keeps none (mocha's ./test: eslint's
+# suite is `tests/{bin,conf,lib,tools}/**/*.js`, handed over by its Makefile.js).
+NO_TEST_FILES = re.compile(r"No test files found|cannot resolve path \(or pattern\)|No tests found")
+
+
 def _too_big(run: SuiteRun) -> str:
-    """Why the whole suite could not finish in the sandbox ("" when it did)."""
+    """Why the whole suite could not finish in the sandbox ("" when it did), or found nothing to
+    run by itself: then the stage's own test files and a sample of the others run instead."""
+    if not run.outcomes and NO_TEST_FILES.search(run.output_tail):
+        return "found no test file by itself"
     if run.timed_out:
         return "ran past its time limit"
     if run.exit_code in (137, -9) or run.output_tail.rstrip().endswith("Killed"):

@@ -231,3 +231,13 @@ def test_a_suite_that_filled_the_sandboxs_disk_is_verified_on_the_stages_files(
         "verified on the stage's 1 test files and 0 others of B_t "
         "(the whole suite filled the sandbox's disk)"
     )
+
+
+def test_a_runner_that_found_no_test_file_runs_the_stage_s_own() -> None:
+    """eslint/eslint (held out): its suite is handed to mocha by Makefile.js; mocha given no
+    files looks in ./test, and every era stopped at "No test files found"."""
+    said = 'Error: No test files found: "test"\n'
+    assert _too_big(SuiteRun(exit_code=1, output_tail=said)) == "found no test file by itself"
+    old = "Error: cannot resolve path (or pattern) 'test'\n"  # mocha 3's words
+    assert _too_big(SuiteRun(exit_code=1, output_tail=old)) == "found no test file by itself"
+    assert _too_big(SuiteRun({"t.js::t": "passed"}, exit_code=0, output_tail=said)) == ""

@@ -144,11 +144,13 @@ def test_narrowing_replaces_the_suites_files_and_keeps_option_values() -> None:
             "tests/fixtures-extensions/pm.js",
             "tests/testHelpers.js",
             "test/fixtures/x.js",
+            "tests/lib/rules/no-undef.js",  # eslint's: its Makefile.js gives mocha tests/lib/**
         ]
     ) == [
         "src/a.test.ts",
         "__tests__/b.js",
         "test/c.mjs",
+        "tests/lib/rules/no-undef.js",
     ]
 
 

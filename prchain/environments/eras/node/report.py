@@ -29,10 +29,12 @@ RUNNERS = ("jest", "vitest", "mocha")
 # jest's statuses (vitest uses the same words); anything else (todo, disabled) did not run.
 _STATUS = {"passed": "passed", "failed": "failed", "focused": "passed"}
 # Test files as the runners find them by default: jest's `__tests__/` and `*.test|spec.*`, mocha's
-# and node's `test/` directory, node's `test-*` and `*-test|_test.*` (not every file of `tests/`:
-# helpers such as commander's tests/testHelpers.js are no test file).
+# and node's `test/` directory, node's `test-*` and `*-test|_test.*`; and the files of a directory
+# under `tests/` (eslint's `tests/lib/rules/*.js`, which its own task runner hands mocha), but not
+# every file of `tests/`: helpers such as commander's tests/testHelpers.js are no test file.
 TEST_FILE = re.compile(
-    r"(^|/)(__tests__/.*|[^/]*[._-](test|spec)|test/.*|test-[^/]*|test)\.[cm]?[jt]sx?$"
+    r"(^|/)(__tests__/.*|[^/]*[._-](test|spec)|test/.*|tests/[^/]+/.*|test-[^/]*|test)"
+    r"\.[cm]?[jt]sx?$"
 )
 
 
