@@ -26,3 +26,4 @@ pub fn child() -> u64 { std::process::Command::new("true").status().unwrap(); 6 
 #[test] fn with_child() { assert_eq!(child(), 6); }
 #[test] fn plain() { assert_eq!(2 * 3, 6); }
 #[test] fn fails() { assert_eq!(2 * 3, 7); }
+#[test] #[should_panic(expected = "boom")] fn panics() { panic!("boom"); }

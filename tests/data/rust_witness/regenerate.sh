@@ -14,7 +14,7 @@ set -e
 apt-get update -q >/dev/null && apt-get install -y -q strace >/dev/null
 rustc --test -o /tmp/f /x/forgeries.rs
 printf %s "$FILTER" > /tmp/trace.awk
-for n in by_hook by_exec by_signal by_atexit with_child plain fails; do
+for n in by_hook by_exec by_signal by_atexit with_child plain fails panics; do
   strace -f -q -s 256 -xx -e trace="$TRACED" -o "|awk -f /tmp/trace.awk > /x/$n.trace" -- \
     setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs \
     bash -c "cd /tmp && exec \"\$@\"" - /tmp/f --exact "$n" --test-threads=2 >/dev/null 2>&1 || true

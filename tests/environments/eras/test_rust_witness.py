@@ -4,7 +4,7 @@ The traces in tests/data/rust_witness/ are strace's record of tests/data/rust_wi
 (rustc 1.78, bullseye's strace 5.10), each test run as the clean room runs it, through the clean
 room's own filter (regenerate.sh). Every forgery printed a console that the line check alone
 passed (`test <name> ... ok`, the one-passed summary last, status 0); the witness passes only the
-two honest passes."""
+honest passes (a plain one, one with a child process, a `#[should_panic]` one)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ def _judge(name: str, lines: list[str] | None = None) -> str:
     return judge(text, "/tmp/f", name, EACH_SUMMARY)
 
 
-@pytest.mark.parametrize("name", ["plain", "with_child"])
+@pytest.mark.parametrize("name", ["plain", "with_child", "panics"])
 def test_an_honest_pass_is_witnessed_a_child_process_included(name: str) -> None:
+    """`panics` is a `#[should_panic]` test: libtest's line is `test panics - should panic ...
+    ok` (coreutils' test_sleep::…_then_panic tests failed every clean room before)."""
     assert _judge(name) == WITNESSED
 
 

@@ -14,7 +14,7 @@ executable started:
 | a second thread of the process exists (the test thread) | a libtest that ran the test on its main thread: nothing to tell apart |
 | no signal whose handler the process installed reaches the main thread | a handler, set by the code under test and raised at the main thread, that prints and exits there |
 | the main thread itself calls `exit_group(0)` | `std::process::exit(0)` on the test thread (a panic hook's included) |
-| what the main thread wrote (every write, whatever the descriptor) holds `test <name> ... ok` and exactly one `test result:` line, the one-passed summary, last | lines printed into the main thread's output by an `atexit` handler after libtest wrote `FAILED` |
+| what the main thread wrote (every write, whatever the descriptor) holds `test <name> ... ok` (`test <name> - should panic ... ok` for a `#[should_panic]` test) and exactly one `test result:` line, the one-passed summary, last | lines printed into the main thread's output by an `atexit` handler after libtest wrote `FAILED` |
 
 What it does not stop: code that rewrites libtest's own memory (its result channel, the main
 thread's stack) from the test thread. Runs with the image's python3 (3.9 and newer, standard
@@ -129,7 +129,8 @@ def judge(lines: list[str], exe: str, name: str, summary: str) -> str:
         return "libtest's main thread did not end the process with status 0"
     text = [line for line in "".join(trace.written).splitlines() if line.strip()]
     results = [line for line in text if line.startswith("test result:")]
-    if f"test {name} ... ok" not in text:
+    # a `#[should_panic]` test's line says so: `test <name> - should panic ... ok`
+    if not {f"test {name} ... ok", f"test {name} - should panic ... ok"} & set(text):
         return "libtest's main thread did not report the test's pass"
     if len(results) != 1 or not re.match(summary, results[0]) or text[-1] != results[0]:
         return "libtest's main thread did not end on one summary of one passed test"
