@@ -116,3 +116,25 @@ def test_each_hidden_test_gets_its_executable_under_verifications_id() -> None:
         ("shapes/areas::areas", "areas-fedcba9876543210", "areas", "/work/repo"),
         ("shapes::tests::unit", "shapes-0123456789abcdef", "tests::unit", "/work/repo"),
     ]
+
+
+def test_a_test_of_a_unit_two_executables_share_runs_in_each() -> None:
+    """uutils/coreutils has a library and a binary named `coreutils`: two unit-test executables
+    of one unit. The listing kept the last, so the binary's `common::validation` tests were
+    "missing" and failed every clean room; now each executable is asked (`--list` first)."""
+    deps = "/tmp/cargo-target/debug/deps"
+    listing = "\n".join(
+        [
+            _artifact(f"{deps}/coreutils-0123456789abcdef", "/work/repo/Cargo.toml"),
+            _artifact(f"{deps}/coreutils-fedcba9876543210", "/work/repo/Cargo.toml"),
+            FINGERPRINTS,
+            "/tmp/cargo-target/debug/.fingerprint/coreutils-0123456789abcdef",
+            "/tmp/cargo-target/debug/.fingerprint/coreutils-fedcba9876543210",
+        ]
+    )
+    runs = Cargo().each(listing, ["coreutils::common::validation::tests::test_name"])
+    assert [r.exe.rsplit("/", 1)[1] for r in runs] == [
+        "coreutils-0123456789abcdef",
+        "coreutils-fedcba9876543210",
+    ]
+    assert {r.name for r in runs} == {"common::validation::tests::test_name"}

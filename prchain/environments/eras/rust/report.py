@@ -199,10 +199,12 @@ def build_command(command: str) -> str | None:
     return f"{command[: found.end()]} --no-run --message-format=json{rest}"
 
 
-def listed(report: str) -> tuple[dict[str, tuple[str, str]], str]:
-    """(unit → (executable, package directory), the rendered errors) from a build listing."""
+def listed(report: str) -> tuple[dict[str, list[tuple[str, str]]], str]:
+    """(unit → its (executable, package directory) pairs, the rendered errors) from a build
+    listing. A package whose library and binary share a name has two test executables of one
+    unit (uutils/coreutils: `coreutils::common::validation::tests::test_name` is the binary's)."""
     packages = fingerprints(report)
-    exes: dict[str, tuple[str, str]] = {}
+    exes: dict[str, list[tuple[str, str]]] = {}
     errors = []
     for line in report.partition(FINGERPRINTS)[0].splitlines():
         try:
@@ -213,7 +215,8 @@ def listed(report: str) -> tuple[dict[str, tuple[str, str]], str]:
             continue
         exe, manifest = message.get("executable"), str(message.get("manifest_path") or "")
         if isinstance(exe, str) and (message.get("profile") or {}).get("test"):
-            exes[exe_unit(exe, packages)] = (exe, str(PurePosixPath(manifest).parent))
+            pair = (exe, str(PurePosixPath(manifest).parent))
+            exes.setdefault(exe_unit(exe, packages), []).append(pair)
         rendered = (message.get("message") or {}).get("rendered")
         if isinstance(rendered, str):
             errors.append(rendered)
@@ -222,15 +225,16 @@ def listed(report: str) -> tuple[dict[str, tuple[str, str]], str]:
 
 def each(report: str, required: list[str]) -> list[OneTest]:
     """The required tests (doc tests are not judged: Cargo.judged) whose executable the listing
-    names."""
+    names: one run per executable of the test's unit, of which those that do not list it run
+    nothing (clean_room.RUN_EACH asks `--list` first)."""
     exes, _ = listed(report)
-    runs = []
-    for test in required:
-        where, _, name = test.partition("::")
-        if where in exes and name:
-            exe, directory = exes[where]
-            runs.append(OneTest(test, exe, name, directory))
-    return runs
+    return [
+        OneTest(test, exe, name, directory)
+        for test in required
+        for where, _, name in [test.partition("::")]
+        if name
+        for exe, directory in exes.get(where, [])
+    ]
 
 
 class Cargo:
