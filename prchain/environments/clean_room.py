@@ -141,9 +141,9 @@ exit 0
 """
 
 # Root: $1 the seconds left for all of them, $2 the witness's source (prchain/environments/eras/
-# rust/witness.py), then (directory, executable, test name) triples. Each test runs on its own as
-# the tester (`exe --exact name --test-threads=2`, from its package's directory, as cargo runs
-# it) after `exe --list` showed it exists (an absent name would run nothing and exit 0), under
+# rust/witness.py), then (directory, executable, test name, package `name@version`) fields. Each
+# test runs on its own as the tester (`exe --exact name --test-threads=2`, from its package's
+# directory with its CARGO_MANIFEST_DIR and CARGO_PKG_* variables, as cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit 0), under
 # root's `strace -f`: the tester can neither stop the tracer nor write its record. Status 0 counts
 # only when the witness reads, in the kernel's account of the run, libtest's main thread
 # reporting this test's pass and ending the process itself (the rules are witness.py's table):
@@ -171,17 +171,30 @@ R={ROOM}
 end=$((SECONDS + $1)); shift
 ( umask 077; printf %s "$1" > "$R/witness.py"; printf %s '{TRACE_FILTER}' > "$R/trace.awk" )
 shift
+# as cargo runs a test: from its package's directory, with the package's variables ($1, its
+# `name@version`, "" when the listing did not say)
+AS_CARGO='cd -- "$0" || exit 1
+export CARGO_MANIFEST_DIR="$0"
+if [ -n "$1" ]; then
+  v=${{1##*@}}; core=${{v%%[-+]*}}
+  export CARGO_PKG_NAME="${{1%@*}}" CARGO_PKG_VERSION="$v" CARGO_PKG_VERSION_MAJOR="${{core%%.*}}"
+  export CARGO_PKG_VERSION_PATCH="${{core##*.}}"; core=${{core#*.}}
+  export CARGO_PKG_VERSION_MINOR="${{core%%.*}}"
+  case $v in *-*) pre=${{v#*-}}; export CARGO_PKG_VERSION_PRE="${{pre%%+*}}" ;;
+    *) export CARGO_PKG_VERSION_PRE= ;; esac
+fi
+shift; exec "$@"'
 log="$R/each.log" one="$R/each.one" trace="$R/each.trace" closed="$R/each.closed"
 ( umask 077; : > "$log"; : > "$one"; : > "$trace"; rm -f "$closed"; mkfifo "$closed" )
 exec {{traced}}<> "$closed"  # read and write: opening it never waits for the other end
 tracer=$(command -v strace)
 i=0
-while [ $# -ge 3 ]; do
-  dir=$1 exe=$2 name=$3; shift 3
+while [ $# -ge 4 ]; do
+  dir=$1 exe=$2 name=$3 package=$4; shift 4
   left=$((end - SECONDS))
   if [ "$left" -le 0 ]; then echo "prchain-each $i 124"; i=$((i + 1)); continue; fi
   as_tester=(setpriv --reuid={carry.TESTER} --regid={carry.TESTER} --init-groups --no-new-privs \
-    bash -c 'cd -- "$0" && exec "$@"' "$dir")
+    bash -c "$AS_CARGO" "$dir" "$package")
   if timeout -s KILL "$left" "${{as_tester[@]}}" "$exe" --list </dev/null 2>/dev/null |
     grep -qxF -- "$name: test"; then
     if [ -n "$tracer" ]; then
@@ -372,7 +385,7 @@ class DockerCleanRoom:
         (RUN_EACH): test id → passed or failed (absent when its executable does not list it); and the tail of what
         the tests printed."""
         script, witnessed = RUN_EACH, [witness.source()]  # libtest's: root's strace witnesses it
-        args = [part for run in runs for part in (run.directory, run.exe, run.name)]
+        args = [part for run in runs for part in (run.directory, run.exe, run.name, run.package)]
         checks = [run.check for run in runs if run.check is not None]
         if runs and len(checks) == len(runs):  # another harness than libtest's
             script, witnessed = RUN_CASES, []

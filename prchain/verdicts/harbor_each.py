@@ -191,7 +191,7 @@ def required(room: dict[str, Any]) -> list[str]:
 
 
 def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str], str]:
-    """clean_room.run_each's arguments for the required tests the listing holds: RUN_EACH's three
+    """clean_room.run_each's arguments for the required tests the listing holds: RUN_EACH's four
     fields a test (libtest's, witnessed by root's tracer) unless every test has its harness's
     check, then RUN_CASES's nine (root's canary with them); the required tests read from the
     suite's run instead (RunsEach.apart); which script."""
@@ -199,7 +199,7 @@ def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str],
     runs = found.each(listing, required(room))
     apart = found.apart(listing, required(room))
     if not runs or any(run.check is None for run in runs):
-        args = [part for run in runs for part in (run.directory, run.exe, run.name)]
+        args = [part for run in runs for part in (run.directory, run.exe, run.name, run.package)]
         return args, apart, "libtest"
     args = [
         part

@@ -117,6 +117,15 @@ pub fn area(_w: u64, _h: u64) -> u64 {
 }
 """
 WRONG = "\npub fn area(_w: u64, _h: u64) -> u64 {\n    0\n}\n"
+# Right, when cargo's variables of the package are there at run time, as `cargo test` sets them.
+AS_CARGO_RUNS = (
+    "\npub fn area(w: u64, h: u64) -> u64 {\n"
+    '    let name = std::env::var("CARGO_PKG_NAME").unwrap();\n'
+    '    let major: u64 = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap().parse().unwrap();\n'
+    '    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();\n'
+    '    assert!(name == "shapes" && std::path::Path::new(&dir).join("Cargo.toml").exists());\n'
+    "    w * h + major\n}\n"
+)
 # Right, and leaves a process running that it never waits for.
 LINGERING = (
     "\npub fn area(w: u64, h: u64) -> u64 {\n"
@@ -232,6 +241,20 @@ def test_a_test_that_leaves_a_process_running_passes_and_the_next_one_runs(
         done = run_tests(env, hidden, timeout=300)
     assert done.passed, (done.outcomes, done.output_tail)
     assert done.outcomes == {AREA_ID: "passed", SQUARE_ID: "passed"}, done.outcomes
+
+
+def test_a_hidden_test_runs_with_the_variables_cargo_gives_its_package(
+    verified: Any, tmp_path: Path
+) -> None:
+    """coreutils' util_version reads CARGO_PKG_VERSION at run time: it passed under `cargo test`
+    in verification and failed every clean room, which ran the executable without it."""
+    _common, url, clone, _tasks, _setup = verified
+    hidden = _first_stage_tests(url)
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file("src/lib.rs", SQUARE + AS_CARGO_RUNS)  # shapes is 0.1.0: major 0
+        done = run_tests(env, hidden, timeout=600)
+    assert done.passed, (done.outcomes, done.output_tail)
 
 
 def test_harbor_judges_the_rust_room_as_its_clean_room(verified: Any, tmp_path: Path) -> None:

@@ -254,7 +254,7 @@ def test_a_go_run_counts_only_with_roots_witness_passing(tmp_path: Path, witness
 
 RUST_LISTING = (
     '{"reason":"compiler-artifact","profile":{"test":true},'
-    '"manifest_path":"/work/repo/Cargo.toml",'
+    '"package_id":"path+file:///work/repo#shapes@0.1.0","manifest_path":"/work/repo/Cargo.toml",'
     '"executable":"/work/.cache/t/debug/deps/areas-4a2375d417cb2b53"}\n'
     "# prchain: fingerprints\n/work/.cache/t/debug/.fingerprint/shapes-4a2375d417cb2b53\n"
 )
@@ -283,6 +283,7 @@ def test_a_rust_stage_runs_each_test_under_roots_tracer(tmp_path: Path) -> None:
         b"/work/repo",
         b"/work/.cache/t/debug/deps/areas-4a2375d417cb2b53",
         b"areas",
+        b"shapes@0.1.0",  # cargo's variables of the package, as `cargo test` sets them
     ]
     verifier, work = tmp_path / "verifier", tmp_path / "work"
     verifier.mkdir()

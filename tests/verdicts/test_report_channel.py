@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.rust.report import FINGERPRINTS, Cargo, build_command
+from prchain.environments.eras.rust.report import FINGERPRINTS, Cargo, build_command, package_of
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 # Lines each runner would print, so each script has something to gather.
@@ -138,3 +138,11 @@ def test_a_test_of_a_unit_two_executables_share_runs_in_each() -> None:
         "coreutils-fedcba9876543210",
     ]
     assert {r.name for r in runs} == {"common::validation::tests::test_name"}
+
+
+def test_a_package_id_names_the_package_and_its_version() -> None:
+    """cargo's two forms of a package id (1.77 on, and before)."""
+    assert package_of("path+file:///work/repo#coreutils@0.2.2") == "coreutils@0.2.2"
+    assert package_of("path+file:///work/shapes#0.1.0") == "shapes@0.1.0"
+    assert package_of("shapes 0.1.0 (path+file:///work/repo)") == "shapes@0.1.0"
+    assert package_of("") == ""

@@ -160,6 +160,9 @@ class OneTest:
     name: str
     directory: str
     check: CaseCheck | None = None
+    # `name@version` of the test's package: cargo runs a test with its CARGO_PKG_* variables
+    # (coreutils' util_version reads CARGO_PKG_VERSION at run time), so root does too
+    package: str = ""
 
 
 @runtime_checkable

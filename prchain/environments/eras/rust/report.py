@@ -199,12 +199,24 @@ def build_command(command: str) -> str | None:
     return f"{command[: found.end()]} --no-run --message-format=json{rest}"
 
 
-def listed(report: str) -> tuple[dict[str, list[tuple[str, str]]], str]:
-    """(unit → its (executable, package directory) pairs, the rendered errors) from a build
-    listing. A package whose library and binary share a name has two test executables of one
-    unit (uutils/coreutils: `coreutils::common::validation::tests::test_name` is the binary's)."""
+def package_of(package_id: str) -> str:
+    """`name@version` from cargo's package id, in either of its forms: `path+file:///w#name@1.2.3`
+    (cargo 1.77 on; `#1.2.3` alone when the directory is the name) or `name 1.2.3 (path+…)`."""
+    old = re.match(r"^([\w-]+) (\S+) \(", package_id)
+    if old:
+        return f"{old.group(1)}@{old.group(2)}"
+    url, _, fragment = package_id.partition("#")
+    name, _, version = fragment.rpartition("@")
+    return f"{name or url.rstrip('/').rsplit('/', 1)[-1]}@{version}" if version else ""
+
+
+def listed(report: str) -> tuple[dict[str, list[tuple[str, str, str]]], str]:
+    """(unit → its (executable, package directory, `name@version`), the rendered errors) from a
+    build listing. A package whose library and binary share a name has two test executables of
+    one unit (uutils/coreutils: `coreutils::common::validation::tests::test_name` is the
+    binary's)."""
     packages = fingerprints(report)
-    exes: dict[str, list[tuple[str, str]]] = {}
+    exes: dict[str, list[tuple[str, str, str]]] = {}
     errors = []
     for line in report.partition(FINGERPRINTS)[0].splitlines():
         try:
@@ -215,8 +227,9 @@ def listed(report: str) -> tuple[dict[str, list[tuple[str, str]]], str]:
             continue
         exe, manifest = message.get("executable"), str(message.get("manifest_path") or "")
         if isinstance(exe, str) and (message.get("profile") or {}).get("test"):
-            pair = (exe, str(PurePosixPath(manifest).parent))
-            exes.setdefault(exe_unit(exe, packages), []).append(pair)
+            found = (exe, str(PurePosixPath(manifest).parent))
+            package = package_of(str(message.get("package_id") or ""))
+            exes.setdefault(exe_unit(exe, packages), []).append((*found, package))
         rendered = (message.get("message") or {}).get("rendered")
         if isinstance(rendered, str):
             errors.append(rendered)
@@ -229,11 +242,11 @@ def each(report: str, required: list[str]) -> list[OneTest]:
     nothing (clean_room.RUN_EACH asks `--list` first)."""
     exes, _ = listed(report)
     return [
-        OneTest(test, exe, name, directory)
+        OneTest(test, exe, name, directory, package=package)
         for test in required
         for where, _, name in [test.partition("::")]
         if name
-        for exe, directory in exes.get(where, [])
+        for exe, directory, package in exes.get(where, [])
     ]
 
 
