@@ -29,7 +29,10 @@ COREUTILS = {
         '[package]\nname = "coreutils"\nversion = "0.1.0"\n\n[features]\n'
         'default = ["feat_common_core"]\nunix = ["feat_os_unix"]\n'
         'feat_common_core = ["fold", "uu_fold/x"]\nfeat_os_unix = ["feat_common_core", "kill"]\n'
-        "fold = []\nkill = []\nexpensive_tests = []\n\n"
+        "fold = []\nexpensive_tests = []\n\n"
+        # as coreutils has it: the utility is an optional dependency, its feature implicit
+        "[target.'cfg(unix)'.dependencies]\n"
+        'kill = { optional = true, version = "0.1", package = "uu_kill" }\n\n'
         '[[test]]\nname = "slow"\npath = "tests/slow.rs"\nrequired-features = ["expensive_tests"]\n'
     ),
     "tests/tests.rs": (

@@ -13,8 +13,8 @@ A test file is gated when
   - its declaration, `mod <name>;` or a `#[path = "<its path>"]` module, in a file of its directory
     or the directory above, carries `#[cfg(feature = "x")]` among the attributes right above it, or
   - it is the path of a `[[test]]` target with `required-features`,
-and the feature is outside what `default` enables in its package's Cargo.toml (followed through
-the features it names). A `cfg(all(…))`, `cfg(any(…))` or `not(…)` is not read: only a plain gate.
+and the feature (a `[features]` key, or an optional dependency's implicit one) is outside what
+`default` enables in its package's Cargo.toml (followed through the features it names). A `cfg(all(…))`, `cfg(any(…))` or `not(…)` is not read: only a plain gate.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def needed(test_files: Iterable[str], read: Read, listing: Listing) -> list[str]
         on = _defaults(manifest)
         relative = str(PurePosixPath(path).relative_to(directory)) if directory else path
         for feature in _gates(path, relative, manifest, read, listing):
-            if name and feature not in on and feature in (manifest.get("features") or {}):
+            if name and feature not in on and feature in _features(manifest):
                 found.add(f"{name}/{feature}")
     return sorted(found)
 
@@ -116,6 +116,17 @@ def _package(path: str, read: Read) -> tuple[str, dict[str, Any]] | None:
         if not where:
             return None
         directory = directory.parent
+
+
+def _features(manifest: dict[str, Any]) -> set[str]:
+    """The package's features: its `[features]`, and an optional dependency's implicit one (its
+    name: coreutils' `kill` is `uu_kill`, optional, under that name)."""
+    found = set(manifest.get("features") or {})
+    tables = [manifest.get("dependencies") or {}]
+    tables += [t.get("dependencies") or {} for t in (manifest.get("target") or {}).values()]
+    for table in tables:
+        found |= {n for n, spec in table.items() if isinstance(spec, dict) and spec.get("optional")}
+    return found
 
 
 def _defaults(manifest: dict[str, Any]) -> set[str]:
