@@ -3,8 +3,10 @@
 eslint/eslint's eras of 2016 to 2019 (held out) run Node 8 and 10: every stage verified usable
 (the report was a file then), and in every clean room each hidden test read as failing, for the
 report is root's pipe there and Node 8's `fs.writeFileSync` writes at position 0, which a pipe
-refuses (ESPIPE). Here the real Node 8.17 of the toolchain layer, its reporter fed a passing and a
-failing test, writing into a pipe as in a clean room."""
+refuses (ESPIPE); and root's mocha canary called `globalThis.it`, which Node 8 does not have, so
+the canary file did not load. Here the real Node 8.17 of the toolchain layer: its reporter fed a
+passing and a failing test, writing into a pipe as in a clean room, and root's mocha canary under
+mocha's BDD global."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
     from prchain.environments.eras.config import ErasConfig
     from prchain.environments.eras.ecosystems import Plan
     from prchain.environments.eras.node import IMAGE_ENV, toolchain
+    from prchain.environments.eras.node.report import JsReport
     from prchain.environments.images import ensure_base_image
 
     eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
@@ -60,3 +63,18 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
     assert version == "v8.17.0" and printed[-1] == "1 passing, 1 failing, 0 pending", done.stdout
     assert '"title":"squares","status":"passed"' in report, done.stdout
     assert '"title":"cubes","status":"failed"' in report, done.stdout
+
+    canary = JsReport().canary("node_modules/.bin/mocha test/a.js", ["test/a.js"], "c0ffee")
+    assert canary is not None
+    (source,) = canary.files.values()
+    script = (
+        'printf %s "$CANARY" > /tmp/canary.js && node -e "global.it = (title, body) => '
+        "{ try { body(); } catch (e) { console.log('failed: ' + e.message); } }; "
+        "require('/tmp/canary.js')\""
+    )
+    ran = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "-e", f"CANARY={source}", image,
+         "bash", "-c", script],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert ran.stdout == "failed: prchain canary c0ffee\n", ran.stdout + ran.stderr
