@@ -447,7 +447,7 @@ def test_the_canary_sits_beside_the_first_named_test_file_and_a_report_without_i
     assert (
         mocha.command == "node_modules/.bin/mocha test/a.js test/prchain-canary-n4.test.js --exit"
     )
-    assert "globalThis.it || globalThis.test" in mocha.files["test/prchain-canary-n4.test.js"]
+    assert "typeof it === 'function' ? it : test" in mocha.files["test/prchain-canary-n4.test.js"]
     vitest = reader.canary(
         "TZ=UTC node_modules/.bin/vitest run src/a.test.ts", ["src/a.test.ts"], "n5"
     )
