@@ -29,6 +29,15 @@ runner.emit('end');
 """
 
 
+def _offline(image: str, script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`script` run by bash in a container of `image`, offline, with `env`."""
+    variables = [part for name, value in env.items() for part in ("-e", f"{name}={value}")]
+    return subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", *variables, image, "bash", "-c", script],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
 def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_image: str) -> None:
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import base_config, ensure_toolchain_image
@@ -53,11 +62,7 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
         'mkfifo /tmp/report && { cat /tmp/report > /tmp/read & } && node -e "$FEED" && wait'
         " && node --version && cat /tmp/read"
     )
-    done = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-e", f"FEED={FEED}", image,
-         "bash", "-c", script],
-        capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+    done = _offline(image, script, FEED=FEED)
     assert done.returncode == 0, done.stdout + done.stderr
     *printed, version, report = done.stdout.splitlines()
     assert version == "v8.17.0" and printed[-1] == "1 passing, 1 failing, 0 pending", done.stdout
@@ -72,9 +77,5 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
         "{ try { body(); } catch (e) { console.log('failed: ' + e.message); } }; "
         "require('/tmp/canary.js')\""
     )
-    ran = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-e", f"CANARY={source}", image,
-         "bash", "-c", script],
-        capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+    ran = _offline(image, script, CANARY=source)
     assert ran.stdout == "failed: prchain canary c0ffee\n", ran.stdout + ran.stderr
