@@ -19,6 +19,7 @@ instead of running again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -296,16 +297,7 @@ def qualify_tests(env: Environment, test_patch: str, files: list[str], ecosystem
     core no crate shadows (qualify.py), so the tests found here flip as the clean room runs them."""
     if not qualify.applies(ecosystem):
         return
-    texts: dict[str, str | None] = {}  # each file read once: asked whether it exists, then read
-
-    def text(path: str) -> str | None:
-        if path not in texts:
-            try:
-                texts[path] = env.read_file(path)
-            except (FileNotFoundError, IsADirectoryError, PermissionError):
-                texts[path] = None
-        return texts[path]
-
+    text = _reader(env)
     paths = [*patch_paths(test_patch), *files]
     qualify.rewrite(
         paths, lambda path: text(path) or "", env.write_file, lambda path: text(path) is not None
@@ -317,19 +309,27 @@ def needed_features(env: Environment, ecosystem: str, test_patch: str) -> list[s
     if ecosystem != "rust":
         return []
 
-    def read(path: str) -> str | None:
-        try:
-            return env.read_file(path)
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
-            return None
-
+    @functools.cache  # a declaring file (tests/tests.rs) is asked of by every test file beside it
     def listing(directory: str) -> list[str]:
         found = env.execute(f"ls -1d -- {shlex.quote(directory)}/*.rs 2>/dev/null; true")
         return [
             line.removeprefix("./") for line in found.output.splitlines() if line.endswith(".rs")
         ]
 
-    return needed(patch_paths(test_patch), read, listing)
+    return needed(patch_paths(test_patch), _reader(env), listing)
+
+
+def _reader(env: Environment) -> Callable[[str], str | None]:
+    """The sandbox's files by path, each read once; None for one that is not there."""
+
+    @functools.cache
+    def text(path: str) -> str | None:
+        try:
+            return env.read_file(path)
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return None
+
+    return text
 
 
 def broken_environment(

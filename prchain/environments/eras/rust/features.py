@@ -14,7 +14,8 @@ A test file is gated when
     or the directory above, carries `#[cfg(feature = "x")]` among the attributes right above it, or
   - it is the path of a `[[test]]` target with `required-features`,
 and the feature (a `[features]` key, or an optional dependency's implicit one) is outside what
-`default` enables in its package's Cargo.toml (followed through the features it names). A `cfg(all(…))`, `cfg(any(…))` or `not(…)` is not read: only a plain gate.
+`default` enables in its package's Cargo.toml (followed through the features it names). A
+`cfg(all(…))`, `cfg(any(…))` or `not(…)` is not read: only a plain gate.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def _gates(
 def _declared(text: str, stem: str, target: str) -> set[str]:
     """The feature gates on the declaration of module `stem` (or of the module at `target`)."""
     lines = [line.strip() for line in text.splitlines()]
+    declaration = re.compile(rf"^(pub(\([^)]*\))?\s+)?mod\s+{re.escape(stem)}\s*;")
     gates: set[str] = set()
     for i, line in enumerate(lines):
-        if not re.match(rf"^(pub(\([^)]*\))?\s+)?mod\s+{re.escape(stem)}\s*;", line):
+        if not declaration.match(line):
             continue
         above, j, named = [], i - 1, False
         while j >= 0 and lines[j].startswith("#["):
