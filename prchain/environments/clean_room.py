@@ -143,8 +143,9 @@ exit 0
 # Root: $1 the seconds left for all of them, $2 the witness's source (prchain/environments/eras/
 # rust/witness.py), then (directory, executable, test name, package `name@version`) fields. Each
 # test runs on its own as the tester (`exe --exact name --test-threads=2`, from its package's
-# directory with its CARGO_MANIFEST_DIR and CARGO_PKG_* variables, as cargo runs it) after `exe --list` showed it exists (an absent name would run nothing and exit 0), under
-# root's `strace -f`: the tester can neither stop the tracer nor write its record. Status 0 counts
+# directory with its CARGO_MANIFEST_DIR and CARGO_PKG_* variables, as cargo runs it) after
+# `exe --list` showed it exists (an absent name would run nothing and exit 0), under root's
+# `strace -f`: the tester can neither stop the tracer nor write its record. Status 0 counts
 # only when the witness reads, in the kernel's account of the run, libtest's main thread
 # reporting this test's pass and ending the process itself (the rules are witness.py's table):
 # an `exit(0)` inside the test or from a panic hook comes from the test's own thread, a

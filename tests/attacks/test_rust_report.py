@@ -52,7 +52,7 @@ from sqlalchemy import select
 from prchain.store.db import session_scope
 from prchain.store.models import ChainStage
 from prchain.store.opener import make_engine
-from prchain.verdicts.oracle import StageTests, run_tests, stage_tests
+from prchain.verdicts.oracle import StageTests, TestVerdict, run_tests, stage_tests
 from tests.support.era_runs import (
     chain_sandbox,
     invoke,
@@ -172,6 +172,16 @@ def _first_stage_tests(url: str) -> StageTests:
     return hidden
 
 
+def _first_stage_with(verified: Any, tmp_path: Path, lib: str, timeout: float = 600) -> TestVerdict:
+    """The first stage's hidden tests run in its clean room with `lib` as the agent's src/lib.rs."""
+    _common, url, clone, _tasks, _setup = verified
+    hidden = _first_stage_tests(url)
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file("src/lib.rs", lib)
+        return run_tests(env, hidden, timeout=timeout)
+
+
 def test_a_crate_with_no_dependencies_gets_its_era_and_both_gold_stages_resolve(
     verified: Any, tmp_path: Path
 ) -> None:
@@ -232,13 +242,8 @@ def test_a_planted_copy_of_the_bases_overridden_test_library_does_not_pass_a_wro
 def test_a_test_that_leaves_a_process_running_passes_and_the_next_one_runs(
     verified: Any, tmp_path: Path
 ) -> None:
-    _common, url, clone, _tasks, _setup = verified
-    hidden = _first_stage_tests(url)
-    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
-        env.enter_stage(1)
-        env.write_file("src/lib.rs", SQUARE + LINGERING)
-        # before, the tracer waited for `sleep` until these 300 s ran out: every test failed
-        done = run_tests(env, hidden, timeout=300)
+    # before, the tracer waited for `sleep` until these 300 s ran out: every test failed
+    done = _first_stage_with(verified, tmp_path, SQUARE + LINGERING, timeout=300)
     assert done.passed, (done.outcomes, done.output_tail)
     assert done.outcomes == {AREA_ID: "passed", SQUARE_ID: "passed"}, done.outcomes
 
@@ -248,12 +253,7 @@ def test_a_hidden_test_runs_with_the_variables_cargo_gives_its_package(
 ) -> None:
     """coreutils' util_version reads CARGO_PKG_VERSION at run time: it passed under `cargo test`
     in verification and failed every clean room, which ran the executable without it."""
-    _common, url, clone, _tasks, _setup = verified
-    hidden = _first_stage_tests(url)
-    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
-        env.enter_stage(1)
-        env.write_file("src/lib.rs", SQUARE + AS_CARGO_RUNS)  # shapes is 0.1.0: major 0
-        done = run_tests(env, hidden, timeout=600)
+    done = _first_stage_with(verified, tmp_path, SQUARE + AS_CARGO_RUNS)  # shapes 0.1.0: major 0
     assert done.passed, (done.outcomes, done.output_tail)
 
 

@@ -259,10 +259,11 @@ class JsReport:
 
 # Root's canary test per runner: one test that always fails. `node --test` gets node:test by a
 # dynamic import, which loads in a CommonJS and in an ES module file alike; mocha's globals are
-# its BDD interface's `it` or its TDD interface's `test`, as `--ui` chose (looked up with `typeof`:
-# Node before 12 has no `globalThis`, and eslint's canaries of 2016-2019 did not load); vitest's `test` is
-# imported, as its configuration may leave out the globals (vitest transforms every test file,
-# `.cjs` and `.tsx` too, so the import loads in each: run on vitest 1.6.0, and 0.9.4 in `.js`).
+# its BDD interface's `it` or its TDD interface's `test`, as `--ui` chose (looked up with
+# `typeof`: Node before 12 has no `globalThis`, and eslint's canaries of 2016-2019 did not load);
+# vitest's `test` is imported, as its configuration may leave out the globals (vitest transforms
+# every test file, `.cjs` and `.tsx` too, so the import loads in each: run on vitest 1.6.0, and
+# 0.9.4 in `.js`).
 _CANARIES = {
     "jest": "test({title}, () => {{\n  throw new Error({title});\n}});\n",
     "vitest": (
@@ -270,7 +271,8 @@ _CANARIES = {
         "test({title}, () => {{\n  throw new Error({title});\n}});\n"
     ),
     "mocha": (
-        "(typeof it === 'function' ? it : test)({title}, () => {{\n  throw new Error({title});\n}});\n"
+        "(typeof it === 'function' ? it : test)({title}, () => {{\n"
+        "  throw new Error({title});\n}});\n"
     ),
     "node --test": (
         "import('node:test').then(({{ test }}) =>\n"
