@@ -147,3 +147,51 @@ def make_built(path: Path) -> Path:
     }
     commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", "2025-02-15T12:00:00Z")
     return path
+
+
+# eslint's layout: its Makefile.js hands `tests/lib/**/*.js` to mocha, which given no files finds
+# none in ./test, so verification runs a sample of the test files; tests/performance/ holds a
+# bundle that needs a browser's `window` (eslint's jshint.js), a test file by its path that
+# throws when mocha loads it.
+SAMPLED_PACKAGE = {
+    "name": "sampled",
+    "version": "1.0.0",
+    "private": True,
+    "scripts": {"test": "node Makefile.js test"},
+    "devDependencies": {"mocha": "10.2.0"},
+}
+MAKEFILE = """const { execFileSync } = require('child_process');
+if (process.argv[2] === 'test') {
+  execFileSync('node_modules/.bin/mocha', ['tests/lib/*.js'], { stdio: 'inherit' });
+}
+"""
+MOCHA_TEST = """const assert = require('assert');
+const lib = require('../../lib/shout');
+
+describe('{name}', () => {{
+  it('changes the case', () => {{
+    assert.strictEqual(lib.{name}('Ab'), '{want}');
+  }});
+}});
+"""
+
+
+def make_sampled(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    start = {
+        ".nvmrc": "18\n",
+        ".gitignore": "node_modules/\n",
+        "package.json": json.dumps(SAMPLED_PACKAGE, indent=2) + "\n",
+        "Makefile.js": MAKEFILE,
+        "lib/shout.js": SHOUT,
+        "tests/lib/shout.js": MOCHA_TEST.format(name="shout", want="AB"),
+        "tests/performance/bundle.js": "(function (w) { w.bundle = {}; })(window);\n",
+    }
+    commit_files(path, start, "Start shout", "2023-02-10T12:00:00Z")
+    pr = {
+        "lib/shout.js": SHOUT + WHISPER,
+        "tests/lib/whisper.js": MOCHA_TEST.format(name="whisper", want="ab"),
+    }
+    commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", "2023-02-15T12:00:00Z")
+    return path

@@ -49,6 +49,16 @@ def test_a_run_without_a_report_names_the_test_file_that_did_not_load() -> None:
     syntax = " Exception during run: /work/repo/test/syn.test.js:1\nconst x = ;\n\nSyntaxError: x"
     assert JsReport().parse(None, missing) == {"test/label.test.js": "error"}
     assert load_error(syntax) == {"test/syn.test.js": "error"}
+    thrown = (  # mocha 10 (eslint 2024): the file's own code threw; its first frame names it
+        "ReferenceError: x is not defined\n"
+        "    at Object.<anonymous> (/work/repo/docs/sample-data/test-file.js:16:20)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1521:14)\n"
+    )
+    assert load_error(thrown) == {"docs/sample-data/test-file.js": "error"}
+    inside = thrown.replace("Object.<anonymous>", "exports.loadFiles").replace(
+        "/work/repo/docs/sample-data/test-file.js", "/opt/prchain-node/deps/mocha/lib/x.js"
+    )
+    assert load_error(inside) == {}  # a frame outside the repository's test files names none
     assert JsReport().parse("not json", "all good") == {}
     assert root_error(missing) == "Error: Cannot find module '../lib/label'"
 

@@ -38,7 +38,7 @@ from tests.support.era_runs import (
     verdicts_by_pr,
     write_config,
 )
-from tests.support.node_repo import HEADER, make_built, make_mimer
+from tests.support.node_repo import HEADER, make_built, make_mimer, make_sampled
 from tests.support.planted import patch_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -224,5 +224,38 @@ def test_a_project_whose_tests_load_its_build_builds_in_each_stage(
         found = verdicts_by_pr(url)[1]
         assert found.fail_to_pass == ["test/whisper.test.js::whisper"], found.runs
         assert found.runs["exit_codes"] == [0, 1, 0], found.runs  # the base ran no test file
+    finally:
+        remove_repo_images(docker_client, repo)
+
+
+def test_a_sampled_file_that_does_not_load_is_left_out_of_the_sample(
+    tmp_path: Path, base_image: str, docker_client: Any
+) -> None:
+    """eslint/eslint (held out): mocha, given no files, finds none, so the era is verified on a
+    sample of its test files; a sampled bundle that needs a browser stopped mocha before any test
+    ran (2 of its 9 eras unverified). The sample runs again without it, and the recipe names it."""
+    repo = f"node-sampled-test-{uuid.uuid4().hex[:8]}/sampled"
+    clone = make_sampled(tmp_path / "sampled")
+    url = f"sqlite:///{tmp_path / 'prchain.db'}"
+    common = ["--config", str(_config(tmp_path)), "--db", url]
+    try:
+        assert invoke("mine", "--source", "git", "--name", repo, str(clone), *common).exit_code == 0
+        built = invoke(
+            "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
+        )
+        assert built.exit_code == 0, built.output
+        setup = invoke("env", "setup", *common)
+        recipe = recipes_by_pr(url)[1]
+        assert recipe.status == "verified", setup.output
+        assert recipe.notes[-1] == (
+            "verified on the stage's 0 test files and 1 others of B_t (the whole suite found no "
+            "test file by itself); sampled files left out, they did not load: "
+            "tests/performance/bundle.js"
+        ), recipe.notes
+        assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
+        found = verdicts_by_pr(url)[1]
+        assert found.fail_to_pass == ["tests/lib/whisper.js::whisper > changes the case"], (
+            found.runs
+        )
     finally:
         remove_repo_images(docker_client, repo)

@@ -123,10 +123,12 @@ def console_outcomes(output: str) -> dict[str, str]:
 
 
 # mocha loads every test file before it runs one, and stops at the first that fails to load
-# without a report: the file is the first test file of Node's require stack, or the `path:line`
-# that a SyntaxError starts with.
+# without a report: the file is the first test file of Node's require stack, the `path:line`
+# that a SyntaxError starts with, or the first stack frame in one (an error its code threw:
+# eslint 2024's docs/…/sample-data/test-file.js, `ReferenceError: x is not defined`).
 _REQUIRED_BY = re.compile(r"^- (\S+)$")
 _AT_LINE = re.compile(r"^(\S+):\d+$")
+_FRAME = re.compile(r"^at (?:.* \()?(/\S+?):\d+:\d+\)?$")
 _MOCHA_CRASH = "Exception during run: "
 
 
@@ -134,7 +136,7 @@ def load_error(output: str, root: str = WORKDIR) -> dict[str, str]:
     """`<file>` → error for a test file that did not load, when a run left no report."""
     for line in output.splitlines():
         line = line.strip().removeprefix(_MOCHA_CRASH)
-        found = _REQUIRED_BY.match(line) or _AT_LINE.match(line)
+        found = _REQUIRED_BY.match(line) or _AT_LINE.match(line) or _FRAME.match(line)
         if found and TEST_FILE.search(relative(found.group(1), root)):
             return {relative(found.group(1), root): "error"}
     return {}
