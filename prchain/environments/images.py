@@ -28,6 +28,11 @@ from prchain.environments.docker_client import MANAGED_LABEL, DockerClient
 Notify = Callable[[str], None]
 RECIPE_VERSION = "4"  # bump when the build changes meaning beyond the two templates below
 
+# The sandbox layer: the agent's and the tester's users, root's state, the clone's mirror. An era's
+# strace is root's alone: it is root's witness of a hidden test's pass (clean_room.RUN_EACH), and a
+# process it traces cannot trace a child of its own, so a test that runs strace would pass where
+# the tests are verified and fail in every clean room (coreutils'
+# test_dd::test_nocache_eof_fadvise_zero_length, which skips itself where strace cannot run).
 # The build's step containers would inherit the base image's managed label, and an older
 # `prchain env gc` (or any label-based cleanup) would kill them mid-build as owner-less sandboxes;
 # the label is marked "building" until the final image gets its labels back at the end.
@@ -38,7 +43,8 @@ RUN set -e; id -u agent >/dev/null 2>&1 || useradd --create-home --uid 1000 --sh
     || useradd --create-home --shell /bin/bash agent; \\
     id -u tester >/dev/null 2>&1 || useradd --uid 1001 --shell /bin/bash tester \\
     || useradd --shell /bin/bash tester; \\
-    mkdir -p /opt/prchain {state} {workdir}; chmod 0700 /opt/prchain
+    mkdir -p /opt/prchain {state} {workdir}; chmod 0700 /opt/prchain; \\
+    if tracer=$(command -v strace); then chmod 0700 "$tracer"; fi
 COPY origin.git {origin}
 COPY gitconfig /home/agent/.gitconfig
 ENV LANG=C.UTF-8 HOME=/home/agent PYTHONDONTWRITEBYTECODE=1

@@ -131,6 +131,16 @@ LINGERING = (
     "\npub fn area(w: u64, h: u64) -> u64 {\n"
     '    let _ = std::process::Command::new("sleep").arg("100000").spawn();\n    w * h\n}\n'
 )
+# Right, and as coreutils' test_dd::test_nocache_eof_fadvise_zero_length does: traces a child
+# with strace when it can (then its trace must show the child), and skips that where it cannot.
+TRACING = (
+    "\npub fn area(w: u64, h: u64) -> u64 {\n"
+    '    let out = std::env::temp_dir().join("shapes-strace.out");\n'
+    '    let ran = std::process::Command::new("strace").arg("-o").arg(&out).arg("true").output();\n'
+    "    if ran.is_err() {\n        return w * h; // no strace to run\n    }\n"
+    "    let trace = std::fs::read_to_string(&out).unwrap_or_default();\n"
+    '    if trace.contains("execve") { w * h } else { 0 }\n}\n'
+)
 # An assert_eq! in the base's own copy of pretty_assertions that never fails.
 PLANTED = (
     "#[macro_export]\nmacro_rules! assert_eq {\n    ($left:expr, $right:expr $(,)?) => {\n"
@@ -254,6 +264,16 @@ def test_a_hidden_test_runs_with_the_variables_cargo_gives_its_package(
     """coreutils' util_version reads CARGO_PKG_VERSION at run time: it passed under `cargo test`
     in verification and failed every clean room, which ran the executable without it."""
     done = _first_stage_with(verified, tmp_path, SQUARE + AS_CARGO_RUNS)  # shapes 0.1.0: major 0
+    assert done.passed, (done.outcomes, done.output_tail)
+
+
+def test_a_hidden_test_that_runs_strace_itself_runs_as_where_strace_is_absent(
+    verified: Any, tmp_path: Path
+) -> None:
+    """A process root's tracer traces cannot trace its own child: coreutils' dd test that straces
+    `dd` passed in verification and failed in every clean room. Root's tracer is root's alone, so
+    the test's strace does not run, as on a machine without one, and the test skips that part."""
+    done = _first_stage_with(verified, tmp_path, SQUARE + TRACING)
     assert done.passed, (done.outcomes, done.output_tail)
 
 
