@@ -132,12 +132,12 @@ def check_image(
                 return _setup_failed(built.exit_code, built.output)
         whole = plan.test_command.replace(FILES_PLACEHOLDER, "").strip()
         run = _run(env, whole, timeout, reader)
-        too_big = _too_big(run)
+        not_whole = _not_whole(run)
         own, others = (
-            sized_sample(job, reader, config.verify_sample, whole) if too_big else ([], [])
+            sized_sample(job, reader, config.verify_sample, whole) if not_whole else ([], [])
         )
         if own or others:
-            if too_big == DISK_FULL:
+            if not_whole == DISK_FULL:
                 env.execute(CLEAR_SCRATCH, timeout=timeout)
             narrowed = reader.narrowed(plan.test_command)
             sized = _run(env, fill_command(narrowed, own + others), timeout, reader)
@@ -151,7 +151,7 @@ def check_image(
                 sized = _run(env, fill_command(narrowed, own + others), timeout, reader)
             scope = (
                 f"the stage's {len(own)} test files and {len(others)} others of B_t "
-                f"(the whole suite {too_big})" + _stopped(sized, timeout) + _not_loaded(left_out)
+                f"(the whole suite {not_whole})" + _stopped(sized, timeout) + _not_loaded(left_out)
             )
             return Check(_counted(sized, reader, timeout), _kept(sized.output_tail), scope)
     stopped = _stopped(run, timeout)
@@ -242,7 +242,7 @@ CLEAR_SCRATCH = 'find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -user "$(id -u)"
 NO_TEST_FILES = re.compile(r"No test files found|cannot resolve path \(or pattern\)|No tests found")
 
 
-def _too_big(run: SuiteRun) -> str:
+def _not_whole(run: SuiteRun) -> str:
     """Why the whole suite could not finish in the sandbox ("" when it did), or found nothing to
     run by itself: then the stage's own test files and a sample of the others run instead."""
     if not run.outcomes and NO_TEST_FILES.search(run.output_tail):

@@ -21,7 +21,7 @@ from prchain.cli import main
 from prchain.dev.repos import git
 from prchain.environments.eras.config import ErasConfig, VerifyLimits
 from prchain.environments.eras.python.report import Pytest
-from prchain.setup.ladder import _too_big, sized_sample
+from prchain.setup.ladder import _not_whole, sized_sample
 from prchain.store.db import session_scope
 from prchain.store.models import EnvRecipe
 from prchain.store.opener import make_engine
@@ -191,11 +191,11 @@ def test_a_run_stopped_at_its_time_limit_counts_the_tests_it_finished(
     )
 
 
-def test_a_full_disk_that_left_no_report_makes_the_whole_suite_too_big() -> None:
+def test_a_full_disk_that_left_no_report_sends_verification_to_the_sample() -> None:
     full = "OSError: [Errno 28] No space left on device\n"
-    assert _too_big(SuiteRun(exit_code=1, output_tail=full)) == "filled the sandbox's disk"
+    assert _not_whole(SuiteRun(exit_code=1, output_tail=full)) == "filled the sandbox's disk"
     # a test of the suite's own that met a full disk is one outcome among others, counted
-    assert _too_big(SuiteRun({"t.py::t": "failed"}, exit_code=1, output_tail=full)) == ""
+    assert _not_whole(SuiteRun({"t.py::t": "failed"}, exit_code=1, output_tail=full)) == ""
 
 
 # Passes after filling the directory it is given (the tmpfs /tmp of a sandbox) to the last byte.
@@ -237,7 +237,7 @@ def test_a_runner_that_found_no_test_file_runs_the_stage_s_own() -> None:
     """eslint/eslint (held out): its suite is handed to mocha by Makefile.js; mocha given no
     files looks in ./test, and every era stopped at "No test files found"."""
     said = 'Error: No test files found: "test"\n'
-    assert _too_big(SuiteRun(exit_code=1, output_tail=said)) == "found no test file by itself"
+    assert _not_whole(SuiteRun(exit_code=1, output_tail=said)) == "found no test file by itself"
     old = "Error: cannot resolve path (or pattern) 'test'\n"  # mocha 3's words
-    assert _too_big(SuiteRun(exit_code=1, output_tail=old)) == "found no test file by itself"
-    assert _too_big(SuiteRun({"t.js::t": "passed"}, exit_code=0, output_tail=said)) == ""
+    assert _not_whole(SuiteRun(exit_code=1, output_tail=old)) == "found no test file by itself"
+    assert _not_whole(SuiteRun({"t.js::t": "passed"}, exit_code=0, output_tail=said)) == ""

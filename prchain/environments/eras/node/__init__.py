@@ -190,8 +190,11 @@ def _release_missing(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -
     )
 
 
-def _swap(plan: Plan, old: str, new: str, note: str, variant: str) -> Plan | None:
-    commands = [c.replace(old, new) for c in plan.commands]
+def _swap(plan: Plan, old: str | re.Pattern[str], new: str, note: str, variant: str) -> Plan | None:
+    """The plan with `old` (a text, or a pattern) replaced in its commands, None if none has it."""
+    commands = [
+        c.replace(old, new) if isinstance(old, str) else old.sub(new, c) for c in plan.commands
+    ]
     if commands == plan.commands:
         return None
     return replace(plan, commands=commands, notes=[*plan.notes, note], variant=variant)
@@ -247,11 +250,8 @@ def _peer_conflict(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> 
     if "ERESOLVE" not in log or any("--legacy-peer-deps" in c for c in plan.commands):
         return None
     npm = re.compile(r"(?<![\w-])npm install(?! -g)")  # npm's own, not pnpm's
-    commands = [npm.sub("npm install --legacy-peer-deps", c) for c in plan.commands]
-    if commands == plan.commands:
-        return None
     note = "peer dependencies conflict: installed with --legacy-peer-deps, as npm 6 did"
-    return replace(plan, commands=commands, notes=[*plan.notes, note], variant="legacy-peers")
+    return _swap(plan, npm, "npm install --legacy-peer-deps", note, "legacy-peers")
 
 
 REVISIONS = (_release_missing, _undated, _lock_out_of_sync, _peer_conflict, _scripts_fail)
