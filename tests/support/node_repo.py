@@ -130,8 +130,6 @@ test('{name}', () => {{
 
 
 def make_built(path: Path) -> Path:
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
     start = {
         ".nvmrc": "20\n",
         ".gitignore": "node_modules/\nbuild/\n",
@@ -140,12 +138,19 @@ def make_built(path: Path) -> Path:
         "src/shout.js": SHOUT,
         "test/shout.test.js": BUILT_TEST.format(name="shout", want="AB"),
     }
-    commit_files(path, start, "Start shout", "2025-02-10T12:00:00Z")
     pr = {
         "src/shout.js": SHOUT + WHISPER,
         "test/whisper.test.js": BUILT_TEST.format(name="whisper", want="ab"),
     }
-    commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", "2025-02-15T12:00:00Z")
+    return _one_pr(path, start, pr, "2025-02")
+
+
+def _one_pr(path: Path, start: dict[str, str], pr: dict[str, str], month: str) -> Path:
+    """A history of `start` and one PR, #1, that adds `whisper` five days later."""
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    commit_files(path, start, "Start shout", f"{month}-10T12:00:00Z")
+    commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", f"{month}-15T12:00:00Z")
     return path
 
 
@@ -177,8 +182,6 @@ describe('{name}', () => {{
 
 
 def make_sampled(path: Path) -> Path:
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
     start = {
         ".nvmrc": "18\n",
         ".gitignore": "node_modules/\n",
@@ -188,10 +191,8 @@ def make_sampled(path: Path) -> Path:
         "tests/lib/shout.js": MOCHA_TEST.format(name="shout", want="AB"),
         "tests/performance/bundle.js": "(function (w) { w.bundle = {}; })(window);\n",
     }
-    commit_files(path, start, "Start shout", "2023-02-10T12:00:00Z")
     pr = {
         "lib/shout.js": SHOUT + WHISPER,
         "tests/lib/whisper.js": MOCHA_TEST.format(name="whisper", want="ab"),
     }
-    commit_files(path, pr, "Whisper too (#1)\n\nQuietly.", "2023-02-15T12:00:00Z")
-    return path
+    return _one_pr(path, start, pr, "2023-02")

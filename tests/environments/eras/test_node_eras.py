@@ -10,9 +10,10 @@ to the second era's image carries across, where the other runner runs it again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,14 +201,14 @@ def _forged_mocha_report_status(mimer: Mimer) -> str:
     return str(found["status"]) + " " + out.output
 
 
-def test_a_project_whose_tests_load_its_build_builds_in_each_stage(
-    tmp_path: Path, base_image: str, docker_client: Any
-) -> None:
-    """Its `pretest` builds build/ from src/, which the tests load: the stage's setup runs it, so
-    the era verifies and the PR's new test fails before its code and passes after (a stage whose
-    checkout was never built found no build/shout.js)."""
-    repo = f"node-built-test-{uuid.uuid4().hex[:8]}/shout"
-    clone = make_built(tmp_path / "shout")
+@contextlib.contextmanager
+def _one_stage(
+    tmp_path: Path, docker_client: Any, name: str, make: Callable[[Path], Path]
+) -> Iterator[tuple[str, list[str], str]]:
+    """A one-PR history made by `make`, mined, its single stage's era set up: (store URL, CLI
+    options, env setup's output). Its images are removed afterwards."""
+    repo = f"node-{name}-test-{uuid.uuid4().hex[:8]}/{name}"
+    clone = make(tmp_path / name)
     url = f"sqlite:///{tmp_path / 'prchain.db'}"
     common = ["--config", str(_config(tmp_path)), "--db", url]
     try:
@@ -216,16 +217,25 @@ def test_a_project_whose_tests_load_its_build_builds_in_each_stage(
             "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
         )
         assert built.exit_code == 0, built.output
-        setup = invoke("env", "setup", *common)
+        yield url, common, invoke("env", "setup", *common).output
+    finally:
+        remove_repo_images(docker_client, repo)
+
+
+def test_a_project_whose_tests_load_its_build_builds_in_each_stage(
+    tmp_path: Path, base_image: str, docker_client: Any
+) -> None:
+    """Its `pretest` builds build/ from src/, which the tests load: the stage's setup runs it, so
+    the era verifies and the PR's new test fails before its code and passes after (a stage whose
+    checkout was never built found no build/shout.js)."""
+    with _one_stage(tmp_path, docker_client, "shout", make_built) as (url, common, setup):
         recipe = recipes_by_pr(url)[1]
-        assert recipe.status == "verified", setup.output
+        assert recipe.status == "verified", setup
         assert "the project's build its tests load runs per stage: npm run pretest" in recipe.notes
         assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
         found = verdicts_by_pr(url)[1]
         assert found.fail_to_pass == ["test/whisper.test.js::whisper"], found.runs
         assert found.runs["exit_codes"] == [0, 1, 0], found.runs  # the base ran no test file
-    finally:
-        remove_repo_images(docker_client, repo)
 
 
 def test_a_sampled_file_that_does_not_load_is_left_out_of_the_sample(
@@ -234,19 +244,9 @@ def test_a_sampled_file_that_does_not_load_is_left_out_of_the_sample(
     """eslint/eslint (held out): mocha, given no files, finds none, so the era is verified on a
     sample of its test files; a sampled bundle that needs a browser stopped mocha before any test
     ran (2 of its 9 eras unverified). The sample runs again without it, and the recipe names it."""
-    repo = f"node-sampled-test-{uuid.uuid4().hex[:8]}/sampled"
-    clone = make_sampled(tmp_path / "sampled")
-    url = f"sqlite:///{tmp_path / 'prchain.db'}"
-    common = ["--config", str(_config(tmp_path)), "--db", url]
-    try:
-        assert invoke("mine", "--source", "git", "--name", repo, str(clone), *common).exit_code == 0
-        built = invoke(
-            "chains", "build", "--strategy", "single", "--min-len", "1", "--max-len", "1", *common
-        )
-        assert built.exit_code == 0, built.output
-        setup = invoke("env", "setup", *common)
+    with _one_stage(tmp_path, docker_client, "sampled", make_sampled) as (url, common, setup):
         recipe = recipes_by_pr(url)[1]
-        assert recipe.status == "verified", setup.output
+        assert recipe.status == "verified", setup
         assert recipe.notes[-1] == (
             "verified on the stage's 0 test files and 1 others of B_t (the whole suite found no "
             "test file by itself); sampled files left out, they did not load: "
@@ -254,8 +254,5 @@ def test_a_sampled_file_that_does_not_load_is_left_out_of_the_sample(
         ), recipe.notes
         assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
         found = verdicts_by_pr(url)[1]
-        assert found.fail_to_pass == ["tests/lib/whisper.js::whisper > changes the case"], (
-            found.runs
-        )
-    finally:
-        remove_repo_images(docker_client, repo)
+        wanted = ["tests/lib/whisper.js::whisper > changes the case"]
+        assert found.fail_to_pass == wanted, found.runs
