@@ -106,7 +106,7 @@ def test_root_errors_come_from_what_the_runners_print() -> None:
         (
             "node_modules/.bin/mocha -r ts-node/register",
             "node_modules/.bin/mocha --reporter /usr/local/lib/prchain-node/mocha_reporter.js "
-            "--reporter-options output=/tmp/r.json -r ts-node/register",
+            "-r ts-node/register",
         ),
         ("echo no runner", "echo no runner"),
     ],
@@ -114,7 +114,8 @@ def test_root_errors_come_from_what_the_runners_print() -> None:
 def test_the_report_options_follow_the_runner(command: str, expected: str) -> None:
     assert with_report(command, "/tmp/r.json") == expected
     if "jest" not in command:
-        assert JsReport().script(command, "/tmp/r.json") == f"rm -f /tmp/r.json; {expected}"
+        script = JsReport().script(command, "/tmp/r.json")
+        assert script == f"rm -f /tmp/r.json; export PRCHAIN_NODE_REPORT=/tmp/r.json; {expected}"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node on the host")

@@ -39,7 +39,13 @@ from tests.support.era_runs import (
     verdicts_by_pr,
     write_config,
 )
-from tests.support.node_repo import HEADER, make_built, make_mimer, make_sampled
+from tests.support.node_repo import (
+    HEADER,
+    make_built,
+    make_mimer,
+    make_old_mocha,
+    make_sampled,
+)
 from tests.support.planted import patch_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -159,22 +165,20 @@ def _write_kinds(env: DockerEnvironment) -> None:
 
 
 # Issue 77, a forged mocha report: mocha's reporter writes its report in the tested process at the
-# run's end, to the path the command line gives it (`--reporter-options output=…`, readable in
-# /proc). Stage 1's `label` writes a report of its hidden test passing there and ends the process
+# run's end, to the path its environment gives it (PRCHAIN_NODE_REPORT, the tested process's
+# too). Stage 1's `label` writes a report of its hidden test passing there and ends the process
 # before its assertion fails; on the code before (no canary for mocha) the stage resolved.
 FORGED_LABEL = """const fs = require('fs');
 const path = require('path');
 
 exports.label = () => {
-  const words = [process.pid, process.ppid].flatMap((pid) =>
-    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\\0'));
-  const output = words.map((w) => /^output=(.+)$/.exec(w)).find(Boolean);
+  const output = process.env.PRCHAIN_NODE_REPORT;
   const passed = { ancestorTitles: ['label'], title: 'names the type', status: 'passed',
     failureMessages: [] };
   const file = path.join(__dirname, '..', 'test', 'label.test.js');
   const report = { testResults: [{ name: file, status: 'passed', message: '',
     assertionResults: [passed] }] };
-  if (output) fs.writeFileSync(output[1], JSON.stringify(report));
+  if (output) fs.writeFileSync(output, JSON.stringify(report));
   process.exit(0);
 };
 """
@@ -256,3 +260,17 @@ def test_a_sampled_file_that_does_not_load_is_left_out_of_the_sample(
         found = verdicts_by_pr(url)[1]
         wanted = ["tests/lib/whisper.js::whisper > changes the case"]
         assert found.fail_to_pass == wanted, found.runs
+
+
+def test_a_mocha_of_2014_writes_its_report(
+    tmp_path: Path, base_image: str, docker_client: Any
+) -> None:
+    """mocha before 2.2 takes no `--reporter-options` (eslint/eslint's eras of 2013-2014, held
+    out: "error: unknown option `--reporter-options'", no test ran): the report's path comes in
+    the environment, and the era's tests and the PR's run."""
+    with _one_stage(tmp_path, docker_client, "old", make_old_mocha) as (url, common, setup):
+        recipe = recipes_by_pr(url)[1]
+        assert recipe.status == "verified", setup
+        assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
+        found = verdicts_by_pr(url)[1]
+        assert found.fail_to_pass == ["test/whisper.js::whisper > changes the case"], found.runs

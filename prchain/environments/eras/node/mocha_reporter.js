@@ -1,7 +1,8 @@
 'use strict';
 // prchain's mocha reporter: one line per failure on the console, and at the end a jest-style JSON
-// report (testResults → assertionResults) at `--reporter-options output=<path>`, for any mocha
-// version (the built-in json reporter prints to stdout, mixed with what the tests print).
+// report (testResults → assertionResults) at $PRCHAIN_NODE_REPORT (or `--reporter-options
+// output=<path>`, which mocha before 2.2 does not take), for any mocha version (the built-in json
+// reporter prints to stdout, mixed with what the tests print).
 const fs = require('fs');
 
 function titles(runnable) {

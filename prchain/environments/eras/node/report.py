@@ -38,14 +38,20 @@ TEST_FILE = re.compile(
 )
 
 
+# Where prchain's mocha reporter writes its report: an environment variable, not mocha's
+# `--reporter-options output=…`, which mocha before 2.2 (2015) refuses as an unknown option
+# (eslint's eras of 2013-2014).
+REPORT_VARIABLE = "PRCHAIN_NODE_REPORT"
+
+
 def report_flags(runner: str, report_path: str) -> str:
     """The options that make `runner` write its report to `report_path` (the console output
     stays: verification reads its root error from it)."""
     path = shlex.quote(report_path)
     if runner == "vitest":
         return f"--reporter=default --reporter=json --outputFile={path}"
-    if runner == "mocha":
-        return f"--reporter {MOCHA_REPORTER} --reporter-options output={path}"
+    if runner == "mocha":  # the path comes in REPORT_VARIABLE (JsReport.script)
+        return f"--reporter {MOCHA_REPORTER}"
     return (  # node --test
         "--test-reporter=spec --test-reporter-destination=stdout "
         f"--test-reporter={NODE_REPORTER} --test-reporter-destination={path}"
@@ -182,10 +188,11 @@ class JsReport:
         """An image of a toolchain layer older than the jest launcher gets the options on jest's
         command line instead."""
         run, report = with_report(command, report_path), shlex.quote(report_path)
+        start = f"rm -f {report}; export {REPORT_VARIABLE}={report}"
         if JEST_LAUNCHER not in run:
-            return f"rm -f {report}; {run}"
+            return f"{start}; {run}"
         flags = command.replace("jest", f"jest --json --outputFile={report}", 1)
-        return f"rm -f {report}; if [ -f {JEST_LAUNCHER} ]; then {run}; else {flags}; fi"
+        return f"{start}; if [ -f {JEST_LAUNCHER} ]; then {run}; else {flags}; fi"
 
     def parse(self, report: str | None, output: str) -> dict[str, str]:
         """The report, else the test lines of the console (vitest before 0.10 wrote a flat list
