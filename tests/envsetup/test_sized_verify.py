@@ -241,3 +241,6 @@ def test_a_runner_that_found_no_test_file_runs_the_stage_s_own() -> None:
     old = "Error: cannot resolve path (or pattern) 'test'\n"  # mocha 3's words
     assert _not_whole(SuiteRun(exit_code=1, output_tail=old)) == "found no test file by itself"
     assert _not_whole(SuiteRun({"t.js::t": "passed"}, exit_code=0, output_tail=said)) == ""
+    oldest = "\n\n  0 passing (2ms)\n\n"  # mocha 1.21 (eslint's eras of 2013-2014), exit 0
+    assert _not_whole(SuiteRun(exit_code=0, output_tail=oldest)) == "found no test file by itself"
+    assert _not_whole(SuiteRun(exit_code=0, output_tail="  10 passing (2ms)\n")) == ""

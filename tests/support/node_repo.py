@@ -198,14 +198,15 @@ def make_sampled(path: Path) -> Path:
     return _one_pr(path, start, pr, "2023-02")
 
 
-# mocha 1.x (before 2.2, 2015) refuses `--reporter-options` as an unknown option: eslint's eras of
-# 2013-2014 ran none of their tests. No Node declared: the era's is the oldest the rooms give.
+# mocha 1.x (before 2.2, 2015) refuses `--reporter-options` as an unknown option, and, given no
+# files, finds none in ./test and says only "0 passing": eslint's eras of 2013-2014 (tests under
+# tests/lib/) ran none of their tests. No Node declared: the era's is the oldest the rooms give.
 OLD_MOCHA_PACKAGE = {
     "name": "shout",
     "version": "0.1.0",
     "private": True,
-    "scripts": {"test": "mocha"},
-    "devDependencies": {"mocha": "~1.21.0"},
+    "scripts": {"test": "node Makefile.js test"},
+    "devDependencies": {"mocha": "~1.13.0"},  # eslint's of 2014
 }
 
 
@@ -213,13 +214,12 @@ def make_old_mocha(path: Path) -> Path:
     start = {
         ".gitignore": "node_modules/\n",
         "package.json": json.dumps(OLD_MOCHA_PACKAGE, indent=2) + "\n",
+        "Makefile.js": MAKEFILE,
         "lib/shout.js": SHOUT,
-        "test/shout.js": MOCHA_TEST.replace("../../lib", "../lib").format(name="shout", want="AB"),
+        "tests/lib/shout.js": MOCHA_TEST.format(name="shout", want="AB"),
     }
     pr = {
         "lib/shout.js": SHOUT + WHISPER,
-        "test/whisper.js": MOCHA_TEST.replace("../../lib", "../lib").format(
-            name="whisper", want="ab"
-        ),
+        "tests/lib/whisper.js": MOCHA_TEST.format(name="whisper", want="ab"),
     }
     return _one_pr(path, start, pr, "2014-09")

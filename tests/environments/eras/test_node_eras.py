@@ -267,10 +267,13 @@ def test_a_mocha_of_2014_writes_its_report(
 ) -> None:
     """mocha before 2.2 takes no `--reporter-options` (eslint/eslint's eras of 2013-2014, held
     out: "error: unknown option `--reporter-options'", no test ran): the report's path comes in
-    the environment, and the era's tests and the PR's run."""
+    the environment. Given no files it found none and said "0 passing": the era is verified on
+    a sample, as a later mocha's "No test files found" is."""
     with _one_stage(tmp_path, docker_client, "old", make_old_mocha) as (url, common, setup):
         recipe = recipes_by_pr(url)[1]
         assert recipe.status == "verified", setup
+        assert recipe.notes[-1].startswith("verified on the stage's 0 test files and 1 others")
         assert invoke("tests", "verify", "--gold-runs", "1", *common).exit_code == 0
         found = verdicts_by_pr(url)[1]
-        assert found.fail_to_pass == ["test/whisper.js::whisper > changes the case"], found.runs
+        wanted = ["tests/lib/whisper.js::whisper > changes the case"]
+        assert found.fail_to_pass == wanted, found.runs

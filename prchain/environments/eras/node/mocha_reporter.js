@@ -22,13 +22,52 @@ function writeAll(path, text) {
   fs.closeSync(fd);
 }
 
+// The test file of a test: its own, else its nearest suite's that has one.
+function fileOf(runnable) {
+  for (let node = runnable; node; node = node.parent) if (node.file) return node.file;
+  return '';
+}
+
+// mocha before 3 keeps no file on its suites and tests (eslint's mocha 1.13 of 2014: every id
+// lacked its file). Such a mocha loads its files after it required this reporter, announcing each
+// on the root suite ('pre-require', 'post-require'): what a file added to the root suite gets its
+// path then. The mocha is the one whose command runs (`require.main`, its bin/_mocha).
+function markFiles() {
+  let Mocha;
+  try {
+    Mocha = require.main && require.main.require('../');
+  } catch (error) {
+    return;
+  }
+  const proto = Mocha && Mocha.prototype;
+  if (!proto || typeof proto.loadFiles !== 'function' || proto.prchainFiles) return;
+  const load = proto.loadFiles;
+  proto.prchainFiles = true;
+  proto.loadFiles = function () {
+    const root = this.suite;
+    let suites = 0;
+    let tests = 0;
+    root.on('pre-require', () => {
+      suites = root.suites.length;
+      tests = root.tests.length;
+    });
+    root.on('post-require', (context, file) => {
+      for (const added of root.suites.slice(suites).concat(root.tests.slice(tests))) {
+        if (!added.file) added.file = file;
+      }
+    });
+    return load.apply(this, arguments);
+  };
+}
+markFiles();
+
 function PrchainReporter(runner, options) {
   const reporterOptions = (options && (options.reporterOptions || options.reporterOption)) || {};
   const output = reporterOptions.output || process.env.PRCHAIN_NODE_REPORT;
   const files = new Map();
   const counts = { passed: 0, failed: 0, pending: 0 };
   const add = (runnable, status, error) => {
-    const file = runnable.file || (runnable.parent && runnable.parent.file) || '';
+    const file = fileOf(runnable);
     if (!files.has(file)) files.set(file, []);
     const path = titles(runnable);
     files.get(file).push({
