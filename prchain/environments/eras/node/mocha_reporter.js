@@ -31,11 +31,14 @@ function fileOf(runnable) {
 // mocha before 3 keeps no file on its suites and tests (eslint's mocha 1.13 of 2014: every id
 // lacked its file). Such a mocha loads its files after it required this reporter, announcing each
 // on the root suite ('pre-require', 'post-require'): what a file added to the root suite gets its
-// path then. The mocha is the one whose command runs (`require.main`, its bin/_mocha).
+// path then. The mocha is the one whose command runs (`require.main`, its bin/_mocha); a program
+// that runs mocha itself is left alone (its '../' could be the project's own module).
 function markFiles() {
+  const main = require.main && require.main.filename;
+  if (!main || !/[\\/]mocha[\\/]bin[\\/][^\\/]+$/.test(main)) return;
   let Mocha;
   try {
-    Mocha = require.main && require.main.require('../');
+    Mocha = require.main.require('../');
   } catch (error) {
     return;
   }
