@@ -38,6 +38,22 @@ TEST_FILE = re.compile(
 )
 
 
+# mocha gives each test and hook 2 s unless the project says otherwise: a test file run alone,
+# its first hook loading the project cold (hexojs/hexo's `hexo.init()` under ts-node: 5 s at load
+# 4), timed out in every run of verification, where the whole suite had warmed it. A project that
+# names no time of its own (in its command, a `.mocharc.*`, test/mocha.opts or package.json's
+# `mocha` key) gets MOCHA_TIMEOUT_MS, in verification and every clean room alike.
+MOCHA_TIMEOUT_MS = 30_000
+MOCHA_TIME = "prchain_mocha_time"
+_OWN_TIME = re.compile(r"(^|\s)(-t|--timeout|--no-timeouts?)(\s|=|$)")
+_MOCHA_TIME = (
+    f"{MOCHA_TIME}='--timeout {MOCHA_TIMEOUT_MS}'; "
+    "if grep -qsE '(^|[[:space:]\"])(timeout|-t|--timeout|--no-timeouts?)([[:space:]\"=:]|$)' "
+    '.mocharc.* test/mocha.opts || node -e "process.exit(Object.keys('
+    "require('./package.json').mocha || {}).includes('timeout') ? 0 : 1)\" 2>/dev/null; "
+    f"then {MOCHA_TIME}=; fi"
+)
+
 # Where prchain's mocha reporter writes its report: an environment variable, not mocha's
 # `--reporter-options output=…`, which mocha before 2.2 (2015) refuses as an unknown option
 # (eslint's eras of 2013-2014).
@@ -50,8 +66,8 @@ def report_flags(runner: str, report_path: str) -> str:
     path = shlex.quote(report_path)
     if runner == "vitest":
         return f"--reporter=default --reporter=json --outputFile={path}"
-    if runner == "mocha":  # the path comes in REPORT_VARIABLE (JsReport.script)
-        return f"--reporter {MOCHA_REPORTER}"
+    if runner == "mocha":  # the path comes in REPORT_VARIABLE, the time in $MOCHA_TIME (script)
+        return f"--reporter {MOCHA_REPORTER} ${MOCHA_TIME}"
     return (  # node --test
         "--test-reporter=spec --test-reporter-destination=stdout "
         f"--test-reporter={NODE_REPORTER} --test-reporter-destination={path}"
@@ -189,6 +205,8 @@ class JsReport:
         command line instead."""
         run, report = with_report(command, report_path), shlex.quote(report_path)
         start = f"rm -f {report}; export {REPORT_VARIABLE}={report}"
+        if MOCHA_REPORTER in run:
+            start += "; " + (f"{MOCHA_TIME}=" if _OWN_TIME.search(command) else _MOCHA_TIME)
         if JEST_LAUNCHER not in run:
             return f"{start}; {run}"
         flags = command.replace("jest", f"jest --json --outputFile={report}", 1)
