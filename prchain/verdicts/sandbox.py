@@ -103,6 +103,34 @@ def collected_test_files(test_patch: str, report: TestReport | None = None) -> l
     return (report or Pytest()).targets([p for p in kept if p])
 
 
+# How far above a changed data file its test modules are looked for, and how many at most.
+DATA_LEVELS = 2
+DATA_MODULES = 10
+
+
+def data_test_files(
+    test_patch: str, tracked: list[str], report: TestReport | None = None
+) -> list[str]:
+    """The test modules that read what a test patch changes when it changes no test module
+    itself: its data beside them (svg/svgo's `test/plugins/_index.js` runs every
+    `test/plugins/*.svg` fixture; its PRs of 2014 add a fixture and no test code). For each changed
+    file, the test modules `tracked` (the stage base's files) holds in its directory, else in the
+    one above it; [] when more than DATA_MODULES would run (then no narrow scope is known)."""
+    reader = report or Pytest()
+    changed = [section_path(s) for s in file_sections(test_patch)]
+    found: list[str] = []
+    for path in filter(None, changed):
+        parts = path.split("/")[:-1]
+        for up in range(min(DATA_LEVELS, len(parts))):
+            here = "/".join(parts[: len(parts) - up]) + "/"
+            beside = [t for t in tracked if t.startswith(here) and "/" not in t[len(here) :]]
+            modules = reader.targets(beside)
+            if modules:
+                found += [m for m in modules if m not in found]
+                break
+    return found if len(found) <= DATA_MODULES else []
+
+
 def fill_command(template: str, files: list[str]) -> str:
     """The test command with `{files}` replaced by the shell-quoted test files."""
     return template.replace(FILES_PLACEHOLDER, " ".join(shlex.quote(f) for f in files))

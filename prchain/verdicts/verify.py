@@ -32,7 +32,7 @@ from prchain.chains.reading.imports_foreign import go_modules
 from prchain.core import git
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.reports import is_passing, judged_only
+from prchain.environments.eras.reports import TestReport, is_passing, judged_only
 from prchain.environments.eras.rust import qualify
 from prchain.environments.eras.rust.features import needed, with_features
 from prchain.environments.images import recipe_hash
@@ -49,6 +49,7 @@ from prchain.verdicts.sandbox import (
     apply_patch,
     collected_test_files,
     crossing_part,
+    data_test_files,
     fill_command,
     patch_paths,
     run_suite,
@@ -140,6 +141,15 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         *([sorted(tests.excluded)] if tests.excluded else []),
         # a Rust room's hidden tests are rewritten as the clean room seals them (qualify.py)
         *([f"qualified-{qualify.VERSION}"] if qualify.applies(tests.ecosystem) else []),
+        # a test patch of data alone is run through the test modules beside it (stage_test_files)
+        *(["data-beside"] if _data_only(job, tests) else []),
+    )
+
+
+def _data_only(job: StageJob, tests: RepoTests) -> bool:
+    reader = report_for(tests.ecosystem)
+    return bool(job.gold_test_patch.strip()) and not collected_test_files(
+        job.gold_test_patch, reader
     )
 
 
@@ -163,12 +173,22 @@ def base_command(env: Environment, template: str, files: list[str]) -> str | Non
     return fill_command(template, kept) if any(f in held for f in paths) else None
 
 
+def stage_test_files(job: StageJob, reader: TestReport) -> list[str]:
+    """The test files the stage's hidden tests are in: those its test patch leaves in place, else
+    the test modules beside the data it changes (`data_test_files`, from the stage base)."""
+    files = collected_test_files(job.gold_test_patch, reader)
+    if files or not job.gold_test_patch.strip() or not job.base_sha or not job.clone_path:
+        return files
+    tracked = git.output(job.clone_path, "ls-tree", "-r", "--name-only", job.base_sha)
+    return data_test_files(job.gold_test_patch, tracked.splitlines(), reader)
+
+
 def verify_stage(
     env: Environment, job: StageJob, tests: RepoTests, config: VerdictsConfig
 ) -> Verified:
     """Run the three kinds of runs on the stage's start in `env` and classify the outcomes."""
     started = time.monotonic()
-    files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
+    files = stage_test_files(job, report_for(tests.ecosystem))
     command = fill_command(tests.test, files)
     done = Verified(unusable(""), command, files)
     reason = _precheck(job, tests, files)
@@ -465,7 +485,7 @@ def verify_one(
     if same is not None and not redo:
         store(engine, {"chain_stage_id": job.stage_id, "recipe": recipe, **same})
         return _report(job, "reused", same)
-    files = collected_test_files(job.gold_test_patch, report_for(tests.ecosystem))
+    files = stage_test_files(job, report_for(tests.ecosystem))
     root = _go_module(job) if tests.excluded and tests.ecosystem == "go" else ""
     left_out = in_excluded(files, tests.excluded, root)
     try:

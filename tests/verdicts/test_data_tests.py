@@ -1,0 +1,67 @@
+"""A test patch of data alone (a fixture, no test code) is run through the test modules beside it.
+
+svg/svgo (held out): its tests of 2014 are `test/plugins/_index.js`, which runs every
+`test/plugins/*.svg` fixture; a PR adds one fixture and no test code, and verification found no
+test module to run ("the gold test patch changes no test module the command could run"), so both
+stages of its one chain were unusable. Here on real git repositories made in tmp dirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prchain.dev.repos import git
+from prchain.environments.eras.node.report import JsReport
+from prchain.environments.eras.python.report import Pytest
+from prchain.verdicts.sandbox import DATA_MODULES, data_test_files
+from prchain.verdicts.verify import StageJob, stage_test_files
+from tests.support.eras_repo import commit_files
+
+
+def _job(clone: Path) -> StageJob:
+    base = git(clone, "rev-parse", "HEAD~1")
+    patch = git(clone, "diff", "HEAD~1", "HEAD", "--", "test", "tests") + "\n"
+    return StageJob(1, 1, 1, 1, "o/n", str(clone), base, "", patch)
+
+
+def _history(path: Path, start: dict[str, str], pr: dict[str, str]) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    commit_files(path, start, "Start", "2014-01-01T12:00:00Z")
+    commit_files(path, pr, "A fixture (#2)", "2014-01-08T12:00:00Z")
+    return path
+
+
+def test_a_fixture_alone_runs_the_test_module_that_reads_it(tmp_path: Path) -> None:
+    start = {
+        "lib/clean.js": "module.exports = (s) => s;\n",
+        "test/plugins/_index.js": "require('fs').readdirSync(__dirname);\n",
+        "test/plugins/clean.01.svg": "<svg/>\n",
+        "test/config/_index.js": "// another directory's tests\n",
+    }
+    pr = {
+        "lib/clean.js": "module.exports = (s) => s.trim();\n",
+        "test/plugins/clean.02.svg": " <svg/>\n",
+    }
+    job = _job(_history(tmp_path / "svgo", start, pr))
+    assert stage_test_files(job, JsReport()) == ["test/plugins/_index.js"]
+
+
+def test_a_data_directory_without_modules_looks_one_level_up(tmp_path: Path) -> None:
+    start = {
+        "pkg/__init__.py": "",
+        "tests/test_load.py": "def test_load():\n    pass\n",
+        "tests/data/one.json": "{}\n",
+    }
+    job = _job(_history(tmp_path / "py", start, {"tests/data/two.json": "[]\n"}))
+    assert stage_test_files(job, Pytest()) == ["tests/test_load.py"]
+    # a test patch with a test module keeps its own scope
+    both = {"tests/data/three.json": "1\n", "tests/test_new.py": "def test_new():\n    pass\n"}
+    commit_files(Path(job.clone_path), both, "More (#3)", "2014-02-01T12:00:00Z")
+    assert stage_test_files(_job(Path(job.clone_path)), Pytest()) == ["tests/test_new.py"]
+
+
+def test_no_narrow_scope_when_too_many_modules_would_run() -> None:
+    tracked = [f"tests/test_{i}.py" for i in range(DATA_MODULES + 1)]
+    patch = "diff --git a/tests/x.json b/tests/x.json\n--- a/tests/x.json\n+++ b/tests/x.json\n@@ -1 +1 @@\n-1\n+2\n"
+    assert data_test_files(patch, tracked, Pytest()) == []
+    assert data_test_files(patch, tracked[:3], Pytest()) == tracked[:3]
