@@ -55,6 +55,12 @@ def test_a_run_without_a_report_names_the_test_file_that_did_not_load() -> None:
         "    at Module._compile (node:internal/modules/cjs/loader:1521:14)\n"
     )
     assert load_error(thrown) == {"docs/sample-data/test-file.js": "error"}
+    module = (  # an ES module's frame is a URL (terser's test/compress/*.js under mocha 10)
+        "ReferenceError: options is not defined\n"
+        "    at file:///work/repo/test/compress/annotations.js:2:13\n"
+        "    at ModuleJob.run (node:internal/modules/esm/module_job:195:25)\n"
+    )
+    assert load_error(module) == {"test/compress/annotations.js": "error"}
     inside = thrown.replace("Object.<anonymous>", "exports.loadFiles").replace(
         "/work/repo/docs/sample-data/test-file.js", "/opt/prchain-node/deps/mocha/lib/x.js"
     )

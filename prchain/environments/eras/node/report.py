@@ -150,7 +150,7 @@ def console_outcomes(output: str) -> dict[str, str]:
 # eslint 2024's docs/…/sample-data/test-file.js, `ReferenceError: x is not defined`).
 _REQUIRED_BY = re.compile(r"^- (\S+)$")
 _AT_LINE = re.compile(r"^(\S+):\d+$")
-_FRAME = re.compile(r"^at (?:.* \()?(/\S+?):\d+:\d+\)?$")
+_FRAME = re.compile(r"^at (?:.* \()?(?:file://)?(/\S+?):\d+:\d+\)?$")  # ESM: file:///…
 _MOCHA_CRASH = "Exception during run: "
 
 
