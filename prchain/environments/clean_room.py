@@ -27,7 +27,7 @@ from prchain.environments import carry
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
 from prchain.environments.eras.python import seal
-from prchain.environments.eras.reports import OneTest
+from prchain.environments.eras.reports import OneTest, each_arguments
 from prchain.environments.eras.rust import qualify, witness
 from prchain.environments.protocol import ExecResult
 from prchain.environments.run import GRACE, INTERNAL_LIMIT, run_command
@@ -385,19 +385,10 @@ class DockerCleanRoom:
         """Each test of `runs` on its own, judged by its exit status and root's witness of it
         (RUN_EACH): test id → passed or failed (absent when its executable does not list it); and the tail of what
         the tests printed."""
+        args, kind = each_arguments(runs)
         script, witnessed = RUN_EACH, [witness.source()]  # libtest's: root's strace witnesses it
-        args = [part for run in runs for part in (run.directory, run.exe, run.name, run.package)]
-        checks = [run.check for run in runs if run.check is not None]
-        if runs and len(checks) == len(runs):  # another harness than libtest's
+        if kind == "cases":  # another harness than libtest's
             script, witnessed = RUN_CASES, []
-            args = [
-                part
-                for run, c in zip(runs, checks, strict=True)
-                for part in (
-                    run.directory, c.listed, c.run, c.ok, c.summary, c.failed,
-                    c.canary, c.canary_shows, c.canary_never,
-                )
-            ]  # fmt: skip
         raw = self.client.exec(
             self.container,
             ["bash", "-c", script, "prchain", str(int(timeout)), *witnessed, *args],

@@ -195,28 +195,11 @@ def each_args(room: dict[str, Any], listing: str) -> tuple[list[str], list[str],
     fields a test (libtest's, witnessed by root's tracer) unless every test has its harness's
     check, then RUN_CASES's nine (root's canary with them); the required tests read from the
     suite's run instead (RunsEach.apart); which script."""
+    from prchain.environments.eras.reports import each_arguments
+
     found = reader(room)
-    runs = found.each(listing, required(room))
-    apart = found.apart(listing, required(room))
-    if not runs or any(run.check is None for run in runs):
-        args = [part for run in runs for part in (run.directory, run.exe, run.name, run.package)]
-        return args, apart, "libtest"
-    args = [
-        part
-        for run in runs
-        for part in (
-            run.directory,
-            run.check.listed,
-            run.check.run,
-            run.check.ok,
-            run.check.summary,
-            run.check.failed,
-            run.check.canary,
-            run.check.canary_shows,
-            run.check.canary_never,
-        )
-    ]
-    return args, apart, "cases"
+    args, kind = each_arguments(found.each(listing, required(room)))
+    return args, found.apart(listing, required(room)), kind
 
 
 def each_outcomes(room: dict[str, Any], listing: str, printed: str) -> dict[str, str]:

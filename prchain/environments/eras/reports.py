@@ -165,6 +165,28 @@ class OneTest:
     package: str = ""
 
 
+def each_arguments(runs: list[OneTest]) -> tuple[list[str], str]:
+    """The root script's arguments for `runs` and which script takes them: RUN_CASES's nine
+    fields a test ("cases") when every test has its harness's check, else RUN_EACH's four
+    ("libtest": libtest's, witnessed by root's tracer). One rule for the clean room
+    (`clean_room.run_each`) and Harbor's verifier (`verdicts/harbor_each.py`, on the stage
+    image's python3, 3.9 and newer)."""
+    checked = [(run, run.check) for run in runs if run.check is not None]
+    if not runs or len(checked) < len(runs):
+        return [
+            p for run in runs for p in (run.directory, run.exe, run.name, run.package)
+        ], "libtest"
+    args = [
+        part
+        for run, c in checked
+        for part in (
+            run.directory, c.listed, c.run, c.ok, c.summary, c.failed,
+            c.canary, c.canary_shows, c.canary_never,
+        )
+    ]  # fmt: skip
+    return args, "cases"
+
+
 @runtime_checkable
 class RunsEach(Protocol):
     """A reader whose runner reports only on the console the tested code shares (libtest on stable
