@@ -184,11 +184,17 @@ def stage_test_files(job: StageJob, reader: TestReport) -> list[str]:
 
 
 def verify_stage(
-    env: Environment, job: StageJob, tests: RepoTests, config: VerdictsConfig
+    env: Environment,
+    job: StageJob,
+    tests: RepoTests,
+    config: VerdictsConfig,
+    files: list[str] | None = None,
 ) -> Verified:
-    """Run the three kinds of runs on the stage's start in `env` and classify the outcomes."""
+    """Run the three kinds of runs on the stage's start in `env` and classify the outcomes.
+    `files`: the stage's test files, when the caller found them already (`stage_test_files`)."""
     started = time.monotonic()
-    files = stage_test_files(job, report_for(tests.ecosystem))
+    if files is None:
+        files = stage_test_files(job, report_for(tests.ecosystem))
     command = fill_command(tests.test, files)
     done = Verified(unusable(""), command, files)
     reason = _precheck(job, tests, files)
@@ -493,7 +499,7 @@ def verify_one(
             done = Verified(unusable(left_out), fill_command(tests.test, files), files)
         else:
             with open_env(job) as env:
-                done = verify_stage(env, job, tests, config)
+                done = verify_stage(env, job, tests, config, files)
     except PrchainError as exc:
         return StageReport(job, "error", f"{type(exc).__name__}: {exc}")
     row = _row(job, recipe, done)
