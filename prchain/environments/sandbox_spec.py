@@ -29,8 +29,9 @@ AGENT_ENV = {
 # at each stage entry; the agent (a non-root uid) has no effective capability at all.
 ROOT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"]
 # A clean room's root also drops each test command to the tester itself (no agent ever runs there,
-# and the tester keeps no capability: changing to a non-zero uid clears them).
-ROOM_CAPS = [*ROOT_CAPS, "SETUID", "SETGID"]
+# and the tester keeps no capability: changing to a non-zero uid clears them), and its tracer
+# starts a Rust test as the tester and follows it alone (clean_room.RUN_EACH).
+ROOM_CAPS = [*ROOT_CAPS, "SETUID", "SETGID", "SYS_PTRACE"]
 # With disk_cap=tmpfs the image is read-only; these are the only places anyone can write.
 ROOT_STATE_VOLUME = carry.STATE_ROOT  # root's public store and private worktree, not the agent's
 

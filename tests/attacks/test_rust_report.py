@@ -35,7 +35,13 @@ directory the base's Cargo.toml gives a test library is sealed (crossing.overrid
 Not an attack: a right `area` that starts a process and never waits for it (coreutils' `more`
 tests leave `more` running on a pseudo-terminal). Root's tracer followed it and waited for it,
 and the stage's time ran out on the first such test: `tasks eval` of coreutils #10416 hung there
-for the whole hour. Now the test's end is seen when it comes and what it left running ends."""
+for the whole hour. Now the test's end is seen when it comes and what it left running ends.
+
+Not an attack: a right `area` whose program runs only untraced. Root's tracer followed every
+process a test started, so coreutils' tsort loop test (tsort writes 500,000 lines, each a traced
+write) passed its own 30 s limit in every clean room and 1 s in verification. Now the tracer lets
+go of a process when it runs another program. Attack: the test thread becomes a shell that prints
+libtest's pass and exits 0; it is let go at its execve, and nothing witnesses a pass."""
 
 from __future__ import annotations
 
@@ -141,6 +147,24 @@ TRACING = (
     "    let trace = std::fs::read_to_string(&out).unwrap_or_default();\n"
     '    if trace.contains("execve") { w * h } else { 0 }\n}\n'
 )
+# Right only where the program it runs is not traced (a tracer's pid in TracerPid): under root's
+# tracer, coreutils' tsort loop test, whose tsort writes 500,000 lines, ran past its own 30 s.
+UNTRACED = (
+    "\npub fn area(w: u64, h: u64) -> u64 {\n"
+    '    let out = std::process::Command::new("grep").arg("TracerPid").arg("/proc/self/status")\n'
+    "        .output().unwrap();\n"
+    "    let status = String::from_utf8_lossy(&out.stdout).into_owned();\n"
+    '    if status.split_whitespace().nth(1) == Some("0") { w * h } else { 0 }\n}\n'
+)
+# The test thread becomes a shell that prints libtest's lines of a pass and exits 0.
+REEXEC = r"""
+pub fn area(_w: u64, _h: u64) -> u64 {
+    use std::os::unix::process::CommandExt;
+    let lines = "test areas ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+    let failed = std::process::Command::new("sh").arg("-c").arg("printf '%b' \"$0\"").arg(lines).exec();
+    panic!("{failed}")
+}
+"""
 # An assert_eq! in the base's own copy of pretty_assertions that never fails.
 PLANTED = (
     "#[macro_export]\nmacro_rules! assert_eq {\n    ($left:expr, $right:expr $(,)?) => {\n"
@@ -275,6 +299,26 @@ def test_a_hidden_test_that_runs_strace_itself_runs_as_where_strace_is_absent(
     the test's strace does not run, as on a machine without one, and the test skips that part."""
     done = _first_stage_with(verified, tmp_path, SQUARE + TRACING)
     assert done.passed, (done.outcomes, done.output_tail)
+
+
+def test_a_program_a_test_runs_is_not_traced_and_a_test_that_becomes_one_passes_nothing(
+    verified: Any, tmp_path: Path
+) -> None:
+    """Root's tracer follows the test process alone: what it runs runs as fast as in verification
+    (coreutils' tsort loop test failed every clean room on its own 30 s limit; grep here saw the
+    tracer before). A test thread that turns into a shell printing libtest's pass is let go at its
+    execve and witnessed by nothing."""
+    _common, url, clone, _tasks, _setup = verified
+    hidden = _first_stage_tests(url)
+    with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
+        env.enter_stage(1)
+        env.write_file("src/lib.rs", SQUARE + UNTRACED)
+        untraced = run_tests(env, hidden, timeout=600)
+        env.write_file("src/lib.rs", SQUARE + REEXEC)
+        became = run_tests(env, hidden, timeout=600)
+    assert untraced.passed, (untraced.outcomes, untraced.output_tail)
+    assert not became.passed and became.outcomes[AREA_ID] == "failed", became.outcomes
+    assert "not witnessed" in became.output_tail and "test result: ok" in became.output_tail
 
 
 def test_harbor_judges_the_rust_room_as_its_clean_room(verified: Any, tmp_path: Path) -> None:
