@@ -151,7 +151,8 @@ exit 0
 # an `exit(0)` inside the test or from a panic hook comes from the test's own thread, a
 # re-execution runs another program, a signal handler set by the tested code shows as such.
 # An image without strace witnesses no pass. What the tested code writes goes to a file of
-# root's and comes back only after EACH_LOG, so no line of its own can pose as a status. Every
+# root's and comes back only after EACH_LOG, so no line of its own can pose as a status; that
+# tail ends with what the tests that did not pass printed, as RUN_CASES's does. Every
 # tester process ends after each test. The tracer runs as the test's grandchild (`strace -D`), so
 # the test's end is seen when it comes; the trace is read once its writer has closed it, at once
 # when every traced process ended. A process the test started and never waited for (coreutils'
@@ -191,8 +192,8 @@ if [ -n "$1" ]; then
     *) export CARGO_PKG_VERSION_PRE= ;; esac
 fi
 shift; exec "$@"'
-log="$R/each.log" one="$R/each.one" trace="$R/each.trace" closed="$R/each.closed"
-( umask 077; : > "$log"; : > "$one"; : > "$trace"; rm -f "$closed"; mkfifo "$closed" )
+log="$R/each.log" bad="$R/each.bad" one="$R/each.one" trace="$R/each.trace" closed="$R/each.closed"
+( umask 077; : > "$log"; : > "$bad"; : > "$one"; : > "$trace"; rm -f "$closed"; mkfifo "$closed" )
 exec {{traced}}<> "$closed"  # read and write: opening it never waits for the other end
 tracer=$(command -v strace) direct=""
 capabilities=$(awk '/^CapEff:/ {{print $2}}' /proc/self/status)
@@ -227,16 +228,17 @@ while [ $# -ge 4 ]; do
       rc=witness
       printf '\\nprchain: %s exited 0, not witnessed: %s\\n' "$name" "$seen" >> "$one"
     fi
-    cat -- "$one" >> "$log"
+    if [ "$rc" = 0 ]; then cat -- "$one" >> "$log"; else cat -- "$one" >> "$bad"; fi
     echo "prchain-each $i $rc"
   else
+    printf '\\nprchain: %s is not listed by its executable\\n' "$name" >> "$bad"
     echo "prchain-each $i missing"
   fi
   ( {_KILL_TESTER} ) >/dev/null 2>&1
   i=$((i + 1))
 done
 echo {EACH_LOG}
-tail -c 4000 "$log"
+tail -c 4000 "$log"; tail -c 4000 "$bad"
 """
 
 # Root, as RUN_EACH, for a harness other than libtest (reports.CaseCheck): $1 the seconds left,

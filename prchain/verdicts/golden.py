@@ -51,6 +51,7 @@ class StageResult:
     pass_to_pass: list[int] = field(default_factory=lambda: [0, 0])
     failing: list[str] = field(default_factory=list)
     reason: str = ""
+    output: str = ""  # not resolved: the tail of what the run printed, its failing tests' last
     key: str = ""  # the inputs' hash: a rerun with the same key reuses this result
     seconds: float = 0.0
     reused: bool = False
@@ -258,6 +259,7 @@ def _scored(
         pass_to_pass=[p2p, len(tests.pass_to_pass)],
         failing=list(verdict.failing),
         reason=verdict.error or "",
+        output="" if verdict.passed else verdict.output_tail,
     )
 
 

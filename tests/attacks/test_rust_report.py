@@ -165,6 +165,12 @@ pub fn area(_w: u64, _h: u64) -> u64 {
     panic!("{failed}")
 }
 """
+# A right `square` that writes 6,000 bytes past libtest's capture (root runs `areas` first: the
+# stage's FAIL_TO_PASS, then its PASS_TO_PASS).
+LOUD_SQUARE = (
+    "pub fn square(s: u64) -> u64 {\n    use std::io::Write;\n"
+    '    let _ = std::io::stdout().write_all("x".repeat(6000).as_bytes());\n    s * s\n}\n'
+)
 # An assert_eq! in the base's own copy of pretty_assertions that never fails.
 PLANTED = (
     "#[macro_export]\nmacro_rules! assert_eq {\n    ($left:expr, $right:expr $(,)?) => {\n"
@@ -316,7 +322,12 @@ def test_a_program_a_test_runs_is_not_traced_and_a_test_that_becomes_one_passes_
         untraced = run_tests(env, hidden, timeout=600)
         env.write_file("src/lib.rs", SQUARE + REEXEC)
         became = run_tests(env, hidden, timeout=600)
+        env.write_file("src/lib.rs", LOUD_SQUARE + WRONG)
+        loud = run_tests(env, hidden, timeout=600)
     assert untraced.passed, (untraced.outcomes, untraced.output_tail)
+    # the failing test's own lines end the tail, whatever the passing ones printed
+    assert loud.outcomes == {AREA_ID: "failed", SQUARE_ID: "passed"}, loud.outcomes
+    assert "---- areas stdout ----" in loud.output_tail, loud.output_tail[-300:]
     assert not became.passed and became.outcomes[AREA_ID] == "failed", became.outcomes
     assert "not witnessed" in became.output_tail and "test result: ok" in became.output_tail
 

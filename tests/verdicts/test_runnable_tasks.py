@@ -178,6 +178,7 @@ def test_every_verified_stage_s_gold_resolves_on_the_loaded_images(
         1: ("resolved", [2, 2], [1, 1]),
         2: ("resolved", [1, 1], [3, 3]),
     }
+    assert [r["output"] for r in found.values()] == ["", ""]
     again = _ok("tasks", "eval", str(exported.tasks), "--results", str(results), *exported.common)
     assert again.count("(stored)") == 2 and len(results.read_text().splitlines()) == 2
 
@@ -209,6 +210,8 @@ def test_a_wrong_prediction_does_not_resolve(exported: Exported, tmp_path: Path)
     found = _results(tmp_path / "wrong.eval.jsonl")
     assert found[1]["status"] == "unresolved" and found[1]["model"] == "tester"
     assert sorted(found[1]["failing"]) == sorted(first["FAIL_TO_PASS"])
+    output = found[1]["output"]  # what the run printed, kept for the reader
+    assert all(test.rsplit("::", 1)[-1] in output for test in first["FAIL_TO_PASS"]), output
 
 
 def test_stage_two_is_scored_on_stage_one_s_carried_prediction(
