@@ -40,8 +40,10 @@ for the whole hour. Now the test's end is seen when it comes and what it left ru
 Not an attack: a right `area` whose program runs only untraced. Root's tracer followed every
 process a test started, so coreutils' tsort loop test (tsort writes 500,000 lines, each a traced
 write) passed its own 30 s limit in every clean room and 1 s in verification. Now the tracer lets
-go of a process when it runs another program. Attack: the test thread becomes a shell that prints
-libtest's pass and exits 0; it is let go at its execve, and nothing witnesses a pass."""
+go of a process when it runs another program; a test that fails so runs once more with every
+process traced (coreutils' `tail -F` truncation tests race `tail`: with the test process alone
+slowed they lost 5 runs in 12). Attack: the test thread becomes a shell that prints libtest's pass
+and exits 0; it is let go at its execve, and nothing witnesses a pass."""
 
 from __future__ import annotations
 
@@ -156,6 +158,9 @@ UNTRACED = (
     "    let status = String::from_utf8_lossy(&out.stdout).into_owned();\n"
     '    if status.split_whitespace().nth(1) == Some("0") { w * h } else { 0 }\n}\n'
 )
+# Right only where the program it runs is traced: a test that wins its race with a program only
+# when both are slowed (coreutils' `tail -F` truncation tests), made certain.
+TRACED_ONLY = UNTRACED.replace('== Some("0")', '!= Some("0")')
 # The test thread becomes a shell that prints libtest's lines of a pass and exits 0.
 REEXEC = r"""
 pub fn area(_w: u64, _h: u64) -> u64 {
@@ -307,24 +312,30 @@ def test_a_hidden_test_that_runs_strace_itself_runs_as_where_strace_is_absent(
     assert done.passed, (done.outcomes, done.output_tail)
 
 
-def test_a_program_a_test_runs_is_not_traced_and_a_test_that_becomes_one_passes_nothing(
+def test_a_test_runs_with_its_programs_untraced_then_once_more_with_them_traced(
     verified: Any, tmp_path: Path
 ) -> None:
     """Root's tracer follows the test process alone: what it runs runs as fast as in verification
     (coreutils' tsort loop test failed every clean room on its own 30 s limit; grep here saw the
-    tracer before). A test thread that turns into a shell printing libtest's pass is let go at its
-    execve and witnessed by nothing."""
+    tracer before). A test that fails so runs once more with every process traced (a race with
+    its program won only when both are slowed), and the first run's output is kept. A test
+    thread that turns into a shell printing libtest's pass is let go at its execve and witnessed
+    by nothing, either way."""
     _common, url, clone, _tasks, _setup = verified
     hidden = _first_stage_tests(url)
     with chain_sandbox(url, tmp_path / "logs", REPO, clone) as env:
         env.enter_stage(1)
         env.write_file("src/lib.rs", SQUARE + UNTRACED)
         untraced = run_tests(env, hidden, timeout=600)
+        env.write_file("src/lib.rs", SQUARE + TRACED_ONLY)
+        traced = run_tests(env, hidden, timeout=600)
         env.write_file("src/lib.rs", SQUARE + REEXEC)
         became = run_tests(env, hidden, timeout=600)
         env.write_file("src/lib.rs", LOUD_SQUARE + WRONG)
         loud = run_tests(env, hidden, timeout=600)
     assert untraced.passed, (untraced.outcomes, untraced.output_tail)
+    assert traced.passed, (traced.outcomes, traced.output_tail)
+    assert "areas failed (101): it runs once more" in traced.output_tail, traced.output_tail
     # the failing test's own lines end the tail, whatever the passing ones printed
     assert loud.outcomes == {AREA_ID: "failed", SQUARE_ID: "passed"}, loud.outcomes
     assert "---- areas stdout ----" in loud.output_tail, loud.output_tail[-300:]
