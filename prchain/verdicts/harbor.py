@@ -397,12 +397,25 @@ def write_task(
         files |= {f"tests/lib/{rel}": text for rel, text in reader_files(env["ecosystem"]).items()}
         if isinstance(reader, RunsEach):  # root's witness of a libtest pass (RUN_EACH)
             files["tests/witness.py"] = witness.source()
+        if env["ecosystem"] == "rust":  # C's cases run untraced (RUN_CASES)
+            files["environment/docker-compose.yaml"] = TRACER_COMPOSE
     for rel, text in files.items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text, encoding="utf-8")
     for script in ("solution/solve.sh", "tests/test.sh"):
         (task / script).chmod(0o755)
     return name
+
+
+# The containers of a stage judged by root's tracer (both, the verifier being built from the same
+# environment): root may trace the tester's processes from their start, so the tracer follows
+# the test process alone, as in prchain's rooms (clean_room.RUN_EACH). The agent runs as `agent`
+# and holds no capability.
+TRACER_COMPOSE = """services:
+  main:
+    cap_add:
+      - SYS_PTRACE
+"""
 
 
 def _joined(*patches: str) -> str:

@@ -366,7 +366,11 @@ def test_harbor_judges_the_rust_room_as_its_clean_room(verified: Any, tmp_path: 
     assert first.name.endswith("-s1") and (first / "tests" / "witness.py").is_file()
     variant(first, "planted", solve_sh({"src/lib.rs": SQUARE + WRONG, FORK: PLANTED}))
     variant(first, "hooked", solve_sh({"src/lib.rs": SQUARE + PANIC_HOOK}))
+    # right only when the program it runs is untraced: scores 1 only if the verifier's tracer
+    # follows the test process alone (the task's compose gives root the capability)
+    variant(first, "untraced", solve_sh({"src/lib.rs": SQUARE + UNTRACED}))
     expected = {first.name: 1.0, f"{first.name}-planted": 0.0, f"{first.name}-hooked": 0.0}
+    expected[f"{first.name}-untraced"] = 1.0
     if every_variant():
         expected[second.name] = 1.0
     else:
