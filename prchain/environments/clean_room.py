@@ -158,7 +158,7 @@ exit 0
 # when every traced process ended. A process the test started and never waited for (coreutils'
 # `more` tests leave `more` on a pseudo-terminal) would hold the tracer, and with it every later
 # test, until the time ran out: unless the trace closed within 2 s, it ends then. Where root may
-# trace the tester's processes (CAP_SYS_PTRACE: a clean room of ours, not a Harbor container),
+# trace the tester's processes (CAP_SYS_PTRACE: our rooms, a Harbor task's compose file),
 # strace starts the test executable itself as the tester (`-u`) and lets go of every process the
 # moment it runs another program (`-b execve`): the witness reads the test process alone, and a
 # program a test runs runs untraced, as fast as outside the room (coreutils' tsort loop test

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the traces tests/environments/eras/test_rust_witness.py reads: forgeries.rs compiled
 # as a libtest binary in a Rust toolchain image (rustc 1.78, bullseye's strace 5.10), each test
-# run as the clean room's RUN_EACH runs it where root lacks CAP_SYS_PTRACE (a Harbor container;
+# run as the clean room's RUN_EACH runs it where root lacks CAP_SYS_PTRACE (a harness without the task's compose file;
 # prchain/environments/clean_room.py; our own rooms' `strace -u -b execve` is run for real by
 # tests/attacks/test_rust_report.py). Needs network for apt. Usage: tests/data/rust_witness/regenerate.sh [IMAGE]
 set -euo pipefail
