@@ -127,14 +127,19 @@ def cache_volume(eras: ErasConfig, repo: str) -> str:
     return f"{eras.cache_volume}-{_slug(repo)[:40]}-{digest}"
 
 
-def add_to_cache(source: str, cached: str, *, skip: Sequence[str] = (), what: str) -> str:
+def add_to_cache(
+    source: str, cached: str, *, skip: Sequence[str] = (), what: str, before: str = ""
+) -> str:
     """A build command adding to the cache volume's `cached` the files of `source` it lacks
-    (never those whose name matches a `skip` pattern). Only the missing files are staged, beside
+    (never those whose name matches a `skip` pattern, nor, given `before`, those dated after that
+    file, a lower layer's that every image below holds). Only the missing files are staged, beside
     `cached` (so on the same volume), and each appears whole by a hard link from there: a
     concurrent build of the repository, reading the cache, never reads half a file. A cache that
     cannot be written (a full volume) costs the next build time, not this one: `what` names it
     in the line that says so."""
     names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in skip)
+    if before:
+        names += f" ! -newer {shlex.quote(before)}"
     staging = shlex.quote(f"{cached}.incoming")
     source, cached = shlex.quote(source), shlex.quote(cached)
     missing = (

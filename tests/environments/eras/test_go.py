@@ -79,8 +79,9 @@ def test_two_eras_of_a_go_history_and_their_plans(greeter: Path) -> None:
     plan = ecosystem("go").plans(eras[2].snap, config)[0]
     assert plan.interpreter == "go1.22.0" and plan.suite == "bookworm"
     assert plan.test_command == "go test ./..."
-    assert plan.env["GOPROXY"] == "off" and plan.env["GOFLAGS"] == "-mod=mod"
-    assert plan.env["GOTOOLCHAIN"] == "local" and plan.env["GOMODCACHE"].startswith("/opt/")
+    # offline: the image's modules, zipped, then nothing; go unpacks them per stage
+    assert plan.env["GOPROXY"] == "file:///opt/go/proxy,off" and plan.env["GOFLAGS"] == "-mod=mod"
+    assert plan.env["GOTOOLCHAIN"] == "local" and plan.env["GOMODCACHE"] == "/work/.cache/mod"
     assert any("go mod download" in c for c in plan.commands)
     # What earlier builds of the repository fetched first (its cache volume), then the config's.
     proxy = f"GOPROXY=file://{room.VOLUME_DOWNLOADS},http://127.0.0.1:9,https://proxy.golang.org"
@@ -98,6 +99,8 @@ def test_go_before_1_14_gets_no_mod_flag_it_would_refuse() -> None:
     assert old.interpreter == "go1.12.17"  # locks its module cache: a writable copy per stage
     assert old.env["GOPATH"].startswith("/work/") and "/opt/go/path" in old.setup_command
     assert plan.env["GOPATH"] == "/opt/go/path" and "/opt/go/path" not in plan.setup_command
+    # before go 1.15 (no GOMODCACHE), the image keeps the modules unpacked, in GOPATH
+    assert plan.env["GOPROXY"] == "off" and plan.env["GOMODCACHE"] == "/opt/go/path/pkg/mod"
     vendoring = _snap({"go.mod": "module m\n\ngo 1.12\n"}, paths=["vendor/modules.txt"])
     assert ecosystem("go").plans(vendoring, ErasConfig())[0].env["GOFLAGS"] == "-mod=vendor"
 

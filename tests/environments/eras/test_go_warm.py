@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from prchain.dev.repos import git
+from prchain.environments.transfer import own_and_total
 from tests.support.era_runs import remove_repo_images
 from tests.support.go_proxy import TINYLIB, GoProxy, tinylib_proxy
 
@@ -72,12 +73,14 @@ def eras(docker_client: Any) -> Iterator[Any]:
 def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import ensure_era_image
-    from prchain.environments.eras.go import Go, toolchain
+    from prchain.environments.eras.go import BUILDCACHE, Go, toolchain
     from prchain.environments.eras.manifests import snapshot
 
     plan = Go().plans(snapshot(clone, sha), eras.model_copy(update={"go_proxy": proxy}))[0]
     # The toolchain from the real proxy alone: one layer for every run of this test.
-    plan = replace(plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org"))
+    plan = replace(
+        plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org", BUILDCACHE)
+    )
     return ensure_era_image(
         client, EnvironmentConfig(), eras, repo=REPO, clone=clone, sha=sha, plan=plan, era_key="w"
     )
@@ -87,6 +90,7 @@ def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     tmp_path: Path, docker_client: Any, base_image: str, eras: Any
 ) -> None:
     from prchain.environments.eras.build import cache_volume
+    from prchain.environments.eras.go import setup_command
 
     served = tmp_path / "proxy"
     sums = tinylib_proxy(served)
@@ -108,11 +112,32 @@ def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     held = _docker("run", "--rm", warm.tag, "sh", "-c", "find /opt/go/cache -type f -name '*-d'")
     assert f"/{FOREIGN}" not in held
     assert len(held.split()) > 100  # the standard library and tinylib, compiled
-    # the image keeps the extracted module and its hash, not its zip; the volume keeps the zip
-    listed = "find /opt/go/path/pkg/mod/cache/download -name '*.zip*'"
-    kept = _docker("run", "--rm", warm.tag, "sh", "-c", listed).split()
-    assert [Path(p).name for p in kept] == ["v0.1.0.ziphash"], kept
+    # the standard library is the toolchain layer's: the era's own layer holds tinylib's entry,
+    # its zip and the build's small files, no copy of the library (it was ~60 MB)
+    own, total = own_and_total(docker_client, warm.tag)
+    assert 0 < own < 5_000_000 < total, (own, total)
+    # the image keeps the module zipped, as a proxy serves it, and nothing unpacked; the volume
+    # keeps the zip too
+    kept = _docker("run", "--rm", warm.tag, "sh", "-c", "find /opt/go /work -name 'v0.1.0*'")
+    assert sorted(Path(p).name for p in kept.split()) == [
+        f"v0.1.0.{e}" for e in ("info", "mod", "zip", "ziphash")
+    ], kept
+    assert all(p.startswith(f"/opt/go/proxy/{TINYLIB}/@v/") for p in kept.split()), kept
     zips = _docker(
         "run", "--rm", "-v", f"{volume}:/c", base_image, "find", "/c/go", "-name", "*.zip"
     )
     assert zips.split() and all(z.endswith("v0.1.0.zip") for z in zips.split()), zips
+    # a stage, offline, as a user of its own: go unpacks the module where the image's build did,
+    # so no dependency needs compiling again, and the test passes
+    stage = (
+        f"{setup_command('1.22.0')} && go list -deps -test -f "
+        "'{{if and .Stale (not .Standard)}}{{.ImportPath}}{{end}}' ./... "
+        f"&& go test ./... && ls /work/.cache/mod/{TINYLIB}@v0.1.0"
+    )
+    ran = _docker(
+        "run", "--rm", "--network", "none", "-u", "4321:4321", "-v", f"{tmp_path / 'hello'}:/w:ro",
+        "-w", "/w", warm.tag, "sh", "-c", stage,
+    )  # fmt: skip
+    stale = [line for line in ran.splitlines() if line.startswith("example.com/")]
+    assert "example.com/hello" in stale and not any(TINYLIB in line for line in stale), ran
+    assert "ok  \texample.com/hello" in ran and "tinylib.go" in ran, ran

@@ -1,16 +1,29 @@
 """The Go ecosystem: the era's Go release, its module cache and a warm build cache.
 
-An era image holds, under /opt/go: the Go toolchain of the era (a layer of its own, shared across
-eras and repositories asking for the same release), the module cache of B_t's requirements
-(GOMODCACHE) and a build cache (GOCACHE) holding the standard library and every dependency
-package compiled, so the agent's first `go test` compiles the repository's own packages only. The repository's packages are never compiled into the image:
-a stage of the era older than the commit the image was built from would find them there.
-Both caches are writable by all: each stage's container is fresh, so nothing the agent writes lasts.
+An era image holds, under /opt/go: the Go toolchain of the era with its standard library compiled
+(a layer of its own, shared across eras and repositories asking for the same release), B_t's
+modules and a build cache (GOCACHE) holding every dependency package compiled, so the agent's
+first `go test` compiles the repository's own packages only. The repository's packages are never
+compiled into the image: a stage of the era older than the commit the image was built from would
+find them there. Each stage's container is fresh, so nothing the agent writes lasts.
 
 Each stage starts by copying the warm cache to /work/.cache/go-build (the recipe's setup command),
 the agent's GOCACHE: the sandbox's image may be read-only.
 
-Sandboxes are offline: GOPROXY=off (modules come from the cache), GOTOOLCHAIN=local (no switch to
+From go 1.15 (the first to read GOMODCACHE) the image keeps B_t's modules as a module proxy serves
+them, zipped (/opt/go/proxy, the sandbox's GOPROXY), and go unpacks those a build needs into the
+stage's own module cache (/work/.cache/mod), where the image's build unpacked them too: a compiled
+package's cache key names its source directory, so the same place keeps the image's compiled
+packages valid. Unpacked, modules weigh about 2.3 times their zips (goreleaser/nfpm's era of
+2025-03: 181 MB against 77 MB), in every era image; a stage unpacks what it builds, in seconds.
+Older Go keeps the unpacked modules in the image (GOPATH/pkg/mod).
+
+The standard library is compiled in the toolchain layer, its cache entries dated 2100: go refreshes
+an entry's date when the entry is older than an hour, and on an image layer a new date copies the
+whole file into the era's layer (147 MB on go1.23); a date in the future is never refreshed, and
+never trimmed.
+
+Sandboxes are offline: GOPROXY is the image's modules, then off (nothing else is fetched), GOTOOLCHAIN=local (no switch to
 a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that is not tidy is
 completed from the cache instead of refused; -mod=vendor when the tree vendors its modules; none
 before go 1.14, which had no such flag and completed go.mod by itself).
@@ -20,10 +33,10 @@ The build keeps what it fetched and compiled on the repository's cache volume (p
 build.py), so a later era of the repository, or the same era built again after `env prune`, neither
 downloads nor compiles it again: the module zips in GOPROXY's layout, read first as a `file://`
 proxy (go 1.13 on; a module it lacks falls through to the network), and the compiled packages,
-copied into the image's build cache before the build. Go marks every cache entry a build uses (it
-refreshes the file's mtime when older than an hour), so the copied entries are dated 2000 first and
-those still dated 2000 afterwards, another era's, are deleted: the image holds what a cold build
-would have compiled, no more.
+copied into the image's build cache before the build (never over an entry the toolchain layer
+holds). Go marks every cache entry a build uses (it refreshes the file's mtime when older than an
+hour), so the copied entries are dated 2000 first and those still dated 2000 afterwards, another
+era's, are deleted: the image holds what a cold build would have compiled, no more.
 
 A tree of several modules without a go.work (cloudquery's plugins, nested under a root module that
 holds none of them) is tested module by module, each in module mode from its own directory:
@@ -63,6 +76,12 @@ VOLUME_DOWNLOADS = f"{CACHE}/go/download"
 VOLUME_BUILDS = f"{CACHE}/go/build"
 # The date the entries copied from the volume get; those the build does not use keep it.
 UNUSED_MARK = "/tmp/prchain-go-unused"
+# Entries dated after this one are the toolchain layer's (toolchain.STD_DATE): no era build
+# re-dates or replaces them.
+LAYER_MARK = "/tmp/prchain-go-layer"
+# go 1.15 on: the era's modules zipped, in GOPROXY's layout, and where a stage unpacks them.
+SERVED = f"{GO_HOME}/proxy"
+AGENT_MODCACHE = "/work/.cache/mod"
 # The agent's build cache, a copy of the image's made per stage: a sandbox may be a read-only image
 # with tmpfs mounts (disk_cap tmpfs), where go can neither add to /opt/go/cache nor, from go 1.24,
 # build what is not in it (cobra's TestDeadcodeElimination runs `go build`: read-only file system).
@@ -194,6 +213,11 @@ def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
+def served(version: str) -> bool:
+    """Whether the era's modules are kept zipped and unpacked per stage (go 1.15 on)."""
+    return _minor(version) >= 15
+
+
 def setup_command(version: str) -> str:
     """Per stage, as the agent: the image's caches copied where the agent may write."""
     return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
@@ -201,11 +225,12 @@ def setup_command(version: str) -> str:
 
 def image_env(snap: Snapshot, version: str) -> dict[str, str]:
     return {
-        "GOPROXY": "off",
+        # A module the image lacks falls through to `off`, whose error says the sandbox is offline.
+        "GOPROXY": f"file://{SERVED},off" if served(version) else "off",
         "GOSUMDB": "off",
         "GOTOOLCHAIN": "local",
         "GOFLAGS": go_flags(snap, version),
-        "GOMODCACHE": MODCACHE,
+        "GOMODCACHE": AGENT_MODCACHE if served(version) else MODCACHE,
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
@@ -227,11 +252,12 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
+    modcache = AGENT_MODCACHE if served(version) else MODCACHE
     fetch = (
         f"export GOPROXY={shlex.quote(build_proxy(config.go_proxy, version))} GOFLAGS={flags} "
-        f"GOCACHE={BUILDCACHE} GOPATH={GOPATH}"
+        f"GOCACHE={BUILDCACHE} GOPATH={GOPATH} GOMODCACHE={modcache}"
     )
-    commands = [fetch, f"mkdir -p {MODCACHE} {BUILDCACHE}", *warm_start()]
+    commands = [fetch, f"mkdir -p {modcache} {BUILDCACHE}", *warm_start()]
     if in_modules(snap):
         script = f"/usr/local/bin/{IN_MODULES}"
         commands.append(
@@ -246,7 +272,7 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
-    return [*commands, *warm_end(), *finish_commands()]
+    return [*commands, *warm_end(modcache), *finish_commands(version)]
 
 
 def build_proxy(proxy: str, version: str) -> str:
@@ -256,27 +282,42 @@ def build_proxy(proxy: str, version: str) -> str:
 
 
 def warm_start() -> list[str]:
-    """The volume's compiled packages in the build cache, dated 2000 so that those this build
-    does not use can be told apart; trim.txt says the cache was trimmed now, or go would delete
-    entries that old (unused for 5 days) before the build got to them."""
+    """The volume's compiled packages in the build cache (none over an entry the toolchain layer
+    holds: replacing one copies it into the era's layer), dated 2000 so that those this build does
+    not use can be told apart; trim.txt says the cache was trimmed now, or go would delete entries
+    that old (unused for 5 days) before the build got to them."""
     return [
-        f"mkdir -p {VOLUME_DOWNLOADS} {VOLUME_BUILDS} && cp -a {VOLUME_BUILDS}/. {BUILDCACHE}/",
-        f"touch -d 2000-01-01 {UNUSED_MARK} && find {BUILDCACHE} -type f "
-        f"-exec touch -h -d 2000-01-01 {{}} + && date +%s > {BUILDCACHE}/trim.txt",
+        f"mkdir -p {VOLUME_DOWNLOADS} {VOLUME_BUILDS} && tar -C {VOLUME_BUILDS} -cf - . "
+        f"| tar -C {BUILDCACHE} --skip-old-files -xf -",
+        f"touch -d 2000-01-01 {UNUSED_MARK} && touch -d {toolchain.LAYER_BEFORE} {LAYER_MARK}",
+        f"find {BUILDCACHE} -type f ! -newer {LAYER_MARK} -exec touch -h -d 2000-01-01 {{}} + "
+        f"&& date +%s > {BUILDCACHE}/trim.txt",
     ]
 
 
-def warm_end() -> list[str]:
+def warm_end(modcache: str) -> list[str]:
     """Entries this build did not use deleted from the image; what it fetched and compiled added
-    to the volume (never a `list`, a lock or a partial download); then the module zips deleted
-    from the image: go reads a module from its extracted tree once its `.ziphash` is there, and
-    the volume keeps the zips for the next build (goreleaser/nfpm's era of 2025: 77 of 438 MB)."""
-    download = f"{MODCACHE}/cache/download"
+    to the volume (never a `list`, a lock or a partial download), the toolchain layer's standard
+    library excepted. Then the modules: from go 1.15, the image keeps their zips (SERVED) and
+    none unpacked; before, the unpacked modules without their zips (go reads a module from its
+    tree once its `.ziphash` is there; goreleaser/nfpm's era of 2025: 77 of 438 MB). The volume
+    keeps the zips for the next build either way."""
+    download = f"{modcache}/cache/download"
     modules = add_to_cache(download, VOLUME_DOWNLOADS, skip=_NOT_CACHED, what="go module")
-    return [
+    commands = [
         f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
-        add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build"),
-        f"if [ -d {download} ]; then {modules}; find {download} -name '*.zip' -delete; fi",
+        add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build", before=LAYER_MARK),
+    ]
+    if modcache != AGENT_MODCACHE:
+        unzipped = f"find {download} -name '*.zip' -delete"
+        return [*commands, f"if [ -d {download} ]; then {modules}; {unzipped}; fi"]
+    names = " -o ".join(f"-name {shlex.quote(n)}" for n in _NOT_CACHED)
+    served = f"mv {download} {SERVED} && find {SERVED} \\( {names} \\) -delete"
+    return [
+        *commands,
+        f"if [ -d {download} ]; then {modules}; {served}; fi",
+        # the stage unpacks its modules here, as whatever uid runs it
+        f"rm -rf {AGENT_MODCACHE} && chmod 1777 /work/.cache",
     ]
 
 
@@ -285,12 +326,18 @@ def warm_end() -> list[str]:
 _NOT_CACHED = ("list", "*.lock", "*.partial", "*.tmp")
 
 
-def finish_commands() -> list[str]:
+def finish_commands(version: str) -> list[str]:
     """The caches handed to whatever uid runs the tests: GOPATH (the module cache in it) and the
     build cache writable (go takes lock files in the module cache, and each stage's container is
-    fresh, so nothing lasts). Never the toolchain's tree: a mode change copies every file it
-    touches into the era's layer (cobra's eras grew by the whole toolchain, ~400 MB, that way)."""
-    return [f"chmod -R a+rwX {GOPATH} {BUILDCACHE}", f"du -sh {MODCACHE} {BUILDCACHE}"]
+    fresh, so nothing lasts). Only what lacks the modes changes: a mode change, even to the same
+    modes, copies the file into the era's layer (cobra's eras grew by the whole toolchain, ~400 MB,
+    when the toolchain's tree was changed so; the standard library's entries would be next)."""
+    lacking = r"\( -type d ! -perm -0777 -o -type f ! -perm -0666 \)"
+    kept = SERVED if served(version) else MODCACHE
+    return [
+        f"mkdir -p {GOPATH} && find {GOPATH} {BUILDCACHE} {lacking} -exec chmod a+rwX {{}} +",
+        f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true",
+    ]
 
 
 def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
@@ -358,7 +405,7 @@ class Go:
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",
                 "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
             ],
-            toolchain=toolchain.install_commands(version, config.go_proxy),
+            toolchain=toolchain.install_commands(version, config.go_proxy, BUILDCACHE),
             env=image_env(snap, version),
         )
 
