@@ -41,10 +41,14 @@ def _repo(path: Path, go_sum: str) -> str:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     files = {"go.mod": GO_MOD, "go.sum": go_sum, "hello.go": CODE, "hello_test.go": TEST}
+    return _commit(path, files, "2024-03-01T10:00:00Z")
+
+
+def _commit(path: Path, files: dict[str, str], when: str) -> str:
     for name, text in files.items():
         (path / name).write_text(text)
     git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "start", date="2024-03-01T10:00:00Z")
+    git(path, "commit", "-q", "-m", "change", date=when)
     return git(path, "rev-parse", "HEAD").strip()
 
 
@@ -70,7 +74,7 @@ def eras(docker_client: Any) -> Iterator[Any]:
     docker_client.remove_volume(cache_volume(config, REPO))
 
 
-def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
+def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str, on: str = "") -> Any:
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import ensure_era_image
     from prchain.environments.eras.go import BUILDCACHE, Go, toolchain
@@ -81,16 +85,44 @@ def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str) -> Any:
     plan = replace(
         plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org", BUILDCACHE)
     )
+    plan = replace(plan, on=on)
     return ensure_era_image(
         client, EnvironmentConfig(), eras, repo=REPO, clone=clone, sha=sha, plan=plan, era_key="w"
     )
+
+
+def _stage(tag: str, tree: Path) -> str:
+    """A stage of `tag` on `tree`, offline, as a user of its own: the packages go would compile
+    (the repository's own alone), `go test`, and the module as go unpacked it."""
+    from prchain.environments.eras.go import setup_command
+
+    stage = (
+        f"{setup_command('1.22.0')} && go list -deps -test -f "
+        "'{{if and .Stale (not .Standard)}}{{.ImportPath}}{{end}}' ./... "
+        f"&& go test ./... && ls /work/.cache/mod/{TINYLIB}@*/tinylib.go"
+    )
+    ran = _docker(
+        "run", "--rm", "--network", "none", "-u", "4321:4321", "-v", f"{tree}:/w:ro", "-w", "/w",
+        tag, "sh", "-c", stage,
+    )  # fmt: skip
+    stale = [line for line in ran.splitlines() if line.startswith("example.com/")]
+    assert "example.com/hello" in stale and not any(TINYLIB in line for line in stale), ran
+    assert "ok  \texample.com/hello" in ran and "tinylib.go" in ran, ran
+    return ran
+
+
+def _layer_files(tag: str) -> set[str]:
+    """The paths of the files the image's own (top) layer holds, read from overlay2's directory."""
+    upper = _docker("image", "inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", tag).strip()
+    if not upper or not Path(upper).is_dir():
+        pytest.skip("the engine's storage is not overlay2 on this host")
+    return {str(p.relative_to(upper)) for p in Path(upper).rglob("*") if p.is_file()}
 
 
 def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     tmp_path: Path, docker_client: Any, base_image: str, eras: Any
 ) -> None:
     from prchain.environments.eras.build import cache_volume
-    from prchain.environments.eras.go import setup_command
 
     served = tmp_path / "proxy"
     sums = tinylib_proxy(served)
@@ -127,17 +159,41 @@ def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
         "run", "--rm", "-v", f"{volume}:/c", base_image, "find", "/c/go", "-name", "*.zip"
     )
     assert zips.split() and all(z.endswith("v0.1.0.zip") for z in zips.split()), zips
-    # a stage, offline, as a user of its own: go unpacks the module where the image's build did,
-    # so no dependency needs compiling again, and the test passes
-    stage = (
-        f"{setup_command('1.22.0')} && go list -deps -test -f "
-        "'{{if and .Stale (not .Standard)}}{{.ImportPath}}{{end}}' ./... "
-        f"&& go test ./... && ls /work/.cache/mod/{TINYLIB}@v0.1.0"
-    )
-    ran = _docker(
-        "run", "--rm", "--network", "none", "-u", "4321:4321", "-v", f"{tmp_path / 'hello'}:/w:ro",
-        "-w", "/w", warm.tag, "sh", "-c", stage,
-    )  # fmt: skip
-    stale = [line for line in ran.splitlines() if line.startswith("example.com/")]
-    assert "example.com/hello" in stale and not any(TINYLIB in line for line in stale), ran
-    assert "ok  \texample.com/hello" in ran and "tinylib.go" in ran, ran
+    # a stage: go unpacks the module where the image's build did, so no dependency compiles again
+    assert f"{TINYLIB}@v0.1.0/tinylib.go" in _stage(warm.tag, tmp_path / "hello")
+
+
+def test_a_later_go_era_grows_on_the_earlier_one_by_what_changed(
+    tmp_path: Path, docker_client: Any, eras: Any
+) -> None:
+    """Era 2 (tinylib v0.2.0) on era 1's image: its layer holds v0.2.0's zip and compiled entry,
+    and no file of the layers below: go reads their entries where they are (dated ahead, never
+    refreshed into the layer above), and nothing rewrites them."""
+    served = tmp_path / "proxy"
+    sums = tinylib_proxy(served)
+    clone = tmp_path / "hello"
+    first = _repo(clone, sums["v0.1.0"])
+    later = {
+        "go.mod": GO_MOD.replace("v0.1.0", "v0.2.0"),
+        "go.sum": sums["v0.2.0"],
+        "hello.go": CODE.replace("Greet", "Hello"),
+        "hello_test.go": TEST.replace('"hi a"', '"hello a"'),
+    }
+    second = _commit(clone, later, "2024-03-09T10:00:00Z")
+    with GoProxy(served) as proxy:
+        one = _build(docker_client, eras, clone, first, proxy.url)
+        assert one.image_id, one.log[-3000:]
+        two = _build(docker_client, eras, clone, second, proxy.url, on=one.tag)
+    assert two.image_id, two.log[-3000:]
+
+    grown = _layer_files(two.tag)
+    below = _layer_files(one.tag)
+    # nothing of era 1's layer copied up: no compiled package, no zip; go writes a few index
+    # entries again on each build (one line each, the same but for its time), and trim.txt
+    again = {p for p in grown & below if not p.endswith("-a")}
+    assert again == {"opt/go/cache/trim.txt"}, sorted(again)[:5]
+    assert not [p for p in grown if p.startswith("opt/go/toolchains/")], sorted(grown)[:5]
+    zips = [p for p in grown if p.endswith(".zip")]
+    assert zips == [f"opt/go/proxy/{TINYLIB}/@v/v0.2.0.zip"], zips
+    assert 0 < own_and_total(docker_client, two.tag)[0] < 1_000_000
+    assert f"{TINYLIB}@v0.2.0/tinylib.go" in _stage(two.tag, clone)

@@ -18,22 +18,25 @@ packages valid. Unpacked, modules weigh about 2.3 times their zips (goreleaser/n
 2025-03: 181 MB against 77 MB), in every era image; a stage unpacks what it builds, in seconds.
 Older Go keeps the unpacked modules in the image (GOPATH/pkg/mod).
 
-The standard library is compiled in the toolchain layer, its cache entries dated 2100: go refreshes
-an entry's date when the entry is older than an hour, and on an image layer a new date copies the
-whole file into the era's layer (147 MB on go1.23); a date in the future is never refreshed, and
-never trimmed.
+The standard library is compiled in the toolchain layer, its cache entries dated 2100, and so are an
+era's own once built: go refreshes an entry's date when the entry is older than an hour, and on an
+image layer a new date copies the whole file into the layer above (the standard library is 147 MB
+on go1.23); a date in the future is never refreshed, and never trimmed. So an era grows on the
+image of an earlier verified era of the same toolchain (prchain/setup/ladder.py) with a layer
+of the modules that changed and the packages built on them. Every package compiles without debug
+information (toolchain.LEAN).
 
-Sandboxes are offline: GOPROXY is the image's modules, then off (nothing else is fetched), GOTOOLCHAIN=local (no switch to
-a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a go.mod that is not tidy is
-completed from the cache instead of refused; -mod=vendor when the tree vendors its modules; none
-before go 1.14, which had no such flag and completed go.mod by itself).
+Sandboxes are offline: GOPROXY is the image's modules, then off (nothing else is fetched),
+GOTOOLCHAIN=local (no switch to a toolchain that would have to be downloaded), GOFLAGS=-mod=mod (a
+go.mod that is not tidy is completed from the cache instead of refused; -mod=vendor when the tree
+vendors its modules; none before go 1.14, which had no such flag and completed go.mod by itself).
 The checksum database is unreachable here, so GOSUMDB=off: go.sum still checks every download.
 
 The build keeps what it fetched and compiled on the repository's cache volume (prchain/environments/eras/
 build.py), so a later era of the repository, or the same era built again after `env prune`, neither
 downloads nor compiles it again: the module zips in GOPROXY's layout, read first as a `file://`
 proxy (go 1.13 on; a module it lacks falls through to the network), and the compiled packages,
-copied into the image's build cache before the build (never over an entry the toolchain layer
+copied into the image's build cache before the build (never over an entry a lower layer
 holds). Go marks every cache entry a build uses (it refreshes the file's mtime when older than an
 hour), so the copied entries are dated 2000 first and those still dated 2000 afterwards, another
 era's, are deleted: the image holds what a cold build would have compiled, no more.
@@ -76,8 +79,8 @@ VOLUME_DOWNLOADS = f"{CACHE}/go/download"
 VOLUME_BUILDS = f"{CACHE}/go/build"
 # The date the entries copied from the volume get; those the build does not use keep it.
 UNUSED_MARK = "/tmp/prchain-go-unused"
-# Entries dated after this one are the toolchain layer's (toolchain.STD_DATE): no era build
-# re-dates or replaces them.
+# Entries dated after this one are a lower layer's (toolchain.KEPT_DATE): no era build re-dates
+# or replaces them.
 LAYER_MARK = "/tmp/prchain-go-layer"
 # go 1.15 on: the era's modules zipped, in GOPROXY's layout, and where a stage unpacks them.
 SERVED = f"{GO_HOME}/proxy"
@@ -201,12 +204,15 @@ def vendored(snap: Snapshot) -> bool:
 
 def go_flags(snap: Snapshot, version: str) -> str:
     """-mod=mod lets an untidy go.mod resolve from the cache; a workspace refuses it, and go
-    before 1.14 knows no such flag (it updated go.mod by itself then)."""
+    before 1.14 knows no such flag (it updated go.mod by itself then). Every package compiles
+    lean (toolchain.LEAN), the image's and the agent's alike, or the image's would not serve."""
     if vendored(snap):
-        return "-mod=vendor"
-    if "go.work" in snap.files:
-        return ""
-    return "-mod=mod" if _minor(version) >= 14 else ""
+        mode = "-mod=vendor"
+    elif "go.work" in snap.files or _minor(version) < 14:
+        mode = ""
+    else:
+        mode = "-mod=mod"
+    return f"{mode} {toolchain.LEAN}".strip()
 
 
 def _minor(version: str) -> int:
@@ -234,6 +240,7 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
+        **toolchain.LEAN_CGO,
     }
 
 
@@ -307,12 +314,19 @@ def warm_end(modcache: str) -> list[str]:
     commands = [
         f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
         add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build", before=LAYER_MARK),
+        # dated as the layers below: an era growing on this image reads them where they are
+        f"find {BUILDCACHE} -type f ! -newer {LAYER_MARK} "
+        f"-exec touch -h -d {toolchain.KEPT_DATE} {{}} + && rm -f {UNUSED_MARK} {LAYER_MARK}",
     ]
     if modcache != AGENT_MODCACHE:
         unzipped = f"find {download} -name '*.zip' -delete"
         return [*commands, f"if [ -d {download} ]; then {modules}; {unzipped}; fi"]
-    names = " -o ".join(f"-name {shlex.quote(n)}" for n in _NOT_CACHED)
-    served = f"mv {download} {SERVED} && find {SERVED} \\( {names} \\) -delete"
+    # the modules this image lacks (one grown on an earlier era's holds that era's already)
+    names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in _NOT_CACHED)
+    served = (
+        f"mkdir -p {SERVED} && (cd {download} && find . -type f{names} -print0) | tar -C "
+        f"{download} --null -T - -cf - | tar -C {SERVED} --skip-old-files -xf -"
+    )
     return [
         *commands,
         f"if [ -d {download} ]; then {modules}; {served}; fi",
@@ -407,6 +421,9 @@ class Go:
             ],
             toolchain=toolchain.install_commands(version, config.go_proxy, BUILDCACHE),
             env=image_env(snap, version),
+            # a thin layer always pays: what the earlier era compiled and fetched is read where
+            # it is, so the layer holds the changed modules and what builds on them, no more
+            grows=True,
         )
 
     def revise(

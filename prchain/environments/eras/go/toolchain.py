@@ -156,11 +156,17 @@ print("unpacked", module, "in", root)
 PY"""
 
 
-# The standard library's compiled entries, in the build cache of every era of the toolchain, are
-# dated STD_DATE: go never refreshes (nor trims) an entry dated in the future, so an era's build
-# reads them from this layer without copying them into its own. An era build tells them from its
-# own entries by LAYER_BEFORE.
-STD_DATE = "2100-01-01"
+# Packages compile without debug information, Go's (DWARF) and cgo's C (go's default C flags are
+# `-O2 -g`): an era's compiled packages are a quarter smaller (goreleaser/nfpm of 2025-03: 188 →
+# 139 MB with the standard library; DataDog/zstd's cgo archive 12 → 2 MB) and a panic still names
+# its file and line. A debugger has less to show; nothing else changes. Like Rust's LEAN_BUILDS.
+LEAN = "-gcflags=all=-dwarf=false"
+LEAN_CGO = {"CGO_CFLAGS": "-O2", "CGO_CXXFLAGS": "-O2"}
+# The compiled entries an image layer holds (the standard library's here, an era's dependencies'
+# above) are dated KEPT_DATE: go never refreshes (nor trims) an entry dated in the future, so a
+# build on the layer reads them where they are, without copying them into its own layer. A build
+# tells them from its own entries by LAYER_BEFORE.
+KEPT_DATE = "2100-01-01"
 LAYER_BEFORE = "2099-01-01"
 
 
@@ -179,6 +185,6 @@ def install_commands(version: str, proxy: str, cache: str) -> list[str]:
         _INSTALL.format(module=shlex.quote(module), root=shlex.quote(root)),
         wrap,
         "go version",
-        f"mkdir -p {cache} && GOCACHE={cache} GOFLAGS= go build std",
-        f"find {cache} -type f -exec touch -h -d {STD_DATE} {{}} + && chmod -R a+rwX {cache}",
+        f"mkdir -p {cache} && GOCACHE={cache} GOFLAGS={LEAN} go build std",
+        f"find {cache} -type f -exec touch -h -d {KEPT_DATE} {{}} + && chmod -R a+rwX {cache}",
     ]
