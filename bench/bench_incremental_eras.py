@@ -6,8 +6,8 @@ and total size, by the accounting of `tasks images save` and `env prune`.
 By default the made-up `digits` history (tests/support/rust_repo.py: itoa 0.4.8, then 1.0.3) on
 bookworm's rustc 1.63. On a real repository: `--clone DIR --name owner/name --commits a,b,c`
 (its eras in date order; the first is built cold and warm, each later one grown from the one
-before where the ladder's rule lets it, else in full, and warm from the toolchain layer; Go eras
-never grow: each later one is built once, warm on the repository's cache). Builds only: no era
+before where the ladder's rule lets it, else in full, and warm from the toolchain layer; a Go era
+grows only on an era of its toolchain, as the ladder's do). Builds only: no era
 is verified here (the ladder grows an era only from a verified one, and tries the nearest
 verified image itself first). The toolchain layer is shared and kept; the era images and the cache volume this
 makes are removed at the end unless `--keep`.
@@ -100,8 +100,8 @@ def measure(
     """Rows in build order: the first era cold (and warm), each later era grown from the one
     before it where the ladder's rule lets it (growth.refusal; `always_grow`: wherever it can),
     else built from the toolchain layer ("full"), then the first `full_later` later eras (all
-    by default) warm from the toolchain layer. An ecosystem whose eras do not grow (Go: its
-    compiled packages are on the repository's cache volume) builds each later era once, warm."""
+    by default) warm from the toolchain layer. An ecosystem whose eras do not grow builds each
+    later era once, warm on the repository's cache volume."""
     rows: list[Row] = []
     plans = {sha: planned(eras, clone, sha) for sha in commits}  # each commit planned once
 

@@ -289,9 +289,9 @@ def build_proxy(proxy: str, version: str) -> str:
 
 
 def warm_start() -> list[str]:
-    """The volume's compiled packages in the build cache (none over an entry the toolchain layer
-    holds: replacing one copies it into the era's layer), dated 2000 so that those this build does
-    not use can be told apart; trim.txt says the cache was trimmed now, or go would delete entries
+    """The volume's compiled packages in the build cache (none over an entry a lower layer holds:
+    replacing one copies it into the era's layer), dated 2000 so that those this build does not
+    use can be told apart; trim.txt says the cache was trimmed now, or go would delete entries
     that old (unused for 5 days) before the build got to them."""
     return [
         f"mkdir -p {VOLUME_DOWNLOADS} {VOLUME_BUILDS} && tar -C {VOLUME_BUILDS} -cf - . "
@@ -304,8 +304,8 @@ def warm_start() -> list[str]:
 
 def warm_end(modcache: str) -> list[str]:
     """Entries this build did not use deleted from the image; what it fetched and compiled added
-    to the volume (never a `list`, a lock or a partial download), the toolchain layer's standard
-    library excepted. Then the modules: from go 1.15, the image keeps their zips (SERVED) and
+    to the volume (never a `list`, a lock or a partial download, nor the lower layers' entries);
+    this build's entries dated as the lower layers'. Then the modules: from go 1.15, the image keeps their zips (SERVED) and
     none unpacked; before, the unpacked modules without their zips (go reads a module from its
     tree once its `.ziphash` is there; goreleaser/nfpm's era of 2025: 77 of 438 MB). The volume
     keeps the zips for the next build either way."""
@@ -323,13 +323,13 @@ def warm_end(modcache: str) -> list[str]:
         return [*commands, f"if [ -d {download} ]; then {modules}; {unzipped}; fi"]
     # the modules this image lacks (one grown on an earlier era's holds that era's already)
     names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in _NOT_CACHED)
-    served = (
+    serve = (
         f"mkdir -p {SERVED} && (cd {download} && find . -type f{names} -print0) | tar -C "
         f"{download} --null -T - -cf - | tar -C {SERVED} --skip-old-files -xf -"
     )
     return [
         *commands,
-        f"if [ -d {download} ]; then {modules}; {served}; fi",
+        f"if [ -d {download} ]; then {modules}; {serve}; fi",
         # the stage unpacks its modules here, as whatever uid runs it
         f"rm -rf {AGENT_MODCACHE} && chmod 1777 /work/.cache",
     ]
