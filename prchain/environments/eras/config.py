@@ -30,7 +30,14 @@ class ErasConfig(BaseModel):
     go_proxy: str = Field(
         default="https://proxy.golang.org",
         description="GOPROXY of Go era builds (their modules and Go's toolchain modules); a list "
-        "in GOPROXY's syntax is tried in order. Sandboxes are offline (GOPROXY=off).",
+        "in GOPROXY's syntax is tried in order. Sandboxes are offline (the era's modules only).",
+    )
+    go_zipped_mb: int = Field(
+        default=256,
+        ge=0,
+        description="A Go era (go 1.15 on) whose modules unpack to at most this many MB keeps "
+        "them zipped, and each stage unpacks what it builds into its own disk; a larger set is "
+        "kept unpacked in the image, so no stage carries it.",
     )
     suites: dict[str, str] = Field(
         default_factory=lambda: {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"},

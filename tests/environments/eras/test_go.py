@@ -84,7 +84,7 @@ def test_two_eras_of_a_go_history_and_their_plans(greeter: Path) -> None:
     # lean: no debug information, in the image's compiled packages and the agent's alike
     assert plan.env["GOFLAGS"] == "-mod=mod -gcflags=all=-dwarf=false"
     assert plan.env["CGO_CFLAGS"] == "-O2" and plan.grows
-    assert plan.env["GOTOOLCHAIN"] == "local" and plan.env["GOMODCACHE"] == "/work/.cache/mod"
+    assert plan.env["GOTOOLCHAIN"] == "local" and plan.env["GOMODCACHE"] == "/opt/go/mod"
     assert any("go mod download" in c for c in plan.commands)
     # What earlier builds of the repository fetched first (its cache volume), then the config's.
     proxy = f"GOPROXY=file://{room.VOLUME_DOWNLOADS},http://127.0.0.1:9,https://proxy.golang.org"

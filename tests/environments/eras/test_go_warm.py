@@ -74,13 +74,16 @@ def eras(docker_client: Any) -> Iterator[Any]:
     docker_client.remove_volume(cache_volume(config, REPO))
 
 
-def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str, on: str = "") -> Any:
+def _build(
+    client: Any, eras: Any, clone: Path, sha: str, proxy: str, on: str = "", **config: Any
+) -> Any:
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import ensure_era_image
     from prchain.environments.eras.go import BUILDCACHE, Go, toolchain
     from prchain.environments.eras.manifests import snapshot
 
-    plan = Go().plans(snapshot(clone, sha), eras.model_copy(update={"go_proxy": proxy}))[0]
+    eras = eras.model_copy(update={"go_proxy": proxy, **config})
+    plan = Go().plans(snapshot(clone, sha), eras)[0]
     # The toolchain from the real proxy alone: one layer for every run of this test.
     plan = replace(
         plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org", BUILDCACHE)
@@ -91,19 +94,20 @@ def _build(client: Any, eras: Any, clone: Path, sha: str, proxy: str, on: str = 
     )
 
 
-def _stage(tag: str, tree: Path) -> str:
-    """A stage of `tag` on `tree`, offline, as a user of its own: the packages go would compile
-    (the repository's own alone), `go test`, and the module as go unpacked it."""
+def _stage(tag: str, tree: Path, source: str = f"/work/.cache/mod/{TINYLIB}@*") -> str:
+    """A stage of `tag` on `tree`, offline, as a user of its own, the checkout where a stage's
+    is: the packages go would compile (the repository's own alone), `go test`, and tinylib's
+    source where go reads it from (`source`, a glob)."""
     from prchain.environments.eras.go import setup_command
 
     stage = (
         f"{setup_command('1.22.0')} && go list -deps -test -f "
         "'{{if and .Stale (not .Standard)}}{{.ImportPath}}{{end}}' ./... "
-        f"&& go test ./... && ls /work/.cache/mod/{TINYLIB}@*/tinylib.go"
+        f"&& go test ./... && ls {source}/tinylib.go"
     )
     ran = _docker(
-        "run", "--rm", "--network", "none", "-u", "4321:4321", "-v", f"{tree}:/w:ro", "-w", "/w",
-        tag, "sh", "-c", stage,
+        "run", "--rm", "--network", "none", "-u", "4321:4321", "-v", f"{tree}:/work/repo:ro",
+        "-w", "/work/repo", tag, "sh", "-c", stage,
     )  # fmt: skip
     stale = [line for line in ran.splitlines() if line.startswith("example.com/")]
     assert "example.com/hello" in stale and not any(TINYLIB in line for line in stale), ran
@@ -197,3 +201,51 @@ def test_a_later_go_era_grows_on_the_earlier_one_by_what_changed(
     assert zips == [f"opt/go/proxy/{TINYLIB}/@v/v0.2.0.zip"], zips
     assert 0 < own_and_total(docker_client, two.tag)[0] < 1_000_000
     assert f"{TINYLIB}@v0.2.0/tinylib.go" in _stage(two.tag, clone)
+
+
+def test_modules_past_the_limit_stay_unpacked_in_the_image(
+    tmp_path: Path, docker_client: Any, eras: Any
+) -> None:
+    """A module set that would unpack past `eras.go_zipped_mb` is kept unpacked in the image, at
+    the path go reads it from in every era (GOMODCACHE), so no stage unpacks it; no zip is kept."""
+    served = tmp_path / "proxy"
+    sha = _repo(tmp_path / "hello", tinylib_proxy(served)["v0.1.0"])
+    with GoProxy(served) as proxy:
+        made = _build(docker_client, eras, tmp_path / "hello", sha, proxy.url, go_zipped_mb=0)
+    assert made.image_id, made.log[-3000:]
+    assert "go modules: kept unpacked in the image" in made.log
+    kept = _docker("run", "--rm", made.tag, "sh", "-c", "find /opt/go/mod/ /work -name '*.zip*'")
+    assert [Path(p).name for p in kept.split()] == ["v0.1.0.ziphash"], kept
+    assert "No such file" in _docker(
+        "run", "--rm", made.tag, "sh", "-c", "ls /opt/go/proxy 2>&1 || true"
+    )
+    ran = _stage(made.tag, tmp_path / "hello", source=f"/opt/go/mod/{TINYLIB}@*")
+    assert f"/opt/go/mod/{TINYLIB}@v0.1.0/tinylib.go" in ran, ran
+
+
+VENDORED = f"# {TINYLIB} v0.1.0\n## explicit; go 1.22.0\n{TINYLIB}\n"
+
+
+def test_a_vendored_era_compiles_its_packages_where_the_stage_s_checkout_is(
+    tmp_path: Path, docker_client: Any, eras: Any
+) -> None:
+    """A vendored package's compiled entry names its directory in the tree: the image compiles
+    the vendored packages from a copy of B_t's tree at the stage's checkout path, or not one of
+    them serves a stage (ko's 518, compiled at /opt/prchain/src)."""
+    from tests.support.go_proxy import V1
+
+    clone = tmp_path / "hello"
+    clone.mkdir()
+    git(clone, "init", "-q", "-b", "main")
+    (clone / "vendor" / TINYLIB).mkdir(parents=True)
+    files = {
+        "go.mod": GO_MOD,
+        "hello.go": CODE,
+        "hello_test.go": TEST,
+        "vendor/modules.txt": VENDORED,
+        f"vendor/{TINYLIB}/tinylib.go": V1,
+    }
+    sha = _commit(clone, files, "2024-03-01T10:00:00Z")
+    made = _build(docker_client, eras, clone, sha, "http://127.0.0.1:9")  # nothing to fetch
+    assert made.image_id, made.log[-3000:]
+    _stage(made.tag, clone, source=f"vendor/{TINYLIB}")

@@ -67,6 +67,10 @@ from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
 
 PROJECT_SRC = "/opt/prchain/src"
+# Where each stage's checkout is (carry.WORKDIR): the dependency packages compile from a copy of B_t's
+# tree there, as a compiled package's cache key names its directory (a vendored package's is in
+# the tree: compiled from /opt/prchain/src, none of ko's 518 served a stage).
+CHECKOUT = "/work/repo"
 GO_HOME = "/opt/go"
 GOPATH = f"{GO_HOME}/path"
 # GOPATH's own: go before 1.15 knows no GOMODCACHE and keeps modules there whatever it says.
@@ -82,9 +86,13 @@ UNUSED_MARK = "/tmp/prchain-go-unused"
 # Entries dated after this one are a lower layer's (toolchain.KEPT_DATE): no era build re-dates
 # or replaces them.
 LAYER_MARK = "/tmp/prchain-go-layer"
-# go 1.15 on: the era's modules zipped, in GOPROXY's layout, and where a stage unpacks them.
+# go 1.15 on: GOMODCACHE. The image keeps the era's modules zipped, in GOPROXY's layout (SERVED),
+# while they unpack to at most `eras.go_zipped_mb`, and MODULES is then a link to where each stage
+# unpacks them (UNPACKED); a larger set is kept unpacked in MODULES itself. Either way a module's
+# directory is the same path, so the image's compiled packages serve.
+MODULES = f"{GO_HOME}/mod"
 SERVED = f"{GO_HOME}/proxy"
-AGENT_MODCACHE = "/work/.cache/mod"
+UNPACKED = "/work/.cache/mod"
 # The agent's build cache, a copy of the image's made per stage: a sandbox may be a read-only image
 # with tmpfs mounts (disk_cap tmpfs), where go can neither add to /opt/go/cache nor, from go 1.24,
 # build what is not in it (cobra's TestDeadcodeElimination runs `go build`: read-only file system).
@@ -225,7 +233,10 @@ def served(version: str) -> bool:
 
 
 def setup_command(version: str) -> str:
-    """Per stage, as the agent: the image's caches copied where the agent may write."""
+    """Per stage, as the agent: the image's caches copied where the agent may write (and where
+    go unpacks the modules kept zipped)."""
+    if served(version):
+        return f"{SEED_CACHE} && mkdir -p {UNPACKED}"
     return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
 
 
@@ -236,7 +247,7 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOSUMDB": "off",
         "GOTOOLCHAIN": "local",
         "GOFLAGS": go_flags(snap, version),
-        "GOMODCACHE": AGENT_MODCACHE if served(version) else MODCACHE,
+        "GOMODCACHE": MODULES if served(version) else MODCACHE,
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
@@ -259,19 +270,26 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
-    modcache = AGENT_MODCACHE if served(version) else MODCACHE
+    modcache = MODULES if served(version) else MODCACHE
     fetch = (
         f"export GOPROXY={shlex.quote(build_proxy(config.go_proxy, version))} GOFLAGS={flags} "
         f"GOCACHE={BUILDCACHE} GOPATH={GOPATH} GOMODCACHE={modcache}"
     )
-    commands = [fetch, f"mkdir -p {modcache} {BUILDCACHE}", *warm_start()]
+    # zipped unless a lower layer keeps its modules unpacked (or zipped already)
+    zipped = f"mkdir -p {UNPACKED} && {{ [ -L {MODULES} ] || [ -d {MODULES} ] || ln -s {UNPACKED} {MODULES}; }}"
+    commands = [
+        fetch,
+        zipped if served(version) else f"mkdir -p {MODCACHE}",
+        f"mkdir -p {BUILDCACHE} /work && rm -rf {CHECKOUT} && cp -a {PROJECT_SRC} {CHECKOUT}",
+        *warm_start(),
+    ]
     if in_modules(snap):
         script = f"/usr/local/bin/{IN_MODULES}"
         commands.append(
             f"printf '%s' {shlex.quote(IN_MODULES_SCRIPT)} > {script} && chmod 755 {script}"
         )
     for d in module_dirs(snap):
-        where = shlex.quote(f"{PROJECT_SRC}/{d}")
+        where = shlex.quote(f"{CHECKOUT}/{d}")
         if not vendored(snap):
             commands.append(f"cd {where} && go mod download")
         # A package that does not build at B_t must not stop the image: the suite says so.
@@ -279,7 +297,12 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
             f"cd {where} && go list -e -deps -test -f {shlex.quote(_DEPS)} ./... | sort -u"
             " | xargs -r go build || echo 'some dependency packages did not build'"
         )
-    return [*commands, *warm_end(modcache), *finish_commands(version)]
+    return [
+        *commands,
+        f"cd / && rm -rf {CHECKOUT}",
+        *warm_end(modcache, config.go_zipped_mb),
+        *finish_commands(version),
+    ]
 
 
 def build_proxy(proxy: str, version: str) -> str:
@@ -302,36 +325,47 @@ def warm_start() -> list[str]:
     ]
 
 
-def warm_end(modcache: str) -> list[str]:
+def warm_end(modcache: str, zipped_mb: int) -> list[str]:
     """Entries this build did not use deleted from the image; what it fetched and compiled added
     to the volume (never a `list`, a lock or a partial download, nor the lower layers' entries);
-    this build's entries dated as the lower layers'. Then the modules: from go 1.15, the image keeps their zips (SERVED) and
-    none unpacked; before, the unpacked modules without their zips (go reads a module from its
-    tree once its `.ziphash` is there; goreleaser/nfpm's era of 2025: 77 of 438 MB). The volume
-    keeps the zips for the next build either way."""
+    this build's entries dated as the lower layers'. Then the modules, whose zips the volume
+    keeps for the next build either way: from go 1.15, zipped in the image (SERVED) and none
+    unpacked while they unpack to at most `zipped_mb` (once unpacked in a layer, unpacked above
+    it too); else unpacked without their zips (go reads a module from its tree once its
+    `.ziphash` is there; goreleaser/nfpm's era of 2025: 77 of 438 MB)."""
     download = f"{modcache}/cache/download"
     modules = add_to_cache(download, VOLUME_DOWNLOADS, skip=_NOT_CACHED, what="go module")
+    unzipped = f"find {download} -name '*.zip' -delete"
     commands = [
         f"find {BUILDCACHE} -type f ! -newer {UNUSED_MARK} -delete",
         add_to_cache(BUILDCACHE, VOLUME_BUILDS, what="go build", before=LAYER_MARK),
         # dated as the layers below: an era growing on this image reads them where they are
         f"find {BUILDCACHE} -type f ! -newer {LAYER_MARK} "
         f"-exec touch -h -d {toolchain.KEPT_DATE} {{}} + && rm -f {UNUSED_MARK} {LAYER_MARK}",
+        f"if [ -d {download} ]; then {modules}; fi",
     ]
-    if modcache != AGENT_MODCACHE:
-        unzipped = f"find {download} -name '*.zip' -delete"
-        return [*commands, f"if [ -d {download} ]; then {modules}; {unzipped}; fi"]
+    if modcache != MODULES:
+        return [*commands, f"if [ -d {download} ]; then {unzipped}; fi"]
     # the modules this image lacks (one grown on an earlier era's holds that era's already)
     names = "".join(f" ! -name {shlex.quote(pattern)}" for pattern in _NOT_CACHED)
     serve = (
         f"mkdir -p {SERVED} && (cd {download} && find . -type f{names} -print0) | tar -C "
         f"{download} --null -T - -cf - | tar -C {SERVED} --skip-old-files -xf -"
     )
+    size = (
+        f"kb=$(( $(du -sk {UNPACKED} | cut -f1) - "
+        f"$( {{ du -sk {UNPACKED}/cache 2>/dev/null || echo 0; }} | cut -f1) ))"
+    )
     return [
         *commands,
-        f"if [ -d {download} ]; then {modules}; {serve}; fi",
-        # the stage unpacks its modules here, as whatever uid runs it
-        f"rm -rf {AGENT_MODCACHE} && chmod 1777 /work/.cache",
+        f"if [ -L {MODULES} ]; then {size}; else kb=; fi",
+        f'if [ -n "$kb" ] && [ "$kb" -le {zipped_mb * 1024} ]; then '
+        f'echo "go modules: $kb kB unpacked, kept zipped"; [ ! -d {download} ] || {{ {serve}; }}; '
+        f"else echo 'go modules: kept unpacked in the image'; "
+        f"if [ -L {MODULES} ]; then rm {MODULES} && mv {UNPACKED} {MODULES}; fi; "
+        f"[ ! -d {download} ] || {unzipped}; fi",
+        # each stage unpacks its modules here, as whatever uid runs it
+        f"rm -rf {UNPACKED} && chmod 1777 /work/.cache",
     ]
 
 
@@ -347,9 +381,11 @@ def finish_commands(version: str) -> list[str]:
     modes, copies the file into the era's layer (cobra's eras grew by the whole toolchain, ~400 MB,
     when the toolchain's tree was changed so; the standard library's entries would be next)."""
     lacking = r"\( -type d ! -perm -0777 -o -type f ! -perm -0666 \)"
-    kept = SERVED if served(version) else MODCACHE
+    kept = f"{SERVED} {MODULES}/" if served(version) else MODCACHE
+    unpacked = f"[ -L {MODULES} ] || [ ! -d {MODULES} ] || find {MODULES} {lacking} -exec chmod a+rwX {{}} +"
     return [
         f"mkdir -p {GOPATH} && find {GOPATH} {BUILDCACHE} {lacking} -exec chmod a+rwX {{}} +",
+        unpacked if served(version) else "true",
         f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true",
     ]
 
