@@ -11,12 +11,14 @@ Each stage starts by copying the warm cache to /work/.cache/go-build (the recipe
 the agent's GOCACHE: the sandbox's image may be read-only.
 
 From go 1.15 (the first to read GOMODCACHE) the image keeps B_t's modules as a module proxy serves
-them, zipped (/opt/go/proxy, the sandbox's GOPROXY), and go unpacks those a build needs into the
-stage's own module cache (/work/.cache/mod), where the image's build unpacked them too: a compiled
-package's cache key names its source directory, so the same place keeps the image's compiled
-packages valid. Unpacked, modules weigh about 2.3 times their zips (goreleaser/nfpm's era of
-2025-03: 181 MB against 77 MB), in every era image; a stage unpacks what it builds, in seconds.
-Older Go keeps the unpacked modules in the image (GOPATH/pkg/mod).
+them, zipped (/opt/go/proxy, the sandbox's GOPROXY), while they unpack to at most
+`eras.go_zipped_mb`: GOMODCACHE (/opt/go/mod) is then a link to the stage's /work/.cache/mod, and go
+unpacks there what a build needs, in seconds (goreleaser/nfpm's era of 2025-03: 77 MB of zips
+against 181 MB unpacked, in every era image). A larger set is kept unpacked in /opt/go/mod itself,
+without zips, so no stage carries it on its disk (ko-build/ko's of 2025: 1,058 MB). A compiled
+package's cache key names its source directory, so the modules are at the same path either way,
+and the dependency packages compile from a copy of B_t's tree where a stage's checkout is (a
+vendored package's directory is in the tree). Older Go keeps the unpacked modules in GOPATH.
 
 The standard library is compiled in the toolchain layer, its cache entries dated 2100, and so are an
 era's own once built: go refreshes an entry's date when the entry is older than an hour, and on an
