@@ -384,12 +384,15 @@ def finish_commands(version: str) -> list[str]:
     when the toolchain's tree was changed so; the standard library's entries would be next)."""
     lacking = r"\( -type d ! -perm -0777 -o -type f ! -perm -0666 \)"
     kept = f"{SERVED} {MODULES}/" if served(version) else MODCACHE
-    unpacked = f"[ -L {MODULES} ] || [ ! -d {MODULES} ] || find {MODULES} {lacking} -exec chmod a+rwX {{}} +"
-    return [
-        f"mkdir -p {GOPATH} && find {GOPATH} {BUILDCACHE} {lacking} -exec chmod a+rwX {{}} +",
-        unpacked if served(version) else "true",
-        f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true",
+    commands = [
+        f"mkdir -p {GOPATH} && find {GOPATH} {BUILDCACHE} {lacking} -exec chmod a+rwX {{}} +"
     ]
+    if served(version):  # modules kept unpacked in the image (not a link to the stage's disk)
+        commands.append(
+            f"[ -L {MODULES} ] || [ ! -d {MODULES} ] || "
+            f"find {MODULES} {lacking} -exec chmod a+rwX {{}} +"
+        )
+    return [*commands, f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true"]
 
 
 def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
