@@ -85,19 +85,19 @@ def _build(
     eras = eras.model_copy(update={"go_proxy": proxy, **config})
     plan = Go().plans(snapshot(clone, sha), eras)[0]
     # The toolchain from the real proxy alone: one layer for every run of this test.
-    plan = replace(
-        plan, toolchain=toolchain.install_commands("1.22.0", "https://proxy.golang.org", BUILDCACHE)
+    toolchain_commands = toolchain.install_commands(
+        "1.22.0", "https://proxy.golang.org", BUILDCACHE
     )
-    plan = replace(plan, on=on)
+    plan = replace(plan, toolchain=toolchain_commands, on=on)
     return ensure_era_image(
         client, EnvironmentConfig(), eras, repo=REPO, clone=clone, sha=sha, plan=plan, era_key="w"
     )
 
 
 def _stage(tag: str, tree: Path, source: str = f"/work/.cache/mod/{TINYLIB}@*") -> str:
-    """A stage of `tag` on `tree`, offline, as a user of its own, the checkout where a stage's
-    is: the packages go would compile (the repository's own alone), `go test`, and tinylib's
-    source where go reads it from (`source`, a glob)."""
+    """A stage of `tag` on `tree`, offline, as a user of its own, with the checkout where a
+    stage's is: the packages go would compile (the repository's own alone), `go test`, and
+    tinylib's source where go reads it from (`source`, a glob)."""
     from prchain.environments.eras.go import setup_command
 
     stage = (
@@ -149,7 +149,7 @@ def test_a_go_era_built_again_takes_modules_and_packages_from_the_volume(
     assert f"/{FOREIGN}" not in held
     assert len(held.split()) > 100  # the standard library and tinylib, compiled
     # the standard library is the toolchain layer's: the era's own layer holds tinylib's entry,
-    # its zip and the build's small files, no copy of the library (it was ~60 MB)
+    # its zip and the build's small files, no copy of the library (43 MB of its own before)
     own, total = own_and_total(docker_client, warm.tag)
     assert 0 < own < 5_000_000 < total, (own, total)
     # the image keeps the module zipped, as a proxy serves it, and nothing unpacked; the volume
