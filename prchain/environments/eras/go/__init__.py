@@ -59,6 +59,7 @@ import shlex
 from dataclasses import replace
 from datetime import UTC
 
+from prchain.environments.carry import WORKDIR
 from prchain.environments.eras.build import CACHE, add_to_cache
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, NoPlan, Plan
@@ -69,10 +70,10 @@ from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
 
 PROJECT_SRC = "/opt/prchain/src"
-# Where each stage's checkout is (carry.WORKDIR): the dependency packages compile from a copy of B_t's
-# tree there, as a compiled package's cache key names its directory (a vendored package's is in
-# the tree: compiled from /opt/prchain/src, none of ko's 518 served a stage).
-CHECKOUT = "/work/repo"
+# Where each stage's checkout is: the dependency packages compile from a copy of B_t's tree there,
+# as a compiled package's cache key names its directory (a vendored package's is in the tree:
+# compiled from /opt/prchain/src, none of ko's 518 served a stage).
+CHECKOUT = WORKDIR
 GO_HOME = "/opt/go"
 GOPATH = f"{GO_HOME}/path"
 # GOPATH's own: go before 1.15 knows no GOMODCACHE and keeps modules there whatever it says.
@@ -234,6 +235,11 @@ def served(version: str) -> bool:
     return _minor(version) >= 15
 
 
+def module_cache(version: str) -> str:
+    """GOMODCACHE, the image's build and the stage's alike."""
+    return MODULES if served(version) else MODCACHE
+
+
 def setup_command(version: str) -> str:
     """Per stage, as the agent: the image's caches copied where the agent may write (and where
     go unpacks the modules kept zipped)."""
@@ -249,7 +255,7 @@ def image_env(snap: Snapshot, version: str) -> dict[str, str]:
         "GOSUMDB": "off",
         "GOTOOLCHAIN": "local",
         "GOFLAGS": go_flags(snap, version),
-        "GOMODCACHE": MODULES if served(version) else MODCACHE,
+        "GOMODCACHE": module_cache(version),
         "GOCACHE": AGENT_CACHE,
         "GOPATH": GOPATH if _minor(version) >= 13 else AGENT_GOPATH,
         "GOENV": "off",  # no go env file under a HOME the agent may not have
@@ -272,13 +278,16 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
     """Root commands with the network: B_t's modules into the cache, then every package the
     suite imports from outside the main module compiled into the build cache."""
     flags = shlex.quote(go_flags(snap, version))
-    modcache = MODULES if served(version) else MODCACHE
+    modcache = module_cache(version)
     fetch = (
         f"export GOPROXY={shlex.quote(build_proxy(config.go_proxy, version))} GOFLAGS={flags} "
         f"GOCACHE={BUILDCACHE} GOPATH={GOPATH} GOMODCACHE={modcache}"
     )
     # zipped unless a lower layer keeps its modules unpacked (or zipped already)
-    zipped = f"mkdir -p {UNPACKED} && {{ [ -L {MODULES} ] || [ -d {MODULES} ] || ln -s {UNPACKED} {MODULES}; }}"
+    zipped = (
+        f"mkdir -p {UNPACKED} && {{ [ -L {MODULES} ] || [ -d {MODULES} ] || "
+        f"ln -s {UNPACKED} {MODULES}; }}"
+    )
     commands = [
         fetch,
         zipped if served(version) else f"mkdir -p {MODCACHE}",

@@ -159,7 +159,8 @@ PY"""
 # Packages compile without debug information, Go's (DWARF) and cgo's C (go's default C flags are
 # `-O2 -g`): an era's compiled packages are a quarter smaller (goreleaser/nfpm of 2025-03: 188 →
 # 139 MB with the standard library; DataDog/zstd's cgo package 10 MB less without `-g`) and a
-# panic still names its file and line. A debugger has less to show; nothing else changes. Like Rust's LEAN_BUILDS.
+# panic still names its file and line. A debugger has less to show; nothing else changes. Like
+# Rust's LEAN_BUILDS.
 LEAN = "-gcflags=all=-dwarf=false"
 LEAN_CGO = {"CGO_CFLAGS": "-O2", "CGO_CXXFLAGS": "-O2"}
 # The compiled entries an image layer holds (the standard library's here, an era's dependencies'

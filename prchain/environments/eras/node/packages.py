@@ -24,11 +24,12 @@ import shlex
 from dataclasses import dataclass
 from datetime import date
 
+from prchain.environments.carry import WORKDIR
 from prchain.environments.eras.node.toolchain import PREFIX
 
 DEPS = "/opt/prchain-node/deps"  # not under /opt/prchain: repository images make that root-only
 LINKER = "/usr/local/bin/prchain-node-modules"
-PROJECT = "/work/repo"
+PROJECT = WORKDIR  # where each stage's checkout is
 LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml")
 
 # pnpm's lock file generation → the newest pnpm writing it; a lock past the snapshot's size limit
