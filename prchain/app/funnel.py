@@ -1,6 +1,8 @@
 """The job's funnel, per repository and per language: PRs mined → stages in chains → stages whose PR
-changes or adds tests → those run in a verified environment → stages with FAIL_TO_PASS → stages whose gold patch resolves in the clean room
-→ chains runnable whole → kept trajectories, each loss counted by its reason."""
+changes or adds tests, and stages whose PR changes none that a later stage lent tests
+(prchain/chains/building/lent.py) → those run in a verified environment → stages with FAIL_TO_PASS
+→ stages whose gold patch resolves in the clean room → chains runnable whole → kept trajectories,
+each loss counted by its reason."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ COLUMNS = (
     "PRs",
     "stages",
     "with tests",
+    "lent tests",
     "tested",
     "FAIL_TO_PASS",
     "gold resolves",
@@ -52,7 +55,7 @@ class _Stage:
     idx: int
     verdict: tuple[str, str | None] | None  # (status, reason) of its verification
     era: tuple[str, str] | None = None  # (status, root error) of its era's recipe
-    has_tests: bool = True  # its PR changes or adds a test file
+    tests: str = "own"  # own | lent | none (`StageOutcome.tests`)
 
 
 def funnel(engine: Engine, gold: Gold) -> list[FunnelRow]:
@@ -108,24 +111,24 @@ def _stages(session: Session) -> list[_Stage]:
             idx,
             None if status is None else (status, reason),
             None if era_status is None else (era_status, root or ""),
-            has_tests,
+            tests,
         )
-        for repo, chain, idx, status, reason, era_status, root, has_tests in stage_outcomes(session)
+        for repo, chain, idx, status, reason, era_status, root, tests in stage_outcomes(session)
     ]
 
 
-# A stage whose PR changes no test can be judged (the LLM judge against its gold patch) but not
-# run as a task: it leaves the funnel here whatever its environment, so the later steps count
-# over the stages a clean room could judge (issue 78's share: of the stages whose PR changes tests).
-NO_TESTS = "with tests: the PR changes no test file (judge it, or write tests for it)"
+# A stage whose PR changes no test, and to which no later stage of its chain lent tests, can be
+# judged (the LLM judge against its gold patch) but not run as a task: it leaves the funnel here
+# whatever its environment, so the later steps count over the stages a clean room could judge.
+NO_TESTS = "with tests: no test file in its PR or a later stage's (judge it, or write tests)"
 
 
 def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
     row.counts["stages"] += 1
-    if not stage.has_tests:
+    if stage.tests == "none":
         row.losses[NO_TESTS] += 1
         return
-    row.counts["with tests"] += 1
+    row.counts["lent tests" if stage.tests == "lent" else "with tests"] += 1
     if stage.verdict is None:
         row.losses[f"tested: {_untested(stage)}"] += 1
         return

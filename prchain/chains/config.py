@@ -474,6 +474,15 @@ class ChainsConfig(BaseModel):
         "stage's entry is stored (chain_stages.entry) and used by rollouts, `tests verify` and "
         "`tasks eval`. `none`: such a stage ends the chain (stage_base_refused).",
     )
+    lend_tests: bool = Field(
+        True,
+        description="Where the repo's clone is at hand, a stage whose PR changes no test file "
+        "borrows the tests of the nearest later stage of its chain that changes some: its test "
+        "patch is the diff from its base to that stage's merge commit, limited to those files "
+        "(chain_stages.tests_from names the lender). `tests verify` requires only the borrowed "
+        "tests that fail at the base and pass with the stage's own gold patch. Off: such a stage "
+        "can only be judged.",
+    )
     check_ancestry: bool = Field(
         True,
         description="Where the repo's clone is at hand, require pr_(i-1)'s merge commit to be an "

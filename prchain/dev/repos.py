@@ -324,3 +324,82 @@ def make_tested_repo(
         "2024-02-04T10:00:00",
     )
     return repo
+
+
+SUBTRACT_TEST = """
+
+def test_subtract():
+    from calc.ops import subtract
+
+    assert subtract(5, 3) == 2
+"""
+MULTIPLY_TESTS = """
+
+def test_multiply():
+    from calc.ops import multiply
+
+    assert multiply(4, 3) == 12
+
+
+def test_subtract_refuses_text():
+    import pytest
+
+    from calc.ops import subtract
+
+    with pytest.raises(TypeError):
+        subtract(True, 1)
+"""
+
+
+def make_lending_repo(
+    path: Path, *, remote: str | None = "https://github.com/acme/tally.git"
+) -> ChainRepo:
+    """A 2-PR chain (#1 ← #2) whose first PR changes no test file: its tests come with #2.
+
+    #1 adds subtract and no test; #2 ("Follow-up to #1") puts an operand check inside subtract,
+    adds multiply, and tests both PRs' work: test_subtract (which #1 alone passes),
+    test_multiply and test_subtract_refuses_text (which need #2). #3 is an unrelated docs PR.
+    """
+    files = {
+        "calc/__init__.py": "",
+        "calc/ops.py": OPS_V0,
+        "tests/test_ops.py": TEST_V0,
+        "README.md": "# tally\n",
+    }
+    repo = _initial_repo(path, remote, files, date="2024-03-01T10:00:00")
+    ops1 = OPS_V0 + "\n\ndef subtract(a, b):\n    return a - b\n"
+    repo.prs[1] = _squash(
+        path,
+        1,
+        "Add subtract operation",
+        "Users asked for subtraction.",
+        {"calc/ops.py": ops1},
+        "2024-03-02T10:00:00",
+    )
+    check = "    _check_numbers(a, b)\n"
+    ops2 = (
+        ops1.replace("def subtract(a, b):\n", "def subtract(a, b):\n" + check)
+        + "\n\ndef multiply(a, b):\n"
+        + check
+        + "    return a * b\n"
+        + "\n\ndef _check_numbers(a, b):\n"
+        + "    if isinstance(a, bool) or isinstance(b, bool):\n"
+        + "        raise TypeError('calc works on numbers, not truth values')\n"
+    )
+    repo.prs[2] = _squash(
+        path,
+        2,
+        "Add multiply operation",
+        "Follow-up to #1, built on top of it: products, and tests for both.",
+        {"calc/ops.py": ops2, "tests/test_ops.py": TEST_V0 + SUBTRACT_TEST + MULTIPLY_TESTS},
+        "2024-03-03T10:00:00",
+    )
+    repo.prs[3] = _squash(
+        path,
+        3,
+        "Document the calculator",
+        "Docs only.",
+        {"README.md": "# tally\n\nA tiny calculator.\n"},
+        "2024-03-04T10:00:00",
+    )
+    return repo

@@ -101,7 +101,9 @@ class StageOutcome(NamedTuple):
     reason: str | None
     era_status: str | None  # of its era's recipe; None: no recipe
     root_error: str | None
-    has_tests: bool  # its PR changes or adds a test file (a gold test patch)
+    # "own": its PR changes or adds a test file; "lent": it changes none and a later stage of
+    # its chain lent its tests (chain_stages.tests_from); "none": no test patch
+    tests: str
 
 
 def _record(kind: type[Any], row: Any) -> Any:
@@ -365,6 +367,7 @@ def stage_outcomes(session: Session) -> list[StageOutcome]:
             EnvRecipe.status,
             EnvRecipe.root_error,
             ChainStage.gold_test_patch != "",
+            ChainStage.tests_from,
         )
         .join(Chain, Chain.repo_id == Repo.id)
         .join(ChainStage, ChainStage.chain_id == Chain.id)
@@ -377,7 +380,10 @@ def stage_outcomes(session: Session) -> list[StageOutcome]:
         )
         .where(Chain.superseded_at.is_(None))
     ).all()
-    return [StageOutcome._make((*row[:-1], bool(row[-1]))) for row in rows]
+    return [
+        StageOutcome._make((*row[:-2], "none" if not row[-2] else "lent" if row[-1] else "own"))
+        for row in rows
+    ]
 
 
 def stage_with_verification(
@@ -417,6 +423,7 @@ class StageFacts:
     entry: str
     recipe: Recipe | None
     verification: Verification | None  # None also when read without tests
+    lent: bool = False  # its test patch is a later stage's (chain_stages.tests_from)
 
 
 def stage_facts(
@@ -490,6 +497,7 @@ def stage_facts(
             s.entry,
             recipes.get(s.id),
             verified.get(s.id),
+            lent=s.tests_from is not None,
         )  # fmt: skip
         for s, number, repo, clone in rows
     ]

@@ -104,8 +104,12 @@ def classify(
     gold: list[dict[str, str]],
     touched: Callable[[str], str | None] | None = None,
     unsteady: Iterable[str] = (),
+    *,
+    lent: bool = False,
 ) -> Classification:
-    """`unsteady`: the suspects that passed when the with-tests run was repeated."""
+    """`unsteady`: the suspects that passed when the with-tests run was repeated. `lent`: the test
+    patch is a later stage's (prchain/chains/building/lent.py), so a test it adds that fails with
+    the gold patch is the lender's work, not a failure of this stage's gold."""
     if not gold or not any(gold):
         return unusable("the gold run reported no test outcome (does the test command run?)")
     flaky = sorted(set(flaky_tests(gold)) | (set(unsteady) & set().union(*gold)))
@@ -123,7 +127,7 @@ def classify(
             t
             for t in stable
             if all(run.get(t) in ("failed", "error") for run in gold)
-            and (t not in start or is_passing(tests[t] if t in tests else start[t]))
+            and (is_passing(tests.get(t, start.get(t))) if lent or t in start else True)
         ],
         why={t: prior[t][1] for t in passing if prior[t][1]},
     )

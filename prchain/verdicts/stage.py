@@ -99,6 +99,9 @@ class StageSetup:
     gold_test_patch: str
     entry: str = ENTRY_REVERT  # how the sandbox enters it (revert, or propagate)
     era: EraEnvironment | None = None  # None: `env setup` has not set its era up
+    # its test patch was lent by a later stage (prchain/chains/building/lent.py): a test of it the
+    # gold patch fails is not the stage's unless it passed before the gold patch
+    lent: bool = False
 
     @property
     def usable_era(self) -> EraEnvironment | None:
@@ -199,6 +202,7 @@ def _setup_fields(facts: StageFacts) -> dict[str, Any]:
         "gold_test_patch": facts.gold_test_patch,
         "entry": facts.entry or ENTRY_REVERT,
         "era": era_of(facts.recipe) if facts.recipe is not None else None,
+        "lent": facts.lent,
     }
 
 
@@ -326,5 +330,5 @@ def from_row(chain: Mapping[str, Any], stage: Mapping[str, Any]) -> RunnableStag
     return RunnableStage(
         0, chain["chain_id"], stage["idx"], stage.get("pr_number", 0), chain.get("repo", ""), "",
         stage["base_commit"], stage["patch"], stage.get("test_patch", ""),
-        stage.get("entry", ENTRY_REVERT), era, tests, placement,
+        stage.get("entry", ENTRY_REVERT), era, bool(stage.get("tests_from")), tests, placement,
     )  # fmt: skip

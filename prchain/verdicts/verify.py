@@ -303,6 +303,7 @@ def _runs(
         [judged_only(reader, g.outcomes) for g in gold],
         touched,
         unsteady=[t for t in suspects if is_passing(again.outcomes.get(t))],
+        lent=job.lent,
     )
     done.runs["why"] = done.found.why
     if gold[-1].timed_out and not any(g.outcomes for g in gold):

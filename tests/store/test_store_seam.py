@@ -179,8 +179,8 @@ def test_era_recipes_and_stage_eras_through_the_store(db_url: str) -> None:
             assert facts["new"].status == "verified" and facts["bare"].image_bytes == 0
             outcomes = sorted(envs.stage_outcomes(session))
             assert outcomes == [
-                ("acme/calc", chain, 1, None, None, "verified", "", True),
-                ("acme/calc", chain, 2, None, None, None, None, True),
+                ("acme/calc", chain, 1, None, None, "verified", "", "own"),
+                ("acme/calc", chain, 2, None, None, None, None, "own"),
             ]
 
 

@@ -19,6 +19,7 @@ from prchain.chains.building.dedup import dedup_chains
 from prchain.chains.building.graph import load_graph
 from prchain.chains.building.inuse import in_use, mark_superseded, unmark
 from prchain.chains.building.lengths import StopReason, as_record, stops
+from prchain.chains.building.lent import TestLender
 from prchain.chains.building.links import STAGE_RULES, write_links
 from prchain.chains.building.report import GraphReport
 from prchain.chains.building.strategies import STRATEGIES, ChainCandidate, candidate
@@ -61,7 +62,9 @@ BATCH = 2000
 # Columns the build owns; everything else on a row (query, overview, ...) belongs to later stages.
 CHAIN_COLUMNS = ("repo_id", "length", "score", "edges", "label")
 NO_PATCH = SplitPatch("", "", (), ())
-STAGE_COLUMNS = ("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch", "entry")
+STAGE_COLUMNS = (
+    *("pr_id", "base_sha", "end_sha", "gold_patch", "gold_test_patch", "tests_from", "entry"),
+)
 
 
 @dataclass
@@ -151,10 +154,16 @@ def _stage_rows(
                 "end_sha": nodes[pr_id].merge_sha,
                 "gold_patch": split.code,
                 "gold_test_patch": split.test,
+                "tests_from": None,
                 "entry": chain.entries[idx - 1] if chain.entries else ENTRY_REVERT,
             }
         )
     return rows
+
+
+def _clones(engine: Engine) -> dict[int, str | None]:
+    """repo id → its clone's path (None: mined without one)."""
+    return {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
 
 
 def _pairs(rows: Any) -> dict[Any, Any]:
@@ -168,11 +177,13 @@ def _write_batch(
     chains: Sequence[ChainCandidate],
     nodes: dict[int, PRNode],
     patches: dict[int, SplitPatch],
+    lender: TestLender | None = None,
 ) -> tuple[int, int, int]:
     """Upsert one batch of chains with their stages; returns (new chains, stages written, chains
     left unchanged because they are in use).
 
     `patches` caches split gold patches across batches, since a PR often sits in several chains.
+    `lender`: a stage whose PR changes no test borrows a later stage's (`lent`).
     """
     signatures = [c.signature for c in chains]
     with session_scope(engine) as session:
@@ -206,7 +217,12 @@ def _write_batch(
         )
         query = select(PRPatch.pr_id, PRPatch.diff).where(PRPatch.pr_id.in_(pr_ids))
         patches.update((pr_id, split_patch(diff)) for pr_id, diff in session.execute(query))
-        stages = [row for c in chains for row in _stage_rows(ids[c.signature], c, nodes, patches)]
+        stages = []
+        for chain in chains:
+            rows = _stage_rows(ids[chain.signature], chain, nodes, patches)
+            if lender is not None:
+                lender.fill(rows, chain.repo_id, patches)
+            stages += rows
         upsert(session, ChainStage, stages, ["chain_id", "idx"], update=STAGE_COLUMNS)
     return len(chains) - (len(existing) - len(kept)), len(stages), len(kept)
 
@@ -285,8 +301,9 @@ def build_chains(
         grows = thread_extensions if shape is THREAD else None
         summary.stops = stops((c.pr_ids for c in chains), graph, high, fits, grows)
     done = 0
+    lender = TestLender(_clones(engine)) if cfg.lend_tests else None
     for batch in batches(chains):
-        new, stages, kept = _write_batch(engine, name, batch, nodes, patches)
+        new, stages, kept = _write_batch(engine, name, batch, nodes, patches, lender)
         summary.new += new
         summary.stages += stages
         summary.kept_in_use += kept
@@ -317,7 +334,7 @@ def _drop_thin_stages(
     The measured count replaces the file-level one, so the chain-total rule reads it too; the
     links of a removed PR are recorded as dropped by this rule."""
     minimum = cfg.stage_minimum
-    clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
+    clones = _clones(engine)
     # The ends of links the link rules dropped are lexed too where their file-level count is
     # small enough to hide a thin stage (a doc-comment-only PR: wgpu #3576), so that the drop is
     # put down to the stage; a larger PR of under `minimum` lines of code is rare.
@@ -511,7 +528,7 @@ class StageEntry:
         `Propagation`) or by hunks (`hunks`, `HunkEntry`); `none`: never."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
         self.graph = graph
-        clones = {rid: path for rid, (_name, path, _branch) in load_repos(engine).items()}
+        clones = _clones(engine)
         self.bases = StageBases(clones)
         self.fallback = fallback
         self.propagation: Propagation | HunkEntry | None = (

@@ -72,6 +72,9 @@ def stage_record(
         "entry": stage.entry,
         "patch": stage.gold_patch,
         "test_patch": stage.gold_test_patch,
+        # The pr_id of the later stage of the chain whose tests this stage borrowed because its
+        # own PR changes none (prchain/chains/building/lent.py); 0: the test patch is its own.
+        "tests_from": stage.tests_from or 0,
         "query": stage.query or "",
         "problem_statement": stage.query or fallback,
         "created_at": _iso(pr.created_at),

@@ -198,14 +198,15 @@ def _load_stages(session: Any, chain_ids: list[int]) -> dict[int, list[StageInpu
             .order_by(ChainStage.chain_id, ChainStage.idx)
         )
         for stage, title, body in session.execute(query):
-            patch = stage.gold_patch or stage.gold_test_patch
+            # tests a later stage lent (chain_stages.tests_from) are that PR's: not this query's
+            tests = stage.gold_test_patch if stage.tests_from is None else ""
             item = StageInput(
                 stage.id,
                 stage.idx,
                 title or "",
                 clean_body(body),
-                patch,
-                stage.gold_test_patch,
+                stage.gold_patch or tests,
+                tests,
                 stage.query,
                 tuple(stage.query_leaks or ()),
             )

@@ -46,6 +46,9 @@ class ChainStage(Base):
     end_sha: Mapped[str | None] = mapped_column(String(64))  # the commit that merged the PR
     gold_patch: Mapped[str] = mapped_column(Text, default="")
     gold_test_patch: Mapped[str] = mapped_column(Text, default="")
+    # The PR (a pull_requests.id) of the later stage whose tests the stage borrowed because its
+    # own PR changes none (prchain/chains/building/lent.py); None: the test patch is the PR's own.
+    tests_from: Mapped[int | None] = mapped_column(default=None)
     # How the sandbox enters the stage: `revert` (the earlier gold patches reverted at B_t) or
     # `propagate` (the fallback; prchain/chains/evidence/propagation.py). Chosen by the build.
     entry: Mapped[str] = mapped_column(String(20), default="revert", server_default="revert")
