@@ -401,6 +401,10 @@ def finish_commands(version: str) -> list[str]:
             f"[ -L {MODULES} ] || [ ! -d {MODULES} ] || "
             f"find {MODULES} {lacking} -exec chmod a+rwX {{}} +"
         )
+        # the zips served to every uid: go 1.17 left its downloads' zips its owner's alone (gin's
+        # eras of 2021: "reading file:///opt/go/proxy/…/v0.1.0.zip: permission denied")
+        unreadable = r"\( -type d ! -perm -0555 -o -type f ! -perm -0444 \)"
+        commands.append(f"[ ! -d {SERVED} ] || find {SERVED} {unreadable} -exec chmod a+rX {{}} +")
     return [*commands, f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true"]
 
 
