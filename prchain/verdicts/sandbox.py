@@ -12,6 +12,7 @@ import secrets
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Protocol, runtime_checkable
 
 from prchain.chains.reading.patches import (
@@ -109,17 +110,23 @@ DATA_MODULES = 10
 
 
 def data_test_files(
-    test_patch: str, tracked: list[str], report: TestReport | None = None
+    test_patch: str,
+    tracked: list[str],
+    report: TestReport | None = None,
+    read: Callable[[str], str] | None = None,
 ) -> list[str]:
     """The test modules that read what a test patch changes when it changes no test module
     itself: its data beside them (svg/svgo's `test/plugins/_index.js` runs every
     `test/plugins/*.svg` fixture; its PRs of 2014 add a fixture and no test code). For each changed
     file, the test modules `tracked` (the stage base's files) holds in its directory, else in the
-    one above it; [] when more than DATA_MODULES would run (then no narrow scope is known)."""
+    one above it. Past DATA_MODULES, those whose text (`read`: a module's text at the stage base)
+    names a changed file's stem, else its directory (postcss/autoprefixer's `test/cases/*.css`, read
+    by name by one of the 14 modules of `test/`); [] when still more would run (no narrow scope is
+    known)."""
     reader = report or Pytest()
-    changed = [section_path(s) for s in file_sections(test_patch)]
+    changed = [path for path in map(section_path, file_sections(test_patch)) if path]
     found: list[str] = []
-    for path in filter(None, changed):
+    for path in changed:
         parts = path.split("/")[:-1]
         for up in range(min(DATA_LEVELS, len(parts))):
             here = "/".join(parts[: len(parts) - up]) + "/"
@@ -128,7 +135,23 @@ def data_test_files(
             if modules:
                 found += [m for m in modules if m not in found]
                 break
+    if len(found) > DATA_MODULES and read is not None:
+        found = _naming(found, changed, read)
     return found if len(found) <= DATA_MODULES else []
+
+
+def _naming(modules: list[str], changed: list[str], read: Callable[[str], str]) -> list[str]:
+    """Of `modules`, those whose text names a changed file's stem (`grid-template` of
+    `test/cases/grid-template.out.css`), else those naming its directory (`cases`)."""
+    texts = {module: read(module) for module in modules}
+    for names in (
+        {PurePosixPath(path).name.split(".")[0] for path in changed},
+        {PurePosixPath(path).parent.name for path in changed},
+    ):
+        named = [m for m in modules if any(n and n in texts[m] for n in names)]
+        if named:
+            return named
+    return modules
 
 
 def fill_command(template: str, files: list[str]) -> str:

@@ -180,7 +180,11 @@ def stage_test_files(job: StageJob, reader: TestReport) -> list[str]:
     if files or not job.gold_test_patch.strip() or not job.base_sha or not job.clone_path:
         return files
     tracked = git.output(job.clone_path, "ls-tree", "-r", "--name-only", job.base_sha)
-    return data_test_files(job.gold_test_patch, tracked.splitlines(), reader)
+
+    def read(path: str) -> str:
+        return git.output(job.clone_path, "show", f"{job.base_sha}:{path}")
+
+    return data_test_files(job.gold_test_patch, tracked.splitlines(), reader, read)
 
 
 def verify_stage(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prchain.dev.repos import git
 from prchain.environments.eras.node.report import JsReport
 from prchain.environments.eras.python.report import Pytest
@@ -65,3 +67,33 @@ def test_no_narrow_scope_when_too_many_modules_would_run() -> None:
     patch = "diff --git a/tests/x.json b/tests/x.json\n--- a/tests/x.json\n+++ b/tests/x.json\n@@ -1 +1 @@\n-1\n+2\n"
     assert data_test_files(patch, tracked, Pytest()) == []
     assert data_test_files(patch, tracked[:3], Pytest()) == tracked[:3]
+
+
+@pytest.mark.parametrize(
+    ("prefixes", "runs"),
+    [
+        ("const cases = ['grid-template', 'grid-area'];\n", "test/prefixes.test.js"),
+        ("// no case named\n", "test/browsers.test.js"),  # none names the stem: its directory
+    ],
+)
+def test_past_the_limit_the_modules_that_name_the_data_run(
+    tmp_path: Path, prefixes: str, runs: str
+) -> None:
+    """postcss/autoprefixer (held out): its PRs of 2018 change `test/cases/grid-template.css` and
+    its expected output, and no module; `test/` holds 14 modules, of which `autoprefixer.test.js`
+    reads each case by name. Before, past DATA_MODULES nothing ran: both stages unusable."""
+    start = {f"test/{name}.test.js": "it('works', () => {});\n" for name in "abcdefghijkl"}
+    start |= {
+        "lib/grid.js": "module.exports = (s) => s;\n",
+        "test/cases/grid-template.css": "a {}\n",
+        "test/cases/grid-template.out.css": "a {}\n",
+        "test/prefixes.test.js": prefixes,
+        "test/browsers.test.js": "const config = 'cases/config/test.css';\n",
+    }
+    pr = {
+        "lib/grid.js": "module.exports = (s) => s.trim();\n",
+        "test/cases/grid-template.css": "a { grid-template: 1fr }\n",
+        "test/cases/grid-template.out.css": "a { -ms-grid: 1fr; grid-template: 1fr }\n",
+    }
+    job = _job(_history(tmp_path / "autoprefixer", start, pr))
+    assert stage_test_files(job, JsReport()) == [runs]
