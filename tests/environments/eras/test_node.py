@@ -350,6 +350,41 @@ def test_revisions_get_past_what_the_build_log_shows(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node on the host")
+def test_an_unreachable_optional_dependency_is_left_out_of_the_install(tmp_path: Path) -> None:
+    """Unitech/pm2 (held out), 2018: `optionalDependencies.gkt` is a tarball on tgz.pm2.io, which
+    no build here reaches; npm 6 crashed on it (`npm ERR! cb() never called!`), so both eras were
+    unverified. The revision takes it out of the image's package.json, and only it."""
+    clone = make_mimer(tmp_path / "mimer")
+    snap = _snap(clone, 0)
+    package = json.loads(snap.files["package.json"])
+    package["optionalDependencies"] = {
+        "gkt": "https://tgz.pm2.io/gkt-1.0.0.tgz",
+        "fsevents": "^1.1.0",
+    }
+    text = json.dumps(package, indent=2)
+    pm2 = replace(snap, files={**snap.files, "package.json": text})
+    node, config = ecosystem("node"), ErasConfig()
+    (plan,) = node.plans(pm2, config)
+    scripts = node.revise(pm2, config, plan, "npm ERR! code ELIFECYCLE", ran=False)
+    assert scripts is not None and scripts.variant == "no-scripts"  # no fetch failed: another rule
+    revised = node.revise(pm2, config, plan, "npm ERR! cb() never called!", ran=False)
+    assert revised is not None and revised.variant == "no-outside-optional"
+    assert any("left out (unreachable here): gkt" in note for note in revised.notes)
+    assert node.revise(pm2, config, revised, "npm ERR! cb() never called!", ran=False) is None
+    # the edit, run for real where the install runs
+    (edit,) = [c for c in revised.commands if c not in plan.commands]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "package.json").write_text(text)
+    subprocess.run(["sh", "-c", edit.split(" && ")[-1]], cwd=work, check=True)
+    kept = json.loads((work / "package.json").read_text())
+    assert kept["optionalDependencies"] == {"fsevents": "^1.1.0"}
+    assert kept["dependencies"] == package["dependencies"]
+    # a package.json without such a dependency: not this revision
+    assert node.revise(snap, config, plan, "npm ERR! cb() never called!", ran=False) is None
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node on the host")
 def test_moved_node_modules_resolve_from_a_fresh_checkout_through_the_links(tmp_path: Path) -> None:
     """The build's move (a workspace linked by a relative link, a nested node_modules) and the
     stage's link script, run for real; node then resolves both packages from the checkout."""

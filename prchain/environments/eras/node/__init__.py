@@ -254,4 +254,44 @@ def _peer_conflict(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> 
     return _swap(plan, npm, "npm install --legacy-peer-deps", note, "legacy-peers")
 
 
-REVISIONS = (_release_missing, _undated, _lock_out_of_sync, _peer_conflict, _scripts_fail)
+# A fetch that did not reach its host; npm 6 words an unreachable tarball URL only as a crash
+_FETCH_FAILED = re.compile(
+    r"cb\(\) never called|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|getaddrinfo"
+)
+# A dependency spec served from outside the registry: a URL, a git remote, `owner/repo`
+_OUTSIDE = re.compile(
+    r"^(?:https?:|git(?:\+[a-z]+)?:|github:|gitlab:|bitbucket:|[\w.-]+/[\w.-]+(?:#\S*)?$)", re.I
+)
+OPTIONAL_LEFT_OUT = "optional dependencies from outside the registry left out"
+# package.json without the optional dependencies named on the command line
+DROP_OPTIONAL = (
+    "const fs = require('fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8'));"
+    " for (const n of process.argv.slice(1)) delete p.optionalDependencies[n];"
+    " fs.writeFileSync('package.json', JSON.stringify(p, null, 2) + '\\n');"
+)
+
+
+def _optional_outside(snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """An optional dependency served from outside the registry (Unitech/pm2's `gkt` from
+    tgz.pm2.io) cannot be fetched here, and npm 6 crashes on it (`cb() never called!`) where it
+    would skip an optional dependency that failed to build: the install runs without it (the
+    image's copy of package.json; each stage's checkout keeps its own)."""
+    optional = manifest(snap).get("optionalDependencies")
+    if not _FETCH_FAILED.search(log) or not isinstance(optional, dict):
+        return None
+    names = sorted(n for n, v in optional.items() if isinstance(v, str) and _OUTSIDE.match(v))
+    if not names or any(OPTIONAL_LEFT_OUT in note for note in plan.notes):
+        return None
+    edit = f"node -e {shlex.quote(DROP_OPTIONAL)} {' '.join(map(shlex.quote, names))}"
+    enter = f"cd {packages.PROJECT}"
+    commands = [f"{c} && {edit}" if c.endswith(enter) else c for c in plan.commands]
+    note = f"{OPTIONAL_LEFT_OUT} (unreachable here): {', '.join(names)}"
+    return replace(
+        plan, commands=commands, notes=[*plan.notes, note], variant="no-outside-optional"
+    )
+
+
+REVISIONS = (
+    *(_release_missing, _undated, _lock_out_of_sync, _optional_outside, _peer_conflict),
+    _scripts_fail,
+)
