@@ -10,7 +10,9 @@ mocha's BDD global."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,22 +31,26 @@ runner.emit('end');
 """
 
 
-def _offline(image: str, script: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`script` run by bash in a container of `image`, offline, with `env`."""
+def _offline(
+    image: str, script: str, options: tuple[str, ...] = ("--network", "none"), **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`script` run by bash in a container of `image`, offline (or with other `options`), with
+    `env`."""
     variables = [part for name, value in env.items() for part in ("-e", f"{name}={value}")]
     return subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", *variables, image, "bash", "-c", script],
-        capture_output=True, text=True, check=False, timeout=120,
+        ["docker", "run", "--rm", *options, *variables, image, "bash", "-c", script],
+        capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
 
 
-def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_image: str) -> None:
+@pytest.fixture(scope="module")
+def node8(docker_client: Any, base_image: str) -> str:
+    """The toolchain layer of Node 8.17 (npm 6)."""
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import base_config, ensure_toolchain_image
     from prchain.environments.eras.config import ErasConfig
     from prchain.environments.eras.ecosystems import Plan
     from prchain.environments.eras.node import IMAGE_ENV, toolchain
-    from prchain.environments.eras.node.report import JsReport
     from prchain.environments.images import ensure_base_image
 
     eras = ErasConfig(suites={"bookworm": "3.11"}, extra_base_packages=[])
@@ -58,6 +64,13 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
         docker_client, EnvironmentConfig(), eras, "node-reporter-test/x", base, plan, print
     )
     assert code == 0, log[-2000:]
+    return str(image)
+
+
+def test_the_mocha_report_reaches_a_pipe_on_node_8(node8: str) -> None:
+    from prchain.environments.eras.node.report import JsReport
+
+    image = node8
     script = (
         'mkfifo /tmp/report && { cat /tmp/report > /tmp/read & } && node -e "$FEED" && wait'
         " && node --version && cat /tmp/read"
@@ -79,3 +92,36 @@ def test_the_mocha_report_reaches_a_pipe_on_node_8(docker_client: Any, base_imag
     )
     ran = _offline(image, script, CANARY=source)
     assert ran.stdout == "failed: prchain canary c0ffee\n", ran.stdout + ran.stderr
+
+
+JEST_TESTS = "test('squares', () => {}); test('cubes', () => { throw new Error('no'); });\n"
+
+
+def test_the_jest_report_reaches_a_pipe_on_node_8(node8: str) -> None:
+    """postcss/autoprefixer's eras of 2018 (held out): jest 22 on Node 8 wrote its report with
+    writeFileSync at position 0 into root's pipe (`ESPIPE: invalid seek`), so every hidden test
+    read as failing. A real jest 23 from the registry, run by prchain's launcher into a pipe."""
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.config import ErasConfig
+    from prchain.environments.eras.node.report import JEST_LAUNCHER
+
+    script = (
+        "mkdir -p /tmp/t && cd /tmp/t && echo '{}' > package.json && "
+        'printf %s "$TESTS" > a.test.js && npm install --no-audit --silent jest-cli@23.6.0 '
+        "> /tmp/npm.log 2>&1 || { cat /tmp/npm.log; exit 3; }; "
+        "mkfifo /tmp/report && { cat /tmp/report > /tmp/read & } && "
+        f"node {JEST_LAUNCHER} /tmp/report node_modules/.bin/jest a.test.js > /tmp/jest.log 2>&1; "
+        "wait; cat /tmp/read; grep -h ESPIPE /tmp/jest.log || true"
+    )
+    # the install reaches the registry as an era build does: the host's network and CA bundle
+    online = {"npm_config_registry": ErasConfig().npm_registry, "npm_config_offline": "false"}
+    options: tuple[str, ...] = ("--network", "host")
+    ca = EnvironmentConfig().build_ca_bundle
+    if ca and Path(ca).is_file():
+        options += ("-v", f"{Path(ca).resolve()}:/tmp/ca.pem:ro")
+        online["NODE_EXTRA_CA_CERTS"] = "/tmp/ca.pem"
+    done = _offline(node8, script, options, TESTS=JEST_TESTS, **online)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ESPIPE" not in done.stdout, done.stdout
+    report = json.loads(done.stdout)
+    assert (report["numPassedTests"], report["numFailedTests"]) == (1, 1), done.stdout[:2000]

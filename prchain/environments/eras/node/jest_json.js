@@ -20,4 +20,17 @@ function jestCli() {
   return require(require.resolve('jest-cli', { paths: places }));
 }
 
+// Jest writes its report with writeFileSync, which Node 8 does at position 0, and the clean room's
+// report is root's pipe, which refuses that (ESPIPE: postcss/autoprefixer's eras of 2018 read
+// every hidden test as failing): the report alone is written at the file's own position.
+const target = path.resolve(report);
+const writeFileSync = fs.writeFileSync;
+fs.writeFileSync = function (file, data, ...rest) {
+  if (typeof file !== 'string' || path.resolve(file) !== target) return writeFileSync.call(fs, file, data, ...rest);
+  const fd = fs.openSync(file, 'w');
+  const bytes = Buffer.from(data);
+  for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done, null);
+  fs.closeSync(fd);
+};
+
 jestCli().run([...args, '--json', `--outputFile=${report}`]);
