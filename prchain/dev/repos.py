@@ -116,6 +116,21 @@ def _initial_repo(path: Path, remote: str | None, files: dict[str, str], *, date
     return ChainRepo(path)
 
 
+def _with_multiply(ops: str, refused: str, message: str) -> str:
+    """`ops` (which has subtract) with an operand check refusing `refused` values put inside
+    subtract, between its two lines, and a multiply that checks its operands too."""
+    check = "    _check_numbers(a, b)\n"
+    return (
+        ops.replace("def subtract(a, b):\n", "def subtract(a, b):\n" + check)
+        + "\n\ndef multiply(a, b):\n"
+        + check
+        + "    return a * b\n"
+        + "\n\ndef _check_numbers(a, b):\n"
+        + f"    if isinstance(a, {refused}) or isinstance(b, {refused}):\n"
+        + f"        raise TypeError({message!r})\n"
+    )
+
+
 def make_chain_repo(
     path: Path, *, remote: str | None = "https://github.com/acme/calc.git"
 ) -> ChainRepo:
@@ -150,16 +165,7 @@ def make_chain_repo(
         "2024-01-02T10:00:00",
     )
     # #2 builds on #1's code: its operand check goes inside subtract, between #1's two lines.
-    check = "    _check_numbers(a, b)\n"
-    ops2 = (
-        ops1.replace("def subtract(a, b):\n", "def subtract(a, b):\n" + check)
-        + "\n\ndef multiply(a, b):\n"
-        + check
-        + "    return a * b\n"
-        + "\n\ndef _check_numbers(a, b):\n"
-        + "    if isinstance(a, str) or isinstance(b, str):\n"
-        + "        raise TypeError('calc works on numbers')\n"
-    )
+    ops2 = _with_multiply(ops1, "str", "calc works on numbers")
     repo.prs[2] = _squash(
         path,
         2,
@@ -376,16 +382,7 @@ def make_lending_repo(
         {"calc/ops.py": ops1},
         "2024-03-02T10:00:00",
     )
-    check = "    _check_numbers(a, b)\n"
-    ops2 = (
-        ops1.replace("def subtract(a, b):\n", "def subtract(a, b):\n" + check)
-        + "\n\ndef multiply(a, b):\n"
-        + check
-        + "    return a * b\n"
-        + "\n\ndef _check_numbers(a, b):\n"
-        + "    if isinstance(a, bool) or isinstance(b, bool):\n"
-        + "        raise TypeError('calc works on numbers, not truth values')\n"
-    )
+    ops2 = _with_multiply(ops1, "bool", "calc works on numbers, not truth values")
     repo.prs[2] = _squash(
         path,
         2,
