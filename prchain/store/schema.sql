@@ -252,6 +252,7 @@ CREATE TABLE chain_stages (
 	end_sha VARCHAR(64), 
 	gold_patch TEXT NOT NULL, 
 	gold_test_patch TEXT NOT NULL, 
+	tests_from INTEGER, 
 	entry VARCHAR(20) DEFAULT 'revert' NOT NULL, 
 	"query" TEXT, 
 	query_attempts INTEGER NOT NULL, 
