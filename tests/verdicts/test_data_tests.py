@@ -97,3 +97,31 @@ def test_past_the_limit_the_modules_that_name_the_data_run(
     }
     job = _job(_history(tmp_path / "autoprefixer", start, pr))
     assert stage_test_files(job, JsReport()) == [runs]
+
+
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\npython_files = "tests/*.py"\n'),
+        ("setup.cfg", "[tool:pytest]\npython_files = check_*.py tests/*.py\n"),
+    ],
+)
+def test_test_modules_named_as_the_project_s_pytest_config_names_them(
+    tmp_path: Path, config: str, text: str
+) -> None:
+    """PyGithub (held out): its test modules are `tests/Authentication.py` and the like, collected
+    through `python_files = "tests/*.py"`; the stages' test patches (a module and its replay data)
+    ran nothing: every stage of its three chains unusable."""
+    start = {
+        config: text,
+        "github/Auth.py": "KIND = 'app'\n",
+        "tests/Authentication.py": "def testApp():\n    pass\n",
+        "tests/ReplayData/Authentication.testApp.txt": "GET\n",
+    }
+    pr = {
+        "github/Auth.py": "KIND = 'app-key'\n",
+        "tests/Authentication.py": "def testApp():\n    pass\n\n\ndef testKey():\n    pass\n",
+        "tests/ReplayData/Authentication.testKey.txt": "POST\n",
+    }
+    job = _job(_history(tmp_path / "pygithub", start, pr))
+    assert stage_test_files(job, Pytest()) == ["tests/Authentication.py"]

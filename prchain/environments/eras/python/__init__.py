@@ -565,6 +565,24 @@ def _has_testpaths(snap: Snapshot) -> bool:
     return False
 
 
+def python_files(snap: Snapshot) -> list[str]:
+    """The globs pytest's `python_files` names test modules by, where the project sets them
+    (pyproject.toml, pytest.ini, tox.ini, setup.cfg; PyGithub's `tests/*.py`)."""
+    found = _get(_toml(snap), "tool", "pytest", "ini_options").get("python_files")
+    if not found:
+        for path, section in (
+            ("pytest.ini", "pytest"),
+            ("tox.ini", "pytest"),
+            ("setup.cfg", "tool:pytest"),
+        ):
+            parser = _ini(snap.text(path))
+            if parser.has_option(section, "python_files"):
+                found = parser.get(section, "python_files")
+                break
+    words = found.split() if isinstance(found, str) else found if isinstance(found, list) else []
+    return [str(w) for w in words]
+
+
 def test_command(snap: Snapshot) -> str:
     """pytest as the agent runs it; the suite's directory unless the pytest config names it. A git
     submodule's tree (numpy's vendored meson, with its own tests) is another project's: ignored;

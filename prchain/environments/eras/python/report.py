@@ -8,9 +8,11 @@ same in both, so SWE-bench-style lists can be compared across them.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from prchain.environments.eras.reports import (
     FILES_PLACEHOLDER,
@@ -202,8 +204,25 @@ PYTEST = "python -m pytest -p no:cacheprovider"
 _PYTEST_MODULE = re.compile(r"^(test_.*|.*_tests?|tests)\.py$")
 
 
+def _configured(path: str, patterns: Sequence[str]) -> bool:
+    """Whether pytest's `python_files` globs take `path` (a glob with a `/` is matched against
+    the path's end, the others against its name, as pytest does)."""
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(".py") and any(
+        fnmatch.fnmatchcase(path, g) or fnmatch.fnmatchcase(path, f"*/{g}")
+        if "/" in g
+        else fnmatch.fnmatchcase(name, g)
+        for g in patterns
+    )
+
+
 class Pytest:
-    """pytest's reader: the junit report through PYTEST_ADDOPTS, whatever the command looks like."""
+    """pytest's reader: the junit report through PYTEST_ADDOPTS, whatever the command looks like.
+    `patterns`: the project's own `python_files` globs, where it sets them (PyGithub's
+    `tests/*.py`), which name test modules beside pytest's defaults."""
+
+    def __init__(self, patterns: Sequence[str] = ()) -> None:
+        self.patterns = tuple(patterns)
 
     def script(self, command: str, report_path: str) -> str:
         # The room's own options (the image's plugins) come first; a report path the tester
@@ -232,7 +251,11 @@ class Pytest:
         """Only test modules by name (test_*.py, *_test.py, *_tests.py, tests.py): a file named on
         the command line is collected whatever its name, and helpers such as a benchmark module
         under the test directory need plugins the repository does not run by default."""
-        return [p for p in test_paths if _PYTEST_MODULE.match(p.rsplit("/", 1)[-1])]
+        return [
+            p
+            for p in test_paths
+            if _PYTEST_MODULE.match(p.rsplit("/", 1)[-1]) or _configured(p, self.patterns)
+        ]
 
     def names(self, test_id: str) -> list[str]:
         """`tests/test_x.py::TestX::test_y[p]` → [TestX, test_y]."""
