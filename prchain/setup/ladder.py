@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import shlex
 import time
@@ -25,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from prchain.core.errors import PrchainError
+from prchain.core.errors import GitError, PrchainError
 from prchain.environments.eras import growth, memory, native
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Method, NoPlan, Plan, report_for
@@ -44,6 +45,8 @@ from prchain.verdicts.sandbox import (
     run_suite,
 )
 from prchain.verdicts.verify import StageJob, find_stages
+
+log = logging.getLogger(__name__)
 
 LOG_CHARS = 20_000  # of each build and test output kept with the recipe
 # of a run's output read for its root error and its units' errors: a package that did not build is
@@ -739,7 +742,12 @@ def plan_eras(
         repo_id = memory.repo_id(engine, job.repo)
         if repo_id is None:
             continue
-        era = era_of(job.clone_path, job.base_sha, choosing_paths(job))
+        try:
+            era = era_of(job.clone_path, job.base_sha, choosing_paths(job))
+        except GitError as error:  # a snapshot that lacks the commit's objects: this stage only
+            where = f"stage {job.chain_id}:{job.idx} (base {job.base_sha[:12]})"
+            log.warning("%s has no era: %s", where, str(error)[-300:])
+            continue
         groups.setdefault((repo_id, era.key), []).append((job, era))
         rows.append(
             {

@@ -152,3 +152,19 @@ def test_tests_verify_requires_only_the_lent_tests_the_stage_passes(
         [f"{OPS_TESTS}::test_multiply", f"{OPS_TESTS}::test_subtract_refuses_text"],
         [f"{OPS_TESTS}::test_add", f"{OPS_TESTS}::test_subtract"],
     )
+
+
+def test_a_stage_whose_base_commit_cannot_be_read_loses_only_itself(
+    tally: ChainRepo, sqlite_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pmd/pmd's snapshot (held out) lacks the objects of one stage's base commit: `env setup`
+    failed whole ("git show -s … fatal: unable to read 4546f33…"), no era of any stage planned."""
+    from prchain.setup.ladder import plan_eras
+
+    _build(tally, sqlite_url, tmp_path)
+    lost = tally.prs[2].base_sha
+    (tally.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    with caplog.at_level("WARNING"):
+        planned = plan_eras(make_engine(sqlite_url))
+    assert [job.base_sha for _repo, job, _era, _n in planned] == [tally.prs[1].base_sha]
+    assert f"stage 1:2 (base {lost[:12]}) has no era" in caplog.text
