@@ -19,6 +19,7 @@ from prchain.chains.reading.patches import (
     file_sections,
     is_test_config_path,
     is_test_path,
+    kept_paths,
     section_path,
 )
 from prchain.core.errors import ReportTooLarge
@@ -96,12 +97,7 @@ def patch_paths(patch: str) -> list[str]:
 def collected_test_files(test_patch: str, report: TestReport | None = None) -> list[str]:
     """What the stage's test command runs (SWE-bench's scope): the test files the test patch
     leaves in place, as the ecosystem's runner names them (files, packages, or none)."""
-    kept = []
-    for section in file_sections(test_patch):
-        deleted = "\ndeleted file mode" in section.split("\n@@", 1)[0]
-        if not deleted:
-            kept.append(section_path(section))
-    return (report or Pytest()).targets([p for p in kept if p])
+    return (report or Pytest()).targets(kept_paths(test_patch))
 
 
 # How far above a changed data file its test modules are looked for, and how many at most.

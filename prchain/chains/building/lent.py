@@ -20,20 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prchain.chains.reading.patches import SplitPatch, file_sections, section_path
+from prchain.chains.reading.patches import SplitPatch, kept_paths
 from prchain.core import git
 from prchain.miner.gitdiff import DIFF_FLAGS, GIT_DIFF_OPTS
 
 MAX_BYTES = 400_000  # a lent test patch past this is not lent (a test tree rewritten in between)
-
-
-def kept_test_paths(split: SplitPatch) -> list[str]:
-    """The test files a PR's test patch leaves in the tree (not those it deletes)."""
-    return [
-        section_path(section)
-        for section in file_sections(split.test)
-        if "\ndeleted file mode " not in section.split("\n@@", 1)[0]
-    ]
 
 
 @dataclass
@@ -55,7 +46,7 @@ class TestLender:
         if not clone or not base_sha:
             return "", None
         for pr_id, end_sha, split in later:
-            paths = kept_test_paths(split)
+            paths = kept_paths(split.test)
             if not paths or not end_sha:
                 continue
             done = git.run(

@@ -194,6 +194,16 @@ def section_path(section: str) -> str:
     return match.group(2) if match else ""
 
 
+def kept_paths(diff: str) -> list[str]:
+    """The paths a diff leaves in the tree: every section's but those it deletes."""
+    return [
+        path
+        for section in file_sections(diff)
+        if "\ndeleted file mode " not in section.split("\n@@", 1)[0]
+        and (path := section_path(section))
+    ]
+
+
 def split_patch(diff: str) -> SplitPatch:
     """Partition a unified git diff into (code, test) parts, each a valid diff on its own."""
     code: list[str] = []
