@@ -32,8 +32,8 @@ from prchain.chains.reading.imports_foreign import go_modules
 from prchain.core import git
 from prchain.core.errors import PrchainError
 from prchain.environments.eras.ecosystems import report_for
-from prchain.environments.eras.manifests import snapshot
-from prchain.environments.eras.python import python_files
+from prchain.environments.eras.manifests import root_snapshot
+from prchain.environments.eras.python import PYTEST_CONFIGS, python_files
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import TestReport, is_passing, judged_only
 from prchain.environments.eras.rust import qualify
@@ -183,7 +183,7 @@ def stage_test_files(job: StageJob, reader: TestReport) -> list[str]:
     if files or not job.gold_test_patch.strip() or not job.base_sha or not job.clone_path:
         return files
     if isinstance(reader, Pytest):  # modules named as the project's pytest config names them
-        patterns = python_files(snapshot(job.clone_path, job.base_sha))
+        patterns = python_files(root_snapshot(job.clone_path, job.base_sha, PYTEST_CONFIGS))
         files = collected_test_files(job.gold_test_patch, Pytest(patterns)) if patterns else []
         if files:
             return files

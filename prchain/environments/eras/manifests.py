@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,7 +81,16 @@ def _newest_tag(clone: str | Path, sha: str) -> str:
 
 def _root_manifests(clone: str | Path, tag: str) -> dict[str, str]:
     """The `RELEASED` manifests at the root of `tag`'s tree ({} without a tag)."""
-    if not tag:
-        return {}
-    names = git.output(clone, "ls-tree", "--name-only", tag, "--", *RELEASED).splitlines()
-    return {name: git.output(clone, "show", f"{tag}:{name}") for name in names}
+    return _root_texts(clone, tag, RELEASED) if tag else {}
+
+
+def _root_texts(clone: str | Path, rev: str, names: Iterable[str]) -> dict[str, str]:
+    """The texts of those of `names` that the root of `rev`'s tree holds."""
+    held = git.output(clone, "ls-tree", "--name-only", rev, "--", *names).splitlines()
+    return {name: git.output(clone, "show", f"{rev}:{name}") for name in held}
+
+
+def root_snapshot(clone: str | Path, sha: str, names: Iterable[str]) -> Snapshot:
+    """Commit `sha` with only these root files read: for a rule that needs a config file, not
+    the whole tree's manifests."""
+    return Snapshot(sha, commit_date(clone, sha), _root_texts(clone, sha, names))

@@ -130,6 +130,36 @@ def test_a_module_whose_tests_need_the_packaged_jar_is_left_out_of_the_reactor()
     assert "-pl '!test-jpms'" in narrowed and narrowed.endswith("{files}")
 
 
+def test_a_module_that_misses_a_class_shaded_in_before_it_gets_maven_run_to_package() -> None:
+    """pmd from 2021: pmd-core shades jaxen into its jar at `package`; under `mvn test` pmd-test
+    compiles against pmd-core's classes and javac cannot find jaxen's. The build and the test
+    command run to `package` instead, once; a reactor that shades nothing gets no such plan."""
+    java = ecosystem("java")
+    shading = "<build><plugins><plugin><artifactId>maven-shade-plugin</artifactId></plugin>"
+    files = {
+        "pom.xml": "<project><modules><module>core</module><module>test</module></modules>"
+        "<properties><java.version>17</java.version></properties></project>",
+        "core/pom.xml": f"<project>{shading}</plugins></build></project>",
+        "test/pom.xml": "<project/>",
+    }
+    snap = Snapshot("0" * 40, datetime(2021, 10, 23, tzinfo=UTC), files)
+    plan = java.plans(snap, CONFIG)[0]
+    log = (
+        "[ERROR] /opt/prchain/src/test/src/main/java/t/DummyNode.java:[9,8] cannot access "
+        "org.jaxen.JaxenException\n  class file for org.jaxen.JaxenException not found\n"
+    )
+    revised = java.revise(snap, CONFIG, plan, log, ran=False)
+    assert revised is not None and revised.interpreter == plan.interpreter
+    assert " -o -fae package -Dmaven.test.failure.ignore=true" in revised.test_command
+    assert any(" -Dmaven.repo.local=/opt/m2 package " in c for c in revised.commands)
+    assert any("Maven runs to `package`" in n and "(core)" in n for n in revised.notes)
+    assert java.revise(snap, CONFIG, revised, log, ran=False) is None  # asked once only
+    newer = java.revise(snap, CONFIG, revised, "invalid target release: 21", ran=False)
+    assert newer is not None and " -fae package" in newer.test_command  # later revisions keep it
+    plain = Snapshot(snap.sha, snap.date, {**files, "core/pom.xml": "<project/>"})
+    assert java.revise(plain, CONFIG, java.plans(plain, CONFIG)[0], log, ran=False) is None
+
+
 def test_warm_tests_take_one_test_class_per_module() -> None:
     paths = [
         "core/src/test/java/a/BTest.java",

@@ -234,12 +234,15 @@ def _parents(plan: Plan) -> tuple[Parent, ...]:
 
 
 def maven_commands(
-    snap: Snapshot, left_out: tuple[str, ...] = (), parents: tuple[Parent, ...] = ()
+    snap: Snapshot,
+    left_out: tuple[str, ...] = (),
+    parents: tuple[Parent, ...] = (),
+    phase: str = "test",
 ) -> list[str]:
-    """B_t's test phase as far as one test per module, fetching into /opt/m2 (from the
-    repository's download cache first, then the registries; a development parent from its
-    stand-in); what it fetched into the cache; then the image's settings (the local repository,
-    offline) and a repository anyone may write to."""
+    """B_t's test phase (or `package`: `shaded_module`) as far as one test per module, fetching
+    into /opt/m2 (from the repository's download cache first, then the registries; a development
+    parent from its stand-in); what it fetched into the cache; then the image's settings (the
+    local repository, offline) and a repository anyone may write to."""
     names = warm_tests(snap)
     selection = f" -Dtest={','.join(names)} {' '.join(_NARROW)}" if names else ""
     return [
@@ -247,7 +250,7 @@ def maven_commands(
         *trust_commands(),
         *(parent.command() for parent in parents),
         f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
-        f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} test"
+        f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} {phase}"
         f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
         f"{selection}",
         *cache_commands(),
@@ -288,8 +291,14 @@ def reactor(left_out: tuple[str, ...]) -> str:
     return f" -pl {shlex.quote(','.join(f'!{m}' for m in left_out))}" if left_out else ""
 
 
-def test_command(left_out: tuple[str, ...] = ()) -> str:
-    return f"{MVN} -o -fae test{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+def test_command(left_out: tuple[str, ...] = (), phase: str = "test") -> str:
+    return f"{MVN} -o -fae {phase}{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+
+
+def _phase(plan: Plan) -> str:
+    """The lifecycle phase the plan's Maven runs to (`test`, or `package` for a shading reactor)."""
+    found = re.search(r" -fae (\w+)", plan.test_command)
+    return found.group(1) if found else "test"
 
 
 def _left_out(plan: Plan) -> tuple[str, ...]:
@@ -366,6 +375,7 @@ class Java:
         maven: str = "",
         left_out: tuple[str, ...] = (),
         parents: tuple[Parent, ...] = (),
+        phase: str = "test",
     ) -> Plan:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
         if not pom.pom_paths(snap):
@@ -390,14 +400,23 @@ class Java:
                 else []
             ),
             *(parent.note() for parent in parents),
+            *(
+                [
+                    "Maven runs to `package`: a module shades a dependency into its jar there "
+                    f"({', '.join(shading_modules(snap))}), and the modules after it compile "
+                    "against that jar"
+                ]
+                if phase == "package"
+                else []
+            ),
         ]
         return Plan(
             "java",
             suite,
             f"jdk{jdk}",
             cutoff,
-            maven_commands(snap, left_out, parents),
-            test_command(left_out),
+            maven_commands(snap, left_out, parents, phase),
+            test_command(left_out, phase),
             "",
             notes,
             variant,
@@ -467,9 +486,11 @@ def _replan(
     maven: str | None = None,
     left_out: tuple[str, ...] | None = None,
     parents: tuple[Parent, ...] | None = None,
+    phase: str = "",
 ) -> Plan:
     """`plan` with what a revision changes (its variant gets `change`); what it does not name
-    stays the plan's: its suite and JDK, its Maven, the modules left out, the parents stood in."""
+    stays the plan's: its suite and JDK, its Maven, the modules left out, the parents stood in,
+    the phase Maven runs to."""
     current_jdk, current_maven = _current(plan)
     return java._plan(
         snap,
@@ -480,6 +501,7 @@ def _replan(
         current_maven if maven is None else maven,
         _left_out(plan) if left_out is None else left_out,
         _parents(plan) if parents is None else parents,
+        phase or _phase(plan),
     )
 
 
@@ -567,6 +589,30 @@ def unpackaged_module(
     return _replan(java, snap, plan, _same_why(plan), f"-{module}", left_out=(*left_out, module))
 
 
+def shading_modules(snap: Snapshot) -> list[str]:
+    """The modules (their directories; "." for the root) whose POM runs maven-shade-plugin."""
+    return [
+        path.removesuffix("pom.xml").rstrip("/") or "."
+        for path in pom.pom_paths(snap)
+        if "maven-shade-plugin" in snap.files[path]
+    ]
+
+
+def shaded_module(
+    java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str
+) -> Plan | None:
+    """A module does not compile for want of a class a module before it shades into its jar
+    (pmd's pmd-test of 2021: pmd-core shades jaxen in at `package` and declares it optional, so
+    under `mvn test` the reactor hands pmd-test pmd-core's classes without jaxen, and javac says
+    `class file for org.jaxen.JaxenException not found`): the same plan with Maven running to
+    `package`, where the reactor hands on the shaded jar."""
+    if _phase(plan) != "test" or not re.search(r"class file for [\w.$]+ not found", log):
+        return None
+    if not shading_modules(snap):
+        return None
+    return _replan(java, snap, plan, _same_why(plan), "+package", phase="package")
+
+
 # Maven's words for a parent POM it could not fetch, the parent's coordinates on the same line:
 # `Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.15.0-SNAPSHOT: Could
 # not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.15.0-SNAPSHOT from/to …` (3.8),
@@ -595,4 +641,11 @@ def snapshot_parent(
     return _replan(java, snap, plan, _same_why(plan), "+parent", parents=(*parents, stand_in))
 
 
-REVISIONS = (newer_release, older_source, enforced_maven, unpackaged_module, snapshot_parent)
+REVISIONS = (
+    newer_release,
+    older_source,
+    enforced_maven,
+    unpackaged_module,
+    shaded_module,
+    snapshot_parent,
+)

@@ -565,9 +565,13 @@ def _has_testpaths(snap: Snapshot) -> bool:
     return False
 
 
+# The files pytest reads its configuration from, at the project's root.
+PYTEST_CONFIGS = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg")
+
+
 def python_files(snap: Snapshot) -> list[str]:
     """The globs pytest's `python_files` names test modules by, where the project sets them
-    (pyproject.toml, pytest.ini, tox.ini, setup.cfg; PyGithub's `tests/*.py`)."""
+    (`PYTEST_CONFIGS`; PyGithub's `tests/*.py`)."""
     found = _get(_toml(snap), "tool", "pytest", "ini_options").get("python_files")
     if not found:
         for path, section in (
