@@ -26,6 +26,7 @@ from prchain.core.errors import EnvironmentFailure, ReportTooLarge
 from prchain.environments import carry
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
+from prchain.environments.eras.node.report import REPORTERS, reporter_files
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.reports import OneTest, each_arguments
 from prchain.environments.eras.rust import qualify, witness
@@ -49,16 +50,22 @@ TESTER_ENV = {
 ROOM = f"{carry.STATE_ROOT}/room"  # root's, 0711: the launcher, the report pipe and its copy
 LAUNCHER = f"{ROOM}/pytest_main.py"
 REPORT = f"{ROOM}/report"  # a pipe: the tester may write it, never remove or read it
-# Root, once per room, before the agent's change is there: the launcher, the names the stage
-# base's tree uses (the launcher takes no module of those names from the image first: the
-# project's `test/` package is not the standard library's; SEAL_TESTS adds the hidden tests'),
-# then the image's plugins.
+# Root, once per room, before the agent's change is there: the launcher ($1); the node room's
+# reporters as this prchain has them (the pairs of name and text after $1), which the room's runs
+# use instead of the image's (`room_script`: an image built by an older prchain keeps the
+# reporters of its day, and its root filesystem may be read-only); the names
+# the stage base's tree uses (the launcher takes no module of those names from the image first:
+# the project's `test/` package is not the standard library's; SEAL_TESTS adds the hidden
+# tests'); then the image's plugins.
 OWN_NAMES = f"{ROOM}/own-names"
+ROOM_REPORTERS = f"{ROOM}/node"
 PREPARE = f"""
 set -euo pipefail
 umask 022
 mkdir -p {ROOM} {ROOM}/pycache; chmod 0711 {ROOM}; chmod 0755 {ROOM}/pycache
-printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}
+printf %s "$1" > {LAUNCHER}; chmod 0644 {LAUNCHER}; shift
+mkdir -p {ROOM_REPORTERS}
+while [ $# -ge 2 ]; do printf %s "$2" > "{ROOM_REPORTERS}/$1"; chmod 0644 "{ROOM_REPORTERS}/$1"; shift 2; done
 ( cd {carry.WORKDIR} 2>/dev/null && find . -path ./.git -prune -o -print 2>/dev/null |
   sed -e 's|.*/||' -e 's/[.].*//' | sort -u > {OWN_NAMES} ) || true
 {seal.PROBE}
@@ -326,6 +333,16 @@ def sealing_rewrite(ecosystem: str | None) -> str:
     return qualify.source() if qualify.applies(ecosystem) else ""
 
 
+def room_reporters() -> list[str]:
+    """PREPARE's arguments after the launcher: each reporter's name, then its text."""
+    return [part for name, text in reporter_files().items() for part in (name, text)]
+
+
+def room_script(script: str) -> str:
+    """A test script as the room runs it: with the reporters PREPARE wrote, not the image's."""
+    return script.replace(f"{REPORTERS}/", f"{ROOM_REPORTERS}/")
+
+
 class DockerCleanRoom:
     """The clean room's Workspace: commands, reads and writes as the tester in /work/repo."""
 
@@ -347,7 +364,7 @@ class DockerCleanRoom:
         own test-runner plugins."""
         raw = self.client.exec(
             self.container,
-            ["bash", "-c", PREPARE, "prchain", seal.LAUNCHER_SOURCE],
+            ["bash", "-c", PREPARE, "prchain", seal.LAUNCHER_SOURCE, *room_reporters()],
             user="root",
             workdir="/",
             env=carry.ROOT_ENV,
@@ -407,7 +424,7 @@ class DockerCleanRoom:
     ) -> tuple[ExecResult, str | None]:
         """Run the script `script_for(path)` whose runner writes its report to `path`: the room's
         pipe. The report is what root read from it, None when nothing was written."""
-        result = self.execute(script_for(REPORT), timeout=timeout)
+        result = self.execute(room_script(script_for(REPORT)), timeout=timeout)
         return result, self.read_report()
 
     def run_each(self, runs: list[OneTest], timeout: float) -> tuple[dict[str, str], str]:

@@ -43,6 +43,7 @@ from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.go import overrides as go_overrides
 from prchain.environments.eras.node import configs as node_configs
 from prchain.environments.eras.node.packages import DEPS as NODE_DEPS
+from prchain.environments.eras.node.report import REPORTERS, reporter_files
 from prchain.environments.eras.python import seal
 from prchain.environments.eras.python.report import Pytest
 from prchain.environments.eras.reports import RunsEach
@@ -133,8 +134,9 @@ cd / && mkdir -p -m 0700 "$W" || fail "no room for root"
 PY=$(command -v python3 || command -v python) || fail "the image has no Python"
 # The tree: B_t as the image checked it out, outside any repository, handed to the tester.
 rm -rf {workdir}/.git && mkdir -p {tester_home} && chown -R {tester}:{tester} "$(dirname {workdir})" {tester_home}
-# Root, before the change is there: the launcher and the image's own pytest plugins.
-bash -c {prepare} prchain "$(cat "$T/launcher.py")" > "$W/probe" 2>/dev/null || fail "preparing the room failed"
+# Root, before the change is there: the launcher, the reporters and the image's pytest plugins.
+reporters=(); for f in "$T"/reporters/*; do [ -f "$f" ] && reporters+=("${{f##*/}}" "$(cat "$f")"); done
+bash -c {prepare} prchain "$(cat "$T/launcher.py")" ${{reporters[@]+"${{reporters[@]}}"}} > "$W/probe" 2>/dev/null || fail "preparing the room failed"
 # The agent's change, as the room's allow-list lets it cross (dropped paths are named).
 C={change}; [ -f "$C" ] || {{ C="$W/none.diff"; : > "$C"; }}
 "$PY" -I "$T/prchain_room.py" filter "$T/room.json" "$C" "$W/crossed.diff" 2> "$V/dropped.txt" || fail "reading the change failed"
@@ -304,6 +306,8 @@ def room_json(stage: dict[str, Any], cap: int) -> dict[str, Any]:
         "FAIL_TO_PASS": list(stage["FAIL_TO_PASS"]),
         "PASS_TO_PASS": list(stage["PASS_TO_PASS"]),
         "test_command": env["test_command"],
+        # the reporters the room's runs use (clean_room.room_script): this prchain's, not the image's
+        "script_paths": [[f"{REPORTERS}/", f"{clean_room.ROOM_REPORTERS}/"]],
         "own_plugins": [],
         "max_report_bytes": cap,
         "rules": rules(env["ecosystem"]),
@@ -385,7 +389,8 @@ def write_task(
         "tests/test.patch": hidden,
         "tests/setup.sh": seal.launched(env["setup_command"], clean_room.LAUNCHER),
         "tests/run.sh": seal.launched(
-            reader.script(env["test_command"], clean_room.REPORT), clean_room.LAUNCHER
+            clean_room.room_script(reader.script(env["test_command"], clean_room.REPORT)),
+            clean_room.LAUNCHER,
         ),
         "tests/sealed-paths.txt": "".join(
             f"{p}\n" for p in dict.fromkeys([*patch_paths(hidden), *env["test_files"]])
@@ -395,6 +400,8 @@ def write_task(
         files["tests/prchain_each.py"] = EACH_SCRIPT.read_text(encoding="utf-8")
         files["tests/build.sh"] = _build_script(env) or ""
         files |= {f"tests/lib/{rel}": text for rel, text in reader_files(env["ecosystem"]).items()}
+        if env["ecosystem"] == "node":  # as this prchain has them (PREPARE)
+            files |= {f"tests/reporters/{name}": text for name, text in reporter_files().items()}
         if isinstance(reader, RunsEach):  # root's witness of a libtest pass (RUN_EACH)
             files["tests/witness.py"] = witness.source()
         if env["ecosystem"] == "rust":  # C's cases run untraced (RUN_CASES)

@@ -144,8 +144,11 @@ def plant_canary(room: dict[str, Any], tree: str, work: str) -> list[str]:
     if canary is None:
         return []
     _write(tree, canary.files)
+    script = found.script(canary.command, room["report_path"])
+    for image_path, room_path in room.get("script_paths", []):  # clean_room.room_script
+        script = script.replace(image_path, room_path)
     with open(os.path.join(work, "run.sh"), "w", encoding="utf-8") as out:
-        out.write(found.script(canary.command, room["report_path"]))
+        out.write(script)
     with open(os.path.join(work, CANARY), "w", encoding="utf-8") as out:
         out.write(canary.test_id)
     return list(canary.files)

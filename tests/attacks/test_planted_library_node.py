@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
-from prchain.environments.eras.node.report import JsReport
+from prchain.environments.eras.node.report import REPORTERS, JsReport, reporter_files
 from prchain.verdicts.sandbox import fill_command
 from tests.support.planted import (
     Room,
     clean_room_passes,
     era_image,
     eval_status,
+    gold_passes,
     patch_of,
     sandbox,
     two_commits,
@@ -387,11 +388,42 @@ def test_a_gold_patch_that_changes_package_json_resolves_with_its_own_build(
         assert not clean_room_passes(env, room)
 
 
+@pytest.fixture(scope="module")
+def stale_room(docker_client: Any, node_room: Room) -> Room:
+    """The room on an image whose reporters and jest launcher are an older prchain's (here: ones
+    that stop node before any report), as an image built before a fix to them keeps them. The
+    image carries the room's labels, so the room's cleanup removes it."""
+    import docker
+
+    sdk = docker.from_env()
+    script = "; ".join(f"echo 'process.exit(0);' > {REPORTERS}/{name}" for name in reporter_files())
+    container = sdk.containers.create(node_room.image, ["bash", "-c", script], user="root")
+    try:
+        container.start()
+        assert container.wait()["StatusCode"] == 0
+        repository, _, tag = node_room.image.rpartition(":")
+        container.commit(repository=repository, tag=f"{tag}-stale-reporters")
+    finally:
+        container.remove(force=True)
+    return replace(node_room, image=f"{repository}:{tag}-stale-reporters")
+
+
+def test_reporters_an_older_prchain_left_in_the_image_are_not_what_runs(
+    docker_client: Any, stale_room: Room
+) -> None:
+    """stylelint's Node 8 eras were built before jest's launcher wrote its report at the file's
+    own position, and read every hidden test as failing until rebuilt. The room writes this
+    prchain's reporters before it runs: the gold resolves under `node --test` and under jest."""
+    assert gold_passes(docker_client, stale_room)
+    assert gold_passes(docker_client, _jest(stale_room))
+
+
 def test_harbor_judges_the_node_room_as_its_clean_room(
-    docker_client: Any, node_room: Room, tmp_path: Path
+    docker_client: Any, node_room: Room, stale_room: Room, tmp_path: Path
 ) -> None:
     """The real Harbor, oracle agent, on the room's stage under `node --test` as `tasks convert
-    --to harbor` writes it (docs/export-formats.md): the gold scores 1 (root's canary fails beside
+    --to harbor` writes it (docs/export-formats.md), on the image with an older prchain's
+    reporters (the task's own run): the gold scores 1 (root's canary fails beside
     it), the report the agent's code forges 0. With every variant (bench/bench_harbor_rooms.py):
     a wrong `area` with a planted chai 0, under jest the gold 1 and a wrong `area` with jest's
     setup file rewritten 0, and under vitest the gold 1 and the forged report 0 (root's canary
@@ -407,7 +439,8 @@ def test_harbor_judges_the_node_room_as_its_clean_room(
         verdicts,
     )
 
-    rooms = [node_room, _jest(node_room), _vitest(node_room)] if every_variant() else [node_room]
+    # on the image with an older prchain's reporters: the task's own reporters are what run
+    rooms = [stale_room, _jest(node_room), _vitest(node_room)] if every_variant() else [stale_room]
     tasks, chains = tmp_path / "tasks", []
     for chain_id, room in enumerate(rooms, start=1):
         stage = room_stage(docker_client, room, "Add `area(r)`: three times r squared.")

@@ -15,7 +15,6 @@ import re
 import shlex
 from dataclasses import dataclass
 from datetime import date
-from importlib import resources
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -207,10 +206,9 @@ def _old_gyp(lib: str) -> list[str]:
 
 def reporter_commands() -> list[str]:
     """Write the mocha and `node --test` reporters (package files of this room) into the layer."""
-    from prchain.environments.eras.node.report import REPORTERS
+    from prchain.environments.eras.node.report import REPORTERS, reporter_files
 
     commands = [f"mkdir -p {REPORTERS}"]
-    for name in ("mocha_reporter.js", "node_test_reporter.mjs", "jest_json.js"):
-        text = resources.files(__package__).joinpath(name).read_text()
+    for name, text in reporter_files().items():
         commands.append(f"printf %s {shlex.quote(text)} > {REPORTERS}/{name}")
     return commands + [f"chmod -R a+rX {REPORTERS}"]
