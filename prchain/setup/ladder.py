@@ -634,6 +634,17 @@ def _first_root_error(attempts: list[dict[str, Any]], counts: Counts) -> str:
     """The planner's first failure that got as far as running the suite, else its first build
     failure (it names what the manifests ask for), else the first attempt's."""
     planned = [a for a in attempts if a["method"] == "planner" and a.get("root_error")]
+    # A failure a revision of the attempt got past is not what blocks the era (pmd's reactor: the
+    # class its test module missed under `test` was there under `package`, and the revision failed
+    # on a dependency only jcenter served): the revision's failure stands for it.
+    planned = [
+        a
+        for a in planned
+        if not any(
+            b is not a and str(b.get("variant", "")).startswith(f"{a.get('variant', '')}+")
+            for b in planned
+        )
+    ]
     # The attempt that got furthest: a suite that ran (built) shows the next blocker, which a build
     # failure before it (greenlet's sdist, then lifted to a wheel) no longer is.
     ran = [a for a in planned if a.get("counts")]

@@ -144,3 +144,23 @@ def test_the_agent_repairs_what_the_planner_cannot_and_its_recipe_verifies(
     attempts = recipe.verification["attempts"]
     assert attempts[0]["method"] == "planner" and "tinylib>=3" in attempts[0]["root_error"]
     assert attempts[-1]["method"] == "agent"
+
+
+def test_an_unverified_eras_root_error_is_past_what_a_revision_got_past() -> None:
+    """pmd's 2021 era: each JDK's plan failed on a class its test module missed under `mvn test`,
+    and each plan's revision (Maven to `package`) got past it and failed on a dependency only
+    jcenter served. The era's root error is the revision's, which the kept log shows; a failure no
+    revision followed still comes first."""
+    from prchain.setup.ladder import _first_root_error
+    from prchain.verdicts.outcomes import Counts
+
+    missed, jcenter = "build failed: … cannot access org.jaxen", "build failed: … kotlinx-html-jvm"
+    attempts = [
+        {"method": "planner", "variant": "dated", "root_error": missed},
+        {"method": "planner", "variant": "dated+package", "root_error": jcenter},
+        {"method": "planner", "variant": "newer-jdk", "root_error": missed},
+        {"method": "planner", "variant": "newer-jdk+package", "root_error": jcenter},
+    ]
+    assert _first_root_error(attempts, Counts()) == jcenter
+    other = [{"method": "planner", "variant": "newer-jdk", "root_error": missed}]
+    assert _first_root_error(attempts[:1] + other, Counts()) == missed

@@ -478,20 +478,26 @@ _YARN_PNPM_ERROR = re.compile(r"^(error (?!Command failed with exit code)\S|ERR_
 # Maven closes a failed build with help links and `mvn <args> -rf :module`; the goal that failed
 # says why ("… could not be resolved: Could not find artifact …", "Compilation failure").
 _MAVEN_GOAL = "[ERROR] Failed to execute goal "
-# What Maven prints under its error on every failure: how to learn more, never why it failed.
+# What Maven prints under its error on every failure: how to learn more, never why it failed; and
+# what a forked JVM or javadoc says on stderr, which Maven relays as `[ERROR]` (pmd's 2021 eras:
+# `Picked up JAVA_TOOL_OPTIONS: …`, javadoc's `Error fetching link: …. Ignored it.`).
 _MAVEN_BOILERPLATE = (
     "To see the full stack trace", "Re-run Maven", "For more information", "[Help ",
-    "Some problems were encountered", "The build could not read",
+    "Some problems were encountered", "The build could not read", "Picked up JAVA_TOOL_OPTIONS",
+    "Picked up _JAVA_OPTIONS", "Error fetching link", "The given File link",
 )  # fmt: skip
 
 
 def _maven_error(lines: list[str]) -> str:
-    """Maven's `[FATAL]` line (a project it cannot read: a parent POM it cannot fetch), else its
-    first `[ERROR]` line that is not its closing advice; "" when it printed neither."""
+    """Maven's `[FATAL]` line (a project it cannot read: a parent POM it cannot fetch), else the
+    first `[ERROR]` line that is not advice or a JVM's notice, from its summary after `BUILD
+    FAILURE` first (what failed the build: `Unable to get dependency information for …`), then
+    from the whole log; "" when it printed none."""
     fatal = next((n for n in lines if n.startswith("[FATAL] ")), "")
     if fatal:
         return fatal
-    for line in lines:
+    summary = max((i for i, n in enumerate(lines) if n.endswith("BUILD FAILURE")), default=0)
+    for line in [*lines[summary:], *lines[:summary]]:
         said = line.removeprefix("[ERROR]").strip() if line.startswith("[ERROR] ") else ""
         while said.startswith("[ERROR]"):
             said = said.removeprefix("[ERROR]").strip()

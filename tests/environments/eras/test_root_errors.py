@@ -76,6 +76,27 @@ def test_maven_s_root_error_is_its_fatal_line_not_its_last_help_line() -> None:
     )
 
 
+def test_maven_s_root_error_is_what_its_summary_says_not_a_jvms_notice() -> None:
+    """pmd's 2021 era run to `package`: javadoc's forked JVM printed `Picked up JAVA_TOOL_OPTIONS`
+    on stderr, which Maven relays as `[ERROR]`, long before the dependency that failed the build
+    (an artifact only jcenter served). The stored error was the notice."""
+    output = (
+        "[ERROR] Picked up JAVA_TOOL_OPTIONS: -Dhttp.proxyHost=127.0.0.1\n"
+        "[ERROR] Error fetching link: /src/pmd-vm/target/javadoc-bundle-options. Ignored it.\n"
+        "[INFO] Reactor Summary for PMD 6.40.0-SNAPSHOT:\n"
+        "[INFO] PMD language module testing utilities ... FAILURE [01:46 min]\n"
+        "[INFO] BUILD FAILURE\n"
+        "[ERROR] Unable to get dependency information for org.jetbrains.kotlinx:kotlinx-html-jvm:"
+        "jar:0.7.2: Failed to retrieve POM\n"
+        "[ERROR] -> [Help 1]\n"
+    )
+    assert build_failure(output, 1).startswith(
+        "[ERROR] Unable to get dependency information for org.jetbrains.kotlinx:kotlinx-html-jvm"
+    )
+    notice_only = "[ERROR] Picked up JAVA_TOOL_OPTIONS: -Dx=1\n[ERROR] Something else broke\n"
+    assert build_failure(notice_only, 1) == "[ERROR] Something else broke"
+
+
 def test_maven_s_root_error_is_javac_s_not_its_help_lines() -> None:
     output = (DATA / "maven-test-compile.out").read_text()
     assert report_for("java").root_error(output) == (
