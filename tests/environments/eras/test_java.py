@@ -160,6 +160,34 @@ def test_a_module_that_misses_a_class_shaded_in_before_it_gets_maven_run_to_pack
     assert java.revise(plain, CONFIG, java.plans(plain, CONFIG)[0], log, ran=False) is None
 
 
+def test_test_jvms_an_old_jacoco_aborts_run_without_it_in_the_room_and_for_the_agent() -> None:
+    """alibaba/nacos of 2019: Java 8 declared, JDK 11 here, jacoco 0.7.8's agent in every forked
+    test JVM, each aborting (exit 134): one test of four ran. The same plan with JaCoCo skipped in
+    the build, the test command and the image's settings; once; a newer JaCoCo is no cause."""
+    java = ecosystem("java")
+    snap = _pom_snapshot("<maven.compiler.source>1.8</maven.compiler.source>", "2019-06-01")
+    plan = java.plans(snap, CONFIG)[0]
+    log = (
+        "The forked VM terminated without properly saying goodbye. VM crash or System.exit "
+        "called?\nCommand was /bin/sh -c cd /work/repo/common && /usr/lib/jvm/java-11-openjdk-"
+        "amd64/bin/java -javaagent:/opt/m2/org/jacoco/org.jacoco.agent/0.7.8/org.jacoco.agent-"
+        "0.7.8-runtime.jar=destfile=/work/repo/common/target/jacoco.exec -jar surefirebooter.jar\n"
+        "Process Exit Code: 134\n"
+    )
+    revised = java.revise(snap, CONFIG, plan, log, ran=True)
+    assert revised is not None and revised.interpreter == plan.interpreter
+    assert revised.test_command.endswith(" -Dmaven.test.failure.ignore=true -Djacoco.skip=true")
+    assert any(" -Djacoco.skip=true -Dsurefire.timeout=" in c for c in revised.commands)
+    settings = next(c for c in revised.commands if "settings.xml" in c and "<offline>" in c)
+    assert "<properties><jacoco.skip>true</jacoco.skip></properties>" in settings
+    assert any("JaCoCo's agent left out" in n for n in revised.notes)
+    assert java.revise(snap, CONFIG, revised, log, ran=True) is None  # asked once only
+    narrowed = Surefire().narrowed(revised.test_command)
+    assert " -Djacoco.skip=true" in narrowed and narrowed.endswith("{files}")
+    newer = log.replace("0.7.8", "0.8.5")
+    assert java.revise(snap, CONFIG, plan, newer, ran=True) is None
+
+
 def test_warm_tests_take_one_test_class_per_module() -> None:
     paths = [
         "core/src/test/java/a/BTest.java",

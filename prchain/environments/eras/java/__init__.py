@@ -69,6 +69,23 @@ SETTINGS = f"""\
   <offline>true</offline>
 </settings>
 """
+
+
+def image_settings(switches: tuple[str, ...]) -> str:
+    """The image's settings: offline on /opt/m2, and the plan's switches (`-Dname=value`) as the
+    properties of an active profile, so the agent's plain `mvn test` runs as the room's does."""
+    if not switches:
+        return SETTINGS
+    pairs = (switch.removeprefix("-D").split("=", 1) for switch in switches)
+    properties = "".join(f"<{name}>{value}</{name}>" for name, value in pairs)
+    profile = (
+        f"  <profiles><profile><id>prchain-era</id><properties>{properties}</properties>"
+        "</profile></profiles>\n"
+        "  <activeProfiles><activeProfile>prchain-era</activeProfile></activeProfiles>\n"
+    )
+    return SETTINGS.replace("</settings>", f"{profile}</settings>")
+
+
 # The build's own settings: the repository's download cache (the era build's cache volume, a
 # Maven repository in file:// layout) is asked before the POMs' repositories and Maven Central,
 # so a warm build downloads only what no earlier era of this repository fetched. Only what B_t's
@@ -238,6 +255,7 @@ def maven_commands(
     left_out: tuple[str, ...] = (),
     parents: tuple[Parent, ...] = (),
     phase: str = "test",
+    switches: tuple[str, ...] = (),
 ) -> list[str]:
     """B_t's test phase (or `package`: `shaded_module`) as far as one test per module, fetching
     into /opt/m2 (from the repository's download cache first, then the registries; a development
@@ -251,12 +269,12 @@ def maven_commands(
         *(parent.command() for parent in parents),
         f"cat > {BUILD_SETTINGS} <<'EOF'\n{CACHE_SETTINGS}EOF",
         f"cd {SRC} && {MVN} -gs {BUILD_SETTINGS} -fae -Dmaven.repo.local={M2} {phase}"
-        f"{reactor(left_out)} -Dmaven.test.failure.ignore=true -Dsurefire.timeout={WARM_TIMEOUT}"
-        f"{selection}",
+        f"{reactor(left_out)} -Dmaven.test.failure.ignore=true{_joined(switches)}"
+        f" -Dsurefire.timeout={WARM_TIMEOUT}{selection}",
         *cache_commands(),
         # The settings of whichever Maven is linked (Debian's conf is a link to /etc/maven).
         'conf=$(dirname "$(readlink -f "$(command -v mvn)")")/../conf && '
-        f"cat > \"$conf/settings.xml\" <<'EOF'\n{SETTINGS}EOF",
+        f"cat > \"$conf/settings.xml\" <<'EOF'\n{image_settings(switches)}EOF",
         f"rm -rf {TRUST_DIR} {BUILD_SETTINGS} && chmod -R a+rwX {M2}",
     ]
 
@@ -291,8 +309,25 @@ def reactor(left_out: tuple[str, ...]) -> str:
     return f" -pl {shlex.quote(','.join(f'!{m}' for m in left_out))}" if left_out else ""
 
 
-def test_command(left_out: tuple[str, ...] = (), phase: str = "test") -> str:
-    return f"{MVN} -o -fae {phase}{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+def test_command(
+    left_out: tuple[str, ...] = (), phase: str = "test", switches: tuple[str, ...] = ()
+) -> str:
+    return (
+        f"{MVN} -o -fae {phase}{reactor(left_out)} -Dmaven.test.failure.ignore=true"
+        f"{_joined(switches)}"
+    )
+
+
+def _joined(switches: tuple[str, ...]) -> str:
+    return "".join(f" {switch}" for switch in switches)
+
+
+# The switches a revision may add to the plan's Maven runs (`old_jacoco`).
+SWITCHES = ("-Djacoco.skip=true",)
+
+
+def _switches(plan: Plan) -> tuple[str, ...]:
+    return tuple(s for s in SWITCHES if f" {s}" in plan.test_command)
 
 
 def _phase(plan: Plan) -> str:
@@ -376,6 +411,7 @@ class Java:
         left_out: tuple[str, ...] = (),
         parents: tuple[Parent, ...] = (),
         phase: str = "test",
+        switches: tuple[str, ...] = (),
     ) -> Plan:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
         if not pom.pom_paths(snap):
@@ -409,14 +445,22 @@ class Java:
                 if phase == "package"
                 else []
             ),
+            *(
+                [
+                    "JaCoCo's agent left out of the test JVMs (`-Djacoco.skip=true`): the "
+                    "build's JaCoCo is older than this JDK and aborts every forked JVM"
+                ]
+                if "-Djacoco.skip=true" in switches
+                else []
+            ),
         ]
         return Plan(
             "java",
             suite,
             f"jdk{jdk}",
             cutoff,
-            maven_commands(snap, left_out, parents, phase),
-            test_command(left_out, phase),
+            maven_commands(snap, left_out, parents, phase, switches),
+            test_command(left_out, phase, switches),
             "",
             notes,
             variant,
@@ -487,6 +531,7 @@ def _replan(
     left_out: tuple[str, ...] | None = None,
     parents: tuple[Parent, ...] | None = None,
     phase: str = "",
+    switches: tuple[str, ...] | None = None,
 ) -> Plan:
     """`plan` with what a revision changes (its variant gets `change`); what it does not name
     stays the plan's: its suite and JDK, its Maven, the modules left out, the parents stood in,
@@ -502,6 +547,7 @@ def _replan(
         _left_out(plan) if left_out is None else left_out,
         _parents(plan) if parents is None else parents,
         phase or _phase(plan),
+        _switches(plan) if switches is None else switches,
     )
 
 
@@ -613,6 +659,24 @@ def shaded_module(
     return _replan(java, snap, plan, _same_why(plan), "+package", phase="package")
 
 
+# A JaCoCo agent before 0.8.2 does not know Java 11's class files: with it, every forked test
+# JVM of a JDK 11 or newer aborts (`Process Exit Code: 134`, after `FATAL ERROR in native method:
+# processing of -javaagent failed`).
+_OLD_JACOCO = re.compile(r"-javaagent:\S*/org\.jacoco\.agent-0\.(?:[0-7]\.\d+|8\.[01])\b")
+
+
+def old_jacoco(java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
+    """Every forked test JVM aborts under the build's old JaCoCo agent (alibaba/nacos of 2019:
+    jacoco 0.7.8 on the JDK 11 that stands in for its Java 8): the same plan with JaCoCo skipped,
+    in the room's runs and in the image's settings for the agent's."""
+    if "-Djacoco.skip=true" in _switches(plan) or "Process Exit Code: 134" not in log:
+        return None
+    if not _OLD_JACOCO.search(log):
+        return None
+    switches = (*_switches(plan), "-Djacoco.skip=true")
+    return _replan(java, snap, plan, _same_why(plan), "+nojacoco", switches=switches)
+
+
 # Maven's words for a parent POM it could not fetch, the parent's coordinates on the same line:
 # `Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.15.0-SNAPSHOT: Could
 # not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.15.0-SNAPSHOT from/to …` (3.8),
@@ -647,5 +711,6 @@ REVISIONS = (
     enforced_maven,
     unpackaged_module,
     shaded_module,
+    old_jacoco,
     snapshot_parent,
 )
