@@ -53,10 +53,10 @@ REPORT = f"{ROOM}/report"  # a pipe: the tester may write it, never remove or re
 # Root, once per room, before the agent's change is there: the launcher ($1); the node room's
 # reporters as this prchain has them (the pairs of name and text after $1), which the room's runs
 # use instead of the image's (`room_script`: an image built by an older prchain keeps the
-# reporters of its day, and its root filesystem may be read-only); the names
-# the stage base's tree uses (the launcher takes no module of those names from the image first:
-# the project's `test/` package is not the standard library's; SEAL_TESTS adds the hidden
-# tests'); then the image's plugins.
+# reporters of its day, and its root filesystem may be read-only); the names the stage base's
+# tree uses (the launcher takes no module of those names from the image first: the project's
+# `test/` package is not the standard library's; SEAL_TESTS adds the hidden tests'); then the
+# image's plugins.
 OWN_NAMES = f"{ROOM}/own-names"
 ROOM_REPORTERS = f"{ROOM}/node"
 PREPARE = f"""

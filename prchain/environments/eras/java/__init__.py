@@ -535,7 +535,7 @@ def _replan(
 ) -> Plan:
     """`plan` with what a revision changes (its variant gets `change`); what it does not name
     stays the plan's: its suite and JDK, its Maven, the modules left out, the parents stood in,
-    the phase Maven runs to."""
+    the phase Maven runs to, its switches."""
     current_jdk, current_maven = _current(plan)
     return java._plan(
         snap,
