@@ -188,6 +188,28 @@ def test_test_jvms_an_old_jacoco_aborts_run_without_it_in_the_room_and_for_the_a
     assert java.revise(snap, CONFIG, plan, newer, ran=True) is None
 
 
+def test_a_build_whose_jacoco_predates_the_jdk_skips_it_from_the_first_plan() -> None:
+    """nacos of 2020–2021 names jacoco-maven-plugin 0.7.8 through a property; its eras verified
+    on the modules whose JVMs did not abort, and a stage's narrowed run in one that did read as
+    "no test outcome". The first plan skips JaCoCo; a JaCoCo that knows JDK 11 is kept."""
+    java = ecosystem("java")
+    jacoco = (
+        "<build><plugins><plugin><artifactId>jacoco-maven-plugin</artifactId>"
+        "<version>${jacoco-maven-plugin.version}</version></plugin></plugins></build>"
+    )
+    for version, skipped in (("0.7.8", True), ("0.8.7", False)):
+        text = (
+            "<project><properties><maven.compiler.source>1.8</maven.compiler.source>"
+            f"<jacoco-maven-plugin.version>{version}</jacoco-maven-plugin.version>"
+            f"</properties>{jacoco}</project>"
+        )
+        snap = Snapshot("0" * 40, datetime(2021, 6, 30, tzinfo=UTC), {"pom.xml": text})
+        plan = java.plans(snap, CONFIG)[0]
+        assert plan.interpreter == "jdk11"
+        assert (" -Djacoco.skip=true" in plan.test_command) is skipped, version
+        assert any("JaCoCo's agent left out" in n for n in plan.notes) is skipped
+
+
 def test_warm_tests_take_one_test_class_per_module() -> None:
     paths = [
         "core/src/test/java/a/BTest.java",

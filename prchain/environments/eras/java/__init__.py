@@ -416,6 +416,7 @@ class Java:
         cutoff = snap.date.strftime("%Y-%m-%dT%H:%M:%SZ")
         if not pom.pom_paths(snap):
             return self._gradle_plan(snap, suite, jdk, why, cutoff, variant)
+        switches = tuple(dict.fromkeys((*switches, *jacoco_switch(snap, jdk))))
         debian = SUITE_MAVEN.get(suite, "")
         maven = maven or pom.maven_wanted(snap)
         if not maven or pom.version_key(maven) <= pom.version_key(debian):
@@ -657,6 +658,16 @@ def shaded_module(
     if not shading_modules(snap):
         return None
     return _replan(java, snap, plan, _same_why(plan), "+package", phase="package")
+
+
+def jacoco_switch(snap: Snapshot, jdk: int) -> tuple[str, ...]:
+    """JaCoCo skipped where the POMs name a jacoco-maven-plugin before 0.8.2 and the JDK is 11 or
+    newer: its agent aborts every forked test JVM (alibaba/nacos of 2020–2021, jacoco 0.7.8: its
+    eras verified on the modules that ran, and a stage's narrowed run in a module that aborted
+    read as "no test outcome"). `old_jacoco` catches a version the snapshot does not show."""
+    versions = pom.plugin_versions(snap, "jacoco-maven-plugin")
+    old = [v for v in versions if re.match(r"0\.(?:[0-7]\.\d|8\.[01]\b)", v)]
+    return ("-Djacoco.skip=true",) if jdk >= 11 and old else ()
 
 
 # A JaCoCo agent before 0.8.2 does not know Java 11's class files: with it, every forked test

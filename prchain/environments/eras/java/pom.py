@@ -100,6 +100,18 @@ def declared_levels(snap: Snapshot) -> list[int]:
     return sorted({level for level in levels if level and 1 < level < 40})
 
 
+def plugin_versions(snap: Snapshot, artifact: str) -> list[str]:
+    """The versions the POMs give the plugin `artifact` (properties resolved)."""
+    props = properties(snap)
+    return [
+        _resolve((plugin.findtext("version") or "").strip(), props)
+        for root in _poms(snap)
+        for plugin in root.iter("plugin")
+        if (plugin.findtext("artifactId") or "").strip() == artifact
+        and (plugin.findtext("version") or "").strip()
+    ]
+
+
 def modules(snap: Snapshot) -> list[str]:
     """The directories of the reactor's POMs ("" for the root), the ones a build can run."""
     return [p.rsplit("/", 1)[0] if "/" in p else "" for p in pom_paths(snap)]
