@@ -666,14 +666,18 @@ def jacoco_switch(snap: Snapshot, jdk: int) -> tuple[str, ...]:
     eras verified on the modules that ran, and a stage's narrowed run in a module that aborted
     read as "no test outcome"). `old_jacoco` catches a version the snapshot does not show."""
     versions = pom.plugin_versions(snap, "jacoco-maven-plugin")
-    old = [v for v in versions if re.match(r"0\.(?:[0-7]\.\d|8\.[01]\b)", v)]
-    return ("-Djacoco.skip=true",) if jdk >= 11 and old else ()
+    return ("-Djacoco.skip=true",) if jdk >= 11 and any(map(_before_java11, versions)) else ()
 
 
-# A JaCoCo agent before 0.8.2 does not know Java 11's class files: with it, every forked test
-# JVM of a JDK 11 or newer aborts (`Process Exit Code: 134`, after `FATAL ERROR in native method:
-# processing of -javaagent failed`).
-_OLD_JACOCO = re.compile(r"-javaagent:\S*/org\.jacoco\.agent-0\.(?:[0-7]\.\d+|8\.[01])\b")
+def _before_java11(jacoco: str) -> bool:
+    """A JaCoCo before 0.8.2, which does not know Java 11's class files: with its agent every
+    forked test JVM of a JDK 11 or newer aborts (`Process Exit Code: 134`, after `FATAL ERROR in
+    native method: processing of -javaagent failed`). An unresolved version is not known old."""
+    key = pom.version_key(jacoco)
+    return bool(key) and key < (0, 8, 2)
+
+
+_JACOCO_AGENT = re.compile(r"-javaagent:\S*/org\.jacoco\.agent-(\d+(?:\.\d+)+)")
 
 
 def old_jacoco(java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: str) -> Plan | None:
@@ -682,7 +686,7 @@ def old_jacoco(java: Java, snap: Snapshot, config: ErasConfig, plan: Plan, log: 
     in the room's runs and in the image's settings for the agent's."""
     if "-Djacoco.skip=true" in _switches(plan) or "Process Exit Code: 134" not in log:
         return None
-    if not _OLD_JACOCO.search(log):
+    if not any(map(_before_java11, _JACOCO_AGENT.findall(log))):
         return None
     switches = (*_switches(plan), "-Djacoco.skip=true")
     return _replan(java, snap, plan, _same_why(plan), "+nojacoco", switches=switches)
