@@ -1,6 +1,9 @@
 # prchain — every entry point a user or CI needs.
 PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
+# pytest-xdist workers for `make test` (2 cores: the Docker-marked tests wait on the engine as much
+# as they compute)
+TEST_WORKERS ?= 2
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
 .PHONY: install system harbor test test-fast lint schema migration bench run mine demo report-demo clean
@@ -21,7 +24,7 @@ harbor: ## Harbor (Python >= 3.12, Docker Compose v2) in .harbor/, for the Harbo
 	bash scripts/setup-harbor.sh
 
 test: .venv/.installed ## the whole suite, Docker and PostgreSQL tests included
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=30
 
 test-fast: .venv/.installed ## skip the Docker-marked tests (for machines without an engine)
 	$(PY) -m pytest -q -m "not docker"

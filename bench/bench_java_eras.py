@@ -1,7 +1,9 @@
 """Java era environments: per-era build time cold (no era image; the toolchain layer built too when
 this engine has none), warm (era images removed, the shared toolchain layer kept), from memory
 (recipe stored: nothing built), the era image's size, and the agent's first offline `mvn test` in
-a stage's sandbox.
+a stage's sandbox. The warm pass runs with Maven Central left out of the registries: the cache
+alone must serve both eras, and era 1's /opt/m2 must still hold only its own snakeyaml (the cache
+holds era 2's too: nothing after B_t crosses into an image through it).
 
 The made-up yamlconf history (tests/support/maven_repo.py: snakeyaml 1.33, then 2.0, which removed
 the constructor the older code calls) on the real Maven Central. A warm build reads the artifacts
@@ -12,6 +14,7 @@ removed at the end; the toolchain layer is shared by design and stays.
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 import tempfile
@@ -21,7 +24,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-from bench.eras_common import invoke, print_passes, remove_images, three_passes, write_config  # noqa: E402
+from bench.eras_common import (  # noqa: E402
+    invoke,
+    print_passes,
+    recipes,
+    remove_images,
+    three_passes,
+    write_config,
+)
 from prchain.environments.cleanup import install_handlers  # noqa: E402
 from prchain.environments.docker_client import DockerClient  # noqa: E402
 from prchain.environments.eras.build import cache_volume  # noqa: E402
@@ -34,11 +44,29 @@ REPO = f"bench-java-eras-{RUN}/yamlconf"
 VOLUME = f"prchain-bench-m2-{RUN}"  # its cache volume's prefix: the product's is never used
 
 
-def config(tmp: Path) -> Path:
+MAVEN_CENTRAL = {"repo1.maven.org", "repo.maven.apache.org"}
+
+
+def config(tmp: Path, registries: list[str] | None = None) -> Path:
+    """The bench's config in `tmp`; `registries`, when given, the only ones era builds reach."""
+    reach = f"  registries: {json.dumps(registries)}\n" if registries is not None else ""
     return write_config(
         tmp,
-        f"  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n  cache_volume: {VOLUME}\n",
+        f"  suites: {{bookworm: '3.11'}}\n  extra_base_packages: []\n  cache_volume: {VOLUME}\n"
+        + reach,
     )
+
+
+def snakeyaml_of_each_era(client: DockerClient, url: str) -> None:
+    """Which snakeyaml each era image's /opt/m2 holds (era 1: 1.33 only; era 2: 2.0 only)."""
+    for row in recipes(url):
+        container, code, log = client.run_to_end(
+            row.image, ["ls", "/opt/m2/org/yaml/snakeyaml"], name=f"{RUN}-{secrets.token_hex(3)}",
+            labels={"prchain.bench": RUN}, environment={}, binds={}, network_mode="none",
+            timeout=120,
+        )  # fmt: skip
+        client.remove_container(container)
+        print(f"{row.era_key}: {row.status}, /opt/m2 snakeyaml {log.split()} (exit {code})")
 
 
 def first_test_run(tmp: Path, url: str, clone: Path) -> None:
@@ -57,7 +85,12 @@ def run(tmp: Path, client: DockerClient) -> None:
     clone = make_yamlconf(tmp / "yamlconf")
     invoke("mine", "--source", "git", "--name", REPO, str(clone), *common)
     invoke("chains", "build", "--min-len", "2", "--max-len", "2", *common)  # #2 follows up on #1
-    print_passes(three_passes(client, REPO, url, common), "jdk")
+    (tmp / "warm").mkdir()
+    without_central = [r for r in ErasConfig().registries if r not in MAVEN_CENTRAL]
+    warm = ["--config", str(config(tmp / "warm", without_central)), "--db", url]
+    print_passes(three_passes(client, REPO, url, common, warm_common=warm), "jdk")
+    print("warm pass without Maven Central:")
+    snakeyaml_of_each_era(client, url)
     first_test_run(tmp, url, clone)
 
 

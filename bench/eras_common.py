@@ -64,10 +64,12 @@ def three_passes(
     url: str,
     common: list[str],
     after_cold: Callable[[dict[str, EnvRecipe]], None] | None = None,
+    warm_common: list[str] | None = None,
 ) -> Passes:
     """`env setup` cold; again with the images and recipes gone (the download cache warm); again
     with everything in place (from recipe memory). `after_cold` sees the cold eras while their
-    images still exist."""
+    images still exist; `warm_common`, when given, replaces `common` for the warm pass (a config
+    that leaves a registry out shows the cache alone serves it)."""
     cold_total = invoke("env", "setup", *common)
     cold = {r.era_key: r for r in recipes(url)}
     if after_cold is not None:
@@ -80,7 +82,7 @@ def three_passes(
     remove_images(client, repo)
     with session_scope(make_engine(url)) as session:
         session.execute(delete(EnvRecipe))
-    warm_total = invoke("env", "setup", *common)
+    warm_total = invoke("env", "setup", *(warm_common or common))
     warm = {r.era_key: r for r in recipes(url)}
     memory_total = invoke("env", "setup", *common)
     return Passes(cold, warm, sizes, (cold_total, warm_total, memory_total))

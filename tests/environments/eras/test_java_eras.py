@@ -16,12 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete
 
-from prchain.environments.eras.config import ErasConfig
-from prchain.store.db import session_scope
-from prchain.store.models import EnvRecipe
-from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     chain_sandbox,
     invoke,
@@ -78,26 +73,8 @@ def _config(tmp_path: Path) -> Path:
     )
 
 
-def _run(client: Any, image: str, script: str) -> str:
-    """What `script` prints in a fresh container of `image` (no network, no mounts)."""
-    name = f"java-eras-test-{uuid.uuid4().hex[:8]}"
-    container, code, log = client.run_to_end(
-        image,
-        ["/bin/bash", "-c", script],
-        name=name,
-        labels={"prchain.test": "java-eras"},
-        environment={},
-        binds={},
-        network_mode="none",
-        timeout=120,
-    )
-    client.remove_container(container)
-    assert code == 0, log
-    return log
-
-
 def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
-    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str, docker_client: Any
+    tmp_path: Path, own_images: None, base_image: str, sqlite_url: str
 ) -> None:
     clone = make_yamlconf(tmp_path / "yamlconf")
     common = ["--config", str(_config(tmp_path)), "--db", sqlite_url]
@@ -140,28 +117,3 @@ def test_each_era_gets_its_own_repository_and_the_agents_change_crosses_them(
         second = env.run_tests()
         assert second is not None and "BUILD SUCCESS" in second.output, second and second.output
         assert "Tests run: 3, Failures: 0" in second.output  # ConfigTest, KeysTest, SizeTest
-
-    _warm_eras_need_no_registry(tmp_path, docker_client, sqlite_url)
-
-
-def _warm_eras_need_no_registry(tmp_path: Path, docker_client: Any, sqlite_url: str) -> None:
-    """Both eras built again with Maven Central out of reach: the repository's download cache
-    serves every artifact, and era 1's /opt/m2 still holds only its own snakeyaml (the cache
-    holds era 2's too: nothing after B_t crosses into an image through it)."""
-    remove_repo_images(docker_client, REPO, volume=False)
-    with session_scope(make_engine(sqlite_url)) as session:
-        session.execute(delete(EnvRecipe))
-    maven = {"repo1.maven.org", "repo.maven.apache.org"}
-    eras = {
-        "suites": {"bookworm": "3.11"},
-        "extra_base_packages": [],
-        "registries": [r for r in ErasConfig().registries if r not in maven],
-    }
-    (tmp_path / "warm").mkdir()
-    config = write_config(tmp_path / "warm", eras, max_gap_days=1000)
-    setup = invoke("env", "setup", "--config", str(config), "--db", sqlite_url)
-    assert "2 eras for 2 stages: 2 verified (2 by planner), 0 not" in setup.output, setup.output
-    recipes = recipes_by_pr(sqlite_url)
-    for pr, version in ((1, "1.33"), (2, "2.0")):
-        listed = _run(docker_client, recipes[pr].image, "ls /opt/m2/org/yaml/snakeyaml")
-        assert listed.split() == [version], listed
