@@ -300,6 +300,12 @@ def _export_tree(clone: str | Path, sha: str, target: Path) -> None:
     target.chmod(0o777)
 
 
+# Every build's variable naming the Go proxies (eras.go_proxy) Go's toolchain modules come from.
+# Where a toolchain is fetched is not what it is: its layer's identity (its commands) leaves the
+# proxy out, so a proxy of one's own (a test's, on a port of its run) shares the layer.
+GO_PROXY_VARIABLE = "PRCHAIN_GO_PROXY"
+
+
 def build_environment(
     env: EnvironmentConfig, eras: ErasConfig, repo: str | None
 ) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
@@ -324,6 +330,7 @@ def build_environment(
         # flask 2020).
         "UV_COMPILE_BYTECODE": "1",
         "LANG": "C.UTF-8",
+        GO_PROXY_VARIABLE: eras.go_proxy,
     }
     ca = env.build_ca_bundle
     if ca and Path(ca).is_file():

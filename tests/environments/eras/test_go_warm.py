@@ -89,12 +89,11 @@ def _build(
     from prchain.environments.eras.go import BUILDCACHE, Go, toolchain
     from prchain.environments.eras.manifests import snapshot
 
-    eras = eras.model_copy(update={"go_proxy": proxy, **config})
+    # Go's toolchain module from the real proxy (the test's serves tinylib alone); its layer is
+    # one for every run whatever the proxies (their list is not in its identity).
+    eras = eras.model_copy(update={"go_proxy": f"{proxy},https://proxy.golang.org", **config})
     plan = Go().plans(snapshot(clone, sha), eras)[0]
-    # The toolchain from the real proxy alone: one layer for every run of this test.
-    toolchain_commands = toolchain.install_commands(
-        "1.22.0", "https://proxy.golang.org", BUILDCACHE
-    )
+    toolchain_commands = toolchain.install_commands("1.22.0", BUILDCACHE)
     # the downloads alone under `umask` (a subshell: the build's later steps keep their own)
     commands = [
         f"(umask {umask} && {c})" if umask and c.endswith("go mod download") else c

@@ -473,7 +473,7 @@ class Go:
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",
                 "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
             ],
-            toolchain=toolchain.install_commands(version, config.go_proxy, BUILDCACHE),
+            toolchain=toolchain.install_commands(version, BUILDCACHE),
             env=image_env(snap, version),
             # a thin layer always pays: what the earlier era compiled and fetched is read where
             # it is, so the layer holds the changed modules and what builds on them, no more

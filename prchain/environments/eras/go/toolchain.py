@@ -23,6 +23,8 @@ import re
 import shlex
 from datetime import datetime
 
+from prchain.environments.eras.build import GO_PROXY_VARIABLE
+
 # When each minor came out (go.dev/doc/devel/release), and its last patch the proxy served on
 # 2026-11-24 (`golang.org/toolchain/@v/list`). A minor newer than the table is taken as its .0.
 RELEASED = {
@@ -171,10 +173,11 @@ KEPT_DATE = "2100-01-01"
 LAYER_BEFORE = "2099-01-01"
 
 
-def install_commands(version: str, proxy: str, cache: str) -> list[str]:
+def install_commands(version: str, cache: str) -> list[str]:
     """Root commands of the toolchain layer: go `version` in /opt/go/toolchains/<version>, from
-    the first of the `proxy` list (GOPROXY's syntax) that serves it, and its standard library
-    compiled into the build cache `cache` (147 MB on go1.23, which every era image held again)."""
+    the first proxy of the build's GO_PROXY_VARIABLE (GOPROXY's syntax) that serves it, and its
+    standard library compiled into the build cache `cache` (147 MB on go1.23, which every era
+    image held again)."""
     root = f"{GOROOTS}/{version}"
     module = module_version(version)
     wrap = (
@@ -182,7 +185,7 @@ def install_commands(version: str, proxy: str, cache: str) -> list[str]:
         "> /usr/local/bin/$n && chmod 755 /usr/local/bin/$n; done"
     )
     return [
-        f"export GOPROXY_URL={shlex.quote(proxy)}",
+        f'export GOPROXY_URL="${GO_PROXY_VARIABLE}"',
         _INSTALL.format(module=shlex.quote(module), root=shlex.quote(root)),
         wrap,
         "go version",
