@@ -1,12 +1,13 @@
 """Every room's Harbor run with every variant: the real `harbor` CLI, oracle agent, on the tasks
 `prchain tasks convert --to harbor` writes for each room's generated repository.
 
-CI runs each room's test with its gold and its sharpest attack (tests/attacks/, beside the room's
+Each room's test runs its gold and its sharpest attack (tests/attacks/, beside the room's
 clean-room attacks, and Java's beside its clean-room test in tests/environments/eras/, on the era
-images their module builds anyway); this runs the same tests with
-`PRCHAIN_HARBOR_EVERY_VARIANT=1`, which adds the rest:
+images their module builds anyway); CI runs Rust's and Node's, and C's, Go's and Java's are marked
+`bench` (run here only). This runs the tests with `PRCHAIN_HARBOR_EVERY_VARIANT=1`, which adds the
+rest:
 
-| room | test | CI | added here |
+| room | test | gold and sharpest attack | added here |
 | --- | --- | --- | --- |
 | C | test_forged_gtest_report.py | gold 1, forged GoogleTest report 0 | hidden test rewritten 0 |
 | Go | test_planted_library_go.py | nested module's gold 1, its replaced testify rewritten 0 | vendoring room: gold 1, vendored assertion rewritten 0 |

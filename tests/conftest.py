@@ -29,6 +29,26 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 POSTGRES_URL = os.environ.get("PRCHAIN_TEST_POSTGRES_URL", "")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a slow test first, then those with a Docker test, then the rest (each group
+    in collection order, each module's tests together): `make test` hands xdist's workers a module
+    at a time in this order, so the long ones start early and the quick ones fill the end, where
+    a slow module started last would keep one worker busy while the others wait."""
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    def rank(item: pytest.Item) -> int:
+        return (
+            0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("docker") else 2
+        )
+
+    first: dict[str, int] = {}
+    for item in items:
+        first[module(item)] = min(rank(item), first.get(module(item), 2))
+    items.sort(key=lambda item: first[module(item)])
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """prchain's own cache (the commit-graphs chain builds write) in the run's directory, never

@@ -155,6 +155,7 @@ def test_forged_gtest_reports_do_not_pass_a_wrong_area_but_the_gold_does(
     assert eval_status(docker_client, c_room, c_room.code) == "resolved"
 
 
+@pytest.mark.bench  # bench/bench_harbor_rooms.py: CI's Harbor runs are Node's and Rust's
 def test_harbor_judges_the_c_room_as_its_clean_room(
     docker_client: Any, c_room: Room, tmp_path: Path
 ) -> None:

@@ -326,6 +326,7 @@ def test_a_nested_modules_replace_of_testify_is_sealed(
     assert eval_status(docker_client, nested_room, nested_room.code) == "resolved"
 
 
+@pytest.mark.bench  # bench/bench_harbor_rooms.py: CI's Harbor runs are Node's and Rust's
 def test_harbor_judges_the_go_room_as_its_clean_room(
     docker_client: Any, go_rooms: tuple[Room, Room], nested_room: Room, tmp_path: Path
 ) -> None:

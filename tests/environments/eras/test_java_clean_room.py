@@ -188,6 +188,7 @@ def test_the_gold_resolves_in_a_rollouts_clean_room_and_a_planted_junit_or_forge
         assert not wrong.passed and wrong.outcomes[TWICE_ID] == "failed", wrong.outcomes
 
 
+@pytest.mark.bench  # bench/bench_harbor_rooms.py: CI's Harbor runs are Node's and Rust's
 def test_harbor_judges_the_java_room_as_its_clean_room(verified: Any, tmp_path: Path) -> None:
     """The real Harbor, oracle agent, on the stages `tasks convert --to harbor` writes from the
     exported tasks, every variant in one job: stage 1's gold scores 1 (root's canary class fails
