@@ -93,6 +93,22 @@ def test_two_eras_of_a_go_history_and_their_plans(greeter: Path) -> None:
     assert "toolchain module v0.0.1-go1.22.0.linux-amd64" in " ".join(plan.notes)
 
 
+def test_the_toolchain_layer_is_one_whatever_the_proxies_it_comes_from(greeter: Path) -> None:
+    """A test's proxy on a port of its run made a Go toolchain layer of its own every run (two a
+    CI run): the proxies reach the build as a variable, outside the layer's identity."""
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.eras.build import GO_PROXY_VARIABLE, build_environment
+
+    snap = era_of(greeter, _shas(greeter)[2], ["farewell_test.go"]).snap
+    mine, real = (ErasConfig(go_proxy=f"{p},https://proxy.golang.org") for p in ("http://127.0.0.1:41234", "https://goproxy.example"))  # fmt: skip
+    ours, theirs = (ecosystem("go").plans(snap, c)[0] for c in (mine, real))
+    assert ours.toolchain == theirs.toolchain and ours.env == theirs.env
+    assert not any("127.0.0.1" in c for c in ours.toolchain)
+    _binds, variables = build_environment(EnvironmentConfig(), mine, None)
+    assert variables[GO_PROXY_VARIABLE] == mine.go_proxy
+    assert any(f'"${GO_PROXY_VARIABLE}"' in c for c in ours.toolchain)
+
+
 def test_go_before_1_14_gets_no_mod_flag_it_would_refuse() -> None:
     snap = _snap({"go.mod": "module m\n\ngo 1.12\n"}, when="2019-12-01")
     plan = ecosystem("go").plans(snap, ErasConfig())[0]
