@@ -2,7 +2,7 @@
 PY      ?= .venv/bin/python
 PRCHAIN ?= .venv/bin/prchain
 # pytest-xdist workers for `make test`. On 2 cores three keep both busier than two while a Docker
-# test waits on the engine (a fresh clone's suite: 2,500 s with three, 2,739 s with two).
+# test waits on the engine (docs/evaluation-log.md, "CI inside its 45 minutes again").
 TEST_WORKERS ?= 3
 export PRCHAIN_TEST_POSTGRES_URL ?= postgresql+psycopg://prchain:prchain@127.0.0.1:5432/prchain
 
