@@ -86,20 +86,19 @@ def _build(
 ) -> Any:
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.eras.build import ensure_era_image
-    from prchain.environments.eras.go import BUILDCACHE, Go, toolchain
+    from prchain.environments.eras.go import Go
     from prchain.environments.eras.manifests import snapshot
 
     # Go's toolchain module from the real proxy (the test's serves tinylib alone); its layer is
     # one for every run whatever the proxies (their list is not in its identity).
     eras = eras.model_copy(update={"go_proxy": f"{proxy},https://proxy.golang.org", **config})
     plan = Go().plans(snapshot(clone, sha), eras)[0]
-    toolchain_commands = toolchain.install_commands("1.22.0", BUILDCACHE)
     # the downloads alone under `umask` (a subshell: the build's later steps keep their own)
     commands = [
         f"(umask {umask} && {c})" if umask and c.endswith("go mod download") else c
         for c in plan.commands
     ]
-    plan = replace(plan, commands=commands, toolchain=toolchain_commands, on=on)
+    plan = replace(plan, commands=commands, on=on)
     return ensure_era_image(
         client, EnvironmentConfig(), eras, repo=REPO, clone=clone, sha=sha, plan=plan, era_key="w"
     )
