@@ -35,7 +35,7 @@ from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.manifests import root_snapshot
 from prchain.environments.eras.python import PYTEST_CONFIGS, python_files
 from prchain.environments.eras.python.report import Pytest
-from prchain.environments.eras.reports import TestReport, is_passing, judged_only
+from prchain.environments.eras.reports import Silent, TestReport, is_passing, judged_only
 from prchain.environments.eras.rust import qualify
 from prchain.environments.eras.rust.features import needed, with_features
 from prchain.environments.images import recipe_hash
@@ -327,6 +327,9 @@ def _runs(
         return (
             f"{broken}; the gold patch changes {changed}, which its era's image was built without"
         )
+    if broken is None and not any(g.outcomes for g in gold) and isinstance(reader, Silent):
+        why = reader.silence(gold[-1].output_tail)  # a build that skips the stage's tests
+        return f"{done.found.reason}: {why}" if why else None
     return broken
 
 

@@ -83,6 +83,16 @@ class TestReport(Protocol):
 
 
 @runtime_checkable
+class Silent(Protocol):
+    """A reader that can tell from a run's output why it reported no test at all, where the run
+    itself stopped on nothing (Maven's `Tests are skipped.` for a module whose POM skips them)."""
+
+    def silence(self, output: str) -> str:
+        """Why the run reported no test, in a few words, or ""."""
+        ...
+
+
+@runtime_checkable
 class Witnessed(Protocol):
     """A reader whose report is written by the tested process itself (Go's test binary prints the
     lines test2json converts), so the agent's code can forge it and end the process before a hidden

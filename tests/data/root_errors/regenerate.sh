@@ -13,6 +13,10 @@
 #     download lines dropped.
 #   maven-parent-pom.out: a pom whose parent is jackson-base 2.15.0-SNAPSHOT from Sonatype's
 #     snapshot repository (unreachable; FasterXML/jackson-core's eras name it); `mvn -B -fae test 2>&1`.
+#   maven-tests-skipped.out: a reactor of modules kept and skipping, whose POM configures surefire
+#     with <skipTests>true</skipTests> (as nacos's naming module did until 2021), its HalfTest
+#     selected: `mvn -B -fae test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false
+#     -Dsurefire.failIfNoSpecifiedTests=false -Dtest=HalfTest 2>&1`, download lines dropped.
 #   pnpm-fetch-403.out: `pnpm install` of yaml 2.3.1 from a local registry whose tarballs answer 403.
 #   pytest-collection-refused.out: tests/test_db.py connects at import to a port nothing listens
 #     on; `pytest -rA --continue-on-collection-errors tests`.

@@ -10,6 +10,7 @@ import pytest
 
 from prchain.environments.eras.build import build_failure
 from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.reports import Silent
 
 DATA = Path(__file__).parent.parent.parent / "data" / "root_errors"
 TESTIFY_PASS = "a_test.go:19: PASS:\tGreet(string)"
@@ -130,3 +131,18 @@ def test_a_rust_build_s_root_error_is_rustc_s_coded_error_with_where() -> None:
     assert build_failure("error: failed to get `rand` as a dependency\n", 101).startswith(
         "error: failed to get `rand`"
     )
+
+
+def test_a_module_whose_pom_skips_its_tests_is_named_when_a_run_reports_none() -> None:
+    """nacos's naming module configured surefire with `<skipTests>true</skipTests>` until 2021:
+    a stage whose tests live there ran none, with no error, and read only as "no test outcome"."""
+    output = (DATA / "maven-tests-skipped.out").read_text()
+    surefire = report_for("java")
+    assert isinstance(surefire, Silent)
+    assert surefire.parse(None, output) == {}
+    assert surefire.root_error(output) == ""
+    assert surefire.silence(output) == (
+        "the build skips the tests of skipping (surefire: Tests are skipped.)"
+    )
+    ran = output.replace("[INFO] Tests are skipped.\n", "")
+    assert surefire.silence(ran) == ""
