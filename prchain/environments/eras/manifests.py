@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,6 +27,17 @@ MANIFEST = re.compile(
     r"|([^/]+/)?(CMakeLists\.txt|meson\.build|meson_options\.txt|meson\.options|configure\.(ac|in)|Makefile\.am)"
     r"|(?!(.*/)?(node_modules|vendor|third_party|testdata|target)/)(.*/)?"
     r"(package\.json|Cargo\.toml|go\.mod|pom\.xml|build\.gradle(\.kts)?))$"
+)
+# Requirement files named by a manifest or CI file read above (`-r {toxinidir}/tests/requirements-
+# tools.txt` in tox.ini, `pip install -r ci/requirements.txt` in a workflow) and, in turn, by those
+# files (relative to their own directory): read wherever they are. pyinstaller's 2020 test tools
+# (flaky, whose options its setup.cfg passes to pytest) were named only there.
+_NAMES_REQUIREMENTS = re.compile(
+    r"^(tox\.ini|noxfile\.py|\.travis\.yml|\.github/workflows/[^/]+\.ya?ml)$"
+)
+_REQUIREMENTS_FILE = re.compile(r"(^|/)[^/]*requirements[^/]*\.(txt|in)$|^requirements/")
+_NAMED = re.compile(
+    r"(?:^|[\s'\"(\[,])(?:-r|--requirement|-c|--constraint)[\s=]*(?:\{toxinidir\}/)?([\w./-]+\.(?:txt|in))\b"
 )
 # The root manifests read at the last release too: a Maven build's parent is looked up there.
 RELEASED = ("pom.xml",)
@@ -66,12 +78,31 @@ def snapshot(clone: str | Path, sha: str) -> Snapshot:
         if MANIFEST.match(path):
             text = git.output(clone, "show", f"{sha}:{path}")
             files[path] = text if len(text) <= MAX_BYTES else ""
+    files |= _named_requirements(clone, sha, files, set(paths))
     tag = _newest_tag(clone, sha)
     digits = re.search(r"\d+(\.\d+)*", tag)
     version = digits.group(0) if digits else "0.0.0"
     return Snapshot(
         sha, commit_date(clone, sha), files, paths, version, released=_root_manifests(clone, tag)
     )
+
+
+def _named_requirements(
+    clone: str | Path, sha: str, files: dict[str, str], tracked: set[str]
+) -> dict[str, str]:
+    """The tracked requirement files that `files` name and that are not among them, read."""
+    found: dict[str, str] = {}
+    todo = [p for p in files if _NAMES_REQUIREMENTS.match(p) or _REQUIREMENTS_FILE.search(p)]
+    while todo:
+        source = todo.pop()
+        here = posixpath.dirname(source) if _REQUIREMENTS_FILE.search(source) else ""
+        for name in _NAMED.findall(files.get(source) or found.get(source, "")):
+            path = posixpath.normpath(posixpath.join(here, name))
+            if path in tracked and path not in files and path not in found:
+                text = git.output(clone, "show", f"{sha}:{path}")
+                found[path] = text if len(text) <= MAX_BYTES else ""
+                todo.append(path)
+    return found
 
 
 def _newest_tag(clone: str | Path, sha: str) -> str:

@@ -15,6 +15,7 @@ from prchain.dev.repos import git
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.era import era_of
+from prchain.environments.eras.manifests import snapshot
 from prchain.environments.eras.python import (
     CONSTRAINTS,
     REQUIREMENTS,
@@ -178,6 +179,33 @@ def test_tox_is_the_test_run_when_ci_runs_it_or_says_nothing(tmp_path: Path, ci:
     plan = _era(tmp_path, files)
     # tox names the file: it is the run's own and wins over tox's plain line.
     assert _written(plan) == ["coverage>=7"]
+
+
+def test_a_requirements_file_below_the_root_that_tox_names_is_read_with_what_it_names(
+    tmp_path: Path,
+) -> None:
+    """pyinstaller 2020: tox installs `-r {toxinidir}/tests/requirements-tools.txt`, which holds
+    flaky (its setup.cfg passes `--force-flaky` to pytest) and names `../requirements.txt`; the
+    snapshot read requirement files at the root only, so flaky was never installed and every run
+    stopped on pytest's usage error. A file no manifest names stays out, and out of the era."""
+    files = {
+        "requirements.txt": "altgraph\n",
+        "tests/requirements-tools.txt": "-r ../requirements.txt\npytest\nflaky\n",
+        "tests/requirements-heavy.txt": "-r requirements-tools.txt\nPySide2==5.14.0\n",
+        "tox.ini": "[testenv]\ndeps =\n    -r {toxinidir}/tests/requirements-tools.txt\n",
+    }
+    plan = _era(tmp_path / "repo", files)
+    assert _written(plan) == ["altgraph", "pytest", "flaky"]
+    snap = snapshot(tmp_path / "repo", "HEAD")
+    assert "tests/requirements-heavy.txt" not in snap.files
+    before = era_of(tmp_path / "repo", "HEAD").key
+    (tmp_path / "repo/tests/requirements-tools.txt").write_text("-r ../requirements.txt\npytest\n")
+    (tmp_path / "repo/tests/requirements-heavy.txt").write_text("PySide2==5.15.0\n")
+    git(tmp_path / "repo", "commit", "-q", "-am", "tools", date="2024-06-02T10:00:00Z")
+    assert era_of(tmp_path / "repo", "HEAD").key != before  # flaky went: another environment
+    (tmp_path / "repo/tests/requirements-heavy.txt").write_text("PySide2==5.15.2\n")
+    git(tmp_path / "repo", "commit", "-q", "-am", "heavy", date="2024-06-03T10:00:00Z")
+    assert era_of(tmp_path / "repo", "HEAD").key == era_of(tmp_path / "repo", "HEAD~1").key
 
 
 def test_the_projects_own_line_in_tox_deps_gives_its_extras(tmp_path: Path) -> None:

@@ -62,7 +62,9 @@ _FACTOR = re.compile(r"^[A-Za-z0-9_.,!-]+:(?!//)\s*")
 _ERA_FILE = re.compile(
     r"^(setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?|poetry\.lock"
     r"|uv\.lock|pdm\.lock|\.python-version|package\.json|package-lock\.json|\.nvmrc"
-    r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in))$"
+    r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in)"
+    # deeper ones are in a snapshot only when a manifest names them (manifests.py)
+    r"|(?:[^/]+/)+[^/]*requirements[^/]*\.(txt|in))$"
 )
 
 
