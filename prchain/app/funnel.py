@@ -129,7 +129,9 @@ def _count(row: FunnelRow, stage: _Stage, gold: Gold) -> None:
         row.losses[NO_TESTS] += 1
         return
     row.counts["lent tests" if stage.tests == "lent" else "with tests"] += 1
-    if stage.verdict is None:
+    # a verdict made on an image its era no longer verifies with (an era set up again with
+    # `--redo` that did not verify) is no verdict: `tasks export --runnable` refuses the stage too
+    if stage.verdict is None or (stage.era is not None and stage.era[0] != "verified"):
         row.losses[f"tested: {_untested(stage)}"] += 1
         return
     row.counts["tested"] += 1

@@ -166,3 +166,24 @@ def test_stats_and_both_funnels_count_unverified_eras_by_one_classifier(engine: 
         "tested: era not verified: tests failing": 1,
         "tested: its tests not verified yet": 2,
     }
+
+
+def test_a_verdict_on_an_era_that_no_longer_verifies_is_not_counted_as_tested(
+    engine: Engine,
+) -> None:
+    """nacos: stage 4:1 was verified on its era's first image; `env setup --redo` built the era
+    again and it did not verify (79 % of its tests passed), but the old verdict stayed in the
+    store, and the funnel counted the stage as tested while `tasks export` refused it."""
+    from prchain.app.funnel import funnel
+
+    stages = _store_with_three_chains(engine)
+    with session_scope(engine) as session:
+        recipe = _recipe("a", "java", "unverified")
+        recipe.root_error = "436 of 550 tests passed (under eras.pass_share 0.8)"
+        session.add_all([recipe, _recipe("b", "java", "verified")])
+        for stage, era in zip(stages[:2], "ab", strict=True):
+            session.add(StageEra(chain_stage_id=stage, repo_id=1, era_key=era, base_sha="0" * 40))
+            session.add(StageVerification(chain_stage_id=stage, recipe="r", status="usable"))
+    (row,) = funnel(engine, {})
+    assert row.counts["tested"] == 1 and row.counts["FAIL_TO_PASS"] == 1
+    assert row.losses["tested: era not verified: tests failing"] == 1
