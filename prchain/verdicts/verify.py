@@ -328,7 +328,8 @@ def _runs(
             f"{broken}; the gold patch changes {changed}, which its era's image was built without"
         )
     if broken is None and not any(g.outcomes for g in gold) and isinstance(reader, Silent):
-        why = reader.silence(gold[-1].output_tail)  # a build that skips the stage's tests
+        # a build that skips the stage's tests
+        why = reader.silence(gold[-1].output_tail, patch_paths(job.gold_test_patch), _reader(env))
         return f"{done.found.reason}: {why}" if why else None
     return broken
 

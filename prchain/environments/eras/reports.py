@@ -11,7 +11,7 @@ counted apart from failing tests (`prchain.verdicts.outcomes.count`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
 
@@ -84,11 +84,12 @@ class TestReport(Protocol):
 
 @runtime_checkable
 class Silent(Protocol):
-    """A reader that can tell from a run's output why it reported no test at all, where the run
-    itself stopped on nothing (Maven's `Tests are skipped.` for a module whose POM skips them)."""
+    """A reader that can tell why a run reported no test at all where the run itself stopped on
+    nothing: a Maven module whose POM skips its tests (`Tests are skipped.`)."""
 
-    def silence(self, output: str) -> str:
-        """Why the run reported no test, in a few words, or ""."""
+    def silence(self, output: str, test_paths: list[str], read: Callable[[str], str | None]) -> str:
+        """Why the run reported no test, in a few words, or "": from its output, else from the
+        build files of the test files' units (`read`: a path's text in the sandbox, or None)."""
         ...
 
 

@@ -141,8 +141,8 @@ def test_a_module_whose_pom_skips_its_tests_is_named_when_a_run_reports_none() -
     assert isinstance(surefire, Silent)
     assert surefire.parse(None, output) == {}
     assert surefire.root_error(output) == ""
-    assert surefire.silence(output) == (
+    assert surefire.silence(output, [], lambda path: None) == (
         "the build skips the tests of skipping (surefire: Tests are skipped.)"
     )
     ran = output.replace("[INFO] Tests are skipped.\n", "")
-    assert surefire.silence(ran) == ""
+    assert surefire.silence(ran, ["skipping/src/test/java/s/HalfTest.java"], lambda p: None) == ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, Canary, record
 
@@ -121,6 +121,22 @@ def skipping_modules(output: str) -> list[str]:
     return found
 
 
+# A POM that switches its tests off: `<skipTests>true</skipTests>` in surefire's configuration
+# (which no property on the command line undoes), or the property of either name.
+_SKIPS = re.compile(r"<(skipTests|maven\.test\.skip)>\s*true\s*</\1>")
+
+
+def _module_poms(test_paths: list[str]) -> list[str]:
+    """The POM of each test file's module: the directory above its `src/test/`."""
+    found = []
+    for path in test_paths:
+        module, marker, _ = path.partition("src/test/")
+        pom = f"{module}pom.xml"
+        if marker and pom not in found:
+            found.append(pom)
+    return found
+
+
 class Surefire:
     """The junit XML files of one run, gathered; Maven's goal failures for modules that never ran."""
 
@@ -153,12 +169,17 @@ class Surefire:
     def root_error(self, output: str) -> str:
         return root_error(output)
 
-    def silence(self, output: str) -> str:
+    def silence(self, output: str, test_paths: list[str], read: Callable[[str], str | None]) -> str:
+        """The modules the output shows skipping their tests; else, the output being cut in the
+        middle where a reactor is long (nacos: 90 kB), the test files' modules whose POM does."""
         skipping = skipping_modules(output)
-        if not skipping:
-            return ""
-        named = ", ".join(skipping[:5])
-        return f"the build skips the tests of {named} (surefire: Tests are skipped.)"
+        if skipping:
+            named = ", ".join(skipping[:5])
+            return f"the build skips the tests of {named} (surefire: Tests are skipped.)"
+        poms = [pom for pom in _module_poms(test_paths) if _SKIPS.search(read(pom) or "")]
+        return (
+            f"the build skips the tests of the stage's module ({poms[0]} says so)" if poms else ""
+        )
 
     def canary(
         self,
