@@ -170,15 +170,16 @@ class Surefire:
         return root_error(output)
 
     def silence(self, output: str, test_paths: list[str], read: Callable[[str], str | None]) -> str:
-        """The modules the output shows skipping their tests; else, the output being cut in the
-        middle where a reactor is long (nacos: 90 kB), the test files' modules whose POM does."""
-        skipping = skipping_modules(output)
-        if skipping:
-            named = ", ".join(skipping[:5])
-            return f"the build skips the tests of {named} (surefire: Tests are skipped.)"
+        """The test files' modules whose POM skips their tests; else the modules the output shows
+        skipping theirs (a parent POM or a profile may switch them off). The output alone would
+        not do: a sandbox cuts a long one in the middle (nacos's reactor printed 90 kB)."""
         poms = [pom for pom in _module_poms(test_paths) if _SKIPS.search(read(pom) or "")]
+        if poms:
+            return f"the build skips the tests of the stage's module ({poms[0]} says so)"
+        skipping = skipping_modules(output)
+        named = ", ".join(skipping[:5])
         return (
-            f"the build skips the tests of the stage's module ({poms[0]} says so)" if poms else ""
+            f"the build skips the tests of {named} (surefire: Tests are skipped.)" if named else ""
         )
 
     def canary(
