@@ -562,9 +562,11 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
         attempts.append(record)
         last = (candidate, record, counts, log)
         if record.get("counts") and counts.verified(setup.config.pass_share):
-            if chosen is None or len(_left_out(record)) < len(_left_out(chosen[1])):
+            if chosen is None or _fewer_left_out(record, chosen):
                 chosen = last
-            fuller = _fuller(setup.config, candidate, record, log) if chosen is last else None
+            fuller = (
+                _fuller(setup.config, candidate, record, log, queue) if chosen is last else None
+            )
             if fuller is None:
                 break
             queue = [fuller]
@@ -617,14 +619,35 @@ def _left_out(record: dict[str, Any]) -> dict[str, str]:
     return dict((record.get("counts") or {}).get("excluded") or {})
 
 
+def _fewer_left_out(
+    record: dict[str, Any], chosen: tuple[Candidate, dict[str, Any], Counts, str]
+) -> bool:
+    """Whether an attempt leaves out fewer units than the one chosen, or as few where that one
+    is memory's (an image built from another era's manifests)."""
+    mine, theirs = len(_left_out(record)), len(_left_out(chosen[1]))
+    return mine < theirs or (mine == theirs and chosen[0].method == "memory")
+
+
 def _fuller(
-    config: ErasConfig, candidate: Candidate, record: dict[str, Any], log: str
+    config: ErasConfig,
+    candidate: Candidate,
+    record: dict[str, Any],
+    log: str,
+    queue: list[Candidate],
 ) -> Candidate | None:
-    """A verified planner era that left units out because their build misses a header, a
-    pkg-config module, a library or a program of the suite: the plan again with those packages,
+    """What to try after a verified attempt that left units out; the era keeps whichever leaves
+    fewer out. After memory's image, the first plan of this era's own manifests, which may name
+    what the nearest era lacked: encode/starlette's 2019 era verified on its 2018 era's image with
+    five test modules left out (aiofiles, graphene, …) and every form test failing, for want of
+    what its requirements.txt had added. After a planner era whose units' build misses a header,
+    a pkg-config module, a library or a program of the suite: the plan again with those packages,
     tried once more (native.revise is bounded). google/gopacket verified without its `pcap`
     package ("pcap.h: No such file or directory"), whose tests then no stage could run."""
-    if candidate.method != "planner" or not _left_out(record):
+    if not _left_out(record):
+        return None
+    if candidate.method == "memory":
+        return next((c for c in queue if c.method == "planner"), None)
+    if candidate.method != "planner":
         return None
     plan = native.revise(candidate.plan, log, config)
     return Candidate("planner", plan) if plan is not None else None
