@@ -564,19 +564,21 @@ def setup_era(setup: Setup, repo_id: int, job: StageJob, era: Era, stages: int) 
         if record.get("counts") and counts.verified(setup.config.pass_share):
             if chosen is None or _fewer_left_out(record, chosen):
                 chosen = last
-            fuller = (
-                _fuller(setup.config, candidate, record, log, queue) if chosen is last else None
-            )
+            if chosen is last and candidate.method == "memory" and _left_out(record):
+                # this era's own plans next, revised as they fail, as if memory had not
+                # verified; whichever leaves fewer out is kept (_fewer_left_out)
+                continue
+            fuller = _fuller(setup.config, candidate, record, log) if chosen is last else None
             if fuller is None:
                 break
             queue = [fuller]
             continue
-        if chosen is not None:
+        if chosen is not None and chosen[0].method != "memory":
             break  # the fuller try did not verify: the era stays as first verified
         revised = _revised(era, setup.config, candidate, record, log)
         if revised is not None:
             queue.insert(0, revised)
-        if not queue and setup.agent is not None and candidate.method != "agent":
+        if not queue and chosen is None and setup.agent is not None and candidate.method != "agent":
             repaired = setup.agent(_request(job, era, candidate, counts, log))
             if repaired is not None:
                 queue.append(repaired)
@@ -623,31 +625,21 @@ def _fewer_left_out(
     record: dict[str, Any], chosen: tuple[Candidate, dict[str, Any], Counts, str]
 ) -> bool:
     """Whether an attempt leaves out fewer units than the one chosen, or as few where that one
-    is memory's (an image built from another era's manifests)."""
+    is memory's: an image of another era's manifests. encode/starlette's 2019 era verified on its
+    2018 era's image with five test modules left out (aiofiles, graphene, …) and every form test
+    failing, for want of what its requirements.txt had added; its own plans were never tried."""
     mine, theirs = len(_left_out(record)), len(_left_out(chosen[1]))
     return mine < theirs or (mine == theirs and chosen[0].method == "memory")
 
 
 def _fuller(
-    config: ErasConfig,
-    candidate: Candidate,
-    record: dict[str, Any],
-    log: str,
-    queue: list[Candidate],
+    config: ErasConfig, candidate: Candidate, record: dict[str, Any], log: str
 ) -> Candidate | None:
-    """What to try after a verified attempt that left units out; the era keeps whichever leaves
-    fewer out. After memory's image, the first plan of this era's own manifests, which may name
-    what the nearest era lacked: encode/starlette's 2019 era verified on its 2018 era's image with
-    five test modules left out (aiofiles, graphene, …) and every form test failing, for want of
-    what its requirements.txt had added. After a planner era whose units' build misses a header,
-    a pkg-config module, a library or a program of the suite: the plan again with those packages,
+    """A verified planner era that left units out because their build misses a header, a
+    pkg-config module, a library or a program of the suite: the plan again with those packages,
     tried once more (native.revise is bounded). google/gopacket verified without its `pcap`
     package ("pcap.h: No such file or directory"), whose tests then no stage could run."""
-    if not _left_out(record):
-        return None
-    if candidate.method == "memory":
-        return next((c for c in queue if c.method == "planner"), None)
-    if candidate.method != "planner":
+    if candidate.method != "planner" or not _left_out(record):
         return None
     plan = native.revise(candidate.plan, log, config)
     return Candidate("planner", plan) if plan is not None else None
