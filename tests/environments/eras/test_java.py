@@ -392,8 +392,13 @@ def test_the_canary_class_sorts_last_in_the_hidden_tests_module_and_is_selected_
     assert list(made.files) == [path] and "@org.junit.Test" in made.files[path]
     assert made.command == (
         "mvn -o -q test -DfailIfNoTests=false -Dtest=ATest,BTest,PrchainCanaryn1Test "
-        "-Dsurefire.runOrder=alphabetical -DforkCount=1 -DreuseForks=true"
+        "-Dsurefire.runOrder=alphabetical -DforkCount=1 -DreuseForks=true "
+        "-Dcheckstyle.skip=true -Dspotless.check.skip=true -Drat.skip=true -Dlicense.skip=true"
     )
+    # nacos 2021 checks its test sources' style at `validate`: root's class two spaces deep
+    # failed its indentation rule, and the module's hidden tests all read as failing. Its source
+    # is indented as most styles ask, and the room's run checks no style.
+    assert "\n    @org.junit.Test\n    public void canary() {\n        throw" in made.files[path]
     assert made.test_id == "zzzz.prchain.PrchainCanaryn1Test::canary"
     jupiter = reader.canary(command, [], "n2", {hidden: JUPITER_TEST})  # from the test patch
     assert jupiter is not None and "@org.junit.jupiter.api.Test" in next(
