@@ -66,6 +66,7 @@ _ERA_FILE = re.compile(
     # deeper ones are in a snapshot only when a manifest names them (manifests.py)
     r"|(?:[^/]+/)+[^/]*requirements[^/]*\.(txt|in))$"
 )
+_ROOT_FILE = re.compile(r"^(?:[^/]+|requirements/[^/]+)$")
 
 
 def _toml(snap: Snapshot) -> dict[str, Any]:
@@ -906,6 +907,7 @@ class Python:
             path: _without_versions(text)
             for path, text in snap.files.items()
             if _ERA_FILE.match(path)
+            and (_ROOT_FILE.match(path) or _test_requirements(path))  # not docs' below the root
             and path != "pyproject.toml"
             and not path.startswith(".github/")
             and path != ".travis.yml"
