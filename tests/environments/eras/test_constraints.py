@@ -192,7 +192,11 @@ def test_a_requirements_file_below_the_root_that_tox_names_is_read_with_what_it_
         "requirements.txt": "altgraph\n",
         "tests/requirements-tools.txt": "-r ../requirements.txt\npytest\nflaky\n",
         "tests/requirements-heavy.txt": "-r requirements-tools.txt\nPySide2==5.14.0\n",
-        "tox.ini": "[testenv]\ndeps =\n    -r {toxinidir}/tests/requirements-tools.txt\n",
+        "docs/requirements.txt": "sphinx\n",
+        "tox.ini": (
+            "[testenv]\ndeps =\n    -r {toxinidir}/tests/requirements-tools.txt\n\n"
+            "[testenv:docs]\ndeps =\n    -r {toxinidir}/docs/requirements.txt\n"
+        ),
     }
     plan = _era(tmp_path / "repo", files)
     assert _written(plan) == ["altgraph", "pytest", "flaky"]
@@ -204,7 +208,9 @@ def test_a_requirements_file_below_the_root_that_tox_names_is_read_with_what_it_
     git(tmp_path / "repo", "commit", "-q", "-am", "tools", date="2024-06-02T10:00:00Z")
     assert era_of(tmp_path / "repo", "HEAD").key != before  # flaky went: another environment
     (tmp_path / "repo/tests/requirements-heavy.txt").write_text("PySide2==5.15.2\n")
+    (tmp_path / "repo/docs/requirements.txt").write_text("sphinx\nfuro\n")  # docs' own env
     git(tmp_path / "repo", "commit", "-q", "-am", "heavy", date="2024-06-03T10:00:00Z")
+    assert "docs/requirements.txt" in snapshot(tmp_path / "repo", "HEAD").files
     assert era_of(tmp_path / "repo", "HEAD").key == era_of(tmp_path / "repo", "HEAD~1").key
 
 
