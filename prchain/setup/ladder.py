@@ -3,6 +3,8 @@
 For every stage of the chosen chains the era of its base B_t is found (prchain/environments/eras). Per era
 not yet in recipe memory, candidates are tried in order until one verifies:
   1. memory: the image of the verified era nearest in time (no build; often the same packages do);
+     where it verifies with units left out, the era's own plans are still tried, and the attempt
+     leaving fewer out is kept;
   2. planner: each plan of the ecosystem (dated resolution first);
   3. agent: the LLM setup agent, when one is plugged in (`AgentRepair`), given the last failure.
 A candidate is *verified* when at least `eras.pass_share` of the tests that ran at B_t in its image
