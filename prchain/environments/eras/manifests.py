@@ -76,8 +76,7 @@ def snapshot(clone: str | Path, sha: str) -> Snapshot:
     files = {}
     for path in paths:
         if MANIFEST.match(path):
-            text = git.output(clone, "show", f"{sha}:{path}")
-            files[path] = text if len(text) <= MAX_BYTES else ""
+            files[path] = _text(clone, sha, path)
     files |= _named_requirements(clone, sha, files, set(paths))
     tag = _newest_tag(clone, sha)
     digits = re.search(r"\d+(\.\d+)*", tag)
@@ -99,10 +98,15 @@ def _named_requirements(
         for name in _NAMED.findall(files.get(source) or found.get(source, "")):
             path = posixpath.normpath(posixpath.join(here, name))
             if path in tracked and path not in files and path not in found:
-                text = git.output(clone, "show", f"{sha}:{path}")
-                found[path] = text if len(text) <= MAX_BYTES else ""
+                found[path] = _text(clone, sha, path)
                 todo.append(path)
     return found
+
+
+def _text(clone: str | Path, sha: str, path: str) -> str:
+    """A manifest's text at `sha`, "" past MAX_BYTES."""
+    text = git.output(clone, "show", f"{sha}:{path}")
+    return text if len(text) <= MAX_BYTES else ""
 
 
 def _newest_tag(clone: str | Path, sha: str) -> str:

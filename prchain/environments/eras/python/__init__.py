@@ -62,9 +62,8 @@ _FACTOR = re.compile(r"^[A-Za-z0-9_.,!-]+:(?!//)\s*")
 _ERA_FILE = re.compile(
     r"^(setup\.py|setup\.cfg|tox\.ini|noxfile\.py|pytest\.ini|Pipfile(\.lock)?|poetry\.lock"
     r"|uv\.lock|pdm\.lock|\.python-version|package\.json|package-lock\.json|\.nvmrc"
-    r"|[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in)"
-    # deeper ones are in a snapshot only when a manifest names them (manifests.py)
-    r"|(?:[^/]+/)+[^/]*requirements[^/]*\.(txt|in))$"
+    # below the root, one is in a snapshot only when a manifest names it (manifests.py)
+    r"|(?:[^/]+/)*[^/]*requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in))$"
 )
 _ROOT_FILE = re.compile(r"^(?:[^/]+|requirements/[^/]+)$")
 
