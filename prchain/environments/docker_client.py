@@ -128,6 +128,10 @@ class ContainerSpec:
 
 # The loopback's IPv6 address in an offline container's own network namespace.
 _LOOPBACK_V6 = {"net.ipv6.conf.lo.disable_ipv6": "0"}
+# An offline container's host name, and the loopback address it resolves to, as on a Debian
+# machine: Docker writes a container's name into /etc/hosts only with an address on a network.
+OFFLINE_HOSTNAME = "sandbox"
+OFFLINE_HOST_ADDRESS = "127.0.1.1"
 
 
 def connect() -> docker.DockerClient:
@@ -361,19 +365,21 @@ class DockerClient:
     def run(self, spec: ContainerSpec) -> str:
         """Start a detached, locked-down container that idles until it is execed into.
 
-        An offline container has its loopback's `::1` up (Docker leaves IPv6 off in a `none`
-        namespace): test suites that serve and connect on `::1`, c-ares' mock DNS servers, run
-        as on a developer's machine, still with no way out. An engine that refuses the setting
-        (a host without IPv6) starts the container without it."""
+        An offline container runs as on a developer's machine, still with no way out: its
+        loopback's `::1` is up (Docker leaves IPv6 off in a `none` namespace), for suites that
+        serve and connect on `::1` such as c-ares' mock DNS servers; and its host name resolves
+        to a loopback address, for code that asks the address of its own host (Java's
+        `InetAddress.getLocalHost()`, which nacos's tests reach through its `InetUtils`). An
+        engine that refuses the sysctl (a host without IPv6) starts the container without it."""
         offline = not spec.network_mode and not spec.network
         try:
-            return self._run(spec, _LOOPBACK_V6 if offline else {})
+            return self._run(spec, _LOOPBACK_V6 if offline else {}, offline)
         except EnvironmentFailure as exc:
             if offline and "sysctl" in str(exc).lower():
-                return self._run(spec, {})
+                return self._run(spec, {}, offline)
             raise
 
-    def _run(self, spec: ContainerSpec, sysctls: dict[str, str]) -> str:
+    def _run(self, spec: ContainerSpec, sysctls: dict[str, str], offline: bool) -> str:
         mounts = [Mount(target=path, source=None, type="volume") for path in spec.volumes]
         mounts += [
             Mount(
@@ -408,6 +414,8 @@ class DockerClient:
                 mounts=mounts or None,
                 storage_opt=spec.storage_opt or None,
                 sysctls=sysctls or None,
+                hostname=OFFLINE_HOSTNAME if offline else None,
+                extra_hosts={OFFLINE_HOSTNAME: OFFLINE_HOST_ADDRESS} if offline else None,
             )
         except DockerException as exc:
             if spec.storage_opt and "storage-opt" in str(

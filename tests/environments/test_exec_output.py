@@ -374,3 +374,14 @@ def test_an_offline_sandbox_has_its_loopbacks_ipv6_address_and_nothing_else(
     seen = _sh(docker_client, container, "cat /proc/net/if_inet6; ls /sys/class/net").output
     assert seen.split()[0] == b"0" * 31 + b"1" and seen.split()[-1] == b"lo"
     assert b"eth0" not in seen
+
+
+@pytest.mark.docker
+def test_an_offline_sandbox_resolves_its_own_host_name_to_a_loopback_address(
+    docker_client: Any, container: str
+) -> None:
+    """nacos's `InetUtils` falls back on `InetAddress.getLocalHost()`, which resolves the host's
+    name; in a bare `none` namespace that name is in no hosts file, and 112 tests errored."""
+    resolved = _sh(docker_client, container, "getent hosts $(hostname)").output.split()
+    assert resolved == [b"127.0.1.1", b"sandbox"]
+    assert _sh(docker_client, container, "getent hosts localhost").output.split()[0] == b"::1"
