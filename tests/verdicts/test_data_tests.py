@@ -62,6 +62,30 @@ def test_a_data_directory_without_modules_looks_one_level_up(tmp_path: Path) -> 
     assert stage_test_files(_job(Path(job.clone_path)), Pytest()) == ["tests/test_new.py"]
 
 
+def test_a_test_patch_that_only_deletes_test_modules_runs_none_of_them(tmp_path: Path) -> None:
+    """marshmallow-code/apispec #323 (held out) moves its framework plugins to packages of their
+    own and deletes their test modules: the deleted modules were taken for data and run by name,
+    pytest stopped at the first missing one, and the verdict read "no test outcome"."""
+    start = {
+        "pkg/__init__.py": "",
+        "pkg/flask.py": "X = 1\n",
+        "tests/test_core.py": "def test_core():\n    pass\n",
+        "tests/test_flask.py": "def test_flask():\n    pass\n",
+    }
+    path = _history(tmp_path / "py", start, {"pkg/__init__.py": "# plugins moved out\n"})
+    git(path, "rm", "-q", "pkg/flask.py", "tests/test_flask.py")
+    git(path, "commit", "-q", "--amend", "--no-edit")
+    job = _job(path)
+    assert "deleted file mode" in job.gold_test_patch
+    assert stage_test_files(job, Pytest()) == []
+    # a kept fixture beside a deleted module still runs the modules the base keeps
+    gone = {"tests/test_gone.py": "def test_gone():\n    pass\n", "tests/data.json": "{}\n"}
+    commit_files(path, gone, "Data (#3)", "2014-02-01T12:00:00Z")
+    git(path, "rm", "-q", "tests/test_gone.py")
+    commit_files(path, {"tests/data.json": "[]\n"}, "Less (#4)", "2014-03-01T12:00:00Z")
+    assert stage_test_files(_job(path), Pytest()) == ["tests/test_core.py"]
+
+
 def test_no_narrow_scope_when_too_many_modules_would_run() -> None:
     tracked = [f"tests/test_{i}.py" for i in range(DATA_MODULES + 1)]
     patch = "diff --git a/tests/x.json b/tests/x.json\n--- a/tests/x.json\n+++ b/tests/x.json\n@@ -1 +1 @@\n-1\n+2\n"
