@@ -508,3 +508,109 @@ def test_a_nested_project_is_not_the_suite_when_pytest_walks_the_whole_tree(repo
         [sys.executable, *plan.test_command.split()[1:]], cwd=repo, capture_output=True, text=True
     )
     assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout
+
+
+BANDIT_LIKE_CFG = """[metadata]
+name = my-lib
+
+[entry_points]
+console_scripts =
+    mytool = my_lib.cli:main
+my_lib.plugins =
+    # one plugin, as pbr's projects comment them
+    shout = my_lib.plugins:shout
+pytest11 =
+    mine = my_lib.pytest_plugin
+"""
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
+    repo: Path, tmp_path: Path, installed: bool
+) -> None:
+    """PyCQA/bandit (held out): its plugins are entry points (loaded by stevedore) and its tests
+    run `bandit`; with the project's .dist-info stripped, 73 of 263 tests of its 2022 era failed
+    and the program came from Debian's `python3-bandit`. Here the real build steps run in a real
+    venv, with the image's paths moved into tmp: the entry points and the console script are the
+    tree's as each stage writes them, and a script its tree drops is no command any more. With
+    the project not installed (a bare requirements build), a .dist-info of its name is made."""
+    from uv import find_uv_bin
+
+    from prchain.environments.eras.python import (
+        OWN_POINTS_SCRIPT,
+        finish_commands,
+        own_points,
+        setup_command,
+    )
+    from tests.support.fake_index import make_wheel
+
+    tree = {
+        "setup.cfg": BANDIT_LIKE_CFG,
+        "setup.py": "from setuptools import setup\nsetup(setup_requires=['pbr'], pbr=True)\n",
+        "my_lib/__init__.py": "",
+        "my_lib/cli.py": "import sys\n\ndef main():\n    print('tool', sys.argv[1:])\n    return 3\n",
+        "my_lib/plugins.py": "def shout(s):\n    return s.upper()\n",
+    }
+    era = era_of(repo, _commit(repo, tree, "2022-01-30T10:00:00Z"))
+    venv, bin_dir, points = tmp_path / "venv", tmp_path / "bin", tmp_path / "own/points.txt"
+    bin_dir.mkdir()
+    subprocess.run([find_uv_bin(), "venv", "-q", str(venv)], check=True)
+    if installed:  # the build's install of the project, with its entry points and script
+        wheel = make_wheel(tmp_path, "my-lib", "1.7.2", {"my_lib/__init__.py": "LATER = 1\n"})
+        subprocess.run(
+            [find_uv_bin(), "pip", "install", "-q", "--python", str(venv), str(wheel)], check=True
+        )
+    moved = {
+        "/opt/venv": str(venv),
+        "/usr/local/bin": str(bin_dir),
+        OWN_POINTS_SCRIPT: str(tmp_path / "own_points.py"),
+        own_points.POINTS: str(points),
+        "/work/repo": str(repo),
+    }
+
+    def run(command: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+        for image_path, here in moved.items():
+            command = command.replace(image_path, here)
+        return subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True)
+
+    for command in finish_commands(era.snap):
+        assert run(command).returncode == 0, command
+    python = str(venv / "bin/python")
+    site = next(venv.glob("lib/python3*/site-packages"))
+    infos = list(site.glob("my_lib-*.dist-info"))
+    assert [(i / "entry_points.txt").readlink() for i in infos] == [points]
+
+    assert run(setup_command(era.snap), cwd=repo).returncode == 0  # a stage's own step
+    found = run(
+        f"{python} -c \"import importlib.metadata as m; "
+        "print([e.name for e in m.entry_points(group='my_lib.plugins')], "
+        "[e.name for e in m.entry_points(group='pytest11')])\""
+    )
+    assert found.stdout.split("\n")[0] == "['shout'] []"  # pytest11 stays the seal's
+    tool = run(f"{bin_dir}/mytool one two")
+    assert (tool.stdout, tool.returncode) == ("tool ['one', 'two']\n", 3)
+
+    # a later stage's tree without the script: the wrapper says so, as a missing program would
+    (repo / "setup.cfg").write_text(BANDIT_LIKE_CFG.replace("    mytool = my_lib.cli:main\n", ""))
+    assert run(setup_command(era.snap), cwd=repo).returncode == 0
+    gone = run(f"{bin_dir}/mytool")
+    assert gone.returncode == 127 and "declares no such script" in gone.stderr
+
+
+def test_declared_entry_points_in_each_manifest_form() -> None:
+    """setup.cfg (setuptools' and pbr's sections), a setup.py literal (inline or bound to a
+    name), PEP 621 and poetry tables; pytest11 left to the seal; nothing without a declaration."""
+    from prchain.environments.eras.python.own_points import declared
+
+    texts = {
+        "setup.py": "POINTS = {'console_scripts': ['a = p.cli:main']}\n"
+        "setup(name='p', entry_points=POINTS)\nsetup(entry_points={'p.x': 'b = p.b'})\n",
+        "pyproject.toml": '[project.scripts]\nc = "p.c:main"\n'
+        '[project.entry-points."p.x"]\nd = "p.d"\n[tool.poetry.plugins.pytest11]\ne = "p.e"\n',
+        "setup.cfg": "[options.entry_points]\nconsole_scripts =\n  f = p.f:Main\n",
+    }
+    assert declared(lambda path: texts.get(path, "")) == {
+        "console_scripts": {"f": "p.f:Main", "a": "p.cli:main", "c": "p.c:main"},
+        "p.x": {"b": "p.b", "d": "p.d"},
+    }
+    assert declared(lambda path: "") == {}

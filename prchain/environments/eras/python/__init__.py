@@ -16,6 +16,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
 from datetime import UTC
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -23,6 +24,7 @@ import yaml
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
 from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.python import own_points
 from prchain.environments.eras.python.compiled import BUILD_STEP, compiled, toolchain_commands
 from prchain.environments.eras.python.compiled import era_commands as compiled_commands
 from prchain.environments.eras.python.compiled import notes as compiled_notes
@@ -626,6 +628,8 @@ def setup_command(snap: Snapshot) -> str:
     time, and it is never tracked): written per stage, as the agent, when it is missing; then a
     compiled project's extensions built in place from the agent's tree (python/compiled.py)."""
     build = BUILD_STEP if (found := compiled(snap)) is not None and found.builds_per_stage else ""
+    if declared_points(snap):
+        build = f"{WRITE_OWN_POINTS} && {build}" if build else WRITE_OWN_POINTS
     target = version_file(snap)
     if not target:
         return build
@@ -790,6 +794,36 @@ def finish_commands(snap: Snapshot) -> list[str]:
         "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/_prchain_repo.pth",
         *([f"printf %s {shlex.quote(ini)} > {LEGACY_INI}"] if ini else []),
         wrappers,
+        *own_points_commands(snap),
+    ]
+
+
+# The script that writes a stage's own entry points and runs its console scripts (own_points.py).
+OWN_POINTS_SCRIPT = "/usr/local/lib/prchain/own_points.py"
+WRITE_OWN_POINTS = f"{VENV}/bin/python {OWN_POINTS_SCRIPT} --write"
+
+
+def declared_points(snap: Snapshot) -> own_points.Points:
+    """The entry points the project at `snap` declares ({} when no manifest names the project:
+    there is no distribution to give them to)."""
+    return own_points.declared(snap.text) if project_name(snap) else {}
+
+
+def own_points_commands(snap: Snapshot) -> list[str]:
+    """For a project that declares entry points: own_points.py in the image, the project's
+    .dist-info reading them from where each stage writes its tree's, and a wrapper per console
+    script the build's commit declares. None otherwise."""
+    points = declared_points(snap)
+    if not points:
+        return []
+    source = (Path(__file__).parent / "own_points.py").read_text()
+    scripts = " ".join(shlex.quote(s) for s in sorted(points.get("console_scripts", {})))
+    project = shlex.quote(project_name(snap))
+    return [
+        f"mkdir -p {posixpath.dirname(OWN_POINTS_SCRIPT)} && printf %s {shlex.quote(source)} "
+        f"> {OWN_POINTS_SCRIPT} && chmod 644 {OWN_POINTS_SCRIPT}",
+        f"cd / && {VENV}/bin/python -I {OWN_POINTS_SCRIPT} --install {SEALED_VERSION} {project} "
+        f"{scripts}".rstrip(),
     ]
 
 
