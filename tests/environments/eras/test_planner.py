@@ -582,7 +582,7 @@ def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
 
     assert run(setup_command(era.snap), cwd=repo).returncode == 0  # a stage's own step
     found = run(
-        f"{python} -c \"import importlib.metadata as m; "
+        f'{python} -c "import importlib.metadata as m; '
         "print([e.name for e in m.entry_points(group='my_lib.plugins')], "
         "[e.name for e in m.entry_points(group='pytest11')])\""
     )
