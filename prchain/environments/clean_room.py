@@ -23,7 +23,7 @@ import posixpath
 from collections.abc import Callable
 
 from prchain.core.errors import EnvironmentFailure, ReportTooLarge
-from prchain.environments import carry
+from prchain.environments import carry, sandbox_spec
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import DockerClient, RawExec
 from prchain.environments.eras.node.report import REPORTERS, reporter_files
@@ -37,7 +37,7 @@ TESTER_ENV = {
     "HOME": carry.TESTER_HOME,
     "USER": carry.TESTER,
     "LOGNAME": carry.TESTER,
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "PATH": sandbox_spec.AGENT_ENV["PATH"],
     "LANG": "C.UTF-8",
     "TERM": "dumb",
     "PYTHONDONTWRITEBYTECODE": "1",

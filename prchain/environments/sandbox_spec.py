@@ -12,13 +12,15 @@ from dataclasses import replace
 from prchain.environments import carry, cleanup
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import ContainerSpec, DockerClient, StorageQuotaUnsupported
+from prchain.environments.eras.python import own_points
 
 AGENT = "agent"
 AGENT_ENV = {
     "HOME": "/home/agent",
     "USER": AGENT,
     "LOGNAME": AGENT,
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    # last: the console scripts of the stage's own tree (a Python project's, own_points.py)
+    "PATH": f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{own_points.BIN}",
     "LANG": "C.UTF-8",
     "TERM": "dumb",
     "PAGER": "cat",

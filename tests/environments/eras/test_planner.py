@@ -532,8 +532,9 @@ def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
     run `bandit`; with the project's .dist-info stripped, 73 of 263 tests of its 2022 era failed
     and the program came from Debian's `python3-bandit`. Here the real build steps run in a real
     venv, with the image's paths moved into tmp: the entry points and the console script are the
-    tree's as each stage writes them, and a script its tree drops is no command any more. With
-    the project not installed (a bare requirements build), a .dist-info of its name is made."""
+    tree's as each stage writes them, on the end of the agent's PATH, and a script its tree drops
+    is no command any more; the image names no script. With the project not installed (a bare
+    requirements build), a .dist-info of its name is made."""
     from uv import find_uv_bin
 
     from prchain.environments.eras.python import (
@@ -542,6 +543,7 @@ def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
         own_points,
         setup_command,
     )
+    from prchain.environments.sandbox_spec import AGENT_ENV
     from tests.support.fake_index import make_wheel
 
     tree = {
@@ -552,8 +554,7 @@ def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
         "my_lib/plugins.py": "def shout(s):\n    return s.upper()\n",
     }
     era = era_of(repo, _commit(repo, tree, "2022-01-30T10:00:00Z"))
-    venv, bin_dir, points = tmp_path / "venv", tmp_path / "bin", tmp_path / "own/points.txt"
-    bin_dir.mkdir()
+    venv, own = tmp_path / "venv", tmp_path / "own"
     subprocess.run([find_uv_bin(), "venv", "-q", str(venv)], check=True)
     if installed:  # the build's install of the project, with its entry points and script
         wheel = make_wheel(tmp_path, "my-lib", "1.7.2", {"my_lib/__init__.py": "LATER = 1\n"})
@@ -562,39 +563,42 @@ def test_the_projects_entry_points_and_scripts_come_from_each_stages_tree(
         )
     moved = {
         "/opt/venv": str(venv),
-        "/usr/local/bin": str(bin_dir),
         OWN_POINTS_SCRIPT: str(tmp_path / "own_points.py"),
-        own_points.POINTS: str(points),
+        own_points.POINTS: str(own / "points.txt"),
+        own_points.BIN: str(own / "bin"),
         "/work/repo": str(repo),
     }
+    path = AGENT_ENV["PATH"].replace(own_points.BIN, str(own / "bin"))
+    assert path.endswith(f":{own / 'bin'}")
 
     def run(command: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
         for image_path, here in moved.items():
             command = command.replace(image_path, here)
-        return subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True)
+        env = {"PATH": path, "HOME": str(tmp_path)}
+        return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True)
 
-    for command in finish_commands(era.snap):
+    build = finish_commands(era.snap)
+    assert not any("mytool" in command for command in build)
+    for command in build:
         assert run(command).returncode == 0, command
-    python = str(venv / "bin/python")
     site = next(venv.glob("lib/python3*/site-packages"))
     infos = list(site.glob("my_lib-*.dist-info"))
-    assert [(i / "entry_points.txt").readlink() for i in infos] == [points]
+    assert [(i / "entry_points.txt").readlink() for i in infos] == [own / "points.txt"]
 
     assert run(setup_command(era.snap), cwd=repo).returncode == 0  # a stage's own step
     found = run(
-        f'{python} -c "import importlib.metadata as m; '
+        f'{venv}/bin/python -c "import importlib.metadata as m; '
         "print([e.name for e in m.entry_points(group='my_lib.plugins')], "
         "[e.name for e in m.entry_points(group='pytest11')])\""
     )
-    assert found.stdout.split("\n")[0] == "['shout'] []"  # pytest11 stays the seal's
-    tool = run(f"{bin_dir}/mytool one two")
+    assert found.stdout == "['shout'] []\n"  # pytest11 stays the seal's
+    tool = run("mytool one two")
     assert (tool.stdout, tool.returncode) == ("tool ['one', 'two']\n", 3)
 
-    # a later stage's tree without the script: the wrapper says so, as a missing program would
+    # a later stage's tree without the script: no such command
     (repo / "setup.cfg").write_text(BANDIT_LIKE_CFG.replace("    mytool = my_lib.cli:main\n", ""))
     assert run(setup_command(era.snap), cwd=repo).returncode == 0
-    gone = run(f"{bin_dir}/mytool")
-    assert gone.returncode == 127 and "declares no such script" in gone.stderr
+    assert run("mytool").returncode == 127
 
 
 def test_declared_entry_points_in_each_manifest_form() -> None:

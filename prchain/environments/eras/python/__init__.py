@@ -810,20 +810,16 @@ def declared_points(snap: Snapshot) -> own_points.Points:
 
 
 def own_points_commands(snap: Snapshot) -> list[str]:
-    """For a project that declares entry points: own_points.py in the image, the project's
-    .dist-info reading them from where each stage writes its tree's, and a wrapper per console
-    script the build's commit declares. None otherwise."""
-    points = declared_points(snap)
-    if not points:
+    """For a project that declares entry points: own_points.py in the image, and the project's
+    .dist-info reading them from where each stage writes its tree's. None otherwise."""
+    if not declared_points(snap):
         return []
     source = (Path(__file__).parent / "own_points.py").read_text()
-    scripts = " ".join(shlex.quote(s) for s in sorted(points.get("console_scripts", {})))
-    project = shlex.quote(project_name(snap))
     return [
         f"mkdir -p {posixpath.dirname(OWN_POINTS_SCRIPT)} && printf %s {shlex.quote(source)} "
         f"> {OWN_POINTS_SCRIPT} && chmod 644 {OWN_POINTS_SCRIPT}",
-        f"cd / && {VENV}/bin/python -I {OWN_POINTS_SCRIPT} --install {SEALED_VERSION} {project} "
-        f"{scripts}".rstrip(),
+        f"cd / && {VENV}/bin/python -I {OWN_POINTS_SCRIPT} --install {SEALED_VERSION} "
+        f"{shlex.quote(project_name(snap))}",
     ]
 
 

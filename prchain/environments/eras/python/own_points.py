@@ -9,11 +9,13 @@ missing program was taken from Debian: `python3-bandit`, another release of the 
 
 So the stripped .dist-info's `entry_points.txt` is a link to POINTS, which each stage writes from
 its own tree (the stage's setup command runs this file with `--write`, as the agent, in the tree),
-and each console script the build's commit declares is a wrapper that runs this file with `--run
-NAME`, which calls what POINTS names, or says the command is not found. In the clean room the
-manifests are the stage base's (setup.cfg, setup.py and pyproject.toml never cross), so which entry
-points exist is B_t's to say; the code they name is the agent's. `pytest11` is left to the clean
-room's seal (python/seal.py), which names the project's plugins itself.
+with a wrapper in BIN per console script the tree declares, which runs this file with `--run NAME`.
+BIN ends the agent's and the clean room tester's PATH (prchain/environments/sandbox_spec.py): no
+program of the image can be shadowed, and no script name is in the image, where it would be the
+build commit's (issue 52). In the clean room the manifests are the stage base's (setup.cfg,
+setup.py and pyproject.toml never cross), so which entry points exist is B_t's to say; the code
+they name is the agent's. `pytest11` is left to the clean room's seal (python/seal.py), which names
+the project's plugins itself.
 
 This file runs in the era image with the venv's Python (3.9 and up) and the standard library only,
 and is imported by prchain on the host to read a snapshot's declarations.
@@ -30,8 +32,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-# Where a stage writes the entry points of its tree: writable by whichever uid runs the stage.
+# Where a stage writes the entry points of its tree and its console scripts' wrappers: writable by
+# whichever uid runs the stage.
 POINTS = "/work/.cache/prchain-own/entry_points.txt"
+BIN = "/work/.cache/prchain-own/bin"
 # The groups the clean room decides by itself.
 SEALED_GROUPS = frozenset({"pytest11"})
 Points = dict[str, dict[str, str]]  # group → name → `module:attr`
@@ -161,11 +165,24 @@ def _read_tree(path: str) -> str:
         return ""
 
 
-def write(points_file: str = POINTS) -> None:
-    """The tree in the working directory's entry points, into `points_file`."""
+def write(points_file: str = POINTS, bin_dir: str = BIN) -> None:
+    """The entry points of the tree in the working directory into `points_file`, and a wrapper
+    per console script in `bin_dir` (those of an earlier write go)."""
+    points = declared(_read_tree)
     os.makedirs(os.path.dirname(points_file), exist_ok=True)
     with open(points_file, "w", encoding="utf-8") as handle:
-        handle.write(render(declared(_read_tree)))
+        handle.write(render(points))
+    os.makedirs(bin_dir, exist_ok=True)
+    for old in os.listdir(bin_dir):
+        os.unlink(os.path.join(bin_dir, old))
+    here = os.path.abspath(__file__)
+    for script in points.get("console_scripts", {}):
+        if not re.fullmatch(r"[A-Za-z0-9][\w.+-]*", script):
+            continue
+        wrapper = os.path.join(bin_dir, script)
+        with open(wrapper, "w", encoding="utf-8") as out:
+            out.write(f'#!/bin/sh\nexec {sys.executable} {here} --run {script} "$@"\n')
+        os.chmod(wrapper, 0o755)
 
 
 def _parser() -> configparser.RawConfigParser:
@@ -196,17 +213,10 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name or "").lower()
 
 
-def install(
-    project: str,
-    scripts: list[str],
-    version: str,
-    points_file: str = POINTS,
-    bin_dir: str = "/usr/local/bin",
-) -> list[str]:
+def install(project: str, version: str, points_file: str = POINTS) -> list[str]:
     """At the era's build, as root: the project's .dist-info (the stripped one, else a new one of
-    its name and `version`) reading its entry points from `points_file`, and a wrapper in
-    `bin_dir` per console script in `scripts` that no program of the image has taken. What it
-    did, a line each."""
+    its name and `version`) reading its entry points from `points_file`. What it did, a line
+    each."""
     import importlib.metadata as metadata
     import sysconfig
 
@@ -231,16 +241,6 @@ def install(
             os.unlink(link)
         os.symlink(points_file, link)
         said.append(f"entry points of {project} from each stage's tree: {link}")
-    for script in scripts:
-        wrapper = os.path.join(bin_dir, script)
-        if not re.fullmatch(r"[A-Za-z0-9][\w.+-]*", script) or os.path.lexists(wrapper):
-            continue
-        with open(wrapper, "w", encoding="utf-8") as out:
-            out.write(
-                f'#!/bin/sh\nexec {sys.executable} {os.path.abspath(__file__)} --run {script} "$@"\n'
-            )
-        os.chmod(wrapper, 0o755)
-        said.append(f"console script {script}: {wrapper}")
     return said
 
 
@@ -250,9 +250,7 @@ if __name__ == "__main__":
         write()
     elif command == ["--run"] and len(sys.argv) > 2:
         sys.exit(run(sys.argv[2], sys.argv[3:]))
-    elif command == ["--install"] and len(sys.argv) > 3:
-        print("\n".join(install(sys.argv[3], sys.argv[4:], sys.argv[2])))
+    elif command == ["--install"] and len(sys.argv) == 4:
+        print("\n".join(install(sys.argv[3], sys.argv[2])))
     else:
-        sys.exit(
-            "usage: own_points.py --write | --run NAME [ARGS...] | --install VERSION PROJECT [SCRIPT...]"
-        )
+        sys.exit("usage: own_points.py --write | --run NAME [ARGS...] | --install VERSION PROJECT")
