@@ -63,7 +63,7 @@ def _add(found: Points, group: str, pairs: list[tuple[str, str]]) -> None:
 def _lines(value: object) -> list[tuple[str, str]]:
     """`name = module:attr` lines, as a string or a list of them."""
     lines = value.splitlines() if isinstance(value, str) else value
-    if not isinstance(lines, list | tuple):
+    if not isinstance(lines, (list, tuple)):  # noqa: UP038  (the image's Python may be 3.9)
         return []
     pairs = []
     for line in lines:
