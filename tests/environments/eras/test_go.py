@@ -371,3 +371,126 @@ def test_a_replaced_module_the_proxy_refuses_is_named_with_its_stand_in() -> Non
     assert said.endswith("403 Forbidden server response: This module version is not available."), (
         said
     )
+
+
+# ---- a tree from before modules (GOPATH) ---------------------------------------------------------
+
+
+def test_a_tree_without_go_mod_is_go_and_gets_a_go_mod_made_at_its_build() -> None:
+    """kelseyhightower/envconfig of 2016 (held out): Go files and no go.mod; every stage read "no
+    ecosystem recognises the stage base". Now its era is Go's: go1.16 at least (module mode by
+    default), a go.mod made by the build as of the date, and each stage's setup putting it in
+    the tree unless the tree has one."""
+    snap = _snap({".travis.yml": "language: go\n"}, "2016-03-04", ["envconfig.go", "doc.go"])
+    assert room.gopath(snap) and detect(snap, ["envconfig_test.go"]) is not None
+    assert detect(snap, ["envconfig_test.go"]).name == "go"  # type: ignore[union-attr]
+    assert room.module_dirs(snap) == ["."] and room.stranded(snap) == []
+    plan = ecosystem("go").plans(snap, ErasConfig())[0]
+    assert plan.interpreter == "go1.16.15" and "a GOPATH tree" in plan.notes[0]
+    made = [c for c in plan.commands if "gopath_mod" in c or "module path" in c]
+    assert made and "2016-03-04T00:00:00Z 'go 1.16'" in made[0]
+    assert plan.setup_command.endswith(f"{{ [ -e go.mod ] || cp {room.MADE_MOD}/go.* . ; }}")
+    assert ecosystem("go").era_facts(snap)["gopath"] is True
+    # a tree with a go.mod anywhere is not one; nor one without Go files
+    assert not room.gopath(_snap({"go.mod": "module m\n"}, paths=["m.go"]))
+    assert not room.gopath(_snap({"setup.py": ""}, paths=["m.py"]))
+
+
+@pytest.mark.parametrize(
+    ("files", "path"),
+    [
+        # the external test package imports the package under test by its path
+        (
+            [
+                ("", "package envconfig\n"),
+                (
+                    "",
+                    'package envconfig_test\n\nimport (\n\t"testing"\n\n\t"github.com/kelseyhightower/envconfig"\n)\n',
+                ),
+            ],
+            "github.com/kelseyhightower/envconfig",
+        ),
+        # a package clause's import comment, in a subdirectory
+        ([("sub", 'package sub // import "gopkg.in/acme/tool.v2/sub"\n')], "gopkg.in/acme/tool.v2"),
+        # a package imports its sibling by its full path
+        (
+            [
+                ("", "package tool\n"),
+                ("cmd/tool", 'package main\n\nimport "github.com/acme/tool/internal/x"\n'),
+                ("internal/x", "package x\n"),
+            ],
+            "github.com/acme/tool",
+        ),
+        ([("", 'package calc\n\nimport "fmt"\n')], "example.com/calc"),  # nothing says: made up
+    ],
+)
+def test_the_module_path_of_a_gopath_tree(files: list[tuple[str, str]], path: str) -> None:
+    from prchain.environments.eras.go.gopath_mod import module_path
+
+    assert module_path(files) == path
+
+
+def test_each_requirement_is_taken_back_to_its_newest_release_by_the_date(tmp_path: Path) -> None:
+    """tinylib v0.1.0 (2022-06), v0.2.0 (2023-05), a prerelease and v0.3.0 (2024-06), served over
+    HTTP by a Go proxy on 127.0.0.1: a tree of 2024-03 gets v0.2.0, one of 2021 none (tidy's)."""
+    from prchain.environments.eras.go.gopath_mod import dated_version, escaped
+    from tests.support.go_proxy import TINYLIB, GoProxy, publish
+
+    tinylib_proxy(tmp_path)
+    publish(tmp_path, TINYLIB, "v0.3.0-rc.1", "2024-01-01T00:00:00Z", {"t.go": "package t\n"})
+    publish(tmp_path, TINYLIB, "v0.3.0", "2024-06-01T00:00:00Z", {"t.go": "package t\n"})
+    with GoProxy(tmp_path) as proxy:
+        proxies = ["http://127.0.0.1:9/unreachable", proxy.url]
+        assert dated_version(TINYLIB, "2024-03-01T00:00:00Z", proxies) == "v0.2.0"
+        assert dated_version(TINYLIB, "2026-01-01T00:00:00Z", proxies) == "v0.3.0"
+        assert dated_version(TINYLIB, "2021-01-01T00:00:00Z", proxies) is None
+        assert dated_version("example.com/absent", "2024-03-01T00:00:00Z", proxies) is None
+    assert escaped("github.com/BurntSushi/toml") == "github.com/!burnt!sushi/toml"
+
+
+@needs_go
+def test_the_made_go_mod_builds_the_gopath_tree_with_its_dated_requirement(tmp_path: Path) -> None:
+    """gopath_mod.py as the build runs it (the host's go, the Go proxy on 127.0.0.1): a greeter of
+    2024-03 without go.mod calls tinylib's `Hello`, which v0.3.0 (2024-06, what tidy takes) drops;
+    its go.mod names its path as its external test imports it, and v0.2.0."""
+    from tests.support.go_proxy import TINYLIB, GoProxy, publish
+
+    tinylib_proxy(tmp_path / "proxy")
+    publish(
+        tmp_path / "proxy", TINYLIB, "v0.3.0", "2024-06-01T00:00:00Z", {"t.go": "package tinylib\n"}
+    )
+    tree = tmp_path / "greeter"
+    tree.mkdir()
+    (tree / "greeter.go").write_text(
+        f'package greeter\n\nimport "{TINYLIB}"\n\nfunc Welcome(n string) string {{ return tinylib.Hello(n) }}\n'
+    )
+    (tree / "greeter_test.go").write_text(
+        'package greeter_test\n\nimport (\n\t"testing"\n\n\t"github.com/acme/greeter"\n)\n\n'
+        'func TestWelcome(t *testing.T) {\n\tif greeter.Welcome("a") != "hello a" {\n\t\tt.Fatal("no")\n\t}\n}\n'
+    )
+    script = Path(room.__file__).parent / "gopath_mod.py"
+    with GoProxy(tmp_path / "proxy") as proxy:
+        env = {
+            **os.environ,
+            "GOPROXY": proxy.url,
+            "GOSUMDB": "off",
+            "GOFLAGS": "-mod=mod",
+            "GOTOOLCHAIN": "local",
+            "GOPATH": str(tmp_path / "gopath"),  # the module cache; the build cache is shared
+        }
+        made = subprocess.run(
+            ["python3", "-", "2024-03-01T00:00:00Z", "go 1.16"],
+            input=script.read_text(),
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == 0, made.stderr
+        tested = subprocess.run(
+            ["go", "test", "./..."], cwd=tree, env=env, capture_output=True, text=True
+        )
+    gomod = (tree / "go.mod").read_text()
+    assert gomod.startswith("module github.com/acme/greeter\n")  # tidy may raise the go line
+    assert f"{TINYLIB} v0.2.0" in gomod and "newest release by 2024-03-01" in made.stdout
+    assert tested.returncode == 0, tested.stdout + tested.stderr

@@ -58,6 +58,7 @@ import re
 import shlex
 from dataclasses import replace
 from datetime import UTC
+from pathlib import Path
 
 from prchain.environments.carry import WORKDIR
 from prchain.environments.eras.build import CACHE, add_to_cache
@@ -131,6 +132,10 @@ for m in "${mods[@]}"; do
 done
 exit $rc
 """
+# A GOPATH tree's go.mod and go.sum, as its build made them (gopath_mod.py), and the least Go it
+# gets (module mode by default, `go mod tidy -e`).
+MADE_MOD = f"{GO_HOME}/made-mod"
+GOPATH_FLOOR = 16
 # When each Debian suite was released: an era gets the newest one of its date (its gcc builds the
 # era's cgo packages), the oldest configured one before that.
 DEBIAN_RELEASED = {
@@ -145,10 +150,22 @@ _REQUIRES_GO = re.compile(r"requires [Gg]o (?:>= ?)?1\.(\d+)(?:\.(\d+))?")
 _DEPS = "{{if not (and .Module .Module.Main)}}{{.ImportPath}}{{end}}"
 
 
+def gopath(snap: Snapshot) -> bool:
+    """Whether the tree is a Go project from before modules: Go files, and no go.mod or go.work
+    anywhere (kelseyhightower/envconfig of 2016). Its build makes it a go.mod as of its date
+    (gopath_mod.py), which each stage's setup puts in its tree."""
+    return not any(_is_gomod(p) or p == "go.work" for p in snap.files) and any(
+        p.endswith(".go") for p in snap.paths
+    )
+
+
 def module_dirs(snap: Snapshot) -> list[str]:
     """Where the suite's modules are: in a tree of nested modules (a monorepo of plugins), the
-    modules owning the stage's test files; else the root module; else a root go.work's modules;
-    else every go.mod of the tree (a repository of independent modules)."""
+    modules owning the stage's test files; else the root module (a GOPATH tree's, made at the
+    build); else a root go.work's modules; else every go.mod of the tree (a repository of
+    independent modules)."""
+    if gopath(snap):
+        return ["."]
     owners = stage_modules(snap)
     if owners and owners != ["."]:
         return owners
@@ -185,7 +202,7 @@ def stranded(snap: Snapshot) -> list[str]:
     plugins/destination/file of 2022-12). Its suite cannot run at B_t, and its go.mod, which
     would say its dependencies, is the gold patch's."""
     tests = [p for p in snap.tests if p.endswith("_test.go")]
-    if not tests or "go.work" in snap.files or "go.mod" in snap.files:
+    if not tests or "go.work" in snap.files or "go.mod" in snap.files or gopath(snap):
         return []
     return [] if stage_modules(snap) else tests
 
@@ -240,12 +257,15 @@ def module_cache(version: str) -> str:
     return MODULES if served(version) else MODCACHE
 
 
-def setup_command(version: str) -> str:
+def setup_command(version: str, made: bool = False) -> str:
     """Per stage, as the agent: the image's caches copied where the agent may write (and where
-    go unpacks the modules kept zipped)."""
+    go unpacks the modules kept zipped); for a GOPATH tree (`made`), the go.mod its build made,
+    unless the tree has one."""
     if served(version):
-        return f"{SEED_CACHE} && mkdir -p {UNPACKED}"
-    return SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
+        seed = f"{SEED_CACHE} && mkdir -p {UNPACKED}"
+    else:
+        seed = SEED_CACHE if _minor(version) >= 13 else f"{SEED_CACHE} && {SEED_GOPATH}"
+    return f"{seed} && {{ [ -e go.mod ] || cp {MADE_MOD}/go.* . ; }}" if made else seed
 
 
 def image_env(snap: Snapshot, version: str) -> dict[str, str]:
@@ -292,6 +312,7 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
         fetch,
         zipped if served(version) else f"mkdir -p {MODCACHE}",
         f"mkdir -p {BUILDCACHE} /work && rm -rf {CHECKOUT} && cp -a {PROJECT_SRC} {CHECKOUT}",
+        *(made_module(snap, version) if gopath(snap) else []),
         *warm_start(),
     ]
     if in_modules(snap):
@@ -313,6 +334,20 @@ def build_commands(snap: Snapshot, config: ErasConfig, version: str) -> list[str
         f"cd / && rm -rf {CHECKOUT}",
         *warm_end(modcache, config.go_zipped_mb),
         *finish_commands(version),
+    ]
+
+
+def made_module(snap: Snapshot, version: str) -> list[str]:
+    """A GOPATH tree's go.mod and go.sum, made in the build's copy as of the tree's date and kept
+    in the image (MADE_MOD) for each stage's setup to copy."""
+    script = (Path(__file__).parent / "gopath_mod.py").read_text()
+    cutoff = snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = f"go 1.{_minor(version)}"
+    return [
+        f"cd {CHECKOUT} && python3 - {cutoff} {shlex.quote(line)} <<'PY'\n{script}PY",
+        f"mkdir -p {MADE_MOD} && cp {CHECKOUT}/go.mod {MADE_MOD}/ && "
+        f"{{ [ ! -f {CHECKOUT}/go.sum ] || cp {CHECKOUT}/go.sum {MADE_MOD}/; }} && "
+        f"chmod -R a+rX {MADE_MOD}",
     ]
 
 
@@ -408,6 +443,18 @@ def finish_commands(version: str) -> list[str]:
     return [*commands, f"du -sh {kept} {BUILDCACHE} 2>/dev/null || true"]
 
 
+def choose(snap: Snapshot) -> tuple[str, str]:
+    """(Go release, why): go.mod's rule (toolchain.choose); a GOPATH tree gets at least
+    GOPATH_FLOOR, the first Go whose module mode is its default and that tidies with `-e`."""
+    version, why = toolchain.choose(gomods(snap), snap.date)
+    if gopath(snap) and _minor(version) < GOPATH_FLOOR:
+        floor = toolchain.LAST_PATCH[GOPATH_FLOOR]
+        return f"1.{GOPATH_FLOOR}.{floor}", (
+            f"a GOPATH tree (no go.mod), in module mode from go1.{GOPATH_FLOOR} (its date: {why})"
+        )
+    return version, why
+
+
 def choose_suite(snap: Snapshot, suites: dict[str, str]) -> str:
     day = snap.date.date().isoformat()
     known = sorted((DEBIAN_RELEASED.get(s, "9999"), s) for s in suites)
@@ -436,17 +483,18 @@ class Go:
         return path.endswith("_test.go")
 
     def detects(self, snap: Snapshot) -> bool:
-        return any(_is_gomod(p) or p == "go.work" for p in snap.files)
+        return any(_is_gomod(p) or p == "go.work" for p in snap.files) or gopath(snap)
 
     def era_facts(self, snap: Snapshot) -> dict[str, object]:
         """The go.mod files of the suite's modules (requirements, go and toolchain lines), the
         workspace, whether the tree vendors its modules, and the Go the era gets."""
-        version, _ = toolchain.choose(gomods(snap), snap.date)
+        version, _ = choose(snap)
         return {
             "modules": {d: text for d, text in zip(module_dirs(snap), gomods(snap), strict=True)},
             "work": snap.text("go.work"),
             "vendored": vendored(snap),
             "go": version,
+            **({"gopath": True} if gopath(snap) else {}),
         }
 
     def plans(self, snap: Snapshot, config: ErasConfig) -> list[Plan]:
@@ -455,7 +503,7 @@ class Go:
                 f"the stage's test files ({', '.join(stranded(snap)[:2])}) are in no Go module "
                 "of B_t: the PR adds their module, whose go.mod is the gold patch's"
             )
-        version, why = toolchain.choose(gomods(snap), snap.date)
+        version, why = choose(snap)
         return [self._plan(snap, config, version, why)]
 
     def _plan(self, snap: Snapshot, config: ErasConfig, version: str, why: str) -> Plan:
@@ -467,11 +515,14 @@ class Go:
             snap.date.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             build_commands(snap, config, version),
             test_command(snap),
-            setup_command(version),
+            setup_command(version, gopath(snap)),
             notes=[
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",
-                "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
+                "no go.mod at B_t: one made at the build, each requirement at its newest release "
+                f"by {snap.date.date()}, put in each stage's tree"
+                if gopath(snap)
+                else "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
             ],
             toolchain=toolchain.install_commands(version, BUILDCACHE),
             env=image_env(snap, version),

@@ -1,0 +1,152 @@
+"""A go.mod for a Go project from before modules (a GOPATH tree: no go.mod anywhere), as of its date.
+
+This file runs inside the era build (`python3 - CUTOFF GO_LINE < this file`, in the build's copy of
+B_t, with go on PATH and GOPROXY set), standard library only, and is imported by the tests. It
+
+1. finds the module path: the import comment of a package clause (`package envconfig // import
+   "github.com/kelseyhightower/envconfig"`), else the path the tree's own files import it by (an
+   external test package imports the package under test by its full path; a package imports its
+   siblings by theirs), else `example.com/<package name>`;
+2. writes `module PATH` and the era's `go` line, and lets `go mod tidy` require what the code
+   imports (the newest versions, as `go get` of the time would have fetched at HEAD);
+3. takes each required module back to its newest release published by the era's date (the proxy's
+   `@v/list` and `.info` times; one with no release by then keeps tidy's), and tidies again;
+4. prints the go.mod it made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+_PACKAGE = re.compile(r'^package\s+(\w+)\s*(?://\s*import\s+"([^"]+)")?', re.M)
+_IMPORT_ONE = re.compile(r'^import\s+(?:[\w.]+\s+)?"([^"]+)"', re.M)
+_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.M | re.S)
+_QUOTED = re.compile(r'"([^"]+)"')
+_SKIP = re.compile(r"(^|/)(vendor|testdata|Godeps|_[^/]*|\.[^/]*)(/|$)")
+_PRERELEASE = re.compile(r"^v\d+\.\d+\.\d+-")
+
+
+def go_files(root: str) -> Iterator[tuple[str, str]]:
+    """(directory relative to `root`, text) of each .go file outside vendor/, testdata/ and
+    hidden or underscored directories."""
+    for here, dirs, files in os.walk(root):
+        rel = os.path.relpath(here, root).replace(os.sep, "/")
+        rel = "" if rel == "." else rel
+        dirs[:] = [d for d in dirs if not _SKIP.search(f"{rel}/{d}".lstrip("/"))]
+        for name in files:
+            if name.endswith(".go"):
+                with open(os.path.join(here, name), encoding="utf-8", errors="replace") as f:
+                    yield rel, f.read()
+
+
+def imports(text: str) -> list[str]:
+    found = _IMPORT_ONE.findall(text)
+    for block in _IMPORT_BLOCK.findall(text):
+        found += _QUOTED.findall(block)
+    return found
+
+
+def module_path(files: list[tuple[str, str]]) -> str:
+    """The tree's module path (see the module docstring)."""
+    dirs = {d for d, _ in files}
+    names: dict[str, str] = {}
+    for directory, text in files:
+        clause = _PACKAGE.search(text)
+        if clause is None:
+            continue
+        name, comment = clause.groups()
+        if comment:  # the path of this directory: the module's is what is left above it
+            suffix = f"/{directory}" if directory else ""
+            if not suffix or comment.endswith(suffix):
+                return comment[: len(comment) - len(suffix)]
+        if not name.endswith("_test"):
+            names.setdefault(directory, name)
+    votes: Counter[str] = Counter()
+    for _, text in files:
+        for path in imports(text):
+            if "." not in path.split("/")[0]:
+                continue  # the standard library
+            for directory in dirs:
+                if directory and path.endswith(f"/{directory}"):
+                    votes[path[: -len(directory) - 1]] += 1
+            if "" in names and path.rsplit("/", 1)[-1] == names[""]:
+                votes[path] += 1
+    if votes:
+        return votes.most_common(1)[0][0]
+    return f"example.com/{names.get('', 'project')}"
+
+
+def escaped(module: str) -> str:
+    """A module path as the proxy protocol spells it (an upper-case letter is `!` and its lower)."""
+    return re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), module)
+
+
+def _fetch(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            return str(answer.read().decode())
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def dated_version(
+    module: str, cutoff: str, proxies: list[str], fetch: Callable[[str], str | None] = _fetch
+) -> str | None:
+    """The newest release of `module` published by `cutoff` (RFC 3339) that a proxy lists, or
+    None (no release by then, or no proxy answers)."""
+    for proxy in proxies:
+        base = f"{proxy.rstrip('/')}/{escaped(module)}/@v"
+        listing = fetch(f"{base}/list")
+        if listing is None:
+            continue
+        dated = []
+        for version in listing.split():
+            if _PRERELEASE.match(version):
+                continue
+            info = fetch(f"{base}/{version}.info")
+            when = json.loads(info).get("Time", "") if info else ""
+            if when and when <= cutoff:
+                dated.append((when, version))
+        return max(dated)[1] if dated else None
+    return None
+
+
+def requirements() -> list[str]:
+    edit = json.loads(
+        subprocess.run(
+            ["go", "mod", "edit", "-json"], check=True, capture_output=True, text=True
+        ).stdout
+    )
+    return [r["Path"] for r in edit.get("Require") or []]
+
+
+def main(cutoff: str, go_line: str) -> None:
+    files = list(go_files("."))
+    path = module_path(files)
+    with open("go.mod", "w", encoding="utf-8") as gomod:
+        gomod.write(f"module {path}\n\n{go_line}\n")
+    print(f"gopath: module {path} (no go.mod at B_t)")
+    subprocess.run(["go", "mod", "tidy", "-e"], check=True)
+    proxies = [p for p in re.split(r"[,|]", os.environ.get("GOPROXY", "")) if p.startswith("http")]
+    for module in requirements():
+        version = dated_version(module, cutoff, proxies)
+        if version:
+            subprocess.run(["go", "mod", "edit", f"-require={module}@{version}"], check=True)
+            print(f"gopath: {module} {version}, its newest release by {cutoff[:10]}")
+        else:
+            print(f"gopath: {module}: no release by {cutoff[:10]}, as tidy chose")
+    subprocess.run(["go", "mod", "tidy", "-e"], check=True)
+    with open("go.mod", encoding="utf-8") as gomod:
+        print(gomod.read())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
