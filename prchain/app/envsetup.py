@@ -161,7 +161,9 @@ def _setup(
         )
     if on_start is not None:
         on_start(len(eras))
-    if agent is None and config.scale.backend == "local":  # once, not per round
+    # once, here, not per round nor again by the work: a Ray worker decides on its node
+    decided = agent is not None or config.scale.backend == "local"
+    if agent is None and config.scale.backend == "local":
         from prchain.app.setup_agent import agent_from_config
 
         agent = agent_from_config(config, store.engine, notify)
@@ -178,7 +180,9 @@ def _setup(
         if on_done is not None:
             on_done(report(done))
 
-    work = SetupWork(portable(config), redo=redo, labels=labels or {}, agent=agent, notify=notify)
+    work = SetupWork(
+        portable(config), redo, labels or {}, agent, agent_decided=decided, notify=notify
+    )
     finished: list[Done[EraItem, EraReport]] = []
     with backend_for(config, workers=1, notify=notify, sandboxes=True) as backend:
         for wave in waves(eras):
@@ -197,6 +201,8 @@ class SetupWork(Lazy):
     redo: bool = False
     labels: dict[str, str] = field(default_factory=dict)
     agent: AgentRepair | None = None
+    # the driver made `agent` (None: off, and it said so once): the work does not ask again
+    agent_decided: bool = False
     notify: Callable[[str], None] = print
     _setup: Setup | None = field(default=None, init=False, repr=False)
 
@@ -215,7 +221,7 @@ class SetupWork(Lazy):
         with self._lock:
             if self._setup is None:
                 agent = self.agent
-                if agent is None:
+                if agent is None and not self.agent_decided:
                     from prchain.app.setup_agent import agent_from_config
 
                     agent = agent_from_config(self.config, engine, self.notify)
