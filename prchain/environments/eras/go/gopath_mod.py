@@ -10,7 +10,8 @@ B_t, with go on PATH and GOPROXY set), standard library only, and is imported by
 2. writes `module PATH` and the era's `go` line, and lets `go mod tidy` require what the code
    imports (the newest versions, as `go get` of the time would have fetched at HEAD);
 3. takes each required module back to its newest release published by the era's date (the proxy's
-   `@v/list` and `.info` times; one with no release by then keeps tidy's), and tidies again;
+   `@v/list` and `.info` times), else to its first release; one with no release keeps tidy's
+   choice; and tidies again;
 4. prints the go.mod it made.
 """
 
@@ -100,8 +101,10 @@ def _fetch(url: str) -> str | None:
 def dated_version(
     module: str, cutoff: str, proxies: list[str], fetch: Callable[[str], str | None] = _fetch
 ) -> str | None:
-    """The newest release of `module` published by `cutoff` (RFC 3339) that a proxy lists, or
-    None (no release by then, or no proxy answers)."""
+    """The newest release of `module` published by `cutoff` (RFC 3339) that a proxy lists; else
+    its first release (the code of the time is most like it: ugorji/go's codec became a module of
+    its own in 2019, and its newest release asks for go1.21, where msgpack's tree of 2015 asked
+    for none); None when no proxy lists a release."""
     for proxy in proxies:
         base = f"{proxy.rstrip('/')}/{escaped(module)}/@v"
         listing = fetch(f"{base}/list")
@@ -113,9 +116,11 @@ def dated_version(
                 continue
             info = fetch(f"{base}/{version}.info")
             when = json.loads(info).get("Time", "") if info else ""
-            if when and when <= cutoff:
+            if when:
                 dated.append((when, version))
-        return max(dated)[1] if dated else None
+        by_then = [d for d in dated if d[0] <= cutoff]
+        if by_then or dated:
+            return max(by_then)[1] if by_then else min(dated)[1]
     return None
 
 
@@ -140,9 +145,9 @@ def main(cutoff: str, go_line: str) -> None:
         version = dated_version(module, cutoff, proxies)
         if version:
             subprocess.run(["go", "mod", "edit", f"-require={module}@{version}"], check=True)
-            print(f"gopath: {module} {version}, its newest release by {cutoff[:10]}")
+            print(f"gopath: {module} {version}, its release nearest {cutoff[:10]}")
         else:
-            print(f"gopath: {module}: no release by {cutoff[:10]}, as tidy chose")
+            print(f"gopath: {module}: no release listed, as tidy chose")
     subprocess.run(["go", "mod", "tidy", "-e"], check=True)
     with open("go.mod", encoding="utf-8") as gomod:
         print(gomod.read())
