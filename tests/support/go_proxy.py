@@ -40,9 +40,11 @@ def h1(files: dict[str, bytes]) -> str:
     return "h1:" + base64.b64encode(hashlib.sha256(lines.encode()).digest()).decode()
 
 
-def publish(root: Path, module: str, version: str, time: str, files: dict[str, str]) -> str:
+def publish(
+    root: Path, module: str, version: str, time: str, files: dict[str, str], go_line: str = GO_LINE
+) -> str:
     """Lay out one version of `module` under `root` as a proxy serves it; its go.sum lines."""
-    gomod = f"module {module}\n\n{GO_LINE}\n".encode()
+    gomod = f"module {module}\n\n{go_line}\n".encode()
     prefix = f"{module}@{version}/"
     contents = {prefix + "go.mod": gomod, **{prefix + p: t.encode() for p, t in files.items()}}
     folder = root / module / "@v"

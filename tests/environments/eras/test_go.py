@@ -434,7 +434,7 @@ def test_each_requirement_is_taken_back_to_its_newest_release_by_the_date(tmp_pa
     """tinylib v0.1.0 (2022-06), v0.2.0 (2023-05), a prerelease and v0.3.0 (2024-06), served over
     HTTP by a Go proxy on 127.0.0.1: a tree of 2024-03 gets v0.2.0; one of 2021, before any
     release, the first (msgpack's of 2015 got ugorji's codec of 2025, which asks for go1.21)."""
-    from prchain.environments.eras.go.gopath_mod import dated_version, escaped
+    from prchain.environments.eras.go.gopath_mod import dated_version, escaped, module_of
     from tests.support.go_proxy import TINYLIB, GoProxy, publish
 
     tinylib_proxy(tmp_path)
@@ -446,20 +446,23 @@ def test_each_requirement_is_taken_back_to_its_newest_release_by_the_date(tmp_pa
         assert dated_version(TINYLIB, "2026-01-01T00:00:00Z", proxies) == "v0.3.0"
         assert dated_version(TINYLIB, "2021-01-01T00:00:00Z", proxies) == "v0.1.0"  # the first
         assert dated_version("example.com/absent", "2024-03-01T00:00:00Z", proxies) is None
+        assert module_of(f"{TINYLIB}/sub/pkg", proxies) == TINYLIB
+        assert module_of("example.com/absent/pkg", proxies) is None
     assert escaped("github.com/BurntSushi/toml") == "github.com/!burnt!sushi/toml"
 
 
 @needs_go
 def test_the_made_go_mod_builds_the_gopath_tree_with_its_dated_requirement(tmp_path: Path) -> None:
     """gopath_mod.py as the build runs it (the host's go, the Go proxy on 127.0.0.1): a greeter of
-    2024-03 without go.mod calls tinylib's `Hello`, which v0.3.0 (2024-06, what tidy takes) drops;
-    its go.mod names its path as its external test imports it, and v0.2.0."""
+    2024-03 without go.mod calls tinylib's `Hello`; its go.mod names its path as its external test
+    imports it, and tinylib v0.2.0. v0.3.0 (2024-06, what tidy alone takes) asks for a Go no
+    toolchain is (go-github's tree of 2017 met golang.org/x/oauth2's go.mod of 2026), so the
+    requirement is dated before tidy runs."""
     from tests.support.go_proxy import TINYLIB, GoProxy, publish
 
     tinylib_proxy(tmp_path / "proxy")
-    publish(
-        tmp_path / "proxy", TINYLIB, "v0.3.0", "2024-06-01T00:00:00Z", {"t.go": "package tinylib\n"}
-    )
+    later = {"t.go": "package tinylib\n"}
+    publish(tmp_path / "proxy", TINYLIB, "v0.3.0", "2024-06-01T00:00:00Z", later, "go 1.99.0")
     tree = tmp_path / "greeter"
     tree.mkdir()
     (tree / "greeter.go").write_text(

@@ -7,12 +7,13 @@ B_t, with go on PATH and GOPROXY set), standard library only, and is imported by
    "github.com/kelseyhightower/envconfig"`), else the path the tree's own files import it by (an
    external test package imports the package under test by its full path; a package imports its
    siblings by theirs), else `example.com/<package name>`;
-2. writes `module PATH` and the era's `go` line, and lets `go mod tidy` require what the code
-   imports (the newest versions, as `go get` of the time would have fetched at HEAD);
-3. takes each required module back to its newest release published by the era's date (the proxy's
-   `@v/list` and `.info` times), else to its first release; one with no release keeps tidy's
-   choice; and tidies again;
-4. prints the go.mod it made.
+2. writes `module PATH` and the era's `go` line;
+3. requires the module of each package the tree imports (the longest prefix of its path a proxy
+   knows) at its newest release published by the era's date (the proxy's `@v/list` and `.info`
+   times), else at its first release;
+4. lets `go mod tidy` add the rest (a module with no release listed at its newest commit, as `go
+   get` of the time fetched HEAD; what the required modules need, at the versions they name);
+5. prints the go.mod it made; a go command that fails ends the build on go's own error line.
 """
 
 from __future__ import annotations
@@ -124,31 +125,59 @@ def dated_version(
     return None
 
 
-def requirements() -> list[str]:
-    edit = json.loads(
-        subprocess.run(
-            ["go", "mod", "edit", "-json"], check=True, capture_output=True, text=True
-        ).stdout
-    )
-    return [r["Path"] for r in edit.get("Require") or []]
+def module_of(
+    package: str, proxies: list[str], fetch: Callable[[str], str | None] = _fetch
+) -> str | None:
+    """The module that provides import path `package`: the longest prefix of it a proxy knows
+    (`golang.org/x/crypto` for `golang.org/x/crypto/ssh/terminal`), or None."""
+    parts = package.split("/")
+    for end in range(len(parts), 1, -1):
+        prefix = "/".join(parts[:end])
+        if any(fetch(f"{p.rstrip('/')}/{escaped(prefix)}/@v/list") is not None for p in proxies):
+            return prefix
+    return None
+
+
+def external_imports(files: list[tuple[str, str]], own: str) -> list[str]:
+    """The import paths of the tree that are neither the standard library nor its own."""
+    found = {
+        path
+        for _, text in files
+        for path in imports(text)
+        if "." in path.split("/")[0] and path != own and not path.startswith(own + "/")
+    }
+    return sorted(found)
+
+
+def _go(*args: str) -> None:
+    """A go command of the build: its output shown; a failure ends the build on go's own last
+    error line."""
+    done = subprocess.run(["go", *args], capture_output=True, text=True)
+    sys.stdout.write(done.stdout + done.stderr)
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        sys.exit(f"gopath: go {' '.join(args)} failed: {lines[-1] if lines else done.returncode}")
 
 
 def main(cutoff: str, go_line: str) -> None:
+    """Requirements are dated before tidy runs: tidy alone takes each module's newest release,
+    which may ask for a newer Go than the era's (go-github's tree of 2017: golang.org/x/oauth2's
+    go.mod of 2026, which go1.16 cannot even parse)."""
     files = list(go_files("."))
     path = module_path(files)
     with open("go.mod", "w", encoding="utf-8") as gomod:
         gomod.write(f"module {path}\n\n{go_line}\n")
     print(f"gopath: module {path} (no go.mod at B_t)")
-    subprocess.run(["go", "mod", "tidy", "-e"], check=True)
     proxies = [p for p in re.split(r"[,|]", os.environ.get("GOPROXY", "")) if p.startswith("http")]
-    for module in requirements():
+    modules = {module_of(package, proxies) for package in external_imports(files, path)}
+    for module in sorted(m for m in modules if m):
         version = dated_version(module, cutoff, proxies)
         if version:
-            subprocess.run(["go", "mod", "edit", f"-require={module}@{version}"], check=True)
+            _go("mod", "edit", f"-require={module}@{version}")
             print(f"gopath: {module} {version}, its release nearest {cutoff[:10]}")
         else:
-            print(f"gopath: {module}: no release listed, as tidy chose")
-    subprocess.run(["go", "mod", "tidy", "-e"], check=True)
+            print(f"gopath: {module}: no release listed, tidy chooses")
+    _go("mod", "tidy", "-e")
     with open("go.mod", encoding="utf-8") as gomod:
         print(gomod.read())
 
