@@ -390,6 +390,9 @@ def test_a_tree_without_go_mod_is_go_and_gets_a_go_mod_made_at_its_build() -> No
     made = [c for c in plan.commands if "gopath_mod" in c or "module path" in c]
     assert made and "2016-03-04T00:00:00Z 'go 1.16'" in made[0]
     assert plan.setup_command.endswith(f"{{ [ -e go.mod ] || cp {room.MADE_MOD}/go.* . ; }}")
+    # its Go is newer than its code: vet's later checks are not its tests (go-github 2017)
+    assert plan.test_command == "go test -vet=off ./..."
+    assert GoTest().narrowed(plan.test_command) == "go test -vet=off {files}"
     assert ecosystem("go").era_facts(snap)["gopath"] is True
     # a tree with a go.mod anywhere is not one; nor one without Go files
     assert not room.gopath(_snap({"go.mod": "module m\n"}, paths=["m.go"]))
