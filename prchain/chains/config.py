@@ -461,7 +461,7 @@ class ChainsConfig(BaseModel):
         "stage's lines in between makes the revert conflict, and the rollout would stop there.",
     )
     entry_fallback: Literal["none", "propagate", "hunks"] = Field(
-        "none",
+        "hunks",
         description="Where the earlier stages' gold patches do not revert at a stage's base, enter "
         "the stage by propagation instead (`propagate`): B_t with the files those patches touch as "
         "the previous stage base has them, the agent's own change carried onto it. Allowed only "
@@ -472,7 +472,9 @@ class ChainsConfig(BaseModel):
         "Allowed only where every earlier stage was merged into B_t, every failed revert failed "
         "by hunks only, and no line the stage's own gold patch changes lies in a kept hunk. Each "
         "stage's entry is stored (chain_stages.entry) and used by rollouts, `tests verify` and "
-        "`tasks eval`. `none`: such a stage ends the chain (stage_base_refused).",
+        "`tasks eval`. `none`: such a stage ends the chain (stage_base_refused). `hunks` is the "
+        "default: on histories no round had used it made 7 chains 12, and every stage it entered "
+        "resolved its gold patch in the clean room (docs/evaluation-log.md).",
     )
     lend_tests: bool = Field(
         True,
