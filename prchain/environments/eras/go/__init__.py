@@ -526,7 +526,7 @@ class Go:
                 f"go{version} on {suite}: {why}",
                 f"Go's toolchain module {toolchain.module_version(version)} from the Go proxy",
                 "no go.mod at B_t: one made at the build, each requirement at its release nearest "
-                f"by {snap.date.date()}, put in each stage's tree"
+                f"{snap.date.date()}, put in each stage's tree"
                 if gopath(snap)
                 else "modules as go.sum pins them, from the Go proxy (GOSUMDB off: unreachable)",
             ],
