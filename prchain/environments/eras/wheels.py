@@ -125,7 +125,7 @@ def lifted(plan: Plan, log: str, index_url: str) -> Plan | None:
 _NAME = r"([A-Za-z0-9][A-Za-z0-9._-]*?)"
 _WHO = re.compile(
     rf"Because (?:there (?:are no versions|is no version) of {_NAME}(?=[\s=<>!~,\[])"
-    rf"|only {_NAME}[=<>!~]|{_NAME}(?:==\S+)? (?:was yanked|has (?:invalid|inconsistent) metadata|has a non-PEP 625|was not found)"
+    rf"|only {_NAME}[=<>!~]|{_NAME}(?:[=<>!~]=?\S+)? (?:was yanked|has (?:invalid|inconsistent) metadata|has a non-PEP 625|was not found)"
     rf"|all versions of {_NAME} have"
     rf"|you require {_NAME}[=<>!~\[\s])"
 )

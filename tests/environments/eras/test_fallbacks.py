@@ -180,6 +180,16 @@ def test_a_package_revised_once_or_unknown_to_the_index_is_not_revised_again(
             "inconsistent metadata and you require black==20.8b1, we can conclude that …\n",
             ("black", "black==20.8b1 has inconsistent metadata and you require black==20.8b1"),
         ),
+        (  # sqlfluff 2021 (held out): every release of a type stub yanked, said as a range
+            "error: No solution found when resolving dependencies\n  cause: Because "
+            "types-pkg-resources<=0.1.2 was yanked (reason: Use types-setuptools instead) and only "
+            "the following versions of types-pkg-resources are available:\n",
+            (
+                "types-pkg-resources",
+                "types-pkg-resources<=0.1.2 was yanked (reason: Use types-setuptools instead) and "
+                "only the following versions of types-pkg-resources are available:",
+            ),
+        ),
         ("error: Failed to build `cext==1.0`", None),
     ],
 )
