@@ -118,7 +118,9 @@ def data_test_files(
     one above it. Past DATA_MODULES, those whose text (`read`: a module's text at the stage base)
     names a changed file's stem, else its directory (postcss/autoprefixer's `test/cases/*.css`, read
     by name by one of the 14 modules of `test/`); [] when still more would run (no narrow scope is
-    known). A file the patch deletes is neither data nor a module to run: a test patch that only
+    known). Data with no test module within those levels runs the modules whose text names one of
+    its directories by path (`_naming_paths`). A file the patch deletes is neither data nor a
+    module to run: a test patch that only
     deletes test modules (marshmallow-code/apispec #323 moves its framework plugins out) ran them
     by name, and pytest stopped at the first missing one with no outcome."""
     reader = report or Pytest()
@@ -126,6 +128,7 @@ def data_test_files(
     deleted = set(patch_paths(test_patch)) - set(changed)
     tracked = [path for path in tracked if path not in deleted]
     found: list[str] = []
+    unplaced: list[str] = []
     for path in changed:
         parts = path.split("/")[:-1]
         for up in range(min(DATA_LEVELS, len(parts))):
@@ -135,9 +138,33 @@ def data_test_files(
             if modules:
                 found += [m for m in modules if m not in found]
                 break
+        else:
+            unplaced.append(path)
+    if unplaced and read is not None:
+        found += [
+            m for m in _naming_paths(reader.targets(tracked), unplaced, read) if m not in found
+        ]
     if len(found) > DATA_MODULES and read is not None:
         found = _naming(found, changed, read)
     return found if len(found) <= DATA_MODULES else []
+
+
+def _naming_paths(modules: list[str], changed: list[str], read: Callable[[str], str]) -> list[str]:
+    """Of `modules`, those whose text names a directory holding a changed file by its whole path
+    from the root, two components at least (`test/fixtures` inside `test/fixtures/cli` is not
+    named): data with no test module near it, read from a fixture tree by path (sqlfluff's
+    `test/fixtures/parser/<dialect>/*.sql`, which `test/dialects/dialects_test.py` walks; its PRs
+    add fixtures and no test code)."""
+    paths = {
+        "/".join(parts[:end])
+        for path in changed
+        for parts in [path.split("/")[:-1]]
+        for end in range(2, len(parts) + 1)
+    }
+    if not paths:
+        return []
+    named = re.compile("(?:" + "|".join(re.escape(p) for p in sorted(paths)) + r")(?![\w-]|/\w)")
+    return [m for m in modules if named.search(read(m))]
 
 
 def _naming(modules: list[str], changed: list[str], read: Callable[[str], str]) -> list[str]:

@@ -86,6 +86,28 @@ def test_a_test_patch_that_only_deletes_test_modules_runs_none_of_them(tmp_path:
     assert stage_test_files(_job(path), Pytest()) == ["tests/test_core.py"]
 
 
+def test_a_fixture_tree_far_from_its_test_module_runs_the_modules_that_name_it(
+    tmp_path: Path,
+) -> None:
+    """sqlfluff/sqlfluff (held out): a PR adds `test/fixtures/parser/snowflake/*.sql` and no test
+    code; `test/dialects/dialects_test.py` walks `test/fixtures/parser`, two directories away from
+    any fixture. Before, the stage read "changes no test module the command could run"."""
+    start = {
+        "src/dialect.py": "X = 1\n",
+        "test/fixtures/parser/ansi/select.sql": "select 1\n",
+        "test/dialects/dialects_test.py": '"""Every file of test/fixtures/parser is parsed."""\n',
+        "test/dialects/other_test.py": "def test_other():\n    pass\n",
+        "test/core/fixtures_test.py": "PATH = 'test/fixtures/cli'\n",
+    }
+    pr = {
+        "src/dialect.py": "X = 2\n",
+        "test/fixtures/parser/snowflake/copy_into.sql": "copy into t\n",
+        "test/fixtures/parser/snowflake/copy_into.yml": "file: {}\n",
+    }
+    job = _job(_history(tmp_path / "sqlfluff", start, pr))
+    assert stage_test_files(job, Pytest(("*_test.py",))) == ["test/dialects/dialects_test.py"]
+
+
 def test_no_narrow_scope_when_too_many_modules_would_run() -> None:
     tracked = [f"tests/test_{i}.py" for i in range(DATA_MODULES + 1)]
     patch = "diff --git a/tests/x.json b/tests/x.json\n--- a/tests/x.json\n+++ b/tests/x.json\n@@ -1 +1 @@\n-1\n+2\n"
