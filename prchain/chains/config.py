@@ -473,8 +473,8 @@ class ChainsConfig(BaseModel):
         "by hunks only, and no line the stage's own gold patch changes lies in a kept hunk. Each "
         "stage's entry is stored (chain_stages.entry) and used by rollouts, `tests verify` and "
         "`tasks eval`. `none`: such a stage ends the chain (stage_base_refused). `hunks` is the "
-        "default: on eight histories no round had used it made 7 chains 12, and every stage it entered "
-        "resolved its gold patch in the clean room (docs/evaluation-log.md).",
+        "default: on eight histories no round had used it made 7 chains 12, and every stage it "
+        "entered resolved its gold patch in the clean room (docs/evaluation-log.md).",
     )
     lend_tests: bool = Field(
         True,
