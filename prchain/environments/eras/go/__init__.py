@@ -288,12 +288,12 @@ def test_command(snap: Snapshot) -> str:
     their patterns (`./...` of a root that is no module matches nothing); modules no workspace
     joins each from its own directory. `tests verify` narrows any of them to the stage's
     packages."""
-    dirs = module_dirs(snap)
     if gopath(snap):
         # Its Go is newer than its code (GOPATH_FLOOR or later), and `go test`'s vet has grown
         # stricter since: go-github's tests of 2017 stopped on "Errorf format %q has arg
         # tt.encoding of wrong type *string". Vet is no test of the code's behaviour.
         return f"{GO_TEST} -vet=off ./..."
+    dirs = module_dirs(snap)
     if dirs == ["."]:
         return f"{GO_TEST} ./..."
     patterns = [shlex.quote("./..." if d == "." else f"./{d}/...") for d in dirs]

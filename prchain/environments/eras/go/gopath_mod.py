@@ -18,6 +18,7 @@ B_t, with go on PATH and GOPROXY set), standard library only, and is imported by
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -169,9 +170,12 @@ def main(cutoff: str, go_line: str) -> None:
         gomod.write(f"module {path}\n\n{go_line}\n")
     print(f"gopath: module {path} (no go.mod at B_t)")
     proxies = [p for p in re.split(r"[,|]", os.environ.get("GOPROXY", "")) if p.startswith("http")]
-    modules = {module_of(package, proxies) for package in external_imports(files, path)}
+    # one answer per URL: packages of a module probe the same prefixes, and the module's `list`
+    # found by module_of is read again by dated_version
+    fetch = functools.cache(_fetch)
+    modules = {module_of(package, proxies, fetch) for package in external_imports(files, path)}
     for module in sorted(m for m in modules if m):
-        version = dated_version(module, cutoff, proxies)
+        version = dated_version(module, cutoff, proxies, fetch)
         if version:
             _go("mod", "edit", f"-require={module}@{version}")
             print(f"gopath: {module} {version}, its release nearest {cutoff[:10]}")
