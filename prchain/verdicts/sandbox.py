@@ -7,6 +7,7 @@ Runs go through the Workspace protocol (`execute`, `write_file`, `read_file`): a
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import shlex
@@ -120,10 +121,11 @@ def data_test_files(
     by name by one of the 14 modules of `test/`); [] when still more would run (no narrow scope is
     known). Data with no test module within those levels runs the modules whose text names one of
     its directories by path (`_naming_paths`). A file the patch deletes is neither data nor a
-    module to run: a test patch that only
-    deletes test modules (marshmallow-code/apispec #323 moves its framework plugins out) ran them
-    by name, and pytest stopped at the first missing one with no outcome."""
+    module to run: a test patch that only deletes test modules (marshmallow-code/apispec #323
+    moves its framework plugins out) ran them by name, and pytest stopped at the first missing one
+    with no outcome. Each module's text is read once."""
     reader = report or Pytest()
+    read = functools.cache(read) if read is not None else None
     changed = kept_paths(test_patch)
     deleted = set(patch_paths(test_patch)) - set(changed)
     tracked = [path for path in tracked if path not in deleted]
