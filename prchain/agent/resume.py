@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from prchain.agent.loop import Counters
 from prchain.core.errors import EnvironmentFailure
@@ -31,15 +31,21 @@ def carried(patch: bytes, secrets: tuple[str, ...] = ()) -> bytes | None:
     return None if any(value in text for value in Redactor(secrets).known) else patch
 
 
-def rebuild(env: Environment, last: StageRow) -> list[str]:
-    """Bring a fresh sandbox to the end of stage `last`: its start state plus the stored Δ.
+def rebuild(env: Environment, kept: Sequence[StageRow], replayed: bool = False) -> list[str]:
+    """Bring a fresh sandbox to the end of the last `kept` stage: its start state plus the stored
+    Δ. Where the chain has a stage entered by replay (`replayed`), a stage's start holds the
+    agent's earlier work, so every kept stage is entered and its Δ applied in turn.
 
-    Returns what differs from the tree the agent left: nothing when the Δ was restored byte for
+    Returns what differs from the tree the agent left: nothing when each Δ was restored byte for
     byte, else one line per cause naming the files."""
-    env.enter_stage(last.stage_idx)
-    if last.carried_patch is not None:
-        return _exact(env, last.stage_idx, last.carried_patch)
-    return _from_text(env, last.stage_idx, last.cumulative_diff)
+    notes: list[str] = []
+    for row in kept if replayed else kept[-1:]:
+        env.enter_stage(row.stage_idx)
+        if row.carried_patch is not None:
+            notes += _exact(env, row.stage_idx, row.carried_patch)
+        else:
+            notes += _from_text(env, row.stage_idx, row.cumulative_diff)
+    return notes
 
 
 def _exact(env: Environment, stage_idx: int, patch: bytes) -> list[str]:

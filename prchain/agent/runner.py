@@ -213,7 +213,7 @@ class ChainRunner:
         with self.open_env(task, rollout_id) as env:
             loop = self._agent(env, rollout)
             if kept:
-                recorder.resume_notes = rebuild(env, kept[-1])
+                recorder.resume_notes = rebuild(env, kept, task.replays)
                 for note in recorder.resume_notes:
                     log.warning("rollout %s resumed: %s", rollout_id, note)
             for stage in task.stages[len(kept) :]:

@@ -35,6 +35,11 @@ class ChainTask:
     overview: str
     stages: list[StageTask]
 
+    @property
+    def replays(self) -> bool:
+        """Whether a stage is entered by replay: its start then holds the agent's earlier work."""
+        return any(stage.entry == "replay" for stage in self.stages)
+
 
 def load_chain(engine: Engine, chain_id: int) -> ChainTask:
     with session_scope(engine) as session:

@@ -134,6 +134,7 @@ def summary_tables(summary: BuildSummary) -> list[Table]:
         ("stages selected per 1,000 PRs read", f"{summary.per_thousand} ({summary.prs} PRs)"),
         ("  of them entered by the fallback (propagate)", summary.entered_by["propagate"]),
         ("  of them entered by the fallback (hunks)", summary.entered_by["hunks"]),
+        ("  of them entered by the fallback (replay)", summary.entered_by["replay"]),
         ("stale chains removed", summary.pruned),
         ("chains in use kept unchanged", summary.kept_in_use),
         ("chains in use kept, marked superseded", summary.superseded),

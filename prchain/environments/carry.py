@@ -43,6 +43,9 @@ COPY_INDEX = 'cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDE
 # What a stage's setup command left in the worktree: excluded from every diff and snapshot.
 SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
 NO_PREVIOUS_BASE = 97  # STAGE_BASE's exit where a propagated stage finds no C_(t−1) in the store
+NO_REPLAY = (
+    95  # STAGE_BASE's exit where a replayed stage's inputs do not apply where they were made
+)
 TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
 TESTER_HOME = "/tmp/tester-home"
 
@@ -165,6 +168,14 @@ collect_rejects() {
 # of, which the mirror does not hold: `prchain.environments.absent`), reverts the gold patches in the
 # private worktree, commits the result without a parent (C_t) and publishes C_t, and only what it
 # reaches, as refs/prchain/stage-base/<t> in the public store.
+# `replay` reverts nothing (prchain/chains/evidence/replay.py): the tar's given-t.patch, where the
+# host has it (a clean room, a new container), is C_t's difference from B_t as made before;
+# else C_t is B_t with the agent's deviation from history applied three ways: its tree A_(t−1)
+# (C_(t−1), exit 97 where this store has none, and the tar's delta.patch, Δ_(t−1)) against
+# H_(t−1) (the 6th argument, B_(t−1), and the tar's history.patch, g_(t−1)). Where history
+# rewrote lines the agent wrote otherwise, B_t's lines stay (REPLAY_KEPT, the text after
+# @@REVERT_REJECTS). C_t's difference from B_t is left in $ROOT_DIR/replayed-t.patch for the host
+# (REPLAYED_PATCH); nothing of H, which holds gold code, leaves root's directory.
 # Prints KEY value lines, the revert rejects after @@REVERT_REJECTS, git's errors after @@ERRORS.
 STAGE_BASE = f"""
 set -uo pipefail
@@ -175,6 +186,7 @@ cd "$S/work"
 {_SAFE_GIT}
 {_COLLECT_REJECTS}
 t=$1; base=$2; feed=$3; entry=$4; shift 4
+if [ "$entry" = replay ]; then prev_base=${{1:-}}; shift; fi
 {_KILL_AGENT}
 : > "$S/revert-rejects"; : > "$S/err"
 if [ "$feed" = 1 ]; then tar -x --no-same-owner -C "$S" -f - || exit 90; fi
@@ -182,14 +194,68 @@ if [ -f "$S/base.pack" ]; then
   git index-pack --stdin < "$S/base.pack" > /dev/null 2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
   rm -f "$S/base.pack"
 fi
-if ! git cat-file -e "$base^{{commit}}" 2>/dev/null; then
-  git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" 2>>"$S/err" \\
-    || git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$base:refs/prchain/base/$t" \\
-      2>>"$S/err" || {{ cat "$S/err"; exit 91; }}
-fi
-git update-ref "refs/prchain/base/$t" "$base"
+fetch_base() {{
+  git cat-file -e "$1^{{commit}}" 2>/dev/null \\
+    || git fetch -q --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$1:$2" 2>>"$S/err" \\
+    || git fetch -q --depth 1 --no-tags --no-write-fetch-head {ORIGIN_DIR} "+$1:$2" 2>>"$S/err" \\
+    || {{ cat "$S/err"; exit 91; }}
+  git update-ref "$2" "$1"
+}}
+fetch_base "$base" "refs/prchain/base/$t"
 git checkout -q -f --detach "$base" 2>>"$S/err" || {{ cat "$S/err"; exit 92; }}
 git clean -ffdxq
+if [ "$entry" = replay ]; then
+  on() {{ git read-tree --reset -u "$1" 2>>"$S/err" && git clean -ffdxq; }}
+  if [ -f "$S/given-$t.patch" ]; then
+    [ ! -s "$S/given-$t.patch" ] || git apply --index --binary --whitespace=nowarn \\
+      "$S/given-$t.patch" 2>>"$S/err" || {{ cat "$S/err"; exit {NO_REPLAY}; }}
+    rm -f "$S/given-$t.patch"
+  else
+    prev=$(git rev-parse -q --verify "refs/prchain/stage-base/$((t - 1))") || {{ echo NO_PREVIOUS_BASE; exit {NO_PREVIOUS_BASE}; }}
+    fetch_base "$prev_base" "refs/prchain/base/$((t - 1))"
+    on "$prev" || exit 92
+    [ ! -s "$S/delta.patch" ] || git apply --index --binary --whitespace=nowarn "$S/delta.patch" \\
+      2>>"$S/err" || {{ cat "$S/err"; exit {NO_REPLAY}; }}
+    agent_tree=$(git write-tree) || exit 93
+    on "$prev_base" || exit 92
+    [ ! -s "$S/history.patch" ] || git apply --index --binary --whitespace=nowarn "$S/history.patch" \\
+      2>>"$S/err" || {{ cat "$S/err"; exit {NO_REPLAY}; }}
+    history_tree=$(git write-tree) || exit 93
+    git diff --binary --no-renames {DIFF_OPTIONS} "$history_tree" "$agent_tree" > "$S/deviation.patch"
+    on "$base" || exit 92
+    if [ -s "$S/deviation.patch" ] \\
+        && ! git apply --index --3way --whitespace=nowarn "$S/deviation.patch" 2>>"$S/err"; then
+      if [ -n "$(git ls-files -u)" ]; then
+        git ls-files -u -z | cut -z -f 2 | sort -zu > "$S/unmerged"
+        # Root reads the agent's side from the index, never through the worktree (a symlink the
+        # agent made would be followed), and removes the path before writing it.
+        while IFS= read -r -d '' f; do
+          printf '=== %s (kept as B_t has it; yours below) ===\\n' "$f" >> "$S/revert-rejects"
+          git show ":3:$f" >> "$S/revert-rejects" 2>/dev/null
+          links=$(git ls-files -u -z -- "$f" | tr '\\0' '\\n' | grep -c '^120000')
+          rm -f -- "$f"
+          if [ "$links" = 0 ] && git show ":1:$f" > "$S/m1" 2>/dev/null \\
+              && git show ":2:$f" > "$S/m2" 2>/dev/null && git show ":3:$f" > "$S/m3" 2>/dev/null; then
+            git merge-file --ours -p "$S/m2" "$S/m1" "$S/m3" > "$f"
+          else
+            git checkout-index -f --stage=2 -- "$f" 2>/dev/null
+          fi
+          git add -A -- "$f" 2>>"$S/err"
+        done < "$S/unmerged"
+        rm -f "$S/unmerged" "$S/m1" "$S/m2" "$S/m3"
+      else
+        on "$base" || exit 92
+        touch "$S/mark"; git apply --index --reject --whitespace=nowarn "$S/deviation.patch" 2>>"$S/err"
+        collect_rejects "$S/revert-rejects"
+      fi
+      echo "REPLAY_KEPT $t"
+    fi
+  fi
+  rm -f "$S/delta.patch" "$S/history.patch" "$S/deviation.patch"
+  git add -A
+  git diff --cached --binary --no-renames {DIFF_OPTIONS} "$base" > "$S/replayed-$t.patch" || exit 93
+  echo "REPLAYED $t"
+fi
 if [ "$entry" = propagate ]; then
   prev=$(git rev-parse -q --verify "refs/prchain/stage-base/$((t - 1))") || {{ echo NO_PREVIOUS_BASE; exit {NO_PREVIOUS_BASE}; }}
   while IFS= read -r -d '' f; do
@@ -380,6 +446,11 @@ exit $rc
 """
 
 # Root reads a file of a published stage base ($1 = C_t, $2 = path); exit 3 when it has none.
+# Root: C_t's difference from B_t as STAGE_BASE made it for a replayed stage t ($1), byte for byte.
+REPLAYED_PATCH = f"""
+cat {ROOT_DIR}/replayed-"$1".patch
+"""
+
 BASE_FILE = f"""
 git --git-dir={PUBLIC_DIR} cat-file -e "$1:$2" 2>/dev/null || exit 3
 exec git --git-dir={PUBLIC_DIR} cat-file blob "$1:$2"
@@ -433,6 +504,8 @@ class TransitionReport:
     reverted: list[int] = field(default_factory=list)
     revert_failed: list[int] = field(default_factory=list)
     kept_hunks: list[int] = field(default_factory=list)  # stages reverted by hunks (entry hunks)
+    replayed: bool = False  # entered by replay (entry replay)
+    replay_kept: bool = False  # ... where B_t's lines stayed against the agent's (the rejects)
     revert_rejects: str = ""
     revert_errors: str = ""
     rejects: str = ""
@@ -449,6 +522,10 @@ def parse_stage_base(output: str, report: TransitionReport) -> None:
             report.revert_failed.append(int(value))
         elif key == "KEPT_HUNKS":
             report.kept_hunks.append(int(value))
+        elif key == "REPLAYED":
+            report.replayed = True
+        elif key == "REPLAY_KEPT":
+            report.replay_kept = True
         elif key == "BASE":
             report.stage_base = value
 

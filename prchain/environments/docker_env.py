@@ -32,6 +32,7 @@ from prchain.environments.sandbox_spec import AGENT, AGENT_ENV, container_spec, 
 from prchain.environments.stage_entry import (
     ENTRY_HUNKS,
     ENTRY_PROPAGATE,
+    ENTRY_REPLAY,
     ENTRY_REVERT,
     carried_paths,
     gold_archive,
@@ -68,6 +69,9 @@ class DockerEnvironment:
         self.stage_base = ""
         self.stage_start = ""
         self.transitions: list[Transition] = []
+        # replayed stage → C_t's difference from B_t as made (root's REPLAYED_PATCH): a clean room
+        # or a new container makes the same C_t from it without the agent's earlier work
+        self.replayed: dict[int, bytes] = {}
         self.test_results: dict[int, ExecResult] = {}
         self._uid = 1000
         self.disk_mode = "off"  # how this sandbox's disk is bounded: storage-opt | tmpfs | off
@@ -343,7 +347,8 @@ class DockerEnvironment:
     # ---- carry-forward ----------------------------------------------------------------------------
 
     def enter_stage(self, t: int) -> Transition:
-        """Check out B_t, revert g_1..g_(t-1) (newest first), 3-way-apply Δ so far; see DESIGN.md."""
+        """Check out B_t, revert g_1..g_(t-1) (newest first), 3-way-apply Δ so far, or by the
+        stage's fallback entry; see docs/architecture.md, "Carry-forward"."""
         if t not in self.stages:
             raise ConfigError(f"stage {t} is not one of this chain's stages {sorted(self.stages)}")
         missing = [j for j in range(1, t) if j not in self.stages]
@@ -353,22 +358,35 @@ class DockerEnvironment:
             )
         started = time.monotonic()
         spec = self.stages[t]
+        follows = self.stage == t - 1 and t > 1
         carried = self._move_to(self._image_for(spec))
+        # A replayed stage entered after the one before it folds Δ_(t−1) into C_t (root); the
+        # agent then carries nothing more onto it.
+        folds = spec.entry == ENTRY_REPLAY and follows
+        delta = None
+        if folds:
+            delta = carried if carried is not None else self._delta_here()
         report = carry.TransitionReport()
-        carry.parse_stage_base(self._stage_base(t), report)
+        carry.parse_stage_base(self._stage_base(t, delta=delta), report)
+        if folds:
+            carried, prev = None, ""
+        else:
+            prev = "-" if carried is not None else self.stage_base
         carry.parse_transition(
             self._checked(
                 carry.TRANSITION,
                 str(t),
                 report.stage_base,
                 self.config.conflict_policy,
-                "-" if carried is not None else self.stage_base,
+                prev,
                 spec.entry,
                 what=f"entering stage {t}",
                 stdin=carried,
             ),
             report,
         )
+        if folds:
+            report.delta_bytes = len(delta or b"")
         self.stage, self.stage_base, self.stage_start = t, report.stage_base, report.stage_start
         transition = transition_from(
             spec,
@@ -396,11 +414,21 @@ class DockerEnvironment:
         self._start(image)
         return carried
 
-    def _stage_base(self, t: int, container: str | None = None) -> str:
+    def _delta_here(self) -> bytes:
+        """Δ of the stage this container is in (its processes ended first), b"" before any."""
+        if not self.container_id or self.stage is None:
+            return b""
+        self.end_agent_processes()
+        return self.cumulative_patch()
+
+    def _stage_base(self, t: int, container: str | None = None, delta: bytes | None = None) -> str:
         """Root: end the agent's processes, fetch B_t, make C_t by the stage's entry (revert
-        g_(t−1) … g_1, or propagate F_t from C_(t−1), made first where this container lacks it),
+        g_(t−1) … g_1, or propagate F_t from C_(t−1), made first where this container lacks it;
+        or replay `delta`, Δ_(t−1), against history, or C_t as made before where `delta` is None),
         publish C_t."""
         spec = self.stages[t]
+        if spec.entry == ENTRY_REPLAY and t > 1:
+            return self._replayed_base(t, container, delta)
         propagated = None
         if spec.entry == ENTRY_PROPAGATE and t > 1:
             golds: list[int] = []
@@ -414,24 +442,52 @@ class DockerEnvironment:
         pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
         feed = bool(golds or pack or propagated)
         entry = spec.entry if propagated or spec.entry == ENTRY_HUNKS else ENTRY_REVERT
-        args = (str(t), whole.sha, "1" if feed else "0", entry)
+        args = (str(t), whole.sha, "1" if feed else "0", entry, *map(str, golds))
         stdin = gold_archive({j: reverts[j] for j in golds}, pack, propagated) if feed else None
-        raw = self._run(
-            carry.STAGE_BASE, *args, *map(str, golds), user="root", env=carry.BOOKKEEPING_ENV,
-            stdin=stdin, container=container,
-        )  # fmt: skip
+        return self._made_base(t, args, stdin, container)
+
+    def _made_base(
+        self, t: int, args: tuple[str, ...], stdin: bytes | None, container: str | None
+    ) -> str:
+        """Root's STAGE_BASE with `args`; where this container has no C_(t−1) yet (a propagated
+        or replayed stage in a new container), C_(t−1) is made first and STAGE_BASE runs again."""
+        raw = self._run(carry.STAGE_BASE, *args, user="root", env=carry.BOOKKEEPING_ENV,
+                        stdin=stdin, container=container)  # fmt: skip
         if raw.exit_code == carry.NO_PREVIOUS_BASE:
             self._stage_base(t - 1, container)
-            raw = self._run(
-                carry.STAGE_BASE, *args, user="root", env=carry.BOOKKEEPING_ENV, stdin=stdin,
-                container=container,
-            )  # fmt: skip
+            raw = self._run(carry.STAGE_BASE, *args, user="root", env=carry.BOOKKEEPING_ENV,
+                            stdin=stdin, container=container)  # fmt: skip
         text = raw.output.decode("utf-8", "replace")
         if raw.exit_code != 0:
             raise EnvironmentFailure(
                 f"ending the agent's processes and preparing stage {t} from B_{t} failed "
                 f"(exit {raw.exit_code}): {text[-1500:]}"
             )
+        return text
+
+    def _replayed_base(self, t: int, container: str | None, delta: bytes | None) -> str:
+        """C_t of a replayed stage (carry.STAGE_BASE, `replay`): from Δ_(t−1) where given, else
+        as made before (`self.replayed`), else as if the agent had changed nothing."""
+        given = self.replayed.get(t) if delta is None else None
+        files = (
+            {f"given-{t}.patch": given}
+            if given is not None
+            else {
+                "delta.patch": delta or b"",
+                # H_(t−1) as the revert sees history: Go's module files stay as B_t has them
+                "history.patch": _ended(reverted_part(self.stages[t - 1].gold_patch)).encode(),
+            }
+        )
+        whole = self._whole_base(t)
+        pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
+        args = (str(t), whole.sha, "1", ENTRY_REPLAY, self.stages[t - 1].base_sha)
+        text = self._made_base(t, args, gold_archive({}, pack, extra=files), container)
+        if given is None:
+            made = self._run(carry.REPLAYED_PATCH, str(t), user="root", container=container,
+                             idempotent=True)  # fmt: skip
+            if made.exit_code != 0 or made.dropped:
+                raise EnvironmentFailure(f"reading stage {t}'s replayed base failed")
+            self.replayed[t] = made.output
         return text
 
     def _whole_base(self, t: int) -> absent.WholeBase:
@@ -535,3 +591,8 @@ class DockerEnvironment:
 
     def _remove(self, container: str) -> None:
         self.client.remove_container(container)
+
+
+def _ended(patch: str) -> str:
+    """A patch as `git apply` reads it: its last line ended ("" stays empty)."""
+    return patch if not patch or patch.endswith("\n") else patch + "\n"

@@ -50,8 +50,9 @@ class StageSpec:
     setup_command: str = ""
     # How the stage is entered (stage_entry.ENTRIES): the earlier gold patches reverted at B_t, or
     # B_t with the files they touch as the previous stage base has them (`propagate`), or only
-    # the hunks of them reverted that revert, the others kept as B_t has them (`hunks`). The build
-    # chose it (chain_stages.entry); rollouts, `tasks eval` and clean rooms all follow it.
+    # the hunks of them reverted that revert, the others kept as B_t has them (`hunks`), or B_t
+    # itself with the agent's deviation from history carried (`replay`). The build chose it
+    # (chain_stages.entry); rollouts, `tasks eval` and clean rooms all follow it.
     entry: str = "revert"
 
 

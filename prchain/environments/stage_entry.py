@@ -21,13 +21,15 @@ KEPT_ON_REVERT = frozenset({"go.mod", "go.sum", "go.work", "go.work.sum"})
 # How a stage is entered (docs/architecture.md, "Carry-forward"): the earlier stages' gold patches
 # reverted at B_t, or, where they do not revert, B_t with the files they touch as the previous stage
 # base has them (the fallback, prchain/chains/evidence/propagation.py), or with only the hunks of
-# them reverted that revert, the others kept as B_t has them (prchain/chains/evidence/hunks.py).
-# The first stage: `revert`.
-EntryName = Literal["revert", "propagate", "hunks"]
+# them reverted that revert, the others kept as B_t has them (prchain/chains/evidence/hunks.py),
+# or B_t itself with the agent's earlier work carried as its difference from history
+# (prchain/chains/evidence/replay.py). The first stage: `revert`.
+EntryName = Literal["revert", "propagate", "hunks", "replay"]
 ENTRY_REVERT: EntryName = "revert"
 ENTRY_PROPAGATE: EntryName = "propagate"
 ENTRY_HUNKS: EntryName = "hunks"
-ENTRIES: tuple[EntryName, ...] = (ENTRY_REVERT, ENTRY_PROPAGATE, ENTRY_HUNKS)
+ENTRY_REPLAY: EntryName = "replay"
+ENTRIES: tuple[EntryName, ...] = (ENTRY_REVERT, ENTRY_PROPAGATE, ENTRY_HUNKS, ENTRY_REPLAY)
 _SECTION = re.compile(r"(?m)^(?=diff --git )")
 
 
@@ -50,12 +52,15 @@ def carried_paths(golds: list[str]) -> list[str]:
 
 
 def gold_archive(
-    patches: dict[int, str], base_pack: bytes = b"", propagated: tuple[int, list[str]] | None = None
+    patches: dict[int, str],
+    base_pack: bytes = b"",
+    propagated: tuple[int, list[str]] | None = None,
+    extra: dict[str, bytes] | None = None,
 ) -> bytes:
     """The gold patches (stage → patch), the pack of a stand-in for B_t where one is needed
-    (`prchain.environments.absent`), and for a stage t entered by propagation the paths it takes
-    from C_(t−1) (`propagated`: t and F_t), as a tar for root's private directory (read by nobody
-    else)."""
+    (`prchain.environments.absent`), for a stage t entered by propagation the paths it takes
+    from C_(t−1) (`propagated`: t and F_t), and the `extra` files of a replayed stage
+    (carry.STAGE_BASE), as a tar for root's private directory (read by nobody else)."""
     files = {
         f"gold-{j}.patch": (patch if patch.endswith("\n") else patch + "\n").encode()
         for j, patch in patches.items()
@@ -65,6 +70,7 @@ def gold_archive(
     if propagated is not None:
         t, paths = propagated
         files[f"paths-{t}"] = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    files.update(extra or {})
     blob = io.BytesIO()
     with tarfile.open(fileobj=blob, mode="w") as tar:
         for name, data in files.items():
@@ -82,7 +88,7 @@ def transition_from(
     # A gold patch that does not revert cleanly means the stage cannot start as specified.
     if report.revert_failed and policy == "strict":
         outcome = "conflict_stopped"
-    elif report.revert_failed and outcome == "clean":
+    elif (report.revert_failed or report.replay_kept) and outcome == "clean":
         outcome = "partial"
     return Transition(
         stage_idx=spec.idx,
@@ -95,7 +101,7 @@ def transition_from(
         seconds=seconds,
         revert_failed=report.revert_failed,
         revert_rejected_hunks=report.revert_rejects,
-        revert_errors=report.revert_errors if report.revert_failed else "",
+        revert_errors=report.revert_errors if report.revert_failed or report.replay_kept else "",
         carried_bytes=report.delta_bytes,
         stage_base=report.stage_base,
         stage_start=report.stage_start,

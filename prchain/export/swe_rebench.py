@@ -64,7 +64,7 @@ def why_not(chain: dict[str, Any], stage: dict[str, Any]) -> str:
         return f"no SWE-rebench V2 log parser reads {env['log_parser']}'s output as prchain does"
     if any(len(test.split()) > 1 for test in [*stage["FAIL_TO_PASS"], *stage["PASS_TO_PASS"]]):
         return "a required test's id holds whitespace, which V2's pytest parsers split"
-    if stage.get("entry", "revert") != "revert":
+    if stage.get("entry", "revert") == "propagate":
         return "entered by the propagate fallback: its start is not the commit base_commit"
     if "/" not in chain["repo"] or WORKDIR.startswith(workdir(chain["repo"]) + "/"):
         return f"its V2 work directory {workdir(chain['repo'])} is the sandbox's own"

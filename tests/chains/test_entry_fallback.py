@@ -69,7 +69,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, Engine]:
     """The same history built without the fallback and with it."""
     root = tmp_path_factory.mktemp("entry-fallback")
     repo = _history(root / "repo")
-    config = ChainsConfig(min_chain_code_lines=0)
+    config = ChainsConfig(min_chain_code_lines=0, entry_fallback="none")
     revert = mine_and_build(repo.path, root / "revert.db", "acme/fallback", config)
     fallback = config.model_copy(update={"entry_fallback": "propagate"})
     propagate = mine_and_build(repo.path, root / "propagate.db", "acme/fallback", fallback)

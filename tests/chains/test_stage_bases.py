@@ -87,7 +87,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, Engine]:
     """The same history built with the stage-base check and without it."""
     root = tmp_path_factory.mktemp("stage-bases")
     repo = _history(root / "repo")
-    config = ChainsConfig(min_chain_code_lines=0)
+    config = ChainsConfig(min_chain_code_lines=0, entry_fallback="hunks")  # not by replay
     checked = mine_and_build(repo.path, root / "checked.db", "acme/bases", config)
     unchecked = mine_and_build(
         repo.path,
@@ -256,8 +256,14 @@ def test_a_temporal_chain_is_cut_at_a_stage_it_cannot_enter(tmp_path: Path) -> N
     store_33 = store_32.replace("(value, 1)", "(value, 2)")
     repo.pr(33, "Start at two", {"src/store.py": store_33, "src/cfg.py": "LIMIT = 2\n"})
     repo.pr(34, "Accept paths", {"src/store.py": store_33.replace("= path", "= str(path)")})
-    engine = mine_and_build(repo.path, tmp_path / "t.db", "acme/bases", ChainsConfig())
-    build_chains(ChainsConfig(min_chain_code_lines=0), engine, strategy="temporal", min_len=2)
+    config = ChainsConfig(entry_fallback="hunks")  # a stage that cannot be entered: not by replay
+    engine = mine_and_build(repo.path, tmp_path / "t.db", "acme/bases", config)
+    build_chains(
+        config.model_copy(update={"min_chain_code_lines": 0}),
+        engine,
+        strategy="temporal",
+        min_len=2,
+    )
     with Session(engine) as session:
         number = dict(session.execute(select(PullRequest.id, PullRequest.number)).all())
         chains = list(session.scalars(select(Chain).where(Chain.strategy == "temporal")))

@@ -258,3 +258,156 @@ def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolv
         assert sandbox_tree(env) == git(calc_chain.path, "rev-parse", f"{merge_3}^{{tree}}")
     finally:
         env.close()
+
+
+def test_a_replayed_stage_starts_at_b_t_with_the_agents_deviation_and_keeps_no_gold(
+    docker_client, calc_image, calc_chain
+) -> None:
+    """Stage 3 entered by replay: nothing is reverted; C_3 is B_3 with the agent's difference
+    from H_2 = B_2 + g_2 applied. The agent's own message in #2's check (a line nobody rewrote
+    since) is carried, and #2's wording, which the agent never wrote, is nowhere in its reach;
+    its README line meets the one PR #4 rewrote: B_3's stays, the agent's is recorded (partial,
+    whatever the policy). A clean room and a new container make the same C_3 without the
+    agent's work (the host's copy of C_3's difference from B_3)."""
+    from dataclasses import replace
+
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+
+    stage_1, stage_2, stage_3 = calc_chain.stages[:3]
+    gold_2 = stage_2.gold_patch.rstrip("\n") + "\n" + README_HUNK
+    stages = [stage_1, replace(stage_2, gold_patch=gold_2), replace(stage_3, entry="replay")]
+    env = DockerEnvironment(
+        EnvironmentConfig(conflict_policy="strict"), repo="acme/calc",
+        clone_path=str(calc_chain.path), stages=stages, client=docker_client,
+    ).start()  # fmt: skip
+    try:
+        env.enter_stage(1)
+        _write_gold(env, calc_chain, 1)
+        env.enter_stage(2)
+        _write_gold(env, calc_chain, 2)
+        ops_2 = env.read_file("calc/ops.py")
+        mine = ops_2.replace("calc works on numbers", "numbers only, please")
+        assert mine != ops_2
+        env.write_file("calc/ops.py", mine)
+        env.write_file("README.md", README_MINE)
+        delta_2 = env.cumulative_patch()
+
+        transition = env.enter_stage(3)
+        assert (transition.entry, transition.reverted, transition.outcome) == (
+            "replay",
+            [],
+            "partial",
+        )
+        assert not transition.stopped and transition.carried_bytes == len(delta_2)
+        assert "=== README.md (kept as B_t has it; yours below) ===" in transition.revert_rejected_hunks
+        assert "My own calculator notes." in transition.revert_rejected_hunks
+        assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # B_3's, PR #4
+        assert env.read_file("calc/ops.py") == mine  # the agent's, on B_3
+        base_ops = env.base_file("calc/ops.py")
+        assert base_ops is not None and base_ops.decode() == mine  # folded into C_3
+        assert env.cumulative_diff() == "" and env.diff() == ""
+        reach = env.execute(
+            "git cat-file --batch-all-objects --batch | grep -c 'calc works on numbers'"
+        )
+        assert reach.output.strip() == "0", reach.output  # g_2's wording: not in any object
+        made = env.replayed[3]
+
+        with env.clean_room() as room:
+            assert room.execute("cat calc/ops.py").output == mine
+            assert "A tiny calculator" in room.execute("cat README.md").output
+        assert env.replayed[3] == made
+
+        fresh = DockerEnvironment(
+            EnvironmentConfig(), repo="acme/calc", clone_path=str(calc_chain.path),
+            stages=stages, client=docker_client,
+        ).start()  # fmt: skip
+        try:
+            fresh.replayed = dict(env.replayed)
+            fresh.enter_stage(3)  # a new container: from the host's copy, no earlier stage
+            assert fresh.read_file("calc/ops.py") == mine
+            assert sandbox_tree(fresh) == sandbox_tree(env)
+        finally:
+            fresh.close()
+
+        _write_gold(env, calc_chain, 3)  # the gold agent ends at PR #3's merge commit exactly
+        merge_3 = calc_chain.repo.prs[3].merge_sha
+        assert sandbox_tree(env) == git(calc_chain.path, "rev-parse", f"{merge_3}^{{tree}}")
+    finally:
+        env.close()
+
+
+def test_a_gold_agent_replayed_starts_at_b_t_exactly(docker_client, calc_image, calc_chain) -> None:
+    """An agent that did what history did leaves no deviation: a replayed stage 3 starts at B_3
+    itself (clean), the state `tests verify` checks, and a stage after a replayed one is replayed
+    the same way."""
+    from dataclasses import replace
+
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+
+    stages = [calc_chain.stages[0], *(replace(s, entry="replay") for s in calc_chain.stages[1:3])]
+    env = DockerEnvironment(
+        EnvironmentConfig(conflict_policy="strict"), repo="acme/calc",
+        clone_path=str(calc_chain.path), stages=stages, client=docker_client,
+    ).start()  # fmt: skip
+    try:
+        env.enter_stage(1)
+        _write_gold(env, calc_chain, 1)
+        assert env.enter_stage(2).outcome == "clean"
+        _write_gold(env, calc_chain, 2)
+        transition = env.enter_stage(3)
+        assert (transition.entry, transition.outcome, transition.reverted) == (
+            "replay",
+            "clean",
+            [],
+        )
+        b_3 = stages[2].base_sha
+        assert sandbox_tree(env) == git(calc_chain.path, "rev-parse", f"{b_3}^{{tree}}")
+        assert env.replayed[3] == b""
+    finally:
+        env.close()
+
+
+def test_a_resumed_rollout_with_replayed_stages_gets_back_the_same_tree(
+    docker_client, calc_image, calc_chain
+) -> None:
+    """A replayed stage's start holds the agent's earlier work, which a fresh sandbox does not
+    have: resuming enters every kept stage and applies its stored Δ in turn, and ends on the tree
+    the agent left (entering only the last stage would start it as if no work had been done)."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    from prchain.agent.resume import rebuild
+    from prchain.environments.config import EnvironmentConfig
+    from prchain.environments.docker_env import DockerEnvironment
+    from prchain.store.rollouts import StageRow
+
+    stages = [calc_chain.stages[0], *(replace(s, entry="replay") for s in calc_chain.stages[1:3])]
+
+    def opened() -> DockerEnvironment:
+        return DockerEnvironment(
+            EnvironmentConfig(), repo="acme/calc", clone_path=str(calc_chain.path),
+            stages=stages, client=docker_client,
+        ).start()  # fmt: skip
+
+    def row(idx: int, patch: bytes) -> StageRow:
+        return StageRow(idx, 1, idx, "passed", None, 1.0, 1, "", "", patch, None, True, 1,
+                        datetime.now(), None)  # fmt: skip
+
+    env, again, last = opened(), opened(), opened()
+    try:
+        env.enter_stage(1)
+        env.write_file("calc/ops.py", AGENT_OPS)
+        kept = [row(1, env.cumulative_patch())]
+        env.enter_stage(2)
+        env.write_file("calc/extra.py", "X = 2\n")
+        kept.append(row(2, env.cumulative_patch()))
+        assert rebuild(again, kept, replayed=True) == []
+        assert sandbox_tree(again) == sandbox_tree(env)
+        assert again.read_file("calc/ops.py") == AGENT_OPS
+        rebuild(last, kept[-1:], replayed=False)  # the last stage alone: #1's work is not there
+        assert last.read_file("calc/ops.py") != AGENT_OPS
+    finally:
+        for opened_env in (env, again, last):
+            opened_env.close()

@@ -1,11 +1,12 @@
 """Acceptance (issue 75, item 5) on a generated history: a chain of four stages, built with the
-`hunks` fallback, every stage entered in a rollout whose scripted agent writes the gold code
-patches, and `tasks eval` resolving every stage through the carry-forward.
+`hunks` fallback and again with `replay`, every stage entered in a rollout whose scripted agent
+writes the gold code patches, and `tasks eval` resolving every stage through the carry-forward.
 
 #1 adds `slugify` and its `SEPARATOR`; #2, #3 and #4 each build on the one before, at the foot of
 the module. #5, between #2 and #3 and named by no PR, rewords #1's `SEPARATOR` line: at B_3 and
-B_4 that hunk of g_1 does not revert, so stages 3 and 4 are entered by hunks (the line kept as
-B_t has it), stages 1 and 2 by revert.
+B_4 that hunk of g_1 does not revert, so stages 3 and 4 are entered by the fallback (by hunks,
+the line kept as B_t has it; by replay, B_t itself with the agent's deviation from history, none
+for a gold agent), stages 1 and 2 by revert.
 """
 
 from __future__ import annotations
@@ -167,16 +168,20 @@ def make_slugs(path: Path) -> History:
     return repo
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["hunks", "replay"])
 def slugs(
-    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    docker_client: Any,
+    base_image: str,
 ) -> Iterator[tuple[list[str], str, Path, str]]:
-    """Mined, built with the hunks fallback, its era set up and its stages verified (once)."""
+    """Mined, built with the fallback (`hunks`, `replay`), its era set up and its stages
+    verified (once each)."""
     work = tmp_path_factory.mktemp("four-stages")
     repo = make_slugs(work / "slugs")
     eras = {"suites": {"bookworm": "3.11"}, "extra_base_packages": [], "test_packages": []}
     eras |= {"seed_packages": [], "system_site_packages": True}  # the demo's offline eras
-    config = write_config(work, eras, entry_fallback="hunks")
+    config = write_config(work, eras, entry_fallback=request.param)
     url = f"sqlite:///{work / 'store.db'}"
     common = ["--config", str(config), "--db", url, "--set", "env_setup.enabled=false"]
     try:
@@ -188,7 +193,7 @@ def slugs(
         ):
             ran = invoke(*args, *common)
             assert ran.exit_code == 0, f"prchain {' '.join(args)}:\n{ran.output}"
-        yield common, url, work, ran.output
+        yield common, url, work, request.param
     finally:
         remove_repo_images(docker_client, REPO)
 
@@ -196,13 +201,13 @@ def slugs(
 def test_four_stages_are_entered_and_every_gold_stage_resolves(
     slugs: tuple[list[str], str, Path, str], fake_llm: ScriptedLLMServer, llm_config: LLMConfig
 ) -> None:
-    common, url, work, verified = slugs
+    common, url, work, fallback = slugs
     entries = chain_entries(make_engine(url))
-    assert entries == {(1, 2, 3, 4): ("revert", "revert", "hunks", "hunks")}, entries
+    assert entries == {(1, 2, 3, 4): ("revert", "revert", fallback, fallback)}, entries
     verdicts = verdicts_by_pr(url)
-    assert {n: v.status for n, v in verdicts.items()} == dict.fromkeys((1, 2, 3, 4), "usable"), (
-        verified
-    )
+    assert {n: v.status for n, v in verdicts.items()} == dict.fromkeys((1, 2, 3, 4), "usable"), {
+        n: v.reason for n, v in verdicts.items()
+    }
     assert verdicts[4].fail_to_pass == ["tests/test_slug.py::test_title_slugs_keep_five_words"]
 
     stages = gold_rollout(common, url, llm_config, fake_llm)

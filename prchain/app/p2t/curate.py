@@ -164,7 +164,7 @@ def _restore(
     """Bring a fresh sandbox to the resume point; the stage's checkpoint and the history so far."""
     history: list[Message] = [s.message for s in point.steps]
     if point.kept:
-        rebuild(env, point.kept[-1])  # the end of the last admitted stage
+        rebuild(env, point.kept, task.replays)  # the end of the last admitted stage
     current, row = point.current, point.checkpoint
     if row is None or current is None:
         return None, history

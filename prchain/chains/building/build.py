@@ -39,6 +39,7 @@ from prchain.chains.evidence.kept import (
 from prchain.chains.evidence.loading import load_repos
 from prchain.chains.evidence.nodes import PRNode
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
+from prchain.chains.evidence.replay import Replay
 from prchain.chains.evidence.revertible import StageBases
 from prchain.chains.reading.patches import SplitPatch, split_patch
 from prchain.chains.rulebook import RuleName
@@ -52,7 +53,12 @@ from prchain.chains.rules.corroborate import UNCORROBORATED, uncorroborated
 from prchain.chains.rules.decisions import LinkDecision
 from prchain.chains.rules.filters import chain_code_lines
 from prchain.core.errors import ConfigError
-from prchain.environments.stage_entry import ENTRY_HUNKS, ENTRY_PROPAGATE, ENTRY_REVERT
+from prchain.environments.stage_entry import (
+    ENTRY_HUNKS,
+    ENTRY_PROPAGATE,
+    ENTRY_REPLAY,
+    ENTRY_REVERT,
+)
 from prchain.store.db import session_scope, upsert
 from prchain.store.models import Chain, ChainBuild, ChainStage, PRPatch
 
@@ -525,17 +531,20 @@ class StageEntry:
         graph's links), whose paths are asked of git at once (`StageBases.learn_paths`).
         `graph`: which stage of a path a refused PR links to (a thread's need not be the last).
         `fallback`: a stage the revert refuses may be entered by propagation (`propagate`,
-        `Propagation`) or by hunks (`hunks`, `HunkEntry`); `none`: never."""
+        `Propagation`), by hunks (`hunks`, `HunkEntry`) or by replay (`replay`, `Replay`: every
+        stage after a replayed one is replayed too); `none`: never."""
         self.engine, self.nodes, self.patches = engine, nodes, patches
         self.graph = graph
         clones = _clones(engine)
         self.bases = StageBases(clones)
         self.fallback = fallback
-        self.propagation: Propagation | HunkEntry | None = (
+        self.propagation: Propagation | HunkEntry | Replay | None = (
             Propagation(clones)
             if fallback == ENTRY_PROPAGATE
             else HunkEntry(clones)
             if fallback == ENTRY_HUNKS
+            else Replay(clones)
+            if fallback == ENTRY_REPLAY
             else None
         )
         # (newer, older) link → the shortest path after which the newer PR's stage was refused
@@ -556,13 +565,21 @@ class StageEntry:
         repo = self.nodes[newer].repo_id
         if not self.bases.can_check(repo):
             return True
-        if self.bases.reverts(repo, self.nodes[newer].base_sha or "", self._golds(path)):
+        if self._reverts(path, newer):
             return True
         if self._propagates(path, newer):
             return True
         link = (newer, self._linked(path, newer))
         self.refused[link] = min(self.refused.get(link, path), path, key=lambda p: (len(p), p))
         return False
+
+    def _reverts(self, path: Sequence[int], newer: int) -> bool:
+        """Whether `newer`'s stage is entered by reverting `path`'s gold patches at its base: they
+        revert, and no stage of `path` was replayed (whose later stages are replayed too)."""
+        node = self.nodes[newer]
+        if not self.bases.reverts(node.repo_id, node.base_sha or "", self._golds(path)):
+            return False
+        return self.fallback != ENTRY_REPLAY or ENTRY_REPLAY not in self.mechanisms(tuple(path))
 
     def _linked(self, path: tuple[int, ...], newer: int) -> int:
         """The latest stage of `path` that `newer` has a kept link to (a path's: its last)."""
@@ -597,11 +614,31 @@ class StageEntry:
             def also(start: int, end: int) -> bool:
                 return self._propagates(path[start:end], path[end])
 
+        if self.fallback == ENTRY_REPLAY:
+            return self._replay_run(path)
         return self.bases.enterable_run(repo, bases, self._golds(path), also)
+
+    def _replay_run(self, path: tuple[int, ...]) -> tuple[int, int]:
+        """`run` under the replay fallback: stage t of a run from `start` is entered by revert
+        or by replay (`_reverts`, `_propagates`), the earliest of the longest runs."""
+        best = (0, min(1, len(path)))
+        for start in range(len(path) - 1):
+            end = start + 1
+            while end < len(path) and (
+                self._reverts(path[start:end], path[end])
+                or self._propagates(path[start:end], path[end])
+            ):
+                end += 1
+            if end - start > best[1] - best[0]:
+                best = (start, end)
+            if best[1] - best[0] >= len(path) - start - 1:
+                break
+        return best
 
     def mechanisms(self, path: tuple[int, ...]) -> tuple[str, ...]:
         """How each stage of a kept chain is entered: by reverting the earlier gold patches at its
-        base (`revert`, the first stage's too), or by the fallback (`propagate` or `hunks`)."""
+        base (`revert`, the first stage's too), or by the fallback (`propagate`, `hunks` or
+        `replay`; after a replayed stage, `replay`)."""
         repo = self.nodes[path[0]].repo_id
         found: list[str] = [ENTRY_REVERT]
         for t in range(1, len(path)):
@@ -609,7 +646,8 @@ class StageEntry:
             reverts = not self.bases.can_check(repo) or self.bases.reverts(
                 repo, node.base_sha or "", self._golds(path[:t])
             )
-            found.append(ENTRY_REVERT if reverts else self.fallback)
+            replayed = self.fallback == ENTRY_REPLAY and ENTRY_REPLAY in found
+            found.append(ENTRY_REVERT if reverts and not replayed else self.fallback)
         return tuple(found)
 
     def fits(self, path: tuple[int, ...]) -> bool:

@@ -40,17 +40,34 @@ class EarlierStage:
     gold: str
 
 
-class Propagation:
-    """Answers, per repository clone, whether a stage can be entered by the fallback, and what it
-    withholds. Answers of git are cached (ancestry per commit pair, blobs per commit and path)."""
+class MergedInto:
+    """Per repository clone, whether an earlier stage's merge commit is an ancestor of a later
+    base (asked once per pair): the condition every fallback entry shares."""
 
     def __init__(self, clones: Mapping[int, str | None]) -> None:
         self.clones = {repo: path for repo, path in clones.items() if path and Path(path).exists()}
         self._ancestors: dict[tuple[int, str, str], bool] = {}
-        self._blobs: dict[tuple[int, str, str], str | None] = {}
 
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
+
+    def _is_ancestor(self, repo_id: int, older: str, newer: str) -> bool:
+        key = (repo_id, older, newer)
+        if key not in self._ancestors:
+            clone = self.clones[repo_id]
+            known = git.answer(clone, "merge-base", "--is-ancestor", older, newer,
+                               timeout=GIT_TIMEOUT)  # fmt: skip
+            self._ancestors[key] = bool(known)
+        return self._ancestors[key]
+
+
+class Propagation(MergedInto):
+    """Answers, per repository clone, whether a stage can be entered by the fallback, and what it
+    withholds. Answers of git are cached (ancestry per commit pair, blobs per commit and path)."""
+
+    def __init__(self, clones: Mapping[int, str | None]) -> None:
+        super().__init__(clones)
+        self._blobs: dict[tuple[int, str, str], str | None] = {}
 
     def enters(self, repo_id: int, base: str, earlier: Sequence[EarlierStage], gold: str) -> bool:
         """Whether stage t (base B_t, gold patch `gold`) can be entered by propagation after the
@@ -95,15 +112,6 @@ class Propagation:
                 added, deleted, _ = row.split("\t", 2)
                 lines += int(added) + int(deleted) if added.isdigit() and deleted.isdigit() else 0
         return lines
-
-    def _is_ancestor(self, repo_id: int, older: str, newer: str) -> bool:
-        key = (repo_id, older, newer)
-        if key not in self._ancestors:
-            clone = self.clones[repo_id]
-            known = git.answer(clone, "merge-base", "--is-ancestor", older, newer,
-                               timeout=GIT_TIMEOUT)  # fmt: skip
-            self._ancestors[key] = bool(known)
-        return self._ancestors[key]
 
     def _learn(self, repo_id: int, commit: str, paths: list[str]) -> None:
         """The blob of each of `paths` at `commit` (None: absent there), one `ls-tree` for all."""
