@@ -171,3 +171,27 @@ def test_the_build_enters_the_busy_pair_by_hunks_only(built: dict[str, Engine]) 
         assert build.graph["entered_by"] == {"revert": 1, "hunks": 1}
         rules = {rule["rule"]: rule for rule in build.rules}
         assert rules["stage_base_refused"]["links"] == 1  # #13 → #11
+
+
+def test_a_gold_patch_that_adds_a_submodule_is_read_without_failing(tmp_path: Path) -> None:
+    """numpy's build stopped here (IsADirectoryError, #19478 → #21955): an earlier gold patch
+    that adds a submodule, which the scratch work tree holds as a directory, and does not revert
+    whole at the later base, where history moved the submodule and rewrote a line of the patch.
+    As the sandbox reverts it, only the rewritten footer line is kept."""
+    repo = _history(tmp_path / "repo")
+
+    def commit(message: str, sub: str, footer: str) -> str:
+        git(repo.path, "update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/svml")
+        (repo.path / "src/table.py").write_text(TABLE_1.replace("rows shown", footer))
+        git(repo.path, "add", "src/table.py")
+        git(repo.path, "commit", "-q", "-m", message)
+        return git(repo.path, "rev-parse", "HEAD").strip()
+
+    merge = commit("Add svml and word the footer (#21)", "1" * 40, "rows listed")
+    base = commit("Move svml, word the footer again (#22)", "2" * 40, "rows in total")
+    entry = HunkEntry({7: str(repo.path)})
+    earlier = [EarlierStage(merge, _patch(repo, merge))]
+    assert "new file mode 160000" in earlier[0].gold
+    assert entry.reverts(7, base, [earlier[0].gold]) is False
+    kept = entry.kept(7, base, earlier)
+    assert kept is not None and (kept.hunks, kept.lines) == (1, {"src/table.py": {22}})

@@ -614,26 +614,14 @@ class StageEntry:
             def also(start: int, end: int) -> bool:
                 return self._propagates(path[start:end], path[end])
 
-        if self.fallback == ENTRY_REPLAY:
-            return self._replay_run(path)
-        return self.bases.enterable_run(repo, bases, self._golds(path), also)
+        entered: Callable[[int, int], bool] | None = None
+        if self.fallback == ENTRY_REPLAY:  # a revert after a replayed stage is no entry
 
-    def _replay_run(self, path: tuple[int, ...]) -> tuple[int, int]:
-        """`run` under the replay fallback: stage t of a run from `start` is entered by revert
-        or by replay (`_reverts`, `_propagates`), the earliest of the longest runs."""
-        best = (0, min(1, len(path)))
-        for start in range(len(path) - 1):
-            end = start + 1
-            while end < len(path) and (
-                self._reverts(path[start:end], path[end])
-                or self._propagates(path[start:end], path[end])
-            ):
-                end += 1
-            if end - start > best[1] - best[0]:
-                best = (start, end)
-            if best[1] - best[0] >= len(path) - start - 1:
-                break
-        return best
+            def entered(start: int, end: int) -> bool:
+                run = path[start:end]
+                return self._reverts(run, path[end]) or self._propagates(run, path[end])
+
+        return self.bases.enterable_run(repo, bases, self._golds(path), also, entered)
 
     def mechanisms(self, path: tuple[int, ...]) -> tuple[str, ...]:
         """How each stage of a kept chain is entered: by reverting the earlier gold patches at its

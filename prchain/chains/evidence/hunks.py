@@ -24,6 +24,7 @@ Conditions, each asked of git:
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,10 +137,15 @@ class HunkEntry(StageBases):
         return found
 
     def _restore(self, tree: Path, env: dict[str, str], paths: list[str]) -> None:
-        """The work tree's `paths` as the index has them (absent there: removed), and no `.rej`."""
+        """The work tree's `paths` as the index has them (absent there: removed), and no `.rej`.
+        A submodule's path is a directory there (numpy's svml): removed whole."""
         for path in paths:
-            (tree / path).unlink(missing_ok=True)
-            Path(f"{tree / path}.rej").unlink(missing_ok=True)
+            place = tree / path
+            if place.is_dir() and not place.is_symlink():
+                shutil.rmtree(place)
+            else:
+                place.unlink(missing_ok=True)
+            Path(f"{place}.rej").unlink(missing_ok=True)
         data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
         git.run(tree, "checkout-index", "-f", "-u", "-q", "-z", "--stdin", input=data, env=env,
                 check=False, timeout=GIT_TIMEOUT)  # fmt: skip

@@ -255,17 +255,24 @@ class StageBases:
         bases: Sequence[str],
         golds: Sequence[str],
         otherwise: Callable[[int, int], bool] | None = None,
+        entered: Callable[[int, int], bool] | None = None,
     ) -> tuple[int, int]:
         """The longest run [start, end) of consecutive stages that can all be entered, the
         earliest of equal runs: stage t of a run from `start` needs golds[start:t] to revert on
-        bases[t], or `otherwise(start, t)` to hold (the fallback entry)."""
+        bases[t], or `otherwise(start, t)` to hold (the fallback entry); or, where `entered` is
+        given, `entered(start, t)` decides alone."""
+
+        def enters(start: int, end: int) -> bool:
+            if entered is not None:
+                return entered(start, end)
+            return self.reverts(repo_id, bases[end], golds[start:end]) or (
+                otherwise is not None and otherwise(start, end)
+            )
+
         best = (0, min(1, len(bases)))
         for start in range(len(bases) - 1):
             end = start + 1
-            while end < len(bases) and (
-                self.reverts(repo_id, bases[end], golds[start:end])
-                or (otherwise is not None and otherwise(start, end))
-            ):
+            while end < len(bases) and enters(start, end):
                 end += 1
             if end - start > best[1] - best[0]:
                 best = (start, end)
