@@ -300,7 +300,10 @@ def test_a_replayed_stage_starts_at_b_t_with_the_agents_deviation_and_keeps_no_g
             "partial",
         )
         assert not transition.stopped and transition.carried_bytes == len(delta_2)
-        assert "=== README.md (kept as B_t has it; yours below) ===" in transition.revert_rejected_hunks
+        assert (
+            "=== README.md (kept as B_t has it; yours below) ==="
+            in transition.revert_rejected_hunks
+        )
         assert "My own calculator notes." in transition.revert_rejected_hunks
         assert env.read_file("README.md") == "# calc\n\nA tiny calculator.\n"  # B_3's, PR #4
         assert env.read_file("calc/ops.py") == mine  # the agent's, on B_3
