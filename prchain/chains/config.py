@@ -16,7 +16,7 @@ ProfileName = Literal["precise", "paper"]
 PROFILE_NAMES: tuple[str, ...] = get_args(ProfileName)
 
 # What each profile sets, where the config does not set the field itself. `precise` is the
-# defaults: links only where code backs the wording, chains as paths. `paper` is the seed paper's
+# defaults: links only where code backs the wording, chains as feature threads. `paper` is the seed paper's
 # reference topology: every referenced pair whose ends are stages is a link (no code evidence,
 # file overlap, gap or corroboration asked; analogy and list wording stay no link), chains as
 # feature threads. The stage-base check stays on in both: it is what the sandbox can enter.
@@ -134,14 +134,16 @@ class ChainsConfig(BaseModel):
     profile: ProfileName = Field(
         "precise",
         description="Named settings (PROFILES): `precise`, prchain's precision-first link rules "
-        "and path chains (the defaults); `paper`, the seed paper's reference topology (every "
+        "and feature-thread chains (the defaults); `paper`, the seed paper's reference topology (every "
         "referenced pair whose ends are stages) with feature-thread chains. A field set in the "
         "config or with --set wins over the profile.",
     )
     strategy: StrategyName = Field(
-        "semantic",
-        description="Chain strategy: semantic (each stage builds on the one before), thread (each "
-        "stage builds on some earlier stage of its chain), temporal or single.",
+        "thread",
+        description="Chain strategy: thread (each stage builds on some earlier stage of its chain; "
+        "the default since stages are entered by replay: on the seed's five repositories mined "
+        "from git, 611 stages and 17 % of chains with three or more, against 594 and 10 % as "
+        "paths), semantic (each stage builds on the one before), temporal or single.",
     )
     min_len: int = Field(2, ge=1, description="Shortest chain kept.")
     max_len: int = Field(5, ge=1, description="Longest chain kept (the paper uses 5).")

@@ -47,7 +47,7 @@ def chains() -> None:
 @click.option(
     "--strategy",
     type=click.Choice(STRATEGY_NAMES),
-    help="semantic (default), thread, temporal or single.",
+    help="thread (default), semantic, temporal or single.",
 )
 @click.option(
     "--min-len",

@@ -89,8 +89,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, Engine]:
         repo.path,
         root / "store.db",
         "acme/long",
-        # a stage that cannot be entered is what this history is about: not by replay
-        ChainsConfig(min_chain_code_lines=0, entry_fallback="hunks"),
+        # a path passing by a stage that cannot be entered is what this history is about: paths,
+        # and no entry by replay
+        ChainsConfig(min_chain_code_lines=0, entry_fallback="hunks", strategy="semantic"),
     )
 
 
@@ -154,7 +155,7 @@ def test_the_length_distribution_and_why_chains_stop(built: tuple[History, Engin
     built_again = runner.invoke(
         main,
         ["chains", "build", "--db", url, "--set", "chains.min_chain_code_lines=0",
-         "--set", "chains.entry_fallback=hunks"],
+         "--set", "chains.entry_fallback=hunks", "--strategy", "semantic"],
     )  # fmt: skip
     assert built_again.exit_code == 0, built_again.output
     rows = [line for line in built_again.output.splitlines() if line.startswith("│ ")]

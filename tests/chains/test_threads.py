@@ -91,7 +91,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("threads")
     repo = _history(root / "repo")
     return mine_and_build(
-        repo.path, root / "store.db", "acme/threads", ChainsConfig(min_chain_code_lines=0)
+        repo.path,
+        root / "store.db",
+        "acme/threads",
+        ChainsConfig(min_chain_code_lines=0, strategy="semantic"),
     )
 
 
@@ -133,7 +136,7 @@ def test_threads_form_where_paths_cannot(store: Engine) -> None:
 
 
 def test_profiles_are_named_settings_the_config_overrides() -> None:
-    assert ChainsConfig().profile == "precise" and ChainsConfig().strategy == "semantic"
+    assert ChainsConfig().profile == "precise" and ChainsConfig().strategy == "thread"
     paper = ChainsConfig(profile="paper")
     assert (paper.strategy, paper.code_links, paper.strong_needs_code) == ("thread", False, False)
     assert paper.min_overlap_by_strength == {} and paper.corroboration_signs == 0
