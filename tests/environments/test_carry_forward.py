@@ -215,13 +215,10 @@ README_HUNK = (
 )
 
 
-def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolves(
-    docker_client, calc_image, calc_chain
-) -> None:
-    """Stage 3 entered by hunks: g_2's ops hunks and g_1 revert, g_2's README hunk stays as B_3
-    has it (KEPT_HUNKS, not a revert failure). The agent's README change meets it: B_3's lines
-    are taken and the agent's recorded (partial, under the strict policy too), while its ops
-    change is carried; the gold agent ends at PR #3's merge commit exactly."""
+def busy_readme_chain(docker_client, calc_chain, entry: str, policy: str = "strict"):
+    """A sandbox on the calc chain whose stage 2 gold also adds README_HUNK (lines PR #4 rewrote
+    before B_3) and whose stage 3 is entered by `entry`, at the end of stage 2 worked by the gold
+    agent."""
     from dataclasses import replace
 
     from prchain.environments.config import EnvironmentConfig
@@ -229,9 +226,9 @@ def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolv
 
     stage_1, stage_2, stage_3 = calc_chain.stages[:3]
     gold_2 = stage_2.gold_patch.rstrip("\n") + "\n" + README_HUNK
-    stages = [stage_1, replace(stage_2, gold_patch=gold_2), replace(stage_3, entry="hunks")]
+    stages = [stage_1, replace(stage_2, gold_patch=gold_2), replace(stage_3, entry=entry)]
     env = DockerEnvironment(
-        EnvironmentConfig(conflict_policy="strict"), repo="acme/calc",
+        EnvironmentConfig(conflict_policy=policy), repo="acme/calc",
         clone_path=str(calc_chain.path), stages=stages, client=docker_client,
     ).start()  # fmt: skip
     try:
@@ -239,6 +236,21 @@ def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolv
         _write_gold(env, calc_chain, 1)
         env.enter_stage(2)
         _write_gold(env, calc_chain, 2)
+    except BaseException:
+        env.close()
+        raise
+    return env
+
+
+def test_a_stage_entered_by_hunks_keeps_what_does_not_revert_and_the_gold_resolves(
+    docker_client, calc_image, calc_chain
+) -> None:
+    """Stage 3 entered by hunks: g_2's ops hunks and g_1 revert, g_2's README hunk stays as B_3
+    has it (KEPT_HUNKS, not a revert failure). The agent's README change meets it: B_3's lines
+    are taken and the agent's recorded (partial, under the strict policy too), while its ops
+    change is carried; the gold agent ends at PR #3's merge commit exactly."""
+    env = busy_readme_chain(docker_client, calc_chain, "hunks")
+    try:
         env.write_file("README.md", README_MINE)
         transition = env.enter_stage(3)
         assert (transition.entry, transition.reverted, transition.outcome) == (
@@ -269,23 +281,12 @@ def test_a_replayed_stage_starts_at_b_t_with_the_agents_deviation_and_keeps_no_g
     its README line meets the one PR #4 rewrote: B_3's stays, the agent's is recorded (partial,
     whatever the policy). A clean room and a new container make the same C_3 without the
     agent's work (the host's copy of C_3's difference from B_3)."""
-    from dataclasses import replace
-
     from prchain.environments.config import EnvironmentConfig
     from prchain.environments.docker_env import DockerEnvironment
 
-    stage_1, stage_2, stage_3 = calc_chain.stages[:3]
-    gold_2 = stage_2.gold_patch.rstrip("\n") + "\n" + README_HUNK
-    stages = [stage_1, replace(stage_2, gold_patch=gold_2), replace(stage_3, entry="replay")]
-    env = DockerEnvironment(
-        EnvironmentConfig(conflict_policy="strict"), repo="acme/calc",
-        clone_path=str(calc_chain.path), stages=stages, client=docker_client,
-    ).start()  # fmt: skip
+    env = busy_readme_chain(docker_client, calc_chain, "replay")
+    stages = list(env.stages.values())
     try:
-        env.enter_stage(1)
-        _write_gold(env, calc_chain, 1)
-        env.enter_stage(2)
-        _write_gold(env, calc_chain, 2)
         ops_2 = env.read_file("calc/ops.py")
         mine = ops_2.replace("calc works on numbers", "numbers only, please")
         assert mine != ops_2
