@@ -10,13 +10,12 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.hunks import HunkEntry, changed_lines
 from prchain.chains.evidence.propagation import EarlierStage
 from prchain.dev.repos import git
 from prchain.store.models import ChainBuild
 from tests.support.history import History
-from tests.support.links import chain_entries, mine_and_build
+from tests.support.links import built_by_fallback, chain_entries
 
 TABLE = """def render(rows, width=80):
     lines = []
@@ -148,16 +147,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Engine]:
     """The same history built with each fallback."""
     root = tmp_path_factory.mktemp("entry-hunks")
     repo = _history(root / "repo")
-    config = ChainsConfig(min_chain_code_lines=0)
-    return {
-        fallback: mine_and_build(
-            repo.path,
-            root / f"{fallback}.db",
-            "acme/hunks",
-            config.model_copy(update={"entry_fallback": fallback}),
-        )
-        for fallback in ("none", "propagate", "hunks")
-    }
+    return built_by_fallback(repo.path, root, "acme/hunks", ("none", "propagate", "hunks"))
 
 
 def test_the_build_enters_the_busy_pair_by_hunks_only(built: dict[str, Engine]) -> None:

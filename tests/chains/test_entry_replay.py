@@ -10,12 +10,11 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from prchain.chains.config import ChainsConfig
 from prchain.chains.evidence.propagation import EarlierStage
 from prchain.chains.evidence.replay import Replay
 from prchain.store.models import ChainBuild
 from tests.support.history import History
-from tests.support.links import chain_entries, mine_and_build
+from tests.support.links import built_by_fallback, chain_entries
 
 REPORT = """def header(title):
     return title.upper()
@@ -81,16 +80,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Engine]:
     """The same history built with each fallback."""
     root = tmp_path_factory.mktemp("entry-replay")
     repo = _history(root / "repo")
-    config = ChainsConfig(min_chain_code_lines=0)
-    return {
-        fallback: mine_and_build(
-            repo.path,
-            root / f"{fallback}.db",
-            "acme/replay",
-            config.model_copy(update={"entry_fallback": fallback}),
-        )
-        for fallback in ("hunks", "replay")
-    }
+    return built_by_fallback(repo.path, root, "acme/replay", ("hunks", "replay"))
 
 
 def test_the_build_replays_the_busy_stage_and_every_stage_after_it(

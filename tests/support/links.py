@@ -23,6 +23,23 @@ def mine_and_build(repo: Path, store: Path, name: str, config: ChainsConfig) -> 
     return engine
 
 
+def built_by_fallback(
+    repo: Path, root: Path, name: str, fallbacks: tuple[str, ...]
+) -> dict[str, Engine]:
+    """The history at `repo` mined and built once per carry-forward fallback, each in its own
+    store under `root` (chains of any size)."""
+    config = ChainsConfig(min_chain_code_lines=0)
+    return {
+        fallback: mine_and_build(
+            repo,
+            root / f"{fallback}.db",
+            name,
+            config.model_copy(update={"entry_fallback": fallback}),
+        )
+        for fallback in fallbacks
+    }
+
+
 def links_by_number(engine: Engine) -> dict[tuple[int, int], ChainLink]:
     """Every stored link, keyed by (newer PR number, older PR number)."""
     with Session(engine, expire_on_commit=False) as session:
