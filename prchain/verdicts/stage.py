@@ -97,7 +97,7 @@ class StageSetup:
     base_sha: str
     gold_patch: str
     gold_test_patch: str
-    entry: str = ENTRY_REVERT  # how the sandbox enters it (revert, or propagate)
+    entry: str = ENTRY_REVERT  # how the sandbox enters it (stage_entry.ENTRIES)
     era: EraEnvironment | None = None  # None: `env setup` has not set its era up
     # its test patch was lent by a later stage (prchain/chains/building/lent.py): a test of it the
     # gold patch fails is not the stage's unless it passed before the gold patch

@@ -37,7 +37,7 @@ class EnvTransition(Base):
     )  # gold patches that did not revert cleanly
     revert_rejected_hunks: Mapped[str] = mapped_column(Text, default="")
     carried_bytes: Mapped[int] = mapped_column(default=0)  # size of the carried Δ_(t-1)
-    # How the stage base was made: revert, or propagate (the fallback; chain_stages.entry)
+    # How the stage base was made: revert, or a fallback (propagate, hunks, replay; chain_stages.entry)
     entry: Mapped[str] = mapped_column(String(20), default="revert", server_default="revert")
     stage_base: Mapped[str] = mapped_column(
         String(64), default=""
