@@ -216,6 +216,31 @@ def test_extras_assigned_by_subscript_count(repo: Path) -> None:
     assert extras(era.snap) == ["tests"]
 
 
+def test_the_extras_ci_installs_for_its_tests_are_installed(repo: Path) -> None:
+    """python-lsp-server 2022: its workflow runs `pip install -e .[all,test]`, and the tests of
+    its plugins import rope and pycodestyle, which only `all` brings (7 modules did not import).
+    A docs job's extra is not the suite's, nor a release workflow's (it runs no tests), nor is an
+    extra the project does not declare."""
+    pyproject = (
+        '[project]\nname = "python-lsp-server"\n\n[project.optional-dependencies]\n'
+        'all = ["rope>=0.10.5", "pycodestyle"]\ndocs = ["sphinx"]\ntest = ["pytest"]\n'
+    )
+    workflow = (
+        "jobs:\n  test:\n    steps:\n      - run: pip install -e .[all,test]\n      - run: pytest\n"
+        '  docs:\n    steps:\n      - run: pip install ".[docs, plugins]"\n'
+    )
+    release = "jobs:\n  publish:\n    steps:\n      - run: pip install .[release]\n"
+    files = {
+        "pyproject.toml": pyproject.replace(
+            'docs = ["sphinx"]', 'docs = ["sphinx"]\nrelease = ["twine"]'
+        ),
+        ".github/workflows/test-linux.yml": workflow,
+        ".github/workflows/release.yml": release,
+    }
+    era = era_of(repo, _commit(repo, files, "2022-11-03T10:00:00Z"))
+    assert extras(era.snap) == ["test", "all"]
+
+
 def test_tests_require_and_the_tox_env_of_the_interpreter_are_installed(repo: Path) -> None:
     """marshmallow 2013: unittest2 only in tests_require, unittest2py3k only in [testenv:py33]."""
     setup_py = (

@@ -195,11 +195,32 @@ def extras(snap: Snapshot) -> list[str]:
         names |= set(setup_cfg.options("options.extras_require"))
     # A dict literal (`"tests": [...]`) or an assignment (`EXTRAS_REQUIRE["tests"] = ...`, attrs).
     quoted = set(re.findall(r"['\"]([A-Za-z][\w-]*)['\"](?:\s*:|\]\s*=)", snap.text("setup.py")))
+    declared = names | quoted
     names |= quoted & set(TEST_EXTRAS + DEV_EXTRAS)
     tests = [n for n in TEST_EXTRAS if n in names]
     chosen = tests or [n for n in DEV_EXTRAS if n in names][:1]
-    # tox installs these for the suite (marshmallow 2019: `extras = tests,reco`, simplejson in reco).
-    return chosen + [n for n in tox_extras(snap) if n not in chosen]
+    # tox installs these for the suite (marshmallow 2019: `extras = tests,reco`, simplejson in reco),
+    # and so does CI (python-lsp-server 2022: `pip install -e .[all,test]`, rope only in `all`).
+    more = tox_extras(snap) + [n for n in ci_extras(snap) if n in declared]
+    return chosen + [n for n in dict.fromkeys(more) if n not in chosen]
+
+
+def ci_extras(snap: Snapshot) -> list[str]:
+    """The project's own extras CI installs (`pip install -e .[all,test]`) in a file that runs
+    the tests (pytest, tox, nox), a docs, lint or typing extra left out (dynaconf's release
+    workflow installs `.[release]`: not the suite's)."""
+    found: list[str] = []
+    for text in _ci_texts(snap):
+        if not re.search(r"\b(pytest|tox|nox)\b", text):
+            continue
+        for line in text.splitlines():
+            if "install" not in line:
+                continue
+            for group in re.findall(r"(?:^|[\s'\"=])\.\/?\[([\w\s,.-]+)\]", line):
+                for name in re.split(r"[\s,]+", group):
+                    if name and _test_requirements(name) and name not in found:
+                        found.append(name)
+    return found
 
 
 def tox_extras(snap: Snapshot) -> list[str]:
