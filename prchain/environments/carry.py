@@ -43,9 +43,7 @@ COPY_INDEX = 'cp -p .git/index "$GIT_INDEX_FILE" 2>/dev/null || rm -f "$GIT_INDE
 # What a stage's setup command left in the worktree: excluded from every diff and snapshot.
 SETUP_EXCLUDE = f"{WORKDIR}/{AGENT_STATE}/setup-exclude"
 NO_PREVIOUS_BASE = 97  # STAGE_BASE's exit where a propagated stage finds no C_(t−1) in the store
-NO_REPLAY = (
-    95  # STAGE_BASE's exit where a replayed stage's inputs do not apply where they were made
-)
+NO_REPLAY = 95  # STAGE_BASE's exit where a replayed stage's inputs do not apply as made
 TESTER = "tester"  # the user hidden tests run as, in a clean room; never the agent
 TESTER_HOME = "/tmp/tester-home"
 
@@ -445,12 +443,12 @@ rm -f {TESTER_HOME}/change.patch
 exit $rc
 """
 
-# Root reads a file of a published stage base ($1 = C_t, $2 = path); exit 3 when it has none.
 # Root: C_t's difference from B_t as STAGE_BASE made it for a replayed stage t ($1), byte for byte.
 REPLAYED_PATCH = f"""
 cat {ROOT_DIR}/replayed-"$1".patch
 """
 
+# Root reads a file of a published stage base ($1 = C_t, $2 = path); exit 3 when it has none.
 BASE_FILE = f"""
 git --git-dir={PUBLIC_DIR} cat-file -e "$1:$2" 2>/dev/null || exit 3
 exec git --git-dir={PUBLIC_DIR} cat-file blob "$1:$2"
@@ -504,8 +502,7 @@ class TransitionReport:
     reverted: list[int] = field(default_factory=list)
     revert_failed: list[int] = field(default_factory=list)
     kept_hunks: list[int] = field(default_factory=list)  # stages reverted by hunks (entry hunks)
-    replayed: bool = False  # entered by replay (entry replay)
-    replay_kept: bool = False  # ... where B_t's lines stayed against the agent's (the rejects)
+    replay_kept: bool = False  # entry replay: B_t's lines stayed against the agent's (the rejects)
     revert_rejects: str = ""
     revert_errors: str = ""
     rejects: str = ""
@@ -522,8 +519,6 @@ def parse_stage_base(output: str, report: TransitionReport) -> None:
             report.revert_failed.append(int(value))
         elif key == "KEPT_HUNKS":
             report.kept_hunks.append(int(value))
-        elif key == "REPLAYED":
-            report.replayed = True
         elif key == "REPLAY_KEPT":
             report.replay_kept = True
         elif key == "BASE":
