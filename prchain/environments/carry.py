@@ -170,7 +170,7 @@ collect_rejects() {
 # host has it (a clean room, a new container), is C_t's difference from B_t as made before;
 # else C_t is B_t with the agent's deviation from history applied three ways: its tree A_(t−1)
 # (C_(t−1), exit 97 where this store has none, and the tar's delta.patch, Δ_(t−1)) against
-# H_(t−1) (the 6th argument, B_(t−1), and the tar's history.patch, g_(t−1)). Where history
+# H_(t−1) (the 6th argument, B_(t−1), and the tar's gold-(t−1).patch, g_(t−1)). Where history
 # rewrote lines the agent wrote otherwise, B_t's lines stay (REPLAY_KEPT, the text after
 # @@REVERT_REJECTS). C_t's difference from B_t is left in $ROOT_DIR/replayed-t.patch for the host
 # (REPLAYED_PATCH); nothing of H, which holds gold code, leaves root's directory.
@@ -216,8 +216,9 @@ if [ "$entry" = replay ]; then
       2>>"$S/err" || {{ cat "$S/err"; exit {NO_REPLAY}; }}
     agent_tree=$(git write-tree) || exit 93
     on "$prev_base" || exit 92
-    [ ! -s "$S/history.patch" ] || git apply --index --binary --whitespace=nowarn "$S/history.patch" \\
-      2>>"$S/err" || {{ cat "$S/err"; exit {NO_REPLAY}; }}
+    g="$S/gold-$((t - 1)).patch"
+    ! grep -q '^diff ' "$g" || git apply --index --binary --whitespace=nowarn "$g" 2>>"$S/err" \\
+      || {{ cat "$S/err"; exit {NO_REPLAY}; }}
     history_tree=$(git write-tree) || exit 93
     git diff --binary --no-renames {DIFF_OPTIONS} "$history_tree" "$agent_tree" > "$S/deviation.patch"
     on "$base" || exit 92
@@ -249,7 +250,7 @@ if [ "$entry" = replay ]; then
       echo "REPLAY_KEPT $t"
     fi
   fi
-  rm -f "$S/delta.patch" "$S/history.patch" "$S/deviation.patch"
+  rm -f "$S/delta.patch" "$S/gold-$((t - 1)).patch" "$S/deviation.patch"
   git add -A
   git diff --cached --binary --no-renames {DIFF_OPTIONS} "$base" > "$S/replayed-$t.patch" || exit 93
   echo "REPLAYED $t"

@@ -405,10 +405,7 @@ class DockerEnvironment:
         carried Δ (bytes) after a move, None when the container stays."""
         if self.container_id and image == self.running_image:
             return None
-        carried = b""
-        if self.container_id and self.stage is not None:
-            self.end_agent_processes()
-            carried = self.cumulative_patch()
+        carried = self._delta_here()
         self.close()
         self.stage, self.stage_base, self.stage_start = None, "", ""
         self._start(image)
@@ -438,8 +435,7 @@ class DockerEnvironment:
         else:
             reverts = {j: reverted_part(self.stages[j].gold_patch) for j in range(t - 1, 0, -1)}
             golds = [j for j, patch in reverts.items() if patch.strip()]
-        whole = self._whole_base(t)
-        pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
+        whole, pack = self._whole_and_pack(t)
         feed = bool(golds or pack or propagated)
         entry = spec.entry if propagated or spec.entry == ENTRY_HUNKS else ENTRY_REVERT
         args = (str(t), whole.sha, "1" if feed else "0", entry, *map(str, golds))
@@ -469,19 +465,13 @@ class DockerEnvironment:
         """C_t of a replayed stage (carry.STAGE_BASE, `replay`): from Δ_(t−1) where given, else
         as made before (`self.replayed`), else as if the agent had changed nothing."""
         given = self.replayed.get(t) if delta is None else None
-        files = (
-            {f"given-{t}.patch": given}
-            if given is not None
-            else {
-                "delta.patch": delta or b"",
-                # H_(t−1) as the revert sees history: Go's module files stay as B_t has them
-                "history.patch": _ended(reverted_part(self.stages[t - 1].gold_patch)).encode(),
-            }
-        )
-        whole = self._whole_base(t)
-        pack = absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
+        # H_(t−1) is B_(t−1) with g_(t−1) as the revert sees history (Go's module files as B_t
+        # has them): gold-(t−1).patch, sent even where that part is empty (no file is left over)
+        golds = {} if given is not None else {t - 1: reverted_part(self.stages[t - 1].gold_patch)}
+        files = {f"given-{t}.patch": given} if given is not None else {"delta.patch": delta or b""}
+        whole, pack = self._whole_and_pack(t)
         args = (str(t), whole.sha, "1", ENTRY_REPLAY, self.stages[t - 1].base_sha)
-        text = self._made_base(t, args, gold_archive({}, pack, extra=files), container)
+        text = self._made_base(t, args, gold_archive(golds, pack, extra=files), container)
         if given is None:
             made = self._run(carry.REPLAYED_PATCH, str(t), user="root", container=container,
                              idempotent=True)  # fmt: skip
@@ -489,6 +479,11 @@ class DockerEnvironment:
                 raise EnvironmentFailure(f"reading stage {t}'s replayed base failed")
             self.replayed[t] = made.output
         return text
+
+    def _whole_and_pack(self, t: int) -> tuple[absent.WholeBase, bytes]:
+        """B_t as `_whole_base` gives it, and the pack of its stand-in where one is needed."""
+        whole = self._whole_base(t)
+        return whole, absent.pack(self.clone_path, whole.sha) if whole.stands_in else b""
 
     def _whole_base(self, t: int) -> absent.WholeBase:
         """B_t as the host's clone gives it whole: itself, or a stand-in without the files whose
@@ -591,8 +586,3 @@ class DockerEnvironment:
 
     def _remove(self, container: str) -> None:
         self.client.remove_container(container)
-
-
-def _ended(patch: str) -> str:
-    """A patch as `git apply` reads it: its last line ended ("" stays empty)."""
-    return patch if not patch or patch.endswith("\n") else patch + "\n"

@@ -40,7 +40,7 @@ from prchain.chains.evidence.loading import load_repos
 from prchain.chains.evidence.nodes import PRNode
 from prchain.chains.evidence.propagation import EarlierStage, Propagation
 from prchain.chains.evidence.replay import Replay
-from prchain.chains.evidence.revertible import StageBases
+from prchain.chains.evidence.revertible import StageBases, longest_run
 from prchain.chains.reading.patches import SplitPatch, split_patch
 from prchain.chains.rulebook import RuleName
 from prchain.chains.rules.codelinks import (
@@ -607,21 +607,13 @@ class StageEntry:
         repo = self.nodes[path[0]].repo_id
         if not self.bases.can_check(repo):
             return 0, len(path)
-        bases = [self.nodes[pr].base_sha or "" for pr in path]
-        also: Callable[[int, int], bool] | None = None
-        if self.propagation is not None:
-
-            def also(start: int, end: int) -> bool:
-                return self._propagates(path[start:end], path[end])
-
-        entered: Callable[[int, int], bool] | None = None
-        if self.fallback == ENTRY_REPLAY:  # a revert after a replayed stage is no entry
-
-            def entered(start: int, end: int) -> bool:
-                run = path[start:end]
-                return self._reverts(run, path[end]) or self._propagates(run, path[end])
-
-        return self.bases.enterable_run(repo, bases, self._golds(path), also, entered)
+        return longest_run(
+            len(path),
+            lambda start, end: (
+                self._reverts(path[start:end], path[end])
+                or self._propagates(path[start:end], path[end])
+            ),
+        )
 
     def mechanisms(self, path: tuple[int, ...]) -> tuple[str, ...]:
         """How each stage of a kept chain is entered: by reverting the earlier gold patches at its

@@ -255,30 +255,32 @@ class StageBases:
         bases: Sequence[str],
         golds: Sequence[str],
         otherwise: Callable[[int, int], bool] | None = None,
-        entered: Callable[[int, int], bool] | None = None,
     ) -> tuple[int, int]:
         """The longest run [start, end) of consecutive stages that can all be entered, the
         earliest of equal runs: stage t of a run from `start` needs golds[start:t] to revert on
-        bases[t], or `otherwise(start, t)` to hold (the fallback entry); or, where `entered` is
-        given, `entered(start, t)` decides alone."""
+        bases[t], or `otherwise(start, t)` to hold (the fallback entry)."""
+        return longest_run(
+            len(bases),
+            lambda start, end: (
+                self.reverts(repo_id, bases[end], golds[start:end])
+                or (otherwise is not None and otherwise(start, end))
+            ),
+        )
 
-        def enters(start: int, end: int) -> bool:
-            if entered is not None:
-                return entered(start, end)
-            return self.reverts(repo_id, bases[end], golds[start:end]) or (
-                otherwise is not None and otherwise(start, end)
-            )
 
-        best = (0, min(1, len(bases)))
-        for start in range(len(bases) - 1):
-            end = start + 1
-            while end < len(bases) and enters(start, end):
-                end += 1
-            if end - start > best[1] - best[0]:
-                best = (start, end)
-            if best[1] - best[0] >= len(bases) - start - 1:
-                break  # no later start can make a longer run
-        return best
+def longest_run(length: int, enters: Callable[[int, int], bool]) -> tuple[int, int]:
+    """The longest run [start, end) of `length` consecutive stages where `enters(start, t)` holds
+    for each stage t after the run's first, the earliest of equal runs."""
+    best = (0, min(1, length))
+    for start in range(length - 1):
+        end = start + 1
+        while end < length and enters(start, end):
+            end += 1
+        if end - start > best[1] - best[0]:
+            best = (start, end)
+        if best[1] - best[0] >= length - start - 1:
+            break  # no later start can make a longer run
+    return best
 
 
 def _numstat_paths(out: bytes) -> frozenset[str]:
