@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prchain.chains.evidence.propagation import EarlierStage
+from prchain.chains.evidence.propagation import EarlierStage, MergedInto
 from prchain.chains.evidence.revertible import GIT_TIMEOUT, StageBases
 from prchain.core import git
 from prchain.core.errors import GitError
@@ -49,15 +49,15 @@ class Kept:
     hunks: int = 0
 
 
-class HunkEntry(StageBases):
+class HunkEntry(StageBases, MergedInto):
     """Answers, per repository clone, whether a stage can be entered by hunks after its earlier
     stages, and what it keeps of B_t. The reverts run in the scratch work tree of `StageBases`
     (the clone is only read), with the files the patches touch and B_t's `.gitattributes`
     checked out, as the sandbox's worktree has them."""
 
     def __init__(self, clones: Mapping[int, str | None]) -> None:
-        super().__init__(clones)
-        self._ancestors: dict[tuple[int, str, str], bool] = {}
+        StageBases.__init__(self, clones)
+        MergedInto.__init__(self, clones)
         self._kept: dict[tuple[int, str, tuple[tuple[str, str], ...]], Kept | None] = {}
 
     def enters(self, repo_id: int, base: str, earlier: Sequence[EarlierStage], gold: str) -> bool:
@@ -65,7 +65,7 @@ class HunkEntry(StageBases):
         `earlier` stages (oldest first)."""
         if not earlier or not base or repo_id not in self.clones:
             return False
-        if not all(s.merge_sha and self._is_ancestor(repo_id, s.merge_sha, base) for s in earlier):
+        if not self.all_merged(repo_id, earlier, base):
             return False
         kept = self.kept(repo_id, base, earlier)
         if kept is None:
@@ -161,14 +161,6 @@ class HunkEntry(StageBases):
                        timeout=GIT_TIMEOUT).stdout.decode(errors="replace")  # fmt: skip
         blocks = [(int(a), int(b or 1), int(c), int(d or 1)) for a, b, c, d in _RANGE.findall(diff)]
         return {n for line in lines for n in _carried(line, blocks)}
-
-    def _is_ancestor(self, repo_id: int, older: str, newer: str) -> bool:
-        key = (repo_id, older, newer)
-        if key not in self._ancestors:
-            known = git.answer(self.clones[repo_id], "merge-base", "--is-ancestor", older, newer,
-                               timeout=GIT_TIMEOUT)  # fmt: skip
-            self._ancestors[key] = bool(known)
-        return self._ancestors[key]
 
 
 def _carried(line: int, blocks: list[tuple[int, int, int, int]]) -> list[int]:

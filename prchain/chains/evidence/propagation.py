@@ -51,6 +51,10 @@ class MergedInto:
     def can_check(self, repo_id: int) -> bool:
         return repo_id in self.clones
 
+    def all_merged(self, repo_id: int, earlier: Sequence[EarlierStage], base: str) -> bool:
+        """Whether every `earlier` stage has a merge commit that is an ancestor of `base`."""
+        return all(s.merge_sha and self._is_ancestor(repo_id, s.merge_sha, base) for s in earlier)
+
     def _is_ancestor(self, repo_id: int, older: str, newer: str) -> bool:
         key = (repo_id, older, newer)
         if key not in self._ancestors:
@@ -74,7 +78,7 @@ class Propagation(MergedInto):
         `earlier` stages (oldest first)."""
         if not earlier or not base or repo_id not in self.clones:
             return False
-        if not all(s.merge_sha and self._is_ancestor(repo_id, s.merge_sha, base) for s in earlier):
+        if not self.all_merged(repo_id, earlier, base):
             return False
         touched = set(patch_paths(gold))
         return not any(path in touched for path in self.withheld(repo_id, base, earlier))

@@ -33,4 +33,4 @@ class Replay(MergedInto):
         del gold
         if not earlier or not base or repo_id not in self.clones:
             return False
-        return all(s.merge_sha and self._is_ancestor(repo_id, s.merge_sha, base) for s in earlier)
+        return self.all_merged(repo_id, earlier, base)
