@@ -6,6 +6,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,13 @@ from prchain.dev.repos import git
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Plan
 from prchain.environments.eras.era import era_of
+from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.python import (
     REQUIREMENTS,
     choose_interpreter,
+    constraint_set,
     extras,
+    poetry_dev,
     requirement_files,
     tox_deps,
     tox_env_deps,
@@ -174,9 +178,6 @@ def test_the_era_key_follows_the_environment_not_every_change(repo: Path) -> Non
 
 def test_tox_factor_alternatives_give_one_requirement_per_package() -> None:
     """pluggy 2015: `pytest27: pytest>=2.7,<2.8` and `pytest: pytest>=2.8.0.dev1` are alternatives."""
-    from datetime import UTC, datetime
-
-    from prchain.environments.eras.manifests import Snapshot
 
     tox = (
         "[testenv]\ndeps=\n    pytest27: pytest>=2.7.0,<2.8.0\n    pytest: pytest>=2.8.0.dev1\n"
@@ -239,6 +240,33 @@ def test_the_extras_ci_installs_for_its_tests_are_installed(repo: Path) -> None:
     }
     era = era_of(repo, _commit(repo, files, "2022-11-03T10:00:00Z"))
     assert extras(era.snap) == ["test", "all"]
+
+
+def test_poetry_dev_groups_keep_their_constraints() -> None:
+    """strawberry 2023-06: `channels = "^3.0.5"` in its dev group, read as a bare name, installed
+    channels 4.0 under the era's date cutoff, and its test helpers' daphne import failed. A caret,
+    a table with extras and a python marker, a list of constraints and a path dependency."""
+    pyproject = (
+        '[tool.poetry]\nname = "strawberry-graphql"\n\n[tool.poetry.dependencies]\n'
+        'python = "^3.7"\n\n[tool.poetry.group.dev.dependencies]\nchannels = "^3.0.5"\n'
+        'pytest-xdist = {extras = ["psutil"], version = "^3.1.0"}\n'
+        'starlite = {version = ">=1.48.0", python = ">=3.8", extras = ["testing"]}\n'
+        'numpy = [{version = "^1.21", python = "<3.12"}, {version = "^1.26", python = ">=3.12"}]\n'
+        'local-helper = {path = "./helper"}\nrequests = "*"\n\n'
+        '[tool.poetry.group.docs.dependencies]\nsphinx = "^6"\n'
+    )
+    snap = Snapshot("0" * 40, datetime(2023, 6, 1, tzinfo=UTC), {"pyproject.toml": pyproject})
+    assert poetry_dev(snap) == [
+        "channels<4.0.0,>=3.0.5",
+        "pytest-xdist[psutil]<4.0.0,>=3.1.0",
+        'starlite[testing]>=1.48.0; python_version >= "3.8"',
+        'numpy<2.0,>=1.21; python_version < "3.12"',
+        'numpy<2.0,>=1.26; python_version >= "3.12"',
+        "local-helper",
+        "requests",
+    ]
+    found = constraint_set(snap, "3.11", relax=False)
+    assert "channels<4.0.0,>=3.0.5" in found.requirements
 
 
 def test_tests_require_and_the_tox_env_of_the_interpreter_are_installed(repo: Path) -> None:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+from poetry.core.factory import Factory
 
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import ECOSYSTEMS, Plan
@@ -536,11 +538,45 @@ def _package(requirement: str) -> str:
 
 
 def poetry_dev(snap: Snapshot) -> list[str]:
+    """Poetry's dev dependencies and test groups as PEP 508 requirements, its own constraint
+    syntax (`^3.0.5`, `~1.2`, tables with `python`, `extras`, `markers`, lists of them) read by
+    poetry-core: a caret keeps the next major release out. Read as bare names, strawberry's
+    `channels = "^3.0.5"` installed channels 4.0 in its 2023 eras, whose test helpers need
+    daphne (every test module failed to import). A path, git or URL dependency stays a bare
+    name, as before."""
     poetry = _get(_toml(snap), "tool", "poetry")
-    names = list(_get(poetry, "dev-dependencies"))
-    for group in (*TEST_EXTRAS, "dev"):
-        names += list(_get(poetry, "group", group, "dependencies"))
-    return [n for n in names if n != "python"]
+    tables = [_get(poetry, "dev-dependencies")]
+    tables += [_get(poetry, "group", group, "dependencies") for group in (*TEST_EXTRAS, "dev")]
+    found = []
+    for table in tables:
+        for name, spec in table.items() if isinstance(table, dict) else ():
+            if name != "python":
+                found += _poetry_requirements(name, spec)
+    return found
+
+
+def _poetry_requirements(name: str, spec: Any) -> list[str]:
+    """One poetry dependency as PEP 508 requirements (one per entry of a list of constraints)."""
+    found = []
+    for one in spec if isinstance(spec, list) else [spec]:
+        try:
+            dependency = Factory.create_dependency(name, one)
+        except (ValueError, TypeError, AttributeError, KeyError):
+            found.append(name)
+            continue
+        if (
+            dependency.is_vcs()
+            or dependency.is_file()
+            or dependency.is_directory()
+            or dependency.is_url()
+        ):
+            found.append(name)
+            continue
+        try:
+            found.append(str(Requirement(dependency.to_pep_508())))
+        except InvalidRequirement:
+            found.append(name)
+    return found
 
 
 def tool_dev_groups(snap: Snapshot) -> list[tuple[str, str]]:
