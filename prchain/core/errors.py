@@ -112,6 +112,13 @@ class ExecOutputLost(EnvironmentFailure):
     hint = "the Docker stream lost a command's output; rerun: finished work is kept and resumes"
 
 
+class CommandTooLong(EnvironmentFailure):
+    """The kernel refused to start an exec: one of its arguments is longer than it takes (128 KiB
+    on 4 KiB pages), or all of them together are. Nothing ran; running it again cannot help."""
+
+    hint = "pass large content through a file or standard input, not as one argument"
+
+
 class NoShellInImage(EnvironmentFailure):
     """The engine could not start `sh` in a container. Every exec runs in a small sh wrapper
     (prchain.environments.exec_stream), so nothing can run there; running again cannot help."""

@@ -26,6 +26,7 @@ from requests.exceptions import ReadTimeout
 
 from prchain.core.errors import (
     BuildFailed,
+    CommandTooLong,
     ContainerDied,
     EnvironmentFailure,
     ExecOutputLost,
@@ -647,12 +648,19 @@ class DockerClient:
             raise ContainerDied(f"container {container_id[:12]} is not running") from exc
 
     def _raise_if_not_started(self, call: _Exec, code: int, output: bytes) -> None:
-        """A missing trailer with the engine's own message (exit 126/127) in place of the output:
-        the wrapper never started, so no output was lost and no rerun can help."""
-        found = not_started(output) if code in (126, 127) else None
+        """A missing trailer with the engine's own message (exit 126/127, or 1 for an argument
+        list too long) in place of the output: the wrapper never started, so no output was lost
+        and no rerun can help."""
+        found = not_started(output) if code in (1, 126, 127) else None
         if found is None:
             return
         why, said = found
+        if why == "too long":
+            size = sum(len(arg.encode()) for arg in call.argv)
+            raise CommandTooLong(
+                f"the engine could not start a command of {size:,} bytes in container "
+                f"{call.container_id[:12]}: {said}"
+            )
         try:
             image = str(self.api.inspect_container(call.container_id)["Config"]["Image"])
         except NotFound:

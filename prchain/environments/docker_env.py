@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Self
 
-from prchain.core.errors import ConfigError, EnvironmentFailure
+from prchain.core.errors import CommandTooLong, ConfigError, EnvironmentFailure
 from prchain.environments import absent, carry, cleanup
 from prchain.environments.clean_room import DockerCleanRoom
 from prchain.environments.config import EnvironmentConfig
@@ -225,20 +225,31 @@ class DockerEnvironment:
     # ---- the agent's interface ------------------------------------------------------------------
 
     def execute(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run a shell command as the agent in /work/repo; killed (with its children) at the timeout."""
+        """Run a shell command as the agent in /work/repo; killed (with its children) at the timeout.
+        A command longer than the kernel takes as one argument did not run: the agent reads that
+        as a shell would say it (exit 126), and the rollout goes on."""
         if not self.container_id:
             self.start()
         assert self.container_id
-        return run_command(
-            self.client,
-            self.container_id,
-            command,
-            user=AGENT,
-            workdir=carry.WORKDIR,
-            env=AGENT_ENV,
-            timeout=timeout or self.config.command_timeout,
-            max_output=self.config.max_output_bytes,
-        )
+        try:
+            return run_command(
+                self.client,
+                self.container_id,
+                command,
+                user=AGENT,
+                workdir=carry.WORKDIR,
+                env=AGENT_ENV,
+                timeout=timeout or self.config.command_timeout,
+                max_output=self.config.max_output_bytes,
+            )
+        except CommandTooLong:
+            size = len(command.encode())
+            said = (
+                f"bash: argument list too long: this command is {size:,} bytes, more than one "
+                "command can carry (128 KiB); nothing ran. Write large content in parts: "
+                "several smaller commands, or the editor."
+            )
+            return ExecResult(said, 126)
 
     def _abs(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(carry.WORKDIR, path))

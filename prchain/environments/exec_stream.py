@@ -25,12 +25,14 @@ WRAPPER = (
 TRAILER_ROOM = 64  # bytes the tail keeps beyond its share of the limit, for the trailer line
 _STATUS = re.compile(rb"\d{1,3}\n")
 
-NotStarted = Literal["no shell", "no user"]
-# What the engine writes in the stream, as the whole output and with exit 126 or 127, when it could
-# not start the exec at all: no `sh` for the wrapper (runc: exec: "sh": executable file not found
-# in $PATH; crun: executable file `sh` not found), or no `user` (name[:group]) in the image's
-# /etc/passwd or /etc/group (the engine's own lookup: unable to find user X: no matching entries
-# in passwd file).
+NotStarted = Literal["no shell", "no user", "too long"]
+# What the engine writes in the stream, as the whole output, when it could not start the exec at
+# all: no `sh` for the wrapper (exit 126 or 127; runc: exec: "sh": executable file not found in
+# $PATH; crun: executable file `sh` not found), no `user` (name[:group]) in the image's /etc/passwd
+# or /etc/group (the engine's own lookup: unable to find user X: no matching entries in passwd
+# file), or an argument longer than the kernel takes (E2BIG: one argument past MAX_ARG_STRLEN,
+# 128 KiB on 4 KiB pages, or all of them past ARG_MAX; runc 1.1: exec /usr/bin/sh: argument list
+# too long, exit 1).
 _NOT_STARTED: dict[NotStarted, re.Pattern[bytes]] = {
     "no shell": re.compile(
         rb'OCI runtime exec failed: .*["`]sh["`].*(?:not found|no such file)', re.I
@@ -38,6 +40,7 @@ _NOT_STARTED: dict[NotStarted, re.Pattern[bytes]] = {
     "no user": re.compile(
         rb"unable to find (?:user|group) \S+: no matching entries in (?:passwd|group) file"
     ),
+    "too long": re.compile(rb"exec\b.*\bsh\b.*: argument list too long", re.I),
 }
 
 

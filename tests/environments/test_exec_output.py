@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from prchain.core.errors import ExecOutputLost, NoShellInImage, UserNotInImage
+from prchain.core.errors import CommandTooLong, ExecOutputLost, NoShellInImage, UserNotInImage
 from prchain.environments.exec_stream import NONCE_VAR, Bounded, not_started
 from tests.support.docker_fixtures import CALC_REPO
 from tests.support.exec_proxy import ExecProxy
@@ -27,6 +27,8 @@ NO_SH = (
 # What it writes (stdout, exit 126) when the exec's user is not in the image's /etc/passwd; with a
 # `user:group` whose group is missing: unable to find group G: no matching entries in group file.
 NO_USER = b"unable to find user root: no matching entries in passwd file\r\n"
+# What Docker 26 (runc 1.1) writes, with exit 1, when an argument is past the kernel's MAX_ARG_STRLEN.
+TOO_LONG = b"exec /usr/bin/sh: argument list too long\n"
 
 
 # ---- the bounded buffer and its trailer (no engine) ---------------------------------------------
@@ -90,6 +92,9 @@ def test_only_the_last_trailer_is_the_wrappers() -> None:
         (b"unable to find user root: permission denied\r\n", None),  # not the lookup's miss
         (b"building...\n" + NO_USER, None),  # more than the engine's one line: a command's output
         (NO_SH + NO_USER, None),
+        (TOO_LONG, "too long"),
+        (b'OCI runtime exec failed: exec failed: exec: "sh": argument list too long', "too long"),
+        (b"xargs: argument list too long\n", None),  # a command's own word, not the engine's
         (b"", None),
     ],
 )
@@ -222,6 +227,17 @@ def test_an_image_without_sh_fails_at_once_and_says_so(
     with pytest.raises(NoShellInImage, match="prchain-test-nosh-.* has no POSIX shell at /bin/sh"):
         _sh(proxied, shell_less, "true", idempotent=True)
     assert len(proxy.starts) == 1 and not proxy.spoiled
+
+
+@pytest.mark.docker
+def test_an_argument_past_the_kernels_limit_fails_at_once_and_says_so(
+    proxied: Any, proxy: ExecProxy, container: str
+) -> None:
+    """Not ExecOutputLost after three runs: the kernel refused to start it, so nothing ran."""
+    with pytest.raises(CommandTooLong, match=r"a command of 140,0\d\d bytes .* too long"):
+        _sh(proxied, container, "true " + "a" * 140_000, idempotent=True)
+    assert len(proxy.starts) == 1 and not proxy.spoiled
+    assert _sh(proxied, container, "echo " + "a" * 120_000).output == b"a" * 120_000 + b"\n"
 
 
 @pytest.fixture

@@ -88,6 +88,23 @@ def test_long_output_is_truncated_with_a_marker(make_env) -> None:
     assert not small.truncated and small.output == "hi\n"
 
 
+def test_a_command_longer_than_one_argument_can_be_is_refused_and_the_sandbox_goes_on(
+    make_env,
+) -> None:
+    """A heredoc past 128 KiB (a gold patch the agent pastes, a file written in one go) does not
+    start: the agent reads why, as a shell would say it, and its next command runs. It had ended
+    the rollout with ExecOutputLost (the engine's E2BIG line in place of the wrapper's trailer)."""
+    env = make_env()
+    body = "x" * 79 + "\n"
+    command = f"cat > big.txt <<'END'\n{body * 1700}END\n"  # 136,000 bytes of heredoc
+    refused = env.execute(command)
+    assert refused.exit_code == 126 and "argument list too long" in refused.output
+    assert f"{len(command.encode()):,} bytes" in refused.output and "nothing ran" in refused.output
+    assert env.execute("test -e big.txt").exit_code == 1
+    fits = env.execute(f"cat > big.txt <<'END'\n{body * 1500}END\nwc -c < big.txt")
+    assert (fits.exit_code, fits.output.strip()) == (0, "120000")
+
+
 def test_files_round_trip_and_errors_are_typed(make_env) -> None:
     env = make_env()
     env.enter_stage(1)
