@@ -40,7 +40,8 @@ def _manifest(name: str, version: str, edition: str = "2018") -> dict[str, str]:
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[tuple[CratesIndex, dict[str, str]]]:
     """widget 1.0.0 (2018), 1.1.0 (2020), 1.2.0 (2024, edition 2024); ancient 0.1.0 (no time);
-    newborn 0.1.0 (2024 only). Yields the index and each release's line by `name@version`."""
+    newborn 0.1.0 (2024 only); retired 0.2.0 and 0.2.1 (2019, both yanked). Yields the index and
+    each release's line by `name@version`."""
     root = tmp_path / "registry"
     lines = {}
     with CratesIndex(root) as served:
@@ -53,6 +54,11 @@ def index(tmp_path: Path) -> Iterator[tuple[CratesIndex, dict[str, str]]]:
         ):
             files = _manifest(name, version, edition)
             lines[f"{name}@{version}"] = publish(root, name, version, files, pubtime=when)
+        for version in ("0.2.0", "0.2.1"):  # a series yanked whole (after the date, or not)
+            files = _manifest("retired", version)
+            lines[f"retired@{version}"] = publish(
+                root, "retired", version, files, yanked=True, pubtime="2019-01-01T00:00:00Z"
+            )
         yield served, lines
 
 
@@ -102,6 +108,41 @@ def test_lines_published_after_the_cutoff_go_and_the_rest_stay_byte_for_byte() -
     )
 
 
+def test_a_series_yanked_whole_is_served_unyanked_and_one_release_standing_keeps_it_yanked() -> (
+    None
+):
+    """tokio 0.2 (2020) asks `security-framework = "0.2"`, every 0.2 release of which is yanked
+    now: cargo found nothing to resolve to and all five of its eras stayed unverified."""
+    text = (
+        '{"name":"s","vers":"0.2.0","yanked":true,"pubtime":"2018-03-24T16:22:44Z"}\n'
+        '{"name":"s", "vers": "0.2.4", "yanked": true, "pubtime":"2019-03-02T16:31:55Z"}\n'
+        '{"name":"s","vers":"0.3.3","yanked":true,"pubtime":"2019-11-06T16:18:34Z"}\n'
+        '{"name":"s","vers":"0.3.4","yanked":false,"pubtime":"2019-11-21T23:42:11Z"}\n'
+        '{"name":"s","vers":"0.0.7","yanked":true}\n'
+        '{"name":"s","vers":"1.0.0-beta.1","yanked":true,"pubtime":"2020-01-01T00:00:00Z"}\n'
+        '{"name":"s","vers":"2.0.0","yanked":true,"pubtime":"2020-06-01T00:00:00Z"}\n'
+        '{"name":"s","vers":"2.1.0","yanked":false,"pubtime":"2022-01-01T00:00:00Z"}\n'
+    )
+    served = dated.dated(text, dated.moment(CUTOFF)).splitlines()
+    yanked = {json.loads(line)["vers"]: json.loads(line)["yanked"] for line in served}
+    assert yanked == {
+        "0.2.0": False,  # the whole 0.2 series was yanked: served as the era resolved it
+        "0.2.4": False,
+        "0.3.3": True,  # 0.3.4 stands: cargo takes it, as it did then
+        "0.3.4": False,
+        "0.0.7": False,  # 0.0.7 is a series of its own
+        "1.0.0-beta.1": True,  # a pre-release is no series: never chosen by a plain requirement
+        "2.0.0": False,  # 2.1.0 came after the cutoff
+    }
+    assert served[2:4] == text.splitlines()[2:4]  # the rest byte for byte
+    assert [dated.series(v) for v in ("1.4.2", "0.2.4", "0.0.3", "1.0.0-rc.1")] == [
+        (1,),
+        (0, 2),
+        (0, 0, 3),
+        None,
+    ]
+
+
 def test_the_view_serves_each_crate_as_of_the_cutoff(
     view: tuple[str, dict[str, str]], index: tuple[CratesIndex, dict[str, str]]
 ) -> None:
@@ -148,7 +189,8 @@ def test_an_unreachable_upstream_is_a_502_with_its_reason(tmp_path: Path) -> Non
 def test_the_hosts_cargo_resolves_through_the_view_to_the_release_of_the_date(
     view: tuple[str, dict[str, str]], tmp_path: Path
 ) -> None:
-    """A crate asking widget = "1" with no Cargo.lock: 1.1.0 (2020), not 1.2.0 (edition 2024)."""
+    """A crate asking widget = "1" with no Cargo.lock: 1.1.0 (2020), not 1.2.0 (edition 2024);
+    retired = "0.2", its series yanked whole: 0.2.1."""
     if not os.access(CARGO, os.X_OK):
         pytest.skip("no cargo on this machine")
     url, lines = view
@@ -159,7 +201,7 @@ def test_the_hosts_cargo_resolves_through_the_view_to_the_release_of_the_date(
     (crate / "src").mkdir(parents=True)
     (crate / "Cargo.toml").write_text(
         '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2018"\n\n'
-        '[dependencies]\nwidget = "1"\nancient = "0.1"\n'
+        '[dependencies]\nwidget = "1"\nancient = "0.1"\nretired = "0.2"\n'
     )
     (crate / "src" / "lib.rs").write_text("")
     env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
@@ -182,6 +224,7 @@ def test_the_hosts_cargo_resolves_through_the_view_to_the_release_of_the_date(
         f'checksum = "{widget["cksum"]}"'
     ) in lock
     assert 'name = "ancient"\nversion = "0.1.0"' in lock
+    assert 'name = "retired"\nversion = "0.2.1"' in lock  # its series yanked whole
 
 
 # ---- plans and stand-ins ------------------------------------------------------------------------

@@ -12,7 +12,12 @@ reads). The server proxies the upstream index and answers:
   publishes here);
 * `/<index path>`: the upstream file with every line published after the cutoff removed, each
   kept line byte for byte; a line without `pubtime` is kept (no date says it is newer); a crate
-  with no release left is 404, as for a crate that does not exist.
+  with no release left is 404, as for a crate that does not exist. One change to a kept line:
+  where every release of a semver-compatible series (`0.2.*`, `1.*`) kept is yanked, those
+  releases are served unyanked. The index keeps no time of a yank, and a series yanked whole
+  leaves a requirement in it nothing to resolve to, which the era's own builds did (tokio 0.2's
+  `security-framework = "0.2"`, every 0.2 release yanked since); where one release of the series
+  stands, cargo takes it, as it did then.
 
 The cargo that reads it (`registry = "sparse+http://127.0.0.1:<port>/"`, in place of crates-io)
 writes Cargo.lock with crates.io's own source and checksums, so the vendoring that follows fetches
@@ -60,7 +65,8 @@ def published(line: str) -> datetime | None:
 
 
 def dated(text: str, cutoff: datetime) -> str:
-    """The lines of an index file published by `cutoff`, unchanged (a line without a time kept)."""
+    """The lines of an index file published by `cutoff` (a line without a time kept), unchanged
+    but for a series yanked whole, whose releases are served unyanked."""
     kept = []
     for line in text.splitlines(keepends=True):
         if not line.strip():
@@ -68,7 +74,39 @@ def dated(text: str, cutoff: datetime) -> str:
         when = published(line)
         if when is None or when <= cutoff:
             kept.append(line if line.endswith("\n") else line + "\n")
-    return "".join(kept)
+    return "".join(unyank_whole_series(kept))
+
+
+_YANKED = re.compile(r'"yanked"\s*:\s*true')
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")  # a release, not a pre-release (1.0.0-beta)
+
+
+def series(version: str) -> tuple[int, ...] | None:
+    """The semver-compatible series of a release (what a caret requirement stays within): 1.4.2 →
+    (1,), 0.2.4 → (0, 2), 0.0.3 → (0, 0, 3); None for a pre-release."""
+    found = _RELEASE.match(version)
+    if found is None:
+        return None
+    major, minor, patch = (int(part) for part in found.groups())
+    return (major,) if major else (0, minor) if minor else (0, 0, patch)
+
+
+def unyank_whole_series(lines: list[str]) -> list[str]:
+    """`lines` with the releases of each series whose every release is yanked served unyanked."""
+    releases = []  # (line, series, yanked)
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        version = entry.get("vers") if isinstance(entry, dict) else None
+        key = series(version) if isinstance(version, str) else None
+        releases.append((line, key, isinstance(entry, dict) and entry.get("yanked") is True))
+    standing = {key for _, key, yanked in releases if key is not None and not yanked}
+    return [
+        _YANKED.sub('"yanked":false', line) if key is not None and key not in standing else line
+        for line, key, _ in releases
+    ]
 
 
 def view_config(upstream: bytes) -> bytes:
