@@ -224,6 +224,51 @@ def test_the_narrowed_command_tests_only_the_crates_of_the_stage(tmp_path: Path)
     assert outcomes == {"b_crate::tests::fine": "passed", "b-crate/cli::works": "passed"}, output
 
 
+def test_a_member_is_named_with_its_version_where_another_package_has_its_name(
+    tmp_path: Path,
+) -> None:
+    """tokio #2325 (2020): tokio-test from crates.io brings a tokio 0.2.11 beside the tree's 0.2.13,
+    and cargo 1.46 refused `-p tokio` (`There are multiple `tokio` packages in your project, and
+    the specification `tokio` is ambiguous`): the stage had no test. `-p tokio:0.2.13` is one
+    package for every cargo; a version the manifest does not write leaves the bare name."""
+    _need_cargo()
+    ws = tmp_path / "ws"
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["a", "b", "c"]\nexclude = ["old"]\n',
+        "a/Cargo.toml": '[package]\nname = "a"\nversion = "0.2.0"\nedition = "2018"\n',
+        "a/src/lib.rs": "pub fn v() -> u8 { 2 }\n",
+        "a/tests/two.rs": "#[test] fn two() { assert_eq!(a::v(), 2); }\n",
+        "old/a/Cargo.toml": '[package]\nname = "a"\nversion = "0.1.0"\nedition = "2018"\n',
+        "old/a/src/lib.rs": "pub fn v() -> u8 { 1 }\n",
+        "b/Cargo.toml": '[package]\nname = "b"\nversion = "0.1.0"\nedition = "2018"\n\n'
+        '[dependencies]\nolda = { path = "../old/a", package = "a" }\n',
+        "b/src/lib.rs": "pub fn w() -> u8 { olda::v() }\n",
+        "c/Cargo.toml": '[package]\nname = "c"\nversion.workspace = true\nedition = "2018"\n\n'
+        '[dependencies]\nb = { version = "0.1.0", path = "../b" }\n',
+        "c/src/lib.rs": "#[cfg(test)]\nmod tests { #[test] fn one() { assert_eq!(b::w(), 1); } }\n",
+    }
+    files["Cargo.toml"] += '\n[workspace.package]\nversion = "0.3.0"\n'
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    reader = Cargo()
+    command = fill_command(
+        reader.narrowed("cargo test --workspace --no-fail-fast"),
+        reader.targets(["a/tests/two.rs", "c/src/lib.rs"]),
+    )
+    named = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {command.removeprefix('cargo test --no-fail-fast ')}"],
+        cwd=ws,
+        env={**os.environ, "PATH": f"{Path(CARGO).parent}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert named == ["-p", "a:0.2.0", "-p", "c"]
+    outcomes, output = _run(ws, command, tmp_path)
+    assert outcomes == {"a/two::two": "passed", "c::tests::one": "passed"}, output
+
+
 def test_a_package_outside_the_workspace_under_tests_is_not_named(tmp_path: Path) -> None:
     """rust-lang/log #664: `tests/Cargo.toml` is a package of its own that the crate's workspace does
     not hold, and `tests/*.rs` are the root crate's `[[test]]` targets. Its nearest manifest named

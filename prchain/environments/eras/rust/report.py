@@ -171,13 +171,20 @@ def _first_panic(lines: list[str]) -> str:
 # The crate (package) of each file `{files}` names: the nearest directory up whose manifest is a
 # [package] of the workspace `cargo metadata` lists (a `tests/Cargo.toml` outside the workspace, as in
 # rust-lang/log, names no package `cargo test -p` can take); any [package] manifest when cargo cannot
-# list the workspace. `-p <name>` each, so only the stage's crates are built and tested.
+# list the workspace. `-p <name>:<version>` each (`-p <name>` where the version is not written
+# there, e.g. inherited from the workspace), so only the stage's crates are built and tested. The
+# version tells the member from a package of its name on crates.io, which cargo before 1.6x
+# would not: tokio's tests of 2020 use tokio-test from crates.io, which brings tokio 0.2.11 beside
+# the tree's 0.2.13 (`There are multiple `tokio` packages in your project, and the specification
+# `tokio` is ambiguous`, cargo 1.46).
 _PACKAGES = (
     r"""$(m=$(cargo metadata --offline --no-deps --format-version 1 2>/dev/null); r=$(pwd -P);"""
     r""" for d in {files}; do while [ "$d" != . ] && ! { grep -qs '^\[package\]' "$d/Cargo.toml" &&"""
     r""" { [ -z "$m" ] || printf %s "$m" | grep -qF "\"$r/$d/Cargo.toml\""; }; }; do"""
-    r""" d=$(dirname "$d"); done; awk '/^\[/{p=($0=="[package]")} p&&/^name *=/"""
-    r"""{gsub(/^name *= *"|".*$/,"");print;exit}' "$d/Cargo.toml" 2>/dev/null; done"""
+    r""" d=$(dirname "$d"); done; awk '/^\[/{p=($0=="[package]")}"""
+    r""" p&&/^name *= *"/{gsub(/^name *= *"|".*$/,"");n=$0}"""
+    r""" p&&/^version *= *"/{gsub(/^version *= *"|".*$/,"");v=$0}"""
+    r""" END{if(n!="")print n (v!=""?":" v:"")}' "$d/Cargo.toml" 2>/dev/null; done"""
     r""" | sort -u | sed 's/^/-p /')"""
 )
 
