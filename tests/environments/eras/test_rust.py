@@ -16,6 +16,7 @@ from prchain.core import git
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import detect, ecosystem
 from prchain.environments.eras.manifests import Snapshot, snapshot
+from prchain.environments.eras.rust.features import with_features
 from prchain.environments.eras.rust.report import Cargo, parse, root_error
 from prchain.environments.eras.rust.toolchains import choose, stable_on, wanted
 from prchain.verdicts.sandbox import fill_command
@@ -267,6 +268,43 @@ def test_a_member_is_named_with_its_version_where_another_package_has_its_name(
     assert named == ["-p", "a:0.2.0", "-p", "c"]
     outcomes, output = _run(ws, command, tmp_path)
     assert outcomes == {"a/two::two": "passed", "c::tests::one": "passed"}, output
+
+
+def test_under_a_cargo_older_than_1_51_a_stage_runs_the_whole_workspace_and_names_no_feature(
+    tmp_path: Path,
+) -> None:
+    """cargo 1.46 (bullseye's) gives a member only the features of the packages a command selects
+    and refuses `--features` in a virtual workspace's root: tokio's five stages of 2020, whose
+    eras verified with the whole workspace, had no test under `-p tokio --features tokio/full`.
+    Here a `cargo` that says it is 1.46.0 (and else the host's) decides the words."""
+    _need_cargo()
+    ws = _workspace(tmp_path / "ws")
+    reader = Cargo()
+    command = with_features(
+        fill_command(
+            reader.narrowed("cargo test --workspace --no-fail-fast"),
+            reader.targets(["b-crate/tests/cli.rs"]),
+        ),
+        ["b-crate/extra"],
+    )
+    old = tmp_path / "old-cargo"
+    old.mkdir()
+    (old / "cargo").write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "cargo 1.46.0"; exit 0; }}\nexec {CARGO} "$@"\n'
+    )
+    (old / "cargo").chmod(0o755)
+    words = {}
+    for name, path in (("old", f"{old}:{Path(CARGO).parent}"), ("new", str(Path(CARGO).parent))):
+        words[name] = subprocess.run(
+            ["bash", "-c", f"printf '%s\\n' {command.removeprefix('cargo test ')}"],
+            cwd=ws,
+            env={**os.environ, "PATH": f"{path}:{os.environ['PATH']}"},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    assert words["old"] == ["--no-fail-fast", "--workspace"]
+    assert words["new"] == ["--no-fail-fast", "-p", "b-crate:0.1.0", "--features", "b-crate/extra"]
 
 
 def test_a_package_outside_the_workspace_under_tests_is_not_named(tmp_path: Path) -> None:

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from prchain.environments.eras.rust.features import Listing, Read, needed, with_features
+from prchain.environments.eras.rust.features import (
+    Listing,
+    Read,
+    needed,
+    on_cargo,
+    with_features,
+)
 from prchain.environments.eras.rust.report import SUITE, Cargo
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.verify import verify_stage
@@ -66,7 +72,7 @@ def test_a_test_module_behind_a_feature_the_default_leaves_off_names_it() -> Non
     assert needed(["tests/serde.rs"], read, listing) == ["coreutils/kill"]  # an inner gate
     assert needed(["tests/tests.rs", "README.md"], read, listing) == []
     assert with_features("cargo test -p a -- --nocapture", ["a/kill"]) == (
-        "cargo test -p a --features a/kill -- --nocapture"
+        f"cargo test -p a {on_cargo('', '--features a/kill')} -- --nocapture"
     )
 
 
@@ -103,6 +109,6 @@ def test_verify_finds_the_tests_a_feature_compiles(
     )
     assert done.found.status == "usable", (done.found.reason, done.runs.get("counts"))
     assert done.runs["features"] == ["shapes/extra"]
-    assert done.test_command.endswith(" --features shapes/extra")
+    assert done.test_command.endswith(on_cargo("", "--features shapes/extra"))
     assert done.found.fail_to_pass == ["shapes/all::extra::perimeters"]
     assert done.found.pass_to_pass == ["shapes/all::extra::areas"]

@@ -54,11 +54,26 @@ def needed(test_files: Iterable[str], read: Read, listing: Listing) -> list[str]
     return sorted(found)
 
 
+# cargo before 1.51 (Debian bullseye's is 1.46) gives a member the features of the packages a
+# command selects (resolver 1, `-Z package-features` unstable), and refuses `--features` in the root
+# of a virtual workspace. So there a stage runs the workspace's whole suite, as its era verified,
+# and names no feature: tokio's stages of 2020 under `-p tokio` lost the `rt-core` its workspace
+# gave it (`could not find task_local in tokio`), and four of five stopped at `--features is not
+# allowed in the root of a virtual workspace`.
+OLD_CARGO = '"cargo 1."[0-9].*|"cargo 1."[1-4][0-9].*|"cargo 1.50".*'
+
+
+def on_cargo(old: str, new: str) -> str:
+    """Shell words: `old` where the running cargo is older than 1.51, else `new`."""
+    return f'$(case "$(cargo --version 2>/dev/null)" in {OLD_CARGO}) echo {old};; *) echo {new};; esac)'
+
+
 def with_features(command: str, features: list[str]) -> str:
-    """`command` with `--features a/x,b/y` before its `--` (libtest's own options), if any."""
+    """`command` with `--features a/x,b/y` before its `--` (libtest's own options), if any; none
+    under a cargo older than 1.51."""
     if not features:
         return command
-    flag = f" --features {','.join(features)}"
+    flag = " " + on_cargo("", f"--features {','.join(features)}")
     head, separator, tail = command.partition(" -- ")
     return f"{head}{flag}{separator}{tail}"
 

@@ -21,6 +21,7 @@ import shlex
 from pathlib import PurePosixPath
 
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, OneTest, record
+from prchain.environments.eras.rust.features import on_cargo
 
 SUITE = "cargo test --workspace --no-fail-fast"
 FINGERPRINTS = "# prchain: fingerprints"
@@ -311,11 +312,12 @@ class Cargo:
         return names(test_id)
 
     def narrowed(self, suite: str) -> str:
-        """The workspace's suite narrowed to the packages of the stage's test files."""
+        """The workspace's suite narrowed to the packages of the stage's test files (the whole
+        workspace under a cargo older than 1.51: features.OLD_CARGO)."""
         if FILES_PLACEHOLDER in suite or not suite.startswith(SUITE):
             return suite
         rest = suite[len(SUITE) :]
-        return f"cargo test --no-fail-fast {_PACKAGES}{rest}"
+        return f"cargo test --no-fail-fast {on_cargo('--workspace', _PACKAGES)}{rest}"
 
     def targets(self, test_paths: list[str]) -> list[str]:
         """The directories of the test files (source files with inline tests, integration tests,
