@@ -14,14 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from prchain.environments.eras.rust.features import (
-    Listing,
-    Read,
-    needed,
-    on_cargo,
-    with_features,
-)
-from prchain.environments.eras.rust.report import SUITE, Cargo
+from prchain.environments.eras.rust.features import Listing, Read, needed, with_features
+from prchain.environments.eras.rust.report import SUITE, Cargo, on_cargo
 from prchain.verdicts.config import RepoTests, VerdictsConfig
 from prchain.verdicts.verify import verify_stage
 from tests.support.host_checkout import HostCheckout, one_pr_stage

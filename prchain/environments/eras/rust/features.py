@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
+from prchain.environments.eras.rust.report import on_cargo
+
 _GATE = re.compile(r'^#\[cfg\(\s*feature\s*=\s*"([^"]+)"\s*\)\]$')
 _INNER_GATE = re.compile(r'^\s*#!\[cfg\(\s*feature\s*=\s*"([^"]+)"\s*\)\]', re.M)
 _PATH = re.compile(r'^#\[path\s*=\s*"([^"]+)"\]$')
@@ -52,20 +54,6 @@ def needed(test_files: Iterable[str], read: Read, listing: Listing) -> list[str]
             if name and feature not in on and feature in _features(manifest):
                 found.add(f"{name}/{feature}")
     return sorted(found)
-
-
-# cargo before 1.51 (Debian bullseye's is 1.46) gives a member the features of the packages a
-# command selects (resolver 1, `-Z package-features` unstable), and refuses `--features` in the root
-# of a virtual workspace. So there a stage runs the workspace's whole suite, as its era verified,
-# and names no feature: tokio's stages of 2020 under `-p tokio` lost the `rt-core` its workspace
-# gave it (`could not find task_local in tokio`), and four of five stopped at `--features is not
-# allowed in the root of a virtual workspace`.
-OLD_CARGO = '"cargo 1."[0-9].*|"cargo 1."[1-4][0-9].*|"cargo 1.50".*'
-
-
-def on_cargo(old: str, new: str) -> str:
-    """Shell words: `old` where the running cargo is older than 1.51, else `new`."""
-    return f'$(case "$(cargo --version 2>/dev/null)" in {OLD_CARGO}) echo {old};; *) echo {new};; esac)'
 
 
 def with_features(command: str, features: list[str]) -> str:

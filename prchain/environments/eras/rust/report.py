@@ -21,7 +21,6 @@ import shlex
 from pathlib import PurePosixPath
 
 from prchain.environments.eras.reports import FILES_PLACEHOLDER, OneTest, record
-from prchain.environments.eras.rust.features import on_cargo
 
 SUITE = "cargo test --workspace --no-fail-fast"
 FINGERPRINTS = "# prchain: fingerprints"
@@ -169,6 +168,20 @@ def _first_panic(lines: list[str]) -> str:
     return ""
 
 
+# cargo before 1.51 (Debian bullseye's is 1.46) gives a member the features of the packages a
+# command selects (resolver 1, `-Z package-features` unstable), and refuses `--features` in the root
+# of a virtual workspace. So there a stage runs the workspace's whole suite, as its era verified,
+# and names no feature: tokio's stages of 2020 under `-p tokio` lost the `rt-core` its workspace
+# gave it (`could not find task_local in tokio`), and four of five stopped at `--features is not
+# allowed in the root of a virtual workspace`.
+OLD_CARGO = '"cargo 1."[0-9].*|"cargo 1."[1-4][0-9].*|"cargo 1.50".*'
+
+
+def on_cargo(old: str, new: str) -> str:
+    """Shell words: `old` where the running cargo is older than 1.51, else `new`."""
+    return f'$(case "$(cargo --version 2>/dev/null)" in {OLD_CARGO}) echo {old};; *) echo {new};; esac)'
+
+
 # The crate (package) of each file `{files}` names: the nearest directory up whose manifest is a
 # [package] of the workspace `cargo metadata` lists (a `tests/Cargo.toml` outside the workspace, as in
 # rust-lang/log, names no package `cargo test -p` can take); any [package] manifest when cargo cannot
@@ -313,7 +326,7 @@ class Cargo:
 
     def narrowed(self, suite: str) -> str:
         """The workspace's suite narrowed to the packages of the stage's test files (the whole
-        workspace under a cargo older than 1.51: features.OLD_CARGO)."""
+        workspace under a cargo older than 1.51: OLD_CARGO)."""
         if FILES_PLACEHOLDER in suite or not suite.startswith(SUITE):
             return suite
         rest = suite[len(SUITE) :]
