@@ -257,15 +257,7 @@ def test_a_member_is_named_with_its_version_where_another_package_has_its_name(
         reader.narrowed("cargo test --workspace --no-fail-fast"),
         reader.targets(["a/tests/two.rs", "c/src/lib.rs"]),
     )
-    named = subprocess.run(
-        ["bash", "-c", f"printf '%s\\n' {command.removeprefix('cargo test --no-fail-fast ')}"],
-        cwd=ws,
-        env={**os.environ, "PATH": f"{Path(CARGO).parent}:{os.environ['PATH']}"},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert named == ["-p", "a:0.2.0", "-p", "c"]
+    assert _words(command, ws) == ["--no-fail-fast", "-p", "a:0.2.0", "-p", "c"]
     outcomes, output = _run(ws, command, tmp_path)
     assert outcomes == {"a/two::two": "passed", "c::tests::one": "passed"}, output
 
@@ -293,18 +285,24 @@ def test_under_a_cargo_older_than_1_51_a_stage_runs_the_whole_workspace_and_name
         f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "cargo 1.46.0"; exit 0; }}\nexec {CARGO} "$@"\n'
     )
     (old / "cargo").chmod(0o755)
-    words = {}
-    for name, path in (("old", f"{old}:{Path(CARGO).parent}"), ("new", str(Path(CARGO).parent))):
-        words[name] = subprocess.run(
-            ["bash", "-c", f"printf '%s\\n' {command.removeprefix('cargo test ')}"],
-            cwd=ws,
-            env={**os.environ, "PATH": f"{path}:{os.environ['PATH']}"},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-    assert words["old"] == ["--no-fail-fast", "--workspace"]
-    assert words["new"] == ["--no-fail-fast", "-p", "b-crate:0.1.0", "--features", "b-crate/extra"]
+    assert _words(command, ws, old) == ["--no-fail-fast", "--workspace"]
+    assert _words(command, ws) == [
+        "--no-fail-fast",
+        *("-p", "b-crate:0.1.0", "--features", "b-crate/extra"),
+    ]
+
+
+def _words(command: str, cwd: Path, first: Path | None = None) -> list[str]:
+    """The words `cargo test` of `command` gets in `cwd`, with `first` (a directory) leading PATH."""
+    path = f"{first}:" * (first is not None) + f"{Path(CARGO).parent}:{os.environ['PATH']}"
+    return subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {command.removeprefix('cargo test ')}"],
+        cwd=cwd,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
 
 
 def test_a_package_outside_the_workspace_under_tests_is_not_named(tmp_path: Path) -> None:
