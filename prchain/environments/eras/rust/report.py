@@ -187,10 +187,10 @@ def on_cargo(old: str, new: str) -> str:
 # rust-lang/log, names no package `cargo test -p` can take); any [package] manifest when cargo cannot
 # list the workspace. `-p <name>:<version>` each (`-p <name>` where the version is not written
 # there, e.g. inherited from the workspace), so only the stage's crates are built and tested. The
-# version tells the member from a package of its name on crates.io, which cargo before 1.6x
-# would not: tokio's tests of 2020 use tokio-test from crates.io, which brings tokio 0.2.11 beside
-# the tree's 0.2.13 (`There are multiple `tokio` packages in your project, and the specification
-# `tokio` is ambiguous`, cargo 1.46).
+# version tells the member from a package of its name on crates.io: tokio's tests of 2020 use
+# tokio-test from crates.io, which brings tokio 0.2.11 beside the tree's 0.2.13, and cargo 1.46
+# found `-p tokio` ambiguous (`There are multiple `tokio` packages in your project`); cargo 1.95
+# takes the member.
 _PACKAGES = (
     r"""$(m=$(cargo metadata --offline --no-deps --format-version 1 2>/dev/null); r=$(pwd -P);"""
     r""" for d in {files}; do while [ "$d" != . ] && ! { grep -qs '^\[package\]' "$d/Cargo.toml" &&"""
