@@ -34,7 +34,12 @@ from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.ecosystems import Method, NoPlan, Plan, report_for
 from prchain.environments.eras.era import Era, era_of
 from prchain.environments.eras.manifests import Snapshot, snapshot
-from prchain.environments.eras.reports import FILES_PLACEHOLDER, TestReport
+from prchain.environments.eras.reports import (
+    FILES_PLACEHOLDER,
+    NO_SPACE,
+    TestReport,
+    disk_hinted,
+)
 from prchain.environments.protocol import Environment
 from prchain.store.leases import holding
 from prchain.verdicts.losses import era_loss
@@ -227,14 +232,6 @@ def _run(env: Environment, command: str, timeout: float, reader: TestReport) -> 
     )
 
 
-NO_SPACE = "No space left on device"  # ENOSPC as Python and the shell say it
-# Said after a root error of a full disk: the limits are the user's to raise. A compiled workspace
-# fills a tmpfs sandbox's /tmp with its build (ruff's 2023 era: cargo's target directory, in /tmp,
-# filled 256m on its first crate).
-DISK_HINT = (
-    " (the sandbox's disk is full: raise environment.scratch_limit, the size of /tmp and the "
-    "agent's home, or environment.disk_limit, of /work)"
-)
 DISK_FULL = "filled the sandbox's disk"
 # The sized run starts from the scratch space the whole suite started from: pytest clears its base
 # temporary directory only when a test first asks for one, so what the suite left there would
@@ -321,9 +318,7 @@ def _counted(run: SuiteRun, reader: TestReport, timeout: float) -> Counts:
         found.first_error = f"the suite ran past {timeout:g} s" + (
             f" ({found.first_error})" if found.first_error else ""
         )
-    if NO_SPACE in found.first_error or (found.first_error and NO_SPACE in run.output_tail):
-        # a build that filled the disk halfway (bytes' doctests: "error: doctest failed") too
-        found.first_error += DISK_HINT
+    found.first_error = disk_hinted(found.first_error, run.output_tail)
     if not run.outcomes and not found.first_error:
         # No exception to name (a usage error, a plugin refusing the options): its last line does.
         last = next((x.strip() for x in reversed(run.output_tail.splitlines()) if x.strip()), "")

@@ -35,7 +35,13 @@ from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.manifests import root_snapshot
 from prchain.environments.eras.python import PYTEST_CONFIGS, python_files
 from prchain.environments.eras.python.report import Pytest
-from prchain.environments.eras.reports import Silent, TestReport, is_passing, judged_only
+from prchain.environments.eras.reports import (
+    Silent,
+    TestReport,
+    disk_hinted,
+    is_passing,
+    judged_only,
+)
 from prchain.environments.eras.rust import qualify
 from prchain.environments.eras.rust.features import needed, with_features
 from prchain.environments.images import recipe_hash
@@ -301,7 +307,7 @@ def _runs(
             name: vars(count(r.outcomes))
             for name, r in (("start", start), ("tests", with_tests), ("gold", gold[-1]))
         },
-        "root_error": reader.root_error(gold[-1].output_tail),
+        "root_error": disk_hinted(reader.root_error(gold[-1].output_tail), gold[-1].output_tail),
         "setup_command": tests.setup,
         "image": tests.image,
         "build_part": crossing.dropped,  # the gold code patch's paths on the hidden side

@@ -161,6 +161,36 @@ def test_a_full_sandbox_disk_is_said_with_the_limits_to_raise() -> None:
     assert "scratch_limit" not in plain and plain.startswith("error[E0425]")
 
 
+def test_a_stage_whose_build_fills_the_disk_says_which_limit_to_raise(tmp_path: Path) -> None:
+    """tokio #2375 (2020): the workspace's test builds of a stage's three runs filled 4g of /tmp
+    and the link failed; `tests verify` said `linking with cc failed` and no more. The runs here
+    print what that build printed, so the stage is judged on it as on a real one."""
+    from prchain.verdicts.config import RepoTests, VerdictsConfig
+    from prchain.verdicts.verify import verify_stage
+    from tests.support.host_checkout import HostCheckout, one_pr_stage
+
+    link = (
+        "error: linking with `cc` failed: exit code: 1\n"
+        "  = note: /usr/bin/ld: final link failed: No space left on device\n"
+        "error: could not compile `tests-integration`.\n"
+    )
+    start = {"build.sh": f"printf '%s' '{link}'; exit 101\n", "src/lib.rs": "pub fn a() {}\n"}
+    pr = {"src/lib.rs": "pub fn a() {}\npub fn b() {}\n", "tests/b.rs": "#[test] fn b() {}\n"}
+    job = one_pr_stage(tmp_path / "ws", start, pr, "src", "acme/ws")
+    done = verify_stage(
+        HostCheckout(tmp_path / "ws"),  # type: ignore[arg-type]
+        job,
+        RepoTests(test="bash build.sh", ecosystem="rust"),
+        VerdictsConfig(gold_runs=1, report_path=str(tmp_path / "report")),
+    )
+    assert done.found.status == "unusable"
+    assert done.found.reason == (
+        "environment broken: 1 collection errors (first: error: linking with `cc` failed: exit "
+        "code: 1 (the sandbox's disk is full: raise environment.scratch_limit, the size of /tmp "
+        "and the agent's home, or environment.disk_limit, of /work))"
+    )
+
+
 @pytest.mark.parametrize(
     "name",
     [

@@ -26,6 +26,25 @@ FILES_PLACEHOLDER = "{files}"
 _RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
 
 
+NO_SPACE = "No space left on device"  # ENOSPC as Python and the shell say it
+# Said after a root error of a full disk: the limits are the user's to raise. A compiled workspace
+# fills a tmpfs sandbox's /tmp with its build (ruff's 2023 era: cargo's target directory, in /tmp,
+# filled 256m on its first crate; tokio's 2020 workspace, 4g over a stage's three runs).
+DISK_HINT = (
+    " (the sandbox's disk is full: raise environment.scratch_limit, the size of /tmp and the "
+    "agent's home, or environment.disk_limit, of /work)"
+)
+
+
+def disk_hinted(root: str, output: str) -> str:
+    """A run's root error, with DISK_HINT where the disk filled: the error says so, or the output
+    does (a build that filled the disk halfway fails on something else: bytes' doctests with
+    `error: doctest failed`, a link with `linking with cc failed`)."""
+    if NO_SPACE in root or (root and NO_SPACE in output):
+        return root + DISK_HINT
+    return root
+
+
 def is_passing(outcome: str | None) -> bool:
     return outcome in PASSING
 
