@@ -54,26 +54,32 @@ def moment(text: str) -> datetime:
     return found if found.tzinfo else found.replace(tzinfo=timezone.utc)  # noqa: UP017 (3.9)
 
 
-def published(line: str) -> datetime | None:
-    """The `pubtime` of one index line; None when it has none (or is no JSON object)."""
+def entry(line: str) -> dict[str, object]:
+    """One index line as its JSON object; {} when it is none."""
     try:
-        entry = json.loads(line)
+        found = json.loads(line)
     except ValueError:
-        return None
-    stamp = entry.get("pubtime") if isinstance(entry, dict) else None
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def published(release: dict[str, object]) -> datetime | None:
+    """The `pubtime` of one index line's object; None when it has none."""
+    stamp = release.get("pubtime")
     return moment(stamp) if isinstance(stamp, str) and stamp else None
 
 
 def dated(text: str, cutoff: datetime) -> str:
     """The lines of an index file published by `cutoff` (a line without a time kept), unchanged
     but for a series yanked whole, whose releases are served unyanked."""
-    kept = []
+    kept = []  # (line, its object)
     for line in text.splitlines(keepends=True):
         if not line.strip():
             continue
-        when = published(line)
+        release = entry(line)
+        when = published(release)
         if when is None or when <= cutoff:
-            kept.append(line if line.endswith("\n") else line + "\n")
+            kept.append((line if line.endswith("\n") else line + "\n", release))
     return "".join(unyank_whole_series(kept))
 
 
@@ -91,17 +97,14 @@ def series(version: str) -> tuple[int, ...] | None:
     return (major,) if major else (0, minor) if minor else (0, 0, patch)
 
 
-def unyank_whole_series(lines: list[str]) -> list[str]:
-    """`lines` with the releases of each series whose every release is yanked served unyanked."""
+def unyank_whole_series(kept: list[tuple[str, dict[str, object]]]) -> list[str]:
+    """The lines of `kept` (each with its object), a series whose every release is yanked served
+    unyanked."""
     releases = []  # (line, series, yanked)
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            entry = None
-        version = entry.get("vers") if isinstance(entry, dict) else None
+    for line, release in kept:
+        version = release.get("vers")
         key = series(version) if isinstance(version, str) else None
-        releases.append((line, key, isinstance(entry, dict) and entry.get("yanked") is True))
+        releases.append((line, key, release.get("yanked") is True))
     standing = {key for _, key, yanked in releases if key is not None and not yanked}
     return [
         _YANKED.sub('"yanked":false', line) if key is not None and key not in standing else line
