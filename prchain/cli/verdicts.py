@@ -136,7 +136,7 @@ def _totals(reports: list[StageReport]) -> str:
     counts: dict[str, int] = {}
     for r in reports:
         counts[r.result] = counts.get(r.result, 0) + 1
-    usable = [r for r in reports if r.result in ("usable", "skipped", "reused") and r.fail_to_pass]
+    usable = [r for r in reports if r.usable]  # a skipped or reused stage by its stored status
     by_result = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     f2p = sum(r.fail_to_pass for r in usable)
     return f"{len(reports)} stages: {by_result}; {f2p} FAIL_TO_PASS tests in {len(usable)} usable stages"

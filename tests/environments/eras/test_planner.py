@@ -30,6 +30,7 @@ from prchain.environments.eras.python import (
 from prchain.environments.eras.python import (
     tests_require as read_tests_require,
 )
+from prchain.environments.eras.python.nox_sessions import NoxInstalls, nox_installs
 from prchain.environments.images import DOCKERFILE
 
 SETUP_2016 = """from setuptools import setup
@@ -240,6 +241,82 @@ def test_the_extras_ci_installs_for_its_tests_are_installed(repo: Path) -> None:
     }
     era = era_of(repo, _commit(repo, files, "2022-11-03T10:00:00Z"))
     assert extras(era.snap) == ["test", "all"]
+
+
+NOXFILE = """import nox
+from nox_poetry import Session, session
+
+INTEGRATIONS = ["flask"]
+
+
+@session(python=["3.11"], name="Tests", tags=["tests"])
+def tests(session: Session) -> None:
+    session.run_always("poetry", "install", external=True)
+    session.install("-e.[cli]", "-r", "requirements/ci.txt", "--upgrade", "pip")
+    session.run("pytest", "-n", "auto")
+
+
+@session(python=["3.11"], name="CLI tests")
+def tests_cli(session: Session) -> None:
+    session._session.install("uvicorn")
+    session.run("pip", "install", "starlette>=0.18")
+    session.run("python", "-m", "pytest", "tests/cli")
+
+
+@nox.session
+@nox.parametrize("django", ["4.2.0"])
+def tests_django(session, django):
+    session.install(f"django~={django}")
+    session.install(*INTEGRATIONS)
+    for integration in INTEGRATIONS:
+        session.install("pytest-" + integration)
+    if django == "4.2.0":
+        session.install("pytest-django")
+    session.run("pytest", "-m", "django")
+
+
+@nox.session
+def minimums(session):
+    session.install("mypy", "--resolution=lowest-direct")
+    session.run("pytest")
+
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+"""
+
+
+def test_what_the_nox_sessions_that_run_pytest_install_is_installed(repo: Path) -> None:
+    """strawberry 2023: its "CLI tests" session installs uvicorn and starlette, which no
+    dependency group names; without them every test of tests/cli failed to import (#2911's new
+    tests were gold-failing). Only literal installs at the top level of a session named for tests
+    count: a lint session's, a variant's (`minimums`, an f-string, an install under `for` or `if`)
+    are other envs, and pip is the era's. CI runs nox, so its requirements rank as tox's do when
+    tox is the run."""
+    files = {
+        "pyproject.toml": '[project]\nname = "berry"\n\n[project.optional-dependencies]\n'
+        'cli = ["typer"]\ndocs = ["sphinx"]\n',
+        "noxfile.py": NOXFILE,
+        "requirements/ci.txt": "coverage==7.2.0\n",
+        ".github/workflows/test.yml": "jobs:\n  test:\n    steps:\n      - run: nox -t tests\n",
+    }
+    era = era_of(repo, _commit(repo, files, "2023-08-24T10:00:00Z"))
+    found = nox_installs(era.snap)
+    assert found.requirements == ["uvicorn", "starlette>=0.18"]
+    assert (found.files, found.extras, found.sessions) == (["requirements/ci.txt"], ["cli"], ["tests", "tests_cli"])  # fmt: skip
+    assert "cli" in extras(era.snap)
+    wanted = constraint_set(era.snap, "3.11", relax=False)
+    assert {"uvicorn", "starlette>=0.18", "coverage==7.2.0"} <= set(wanted.requirements)
+    assert not {"ruff", "pytest-django", "pytest-flask", "mypy", "pip"} & set(wanted.requirements)
+    assert (
+        "noxfile.py: uvicorn, starlette>=0.18 from its test sessions (tests, tests_cli)"
+        in wanted.notes
+    )
+    (repo / "noxfile.py").write_text("def broken(:\n")  # a file that does not parse adds nothing
+    era = era_of(repo, _commit(repo, {}, "2023-08-25T10:00:00Z"))
+    assert nox_installs(era.snap) == NoxInstalls()
 
 
 def test_poetry_dev_groups_keep_their_constraints() -> None:

@@ -41,6 +41,7 @@ from prchain.environments.eras.python.constraints import (
     read_file,
     reconcile,
 )
+from prchain.environments.eras.python.nox_sessions import nox_installs
 from prchain.environments.eras.python.report import PYTEST, Pytest
 from prchain.environments.eras.reports import TestReport
 from prchain.environments.eras.sealed import SealedPlaces
@@ -202,8 +203,10 @@ def extras(snap: Snapshot) -> list[str]:
     tests = [n for n in TEST_EXTRAS if n in names]
     chosen = tests or [n for n in DEV_EXTRAS if n in names][:1]
     # tox installs these for the suite (marshmallow 2019: `extras = tests,reco`, simplejson in reco),
-    # and so does CI (python-lsp-server 2022: `pip install -e .[all,test]`, rope only in `all`).
-    more = tox_extras(snap) + [n for n in ci_extras(snap) if n in declared]
+    # and so does CI (python-lsp-server 2022: `pip install -e .[all,test]`, rope only in `all`),
+    # or a nox session that runs pytest (`session.install(".[test]")`).
+    ci = ci_extras(snap) + nox_installs(snap).extras
+    more = tox_extras(snap) + [n for n in ci if n in declared]
     return chosen + [n for n in dict.fromkeys(more) if n not in chosen]
 
 
@@ -463,6 +466,11 @@ def tox_is_the_run(snap: Snapshot) -> bool:
     return any(re.search(r"\btox\b", t) for t in texts) or not ci_requirement_files(snap)
 
 
+def nox_is_the_run(snap: Snapshot) -> bool:
+    """nox is how the suite runs when CI runs it (strawberry 2023: `nox -t tests`)."""
+    return any(re.search(r"\bnox\b", t) for t in _ci_texts(snap))
+
+
 def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
     """Every test requirement the manifests name, one per package (constraints.py's rules), and
     what was left out. `relax`: the test runner's pins are dropped (see RUNNER)."""
@@ -477,9 +485,17 @@ def constraint_set(snap: Snapshot, version: str, relax: bool) -> ConstraintSet:
             lines += [Line(r, f"tox.ini [{section}]", tox_rank) for r in tox.kept]
     lines += [Line(r, "pyproject.toml poetry", LISTED) for r in poetry_dev(snap)]
     lines += [Line(r, source, LISTED) for r, source in tool_dev_groups(snap)]
+    nox = nox_installs(snap)
+    nox_rank = LISTED if nox_is_the_run(snap) else OTHER
+    lines += [Line(r, "noxfile.py", nox_rank) for r in nox.requirements]
+    if nox.requirements:
+        said = ", ".join(nox.requirements)
+        found.notes.append(f"noxfile.py: {said} from its test sessions ({', '.join(nox.sessions)})")
     own = ci_requirement_files(snap)
     if tox_rank == LISTED:
         own += [f for f in read_tox(snap).files if f not in own]
+    if nox_rank == LISTED:
+        own += [f for f in nox.files if f in snap.files and f not in own]
     for path in requirement_files(snap):
         lines += read_file(snap, path, LISTED, found) if path not in own else []
     for path in own:
