@@ -268,10 +268,11 @@ def tests_cli(session: Session) -> None:
 def tests_django(session, django):
     session.install(f"django~={django}")
     session.install(*INTEGRATIONS)
+    session.install("pytest-django")
     for integration in INTEGRATIONS:
         session.install("pytest-" + integration)
     if django == "4.2.0":
-        session.install("pytest-django")
+        session.install("pytest-django-queries")
     session.run("pytest", "-m", "django")
 
 
@@ -292,8 +293,9 @@ def test_what_the_nox_sessions_that_run_pytest_install_is_installed(repo: Path) 
     """strawberry 2023: its "CLI tests" session installs uvicorn and starlette, which no
     dependency group names; without them every test of tests/cli failed to import (#2911's new
     tests were gold-failing). Only literal installs at the top level of a session named for tests
-    count: a lint session's, a variant's (`minimums`, an f-string, an install under `for` or `if`)
-    are other envs, and pip is the era's. CI runs nox, so its requirements rank as tox's do when
+    count: a lint session's, a variant's (`minimums`, a parametrized session's `pytest-django`
+    without its Django, an f-string, an install under `for` or `if`) are other envs, and pip is
+    the era's. CI runs nox, so its requirements rank as tox's do when
     tox is the run."""
     files = {
         "pyproject.toml": '[project]\nname = "berry"\n\n[project.optional-dependencies]\n'
@@ -309,7 +311,8 @@ def test_what_the_nox_sessions_that_run_pytest_install_is_installed(repo: Path) 
     assert "cli" in extras(era.snap)
     wanted = constraint_set(era.snap, "3.11", relax=False)
     assert {"uvicorn", "starlette>=0.18", "coverage==7.2.0"} <= set(wanted.requirements)
-    assert not {"ruff", "pytest-django", "pytest-flask", "mypy", "pip"} & set(wanted.requirements)
+    left_out = {"ruff", "pytest-django", "pytest-django-queries", "pytest-flask", "mypy", "pip"}
+    assert not left_out & set(wanted.requirements)
     assert (
         "noxfile.py: uvicorn, starlette>=0.18 from its test sessions (tests, tests_cli)"
         in wanted.notes

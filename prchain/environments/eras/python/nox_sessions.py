@@ -7,7 +7,10 @@ gold-failing for it). The file is parsed with `ast`, never imported: a session c
 `session.run(...)` of it names pytest, and of its `install(...)` calls only those at the session's
 top level whose arguments are literal strings are read. An install under an `if` or a loop (one
 parametrized variant's: `if integration == "flask": session.install("pytest-flask")`) or built
-from a variable or an f-string (`f"django~={django}"`) is another env than the test run's own.
+from a variable or an f-string (`f"django~={django}"`) is another env than the test run's own,
+and so is every install of a parametrized session (`def tests_django(session, django)`): its
+literal `pytest-django`, installed without the Django its f-string brings, made pytest fail to
+start in strawberry's 2023-08 era (the project's pytest config names a Django settings module).
 Where some of those sessions are named for tests (`tests`, `tests_cli`), only they count: hist's
 `boost` and `minimums` sessions run pytest too, against a boost-histogram built from git and the
 lowest versions, with mypy beside it. pip, setuptools and wheel are the era's to choose.
@@ -51,7 +54,10 @@ def nox_installs(snap: Snapshot) -> NoxInstalls:
     runs = [
         node
         for node in tree.body
-        if isinstance(node, ast.FunctionDef) and _is_session(node) and _runs_pytest(node)
+        if isinstance(node, ast.FunctionDef)
+        and _is_session(node)
+        and len(node.args.args) == 1  # a parametrized session (`session, django`) is a matrix
+        and _runs_pytest(node)
     ]
     named = [node for node in runs if "test" in _session_name(node).lower()]
     for node in named or runs:
