@@ -1,7 +1,8 @@
 """A recipe keeps the build time of the build that made its image (issue 50): `env setup --redo`
 that finds the image instead of building it, and an era that takes an earlier era's image from
 recipe memory, record that build, not a 0-second one that would pull `prchain stats`' mean build
-seconds per era down. Real builds on a repository made here."""
+seconds per era down; a `--redo` that does not verify keeps the verified recipe it tried to
+replace. Real builds on a repository made here."""
 
 from __future__ import annotations
 
@@ -105,6 +106,16 @@ def test_a_reused_image_keeps_the_build_that_made_it(
         _forget_build_time(docker_client, built.image)
         run("env", "setup", "--redo")  # an image that does not say: the store's attempts do
         assert [r.build_seconds for r in _recipes(sqlite_url)] == [built.build_seconds] * 2
+
+        # set up again where nothing can verify: the try is said, the verified recipes stay
+        failed = CliRunner().invoke(
+            main, ["env", "setup", "--redo", "--set", "eras.verify_memory=8m", *common]
+        )
+        assert failed.exit_code == 1, failed.output
+        said = " ".join(failed.output.replace("│", " ").split())  # the table's cells
+        assert said.count("the stored verified recipe stays; set up again: ") == 2
+        kept = _recipes(sqlite_url)
+        assert [(r.status, r.image) for r in kept] == [("verified", built.image)] * 2
 
     with Session(make_engine(sqlite_url)) as session:
         assert collect(session)["env_build_seconds_per_era"] == built.build_seconds
