@@ -32,6 +32,11 @@ _OWN = re.compile(r"^\.\/?(?:\[([^\]]*)\])?$")
 _EDITABLE = re.compile(r"^(?:-e|--editable)=?\s*")
 # the installer's own tools: the era chooses their versions (hist upgrades pip in its sessions)
 INSTALLERS = frozenset({"pip", "setuptools", "wheel"})
+PIP_RUNS: tuple[list[str | None], ...] = (
+    ["pip", "install"],
+    ["python", "-m", "pip", "install"],
+    ["uv", "pip", "install"],
+)
 
 
 @dataclass
@@ -61,7 +66,7 @@ def nox_installs(snap: Snapshot) -> NoxInstalls:
     ]
     named = [node for node in runs if "test" in _session_name(node).lower()]
     for node in named or runs:
-        read = [arguments for st in node.body for arguments in _install_arguments(st)]
+        read = [args for args in map(_install_arguments, node.body) if args is not None]
         for arguments in read:
             _read(arguments, found)
         if any(a is not None for arguments in read for a in arguments):
@@ -98,23 +103,20 @@ def _runs_pytest(function: ast.FunctionDef) -> bool:
     return False
 
 
-def _install_arguments(statement: ast.stmt) -> list[list[str | None]]:
-    """The arguments of an install the statement itself makes: `session.install(...)` (any
-    receiver: nox-poetry's `session._session.install`) or `session.run("pip", "install", ...)`.
-    A non-literal argument is None."""
-    if not isinstance(statement, ast.Expr):
-        return []
-    call = statement.value
-    method = _method(call)
-    if not isinstance(call, ast.Call) or method is None:
-        return []
+def _install_arguments(statement: ast.stmt) -> list[str | None] | None:
+    """The arguments of an install the statement itself makes (None: it makes none):
+    `session.install(...)` (any receiver: nox-poetry's `session._session.install`) or a pip run
+    (`session.run("pip", "install", ...)`). A non-literal argument is None."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call) or _method(call) not in ("install", "run", "run_always"):
+        return None
     arguments = [_literal(arg) for arg in call.args]
-    if method == "install":
-        return [arguments]
-    if method in ("run", "run_always") and arguments[:2] in (["pip", "install"], ["uv", "pip"]):
-        rest = arguments[2:] if arguments[1] == "install" else arguments[3:]
-        return [rest]
-    return []
+    if _method(call) == "install":
+        return arguments
+    for prefix in PIP_RUNS:
+        if arguments[: len(prefix)] == prefix:
+            return arguments[len(prefix) :]
+    return None
 
 
 def _read(arguments: list[str | None], found: NoxInstalls) -> None:
