@@ -23,6 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from prchain.agent.config import LEAK_MIN_CHARS
+from prchain.chains.reading.patches import file_sections, section_path
+from prchain.chains.reading.paths import is_lockfile
 from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
 from prchain.llm.parsing import fence_token, json_objects
 from prchain.llm.prompts import render
@@ -149,7 +151,9 @@ def _parses_as_verdict(completion: Completion) -> None:
 
 
 def judge_prompt(query: str, gold_patch: str, agent_patch: str) -> str:
-    """The judge's prompt, each untrusted text fenced by markers derived from all three."""
+    """The judge's prompt, each untrusted text fenced by markers derived from all three; both
+    patches as the judge reads them (`judged_view`)."""
+    gold_patch, agent_patch = judged_view(gold_patch), judged_view(agent_patch)
     token = fence_token(query, gold_patch, agent_patch)
     return render(
         PROMPTS,
@@ -159,6 +163,28 @@ def judge_prompt(query: str, gold_patch: str, agent_patch: str) -> str:
         agent_patch=agent_patch,
         token=token,
     )
+
+
+def judged_view(patch: str) -> str:
+    """A patch as the judge reads it: a lock file's section cut to its header and a count of
+    its lines, every other section whole. A lock file is generated, and no one judges it line by
+    line: strawberry #2569's poetry.lock was 164 KB of its 178 KB gold patch, which carried, in
+    the agent's patch too, the judge's prompt past `agent.max_judge_prompt_tokens` (the stage
+    ended unjudged and its chain with it)."""
+    sections = file_sections(patch)
+    shown = [patch[: len(patch) - sum(map(len, sections))]]  # any text before the first header
+    for section in sections:
+        if not is_lockfile(section_path(section)):
+            shown.append(section)
+            continue
+        header, _, body = section.partition("\n@@")
+        lines = ("@@" + body).splitlines() if body else []
+        added = sum(1 for line in lines if line.startswith("+"))
+        removed = sum(1 for line in lines if line.startswith("-"))
+        shown.append(
+            f"{header}\n[a lock file: {added} lines added, {removed} removed; not shown]\n"
+        )
+    return "".join(shown)
 
 
 LEAK_PROBLEM = (

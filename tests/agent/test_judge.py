@@ -13,7 +13,7 @@ from prchain.agent.judge import (
     parse_verdict,
     says_it_fails,
 )
-from prchain.core.errors import JudgeOutputInvalid, LLMOutputInvalid
+from prchain.core.errors import JudgeInputTooLarge, JudgeOutputInvalid, LLMOutputInvalid
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.llm.client import LLMClient
 from prchain.llm.config import LLMConfig
@@ -198,3 +198,35 @@ def test_a_judge_that_keeps_contradicting_itself_cannot_pass(
     judged = ask(judge(llm_config, sqlite_engine))
     assert judged.contradicted and judged.score == 1.0 and judged.attempts == 3  # type: ignore[attr-defined]
     assert len(fake_llm.requests_for("judge")) == 3
+
+
+def _lock_section(lines: int) -> str:
+    """poetry.lock as a PR that adds a package changes it: `lines` new lines."""
+    body = "".join(f'+name = "package-{n}"\n' for n in range(lines))
+    return (
+        "diff --git a/poetry.lock b/poetry.lock\nindex 1111111..2222222 100644\n"
+        f"--- a/poetry.lock\n+++ b/poetry.lock\n@@ -1,1 +1,{lines + 1} @@\n"
+        f' [metadata]\n-content-hash = "old"\n{body}'
+    )
+
+
+def test_a_lock_file_is_judged_by_its_size_not_its_lines(
+    fake_llm: ScriptedLLMServer, llm_config: LLMConfig, sqlite_engine: Engine
+) -> None:
+    """strawberry #2569: its poetry.lock was 164 KB of a 178 KB gold patch, and the agent's
+    patch carried it too: the prompt was past `agent.max_judge_prompt_tokens` and the stage,
+    with the rest of its chain, went unjudged. The judge reads the code whole and each lock file
+    as its header and a count; the leak guard still reads the whole gold patch."""
+    lock = _lock_section(6000)  # ~170 KB
+    gold, agent = lock + GOLD, GOLD.replace("minuend - subtrahend", "minuend-subtrahend") + lock
+    fake_llm.push(model="judge", content=verdict(1.0, "subtract subtracts as asked."))
+    capped = Judge(LLMClient(llm_config, sqlite_engine), max_prompt_tokens=20_000)
+    judged = capped.judge(query="Add subtraction.", gold_patch=gold, agent_patch=agent)
+    assert judged.score == 1.0
+    prompt = fake_llm.requests_for("judge")[0]["messages"][0]["content"]
+    assert prompt.count("[a lock file: 6000 lines added, 1 removed; not shown]") == 2
+    assert "package-17" not in prompt and "def subtract(minuend, subtrahend):" in prompt
+    assert prompt.count("diff --git a/poetry.lock b/poetry.lock") == 2  # the header stays
+    too_big = Judge(LLMClient(llm_config, sqlite_engine), max_prompt_tokens=20_000)
+    with pytest.raises(JudgeInputTooLarge):  # code past the cap is still refused
+        too_big.judge(query="Add subtraction.", gold_patch=GOLD * 2000, agent_patch=GOLD)
