@@ -357,14 +357,23 @@ def test_subtract_refuses_text():
 """
 
 
+UNITS = {
+    "calc/units.py": "def metres(feet):\n    return feet * 0.3048\n",
+    "tests/test_units.py": "from calc.units import metres\n\n\ndef test_metres():\n"
+    "    assert metres(10) == 3.048\n",
+}
+
+
 def make_lending_repo(
-    path: Path, *, remote: str | None = "https://github.com/acme/tally.git"
+    path: Path, *, remote: str | None = "https://github.com/acme/tally.git", units: bool = False
 ) -> ChainRepo:
     """A 2-PR chain (#1 ← #2) whose first PR changes no test file: its tests come with #2.
 
     #1 adds subtract and no test; #2 ("Follow-up to #1") puts an operand check inside subtract,
     adds multiply, and tests both PRs' work: test_subtract (which #1 alone passes),
     test_multiply and test_subtract_refuses_text (which need #2). #3 is an unrelated docs PR.
+    `units`: #2 also adds a module and a test module that imports it, which does not import at
+    #1's stage (tokio #2279 was lent #2325's tests of the semaphore #2325 adds).
     """
     files = {
         "calc/__init__.py": "",
@@ -388,7 +397,8 @@ def make_lending_repo(
         2,
         "Add multiply operation",
         "Follow-up to #1, built on top of it: products, and tests for both.",
-        {"calc/ops.py": ops2, "tests/test_ops.py": TEST_V0 + SUBTRACT_TEST + MULTIPLY_TESTS},
+        {"calc/ops.py": ops2, "tests/test_ops.py": TEST_V0 + SUBTRACT_TEST + MULTIPLY_TESTS}
+        | (UNITS if units else {}),
         "2024-03-03T10:00:00",
     )
     repo.prs[3] = _squash(

@@ -154,6 +154,27 @@ def test_tests_verify_requires_only_the_lent_tests_the_stage_passes(
     )
 
 
+def test_a_lent_module_that_does_not_import_asks_nothing(
+    tmp_path: Path, sqlite_url: str, base_image: str
+) -> None:
+    """#2 also adds `calc/units.py` and its test module: lent to #1's stage, that module does
+    not import there (it reads the lender's code). It asks nothing of the stage; before, its
+    collection error made the stage "environment broken" and test_subtract was lost with it."""
+    repo = make_lending_repo(tmp_path / "tally", units=True)
+    common = _build(repo, sqlite_url, tmp_path)
+    _invoke("tests", "verify", *common)
+    with session_scope(make_engine(sqlite_url)) as session:
+        first = session.scalars(
+            select(StageVerification)
+            .join(ChainStage, ChainStage.id == StageVerification.chain_stage_id)
+            .join(PullRequest, PullRequest.id == ChainStage.pr_id)
+            .where(PullRequest.number == 1)
+        ).one()
+        assert (first.status, first.reason) == ("usable", None)
+        assert first.fail_to_pass == [f"{OPS_TESTS}::test_subtract"]
+        assert "tests/test_units.py" in first.test_files  # run, and asked nothing
+
+
 def test_a_stage_whose_base_commit_cannot_be_read_loses_only_itself(
     tally: ChainRepo, sqlite_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -168,3 +189,16 @@ def test_a_stage_whose_base_commit_cannot_be_read_loses_only_itself(
         planned = plan_eras(make_engine(sqlite_url))
     assert [job.base_sha for _repo, job, _era, _n in planned] == [tally.prs[1].base_sha]
     assert f"stage 1:2 (base {lost[:12]}) has no era" in caplog.text
+
+
+def test_a_lent_test_file_named_by_the_root_error_is_read_as_the_lenders() -> None:
+    """tokio #2279 (Rust) was lent #2325's unit tests, inside the crate: they import the
+    `batch_semaphore` #2325 adds, the lib's tests do not build, and no test reports. The reason
+    names the lent tests, not the environment, when the root error is in one of their files."""
+    from prchain.verdicts.verify import _in_files
+
+    lent = "diff --git a/tokio/src/sync/tests/semaphore_batch.rs b/tokio/src/sync/tests/semaphore_batch.rs\n"
+    root = "error[E0432]: unresolved import `crate::sync::batch_semaphore` (tokio/src/sync/tests/semaphore_batch.rs:1:124)"
+    assert _in_files(root, lent)
+    assert not _in_files(root.replace("semaphore_batch.rs", "semaphore_ll.rs"), lent)
+    assert not _in_files(root.replace("tokio/src", "other/tokio/src"), lent)
