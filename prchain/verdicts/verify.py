@@ -153,6 +153,8 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         *([f"qualified-{qualify.VERSION}"] if qualify.applies(tests.ecosystem) else []),
         # a test patch of data alone is run through the test modules beside it (stage_test_files)
         *(["data-beside"] if _data_only(job, tests) else []),
+        # a lent module that does not import asks nothing (_runs): lent stages verify again
+        *(["lent-excused"] if job.lent else []),
     )
 
 
