@@ -24,11 +24,11 @@ import re
 from dataclasses import dataclass, field
 
 from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.python.constraints import OWN_TREE
 
 RUNNERS = frozenset({"pytest", "py.test"})
 # pip options that take the next argument as their value (`-c constraints.txt`, `--index-url URL`)
 _WITH_VALUE = frozenset({"-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f"})
-_OWN = re.compile(r"^\.\/?(?:\[([^\]]*)\])?$")
 _EDITABLE = re.compile(r"^(?:-e|--editable)=?\s*")
 # the installer's own tools: the era chooses their versions (hist upgrades pip in its sessions)
 INSTALLERS = frozenset({"pip", "setuptools", "wheel"})
@@ -134,7 +134,7 @@ def _read(arguments: list[str | None], found: NoxInstalls) -> None:
             skip_next = True
         elif argument in _WITH_VALUE:
             skip_next = True
-        elif own := _OWN.match(_EDITABLE.sub("", argument)):
+        elif own := OWN_TREE.match(_EDITABLE.sub("", argument)):
             found.extras += [e.strip() for e in (own.group(1) or "").split(",") if e.strip()]
         elif argument.startswith("-"):
             continue  # `-e`, `--upgrade`, `--group=test`: options, no package
