@@ -28,7 +28,7 @@ from prchain.setup.ladder import (
     setup_one,
     waves,
 )
-from prchain.verdicts.stage import stage_setups
+from prchain.verdicts.stage import StageSetup, hidden_cutoff, stage_setups, with_hidden
 from prchain.verdicts.verify import StageJob
 
 if TYPE_CHECKING:
@@ -281,19 +281,25 @@ def recipes_from_config(
 
 
 def era_stages(
-    config: EnvironmentConfig, engine: Engine | None, task: ChainTask, registry: str | None = None
+    config: EnvironmentConfig,
+    engine: Engine | None,
+    task: ChainTask,
+    registry: str | None = None,
+    eras: ErasConfig | None = None,
 ) -> tuple[EnvironmentConfig, list[StageSpec]]:
     """The sandbox config and stage specs of a chain with each stage's era (sandbox) image, test
     command and setup command; the sandbox moves to a new container where the image changes.
     Stages without an era recipe keep the repository's default image. An era image this node
-    lacks is pulled from `registry`."""
+    lacks is pulled from `registry`. A stage whose hidden side adds requirements gets the image
+    of its clean room too (`hidden_image`), which no agent's sandbox runs."""
     wanted = [s.stage_id for s in task.stages if s.stage_id]
     read = stage_setups(engine, stage_ids=wanted) if engine is not None else []
     usable = {s.stage_id: s.usable_era for s in read}
-    eras = [usable.get(s.stage_id) if s.stage_id else None for s in task.stages]
+    setups = {s.stage_id: s for s in read}
+    of_stages = [usable.get(s.stage_id) if s.stage_id else None for s in task.stages]
     sandboxes: dict[str, str] = {}
     specs = []
-    for stage, era in zip(task.stages, eras, strict=True):
+    for stage, era in zip(task.stages, of_stages, strict=True):
         extra: dict[str, str] = {}
         if era is not None:
             if era.image not in sandboxes:
@@ -307,10 +313,33 @@ def era_stages(
                 "test_command": era.test_command,
                 "setup_command": era.setup_command,
             }
+            found = with_hidden(setups[stage.stage_id])
+            if found.hidden:
+                extra["room_image"] = hidden_image(config, eras or ErasConfig(), found, era.image)
         specs.append(
             StageSpec(stage.idx, stage.base_sha, stage.gold_patch, entry=stage.entry, **extra)
         )
     return config, specs
+
+
+def hidden_image(
+    config: EnvironmentConfig, eras: ErasConfig, stage: StageSetup, era_image: str
+) -> str:
+    """`era_image` with what `stage`'s hidden side adds (prchain/environments/eras/hidden.py),
+    built once per era image and requirements; the image of every room that runs its hidden
+    tests, and of no agent's sandbox."""
+    from prchain.environments.docker_client import DockerClient
+    from prchain.environments.eras.hidden import ensure_hidden_layer
+
+    return ensure_hidden_layer(
+        DockerClient(),
+        config,
+        eras,
+        stage.repo,
+        era_image,
+        list(stage.hidden),
+        hidden_cutoff(stage),
+    )
 
 
 def sandbox_image(config: EnvironmentConfig, repo: str, clone: str, era_image: str) -> str:

@@ -28,6 +28,7 @@ from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.core.text import plural
 from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.config import ErasConfig
 from prchain.environments.protocol import Environment
 from prchain.llm.protocol import ChatLLM
 from prchain.scale.protocol import Done, Needs
@@ -55,7 +56,10 @@ def remove_orphans(labels: dict[str, str]) -> list[str]:
 
 
 def environment_factory(
-    config: EnvironmentConfig, store_url: str | None = None, registry: str | None = None
+    config: EnvironmentConfig,
+    store_url: str | None = None,
+    registry: str | None = None,
+    eras: ErasConfig | None = None,
 ) -> EnvFactory:
     """The configured sandbox backend, one container per rollout, labelled so orphans can be found;
     an era image this node lacks is pulled from `registry` (scale.registry)."""
@@ -67,7 +71,7 @@ def environment_factory(
             open_environment,  # the docker SDK loads only when a sandbox opens
         )
 
-        env_config, specs = era_stages(config, engine(), task, registry)
+        env_config, specs = era_stages(config, engine(), task, registry, eras)
         labels = {
             "prchain.rollout": str(rollout_id),
             "prchain.chain": str(task.chain_id),
@@ -162,7 +166,9 @@ def make_chain_runner(
         engine,
         llm,
         open_env
-        or environment_factory(environment_config(config), config.store.url, config.scale.registry),
+        or environment_factory(
+            environment_config(config), config.store.url, config.scale.registry, config.eras
+        ),
         hook_factory=prm_hook_factory(config, llm, engine),
         rollout_fields=rollout_fields(config),
         check_tests=tests_oracle(config, engine),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prchain.app.config import Config
+from prchain.app.envsetup import hidden_image
 from prchain.app.store import opened
 from prchain.core.errors import NothingToDo, PrchainError
 from prchain.environments.config import EnvironmentConfig
@@ -87,7 +88,14 @@ def export_runnable_from_config(
     with opened(config.store.url, store, readonly=True) as store:
         engine = store.engine
         return export_runnable(
-            engine, out, stage_images(config.environment), strategy=strategy, unverified=unverified
+            engine,
+            out,
+            stage_images(config.environment),
+            strategy=strategy,
+            unverified=unverified,
+            hidden=lambda stage: hidden_image(
+                config.environment, config.eras, stage, stage.era.image if stage.era else ""
+            ),
         )
 
 

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from prchain.app.config import Config
-from prchain.app.envsetup import on_image
+from prchain.app.envsetup import hidden_image, on_image
 from prchain.app.store import opened
 from prchain.app.work import Lazy
 from prchain.core.errors import NothingToDo
 from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.memory import recipes
 from prchain.environments.protocol import Environment, StageSpec
 from prchain.verdicts.oracle import TestVerdict, run_tests, stage_tests
@@ -38,11 +39,15 @@ def environment_config(config: Config) -> EnvironmentConfig:
 
 
 def verify_opener(
-    config: EnvironmentConfig, engine: Engine | None = None, registry: str | None = None
+    config: EnvironmentConfig,
+    engine: Engine | None = None,
+    registry: str | None = None,
+    eras: ErasConfig | None = None,
 ) -> Callable[[StageJob], contextlib.AbstractContextManager[Environment]]:
     """A fresh sandbox per stage whose only stage starts at B_t (no earlier gold patch reverted),
     on the stage's era image when `env setup` made one (pulled from `registry` when this node's
-    engine lacks it, never built here)."""
+    engine lacks it, never built here), with the layer of what its hidden side adds when it adds
+    something (`hidden_image`)."""
 
     def open_env(job: StageJob) -> contextlib.AbstractContextManager[Environment]:
         from prchain.app.registry import fetch
@@ -52,8 +57,11 @@ def verify_opener(
         era = now.usable_era if now is not None else None
         if era is not None and registry:
             fetch(registry, era.image)
+        image = era.image if era is not None else ""
+        if era is not None and job.hidden:
+            image = hidden_image(config, eras or ErasConfig(), job, era.image)
         env: Any = open_environment(
-            on_image(config, era.image) if era is not None else config,
+            on_image(config, image) if era is not None else config,
             repo=job.repo,
             clone_path=job.clone_path,
             stages=[StageSpec(1, job.base_sha, "")],
@@ -204,7 +212,7 @@ class VerifyWork(Lazy):
 
         engine = self.engine()
         opener = verify_opener(  # era images per stage
-            environment_config(self.config), engine, self.config.scale.registry
+            environment_config(self.config), engine, self.config.scale.registry, self.config.eras
         )
         # under the stage's "verify" lease, as `verify_stages` does: two runs never run one stage
         with holding(engine, "verify", str(job.stage_id)) as lease:

@@ -550,7 +550,7 @@ class DockerEnvironment:
         t = self.stage
         earlier = {p for j in range(1, t) for p in patch_paths(self.stages[j].gold_patch)}
         from_base = sorted(set(base_files) | {p for p in earlier if test_side and test_side(p)})
-        container = self._run_container(self.running_image, kind="clean-room")
+        container = self._run_container(self._room_image(self.stages[t]), kind="clean-room")
         cleanup.register(
             container, lambda: None if self.client.remove_container(container) else None
         )
@@ -578,6 +578,19 @@ class DockerEnvironment:
         finally:
             cleanup.unregister(container)
             self._remove(container)
+
+    def _room_image(self, spec: StageSpec) -> str:
+        """The image of the stage's clean rooms: the running one, or, when its hidden side adds
+        requirements to its era's, the era image holding them under the same sandbox layer."""
+        if not spec.room_image:
+            return self.running_image
+        if not self.client.image_id(spec.room_image):
+            raise EnvironmentFailure(
+                f"stage {spec.idx}'s room image {spec.room_image} is not in the Docker engine",
+                hint="`prchain tests verify` builds it (the era image with what the stage's "
+                "hidden side adds); `tasks images load` brings an exported task's",
+            )
+        return self._sandbox_on(spec.room_image)
 
     def _own_plugins(self, t: int) -> tuple[str, ...]:
         """The pytest plugins the project declares at B_t, read from the clone on the host; with no

@@ -54,6 +54,9 @@ class StageSpec:
     # itself with the agent's deviation from history carried (`replay`). The build chose it
     # (chain_stages.entry); rollouts, `tasks eval` and clean rooms all follow it.
     entry: str = "revert"
+    # The image of its clean rooms when its hidden side adds requirements to its era's: the era
+    # image with them installed (eras/hidden.py), under the sandbox layer. "" = the stage's image.
+    room_image: str = ""
 
 
 @dataclass

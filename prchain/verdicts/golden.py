@@ -80,6 +80,12 @@ def _image(stage: RunnableStage) -> tuple[str, str]:
     return (found.image, found.image_id) if found is not None else ("", "")
 
 
+def _room(stage: RunnableStage) -> tuple[str, str]:
+    """(its hidden tests' room image, its digest); ("", "") when the stage image is the room."""
+    found = stage.placement.room if stage.placement is not None else None
+    return (found.image, found.image_id) if found is not None else ("", "")
+
+
 def _runnable(stage: RunnableStage) -> bool:
     return stage.placement is not None and stage.placement.runnable
 
@@ -96,7 +102,7 @@ def stage_key(chain: dict[str, Any], upto: int, patches: Patches) -> str:
     tests = last.tests
     return recipe_hash(
         "eval", EVAL_VERSION, chain["chain_id"], [_entered(from_row(chain, s)) for s in stages],
-        applied, _image(last)[1], last.test_command, _setup_command(last), last.gold_test_patch,
+        applied, _image(last)[1], *([_room(last)[1]] if _room(last)[0] else []), last.test_command, _setup_command(last), last.gold_test_patch,
         list(tests.fail_to_pass) if tests else [], list(tests.pass_to_pass) if tests else [],
     )  # fmt: skip
 
@@ -117,6 +123,7 @@ def _specs(chain: dict[str, Any]) -> list[StageSpec]:
             test_command=s.test_command,
             setup_command=_setup_command(s),
             entry=s.entry,
+            room_image=_room(s)[0],
         )
         for s in (from_row(chain, stage) for stage in chain["stages"])
     ]

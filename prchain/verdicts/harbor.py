@@ -360,6 +360,8 @@ def why_not(stage: dict[str, Any]) -> str:
         return f"the {env['ecosystem']} room's verdict has no in-container form"
     if env["ecosystem"] == "python" and env["log_parser"] != "pytest":
         return f"its report reader is {env['log_parser']}, not pytest"
+    if env.get("room_image"):  # Harbor runs the tests in the agent's container, which lacks them
+        return "its hidden tests need requirements its agent's image lacks (a room image)"
     return ""
 
 

@@ -30,6 +30,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from prchain.chains.views.tasks import iter_tasks
+from prchain.core.errors import PrchainError
 from prchain.core.files import atomic_output
 from prchain.environments.absent import absent_paths
 from prchain.environments.carry import ORIGIN_DIR, WORKDIR
@@ -39,6 +40,7 @@ from prchain.verdicts.stage import (
     StageImage,
     environment_block,
     runnable_stages,
+    with_hidden,
 )
 
 FLAT_FORMAT = "prchain.stage/1"
@@ -51,6 +53,9 @@ NOT_RUNNABLE: tuple[str, ...] = get_args(NotRunnable)
 
 # (repo, clone path, era image) → the stage image, or why there is none
 ImageResolver = Callable[[str, str, str], StageImage | str]
+# a stage whose hidden side adds requirements → its era image with them (eras/hidden.py), or why
+# there is none
+HiddenResolver = Callable[[RunnableStage], str]
 
 
 @dataclass
@@ -60,6 +65,9 @@ class RunnableSummary:
     runnable: int = 0
     not_runnable: Counter[str] = field(default_factory=Counter)  # kind → stages
     images: dict[str, str] = field(default_factory=dict)  # runnable stages' images → digest
+    # runnable stages left out of the flat form: their hidden tests run in a room image of their
+    # own, which a row of SWE-rebench's shape (one image) cannot say
+    apart: int = 0
 
 
 # ---- why a stage is not runnable: one rule each, in the order they are asked -------------------
@@ -84,14 +92,22 @@ def _why_not(stage: RunnableStage, image: StageImage | str, unverified: bool) ->
 
 
 def placed(
-    stage: RunnableStage, image: StageImage | str, unverified: bool, absent: Sequence[str] = ()
+    stage: RunnableStage,
+    image: StageImage | str,
+    unverified: bool,
+    absent: Sequence[str] = (),
+    room: StageImage | str | None = None,
 ) -> RunnableStage:
-    """The stage placed on this engine: its stage image (or why there is none), its checkout
-    (leaving out the `absent` files) and whether it runs."""
+    """The stage placed on this engine: its stage image (or why there is none), its room image
+    when its hidden side adds requirements (`room`), its checkout (leaving out the `absent`
+    files) and whether it runs."""
     kind, detail = _why_not(stage, image, unverified)
+    if not kind and isinstance(room, str):
+        kind, detail = "image missing", f"its hidden tests' room: {room}"
     found = image if isinstance(image, StageImage) else None
     steps = checkout(stage.base_sha, absent) if stage.base_sha else []
-    return replace(stage, placement=Placement(found, tuple(steps), kind, detail))
+    rooms = room if isinstance(room, StageImage) else None
+    return replace(stage, placement=Placement(found, tuple(steps), kind, detail, rooms))
 
 
 def checkout(base_commit: str, absent: Sequence[str] = ()) -> list[str]:
@@ -172,9 +188,12 @@ def export_runnable(
     *,
     strategy: str | None = None,
     unverified: bool = False,
+    hidden: HiddenResolver | None = None,
 ) -> RunnableSummary:
     """Write the chain form with an environment per stage to `out` and the runnable stages' flat
-    rows beside it (`flat_path`); both whole or not at all."""
+    rows beside it (`flat_path`); both whole or not at all. A stage whose hidden side adds
+    requirements gets its room image (`hidden`, then its sandbox layer); without `hidden` it says
+    why it has none."""
     summary = RunnableSummary()
     with (
         atomic_output(out) as chains,
@@ -182,7 +201,7 @@ def export_runnable(
         Session(engine) as session,
     ):
         for chain in iter_tasks(engine, strategy):
-            _chain(session, chain, images, unverified, summary, flat)
+            _chain(session, chain, images, unverified, summary, flat, hidden)
             chains.write(json.dumps(chain, ensure_ascii=False) + "\n")
     return summary
 
@@ -194,23 +213,44 @@ def _chain(
     unverified: bool,
     summary: RunnableSummary,
     flat: TextIO,
+    hidden: HiddenResolver | None,
 ) -> None:
     records = {r.idx: r for r in runnable_stages(session, chain_ids=[chain["chain_id"]])}
     summary.chains += 1
     for stage in chain["stages"]:
         record = records.get(stage["idx"]) or _unread(chain, stage)
+        record = with_hidden(record) if record.usable_era is not None else record
         era = record.era.image if record.era is not None else ""
         clone, base = record.clone_path, stage["base_commit"]
         image = images(chain["repo"], clone, era) if era else ""
+        room = _room(record, images, hidden) if record.hidden else None
         left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()
-        stage["environment"] = env = environment_block(placed(record, image, unverified, left_out))
+        found = placed(record, image, unverified, left_out, room)
+        stage["environment"] = env = environment_block(found)
         summary.stages += 1
         if env["runnable"]:
             summary.runnable += 1
             summary.images[env["image"]] = env["image_id"]
+            if env["room_image"]:
+                summary.images[env["room_image"]] = env["room_image_id"]
+                summary.apart += 1
+                continue
             flat.write(json.dumps(flat_row(chain, stage), ensure_ascii=False) + "\n")
         else:
             summary.not_runnable[env["not_runnable"]] += 1
+
+
+def _room(
+    stage: RunnableStage, images: ImageResolver, hidden: HiddenResolver | None
+) -> StageImage | str:
+    """The stage image of the stage's hidden tests' room, or why there is none."""
+    if hidden is None:
+        return "its hidden side adds requirements and no room image was asked for"
+    try:
+        era = hidden(stage)
+    except PrchainError as exc:
+        return str(exc)
+    return images(stage.repo, stage.clone_path, era)
 
 
 def _unread(chain: dict[str, Any], stage: dict[str, Any]) -> RunnableStage:

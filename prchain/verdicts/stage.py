@@ -21,20 +21,25 @@ units, comes back empty).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from prchain.core.errors import EnvironmentFailure
 from prchain.environments.carry import WORKDIR
 from prchain.environments.eras.ecosystems import report_for
+from prchain.environments.eras.hidden import hidden_requirements
+from prchain.environments.eras.manifests import commit_date
 from prchain.environments.languages import LANGUAGES
 from prchain.environments.stage_entry import ENTRY_REVERT
 from prchain.store.db import session_scope
 from prchain.store.environments import Recipe, StageFacts, Verification, stage_facts
+from prchain.verdicts.sandbox import build_part
 
 DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
+Setup = TypeVar("Setup", bound="StageSetup")
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,9 @@ class StageSetup:
     # its test patch was lent by a later stage (prchain/chains/building/lent.py): a test of it the
     # gold patch fails is not the stage's unless it passed before the gold patch
     lent: bool = False
+    # the requirements its hidden side adds to its era's (environments/eras/hidden.py), as
+    # `with_hidden` read them from the clone or a task file carries them; () until then
+    hidden: tuple[str, ...] = ()
 
     @property
     def usable_era(self) -> EraEnvironment | None:
@@ -122,6 +130,9 @@ class Placement:
     checkout: tuple[str, ...]
     not_runnable: str  # one of runnable.NOT_RUNNABLE, "" when it runs
     reason: str
+    # the room's image: the stage image on the era image with the hidden side's requirements
+    # (environments/eras/hidden.py); None when the stage adds none (its room runs `image`)
+    room: StageImage | None = None
 
     @property
     def runnable(self) -> bool:
@@ -139,6 +150,30 @@ class RunnableStage(StageSetup):
     def test_command(self) -> str:
         """The verified command as run ("" before `tests verify`)."""
         return self.tests.test_command if self.tests is not None else ""
+
+
+def with_hidden(stage: Setup) -> Setup:
+    """`stage` with the requirements its hidden side adds to its era's (`hidden`), read from its
+    clone at its base; as it is without a usable era or a clone (a task file's carries them)."""
+    era = stage.usable_era
+    if era is None or not stage.clone_path or not stage.base_sha:
+        return stage
+    try:
+        needs = hidden_requirements(
+            stage.clone_path,
+            stage.base_sha,
+            build_part(stage.gold_patch, era.ecosystem),
+            era.ecosystem,
+            str(era.recipe.get("interpreter") or ""),
+        )
+    except EnvironmentFailure:  # the build part does not apply: the runs say so in their terms
+        return stage
+    return replace(stage, hidden=tuple(needs))
+
+
+def hidden_cutoff(stage: StageSetup) -> str:
+    """The upload time the hidden layer's packages are dated by: its base's, as its era's are."""
+    return commit_date(stage.clone_path, stage.base_sha).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ---- the one read from the store ------------------------------------------------------------------
@@ -282,6 +317,9 @@ def environment_block(stage: RunnableStage) -> dict[str, Any]:
         "report_path": DEFAULT_REPORT_PATH,
         "workdir": WORKDIR,
         "checkout": list(placed.checkout),
+        "hidden_requirements": list(stage.hidden),
+        "room_image": placed.room.image if placed.room else "",
+        "room_image_id": placed.room.image_id if placed.room else "",
         "recipe": dict(era.recipe) if era else {},
     }
 
@@ -326,9 +364,13 @@ def from_row(chain: Mapping[str, Any], stage: Mapping[str, Any]) -> RunnableStag
     # `checkout` is not read by `tasks eval` (the sandbox checks the base out itself): a row made
     # by hand, or by an export before it was written, may leave it out
     checkout = tuple(env.get("checkout") or ())
-    placement = Placement(image, checkout, env["not_runnable"], env.get("reason", ""))
+    room = None
+    if env.get("room_image"):
+        room = StageImage(env["room_image"], env.get("room_image_id", ""), "", "")
+    placement = Placement(image, checkout, env["not_runnable"], env.get("reason", ""), room)
     return RunnableStage(
         0, chain["chain_id"], stage["idx"], stage.get("pr_number", 0), chain.get("repo", ""), "",
         stage["base_commit"], stage["patch"], stage.get("test_patch", ""),
-        stage.get("entry", ENTRY_REVERT), era, bool(stage.get("tests_from")), tests, placement,
+        stage.get("entry", ENTRY_REVERT), era, bool(stage.get("tests_from")),
+        tuple(env.get("hidden_requirements") or ()), tests=tests, placement=placement,
     )  # fmt: skip

@@ -181,4 +181,6 @@ def images_of(chains: Iterable[dict[str, Any]], every: bool = False) -> dict[str
             env = stage["environment"]
             if env["image"] and (every or env["runnable"]):
                 found[env["image"]] = env["image_id"]
+            if env.get("room_image") and (every or env["runnable"]):  # its hidden tests' room
+                found[env["room_image"]] = env.get("room_image_id", "")
     return found

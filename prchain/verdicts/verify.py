@@ -24,7 +24,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import Engine
@@ -32,6 +32,7 @@ from sqlalchemy import Engine
 from prchain.chains.reading.imports_foreign import go_modules
 from prchain.core import git
 from prchain.core.errors import PrchainError
+from prchain.environments.eras import hidden
 from prchain.environments.eras.ecosystems import report_for
 from prchain.environments.eras.manifests import root_snapshot
 from prchain.environments.eras.python import PYTEST_CONFIGS, python_files
@@ -64,7 +65,13 @@ from prchain.verdicts.sandbox import (
     patch_paths,
     run_suite,
 )
-from prchain.verdicts.stage import EraEnvironment, StageSetup, stage_setup, stage_setups
+from prchain.verdicts.stage import (
+    EraEnvironment,
+    StageSetup,
+    stage_setup,
+    stage_setups,
+    with_hidden,
+)
 from prchain.verdicts.touched import touched_by
 
 # busy: another `tests verify` holds the stage's lease and is running it now
@@ -155,6 +162,8 @@ def stage_recipe(job: StageJob, tests: RepoTests, gold_runs: int) -> str:
         *(["data-beside"] if _data_only(job, tests) else []),
         # a lent module that does not import asks nothing (_runs): lent stages verify again
         *(["lent-excused"] if job.lent else []),
+        # its hidden tests run on its era with what its hidden side adds (eras/hidden.py)
+        *([f"hidden-{hidden.VERSION}", sorted(job.hidden)] if job.hidden else []),
     )
 
 
@@ -315,6 +324,8 @@ def _runs(
         "image": tests.image,
         "build_part": crossing.dropped,  # the gold code patch's paths on the hidden side
         "features": features,  # those the stage's tests need that the default build leaves off
+        # installed for these runs only, on the era image (eras/hidden.py): never the agent's
+        "hidden_requirements": list(job.hidden),
     }
     done.output_tail = gold[-1].output_tail[-config.output_tail_chars :]
     # Tests no clean room can judge (Rust doc tests: the agent writes their text) are left out.
@@ -523,6 +534,8 @@ def verify_one(
     # listed), from the record's one reader
     now = stage_setup(engine, job.stage_id)
     era = now.era if now is not None else None
+    if now is not None:  # what its hidden side adds to the era, read from the clone (hidden.py)
+        job = replace(job, hidden=with_hidden(now).hidden)
     tests = era_tests(era) or config.repos.get(job.repo)
     if tests is None:
         return _no_environment(job, era)

@@ -35,7 +35,7 @@ def stage_env(config: Config, task: ChainTask, label: int) -> Iterator[Environme
 
     # labelled with the store, so `prchain env gc` finds a killed curation's sandbox
     factory = environment_factory(
-        environment_config(config), config.store.url, config.scale.registry
+        environment_config(config), config.store.url, config.scale.registry, config.eras
     )
     with factory(task, label) as env:
         yield env
