@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ import pytest
 
 from prchain.dev.fake_llm import ScriptedLLMServer
 from prchain.environments.eras.hidden import hidden_requirements
+from prchain.environments.eras.manifests import Snapshot
+from prchain.environments.eras.python.hidden_needs import added_requirements
 from prchain.llm.config import LLMConfig
 from prchain.verdicts.sandbox import build_part
 from tests.support.era_runs import (
@@ -93,6 +97,40 @@ def test_what_a_gold_patch_adds_to_the_test_requirements_is_read(tmp_path: Path)
         == []
     )
     assert hidden_requirements(repo.path, base, held, "rust", "3.11") == []
+
+
+POETRY_BASE = """[tool.poetry]
+name = "berry"
+
+[tool.poetry.dependencies]
+python = "^3.8"
+graphql-core = "^3.2"
+click = {version = ">=7.0", optional = true}
+
+[tool.poetry.dev-dependencies]
+pytest = "^7.2"
+
+[tool.poetry.extras]
+cli = ["click"]
+"""
+
+
+def test_poetry_dev_additions_are_hidden_needs_and_bumps_or_unused_extras_are_not() -> None:
+    """strawberry's shape: #1655 adds `pytest-snapshot = "^0.8.1"` to the dev group; an optional
+    dependency of an extra the era does not install, or a new bound on a package the base names
+    already, adds nothing."""
+    base = Snapshot("b" * 40, datetime(2023, 1, 1, tzinfo=UTC), {"pyproject.toml": POETRY_BASE})
+    gold_text = (
+        POETRY_BASE.replace('pytest = "^7.2"', 'pytest = "^7.3"\npytest-snapshot = "^0.8.1"')
+        .replace(
+            'click = {version = ">=7.0", optional = true}',
+            'typer = {version = ">=0.7", optional = true}',
+        )
+        .replace('cli = ["click"]', 'cli = ["typer"]')
+    )
+    gold = replace(base, files={"pyproject.toml": gold_text})
+    assert added_requirements(base, gold, "3.11") == ["pytest-snapshot<0.9.0,>=0.8.1"]
+    assert added_requirements(gold, gold, "3.11") == []
 
 
 @pytest.fixture(scope="module")

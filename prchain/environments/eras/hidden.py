@@ -122,7 +122,8 @@ def ensure_hidden_layer(
         f"-c {HELD} -r {WANTED}; fi",
         f"rm -f {HELD} {WANTED}",
     ]
-    labels = {MANAGED_LABEL: "1", "prchain.kind": "hidden-layer", "prchain.era-image": era_id}
+    labels = {MANAGED_LABEL: "1", "prchain.kind": "hidden-layer", "prchain.repo": repo}
+    labels["prchain.era-image"] = era_id
     made, code, log = _run_and_commit(client, env, eras, era_image, commands, repo, tag, labels, {})
     if not made:
         last = " / ".join(x.strip() for x in log.strip().splitlines()[-6:])
