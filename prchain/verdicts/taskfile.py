@@ -162,14 +162,14 @@ def stated_images(path: str | Path, chains: Iterable[dict[str, Any]]) -> dict[st
     found: dict[str, str] = {}
     for chain in chains:
         for stage in chain["stages"]:
-            name, digest = stage["environment"].get("image"), stage["environment"].get("image_id")
-            if not name:
-                continue
-            if not isinstance(digest, str) or not digest.startswith("sha256:"):
-                raise ConfigError(f"{path} states no content digest (image_id) for {name}",
-                                  hint="export it again with `prchain tasks export OUT --runnable`")  # fmt: skip
-            if found.setdefault(name, digest) != digest:
-                raise ConfigError(f"{path} names {name} with two digests", hint="export it again")
+            for name, digest in _named(stage["environment"]):
+                if not isinstance(digest, str) or not digest.startswith("sha256:"):
+                    raise ConfigError(f"{path} states no content digest for {name}",
+                                      hint="export it again with `prchain tasks export OUT --runnable`")  # fmt: skip
+                if found.setdefault(name, digest) != digest:
+                    raise ConfigError(
+                        f"{path} names {name} with two digests", hint="export it again"
+                    )
     return found
 
 
@@ -179,8 +179,15 @@ def images_of(chains: Iterable[dict[str, Any]], every: bool = False) -> dict[str
     for chain in chains:
         for stage in chain["stages"]:
             env = stage["environment"]
-            if env["image"] and (every or env["runnable"]):
-                found[env["image"]] = env["image_id"]
-            if env.get("room_image") and (every or env["runnable"]):  # its hidden tests' room
-                found[env["room_image"]] = env.get("room_image_id", "")
+            if every or env["runnable"]:
+                found |= {name: digest or "" for name, digest in _named(env)}
     return found
+
+
+def _named(env: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name, digest) of a stage's images: its stage image and its hidden tests' room, if any."""
+    pairs = [
+        (env.get("image"), env.get("image_id")),
+        (env.get("room_image"), env.get("room_image_id")),
+    ]
+    return [(name, digest) for name, digest in pairs if name]
