@@ -100,9 +100,11 @@ def stage_key(chain: dict[str, Any], upto: int, patches: Patches) -> str:
     applied = [patches.of(s) for s in stages]
     last = from_row(chain, stages[-1])
     tests = last.tests
+    room = [_room(last)[1]] if _room(last)[0] else []  # a stage without one hashes as it did
     return recipe_hash(
         "eval", EVAL_VERSION, chain["chain_id"], [_entered(from_row(chain, s)) for s in stages],
-        applied, _image(last)[1], *([_room(last)[1]] if _room(last)[0] else []), last.test_command, _setup_command(last), last.gold_test_patch,
+        applied, _image(last)[1], *room, last.test_command, _setup_command(last),
+        last.gold_test_patch,
         list(tests.fail_to_pass) if tests else [], list(tests.pass_to_pass) if tests else [],
     )  # fmt: skip
 
