@@ -51,7 +51,7 @@ from prchain.environments.eras.rust import overrides as rust_overrides
 from prchain.environments.eras.rust import witness
 from prchain.environments.eras.sealed import COPY_DIRS
 from prchain.verdicts import crossing
-from prchain.verdicts.sandbox import build_part, patch_paths
+from prchain.verdicts.sandbox import build_part, joined, patch_paths
 from prchain.verdicts.taskfile import ConvertSummary
 
 FORMAT = "prchain.harbor/1"
@@ -377,7 +377,7 @@ def write_task(
     python = env["ecosystem"] == "python"
     reader = Pytest() if python else report_for(env["ecosystem"])
     # the stage's hidden side: its gold test patch and the gold code patch's build part
-    hidden = _joined(build_part(stage["patch"] or "", env["ecosystem"]), stage["test_patch"])
+    hidden = joined(build_part(stage["patch"] or "", env["ecosystem"]), stage["test_patch"])
     files = {
         "instruction.md": instruction(stage, env["workdir"]),
         "task.toml": task_toml(chain, stage, timeout),
@@ -425,11 +425,6 @@ TRACER_COMPOSE = """services:
     cap_add:
       - SYS_PTRACE
 """
-
-
-def _joined(*patches: str) -> str:
-    """Patches as one, each ending with its newline (git apply reads them in turn)."""
-    return "".join(p if p.endswith("\n") else p + "\n" for p in patches if p.strip())
 
 
 SOLVE_SH = """#!/bin/bash

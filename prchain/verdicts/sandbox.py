@@ -91,6 +91,11 @@ class SuiteRun:
     apart: list[str] = field(default_factory=list)
 
 
+def joined(*patches: str) -> str:
+    """Patches as one, each ending with its newline (git apply reads them in turn)."""
+    return "".join(p if p.endswith("\n") else p + "\n" for p in patches if p.strip())
+
+
 def patch_paths(patch: str) -> list[str]:
     return [path for path in map(section_path, file_sections(patch)) if path]
 

@@ -36,7 +36,7 @@ from prchain.environments.languages import LANGUAGES
 from prchain.environments.stage_entry import ENTRY_REVERT
 from prchain.store.db import session_scope
 from prchain.store.environments import Recipe, StageFacts, Verification, stage_facts
-from prchain.verdicts.sandbox import build_part
+from prchain.verdicts.sandbox import build_part, joined
 
 DEFAULT_REPORT_PATH = "/tmp/prchain-junit.xml"
 Setup = TypeVar("Setup", bound="StageSetup")
@@ -162,7 +162,7 @@ def with_hidden(stage: Setup) -> Setup:
         needs = hidden_requirements(
             stage.clone_path,
             stage.base_sha,
-            build_part(stage.gold_patch, era.ecosystem),
+            joined(build_part(stage.gold_patch, era.ecosystem), stage.gold_test_patch),
             era.ecosystem,
             str(era.recipe.get("interpreter") or ""),
         )

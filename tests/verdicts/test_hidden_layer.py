@@ -97,6 +97,16 @@ def test_what_a_gold_patch_adds_to_the_test_requirements_is_read(tmp_path: Path)
         == []
     )
     assert hidden_requirements(repo.path, base, held, "rust", "3.11") == []
+    # a requirements file of the test patch counts too, and a test module beside it is not read
+    tests_side = (
+        "diff --git a/tests/requirements.txt b/tests/requirements.txt\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/tests/requirements.txt\n@@ -0,0 +1 @@\n+snapshotkit>=1.0\n"
+        "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
+        "+++ b/tests/test_x.py\n@@ -1 +1 @@\n-missing at the base\n+import snapshotkit\n"
+    )
+    assert hidden_requirements(repo.path, base, tests_side, "python", "3.11") == [
+        "snapshotkit>=1.0"
+    ]
 
 
 POETRY_BASE = """[tool.poetry]

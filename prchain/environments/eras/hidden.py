@@ -24,7 +24,7 @@ from prchain.environments.config import EnvironmentConfig
 from prchain.environments.docker_client import MANAGED_LABEL, DockerClient
 from prchain.environments.eras.build import _run_and_commit, _slug
 from prchain.environments.eras.config import ErasConfig
-from prchain.environments.eras.manifests import MANIFEST, Snapshot, snapshot
+from prchain.environments.eras.manifests import MANIFEST, REQUIREMENTS_FILE, Snapshot, snapshot
 from prchain.environments.eras.python.hidden_needs import added_requirements
 from prchain.environments.images import recipe_hash
 from prchain.environments.stage_entry import patch_paths
@@ -44,24 +44,28 @@ for r in sys.argv[1:]:
 
 
 def hidden_requirements(
-    clone: str | Path, base_sha: str, build_part: str, ecosystem: str, interpreter: str
+    clone: str | Path, base_sha: str, hidden_side: str, ecosystem: str, interpreter: str
 ) -> list[str]:
-    """What stage base `base_sha` with `build_part` applied asks to install that the base does
-    not ([] for an ecosystem whose needs are not read, or a build part that touches no manifest)."""
-    if ecosystem != "python" or not interpreter or not _touches_manifests(build_part):
+    """What stage base `base_sha` with `hidden_side` applied (the gold patch's build part and its
+    test patch) asks to install that the base does not ([] for an ecosystem whose needs are not
+    read, or a hidden side that touches no manifest)."""
+    if ecosystem != "python" or not interpreter or not manifests_of(hidden_side):
         return []
     base = snapshot(clone, base_sha)
-    return added_requirements(base, patched(base, clone, build_part), interpreter)
+    return added_requirements(base, patched(base, clone, hidden_side), interpreter)
 
 
-def _touches_manifests(patch: str) -> bool:
-    return any(MANIFEST.match(p) for p in patch_paths(patch))
+def manifests_of(patch: str) -> list[str]:
+    """The paths of `patch` an era reads: manifests, and requirement files wherever they are
+    (`tests/requirements.txt` is in a test patch)."""
+    return sorted(p for p in patch_paths(patch) if MANIFEST.match(p) or REQUIREMENTS_FILE.search(p))
 
 
 def patched(snap: Snapshot, clone: str | Path, patch: str) -> Snapshot:
-    """`snap` with `patch` applied to its manifests (those the patch creates included, those it
-    deletes gone); a patch that does not apply raises EnvironmentFailure."""
-    paths = sorted(patch_paths(patch))
+    """`snap` with the sections of `patch` that change its manifests applied (a manifest the
+    patch creates included, one it deletes gone); a patch that does not apply raises
+    EnvironmentFailure."""
+    paths = manifests_of(patch)
     with tempfile.TemporaryDirectory(prefix="prchain-hidden-") as tmp:
         root = Path(tmp)
         for path in paths:
@@ -70,7 +74,7 @@ def patched(snap: Snapshot, clone: str | Path, patch: str) -> Snapshot:
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 (root / path).write_bytes(found.stdout)
         applied = subprocess.run(
-            ["git", "apply", "--whitespace=nowarn", "-"],
+            ["git", "apply", "--whitespace=nowarn", *(f"--include={p}" for p in paths), "-"],
             cwd=root,
             input=patch.encode() if patch.endswith("\n") else (patch + "\n").encode(),
             capture_output=True,
@@ -81,7 +85,7 @@ def patched(snap: Snapshot, clone: str | Path, patch: str) -> Snapshot:
         files = dict(snap.files)
         for path in paths:
             target = root / path
-            if target.is_file() and (MANIFEST.match(path) or path in files):
+            if target.is_file():
                 files[path] = target.read_text(errors="replace")
             else:
                 files.pop(path, None)

@@ -35,7 +35,7 @@ MANIFEST = re.compile(
 _NAMES_REQUIREMENTS = re.compile(
     r"^(tox\.ini|noxfile\.py|\.travis\.yml|\.github/workflows/[^/]+\.ya?ml)$"
 )
-_REQUIREMENTS_FILE = re.compile(r"(^|/)[^/]*requirements[^/]*\.(txt|in)$|^requirements/")
+REQUIREMENTS_FILE = re.compile(r"(^|/)[^/]*requirements[^/]*\.(txt|in)$|^requirements/")
 _NAMED = re.compile(
     r"(?:^|[\s'\"(\[,])(?:-r|--requirement|-c|--constraint)[\s=]*(?:\{toxinidir\}/)?([\w./-]+\.(?:txt|in))\b"
 )
@@ -91,10 +91,10 @@ def _named_requirements(
 ) -> dict[str, str]:
     """The tracked requirement files that `files` name and that are not among them, read."""
     found: dict[str, str] = {}
-    todo = [p for p in files if _NAMES_REQUIREMENTS.match(p) or _REQUIREMENTS_FILE.search(p)]
+    todo = [p for p in files if _NAMES_REQUIREMENTS.match(p) or REQUIREMENTS_FILE.search(p)]
     while todo:
         source = todo.pop()
-        here = posixpath.dirname(source) if _REQUIREMENTS_FILE.search(source) else ""
+        here = posixpath.dirname(source) if REQUIREMENTS_FILE.search(source) else ""
         for name in _NAMED.findall(files.get(source) or found.get(source, "")):
             path = posixpath.normpath(posixpath.join(here, name))
             if path in tracked and path not in files and path not in found:
