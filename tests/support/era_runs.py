@@ -146,6 +146,22 @@ def remove_repo_images(
 GOLD_END = "PRCHAIN_TEST_GOLD_PATCH_END"  # the heredoc's end: a line no patch holds
 
 
+def mined_to_verified(work: Path, config: Path, repo: str, clone: Path) -> tuple[list[str], str]:
+    """`mine` (from the clone), `chains build`, `env setup` and `tests verify` into a store under
+    `work`, each asserted to succeed; the common arguments of the CLI and the store's URL."""
+    url = f"sqlite:///{work / 'store.db'}"
+    common = ["--config", str(config), "--db", url, "--set", "env_setup.enabled=false"]
+    for args in (
+        ("mine", "--source", "git", "--name", repo, str(clone)),
+        ("chains", "build"),
+        ("env", "setup"),
+        ("tests", "verify"),
+    ):
+        ran = invoke(*args, *common)
+        assert ran.exit_code == 0, f"prchain {' '.join(args)}:\n{ran.output}"
+    return common, url
+
+
 def gold_resolves_in_tasks_eval(common: list[str], work: Path) -> str:
     """`tasks export --runnable` of the store's chain, then `tasks eval` of its gold patches, each
     stage on the one before's carried patch, in the clean room; its summary line."""

@@ -24,7 +24,7 @@ from prchain.store.opener import make_engine
 from tests.support.era_runs import (
     gold_resolves_in_tasks_eval,
     gold_rollout,
-    invoke,
+    mined_to_verified,
     remove_repo_images,
     verdicts_by_pr,
     write_config,
@@ -182,17 +182,8 @@ def slugs(
     eras = {"suites": {"bookworm": "3.11"}, "extra_base_packages": [], "test_packages": []}
     eras |= {"seed_packages": [], "system_site_packages": True}  # the demo's offline eras
     config = write_config(work, eras, entry_fallback=request.param)
-    url = f"sqlite:///{work / 'store.db'}"
-    common = ["--config", str(config), "--db", url, "--set", "env_setup.enabled=false"]
     try:
-        for args in (
-            ("mine", "--source", "git", "--name", REPO, str(repo.path)),
-            ("chains", "build"),
-            ("env", "setup"),
-            ("tests", "verify"),
-        ):
-            ran = invoke(*args, *common)
-            assert ran.exit_code == 0, f"prchain {' '.join(args)}:\n{ran.output}"
+        common, url = mined_to_verified(work, config, REPO, repo.path)
         yield common, url, work, request.param
     finally:
         remove_repo_images(docker_client, REPO)

@@ -29,7 +29,7 @@ from prchain.verdicts.sandbox import build_part
 from tests.support.era_runs import (
     gold_resolves_in_tasks_eval,
     gold_rollout,
-    invoke,
+    mined_to_verified,
     offline_eras,
     recipes_by_pr,
     remove_repo_images,
@@ -154,17 +154,8 @@ def shapes(
     wheel = make_wheel(wheels, "snapshotkit", "1.0", {"snapshotkit.py": SNAPSHOTKIT})
     with FakeIndex([Release("snapshotkit", "1.0", "2020-01-01T00:00:00Z", wheel)]) as index:
         config = write_config(work, offline_eras(index.url))
-        url = f"sqlite:///{work / 'store.db'}"
-        common = ["--config", str(config), "--db", url, "--set", "env_setup.enabled=false"]
         try:
-            for args in (
-                ("mine", "--source", "git", "--name", REPO, str(repo.path)),
-                ("chains", "build"),
-                ("env", "setup"),
-                ("tests", "verify"),
-            ):
-                ran = invoke(*args, *common)
-                assert ran.exit_code == 0, f"prchain {' '.join(args)}:\n{ran.output}"
+            common, url = mined_to_verified(work, config, REPO, repo.path)
             yield common, url, work
         finally:
             remove_repo_images(docker_client, REPO, kinds=("repo", "hidden-layer", "era"))
