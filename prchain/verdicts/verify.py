@@ -555,6 +555,9 @@ def verify_one(
         else:
             with open_env(job) as env:
                 done = verify_stage(env, job, tests, config, files)
+    except hidden.Unresolvable as exc:  # no run can judge it: stored, not tried again each time
+        done = Verified(unusable(str(exc)), fill_command(tests.test, files), files)
+        done.runs = {"hidden_requirements": list(job.hidden)}
     except PrchainError as exc:
         return StageReport(job, "error", f"{type(exc).__name__}: {exc}")
     row = _row(job, recipe, done)

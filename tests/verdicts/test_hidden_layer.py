@@ -21,7 +21,9 @@ import docker
 import pytest
 
 from prchain.dev.fake_llm import ScriptedLLMServer
-from prchain.environments.eras.hidden import hidden_requirements
+from prchain.environments.config import EnvironmentConfig
+from prchain.environments.eras.config import ErasConfig
+from prchain.environments.eras.hidden import Unresolvable, ensure_hidden_layer, hidden_requirements
 from prchain.environments.eras.manifests import Snapshot
 from prchain.environments.eras.python.hidden_needs import added_requirements
 from prchain.llm.config import LLMConfig
@@ -146,7 +148,7 @@ def test_poetry_dev_additions_are_hidden_needs_and_bumps_or_unused_extras_are_no
 @pytest.fixture(scope="module")
 def shapes(
     tmp_path_factory: pytest.TempPathFactory, docker_client: Any, base_image: str
-) -> Iterator[tuple[list[str], str, Path]]:
+) -> Iterator[tuple[list[str], str, Path, str]]:
     work = tmp_path_factory.mktemp("hidden-layer")
     repo = make_shapes(work / "shapes")
     wheels = work / "wheels"
@@ -156,7 +158,7 @@ def shapes(
         config = write_config(work, offline_eras(index.url))
         try:
             common, url = mined_to_verified(work, config, REPO, repo.path)
-            yield common, url, work
+            yield common, url, work, index.url
         finally:
             remove_repo_images(docker_client, REPO, kinds=("repo", "hidden-layer", "era"))
 
@@ -164,12 +166,12 @@ def shapes(
 @pytest.mark.docker
 @pytest.mark.slow
 def test_hidden_tests_run_with_what_their_gold_patch_adds_and_the_agent_never_has_it(
-    shapes: tuple[list[str], str, Path],
+    shapes: tuple[list[str], str, Path, str],
     docker_client: Any,
     fake_llm: ScriptedLLMServer,
     llm_config: LLMConfig,
 ) -> None:
-    common, url, work = shapes
+    common, url, work, _ = shapes
     verdicts = verdicts_by_pr(url)
     assert verdicts[1].status == "usable" and verdicts[1].runs["hidden_requirements"] == []
     second = verdicts[2]
@@ -196,3 +198,23 @@ def test_hidden_tests_run_with_what_their_gold_patch_adds_and_the_agent_never_ha
     stages = {s["idx"]: s["environment"] for row in rows for s in row["stages"]}
     assert stages[1]["room_image"] == "" and stages[2]["room_image"]
     assert stages[2]["hidden_requirements"] == ["snapshotkit>=1.0"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_requirements_the_index_cannot_meet_say_so_in_one_line(
+    shapes: tuple[list[str], str, Path, str], docker_client: Any
+) -> None:
+    """No release of snapshotkit ≥ 2 exists: the layer is refused as unresolvable (`tests verify`
+    stores such a stage unusable), and no image is left behind."""
+    _, url, _, index_url = shapes
+    era = recipes_by_pr(url)[2].image
+    eras = ErasConfig.model_validate(offline_eras(index_url))
+    before = docker_client.images({"prchain.repo": REPO, "prchain.kind": "hidden-layer"})
+    with pytest.raises(Unresolvable, match=r"snapshotkit>=2\.0\) do not resolve .* 2024-01-02"):
+        ensure_hidden_layer(
+            docker_client, EnvironmentConfig(), eras, REPO, era, ["snapshotkit>=2.0"],
+            "2024-01-02T00:00:00Z",
+        )  # fmt: skip
+    after = docker_client.images({"prchain.repo": REPO, "prchain.kind": "hidden-layer"})
+    assert len(after) == len(before)

@@ -26,6 +26,7 @@ from prchain.environments.eras.build import _run_and_commit, _slug
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.manifests import MANIFEST, REQUIREMENTS_FILE, Snapshot, snapshot
 from prchain.environments.eras.python.hidden_needs import added_requirements
+from prchain.environments.eras.wheels import resolver_failure
 from prchain.environments.images import recipe_hash
 from prchain.environments.stage_entry import patch_paths
 
@@ -41,6 +42,11 @@ for r in sys.argv[1:]:
     if name not in held:
         print(r)
 """
+
+
+class Unresolvable(EnvironmentFailure):
+    """The hidden side's requirements have no solution beside the era's packages (a property of
+    the stage and the index, not of this run: `tests verify` stores the stage unusable)."""
 
 
 def hidden_requirements(
@@ -130,9 +136,15 @@ def ensure_hidden_layer(
     labels["prchain.era-image"] = era_id
     made, code, log = _run_and_commit(client, env, eras, era_image, commands, repo, tag, labels, {})
     if not made:
+        said = ", ".join(requirements)
+        unresolved = resolver_failure(log)
+        if unresolved is not None:  # what the index holds decides it: the stage cannot be judged
+            raise Unresolvable(
+                f"its hidden side's requirements ({said}) do not resolve beside its era's "
+                f"packages as of {cutoff[:10]}: {unresolved[1]}"
+            )
         last = " / ".join(x.strip() for x in log.strip().splitlines()[-6:])
         raise EnvironmentFailure(
-            f"the hidden side's requirements ({', '.join(requirements)}) do not install beside "
-            f"the era's packages (exit {code}): {last[-400:]}"
+            f"the hidden side's requirements ({said}) did not install (exit {code}): {last[-400:]}"
         )
     return tag
