@@ -223,7 +223,8 @@ def _chain(
         era = record.era.image if record.era is not None else ""
         clone, base = record.clone_path, stage["base_commit"]
         image = images(chain["repo"], clone, era) if era else ""
-        room = _room(record, images, hidden) if record.hidden else None
+        runs = not _why_not(record, image, unverified)[0]  # a room is built for a stage that runs
+        room = _room(record, images, hidden) if record.hidden and runs else None
         left_out = absent_paths(clone, base) if clone and base and Path(clone).exists() else ()
         found = placed(record, image, unverified, left_out, room)
         stage["environment"] = env = environment_block(found)
