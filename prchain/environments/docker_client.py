@@ -7,9 +7,12 @@ Every call that can fail turns the SDK's exceptions into prchain's typed errors,
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import logging
 import secrets
 import socket
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -272,6 +275,20 @@ class DockerClient:
         except DockerException as exc:
             raise EnvironmentFailure(f"docker save of {', '.join(names)} failed: {exc}") from None
         return written
+
+    def top_layer(self, name: str) -> bytes:
+        """The filesystem diff the last layer of image `name` adds (a tar, as `docker save` holds
+        it): what its last build step wrote."""
+        archive = io.BytesIO()
+        self.save_images([name], archive.write)
+        archive.seek(0)
+        with tarfile.open(fileobj=archive) as saved:
+            manifest = saved.extractfile("manifest.json")
+            layers = json.loads(manifest.read())[0]["Layers"] if manifest else []
+            member = saved.extractfile(layers[-1]) if layers else None
+            if member is None:
+                raise EnvironmentFailure(f"docker save of {name} holds no layer")
+            return member.read()
 
     def push(self, name: str) -> str:
         """`docker push` of a tagged image to the registry its name starts with; the digest the

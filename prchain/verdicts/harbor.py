@@ -33,10 +33,11 @@ import shlex
 import sys
 from collections.abc import Iterable
 from importlib import import_module
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from prchain.chains.reading import patches
+from prchain.core.errors import PrchainError
 from prchain.environments import carry, clean_room
 from prchain.environments.eras import reports
 from prchain.environments.eras.ecosystems import report_for
@@ -124,6 +125,7 @@ def _as_tester(script: str) -> str:
 # Root, in the separate verifier container, from `/`: the clean room's steps (oracle.run_tests)
 # with its own scripts, up to the hidden tests' run (the room's tail: PYTEST_RUN or EACH_RUN). A
 # failure of any step leaves reward 0 and says which in verdict.json.
+HIDDEN_LAYER = "tests/hidden-layer.tar"
 TEST_SH = """#!/bin/bash
 # prchain's clean room for one stage ({format}); docs/export-formats.md, "Harbor task directories".
 set -uo pipefail
@@ -132,6 +134,8 @@ mkdir -p "$V" && echo 0 > "$V/reward.txt"
 fail() {{ printf '{{"resolved": false, "error": "%s"}}\\n' "$1" > "$V/verdict.json"; echo "$1" >&2; exit 0; }}
 cd / && mkdir -p -m 0700 "$W" || fail "no room for root"
 PY=$(command -v python3 || command -v python) || fail "the image has no Python"
+# What the stage's hidden side adds to its era (its tests' new requirements), root's alone.
+if [ -f "$T/{layer}" ]; then tar -xf "$T/{layer}" -C / --exclude='*.wh.*' || fail "unpacking the hidden tests' requirements failed"; fi
 # The tree: B_t as the image checked it out, outside any repository, handed to the tester.
 rm -rf {workdir}/.git && mkdir -p {tester_home} && chown -R {tester}:{tester} "$(dirname {workdir})" {tester_home}
 # Root, before the change is there: the launcher, the reporters and the image's pytest plugins.
@@ -202,6 +206,7 @@ def verifier_script(timeout: float, cap: int, ecosystem: str = "python") -> str:
     tail = PYTEST_RUN if ecosystem == "python" else EACH_RUN
     return (TEST_SH + tail).format(
         format=FORMAT,
+        layer=PurePosixPath(HIDDEN_LAYER).name,
         room=clean_room.ROOM,
         workdir=carry.WORKDIR,
         tester=carry.TESTER,
@@ -360,15 +365,36 @@ def why_not(stage: dict[str, Any]) -> str:
         return f"the {env['ecosystem']} room's verdict has no in-container form"
     if env["ecosystem"] == "python" and env["log_parser"] != "pytest":
         return f"its report reader is {env['log_parser']}, not pytest"
-    if env.get("room_image"):  # Harbor runs the tests in the agent's container, which lacks them
-        return "its hidden tests need requirements its agent's image lacks (a room image)"
     return ""
 
 
+def _hidden_layer(env: dict[str, Any]) -> bytes | str | None:
+    """What a stage's hidden side adds to its era (environments/eras/hidden.py), as the filesystem
+    diff of the room's era image, which test.sh unpacks as root in the verifier's container
+    before anything of the agent's arrives; None when the stage has none, a reason when it cannot
+    be read here."""
+    if not env.get("room_image"):
+        return None
+    if not env.get("room_era_image"):
+        return "its hidden tests' room names no era image (export it again)"
+    from prchain.environments.docker_client import DockerClient
+
+    try:
+        return DockerClient().top_layer(env["room_era_image"])
+    except PrchainError as exc:
+        return f"its hidden tests' requirements could not be read: {exc}"
+
+
 def write_task(
-    root: Path, chain: dict[str, Any], stage: dict[str, Any], timeout: float, cap: int
+    root: Path,
+    chain: dict[str, Any],
+    stage: dict[str, Any],
+    timeout: float,
+    cap: int,
+    layer: bytes | None = None,
 ) -> str:
-    """One stage's task directory under `root`; its name."""
+    """One stage's task directory under `root`; its name. `layer`: what the stage's hidden side
+    adds to its era, unpacked by test.sh (`tests/hidden-layer.tar`)."""
     env = stage["environment"]
     name = task_name(chain, stage)
     task = root / name
@@ -411,6 +437,8 @@ def write_task(
     for rel, text in files.items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text, encoding="utf-8")
+    if layer is not None:
+        (task / HIDDEN_LAYER).write_bytes(layer)
     for script in ("solution/solve.sh", "tests/test.sh"):
         (task / script).chmod(0o755)
     return name
@@ -453,8 +481,9 @@ def write(
     for chain in chains:
         for stage in chain["stages"]:
             reason = why_not(stage)
-            if reason:
-                summary.skipped[reason] += 1
+            layer = _hidden_layer(stage["environment"]) if not reason else None
+            if reason or isinstance(layer, str):
+                summary.skipped[reason or str(layer)] += 1
             else:
-                summary.written.append(write_task(root, chain, stage, timeout, cap))
+                summary.written.append(write_task(root, chain, stage, timeout, cap, layer))
     return summary

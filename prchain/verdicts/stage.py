@@ -320,6 +320,7 @@ def environment_block(stage: RunnableStage) -> dict[str, Any]:
         "hidden_requirements": list(stage.hidden),
         "room_image": placed.room.image if placed.room else "",
         "room_image_id": placed.room.image_id if placed.room else "",
+        "room_era_image": placed.room.era_image if placed.room else "",
         "recipe": dict(era.recipe) if era else {},
     }
 
@@ -366,7 +367,9 @@ def from_row(chain: Mapping[str, Any], stage: Mapping[str, Any]) -> RunnableStag
     checkout = tuple(env.get("checkout") or ())
     room = None
     if env.get("room_image"):
-        room = StageImage(env["room_image"], env.get("room_image_id", ""), "", "")
+        room = StageImage(
+            env["room_image"], env.get("room_image_id", ""), env.get("room_era_image", ""), ""
+        )
     placement = Placement(image, checkout, env["not_runnable"], env.get("reason", ""), room)
     return RunnableStage(
         0, chain["chain_id"], stage["idx"], stage.get("pr_number", 0), chain.get("repo", ""), "",

@@ -31,6 +31,7 @@ from prchain.verdicts.sandbox import build_part
 from tests.support.era_runs import (
     gold_resolves_in_tasks_eval,
     gold_rollout,
+    invoke,
     mined_to_verified,
     offline_eras,
     recipes_by_pr,
@@ -39,6 +40,7 @@ from tests.support.era_runs import (
     write_config,
 )
 from tests.support.fake_index import FakeIndex, Release, make_wheel
+from tests.support.harbor import remove_harbor_images, run_oracle
 from tests.support.history import History
 
 REPO = f"hidden-layer-test-{uuid.uuid4().hex[:8]}/shapes"  # images are this run's own
@@ -198,6 +200,20 @@ def test_hidden_tests_run_with_what_their_gold_patch_adds_and_the_agent_never_ha
     stages = {s["idx"]: s["environment"] for row in rows for s in row["stages"]}
     assert stages[1]["room_image"] == "" and stages[2]["room_image"]
     assert stages[2]["hidden_requirements"] == ["snapshotkit>=1.0"]
+
+    # Harbor's oracle on both stages: stage 2's verifier unpacks the layer before its tests
+    out = work / "harbor"
+    converted = invoke("tasks", "convert", str(work / "tasks.jsonl"), str(out), "--to", "harbor")
+    assert converted.exit_code == 0, converted.output
+    names = sorted(p.name for p in out.iterdir())
+    assert len(names) == 2 and (out / names[1] / "tests" / "hidden-layer.tar").is_file()
+    assert not (out / names[0] / "tests" / "hidden-layer.tar").exists()
+    try:
+        rewards = run_oracle(out, work / "jobs")
+        said = rewards.pop("_output")
+        assert rewards == {f"prchain/{name}": 1.0 for name in names}, said
+    finally:
+        remove_harbor_images(out)
 
 
 @pytest.mark.docker
