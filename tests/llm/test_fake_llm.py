@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -136,3 +137,33 @@ def test_dev_fake_llm_command_serves_the_script(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_server_that_took_the_scripted_servers_port_is_told_apart() -> None:
+    """The session fixture's check (llm_fixtures.not_itself): the scripted server answers as
+    itself; once it stops and another server takes its port, the check says what answered."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.support.llm_fixtures import not_itself
+
+    class GoLike(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(404)
+            self.send_header("Content-Length", "19")
+            self.end_headers()
+            self.wfile.write(b"404 page not found\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ScriptedLLMServer().start()
+    assert not_itself(server) is None
+    server.stop()
+    assert not_itself(server) is not None and "no answer" in str(not_itself(server))
+    other = ThreadingHTTPServer(("127.0.0.1", server.port), GoLike)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        assert "page not found" in str(not_itself(server))
+    finally:
+        other.shutdown()
+        other.server_close()

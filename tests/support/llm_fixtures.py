@@ -7,6 +7,8 @@ role ("policy", "judge", "prm", "query_constructor", ...) so scripts can target 
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -25,10 +27,31 @@ def _fake_llm_server() -> Iterator[ScriptedLLMServer]:
         yield server
 
 
+def not_itself(server: ScriptedLLMServer) -> str | None:
+    """None when the session's server still answers at its address as itself; else what answered.
+    (Once, 8 tests of one CI worker got `HTTP 404: page not found`, a Go server's words, from the
+    session server's address: it had stopped listening and something else took the port.)"""
+    try:
+        with urllib.request.urlopen(f"{server.base_url}/prchain-probe", timeout=10) as answer:
+            return f"HTTP {answer.status} where the scripted server has no such route"
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode(errors="replace")
+        return None if "fake LLM: no route" in body else f"HTTP {exc.code}: {body[:200]!r}"
+    except OSError as exc:
+        return f"no answer: {exc}"
+
+
 @pytest.fixture
 def fake_llm(
     _fake_llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ScriptedLLMServer]:
+    said = not_itself(_fake_llm_server)
+    if said is not None:  # say so here, not as an LLM error deep inside the test
+        pytest.fail(
+            f"the session's scripted LLM server at {_fake_llm_server.base_url} no longer answers "
+            f"as itself ({said}); a test before this one on this worker stopped it",
+            pytrace=False,
+        )
     _fake_llm_server.reset()
     monkeypatch.setenv("OPENAI_BASE_URL", _fake_llm_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
