@@ -166,7 +166,7 @@ def with_hidden(stage: Setup) -> Setup:
             era.ecosystem,
             str(era.recipe.get("interpreter") or ""),
         )
-    except EnvironmentFailure:  # the build part does not apply: the runs say so in their terms
+    except EnvironmentFailure:  # the hidden side does not apply: the runs say so in their terms
         return stage
     return replace(stage, hidden=tuple(needs))
 

@@ -114,8 +114,8 @@ def ensure_hidden_layer(
 ) -> str:
     """The tag of `era_image` with `requirements` installed into its venv, built once (an image of
     the same era, requirements and cutoff is reused). The era's packages stay at their versions;
-    requirements that cannot be installed beside them raise EnvironmentFailure with the resolver's
-    last lines."""
+    requirements with no solution beside them raise Unresolvable with the resolver's reason, any
+    other failed build EnvironmentFailure with its last lines."""
     era_id = client.image_id(era_image)
     if not era_id:
         raise EnvironmentFailure(f"the era image {era_image} is not in the Docker engine")
