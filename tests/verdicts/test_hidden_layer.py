@@ -21,6 +21,7 @@ import docker
 import pytest
 
 from prchain.dev.fake_llm import ScriptedLLMServer
+from prchain.dev.repos import git
 from prchain.environments.config import EnvironmentConfig
 from prchain.environments.eras.config import ErasConfig
 from prchain.environments.eras.hidden import Unresolvable, ensure_hidden_layer, hidden_requirements
@@ -88,13 +89,11 @@ def make_shapes(path: Path) -> History:
 def test_what_a_gold_patch_adds_to_the_test_requirements_is_read(tmp_path: Path) -> None:
     repo = make_shapes(tmp_path / "shapes")
     base, merged = repo.prs[1], repo.prs[2]
-    from prchain.dev.repos import git
-
     gold = git(repo.path, "diff", base, merged) + "\n"
     held = build_part(gold, "python")
     assert "requirements-dev.txt" in held and "shapes/core.py" not in held
     assert hidden_requirements(repo.path, base, held, "python", "3.11") == ["snapshotkit>=1.0"]
-    # the first PR's build part adds nothing; a build part the base cannot take raises nothing
+    # the first PR's build part adds nothing, and a room whose needs are not read adds nothing
     first = git(repo.path, "diff", f"{base}~1", base) + "\n"
     assert (
         hidden_requirements(repo.path, f"{base}~1", build_part(first, "python"), "python", "3.11")
