@@ -294,9 +294,10 @@ def era_stages(
     of its clean room too (`hidden_image`), which no agent's sandbox runs."""
     wanted = [s.stage_id for s in task.stages if s.stage_id]
     read = stage_setups(engine, stage_ids=wanted) if engine is not None else []
-    usable = {s.stage_id: s.usable_era for s in read}
     setups = {s.stage_id: s for s in read}
-    of_stages = [usable.get(s.stage_id) if s.stage_id else None for s in task.stages]
+    of_stages = [
+        setups[s.stage_id].usable_era if s.stage_id in setups else None for s in task.stages
+    ]
     sandboxes: dict[str, str] = {}
     specs = []
     for stage, era in zip(task.stages, of_stages, strict=True):

@@ -219,7 +219,7 @@ def _chain(
     summary.chains += 1
     for stage in chain["stages"]:
         record = records.get(stage["idx"]) or _unread(chain, stage)
-        record = with_hidden(record) if record.usable_era is not None else record
+        record = with_hidden(record)
         era = record.era.image if record.era is not None else ""
         clone, base = record.clone_path, stage["base_commit"]
         image = images(chain["repo"], clone, era) if era else ""

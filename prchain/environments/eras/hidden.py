@@ -13,7 +13,6 @@ nothing the gold patch added is in reach of the agent.
 from __future__ import annotations
 
 import shlex
-import subprocess
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -79,13 +78,16 @@ def patched(snap: Snapshot, clone: str | Path, patch: str) -> Snapshot:
             if found.ok:
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 (root / path).write_bytes(found.stdout)
-        applied = subprocess.run(
-            ["git", "apply", "--whitespace=nowarn", *(f"--include={p}" for p in paths), "-"],
-            cwd=root,
+        applied = git.run(
+            root,
+            "apply",
+            "--whitespace=nowarn",
+            *(f"--include={p}" for p in paths),
+            "-",
             input=patch.encode() if patch.endswith("\n") else (patch + "\n").encode(),
-            capture_output=True,
+            check=False,
         )
-        if applied.returncode != 0:
+        if not applied.ok:
             said = applied.stderr.decode(errors="replace").strip()[-300:]
             raise EnvironmentFailure(f"the build part does not apply to its stage base: {said}")
         files = dict(snap.files)

@@ -46,13 +46,14 @@ def wanted(snap: Snapshot, interpreter: str) -> list[str]:
     chosen = constraint_set(snap, interpreter, False)
     names = [*extras(snap), *ci_extras(snap), *chosen.extras]
     found = list(chosen.requirements)
-    project = _get(_toml(snap), "project")
+    pyproject = _toml(snap)
+    project = _get(pyproject, "project")
     if isinstance(project, dict):
         found += [str(r) for r in project.get("dependencies") or [] if isinstance(r, str)]
         optional = project.get("optional-dependencies") or {}
         for name in names:
             found += [str(r) for r in optional.get(name, []) if isinstance(r, str)]
-    poetry = _get(_toml(snap), "tool", "poetry")
+    poetry = _get(pyproject, "tool", "poetry")
     table = _get(poetry, "dependencies")
     in_extras = {
         dependency
